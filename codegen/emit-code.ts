@@ -1,0 +1,212 @@
+/** Catalog, error classes, constants, state machine and probe registry as TypeScript. */
+import { camel, pascal, type Contract, type MethodEntry } from './contract.js';
+import type { NamedSchema } from './bundle.js';
+
+const lit = (v: unknown) => JSON.stringify(v);
+const doc = (...lines: string[]) => `/**\n${lines.flatMap((l) => l.split('\n')).map((l) => (l ? ` * ${l}` : ' *')).join('\n')}\n */\n`;
+const typeOfSchemaFile = (named: NamedSchema[], file: string) => {
+  const n = named.find((x) => x.origin === `contract/schemas/${file}`);
+  if (!n) throw new Error(`no named schema for ${file}`);
+  return n.name;
+};
+
+export function wireMethods(contract: Contract): MethodEntry[] {
+  return contract.methods.filter((m) => m.kind !== 'response');
+}
+
+export function emitCatalog(contract: Contract, named: NamedSchema[]): string {
+  const methods = wireMethods(contract);
+  const side = (dir: MethodEntry['direction'], name: string) => {
+    const req = methods.filter((m) => m.direction === dir && m.kind === 'request');
+    const notes = methods.filter((m) => m.direction === dir && m.kind === 'notification');
+    return (
+      doc(`Methods sent ${dir === 'agent_to_server' ? 'by the agent to the server' : 'by the server to the agent'}: requests (params and result) and notifications (params).`) +
+      `export interface ${name} {\n  requests: {\n${req
+        .map((m) => `    ${lit(m.name)}: { params: T.${typeOfSchemaFile(named, m.params!)}; result: T.${typeOfSchemaFile(named, m.result!)} };`)
+        .join('\n')}\n  };\n  notifications: {\n${notes.map((m) => `    ${lit(m.name)}: T.${typeOfSchemaFile(named, m.params!)};`).join('\n')}\n  };\n}\n`
+    );
+  };
+  const entries = contract.methods.map((m) => {
+    const v = (f: string | undefined) => (f ? `V.validate${typeOfSchemaFile(named, f)}` : 'undefined');
+    return `  {\n    name: ${lit(m.name)},\n    section: ${lit(m.section)},\n    direction: ${lit(m.direction)},\n    kind: ${lit(m.kind)},\n${m.response_to ? `    responseTo: ${lit(m.response_to)},\n` : ''}    summary: ${lit(m.summary)},\n    errors: ${lit(m.errors)},\n    paramsSchema: ${lit(m.params ?? null)},\n    resultSchema: ${lit(m.result ?? null)},\n    validateParams: ${v(m.params)},\n    validateResult: ${v(m.result)},\n  },`;
+  });
+  return `import type * as T from './types.js';
+import * as V from './validators.js';
+import type { Direction, MethodSpec, Validator } from './runtime/peer.js';
+
+export type MethodName = ${contract.methods.map((m) => lit(m.name)).join(' | ')};
+
+${doc('One entry of the method catalog (contract/methods.json).')}export interface MethodInfo {
+  readonly name: MethodName;
+  /** Seed section. */
+  readonly section: string;
+  readonly direction: Direction;
+  /** "response" is probe.response: a JSON-RPC response envelope, not a method on the wire. */
+  readonly kind: 'request' | 'notification' | 'response';
+  readonly responseTo?: MethodName;
+  readonly summary: string;
+  /** Error codes the receiver may answer with. */
+  readonly errors: readonly number[];
+  readonly paramsSchema: string | null;
+  readonly resultSchema: string | null;
+  readonly validateParams: Validator | undefined;
+  readonly validateResult: Validator | undefined;
+}
+
+${doc('The method catalog, in contract order.')}export const METHOD_CATALOG: readonly MethodInfo[] = [
+${entries.join('\n')}
+];
+
+${doc('The methods that travel on the wire with a name, as the peer runtime needs them.')}export const WIRE_METHODS: readonly MethodSpec[] = METHOD_CATALOG.flatMap((m) =>
+  m.kind === 'response' || !m.validateParams ? [] : [{ name: m.name, direction: m.direction, kind: m.kind, validateParams: m.validateParams, ...(m.validateResult ? { validateResult: m.validateResult } : {}) }],
+);
+
+${side('agent_to_server', 'AgentToServer')}
+${side('server_to_agent', 'ServerToAgent')}`;
+}
+
+export function emitErrors(contract: Contract): string {
+  const data = (d: string | undefined) => (d ? `T.${d}` : 'unknown');
+  const classes = contract.errors.map((e) => {
+    const cls = `${e.name}Error`;
+    const defs = (contract.schemas.get('error-data.json')?.['$defs'] ?? {}) as Record<string, { required?: string[] }>;
+    const dataRequired = e.data !== undefined && (defs[e.data]?.required?.length ?? 0) > 0;
+    return `${doc(`${e.code} ${e.name} (${e.direction === 'either' ? 'either side' : e.direction === 'server' ? 'server replies' : 'agent replies'}): ${e.meaning}${e.close_code ? `\nThe connection is then closed with ${e.close_code}.` : ''}`)}export class ${cls} extends RpcError<${data(e.data)}> {
+  static readonly code = ${e.code};
+  constructor(data${dataRequired ? '' : '?'}: ${data(e.data)}, message = ${lit(e.name)}) {
+    super(${e.code}, message, data);
+    this.name = ${lit(cls)};
+  }
+}
+`;
+  });
+  return `import { RpcError, type RpcErrorObject } from './runtime/errors.js';
+import type * as T from './types.js';
+
+${doc('Error codes of the contract (contract/errors.json).')}export const ErrorCode = {
+${contract.errors.map((e) => `  ${e.name}: ${e.code},`).join('\n')}
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+${doc('One row of the error table.')}export interface ErrorInfo {
+  readonly code: ErrorCode;
+  readonly name: keyof typeof ErrorCode;
+  readonly direction: 'server' | 'agent' | 'either';
+  readonly meaning: string;
+  /** WebSocket close code that follows this error, when it ends the connection. */
+  readonly closeCode?: number;
+  /** Name of the error.data type, when the contract defines one. */
+  readonly dataType?: string;
+}
+
+export const ERROR_TABLE: readonly ErrorInfo[] = [
+${contract.errors.map((e) => `  { code: ${e.code}, name: ${lit(e.name)}, direction: ${lit(e.direction)}, meaning: ${lit(e.meaning)}${e.close_code ? `, closeCode: ${e.close_code}` : ''}${e.data ? `, dataType: ${lit(e.data)}` : ''} },`).join('\n')}
+];
+
+${classes.join('\n')}
+const CLASSES: Record<number, new (data: never, message?: string) => RpcError> = {
+${contract.errors.map((e) => `  [${e.code}]: ${e.name}Error,`).join('\n')}
+};
+
+${doc('Build the typed error instance for a wire error object (unknown codes give a plain RpcError).')}export function errorFromWire(error: RpcErrorObject): RpcError {
+  const Cls = CLASSES[error.code];
+  return Cls ? new Cls(error.data as never, error.message) : new RpcError(error.code, error.message, error.data);
+}
+
+${doc('The error-table row of a code, if the contract defines it.')}export function errorInfo(code: number): ErrorInfo | undefined {
+  return ERROR_TABLE.find((e) => e.code === code);
+}
+`;
+}
+
+export function emitConstants(contract: Contract): string {
+  const limits = Object.entries(contract.limits);
+  const cc = contract.closeCodes;
+  return `${doc('WebSocket close codes (contract/close-codes.json).')}export const CloseCode = {
+${cc.map((c) => `  ${c.name}: ${c.code},`).join('\n')}
+} as const;
+export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
+
+export interface CloseCodeInfo {
+  readonly code: number;
+  readonly name: keyof typeof CloseCode;
+  readonly meaning: string;
+  /** "seed" (the wire contract) or "design" (added by DESIGN.md section 5). */
+  readonly source: string;
+}
+
+export const CLOSE_CODE_TABLE: readonly CloseCodeInfo[] = [
+${cc.map((c) => `  { code: ${c.code}, name: ${lit(c.name)}, meaning: ${lit(c.meaning)}, source: ${lit(c.source)} },`).join('\n')}
+];
+
+${doc('Limits and timings (contract/limits.json). Units are in each name or its doc comment.')}export const LIMITS = {
+${limits.map(([k, l]) => `  /** ${l.description}${l.unit ? ` Unit: ${l.unit}.` : ''} (${l.source}) */\n  ${k}: ${lit(l.value)},`).join('\n')}
+} as const;
+
+${doc('The WebSocket subprotocol of V1.')}export const SUBPROTOCOL = ${lit(contract.limits['subprotocol']?.value)};
+${doc('agent.hello protocol_version of V1.')}export const PROTOCOL_VERSION = ${lit(contract.limits['protocol_version']?.value)};
+`;
+}
+
+export function emitStateMachine(contract: Contract): string {
+  const sm = contract.stateMachine;
+  const events = [...new Set(sm.transitions.map((t) => t.event))];
+  return `${doc(sm.description)}export type AgentState = ${sm.states.map((s) => lit(s.name)).join(' | ')};
+
+export type AgentEvent = ${events.map((e) => lit(e)).join(' | ')};
+
+export interface AgentTransition {
+  readonly from: AgentState;
+  readonly to: AgentState;
+  readonly event: AgentEvent;
+  readonly description: string;
+  /** Error codes that cause this transition, where the contract names them. */
+  readonly errors?: readonly number[];
+}
+
+export const AGENT_STATE_MACHINE = {
+  initial: ${lit(sm.initial)} as AgentState,
+  states: [
+${sm.states.map((s) => `    { name: ${lit(s.name)} as AgentState, description: ${lit(s.description)}, terminal: ${s.terminal === true} },`).join('\n')}
+  ],
+  transitions: [
+${sm.transitions.map((t) => `    { from: ${lit(t.from)}, to: ${lit(t.to)}, event: ${lit(t.event)}, description: ${lit(t.description)}${t.errors ? `, errors: ${lit(t.errors)}` : ''} },`).join('\n')}
+  ] as readonly AgentTransition[],
+} as const;
+
+${doc('The state an event leads to, or undefined when the contract has no such transition.')}export function nextAgentState(from: AgentState, event: AgentEvent): AgentState | undefined {
+  return AGENT_STATE_MACHINE.transitions.find((t) => t.from === from && t.event === event)?.to;
+}
+
+${doc('True for FatalAuth and Revoked: no way out but operator intervention.')}export function isTerminalState(state: AgentState): boolean {
+  return AGENT_STATE_MACHINE.states.some((s) => s.name === state && s.terminal);
+}
+`;
+}
+
+export function emitProbes(contract: Contract, named: NamedSchema[]): string {
+  const typeOf = (p: string, kind: 'args' | 'output') => named.find((n) => n.origin === `contract/probes/${p}.${kind}.json`)!.name;
+  return `import type * as T from './types.js';
+import * as V from './validators.js';
+import type { Validator } from './runtime/peer.js';
+
+${doc('Probes of the reference registry (contract/probes/): args and output types by probe name.')}export interface ProbeTypes {
+${contract.probes.map((p) => `  ${lit(p.name)}: { args: T.${typeOf(p.name, 'args')}; output: T.${typeOf(p.name, 'output')} };`).join('\n')}
+}
+
+export type ProbeName = keyof ProbeTypes;
+
+export interface ProbeInfo {
+  readonly name: ProbeName;
+  readonly summary: string;
+  readonly validateArgs: Validator;
+  readonly validateOutput: Validator;
+}
+
+export const PROBES: readonly ProbeInfo[] = [
+${contract.probes.map((p) => `  { name: ${lit(p.name)}, summary: ${lit(p.summary)}, validateArgs: V.validate${typeOf(p.name, 'args')}, validateOutput: V.validate${typeOf(p.name, 'output')} },`).join('\n')}
+];
+`;
+}
+
+export { camel, pascal };

@@ -1,0 +1,82 @@
+/** The protocol reference (Markdown), generated from the contract. */
+import type { Contract, JsonSchema } from './contract.js';
+import type { NamedSchema } from './bundle.js';
+import { MD_HEADER } from './header.js';
+
+function describeSchema(s: JsonSchema, named: Map<string, NamedSchema>, depth = 0): string[] {
+  const rows: string[] = [];
+  const props = (s['properties'] ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((s['required'] ?? []) as string[]);
+  for (const [k, p] of Object.entries(props)) {
+    rows.push(`| ${'&nbsp;&nbsp;'.repeat(depth)}\`${k}\` | ${typeText(p)} | ${required.has(k) ? 'yes' : 'no'} | ${constraints(p)} |`);
+    if (p['type'] === 'object' && p['properties']) rows.push(...describeSchema(p, named, depth + 1));
+  }
+  return rows;
+}
+
+function typeText(p: JsonSchema): string {
+  if (typeof p['$ref'] === 'string') return `[${(p['$ref'] as string).slice(8)}](#${(p['$ref'] as string).slice(8).toLowerCase()})`;
+  if (p['const'] !== undefined) return `\`${JSON.stringify(p['const'])}\``;
+  const t = p['type'];
+  let text = Array.isArray(t) ? (t as string[]).join(' \\| ') : typeof t === 'string' ? t : 'any';
+  if (t === 'array' && p['items'] && typeof p['items'] === 'object') text = `array of ${typeText(p['items'] as JsonSchema)}`;
+  if (Array.isArray(p['oneOf'])) text = (p['oneOf'] as JsonSchema[]).map(typeText).join(' \\| ');
+  return text;
+}
+
+function constraints(p: JsonSchema): string {
+  const c: string[] = [];
+  for (const k of ['minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'format', 'pattern']) if (p[k] !== undefined) c.push(`${k} ${k === 'pattern' ? `\`${String(p[k]).replace(/\|/g, '\\|')}\`` : String(p[k])}`);
+  if (Array.isArray(p['enum'])) c.push(`one of ${(p['enum'] as unknown[]).map((v) => `\`${String(v)}\``).join(', ')}`);
+  if (p['additionalProperties'] === false) c.push('no other properties');
+  if (typeof p['description'] === 'string') c.push(String(p['description']).replace(/\|/g, '\\|').replace(/\n/g, ' '));
+  return c.join('; ');
+}
+
+export function emitDocs(contract: Contract, named: NamedSchema[]): string {
+  const byName = new Map(named.map((n) => [n.name, n]));
+  const nameOf = (file: string) => named.find((n) => n.origin === `contract/schemas/${file}`)!;
+  const out: string[] = [MD_HEADER, '# Cortex agent protocol V1 — reference', ''];
+  out.push(
+    `JSON-RPC 2.0 over WebSocket, subprotocol \`${String(contract.limits['subprotocol']?.value)}\`, path \`${String(contract.limits['ws_path']?.value)}\`: one message per text frame, no batching, frames of at most ${String(contract.limits['max_frame_bytes']?.value)} bytes. Generated from \`contract/\`; the normative text is the seed contract, and DECISIONS.md records how its open points are resolved.`,
+    '',
+    '## Methods',
+    '',
+    '| method | direction | kind | errors |',
+    '|---|---|---|---|',
+    ...contract.methods.map((m) => `| [\`${m.name}\`](#${m.name.replace(/\./g, '')}) | ${m.direction.replace(/_/g, ' ')} | ${m.kind} | ${m.errors.join(', ') || '—'} |`),
+    '',
+  );
+  for (const m of contract.methods) {
+    out.push(`### ${m.name}`, '', `${m.summary}`, '', `- Seed section ${m.section}; ${m.direction.replace(/_/g, ' ')}; ${m.kind}${m.response_to ? ` to \`${m.response_to}\`` : ''}.`);
+    if (m.errors.length) out.push(`- Errors: ${m.errors.map((c) => `${c} ${contract.errors.find((e) => e.code === c)?.name ?? ''}`).join(', ')}.`);
+    out.push('');
+    for (const [label, file] of [['Params', m.params], ['Result', m.result]] as const) {
+      if (!file) continue;
+      const n = nameOf(file);
+      out.push(`**${label}** — \`${n.name}\` (\`contract/schemas/${file}\`)`, '');
+      if (n.aliasOf) out.push(`Same as [${n.aliasOf}](#${n.aliasOf.toLowerCase()}).`, '');
+      else out.push('| field | type | required | constraints |', '|---|---|---|---|', ...describeSchema(n.schema, byName), '');
+    }
+    for (const ex of m.examples) out.push(`Example (${ex.message}, \`contract/examples/${ex.file}\`):`, '', '```json', JSON.stringify(contract.examples.get(ex.file), null, 2), '```', '');
+  }
+  out.push('## Shared definitions', '');
+  for (const n of named.filter((x) => x.origin.startsWith('contract/schemas/defs.json'))) {
+    out.push(`### ${n.name}`, '', typeof n.schema['description'] === 'string' ? String(n.schema['description']) : '', '');
+    if (n.schema['properties']) out.push('| field | type | required | constraints |', '|---|---|---|---|', ...describeSchema(n.schema, byName), '');
+    else out.push(`${typeText(n.schema)}${constraints(n.schema) ? ` — ${constraints(n.schema)}` : ''}`, '');
+  }
+  out.push('## Error codes', '', '| code | name | direction | meaning | closes with | data |', '|---|---|---|---|---|---|');
+  for (const e of contract.errors) out.push(`| ${e.code} | ${e.name} | ${e.direction} | ${e.meaning.replace(/\|/g, '\\|')} | ${e.close_code ?? '—'} | ${e.data ?? '—'} |`);
+  out.push('', '## WebSocket close codes', '', '| code | name | meaning | source |', '|---|---|---|---|');
+  for (const c of contract.closeCodes) out.push(`| ${c.code} | ${c.name} | ${c.meaning} | ${c.source} |`);
+  out.push('', '## Limits and timings', '', '| name | value | unit | source | meaning |', '|---|---|---|---|---|');
+  for (const [k, l] of Object.entries(contract.limits)) out.push(`| \`${k}\` | \`${String(l.value)}\` | ${l.unit ?? ''} | ${l.source} | ${l.description} |`);
+  const sm = contract.stateMachine;
+  out.push('', '## Agent connection state machine', '', sm.description, '', '```mermaid', 'stateDiagram-v2', `    [*] --> ${sm.initial}`);
+  for (const t of sm.transitions) out.push(`    ${t.from} --> ${t.to}: ${t.event}`);
+  for (const f of sm.final) out.push(`    ${f.from} --> [*]: ${f.description}`);
+  out.push('```', '', '| from | event | to | when |', '|---|---|---|---|', ...sm.transitions.map((t) => `| ${t.from} | \`${t.event}\` | ${t.to} | ${t.description}${t.errors ? ` (${t.errors.join(', ')})` : ''} |`), '');
+  out.push('## Probes', '', '| probe | summary |', '|---|---|', ...contract.probes.map((p) => `| \`${p.name}\` | ${p.summary} |`), '');
+  return out.join('\n');
+}

@@ -1,0 +1,40 @@
+/** TypeScript types from the bundled contract, through json-schema-to-typescript. */
+import { compile } from 'json-schema-to-typescript';
+import type { JsonSchema } from './contract.js';
+import type { NamedSchema } from './bundle.js';
+
+export async function emitTypes(named: NamedSchema[]): Promise<string> {
+  const concrete = named.filter((n) => !n.aliasOf);
+  const defs: Record<string, JsonSchema> = {};
+  for (const n of concrete) {
+    const description = [n.schema['description'], `Schema: \`${n.origin}\``].filter((x) => typeof x === 'string').join('\n\n');
+    defs[n.name] = { ...n.schema, title: n.name, description };
+  }
+  const root: JsonSchema = {
+    title: 'ProtocolSchemas',
+    description: 'Every named schema of the contract, by name (a lookup type: ProtocolSchemas["LogsPushParams"]).',
+    type: 'object',
+    additionalProperties: false,
+    required: named.map((n) => n.name),
+    properties: Object.fromEntries(named.map((n) => [n.name, { $ref: `#/$defs/${n.aliasOf ?? n.name}` }])),
+    $defs: defs,
+  };
+  let ts = await compile(root as Parameters<typeof compile>[0], 'ProtocolSchemas', {
+    bannerComment: '',
+    additionalProperties: true,
+    unreachableDefinitions: true,
+    strictIndexSignatures: false,
+    format: true,
+    style: { singleQuote: true, printWidth: 120 },
+  });
+  // Drop the generator's "referenced by" boilerplate; the Schema: line says where it comes from.
+  ts = ts.replace(/\n \*\n \* This interface was referenced by `ProtocolSchemas`'s JSON-Schema\n \* via the `definition` "[A-Za-z0-9]+"\./g, '');
+  ts = ts.replace(/\/\*\*\n \* This interface was referenced by `ProtocolSchemas`'s JSON-Schema\n \* via the `definition` "[A-Za-z0-9]+"\.\n \*\/\n/g, '');
+  const aliases = named
+    .filter((n) => n.aliasOf)
+    .map((n) => `/**\n * ${String(n.schema['description'] ?? n.name)}\n *\n * Schema: \`${n.origin}\`\n */\nexport type ${n.name} = ${n.aliasOf};\n`);
+  const out = `${ts.trimEnd()}\n\n${aliases.join('\n')}`;
+  const dup = /export (?:interface|type) ([A-Za-z]+\d+)\b/.exec(out);
+  if (dup && !process.env.CODEGEN_DEBUG) throw new Error(`the type generator produced a numbered duplicate type ${dup[1]}: give the inline schema a title or move it to $defs`);
+  return out;
+}

@@ -1,0 +1,103 @@
+/**
+ * Two kinds of error, as in vscode-jsonrpc:
+ * - RpcError travels on the wire: a JSON-RPC error object (numeric contract code, message, data).
+ * - PeerError describes local state (timeout, closed connection, invalid answer) and never does.
+ *   Its `code` is a stable string.
+ */
+
+/** The JSON-RPC error object as it appears on the wire. */
+export interface RpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** An error that is (or came) on the wire as a JSON-RPC error response. */
+export class RpcError<D = unknown> extends Error {
+  readonly code: number;
+  readonly data: D | undefined;
+
+  constructor(code: number, message: string, data?: D) {
+    super(message);
+    this.name = 'RpcError';
+    this.code = code;
+    this.data = data;
+  }
+
+  /** The wire form: `{code, message, data?}`. */
+  toJSON(): RpcErrorObject {
+    const out: RpcErrorObject = { code: this.code, message: this.message };
+    if (this.data !== undefined) out.data = this.data;
+    return out;
+  }
+}
+
+/** Stable codes of local (never sent) errors. */
+export type PeerErrorCode =
+  | 'timeout' // no response within the request timeout
+  | 'closed' // the connection closed before a response arrived, or is closed
+  | 'invalid_result' // the response's result failed the method's result schema
+  | 'invalid_params' // outgoing params failed the method's params schema (nothing sent)
+  | 'frame_too_large' // the serialized message exceeds the frame limit (nothing sent)
+  | 'send_failed' // the transport refused the frame
+  | 'unknown_method'; // the method is not in the catalog for this direction
+
+/** A local error: never sent on the wire. */
+export class PeerError extends Error {
+  readonly code: PeerErrorCode;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(code: PeerErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'PeerError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** One failing part of a value, as reported in -32602 InvalidParams data. */
+export interface ValidationIssue {
+  /** JSON Pointer into the validated value ("" for the value itself). */
+  path: string;
+  message: string;
+  keyword?: string;
+}
+
+/** The shape of an ajv error object this runtime needs (ajv's ErrorObject is compatible). */
+export interface SchemaErrorLike {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turn validator errors into readable issues (path plus a message that names the problem). */
+export function toIssues(errors: readonly SchemaErrorLike[] | null | undefined): ValidationIssue[] {
+  if (!errors || errors.length === 0) return [{ path: '', message: 'is invalid' }];
+  return errors.map((e) => {
+    let path = e.instancePath;
+    let message = e.message ?? 'is invalid';
+    const p = e.params ?? {};
+    if (e.keyword === 'required' && typeof p['missingProperty'] === 'string') {
+      path = `${path}/${escapePointer(p['missingProperty'])}`;
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties' && typeof p['additionalProperty'] === 'string') {
+      path = `${path}/${escapePointer(p['additionalProperty'])}`;
+      message = 'is not allowed (unknown property)';
+    } else if (e.keyword === 'enum' && Array.isArray(p['allowedValues'])) {
+      message = `must be one of ${p['allowedValues'].map((v) => JSON.stringify(v)).join(', ')}`;
+    }
+    return { path, message, keyword: e.keyword };
+  });
+}
+
+function escapePointer(s: string): string {
+  return s.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** A one-line summary of issues, for error messages: "/entries/0/seq must be integer; ...". */
+export function describeIssues(issues: readonly ValidationIssue[], max = 3): string {
+  const shown = issues.slice(0, max).map((i) => `${i.path === '' ? '(root)' : i.path} ${i.message}`);
+  const more = issues.length > max ? ` (+${issues.length - max} more)` : '';
+  return shown.join('; ') + more;
+}

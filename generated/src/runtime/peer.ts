@@ -1,0 +1,485 @@
+/*
+ * Generated from contract/ by codegen — do not edit.
+ * Change the contract (or codegen/) and run `npm run codegen` instead.
+ */
+/**
+ * The JSON-RPC 2.0 peer: one per connection, transport-independent, written once for every
+ * method. Each received frame goes through one function (`receive`):
+ *
+ *   frame ─ binary? ─▶ close 1003
+ *     │ text
+ *     ▼
+ *   JSON.parse ─ fails ─▶ -32700 (id null)
+ *     ▼
+ *   array? ─▶ -32600 (id null)            one message per frame, no batching
+ *     ▼
+ *   envelope validator ─ fails ─▶ -32600 (id if readable)
+ *     ▼
+ *   response? ─▶ pending[id] ─▶ result validator ─▶ resolve / reject
+ *     ▼ request or notification
+ *   method table (this side's incoming methods) ─ unknown ─▶ -32601 (requests) / dropped
+ *     ▼
+ *   intercept hook (e.g. the server's "hello first" rule)
+ *     ▼
+ *   params validator ─ fails ─▶ -32602 with the failing paths / dropped for notifications
+ *     ▼
+ *   handler (called synchronously, in frame order) ─▶ result or RpcError ─▶ response
+ */
+import { PeerError, RpcError, describeIssues, toIssues, type RpcErrorObject, type SchemaErrorLike, type ValidationIssue } from './errors.js';
+import type { Frame, Transport } from './transport.js';
+
+/** A compiled validator (ajv standalone): returns true when valid and sets `errors` otherwise. */
+export interface Validator<T = unknown> {
+  (value: unknown): value is T;
+  errors?: readonly SchemaErrorLike[] | null;
+}
+
+export type Direction = 'agent_to_server' | 'server_to_agent';
+export type MethodKind = 'request' | 'notification';
+
+/** One method as the runtime needs it; the generated catalog provides these. */
+export interface MethodSpec {
+  readonly name: string;
+  readonly direction: Direction;
+  readonly kind: MethodKind;
+  readonly validateParams: Validator;
+  readonly validateResult?: Validator;
+}
+
+/** The methods one side may send: requests with params and result, notifications with params. */
+export interface ProtocolSide {
+  requests: Record<string, { params: unknown; result: unknown }>;
+  notifications: Record<string, unknown>;
+}
+
+export type RequestMethod<S extends ProtocolSide> = keyof S['requests'] & string;
+export type NotificationMethod<S extends ProtocolSide> = keyof S['notifications'] & string;
+export type ParamsOf<S extends ProtocolSide, M extends RequestMethod<S>> = S['requests'][M]['params'];
+export type ResultOf<S extends ProtocolSide, M extends RequestMethod<S>> = S['requests'][M]['result'];
+
+export type RpcId = number | string;
+
+/** Context handed to handlers. */
+export interface CallContext {
+  readonly method: string;
+  /** The request id; undefined for notifications. */
+  readonly id: RpcId | undefined;
+  /** Byte-free length of the frame in UTF-16 code units (cheap; for logging and limits). */
+  readonly frameLength: number;
+}
+
+export type RequestHandler<P, R> = (params: P, ctx: CallContext) => R | Promise<R>;
+export type NotificationHandler<P> = (params: P, ctx: CallContext) => void;
+
+/** Things a peer observed that were not answered by a normal result: for logs and metrics. */
+export type PeerEvent =
+  | { type: 'binary_frame'; byteLength: number }
+  | { type: 'parse_error'; reason: string }
+  | { type: 'invalid_request'; id: RpcId | null; reason: string }
+  | { type: 'unknown_method'; method: string; id: RpcId | undefined }
+  | { type: 'invalid_params'; method: string; id: RpcId | undefined; issues: ValidationIssue[] }
+  | { type: 'notification_dropped'; method: string; reason: string }
+  | { type: 'unknown_response'; id: RpcId | null }
+  | { type: 'invalid_result'; method: string; id: RpcId; issues: ValidationIssue[] }
+  | { type: 'handler_error'; method: string; id: RpcId | undefined; error: unknown }
+  | { type: 'rejected'; method: string; id: RpcId | undefined; code: number };
+
+/** A call as seen by the intercept hook, before params validation. */
+export interface IncomingCall {
+  readonly method: string;
+  readonly id: RpcId | undefined;
+  readonly params: unknown;
+  readonly frameLength: number;
+}
+
+export interface PeerOptions {
+  /** Every method of the protocol (the generated catalog). */
+  readonly methods: readonly MethodSpec[];
+  /** Which side this peer is: it sends methods of this direction and receives the other. */
+  readonly side: 'agent' | 'server';
+  /** Validator of the JSON-RPC envelope (generated). */
+  readonly validateEnvelope: Validator;
+  /** Default timeout of outgoing requests in ms (default 30 000). 0 disables. */
+  readonly requestTimeoutMs?: number;
+  /** Validate outgoing params before sending (default true). */
+  readonly validateOutgoing?: boolean;
+  /** Largest frame this peer sends, in UTF-8 bytes (default 1 MiB, the contract's limit). */
+  readonly maxFrameBytes?: number;
+  /** Build the error instance for an error response (generated: a typed class per code). */
+  readonly errorFactory?: (error: RpcErrorObject) => RpcError;
+  /**
+   * Called for each incoming request or notification after the method is known and before
+   * params are validated. Return an RpcError to answer it with (requests) or drop it
+   * (notifications), 'close' handling is up to the hook. Return undefined to proceed.
+   */
+  readonly intercept?: (call: IncomingCall) => RpcError | undefined;
+  /** Observer of protocol events (for logging and metrics). */
+  readonly onEvent?: (event: PeerEvent) => void;
+}
+
+interface Pending {
+  readonly method: string;
+  readonly validateResult: Validator | undefined;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+export interface RequestOptions {
+  /** Override the peer's default timeout (ms); 0 disables. */
+  timeoutMs?: number;
+  /** Abort waiting (the request stays sent; its late answer is dropped). */
+  signal?: AbortSignal;
+}
+
+const MAX_FRAME_BYTES = 1_048_576;
+const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+
+export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
+  private readonly transport: Transport;
+  private readonly options: PeerOptions;
+  private readonly outgoing = new Map<string, MethodSpec>();
+  private readonly incoming = new Map<string, MethodSpec>();
+  private readonly requestHandlers = new Map<string, RequestHandler<unknown, unknown>>();
+  private readonly notificationHandlers = new Map<string, NotificationHandler<unknown>>();
+  private readonly pending = new Map<RpcId, Pending>();
+  private readonly closeListeners: Array<(code: number, reason: string) => void> = [];
+  private nextId = 1;
+  private closedWith: { code: number; reason: string } | undefined;
+
+  constructor(transport: Transport, options: PeerOptions) {
+    this.transport = transport;
+    this.options = options;
+    const sends: Direction = options.side === 'agent' ? 'agent_to_server' : 'server_to_agent';
+    for (const m of options.methods) (m.direction === sends ? this.outgoing : this.incoming).set(m.name, m);
+    transport.onFrame((frame) => this.receive(frame));
+    transport.onClose((code, reason) => this.handleClose(code, reason));
+  }
+
+  /** True once the transport reported its close. */
+  get closed(): boolean {
+    return this.closedWith !== undefined;
+  }
+
+  /** Number of outgoing requests still waiting for a response. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Send a request and wait for its typed result. Rejects with RpcError (the peer's answer) or PeerError (local). */
+  request<M extends RequestMethod<Out>>(method: M, params: ParamsOf<Out, M>, opts: RequestOptions = {}): Promise<ResultOf<Out, M>> {
+    return new Promise<ResultOf<Out, M>>((resolve, reject) => {
+      const spec = this.outgoing.get(method);
+      if (!spec || spec.kind !== 'request') {
+        reject(new PeerError('unknown_method', `${method} is not a request this side can send`));
+        return;
+      }
+      if (this.closedWith) {
+        reject(new PeerError('closed', `connection closed (${this.closedWith.code}) before ${method} was sent`));
+        return;
+      }
+      if (this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+        const issues = toIssues(spec.validateParams.errors);
+        reject(new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues }));
+        return;
+      }
+      const id = this.nextId++;
+      const text = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+      const entry: Pending = {
+        method,
+        validateResult: spec.validateResult,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        timer: undefined,
+      };
+      const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
+      if (timeoutMs > 0) {
+        entry.timer = setTimeout(() => {
+          if (this.pending.delete(id)) reject(new PeerError('timeout', `${method} got no response within ${timeoutMs} ms`, { id, timeoutMs }));
+        }, timeoutMs);
+      }
+      if (opts.signal) {
+        const onAbort = () => {
+          if (this.pending.delete(id)) {
+            if (entry.timer) clearTimeout(entry.timer);
+            reject(new PeerError('timeout', `${method} was abandoned by the caller`, { id }));
+          }
+        };
+        if (opts.signal.aborted) return onAbort();
+        opts.signal.addEventListener('abort', onAbort, { once: true });
+      }
+      this.pending.set(id, entry);
+      try {
+        this.sendText(text);
+      } catch (err) {
+        this.pending.delete(id);
+        if (entry.timer) clearTimeout(entry.timer);
+        reject(err instanceof PeerError ? err : new PeerError('send_failed', `could not send ${method}: ${(err as Error).message}`));
+      }
+    });
+  }
+
+  /** Send a notification. There is no result to wait for. Throws PeerError when it cannot be sent. */
+  notify<M extends NotificationMethod<Out>>(method: M, params: Out['notifications'][M]): void {
+    const spec = this.outgoing.get(method);
+    if (!spec || spec.kind !== 'notification') throw new PeerError('unknown_method', `${method} is not a notification this side can send`);
+    if (this.closedWith) throw new PeerError('closed', `connection closed (${this.closedWith.code}); ${method} not sent`);
+    if (this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+      const issues = toIssues(spec.validateParams.errors);
+      throw new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues });
+    }
+    this.sendText(JSON.stringify({ jsonrpc: '2.0', method, params }));
+  }
+
+  /** Handle an incoming request. The handler's return value (or thrown RpcError) is the response. */
+  onRequest<M extends RequestMethod<In>>(method: M, handler: RequestHandler<ParamsOf<In, M>, ResultOf<In, M>>): void {
+    const spec = this.incoming.get(method);
+    if (!spec || spec.kind !== 'request') throw new PeerError('unknown_method', `${method} is not a request this side receives`);
+    this.requestHandlers.set(method, handler as RequestHandler<unknown, unknown>);
+  }
+
+  /** Handle an incoming notification. */
+  onNotification<M extends NotificationMethod<In>>(method: M, handler: NotificationHandler<In['notifications'][M]>): void {
+    const spec = this.incoming.get(method);
+    if (!spec || spec.kind !== 'notification') throw new PeerError('unknown_method', `${method} is not a notification this side receives`);
+    this.notificationHandlers.set(method, handler as NotificationHandler<unknown>);
+  }
+
+  /** Called once when the connection closes (after pending requests were rejected). */
+  onClose(listener: (code: number, reason: string) => void): void {
+    if (this.closedWith) listener(this.closedWith.code, this.closedWith.reason);
+    else this.closeListeners.push(listener);
+  }
+
+  /** Send an error response for a request id (for answers decided outside a handler). */
+  sendError(id: RpcId | null, error: RpcError): void {
+    this.sendText(JSON.stringify({ jsonrpc: '2.0', id, error: error.toJSON() }));
+  }
+
+  /** Close the connection. Pending requests are rejected when the transport reports the close. */
+  close(code = 1000, reason = ''): void {
+    this.transport.close(code, reason);
+  }
+
+  // ───────────────────────────── receiving ─────────────────────────────
+
+  /** The one entry point for received frames (see the diagram at the top of this file). */
+  receive(frame: Frame): void {
+    if (frame.kind === 'binary') {
+      this.emit({ type: 'binary_frame', byteLength: frame.byteLength });
+      this.transport.close(1003, 'binary frames are not supported in V1');
+      return;
+    }
+    const text = frame.text;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch (err) {
+      const reason = (err as Error).message;
+      this.emit({ type: 'parse_error', reason });
+      this.trySend({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'ParseError', data: { reason: 'frame is not valid JSON' } } });
+      return;
+    }
+    if (Array.isArray(msg)) {
+      this.emit({ type: 'invalid_request', id: null, reason: 'top-level array' });
+      this.trySend({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'InvalidRequest', data: { reason: 'batch arrays are not supported: send one JSON-RPC message per frame' } } });
+      return;
+    }
+    if (!this.options.validateEnvelope(msg)) {
+      const id = readableId(msg);
+      const issues = toIssues(this.options.validateEnvelope.errors);
+      const reason = envelopeReason(msg);
+      this.emit({ type: 'invalid_request', id, reason });
+      // A broken response is never answered (that could loop between two peers).
+      if (!looksLikeResponse(msg)) this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason, errors: issues.slice(0, 5) } } });
+      return;
+    }
+    const m = msg as { id?: RpcId | null; method?: string; params?: unknown; result?: unknown; error?: RpcErrorObject };
+    if (m.method === undefined) return this.receiveResponse(m as { id: RpcId | null; result?: unknown; error?: RpcErrorObject });
+    this.receiveCall(m.method, hasOwn(m, 'id') ? (m.id as RpcId) : undefined, m.params, text.length);
+  }
+
+  private receiveResponse(m: { id: RpcId | null; result?: unknown; error?: RpcErrorObject }): void {
+    const entry = m.id === null ? undefined : this.pending.get(m.id);
+    if (!entry || m.id === null) {
+      this.emit({ type: 'unknown_response', id: m.id });
+      return;
+    }
+    this.pending.delete(m.id);
+    if (entry.timer) clearTimeout(entry.timer);
+    if (m.error !== undefined) {
+      const factory = this.options.errorFactory;
+      entry.reject(factory ? factory(m.error) : new RpcError(m.error.code, m.error.message, m.error.data));
+      return;
+    }
+    if (entry.validateResult && !entry.validateResult(m.result)) {
+      const issues = toIssues(entry.validateResult.errors);
+      this.emit({ type: 'invalid_result', method: entry.method, id: m.id, issues });
+      entry.reject(new PeerError('invalid_result', `${entry.method} result is invalid: ${describeIssues(issues)}`, { issues }));
+      return;
+    }
+    entry.resolve(m.result);
+  }
+
+  private receiveCall(method: string, id: RpcId | undefined, params: unknown, frameLength: number): void {
+    const isRequest = id !== undefined;
+    const spec = this.incoming.get(method);
+    if (!spec) {
+      this.emit({ type: 'unknown_method', method, id });
+      if (isRequest) this.trySend({ jsonrpc: '2.0', id, error: { code: -32601, message: 'MethodNotFound', data: { method } } });
+      return;
+    }
+    if (spec.kind === 'notification' && isRequest) {
+      this.emit({ type: 'invalid_request', id, reason: `${method} is a notification but was sent with an id` });
+      this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason: `${method} is a notification: send it without an id` } } });
+      return;
+    }
+    if (spec.kind === 'request' && !isRequest) {
+      this.emit({ type: 'notification_dropped', method, reason: `${method} is a request but was sent without an id` });
+      return;
+    }
+    const ctx: CallContext = { method, id, frameLength };
+    if (this.options.intercept) {
+      const rejection = this.options.intercept({ method, id, params, frameLength });
+      if (rejection) {
+        this.emit({ type: 'rejected', method, id, code: rejection.code });
+        if (isRequest) this.trySend({ jsonrpc: '2.0', id, error: rejection.toJSON() });
+        return;
+      }
+      if (this.closedWith) return;
+    }
+    if (!spec.validateParams(params)) {
+      const issues = toIssues(spec.validateParams.errors);
+      this.emit({ type: 'invalid_params', method, id, issues });
+      if (isRequest) {
+        this.trySend({ jsonrpc: '2.0', id, error: { code: -32602, message: 'InvalidParams', data: { method, errors: issues.slice(0, 20) } } });
+      }
+      return;
+    }
+    if (!isRequest) {
+      const handler = this.notificationHandlers.get(method);
+      if (!handler) {
+        this.emit({ type: 'notification_dropped', method, reason: 'no handler' });
+        return;
+      }
+      try {
+        handler(params, ctx);
+      } catch (error) {
+        this.emit({ type: 'handler_error', method, id, error });
+      }
+      return;
+    }
+    const handler = this.requestHandlers.get(method);
+    if (!handler) {
+      this.emit({ type: 'unknown_method', method, id });
+      this.trySend({ jsonrpc: '2.0', id, error: { code: -32601, message: 'MethodNotFound', data: { method } } });
+      return;
+    }
+    let out: unknown;
+    try {
+      out = handler(params, ctx);
+    } catch (error) {
+      this.answerError(method, id, error);
+      return;
+    }
+    if (out instanceof Promise) {
+      out.then(
+        (result) => this.answer(id, result),
+        (error: unknown) => this.answerError(method, id, error),
+      );
+    } else {
+      this.answer(id, out);
+    }
+  }
+
+  private answer(id: RpcId, result: unknown): void {
+    if (this.closedWith) return;
+    this.trySend({ jsonrpc: '2.0', id, result });
+  }
+
+  /** The one place where a thrown error becomes an error response. Only RpcErrors travel; anything else is -32603. */
+  private answerError(method: string, id: RpcId, error: unknown): void {
+    if (this.closedWith) return;
+    if (error instanceof RpcError) {
+      this.trySend({ jsonrpc: '2.0', id, error: error.toJSON() });
+      return;
+    }
+    this.emit({ type: 'handler_error', method, id, error });
+    this.trySend({ jsonrpc: '2.0', id, error: { code: -32603, message: 'InternalError' } });
+  }
+
+  private handleClose(code: number, reason: string): void {
+    if (this.closedWith) return;
+    this.closedWith = { code, reason };
+    for (const [id, entry] of this.pending) {
+      if (entry.timer) clearTimeout(entry.timer);
+      entry.reject(new PeerError('closed', `connection closed (${code}${reason ? ` ${reason}` : ''}) before ${entry.method} was answered`, { id, code }));
+    }
+    this.pending.clear();
+    for (const l of this.closeListeners.splice(0)) l(code, reason);
+  }
+
+  private sendText(text: string): void {
+    const max = this.options.maxFrameBytes ?? MAX_FRAME_BYTES;
+    // Cheap bound first: UTF-8 is at most 3 bytes per UTF-16 code unit.
+    if (text.length * 3 > max) {
+      const bytes = utf8Length(text);
+      if (bytes > max) throw new PeerError('frame_too_large', `message of ${bytes} bytes exceeds the ${max}-byte frame limit`);
+    }
+    this.transport.send(text);
+  }
+
+  private trySend(message: object): void {
+    if (this.closedWith) return;
+    try {
+      this.sendText(JSON.stringify(message));
+    } catch (error) {
+      this.emit({ type: 'handler_error', method: '(response)', id: undefined, error });
+    }
+  }
+
+  private emit(event: PeerEvent): void {
+    try {
+      this.options.onEvent?.(event);
+    } catch {
+      // An observer must never break the connection.
+    }
+  }
+}
+
+function readableId(msg: unknown): RpcId | null {
+  if (msg !== null && typeof msg === 'object' && !Array.isArray(msg)) {
+    const id = (msg as { id?: unknown }).id;
+    if ((typeof id === 'number' && Number.isInteger(id)) || typeof id === 'string') return id;
+  }
+  return null;
+}
+
+function looksLikeResponse(msg: unknown): boolean {
+  return msg !== null && typeof msg === 'object' && !Array.isArray(msg) && !('method' in msg) && ('result' in msg || 'error' in msg);
+}
+
+function envelopeReason(msg: unknown): string {
+  if (msg === null || typeof msg !== 'object') return 'message must be a JSON object';
+  const m = msg as Record<string, unknown>;
+  if (m['jsonrpc'] !== '2.0') return 'jsonrpc must be "2.0"';
+  if ('method' in m && typeof m['method'] !== 'string') return 'method must be a string';
+  if ('id' in m && !(typeof m['id'] === 'string' || Number.isInteger(m['id']) || m['id'] === null)) return 'id must be an integer or a string';
+  if ('params' in m && (m['params'] === null || typeof m['params'] !== 'object')) return 'params must be an object';
+  return 'not a valid JSON-RPC 2.0 request, notification or response';
+}
+
+/** UTF-8 length of a string without allocating (works without Node's Buffer). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
