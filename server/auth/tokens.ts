@@ -1,0 +1,57 @@
+// Agent tokens: generation, BLAKE3 hashing, constant-time comparison.
+// A token is a secret: never put one in a log line, an error message or an exception.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { blake3 } from '@noble/hashes/blake3.js';
+
+/** Bytes of randomness in a token (base64url of 32 bytes = 43 characters). */
+export const TOKEN_BYTES = 32;
+const HASH_HEX_LENGTH = 64;
+const HEX = /^[0-9a-f]+$/;
+
+/** A fresh token: 32 random bytes, base64url without padding (43 chars; the contract wants 32..256). */
+export function generateToken(): string {
+  return randomBytes(TOKEN_BYTES).toString('base64url');
+}
+
+function hashBytes(token: string): Buffer {
+  const digest = blake3(Buffer.from(token, 'utf8'));
+  return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength);
+}
+
+/** BLAKE3 of the token's UTF-8 bytes, lowercase hex (64 chars): what agents.token_hash holds. */
+export function hashToken(token: string): string {
+  return hashBytes(token).toString('hex');
+}
+
+function hashHexToBytes(hashHex: string): Buffer | undefined {
+  if (hashHex.length !== HASH_HEX_LENGTH || !HEX.test(hashHex)) return undefined;
+  return Buffer.from(hashHex, 'hex');
+}
+
+/**
+ * Does BLAKE3(token) equal the stored hash? Constant time in the token and the hash
+ * contents. NULL/malformed stored hashes never match.
+ */
+export function tokenMatches(token: string, hashHex: string | null | undefined): boolean {
+  const presented = hashBytes(token);
+  const stored = hashHex == null ? undefined : hashHexToBytes(hashHex);
+  if (stored === undefined) {
+    timingSafeEqual(presented, presented); // same work either way
+    return false;
+  }
+  return timingSafeEqual(presented, stored);
+}
+
+/**
+ * Compares two hex hashes in constant time (for a hash computed once and checked against
+ * token_hash and token_hash_prev). NULL/malformed never match.
+ */
+export function hashesEqual(
+  aHex: string | null | undefined,
+  bHex: string | null | undefined,
+): boolean {
+  const a = aHex == null ? undefined : hashHexToBytes(aHex);
+  const b = bHex == null ? undefined : hashHexToBytes(bHex);
+  if (a === undefined || b === undefined) return false;
+  return timingSafeEqual(a, b);
+}

@@ -1,0 +1,528 @@
+// The `agents` table: admin operations (issue, reissue, revoke, rotate, decommission,
+// config) and the session bookkeeping the handshake needs. Plain functions taking a
+// Kysely<Database>; dialect-neutral SQL only.
+//
+// Session writes are compare-and-set UPDATEs (the WHERE clause restates what the caller
+// checked), so a concurrent revoke/reissue from another process can never be undone by a
+// handshake that read the row a moment earlier. They return false when the row changed.
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type RawBuilder, type UpdateObject } from 'kysely';
+import { generateToken, hashToken } from '../auth/tokens.js';
+import type { AgentRow, ConnectionState, Database } from './schema.js';
+import { HostRevokedError, UnknownHostError } from './storage.js';
+
+type Db = Kysely<Database>;
+
+const nowIso = (): string => new Date().toISOString();
+
+/** host_id as stored: lowercase UUID text. */
+export function normalizeHostId(host_id: string): string {
+  return host_id.toLowerCase();
+}
+
+/** The next database-wide control revision (see AgentsTable.control_rev). */
+function nextControlRev(): RawBuilder<number> {
+  return sql<number>`(select coalesce(max(control_rev), 0) + 1 from agents)`;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+/** An agents row without its token hashes (what admin output may show). */
+export type AgentSummary = Omit<AgentRow, 'token_hash' | 'token_hash_prev'>;
+
+const SUMMARY_COLUMNS = [
+  'host_id',
+  'hostname',
+  'agent_version',
+  'platform_json',
+  'capabilities_json',
+  'token_rotated_at',
+  'connection_state',
+  'session_id',
+  'accepted_seq',
+  'first_seen',
+  'last_handshake',
+  'last_seen',
+  'last_disconnect',
+  'last_disconnect_reason',
+  'created_at',
+  'control_rev',
+  'agent_config_json',
+  'config_apply_after',
+  'config_version',
+  'rotate_requested_at',
+  'rotation_grace_secs',
+  'token_rotation_grace_until',
+  'decommission_requested_at',
+  'decommission_drain_secs',
+] as const satisfies readonly (keyof AgentSummary)[];
+// Compile-time check that SUMMARY_COLUMNS lists every non-hash column.
+type MissingSummaryColumn = Exclude<keyof AgentSummary, (typeof SUMMARY_COLUMNS)[number]>;
+const summaryColumnsComplete: [MissingSummaryColumn] extends [never] ? true : never = true;
+void summaryColumnsComplete;
+
+/** All agents, by hostname then host_id. Never includes token hashes. */
+export async function listAgents(db: Db): Promise<AgentSummary[]> {
+  return db
+    .selectFrom('agents')
+    .select(SUMMARY_COLUMNS)
+    .orderBy('hostname')
+    .orderBy('host_id')
+    .execute();
+}
+
+/** One agent without token hashes, or undefined. */
+export async function getAgent(db: Db, host_id: string): Promise<AgentSummary | undefined> {
+  return db
+    .selectFrom('agents')
+    .select(SUMMARY_COLUMNS)
+    .where('host_id', '=', normalizeHostId(host_id))
+    .executeTakeFirst();
+}
+
+/** What the handshake needs to decide on a hello (includes the hashes: never log it). */
+export type HelloLookup = Pick<
+  AgentRow,
+  | 'host_id'
+  | 'hostname'
+  | 'connection_state'
+  | 'token_hash'
+  | 'token_hash_prev'
+  | 'token_rotated_at'
+  | 'token_rotation_grace_until'
+  | 'rotate_requested_at'
+  | 'rotation_grace_secs'
+  | 'accepted_seq'
+  | 'session_id'
+  | 'agent_config_json'
+  | 'config_apply_after'
+  | 'config_version'
+  | 'decommission_requested_at'
+  | 'decommission_drain_secs'
+  | 'control_rev'
+>;
+
+export async function findForHello(db: Db, host_id: string): Promise<HelloLookup | undefined> {
+  return db
+    .selectFrom('agents')
+    .select([
+      'host_id',
+      'hostname',
+      'connection_state',
+      'token_hash',
+      'token_hash_prev',
+      'token_rotated_at',
+      'token_rotation_grace_until',
+      'rotate_requested_at',
+      'rotation_grace_secs',
+      'accepted_seq',
+      'session_id',
+      'agent_config_json',
+      'config_apply_after',
+      'config_version',
+      'decommission_requested_at',
+      'decommission_drain_secs',
+      'control_rev',
+    ])
+    .where('host_id', '=', normalizeHostId(host_id))
+    .executeTakeFirst();
+}
+
+/** The fields a server watches for the hosts it holds sessions for. */
+export type ControlState = Pick<
+  AgentRow,
+  | 'host_id'
+  | 'control_rev'
+  | 'connection_state'
+  | 'session_id'
+  | 'rotate_requested_at'
+  | 'decommission_requested_at'
+  | 'decommission_drain_secs'
+  | 'agent_config_json'
+  | 'config_apply_after'
+  | 'config_version'
+>;
+
+/** The highest control_rev in the database (0 when empty): a watcher's starting point. */
+export async function currentControlRev(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('agents')
+    .select((eb) => eb.fn.coalesce(eb.fn.max('control_rev'), sql<number>`0`).as('rev'))
+    .executeTakeFirstOrThrow();
+  return Number(row.rev);
+}
+
+/** Rows changed (admin operation or new session) after `after_rev`, oldest change first. */
+export async function listControlChangesSince(db: Db, after_rev: number): Promise<ControlState[]> {
+  return db
+    .selectFrom('agents')
+    .select([
+      'host_id',
+      'control_rev',
+      'connection_state',
+      'session_id',
+      'rotate_requested_at',
+      'decommission_requested_at',
+      'decommission_drain_secs',
+      'agent_config_json',
+      'config_apply_after',
+      'config_version',
+    ])
+    .where('control_rev', '>', after_rev)
+    .orderBy('control_rev')
+    .execute();
+}
+
+// ---------------------------------------------------------------------------------------
+// Admin operations
+
+export interface IssuedAgent {
+  host_id: string;
+  hostname: string;
+  /** The one-time enrollment token. Print it once; never log it. */
+  token: string;
+}
+
+/** `agent issue --host`: a NeverConnected row with a fresh host_id and one-time token. */
+export async function issueAgent(
+  db: Db,
+  hostname: string,
+  options: { now?: string } = {},
+): Promise<IssuedAgent> {
+  const host_id = randomUUID();
+  const token = generateToken();
+  await db
+    .insertInto('agents')
+    .values({
+      host_id,
+      hostname,
+      token_hash: hashToken(token),
+      connection_state: 'NeverConnected',
+      created_at: options.now ?? nowIso(),
+      control_rev: nextControlRev(),
+    })
+    .execute();
+  return { host_id, hostname, token };
+}
+
+/**
+ * `agent issue --host-id`: a fresh one-time token for an existing host (lost token,
+ * -32005, or a revoked host taken back). The row returns to NeverConnected with the new
+ * hash, prev cleared, rotation/decommission requests dropped, the session detached (its
+ * close will not touch the row); accepted_seq and log rows are kept.
+ * @throws UnknownHostError
+ */
+export async function reissueToken(db: Db, host_id: string): Promise<IssuedAgent> {
+  const id = normalizeHostId(host_id);
+  const token = generateToken();
+  const row = await db
+    .updateTable('agents')
+    .set({
+      token_hash: hashToken(token),
+      token_hash_prev: null,
+      token_rotation_grace_until: null,
+      rotate_requested_at: null,
+      rotation_grace_secs: null,
+      decommission_requested_at: null,
+      decommission_drain_secs: null,
+      connection_state: 'NeverConnected',
+      session_id: null,
+      control_rev: nextControlRev(),
+    })
+    .where('host_id', '=', id)
+    .returning('hostname')
+    .executeTakeFirst();
+  if (row === undefined) throw new UnknownHostError(id);
+  return { host_id: id, hostname: row.hostname, token };
+}
+
+/**
+ * `agent revoke`: both hashes NULL, state Revoked. The session id is kept so the server
+ * holding that session sees the change and closes it (4002).
+ * @throws UnknownHostError
+ */
+export async function revoke(db: Db, host_id: string): Promise<void> {
+  const id = normalizeHostId(host_id);
+  const result = await db
+    .updateTable('agents')
+    .set({
+      token_hash: null,
+      token_hash_prev: null,
+      token_rotation_grace_until: null,
+      rotate_requested_at: null,
+      rotation_grace_secs: null,
+      connection_state: 'Revoked',
+      control_rev: nextControlRev(),
+    })
+    .where('host_id', '=', id)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw new UnknownHostError(id);
+}
+
+async function updateUnlessRevoked(
+  db: Db,
+  host_id: string,
+  set: UpdateObject<Database, 'agents'>,
+): Promise<void> {
+  const id = normalizeHostId(host_id);
+  const result = await db
+    .updateTable('agents')
+    .set(set)
+    .set({ control_rev: nextControlRev() })
+    .where('host_id', '=', id)
+    .where('connection_state', '<>', 'Revoked')
+    .executeTakeFirst();
+  if (result.numUpdatedRows > 0n) return;
+  const exists = await db
+    .selectFrom('agents')
+    .select('host_id')
+    .where('host_id', '=', id)
+    .executeTakeFirst();
+  throw exists === undefined ? new UnknownHostError(id) : new HostRevokedError(id);
+}
+
+/**
+ * `agent rotate`: marks the host; its next hello with the current token rotates it
+ * (DESIGN.md 5.2) with a grace window of `grace_secs`.
+ * @throws UnknownHostError | HostRevokedError
+ */
+export async function requestRotation(
+  db: Db,
+  host_id: string,
+  grace_secs: number,
+  options: { now?: string } = {},
+): Promise<void> {
+  await updateUnlessRevoked(db, host_id, {
+    rotate_requested_at: options.now ?? nowIso(),
+    rotation_grace_secs: grace_secs,
+  });
+}
+
+/**
+ * `agent decommission`: records the request; the server holding the session drains and
+ * revokes (DESIGN.md 5.13).
+ * @throws UnknownHostError | HostRevokedError
+ */
+export async function requestDecommission(
+  db: Db,
+  host_id: string,
+  drain_secs: number,
+  options: { now?: string } = {},
+): Promise<void> {
+  await updateUnlessRevoked(db, host_id, {
+    decommission_requested_at: options.now ?? nowIso(),
+    decommission_drain_secs: drain_secs,
+  });
+}
+
+/**
+ * `agent config --set/--clear`: stores the (already validated) AgentConfig JSON text
+ * verbatim, or NULL to return to the server default; bumps config_version.
+ * @throws UnknownHostError | HostRevokedError
+ */
+export async function setAgentConfig(
+  db: Db,
+  host_id: string,
+  config_json: string | null,
+  apply_after: string | null = null,
+): Promise<void> {
+  await updateUnlessRevoked(db, host_id, {
+    agent_config_json: config_json,
+    config_apply_after: config_json === null ? null : apply_after,
+    config_version: (eb) => eb('config_version', '+', 1),
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Session bookkeeping (the handshake and the connection)
+
+export interface SessionStart {
+  session_id: string;
+  agent_version: string;
+  hostname: string;
+  /** agent.hello platform as JSON text. */
+  platform_json: string;
+  /** agent.hello capabilities as JSON text. */
+  capabilities_json: string;
+  /** Time of the successful hello; also becomes last_seen (and first_seen if unset). */
+  last_handshake: string;
+}
+
+export interface NewTokenHash {
+  token_hash: string;
+  token_hash_prev: string | null;
+  /** End of the grace window for token_hash_prev (NULL: none). */
+  grace_until: string | null;
+}
+
+export interface ActivateOptions {
+  /**
+   * BLAKE3 of the token the hello presented, already matched in constant time by the
+   * caller. The update applies only while the row still holds it (compare-and-set).
+   */
+  presented_hash: string;
+  /** Which stored hash it matched: token_hash only, or token_hash or token_hash_prev. */
+  match: 'current' | 'current_or_prev';
+  /** Require this connection_state (e.g. NeverConnected for first enrollment). */
+  expect_state?: ConnectionState;
+  /** Install a new token hash (rotation); clears the rotation request. */
+  new_token?: NewTokenHash;
+  /** Clear token_hash_prev and the grace window (a hello with the new token). */
+  clear_prev?: boolean;
+}
+
+/**
+ * A successful hello: state Active, the new session (replacing any older one, whose close
+ * then no longer touches the row), platform/capabilities/agent_version/hostname stored.
+ * Never applies to a Revoked row. Returns false when the row no longer matches.
+ */
+export async function activateSession(
+  db: Db,
+  host_id: string,
+  session: SessionStart,
+  options: ActivateOptions,
+): Promise<boolean> {
+  const id = normalizeHostId(host_id);
+  const tokenSet = options.new_token
+    ? {
+        token_hash: options.new_token.token_hash,
+        token_hash_prev: options.new_token.token_hash_prev,
+        token_rotation_grace_until: options.new_token.grace_until,
+        token_rotated_at: session.last_handshake,
+        rotate_requested_at: null,
+        rotation_grace_secs: null,
+      }
+    : options.clear_prev
+      ? { token_hash_prev: null, token_rotation_grace_until: null }
+      : {};
+  let query = db
+    .updateTable('agents')
+    .set((eb) => ({
+      connection_state: 'Active' as const,
+      session_id: session.session_id,
+      agent_version: session.agent_version,
+      hostname: session.hostname,
+      platform_json: session.platform_json,
+      capabilities_json: session.capabilities_json,
+      last_handshake: session.last_handshake,
+      last_seen: session.last_handshake,
+      first_seen: eb.fn.coalesce('first_seen', eb.val(session.last_handshake)),
+      control_rev: nextControlRev(),
+      ...tokenSet,
+    }))
+    .where('host_id', '=', id)
+    .where('connection_state', '<>', 'Revoked');
+  // A plain SQL equality is fine here: the caller already compared in constant time, and
+  // this only re-checks that the row still holds the hash it matched.
+  query =
+    options.match === 'current'
+      ? query.where('token_hash', '=', options.presented_hash)
+      : query.where((eb) =>
+          eb.or([
+            eb('token_hash', '=', options.presented_hash),
+            eb('token_hash_prev', '=', options.presented_hash),
+          ]),
+        );
+  if (options.expect_state !== undefined) {
+    query = query.where('connection_state', '=', options.expect_state);
+  }
+  const result = await query.executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** A hello with a long-lived token (no rotation). See activateSession. */
+export function markActive(
+  db: Db,
+  host_id: string,
+  session: SessionStart,
+  presented_hash: string,
+  options: { clear_prev?: boolean } = {},
+): Promise<boolean> {
+  return activateSession(db, host_id, session, {
+    presented_hash,
+    match: 'current_or_prev',
+    ...(options.clear_prev !== undefined ? { clear_prev: options.clear_prev } : {}),
+  });
+}
+
+/**
+ * First enrollment (seed section 3 step 5), in one statement: only while the row is
+ * NeverConnected and holds the one-time token's hash, sets token_hash to the new token's
+ * hash, clears token_hash_prev (no grace window) and activates the session.
+ */
+export function rotateOnFirstEnrollment(
+  db: Db,
+  host_id: string,
+  session: SessionStart,
+  hashes: { presented_hash: string; new_token_hash: string },
+): Promise<boolean> {
+  return activateSession(db, host_id, session, {
+    presented_hash: hashes.presented_hash,
+    match: 'current',
+    expect_state: 'NeverConnected',
+    new_token: { token_hash: hashes.new_token_hash, token_hash_prev: null, grace_until: null },
+  });
+}
+
+/**
+ * A requested rotation at hello (DESIGN.md 5.2), or a repeated one during the grace
+ * window: the new token's hash becomes token_hash, the presented (old) hash
+ * token_hash_prev, valid until grace_until.
+ */
+export function rotateOnHello(
+  db: Db,
+  host_id: string,
+  session: SessionStart,
+  hashes: { presented_hash: string; new_token_hash: string; grace_until: string },
+): Promise<boolean> {
+  return activateSession(db, host_id, session, {
+    presented_hash: hashes.presented_hash,
+    match: 'current_or_prev',
+    new_token: {
+      token_hash: hashes.new_token_hash,
+      token_hash_prev: hashes.presented_hash,
+      grace_until: hashes.grace_until,
+    },
+  });
+}
+
+/**
+ * Close of an authenticated session (DESIGN.md 5.14): only while agents.session_id is
+ * still this session's. The row becomes Disconnected, except that a Revoked row stays
+ * Revoked; last_disconnect and last_disconnect_reason ("<code> <reason>") are recorded
+ * either way. Returns false when a newer session (or a reissue) has taken the row.
+ */
+export async function markDisconnected(
+  db: Db,
+  host_id: string,
+  session_id: string,
+  reason: string,
+  options: { now?: string } = {},
+): Promise<boolean> {
+  const result = await db
+    .updateTable('agents')
+    .set({
+      connection_state: sql<ConnectionState>`case when connection_state = 'Revoked' then 'Revoked' else 'Disconnected' end`,
+      last_disconnect: options.now ?? nowIso(),
+      last_disconnect_reason: reason,
+    })
+    .where('host_id', '=', normalizeHostId(host_id))
+    .where('session_id', '=', session_id)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** agent.heartbeat (and other signs of life): last_seen = now. False if the row is gone. */
+export async function touchLastSeen(
+  db: Db,
+  host_id: string,
+  options: { now?: string } = {},
+): Promise<boolean> {
+  const result = await db
+    .updateTable('agents')
+    .set({ last_seen: options.now ?? nowIso() })
+    .where('host_id', '=', normalizeHostId(host_id))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

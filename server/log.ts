@@ -1,0 +1,86 @@
+// Structured JSON logging (pino) to stderr. Tokens never reach a log line: every path
+// that can hold one is redacted, and code must not put a token into a message string.
+import pino from 'pino';
+
+export type Logger = pino.Logger;
+export type LogLevel = pino.LevelWithSilent;
+
+const CENSOR = '[redacted]';
+const SECRET_KEYS = ['token', 'rotated_token', 'admin_token', 'new_token', 'authorization'];
+
+/** Redacted paths: each secret key at the top level and up to three objects deep. */
+export const REDACT_PATHS: readonly string[] = SECRET_KEYS.flatMap((k) => [
+  k,
+  `*.${k}`,
+  `*.*.${k}`,
+  `*.*.*.${k}`,
+]);
+
+export interface LoggerOptions {
+  /** Default: $CORTEX_LOG_LEVEL or 'info'. */
+  level?: LogLevel;
+  /** Component name added to every line (e.g. 'server'). */
+  name?: string;
+  /** Where lines go instead of stderr (tests). Receives one JSON line per write. */
+  destination?: pino.DestinationStream;
+}
+
+/**
+ * A logger writing one JSON object per line to stderr (synchronously, so nothing logged
+ * before a crash is lost). When $CORTEX_LOG_CAPTURE_FILE is set, every line is also
+ * appended to that file — tests that run real server processes use it to check that no
+ * token ever appears in any log line.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const envLevel = process.env['CORTEX_LOG_LEVEL'];
+  const level: LogLevel =
+    options.level ?? (envLevel !== undefined && isLevel(envLevel) ? envLevel : 'info');
+  let destination: pino.DestinationStream =
+    options.destination ?? pino.destination({ fd: 2, sync: true });
+  const captureFile = process.env['CORTEX_LOG_CAPTURE_FILE'];
+  if (captureFile) {
+    destination = pino.multistream([
+      { level: 'trace', stream: destination },
+      { level: 'trace', stream: pino.destination({ dest: captureFile, append: true, sync: true }) },
+    ]);
+  }
+  return pino(
+    {
+      level,
+      ...(options.name !== undefined ? { name: options.name } : {}),
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: [...REDACT_PATHS], censor: CENSOR },
+    },
+    destination,
+  );
+}
+
+function isLevel(s: string): s is LogLevel {
+  return s === 'silent' || s in pino.levels.values;
+}
+
+export interface CapturedLogger {
+  logger: Logger;
+  /** Raw JSON lines written so far. */
+  lines: string[];
+  /** The lines parsed. */
+  records(): Record<string, unknown>[];
+}
+
+/** A logger that keeps its lines in memory (for tests). */
+export function createCapturingLogger(options: Omit<LoggerOptions, 'destination'> = {}): CapturedLogger {
+  const lines: string[] = [];
+  const destination: pino.DestinationStream = {
+    write(chunk: string) {
+      for (const line of chunk.split('\n')) if (line !== '') lines.push(line);
+    },
+  };
+  const logger = createLogger({ level: 'trace', ...options, destination });
+  return {
+    logger,
+    lines,
+    records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
+}
