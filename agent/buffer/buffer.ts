@@ -1,0 +1,582 @@
+// The agent's durable buffer, `buffer.db` (seed 7, DESIGN.md 5.4 and 5.9).
+//
+// Every entry a source reads is committed here, with its seq, before it counts as
+// read: the source's position is written in the same transaction as the entries read
+// up to it, so after a crash either both are there or neither is, and the source
+// re-reads exactly what was not stored. The sender reads batches from here and deletes
+// rows only when the server acks them.
+//
+// Durability: WAL with synchronous=FULL. WAL+NORMAL survives a process crash (the
+// commit is in the OS page cache) but not a power loss or kernel panic: the last
+// transactions before the next checkpoint can roll back. That would put next_seq
+// back to a value the server may already have accepted, so the same seqs would be
+// assigned again to different entries (the seed forbids reusing a seq, and the server
+// silently drops seq <= accepted_seq), and a source position could move backwards
+// while its entries had already been acked. FULL fsyncs the WAL on every commit, so a
+// committed append is on disk before it returns. The cost is one fdatasync (~300 µs
+// here, MEASURED.md) per transaction, not per entry: appends are grouped (a source
+// commits everything one read produced in one call), and measured throughput stays
+// well above 100k entries/s for batches of a few hundred entries.
+//
+// Layout:
+//   entries(seq INTEGER PRIMARY KEY, bytes, json)  — json is the complete LogBatchEntry
+//     text including "seq", ready to splice into a logs.push frame (see frame.ts);
+//     bytes is its UTF-8 length.
+//   meta(single row): next_seq (first seq never assigned; starts at 1), acked_seq
+//     (highest seq the server acked; 0 = none), queue_depth and buffer_bytes (rows and
+//     summed entry bytes, maintained in the same transactions), eviction counters.
+//   source_positions(source PRIMARY KEY, position JSON, updated_at).
+//
+// Invariants (every one maintained inside a single transaction):
+//   - rows hold exactly the seqs in (acked_seq, next_seq) minus evicted ones;
+//   - next_seq and acked_seq never decrease; next_seq > acked_seq;
+//   - queue_depth/buffer_bytes equal COUNT(*)/SUM(bytes) of entries.
+// Caps count entry bytes (the payload), not the file size; SQLite's page overhead
+// adds roughly 10-30% on disk.
+
+import Database from 'better-sqlite3';
+import { BufferStorageError, toBufferError } from './errors.js';
+import type { JsonValue, NewLogEntry } from './entry.js';
+
+export const DEFAULT_SOFT_CAP_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_HARD_CAP_BYTES = 512 * 1024 * 1024;
+/** Batch byte budget keeping a logs.push frame under 128 KiB (MEASURED.md). */
+export const DEFAULT_BATCH_MAX_BYTES = 100 * 1024;
+const SCHEMA_VERSION = 1;
+
+export interface BufferOptions {
+  /** At or above this many entry bytes, `pressure` is true: the sender flushes eagerly. Default 256 MiB. */
+  softCapBytes?: number;
+  /** Above this many entry bytes, the oldest entries are dropped in the append that crossed it. Default 512 MiB. */
+  hardCapBytes?: number;
+  /** SQLite synchronous level; FULL (default) is what the durability argument above needs. */
+  synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * SQLite max_page_count for this connection: the file cannot grow past it, and a
+   * write that needs more pages fails exactly like a full disk (SQLITE_FULL). Tests use
+   * it to simulate ENOSPC; see also setMaxPageCount().
+   */
+  maxPageCount?: number;
+  /** Test hooks, called inside transactions; a throw rolls the whole transaction back. */
+  hooks?: BufferTestHooks;
+}
+
+export interface BufferTestHooks {
+  /** Called after all writes of an append/ack/applyAccepted, just before COMMIT. */
+  beforeCommit?: (operation: 'append' | 'ack' | 'applyAccepted' | 'setSourcePosition') => void;
+}
+
+/** A source's resume point (file offset + identity, journald cursor, ...), stored as JSON. */
+export interface SourcePositionUpdate {
+  source: string;
+  position: JsonValue;
+}
+
+export interface SourcePositionRecord extends SourcePositionUpdate {
+  /** RFC 3339 UTC time of the transaction that stored it. */
+  updatedAt: string;
+}
+
+export interface EvictionReport {
+  /** Entries dropped by this operation (oldest first). */
+  entries: number;
+  bytes: number;
+  fromSeq: number;
+  toSeq: number;
+}
+
+export interface AppendResult {
+  /** First seq assigned; when count is 0, firstSeq = lastSeq + 1 = next_seq. */
+  firstSeq: number;
+  lastSeq: number;
+  count: number;
+  /** Set when this append crossed the hard cap and dropped the oldest entries. */
+  evicted: EvictionReport | null;
+}
+
+export interface BufferBatch {
+  /** seq of entries[0]; entries are contiguous: entries[i] has seq seqStart + i. */
+  seqStart: number;
+  seqEnd: number;
+  /** Each element is one complete LogBatchEntry JSON text (with its seq). */
+  entries: string[];
+  /** Sum of the entries' UTF-8 byte lengths (without separators). */
+  bytes: number;
+}
+
+export interface AckResult {
+  /** acked_seq after the operation (never lower than before). */
+  ackedSeq: number;
+  /** Rows deleted by this operation. */
+  deleted: number;
+  deletedBytes: number;
+  /**
+   * True when next_seq was <= the acked/accepted seq and jumped to it + 1: the buffer
+   * was lost or restored from an old copy. The caller logs a warning.
+   */
+  jumped: boolean;
+  /** next_seq before and after (they differ only when jumped). */
+  previousNextSeq: number;
+  nextSeq: number;
+}
+
+export interface BufferStats {
+  /** The next seq to assign. */
+  nextSeq: number;
+  /** Highest seq acked by the server (0 = none). */
+  ackedSeq: number;
+  /** Rows waiting to be acked. */
+  queueDepth: number;
+  /** Summed entry bytes of those rows. */
+  bufferBytes: number;
+  /** Lowest seq still buffered, null when empty. */
+  oldestSeq: number | null;
+  /** next_seq - 1 - acked_seq: seqs assigned but not acked (includes evicted ones). */
+  pushLagSeq: number;
+  /** bufferBytes >= softCapBytes: flush eagerly. */
+  pressure: boolean;
+  softCapBytes: number;
+  hardCapBytes: number;
+  /** Cumulative entries dropped at the hard cap (buffer_evicted_entries). */
+  evictedEntries: number;
+  /** Oldest / newest seq dropped by the most recent eviction (buffer_evicted_oldest_seq); null if never. */
+  evictedOldestSeq: number | null;
+  evictedNewestSeq: number | null;
+}
+
+interface MetaRow {
+  schema_version: number;
+  next_seq: number;
+  acked_seq: number;
+  queue_depth: number;
+  buffer_bytes: number;
+  evicted_entries: number;
+  evicted_oldest_seq: number | null;
+  evicted_newest_seq: number | null;
+}
+
+const SCHEMA_SQL = `
+CREATE TABLE IF NOT EXISTS entries (
+  seq   INTEGER PRIMARY KEY,
+  bytes INTEGER NOT NULL,
+  json  TEXT    NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+  id                 INTEGER PRIMARY KEY CHECK (id = 1),
+  schema_version     INTEGER NOT NULL,
+  next_seq           INTEGER NOT NULL,
+  acked_seq          INTEGER NOT NULL,
+  queue_depth        INTEGER NOT NULL,
+  buffer_bytes       INTEGER NOT NULL,
+  evicted_entries    INTEGER NOT NULL,
+  evicted_oldest_seq INTEGER,
+  evicted_newest_seq INTEGER
+);
+CREATE TABLE IF NOT EXISTS source_positions (
+  source     TEXT PRIMARY KEY,
+  position   TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+INSERT OR IGNORE INTO meta VALUES (1, ${SCHEMA_VERSION}, 1, 0, 0, 0, 0, NULL, NULL);
+`;
+
+const META_COLUMNS =
+  'schema_version, next_seq, acked_seq, queue_depth, buffer_bytes, evicted_entries, evicted_oldest_seq, evicted_newest_seq';
+
+export class DurableBuffer {
+  readonly path: string;
+  readonly softCapBytes: number;
+  readonly hardCapBytes: number;
+
+  private readonly db: Database.Database;
+  private readonly hooks: BufferTestHooks | undefined;
+  // In-memory mirror of the meta row; assigned only after a transaction committed.
+  private meta: MetaRow;
+
+  private readonly insertEntry: Database.Statement<[number, number, string]>;
+  private readonly selectFrom: Database.Statement<[number, number], { seq: number; bytes: number; json: string }>;
+  private readonly selectOldest: Database.Statement<[], { seq: number; bytes: number }>;
+  private readonly selectMinSeq: Database.Statement<[], { seq: number | null }>;
+  private readonly sumUpTo: Database.Statement<[number], { n: number; b: number }>;
+  private readonly deleteUpTo: Database.Statement<[number]>;
+  private readonly selectMeta: Database.Statement<[], MetaRow>;
+  private readonly updateMeta: Database.Statement<[number, number, number, number, number, number | null, number | null]>;
+  private readonly upsertPosition: Database.Statement<[string, string, string]>;
+  private readonly selectPosition: Database.Statement<[string], { position: string }>;
+  private readonly selectPositions: Database.Statement<[], { source: string; position: string; updated_at: string }>;
+  private readonly deletePosition: Database.Statement<[string]>;
+
+  private readonly appendTx: (entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined) => {
+    result: AppendResult;
+    meta: MetaRow;
+  };
+  private readonly advanceTx: (target: number, operation: 'ack' | 'applyAccepted') => { result: AckResult; meta: MetaRow };
+  private readonly positionTx: (position: SourcePositionUpdate) => void;
+
+  private constructor(path: string, db: Database.Database, options: BufferOptions) {
+    this.path = path;
+    this.db = db;
+    this.hooks = options.hooks;
+    this.softCapBytes = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
+    this.hardCapBytes = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
+
+    this.insertEntry = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
+    this.selectFrom = db.prepare('SELECT seq, bytes, json FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?');
+    this.selectOldest = db.prepare('SELECT seq, bytes FROM entries ORDER BY seq');
+    this.selectMinSeq = db.prepare('SELECT MIN(seq) AS seq FROM entries');
+    this.sumUpTo = db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM entries WHERE seq <= ?');
+    this.deleteUpTo = db.prepare('DELETE FROM entries WHERE seq <= ?');
+    this.selectMeta = db.prepare(`SELECT ${META_COLUMNS} FROM meta WHERE id = 1`);
+    this.updateMeta = db.prepare(
+      'UPDATE meta SET next_seq = ?, acked_seq = ?, queue_depth = ?, buffer_bytes = ?, evicted_entries = ?, evicted_oldest_seq = ?, evicted_newest_seq = ? WHERE id = 1',
+    );
+    this.upsertPosition = db.prepare(
+      'INSERT INTO source_positions (source, position, updated_at) VALUES (?, ?, ?) ON CONFLICT (source) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at',
+    );
+    this.selectPosition = db.prepare('SELECT position FROM source_positions WHERE source = ?');
+    this.selectPositions = db.prepare('SELECT source, position, updated_at FROM source_positions ORDER BY source');
+    this.deletePosition = db.prepare('DELETE FROM source_positions WHERE source = ?');
+
+    this.meta = this.readMeta();
+    // BEGIN IMMEDIATE: take the write lock up front, so a reader in another process
+    // (`status`) can never turn a write into SQLITE_BUSY halfway through.
+    this.appendTx = db.transaction((entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined) =>
+      this.appendInTx(entries, position),
+    ).immediate;
+    this.advanceTx = db.transaction((target: number, operation: 'ack' | 'applyAccepted') => this.advanceInTx(target, operation)).immediate;
+    this.positionTx = db.transaction((position: SourcePositionUpdate) => {
+      this.upsertPosition.run(position.source, JSON.stringify(position.position), new Date().toISOString());
+      this.hooks?.beforeCommit?.('setSourcePosition');
+    }).immediate;
+  }
+
+  /** Opens (creating if needed) the buffer at `path`. Throws BufferStorageError. */
+  static open(path: string, options: BufferOptions = {}): DurableBuffer {
+    const soft = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
+    const hard = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
+    if (!(hard > 0) || !(soft > 0) || soft > hard) {
+      throw new RangeError('buffer caps must be positive with softCapBytes <= hardCapBytes');
+    }
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(path);
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)}, WAL required`));
+      db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
+      db.pragma('busy_timeout = 5000');
+      db.pragma('journal_size_limit = 67108864');
+      if (options.maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(options.maxPageCount)}`);
+      db.exec(`BEGIN IMMEDIATE; ${SCHEMA_SQL} COMMIT;`);
+      const version = db.prepare<[], { v: number }>('SELECT schema_version AS v FROM meta WHERE id = 1').get()?.v;
+      if (version !== SCHEMA_VERSION) {
+        throw new BufferStorageError('schema', 'open', path, undefined, new Error(`schema_version ${String(version)}`));
+      }
+      return new DurableBuffer(path, db, options);
+    } catch (err) {
+      try {
+        if (db?.inTransaction) db.exec('ROLLBACK');
+        db?.close();
+      } catch {
+        // the original error is the one to report
+      }
+      const typed = toBufferError(err, 'open', path);
+      // better-sqlite3 reports some open failures (missing folder) as a plain TypeError
+      throw typed instanceof BufferStorageError ? typed : new BufferStorageError('cannot_open', 'open', path, undefined, typed);
+    }
+  }
+
+  /**
+   * Commits `entries` with seqs next_seq, next_seq+1, ... and, in the same
+   * transaction, the position of the source they were read from. One transaction, one
+   * fsync. When the append takes the buffer over the hard cap, the oldest entries are
+   * dropped in the same transaction (see AppendResult.evicted). An empty `entries` with
+   * a position just moves the position. Throws BufferStorageError (nothing stored).
+   */
+  append(entries: readonly NewLogEntry[], position?: SourcePositionUpdate): AppendResult {
+    if (entries.length === 0 && position === undefined) {
+      const next = this.meta.next_seq;
+      return { firstSeq: next, lastSeq: next - 1, count: 0, evicted: null };
+    }
+    const { result, meta } = this.write('append', () => this.appendTx(entries, position));
+    this.meta = meta;
+    return result;
+  }
+
+  /**
+   * Up to maxEntries contiguous entries starting at the first buffered seq >= fromSeq,
+   * stopping before the byte total would exceed maxBytes (at least one entry is always
+   * returned) and at the first gap (evicted seqs), since a logs.push batch must be
+   * contiguous. null when nothing is buffered at or after fromSeq.
+   */
+  readBatch(fromSeq: number, maxEntries: number, maxBytes: number = DEFAULT_BATCH_MAX_BYTES): BufferBatch | null {
+    if (maxEntries < 1) return null;
+    const entries: string[] = [];
+    let seqStart = 0;
+    let bytes = 0;
+    try {
+      for (const row of this.selectFrom.iterate(fromSeq, maxEntries)) {
+        const n = entries.length;
+        if (n === 0) {
+          seqStart = row.seq;
+        } else if (row.seq !== seqStart + n || bytes + n + row.bytes > maxBytes) {
+          // a gap (evicted seqs), or the entry and its separating comma would not fit
+          break;
+        }
+        entries.push(row.json);
+        bytes += row.bytes;
+      }
+    } catch (err) {
+      throw toBufferError(err, 'readBatch', this.path);
+    }
+    if (entries.length === 0) return null;
+    return { seqStart, seqEnd: seqStart + entries.length - 1, entries, bytes };
+  }
+
+  /**
+   * The server acked everything <= upToSeq: acked_seq = max(acked_seq, upToSeq) and
+   * rows <= it are deleted, in one transaction. A stale (lower) ack changes nothing.
+   * If upToSeq >= next_seq (should not happen within a session) next_seq jumps as in
+   * applyAccepted.
+   */
+  ack(upToSeq: number): AckResult {
+    return this.advance(upToSeq, 'ack');
+  }
+
+  /**
+   * Replay after hello (seed 7): acked_seq = max(local, acceptedSeq), rows <= it
+   * deleted, and if next_seq <= acceptedSeq (buffer lost or restored from an old copy)
+   * next_seq jumps to acceptedSeq + 1 with `jumped` set, so no new entry reuses a seq
+   * the server would silently drop. Streaming then resumes at readBatch(ackedSeq + 1).
+   */
+  applyAccepted(acceptedSeq: number): AckResult {
+    return this.advance(acceptedSeq, 'applyAccepted');
+  }
+
+  /** Stores a source position without entries (e.g. a rotation was followed). */
+  setSourcePosition(position: SourcePositionUpdate): void {
+    this.write('setSourcePosition', () => this.positionTx(position));
+  }
+
+  /** The stored position of `source`, or null. */
+  getSourcePosition(source: string): JsonValue | null {
+    const row = this.read('getSourcePosition', () => this.selectPosition.get(source));
+    return row === undefined ? null : (JSON.parse(row.position) as JsonValue);
+  }
+
+  sourcePositions(): SourcePositionRecord[] {
+    return this.read('sourcePositions', () => this.selectPositions.all()).map((r) => ({
+      source: r.source,
+      position: JSON.parse(r.position) as JsonValue,
+      updatedAt: r.updated_at,
+    }));
+  }
+
+  /** Forgets a source (removed from the config). */
+  deleteSourcePosition(source: string): void {
+    this.write('deleteSourcePosition', () => this.deletePosition.run(source));
+  }
+
+  stats(): BufferStats {
+    const oldestSeq = this.meta.queue_depth === 0 ? null : this.read('stats', () => this.selectMinSeq.get()?.seq ?? null);
+    return statsFrom(this.meta, oldestSeq, this.softCapBytes, this.hardCapBytes);
+  }
+
+  get nextSeq(): number {
+    return this.meta.next_seq;
+  }
+
+  get ackedSeq(): number {
+    return this.meta.acked_seq;
+  }
+
+  /** True at or above the soft cap. */
+  get pressure(): boolean {
+    return this.meta.buffer_bytes >= this.softCapBytes;
+  }
+
+  /** Changes the page limit (see BufferOptions.maxPageCount); returns the effective limit. */
+  setMaxPageCount(pages: number): number {
+    return Number(this.db.pragma(`max_page_count = ${Math.floor(pages)}`, { simple: true }));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  // ---- internals -------------------------------------------------------------
+
+  private appendInTx(entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined): { result: AppendResult; meta: MetaRow } {
+    const m = this.meta;
+    const firstSeq = m.next_seq;
+    let seq = firstSeq;
+    let added = 0;
+    const insert = this.insertEntry;
+    for (let i = 0; i < entries.length; i++) {
+      const body = JSON.stringify(entries[i]);
+      // Put "seq" first; body is an object literal ("{...}") from the entry.
+      const json = body.length > 2 ? `{"seq":${seq},${body.slice(1)}` : `{"seq":${seq}}`;
+      const size = Buffer.byteLength(json, 'utf8');
+      insert.run(seq, size, json);
+      added += size;
+      seq++;
+    }
+    if (position !== undefined) {
+      this.upsertPosition.run(position.source, JSON.stringify(position.position), new Date().toISOString());
+    }
+    const meta: MetaRow = {
+      ...m,
+      next_seq: seq,
+      queue_depth: m.queue_depth + entries.length,
+      buffer_bytes: m.buffer_bytes + added,
+    };
+    let evicted: EvictionReport | null = null;
+    if (meta.buffer_bytes > this.hardCapBytes) {
+      evicted = this.evictInTx(meta.buffer_bytes - this.hardCapBytes);
+      meta.queue_depth -= evicted.entries;
+      meta.buffer_bytes -= evicted.bytes;
+      meta.evicted_entries += evicted.entries;
+      meta.evicted_oldest_seq = evicted.fromSeq;
+      meta.evicted_newest_seq = evicted.toSeq;
+    }
+    this.writeMeta(meta);
+    this.hooks?.beforeCommit?.('append');
+    return { result: { firstSeq, lastSeq: seq - 1, count: entries.length, evicted }, meta };
+  }
+
+  /** Deletes the oldest rows until at least `excess` bytes are freed. */
+  private evictInTx(excess: number): EvictionReport {
+    let freed = 0;
+    let count = 0;
+    let fromSeq = 0;
+    let toSeq = 0;
+    for (const row of this.selectOldest.iterate()) {
+      if (count === 0) fromSeq = row.seq;
+      toSeq = row.seq;
+      freed += row.bytes;
+      count++;
+      if (freed >= excess) break;
+    }
+    this.deleteUpTo.run(toSeq);
+    return { entries: count, bytes: freed, fromSeq, toSeq };
+  }
+
+  private advance(target: number, operation: 'ack' | 'applyAccepted'): AckResult {
+    if (!Number.isSafeInteger(target) || target < 0) throw new RangeError(`${operation}: seq must be a non-negative integer`);
+    const m = this.meta;
+    if (target <= m.acked_seq && target < m.next_seq) {
+      return { ackedSeq: m.acked_seq, deleted: 0, deletedBytes: 0, jumped: false, previousNextSeq: m.next_seq, nextSeq: m.next_seq };
+    }
+    const { result, meta } = this.write(operation, () => this.advanceTx(target, operation));
+    this.meta = meta;
+    return result;
+  }
+
+  private advanceInTx(target: number, operation: 'ack' | 'applyAccepted'): { result: AckResult; meta: MetaRow } {
+    const m = this.meta;
+    const ackedSeq = Math.max(m.acked_seq, target);
+    const sum = this.sumUpTo.get(ackedSeq) ?? { n: 0, b: 0 };
+    if (sum.n > 0) this.deleteUpTo.run(ackedSeq);
+    const jumped = m.next_seq <= ackedSeq;
+    const meta: MetaRow = {
+      ...m,
+      acked_seq: ackedSeq,
+      next_seq: jumped ? ackedSeq + 1 : m.next_seq,
+      queue_depth: m.queue_depth - sum.n,
+      buffer_bytes: m.buffer_bytes - sum.b,
+    };
+    this.writeMeta(meta);
+    this.hooks?.beforeCommit?.(operation);
+    return {
+      result: { ackedSeq, deleted: sum.n, deletedBytes: sum.b, jumped, previousNextSeq: m.next_seq, nextSeq: meta.next_seq },
+      meta,
+    };
+  }
+
+  private writeMeta(m: MetaRow): void {
+    this.updateMeta.run(m.next_seq, m.acked_seq, m.queue_depth, m.buffer_bytes, m.evicted_entries, m.evicted_oldest_seq, m.evicted_newest_seq);
+  }
+
+  private readMeta(): MetaRow {
+    const row = this.selectMeta.get();
+    if (row === undefined) throw new BufferStorageError('corrupt', 'open', this.path, undefined, new Error('meta row missing'));
+    return row;
+  }
+
+  /** Runs a write; on failure re-reads the meta row (the transaction rolled back) and throws a typed error. */
+  private write<T>(operation: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      try {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        this.meta = this.readMeta();
+      } catch {
+        // keep the mirror; it still matches the last committed state
+      }
+      throw toBufferError(err, operation, this.path);
+    }
+  }
+
+  private read<T>(operation: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw toBufferError(err, operation, this.path);
+    }
+  }
+}
+
+function statsFrom(m: MetaRow, oldestSeq: number | null, softCapBytes: number, hardCapBytes: number): BufferStats {
+  return {
+    nextSeq: m.next_seq,
+    ackedSeq: m.acked_seq,
+    queueDepth: m.queue_depth,
+    bufferBytes: m.buffer_bytes,
+    oldestSeq,
+    pushLagSeq: Math.max(0, m.next_seq - 1 - m.acked_seq),
+    pressure: m.buffer_bytes >= softCapBytes,
+    softCapBytes,
+    hardCapBytes,
+    evictedEntries: m.evicted_entries,
+    evictedOldestSeq: m.evicted_oldest_seq,
+    evictedNewestSeq: m.evicted_newest_seq,
+  };
+}
+
+export interface BufferSnapshot {
+  stats: BufferStats;
+  sources: SourcePositionRecord[];
+}
+
+/**
+ * Reads the buffer's state from another process (the `status` command while `run` is
+ * running) through a read-only connection; never writes. Caps are not stored in the
+ * file, so pass the ones the agent runs with to get `pressure` right.
+ */
+export function readBufferSnapshot(path: string, caps: { softCapBytes?: number; hardCapBytes?: number } = {}): BufferSnapshot {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 2000');
+    const read = db.transaction(() => {
+      const meta = db!.prepare<[], MetaRow>(`SELECT ${META_COLUMNS} FROM meta WHERE id = 1`).get();
+      if (meta === undefined) throw new BufferStorageError('corrupt', 'readBufferSnapshot', path, undefined);
+      const oldest = db!.prepare<[], { seq: number | null }>('SELECT MIN(seq) AS seq FROM entries').get()?.seq ?? null;
+      const sources = db!
+        .prepare<[], { source: string; position: string; updated_at: string }>('SELECT source, position, updated_at FROM source_positions ORDER BY source')
+        .all()
+        .map((r) => ({ source: r.source, position: JSON.parse(r.position) as JsonValue, updatedAt: r.updated_at }));
+      return { meta, oldest, sources };
+    });
+    const { meta, oldest, sources } = read();
+    return {
+      stats: statsFrom(meta, oldest, caps.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES, caps.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES),
+      sources,
+    };
+  } catch (err) {
+    const typed = toBufferError(err, 'readBufferSnapshot', path);
+    throw typed instanceof BufferStorageError ? typed : new BufferStorageError('cannot_open', 'readBufferSnapshot', path, undefined, typed);
+  } finally {
+    db?.close();
+  }
+}

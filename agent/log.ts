@@ -1,0 +1,57 @@
+// Structured JSON logs to stderr (pino). Any field named token / rotated_token /
+// authorization at up to three levels of nesting is replaced by "[redacted]" before
+// it is written; code must still never put a token in a message string.
+
+import pino from 'pino';
+
+export type Logger = pino.Logger;
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+const SECRET_KEYS = ['token', 'rotated_token', 'authorization', 'Authorization'];
+
+/** pino redact paths covering SECRET_KEYS at the top level and nested up to depth 3. */
+export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`]);
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Where lines go; default stderr (synchronous, so nothing is lost on exit). */
+  destination?: { write(line: string): unknown };
+  /** Fields on every line, e.g. { host_id } for many agents in one process. */
+  base?: Record<string, string | number>;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const destination = options.destination ?? pino.destination({ dest: 2, sync: true });
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: { name: 'cortex-agent', ...options.base },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+}
+
+/** A logger whose lines are kept in memory (parsed), for tests. */
+export function createCapturingLogger(level: LogLevel = 'trace'): { logger: Logger; lines: Record<string, unknown>[]; raw: string[] } {
+  const lines: Record<string, unknown>[] = [];
+  const raw: string[] = [];
+  const logger = createLogger({
+    level,
+    destination: {
+      write(line: string) {
+        raw.push(line);
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    },
+  });
+  return { logger, lines, raw };
+}
+
+/** Replaces every occurrence of `secret` in `text` (for third-party error messages that might echo one). */
+export function scrubSecret(text: string, secret: string | null | undefined): string {
+  if (!secret) return text;
+  return text.split(secret).join('[redacted]');
+}

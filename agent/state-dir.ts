@@ -1,0 +1,155 @@
+// The agent's state directory (DESIGN.md section 3):
+//   token       the credential alone (token-store.ts)
+//   host_id     the host's UUID (lowercase), written by `enroll`
+//   agent.json  server URL and options, written by `enroll`, read by `run`/`status`
+//   buffer.db   the durable buffer (buffer/buffer.ts)
+// host_id and agent.json are replaced atomically like the token.
+
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { isErrno, writeFileAtomic } from './atomic-file.js';
+import type { JsonValue } from './buffer/entry.js';
+
+export const HOST_ID_FILE = 'host_id';
+export const AGENT_JSON_FILE = 'agent.json';
+export const BUFFER_DB_FILE = 'buffer.db';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export class StateDirError extends Error {
+  override readonly name = 'StateDirError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export interface StatePaths {
+  dir: string;
+  token: string;
+  hostId: string;
+  agentJson: string;
+  bufferDb: string;
+}
+
+export function statePaths(dir: string): StatePaths {
+  return {
+    dir,
+    token: join(dir, 'token'),
+    hostId: join(dir, HOST_ID_FILE),
+    agentJson: join(dir, AGENT_JSON_FILE),
+    bufferDb: join(dir, BUFFER_DB_FILE),
+  };
+}
+
+/** Creates the state dir (mode 0700) if missing. */
+export async function ensureStateDir(dir: string): Promise<void> {
+  try {
+    await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw fsError(err, `cannot create state dir ${dir}`);
+  }
+}
+
+/** Normalizes a host_id (trimmed, lowercased); null when it is not a UUID. */
+export function normalizeHostId(value: string): string | null {
+  const v = value.trim().toLowerCase();
+  return UUID_RE.test(v) ? v : null;
+}
+
+export async function readHostId(dir: string): Promise<string | null> {
+  const path = join(dir, HOST_ID_FILE);
+  const text = await readOptional(path);
+  if (text === null) return null;
+  const id = normalizeHostId(text);
+  if (id === null) throw new StateDirError(`${path} does not hold a UUID; re-enroll the agent`, 'EMALFORMED');
+  return id;
+}
+
+export async function writeHostId(dir: string, hostId: string): Promise<void> {
+  const id = normalizeHostId(hostId);
+  if (id === null) throw new StateDirError(`host_id must be a UUID`, 'EINVAL');
+  const path = join(dir, HOST_ID_FILE);
+  try {
+    await writeFileAtomic(path, `${id}\n`, { mode: 0o644 });
+  } catch (err) {
+    throw fsError(err, `cannot write ${path}`);
+  }
+}
+
+/** Contents of agent.json. Unknown keys are kept (a newer agent may have written them). */
+export interface AgentSettings {
+  /** The full WebSocket URL, used as given (e.g. wss://logs.example/ws/agent). */
+  server_url: string;
+  /** ws:// is allowed only with this set (seed 2, agent.allow_insecure). */
+  allow_insecure?: boolean;
+  /** Extra CA bundle (PEM) for wss://, added to the system CAs. */
+  ca_file?: string | null;
+  buffer_soft_cap_bytes?: number;
+  buffer_hard_cap_bytes?: number;
+  [key: string]: JsonValue | undefined;
+}
+
+/** Checks agent.json's shape; returns a message naming the failing field, or null. */
+export function checkAgentSettings(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be a JSON object';
+  const v = value as Record<string, unknown>;
+  if (typeof v.server_url !== 'string') return 'server_url must be a string';
+  let url: URL;
+  try {
+    url = new URL(v.server_url);
+  } catch {
+    return 'server_url is not a URL';
+  }
+  if (url.protocol !== 'ws:' && url.protocol !== 'wss:') return 'server_url must be a ws:// or wss:// URL';
+  if (v.allow_insecure !== undefined && typeof v.allow_insecure !== 'boolean') return 'allow_insecure must be a boolean';
+  if (v.ca_file !== undefined && v.ca_file !== null && typeof v.ca_file !== 'string') return 'ca_file must be a string or null';
+  for (const key of ['buffer_soft_cap_bytes', 'buffer_hard_cap_bytes'] as const) {
+    const n = v[key];
+    if (n !== undefined && !(typeof n === 'number' && Number.isSafeInteger(n) && n > 0)) return `${key} must be a positive integer`;
+  }
+  return null;
+}
+
+export async function readAgentSettings(dir: string): Promise<AgentSettings | null> {
+  const path = join(dir, AGENT_JSON_FILE);
+  const text = await readOptional(path);
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new StateDirError(`${path} is not valid JSON`, 'EMALFORMED');
+  }
+  const problem = checkAgentSettings(value);
+  if (problem !== null) throw new StateDirError(`${path}: ${problem}`, 'EMALFORMED');
+  return value as AgentSettings;
+}
+
+export async function writeAgentSettings(dir: string, settings: AgentSettings): Promise<void> {
+  const problem = checkAgentSettings(settings);
+  if (problem !== null) throw new StateDirError(`agent settings: ${problem}`, 'EINVAL');
+  const path = join(dir, AGENT_JSON_FILE);
+  try {
+    await writeFileAtomic(path, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
+  } catch (err) {
+    throw fsError(err, `cannot write ${path}`);
+  }
+}
+
+async function readOptional(path: string): Promise<string | null> {
+  try {
+    return await fsp.readFile(path, 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return null;
+    throw fsError(err, `cannot read ${path}`);
+  }
+}
+
+function fsError(err: unknown, what: string): StateDirError {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  const c = typeof code === 'string' ? code : undefined;
+  return new StateDirError(`${what}${c ? `: ${c}` : ''}`, c);
+}

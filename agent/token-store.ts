@@ -1,0 +1,84 @@
+// DIR/token: the agent's long-lived credential, the token alone (a trailing newline is
+// tolerated on read), mode 0600, replaced atomically (see atomic-file.ts) so a crash
+// mid-write leaves the old or the new token, never a partial one.
+//
+// The token never appears in an error message or log line: errors name the file and
+// the problem only.
+
+import { promises as fsp } from 'node:fs';
+import { join } from 'node:path';
+import { isErrno, unlinkDurable, writeFileAtomic } from './atomic-file.js';
+
+export const TOKEN_FILE = 'token';
+/** Token length bounds from agent.hello's schema (seed 4.1). */
+export const TOKEN_MIN_LENGTH = 32;
+export const TOKEN_MAX_LENGTH = 256;
+
+export class TokenStoreError extends Error {
+  override readonly name = 'TokenStoreError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+export function tokenPath(stateDir: string): string {
+  return join(stateDir, TOKEN_FILE);
+}
+
+/** Checks a token's shape; the message never contains the token. */
+export function checkToken(token: string): string | null {
+  if (token.length < TOKEN_MIN_LENGTH || token.length > TOKEN_MAX_LENGTH) {
+    return `token must be ${TOKEN_MIN_LENGTH}-${TOKEN_MAX_LENGTH} characters (got ${token.length})`;
+  }
+  if (!/^[\x21-\x7e]+$/.test(token)) return 'token must be printable ASCII without spaces';
+  return null;
+}
+
+/** The stored token, or null when there is no token file. */
+export async function readToken(stateDir: string): Promise<string | null> {
+  const path = tokenPath(stateDir);
+  let text: string;
+  try {
+    text = await fsp.readFile(path, 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return null;
+    throw wrap(err, `cannot read token file ${path}`);
+  }
+  const token = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text;
+  const problem = checkToken(token);
+  if (problem !== null) throw new TokenStoreError(`token file ${path} is malformed: ${problem}; re-enroll the agent`, 'EMALFORMED');
+  return token;
+}
+
+/** Atomically replaces DIR/token with `token` (mode 0600). */
+export async function writeToken(stateDir: string, token: string): Promise<void> {
+  const problem = checkToken(token);
+  if (problem !== null) throw new TokenStoreError(`refusing to store token: ${problem}`, 'EINVAL');
+  const path = tokenPath(stateDir);
+  try {
+    await writeFileAtomic(path, token, { mode: 0o600 });
+  } catch (err) {
+    throw wrap(err, `cannot write token file ${path}`);
+  }
+}
+
+/** Deletes DIR/token (revocation). Returns whether a token file existed. */
+export async function deleteToken(stateDir: string): Promise<boolean> {
+  const path = tokenPath(stateDir);
+  try {
+    return await unlinkDurable(path);
+  } catch (err) {
+    throw wrap(err, `cannot delete token file ${path}`);
+  }
+}
+
+// Node's fs errors carry the path and errno, never file contents, so only the code is kept.
+function wrap(err: unknown, what: string): TokenStoreError {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  const c = typeof code === 'string' ? code : undefined;
+  return new TokenStoreError(`${what}${c ? `: ${c}` : ''}`, c);
+}

@@ -1,0 +1,344 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DurableBuffer, readBufferSnapshot, type BufferOptions } from '../../agent/buffer/buffer.js';
+import { BufferStorageError, classifyStorageCode } from '../../agent/buffer/errors.js';
+import type { NewLogEntry } from '../../agent/buffer/entry.js';
+import { logsPushParamsJson, logsPushRequestFrame } from '../../agent/buffer/frame.js';
+
+let dir: string;
+let path: string;
+const open: DurableBuffer[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cortex-buffer-'));
+  path = join(dir, 'buffer.db');
+});
+afterEach(() => {
+  for (const b of open.splice(0)) b.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function openBuffer(options: BufferOptions = {}): DurableBuffer {
+  const b = DurableBuffer.open(path, options);
+  open.push(b);
+  return b;
+}
+
+function reopen(b: DurableBuffer, options: BufferOptions = {}): DurableBuffer {
+  b.close();
+  return openBuffer(options);
+}
+
+function entries(n: number, tag = 'm', size = 0): NewLogEntry[] {
+  return Array.from({ length: n }, (_, i) => ({
+    ts: '2026-05-16T19:42:50.123Z',
+    severity: 'info',
+    app_name: 'sshd',
+    message: `${tag}${i}${'x'.repeat(size)}`,
+    source: 'journald',
+  }));
+}
+
+/** Ground truth straight from the file, bypassing the module. */
+function rawState(): { seqs: number[]; meta: Record<string, number | null>; positions: Record<string, string> } {
+  const db = new Database(path, { readonly: true });
+  try {
+    const seqs = db.prepare<[], { seq: number }>('SELECT seq FROM entries ORDER BY seq').all().map((r) => r.seq);
+    const meta = db.prepare<[], Record<string, number | null>>('SELECT * FROM meta').get()!;
+    const positions = Object.fromEntries(
+      db.prepare<[], { source: string; position: string }>('SELECT source, position FROM source_positions').all().map((r) => [r.source, r.position]),
+    );
+    const sum = db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes),0) AS b FROM entries').get()!;
+    expect(meta.queue_depth).toBe(sum.n);
+    expect(meta.buffer_bytes).toBe(sum.b);
+    return { seqs, meta, positions };
+  } finally {
+    db.close();
+  }
+}
+
+const range = (a: number, b: number): number[] => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+
+describe('seq assignment', () => {
+  it('assigns seqs from 1, gap-free, and persists next_seq across reopen', () => {
+    let b = openBuffer();
+    expect(b.stats()).toMatchObject({ nextSeq: 1, ackedSeq: 0, queueDepth: 0, bufferBytes: 0, oldestSeq: null });
+    expect(b.append(entries(3))).toEqual({ firstSeq: 1, lastSeq: 3, count: 3, evicted: null });
+    expect(b.append(entries(2))).toMatchObject({ firstSeq: 4, lastSeq: 5, count: 2 });
+    b = reopen(b);
+    expect(b.nextSeq).toBe(6);
+    expect(b.append(entries(1))).toMatchObject({ firstSeq: 6, lastSeq: 6 });
+    expect(rawState().seqs).toEqual(range(1, 6));
+    expect(b.stats()).toMatchObject({ nextSeq: 7, queueDepth: 6, oldestSeq: 1, pushLagSeq: 6 });
+  });
+
+  it('stores each entry as final JSON with its seq first, spliceable into a logs.push frame', () => {
+    const b = openBuffer();
+    const input = entries(3);
+    input[1] = { ...input[1]!, metadata: { unit: 'ssh.service', n: 'é€😀' }, facility: null };
+    b.append(input);
+    const batch = b.readBatch(1, 10)!;
+    expect(batch.seqStart).toBe(1);
+    expect(batch.seqEnd).toBe(3);
+    expect(batch.entries[0]!.startsWith('{"seq":1,')).toBe(true);
+    expect(batch.entries.map((e) => JSON.parse(e) as unknown)).toEqual(input.map((e, i) => ({ seq: i + 1, ...e })));
+    expect(batch.bytes).toBe(batch.entries.reduce((s, e) => s + Buffer.byteLength(e), 0));
+    expect(JSON.parse(logsPushParamsJson(batch))).toEqual({ seq_start: 1, entries: input.map((e, i) => ({ seq: i + 1, ...e })) });
+    expect(JSON.parse(logsPushRequestFrame(7, batch))).toMatchObject({ jsonrpc: '2.0', id: 7, method: 'logs.push', params: { seq_start: 1 } });
+  });
+
+  it('readBatch honours maxEntries and maxBytes and keeps frames under 128 KiB by default', () => {
+    const b = openBuffer();
+    b.append(entries(1000, 'm', 200));
+    expect(b.readBatch(1, 10)!.entries).toHaveLength(10);
+    expect(b.readBatch(995, 10)).toMatchObject({ seqStart: 995, seqEnd: 1000 });
+    expect(b.readBatch(1001, 10)).toBeNull();
+    const one = Buffer.byteLength(b.readBatch(1, 1)!.entries[0]!);
+    expect(b.readBatch(1, 100, one * 3 + 2)!.entries).toHaveLength(3);
+    expect(b.readBatch(1, 100, one * 3 + 1)!.entries).toHaveLength(2);
+    expect(b.readBatch(1, 100, 1)!.entries).toHaveLength(1); // always at least one
+    const full = b.readBatch(1, 1000)!;
+    expect(full.entries.length).toBeLessThan(1000);
+    expect(Buffer.byteLength(logsPushRequestFrame(123456, full))).toBeLessThan(128 * 1024);
+  });
+});
+
+describe('ack', () => {
+  it('deletes acked rows, never moves backwards, and persists', () => {
+    let b = openBuffer();
+    b.append(entries(10));
+    expect(b.ack(4)).toMatchObject({ ackedSeq: 4, deleted: 4, jumped: false, nextSeq: 11 });
+    expect(b.ack(2)).toMatchObject({ ackedSeq: 4, deleted: 0 });
+    expect(b.ack(4)).toMatchObject({ ackedSeq: 4, deleted: 0 });
+    expect(rawState().seqs).toEqual(range(5, 10));
+    expect(b.stats()).toMatchObject({ ackedSeq: 4, queueDepth: 6, oldestSeq: 5, pushLagSeq: 6 });
+    b = reopen(b);
+    expect(b.ackedSeq).toBe(4);
+    expect(b.ack(3).ackedSeq).toBe(4);
+    expect(b.readBatch(b.ackedSeq + 1, 100)!.seqStart).toBe(5);
+    b.ack(10);
+    expect(b.stats()).toMatchObject({ ackedSeq: 10, queueDepth: 0, bufferBytes: 0, oldestSeq: null, nextSeq: 11 });
+    expect(rawState().meta).toMatchObject({ acked_seq: 10, next_seq: 11 });
+  });
+
+  it('an ack beyond next_seq jumps next_seq so seqs are never reused', () => {
+    const b = openBuffer();
+    b.append(entries(3));
+    expect(b.ack(7)).toMatchObject({ ackedSeq: 7, deleted: 3, jumped: true, previousNextSeq: 4, nextSeq: 8 });
+    expect(b.append(entries(1)).firstSeq).toBe(8);
+  });
+
+  it('rejects a malformed seq without touching state', () => {
+    const b = openBuffer();
+    b.append(entries(2));
+    expect(() => b.ack(-1)).toThrow(RangeError);
+    expect(() => b.ack(1.5)).toThrow(RangeError);
+    expect(b.stats()).toMatchObject({ ackedSeq: 0, queueDepth: 2 });
+  });
+});
+
+describe('applyAccepted (replay after hello)', () => {
+  it('fast-forwards acked_seq to max(local, accepted) and deletes rows <= it', () => {
+    const b = openBuffer();
+    b.append(entries(10));
+    b.ack(2);
+    expect(b.applyAccepted(6)).toMatchObject({ ackedSeq: 6, deleted: 4, jumped: false, nextSeq: 11 });
+    expect(rawState().seqs).toEqual(range(7, 10));
+    // a server behind the agent (restored database) never moves acked_seq back
+    expect(b.applyAccepted(3)).toMatchObject({ ackedSeq: 6, deleted: 0, jumped: false });
+    expect(b.readBatch(b.ackedSeq + 1, 1000)).toMatchObject({ seqStart: 7, seqEnd: 10 });
+  });
+
+  it('jumps next_seq past accepted_seq when the buffer was lost', () => {
+    let b = openBuffer();
+    expect(b.applyAccepted(42117)).toMatchObject({ ackedSeq: 42117, jumped: true, previousNextSeq: 1, nextSeq: 42118 });
+    expect(b.append(entries(2))).toMatchObject({ firstSeq: 42118, lastSeq: 42119 });
+    b = reopen(b);
+    expect(b.stats()).toMatchObject({ nextSeq: 42120, ackedSeq: 42117, queueDepth: 2, oldestSeq: 42118 });
+  });
+
+  it('jumps when restored from an old copy with unacked rows the server already has', () => {
+    const b = openBuffer();
+    b.append(entries(10));
+    b.ack(3);
+    expect(b.applyAccepted(50)).toMatchObject({ ackedSeq: 50, deleted: 7, jumped: true, previousNextSeq: 11, nextSeq: 51 });
+    expect(b.stats()).toMatchObject({ queueDepth: 0, bufferBytes: 0 });
+    expect(b.append(entries(1)).firstSeq).toBe(51);
+  });
+
+  it('accepted_seq 0 on a fresh buffer changes nothing', () => {
+    const b = openBuffer();
+    expect(b.applyAccepted(0)).toMatchObject({ ackedSeq: 0, deleted: 0, jumped: false, nextSeq: 1 });
+  });
+});
+
+describe('caps', () => {
+  it('reports pressure at the soft cap and evicts the oldest entries at the hard cap', () => {
+    const size = Buffer.byteLength(`{"seq":10,${JSON.stringify(entries(1, 'm', 100)[0]).slice(1)}`);
+    let b = openBuffer({ softCapBytes: size * 5, hardCapBytes: size * 10 });
+    b.append(entries(4, 'm', 100)); // seqs 1-4 (sizes vary by a digit or so)
+    expect(b.pressure).toBe(false);
+    b.append(entries(2, 'm', 100)); // 5-6
+    expect(b.stats().pressure).toBe(true);
+    b.ack(1);
+    const r = b.append(entries(8, 'm', 100)); // 7-14: crosses the hard cap
+    expect(r).toMatchObject({ firstSeq: 7, lastSeq: 14, count: 8 });
+    expect(r.evicted).not.toBeNull();
+    const ev = r.evicted!;
+    expect(ev.fromSeq).toBe(2);
+    expect(ev.toSeq).toBe(ev.fromSeq + ev.entries - 1);
+    const s = b.stats();
+    expect(s.bufferBytes).toBeLessThanOrEqual(size * 10);
+    expect(s.bufferBytes + ev.bytes).toBeGreaterThan(size * 10);
+    expect(s).toMatchObject({ evictedEntries: ev.entries, evictedOldestSeq: 2, evictedNewestSeq: ev.toSeq, oldestSeq: ev.toSeq + 1, ackedSeq: 1 });
+    expect(rawState().seqs).toEqual(range(ev.toSeq + 1, 14));
+    // the sender skips the gap: the next batch after acked_seq starts after the evicted range
+    expect(b.readBatch(b.ackedSeq + 1, 1000)).toMatchObject({ seqStart: ev.toSeq + 1, seqEnd: 14 });
+    // counters accumulate and persist
+    const r2 = b.append(entries(3, 'm', 100));
+    expect(r2.evicted).not.toBeNull();
+    b = reopen(b, { softCapBytes: size * 5, hardCapBytes: size * 10 });
+    expect(b.stats().evictedEntries).toBe(ev.entries + r2.evicted!.entries);
+    expect(b.stats().evictedOldestSeq).toBe(r2.evicted!.fromSeq);
+    expect(rawState().meta.evicted_entries).toBe(ev.entries + r2.evicted!.entries);
+  });
+
+  it('a batch larger than the hard cap keeps only its newest entries', () => {
+    const b = openBuffer({ softCapBytes: 500, hardCapBytes: 1000 });
+    const r = b.append(entries(50, 'm', 50));
+    expect(r.evicted!.fromSeq).toBe(1);
+    expect(b.stats().bufferBytes).toBeLessThanOrEqual(1000);
+    expect(rawState().seqs).toEqual(range(r.evicted!.toSeq + 1, 50));
+    expect(b.nextSeq).toBe(51);
+  });
+
+  it('rejects inconsistent caps', () => {
+    expect(() => DurableBuffer.open(path, { softCapBytes: 10, hardCapBytes: 5 })).toThrow(RangeError);
+  });
+});
+
+describe('source positions', () => {
+  it('commits the position in the same transaction as the entries', () => {
+    let b = openBuffer();
+    b.append(entries(3), { source: 'file:/var/log/syslog', position: { offset: 300, ino: 12, dev: 2049 } });
+    expect(b.getSourcePosition('file:/var/log/syslog')).toEqual({ offset: 300, ino: 12, dev: 2049 });
+    b.append([], { source: 'journald', position: 's=abc;i=1' });
+    b = reopen(b);
+    expect(b.sourcePositions().map((p) => [p.source, p.position])).toEqual([
+      ['file:/var/log/syslog', { offset: 300, ino: 12, dev: 2049 }],
+      ['journald', 's=abc;i=1'],
+    ]);
+    expect(b.nextSeq).toBe(4);
+    b.deleteSourcePosition('journald');
+    expect(b.getSourcePosition('journald')).toBeNull();
+  });
+
+  it('a failure mid-transaction leaves neither the entries nor the position', () => {
+    let fail = false;
+    let b = openBuffer({
+      hooks: {
+        beforeCommit: () => {
+          if (fail) throw new Error('injected crash before commit');
+        },
+      },
+    });
+    const source = 'file:/var/log/app.log';
+    b.append(entries(5), { source, position: { offset: 500 } });
+    const before = rawState();
+    fail = true;
+    expect(() => b.append(entries(7), { source, position: { offset: 1200 } })).toThrow('injected crash before commit');
+    expect(rawState()).toEqual(before);
+    expect(b.getSourcePosition(source)).toEqual({ offset: 500 });
+    expect(b.stats()).toMatchObject({ nextSeq: 6, queueDepth: 5 });
+    expect(() => b.ack(3)).toThrow('injected');
+    expect(b.ackedSeq).toBe(0);
+    fail = false;
+    expect(b.append(entries(7), { source, position: { offset: 1200 } })).toMatchObject({ firstSeq: 6, lastSeq: 12 });
+    b = reopen(b);
+    expect(b.getSourcePosition(source)).toEqual({ offset: 1200 });
+    expect(rawState().seqs).toEqual(range(1, 12));
+  });
+});
+
+describe('storage errors', () => {
+  it('a full disk gives a typed error, changes nothing, and the buffer recovers when space returns', () => {
+    const b = openBuffer({ maxPageCount: 40 });
+    const source = 'file:/var/log/big.log';
+    let failure: unknown;
+    let appended = 0;
+    let before = rawState();
+    for (let i = 0; i < 1000 && failure === undefined; i++) {
+      before = rawState();
+      try {
+        b.append(entries(20, `b${i}-`, 300), { source, position: { offset: i } });
+        appended += 20;
+      } catch (err) {
+        failure = err;
+      }
+    }
+    expect(failure).toBeInstanceOf(BufferStorageError);
+    const e = failure as BufferStorageError;
+    expect(e).toMatchObject({ kind: 'disk_full', code: 'SQLITE_FULL', operation: 'append', retryable: true });
+    expect(e.message).toContain(path);
+    expect(e.message).toMatch(/full/);
+    expect(rawState()).toEqual(before);
+    expect(b.stats()).toMatchObject({ nextSeq: appended + 1, queueDepth: appended });
+    // the sender keeps working while full: acks free pages
+    expect(b.readBatch(1, 5)!.seqStart).toBe(1);
+    // space returns
+    b.setMaxPageCount(100_000);
+    expect(b.append(entries(20), { source, position: { offset: 9999 } })).toMatchObject({ firstSeq: appended + 1 });
+    expect(rawState().seqs).toEqual(range(1, appended + 20));
+    expect(b.getSourcePosition(source)).toEqual({ offset: 9999 });
+  });
+
+  it('classifies storage error codes', () => {
+    expect(classifyStorageCode('SQLITE_FULL')).toBe('disk_full');
+    expect(classifyStorageCode('ENOSPC')).toBe('disk_full');
+    expect(classifyStorageCode('SQLITE_IOERR_WRITE')).toBe('io');
+    expect(classifyStorageCode('SQLITE_IOERR_FSYNC')).toBe('io');
+    expect(classifyStorageCode('SQLITE_READONLY')).toBe('read_only');
+    expect(classifyStorageCode('SQLITE_READONLY_DBMOVED')).toBe('read_only');
+    expect(classifyStorageCode('EROFS')).toBe('read_only');
+    expect(classifyStorageCode('SQLITE_BUSY')).toBe('busy');
+    expect(classifyStorageCode('SQLITE_NOTADB')).toBe('corrupt');
+    expect(classifyStorageCode('SQLITE_CANTOPEN')).toBe('cannot_open');
+    expect(classifyStorageCode('ERR_SOMETHING')).toBeUndefined();
+  });
+
+  it('opening a file that is not a buffer gives a typed error', async () => {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(path, 'this is not a database, just some text that is long enough to have a header '.repeat(20));
+    expect(() => DurableBuffer.open(path)).toThrow(BufferStorageError);
+    try {
+      DurableBuffer.open(path);
+    } catch (err) {
+      expect(err).toMatchObject({ kind: 'corrupt', operation: 'open' });
+    }
+  });
+
+  it('opening in a missing folder gives a typed error', () => {
+    try {
+      DurableBuffer.open(join(dir, 'missing', 'buffer.db'));
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(BufferStorageError);
+      expect(err).toMatchObject({ kind: 'cannot_open', operation: 'open' });
+    }
+  });
+});
+
+describe('readBufferSnapshot', () => {
+  it('reads the live state from another connection while the buffer is open', () => {
+    const b = openBuffer();
+    b.append(entries(5), { source: 'journald', position: 'cursor-1' });
+    b.ack(2);
+    const snap = readBufferSnapshot(path);
+    expect(snap.stats).toMatchObject({ nextSeq: 6, ackedSeq: 2, queueDepth: 3, oldestSeq: 3, pressure: false });
+    expect(snap.sources).toEqual([{ source: 'journald', position: 'cursor-1', updatedAt: expect.any(String) as unknown }]);
+    expect(() => readBufferSnapshot(join(dir, 'nope.db'))).toThrow(BufferStorageError);
+  });
+});
