@@ -47,7 +47,8 @@ async function main(argv: string[]): Promise<number> {
   const started = Date.now();
   let files: Map<string, string>;
   try {
-    files = await generate({ contractDir, runtimeDir: join(repo, 'codegen', 'runtime') });
+    const generatorVersion = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
+    files = await generate({ contractDir, runtimeDir: join(repo, 'codegen', 'runtime'), generatorVersion });
   } catch (err) {
     if (err instanceof ContractError) {
       process.stderr.write(`codegen: ${err.message}\nFix contract/ and run again.\n`);

@@ -24,6 +24,8 @@ export const PACKAGE_NAME = '@cortex/agent-protocol';
 export interface GenerateOptions {
   contractDir: string;
   runtimeDir: string;
+  /** Version of the generator, recorded in manifest.json (the toolkit's package version). */
+  generatorVersion: string;
 }
 
 const require = createRequire(import.meta.url);
@@ -87,7 +89,7 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
     'manifest.json',
     jsonWithHeader({
       package: PACKAGE_NAME,
-      generator: { name: 'cortex-codegen', version: (JSON.parse(readFileSync(join(opts.contractDir, '..', 'package.json'), 'utf8')) as { version: string }).version },
+      generator: { name: 'cortex-codegen', version: opts.generatorVersion },
       tools: Object.fromEntries(['json-schema-to-typescript', 'ajv', 'ajv-formats', 'esbuild', 'typescript', 'ts-morph'].map((t) => [t, toolVersion(t)])),
       contract_sha256: contractHash.digest('hex'),
       runtime_sha256: runtimeHash.digest('hex'),

@@ -1,0 +1,216 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import * as G from '@cortex/agent-protocol';
+import type { LogsPushParams, AgentHelloParams, Validator } from '@cortex/agent-protocol';
+import { generate } from '../../codegen/generate.js';
+import { lintSchema } from '../../codegen/lint.js';
+
+const repo = resolve(import.meta.dirname, '..', '..');
+const generatedDir = join(repo, 'generated');
+const temps: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'cortex-codegen-'));
+  temps.push(d);
+  return d;
+};
+afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+type Vector = { id: string; method: string; target: 'params' | 'result' | 'message'; path: string; message: Record<string, unknown>; expected: { valid: boolean; outcome: string; code?: number } };
+const vectors: Vector[] = readdirSync(join(generatedDir, 'vectors')).flatMap((f) => (JSON.parse(readFileSync(join(generatedDir, 'vectors', f), 'utf8')) as { vectors: Vector[] }).vectors);
+const methods = G.METHOD_CATALOG;
+
+function validatorFor(v: Vector, part: 'params' | 'result'): Validator {
+  const m = methods.find((x) => x.name === v.method)!;
+  return (part === 'params' ? m.validateParams : m.validateResult)!;
+}
+
+describe('generated validators against the conformance vectors', () => {
+  it('has vectors for every method with examples, valid and invalid', () => {
+    expect(vectors.filter((v) => v.expected.valid).length).toBe(14);
+    expect(vectors.filter((v) => !v.expected.valid).length).toBeGreaterThan(100);
+    for (const mut of ['missing_required', 'extra_property', 'wrong_type', 'below_minimum', 'above_maximum', 'bad_enum', 'bad_pattern', 'bad_format', 'too_many_items', 'too_long']) {
+      expect(vectors.some((v) => v.id.endsWith(`/${mut}`)), mut).toBe(true);
+    }
+  });
+
+  it('accepts every seed example (envelope, params or result, and error data)', () => {
+    for (const v of vectors.filter((x) => x.expected.valid)) {
+      expect(G.validateJsonRpcMessage(v.message), v.id).toBe(true);
+      const m = methods.find((x) => x.name === v.method)!;
+      if ('params' in v.message) expect(m.validateParams!(v.message['params']), v.id).toBe(true);
+      if ('result' in v.message) expect(m.validateResult!(v.message['result']), v.id).toBe(true);
+      if ('error' in v.message) {
+        const err = v.message['error'] as { code: number; data?: unknown };
+        const info = G.errorInfo(err.code)!;
+        expect(info, v.id).toBeDefined();
+        const validate = (G as unknown as Record<string, Validator>)[`validate${info.dataType}`]!;
+        expect(validate(err.data), v.id).toBe(true);
+      }
+    }
+  });
+
+  it('rejects every derived invalid vector at the path the vector names', () => {
+    const invalid = vectors.filter((x) => !x.expected.valid);
+    for (const v of invalid) {
+      const part = v.target === 'result' ? 'result' : 'params';
+      const validate = validatorFor(v, part);
+      expect(validate(v.message[part]), v.id).toBe(false);
+      const paths = (validate.errors ?? []).map((e) => e.instancePath);
+      const issues = G.toIssues(validate.errors);
+      // The reported issue is at the varied value, or (missing/extra property) at its parent naming it.
+      expect(issues.some((i) => i.path === v.path || v.path.startsWith(i.path + '/') || i.path.startsWith(v.path)), `${v.id}: ${JSON.stringify(paths)}`).toBe(true);
+    }
+  });
+
+  it('gives the expected outcome per kind: -32602 for requests, -32003 for protocol_version, dropped for notifications', () => {
+    const byId = new Map(vectors.map((v) => [v.id, v]));
+    expect(byId.get('logs.push/params/entries/0/seq/below_minimum')?.expected).toEqual({ valid: false, outcome: 'error', code: -32602 });
+    expect(byId.get('agent.hello/params/protocol_version/above_maximum')?.expected).toEqual({ valid: false, outcome: 'error', code: -32003 });
+    expect(byId.get('agent.heartbeat/params/queue_depth/wrong_type')?.expected).toEqual({ valid: false, outcome: 'dropped' });
+    expect(byId.get('logs.push/result/up_to_seq/below_minimum')?.expected).toEqual({ valid: false, outcome: 'invalid_result' });
+  });
+
+  it('types match validators: a value typed from the seed passes its validator', () => {
+    const params: LogsPushParams = {
+      seq_start: 42118,
+      entries: [
+        { seq: 42118, ts: '2026-05-16T19:42:50.123Z', severity: 'info', app_name: 'sshd', process_id: '1431', message: 'Accepted publickey for jmagar from 10.0.0.4', source: 'journald' },
+        { seq: 42119, ts: '2026-05-16T19:42:50.501Z', severity: 'warning', message: 'deprecated option foo', source: 'docker:cortex' },
+      ],
+    };
+    expect(G.validateLogsPushParams(params)).toBe(true);
+    const hello: AgentHelloParams = {
+      protocol_version: 1,
+      agent_version: '0.1.0',
+      hostname: 'devhost.lan',
+      host_id: '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01',
+      platform: { os: 'linux', arch: 'x86_64', kernel: '6.6.21', distro: 'Ubuntu 24.04' },
+      capabilities: { supported_probes: ['exec.systemctl_status', 'fs.disk_usage'], sources: ['journald', 'docker'], max_batch_entries: 1000, compression: ['zstd'] },
+      token: 'c2VjcmV0LXRva2VuLW9wYXF1ZS1iYXNlNjR1cmwtMzJieXRlcw',
+      resume_from_seq: 42117,
+    };
+    expect(G.validateAgentHelloParams(hello)).toBe(true);
+    const example = JSON.parse(readFileSync(join(repo, 'contract/examples/logs.push.request.json'), 'utf8')) as { params: unknown };
+    expect(example.params).toEqual(params);
+  });
+
+  it('checks formats in standalone mode (date-time, uuid)', () => {
+    const base = { ts: '2026-05-16T19:42:41.002Z', queue_depth: 0, buffer_bytes: 0 };
+    expect(G.validateAgentHeartbeatParams(base)).toBe(true);
+    expect(G.validateAgentHeartbeatParams({ ...base, ts: '2026-02-30T10:00:00Z' })).toBe(false);
+    expect(G.validateAgentHeartbeatParams({ ...base, ts: 'yesterday' })).toBe(false);
+    expect(G.validateAgentHelloResult({ server_version: '1', server_time: '2026-05-16T19:42:11.501Z', accepted_seq: 0, session_id: 'nope', config: { heartbeat_interval_secs: 30, max_batch_entries: 1, flush_interval_ms: 200, probe_concurrency: 1, log_sources: [] } })).toBe(false);
+  });
+
+  it('exposes the contract tables: errors with close codes, close codes, limits, state machine', () => {
+    expect(G.ErrorCode.TokenRevoked).toBe(-32002);
+    expect(G.errorInfo(-32005)?.closeCode).toBe(4001);
+    expect(G.errorInfo(-32002)?.closeCode).toBe(4002);
+    expect(G.CloseCode.MessageTooBig).toBe(1009);
+    expect(G.CLOSE_CODE_TABLE.map((c) => c.code)).toEqual([1000, 1001, 1002, 1003, 1007, 1009, 1011, 1012, 4000, 4001, 4002]);
+    expect(G.LIMITS.max_frame_bytes).toBe(1_048_576);
+    expect(G.SUBPROTOCOL).toBe('cortex.v1');
+    expect(G.nextAgentState('Authenticating', 'token_revoked')).toBe('Revoked');
+    expect(G.nextAgentState('Active', 'hello_accepted')).toBeUndefined();
+    expect(G.isTerminalState('FatalAuth')).toBe(true);
+    const typed = G.errorFromWire({ code: -32011, message: 'ProbeExecutionFailed', data: { stderr: 'x', exit_code: 3 } });
+    expect(typed).toBeInstanceOf(G.ProbeExecutionFailedError);
+  });
+});
+
+describe('codegen', () => {
+  it('is deterministic: two generations give identical bytes', async () => {
+    const generatorVersion = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
+    const opts = { contractDir: join(repo, 'contract'), runtimeDir: join(repo, 'codegen', 'runtime'), generatorVersion };
+    const [a, b] = [await generate(opts), await generate(opts)];
+    expect([...a.keys()]).toEqual([...b.keys()]);
+    for (const [k, v] of a) expect(b.get(k), k).toBe(v);
+  });
+
+  it('starts every generated file with the do-not-edit header and keeps versions out of it', () => {
+    const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? (e.name === 'node_modules' ? [] : walk(join(d, e.name))) : [join(d, e.name)]));
+    for (const f of walk(generatedDir)) {
+      const text = readFileSync(f, 'utf8');
+      if (f.includes(`${join('generated', 'schemas')}`)) continue; // verbatim contract schemas, for other languages
+      expect(text.slice(0, 200), f).toMatch(/Generated from contract\/ by codegen — do not edit/);
+      expect(text.slice(0, 300), f).not.toMatch(/\d{4}-\d{2}-\d{2}T|version \d/);
+    }
+    const manifest = JSON.parse(readFileSync(join(generatedDir, 'manifest.json'), 'utf8')) as { contract_sha256: string; tools: Record<string, string> };
+    expect(manifest.contract_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(manifest.tools['json-schema-to-typescript']).toBe('16.0.0');
+  });
+
+  it('emits no numbered duplicate types and one type per schema', () => {
+    const types = readFileSync(join(generatedDir, 'src', 'types.ts'), 'utf8');
+    expect(types).not.toMatch(/export (interface|type) [A-Za-z]+\d\b/);
+    for (const name of ['AgentHelloParams', 'AgentHelloResult', 'LogBatchEntry', 'AgentConfig', 'Severity', 'ProbeOutput', 'ServerConfig', 'RetryAfterData']) {
+      expect(types.match(new RegExp(`export (interface|type) ${name}\\b`, 'g'))?.length, name).toBe(1);
+    }
+  });
+
+  it('the drift check fails when a contract file changes by one character, listing the files', () => {
+    const dir = tmp();
+    cpSync(join(repo, 'contract'), dir, { recursive: true });
+    const file = join(dir, 'schemas', 'logs.push.params.json');
+    writeFileSync(file, readFileSync(file, 'utf8').replace('"maxItems": 1000', '"maxItems": 1001'));
+    const run = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check', '--contract', dir], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('differs: generated/dist/validators.js');
+    expect(run.stderr).toContain('differs: generated/manifest.json');
+  });
+
+  it('the drift check passes on the committed tree and reports stale and missing files', () => {
+    const ok = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check'], { encoding: 'utf8' });
+    expect(ok.status, ok.stderr).toBe(0);
+    const out = tmp();
+    cpSync(generatedDir, out, { recursive: true });
+    writeFileSync(join(out, 'stale.txt'), 'x');
+    rmSync(join(out, 'PROTOCOL.md'));
+    const run = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check', '--out', out], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('missing: generated/PROTOCOL.md');
+    expect(run.stderr).toContain('stale:   generated/stale.txt');
+  });
+
+  it('refuses a contract with a keyword the generators would mishandle (exit 2, naming file and path)', () => {
+    const dir = tmp();
+    cpSync(join(repo, 'contract'), dir, { recursive: true });
+    const file = join(dir, 'schemas', 'agent.heartbeat.params.json');
+    const s = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    s['if'] = { required: ['ts'] };
+    writeFileSync(file, JSON.stringify(s));
+    const run = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check', '--contract', dir], { encoding: 'utf8' });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain('schemas/agent.heartbeat.params.json at /if: keyword "if" is not allowed');
+  });
+
+  it('lint flags each construct the type generator or ajv would silently mishandle', () => {
+    const cases: [object, string][] = [
+      [{ type: 'array', prefixItems: [{ type: 'string' }] }, 'prefixItems'],
+      [{ type: 'object', unevaluatedProperties: false }, 'unevaluatedProperties'],
+      [{ type: 'array', unevaluatedItems: false }, 'unevaluatedItems'],
+      [{ if: {}, then: {}, else: {} }, '"if"'],
+      [{ $dynamicRef: '#meta' }, '$dynamicRef'],
+      [{ $anchor: 'x' }, '$anchor'],
+      [{ $ref: 'https://example.com/schema.json' }, 'remote $ref'],
+      [{ type: 'string', format: 'date-tme' }, 'unknown format'],
+      [{ type: 'string', maxLenght: 3 }, 'maxLenght'],
+    ];
+    for (const [schema, needle] of cases) {
+      const problems = lintSchema('x.json', schema);
+      expect(problems.map((p) => p.message).join('\n'), needle).toContain(needle);
+    }
+    expect(lintSchema('ok.json', { type: 'object', properties: { format: { type: 'string', format: 'uuid' } } })).toEqual([]);
+  });
+
+  it('the generated reference document covers every method, error code and close code', () => {
+    const doc = readFileSync(join(generatedDir, 'PROTOCOL.md'), 'utf8');
+    for (const m of methods) expect(doc).toContain(`### ${m.name}`);
+    for (const e of G.ERROR_TABLE) expect(doc).toContain(`| ${e.code} | ${e.name} |`);
+    for (const c of G.CLOSE_CODE_TABLE) expect(doc).toContain(`| ${c.code} | ${c.name} |`);
+  });
+});
+
