@@ -70,7 +70,7 @@ export interface Contract {
   probes: ProbeEntry[];
   /** Example files under examples/, by file name, parsed. */
   examples: Map<string, unknown>;
-  /** Every file of contract/ as read (relative path → text), for hashing. */
+  /** Every data file of contract/ as read (relative path → text), for the manifest's hash. DECISIONS.md is prose and not hashed. */
   files: Map<string, string>;
 }
 
@@ -135,8 +135,6 @@ export function loadContract(dir: string): Contract {
   }
   const examples = new Map<string, unknown>();
   for (const f of listJson('examples')) examples.set(f, read(`examples/${f}`));
-  // contract/ documents travel with the hash too.
-  for (const f of readdirSync(dir).filter((f) => f.endsWith('.md')).sort()) files.set(f, readFileSync(join(dir, f), 'utf8'));
 
   // Cross-checks.
   const codes = new Set(errors.map((e) => e.code));
