@@ -1,0 +1,208 @@
+// Ingest: logs.push from frame to ack. The whole hot path is `SessionIngest.push` plus
+// `SessionIngest.commitPending` below; everything else here is bookkeeping.
+import {
+  BackpressureError,
+  BufferOverflowError,
+  InvalidParamsError,
+  LIMITS,
+  PayloadTooLargeError,
+  QuotaExceededError,
+  UnknownHostError as UnknownHostRpcError,
+  type LogsPushParams,
+  type LogsPushResult,
+} from '@cortex/agent-protocol';
+import type { Logger } from './log.js';
+import { UnknownHostError, type IngestLogEntry, type Storage } from './db/storage.js';
+
+export interface IngestOptions {
+  /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
+  maxBatchEntries: number;
+  /** Capacity of the ingest queue in entries (accepted, not yet committed, all sessions). */
+  queueCapacityEntries: number;
+  /** Per-agent leaky bucket rate (entries/s); burst capacity is one second of it. */
+  agentRatePerSec: number;
+  /** K: pending entries that trigger a commit and ack (default LIMITS.ack_flush_entries). */
+  flushEntries?: number;
+  /** T: longest a pending push waits for its commit (default LIMITS.ack_flush_ms). */
+  flushMs?: number;
+}
+
+/** Shared by all sessions of one server: the bounded queue and the storage. */
+export class Ingest {
+  /** Entries accepted by some session and not yet committed (or failed). */
+  queuedEntries = 0;
+  readonly flushEntries: number;
+  readonly flushMs: number;
+
+  constructor(
+    readonly storage: Storage,
+    readonly logger: Logger,
+    readonly options: IngestOptions,
+  ) {
+    this.flushEntries = options.flushEntries ?? LIMITS.ack_flush_entries;
+    this.flushMs = options.flushMs ?? LIMITS.ack_flush_ms;
+  }
+
+  session(host_id: string): SessionIngest {
+    return new SessionIngest(this, host_id);
+  }
+}
+
+/** A leaky bucket: `rate` entries/s drain out, at most `capacity` may be in it. */
+export class LeakyBucket {
+  private level = 0;
+  private last: number;
+
+  constructor(
+    private readonly rate: number,
+    private readonly capacity: number,
+    now = performance.now(),
+  ) {
+    this.last = now;
+  }
+
+  /** Adds n; returns 0 when they fit, else the ms to wait before they would. */
+  take(n: number, now = performance.now()): number {
+    this.level = Math.max(0, this.level - ((now - this.last) * this.rate) / 1000);
+    this.last = now;
+    if (this.level + n > this.capacity) {
+      return Math.max(1, Math.ceil(((this.level + n - this.capacity) * 1000) / this.rate));
+    }
+    this.level += n;
+    return 0;
+  }
+}
+
+interface PendingPush {
+  entries: readonly IngestLogEntry[];
+  resolve(result: LogsPushResult): void;
+  reject(error: Error): void;
+}
+
+/** One authenticated session's ingest state: the pending (not yet committed) pushes. */
+export class SessionIngest {
+  private pending: PendingPush[] = [];
+  private pendingEntries = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private flushWanted = false;
+  private committing: Promise<void> | undefined;
+  private readonly bucket: LeakyBucket;
+  /** Set when the host row disappeared: every later push gets -32004 at once. */
+  private hostGone = false;
+
+  constructor(
+    private readonly ingest: Ingest,
+    readonly host_id: string,
+  ) {
+    const rate = ingest.options.agentRatePerSec;
+    this.bucket = new LeakyBucket(rate, rate);
+  }
+
+  /**
+   * logs.push — the ingest hot path (seed 4.4 and 7, DESIGN.md 5.4–5.6).
+   *
+   * Before this runs, the generated peer has parsed the frame and checked it with the
+   * generated LogsPushParams validator (schema failure, > 1000 entries → -32602). The
+   * peer calls this synchronously, in frame order, so checks and queueing happen in the
+   * order the agent sent; the returned promise resolves (= the ack is sent) later:
+   *
+   *   1. contiguity: entries[i].seq == seq_start + i          else -32602
+   *   2. server cap: entries.length <= max_batch_entries      else -32008
+   *   3. per-agent leaky bucket                                else -32030 {retry_after_ms}
+   *   4. bounded ingest queue (all sessions)                   else -32020 {retry_after_ms}
+   *   5. join the session's pending group; commit it when K entries are pending or T ms
+   *      after the oldest pending push (commitPending).
+   *
+   * commitPending: one IngestWriter.commitBatch transaction stores the rows with
+   * seq > accepted_seq (older ones are dropped, still acked) and advances accepted_seq and
+   * last_seen; only after it returns are the pushes answered with
+   * {up_to_seq: accepted_seq after the commit, received_at}. A missing host row → -32004;
+   * any other failure → -32007 (the transaction stored nothing).
+   */
+  push(params: LogsPushParams): Promise<LogsPushResult> {
+    const { seq_start, entries } = params;
+    for (let i = 0; i < entries.length; i++) {
+      if ((entries[i] as { seq: number }).seq !== seq_start + i) {
+        throw new InvalidParamsError({
+          method: 'logs.push',
+          errors: [{ path: `/entries/${i}/seq`, message: `must be seq_start + ${i} = ${seq_start + i} (entries are contiguous from seq_start)` }],
+        });
+      }
+    }
+    const n = entries.length;
+    if (n > this.ingest.options.maxBatchEntries) {
+      throw new PayloadTooLargeError({ max_entries: this.ingest.options.maxBatchEntries, received: n });
+    }
+    if (this.hostGone) throw new UnknownHostRpcError({ host_id: this.host_id });
+    const wait = this.bucket.take(n);
+    if (wait > 0) throw new QuotaExceededError({ retry_after_ms: wait });
+    if (this.ingest.queuedEntries + n > this.ingest.options.queueCapacityEntries) {
+      throw new BackpressureError({ retry_after_ms: this.ingest.flushMs });
+    }
+    this.ingest.queuedEntries += n;
+    return new Promise<LogsPushResult>((resolve, reject) => {
+      this.pending.push({ entries: entries as readonly IngestLogEntry[], resolve, reject });
+      this.pendingEntries += n;
+      if (this.pendingEntries >= this.ingest.flushEntries) this.requestFlush();
+      else if (this.timer === undefined && !this.flushWanted) {
+        this.timer = setTimeout(() => this.requestFlush(), this.ingest.flushMs);
+      }
+    });
+  }
+
+  private requestFlush(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    this.flushWanted = true;
+    this.committing ??= this.commitPending().finally(() => {
+      this.committing = undefined;
+      // Pushes that arrived during the last commit and are still below K wait for T.
+      if (this.pending.length > 0 && this.timer === undefined && !this.flushWanted) {
+        this.timer = setTimeout(() => this.requestFlush(), this.ingest.flushMs);
+      }
+    });
+  }
+
+  private async commitPending(): Promise<void> {
+    while (this.flushWanted && this.pending.length > 0) {
+      this.flushWanted = false;
+      const group = this.pending;
+      const count = this.pendingEntries;
+      this.pending = [];
+      this.pendingEntries = 0;
+      const rows = group.length === 1 ? (group[0] as PendingPush).entries : group.flatMap((p) => p.entries);
+      const received_at = new Date().toISOString();
+      try {
+        const { accepted_seq } = await this.ingest.storage.ingest.commitBatch(this.host_id, rows, received_at);
+        const ack: LogsPushResult = { up_to_seq: accepted_seq, received_at };
+        for (const p of group) p.resolve(ack);
+      } catch (error) {
+        let rpc: Error;
+        if (error instanceof UnknownHostError) {
+          this.hostGone = true;
+          rpc = new UnknownHostRpcError({ host_id: this.host_id });
+          this.ingest.logger.warn({ host_id: this.host_id }, 'logs.push for a host row that no longer exists (-32004)');
+        } else {
+          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed; nothing of the batch was stored' });
+          this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest commit failed (-32007)');
+        }
+        for (const p of group) p.reject(rpc);
+      } finally {
+        this.ingest.queuedEntries -= count;
+      }
+    }
+  }
+
+  /** Commits whatever is pending (session closing). Its answers go nowhere if the socket is gone. */
+  async drain(): Promise<void> {
+    if (this.pending.length > 0) this.requestFlush();
+    while (this.committing) await this.committing;
+  }
+}
+
+function errorSummary(error: unknown): { name: string; message: string; code?: unknown } {
+  if (error instanceof Error) return { name: error.name, message: error.message, code: (error as { code?: unknown }).code };
+  return { name: 'Error', message: String(error) };
+}

@@ -1,0 +1,192 @@
+// The reference server: one HTTP(S) server carrying the WebSocket endpoint /ws/agent
+// (subprotocol cortex.v1) and GET /healthz. Connections live in ./ws/connection.ts,
+// the ingest path in ./ingest.ts.
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { sql } from 'kysely';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
+import { openSqliteStorage } from './db/dialect.js';
+import { migrateToLatest } from './db/migrations/index.js';
+import { setSettings } from './db/settings.repository.js';
+import type { Storage } from './db/storage.js';
+import { Ingest } from './ingest.js';
+import { createLogger, type Logger } from './log.js';
+import { recordableSettings, type ServerSettings } from './settings.js';
+import { Connection } from './ws/connection.js';
+import type { ServerContext } from './ws/context.js';
+import { TrustedProxies, UpgradeRateLimiter } from './ws/net.js';
+
+export const SERVER_VERSION = '0.1.0';
+
+export interface StartOptions {
+  settings: ServerSettings;
+  logger?: Logger;
+  /** An already open (and migrated) storage; default: open settings.db. */
+  storage?: Storage;
+  /** Test knobs that the config file does not offer. */
+  ingestQueueEntries?: number;
+  flushEntries?: number;
+  flushMs?: number;
+}
+
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly storage: Storage;
+  readonly connections: ReadonlySet<Connection>;
+  /** Commits what is pending, closes every session (1001), the listener and the database. */
+  close(): Promise<void>;
+}
+
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const settings = options.settings;
+  const logger = options.logger ?? createLogger({ name: 'cortex-server' });
+  const ownStorage = options.storage === undefined;
+  const storage = options.storage ?? openSqliteStorage({ path: settings.db });
+  if (ownStorage) await migrateToLatest(storage);
+  await setSettings(storage.db, recordableSettings(settings));
+
+  const ingest = new Ingest(storage, logger, {
+    maxBatchEntries: settings.max_batch_entries,
+    queueCapacityEntries: options.ingestQueueEntries ?? settings.ingest_queue_batches * LIMITS.logs_push_max_entries,
+    agentRatePerSec: settings.agent_rate_entries_per_s,
+    ...(options.flushEntries !== undefined ? { flushEntries: options.flushEntries } : {}),
+    ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
+  });
+  const connections = new Set<Connection>();
+  const sessions = new Map<string, Connection>();
+  const ctx: ServerContext = {
+    settings,
+    storage,
+    ingest,
+    logger,
+    serverVersion: SERVER_VERSION,
+    register(conn) {
+      const host = conn.host_id as string;
+      const older = sessions.get(host);
+      sessions.set(host, conn);
+      if (older !== undefined && older !== conn) {
+        logger.info({ host_id: host, session_id: older.session_id }, 'older session replaced by a newer one');
+        older.closeWith(1000, 'replaced by a newer session');
+      }
+    },
+    unregister(conn) {
+      connections.delete(conn);
+      if (conn.host_id !== undefined && sessions.get(conn.host_id) === conn) sessions.delete(conn.host_id);
+    },
+  };
+
+  const proxies = new TrustedProxies(settings.trusted_proxies);
+  const limiter = new UpgradeRateLimiter(settings.upgrades_per_minute);
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: LIMITS.max_frame_bytes,
+    clientTracking: false,
+    handleProtocols: (protocols) => (protocols.has(SUBPROTOCOL) ? SUBPROTOCOL : false),
+  });
+
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    void handleHttp(req, res, storage, connections).catch(() => {
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  };
+  const tls = settings.tls_cert !== undefined && settings.tls_key !== undefined;
+  const server = tls
+    ? https.createServer({ cert: readFileSync(settings.tls_cert as string), key: readFileSync(settings.tls_key as string) }, handler)
+    : http.createServer(handler);
+
+  server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== LIMITS.ws_path) return refuse(socket, 404, 'Not Found', `the WebSocket endpoint is ${LIMITS.ws_path}`);
+    const client = proxies.clientAddress(req);
+    if (client !== undefined && !limiter.allow(client)) {
+      logger.warn({ address: client }, 'upgrade rate limit exceeded (429)');
+      return refuse(socket, 429, 'Too Many Requests', 'too many connection attempts from this address; retry later', { 'Retry-After': '60' });
+    }
+    const offered = (req.headers['sec-websocket-protocol'] ?? '').split(',').map((s) => s.trim());
+    if (!offered.includes(SUBPROTOCOL)) {
+      logger.info({ address: client ?? req.socket.remoteAddress }, 'upgrade without subprotocol cortex.v1 refused (400)');
+      return refuse(socket, 400, 'Bad Request', `offer the WebSocket subprotocol ${SUBPROTOCOL}`);
+    }
+    wss.handleUpgrade(req, socket, head, (ws: WebSocket) => {
+      const conn = new Connection(ws, req, ctx);
+      connections.add(conn);
+    });
+  });
+
+  // Liveness: one sweep for all connections; missed_pongs pings without a pong → 1011.
+  const pinger = setInterval(() => {
+    for (const conn of connections) {
+      if (conn.missedPongs >= settings.missed_pongs) {
+        logger.info({ host_id: conn.host_id, address: conn.address }, 'missed pongs: closing 1011');
+        conn.closeWith(1011, 'missed pongs', { terminateAfterMs: 1000 });
+        continue;
+      }
+      conn.missedPongs++;
+      conn.ping();
+    }
+  }, settings.ping_interval_ms);
+  pinger.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.listen.port, settings.listen.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `${tls ? 'wss' : 'ws'}://${host}:${addr.port}${LIMITS.ws_path}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: addr.port,
+    storage,
+    connections,
+    close() {
+      closing ??= (async () => {
+        clearInterval(pinger);
+        const done = new Promise<void>((resolve) => server.close(() => resolve()));
+        const open = [...connections];
+        for (const conn of open) conn.closeWith(1001, 'server shutdown', { terminateAfterMs: 2000 });
+        await Promise.all(open.map((c) => c.closed));
+        server.closeAllConnections?.();
+        await done;
+        if (ownStorage) await storage.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function refuse(socket: Socket, status: number, text: string, message: string, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify({ error: message });
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  socket.end(
+    `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
+  );
+}
+
+async function handleHttp(req: http.IncomingMessage, res: http.ServerResponse, storage: Storage, connections: ReadonlySet<Connection>): Promise<void> {
+  const path = (req.url ?? '').split('?')[0];
+  if (req.method === 'GET' && path === '/healthz') {
+    let database = 'ok';
+    try {
+      await sql`select 1`.execute(storage.db);
+    } catch {
+      database = 'unreachable';
+    }
+    const ok = database === 'ok';
+    res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ status: ok ? 'ok' : 'degraded', database, connections: connections.size }));
+    return;
+  }
+  res.writeHead(404, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ error: `no such endpoint: ${req.method} ${path}` }));
+}

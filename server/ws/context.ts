@@ -1,0 +1,17 @@
+// What a connection needs from its server.
+import type { Storage } from '../db/storage.js';
+import type { Ingest } from '../ingest.js';
+import type { Logger } from '../log.js';
+import type { ServerSettings } from '../settings.js';
+import type { Connection } from './connection.js';
+
+export interface ServerContext {
+  readonly settings: ServerSettings;
+  readonly storage: Storage;
+  readonly ingest: Ingest;
+  readonly logger: Logger;
+  readonly serverVersion: string;
+  /** An authenticated session: replaces (and closes) an older one of the same host. */
+  register(conn: Connection): void;
+  unregister(conn: Connection): void;
+}
