@@ -24,6 +24,8 @@ export async function emitTypes(named: NamedSchema[]): Promise<string> {
     additionalProperties: true,
     unreachableDefinitions: true,
     strictIndexSignatures: false,
+    // minItems/maxItems become tuple types (`[T, ...T[]]`), awkward for batches built in a loop; the validators enforce them.
+    ignoreMinAndMaxItems: true,
     format: true,
     style: { singleQuote: true, printWidth: 120 },
   });

@@ -412,7 +412,7 @@ export interface LogsPushParams {
    * @minItems 1
    * @maxItems 1000
    */
-  entries: [LogBatchEntry, ...LogBatchEntry[]];
+  entries: LogBatchEntry[];
 }
 /**
  * logs.push result: the ack. up_to_seq is the host's accepted_seq after the commit.
@@ -434,7 +434,7 @@ export interface MetricsPushParams {
    * @minItems 1
    * @maxItems 512
    */
-  samples: [MetricSample, ...MetricSample[]];
+  samples: MetricSample[];
 }
 /**
  * metrics.push result.
