@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { validateAgentHelloResult } from '@cortex/agent-protocol';
 import { hashToken } from '../../server/auth/tokens.js';
 import { getAgent, revoke } from '../../server/db/agents.repository.js';
-import { enroll, helloParams, startTestServer, TestClient, type TestServer } from './wire.js';
+import { enroll, helloParams, startTestServer, TestClient, waitFor, type TestServer } from './wire.js';
 
 let t: TestServer;
 beforeEach(async () => {
@@ -195,10 +195,3 @@ describe('agent.hello', () => {
   });
 });
 
-export async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

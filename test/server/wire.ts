@@ -166,3 +166,11 @@ export async function countRows(t: TestServer, host_id: string): Promise<number>
     .executeTakeFirstOrThrow();
   return Number(r.n);
 }
+
+export async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs = 5000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,189 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { validateLogsPushResult } from '@cortex/agent-protocol';
+import { getAgent } from '../../server/db/agents.repository.js';
+import { openSqliteStorage } from '../../server/db/dialect.js';
+import { migrateToLatest } from '../../server/db/migrations/index.js';
+import type { Storage } from '../../server/db/storage.js';
+import { countRows, enroll, logEntries, startTestServer, waitFor, type TestServer } from './wire.js';
+
+let t: TestServer | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+describe('logs.push', () => {
+  it('acks after commit; replay across reconnects is deduped (no duplicate rows, still acked)', async () => {
+    t = await startTestServer();
+    const a = await enroll(t);
+    const r1 = await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 150) });
+    expect(validateLogsPushResult(r1.result)).toBe(true);
+    expect(r1.result.up_to_seq).toBe(150);
+    a.client.ws.close(1000, 'final_seq=150');
+    await a.client.closed;
+    const b = await enroll(t, { host_id: a.host_id, token: a.token });
+    expect(b.hello.accepted_seq).toBe(150);
+    // the agent replays 101..250 (it lost the ack of part of it): 101..150 are dropped, still acked
+    const r2 = await b.client.request('logs.push', { seq_start: 101, entries: logEntries(101, 150) });
+    expect(r2.result.up_to_seq).toBe(250);
+    const r3 = await b.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 10) });
+    expect(r3.result.up_to_seq).toBe(250);
+    expect(await countRows(t, a.host_id)).toBe(250);
+    b.client.ws.close();
+    await b.client.closed;
+  });
+
+  it('ack coalescing by K: 10 pushes of 10 entries are committed and acked together, before T', async () => {
+    t = await startTestServer({}, { flushMs: 5000 });
+    const a = await enroll(t);
+    const ids = Array.from({ length: 10 }, (_, i) => a.client.fire('logs.push', { seq_start: 1 + i * 10, entries: logEntries(1 + i * 10, 10) }));
+    const first = await a.client.response(ids[0]!);
+    // When the first ack arrives, every entry it covers is in the table already.
+    expect(await countRows(t, a.host_id)).toBeGreaterThanOrEqual(first.result.up_to_seq);
+    for (const id of ids) expect((await a.client.response(id)).result.up_to_seq).toBe(100);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('ack coalescing by T: a push below K is acked about 200 ms later, after its commit', async () => {
+    t = await startTestServer();
+    const a = await enroll(t);
+    const started = performance.now();
+    const id1 = a.client.fire('logs.push', { seq_start: 1, entries: logEntries(1, 5) });
+    await new Promise((r) => setTimeout(r, 50));
+    const id2 = a.client.fire('logs.push', { seq_start: 6, entries: logEntries(6, 5) });
+    const r1 = await a.client.response(id1);
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(180);
+    expect(elapsed).toBeLessThan(1500);
+    expect(await countRows(t, a.host_id)).toBeGreaterThanOrEqual(r1.result.up_to_seq);
+    expect(r1.result.up_to_seq).toBe(10); // both pushes were committed together
+    expect((await a.client.response(id2)).result.up_to_seq).toBe(10);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('-32602 for non-contiguous entries and for more than 1000 entries; -32008 above the server cap', async () => {
+    t = await startTestServer({ max_batch_entries: 50 });
+    const a = await enroll(t);
+    expect(a.hello.config.max_batch_entries).toBe(50);
+    const gap = logEntries(1, 3);
+    gap[2]!.seq = 9;
+    const r1 = await a.client.request('logs.push', { seq_start: 1, entries: gap });
+    expect(r1.error?.code).toBe(-32602);
+    expect(JSON.stringify(r1.error?.data)).toContain('/entries/2/seq');
+    const r2 = await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 1001) });
+    expect(r2.error?.code).toBe(-32602);
+    const r3 = await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 51) });
+    expect(r3.error?.code).toBe(-32008);
+    expect(r3.error?.data).toMatchObject({ max_entries: 50, received: 51 });
+    const bad = logEntries(1, 1) as any[];
+    bad[0].severity = 'loud';
+    expect((await a.client.request('logs.push', { seq_start: 1, entries: bad })).error?.code).toBe(-32602);
+    expect(await countRows(t, a.host_id)).toBe(0);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('-32020 with retry_after_ms when the ingest queue is full', async () => {
+    t = await startTestServer({}, { ingestQueueEntries: 60 });
+    const a = await enroll(t);
+    const id1 = a.client.fire('logs.push', { seq_start: 1, entries: logEntries(1, 50) });
+    const r2 = await a.client.request('logs.push', { seq_start: 51, entries: logEntries(51, 20) });
+    expect(r2.error?.code).toBe(-32020);
+    expect(r2.error?.data.retry_after_ms).toBeGreaterThan(0);
+    expect((await a.client.response(id1)).result.up_to_seq).toBe(50);
+    // drained: accepted again
+    expect((await a.client.request('logs.push', { seq_start: 51, entries: logEntries(51, 20) })).result.up_to_seq).toBe(70);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('-32030 with retry_after_ms past the per-agent leaky bucket (burst = one second of the rate)', async () => {
+    t = await startTestServer({ agent_rate_entries_per_s: 200 });
+    const a = await enroll(t);
+    expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 150) })).result.up_to_seq).toBe(150);
+    const r = await a.client.request('logs.push', { seq_start: 151, entries: logEntries(151, 100) });
+    expect(r.error?.code).toBe(-32030);
+    expect(r.error?.data.retry_after_ms).toBeGreaterThan(0);
+    await new Promise((res) => setTimeout(res, r.error!.data.retry_after_ms + 20));
+    expect((await a.client.request('logs.push', { seq_start: 151, entries: logEntries(151, 100) })).result.up_to_seq).toBe(250);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('-32007 when the commit fails: nothing stored; the resend succeeds', async () => {
+    const dir = (await import('./helpers.js')).makeTempDir();
+    const real = openSqliteStorage({ path: `${dir}/c.db` });
+    await migrateToLatest(real);
+    let failNext = true;
+    const storage: Storage = {
+      ...real,
+      db: real.db,
+      ingest: {
+        commitBatch: (h, e, r) => {
+          if (failNext) {
+            failNext = false;
+            return Promise.reject(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_FULL' }));
+          }
+          return real.ingest.commitBatch(h, e, r);
+        },
+        insertMetrics: (...args) => real.ingest.insertMetrics(...args),
+      },
+    };
+    t = await startTestServer({}, { storage });
+    const a = await enroll(t);
+    const r1 = await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) });
+    expect(r1.error?.code).toBe(-32007);
+    expect(await countRows(t, a.host_id)).toBe(0);
+    expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) })).result.up_to_seq).toBe(100);
+    a.client.ws.close();
+    await a.client.closed;
+    await real.close();
+  });
+
+  it('-32004 when the host row disappears mid-session', async () => {
+    t = await startTestServer();
+    const a = await enroll(t);
+    await t.server.storage.db.deleteFrom('agents').where('host_id', '=', a.host_id).execute();
+    const r = await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) });
+    expect(r.error?.code).toBe(-32004);
+    expect(await countRows(t, a.host_id)).toBe(0);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+});
+
+describe('metrics.push and agent.heartbeat', () => {
+  it('metrics.push stores the samples and answers {accepted, dropped}', async () => {
+    t = await startTestServer();
+    const a = await enroll(t);
+    const r = await a.client.request('metrics.push', { ts: '2026-05-16T19:43:00.000Z', samples: [{ name: 'load1', value: 0.42 }, { name: 'mem', value: 38.1, labels: { host: 'x' } }] });
+    expect(r.result).toEqual({ accepted: 2, dropped: 0 });
+    const rows = await t.server.storage.db.selectFrom('metrics').selectAll().where('host_id', '=', a.host_id).execute();
+    expect(rows.map((x) => x.name).sort()).toEqual(['load1', 'mem']);
+    expect((await a.client.request('metrics.push', { ts: 'x', samples: [] })).error?.code).toBe(-32602);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('heartbeat moves last_seen; a malformed heartbeat gets no response', async () => {
+    t = await startTestServer();
+    const a = await enroll(t);
+    const old = '2000-01-01T00:00:00.000Z';
+    await t.server.storage.db.updateTable('agents').set({ last_seen: old }).where('host_id', '=', a.host_id).execute();
+    a.client.notify('agent.heartbeat', { ts: new Date().toISOString(), queue_depth: 0, buffer_bytes: 0 });
+    await waitFor(async () => (await getAgent(t!.server.storage.db, a.host_id))?.last_seen !== old, 1000);
+    a.client.notify('agent.heartbeat', { ts: 'nope' });
+    const r = await a.client.request('metrics.push', { ts: '2026-05-16T19:43:00.000Z', samples: [{ name: 'x', value: 1 }] });
+    expect(r.result.accepted).toBe(1);
+    expect(a.client.messages.length).toBe(2); // the hello result and the metrics answer, nothing for the heartbeats
+    expect(t.log.lines.some((l) => l.includes('malformed notification dropped'))).toBe(true);
+    // last_seen also moves on logs.push
+    await t.server.storage.db.updateTable('agents').set({ last_seen: old }).where('host_id', '=', a.host_id).execute();
+    await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 1) });
+    expect((await getAgent(t.server.storage.db, a.host_id))?.last_seen).not.toBe(old);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+});
