@@ -1,4 +1,344 @@
 #!/usr/bin/env node
-// Placeholder until the reference agent lands (issue 5).
-process.stderr.write('cortex-agent: the reference agent is not implemented yet (see the open issues).\n');
-process.exitCode = 1;
+// cortex-agent: enroll | run | status (DESIGN.md section 3).
+// Results on stdout; logs (JSON) and diagnostics on stderr; --json prints exactly one
+// JSON value on stdout. Exit 0 success, 2 bad usage or invalid input (nothing
+// changed), 1 any other failure. Tokens never appear in output or messages.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
+import type { Agent } from './agent.js';
+import { readBufferSnapshot } from './buffer/buffer.js';
+import { EnrollError, enroll } from './enroll.js';
+import { startAgent } from './index.js';
+import { createLogger, type LogLevel } from './log.js';
+import { checkServerUrl } from './socket.js';
+import { normalizeHostId, readAgentSettings, statePaths } from './state-dir.js';
+import { processAlive, readStatusFile } from './status-file.js';
+import { checkToken } from './token-store.js';
+
+const USAGE: Record<string, string> = {
+  main: `Usage: cortex-agent <command> [options]
+
+Commands:
+  enroll   enroll this host with a one-time token (writes DIR/token, DIR/host_id, DIR/agent.json)
+  run      run the agent (long-running)
+  status   show the agent's state, sequence numbers, buffer and sources
+
+Run "cortex-agent <command> --help" for the options of a command.
+`,
+  enroll: `Usage: cortex-agent enroll --server URL --token TOKEN --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
+
+Performs agent.hello with the one-time TOKEN, atomically writes the rotated token to
+DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
+  --server URL       full WebSocket URL, used as given (e.g. wss://logs.example.com/ws/agent)
+  --token TOKEN      one-time enrollment token (from "agent issue" on the server)
+  --host-id UUID     the host_id the token was issued for
+  --state-dir DIR    agent state directory (created if missing)
+  --allow-insecure   allow a ws:// URL (loopback/testing only)
+  --ca FILE          extra CA certificate (PEM) for wss://, added to the system CAs
+  --json             print the result as one JSON object
+Exit codes: 0 enrolled; 2 bad usage; 1 failure (e.g. -32001 AuthFailed, -32002 TokenRevoked,
+-32003 AgentVersionUnsupported, -32005 TokenRotationRequired, connection refused); no token is
+written on failure.
+`,
+  run: `Usage: cortex-agent run --state-dir DIR [--allow-insecure] [--log-level LEVEL]
+
+Runs the agent: connects to the server in DIR/agent.json, ships buffered entries, sends
+heartbeats and metrics, follows config updates, reconnects with backoff. SIGTERM/SIGINT
+close the connection cleanly (reason final_seq=<n>) and exit 0. Exits 1 when the token is
+rejected for good (FatalAuth) or revoked.
+  --state-dir DIR              state directory written by enroll
+  --allow-insecure             allow a ws:// server URL
+  --log-level LEVEL            fatal|error|warn|info|debug|trace|silent (default info)
+  --heartbeat-interval-ms N    override the server's heartbeat interval (testing)
+  --ping-watchdog-ms N         no server ping for N ms → reconnect (default ${LIMITS.ping_interval_ms * LIMITS.missed_pongs})
+  --backoff-base-ms N          reconnect backoff base (default 1000)
+`,
+  status: `Usage: cortex-agent status --state-dir DIR [--json]
+
+Shows the agent's state (works while "run" is running): state, next_seq, acked_seq,
+queue_depth, buffer_bytes, sources (kind, path or name, position, last error), last_error.
+  --state-dir DIR   state directory
+  --json            print one JSON object
+`,
+};
+
+class UsageError extends Error {}
+
+interface Parsed {
+  flags: Map<string, string | true>;
+}
+
+const BOOLEAN_FLAGS = new Set(['allow-insecure', 'json', 'help']);
+
+function parseArgs(args: string[], allowed: readonly string[]): Parsed {
+  const flags = new Map<string, string | true>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-h') {
+      flags.set('help', true);
+      continue;
+    }
+    if (!a.startsWith('--')) throw new UsageError(`unexpected argument "${a}"`);
+    let name = a.slice(2);
+    let value: string | undefined;
+    const eq = name.indexOf('=');
+    if (eq >= 0) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    }
+    if (!allowed.includes(name) && name !== 'help') throw new UsageError(`unknown option --${name}`);
+    if (BOOLEAN_FLAGS.has(name)) {
+      if (value !== undefined) throw new UsageError(`--${name} takes no value`);
+      flags.set(name, true);
+      continue;
+    }
+    if (value === undefined) {
+      value = args[++i];
+      if (value === undefined || value.startsWith('--')) throw new UsageError(`--${name} needs a value`);
+    }
+    flags.set(name, value);
+  }
+  return { flags };
+}
+
+function str(p: Parsed, name: string, required: true): string;
+function str(p: Parsed, name: string, required?: false): string | undefined;
+function str(p: Parsed, name: string, required = false): string | undefined {
+  const v = p.flags.get(name);
+  if (v === undefined) {
+    if (required) throw new UsageError(`--${name} is required`);
+    return undefined;
+  }
+  return v === true ? undefined : v;
+}
+
+function int(p: Parsed, name: string): number | undefined {
+  const v = str(p, name);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer`);
+  return n;
+}
+
+function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+function diag(text: string): void {
+  process.stderr.write(`cortex-agent: ${text}\n`);
+}
+
+async function cmdEnroll(args: string[]): Promise<number> {
+  const p = parseArgs(args, ['server', 'token', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
+  if (p.flags.has('help')) return help('enroll');
+  const server = str(p, 'server', true);
+  const token = str(p, 'token', true);
+  const hostIdRaw = str(p, 'host-id', true);
+  const stateDir = resolve(str(p, 'state-dir', true));
+  const allowInsecure = p.flags.has('allow-insecure');
+  const ca = str(p, 'ca');
+  const urlProblem = checkServerUrl(server, allowInsecure);
+  if (urlProblem) throw new UsageError(urlProblem);
+  const tokenProblem = checkToken(token);
+  if (tokenProblem) throw new UsageError(`--token: ${tokenProblem}`);
+  const hostId = normalizeHostId(hostIdRaw);
+  if (hostId === null) throw new UsageError('--host-id must be a UUID (as printed by "agent issue")');
+  if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`);
+  const logger = createLogger({ level: logLevel(p) });
+  try {
+    const r = await enroll({ serverUrl: server, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
+    if (p.flags.has('json')) out(JSON.stringify(r));
+    else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
+    return 0;
+  } catch (err) {
+    const msg = err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`;
+    diag(msg.split(token).join('[redacted]'));
+    return 1;
+  }
+}
+
+function logLevel(p: Parsed): LogLevel {
+  const l = str(p, 'log-level') ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(l)) throw new UsageError(`--log-level ${l} is not a level`);
+  return l as LogLevel;
+}
+
+async function cmdRun(args: string[]): Promise<number> {
+  const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms']);
+  if (p.flags.has('help')) return help('run');
+  const stateDir = resolve(str(p, 'state-dir', true));
+  const level = logLevel(p);
+  const heartbeatIntervalMs = int(p, 'heartbeat-interval-ms');
+  const pingWatchdogMs = int(p, 'ping-watchdog-ms');
+  const backoffBaseMs = int(p, 'backoff-base-ms');
+  if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`);
+  const settings = await readAgentSettings(stateDir);
+  if (settings === null) {
+    diag(`${stateDir} has no agent.json; run "cortex-agent enroll" first`);
+    return 1;
+  }
+  const allowInsecure = p.flags.has('allow-insecure') || settings.allow_insecure === true;
+  const problem = checkServerUrl(settings.server_url, allowInsecure);
+  if (problem) throw new UsageError(problem);
+  const logger = createLogger({ level });
+  let agent: Agent;
+  try {
+    agent = await startAgent({
+      stateDir,
+      allowInsecure,
+      logger,
+      ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
+      ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
+      ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
+    });
+  } catch (err) {
+    diag((err as Error).message);
+    return 1;
+  }
+  let signalled = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal: sig }, 'stopping');
+    void agent.stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const final: AgentState = await agent.done;
+  if (signalled) return 0;
+  if (isTerminalState(final)) {
+    diag(agent.status().last_error ?? `stopped in state ${final}`);
+    return 1;
+  }
+  return 0;
+}
+
+function cmdStatus(args: string[]): number {
+  const p = parseArgs(args, ['state-dir', 'json']);
+  if (p.flags.has('help')) return help('status');
+  const stateDir = resolve(str(p, 'state-dir', true));
+  const paths = statePaths(stateDir);
+  if (!existsSync(paths.bufferDb)) {
+    diag(`${stateDir} has no buffer.db; is it an enrolled agent's state dir? (cortex-agent enroll --state-dir ${stateDir})`);
+    return 1;
+  }
+  let snap;
+  try {
+    snap = readBufferSnapshot(paths.bufferDb);
+  } catch (err) {
+    diag((err as Error).message);
+    return 1;
+  }
+  const file = readStatusFile(stateDir);
+  const running = file !== null && !file.stopped && processAlive(file.pid);
+  let state: AgentState = 'Disconnected';
+  if (file !== null && (running || isTerminalState(file.state))) state = file.state;
+  const sources = (file?.sources ?? []).map((s) => ({ ...s }));
+  for (const pos of snap.sources) {
+    if (pos.source.startsWith('agent:')) continue;
+    const m = sources.find((s) => s.path === pos.source || s.name === pos.source || `file:${s.path}` === pos.source);
+    if (m) m.position = pos.position;
+    else if (!sources.some((s) => s.name === pos.source.slice(pos.source.indexOf(':') + 1))) {
+      sources.push({ kind: 'custom', path: null, name: pos.source, position: pos.position, last_error: null, paused: false });
+    }
+  }
+  const st = snap.stats;
+  const status = {
+    state,
+    running,
+    pid: running ? file!.pid : null,
+    host_id: file?.host_id ?? safeHostId(stateDir),
+    server_url: file?.server_url ?? null,
+    session_id: running ? (file?.session_id ?? null) : null,
+    next_seq: st.nextSeq,
+    acked_seq: st.ackedSeq,
+    queue_depth: st.queueDepth,
+    buffer_bytes: st.bufferBytes,
+    push_lag_seq: st.pushLagSeq,
+    oldest_seq: st.oldestSeq,
+    evicted_entries: st.evictedEntries,
+    evicted_oldest_seq: st.evictedOldestSeq,
+    sources_paused: file?.sources_paused ?? false,
+    sources,
+    last_error: file?.last_error ?? null,
+    updated_at: file?.updated_at ?? null,
+  };
+  if (p.flags.has('json')) {
+    out(JSON.stringify(status));
+    return 0;
+  }
+  const lines = [
+    `state:        ${state}${running ? ` (running, pid ${status.pid})` : ' (not running)'}`,
+    `host_id:      ${status.host_id ?? '-'}`,
+    `server:       ${status.server_url ?? '-'}`,
+    `next_seq:     ${status.next_seq}`,
+    `acked_seq:    ${status.acked_seq}`,
+    `queue_depth:  ${status.queue_depth}`,
+    `buffer_bytes: ${status.buffer_bytes}`,
+    `push_lag_seq: ${status.push_lag_seq}`,
+    `evicted:      ${status.evicted_entries}`,
+    `last_error:   ${status.last_error ?? '-'}`,
+    `sources:      ${sources.length === 0 ? '-' : ''}`,
+    ...sources.map(
+      (s) => `  ${s.kind} ${s.path ?? s.name ?? ''} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`,
+    ),
+  ];
+  out(lines.join('\n'));
+  return 0;
+}
+
+function safeHostId(dir: string): string | null {
+  try {
+    return normalizeHostId(readFileSync(statePaths(dir).hostId, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+function help(cmd: string): number {
+  out(USAGE[cmd] ?? USAGE.main!);
+  return 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case undefined:
+        process.stderr.write(USAGE.main!);
+        return 2;
+      case '--help':
+      case '-h':
+      case 'help':
+        return help('main');
+      case 'enroll':
+        return await cmdEnroll(rest);
+      case 'run':
+        return await cmdRun(rest);
+      case 'status':
+        return cmdStatus(rest);
+      default:
+        diag(`unknown command "${cmd}"; see cortex-agent --help`);
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      diag(`${err.message} (see cortex-agent ${cmd} --help)`);
+      return 2;
+    }
+    diag((err as Error).message);
+    return 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    diag(`unexpected error: ${(err as Error).message}`);
+    process.exitCode = 1;
+  },
+);

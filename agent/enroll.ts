@@ -1,0 +1,112 @@
+// `enroll`: one agent.hello with the one-time token; the rotated token is written
+// atomically to DIR/token (0600) before anything else is sent, then DIR/host_id and
+// DIR/agent.json. On an auth error nothing is written.
+
+import os from 'node:os';
+import {
+  AgentClient,
+  ErrorCode,
+  PROTOCOL_VERSION,
+  RpcError,
+  createAgentPeer,
+  webSocketTransport,
+} from '@cortex/agent-protocol';
+import { AGENT_VERSION, authErrorMessage, closeSocket } from './agent.js';
+import { DurableBuffer } from './buffer/buffer.js';
+import type { Logger } from './log.js';
+import { detectPlatform } from './platform.js';
+import { openSocket } from './socket.js';
+import { ensureStateDir, statePaths, writeAgentSettings, writeHostId } from './state-dir.js';
+import { writeToken } from './token-store.js';
+
+export interface EnrollOptions {
+  serverUrl: string;
+  token: string;
+  hostId: string;
+  stateDir: string;
+  allowInsecure: boolean;
+  caFile: string | null;
+  logger: Logger;
+  timeoutMs?: number;
+  hostname?: string;
+}
+
+export interface EnrollResult {
+  host_id: string;
+  state_dir: string;
+  server_url: string;
+  session_id: string;
+  accepted_seq: number;
+  token_rotated: boolean;
+}
+
+export class EnrollError extends Error {
+  override readonly name = 'EnrollError';
+  constructor(
+    message: string,
+    readonly code: number | string,
+  ) {
+    super(message);
+  }
+}
+
+export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
+  await ensureStateDir(o.stateDir);
+  const buffer = DurableBuffer.open(statePaths(o.stateDir).bufferDb);
+  try {
+    let ws;
+    try {
+      ws = await openSocket(o.serverUrl, { caFile: o.caFile, timeoutMs: o.timeoutMs ?? 10_000 });
+    } catch (err) {
+      throw new EnrollError((err as Error).message, 'upgrade_failed');
+    }
+    const peer = createAgentPeer(webSocketTransport(ws), { requestTimeoutMs: o.timeoutMs ?? 10_000 });
+    const client = new AgentClient(peer);
+    try {
+      let result;
+      try {
+        result = await client.agentHello({
+          protocol_version: PROTOCOL_VERSION,
+          agent_version: AGENT_VERSION,
+          hostname: (o.hostname ?? os.hostname()).slice(0, 253) || 'localhost',
+          host_id: o.hostId,
+          platform: detectPlatform(),
+          capabilities: { supported_probes: [], sources: ['custom'], max_batch_entries: 1000, compression: [] },
+          token: o.token,
+          resume_from_seq: buffer.ackedSeq,
+        });
+      } catch (err) {
+        if (err instanceof RpcError) {
+          const known = [ErrorCode.AuthFailed, ErrorCode.TokenRevoked, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired] as number[];
+          const msg = known.includes(err.code) ? authErrorMessage(err.code, o.hostId) : `enrollment rejected (${err.code} ${err.message})`;
+          throw new EnrollError(msg, err.code);
+        }
+        throw new EnrollError(`enrollment failed: ${(err as Error).message}`, (err as { code?: string }).code ?? 'error');
+      }
+      // The one-time token is now invalid: persist the new one before anything else.
+      const token = typeof result.rotated_token === 'string' ? result.rotated_token : o.token;
+      await writeToken(o.stateDir, token);
+      const r = buffer.applyAccepted(result.accepted_seq);
+      if (r.jumped) o.logger.warn({ accepted_seq: result.accepted_seq, next_seq: r.nextSeq }, 'next_seq jumped past the server accepted_seq');
+      await writeHostId(o.stateDir, o.hostId);
+      await writeAgentSettings(o.stateDir, {
+        server_url: o.serverUrl,
+        allow_insecure: o.allowInsecure,
+        ca_file: o.caFile,
+      });
+      await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
+      return {
+        host_id: o.hostId,
+        state_dir: o.stateDir,
+        server_url: o.serverUrl,
+        session_id: result.session_id,
+        accepted_seq: result.accepted_seq,
+        token_rotated: typeof result.rotated_token === 'string',
+      };
+    } finally {
+      if (ws.readyState !== ws.CLOSED) await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
+    }
+  } finally {
+    buffer.close();
+  }
+}

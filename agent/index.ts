@@ -1,0 +1,54 @@
+// Library entry point: run one agent instance in-process (tests and benchmarks run
+// many in one process).
+//
+//   const agent = await startAgent({ stateDir, serverUrl, hostId, token? , ... });
+//   agent.ingest([{ ts, severity: 'info', message: 'hi', source: 'custom:demo' }]);
+//   await agent.waitForAck(agent.status().next_seq - 1);
+//   await agent.stop();
+//
+// serverUrl/hostId/allowInsecure/caFile default to what `enroll` wrote to the state dir.
+
+import { Agent, type AgentOptions } from './agent.js';
+import { checkServerUrl } from './socket.js';
+import { ensureStateDir, readAgentSettings, readHostId } from './state-dir.js';
+
+export { Agent, AGENT_VERSION, DEFAULT_CONFIG, authErrorMessage, type AgentOptions, type AgentStatus, type IngestOptions } from './agent.js';
+export { enroll, EnrollError, type EnrollOptions, type EnrollResult } from './enroll.js';
+export { BasicSourceManager, type SourceManager, type SourceFactory, type RunningSource, type SourceStatus, type AgentSink } from './sources.js';
+export { DurableBuffer, readBufferSnapshot } from './buffer/buffer.js';
+export { BufferStorageError } from './buffer/errors.js';
+export { Backoff } from './backoff.js';
+export { createLogger, createCapturingLogger } from './log.js';
+export { checkServerUrl, openSocket, UpgradeError } from './socket.js';
+export { readStatusFile, type StatusFile } from './status-file.js';
+
+export type StartAgentOptions = Omit<AgentOptions, 'serverUrl' | 'hostId'> & { serverUrl?: string; hostId?: string };
+
+export class AgentConfigError extends Error {
+  override readonly name = 'AgentConfigError';
+}
+
+export async function startAgent(options: StartAgentOptions): Promise<Agent> {
+  await ensureStateDir(options.stateDir);
+  const settings = options.serverUrl === undefined ? await readAgentSettings(options.stateDir) : null;
+  const serverUrl = options.serverUrl ?? settings?.server_url;
+  if (serverUrl === undefined) throw new AgentConfigError(`${options.stateDir} has no agent.json; enroll the agent first`);
+  const hostId = options.hostId ?? (await readHostId(options.stateDir));
+  if (hostId === null) throw new AgentConfigError(`${options.stateDir} has no host_id; enroll the agent first`);
+  const allowInsecure = options.allowInsecure ?? settings?.allow_insecure ?? false;
+  const problem = checkServerUrl(serverUrl, allowInsecure);
+  if (problem !== null) throw new AgentConfigError(problem);
+  const agent = new Agent({
+    ...options,
+    serverUrl,
+    hostId,
+    allowInsecure,
+    caFile: options.caFile ?? settings?.ca_file ?? null,
+    bufferOptions: options.bufferOptions ?? {
+      ...(settings?.buffer_soft_cap_bytes ? { softCapBytes: settings.buffer_soft_cap_bytes } : {}),
+      ...(settings?.buffer_hard_cap_bytes ? { hardCapBytes: settings.buffer_hard_cap_bytes } : {}),
+    },
+  });
+  agent.start();
+  return agent;
+}

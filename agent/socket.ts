@@ -1,0 +1,95 @@
+// Opening the WebSocket (seed 2): subprotocol cortex.v1 offered and required back,
+// no permessage-deflate, ws:// only when allowed, wss:// with the system CAs plus an
+// optional extra CA file.
+
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
+import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
+import WebSocket from 'ws';
+
+export class UpgradeError extends Error {
+  override readonly name = 'UpgradeError';
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Checks a server URL; returns a message naming the problem, or null. */
+export function checkServerUrl(url: string, allowInsecure: boolean): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `server URL "${url}" is not a URL; give the full WebSocket URL, e.g. wss://logs.example.com/ws/agent`;
+  }
+  if (u.protocol === 'ws:') {
+    return allowInsecure ? null : `server URL ${url} is unencrypted ws://; use wss:// or pass --allow-insecure (loopback/testing only)`;
+  }
+  if (u.protocol !== 'wss:') return `server URL ${url} must start with wss:// (or ws:// with --allow-insecure)`;
+  return null;
+}
+
+export interface OpenOptions {
+  caFile?: string | null;
+  /** Upgrade (TCP + TLS + HTTP) timeout, ms. */
+  timeoutMs?: number;
+}
+
+/**
+ * Resolves with an open socket whose subprotocol is cortex.v1; rejects with
+ * UpgradeError (HTTP error, TLS/DNS/TCP failure, missing or wrong subprotocol, timeout).
+ */
+export function openSocket(url: string, options: OpenOptions = {}): Promise<WebSocket> {
+  let ca: string[] | undefined;
+  if (options.caFile) {
+    try {
+      ca = [...rootCertificates, readFileSync(options.caFile, 'utf8')];
+    } catch (err) {
+      return Promise.reject(new UpgradeError(`cannot read CA file ${options.caFile}: ${(err as { code?: string }).code ?? (err as Error).message}`));
+    }
+  }
+  return new Promise((resolve, reject) => {
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(url, SUBPROTOCOL, {
+        perMessageDeflate: false,
+        handshakeTimeout: options.timeoutMs ?? 10_000,
+        maxPayload: LIMITS.max_frame_bytes,
+        ...(ca ? { ca } : {}),
+      });
+    } catch (err) {
+      reject(new UpgradeError(`cannot connect to ${url}: ${(err as Error).message}`));
+      return;
+    }
+    let settled = false;
+    const fail = (msg: string, status?: number) => {
+      if (settled) return;
+      settled = true;
+      ws.removeAllListeners('open');
+      ws.on('error', () => undefined);
+      try {
+        ws.terminate();
+      } catch {
+        // already gone
+      }
+      reject(new UpgradeError(msg, status));
+    };
+    ws.once('unexpected-response', (_req, res) => {
+      fail(`server refused the WebSocket upgrade: HTTP ${res.statusCode ?? '?'} ${res.statusMessage ?? ''}`.trim(), res.statusCode);
+    });
+    ws.once('error', (err) => fail(`cannot connect to ${url}: ${err.message}`));
+    ws.once('open', () => {
+      if (settled) return;
+      if (ws.protocol !== SUBPROTOCOL) {
+        fail(`server did not confirm subprotocol ${SUBPROTOCOL} (got "${ws.protocol}")`);
+        return;
+      }
+      settled = true;
+      ws.removeAllListeners('error');
+      resolve(ws);
+    });
+  });
+}

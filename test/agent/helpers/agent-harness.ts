@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, type AgentOptions } from '../../../agent/agent.js';
+import type { NewLogEntry } from '../../../agent/buffer/entry.js';
+import { createCapturingLogger } from '../../../agent/log.js';
+import { writeToken } from '../../../agent/token-store.js';
+
+export const TOKEN = 'tok_' + 'A'.repeat(40);
+export const ROTATED = 'rot_' + 'B'.repeat(40);
+
+export const dirs: string[] = [];
+export function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'cortex-agent-'));
+  dirs.push(d);
+  return d;
+}
+export function cleanupDirs(): void {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+export interface Harness {
+  agent: Agent;
+  dir: string;
+  hostId: string;
+  logs: ReturnType<typeof createCapturingLogger>;
+}
+
+export async function makeAgent(url: string, opts: Partial<AgentOptions> = {}, dir = tempDir()): Promise<Harness> {
+  await writeToken(dir, TOKEN);
+  const logs = createCapturingLogger('debug');
+  const hostId = opts.hostId ?? randomUUID();
+  const agent = new Agent({
+    stateDir: dir,
+    serverUrl: url,
+    hostId,
+    allowInsecure: true,
+    logger: logs.logger,
+    backoff: { baseMs: 20, capMs: 200, random: () => 0.5 },
+    heartbeatIntervalMs: 60_000,
+    metricsIntervalMs: 0,
+    helloTimeoutMs: 2000,
+    stopFlushMs: 500,
+    ...opts,
+  });
+  return { agent, dir, hostId, logs };
+}
+
+export function entries(n: number, prefix = 'm', size = 0): NewLogEntry[] {
+  const pad = size > 0 ? 'x'.repeat(size) : '';
+  const ts = new Date().toISOString();
+  return Array.from({ length: n }, (_, i) => ({ ts, severity: 'info' as const, message: `${prefix}${i}${pad}`, source: 'custom:test' }));
+}
