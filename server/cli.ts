@@ -4,14 +4,15 @@
 // invalid input (nothing changed), 1 any other failure.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { ServerConfig } from '@cortex/agent-protocol';
-import { getAgent, issueAgent, listAgents, reissueToken, type AgentSummary } from './db/agents.repository.js';
-import { openSqliteStorage } from './db/dialect.js';
-import { since, tail, type LogView } from './db/logs.repository.js';
-import { migrateToLatest } from './db/migrations/index.js';
+import type { AgentSummary } from './db/agents.repository.js';
+import type { LogView } from './db/logs.repository.js';
 import { UnknownHostError, type Storage } from './db/storage.js';
-import { createLogger } from './log.js';
-import { startServer } from './server.js';
 import { DEFAULT_DB, DEFAULT_LISTEN, UsageError, isLoopbackHost, readConfigFile, resolveSettings } from './settings.js';
+
+// Heavy modules (kysely, better-sqlite3, ws, pino) load only when a command needs them,
+// so `--help` and usage errors answer at once.
+const repo = () => import('./db/agents.repository.js');
+const logsRepo = () => import('./db/logs.repository.js');
 
 const PROG = 'cortex-server';
 
@@ -93,6 +94,7 @@ function int(name: string, value: string | undefined): number | undefined {
 }
 
 async function openDb(path: string): Promise<Storage> {
+  const [{ openSqliteStorage }, { migrateToLatest }] = await Promise.all([import('./db/dialect.js'), import('./db/migrations/index.js')]);
   const storage = openSqliteStorage({ path });
   await migrateToLatest(storage);
   return storage;
@@ -162,6 +164,7 @@ async function serve(args: string[]): Promise<void> {
       `refusing to listen on ${settings.listen.host} without TLS: give --tls-cert and --tls-key, listen on a loopback address behind a TLS proxy, or pass --allow-insecure`,
     );
   }
+  const [{ createLogger }, { startServer }] = await Promise.all([import('./log.js'), import('./server.js')]);
   const logger = createLogger({ name: 'cortex-server' });
   const server = await startServer({ settings, logger });
   logger.info({ url: server.url, db: settings.db, max_batch_entries: settings.max_batch_entries }, 'listening');
@@ -203,6 +206,7 @@ async function agentIssue(args: string[]): Promise<void> {
   if (hostId !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(hostId)) {
     throw new UsageError(`--host-id ${JSON.stringify(hostId)} is not a UUID; see \`${PROG} agent list\``);
   }
+  const { issueAgent, reissueToken } = await repo();
   const issued = await withDb(values.db ?? DEFAULT_DB, async (s) => {
     if (host !== undefined) return issueAgent(s.db, host);
     try {
@@ -222,6 +226,7 @@ async function agentIssue(args: string[]): Promise<void> {
 
 async function agentList(args: string[]): Promise<void> {
   const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' } }, HELP.list);
+  const { listAgents } = await repo();
   const agents = await withDb(values.db ?? DEFAULT_DB, (s) => listAgents(s.db));
   if (values.json) {
     out(JSON.stringify(agents.map(normalizeAgent)));
@@ -256,6 +261,7 @@ async function agentTail(args: string[]): Promise<void> {
   if (positionals.length !== 1) throw new UsageError(`give exactly one HOST_ID\n\n${HELP.tail}`);
   const hostId = (positionals[0] as string).toLowerCase();
   const n = int('-n', values.n) ?? 20;
+  const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
   const storage = await openDb(values.db ?? DEFAULT_DB);
   try {
     if ((await getAgent(storage.db, hostId)) === undefined) {

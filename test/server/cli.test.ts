@@ -1,0 +1,120 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteStorage } from '../../server/db/dialect.js';
+import { migrateToLatest } from '../../server/db/migrations/index.js';
+import { getSetting } from '../../server/db/settings.repository.js';
+import { makeTempDir } from './helpers.js';
+import { buildServer, cli, serve } from './spawn.js';
+import { helloParams, logEntries, TestClient } from './wire.js';
+
+beforeAll(() => buildServer(), 60_000);
+
+describe('cortex-server CLI', () => {
+  it('--help on every command exits 0; no command or unknown flags exit 2', () => {
+    for (const args of [['--help'], ['serve', '--help'], ['agent', '--help'], ['agent', 'issue', '--help'], ['agent', 'list', '--help'], ['agent', 'tail', '--help']]) {
+      const r = cli(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toContain('Usage:');
+    }
+    expect(cli([]).code).toBe(2);
+    const bad = cli(['agent', 'list', '--nope']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--nope');
+  });
+
+  it('agent issue/list --json print exactly one JSON value; --host-id reissues; unknown host exits 2', () => {
+    const db = join(makeTempDir(), 'data', 'c.db');
+    const r = cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]);
+    expect(r.code).toBe(0);
+    const issued = JSON.parse(r.stdout);
+    expect(Object.keys(issued).sort()).toEqual(['host_id', 'hostname', 'token']);
+    expect(issued.host_id).toMatch(/^[0-9a-f-]{36}$/);
+    const list = cli(['agent', 'list', '--json', '--db', db]);
+    expect(list.code).toBe(0);
+    const rows = JSON.parse(list.stdout);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].connection_state).toBe('NeverConnected');
+    expect(rows[0]).not.toHaveProperty('token_hash');
+    expect(list.stdout).not.toContain(issued.token);
+    const again = cli(['agent', 'issue', '--host-id', issued.host_id, '--json', '--db', db]);
+    expect(again.code).toBe(0);
+    const re = JSON.parse(again.stdout);
+    expect(re.host_id).toBe(issued.host_id);
+    expect(re.token).not.toBe(issued.token);
+    const unknown = cli(['agent', 'issue', '--host-id', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--db', db]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('agent list');
+    expect(cli(['agent', 'issue', '--db', db]).code).toBe(2);
+    const human = cli(['agent', 'list', '--db', db]);
+    expect(human.stdout).toContain('web-1');
+  });
+
+  it('agent tail: last N oldest first, --json array with metadata parsed, human lines, unknown host exit 2', async () => {
+    const db = join(makeTempDir(), 'data', 'c.db');
+    const issued = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout);
+    const storage = openSqliteStorage({ path: db });
+    await migrateToLatest(storage);
+    const e = logEntries(1, 5).map((x, i) => ({ ...x, metadata: i === 4 ? { k: 'v' } : null }));
+    await storage.ingest.commitBatch(issued.host_id, e, new Date().toISOString());
+    await storage.close();
+    const r = cli(['agent', 'tail', issued.host_id, '-n', '2', '--json', '--db', db]);
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.stdout);
+    expect(rows.map((x: { seq: number }) => x.seq)).toEqual([4, 5]);
+    expect(rows[1].metadata).toEqual({ k: 'v' });
+    expect(rows[1]).not.toHaveProperty('metadata_json');
+    const human = cli(['agent', 'tail', issued.host_id, '--db', db]);
+    expect(human.stdout.trim().split('\n')).toHaveLength(5);
+    expect(human.stdout).toContain('line 5');
+    expect(cli(['agent', 'tail', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--db', db]).code).toBe(2);
+  });
+
+  it('serve: bad --config exits 2 naming the failing path; cap violation and non-loopback bind exit 2', () => {
+    const dir = makeTempDir();
+    const file = join(dir, 'server.json');
+    writeFileSync(file, JSON.stringify({ max_batch_entries: 5000 }));
+    const r = cli(['serve', '--config', file, '--db', join(dir, 'c.db')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('/max_batch_entries');
+    writeFileSync(file, JSON.stringify({ max_batch_entries: 100, default_agent_config: { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 200, probe_concurrency: 1, log_sources: [] } }));
+    const r2 = cli(['serve', '--config', file, '--db', join(dir, 'c.db')]);
+    expect(r2.code).toBe(2);
+    expect(r2.stderr).toContain('max_batch_entries');
+    writeFileSync(file, '{"listen": ');
+    expect(cli(['serve', '--config', file]).code).toBe(2);
+    const r3 = cli(['serve', '--listen', '0.0.0.0:0', '--db', join(dir, 'c.db')]);
+    expect(r3.code).toBe(2);
+    expect(r3.stderr).toContain('--allow-insecure');
+  });
+
+  it('serve: enroll + push through the compiled server, settings recorded, SIGTERM exits 0, no token in any log line', async () => {
+    const dir = makeTempDir();
+    const db = join(dir, 'data', 'c.db');
+    const capture = join(dir, 'log.jsonl');
+    const issued = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout);
+    const config = join(dir, 'server.json');
+    writeFileSync(config, JSON.stringify({ max_batch_entries: 500, hello_timeout_ms: 4000 }));
+    const s = await serve(['--db', db, '--config', config, '--max-batch-entries', '400', '--admin-token', 'admin-secret-token-123456'], { CORTEX_LOG_CAPTURE_FILE: capture });
+    expect(s.stderr()).toContain('To enroll an agent');
+    const c = await TestClient.open(s.url);
+    const hello = await c.request('agent.hello', helloParams(issued.host_id, issued.token));
+    const rotated = hello.result.rotated_token as string;
+    expect(hello.result.config.max_batch_entries).toBe(400);
+    const ack = await c.request('logs.push', { seq_start: 1, entries: logEntries(1, 300) });
+    expect(ack.result.up_to_seq).toBe(300);
+    // a failed hello with a wrong token is logged too: it must not carry the token
+    const bad = await TestClient.open(s.url);
+    await bad.request('agent.hello', helloParams(issued.host_id, 'w'.repeat(40)));
+    c.ws.close(1000, 'final_seq=300');
+    await c.closed;
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    const storage = openSqliteStorage({ path: db });
+    expect(await getSetting(storage.db, 'max_batch_entries')).toBe(400);
+    await storage.close();
+    const logs = readFileSync(capture, 'utf8') + s.stderr();
+    expect(logs).toContain('agent connected');
+    for (const tok of [issued.token, rotated, 'w'.repeat(40), 'admin-secret-token-123456']) expect(logs.includes(tok), 'token in logs').toBe(false);
+  });
+});

@@ -1,0 +1,49 @@
+// Running the compiled CLI (dist/server/cli.js) as a child process.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const CLI = join(ROOT, 'dist/server/cli.js');
+
+/** Builds the server project (incremental; fast when up to date). */
+export function buildServer(): void {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', join(ROOT, 'server')], { cwd: ROOT, stdio: 'inherit' });
+  if (!existsSync(CLI)) throw new Error('dist/server/cli.js missing after the build');
+}
+
+export function cli(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...env } });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** Spawns `serve` and waits for its "listening" log line. */
+export function serve(args: string[], env: Record<string, string> = {}): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return new Promise((resolveP, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      for (const line of err.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const rec = JSON.parse(line) as { msg?: string; url?: string };
+        if (rec.msg === 'listening' && rec.url && err.includes('To enroll an agent')) {
+          const port = Number(new URL(rec.url.replace(/^ws/, 'http')).port);
+          resolveP({ child, url: rec.url, port, stderr: () => err, exited });
+          return;
+        }
+      }
+    });
+    void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${err}`)));
+  });
+}
