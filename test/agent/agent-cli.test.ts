@@ -1,0 +1,160 @@
+// The CLI (bundled from agent/cli.ts) against the fake server: enroll exit codes and
+// files, ws:// refusal, run + status --json while running, SIGTERM clean close,
+// tokens never printed.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { ErrorCode } from '@cortex/agent-protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleChild } from './fixtures/bundle.js';
+import { ROTATED, TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
+import { FakeServer, rpcError } from './helpers/fake-server.js';
+
+let cli = '';
+beforeAll(async () => {
+  cli = await bundleChild(new URL('../../agent/cli.ts', import.meta.url).pathname, tempDir(), 'cli');
+}, 60_000);
+afterAll(cleanupDirs);
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[]): Promise<Result> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+function noSecrets(r: Result): void {
+  for (const t of [TOKEN, ROTATED]) {
+    expect(r.stdout).not.toContain(t);
+    expect(r.stderr).not.toContain(t);
+  }
+}
+
+async function enrolled(server: FakeServer): Promise<{ dir: string; hostId: string }> {
+  const dir = tempDir();
+  const hostId = randomUUID();
+  const r = await runCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', hostId, '--state-dir', dir, '--allow-insecure']);
+  expect(r.code).toBe(0);
+  return { dir, hostId };
+}
+
+describe('cortex-agent enroll', () => {
+  it('writes the rotated token (0600), host_id and agent.json, exits 0; --json prints one object', async () => {
+    const server = await FakeServer.start();
+    server.rotatedToken = ROTATED;
+    const dir = tempDir();
+    const hostId = randomUUID();
+    const r = await runCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', hostId, '--state-dir', dir, '--allow-insecure', '--json']);
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(out).toMatchObject({ host_id: hostId, token_rotated: true });
+    expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
+    expect(statSync(join(dir, 'token')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(dir, 'host_id'), 'utf8').trim()).toBe(hostId);
+    expect(JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8'))).toMatchObject({ server_url: server.url, allow_insecure: true });
+    expect(server.current!.hello!.token).toBe(TOKEN);
+    expect((await server.current!.closed).reason).toMatch(/^final_seq=\d+$/);
+    noSecrets(r);
+    await server.close();
+  });
+
+  for (const code of [ErrorCode.AuthFailed, ErrorCode.TokenRevoked, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired]) {
+    it(`exits 1 naming ${code} and writes no token`, async () => {
+      const server = await FakeServer.start();
+      server.hello = () => {
+        throw rpcError(code, 'rejected');
+      };
+      const dir = tempDir();
+      const r = await runCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(String(code));
+      if (code === ErrorCode.TokenRotationRequired) expect(r.stderr).toMatch(/agent issue --host-id/);
+      expect(existsSync(join(dir, 'token'))).toBe(false);
+      noSecrets(r);
+      await server.close();
+    });
+  }
+
+  it('refuses ws:// without --allow-insecure and bad input with exit 2', async () => {
+    const dir = tempDir();
+    const base = ['enroll', '--token', TOKEN, '--state-dir', dir];
+    const a = await runCli([...base, '--server', 'ws://127.0.0.1:1/ws/agent', '--host-id', randomUUID()]);
+    expect(a.code).toBe(2);
+    expect(a.stderr).toMatch(/allow-insecure/);
+    const b = await runCli([...base, '--server', 'wss://x/ws/agent', '--host-id', 'not-a-uuid']);
+    expect(b.code).toBe(2);
+    const c = await runCli(['enroll', '--server', 'wss://x/ws/agent']);
+    expect(c.code).toBe(2);
+    expect(existsSync(join(dir, 'token'))).toBe(false);
+    for (const r of [a, b, c]) noSecrets(r);
+  });
+
+  it('--help works on every command', async () => {
+    for (const cmd of [[], ['enroll'], ['run'], ['status']]) {
+      const r = await runCli([...cmd, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/Usage: cortex-agent/);
+    }
+  });
+});
+
+describe('cortex-agent run and status', () => {
+  it('status --json works while run is running; SIGTERM closes with final_seq and exits 0', async () => {
+    const server = await FakeServer.start();
+    const { dir, hostId } = await enrolled(server);
+    const hello = server.next('hello');
+    const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--log-level', 'debug'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await hello;
+    let status: Record<string, unknown> = {};
+    for (let i = 0; i < 100; i++) {
+      const r = await runCli(['status', '--state-dir', dir, '--json']);
+      expect(r.code).toBe(0);
+      status = JSON.parse(r.stdout) as Record<string, unknown>;
+      if (status.state === 'Active') break;
+    }
+    expect(status).toMatchObject({ state: 'Active', running: true, host_id: hostId, next_seq: 1, acked_seq: 0, queue_depth: 0, buffer_bytes: 0, last_error: null });
+    expect(Array.isArray(status.sources)).toBe(true);
+    const text = await runCli(['status', '--state-dir', dir]);
+    expect(text.stdout).toMatch(/state:\s+Active/);
+    noSecrets(text);
+    const session = server.current!;
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(await session.closed).toEqual({ code: 1000, reason: 'final_seq=0' });
+    expect(stderr).not.toContain(TOKEN);
+    const after = JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout) as Record<string, unknown>;
+    expect(after).toMatchObject({ state: 'Disconnected', running: false });
+    expect(readFileSync(join(dir, 'status.json'), 'utf8')).not.toContain(TOKEN);
+    await server.close();
+  });
+
+  it('run exits 1 with a clear message on a fatal auth error', async () => {
+    const server = await FakeServer.start();
+    const { dir } = await enrolled(server);
+    server.hello = () => {
+      throw rpcError(ErrorCode.AuthFailed, 'AuthFailed');
+    };
+    const r = await runCli(['run', '--state-dir', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/-32001/);
+    noSecrets(r);
+    const st = JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout) as Record<string, unknown>;
+    expect(st.state).toBe('FatalAuth');
+    expect(String(st.last_error)).toMatch(/-32001/);
+    await server.close();
+  });
+});
