@@ -15,9 +15,10 @@ export function packageJson(name: string): string {
       './validators': { types: './dist/validators.d.ts', default: './dist/validators.js' },
       './vectors/*': './vectors/*',
       './schemas/*': './schemas/*',
+      './spec/*': './spec/*',
       './package.json': './package.json',
     },
-    files: ['dist', 'schemas', 'vectors', 'PROTOCOL.md', 'README.md', 'manifest.json'],
+    files: ['dist', 'schemas', 'spec', 'vectors', 'PROTOCOL.md', 'README.md', 'manifest.json'],
     sideEffects: false,
     engines: { node: '>=18' },
     license: 'MIT',
@@ -71,5 +72,6 @@ console.log('acked up to', ack.up_to_seq);
 - \`CloseCode\`, \`LIMITS\`, \`SUBPROTOCOL\`, \`PROTOCOL_VERSION\`, \`AGENT_STATE_MACHINE\`, \`PROBES\`.
 - \`vectors/<method>.json\`: valid and invalid messages with the expected outcome.
 - \`schemas/\`: the contract's JSON Schemas (draft 2020-12), for other languages.
+- \`spec/openrpc.json\` (OpenRPC 1.3.2) and \`spec/asyncapi.json\` (AsyncAPI 3.0): the contract for other ecosystems' generators.
 `;
 }

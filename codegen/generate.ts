@@ -16,8 +16,9 @@ import { emitStubs } from './emit-stubs.js';
 import { emitVectors } from './emit-vectors.js';
 import { emitDocs } from './emit-docs.js';
 import { compileGenerated } from './compile.js';
-import { TS_HEADER, MD_HEADER, jsonWithHeader } from './header.js';
+import { TS_HEADER, MD_HEADER, JSON_HEADER_VALUE, jsonWithHeader } from './header.js';
 import { packageJson, packageReadme } from './emit-package.js';
+import { emitAsyncApi, emitOpenRpc } from './emit-spec.js';
 
 export const PACKAGE_NAME = '@cortex/agent-protocol';
 
@@ -78,6 +79,10 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   }
 
   files.set('PROTOCOL.md', emitDocs(contract, named));
+  // Both formats allow only x- extensions at the top level: the header goes there.
+  const specHeader = { 'x-generated': JSON_HEADER_VALUE };
+  files.set('spec/openrpc.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named) }, null, 2) + '\n');
+  files.set('spec/asyncapi.json', JSON.stringify({ ...specHeader, ...emitAsyncApi(contract, named) }, null, 2) + '\n');
   files.set('README.md', MD_HEADER + packageReadme(PACKAGE_NAME));
   files.set('package.json', packageJson(PACKAGE_NAME));
 
