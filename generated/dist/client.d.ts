@@ -1,0 +1,98 @@
+/*
+ * Generated from contract/ by codegen — do not edit.
+ * Change the contract (or codegen/) and run `npm run codegen` instead.
+ */
+import { Peer, type PeerOptions, type RequestOptions, type RequestHandler, type NotificationHandler } from "./runtime/peer.js";
+import { type Transport } from "./runtime/transport.js";
+import type * as T from "./types.js";
+import { type AgentToServer, type ServerToAgent } from "./catalog.js";
+/** A peer on the agent side: sends agent→server methods, receives server→agent methods. */
+export type AgentPeer = Peer<AgentToServer, ServerToAgent>;
+/** A peer on the server side: sends server→agent methods, receives agent→server methods. */
+export type ServerPeer = Peer<ServerToAgent, AgentToServer>;
+/** Options of a typed peer; the catalog, envelope validator and typed error factory are filled in. */
+export type PeerSettings = Omit<PeerOptions, 'methods' | 'side' | 'validateEnvelope' | 'errorFactory'> & Partial<Pick<PeerOptions, 'errorFactory'>>;
+/** A typed JSON-RPC peer for the agent side over any text-frame transport. */
+export declare function createAgentPeer(transport: Transport, settings?: PeerSettings): AgentPeer;
+/** Typed caller for the agent side: one method per method the agent sends. Requests resolve to the typed result or reject with an RpcError subclass (the other side's answer) or a PeerError (local: timeout, closed, invalid result); notifications return nothing to await. */
+export declare class AgentClient {
+    readonly peer: AgentPeer;
+    constructor(peer: AgentPeer);
+    /**
+     * agent.hello (seed §4.1, request): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+     *
+     * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
+     */
+    agentHello(params: T.AgentHelloParams, options?: RequestOptions): Promise<T.AgentHelloResult>;
+    /** agent.heartbeat (seed §4.2, notification): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+    agentHeartbeat(params: T.AgentHeartbeatParams): void;
+    /**
+     * logs.push (seed §4.4, request): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+     *
+     * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
+     */
+    logsPush(params: T.LogsPushParams, options?: RequestOptions): Promise<T.LogsPushResult>;
+    /**
+     * metrics.push (seed §4.5, request): Ship per-host metric samples.
+     *
+     * Errors: -32008, -32020, -32602.
+     */
+    metricsPush(params: T.MetricsPushParams, options?: RequestOptions): Promise<T.MetricsPushResult>;
+}
+/** Handlers the agent implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603. */
+export interface AgentHandlers {
+    /** agent.shutdown (seed §4.3, notification): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+    "agent.shutdown": NotificationHandler<T.AgentShutdownParams>;
+    /**
+     * probe.request (seed §4.6, request): Server-initiated probe invocation against the agent's compiled-in registry.
+     *
+     * Errors: -32010, -32011, -32012, -32602.
+     */
+    "probe.request": RequestHandler<T.ProbeRequestParams, T.ProbeRequestResult>;
+    /** config.update (seed §4.8, notification): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+    "config.update": NotificationHandler<T.ConfigUpdateParams>;
+}
+/** Register the given handlers on a agent peer (methods without a handler answer -32601). */
+export declare function registerAgentHandlers(peer: AgentPeer, handlers: Partial<AgentHandlers>): void;
+/** A typed JSON-RPC peer for the server side over any text-frame transport. */
+export declare function createServerPeer(transport: Transport, settings?: PeerSettings): ServerPeer;
+/** Typed caller for the server side: one method per method the server sends. Requests resolve to the typed result or reject with an RpcError subclass (the other side's answer) or a PeerError (local: timeout, closed, invalid result); notifications return nothing to await. */
+export declare class ServerClient {
+    readonly peer: ServerPeer;
+    constructor(peer: ServerPeer);
+    /** agent.shutdown (seed §4.3, notification): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+    agentShutdown(params: T.AgentShutdownParams): void;
+    /**
+     * probe.request (seed §4.6, request): Server-initiated probe invocation against the agent's compiled-in registry.
+     *
+     * Errors: -32010, -32011, -32012, -32602.
+     */
+    probeRequest(params: T.ProbeRequestParams, options?: RequestOptions): Promise<T.ProbeRequestResult>;
+    /** config.update (seed §4.8, notification): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+    configUpdate(params: T.ConfigUpdateParams): void;
+}
+/** Handlers the server implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603. */
+export interface ServerHandlers {
+    /**
+     * agent.hello (seed §4.1, request): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+     *
+     * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
+     */
+    "agent.hello": RequestHandler<T.AgentHelloParams, T.AgentHelloResult>;
+    /** agent.heartbeat (seed §4.2, notification): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+    "agent.heartbeat": NotificationHandler<T.AgentHeartbeatParams>;
+    /**
+     * logs.push (seed §4.4, request): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+     *
+     * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
+     */
+    "logs.push": RequestHandler<T.LogsPushParams, T.LogsPushResult>;
+    /**
+     * metrics.push (seed §4.5, request): Ship per-host metric samples.
+     *
+     * Errors: -32008, -32020, -32602.
+     */
+    "metrics.push": RequestHandler<T.MetricsPushParams, T.MetricsPushResult>;
+}
+/** Register the given handlers on a server peer (methods without a handler answer -32601). */
+export declare function registerServerHandlers(peer: ServerPeer, handlers: Partial<ServerHandlers>): void;

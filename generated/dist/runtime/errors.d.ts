@@ -1,0 +1,50 @@
+/*
+ * Generated from contract/ by codegen — do not edit.
+ * Change the contract (or codegen/) and run `npm run codegen` instead.
+ */
+/**
+ * Two kinds of error, as in vscode-jsonrpc:
+ * - RpcError travels on the wire: a JSON-RPC error object (numeric contract code, message, data).
+ * - PeerError describes local state (timeout, closed connection, invalid answer) and never does.
+ *   Its `code` is a stable string.
+ */
+/** The JSON-RPC error object as it appears on the wire. */
+export interface RpcErrorObject {
+    code: number;
+    message: string;
+    data?: unknown;
+}
+/** An error that is (or came) on the wire as a JSON-RPC error response. */
+export declare class RpcError<D = unknown> extends Error {
+    readonly code: number;
+    readonly data: D | undefined;
+    constructor(code: number, message: string, data?: D);
+    /** The wire form: `{code, message, data?}`. */
+    toJSON(): RpcErrorObject;
+}
+/** Stable codes of local (never sent) errors. */
+export type PeerErrorCode = 'timeout' | 'closed' | 'invalid_result' | 'invalid_params' | 'frame_too_large' | 'send_failed' | 'unknown_method';
+/** A local error: never sent on the wire. */
+export declare class PeerError extends Error {
+    readonly code: PeerErrorCode;
+    readonly details: Readonly<Record<string, unknown>> | undefined;
+    constructor(code: PeerErrorCode, message: string, details?: Record<string, unknown>);
+}
+/** One failing part of a value, as reported in -32602 InvalidParams data. */
+export interface ValidationIssue {
+    /** JSON Pointer into the validated value ("" for the value itself). */
+    path: string;
+    message: string;
+    keyword?: string;
+}
+/** The shape of an ajv error object this runtime needs (ajv's ErrorObject is compatible). */
+export interface SchemaErrorLike {
+    instancePath: string;
+    keyword: string;
+    message?: string;
+    params?: Record<string, unknown>;
+}
+/** Turn validator errors into readable issues (path plus a message that names the problem). */
+export declare function toIssues(errors: readonly SchemaErrorLike[] | null | undefined): ValidationIssue[];
+/** A one-line summary of issues, for error messages: "/entries/0/seq must be integer; ...". */
+export declare function describeIssues(issues: readonly ValidationIssue[], max?: number): string;

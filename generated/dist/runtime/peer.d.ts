@@ -1,0 +1,191 @@
+/*
+ * Generated from contract/ by codegen — do not edit.
+ * Change the contract (or codegen/) and run `npm run codegen` instead.
+ */
+/**
+ * The JSON-RPC 2.0 peer: one per connection, transport-independent, written once for every
+ * method. Each received frame goes through one function (`receive`):
+ *
+ *   frame ─ binary? ─▶ close 1003
+ *     │ text
+ *     ▼
+ *   JSON.parse ─ fails ─▶ -32700 (id null)
+ *     ▼
+ *   array? ─▶ -32600 (id null)            one message per frame, no batching
+ *     ▼
+ *   envelope validator ─ fails ─▶ -32600 (id if readable)
+ *     ▼
+ *   response? ─▶ pending[id] ─▶ result validator ─▶ resolve / reject
+ *     ▼ request or notification
+ *   method table (this side's incoming methods) ─ unknown ─▶ -32601 (requests) / dropped
+ *     ▼
+ *   intercept hook (e.g. the server's "hello first" rule)
+ *     ▼
+ *   params validator ─ fails ─▶ -32602 with the failing paths / dropped for notifications
+ *     ▼
+ *   handler (called synchronously, in frame order) ─▶ result or RpcError ─▶ response
+ */
+import { RpcError, type RpcErrorObject, type SchemaErrorLike, type ValidationIssue } from './errors.js';
+import type { Frame, Transport } from './transport.js';
+/** A compiled validator (ajv standalone): returns true when valid and sets `errors` otherwise. */
+export interface Validator<T = unknown> {
+    (value: unknown): value is T;
+    errors?: readonly SchemaErrorLike[] | null;
+}
+export type Direction = 'agent_to_server' | 'server_to_agent';
+export type MethodKind = 'request' | 'notification';
+/** One method as the runtime needs it; the generated catalog provides these. */
+export interface MethodSpec {
+    readonly name: string;
+    readonly direction: Direction;
+    readonly kind: MethodKind;
+    readonly validateParams: Validator;
+    readonly validateResult?: Validator;
+}
+/** The methods one side may send: requests with params and result, notifications with params. */
+export interface ProtocolSide {
+    requests: Record<string, {
+        params: unknown;
+        result: unknown;
+    }>;
+    notifications: Record<string, unknown>;
+}
+export type RequestMethod<S extends ProtocolSide> = keyof S['requests'] & string;
+export type NotificationMethod<S extends ProtocolSide> = keyof S['notifications'] & string;
+export type ParamsOf<S extends ProtocolSide, M extends RequestMethod<S>> = S['requests'][M]['params'];
+export type ResultOf<S extends ProtocolSide, M extends RequestMethod<S>> = S['requests'][M]['result'];
+export type RpcId = number | string;
+/** Context handed to handlers. */
+export interface CallContext {
+    readonly method: string;
+    /** The request id; undefined for notifications. */
+    readonly id: RpcId | undefined;
+    /** Byte-free length of the frame in UTF-16 code units (cheap; for logging and limits). */
+    readonly frameLength: number;
+}
+export type RequestHandler<P, R> = (params: P, ctx: CallContext) => R | Promise<R>;
+export type NotificationHandler<P> = (params: P, ctx: CallContext) => void;
+/** Things a peer observed that were not answered by a normal result: for logs and metrics. */
+export type PeerEvent = {
+    type: 'binary_frame';
+    byteLength: number;
+} | {
+    type: 'parse_error';
+    reason: string;
+} | {
+    type: 'invalid_request';
+    id: RpcId | null;
+    reason: string;
+} | {
+    type: 'unknown_method';
+    method: string;
+    id: RpcId | undefined;
+} | {
+    type: 'invalid_params';
+    method: string;
+    id: RpcId | undefined;
+    issues: ValidationIssue[];
+} | {
+    type: 'notification_dropped';
+    method: string;
+    reason: string;
+} | {
+    type: 'unknown_response';
+    id: RpcId | null;
+} | {
+    type: 'invalid_result';
+    method: string;
+    id: RpcId;
+    issues: ValidationIssue[];
+} | {
+    type: 'handler_error';
+    method: string;
+    id: RpcId | undefined;
+    error: unknown;
+} | {
+    type: 'rejected';
+    method: string;
+    id: RpcId | undefined;
+    code: number;
+};
+/** A call as seen by the intercept hook, before params validation. */
+export interface IncomingCall {
+    readonly method: string;
+    readonly id: RpcId | undefined;
+    readonly params: unknown;
+    readonly frameLength: number;
+}
+export interface PeerOptions {
+    /** Every method of the protocol (the generated catalog). */
+    readonly methods: readonly MethodSpec[];
+    /** Which side this peer is: it sends methods of this direction and receives the other. */
+    readonly side: 'agent' | 'server';
+    /** Validator of the JSON-RPC envelope (generated). */
+    readonly validateEnvelope: Validator;
+    /** Default timeout of outgoing requests in ms (default 30 000). 0 disables. */
+    readonly requestTimeoutMs?: number;
+    /** Validate outgoing params before sending (default true). */
+    readonly validateOutgoing?: boolean;
+    /** Largest frame this peer sends, in UTF-8 bytes (default 1 MiB, the contract's limit). */
+    readonly maxFrameBytes?: number;
+    /** Build the error instance for an error response (generated: a typed class per code). */
+    readonly errorFactory?: (error: RpcErrorObject) => RpcError;
+    /**
+     * Called for each incoming request or notification after the method is known and before
+     * params are validated. Return an RpcError to answer it with (requests) or drop it
+     * (notifications), 'close' handling is up to the hook. Return undefined to proceed.
+     */
+    readonly intercept?: (call: IncomingCall) => RpcError | undefined;
+    /** Observer of protocol events (for logging and metrics). */
+    readonly onEvent?: (event: PeerEvent) => void;
+}
+export interface RequestOptions {
+    /** Override the peer's default timeout (ms); 0 disables. */
+    timeoutMs?: number;
+    /** Abort waiting (the request stays sent; its late answer is dropped). */
+    signal?: AbortSignal;
+}
+export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
+    private readonly transport;
+    private readonly options;
+    private readonly outgoing;
+    private readonly incoming;
+    private readonly requestHandlers;
+    private readonly notificationHandlers;
+    private readonly pending;
+    private readonly closeListeners;
+    private nextId;
+    private closedWith;
+    constructor(transport: Transport, options: PeerOptions);
+    /** True once the transport reported its close. */
+    get closed(): boolean;
+    /** Number of outgoing requests still waiting for a response. */
+    get pendingCount(): number;
+    /** Send a request and wait for its typed result. Rejects with RpcError (the peer's answer) or PeerError (local). */
+    request<M extends RequestMethod<Out>>(method: M, params: ParamsOf<Out, M>, opts?: RequestOptions): Promise<ResultOf<Out, M>>;
+    /** Send a notification. There is no result to wait for. Throws PeerError when it cannot be sent. */
+    notify<M extends NotificationMethod<Out>>(method: M, params: Out['notifications'][M]): void;
+    /** Handle an incoming request. The handler's return value (or thrown RpcError) is the response. */
+    onRequest<M extends RequestMethod<In>>(method: M, handler: RequestHandler<ParamsOf<In, M>, ResultOf<In, M>>): void;
+    /** Handle an incoming notification. */
+    onNotification<M extends NotificationMethod<In>>(method: M, handler: NotificationHandler<In['notifications'][M]>): void;
+    /** Called once when the connection closes (after pending requests were rejected). */
+    onClose(listener: (code: number, reason: string) => void): void;
+    /** Send an error response for a request id (for answers decided outside a handler). */
+    sendError(id: RpcId | null, error: RpcError): void;
+    /** Close the connection. Pending requests are rejected when the transport reports the close. */
+    close(code?: number, reason?: string): void;
+    /** The one entry point for received frames (see the diagram at the top of this file). */
+    receive(frame: Frame): void;
+    private receiveResponse;
+    private receiveCall;
+    private answer;
+    /** The one place where a thrown error becomes an error response. Only RpcErrors travel; anything else is -32603. */
+    private answerError;
+    private handleClose;
+    private sendText;
+    private trySend;
+    private emit;
+}
+/** UTF-8 length of a string without allocating (works without Node's Buffer). */
+export declare function utf8Length(text: string): number;

@@ -1,0 +1,392 @@
+/*
+ * Generated from contract/ by codegen — do not edit.
+ * Change the contract (or codegen/) and run `npm run codegen` instead.
+ */
+/**
+ * The JSON-RPC 2.0 peer: one per connection, transport-independent, written once for every
+ * method. Each received frame goes through one function (`receive`):
+ *
+ *   frame ─ binary? ─▶ close 1003
+ *     │ text
+ *     ▼
+ *   JSON.parse ─ fails ─▶ -32700 (id null)
+ *     ▼
+ *   array? ─▶ -32600 (id null)            one message per frame, no batching
+ *     ▼
+ *   envelope validator ─ fails ─▶ -32600 (id if readable)
+ *     ▼
+ *   response? ─▶ pending[id] ─▶ result validator ─▶ resolve / reject
+ *     ▼ request or notification
+ *   method table (this side's incoming methods) ─ unknown ─▶ -32601 (requests) / dropped
+ *     ▼
+ *   intercept hook (e.g. the server's "hello first" rule)
+ *     ▼
+ *   params validator ─ fails ─▶ -32602 with the failing paths / dropped for notifications
+ *     ▼
+ *   handler (called synchronously, in frame order) ─▶ result or RpcError ─▶ response
+ */
+import { PeerError, RpcError, describeIssues, toIssues } from './errors.js';
+const MAX_FRAME_BYTES = 1_048_576;
+const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+export class Peer {
+    transport;
+    options;
+    outgoing = new Map();
+    incoming = new Map();
+    requestHandlers = new Map();
+    notificationHandlers = new Map();
+    pending = new Map();
+    closeListeners = [];
+    nextId = 1;
+    closedWith;
+    constructor(transport, options) {
+        this.transport = transport;
+        this.options = options;
+        const sends = options.side === 'agent' ? 'agent_to_server' : 'server_to_agent';
+        for (const m of options.methods)
+            (m.direction === sends ? this.outgoing : this.incoming).set(m.name, m);
+        transport.onFrame((frame) => this.receive(frame));
+        transport.onClose((code, reason) => this.handleClose(code, reason));
+    }
+    /** True once the transport reported its close. */
+    get closed() {
+        return this.closedWith !== undefined;
+    }
+    /** Number of outgoing requests still waiting for a response. */
+    get pendingCount() {
+        return this.pending.size;
+    }
+    /** Send a request and wait for its typed result. Rejects with RpcError (the peer's answer) or PeerError (local). */
+    request(method, params, opts = {}) {
+        return new Promise((resolve, reject) => {
+            const spec = this.outgoing.get(method);
+            if (!spec || spec.kind !== 'request') {
+                reject(new PeerError('unknown_method', `${method} is not a request this side can send`));
+                return;
+            }
+            if (this.closedWith) {
+                reject(new PeerError('closed', `connection closed (${this.closedWith.code}) before ${method} was sent`));
+                return;
+            }
+            if (this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+                const issues = toIssues(spec.validateParams.errors);
+                reject(new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues }));
+                return;
+            }
+            const id = this.nextId++;
+            const text = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+            const entry = {
+                method,
+                validateResult: spec.validateResult,
+                resolve: resolve,
+                reject,
+                timer: undefined,
+            };
+            const timeoutMs = opts.timeoutMs ?? this.options.requestTimeoutMs ?? 30_000;
+            if (timeoutMs > 0) {
+                entry.timer = setTimeout(() => {
+                    if (this.pending.delete(id))
+                        reject(new PeerError('timeout', `${method} got no response within ${timeoutMs} ms`, { id, timeoutMs }));
+                }, timeoutMs);
+            }
+            if (opts.signal) {
+                const onAbort = () => {
+                    if (this.pending.delete(id)) {
+                        if (entry.timer)
+                            clearTimeout(entry.timer);
+                        reject(new PeerError('timeout', `${method} was abandoned by the caller`, { id }));
+                    }
+                };
+                if (opts.signal.aborted)
+                    return onAbort();
+                opts.signal.addEventListener('abort', onAbort, { once: true });
+            }
+            this.pending.set(id, entry);
+            try {
+                this.sendText(text);
+            }
+            catch (err) {
+                this.pending.delete(id);
+                if (entry.timer)
+                    clearTimeout(entry.timer);
+                reject(err instanceof PeerError ? err : new PeerError('send_failed', `could not send ${method}: ${err.message}`));
+            }
+        });
+    }
+    /** Send a notification. There is no result to wait for. Throws PeerError when it cannot be sent. */
+    notify(method, params) {
+        const spec = this.outgoing.get(method);
+        if (!spec || spec.kind !== 'notification')
+            throw new PeerError('unknown_method', `${method} is not a notification this side can send`);
+        if (this.closedWith)
+            throw new PeerError('closed', `connection closed (${this.closedWith.code}); ${method} not sent`);
+        if (this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+            const issues = toIssues(spec.validateParams.errors);
+            throw new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues });
+        }
+        this.sendText(JSON.stringify({ jsonrpc: '2.0', method, params }));
+    }
+    /** Handle an incoming request. The handler's return value (or thrown RpcError) is the response. */
+    onRequest(method, handler) {
+        const spec = this.incoming.get(method);
+        if (!spec || spec.kind !== 'request')
+            throw new PeerError('unknown_method', `${method} is not a request this side receives`);
+        this.requestHandlers.set(method, handler);
+    }
+    /** Handle an incoming notification. */
+    onNotification(method, handler) {
+        const spec = this.incoming.get(method);
+        if (!spec || spec.kind !== 'notification')
+            throw new PeerError('unknown_method', `${method} is not a notification this side receives`);
+        this.notificationHandlers.set(method, handler);
+    }
+    /** Called once when the connection closes (after pending requests were rejected). */
+    onClose(listener) {
+        if (this.closedWith)
+            listener(this.closedWith.code, this.closedWith.reason);
+        else
+            this.closeListeners.push(listener);
+    }
+    /** Send an error response for a request id (for answers decided outside a handler). */
+    sendError(id, error) {
+        this.sendText(JSON.stringify({ jsonrpc: '2.0', id, error: error.toJSON() }));
+    }
+    /** Close the connection. Pending requests are rejected when the transport reports the close. */
+    close(code = 1000, reason = '') {
+        this.transport.close(code, reason);
+    }
+    // ───────────────────────────── receiving ─────────────────────────────
+    /** The one entry point for received frames (see the diagram at the top of this file). */
+    receive(frame) {
+        if (frame.kind === 'binary') {
+            this.emit({ type: 'binary_frame', byteLength: frame.byteLength });
+            this.transport.close(1003, 'binary frames are not supported in V1');
+            return;
+        }
+        const text = frame.text;
+        let msg;
+        try {
+            msg = JSON.parse(text);
+        }
+        catch (err) {
+            const reason = err.message;
+            this.emit({ type: 'parse_error', reason });
+            this.trySend({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'ParseError', data: { reason: 'frame is not valid JSON' } } });
+            return;
+        }
+        if (Array.isArray(msg)) {
+            this.emit({ type: 'invalid_request', id: null, reason: 'top-level array' });
+            this.trySend({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'InvalidRequest', data: { reason: 'batch arrays are not supported: send one JSON-RPC message per frame' } } });
+            return;
+        }
+        if (!this.options.validateEnvelope(msg)) {
+            const id = readableId(msg);
+            const issues = toIssues(this.options.validateEnvelope.errors);
+            const reason = envelopeReason(msg);
+            this.emit({ type: 'invalid_request', id, reason });
+            // A broken response is never answered (that could loop between two peers).
+            if (!looksLikeResponse(msg))
+                this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason, errors: issues.slice(0, 5) } } });
+            return;
+        }
+        const m = msg;
+        if (m.method === undefined)
+            return this.receiveResponse(m);
+        this.receiveCall(m.method, hasOwn(m, 'id') ? m.id : undefined, m.params, text.length);
+    }
+    receiveResponse(m) {
+        const entry = m.id === null ? undefined : this.pending.get(m.id);
+        if (!entry || m.id === null) {
+            this.emit({ type: 'unknown_response', id: m.id });
+            return;
+        }
+        this.pending.delete(m.id);
+        if (entry.timer)
+            clearTimeout(entry.timer);
+        if (m.error !== undefined) {
+            const factory = this.options.errorFactory;
+            entry.reject(factory ? factory(m.error) : new RpcError(m.error.code, m.error.message, m.error.data));
+            return;
+        }
+        if (entry.validateResult && !entry.validateResult(m.result)) {
+            const issues = toIssues(entry.validateResult.errors);
+            this.emit({ type: 'invalid_result', method: entry.method, id: m.id, issues });
+            entry.reject(new PeerError('invalid_result', `${entry.method} result is invalid: ${describeIssues(issues)}`, { issues }));
+            return;
+        }
+        entry.resolve(m.result);
+    }
+    receiveCall(method, id, params, frameLength) {
+        const isRequest = id !== undefined;
+        const spec = this.incoming.get(method);
+        if (!spec) {
+            this.emit({ type: 'unknown_method', method, id });
+            if (isRequest)
+                this.trySend({ jsonrpc: '2.0', id, error: { code: -32601, message: 'MethodNotFound', data: { method } } });
+            return;
+        }
+        if (spec.kind === 'notification' && isRequest) {
+            this.emit({ type: 'invalid_request', id, reason: `${method} is a notification but was sent with an id` });
+            this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason: `${method} is a notification: send it without an id` } } });
+            return;
+        }
+        if (spec.kind === 'request' && !isRequest) {
+            this.emit({ type: 'notification_dropped', method, reason: `${method} is a request but was sent without an id` });
+            return;
+        }
+        const ctx = { method, id, frameLength };
+        if (this.options.intercept) {
+            const rejection = this.options.intercept({ method, id, params, frameLength });
+            if (rejection) {
+                this.emit({ type: 'rejected', method, id, code: rejection.code });
+                if (isRequest)
+                    this.trySend({ jsonrpc: '2.0', id, error: rejection.toJSON() });
+                return;
+            }
+            if (this.closedWith)
+                return;
+        }
+        if (!spec.validateParams(params)) {
+            const issues = toIssues(spec.validateParams.errors);
+            this.emit({ type: 'invalid_params', method, id, issues });
+            if (isRequest) {
+                this.trySend({ jsonrpc: '2.0', id, error: { code: -32602, message: 'InvalidParams', data: { method, errors: issues.slice(0, 20) } } });
+            }
+            return;
+        }
+        if (!isRequest) {
+            const handler = this.notificationHandlers.get(method);
+            if (!handler) {
+                this.emit({ type: 'notification_dropped', method, reason: 'no handler' });
+                return;
+            }
+            try {
+                handler(params, ctx);
+            }
+            catch (error) {
+                this.emit({ type: 'handler_error', method, id, error });
+            }
+            return;
+        }
+        const handler = this.requestHandlers.get(method);
+        if (!handler) {
+            this.emit({ type: 'unknown_method', method, id });
+            this.trySend({ jsonrpc: '2.0', id, error: { code: -32601, message: 'MethodNotFound', data: { method } } });
+            return;
+        }
+        let out;
+        try {
+            out = handler(params, ctx);
+        }
+        catch (error) {
+            this.answerError(method, id, error);
+            return;
+        }
+        if (out instanceof Promise) {
+            out.then((result) => this.answer(id, result), (error) => this.answerError(method, id, error));
+        }
+        else {
+            this.answer(id, out);
+        }
+    }
+    answer(id, result) {
+        if (this.closedWith)
+            return;
+        this.trySend({ jsonrpc: '2.0', id, result });
+    }
+    /** The one place where a thrown error becomes an error response. Only RpcErrors travel; anything else is -32603. */
+    answerError(method, id, error) {
+        if (this.closedWith)
+            return;
+        if (error instanceof RpcError) {
+            this.trySend({ jsonrpc: '2.0', id, error: error.toJSON() });
+            return;
+        }
+        this.emit({ type: 'handler_error', method, id, error });
+        this.trySend({ jsonrpc: '2.0', id, error: { code: -32603, message: 'InternalError' } });
+    }
+    handleClose(code, reason) {
+        if (this.closedWith)
+            return;
+        this.closedWith = { code, reason };
+        for (const [id, entry] of this.pending) {
+            if (entry.timer)
+                clearTimeout(entry.timer);
+            entry.reject(new PeerError('closed', `connection closed (${code}${reason ? ` ${reason}` : ''}) before ${entry.method} was answered`, { id, code }));
+        }
+        this.pending.clear();
+        for (const l of this.closeListeners.splice(0))
+            l(code, reason);
+    }
+    sendText(text) {
+        const max = this.options.maxFrameBytes ?? MAX_FRAME_BYTES;
+        // Cheap bound first: UTF-8 is at most 3 bytes per UTF-16 code unit.
+        if (text.length * 3 > max) {
+            const bytes = utf8Length(text);
+            if (bytes > max)
+                throw new PeerError('frame_too_large', `message of ${bytes} bytes exceeds the ${max}-byte frame limit`);
+        }
+        this.transport.send(text);
+    }
+    trySend(message) {
+        if (this.closedWith)
+            return;
+        try {
+            this.sendText(JSON.stringify(message));
+        }
+        catch (error) {
+            this.emit({ type: 'handler_error', method: '(response)', id: undefined, error });
+        }
+    }
+    emit(event) {
+        try {
+            this.options.onEvent?.(event);
+        }
+        catch {
+            // An observer must never break the connection.
+        }
+    }
+}
+function readableId(msg) {
+    if (msg !== null && typeof msg === 'object' && !Array.isArray(msg)) {
+        const id = msg.id;
+        if ((typeof id === 'number' && Number.isInteger(id)) || typeof id === 'string')
+            return id;
+    }
+    return null;
+}
+function looksLikeResponse(msg) {
+    return msg !== null && typeof msg === 'object' && !Array.isArray(msg) && !('method' in msg) && ('result' in msg || 'error' in msg);
+}
+function envelopeReason(msg) {
+    if (msg === null || typeof msg !== 'object')
+        return 'message must be a JSON object';
+    const m = msg;
+    if (m['jsonrpc'] !== '2.0')
+        return 'jsonrpc must be "2.0"';
+    if ('method' in m && typeof m['method'] !== 'string')
+        return 'method must be a string';
+    if ('id' in m && !(typeof m['id'] === 'string' || Number.isInteger(m['id']) || m['id'] === null))
+        return 'id must be an integer or a string';
+    if ('params' in m && (m['params'] === null || typeof m['params'] !== 'object'))
+        return 'params must be an object';
+    return 'not a valid JSON-RPC 2.0 request, notification or response';
+}
+/** UTF-8 length of a string without allocating (works without Node's Buffer). */
+export function utf8Length(text) {
+    let bytes = 0;
+    for (let i = 0; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (c < 0x80)
+            bytes += 1;
+        else if (c < 0x800)
+            bytes += 2;
+        else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+            bytes += 4;
+            i++;
+        }
+        else
+            bytes += 3;
+    }
+    return bytes;
+}

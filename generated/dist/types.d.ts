@@ -1,0 +1,617 @@
+/*
+ * Generated from contract/ by codegen — do not edit.
+ * Change the contract (or codegen/) and run `npm run codegen` instead.
+ */
+/**
+ * Syslog severity name (RFC 5424 order, most severe first).
+ *
+ * Schema: `contract/schemas/defs.json#/$defs/Severity`
+ */
+export type Severity = 'emerg' | 'alert' | 'crit' | 'err' | 'warning' | 'notice' | 'info' | 'debug';
+/**
+ * Where an entry came from: "journald", or "file:<path>", "docker:<container>", "custom:<name>".
+ *
+ * Schema: `contract/schemas/defs.json#/$defs/LogSource`
+ */
+export type LogSource = 'journald' | string;
+/**
+ * The JSON-RPC 2.0 envelope of every frame (seed section 2: exactly one message per WebSocket frame, no top-level arrays). Method-specific params and results are validated separately by the method schemas.
+ *
+ * Schema: `contract/schemas/jsonrpc.json`
+ */
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcSuccessResponse | JsonRpcErrorResponse;
+/**
+ * Request identifier. This contract uses integers; strings are accepted as JSON-RPC 2.0 allows.
+ *
+ * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcId`
+ */
+export type JsonRpcId = number | string;
+/**
+ * Every named schema of the contract, by name (a lookup type: ProtocolSchemas["LogsPushParams"]).
+ */
+export interface ProtocolSchemas {
+    AgentHeartbeatParams: AgentHeartbeatParams;
+    AgentHelloParams: AgentHelloParams;
+    AgentHelloResult: AgentHelloResult;
+    AgentShutdownParams: AgentShutdownParams;
+    ConfigUpdateParams: ConfigUpdateParams;
+    Severity: Severity;
+    LogSource: LogSource;
+    LogBatchEntry: LogBatchEntry;
+    MetricSample: MetricSample;
+    ProbeOutput: ProbeOutput;
+    AgentConfig: AgentConfig;
+    AuthFailedData: AuthFailedData;
+    TokenRevokedData: TokenRevokedData;
+    AgentVersionUnsupportedData: AgentVersionUnsupportedData;
+    UnknownHostData: UnknownHostData;
+    TokenRotationRequiredData: TokenRotationRequiredData;
+    BufferOverflowData: BufferOverflowData;
+    PayloadTooLargeData: PayloadTooLargeData;
+    ProbeUnavailableData: ProbeUnavailableData;
+    ProbeExecutionFailedData: ProbeExecutionFailedData;
+    ProbeTimeoutData: ProbeTimeoutData;
+    RetryAfterData: RetryAfterData;
+    InvalidParamsData: InvalidParamsData;
+    JsonRpcMessage: JsonRpcMessage;
+    JsonRpcId: JsonRpcId;
+    JsonRpcRequest: JsonRpcRequest;
+    JsonRpcNotification: JsonRpcNotification;
+    JsonRpcSuccessResponse: JsonRpcSuccessResponse;
+    JsonRpcErrorObject: JsonRpcErrorObject;
+    JsonRpcErrorResponse: JsonRpcErrorResponse;
+    LogsPushParams: LogsPushParams;
+    LogsPushResult: LogsPushResult;
+    MetricsPushParams: MetricsPushParams;
+    MetricsPushResult: MetricsPushResult;
+    ProbeRequestParams: ProbeRequestParams;
+    ProbeRequestResult: ProbeOutput;
+    ServerConfig: ServerConfig;
+    ExecSystemctlStatusArgs: ExecSystemctlStatusArgs;
+    ExecSystemctlStatusOutput: ExecSystemctlStatusOutput;
+    FsDiskUsageArgs: FsDiskUsageArgs;
+    FsDiskUsageOutput: FsDiskUsageOutput;
+}
+/**
+ * agent.heartbeat params: application-level liveness and buffer/push pressure.
+ *
+ * Schema: `contract/schemas/agent.heartbeat.params.json`
+ */
+export interface AgentHeartbeatParams {
+    ts: string;
+    queue_depth: number;
+    buffer_bytes: number;
+    push_lag_seq?: number;
+}
+/**
+ * agent.hello params: handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+ *
+ * Schema: `contract/schemas/agent.hello.params.json`
+ */
+export interface AgentHelloParams {
+    protocol_version: number;
+    agent_version: string;
+    hostname: string;
+    host_id: string;
+    platform: Platform;
+    capabilities: Capabilities;
+    /**
+     * One-time enrollment token or long-lived token. Secret: never logged.
+     */
+    token: string;
+    /**
+     * The agent's acked_seq (highest seq it knows the server committed).
+     */
+    resume_from_seq?: number | null;
+}
+/**
+ * Host platform, used for diagnostics and probe eligibility.
+ */
+export interface Platform {
+    os: string;
+    arch: string;
+    kernel: string;
+    distro?: string | null;
+}
+/**
+ * What the agent can do (seed section 8). Stored verbatim by the server.
+ */
+export interface Capabilities {
+    supported_probes: string[];
+    sources: ('journald' | 'file' | 'docker' | 'custom')[];
+    max_batch_entries: number;
+    compression: 'zstd'[];
+}
+/**
+ * agent.hello result (HelloResult).
+ *
+ * Schema: `contract/schemas/agent.hello.result.json`
+ */
+export interface AgentHelloResult {
+    server_version: string;
+    server_time: string;
+    accepted_seq: number;
+    session_id: string;
+    /**
+     * Set when the server has rotated the agent's token (typically: first enroll, where the agent sent a one-time enrollment token and the server replaces it with a long-lived token). When present, the agent MUST atomically persist this as its new long-lived credential, overwriting whatever it sent in agent.hello.params.token. Server-side, agents.token_hash is updated to BLAKE3(rotated_token); the previous one-time token becomes invalid immediately (no grace window for first-enroll rotation). Absent when the server determined no rotation was needed.
+     */
+    rotated_token?: string | null;
+    config: AgentConfig;
+}
+/**
+ * Agent configuration sent by the server in HelloResult.config and config.update. The server's instruction set for what to collect and how fast.
+ *
+ * Schema: `contract/schemas/defs.json#/$defs/AgentConfig`
+ */
+export interface AgentConfig {
+    heartbeat_interval_secs: number;
+    max_batch_entries: number;
+    flush_interval_ms: number;
+    metrics_interval_secs?: number | null;
+    probe_concurrency: number;
+    log_sources: LogSourceConfig[];
+}
+/**
+ * One log source the agent should tail.
+ */
+export interface LogSourceConfig {
+    kind: 'journald' | 'file' | 'docker' | 'custom';
+    path?: string;
+    filter?: string | null;
+    labels?: {
+        [k: string]: string;
+    };
+    [k: string]: unknown;
+}
+/**
+ * agent.shutdown params: the server announces a planned disconnect.
+ *
+ * Schema: `contract/schemas/agent.shutdown.params.json`
+ */
+export interface AgentShutdownParams {
+    reason: 'ServerReload' | 'Revoked' | 'Decommission';
+    drain_seconds: number;
+}
+/**
+ * config.update params: hot-reload of AgentConfig, optionally staged with apply_after.
+ *
+ * Schema: `contract/schemas/config.update.params.json`
+ */
+export interface ConfigUpdateParams {
+    apply_after?: string | null;
+    config: AgentConfig;
+}
+/**
+ * One parsed log entry inside logs.push. seq is the agent-assigned sequence number (contiguous inside a batch, never reused).
+ *
+ * Schema: `contract/schemas/defs.json#/$defs/LogBatchEntry`
+ */
+export interface LogBatchEntry {
+    seq: number;
+    ts: string;
+    severity: Severity;
+    facility?: string | null;
+    app_name?: string | null;
+    process_id?: string | null;
+    message: string;
+    source: LogSource;
+    metadata?: {
+        [k: string]: unknown;
+    } | null;
+}
+/**
+ * One metric sample inside metrics.push.
+ *
+ * Schema: `contract/schemas/defs.json#/$defs/MetricSample`
+ */
+export interface MetricSample {
+    name: string;
+    value: number;
+    labels?: {
+        [k: string]: string;
+    };
+}
+/**
+ * Result of a probe: the probe-specific output plus process details. Returned as the result of probe.request (logically "probe.response").
+ *
+ * Schema: `contract/schemas/defs.json#/$defs/ProbeOutput`
+ */
+export interface ProbeOutput {
+    output: unknown;
+    exit_code?: number | null;
+    stderr?: string | null;
+    duration_ms: number;
+}
+/**
+ * -32001 AuthFailed (seed 4.1 example: reason token_hash_mismatch). The reason never reveals whether the host exists.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/AuthFailedData`
+ */
+export interface AuthFailedData {
+    reason: string;
+    [k: string]: unknown;
+}
+/**
+ * -32002 TokenRevoked.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/TokenRevokedData`
+ */
+export interface TokenRevokedData {
+    reason?: string;
+    [k: string]: unknown;
+}
+/**
+ * -32003 AgentVersionUnsupported. Seed 9: data carries required_protocol_version and current for a protocol mismatch; for an agent_version below the floor min_agent_version and agent_version are given.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/AgentVersionUnsupportedData`
+ */
+export interface AgentVersionUnsupportedData {
+    required_protocol_version?: number;
+    current?: number;
+    min_agent_version?: string;
+    agent_version?: string;
+    [k: string]: unknown;
+}
+/**
+ * -32004 UnknownHost: the session's host row no longer exists.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/UnknownHostData`
+ */
+export interface UnknownHostData {
+    host_id?: string;
+    [k: string]: unknown;
+}
+/**
+ * -32005 TokenRotationRequired: the previous token's grace window is over; re-enroll (`agent issue --host-id`).
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/TokenRotationRequiredData`
+ */
+export interface TokenRotationRequiredData {
+    reason?: string;
+    [k: string]: unknown;
+}
+/**
+ * -32007 BufferOverflow: committing the batch failed; nothing of it was stored. Resend after retry_after_ms.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/BufferOverflowData`
+ */
+export interface BufferOverflowData {
+    retry_after_ms?: number;
+    reason?: string;
+    [k: string]: unknown;
+}
+/**
+ * -32008 PayloadTooLarge: more entries than the server's cap.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/PayloadTooLargeData`
+ */
+export interface PayloadTooLargeData {
+    max_entries?: number;
+    received?: number;
+    [k: string]: unknown;
+}
+/**
+ * -32010 ProbeUnavailable.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/ProbeUnavailableData`
+ */
+export interface ProbeUnavailableData {
+    probe?: string;
+    [k: string]: unknown;
+}
+/**
+ * -32011 ProbeExecutionFailed: seed 5 says data.stderr and data.exit_code are populated.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/ProbeExecutionFailedData`
+ */
+export interface ProbeExecutionFailedData {
+    stderr: string | null;
+    exit_code: number | null;
+    probe?: string;
+    [k: string]: unknown;
+}
+/**
+ * -32012 ProbeTimeout (seed 4.6 example).
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/ProbeTimeoutData`
+ */
+export interface ProbeTimeoutData {
+    probe: string;
+    timeout_ms: number;
+    [k: string]: unknown;
+}
+/**
+ * -32020 Backpressure and -32030 QuotaExceeded: pause for retry_after_ms before sending again (seed 5).
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/RetryAfterData`
+ */
+export interface RetryAfterData {
+    retry_after_ms: number;
+    [k: string]: unknown;
+}
+/**
+ * -32602 InvalidParams: which parts of params failed and why. path is a JSON Pointer into params.
+ *
+ * Schema: `contract/schemas/error-data.json#/$defs/InvalidParamsData`
+ */
+export interface InvalidParamsData {
+    method?: string;
+    errors: InvalidParamsIssue[];
+    [k: string]: unknown;
+}
+export interface InvalidParamsIssue {
+    path: string;
+    message: string;
+    keyword?: string;
+    [k: string]: unknown;
+}
+/**
+ * A request: has an id and expects exactly one response with the same id.
+ *
+ * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcRequest`
+ */
+export interface JsonRpcRequest {
+    jsonrpc: '2.0';
+    id: JsonRpcId;
+    method: string;
+    params?: {
+        [k: string]: unknown;
+    } | unknown[];
+}
+/**
+ * A notification: no id, never answered.
+ *
+ * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcNotification`
+ */
+export interface JsonRpcNotification {
+    jsonrpc: '2.0';
+    method: string;
+    params?: {
+        [k: string]: unknown;
+    } | unknown[];
+}
+/**
+ * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcSuccessResponse`
+ */
+export interface JsonRpcSuccessResponse {
+    jsonrpc: '2.0';
+    id: JsonRpcId;
+    result: unknown;
+}
+/**
+ * An error response. id is null when the request's id could not be read (parse error, invalid request).
+ *
+ * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcErrorResponse`
+ */
+export interface JsonRpcErrorResponse {
+    jsonrpc: '2.0';
+    id: JsonRpcId | null;
+    error: JsonRpcErrorObject;
+}
+/**
+ * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcErrorObject`
+ */
+export interface JsonRpcErrorObject {
+    code: number;
+    message: string;
+    data?: unknown;
+}
+/**
+ * logs.push params: a contiguous batch of entries (entries[i].seq == seq_start + i).
+ *
+ * Schema: `contract/schemas/logs.push.params.json`
+ */
+export interface LogsPushParams {
+    seq_start: number;
+    /**
+     * @minItems 1
+     * @maxItems 1000
+     */
+    entries: LogBatchEntry[];
+}
+/**
+ * logs.push result: the ack. up_to_seq is the host's accepted_seq after the commit.
+ *
+ * Schema: `contract/schemas/logs.push.result.json`
+ */
+export interface LogsPushResult {
+    up_to_seq: number;
+    received_at?: string;
+}
+/**
+ * metrics.push params: per-host metric samples.
+ *
+ * Schema: `contract/schemas/metrics.push.params.json`
+ */
+export interface MetricsPushParams {
+    ts: string;
+    /**
+     * @minItems 1
+     * @maxItems 512
+     */
+    samples: MetricSample[];
+}
+/**
+ * metrics.push result.
+ *
+ * Schema: `contract/schemas/metrics.push.result.json`
+ */
+export interface MetricsPushResult {
+    accepted: number;
+    dropped?: number;
+}
+/**
+ * probe.request params: server-initiated probe invocation.
+ *
+ * Schema: `contract/schemas/probe.request.params.json`
+ */
+export interface ProbeRequestParams {
+    probe: string;
+    args: unknown;
+    timeout_ms: number;
+}
+/**
+ * The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.
+ *
+ * Schema: `contract/schemas/server-config.json`
+ */
+export interface ServerConfig {
+    /**
+     * HOST:PORT to listen on (default 127.0.0.1:3100).
+     */
+    listen?: string;
+    /**
+     * SQLite database path (default ./data/cortex.db).
+     */
+    db?: string;
+    /**
+     * Bearer token for the admin HTTP API. Secret: never logged.
+     */
+    admin_token?: string;
+    /**
+     * PEM certificate file: serve wss:// natively.
+     */
+    tls_cert?: string;
+    /**
+     * PEM private key file.
+     */
+    tls_key?: string;
+    /**
+     * Allow a non-loopback listen address without TLS.
+     */
+    allow_insecure?: boolean;
+    /**
+     * Oldest agent_version accepted (semver precedence).
+     */
+    min_agent_version?: string;
+    /**
+     * Protocol floor (seed 9).
+     */
+    required_protocol_version?: number;
+    default_agent_config?: AgentConfig;
+    /**
+     * Server cap on logs.push entries; more (up to 1000) is -32008.
+     */
+    max_batch_entries?: number;
+    /**
+     * Capacity of the ingest queue in batches of 1000 entries.
+     */
+    ingest_queue_batches?: number;
+    /**
+     * Per-agent leaky bucket rate; burst is one second of it.
+     */
+    agent_rate_entries_per_s?: number;
+    /**
+     * Upgrade attempts per client address per minute (0 disables).
+     */
+    upgrades_per_minute?: number;
+    /**
+     * Addresses or CIDR ranges whose X-Forwarded-For is trusted.
+     */
+    trusted_proxies?: string[];
+    /**
+     * Hello timer (default 5000).
+     */
+    hello_timeout_ms?: number;
+    /**
+     * WebSocket ping interval (default 20000).
+     */
+    ping_interval_ms?: number;
+    /**
+     * Missed pongs before close 1011 (default 3).
+     */
+    missed_pongs?: number;
+    /**
+     * Grace window for the previous token after a rotation (default 300).
+     */
+    rotation_grace_secs?: number;
+    /**
+     * Delete logs and metrics older than this (default 30; 0 keeps everything).
+     */
+    retention_days?: number;
+    /**
+     * Optional database size cap; oldest rows are deleted first.
+     */
+    max_db_bytes?: number | null;
+    /**
+     * drain_seconds sent on server stop (default 10).
+     */
+    shutdown_drain_secs?: number;
+}
+/**
+ * Args of exec.systemctl_status. The unit name is restricted so it can never be read as an option or a path.
+ *
+ * Schema: `contract/probes/exec.systemctl_status.args.json`
+ */
+export interface ExecSystemctlStatusArgs {
+    /**
+     * systemd unit name, e.g. nginx.service.
+     */
+    unit: string;
+}
+/**
+ * Output of exec.systemctl_status (the seed's example carries active and substate).
+ *
+ * Schema: `contract/probes/exec.systemctl_status.output.json`
+ */
+export interface ExecSystemctlStatusOutput {
+    /**
+     * ActiveState is active.
+     */
+    active: boolean;
+    /**
+     * ActiveState, e.g. active, inactive, failed.
+     */
+    active_state?: string;
+    /**
+     * SubState, e.g. running, dead.
+     */
+    substate: string;
+    /**
+     * LoadState, e.g. loaded, not-found.
+     */
+    load_state?: string;
+    /**
+     * MainPID; null when 0.
+     */
+    main_pid?: number | null;
+    /**
+     * When the unit entered its active state.
+     */
+    since?: string | null;
+}
+/**
+ * Args of fs.disk_usage: an absolute path without '..' segments.
+ *
+ * Schema: `contract/probes/fs.disk_usage.args.json`
+ */
+export interface FsDiskUsageArgs {
+    /**
+     * Absolute path on the host.
+     */
+    path: string;
+}
+/**
+ * Output of fs.disk_usage (statfs of the filesystem holding path).
+ *
+ * Schema: `contract/probes/fs.disk_usage.output.json`
+ */
+export interface FsDiskUsageOutput {
+    path: string;
+    total_bytes: number;
+    used_bytes: number;
+    /**
+     * Bytes available to unprivileged users.
+     */
+    free_bytes: number;
+    used_percent: number;
+    inodes_total?: number | null;
+    inodes_used?: number | null;
+    inodes_free?: number | null;
+}
+/**
+ * probe.request result (the logical probe.response): a ProbeOutput.
+ *
+ * Schema: `contract/schemas/probe.request.result.json`
+ */
+export type ProbeRequestResult = ProbeOutput;
