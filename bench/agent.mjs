@@ -1,0 +1,209 @@
+#!/usr/bin/env node
+// Agent benchmark (`npm run bench -- agent`): compiled JavaScript from dist/.
+//   1. buffer append throughput: durable commits (WAL, synchronous=FULL) in batches of 500;
+//   2. end to end: one in-process agent → the reference server (`dist/server/cli.js serve`,
+//      per-agent rate limit lifted) or, if that cannot start, a minimal acking ws server in
+//      a child process (reported in `e2e_server`);
+//   3. RSS and idle CPU of `node dist/agent/cli.js run` (the way users run it), idle and Active.
+// Last line: one JSON object.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = (p) => join(root, 'dist', p);
+
+if (process.argv[2] === '--acking-server') {
+  // Minimal acking server: parses every frame, answers hello and acks logs.push.
+  const { WebSocketServer } = await import('ws');
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, handleProtocols: (p) => (p.has('cortex.v1') ? 'cortex.v1' : false) });
+  wss.on('listening', () => process.stdout.write(`port ${wss.address().port}\n`));
+  let accepted = 0;
+  wss.on('connection', (ws) => {
+    const ping = setInterval(() => ws.ping(), 20000);
+    ws.on('close', () => clearInterval(ping));
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data));
+      if (m.method === 'agent.hello') {
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { server_version: '0', server_time: new Date().toISOString(), accepted_seq: accepted, session_id: '00000000-0000-4000-8000-000000000000', config: { heartbeat_interval_secs: 30, max_batch_entries: 1000, flush_interval_ms: 200, metrics_interval_secs: 60, probe_concurrency: 4, log_sources: [] } } }));
+      } else if (m.method === 'logs.push') {
+        accepted = Math.max(accepted, m.params.entries[m.params.entries.length - 1].seq);
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { up_to_seq: accepted } }));
+      } else if (m.method === 'metrics.push') {
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { accepted: m.params.samples.length } }));
+      }
+    });
+  });
+} else {
+  await main();
+}
+
+async function main() {
+  const { DurableBuffer } = await import(dist('agent/buffer/buffer.js'));
+  const { Agent } = await import(dist('agent/agent.js'));
+  const { createLogger } = await import(dist('agent/log.js'));
+  const { writeToken } = await import(dist('agent/token-store.js'));
+  const { writeHostId, writeAgentSettings } = await import(dist('agent/state-dir.js'));
+  const work = mkdtempSync(join(tmpdir(), 'cortex-agent-bench-'));
+  const cleanup = [];
+  try {
+    // 1. buffer append throughput
+    const entry = (i) => ({ ts: new Date().toISOString(), severity: 'info', app_name: 'bench', process_id: '1234', message: `benchmark entry number ${i} with a realistic length of text, user=alice action=login ok`, source: 'custom:bench' });
+    const batch = Array.from({ length: 500 }, (_, i) => entry(i));
+    const buf = DurableBuffer.open(join(work, 'append.db'));
+    for (let i = 0; i < 10; i++) buf.append(batch);
+    let n = 0;
+    const t0 = performance.now();
+    while (performance.now() - t0 < 3000) {
+      buf.append(batch);
+      n += batch.length;
+    }
+    const appendRate = n / ((performance.now() - t0) / 1000);
+    buf.close();
+    console.log(`buffer append: ${Math.round(appendRate)} entries/s (batches of 500, WAL + synchronous=FULL, ~${JSON.stringify(batch[0]).length} B/entry)`);
+
+    // 2. end to end
+    const server = await startReferenceServer(work, cleanup).catch((err) => {
+      console.log(`reference server unavailable (${err.message}); using the minimal acking server`);
+      return startAckingServer(cleanup);
+    });
+    const dir = join(work, 'e2e');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(dir);
+    await writeToken(dir, server.token);
+    const agent = new Agent({ stateDir: dir, serverUrl: server.url, hostId: server.hostId, allowInsecure: true, logger: createLogger({ level: 'warn' }), metricsIntervalMs: 0, statusFile: false });
+    agent.start();
+    await agent.waitForState('Active', 15000);
+    const total = 200_000;
+    const ingestBatch = Array.from({ length: 1000 }, (_, i) => entry(i));
+    const e0 = performance.now();
+    for (let i = 0; i < total; i += 1000) {
+      agent.ingest(ingestBatch);
+      if (i % 20000 === 0) await new Promise((r) => setImmediate(r));
+    }
+    const lastSeq = agent.status().next_seq - 1;
+    await agent.waitForAck(lastSeq, 120_000);
+    const e2eRate = total / ((performance.now() - e0) / 1000);
+    await agent.stop();
+    console.log(`end to end (${server.kind}): ${Math.round(e2eRate)} entries/s (${total} entries ingested durably, sent, acked)`);
+
+    // 3. RSS and idle CPU of `node dist/agent/cli.js run`
+    const runDir = join(work, 'run');
+    mkdirSync(runDir);
+    let runToken = server.token;
+    if (server.kind === 'reference server') {
+      const issued = JSON.parse(spawnSync(process.execPath, [dist('server/cli.js'), 'agent', 'issue', '--host', 'bench-run', '--json', '--db', server.db], { encoding: 'utf8' }).stdout);
+      runToken = issued.token;
+      const en = spawnSync(process.execPath, [dist('agent/cli.js'), 'enroll', '--server', server.url, '--token', runToken, '--host-id', issued.host_id, '--state-dir', runDir, '--allow-insecure'], { encoding: 'utf8' });
+      if (en.status !== 0) throw new Error(`enroll failed: ${en.stderr}`);
+    } else {
+      await writeToken(runDir, runToken);
+      await writeHostId(runDir, server.hostId);
+      await writeAgentSettings(runDir, { server_url: server.url, allow_insecure: true });
+    }
+    const child = spawn(process.execPath, [dist('agent/cli.js'), 'run', '--state-dir', runDir, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    cleanup.push(() => child.kill('SIGKILL'));
+    for (let i = 0; i < 200; i++) {
+      await sleep(50);
+      try {
+        if (JSON.parse(readFileSync(join(runDir, 'status.json'), 'utf8')).state === 'Active') break;
+      } catch {}
+    }
+    await sleep(2000); // let start-up work settle
+    const c0 = cpuTicks(child.pid);
+    const w0 = performance.now();
+    await sleep(10_000);
+    const cpuS = (cpuTicks(child.pid) - c0) / 100;
+    const idleCpu = (cpuS / ((performance.now() - w0) / 1000)) * 100;
+    const rss = rssBytes(child.pid);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    console.log(`cortex-agent run (Active, idle): RSS ${(rss / 1048576).toFixed(1)} MiB, CPU ${idleCpu.toFixed(3)}% of a core over 10 s`);
+
+    // baseline: a bare node process
+    const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+    await sleep(1000);
+    const bareRss = rssBytes(bare.pid);
+    bare.kill('SIGKILL');
+    console.log(`baseline bare node process: RSS ${(bareRss / 1048576).toFixed(1)} MiB`);
+
+    const result = {
+      bench: 'agent',
+      buffer_append_entries_per_s: Math.round(appendRate),
+      buffer_append_target_ratio: round(appendRate / 100_000),
+      e2e_entries_per_s: Math.round(e2eRate),
+      e2e_server: server.kind,
+      rss_bytes: rss,
+      rss_target_ratio: round(rss / (80 * 1048576)),
+      baseline_node_rss_bytes: bareRss,
+      rss_ratio_to_bare_node: round(rss / bareRss),
+      idle_cpu_percent: round(idleCpu, 3),
+    };
+    console.log(JSON.stringify(result));
+  } finally {
+    for (const c of cleanup.reverse()) {
+      try {
+        await c();
+      } catch {}
+    }
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+async function startReferenceServer(work, cleanup) {
+  const port = await freePort();
+  const db = join(work, 'server.db');
+  const issued = spawnSync(process.execPath, [dist('server/cli.js'), 'agent', 'issue', '--host', 'bench', '--json', '--db', db], { encoding: 'utf8', timeout: 20000 });
+  if (issued.status !== 0) throw new Error(`agent issue failed: ${issued.stderr.slice(0, 200)}`);
+  const { host_id, token } = JSON.parse(issued.stdout);
+  const child = spawn(process.execPath, [dist('server/cli.js'), 'serve', '--db', db, '--listen', `127.0.0.1:${port}`, '--agent-rate', '100000000'], { stdio: ['ignore', 'ignore', 'ignore'] });
+  cleanup.push(() => child.kill('SIGTERM'));
+  for (let i = 0; i < 100; i++) {
+    await sleep(100);
+    try {
+      const r = await fetch(`http://127.0.0.1:${port}/healthz`);
+      if (r.ok) return { kind: 'reference server', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: host_id, token, db };
+    } catch {}
+    if (child.exitCode !== null) break;
+  }
+  throw new Error('serve did not become healthy');
+}
+
+async function startAckingServer(cleanup) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--acking-server'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  cleanup.push(() => child.kill('SIGKILL'));
+  const port = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d).split(' ')[1]))));
+  return { kind: 'minimal acking ws server (bench/agent.mjs --acking-server)', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', token: 'bench-token-' + 'x'.repeat(32) };
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const p = s.address().port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+function cpuTicks(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const parts = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return Number(parts[11]) + Number(parts[12]); // utime + stime (clock ticks, 100/s)
+}
+
+function rssBytes(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function round(x, d = 2) {
+  return Math.round(x * 10 ** d) / 10 ** d;
+}
