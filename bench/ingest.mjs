@@ -1,0 +1,225 @@
+// npm run bench -- ingest
+// End-to-end ingest benchmark: the compiled server runs in its own process (spawned CLI,
+// SQLite file in a temp dir); this process is the load client (N simulated agents over
+// real WebSockets). The in-process ceiling (JSON.parse of the frame Buffer + generated
+// validator + prepared batched insert of the same rows) is measured in the same run.
+// Last output line: one JSON object with the figures.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { SUBPROTOCOL, validateLogsPushParams } from '@cortex/agent-protocol';
+import { openSqliteStorage } from '../dist/server/db/dialect.js';
+import { migrateToLatest } from '../dist/server/db/migrations/index.js';
+import { issueAgent } from '../dist/server/db/agents.repository.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-'));
+const log = (...a) => console.log(...a);
+const BATCH = 1000;
+const WINDOW = 4;
+const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 5000);
+
+function entry(seq) {
+  return { seq, ts: '2026-05-16T19:42:50.123Z', severity: 'info', app_name: 'sshd', process_id: '1431', message: `Accepted publickey for user from 10.0.0.4 port 5${seq % 10000} ssh2: ED25519 SHA256:abcdefghijklmnop`, source: 'journald' };
+}
+function pushFrame(id, seqStart, n) {
+  const entries = new Array(n);
+  for (let i = 0; i < n; i++) entries[i] = entry(seqStart + i);
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'logs.push', params: { seq_start: seqStart, entries } });
+}
+
+// ───────────── in-process ceiling ─────────────
+async function ceiling() {
+  const storage = openSqliteStorage({ path: join(dir, 'ceiling.db') });
+  await migrateToLatest(storage);
+  const { host_id } = await issueAgent(storage.db, 'ceiling');
+  const frames = [];
+  for (let b = 0; b < 70; b++) frames.push(Buffer.from(pushFrame(b + 1, b * BATCH + 1, BATCH)));
+  const run = async (list) => {
+    for (const buf of list) {
+      const msg = JSON.parse(buf.toString());
+      if (!validateLogsPushParams(msg.params)) throw new Error('invalid');
+      await storage.ingest.commitBatch(host_id, msg.params.entries, new Date().toISOString());
+    }
+  };
+  await run(frames.splice(0, 10)); // warm-up (JIT, page cache), not timed
+  const t0 = performance.now();
+  for (const buf of frames) {
+    const msg = JSON.parse(buf.toString());
+    if (!validateLogsPushParams(msg.params)) throw new Error('invalid');
+    await storage.ingest.commitBatch(host_id, msg.params.entries, new Date().toISOString());
+  }
+  const secs = (performance.now() - t0) / 1000;
+  await storage.close();
+  return Math.round((frames.length * BATCH) / secs);
+}
+
+// ───────────── server process ─────────────
+const dbPath = join(dir, 'server.db');
+const setup = openSqliteStorage({ path: dbPath });
+await migrateToLatest(setup);
+async function issueMany(n, prefix) {
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(await issueAgent(setup.db, `${prefix}-${i}`));
+  return out;
+}
+
+const server = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
+const url = await new Promise((resolve, reject) => {
+  let err = '';
+  server.stderr.on('data', (d) => {
+    err += d.toString();
+    const m = /listening on (ws:\/\/\S+)/.exec(err);
+    if (m) resolve(m[1]);
+  });
+  server.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
+});
+const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]);
+
+function connect(agent) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false });
+    ws.once('error', reject);
+    ws.once('open', () => {
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'agent.hello', params: { protocol_version: 1, agent_version: '0.1.0', hostname: agent.hostname, host_id: agent.host_id, platform: { os: 'linux', arch: 'x86_64', kernel: '6.6', distro: null }, capabilities: { supported_probes: [], sources: ['journald'], max_batch_entries: 1000, compression: [] }, token: agent.token, resume_from_seq: 0 } }));
+      ws.once('message', (d) => {
+        const m = JSON.parse(d.toString());
+        if (m.error) return reject(new Error(JSON.stringify(m.error)));
+        resolve({ ws, accepted: m.result.accepted_seq });
+      });
+    });
+  });
+}
+
+/** One agent streaming `batches` pushes of `n` entries with WINDOW in flight; resolves with ack latencies. */
+function stream(conn, batches, n = BATCH, frames) {
+  return new Promise((resolve, reject) => {
+    const { ws } = conn;
+    let sent = 0, acked = 0, seq = conn.accepted + 1, id = 1;
+    const sentAt = new Map();
+    const lat = [];
+    const pump = () => {
+      while (sent < batches && sent - acked < WINDOW) {
+        const frame = frames ? frames(id, seq) : pushFrame(id, seq, n);
+        sentAt.set(id, performance.now());
+        ws.send(frame);
+        id++; seq += n; sent++;
+      }
+    };
+    ws.on('message', (d) => {
+      const m = JSON.parse(d.toString());
+      if (m.error) return reject(new Error(JSON.stringify(m.error)));
+      lat.push(performance.now() - sentAt.get(m.id));
+      acked++;
+      if (acked === batches) resolve(lat);
+      else pump();
+    });
+    pump();
+  });
+}
+
+async function agentsRun(n, batchesEach) {
+  const agents = await issueMany(n, `load${n}`);
+  const conns = await Promise.all(agents.map(connect));
+  const t0 = performance.now();
+  await Promise.all(conns.map((c) => stream(c, batchesEach)));
+  const secs = (performance.now() - t0) / 1000;
+  for (const c of conns) c.ws.close();
+  return Math.round((n * batchesEach * BATCH) / secs);
+}
+
+async function ackLatencyAt10k() {
+  const [agent] = await issueMany(1, 'lat');
+  const { ws, accepted } = await connect(agent);
+  const lat = [];
+  let seq = accepted + 1, id = 1;
+  const sentAt = new Map();
+  ws.on('message', (d) => {
+    const m = JSON.parse(d.toString());
+    lat.push(performance.now() - sentAt.get(m.id));
+  });
+  // 100 entries every 10 ms = 10,000 entries/s for 3 s
+  const total = 300;
+  await new Promise((resolve) => {
+    let i = 0;
+    const start = performance.now();
+    const tick = () => {
+      const due = Math.min(total, Math.floor((performance.now() - start) / 10) + 1);
+      while (i < due) {
+        sentAt.set(id, performance.now());
+        ws.send(pushFrame(id, seq, 100));
+        id++; seq += 100; i++;
+      }
+      if (i < total) setTimeout(tick, 2); else resolve();
+    };
+    tick();
+  });
+  while (lat.length < total) await new Promise((r) => setTimeout(r, 10));
+  ws.close();
+  lat.sort((a, b) => a - b);
+  return +lat[Math.floor(lat.length * 0.99)].toFixed(1);
+}
+
+async function hellos(n) {
+  const agents = await issueMany(n, 'hello');
+  const t0 = performance.now();
+  const conns = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: 50 }, async () => {
+    while (next < agents.length) conns.push(await connect(agents[next++]));
+  }));
+  const rate = Math.round(n / ((performance.now() - t0) / 1000));
+  for (const c of conns) c.ws.close();
+  return rate;
+}
+
+async function idleMemory(n) {
+  const agents = await issueMany(n, 'idle');
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = rssKiB();
+  const conns = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: 50 }, async () => {
+    while (next < agents.length) conns.push(await connect(agents[next++]));
+  }));
+  await new Promise((r) => setTimeout(r, 2000));
+  const after = rssKiB();
+  for (const c of conns) c.ws.terminate();
+  return Math.round(((after - before) * 1024) / n);
+}
+
+const ceil = await ceiling();
+log(`in-process ceiling (parse Buffer + generated validator + prepared insert): ${ceil} entries/s`);
+const a1 = await agentsRun(1, 60);
+log(`1 agent, 1000-entry batches, window ${WINDOW}: ${a1} entries/s (${(a1 / ceil).toFixed(2)} of ceiling)`);
+const a10 = await agentsRun(10, 10);
+log(`10 agents: ${a10} entries/s (${(a10 / ceil).toFixed(2)} of ceiling)`);
+const a100 = await agentsRun(100, 2);
+log(`100 agents: ${a100} entries/s (${(a100 / ceil).toFixed(2)} of ceiling)`);
+const p99 = await ackLatencyAt10k();
+log(`ack latency p99 at 10,000 entries/s (100-entry pushes every 10 ms): ${p99} ms`);
+const hps = await hellos(1000);
+log(`hellos (first enrollment, with rotation) for 1000 agents, 50 connecting at a time: ${hps}/s`);
+const idle = await idleMemory(IDLE_AGENTS);
+log(`server RSS per idle authenticated connection with ${IDLE_AGENTS} agents: ${idle} bytes`);
+
+server.kill('SIGTERM');
+await new Promise((r) => server.on('exit', r));
+await setup.close();
+rmSync(dir, { recursive: true, force: true });
+console.log(JSON.stringify({
+  ceiling_entries_per_s: ceil,
+  agents_1_entries_per_s: a1,
+  agents_10_entries_per_s: a10,
+  agents_100_entries_per_s: a100,
+  agents_1_ratio: +(a1 / ceil).toFixed(3),
+  agents_10_ratio: +(a10 / ceil).toFixed(3),
+  agents_100_ratio: +(a100 / ceil).toFixed(3),
+  ack_p99_ms_at_10k: p99,
+  hellos_per_s: hps,
+  idle_connection_bytes: idle,
+  idle_agents: IDLE_AGENTS,
+}));
