@@ -55,13 +55,16 @@ export class PeerError extends Error {
   }
 }
 
-/** One failing part of a value, as reported in -32602 InvalidParams data. */
-export interface ValidationIssue {
+/**
+ * One failing part of a value, as reported in -32602 InvalidParams data. A type alias (not an
+ * interface) so that it is assignable to the generated InvalidParamsIssue.
+ */
+export type ValidationIssue = {
   /** JSON Pointer into the validated value ("" for the value itself). */
   path: string;
   message: string;
   keyword?: string;
-}
+};
 
 /** The shape of an ajv error object this runtime needs (ajv's ErrorObject is compatible). */
 export interface SchemaErrorLike {

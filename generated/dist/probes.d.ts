@@ -16,6 +16,30 @@ export interface ProbeTypes {
         args: T.FsDiskUsageArgs;
         output: T.FsDiskUsageOutput;
     };
+    "sys.uptime": {
+        args: T.SysUptimeArgs;
+        output: T.SysUptimeOutput;
+    };
+    "sys.os_release": {
+        args: T.SysOsReleaseArgs;
+        output: T.SysOsReleaseOutput;
+    };
+    "proc.top": {
+        args: T.ProcTopArgs;
+        output: T.ProcTopOutput;
+    };
+    "net.listening_sockets": {
+        args: T.NetListeningSocketsArgs;
+        output: T.NetListeningSocketsOutput;
+    };
+    "journal.tail": {
+        args: T.JournalTailArgs;
+        output: T.JournalTailOutput;
+    };
+    "file.tail": {
+        args: T.FileTailArgs;
+        output: T.FileTailOutput;
+    };
 }
 export type ProbeName = keyof ProbeTypes;
 export interface ProbeInfo {

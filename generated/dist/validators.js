@@ -5973,6 +5973,1663 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate69.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateSysUptimeArgs = validate70;
+function validate70(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate70.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      for (const key0 in data) {
+        validate70.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+        return false;
+        break;
+      }
+    } else {
+      validate70.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate70.errors = vErrors;
+  return errors === 0;
+}
+validate70.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateSysUptimeOutput = validate71;
+function validate71(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate71.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.uptime_secs === void 0 && (missing0 = "uptime_secs") || data.boot_time === void 0 && (missing0 = "boot_time")) {
+        validate71.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "uptime_secs" || key0 === "boot_time" || key0 === "load_average")) {
+            validate71.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.uptime_secs !== void 0) {
+            let data0 = data.uptime_secs;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (typeof data0 == "number" && isFinite(data0)) {
+                if (data0 < 0 || isNaN(data0)) {
+                  validate71.errors = [{ instancePath: instancePath + "/uptime_secs", schemaPath: "#/properties/uptime_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  return false;
+                }
+              } else {
+                validate71.errors = [{ instancePath: instancePath + "/uptime_secs", schemaPath: "#/properties/uptime_secs/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.boot_time !== void 0) {
+              let data1 = data.boot_time;
+              const _errs4 = errors;
+              if (errors === _errs4) {
+                if (errors === _errs4) {
+                  if (typeof data1 === "string") {
+                    if (!formats0.validate(data1)) {
+                      validate71.errors = [{ instancePath: instancePath + "/boot_time", schemaPath: "#/properties/boot_time/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+                      return false;
+                    }
+                  } else {
+                    validate71.errors = [{ instancePath: instancePath + "/boot_time", schemaPath: "#/properties/boot_time/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    return false;
+                  }
+                }
+              }
+              var valid0 = _errs4 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.load_average !== void 0) {
+                let data2 = data.load_average;
+                const _errs6 = errors;
+                if (errors === _errs6) {
+                  if (data2 && typeof data2 == "object" && !Array.isArray(data2)) {
+                    let missing1;
+                    if (data2.one === void 0 && (missing1 = "one") || data2.five === void 0 && (missing1 = "five") || data2.fifteen === void 0 && (missing1 = "fifteen")) {
+                      validate71.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                      return false;
+                    } else {
+                      const _errs8 = errors;
+                      for (const key1 in data2) {
+                        if (!(key1 === "one" || key1 === "five" || key1 === "fifteen")) {
+                          validate71.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                          return false;
+                          break;
+                        }
+                      }
+                      if (_errs8 === errors) {
+                        if (data2.one !== void 0) {
+                          let data3 = data2.one;
+                          const _errs9 = errors;
+                          if (errors === _errs9) {
+                            if (typeof data3 == "number" && isFinite(data3)) {
+                              if (data3 < 0 || isNaN(data3)) {
+                                validate71.errors = [{ instancePath: instancePath + "/load_average/one", schemaPath: "#/properties/load_average/properties/one/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                return false;
+                              }
+                            } else {
+                              validate71.errors = [{ instancePath: instancePath + "/load_average/one", schemaPath: "#/properties/load_average/properties/one/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                              return false;
+                            }
+                          }
+                          var valid1 = _errs9 === errors;
+                        } else {
+                          var valid1 = true;
+                        }
+                        if (valid1) {
+                          if (data2.five !== void 0) {
+                            let data4 = data2.five;
+                            const _errs11 = errors;
+                            if (errors === _errs11) {
+                              if (typeof data4 == "number" && isFinite(data4)) {
+                                if (data4 < 0 || isNaN(data4)) {
+                                  validate71.errors = [{ instancePath: instancePath + "/load_average/five", schemaPath: "#/properties/load_average/properties/five/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                  return false;
+                                }
+                              } else {
+                                validate71.errors = [{ instancePath: instancePath + "/load_average/five", schemaPath: "#/properties/load_average/properties/five/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                                return false;
+                              }
+                            }
+                            var valid1 = _errs11 === errors;
+                          } else {
+                            var valid1 = true;
+                          }
+                          if (valid1) {
+                            if (data2.fifteen !== void 0) {
+                              let data5 = data2.fifteen;
+                              const _errs13 = errors;
+                              if (errors === _errs13) {
+                                if (typeof data5 == "number" && isFinite(data5)) {
+                                  if (data5 < 0 || isNaN(data5)) {
+                                    validate71.errors = [{ instancePath: instancePath + "/load_average/fifteen", schemaPath: "#/properties/load_average/properties/fifteen/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                    return false;
+                                  }
+                                } else {
+                                  validate71.errors = [{ instancePath: instancePath + "/load_average/fifteen", schemaPath: "#/properties/load_average/properties/fifteen/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                                  return false;
+                                }
+                              }
+                              var valid1 = _errs13 === errors;
+                            } else {
+                              var valid1 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
+                  } else {
+                    validate71.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                    return false;
+                  }
+                }
+                var valid0 = _errs6 === errors;
+              } else {
+                var valid0 = true;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate71.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate71.errors = vErrors;
+  return errors === 0;
+}
+validate71.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateSysOsReleaseArgs = validate72;
+function validate72(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate72.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      for (const key0 in data) {
+        validate72.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+        return false;
+        break;
+      }
+    } else {
+      validate72.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate72.errors = vErrors;
+  return errors === 0;
+}
+validate72.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateSysOsReleaseOutput = validate73;
+var schema96 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/sys.os_release.output.json", "title": "SysOsReleaseOutput", "description": "Output of sys.os_release: the host's os-release(5) file (/etc/os-release, else /usr/lib/os-release). id, name and pretty_name carry os-release(5)'s defaults (linux, Linux, Linux) when the file omits them.", "type": "object", "required": ["source", "id", "name", "pretty_name", "fields"], "additionalProperties": false, "properties": { "source": { "type": "string", "description": "The file that was read." }, "id": { "type": "string", "description": "ID, e.g. debian." }, "id_like": { "type": "array", "items": { "type": "string" }, "description": "ID_LIKE split on spaces." }, "name": { "type": "string", "description": "NAME, e.g. Debian GNU/Linux." }, "pretty_name": { "type": "string", "description": "PRETTY_NAME." }, "version": { "type": "string", "description": "VERSION." }, "version_id": { "type": "string", "description": "VERSION_ID, e.g. 12." }, "version_codename": { "type": "string", "description": "VERSION_CODENAME, e.g. bookworm." }, "build_id": { "type": "string", "description": "BUILD_ID (rolling distributions)." }, "fields": { "type": "object", "description": "Every KEY=value assignment of the file, unquoted, by key.", "additionalProperties": { "type": "string", "maxLength": 4096 }, "maxProperties": 256 } } };
+function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate73.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.source === void 0 && (missing0 = "source") || data.id === void 0 && (missing0 = "id") || data.name === void 0 && (missing0 = "name") || data.pretty_name === void 0 && (missing0 = "pretty_name") || data.fields === void 0 && (missing0 = "fields")) {
+        validate73.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!func7.call(schema96.properties, key0)) {
+            validate73.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.source !== void 0) {
+            const _errs2 = errors;
+            if (typeof data.source !== "string") {
+              validate73.errors = [{ instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.id !== void 0) {
+              const _errs4 = errors;
+              if (typeof data.id !== "string") {
+                validate73.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+              var valid0 = _errs4 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.id_like !== void 0) {
+                let data2 = data.id_like;
+                const _errs6 = errors;
+                if (errors === _errs6) {
+                  if (Array.isArray(data2)) {
+                    var valid1 = true;
+                    const len0 = data2.length;
+                    for (let i0 = 0; i0 < len0; i0++) {
+                      const _errs8 = errors;
+                      if (typeof data2[i0] !== "string") {
+                        validate73.errors = [{ instancePath: instancePath + "/id_like/" + i0, schemaPath: "#/properties/id_like/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        return false;
+                      }
+                      var valid1 = _errs8 === errors;
+                      if (!valid1) {
+                        break;
+                      }
+                    }
+                  } else {
+                    validate73.errors = [{ instancePath: instancePath + "/id_like", schemaPath: "#/properties/id_like/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                    return false;
+                  }
+                }
+                var valid0 = _errs6 === errors;
+              } else {
+                var valid0 = true;
+              }
+              if (valid0) {
+                if (data.name !== void 0) {
+                  const _errs10 = errors;
+                  if (typeof data.name !== "string") {
+                    validate73.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    return false;
+                  }
+                  var valid0 = _errs10 === errors;
+                } else {
+                  var valid0 = true;
+                }
+                if (valid0) {
+                  if (data.pretty_name !== void 0) {
+                    const _errs12 = errors;
+                    if (typeof data.pretty_name !== "string") {
+                      validate73.errors = [{ instancePath: instancePath + "/pretty_name", schemaPath: "#/properties/pretty_name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      return false;
+                    }
+                    var valid0 = _errs12 === errors;
+                  } else {
+                    var valid0 = true;
+                  }
+                  if (valid0) {
+                    if (data.version !== void 0) {
+                      const _errs14 = errors;
+                      if (typeof data.version !== "string") {
+                        validate73.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        return false;
+                      }
+                      var valid0 = _errs14 === errors;
+                    } else {
+                      var valid0 = true;
+                    }
+                    if (valid0) {
+                      if (data.version_id !== void 0) {
+                        const _errs16 = errors;
+                        if (typeof data.version_id !== "string") {
+                          validate73.errors = [{ instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          return false;
+                        }
+                        var valid0 = _errs16 === errors;
+                      } else {
+                        var valid0 = true;
+                      }
+                      if (valid0) {
+                        if (data.version_codename !== void 0) {
+                          const _errs18 = errors;
+                          if (typeof data.version_codename !== "string") {
+                            validate73.errors = [{ instancePath: instancePath + "/version_codename", schemaPath: "#/properties/version_codename/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                            return false;
+                          }
+                          var valid0 = _errs18 === errors;
+                        } else {
+                          var valid0 = true;
+                        }
+                        if (valid0) {
+                          if (data.build_id !== void 0) {
+                            const _errs20 = errors;
+                            if (typeof data.build_id !== "string") {
+                              validate73.errors = [{ instancePath: instancePath + "/build_id", schemaPath: "#/properties/build_id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                              return false;
+                            }
+                            var valid0 = _errs20 === errors;
+                          } else {
+                            var valid0 = true;
+                          }
+                          if (valid0) {
+                            if (data.fields !== void 0) {
+                              let data10 = data.fields;
+                              const _errs22 = errors;
+                              if (errors === _errs22) {
+                                if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
+                                  if (Object.keys(data10).length > 256) {
+                                    validate73.errors = [{ instancePath: instancePath + "/fields", schemaPath: "#/properties/fields/maxProperties", keyword: "maxProperties", params: { limit: 256 }, message: "must NOT have more than 256 properties" }];
+                                    return false;
+                                  } else {
+                                    for (const key1 in data10) {
+                                      let data11 = data10[key1];
+                                      const _errs25 = errors;
+                                      if (errors === _errs25) {
+                                        if (typeof data11 === "string") {
+                                          if (func1(data11) > 4096) {
+                                            validate73.errors = [{ instancePath: instancePath + "/fields/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/fields/additionalProperties/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                                            return false;
+                                          }
+                                        } else {
+                                          validate73.errors = [{ instancePath: instancePath + "/fields/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/fields/additionalProperties/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                          return false;
+                                        }
+                                      }
+                                      var valid2 = _errs25 === errors;
+                                      if (!valid2) {
+                                        break;
+                                      }
+                                    }
+                                  }
+                                } else {
+                                  validate73.errors = [{ instancePath: instancePath + "/fields", schemaPath: "#/properties/fields/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                  return false;
+                                }
+                              }
+                              var valid0 = _errs22 === errors;
+                            } else {
+                              var valid0 = true;
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate73.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate73.errors = vErrors;
+  return errors === 0;
+}
+validate73.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateProcTopArgs = validate74;
+var schema97 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/proc.top.args.json", "title": "ProcTopArgs", "description": "Args of proc.top: which resource to rank by (default cpu) and how many processes to return (default 10).", "type": "object", "additionalProperties": false, "properties": { "by": { "type": "string", "enum": ["cpu", "memory"], "description": "Rank by CPU use over the sampling window, or by resident memory. Default cpu." }, "limit": { "type": "integer", "minimum": 1, "maximum": 100, "description": "Number of processes returned. Default 10." } } };
+function validate74(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate74.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      const _errs1 = errors;
+      for (const key0 in data) {
+        if (!(key0 === "by" || key0 === "limit")) {
+          validate74.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+          return false;
+          break;
+        }
+      }
+      if (_errs1 === errors) {
+        if (data.by !== void 0) {
+          let data0 = data.by;
+          const _errs2 = errors;
+          if (typeof data0 !== "string") {
+            validate74.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            return false;
+          }
+          if (!(data0 === "cpu" || data0 === "memory")) {
+            validate74.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/enum", keyword: "enum", params: { allowedValues: schema97.properties.by.enum }, message: "must be equal to one of the allowed values" }];
+            return false;
+          }
+          var valid0 = _errs2 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.limit !== void 0) {
+            let data1 = data.limit;
+            const _errs4 = errors;
+            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+              validate74.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              return false;
+            }
+            if (errors === _errs4) {
+              if (typeof data1 == "number" && isFinite(data1)) {
+                if (data1 > 100 || isNaN(data1)) {
+                  validate74.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/maximum", keyword: "maximum", params: { comparison: "<=", limit: 100 }, message: "must be <= 100" }];
+                  return false;
+                } else {
+                  if (data1 < 1 || isNaN(data1)) {
+                    validate74.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    return false;
+                  }
+                }
+              }
+            }
+            var valid0 = _errs4 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
+      validate74.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate74.errors = vErrors;
+  return errors === 0;
+}
+validate74.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateProcTopOutput = validate75;
+var schema98 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/proc.top.output.json", "title": "ProcTopOutput", "description": "Output of proc.top: the top processes from /proc/<pid>/stat and /proc/<pid>/status, sampled twice sample_ms apart. cpu_percent is CPU time used in that window over its length (100 = one full core, as top shows it; can exceed 100 on several cores).", "type": "object", "required": ["by", "sample_ms", "total_processes", "processes"], "additionalProperties": false, "properties": { "by": { "type": "string", "enum": ["cpu", "memory"] }, "sample_ms": { "type": "integer", "minimum": 0, "description": "Length of the CPU sampling window." }, "total_processes": { "type": "integer", "minimum": 0, "description": "Processes seen in both samples." }, "processes": { "type": "array", "maxItems": 100, "items": { "title": "ProcTopProcess", "type": "object", "required": ["pid", "command", "cpu_percent", "mem_rss_bytes"], "additionalProperties": false, "properties": { "pid": { "type": "integer", "minimum": 1 }, "ppid": { "type": "integer", "minimum": 0 }, "command": { "type": "string", "maxLength": 64, "description": "comm (the executable name as the kernel keeps it, at most 15 bytes on Linux)." }, "state": { "type": "string", "maxLength": 1, "description": "Process state letter (R, S, D, Z, T, I, ...)." }, "cpu_percent": { "type": "number", "minimum": 0 }, "mem_rss_bytes": { "type": "integer", "minimum": 0, "description": "Resident set size (VmRSS); 0 for kernel threads." }, "uid": { "type": "integer", "minimum": 0, "description": "Real user id." }, "user": { "type": "string", "description": "User name of uid, when /etc/passwd names it." } } } } } };
+function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate75.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.by === void 0 && (missing0 = "by") || data.sample_ms === void 0 && (missing0 = "sample_ms") || data.total_processes === void 0 && (missing0 = "total_processes") || data.processes === void 0 && (missing0 = "processes")) {
+        validate75.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "by" || key0 === "sample_ms" || key0 === "total_processes" || key0 === "processes")) {
+            validate75.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.by !== void 0) {
+            let data0 = data.by;
+            const _errs2 = errors;
+            if (typeof data0 !== "string") {
+              validate75.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+            if (!(data0 === "cpu" || data0 === "memory")) {
+              validate75.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/enum", keyword: "enum", params: { allowedValues: schema98.properties.by.enum }, message: "must be equal to one of the allowed values" }];
+              return false;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.sample_ms !== void 0) {
+              let data1 = data.sample_ms;
+              const _errs4 = errors;
+              if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+                validate75.errors = [{ instancePath: instancePath + "/sample_ms", schemaPath: "#/properties/sample_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 < 0 || isNaN(data1)) {
+                    validate75.errors = [{ instancePath: instancePath + "/sample_ms", schemaPath: "#/properties/sample_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    return false;
+                  }
+                }
+              }
+              var valid0 = _errs4 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.total_processes !== void 0) {
+                let data2 = data.total_processes;
+                const _errs6 = errors;
+                if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
+                  validate75.errors = [{ instancePath: instancePath + "/total_processes", schemaPath: "#/properties/total_processes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                  return false;
+                }
+                if (errors === _errs6) {
+                  if (typeof data2 == "number" && isFinite(data2)) {
+                    if (data2 < 0 || isNaN(data2)) {
+                      validate75.errors = [{ instancePath: instancePath + "/total_processes", schemaPath: "#/properties/total_processes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      return false;
+                    }
+                  }
+                }
+                var valid0 = _errs6 === errors;
+              } else {
+                var valid0 = true;
+              }
+              if (valid0) {
+                if (data.processes !== void 0) {
+                  let data3 = data.processes;
+                  const _errs8 = errors;
+                  if (errors === _errs8) {
+                    if (Array.isArray(data3)) {
+                      if (data3.length > 100) {
+                        validate75.errors = [{ instancePath: instancePath + "/processes", schemaPath: "#/properties/processes/maxItems", keyword: "maxItems", params: { limit: 100 }, message: "must NOT have more than 100 items" }];
+                        return false;
+                      } else {
+                        var valid1 = true;
+                        const len0 = data3.length;
+                        for (let i0 = 0; i0 < len0; i0++) {
+                          let data4 = data3[i0];
+                          const _errs10 = errors;
+                          if (errors === _errs10) {
+                            if (data4 && typeof data4 == "object" && !Array.isArray(data4)) {
+                              let missing1;
+                              if (data4.pid === void 0 && (missing1 = "pid") || data4.command === void 0 && (missing1 = "command") || data4.cpu_percent === void 0 && (missing1 = "cpu_percent") || data4.mem_rss_bytes === void 0 && (missing1 = "mem_rss_bytes")) {
+                                validate75.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                                return false;
+                              } else {
+                                const _errs12 = errors;
+                                for (const key1 in data4) {
+                                  if (!(key1 === "pid" || key1 === "ppid" || key1 === "command" || key1 === "state" || key1 === "cpu_percent" || key1 === "mem_rss_bytes" || key1 === "uid" || key1 === "user")) {
+                                    validate75.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                    return false;
+                                    break;
+                                  }
+                                }
+                                if (_errs12 === errors) {
+                                  if (data4.pid !== void 0) {
+                                    let data5 = data4.pid;
+                                    const _errs13 = errors;
+                                    if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
+                                      validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/pid", schemaPath: "#/properties/processes/items/properties/pid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                      return false;
+                                    }
+                                    if (errors === _errs13) {
+                                      if (typeof data5 == "number" && isFinite(data5)) {
+                                        if (data5 < 1 || isNaN(data5)) {
+                                          validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/pid", schemaPath: "#/properties/processes/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                          return false;
+                                        }
+                                      }
+                                    }
+                                    var valid2 = _errs13 === errors;
+                                  } else {
+                                    var valid2 = true;
+                                  }
+                                  if (valid2) {
+                                    if (data4.ppid !== void 0) {
+                                      let data6 = data4.ppid;
+                                      const _errs15 = errors;
+                                      if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)) && isFinite(data6))) {
+                                        validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/ppid", schemaPath: "#/properties/processes/items/properties/ppid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                        return false;
+                                      }
+                                      if (errors === _errs15) {
+                                        if (typeof data6 == "number" && isFinite(data6)) {
+                                          if (data6 < 0 || isNaN(data6)) {
+                                            validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/ppid", schemaPath: "#/properties/processes/items/properties/ppid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                            return false;
+                                          }
+                                        }
+                                      }
+                                      var valid2 = _errs15 === errors;
+                                    } else {
+                                      var valid2 = true;
+                                    }
+                                    if (valid2) {
+                                      if (data4.command !== void 0) {
+                                        let data7 = data4.command;
+                                        const _errs17 = errors;
+                                        if (errors === _errs17) {
+                                          if (typeof data7 === "string") {
+                                            if (func1(data7) > 64) {
+                                              validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/command", schemaPath: "#/properties/processes/items/properties/command/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
+                                              return false;
+                                            }
+                                          } else {
+                                            validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/command", schemaPath: "#/properties/processes/items/properties/command/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                            return false;
+                                          }
+                                        }
+                                        var valid2 = _errs17 === errors;
+                                      } else {
+                                        var valid2 = true;
+                                      }
+                                      if (valid2) {
+                                        if (data4.state !== void 0) {
+                                          let data8 = data4.state;
+                                          const _errs19 = errors;
+                                          if (errors === _errs19) {
+                                            if (typeof data8 === "string") {
+                                              if (func1(data8) > 1) {
+                                                validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/state", schemaPath: "#/properties/processes/items/properties/state/maxLength", keyword: "maxLength", params: { limit: 1 }, message: "must NOT have more than 1 characters" }];
+                                                return false;
+                                              }
+                                            } else {
+                                              validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/state", schemaPath: "#/properties/processes/items/properties/state/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                              return false;
+                                            }
+                                          }
+                                          var valid2 = _errs19 === errors;
+                                        } else {
+                                          var valid2 = true;
+                                        }
+                                        if (valid2) {
+                                          if (data4.cpu_percent !== void 0) {
+                                            let data9 = data4.cpu_percent;
+                                            const _errs21 = errors;
+                                            if (errors === _errs21) {
+                                              if (typeof data9 == "number" && isFinite(data9)) {
+                                                if (data9 < 0 || isNaN(data9)) {
+                                                  validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/cpu_percent", schemaPath: "#/properties/processes/items/properties/cpu_percent/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                  return false;
+                                                }
+                                              } else {
+                                                validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/cpu_percent", schemaPath: "#/properties/processes/items/properties/cpu_percent/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                                                return false;
+                                              }
+                                            }
+                                            var valid2 = _errs21 === errors;
+                                          } else {
+                                            var valid2 = true;
+                                          }
+                                          if (valid2) {
+                                            if (data4.mem_rss_bytes !== void 0) {
+                                              let data10 = data4.mem_rss_bytes;
+                                              const _errs23 = errors;
+                                              if (!(typeof data10 == "number" && (!(data10 % 1) && !isNaN(data10)) && isFinite(data10))) {
+                                                validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/mem_rss_bytes", schemaPath: "#/properties/processes/items/properties/mem_rss_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                return false;
+                                              }
+                                              if (errors === _errs23) {
+                                                if (typeof data10 == "number" && isFinite(data10)) {
+                                                  if (data10 < 0 || isNaN(data10)) {
+                                                    validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/mem_rss_bytes", schemaPath: "#/properties/processes/items/properties/mem_rss_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                    return false;
+                                                  }
+                                                }
+                                              }
+                                              var valid2 = _errs23 === errors;
+                                            } else {
+                                              var valid2 = true;
+                                            }
+                                            if (valid2) {
+                                              if (data4.uid !== void 0) {
+                                                let data11 = data4.uid;
+                                                const _errs25 = errors;
+                                                if (!(typeof data11 == "number" && (!(data11 % 1) && !isNaN(data11)) && isFinite(data11))) {
+                                                  validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/uid", schemaPath: "#/properties/processes/items/properties/uid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                  return false;
+                                                }
+                                                if (errors === _errs25) {
+                                                  if (typeof data11 == "number" && isFinite(data11)) {
+                                                    if (data11 < 0 || isNaN(data11)) {
+                                                      validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/uid", schemaPath: "#/properties/processes/items/properties/uid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                      return false;
+                                                    }
+                                                  }
+                                                }
+                                                var valid2 = _errs25 === errors;
+                                              } else {
+                                                var valid2 = true;
+                                              }
+                                              if (valid2) {
+                                                if (data4.user !== void 0) {
+                                                  const _errs27 = errors;
+                                                  if (typeof data4.user !== "string") {
+                                                    validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/user", schemaPath: "#/properties/processes/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                    return false;
+                                                  }
+                                                  var valid2 = _errs27 === errors;
+                                                } else {
+                                                  var valid2 = true;
+                                                }
+                                              }
+                                            }
+                                          }
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            } else {
+                              validate75.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                              return false;
+                            }
+                          }
+                          var valid1 = _errs10 === errors;
+                          if (!valid1) {
+                            break;
+                          }
+                        }
+                      }
+                    } else {
+                      validate75.errors = [{ instancePath: instancePath + "/processes", schemaPath: "#/properties/processes/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                      return false;
+                    }
+                  }
+                  var valid0 = _errs8 === errors;
+                } else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate75.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate75.errors = vErrors;
+  return errors === 0;
+}
+validate75.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateNetListeningSocketsArgs = validate76;
+function validate76(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate76.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      for (const key0 in data) {
+        validate76.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+        return false;
+        break;
+      }
+    } else {
+      validate76.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate76.errors = vErrors;
+  return errors === 0;
+}
+validate76.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateNetListeningSocketsOutput = validate77;
+var schema100 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/net.listening_sockets.output.json", "title": "NetListeningSocketsOutput", "description": "Output of net.listening_sockets: TCP sockets in LISTEN state and unconnected UDP sockets, from /proc/net/tcp, tcp6, udp and udp6. pid is found by matching socket inodes in /proc/<pid>/fd; it is null when not visible to the agent (other users' processes without privileges).", "type": "object", "required": ["sockets", "truncated"], "additionalProperties": false, "properties": { "sockets": { "type": "array", "maxItems": 4096, "items": { "title": "ListeningSocket", "type": "object", "required": ["protocol", "local_address", "port"], "additionalProperties": false, "properties": { "protocol": { "type": "string", "enum": ["tcp", "tcp6", "udp", "udp6"] }, "local_address": { "type": "string", "anyOf": [{ "format": "ipv4" }, { "format": "ipv6" }], "description": "Bound address: 0.0.0.0 or :: for all addresses; IPv6 in RFC 5952 form." }, "port": { "type": "integer", "minimum": 0, "maximum": 65535 }, "inode": { "type": "integer", "minimum": 0 }, "uid": { "type": "integer", "minimum": 0 }, "pid": { "type": ["integer", "null"], "minimum": 1, "description": "Owning process, null when unknown." }, "command": { "type": "string", "maxLength": 64, "description": "comm of pid, when pid is known." } } } }, "truncated": { "type": "boolean", "description": "More than 4096 sockets were found; the first 4096 (by protocol, then port) are returned." } } };
+var formats20 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+var formats22 = /^((([0-9a-f]{1,4}:){7}([0-9a-f]{1,4}|:))|(([0-9a-f]{1,4}:){6}(:[0-9a-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){5}(((:[0-9a-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){4}(((:[0-9a-f]{1,4}){1,3})|((:[0-9a-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){3}(((:[0-9a-f]{1,4}){1,4})|((:[0-9a-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){2}(((:[0-9a-f]{1,4}){1,5})|((:[0-9a-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){1}(((:[0-9a-f]{1,4}){1,6})|((:[0-9a-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9a-f]{1,4}){1,7})|((:[0-9a-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))$/i;
+function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate77.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.sockets === void 0 && (missing0 = "sockets") || data.truncated === void 0 && (missing0 = "truncated")) {
+        validate77.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "sockets" || key0 === "truncated")) {
+            validate77.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.sockets !== void 0) {
+            let data0 = data.sockets;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (Array.isArray(data0)) {
+                if (data0.length > 4096) {
+                  validate77.errors = [{ instancePath: instancePath + "/sockets", schemaPath: "#/properties/sockets/maxItems", keyword: "maxItems", params: { limit: 4096 }, message: "must NOT have more than 4096 items" }];
+                  return false;
+                } else {
+                  var valid1 = true;
+                  const len0 = data0.length;
+                  for (let i0 = 0; i0 < len0; i0++) {
+                    let data1 = data0[i0];
+                    const _errs4 = errors;
+                    if (errors === _errs4) {
+                      if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
+                        let missing1;
+                        if (data1.protocol === void 0 && (missing1 = "protocol") || data1.local_address === void 0 && (missing1 = "local_address") || data1.port === void 0 && (missing1 = "port")) {
+                          validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                          return false;
+                        } else {
+                          const _errs6 = errors;
+                          for (const key1 in data1) {
+                            if (!(key1 === "protocol" || key1 === "local_address" || key1 === "port" || key1 === "inode" || key1 === "uid" || key1 === "pid" || key1 === "command")) {
+                              validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                              return false;
+                              break;
+                            }
+                          }
+                          if (_errs6 === errors) {
+                            if (data1.protocol !== void 0) {
+                              let data2 = data1.protocol;
+                              const _errs7 = errors;
+                              if (typeof data2 !== "string") {
+                                validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/protocol", schemaPath: "#/properties/sockets/items/properties/protocol/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                return false;
+                              }
+                              if (!(data2 === "tcp" || data2 === "tcp6" || data2 === "udp" || data2 === "udp6")) {
+                                validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/protocol", schemaPath: "#/properties/sockets/items/properties/protocol/enum", keyword: "enum", params: { allowedValues: schema100.properties.sockets.items.properties.protocol.enum }, message: "must be equal to one of the allowed values" }];
+                                return false;
+                              }
+                              var valid2 = _errs7 === errors;
+                            } else {
+                              var valid2 = true;
+                            }
+                            if (valid2) {
+                              if (data1.local_address !== void 0) {
+                                let data3 = data1.local_address;
+                                const _errs9 = errors;
+                                if (typeof data3 !== "string") {
+                                  validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                  return false;
+                                }
+                                const _errs11 = errors;
+                                let valid3 = false;
+                                const _errs12 = errors;
+                                if (errors === _errs12) {
+                                  if (typeof data3 === "string") {
+                                    if (!formats20.test(data3)) {
+                                      const err0 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf/0/format", keyword: "format", params: { format: "ipv4" }, message: 'must match format "ipv4"' };
+                                      if (vErrors === null) {
+                                        vErrors = [err0];
+                                      } else {
+                                        vErrors.push(err0);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                }
+                                var _valid0 = _errs12 === errors;
+                                valid3 = valid3 || _valid0;
+                                const _errs13 = errors;
+                                if (errors === _errs13) {
+                                  if (typeof data3 === "string") {
+                                    if (!formats22.test(data3)) {
+                                      const err1 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf/1/format", keyword: "format", params: { format: "ipv6" }, message: 'must match format "ipv6"' };
+                                      if (vErrors === null) {
+                                        vErrors = [err1];
+                                      } else {
+                                        vErrors.push(err1);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                }
+                                var _valid0 = _errs13 === errors;
+                                valid3 = valid3 || _valid0;
+                                if (!valid3) {
+                                  const err2 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                  if (vErrors === null) {
+                                    vErrors = [err2];
+                                  } else {
+                                    vErrors.push(err2);
+                                  }
+                                  errors++;
+                                  validate77.errors = vErrors;
+                                  return false;
+                                } else {
+                                  errors = _errs11;
+                                  if (vErrors !== null) {
+                                    if (_errs11) {
+                                      vErrors.length = _errs11;
+                                    } else {
+                                      vErrors = null;
+                                    }
+                                  }
+                                }
+                                var valid2 = _errs9 === errors;
+                              } else {
+                                var valid2 = true;
+                              }
+                              if (valid2) {
+                                if (data1.port !== void 0) {
+                                  let data4 = data1.port;
+                                  const _errs14 = errors;
+                                  if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
+                                    validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                    return false;
+                                  }
+                                  if (errors === _errs14) {
+                                    if (typeof data4 == "number" && isFinite(data4)) {
+                                      if (data4 > 65535 || isNaN(data4)) {
+                                        validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/maximum", keyword: "maximum", params: { comparison: "<=", limit: 65535 }, message: "must be <= 65535" }];
+                                        return false;
+                                      } else {
+                                        if (data4 < 0 || isNaN(data4)) {
+                                          validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                          return false;
+                                        }
+                                      }
+                                    }
+                                  }
+                                  var valid2 = _errs14 === errors;
+                                } else {
+                                  var valid2 = true;
+                                }
+                                if (valid2) {
+                                  if (data1.inode !== void 0) {
+                                    let data5 = data1.inode;
+                                    const _errs16 = errors;
+                                    if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
+                                      validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/inode", schemaPath: "#/properties/sockets/items/properties/inode/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                      return false;
+                                    }
+                                    if (errors === _errs16) {
+                                      if (typeof data5 == "number" && isFinite(data5)) {
+                                        if (data5 < 0 || isNaN(data5)) {
+                                          validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/inode", schemaPath: "#/properties/sockets/items/properties/inode/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                          return false;
+                                        }
+                                      }
+                                    }
+                                    var valid2 = _errs16 === errors;
+                                  } else {
+                                    var valid2 = true;
+                                  }
+                                  if (valid2) {
+                                    if (data1.uid !== void 0) {
+                                      let data6 = data1.uid;
+                                      const _errs18 = errors;
+                                      if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)) && isFinite(data6))) {
+                                        validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/uid", schemaPath: "#/properties/sockets/items/properties/uid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                        return false;
+                                      }
+                                      if (errors === _errs18) {
+                                        if (typeof data6 == "number" && isFinite(data6)) {
+                                          if (data6 < 0 || isNaN(data6)) {
+                                            validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/uid", schemaPath: "#/properties/sockets/items/properties/uid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                            return false;
+                                          }
+                                        }
+                                      }
+                                      var valid2 = _errs18 === errors;
+                                    } else {
+                                      var valid2 = true;
+                                    }
+                                    if (valid2) {
+                                      if (data1.pid !== void 0) {
+                                        let data7 = data1.pid;
+                                        const _errs20 = errors;
+                                        if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7)) && data7 !== null) {
+                                          validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/pid", schemaPath: "#/properties/sockets/items/properties/pid/type", keyword: "type", params: { type: schema100.properties.sockets.items.properties.pid.type }, message: "must be integer,null" }];
+                                          return false;
+                                        }
+                                        if (errors === _errs20) {
+                                          if (typeof data7 == "number" && isFinite(data7)) {
+                                            if (data7 < 1 || isNaN(data7)) {
+                                              validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/pid", schemaPath: "#/properties/sockets/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                              return false;
+                                            }
+                                          }
+                                        }
+                                        var valid2 = _errs20 === errors;
+                                      } else {
+                                        var valid2 = true;
+                                      }
+                                      if (valid2) {
+                                        if (data1.command !== void 0) {
+                                          let data8 = data1.command;
+                                          const _errs22 = errors;
+                                          if (errors === _errs22) {
+                                            if (typeof data8 === "string") {
+                                              if (func1(data8) > 64) {
+                                                validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/command", schemaPath: "#/properties/sockets/items/properties/command/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
+                                                return false;
+                                              }
+                                            } else {
+                                              validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/command", schemaPath: "#/properties/sockets/items/properties/command/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                              return false;
+                                            }
+                                          }
+                                          var valid2 = _errs22 === errors;
+                                        } else {
+                                          var valid2 = true;
+                                        }
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        }
+                      } else {
+                        validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        return false;
+                      }
+                    }
+                    var valid1 = _errs4 === errors;
+                    if (!valid1) {
+                      break;
+                    }
+                  }
+                }
+              } else {
+                validate77.errors = [{ instancePath: instancePath + "/sockets", schemaPath: "#/properties/sockets/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.truncated !== void 0) {
+              const _errs24 = errors;
+              if (typeof data.truncated !== "boolean") {
+                validate77.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                return false;
+              }
+              var valid0 = _errs24 === errors;
+            } else {
+              var valid0 = true;
+            }
+          }
+        }
+      }
+    } else {
+      validate77.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate77.errors = vErrors;
+  return errors === 0;
+}
+validate77.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateJournalTailArgs = validate78;
+function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate78.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.unit === void 0 && (missing0 = "unit")) {
+        validate78.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "unit" || key0 === "lines")) {
+            validate78.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.unit !== void 0) {
+            let data0 = data.unit;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (typeof data0 === "string") {
+                if (func1(data0) > 256) {
+                  validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters" }];
+                  return false;
+                } else {
+                  if (func1(data0) < 1) {
+                    validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                    return false;
+                  } else {
+                    if (!pattern13.test(data0)) {
+                      validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$" }, message: 'must match pattern "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$"' }];
+                      return false;
+                    }
+                  }
+                }
+              } else {
+                validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.lines !== void 0) {
+              let data1 = data.lines;
+              const _errs4 = errors;
+              if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+                validate78.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 1e3 || isNaN(data1)) {
+                    validate78.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e3 }, message: "must be <= 1000" }];
+                    return false;
+                  } else {
+                    if (data1 < 1 || isNaN(data1)) {
+                      validate78.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid0 = _errs4 === errors;
+            } else {
+              var valid0 = true;
+            }
+          }
+        }
+      }
+    } else {
+      validate78.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate78.errors = vErrors;
+  return errors === 0;
+}
+validate78.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateJournalTailOutput = validate79;
+function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate79.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.unit === void 0 && (missing0 = "unit") || data.entries === void 0 && (missing0 = "entries") || data.truncated === void 0 && (missing0 = "truncated")) {
+        validate79.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "unit" || key0 === "entries" || key0 === "truncated")) {
+            validate79.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.unit !== void 0) {
+            const _errs2 = errors;
+            if (typeof data.unit !== "string") {
+              validate79.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.entries !== void 0) {
+              let data1 = data.entries;
+              const _errs4 = errors;
+              if (errors === _errs4) {
+                if (Array.isArray(data1)) {
+                  if (data1.length > 1e3) {
+                    validate79.errors = [{ instancePath: instancePath + "/entries", schemaPath: "#/properties/entries/maxItems", keyword: "maxItems", params: { limit: 1e3 }, message: "must NOT have more than 1000 items" }];
+                    return false;
+                  } else {
+                    var valid1 = true;
+                    const len0 = data1.length;
+                    for (let i0 = 0; i0 < len0; i0++) {
+                      let data2 = data1[i0];
+                      const _errs6 = errors;
+                      if (errors === _errs6) {
+                        if (data2 && typeof data2 == "object" && !Array.isArray(data2)) {
+                          let missing1;
+                          if (data2.ts === void 0 && (missing1 = "ts") || data2.message === void 0 && (missing1 = "message")) {
+                            validate79.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                            return false;
+                          } else {
+                            const _errs8 = errors;
+                            for (const key1 in data2) {
+                              if (!(key1 === "ts" || key1 === "message" || key1 === "priority" || key1 === "identifier" || key1 === "pid")) {
+                                validate79.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                return false;
+                                break;
+                              }
+                            }
+                            if (_errs8 === errors) {
+                              if (data2.ts !== void 0) {
+                                let data3 = data2.ts;
+                                const _errs9 = errors;
+                                if (errors === _errs9) {
+                                  if (errors === _errs9) {
+                                    if (typeof data3 === "string") {
+                                      if (!formats0.validate(data3)) {
+                                        validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/ts", schemaPath: "#/properties/entries/items/properties/ts/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+                                        return false;
+                                      }
+                                    } else {
+                                      validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/ts", schemaPath: "#/properties/entries/items/properties/ts/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                      return false;
+                                    }
+                                  }
+                                }
+                                var valid2 = _errs9 === errors;
+                              } else {
+                                var valid2 = true;
+                              }
+                              if (valid2) {
+                                if (data2.message !== void 0) {
+                                  let data4 = data2.message;
+                                  const _errs11 = errors;
+                                  if (errors === _errs11) {
+                                    if (typeof data4 === "string") {
+                                      if (func1(data4) > 65536) {
+                                        validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/message", schemaPath: "#/properties/entries/items/properties/message/maxLength", keyword: "maxLength", params: { limit: 65536 }, message: "must NOT have more than 65536 characters" }];
+                                        return false;
+                                      }
+                                    } else {
+                                      validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/message", schemaPath: "#/properties/entries/items/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                      return false;
+                                    }
+                                  }
+                                  var valid2 = _errs11 === errors;
+                                } else {
+                                  var valid2 = true;
+                                }
+                                if (valid2) {
+                                  if (data2.priority !== void 0) {
+                                    let data5 = data2.priority;
+                                    const _errs13 = errors;
+                                    if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
+                                      validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                      return false;
+                                    }
+                                    if (errors === _errs13) {
+                                      if (typeof data5 == "number" && isFinite(data5)) {
+                                        if (data5 > 7 || isNaN(data5)) {
+                                          validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/maximum", keyword: "maximum", params: { comparison: "<=", limit: 7 }, message: "must be <= 7" }];
+                                          return false;
+                                        } else {
+                                          if (data5 < 0 || isNaN(data5)) {
+                                            validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                            return false;
+                                          }
+                                        }
+                                      }
+                                    }
+                                    var valid2 = _errs13 === errors;
+                                  } else {
+                                    var valid2 = true;
+                                  }
+                                  if (valid2) {
+                                    if (data2.identifier !== void 0) {
+                                      const _errs15 = errors;
+                                      if (typeof data2.identifier !== "string") {
+                                        validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/identifier", schemaPath: "#/properties/entries/items/properties/identifier/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                        return false;
+                                      }
+                                      var valid2 = _errs15 === errors;
+                                    } else {
+                                      var valid2 = true;
+                                    }
+                                    if (valid2) {
+                                      if (data2.pid !== void 0) {
+                                        let data7 = data2.pid;
+                                        const _errs17 = errors;
+                                        if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7))) {
+                                          validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/pid", schemaPath: "#/properties/entries/items/properties/pid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                          return false;
+                                        }
+                                        if (errors === _errs17) {
+                                          if (typeof data7 == "number" && isFinite(data7)) {
+                                            if (data7 < 1 || isNaN(data7)) {
+                                              validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/pid", schemaPath: "#/properties/entries/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                              return false;
+                                            }
+                                          }
+                                        }
+                                        var valid2 = _errs17 === errors;
+                                      } else {
+                                        var valid2 = true;
+                                      }
+                                    }
+                                  }
+                                }
+                              }
+                            }
+                          }
+                        } else {
+                          validate79.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                          return false;
+                        }
+                      }
+                      var valid1 = _errs6 === errors;
+                      if (!valid1) {
+                        break;
+                      }
+                    }
+                  }
+                } else {
+                  validate79.errors = [{ instancePath: instancePath + "/entries", schemaPath: "#/properties/entries/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  return false;
+                }
+              }
+              var valid0 = _errs4 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.truncated !== void 0) {
+                const _errs19 = errors;
+                if (typeof data.truncated !== "boolean") {
+                  validate79.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                  return false;
+                }
+                var valid0 = _errs19 === errors;
+              } else {
+                var valid0 = true;
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate79.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate79.errors = vErrors;
+  return errors === 0;
+}
+validate79.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateFileTailArgs = validate80;
+function validate80(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate80.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.path === void 0 && (missing0 = "path")) {
+        validate80.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "path" || key0 === "lines")) {
+            validate80.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.path !== void 0) {
+            let data0 = data.path;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (typeof data0 === "string") {
+                if (func1(data0) > 4096) {
+                  validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                  return false;
+                } else {
+                  if (func1(data0) < 1) {
+                    validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                    return false;
+                  } else {
+                    if (!pattern14.test(data0)) {
+                      validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$" }, message: 'must match pattern "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$"' }];
+                      return false;
+                    }
+                  }
+                }
+              } else {
+                validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.lines !== void 0) {
+              let data1 = data.lines;
+              const _errs4 = errors;
+              if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+                validate80.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 1e3 || isNaN(data1)) {
+                    validate80.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e3 }, message: "must be <= 1000" }];
+                    return false;
+                  } else {
+                    if (data1 < 1 || isNaN(data1)) {
+                      validate80.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid0 = _errs4 === errors;
+            } else {
+              var valid0 = true;
+            }
+          }
+        }
+      }
+    } else {
+      validate80.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate80.errors = vErrors;
+  return errors === 0;
+}
+validate80.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
+var validateFileTailOutput = validate81;
+function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate81.evaluated;
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.path === void 0 && (missing0 = "path") || data.lines === void 0 && (missing0 = "lines") || data.truncated === void 0 && (missing0 = "truncated")) {
+        validate81.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "path" || key0 === "lines" || key0 === "truncated" || key0 === "size_bytes")) {
+            validate81.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.path !== void 0) {
+            const _errs2 = errors;
+            if (typeof data.path !== "string") {
+              validate81.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              return false;
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.lines !== void 0) {
+              let data1 = data.lines;
+              const _errs4 = errors;
+              if (errors === _errs4) {
+                if (Array.isArray(data1)) {
+                  if (data1.length > 1e3) {
+                    validate81.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maxItems", keyword: "maxItems", params: { limit: 1e3 }, message: "must NOT have more than 1000 items" }];
+                    return false;
+                  } else {
+                    var valid1 = true;
+                    const len0 = data1.length;
+                    for (let i0 = 0; i0 < len0; i0++) {
+                      let data2 = data1[i0];
+                      const _errs6 = errors;
+                      if (errors === _errs6) {
+                        if (typeof data2 === "string") {
+                          if (func1(data2) > 65536) {
+                            validate81.errors = [{ instancePath: instancePath + "/lines/" + i0, schemaPath: "#/properties/lines/items/maxLength", keyword: "maxLength", params: { limit: 65536 }, message: "must NOT have more than 65536 characters" }];
+                            return false;
+                          }
+                        } else {
+                          validate81.errors = [{ instancePath: instancePath + "/lines/" + i0, schemaPath: "#/properties/lines/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          return false;
+                        }
+                      }
+                      var valid1 = _errs6 === errors;
+                      if (!valid1) {
+                        break;
+                      }
+                    }
+                  }
+                } else {
+                  validate81.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  return false;
+                }
+              }
+              var valid0 = _errs4 === errors;
+            } else {
+              var valid0 = true;
+            }
+            if (valid0) {
+              if (data.truncated !== void 0) {
+                const _errs8 = errors;
+                if (typeof data.truncated !== "boolean") {
+                  validate81.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                  return false;
+                }
+                var valid0 = _errs8 === errors;
+              } else {
+                var valid0 = true;
+              }
+              if (valid0) {
+                if (data.size_bytes !== void 0) {
+                  let data4 = data.size_bytes;
+                  const _errs10 = errors;
+                  if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
+                    validate81.errors = [{ instancePath: instancePath + "/size_bytes", schemaPath: "#/properties/size_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                    return false;
+                  }
+                  if (errors === _errs10) {
+                    if (typeof data4 == "number" && isFinite(data4)) {
+                      if (data4 < 0 || isNaN(data4)) {
+                        validate81.errors = [{ instancePath: instancePath + "/size_bytes", schemaPath: "#/properties/size_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                        return false;
+                      }
+                    }
+                  }
+                  var valid0 = _errs10 === errors;
+                } else {
+                  var valid0 = true;
+                }
+              }
+            }
+          }
+        }
+      }
+    } else {
+      validate81.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate81.errors = vErrors;
+  return errors === 0;
+}
+validate81.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 export {
   validateAgentConfig,
   validateAgentHeartbeatParams,
@@ -5985,9 +7642,13 @@ export {
   validateConfigUpdateParams,
   validateExecSystemctlStatusArgs,
   validateExecSystemctlStatusOutput,
+  validateFileTailArgs,
+  validateFileTailOutput,
   validateFsDiskUsageArgs,
   validateFsDiskUsageOutput,
   validateInvalidParamsData,
+  validateJournalTailArgs,
+  validateJournalTailOutput,
   validateJsonRpcErrorObject,
   validateJsonRpcErrorResponse,
   validateJsonRpcId,
@@ -6002,6 +7663,8 @@ export {
   validateMetricSample,
   validateMetricsPushParams,
   validateMetricsPushResult,
+  validateNetListeningSocketsArgs,
+  validateNetListeningSocketsOutput,
   validatePayloadTooLargeData,
   validateProbeExecutionFailedData,
   validateProbeOutput,
@@ -6009,9 +7672,15 @@ export {
   validateProbeRequestResult,
   validateProbeTimeoutData,
   validateProbeUnavailableData,
+  validateProcTopArgs,
+  validateProcTopOutput,
   validateRetryAfterData,
   validateServerConfig,
   validateSeverity,
+  validateSysOsReleaseArgs,
+  validateSysOsReleaseOutput,
+  validateSysUptimeArgs,
+  validateSysUptimeOutput,
   validateTokenRevokedData,
   validateTokenRotationRequiredData,
   validateUnknownHostData

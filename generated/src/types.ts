@@ -72,6 +72,18 @@ export interface ProtocolSchemas {
   ExecSystemctlStatusOutput: ExecSystemctlStatusOutput;
   FsDiskUsageArgs: FsDiskUsageArgs;
   FsDiskUsageOutput: FsDiskUsageOutput;
+  SysUptimeArgs: SysUptimeArgs;
+  SysUptimeOutput: SysUptimeOutput;
+  SysOsReleaseArgs: SysOsReleaseArgs;
+  SysOsReleaseOutput: SysOsReleaseOutput;
+  ProcTopArgs: ProcTopArgs;
+  ProcTopOutput: ProcTopOutput;
+  NetListeningSocketsArgs: NetListeningSocketsArgs;
+  NetListeningSocketsOutput: NetListeningSocketsOutput;
+  JournalTailArgs: JournalTailArgs;
+  JournalTailOutput: JournalTailOutput;
+  FileTailArgs: FileTailArgs;
+  FileTailOutput: FileTailOutput;
 }
 /**
  * agent.heartbeat params: application-level liveness and buffer/push pressure.
@@ -613,6 +625,277 @@ export interface FsDiskUsageOutput {
   inodes_total?: number | null;
   inodes_used?: number | null;
   inodes_free?: number | null;
+}
+/**
+ * Args of sys.uptime: none (an empty object).
+ *
+ * Schema: `contract/probes/sys.uptime.args.json`
+ */
+export interface SysUptimeArgs {}
+/**
+ * Output of sys.uptime (/proc/uptime, /proc/stat btime and /proc/loadavg on Linux).
+ *
+ * Schema: `contract/probes/sys.uptime.output.json`
+ */
+export interface SysUptimeOutput {
+  /**
+   * Seconds since boot (first field of /proc/uptime).
+   */
+  uptime_secs: number;
+  /**
+   * When the host booted (UTC): /proc/stat btime, else now minus uptime.
+   */
+  boot_time: string;
+  load_average?: SysLoadAverage;
+}
+/**
+ * 1, 5 and 15 minute load averages (/proc/loadavg), when available.
+ */
+export interface SysLoadAverage {
+  one: number;
+  five: number;
+  fifteen: number;
+}
+/**
+ * Args of sys.os_release: none (an empty object).
+ *
+ * Schema: `contract/probes/sys.os_release.args.json`
+ */
+export interface SysOsReleaseArgs {}
+/**
+ * Output of sys.os_release: the host's os-release(5) file (/etc/os-release, else /usr/lib/os-release). id, name and pretty_name carry os-release(5)'s defaults (linux, Linux, Linux) when the file omits them.
+ *
+ * Schema: `contract/probes/sys.os_release.output.json`
+ */
+export interface SysOsReleaseOutput {
+  /**
+   * The file that was read.
+   */
+  source: string;
+  /**
+   * ID, e.g. debian.
+   */
+  id: string;
+  /**
+   * ID_LIKE split on spaces.
+   */
+  id_like?: string[];
+  /**
+   * NAME, e.g. Debian GNU/Linux.
+   */
+  name: string;
+  /**
+   * PRETTY_NAME.
+   */
+  pretty_name: string;
+  /**
+   * VERSION.
+   */
+  version?: string;
+  /**
+   * VERSION_ID, e.g. 12.
+   */
+  version_id?: string;
+  /**
+   * VERSION_CODENAME, e.g. bookworm.
+   */
+  version_codename?: string;
+  /**
+   * BUILD_ID (rolling distributions).
+   */
+  build_id?: string;
+  /**
+   * Every KEY=value assignment of the file, unquoted, by key.
+   */
+  fields: {
+    [k: string]: string;
+  };
+}
+/**
+ * Args of proc.top: which resource to rank by (default cpu) and how many processes to return (default 10).
+ *
+ * Schema: `contract/probes/proc.top.args.json`
+ */
+export interface ProcTopArgs {
+  /**
+   * Rank by CPU use over the sampling window, or by resident memory. Default cpu.
+   */
+  by?: 'cpu' | 'memory';
+  /**
+   * Number of processes returned. Default 10.
+   */
+  limit?: number;
+}
+/**
+ * Output of proc.top: the top processes from /proc/<pid>/stat and /proc/<pid>/status, sampled twice sample_ms apart. cpu_percent is CPU time used in that window over its length (100 = one full core, as top shows it; can exceed 100 on several cores).
+ *
+ * Schema: `contract/probes/proc.top.output.json`
+ */
+export interface ProcTopOutput {
+  by: 'cpu' | 'memory';
+  /**
+   * Length of the CPU sampling window.
+   */
+  sample_ms: number;
+  /**
+   * Processes seen in both samples.
+   */
+  total_processes: number;
+  /**
+   * @maxItems 100
+   */
+  processes: ProcTopProcess[];
+}
+export interface ProcTopProcess {
+  pid: number;
+  ppid?: number;
+  /**
+   * comm (the executable name as the kernel keeps it, at most 15 bytes on Linux).
+   */
+  command: string;
+  /**
+   * Process state letter (R, S, D, Z, T, I, ...).
+   */
+  state?: string;
+  cpu_percent: number;
+  /**
+   * Resident set size (VmRSS); 0 for kernel threads.
+   */
+  mem_rss_bytes: number;
+  /**
+   * Real user id.
+   */
+  uid?: number;
+  /**
+   * User name of uid, when /etc/passwd names it.
+   */
+  user?: string;
+}
+/**
+ * Args of net.listening_sockets: none (an empty object).
+ *
+ * Schema: `contract/probes/net.listening_sockets.args.json`
+ */
+export interface NetListeningSocketsArgs {}
+/**
+ * Output of net.listening_sockets: TCP sockets in LISTEN state and unconnected UDP sockets, from /proc/net/tcp, tcp6, udp and udp6. pid is found by matching socket inodes in /proc/<pid>/fd; it is null when not visible to the agent (other users' processes without privileges).
+ *
+ * Schema: `contract/probes/net.listening_sockets.output.json`
+ */
+export interface NetListeningSocketsOutput {
+  /**
+   * @maxItems 4096
+   */
+  sockets: ListeningSocket[];
+  /**
+   * More than 4096 sockets were found; the first 4096 (by protocol, then port) are returned.
+   */
+  truncated: boolean;
+}
+export interface ListeningSocket {
+  protocol: 'tcp' | 'tcp6' | 'udp' | 'udp6';
+  /**
+   * Bound address: 0.0.0.0 or :: for all addresses; IPv6 in RFC 5952 form.
+   */
+  local_address: {
+    [k: string]: unknown;
+  } & string;
+  port: number;
+  inode?: number;
+  uid?: number;
+  /**
+   * Owning process, null when unknown.
+   */
+  pid?: number | null;
+  /**
+   * comm of pid, when pid is known.
+   */
+  command?: string;
+}
+/**
+ * Args of journal.tail: the last `lines` journal entries of one systemd unit (journalctl -u UNIT -n LINES --output=json). The unit name is restricted as for exec.systemctl_status so it can never be read as an option, a match or a path.
+ *
+ * Schema: `contract/probes/journal.tail.args.json`
+ */
+export interface JournalTailArgs {
+  /**
+   * systemd unit name, e.g. nginx.service.
+   */
+  unit: string;
+  /**
+   * Number of entries. Default 100.
+   */
+  lines?: number;
+}
+/**
+ * Output of journal.tail: entries oldest first. A message longer than 65536 characters is cut; when the entries together exceed 512 KiB the oldest are left out. truncated says either happened.
+ *
+ * Schema: `contract/probes/journal.tail.output.json`
+ */
+export interface JournalTailOutput {
+  unit: string;
+  /**
+   * @maxItems 1000
+   */
+  entries: JournalTailEntry[];
+  truncated: boolean;
+}
+export interface JournalTailEntry {
+  /**
+   * __REALTIME_TIMESTAMP (UTC, microseconds).
+   */
+  ts: string;
+  /**
+   * MESSAGE (binary messages decoded as UTF-8 with replacement).
+   */
+  message: string;
+  /**
+   * PRIORITY (0 emerg .. 7 debug).
+   */
+  priority?: number;
+  /**
+   * SYSLOG_IDENTIFIER.
+   */
+  identifier?: string;
+  /**
+   * _PID.
+   */
+  pid?: number;
+}
+/**
+ * Args of file.tail: the last `lines` lines of a file. The path must be absolute with no '..' segment or NUL, and (checked by the agent after resolving symlinks) inside one of the agent's configured allowed paths.
+ *
+ * Schema: `contract/probes/file.tail.args.json`
+ */
+export interface FileTailArgs {
+  /**
+   * Absolute path of a regular file.
+   */
+  path: string;
+  /**
+   * Number of lines. Default 100.
+   */
+  lines?: number;
+}
+/**
+ * Output of file.tail: the last lines of the file, oldest first, without their line terminators (a final line without a newline is included). Invalid UTF-8 is replaced with U+FFFD. At most 512 KiB of the file's end is read and a line longer than 65536 characters is cut; truncated says that fewer lines than asked for were returned although the file has more, or that a line was cut.
+ *
+ * Schema: `contract/probes/file.tail.output.json`
+ */
+export interface FileTailOutput {
+  /**
+   * The resolved path (symlinks followed) that was read.
+   */
+  path: string;
+  /**
+   * @maxItems 1000
+   */
+  lines: string[];
+  truncated: boolean;
+  /**
+   * File size when read.
+   */
+  size_bytes?: number;
 }
 
 /**

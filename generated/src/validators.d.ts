@@ -87,3 +87,27 @@ export declare const validateExecSystemctlStatusOutput: Validator<T.ExecSystemct
 export declare const validateFsDiskUsageArgs: Validator<T.FsDiskUsageArgs>;
 /** Validates a {@link T.FsDiskUsageOutput}. On failure `errors` lists what failed. */
 export declare const validateFsDiskUsageOutput: Validator<T.FsDiskUsageOutput>;
+/** Validates a {@link T.SysUptimeArgs}. On failure `errors` lists what failed. */
+export declare const validateSysUptimeArgs: Validator<T.SysUptimeArgs>;
+/** Validates a {@link T.SysUptimeOutput}. On failure `errors` lists what failed. */
+export declare const validateSysUptimeOutput: Validator<T.SysUptimeOutput>;
+/** Validates a {@link T.SysOsReleaseArgs}. On failure `errors` lists what failed. */
+export declare const validateSysOsReleaseArgs: Validator<T.SysOsReleaseArgs>;
+/** Validates a {@link T.SysOsReleaseOutput}. On failure `errors` lists what failed. */
+export declare const validateSysOsReleaseOutput: Validator<T.SysOsReleaseOutput>;
+/** Validates a {@link T.ProcTopArgs}. On failure `errors` lists what failed. */
+export declare const validateProcTopArgs: Validator<T.ProcTopArgs>;
+/** Validates a {@link T.ProcTopOutput}. On failure `errors` lists what failed. */
+export declare const validateProcTopOutput: Validator<T.ProcTopOutput>;
+/** Validates a {@link T.NetListeningSocketsArgs}. On failure `errors` lists what failed. */
+export declare const validateNetListeningSocketsArgs: Validator<T.NetListeningSocketsArgs>;
+/** Validates a {@link T.NetListeningSocketsOutput}. On failure `errors` lists what failed. */
+export declare const validateNetListeningSocketsOutput: Validator<T.NetListeningSocketsOutput>;
+/** Validates a {@link T.JournalTailArgs}. On failure `errors` lists what failed. */
+export declare const validateJournalTailArgs: Validator<T.JournalTailArgs>;
+/** Validates a {@link T.JournalTailOutput}. On failure `errors` lists what failed. */
+export declare const validateJournalTailOutput: Validator<T.JournalTailOutput>;
+/** Validates a {@link T.FileTailArgs}. On failure `errors` lists what failed. */
+export declare const validateFileTailArgs: Validator<T.FileTailArgs>;
+/** Validates a {@link T.FileTailOutput}. On failure `errors` lists what failed. */
+export declare const validateFileTailOutput: Validator<T.FileTailOutput>;
