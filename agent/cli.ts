@@ -179,6 +179,10 @@ async function cmdRun(args: string[]): Promise<number> {
     diag(`${stateDir} has no agent.json; run "cortex-agent enroll" first`);
     return 1;
   }
+  if (!existsSync(statePaths(stateDir).token)) {
+    diag(`${stateDir} has no token (never enrolled, or revoked: the agent deletes its token on -32002); enroll again with a new token from "agent issue --host-id"`);
+    return 1;
+  }
   const allowInsecure = p.flags.has('allow-insecure') || settings.allow_insecure === true;
   const problem = checkServerUrl(settings.server_url, allowInsecure);
   if (problem) throw new UsageError(problem);

@@ -52,6 +52,14 @@ export interface BufferOptions {
   /** SQLite synchronous level; FULL (default) is what the durability argument above needs. */
   synchronous?: 'FULL' | 'NORMAL';
   /**
+   * Acks commit with synchronous=NORMAL (default true): losing an ack's commit in a
+   * power failure only makes acked_seq go back, so the entries are resent and the server
+   * drops them as duplicates — nothing is lost or reused. WAL frames are ordered, so the
+   * next FULL commit (any append) makes earlier NORMAL commits durable too. An ack that
+   * would move next_seq (upToSeq >= next_seq) still commits FULL.
+   */
+  relaxedAcks?: boolean;
+  /**
    * SQLite max_page_count for this connection: the file cannot grow past it, and a
    * write that needs more pages fails exactly like a full disk (SQLITE_FULL). Tests use
    * it to simulate ENOSPC; see also setMaxPageCount().
@@ -190,6 +198,7 @@ export class DurableBuffer {
 
   private readonly db: Database.Database;
   private readonly hooks: BufferTestHooks | undefined;
+  private readonly relaxAcks: boolean;
   // In-memory mirror of the meta row; assigned only after a transaction committed.
   private meta: MetaRow;
 
@@ -217,6 +226,7 @@ export class DurableBuffer {
     this.path = path;
     this.db = db;
     this.hooks = options.hooks;
+    this.relaxAcks = options.relaxedAcks !== false && options.synchronous !== 'NORMAL';
     this.softCapBytes = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
     this.hardCapBytes = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
 
@@ -466,9 +476,15 @@ export class DurableBuffer {
     if (target <= m.acked_seq && target < m.next_seq) {
       return { ackedSeq: m.acked_seq, deleted: 0, deletedBytes: 0, jumped: false, previousNextSeq: m.next_seq, nextSeq: m.next_seq };
     }
-    const { result, meta } = this.write(operation, () => this.advanceTx(target, operation));
-    this.meta = meta;
-    return result;
+    const relax = this.relaxAcks && operation === 'ack' && target < m.next_seq;
+    if (relax) this.db.pragma('synchronous = NORMAL');
+    try {
+      const { result, meta } = this.write(operation, () => this.advanceTx(target, operation));
+      this.meta = meta;
+      return result;
+    } finally {
+      if (relax) this.db.pragma('synchronous = FULL');
+    }
   }
 
   private advanceInTx(target: number, operation: 'ack' | 'applyAccepted'): { result: AckResult; meta: MetaRow } {
