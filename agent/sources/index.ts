@@ -1,0 +1,50 @@
+// Log sources for the agent (DECISIONS.md D1).
+//
+// Plugging in: the agent's BasicSourceManager (../sources.ts) takes SourceFactory
+// objects; `sourceFactories()` returns them for the kinds implemented here, so
+//   new Agent({ ..., sourceFactories: sourceFactories({ logger }) })
+// makes config.log_sources (hello and every config.update) start and stop real tailers.
+// Standalone (tests, benchmarks, another host process): createSource(config, deps) or
+// createSourceManager({ buffer }).
+
+import type { LogSourceConfig } from '@cortex/agent-protocol';
+import { BasicSourceManager, type AgentSink, type RunningSource, type SourceFactory } from '../sources.js';
+import { createFileSource } from './file.source.js';
+import { SourceConfigError, sinkFromBuffer, type LogSourceRunner, type SourceDeps } from './types.js';
+
+export * from './types.js';
+export { createFileSource, FileTailer, GlobFileSource, compileFilter, isFilePosition, MAX_MESSAGE_CODE_POINTS, type FilePosition } from './file.source.js';
+export { parseLine, parseRfc5424, parseRfc3164, parseJsonLine, mapLevel, type ParsedLine } from './syslog-parse.js';
+
+/** Kinds this module can run. */
+export const IMPLEMENTED_KINDS = ['file'] as const satisfies readonly LogSourceConfig['kind'][];
+
+/** Creates (does not start) the runner for one configured source. Throws SourceConfigError for an invalid config or an unimplemented kind. */
+export function createSource(config: LogSourceConfig, deps: SourceDeps): LogSourceRunner {
+  switch (config.kind) {
+    case 'file':
+      return createFileSource(config, deps);
+    default:
+      throw new SourceConfigError(`source kind "${config.kind}" is not implemented in agent/sources (implemented: ${IMPLEMENTED_KINDS.join(', ')})`);
+  }
+}
+
+/** Factories for the agent's BasicSourceManager: `start` creates and starts the runner (a config error throws, which the manager shows as last_error). */
+export function sourceFactories(deps: Omit<SourceDeps, 'sink' | 'buffer'> = {}): SourceFactory[] {
+  return IMPLEMENTED_KINDS.map((kind) => ({
+    kind,
+    start(cfg: LogSourceConfig, sink: AgentSink): RunningSource {
+      const runner = createSource(cfg, { ...deps, sink });
+      runner.start();
+      return runner;
+    },
+  }));
+}
+
+/** A BasicSourceManager over a DurableBuffer (or sink) with this module's factories: apply(log_sources) diffs and starts/stops live. */
+export function createSourceManager(deps: SourceDeps): BasicSourceManager {
+  const sink = deps.sink ?? (deps.buffer ? sinkFromBuffer(deps.buffer) : null);
+  if (sink === null) throw new SourceConfigError('createSourceManager needs deps.sink or deps.buffer');
+  const { sink: _s, buffer: _b, ...rest } = deps;
+  return new BasicSourceManager(sink, sourceFactories(rest), (msg, fields) => deps.logger?.info(fields, msg));
+}
