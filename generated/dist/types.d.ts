@@ -795,9 +795,7 @@ export interface ListeningSocket {
     /**
      * Bound address: 0.0.0.0 or :: for all addresses; IPv6 in RFC 5952 form.
      */
-    local_address: {
-        [k: string]: unknown;
-    } & string;
+    local_address: string;
     port: number;
     inode?: number;
     uid?: number;

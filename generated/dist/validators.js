@@ -6810,7 +6810,7 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
 }
 validate76.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateNetListeningSocketsOutput = validate77;
-var schema100 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/net.listening_sockets.output.json", "title": "NetListeningSocketsOutput", "description": "Output of net.listening_sockets: TCP sockets in LISTEN state and unconnected UDP sockets, from /proc/net/tcp, tcp6, udp and udp6. pid is found by matching socket inodes in /proc/<pid>/fd; it is null when not visible to the agent (other users' processes without privileges).", "type": "object", "required": ["sockets", "truncated"], "additionalProperties": false, "properties": { "sockets": { "type": "array", "maxItems": 4096, "items": { "title": "ListeningSocket", "type": "object", "required": ["protocol", "local_address", "port"], "additionalProperties": false, "properties": { "protocol": { "type": "string", "enum": ["tcp", "tcp6", "udp", "udp6"] }, "local_address": { "type": "string", "anyOf": [{ "format": "ipv4" }, { "format": "ipv6" }], "description": "Bound address: 0.0.0.0 or :: for all addresses; IPv6 in RFC 5952 form." }, "port": { "type": "integer", "minimum": 0, "maximum": 65535 }, "inode": { "type": "integer", "minimum": 0 }, "uid": { "type": "integer", "minimum": 0 }, "pid": { "type": ["integer", "null"], "minimum": 1, "description": "Owning process, null when unknown." }, "command": { "type": "string", "maxLength": 64, "description": "comm of pid, when pid is known." } } } }, "truncated": { "type": "boolean", "description": "More than 4096 sockets were found; the first 4096 (by protocol, then port) are returned." } } };
+var schema100 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/net.listening_sockets.output.json", "title": "NetListeningSocketsOutput", "description": "Output of net.listening_sockets: TCP sockets in LISTEN state and unconnected UDP sockets, from /proc/net/tcp, tcp6, udp and udp6. pid is found by matching socket inodes in /proc/<pid>/fd; it is null when not visible to the agent (other users' processes without privileges).", "type": "object", "required": ["sockets", "truncated"], "additionalProperties": false, "properties": { "sockets": { "type": "array", "maxItems": 4096, "items": { "title": "ListeningSocket", "type": "object", "required": ["protocol", "local_address", "port"], "additionalProperties": false, "properties": { "protocol": { "type": "string", "enum": ["tcp", "tcp6", "udp", "udp6"] }, "local_address": { "type": "string", "anyOf": [{ "type": "string", "format": "ipv4" }, { "type": "string", "format": "ipv6" }], "description": "Bound address: 0.0.0.0 or :: for all addresses; IPv6 in RFC 5952 form." }, "port": { "type": "integer", "minimum": 0, "maximum": 65535 }, "inode": { "type": "integer", "minimum": 0 }, "uid": { "type": "integer", "minimum": 0 }, "pid": { "type": ["integer", "null"], "minimum": 1, "description": "Owning process, null when unknown." }, "command": { "type": "string", "maxLength": 64, "description": "comm of pid, when pid is known." } } } }, "truncated": { "type": "boolean", "description": "More than 4096 sockets were found; the first 4096 (by protocol, then port) are returned." } } };
 var formats20 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
 var formats22 = /^((([0-9a-f]{1,4}:){7}([0-9a-f]{1,4}|:))|(([0-9a-f]{1,4}:){6}(:[0-9a-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){5}(((:[0-9a-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){4}(((:[0-9a-f]{1,4}){1,3})|((:[0-9a-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){3}(((:[0-9a-f]{1,4}){1,4})|((:[0-9a-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){2}(((:[0-9a-f]{1,4}){1,5})|((:[0-9a-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){1}(((:[0-9a-f]{1,4}){1,6})|((:[0-9a-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9a-f]{1,4}){1,7})|((:[0-9a-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))$/i;
 function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -6897,25 +6897,19 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                 let valid3 = false;
                                 const _errs12 = errors;
                                 if (errors === _errs12) {
-                                  if (typeof data3 === "string") {
-                                    if (!formats20.test(data3)) {
-                                      const err0 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf/0/format", keyword: "format", params: { format: "ipv4" }, message: 'must match format "ipv4"' };
-                                      if (vErrors === null) {
-                                        vErrors = [err0];
-                                      } else {
-                                        vErrors.push(err0);
+                                  if (errors === _errs12) {
+                                    if (typeof data3 === "string") {
+                                      if (!formats20.test(data3)) {
+                                        const err0 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf/0/format", keyword: "format", params: { format: "ipv4" }, message: 'must match format "ipv4"' };
+                                        if (vErrors === null) {
+                                          vErrors = [err0];
+                                        } else {
+                                          vErrors.push(err0);
+                                        }
+                                        errors++;
                                       }
-                                      errors++;
-                                    }
-                                  }
-                                }
-                                var _valid0 = _errs12 === errors;
-                                valid3 = valid3 || _valid0;
-                                const _errs13 = errors;
-                                if (errors === _errs13) {
-                                  if (typeof data3 === "string") {
-                                    if (!formats22.test(data3)) {
-                                      const err1 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf/1/format", keyword: "format", params: { format: "ipv6" }, message: 'must match format "ipv6"' };
+                                    } else {
+                                      const err1 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf/0/type", keyword: "type", params: { type: "string" }, message: "must be string" };
                                       if (vErrors === null) {
                                         vErrors = [err1];
                                       } else {
@@ -6925,14 +6919,40 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                   }
                                 }
-                                var _valid0 = _errs13 === errors;
+                                var _valid0 = _errs12 === errors;
+                                valid3 = valid3 || _valid0;
+                                const _errs14 = errors;
+                                if (errors === _errs14) {
+                                  if (errors === _errs14) {
+                                    if (typeof data3 === "string") {
+                                      if (!formats22.test(data3)) {
+                                        const err2 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf/1/format", keyword: "format", params: { format: "ipv6" }, message: 'must match format "ipv6"' };
+                                        if (vErrors === null) {
+                                          vErrors = [err2];
+                                        } else {
+                                          vErrors.push(err2);
+                                        }
+                                        errors++;
+                                      }
+                                    } else {
+                                      const err3 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf/1/type", keyword: "type", params: { type: "string" }, message: "must be string" };
+                                      if (vErrors === null) {
+                                        vErrors = [err3];
+                                      } else {
+                                        vErrors.push(err3);
+                                      }
+                                      errors++;
+                                    }
+                                  }
+                                }
+                                var _valid0 = _errs14 === errors;
                                 valid3 = valid3 || _valid0;
                                 if (!valid3) {
-                                  const err2 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
+                                  const err4 = { instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/anyOf", keyword: "anyOf", params: {}, message: "must match a schema in anyOf" };
                                   if (vErrors === null) {
-                                    vErrors = [err2];
+                                    vErrors = [err4];
                                   } else {
-                                    vErrors.push(err2);
+                                    vErrors.push(err4);
                                   }
                                   errors++;
                                   validate77.errors = vErrors;
@@ -6954,12 +6974,12 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                               if (valid2) {
                                 if (data1.port !== void 0) {
                                   let data4 = data1.port;
-                                  const _errs14 = errors;
+                                  const _errs16 = errors;
                                   if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
                                     validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                     return false;
                                   }
-                                  if (errors === _errs14) {
+                                  if (errors === _errs16) {
                                     if (typeof data4 == "number" && isFinite(data4)) {
                                       if (data4 > 65535 || isNaN(data4)) {
                                         validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/maximum", keyword: "maximum", params: { comparison: "<=", limit: 65535 }, message: "must be <= 65535" }];
@@ -6972,19 +6992,19 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                       }
                                     }
                                   }
-                                  var valid2 = _errs14 === errors;
+                                  var valid2 = _errs16 === errors;
                                 } else {
                                   var valid2 = true;
                                 }
                                 if (valid2) {
                                   if (data1.inode !== void 0) {
                                     let data5 = data1.inode;
-                                    const _errs16 = errors;
+                                    const _errs18 = errors;
                                     if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
                                       validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/inode", schemaPath: "#/properties/sockets/items/properties/inode/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                       return false;
                                     }
-                                    if (errors === _errs16) {
+                                    if (errors === _errs18) {
                                       if (typeof data5 == "number" && isFinite(data5)) {
                                         if (data5 < 0 || isNaN(data5)) {
                                           validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/inode", schemaPath: "#/properties/sockets/items/properties/inode/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
@@ -6992,19 +7012,19 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                         }
                                       }
                                     }
-                                    var valid2 = _errs16 === errors;
+                                    var valid2 = _errs18 === errors;
                                   } else {
                                     var valid2 = true;
                                   }
                                   if (valid2) {
                                     if (data1.uid !== void 0) {
                                       let data6 = data1.uid;
-                                      const _errs18 = errors;
+                                      const _errs20 = errors;
                                       if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)) && isFinite(data6))) {
                                         validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/uid", schemaPath: "#/properties/sockets/items/properties/uid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                         return false;
                                       }
-                                      if (errors === _errs18) {
+                                      if (errors === _errs20) {
                                         if (typeof data6 == "number" && isFinite(data6)) {
                                           if (data6 < 0 || isNaN(data6)) {
                                             validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/uid", schemaPath: "#/properties/sockets/items/properties/uid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
@@ -7012,19 +7032,19 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                           }
                                         }
                                       }
-                                      var valid2 = _errs18 === errors;
+                                      var valid2 = _errs20 === errors;
                                     } else {
                                       var valid2 = true;
                                     }
                                     if (valid2) {
                                       if (data1.pid !== void 0) {
                                         let data7 = data1.pid;
-                                        const _errs20 = errors;
+                                        const _errs22 = errors;
                                         if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7)) && data7 !== null) {
                                           validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/pid", schemaPath: "#/properties/sockets/items/properties/pid/type", keyword: "type", params: { type: schema100.properties.sockets.items.properties.pid.type }, message: "must be integer,null" }];
                                           return false;
                                         }
-                                        if (errors === _errs20) {
+                                        if (errors === _errs22) {
                                           if (typeof data7 == "number" && isFinite(data7)) {
                                             if (data7 < 1 || isNaN(data7)) {
                                               validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/pid", schemaPath: "#/properties/sockets/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
@@ -7032,15 +7052,15 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                             }
                                           }
                                         }
-                                        var valid2 = _errs20 === errors;
+                                        var valid2 = _errs22 === errors;
                                       } else {
                                         var valid2 = true;
                                       }
                                       if (valid2) {
                                         if (data1.command !== void 0) {
                                           let data8 = data1.command;
-                                          const _errs22 = errors;
-                                          if (errors === _errs22) {
+                                          const _errs24 = errors;
+                                          if (errors === _errs24) {
                                             if (typeof data8 === "string") {
                                               if (func1(data8) > 64) {
                                                 validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/command", schemaPath: "#/properties/sockets/items/properties/command/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
@@ -7051,7 +7071,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                               return false;
                                             }
                                           }
-                                          var valid2 = _errs22 === errors;
+                                          var valid2 = _errs24 === errors;
                                         } else {
                                           var valid2 = true;
                                         }
@@ -7085,12 +7105,12 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
           }
           if (valid0) {
             if (data.truncated !== void 0) {
-              const _errs24 = errors;
+              const _errs26 = errors;
               if (typeof data.truncated !== "boolean") {
                 validate77.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                 return false;
               }
-              var valid0 = _errs24 === errors;
+              var valid0 = _errs26 === errors;
             } else {
               var valid0 = true;
             }
