@@ -61,7 +61,8 @@ function materialize(contractDir: string, ref: string, temps: string[]): string 
   if (!type.ok || type.out !== 'tree') throw new UsageError(`${prefix}/ does not exist at ${ref} (${commit.out.slice(0, 12)})`);
   const out = mkdtempSync(join(tmpdir(), 'cortex-contract-diff-'));
   temps.push(out);
-  const archive = spawnSync('git', ['archive', '--format=tar', treeish], { cwd: contractDir, maxBuffer: 1 << 30 });
+  // From the top level: in a subdirectory git archive limits itself to that directory.
+  const archive = spawnSync('git', ['archive', '--format=tar', treeish], { cwd: inRepo.out, maxBuffer: 1 << 30 });
   if (archive.status !== 0) throw new UsageError(`git archive ${treeish} failed: ${archive.stderr?.toString().trim()}`);
   const tar = spawnSync('tar', ['-x', '-C', out], { input: archive.stdout });
   if (tar.status !== 0) throw new UsageError(`tar failed: ${tar.stderr?.toString().trim() ?? tar.error?.message}`);

@@ -289,10 +289,16 @@ class Differ {
       delete o['$defs'];
       delete n['$defs'];
       this.refStack.add(guard);
+      const before = this.changes.length;
       try {
         this.compareNode(o, n, { ...loc, oldFile, newFile });
       } finally {
         this.refStack.delete(guard);
+      }
+      // Same meaning, different spelling: still a change of the file, and a harmless one.
+      if (this.changes.length === before) {
+        const how = oRef === undefined ? `inlined schema replaced by $ref ${nRef}` : nRef === undefined ? `$ref ${oRef} inlined` : `$ref ${oRef} → ${nRef}`;
+        this.schemaChange('additive', 'ref-refactored', loc, `${how} (resolved schemas accept the same values)`);
       }
       return;
     }
