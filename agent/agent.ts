@@ -859,7 +859,7 @@ export class Agent extends EventEmitter {
     const base = this.options.heartbeatIntervalMs ?? this.config.heartbeat_interval_secs * 1000;
     const jitter = this.options.heartbeatJitterMs ?? LIMITS.heartbeat_jitter_s * 1000;
     const min = this.options.heartbeatMinMs ?? LIMITS.heartbeat_min_interval_s * 1000;
-    const delay = Math.max(min, Math.round(base + (this.random() * 2 - 1) * jitter));
+    const delay = heartbeatDelayMs(base, jitter, min, this.random());
     this.heartbeatTimer = setTimeout(() => {
       this.heartbeatTimer = null;
       this.sendHeartbeat();
@@ -1121,6 +1121,11 @@ export class Agent extends EventEmitter {
     }
     this[name] = null;
   }
+}
+
+/** DESIGN 5.10: interval ± jitter (uniform), never below the minimum. r in [0, 1). */
+export function heartbeatDelayMs(baseMs: number, jitterMs: number, minMs: number, r: number): number {
+  return Math.max(minMs, Math.round(baseMs + (r * 2 - 1) * jitterMs));
 }
 
 function summarizeConfig(c: AgentConfig): Record<string, unknown> {

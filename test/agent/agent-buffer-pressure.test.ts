@@ -90,3 +90,26 @@ describe('secrets', () => {
     expect(s.sessions[1]!.hello!.token).toBe(ROTATED);
   });
 });
+
+describe('flushing and heartbeat timing', () => {
+  it('under the soft cap a partial batch waits for flush_interval_ms; at the soft cap it is sent at once', async () => {
+    const s = await FakeServer.start();
+    s.config = { ...s.config, flush_interval_ms: 60_000 };
+    const h = await makeAgent(s.url, { bufferOptions: { softCapBytes: 1000, hardCapBytes: 1_000_000 } });
+    cleanups.push(() => s.close(), () => h.agent.stop());
+    h.agent.start();
+    await h.agent.waitForState('Active');
+    h.agent.ingest(entries(2)); // far below a full batch and below the soft cap
+    h.agent.ingest(entries(20, 'p', 60)); // now above the soft cap: eager
+    const first = await s.next<{ entries: unknown[] }>('push');
+    expect(first.entries.length).toBe(22);
+  });
+
+  it('heartbeat delay is interval ± 5 s jitter and never below 1 s', async () => {
+    const { heartbeatDelayMs } = await import('../../agent/agent.js');
+    expect(heartbeatDelayMs(30_000, 5000, 1000, 0)).toBe(25_000);
+    expect(heartbeatDelayMs(30_000, 5000, 1000, 0.5)).toBe(30_000);
+    expect(heartbeatDelayMs(30_000, 5000, 1000, 0.9999999)).toBe(35_000);
+    expect(heartbeatDelayMs(5000, 5000, 1000, 0)).toBe(1000);
+  });
+});

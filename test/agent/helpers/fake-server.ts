@@ -6,6 +6,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   RpcError,
@@ -46,12 +47,15 @@ export interface FakeServerOptions {
   protocol?: string | null;
   /** Refuse the upgrade with this HTTP status. */
   refuseStatus?: number;
+  /** Serve wss:// with this certificate and key (PEM). */
+  tls?: { cert: string; key: string };
 }
 
 type Scripted<P, R> = (params: P, session: Session) => R | Promise<R>;
 
 export class FakeServer extends EventEmitter {
   readonly wss: WebSocketServer;
+  readonly https: HttpsServer | null;
   url = '';
   accepted = 0;
   /** seq → message text of every stored entry (first write wins; a different message for a stored seq is recorded in conflicts). */
@@ -68,9 +72,9 @@ export class FakeServer extends EventEmitter {
   constructor(options: FakeServerOptions = {}) {
     super();
     this.options = options;
+    this.https = options.tls ? createHttpsServer(options.tls) : null;
     this.wss = new WebSocketServer({
-      host: '127.0.0.1',
-      port: 0,
+      ...(this.https ? { server: this.https } : { host: '127.0.0.1', port: 0 }),
       perMessageDeflate: false,
       handleProtocols: (protocols) => {
         const p = this.options.protocol;
@@ -88,8 +92,13 @@ export class FakeServer extends EventEmitter {
 
   static async start(options: FakeServerOptions = {}): Promise<FakeServer> {
     const s = new FakeServer(options);
-    await new Promise<void>((resolve) => s.wss.once('listening', () => resolve()));
-    s.url = `ws://127.0.0.1:${(s.wss.address() as AddressInfo).port}/ws/agent`;
+    if (s.https) {
+      await new Promise<void>((resolve) => s.https!.listen(0, '127.0.0.1', () => resolve()));
+      s.url = `wss://127.0.0.1:${(s.https.address() as AddressInfo).port}/ws/agent`;
+    } else {
+      await new Promise<void>((resolve) => s.wss.once('listening', () => resolve()));
+      s.url = `ws://127.0.0.1:${(s.wss.address() as AddressInfo).port}/ws/agent`;
+    }
     return s;
   }
 
@@ -177,6 +186,7 @@ export class FakeServer extends EventEmitter {
   async close(): Promise<void> {
     for (const c of this.wss.clients) c.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+    if (this.https) await new Promise<void>((resolve) => this.https!.close(() => resolve()));
   }
 }
 
