@@ -673,16 +673,17 @@ export class FileTailer implements LogSourceRunner {
     this.processChunk(b, n, true);
   }
 
-  private entry(message: string, nowMs: number, parse: boolean, split: { part: number; more: boolean } | null): NewLogEntry {
-    const p = parse ? parseLine(message, nowMs) : null;
+  private entry(message: string, nowMs: number, nowIso: string, parse: boolean, split: { part: number; more: boolean } | null): NewLogEntry {
+    const p = parse ? parseLine(message, nowMs, nowIso) : null;
+    // The parser's metadata object is fresh for every line: extended in place.
     let metadata: Record<string, unknown> | null = p?.metadata ?? null;
     if (this.o.labels !== null || split !== null) {
-      metadata = metadata === null ? {} : { ...metadata };
+      if (metadata === null) metadata = {};
       if (this.o.labels !== null) metadata.labels = this.o.labels;
       if (split !== null) metadata.split = split;
     }
     return {
-      ts: p?.ts ?? new Date(nowMs).toISOString(),
+      ts: p?.ts ?? nowIso,
       severity: p?.severity ?? 'info',
       facility: p?.facility ?? null,
       app_name: p?.app_name ?? null,
@@ -699,6 +700,7 @@ export class FileTailer implements LogSourceRunner {
    */
   private processChunk(buf: Buffer, n: number, final: boolean): number {
     const nowMs = this.o.clock();
+    const nowIso = new Date(nowMs).toISOString();
     const entries: NewLogEntry[] = [];
     const filter = this.o.filter;
     let pos = 0;
@@ -709,7 +711,7 @@ export class FileTailer implements LogSourceRunner {
         this.c.lines_filtered++;
         return;
       }
-      entries.push(this.entry(text, nowMs, split === null, split));
+      entries.push(this.entry(text, nowMs, nowIso, split === null, split));
     };
     const lineDone = (a: number, b: number): void => {
       let end = b;

@@ -171,10 +171,6 @@ function parseStructuredData(s: string, i: number): [Record<string, Record<strin
   return [out, i];
 }
 
-function nil(s: string): string | null {
-  return s === '-' ? null : s;
-}
-
 /** RFC 5424. Returns null when the line is not one (the caller tries the next format). */
 export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
   const p = parsePri(line);
@@ -194,13 +190,14 @@ export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
     ts = parseRfc3339(line, i, e);
     if (Number.isNaN(ts)) return null;
   }
-  const fields: string[] = [];
-  for (let k = 0; k < 4; k++) {
+  const f = [0, 0, 0, 0, 0, 0, 0, 0];
+  for (let k = 0; k < 8; k += 2) {
     i = e + 1;
     if (i > line.length) return null;
     e = nextSpace(line, i);
     if (e === i) return null;
-    fields.push(line.slice(i, e));
+    f[k] = i;
+    f[k + 1] = e;
   }
   // STRUCTURED-DATA
   i = e + 1;
@@ -219,9 +216,9 @@ export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
     if (line.charCodeAt(i) !== 32) return null;
     message = stripBom(line.slice(i + 1));
   }
-  const [hostname, app, procid, msgid] = fields as [string, string, string, string];
+  const fld = (k: number): string | null => (f[k + 1]! - f[k]! === 1 && line.charCodeAt(f[k]!) === 45 ? null : line.slice(f[k], f[k + 1]));
   let metadata: Record<string, unknown> | null = null;
-  const h = nil(hostname), m = nil(msgid);
+  const h = fld(0), m = fld(6);
   if (h !== null || m !== null || sd !== null) {
     metadata = {};
     if (h !== null) metadata.hostname = h;
@@ -232,8 +229,8 @@ export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
     ts: new Date(ts).toISOString(),
     severity: SEVERITIES[pri & 7]!,
     facility: FACILITIES[pri >> 3]!,
-    app_name: nil(app),
-    process_id: nil(procid),
+    app_name: fld(2),
+    process_id: fld(4),
     message,
     metadata,
     format: 'rfc5424',
@@ -434,9 +431,9 @@ export function parseJsonLine(line: string, nowMs: number): ParsedLine | null {
 }
 
 /** The plain fallback: the line itself, severity info, the read time. */
-export function plainLine(line: string, nowMs: number): ParsedLine {
+export function plainLine(line: string, nowMs: number, nowIso?: string): ParsedLine {
   return {
-    ts: new Date(nowMs).toISOString(),
+    ts: nowIso ?? new Date(nowMs).toISOString(),
     severity: 'info',
     facility: null,
     app_name: null,
@@ -447,20 +444,23 @@ export function plainLine(line: string, nowMs: number): ParsedLine {
   };
 }
 
-/** Parses one line (no trailing newline; a trailing CR and a leading BOM are removed). */
-export function parseLine(raw: string, nowMs: number): ParsedLine {
+/**
+ * Parses one line (no trailing newline; a trailing CR and a leading BOM are removed).
+ * `nowIso` (= new Date(nowMs).toISOString()) may be passed to save formatting it per line.
+ */
+export function parseLine(raw: string, nowMs: number, nowIso?: string): ParsedLine {
   let line = raw;
   if (line.charCodeAt(0) === 0xfeff) line = line.slice(1);
   if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
   const c = line.charCodeAt(0);
   if (c === 60 /* < */) {
-    return parseRfc5424(line, nowMs) ?? parseRfc3164(line, nowMs) ?? plainLine(line, nowMs);
+    return parseRfc5424(line, nowMs) ?? parseRfc3164(line, nowMs) ?? plainLine(line, nowMs, nowIso);
   }
   if (c === 123 /* { */) {
-    return parseJsonLine(line, nowMs) ?? plainLine(line, nowMs);
+    return parseJsonLine(line, nowMs) ?? plainLine(line, nowMs, nowIso);
   }
   if ((c >= 65 && c <= 90) || (c >= 48 && c <= 57)) {
-    return parseRfc3164(line, nowMs) ?? plainLine(line, nowMs);
+    return parseRfc3164(line, nowMs) ?? plainLine(line, nowMs, nowIso);
   }
-  return plainLine(line, nowMs);
+  return plainLine(line, nowMs, nowIso);
 }
