@@ -237,6 +237,7 @@ export class Agent extends EventEmitter {
   private statusAgain = false;
   private lastStatusJson = '';
   private lastStatusWrite = 0;
+  private statusDirty = true;
   private readonly ownsBuffer: boolean;
 
   constructor(options: AgentOptions, buffer?: DurableBuffer) {
@@ -775,6 +776,7 @@ export class Agent extends EventEmitter {
 
   private onAck(conn: Conn, batch: BufferBatch, res: LogsPushResult): void {
     conn.inFlight--;
+    this.statusDirty = true;
     if (res.up_to_seq > this.buffer.ackedSeq) {
       try {
         const r = this.buffer.ack(res.up_to_seq);
@@ -926,6 +928,7 @@ export class Agent extends EventEmitter {
     if (this.sources.paused) this.onStorageRecovered();
     if (result.evicted) this.onEvicted(result.evicted);
     if (result.count > 0) this.schedulePump();
+    this.statusDirty = true;
     return result;
   }
 
@@ -1030,6 +1033,9 @@ export class Agent extends EventEmitter {
       this.statusAgain = true;
       return;
     }
+    // Idle cost: nothing is recomputed unless something changed (or every 30 s).
+    if (!force && !this.statusDirty && Date.now() - this.lastStatusWrite < 30_000) return;
+    this.statusDirty = false;
     let content: StatusFile;
     try {
       content = this.statusFileContent();
@@ -1103,6 +1109,7 @@ export class Agent extends EventEmitter {
   }
 
   private setError(message: string): void {
+    this.statusDirty = true;
     this.lastError = this.scrub(message);
   }
 

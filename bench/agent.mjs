@@ -7,6 +7,7 @@
 //   3. RSS and idle CPU of `node dist/agent/cli.js run` (the way users run it), idle and Active.
 // Last line: one JSON object.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,16 +22,20 @@ if (process.argv[2] === '--acking-server') {
   const { WebSocketServer } = await import('ws');
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, handleProtocols: (p) => (p.has('cortex.v1') ? 'cortex.v1' : false) });
   wss.on('listening', () => process.stdout.write(`port ${wss.address().port}\n`));
-  let accepted = 0;
+  const acceptedByHost = new Map();
   wss.on('connection', (ws) => {
+    let host = '';
     const ping = setInterval(() => ws.ping(), 20000);
     ws.on('close', () => clearInterval(ping));
     ws.on('message', (data) => {
       const m = JSON.parse(String(data));
       if (m.method === 'agent.hello') {
+        host = m.params.host_id;
+        const accepted = acceptedByHost.get(host) ?? 0;
         ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { server_version: '0', server_time: new Date().toISOString(), accepted_seq: accepted, session_id: '00000000-0000-4000-8000-000000000000', config: { heartbeat_interval_secs: 30, max_batch_entries: 1000, flush_interval_ms: 200, metrics_interval_secs: 60, probe_concurrency: 4, log_sources: [] } } }));
       } else if (m.method === 'logs.push') {
-        accepted = Math.max(accepted, m.params.entries[m.params.entries.length - 1].seq);
+        const accepted = Math.max(acceptedByHost.get(host) ?? 0, m.params.entries[m.params.entries.length - 1].seq);
+        acceptedByHost.set(host, accepted);
         ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { up_to_seq: accepted } }));
       } else if (m.method === 'metrics.push') {
         ws.send(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: { accepted: m.params.samples.length } }));
@@ -66,17 +71,33 @@ async function main() {
     console.log(`buffer append: ${Math.round(appendRate)} entries/s (batches of 500, WAL + synchronous=FULL, ~${JSON.stringify(batch[0]).length} B/entry)`);
 
     // 2. end to end
-    const server = await startReferenceServer(work, cleanup).catch((err) => {
-      console.log(`reference server unavailable (${err.message}); using the minimal acking server`);
-      return startAckingServer(cleanup);
-    });
     const dir = join(work, 'e2e');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(dir);
-    await writeToken(dir, server.token);
-    const agent = new Agent({ stateDir: dir, serverUrl: server.url, hostId: server.hostId, allowInsecure: true, logger: createLogger({ level: 'warn' }), metricsIntervalMs: 0, statusFile: false });
-    agent.start();
-    await agent.waitForState('Active', 15000);
+    const connect = async (server) => {
+      await writeToken(dir, server.token);
+      const agent = new Agent({ stateDir: dir, serverUrl: server.url, hostId: server.hostId, allowInsecure: true, logger: createLogger({ level: 'warn' }), metricsIntervalMs: 0, statusFile: false });
+      agent.start();
+      try {
+        await agent.waitForState('Active', 15000);
+        return agent;
+      } catch (err) {
+        await agent.stop();
+        throw err;
+      }
+    };
+    let server;
+    let agent;
+    try {
+      server = await startReferenceServer(work, cleanup);
+      agent = await connect(server);
+    } catch (err) {
+      console.log(`reference server unusable (${err.message}); using the minimal acking server`);
+      if (server) await server.stop();
+      rmSync(join(dir, 'buffer.db'), { force: true });
+      server = await startAckingServer(cleanup);
+      agent = await connect(server);
+    }
     const total = 200_000;
     const ingestBatch = Array.from({ length: 1000 }, (_, i) => entry(i));
     const e0 = performance.now();
@@ -112,16 +133,16 @@ async function main() {
         if (JSON.parse(readFileSync(join(runDir, 'status.json'), 'utf8')).state === 'Active') break;
       } catch {}
     }
-    await sleep(2000); // let start-up work settle
+    await sleep(5000); // let start-up work (and its first GC) settle
     const c0 = cpuTicks(child.pid);
     const w0 = performance.now();
-    await sleep(10_000);
+    await sleep(20_000);
     const cpuS = (cpuTicks(child.pid) - c0) / 100;
     const idleCpu = (cpuS / ((performance.now() - w0) / 1000)) * 100;
     const rss = rssBytes(child.pid);
     child.kill('SIGTERM');
     await new Promise((r) => child.on('exit', r));
-    console.log(`cortex-agent run (Active, idle): RSS ${(rss / 1048576).toFixed(1)} MiB, CPU ${idleCpu.toFixed(3)}% of a core over 10 s`);
+    console.log(`cortex-agent run (Active, idle): RSS ${(rss / 1048576).toFixed(1)} MiB, CPU ${idleCpu.toFixed(3)}% of a core over 20 s`);
 
     // baseline: a bare node process
     const bare = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
@@ -160,12 +181,13 @@ async function startReferenceServer(work, cleanup) {
   if (issued.status !== 0) throw new Error(`agent issue failed: ${issued.stderr.slice(0, 200)}`);
   const { host_id, token } = JSON.parse(issued.stdout);
   const child = spawn(process.execPath, [dist('server/cli.js'), 'serve', '--db', db, '--listen', `127.0.0.1:${port}`, '--agent-rate', '100000000'], { stdio: ['ignore', 'ignore', 'ignore'] });
-  cleanup.push(() => child.kill('SIGTERM'));
+  const stop = () => child.kill('SIGKILL');
+  cleanup.push(stop);
   for (let i = 0; i < 100; i++) {
     await sleep(100);
     try {
       const r = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (r.ok) return { kind: 'reference server', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: host_id, token, db };
+      if (r.ok) return { kind: 'reference server', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: host_id, token, db, stop };
     } catch {}
     if (child.exitCode !== null) break;
   }
@@ -176,7 +198,7 @@ async function startAckingServer(cleanup) {
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--acking-server'], { stdio: ['ignore', 'pipe', 'inherit'] });
   cleanup.push(() => child.kill('SIGKILL'));
   const port = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d).split(' ')[1]))));
-  return { kind: 'minimal acking ws server (bench/agent.mjs --acking-server)', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', token: 'bench-token-' + 'x'.repeat(32) };
+  return { stop: () => child.kill('SIGKILL'), kind: 'minimal acking ws server (bench/agent.mjs --acking-server)', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: randomUUID(), token: 'bench-token-' + 'x'.repeat(32) };
 }
 
 function freePort() {
