@@ -25,6 +25,11 @@ Commands:
   agent issue --host-id HOST_ID  issue a fresh one-time token for an existing host
   agent list                     list the agents
   agent tail HOST_ID             show recent log rows of a host
+  agent revoke HOST_ID           revoke a host (its live session is closed 4002)
+  agent rotate HOST_ID           rotate a host's token at its next hello (grace window for the old one)
+  agent decommission HOST_ID     drain, then revoke a host (rows kept)
+  agent config HOST_ID           set (--set JSON) or clear (--clear) a host's AgentConfig
+  probe HOST_ID PROBE --url URL  run a probe on a connected host through the admin API
 
 Every command takes --db PATH (default ${DEFAULT_DB}) and --help.
 `,
@@ -48,9 +53,44 @@ Options:
   --missed-pongs N           missed pongs before close 1011 (default 3)
   --rotation-grace-secs N    grace window of the previous token after a rotation (default 300)
   --shutdown-drain-secs N    drain_seconds on server stop (default 10)
+  --retention-days N         delete logs/metrics older than N days (default 30)
+  --max-db-bytes N           also delete the oldest rows while the database holds more than N bytes
   --help                     show this help
 `,
-  agent: `Usage: ${PROG} agent <issue|list|tail> [options]   (--help on each)
+  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config> [options]   (--help on each)
+`,
+  revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH]
+
+  Both token hashes NULL, state Revoked. A running server holding the host's session sends
+  agent.shutdown {Revoked, 0} and closes it with 4002 within 2 s. Undo: agent issue --host-id.
+`,
+  rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH]
+
+  The host's next hello gets a new token (a connected agent is asked to reconnect within 2 s).
+  --grace-secs N   how long the previous token still works after that hello (default: the
+                   server's rotation_grace_secs, 300)
+`,
+  decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH]
+
+  The server holding the session sends agent.shutdown {Decommission, N}, keeps acking for N
+  seconds (default 30), then revokes; at once when the host is not connected. Rows are kept.
+`,
+  config: `Usage: ${PROG} agent config HOST_ID (--set JSON [--apply-after RFC3339] | --clear) [--db PATH]
+
+  --set JSON               a complete AgentConfig (generated/schemas), stored verbatim; a connected
+                           agent gets it as config.update within 2 s; max_batch_entries may not
+                           exceed the server's max_batch_entries
+  --apply-after RFC3339    staged rollout: the agent applies it from that time on
+  --clear                  back to the server's default config
+`,
+  probe: `Usage: ${PROG} probe HOST_ID PROBE [--args JSON] [--timeout-ms N] --url http://HOST:PORT [--admin-token T]
+
+  Runs PROBE on the connected host through the server's admin API and prints the ProbeOutput
+  JSON. On a JSON-RPC error prints {"error": {...}} and exits 1.
+  --args JSON        probe arguments (default {})
+  --timeout-ms N     probe budget (default 10000)
+  --url URL          the server (http://, https://, or its ws:// URL)
+  --admin-token T    the server's admin token, if it has one (or $CORTEX_ADMIN_TOKEN)
 `,
   issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--json] [--db PATH]
 
@@ -131,6 +171,8 @@ async function serve(args: string[]): Promise<void> {
       'missed-pongs': { type: 'string' },
       'rotation-grace-secs': { type: 'string' },
       'shutdown-drain-secs': { type: 'string' },
+      'retention-days': { type: 'string' },
+      'max-db-bytes': { type: 'string' },
     },
     HELP.serve,
   );
@@ -153,6 +195,8 @@ async function serve(args: string[]): Promise<void> {
     missed_pongs: int('--missed-pongs', values['missed-pongs']),
     rotation_grace_secs: int('--rotation-grace-secs', values['rotation-grace-secs']),
     shutdown_drain_secs: int('--shutdown-drain-secs', values['shutdown-drain-secs']),
+    retention_days: int('--retention-days', values['retention-days']),
+    max_db_bytes: int('--max-db-bytes', values['max-db-bytes']),
   };
   const settings = resolveSettings(file, flags as ServerConfig);
   const tls = settings.tls_cert !== undefined || settings.tls_key !== undefined;
@@ -182,10 +226,15 @@ async function serve(args: string[]): Promise<void> {
   );
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: stop draining and close now.
+      logger.info({ signal }, 'second signal: closing without waiting for the drain');
+      void server.close();
+      return;
+    }
     stopping = true;
-    logger.info({ signal }, 'stopping');
-    server.close().then(
+    logger.info({ signal, drain_seconds: settings.shutdown_drain_secs }, 'stopping: draining sessions');
+    server.shutdown(settings.shutdown_drain_secs).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: String(error) }, 'error while stopping');
@@ -287,6 +336,175 @@ async function agentTail(args: string[]): Promise<void> {
   }
 }
 
+function oneHost(positionals: string[], help: string): string {
+  if (positionals.length !== 1) throw new UsageError(`give exactly one HOST_ID\n\n${help}`);
+  const hostId = (positionals[0] as string).toLowerCase();
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(hostId)) {
+    throw new UsageError(`HOST_ID ${JSON.stringify(positionals[0])} is not a UUID; see \`${PROG} agent list\``);
+  }
+  return hostId;
+}
+
+/** Maps the repository's UnknownHostError / HostRevokedError to exit 2 with a clear message. */
+async function adminOp<T>(hostId: string, fn: () => Promise<T>): Promise<T> {
+  const { HostRevokedError } = await import('./db/storage.js');
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+    if (error instanceof HostRevokedError) throw new UsageError(`host ${hostId} is revoked; take it back with \`${PROG} agent issue --host-id ${hostId}\` first`);
+    throw error;
+  }
+}
+
+async function agentRevoke(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' } }, HELP.revoke, true);
+  const hostId = oneHost(positionals, HELP.revoke);
+  const { revoke } = await repo();
+  await withDb(values.db ?? DEFAULT_DB, (s) => adminOp(hostId, () => revoke(s.db, hostId)));
+  out(`revoked ${hostId}; a server holding its session closes it (4002) within 2 s`);
+}
+
+async function agentRotate(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' }, 'grace-secs': { type: 'string' } }, HELP.rotate, true);
+  const hostId = oneHost(positionals, HELP.rotate);
+  const { getSetting } = await import('./db/settings.repository.js');
+  const { requestRotation } = await repo();
+  const { LIMITS } = await import('@cortex/agent-protocol');
+  const given = int('--grace-secs', values['grace-secs']);
+  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+    const recorded = await getSetting(s.db, 'rotation_grace_secs');
+    const grace = given ?? (typeof recorded === 'number' ? recorded : LIMITS.rotation_grace_secs);
+    await adminOp(hostId, () => requestRotation(s.db, hostId, grace));
+    out(`rotation requested for ${hostId} (grace ${grace} s): its next hello gets a new token; a connected agent is asked to reconnect within 2 s`);
+  });
+}
+
+async function agentDecommission(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' }, 'drain-secs': { type: 'string' } }, HELP.decommission, true);
+  const hostId = oneHost(positionals, HELP.decommission);
+  const { LIMITS } = await import('@cortex/agent-protocol');
+  const drain = int('--drain-secs', values['drain-secs']) ?? LIMITS.decommission_drain_secs;
+  if (drain > LIMITS.max_drain_seconds) throw new UsageError(`--drain-secs must be at most ${LIMITS.max_drain_seconds}`);
+  const { requestDecommission, getAgent, revoke } = await repo();
+  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+    await adminOp(hostId, () => requestDecommission(s.db, hostId, drain));
+    const row = await getAgent(s.db, hostId);
+    if (row !== undefined && row.connection_state !== 'Active') {
+      // Not connected: revoke at once (DESIGN 5.13). A session that is still open somewhere
+      // is drained and revoked by its server.
+      await revoke(s.db, hostId);
+      out(`decommissioned ${hostId}: not connected, revoked now (rows kept)`);
+    } else {
+      out(`decommission requested for ${hostId}: the server holding its session drains it for ${drain} s, then revokes (rows kept)`);
+    }
+  });
+}
+
+async function agentConfig(args: string[]): Promise<void> {
+  const { values, positionals } = parse(
+    args,
+    { db: { type: 'string' }, set: { type: 'string' }, clear: { type: 'boolean' }, 'apply-after': { type: 'string' } },
+    HELP.config,
+    true,
+  );
+  const hostId = oneHost(positionals, HELP.config);
+  if ((values.set === undefined) === (values.clear !== true)) throw new UsageError(`give exactly one of --set JSON or --clear\n\n${HELP.config}`);
+  if (values.clear && values['apply-after'] !== undefined) throw new UsageError('--apply-after goes with --set, not --clear');
+  const { validateAgentConfig, toIssues, describeIssues, LIMITS } = await import('@cortex/agent-protocol');
+  let configJson: string | null = null;
+  let cap = 0;
+  let parsedMax = 0;
+  if (values.set !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(values.set);
+    } catch (error) {
+      throw new UsageError(`--set is not valid JSON: ${(error as Error).message}`);
+    }
+    if (!validateAgentConfig(parsed)) {
+      throw new UsageError(`--set is not a valid AgentConfig: ${describeIssues(toIssues(validateAgentConfig.errors), 5)} (see generated/schemas/defs.json#/$defs/AgentConfig; give a complete config)`);
+    }
+    configJson = values.set;
+    parsedMax = parsed.max_batch_entries;
+  }
+  let applyAfter: string | null = null;
+  const aa = values['apply-after'];
+  if (aa !== undefined) {
+    const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+    const t = Date.parse(aa);
+    if (!rfc3339.test(aa) || Number.isNaN(t)) throw new UsageError(`--apply-after ${JSON.stringify(aa)} is not an RFC 3339 date-time such as 2026-05-16T20:00:00Z`);
+    applyAfter = new Date(t).toISOString();
+  }
+  const { setAgentConfig } = await repo();
+  const { getSetting } = await import('./db/settings.repository.js');
+  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+    const recorded = await getSetting(s.db, 'max_batch_entries');
+    cap = typeof recorded === 'number' ? recorded : LIMITS.server_max_batch_entries;
+    if (configJson !== null && parsedMax > cap) {
+      throw new UsageError(`max_batch_entries ${parsedMax} exceeds the server's max_batch_entries (${cap}, recorded by serve); lower it`);
+    }
+    await adminOp(hostId, () => setAgentConfig(s.db, hostId, configJson, applyAfter));
+  });
+  out(
+    configJson === null
+      ? `config of ${hostId} cleared: the server default applies; a connected agent gets it within 2 s`
+      : `config of ${hostId} stored${applyAfter ? ` (applies after ${applyAfter})` : ''}; a connected agent gets it within 2 s`,
+  );
+}
+
+async function probeCmd(args: string[]): Promise<void> {
+  const { values, positionals } = parse(
+    args,
+    { args: { type: 'string' }, 'timeout-ms': { type: 'string' }, url: { type: 'string' }, 'admin-token': { type: 'string' } },
+    HELP.probe,
+    true,
+  );
+  if (positionals.length !== 2) throw new UsageError(`give HOST_ID and PROBE\n\n${HELP.probe}`);
+  const [hostId, probe] = positionals as [string, string];
+  if (values.url === undefined) throw new UsageError(`--url is required (the server, e.g. http://127.0.0.1:3100)\n\n${HELP.probe}`);
+  let base: URL;
+  try {
+    base = new URL(values.url.replace(/^ws(s?):/i, 'http$1:'));
+  } catch {
+    throw new UsageError(`--url ${JSON.stringify(values.url)} is not a URL such as http://127.0.0.1:3100`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError('--url must be http://, https://, ws:// or wss://');
+  let probeArgs: unknown = {};
+  if (values.args !== undefined) {
+    try {
+      probeArgs = JSON.parse(values.args);
+    } catch (error) {
+      throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
+    }
+  }
+  const timeout_ms = int('--timeout-ms', values['timeout-ms']) ?? 10_000;
+  const token = values['admin-token'] ?? process.env['CORTEX_ADMIN_TOKEN'];
+  const url = new URL(`/admin/agents/${encodeURIComponent(hostId)}/probe`, base);
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify({ probe, args: probeArgs, timeout_ms }),
+    });
+  } catch (error) {
+    throw new Error(`cannot reach ${base.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`);
+  }
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error(`HTTP ${res.status} from ${url.origin} without a JSON body: ${text.slice(0, 200)}`);
+  }
+  out(JSON.stringify(body));
+  if (res.status === 200) return;
+  const e = (body as { error?: { code?: unknown; message?: unknown } }).error;
+  err(`${PROG}: HTTP ${res.status}: ${typeof e?.code === 'number' ? `${e.code} ` : ''}${String(e?.message ?? '')}`);
+  process.exitCode = 1;
+}
+
 async function main(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
   if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {
@@ -295,11 +513,16 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (cmd === 'serve') return serve(rest);
+  if (cmd === 'probe') return probeCmd(rest);
   if (cmd === 'agent') {
     const [sub, ...args] = rest;
     if (sub === 'issue') return agentIssue(args);
     if (sub === 'list') return agentList(args);
     if (sub === 'tail') return agentTail(args);
+    if (sub === 'revoke') return agentRevoke(args);
+    if (sub === 'rotate') return agentRotate(args);
+    if (sub === 'decommission') return agentDecommission(args);
+    if (sub === 'config') return agentConfig(args);
     if (sub === undefined || sub === '--help' || sub === '-h') {
       out(HELP.agent);
       if (sub === undefined) process.exitCode = 2;

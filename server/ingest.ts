@@ -12,6 +12,7 @@ import {
   type LogsPushResult,
 } from '@cortex/agent-protocol';
 import type { Logger } from './log.js';
+import type { ServerMetrics } from './metrics.js';
 import { UnknownHostError, type IngestLogEntry, type Storage } from './db/storage.js';
 
 export interface IngestOptions {
@@ -25,6 +26,8 @@ export interface IngestOptions {
   flushEntries?: number;
   /** T: longest a pending push waits for its commit (default LIMITS.ack_flush_ms). */
   flushMs?: number;
+  /** Counters for /metrics (entries stored, ack lag, gaps). */
+  metrics?: ServerMetrics;
 }
 
 /** Shared by all sessions of one server: the bounded queue and the storage. */
@@ -75,6 +78,8 @@ export class LeakyBucket {
 
 interface PendingPush {
   entries: readonly IngestLogEntry[];
+  /** performance.now() when the push arrived (ack lag). */
+  at: number;
   resolve(result: LogsPushResult): void;
   reject(error: Error): void;
 }
@@ -141,7 +146,7 @@ export class SessionIngest {
     }
     this.ingest.queuedEntries += n;
     return new Promise<LogsPushResult>((resolve, reject) => {
-      this.pending.push({ entries: entries as readonly IngestLogEntry[], resolve, reject });
+      this.pending.push({ entries: entries as readonly IngestLogEntry[], at: performance.now(), resolve, reject });
       this.pendingEntries += n;
       if (this.pendingEntries >= this.ingest.flushEntries) this.requestFlush();
       else if (this.timer === undefined && !this.flushWanted) {
@@ -175,9 +180,27 @@ export class SessionIngest {
       const rows = group.length === 1 ? (group[0] as PendingPush).entries : group.flatMap((p) => p.entries);
       const received_at = new Date().toISOString();
       try {
-        const { accepted_seq } = await this.ingest.storage.ingest.commitBatch(this.host_id, rows, received_at);
+        const { accepted_seq, previous_accepted_seq, inserted } = await this.ingest.storage.ingest.commitBatch(this.host_id, rows, received_at);
         const ack: LogsPushResult = { up_to_seq: accepted_seq, received_at };
         for (const p of group) p.resolve(ack);
+        const m = this.ingest.options.metrics;
+        if (m !== undefined) {
+          const now = performance.now();
+          m.logsPushed.inc(inserted);
+          let expected = previous_accepted_seq + 1;
+          for (const p of group) {
+            m.ackLag.observe((now - p.at) / 1000);
+            const first = p.entries[0];
+            if (first === undefined) continue;
+            if (first.seq > expected) {
+              // seq_start beyond accepted_seq + 1: the agent evicted entries (DESIGN 5.4).
+              m.gaps.labels('evicted').inc();
+              m.gapEntries.labels('evicted').inc(first.seq - expected);
+              this.ingest.logger.warn({ host_id: this.host_id, from: expected, to: first.seq - 1 }, 'sequence gap: entries missing (evicted by the agent?)');
+            }
+            expected = Math.max(expected, first.seq + p.entries.length);
+          }
+        }
       } catch (error) {
         let rpc: Error;
         if (error instanceof UnknownHostError) {

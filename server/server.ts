@@ -1,6 +1,7 @@
 // The reference server: one HTTP(S) server carrying the WebSocket endpoint /ws/agent
-// (subprotocol cortex.v1) and GET /healthz. Connections live in ./ws/connection.ts,
-// the ingest path in ./ingest.ts.
+// (subprotocol cortex.v1), GET /healthz, GET /metrics and the admin API (./admin.ts).
+// Connections live in ./ws/connection.ts, the ingest path in ./ingest.ts, the control
+// plane (database watcher, probes, retention) in ./control/.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -13,7 +14,12 @@ import { migrateToLatest } from './db/migrations/index.js';
 import { setSettings } from './db/settings.repository.js';
 import type { Storage } from './db/storage.js';
 import { Ingest } from './ingest.js';
+import { handleAdmin } from './admin.js';
+import { ControlPlane } from './control/control.js';
+import { PROBE_GRACE_MS, ProbeRouter } from './control/probes.js';
+import { Retention } from './control/retention.js';
 import { createLogger, type Logger } from './log.js';
+import { ServerMetrics } from './metrics.js';
 import { recordableSettings, type ServerSettings } from './settings.js';
 import { Connection } from './ws/connection.js';
 import type { ServerContext } from './ws/context.js';
@@ -30,6 +36,19 @@ export interface StartOptions {
   ingestQueueEntries?: number;
   flushEntries?: number;
   flushMs?: number;
+  /** Control-plane watcher poll interval (ms, default 300). */
+  controlPollMs?: number;
+  /** Rotation: close 1012 this long after asking the agent to reconnect (default LIMITS). */
+  rotationCloseGraceMs?: number;
+  /** Grace after a probe's timeout_ms before the server answers -32012 (default 1000 ms). */
+  probeGraceMs?: number;
+  /** Retention pass interval / first delay / batch size / pause (ms, rows). */
+  retentionIntervalMs?: number;
+  retentionFirstRunDelayMs?: number;
+  retentionBatchRows?: number;
+  retentionPauseMs?: number;
+  /** Include prom-client's process metrics (default true). */
+  processMetrics?: boolean;
 }
 
 export interface RunningServer {
@@ -37,6 +56,18 @@ export interface RunningServer {
   readonly port: number;
   readonly storage: Storage;
   readonly connections: ReadonlySet<Connection>;
+  /** Authenticated sessions held by this server, by host_id. */
+  readonly sessions: ReadonlyMap<string, Connection>;
+  readonly metrics: ServerMetrics;
+  readonly probes: ProbeRouter;
+  readonly control: ControlPlane;
+  readonly retention: Retention;
+  /**
+   * Graceful stop (SIGTERM): refuses new upgrades, sends agent.shutdown {ServerReload,
+   * drainSecs} to every session, keeps ingesting and acking until every session closed or
+   * drainSecs passed, then close().
+   */
+  shutdown(drainSecs?: number): Promise<void>;
   /** Commits what is pending, closes every session (1001), the listener and the database. */
   close(): Promise<void>;
 }
@@ -58,7 +89,27 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
   const connections = new Set<Connection>();
   const sessions = new Map<string, Connection>();
+  const metrics = new ServerMetrics(
+    { activeSessions: () => sessions.size, queueDepth: () => ingest.queuedEntries },
+    { defaultMetrics: options.processMetrics ?? true },
+  );
+  ingest.options.metrics = metrics;
+  const control = new ControlPlane(sessions, storage, settings, logger, metrics, {
+    ...(options.controlPollMs !== undefined ? { pollMs: options.controlPollMs } : {}),
+    ...(options.rotationCloseGraceMs !== undefined ? { rotationCloseGraceMs: options.rotationCloseGraceMs } : {}),
+  });
+  const probes = new ProbeRouter(sessions, storage, metrics, logger, options.probeGraceMs ?? PROBE_GRACE_MS);
+  const retention = new Retention(storage, logger, metrics, {
+    retentionDays: settings.retention_days,
+    maxDbBytes: settings.max_db_bytes,
+    ...(options.retentionIntervalMs !== undefined ? { intervalMs: options.retentionIntervalMs } : {}),
+    ...(options.retentionFirstRunDelayMs !== undefined ? { firstRunDelayMs: options.retentionFirstRunDelayMs } : {}),
+    ...(options.retentionBatchRows !== undefined ? { batchRows: options.retentionBatchRows } : {}),
+    ...(options.retentionPauseMs !== undefined ? { pauseMs: options.retentionPauseMs } : {}),
+  });
+  let draining = false;
   const ctx: ServerContext = {
+    metrics,
     settings,
     storage,
     ingest,
@@ -77,6 +128,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       connections.delete(conn);
       if (conn.host_id !== undefined && sessions.get(conn.host_id) === conn) sessions.delete(conn.host_id);
     },
+    onSessionClosed(conn) {
+      control.onSessionClosed(conn);
+    },
   };
 
   const proxies = new TrustedProxies(settings.trusted_proxies);
@@ -90,7 +144,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
 
   const handler = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-    void handleHttp(req, res, storage, connections).catch(() => {
+    void handleHttp(req, res).catch((error: unknown) => {
+      logger.error({ err: String(error), path: (req.url ?? '').split('?')[0] }, 'HTTP handler failed');
       if (!res.headersSent) res.writeHead(500).end();
     });
   };
@@ -102,6 +157,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== LIMITS.ws_path) return refuse(socket, 404, 'Not Found', `the WebSocket endpoint is ${LIMITS.ws_path}`);
+    if (draining) return refuse(socket, 503, 'Service Unavailable', 'the server is shutting down; reconnect later', { 'Retry-After': '5' });
     const client = proxies.clientAddress(req);
     if (client !== undefined && !limiter.allow(client)) {
       logger.warn({ address: client }, 'upgrade rate limit exceeded (429)');
@@ -143,15 +199,81 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `${tls ? 'wss' : 'ws'}://${host}:${addr.port}${LIMITS.ws_path}`;
 
+  async function handleHttp(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const path = (req.url ?? '').split('?')[0] ?? '';
+    if (req.method === 'GET' && path === '/healthz') {
+      let database = 'ok';
+      try {
+        await sql`select 1`.execute(storage.db);
+      } catch {
+        database = 'unreachable';
+      }
+      const ok = database === 'ok';
+      res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ status: ok ? (draining ? 'draining' : 'ok') : 'degraded', database, connections: connections.size, sessions: sessions.size }));
+      return;
+    }
+    if (req.method === 'GET' && path === '/metrics') {
+      const text = await metrics.text();
+      res.writeHead(200, { 'Content-Type': metrics.contentType });
+      res.end(text);
+      return;
+    }
+    const admin = await handleAdmin(req, res, path, {
+      storage,
+      router: probes,
+      adminToken: settings.admin_token,
+      connectedHere: (host_id) => sessions.get(host_id)?.open === true,
+    });
+    if (admin) return;
+    res.writeHead(404, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ error: `no such endpoint: ${req.method} ${path} (GET /healthz, GET /metrics, GET /admin/agents, POST /admin/agents/{host_id}/probe, WebSocket ${LIMITS.ws_path})` }));
+  }
+
+  await control.start();
+  retention.start();
+
   let closing: Promise<void> | undefined;
-  return {
+  let shuttingDown: Promise<void> | undefined;
+  const running: RunningServer = {
     url,
     port: addr.port,
     storage,
     connections,
+    sessions,
+    metrics,
+    probes,
+    control,
+    retention,
+    shutdown(drainSecs = settings.shutdown_drain_secs) {
+      shuttingDown ??= (async () => {
+        draining = true;
+        const drain = Math.min(Math.max(0, drainSecs), LIMITS.max_drain_seconds);
+        const open = [...connections];
+        let told = 0;
+        for (const conn of open) {
+          if (conn.open) {
+            conn.control.shuttingDown = true;
+            if (conn.sendShutdown('ServerReload', drain)) told++;
+          } else if (conn.state !== 'closed') conn.closeWith(1001, 'server shutdown', { terminateAfterMs: 2000 });
+        }
+        logger.info({ sessions: told, drain_seconds: drain }, 'draining: agent.shutdown ServerReload sent; still ingesting and acking');
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await Promise.race([
+          Promise.all(open.map((c) => c.closed)),
+          new Promise<void>((r) => (timer = setTimeout(r, drain * 1000))),
+        ]);
+        clearTimeout(timer);
+        await running.close();
+      })();
+      return shuttingDown;
+    },
     close() {
       closing ??= (async () => {
+        draining = true;
         clearInterval(pinger);
+        await control.stop();
+        await retention.stop();
         const done = new Promise<void>((resolve) => server.close(() => resolve()));
         const open = [...connections];
         for (const conn of open) conn.closeWith(1001, 'server shutdown', { terminateAfterMs: 2000 });
@@ -163,6 +285,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       return closing;
     },
   };
+  return running;
 }
 
 function refuse(socket: Socket, status: number, text: string, message: string, headers: Record<string, string> = {}): void {
@@ -171,22 +294,4 @@ function refuse(socket: Socket, status: number, text: string, message: string, h
   socket.end(
     `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`,
   );
-}
-
-async function handleHttp(req: http.IncomingMessage, res: http.ServerResponse, storage: Storage, connections: ReadonlySet<Connection>): Promise<void> {
-  const path = (req.url ?? '').split('?')[0];
-  if (req.method === 'GET' && path === '/healthz') {
-    let database = 'ok';
-    try {
-      await sql`select 1`.execute(storage.db);
-    } catch {
-      database = 'unreachable';
-    }
-    const ok = database === 'ok';
-    res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ status: ok ? 'ok' : 'degraded', database, connections: connections.size }));
-    return;
-  }
-  res.writeHead(404, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ error: `no such endpoint: ${req.method} ${path}` }));
 }

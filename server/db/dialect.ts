@@ -74,6 +74,13 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
         }
       });
     },
+    usedBytes: () =>
+      db.connection().execute(async () => {
+        const pageSize = sqlite.pragma('page_size', { simple: true }) as number;
+        const pages = sqlite.pragma('page_count', { simple: true }) as number;
+        const free = sqlite.pragma('freelist_count', { simple: true }) as number;
+        return (pages - free) * pageSize;
+      }),
     close: () => db.destroy(),
   };
 }

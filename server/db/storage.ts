@@ -75,6 +75,11 @@ export interface Storage {
    * locked connection and must use only that one.
    */
   withMigrationLock<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Bytes the database's live data occupies (free pages not counted), for the size cap of
+   * the retention purge.
+   */
+  usedBytes(): Promise<number>;
   close(): Promise<void>;
 }
 

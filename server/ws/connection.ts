@@ -13,8 +13,10 @@ import {
   InvalidParamsError,
   InvalidRequestError,
   LIMITS,
+  PeerError,
   PROTOCOL_VERSION,
   RpcError,
+  ServerClient,
   TokenRevokedError,
   TokenRotationRequiredError,
   UnknownHostError as UnknownHostRpcError,
@@ -30,6 +32,9 @@ import {
   type Frame,
   type MetricsPushResult,
   type PeerEvent,
+  type ProbeOutput,
+  type ProbeRequestParams,
+  type RpcId,
   type ServerPeer,
   type Transport,
 } from '@cortex/agent-protocol';
@@ -39,6 +44,7 @@ import {
   markActive,
   markDisconnected,
   findForHello,
+  revoke,
   rotateOnFirstEnrollment,
   rotateOnHello,
   touchLastSeen,
@@ -71,6 +77,16 @@ export class Connection {
   missedPongs = 0;
   readonly address: string;
   private readonly peer: ServerPeer;
+  /** Typed calls to the agent (probe.request, agent.shutdown, config.update). */
+  readonly client: ServerClient;
+  /** capabilities.supported_probes of this session's hello (what is stored for the host). */
+  supportedProbes: ReadonlySet<string> = new Set();
+  /** agents.config_version this session's agent has (HelloResult.config or the last config.update). */
+  configVersion = 0;
+  /** Control-plane bookkeeping (server/control/control.ts). */
+  readonly control = { rotationAsked: false, decommissioning: false, revoking: false, shuttingDown: false };
+  /** Ids of probe.requests whose caller already got -32012: their answers are late. */
+  private readonly expiredProbes = new Set<RpcId>();
   private frameListener: ((frame: Frame) => void) | undefined;
   private closeListener: ((code: number, reason: string) => void) | undefined;
   private helloTimer: ReturnType<typeof setTimeout> | undefined;
@@ -97,14 +113,29 @@ export class Connection {
     this.peer = createServerPeer(transport, {
       intercept: (call) => {
         if (this.state !== 'active') return new AuthRequiredError({ reason: 'send agent.hello first' }, 'AuthRequired');
+        if (call.method === 'logs.push') this.ctx.metrics.pushIn.inc();
+        else this.ctx.metrics.framesIn.labels(call.method).inc();
         if (call.method === 'agent.hello') return new InvalidRequestError({ reason: 'this session is already authenticated' }, 'InvalidRequest');
         return undefined;
       },
       onEvent: (e) => this.onPeerEvent(e),
     });
+    this.client = new ServerClient(this.peer);
+    const out = this.ctx.metrics;
     registerServerHandlers(this.peer, {
-      'logs.push': (params) => (this.ingest as SessionIngest).push(params),
-      'metrics.push': (params) => this.metricsPush(params.ts, params.samples),
+      'logs.push': (params) => {
+        const answered = (this.ingest as SessionIngest).push(params);
+        void answered.then(
+          () => out.pushOut.inc(),
+          () => out.pushOut.inc(),
+        );
+        return answered;
+      },
+      'metrics.push': (params) => {
+        const answered = this.metricsPush(params.ts, params.samples);
+        void answered.finally(() => out.framesOut.labels('metrics.push').inc()).catch(() => undefined);
+        return answered;
+      },
       'agent.heartbeat': () => {
         void touchLastSeen(this.ctx.storage.db, this.host_id as string).catch((error: unknown) =>
           this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'heartbeat: last_seen update failed'),
@@ -138,6 +169,7 @@ export class Connection {
     this.helloTimer = setTimeout(() => {
       if (this.state === 'new' || this.state === 'hello_pending') {
         this.ctx.logger.info({ address: this.address }, 'hello timeout: closing 4000');
+        this.ctx.metrics.handshakes.labels('timeout').inc();
         this.closeWith(4000, '');
       }
     }, this.ctx.settings.hello_timeout_ms);
@@ -226,8 +258,64 @@ export class Connection {
       { address: this.address, host_id: typeof host_id === 'string' ? host_id : undefined, code: error.code },
       `hello refused: ${error.message} (closing ${closeCode})`,
     );
+    this.ctx.metrics.handshakes.labels(error.message).inc();
     this.sendRaw({ jsonrpc: '2.0', id, error: error.toJSON() });
     this.closeWith(closeCode, error.message);
+  }
+
+  /** True while the socket is open and authenticated. */
+  get open(): boolean {
+    return this.state === 'active' && this.ws.readyState === this.ws.OPEN;
+  }
+
+  /**
+   * probe.request on this session (seed 4.6). Resolves with the agent's ProbeOutput as it
+   * sent it (only the envelope is checked), rejects with the agent's RpcError unchanged, or
+   * with a PeerError: 'timeout' after timeout_ms + graceMs (a later answer is dropped and
+   * counted), 'closed' at once when the session closes, 'invalid_result' for a reply that
+   * is not a ProbeOutput.
+   */
+  async probe(params: ProbeRequestParams, graceMs: number): Promise<ProbeOutput> {
+    const m = this.ctx.metrics;
+    m.framesOut.labels('probe.request').inc();
+    try {
+      const result = await this.client.probeRequest(params, { timeoutMs: params.timeout_ms + graceMs });
+      m.framesIn.labels('probe.response').inc();
+      return result;
+    } catch (error) {
+      if (error instanceof RpcError) m.framesIn.labels('probe.response').inc();
+      else if (error instanceof PeerError && error.code === 'invalid_result') m.framesIn.labels('probe.response').inc();
+      else if (error instanceof PeerError && error.code === 'timeout') {
+        const id = error.details?.['id'];
+        if (typeof id === 'number' || typeof id === 'string') {
+          this.expiredProbes.add(id);
+          if (this.expiredProbes.size > 1000) this.expiredProbes.delete(this.expiredProbes.values().next().value as RpcId);
+        }
+      }
+      throw error;
+    }
+  }
+
+  /** agent.shutdown (a notification). False when it could not be sent. */
+  sendShutdown(reason: 'ServerReload' | 'Revoked' | 'Decommission', drain_seconds: number): boolean {
+    return this.notify('agent.shutdown', () => this.client.agentShutdown({ reason, drain_seconds }));
+  }
+
+  /** config.update (a notification) with the config verbatim and apply_after passed through. */
+  sendConfig(config: AgentConfig, apply_after: string | null): boolean {
+    return this.notify('config.update', () => this.client.configUpdate({ config, apply_after }));
+  }
+
+  private notify(method: string, send: () => void): boolean {
+    if (!this.open) return false;
+    try {
+      send();
+      this.ctx.metrics.framesOut.labels(method).inc();
+      return true;
+    } catch (error) {
+      this.ctx.logger.warn({ host_id: this.host_id, method, err: String(error) }, 'could not send notification');
+      return false;
+    }
   }
 
   /** agent.hello in the seed's order: envelope (done), protocol, version, token, schema. */
@@ -263,6 +351,12 @@ export class Connection {
     const inGrace = row.token_rotation_grace_until !== null && now.toISOString() < row.token_rotation_grace_until;
     if (!matchCurrent && !inGrace) {
       return this.fail(id, new TokenRotationRequiredError({ reason: 'the previous token is no longer valid: re-enroll with `agent issue --host-id`' }, 'TokenRotationRequired'), 4001, host_id);
+    }
+    if (row.decommission_requested_at !== null) {
+      // Decommissioned while not connected (or its server went away): revoke now (DESIGN 5.13).
+      await revoke(this.ctx.storage.db, host_id).catch(() => undefined);
+      this.ctx.logger.info({ host_id }, 'hello from a decommissioned host: revoked');
+      return this.fail(id, new TokenRevokedError({ reason: 'decommissioned' }, 'TokenRevoked'), 4002, host_id);
     }
     if (!validateAgentHelloParams(params)) {
       const issues = toIssues(validateAgentHelloParams.errors).slice(0, 20).map((i) => ({ ...i }));
@@ -313,10 +407,14 @@ export class Connection {
       return this.onCloseAuthenticated(1006, 'closed during hello');
     }
     this.state = 'active';
+    this.supportedProbes = new Set(hello.capabilities.supported_probes);
+    this.configVersion = Number(current?.config_version ?? row.config_version);
     this.ctx.register(this);
     const resume = hello.resume_from_seq;
     if (typeof resume === 'number' && resume > accepted_seq) {
       this.ctx.logger.warn({ host_id, resume_from_seq: resume, accepted_seq, lost: resume - accepted_seq }, 'agent acked more than the database holds (restored from an older copy?): range lost');
+      this.ctx.metrics.gaps.labels('lost').inc();
+      this.ctx.metrics.gapEntries.labels('lost').inc(resume - accepted_seq);
     }
     const result: AgentHelloResult = {
       server_version: this.ctx.serverVersion,
@@ -327,7 +425,15 @@ export class Connection {
       ...(rotated !== undefined ? { rotated_token: rotated } : {}),
     };
     this.sendRaw({ jsonrpc: '2.0', id, result });
+    this.ctx.metrics.framesOut.labels('agent.hello').inc();
+    this.ctx.metrics.handshakes.labels(rotated === undefined ? 'ok' : row.connection_state === 'NeverConnected' ? 'enrolled' : 'rotated').inc();
     this.ctx.logger.info({ host_id, session_id, address: this.address, rotated: rotated !== undefined, accepted_seq }, 'agent connected');
+    // A staged config (apply_after in the future) goes out at once, so the agent applies it on time.
+    const staged = current?.config_apply_after ?? null;
+    if (current?.agent_config_json != null && staged !== null && staged > new Date().toISOString()) {
+      const cfg = parseStoredConfig(current.agent_config_json);
+      if (cfg !== undefined) this.sendConfig(cfg, staged);
+    }
   }
 
   private configFor(json: string | null, applyAfter: string | null): AgentConfig {
@@ -360,7 +466,21 @@ export class Connection {
         log.error({ host_id: this.host_id, method: e.method, err: String(e.error) }, 'handler failed');
         break;
       case 'invalid_params':
+        if (e.id !== undefined) this.ctx.metrics.framesOut.labels(e.method).inc();
         log.info({ host_id: this.host_id, method: e.method, issues: e.issues.slice(0, 5) }, e.id === undefined ? 'malformed notification dropped' : 'invalid params (-32602)');
+        break;
+      case 'unknown_response':
+        if (e.id !== null && this.expiredProbes.delete(e.id)) {
+          this.ctx.metrics.probeLateAnswers.inc();
+          this.ctx.metrics.framesIn.labels('probe.response').inc();
+          log.info({ host_id: this.host_id, id: e.id }, 'late probe answer dropped (the caller already got -32012)');
+        } else log.info({ host_id: this.host_id, id: e.id }, 'response with an unknown id dropped');
+        break;
+      case 'rejected':
+      case 'invalid_request':
+      case 'parse_error':
+        this.ctx.metrics.framesOut.labels(e.type === 'rejected' ? e.method : '(error)').inc();
+        log.debug({ host_id: this.host_id, event: e.type }, 'peer event');
         break;
       case 'binary_frame':
         log.info({ host_id: this.host_id, address: this.address }, 'binary frame: closing 1003');
@@ -377,7 +497,11 @@ export class Connection {
     this.ctx.unregister(this);
     const recorded = this.serverClose ?? { code, reason };
     this.closeListener?.(code, reason);
-    if (wasActive) await this.onCloseAuthenticated(recorded.code, recorded.reason);
+    if (wasActive) {
+      this.ctx.metrics.disconnects.labels(String(recorded.code)).inc();
+      await this.onCloseAuthenticated(recorded.code, recorded.reason);
+      this.ctx.onSessionClosed?.(this);
+    }
   }
 
   private async onCloseAuthenticated(code: number, reason: string): Promise<void> {
@@ -394,6 +518,16 @@ export class Connection {
       this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'could not record the disconnect');
     }
     this.ctx.logger.info({ host_id: this.host_id, session_id: this.session_id, reason: text }, 'agent disconnected');
+  }
+}
+
+/** A stored AgentConfig JSON text, when it parses and validates. */
+export function parseStoredConfig(json: string): AgentConfig | undefined {
+  try {
+    const parsed: unknown = JSON.parse(json);
+    return validateAgentConfig(parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Storage } from '../db/storage.js';
 import type { Ingest } from '../ingest.js';
 import type { Logger } from '../log.js';
+import type { ServerMetrics } from '../metrics.js';
 import type { ServerSettings } from '../settings.js';
 import type { Connection } from './connection.js';
 
@@ -11,7 +12,10 @@ export interface ServerContext {
   readonly ingest: Ingest;
   readonly logger: Logger;
   readonly serverVersion: string;
+  readonly metrics: ServerMetrics;
   /** An authenticated session: replaces (and closes) an older one of the same host. */
   register(conn: Connection): void;
   unregister(conn: Connection): void;
+  /** After an authenticated session closed and its row was updated (decommission follow-up). */
+  onSessionClosed?(conn: Connection): void;
 }

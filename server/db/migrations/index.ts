@@ -4,9 +4,11 @@
 import { Migrator, type Migration, type MigrationProvider, type MigrationResult } from 'kysely';
 import type { Storage } from '../storage.js';
 import { initial } from './0001-initial.js';
+import { retentionIndexes } from './0002-retention-indexes.js';
 
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
+  '0002-retention-indexes': retentionIndexes,
 };
 
 const provider: MigrationProvider = {

@@ -1,0 +1,145 @@
+// Retention: deletes logs older than retention_days (by server receive time, received_at;
+// agent clocks can be wrong) and metrics older than that (by sample time, the only time a
+// metric row has), in small batches with a pause between them so the ingest path keeps
+// the database connection (acks are never stalled behind one long DELETE). With
+// max_db_bytes set, the oldest rows of either table are deleted, oldest first, until the
+// database's live data fits. Dialect-neutral (kysely); indexes from migration 0002.
+import type { Storage } from '../db/storage.js';
+import type { Logger } from '../log.js';
+import type { ServerMetrics } from '../metrics.js';
+
+export interface RetentionOptions {
+  retentionDays: number;
+  maxDbBytes: number | null;
+  /** Time between passes (default 10 minutes). The first pass runs firstRunDelayMs after start. */
+  intervalMs?: number;
+  firstRunDelayMs?: number;
+  /** Rows per DELETE (default 500). */
+  batchRows?: number;
+  /** Pause between batches (default 10 ms). */
+  pauseMs?: number;
+}
+
+export interface PurgeResult {
+  logs: number;
+  metrics: number;
+  sizeLogs: number;
+  sizeMetrics: number;
+}
+
+type Purgeable = { table: 'logs'; column: 'received_at' } | { table: 'metrics'; column: 'ts' };
+const LOGS: Purgeable = { table: 'logs', column: 'received_at' };
+const METRICS: Purgeable = { table: 'metrics', column: 'ts' };
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+export class Retention {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running: Promise<PurgeResult> | undefined;
+  private stopped = false;
+  private readonly batch: number;
+  private readonly pauseMs: number;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly logger: Logger,
+    private readonly metrics: ServerMetrics,
+    private readonly options: RetentionOptions,
+  ) {
+    this.batch = Math.max(1, options.batchRows ?? 500);
+    this.pauseMs = options.pauseMs ?? 10;
+  }
+
+  start(): void {
+    const schedule = (ms: number) => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => {
+        void this.run().finally(() => schedule(this.options.intervalMs ?? 600_000));
+      }, ms);
+      this.timer.unref();
+    };
+    schedule(this.options.firstRunDelayMs ?? 5_000);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  /** One pass (passes never overlap). */
+  run(now = new Date()): Promise<PurgeResult> {
+    this.running ??= this.pass(now)
+      .catch((error: unknown) => {
+        this.logger.error({ err: String(error) }, 'retention pass failed; retrying at the next interval');
+        return { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
+      })
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async pass(now: Date): Promise<PurgeResult> {
+    const started = performance.now();
+    const cutoff = new Date(now.getTime() - this.options.retentionDays * 86_400_000).toISOString();
+    const result: PurgeResult = { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
+    result.logs = await this.purgeOlder(LOGS, cutoff, 'age');
+    result.metrics = await this.purgeOlder(METRICS, cutoff, 'age');
+    const max = this.options.maxDbBytes;
+    if (max !== null && max > 0) {
+      while (!this.stopped && (await this.storage.usedBytes()) > max) {
+        const [l, m] = await Promise.all([this.oldest(LOGS), this.oldest(METRICS)]);
+        if (l === undefined && m === undefined) break;
+        const which = m === undefined || (l !== undefined && l <= m) ? LOGS : METRICS;
+        const n = await this.deleteBatch(which, undefined);
+        if (n === 0) break;
+        this.metrics.retentionPurged.labels(which.table, 'size').inc(n);
+        if (which === LOGS) result.sizeLogs += n;
+        else result.sizeMetrics += n;
+        await sleep(this.pauseMs);
+      }
+    }
+    this.metrics.retentionRuns.inc();
+    const total = result.logs + result.metrics + result.sizeLogs + result.sizeMetrics;
+    if (total > 0) {
+      this.logger.info(
+        { ...result, cutoff, retention_days: this.options.retentionDays, max_db_bytes: max, ms: Math.round(performance.now() - started) },
+        'retention: old rows deleted',
+      );
+    }
+    return result;
+  }
+
+  private async oldest(p: Purgeable): Promise<string | undefined> {
+    const row = await this.storage.db.selectFrom(p.table).select(p.column).orderBy(p.column).limit(1).executeTakeFirst();
+    return row === undefined ? undefined : (row as Record<string, string>)[p.column];
+  }
+
+  private async purgeOlder(p: Purgeable, cutoff: string, reason: 'age'): Promise<number> {
+    let total = 0;
+    while (!this.stopped) {
+      const n = await this.deleteBatch(p, cutoff);
+      if (n === 0) break;
+      total += n;
+      this.metrics.retentionPurged.labels(p.table, reason).inc(n);
+      await sleep(this.pauseMs);
+    }
+    return total;
+  }
+
+  /**
+   * Deletes about `batch` of the oldest rows (those with the column below `cutoff`, or any
+   * when undefined): up to the batch-th oldest value, so rows sharing that value (one commit)
+   * go together. Returns the rows deleted.
+   */
+  private async deleteBatch(p: Purgeable, cutoff: string | undefined): Promise<number> {
+    const db = this.storage.db;
+    let q = db.selectFrom(p.table).select(p.column);
+    if (cutoff !== undefined) q = q.where(p.column, '<', cutoff);
+    const boundary = await q.orderBy(p.column).limit(1).offset(this.batch - 1).executeTakeFirst();
+    let del = db.deleteFrom(p.table);
+    if (cutoff !== undefined) del = del.where(p.column, '<', cutoff);
+    if (boundary !== undefined) del = del.where(p.column, '<=', (boundary as Record<string, string>)[p.column] as string);
+    const r = await del.executeTakeFirst();
+    return Number(r.numDeletedRows);
+  }
+}

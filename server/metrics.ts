@@ -1,0 +1,97 @@
+// Prometheus metrics of one server (GET /metrics). One Registry per server instance (tests
+// run several servers in one process). Labels are bounded sets (method names, close codes,
+// probe names the agents declared, result names); no label or value ever holds a token.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export type HandshakeResult =
+  | 'ok'
+  | 'enrolled'
+  | 'rotated'
+  | 'AuthFailed'
+  | 'TokenRevoked'
+  | 'AgentVersionUnsupported'
+  | 'TokenRotationRequired'
+  | 'InvalidParams'
+  | 'timeout'
+  | 'error';
+
+export type ProbeResult = 'ok' | 'agent_error' | 'timeout' | 'session_closed' | 'unlisted' | 'invalid_output' | 'error';
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly connectionsActive: Gauge;
+  readonly handshakes: Counter<'result'>;
+  readonly framesIn: Counter<'method'>;
+  readonly framesOut: Counter<'method'>;
+  readonly logsPushed: Counter;
+  readonly ackLag: Histogram;
+  readonly probeRequests: Counter<'probe' | 'result'>;
+  readonly probeDuration: Histogram<'probe'>;
+  readonly probeLateAnswers: Counter;
+  readonly disconnects: Counter<'code'>;
+  readonly ingestQueueDepth: Gauge;
+  readonly gaps: Counter<'kind'>;
+  readonly gapEntries: Counter<'kind'>;
+  readonly retentionPurged: Counter<'table' | 'reason'>;
+  readonly retentionRuns: Counter;
+  readonly controlActions: Counter<'action'>;
+  // Pre-bound children for the hot path (no label lookup per frame).
+  readonly pushIn: Counter.Internal;
+  readonly pushOut: Counter.Internal;
+
+  constructor(sources: { activeSessions: () => number; queueDepth: () => number }, options: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'cortex_process_' });
+    this.connectionsActive = new Gauge({
+      name: 'cortex_connections_active',
+      help: 'Authenticated agent sessions held by this server',
+      registers,
+      collect() {
+        this.set(sources.activeSessions());
+      },
+    });
+    this.handshakes = new Counter({ name: 'cortex_handshakes_total', help: 'agent.hello outcomes', labelNames: ['result'], registers });
+    this.framesIn = new Counter({ name: 'cortex_frames_in_total', help: 'Frames received from authenticated agents, by method (probe.response for answers)', labelNames: ['method'], registers });
+    this.framesOut = new Counter({ name: 'cortex_frames_out_total', help: 'Frames sent to agents, by method (responses count under the request method)', labelNames: ['method'], registers });
+    this.logsPushed = new Counter({ name: 'cortex_logs_pushed_entries_total', help: 'Log entries committed (stored) by the ingest path', registers });
+    this.ackLag = new Histogram({
+      name: 'cortex_ack_lag_seconds',
+      help: 'Time from a logs.push arriving to its ack (commit included)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2.5, 5],
+      registers,
+    });
+    this.probeRequests = new Counter({ name: 'cortex_probe_requests_total', help: 'Probe invocations by probe and result', labelNames: ['probe', 'result'], registers });
+    this.probeDuration = new Histogram({
+      name: 'cortex_probe_duration_seconds',
+      help: 'Probe round trip as seen by the server (answered probes)',
+      labelNames: ['probe'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.probeLateAnswers = new Counter({ name: 'cortex_probe_late_answers_total', help: 'Probe answers that arrived after the caller was failed with -32012 (dropped)', registers });
+    this.disconnects = new Counter({ name: 'cortex_disconnects_total', help: 'Closed authenticated sessions by close code', labelNames: ['code'], registers });
+    this.ingestQueueDepth = new Gauge({
+      name: 'cortex_ingest_queue_depth_entries',
+      help: 'Entries accepted and not yet committed (all sessions)',
+      registers,
+      collect() {
+        this.set(sources.queueDepth());
+      },
+    });
+    this.gaps = new Counter({ name: 'cortex_gaps_seen_total', help: 'Sequence gaps: seq_start beyond accepted_seq+1 (evicted) or resume_from_seq beyond accepted_seq (lost)', labelNames: ['kind'], registers });
+    this.gapEntries = new Counter({ name: 'cortex_gap_entries_total', help: 'Entries missing in the gaps counted by cortex_gaps_seen_total', labelNames: ['kind'], registers });
+    this.retentionPurged = new Counter({ name: 'cortex_retention_purged_rows_total', help: 'Rows deleted by retention (age) or the size cap (size)', labelNames: ['table', 'reason'], registers });
+    this.retentionRuns = new Counter({ name: 'cortex_retention_runs_total', help: 'Retention passes completed', registers });
+    this.controlActions = new Counter({ name: 'cortex_control_actions_total', help: 'Control-plane actions taken on sessions held here', labelNames: ['action'], registers });
+    this.pushIn = this.framesIn.labels('logs.push');
+    this.pushOut = this.framesOut.labels('logs.push');
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
