@@ -10,20 +10,24 @@
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { BasicSourceManager, type AgentSink, type RunningSource, type SourceFactory } from '../sources.js';
 import { createFileSource } from './file.source.js';
+import { createJournaldSource } from './journald.source.js';
 import { SourceConfigError, sinkFromBuffer, type LogSourceRunner, type SourceDeps } from './types.js';
 
 export * from './types.js';
 export { createFileSource, FileTailer, GlobFileSource, compileFilter, isFilePosition, MAX_MESSAGE_CODE_POINTS, type FilePosition } from './file.source.js';
+export { JournaldSource, mapJournalEntry, parseJournalMatches, type JournalPosition } from './journald.source.js';
 export { parseLine, parseRfc5424, parseRfc3164, parseJsonLine, mapLevel, type ParsedLine } from './syslog-parse.js';
 
 /** Kinds this module can run. */
-export const IMPLEMENTED_KINDS = ['file'] as const satisfies readonly LogSourceConfig['kind'][];
+export const IMPLEMENTED_KINDS = ['file', 'journald'] as const satisfies readonly LogSourceConfig['kind'][];
 
 /** Creates (does not start) the runner for one configured source. Throws SourceConfigError for an invalid config or an unimplemented kind. */
 export function createSource(config: LogSourceConfig, deps: SourceDeps): LogSourceRunner {
   switch (config.kind) {
     case 'file':
       return createFileSource(config, deps);
+    case 'journald':
+      return createJournaldSource(config, deps);
     default:
       throw new SourceConfigError(`source kind "${config.kind}" is not implemented in agent/sources (implemented: ${IMPLEMENTED_KINDS.join(', ')})`);
   }

@@ -139,7 +139,7 @@ describe('file source: basics', () => {
     m.apply([
       { kind: 'file', path: join(dir, 'bad.log'), filter: '(' },
       { kind: 'file', path: good },
-      { kind: 'journald' },
+      { kind: 'docker', path: 'web' },
     ]);
     await waitFor(() => messages(buffer).length === 1);
     const st = m.status();

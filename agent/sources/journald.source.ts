@@ -1,0 +1,327 @@
+// The `journald` log source (DECISIONS.md D13–D15).
+//
+// Runs `journalctl --follow --output=json --no-pager` with the configured matches and
+// `--after-cursor=<C>` from the stored position {cursor, realtime_usec}. Each stdout chunk
+// becomes one buffer append whose position is the cursor of its last entry. When the
+// stored cursor is refused (journal rotated or vacuumed, machine reinstalled) journalctl
+// exits with an error; the source then falls back explicitly — counted, logged, shown in
+// status — to `--since=@<realtime of the cursor>` and skips entries at or before that
+// time. A missing journalctl (or no journal) is an error in status, retried with backoff;
+// it never affects other sources.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { LogSourceConfig } from '@cortex/agent-protocol';
+import { BufferStorageError } from '../buffer/errors.js';
+import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
+import { MAX_MESSAGE_CODE_POINTS, splitCodePoints } from './file.source.js';
+import { FACILITIES, SEVERITIES } from './syslog-parse.js';
+import {
+  SourceConfigError,
+  type LogSourceRunner,
+  type SourceDeps,
+  type SourceLogger,
+  type SourceRunnerStatus,
+  type SourceSink,
+  silentLogger,
+  sinkFromBuffer,
+} from './types.js';
+
+export interface JournalPosition {
+  [k: string]: JsonValue;
+  cursor: string;
+  /** __REALTIME_TIMESTAMP of the cursor's entry (microseconds, as a decimal string). */
+  realtime_usec: string;
+}
+
+const MATCH = /^(?:[A-Z_][A-Z0-9_]*=.*|\+)$/;
+
+/** `filter` for journald: journal matches separated by whitespace ("_SYSTEMD_UNIT=ssh.service _TRANSPORT=journal", "+" for OR). */
+export function parseJournalMatches(filter: string | null | undefined): string[] {
+  if (filter === undefined || filter === null || filter.trim() === '') return [];
+  const parts = filter.trim().split(/\s+/);
+  for (const p of parts) {
+    if (!MATCH.test(p)) throw new SourceConfigError(`journald filter: ${JSON.stringify(p)} is not a journal match (FIELD=value with an upper-case field name, or "+")`);
+  }
+  return parts;
+}
+
+function str(v: unknown): string | null {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v) && v.every((b) => typeof b === 'number')) return Buffer.from(v as number[]).toString('utf8');
+  return null;
+}
+
+/** Maps one `journalctl --output=json` object to entry fields (without source/labels). */
+export function mapJournalEntry(o: Record<string, unknown>, nowMs: number): Omit<NewLogEntry, 'source'> {
+  const int = (v: unknown): number => {
+    const t = str(v);
+    return t !== null && /^\d{1,3}$/.test(t) ? Number(t) : -1;
+  };
+  const pri = int(o.PRIORITY);
+  const fac = int(o.SYSLOG_FACILITY);
+  const rt = str(o.__REALTIME_TIMESTAMP);
+  const ms = rt !== null && /^\d+$/.test(rt) ? Math.floor(Number(rt) / 1000) : nowMs;
+  const metadata: Record<string, unknown> = {};
+  const meta: [string, string][] = [['_SYSTEMD_UNIT', 'unit'], ['_HOSTNAME', 'hostname'], ['_TRANSPORT', 'transport'], ['_BOOT_ID', 'boot_id'], ['_COMM', 'comm']];
+  for (const [field, name] of meta) {
+    const v = str(o[field]);
+    if (v !== null) metadata[name] = v;
+  }
+  let message = str(o.MESSAGE) ?? '';
+  if (message.endsWith('\n')) message = message.slice(0, -1);
+  return {
+    ts: new Date(ms).toISOString(),
+    severity: pri >= 0 && pri <= 7 ? SEVERITIES[pri]! : 'info',
+    facility: fac >= 0 && fac < FACILITIES.length ? FACILITIES[fac]! : null,
+    app_name: str(o.SYSLOG_IDENTIFIER) ?? str(o._COMM),
+    process_id: str(o._PID) ?? str(o.SYSLOG_PID),
+    message,
+    metadata: Object.keys(metadata).length > 0 ? metadata : null,
+  };
+}
+
+function isJournalPosition(v: JsonValue | null): v is JournalPosition {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.cursor === 'string' && typeof v.realtime_usec === 'string';
+}
+
+export class JournaldSource implements LogSourceRunner {
+  readonly kind = 'journald' as const;
+  /** Buffer position key: "journald", or "journald:<filter>" when filtered. Entries carry source "journald". */
+  readonly key: string;
+  private readonly matches: string[];
+  private readonly sink: SourceSink;
+  private readonly log: SourceLogger;
+  private readonly clock: () => number;
+  private readonly labels: Record<string, string> | null;
+  private readonly command: string;
+  private readonly retryMinMs: number;
+  private readonly retryMaxMs: number;
+
+  private child: ChildProcess | null = null;
+  private started = false;
+  private stopped = false;
+  private paused = false;
+  private timer: NodeJS.Timeout | null = null;
+  private retryMs = 0;
+  private restartMs = 0;
+  private partial = '';
+  private pending: { entries: NewLogEntry[]; pos: JournalPosition } | null = null;
+  private stderr = '';
+  /** Entries at or before this realtime are skipped (after a cursor fallback). */
+  private skipUntilUsec: bigint | null = null;
+  private useCursor = true;
+  private committed: JournalPosition | null = null;
+  private lastError: string | null = null;
+  private state: SourceRunnerStatus['state'] = 'idle';
+  private linesRead = 0;
+  private bytesRead = 0;
+  private split = 0;
+  /** Times a stored cursor was refused and the source fell back to the cursor's time. */
+  cursorFallbacks = 0;
+
+  constructor(config: LogSourceConfig, deps: SourceDeps) {
+    this.matches = parseJournalMatches(config.filter);
+    const sink = deps.sink ?? (deps.buffer ? sinkFromBuffer(deps.buffer) : null);
+    if (sink === null) throw new SourceConfigError('journald source needs deps.sink or deps.buffer');
+    this.sink = sink;
+    this.key = this.matches.length > 0 ? `journald:${this.matches.join(' ')}` : 'journald';
+    this.log = deps.logger ?? silentLogger;
+    this.clock = deps.clock ?? Date.now;
+    this.labels = config.labels && Object.keys(config.labels).length > 0 ? { ...config.labels } : null;
+    this.command = typeof config.journalctl === 'string' ? config.journalctl : 'journalctl';
+    this.retryMinMs = deps.retryMinMs ?? 250;
+    this.retryMaxMs = deps.retryMaxMs ?? 5000;
+  }
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.spawnJournal();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.state = 'stopped';
+    if (this.timer) clearTimeout(this.timer);
+    const c = this.child;
+    this.child = null;
+    if (c !== null && c.exitCode === null && c.signalCode === null) {
+      await new Promise<void>((resolve) => {
+        c.once('exit', () => resolve());
+        c.kill('SIGTERM');
+        setTimeout(() => {
+          c.kill('SIGKILL');
+          resolve();
+        }, 2000).unref();
+      });
+    }
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.state = 'paused';
+    this.child?.stdout?.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.state = 'reading';
+    this.retryMs = 0;
+    this.flushPending();
+  }
+
+  status(): SourceRunnerStatus & { cursor_fallbacks: number } {
+    return {
+      kind: 'journald', key: this.key, path: null, name: this.matches.join(' ') || null, state: this.state,
+      position: this.committed, last_error: this.lastError,
+      lines_read: this.linesRead, bytes_read: this.bytesRead, lines_filtered: 0, lines_lost: 0, bytes_lost: 0,
+      lost_estimated: false, truncations: 0, rotations: 0, lines_split: this.split, cursor_fallbacks: this.cursorFallbacks,
+    };
+  }
+
+  private args(): string[] {
+    const a = ['--follow', '--output=json', '--no-pager', '--all'];
+    const stored = this.committed ?? this.storedPosition();
+    if (stored !== null && this.useCursor) a.push(`--after-cursor=${stored.cursor}`);
+    else if (stored !== null) {
+      a.push(`--since=@${(BigInt(stored.realtime_usec) / 1_000_000n).toString()}`);
+      this.skipUntilUsec = BigInt(stored.realtime_usec);
+    } else a.push('--lines=0'); // never seen: from now on (D13)
+    return [...a, ...this.matches];
+  }
+
+  private storedPosition(): JournalPosition | null {
+    const p = this.sink.position(this.key);
+    return isJournalPosition(p) ? p : null;
+  }
+
+  private spawnJournal(): void {
+    if (this.stopped) return;
+    this.stderr = '';
+    this.partial = '';
+    const args = this.args();
+    const usedCursor = args.some((a) => a.startsWith('--after-cursor='));
+    let child: ChildProcess;
+    try {
+      child = spawn(this.command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      this.onExit(null, (err as Error).message, usedCursor);
+      return;
+    }
+    this.child = child;
+    this.state = 'reading';
+    child.stdout!.setEncoding('utf8');
+    child.stderr!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => this.onData(chunk));
+    child.stderr!.on('data', (s: string) => {
+      if (this.stderr.length < 4096) this.stderr += s;
+    });
+    let spawnError: string | null = null;
+    child.on('error', (err: NodeJS.ErrnoException) => {
+      spawnError = err.code === 'ENOENT' ? `${this.command} not found on PATH (is systemd-journald installed?)` : err.message;
+    });
+    child.on('close', (code) => {
+      if (this.child === child) this.child = null;
+      this.onExit(code, spawnError, usedCursor);
+    });
+    if (this.paused) child.stdout!.pause();
+  }
+
+  private onExit(code: number | null, spawnError: string | null, usedCursor: boolean): void {
+    if (this.stopped) return;
+    const stderr = this.stderr.trim();
+    if (spawnError === null && usedCursor && code !== 0 && /cursor/i.test(stderr)) {
+      this.cursorFallbacks++;
+      this.useCursor = false;
+      const p = this.committed ?? this.storedPosition();
+      this.lastError = `stored journal cursor refused (${stderr.split('\n')[0]}); fell back to entries after ${p ? new Date(Number(BigInt(p.realtime_usec) / 1000n)).toISOString() : 'now'}`;
+      this.log.warn({ source: this.key, cursor_fallbacks: this.cursorFallbacks }, `journald: ${this.lastError}`);
+      this.spawnJournal();
+      return;
+    }
+    this.lastError = spawnError ?? `journalctl exited with ${code ?? 'a signal'}${stderr ? `: ${stderr.split('\n')[0]}` : ''}`;
+    this.log.error({ source: this.key, code }, `journald source: ${this.lastError}; restarting with backoff`);
+    this.state = 'error';
+    this.restartMs = Math.min(30_000, this.restartMs === 0 ? 1000 : this.restartMs * 2);
+    this.timer = setTimeout(() => this.spawnJournal(), this.restartMs);
+    this.timer.unref?.();
+  }
+
+  private onData(chunk: string): void {
+    const text = this.partial + chunk;
+    const lastNl = text.lastIndexOf('\n');
+    if (lastNl < 0) {
+      this.partial = text;
+      return;
+    }
+    this.partial = text.slice(lastNl + 1);
+    const nowMs = this.clock();
+    const entries: NewLogEntry[] = [];
+    let pos: JournalPosition | null = null;
+    let lines = 0;
+    for (const line of text.slice(0, lastNl).split('\n')) {
+      if (line.trim() === '') continue;
+      lines++;
+      let o: Record<string, unknown>;
+      try {
+        o = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      const cursor = str(o.__CURSOR);
+      const rt = str(o.__REALTIME_TIMESTAMP) ?? '0';
+      if (this.skipUntilUsec !== null && /^\d+$/.test(rt) && BigInt(rt) <= this.skipUntilUsec) continue;
+      if (cursor !== null) pos = { cursor, realtime_usec: /^\d+$/.test(rt) ? rt : '0' };
+      const m = mapJournalEntry(o, nowMs);
+      const pieces = m.message.length > MAX_MESSAGE_CODE_POINTS ? splitCodePoints(m.message, MAX_MESSAGE_CODE_POINTS) : [m.message];
+      if (pieces.length > 1) this.split++;
+      pieces.forEach((piece, k) => {
+        let metadata = m.metadata ?? null;
+        if (this.labels !== null || pieces.length > 1) {
+          metadata = { ...(metadata ?? {}) };
+          if (this.labels !== null) metadata.labels = this.labels;
+          if (pieces.length > 1) metadata.split = { part: k + 1, more: k < pieces.length - 1 };
+        }
+        entries.push({ ...m, message: piece, source: 'journald', metadata });
+      });
+    }
+    this.linesRead += lines;
+    this.bytesRead += Buffer.byteLength(text.slice(0, lastNl + 1));
+    if (pos === null) return;
+    this.pending = this.pending === null ? { entries, pos } : { entries: [...this.pending.entries, ...entries], pos };
+    this.flushPending();
+  }
+
+  /** Commits held entries; on a storage error stops reading the pipe and retries with backoff. */
+  private flushPending(): void {
+    if (this.pending === null || this.stopped) {
+      if (!this.paused) this.child?.stdout?.resume();
+      return;
+    }
+    if (this.paused) return;
+    try {
+      this.sink.append(this.pending.entries, { source: this.key, position: this.pending.pos });
+      this.committed = this.pending.pos;
+      this.pending = null;
+      this.retryMs = 0;
+      this.skipUntilUsec = null;
+      this.useCursor = true;
+      if (this.state === 'retrying') this.state = 'reading';
+      if (this.lastError !== null && !this.lastError.startsWith('stored journal cursor')) this.lastError = null;
+      this.child?.stdout?.resume();
+    } catch (err) {
+      if (!(err instanceof BufferStorageError)) throw err;
+      this.child?.stdout?.pause();
+      this.lastError = err.message;
+      this.state = 'retrying';
+      this.retryMs = Math.min(this.retryMaxMs, this.retryMs === 0 ? this.retryMinMs : this.retryMs * 2);
+      this.timer = setTimeout(() => this.flushPending(), this.retryMs);
+      this.timer.unref?.();
+    }
+  }
+}
+
+export function createJournaldSource(config: LogSourceConfig, deps: SourceDeps): LogSourceRunner {
+  return new JournaldSource(config, deps);
+}

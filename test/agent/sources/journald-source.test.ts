@@ -1,0 +1,125 @@
+import { appendFileSync, chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
+import { createSource, createSourceManager, mapJournalEntry, parseJournalMatches, type JournaldSource, type LogSourceRunner } from '../../../agent/sources/index.js';
+import { allEntries, messages, openBuffer, tempDir, waitFor } from './helpers.js';
+
+const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const recorded = readFileSync(join(fixtures, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
+
+let dir: string;
+let cleanup: () => void;
+let buffer: DurableBuffer;
+let journal: string;
+let argsFile: string;
+const savedEnv = { ...process.env };
+const runners: LogSourceRunner[] = [];
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir());
+  buffer = openBuffer(dir);
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  const script = join(bin, 'journalctl');
+  writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${join(fixtures, 'fake-journalctl.mjs')}" "$@"\n`);
+  chmodSync(script, 0o755);
+  journal = join(dir, 'journal.jsonl');
+  argsFile = join(dir, 'args.jsonl');
+  writeFileSync(journal, '');
+  writeFileSync(argsFile, '');
+  process.env.PATH = `${bin}:${savedEnv.PATH ?? ''}`;
+  process.env.FAKE_JOURNAL = journal;
+  process.env.FAKE_JOURNAL_ARGS = argsFile;
+  delete process.env.FAKE_JOURNAL_BAD_CURSORS;
+});
+afterEach(async () => {
+  for (const r of runners.splice(0)) await r.stop();
+  process.env = { ...savedEnv };
+  buffer.close();
+  cleanup();
+});
+
+function start(extra: Record<string, unknown> = {}): JournaldSource {
+  const r = createSource({ kind: 'journald', ...extra }, { buffer, retryMinMs: 10 }) as JournaldSource;
+  runners.push(r);
+  r.start();
+  return r;
+}
+const calls = (): string[][] => readFileSync(argsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]);
+
+describe('journald source (fake journalctl on PATH)', () => {
+  it('maps recorded entries; a never-seen journal starts at its end; cursor committed with the entries', async () => {
+    appendFileSync(journal, 'x'.repeat(0) + recorded[0]! + '\n'); // history before start: not read
+    const r = start({ labels: { role: 'web' } });
+    await waitFor(() => calls().length === 1);
+    expect(calls()[0]).toEqual(['--follow', '--output=json', '--no-pager', '--all', '--lines=0']);
+    appendFileSync(journal, recorded.slice(1).join('\n') + '\n');
+    await waitFor(() => messages(buffer).length === 3);
+    const es = allEntries(buffer);
+    expect(es[0]).toMatchObject({
+      source: 'journald', ts: '2024-06-15T12:00:01.123Z', severity: 'err', facility: 'auth', app_name: 'sshd', process_id: '812',
+      message: 'error: kex_exchange_identification: Connection closed',
+      metadata: { unit: 'ssh.service', hostname: 'web1', transport: 'syslog', labels: { role: 'web' } },
+    });
+    expect(es[1]).toMatchObject({ severity: 'warning', facility: null, app_name: 'kernel', process_id: null, message: 'bad \uFFFD utf' });
+    expect(es[2]).toMatchObject({ severity: 'debug', message: 'debug line', app_name: 'app', process_id: '99' });
+    expect(buffer.getSourcePosition('journald')).toEqual({ cursor: 's=abc;i=4', realtime_usec: '1718452803000000' });
+    expect(r.status()).toMatchObject({ kind: 'journald', last_error: null, lines_read: 3 });
+  });
+
+  it('resumes after the stored cursor: no duplicate, no loss (entries written while stopped)', async () => {
+    const r1 = start();
+    await waitFor(() => calls().length === 1);
+    appendFileSync(journal, recorded.slice(0, 2).join('\n') + '\n');
+    await waitFor(() => messages(buffer).length === 2);
+    await r1.stop();
+    runners.splice(runners.indexOf(r1), 1);
+    appendFileSync(journal, recorded.slice(2).join('\n') + '\n');
+    start();
+    await waitFor(() => messages(buffer).length === 4);
+    expect(calls()[1]).toContain('--after-cursor=s=abc;i=2');
+    expect(allEntries(buffer).map((e) => e.process_id)).toEqual(['1', '812', null, '99']);
+  });
+
+  it('a refused cursor falls back explicitly to the cursor time, counted, without duplicates or a loop', async () => {
+    appendFileSync(journal, recorded.join('\n') + '\n');
+    buffer.setSourcePosition({ source: 'journald', position: { cursor: 's=gone;i=2', realtime_usec: '1718452801123456' } });
+    process.env.FAKE_JOURNAL_BAD_CURSORS = 's=gone;i=2';
+    const r = start();
+    await waitFor(() => messages(buffer).length === 2);
+    expect(calls().map((c) => c[4])).toEqual(['--after-cursor=s=gone;i=2', '--since=@1718452801']);
+    expect(allEntries(buffer).map((e) => e.message)).toEqual(['bad \uFFFD utf', 'debug line']);
+    expect(r.status().cursor_fallbacks).toBe(1);
+    expect(r.status().last_error).toMatch(/cursor refused/);
+    await new Promise((res) => setTimeout(res, 100));
+    expect(calls().length).toBe(2);
+  });
+
+  it('filter is passed as journal matches; option-like or malformed matches are refused', async () => {
+    start({ filter: '_TRANSPORT=journal _SYSTEMD_UNIT=ssh.service' });
+    await waitFor(() => calls().length === 1);
+    expect(calls()[0]!.slice(-2)).toEqual(['_TRANSPORT=journal', '_SYSTEMD_UNIT=ssh.service']);
+    for (const bad of ['--help', 'lower=x', '-n 5', '../../etc/shadow']) expect(() => parseJournalMatches(bad)).toThrow(/not a journal match/);
+    expect(parseJournalMatches('A=1 + B=2')).toEqual(['A=1', '+', 'B=2']);
+  });
+
+  it('missing journalctl: clear error in status, other sources unaffected', async () => {
+    process.env.PATH = join(dir, 'nothing-here');
+    const f = join(dir, 'f.log');
+    writeFileSync(f, 'file line\n');
+    const m = createSourceManager({ buffer, pollMs: 20 });
+    m.apply([{ kind: 'journald' }, { kind: 'file', path: f }]);
+    await waitFor(() => messages(buffer).length === 1);
+    await waitFor(() => (m.status()[0]!.last_error ?? '').length > 0);
+    expect(m.status()[0]!.last_error).toMatch(/journalctl not found on PATH/);
+    await m.close();
+  });
+
+  it('mapJournalEntry defaults', () => {
+    expect(mapJournalEntry({ MESSAGE: null }, Date.parse('2024-01-01T00:00:00Z'))).toEqual({
+      ts: '2024-01-01T00:00:00.000Z', severity: 'info', facility: null, app_name: null, process_id: null, message: '', metadata: null,
+    });
+  });
+});
