@@ -1,0 +1,222 @@
+// Control plane end to end (DESIGN.md 3, 5.2, 5.13; seed 3, 4.3, 4.8): config updates
+// (live, from a second process through the compiled CLI, apply_after), revocation,
+// rotation with recovery and expiry, decommission. Real server on 127.0.0.1:0, real SQLite
+// file, scripted ws agents.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LIMITS } from '@cortex/agent-protocol';
+import { getAgent, requestRotation, setAgentConfig } from '../../server/db/agents.repository.js';
+import { connectAgent } from './control-helpers.js';
+import { buildServer, cli } from './spawn.js';
+import { helloParams, logEntries, startTestServer, TestClient, type TestServer } from './wire.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  buildServer();
+  t = await startTestServer({ max_batch_entries: 800, default_agent_config: { heartbeat_interval_secs: 30, max_batch_entries: 800, flush_interval_ms: 200, metrics_interval_secs: 60, probe_concurrency: 4, log_sources: [] } });
+}, 60_000);
+afterAll(async () => {
+  await t.close();
+});
+
+const CFG = { heartbeat_interval_secs: 45, max_batch_entries: 500, flush_interval_ms: 250, metrics_interval_secs: 30, probe_concurrency: 2, log_sources: [{ kind: 'journald' }] };
+
+describe('config', () => {
+  it('a change reaches the connected agent as config.update within 2 s, verbatim; --clear sends the default', async () => {
+    const a = await connectAgent(t);
+    expect(a.hello.config.max_batch_entries).toBe(800); // server default
+    const started = Date.now();
+    await setAgentConfig(t.server.storage.db, a.host_id, JSON.stringify(CFG));
+    const upd = await a.client.next((m) => m.method === 'config.update');
+    expect(Date.now() - started).toBeLessThan(LIMITS.control_propagation_ms);
+    expect(upd.params).toEqual({ config: CFG, apply_after: null });
+    await setAgentConfig(t.server.storage.db, a.host_id, null);
+    const cleared = await a.client.next((m) => m.method === 'config.update' && m !== upd);
+    expect(cleared.params).toEqual({ config: { heartbeat_interval_secs: 30, max_batch_entries: 800, flush_interval_ms: 200, metrics_interval_secs: 60, probe_concurrency: 4, log_sources: [] }, apply_after: null });
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('from a second process (compiled CLI on the same database): config.update within 2 s; HelloResult.config afterwards; apply_after passed through', async () => {
+    const a = await connectAgent(t);
+    const started = Date.now();
+    const r = cli(['agent', 'config', a.host_id, '--set', JSON.stringify(CFG), '--apply-after', '2030-01-01T00:00:00Z', '--db', t.dbPath]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const upd = await a.client.next((m) => m.method === 'config.update');
+    expect(Date.now() - started).toBeLessThan(LIMITS.control_propagation_ms + 1000); // + CLI start
+    expect(upd.params).toEqual({ config: CFG, apply_after: '2030-01-01T00:00:00.000Z' });
+    a.client.ws.close();
+    await a.client.closed;
+    // a reconnect before apply_after: HelloResult carries the default, the staged config follows at once
+    const b = await connectAgent(t, undefined, { host_id: a.host_id, token: a.token });
+    expect(b.hello.config.max_batch_entries).toBe(800);
+    const staged = await b.client.next((m) => m.method === 'config.update');
+    expect(staged.params).toEqual({ config: CFG, apply_after: '2030-01-01T00:00:00.000Z' });
+    b.client.ws.close();
+    await b.client.closed;
+    // without apply_after: HelloResult.config is the host config
+    expect(cli(['agent', 'config', a.host_id, '--set', JSON.stringify(CFG), '--db', t.dbPath]).code).toBe(0);
+    const c = await connectAgent(t, undefined, { host_id: a.host_id, token: a.token });
+    expect(c.hello.config).toEqual(CFG);
+    c.client.ws.close();
+    await c.client.closed;
+  });
+
+  it('bad input: exit 2, clear error, nothing stored (schema, incomplete, above the recorded server cap, bad date, unknown host)', async () => {
+    const h = await t.issue('cfg-bad');
+    const before = await getAgent(t.server.storage.db, h.host_id);
+    const cases: [string[], RegExp][] = [
+      [['--set', '{not json'], /not valid JSON/],
+      [['--set', JSON.stringify({ heartbeat_interval_secs: 45 })], /max_batch_entries.*required|is required/],
+      [['--set', JSON.stringify({ ...CFG, max_batch_entries: 900 })], /exceeds the server's max_batch_entries \(800/],
+      [['--set', JSON.stringify({ ...CFG, bogus: 1 })], /bogus/],
+      [['--set', JSON.stringify(CFG), '--apply-after', 'tomorrow'], /RFC 3339/],
+      [['--set', JSON.stringify(CFG), '--clear'], /exactly one/],
+    ];
+    for (const [args, msg] of cases) {
+      const r = cli(['agent', 'config', h.host_id, ...args, '--db', t.dbPath]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(msg);
+      expect(r.stdout).toBe('');
+    }
+    const unknown = cli(['agent', 'config', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--clear', '--db', t.dbPath]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/no agent with host_id/);
+    const after = await getAgent(t.server.storage.db, h.host_id);
+    expect(after?.agent_config_json).toBeNull();
+    expect(after?.config_version).toBe(before?.config_version);
+  });
+});
+
+describe('revocation', () => {
+  it('agent revoke (second process): agent.shutdown {Revoked, 0} and close 4002 within 2 s; later hello -32002 + 4002', async () => {
+    const a = await connectAgent(t);
+    const started = Date.now();
+    const r = cli(['agent', 'revoke', a.host_id, '--db', t.dbPath]);
+    expect(r.code).toBe(0);
+    const shutdown = await a.client.next((m) => m.method === 'agent.shutdown');
+    expect(shutdown.params).toEqual({ reason: 'Revoked', drain_seconds: 0 });
+    const closed = await a.client.closed;
+    expect(closed.code).toBe(4002);
+    expect(Date.now() - started).toBeLessThan(LIMITS.control_propagation_ms + 1000); // + CLI start
+    const row = await t.server.storage.db.selectFrom('agents').selectAll().where('host_id', '=', a.host_id).executeTakeFirstOrThrow();
+    expect(row.token_hash).toBeNull();
+    expect(row.token_hash_prev).toBeNull();
+    expect(row.connection_state).toBe('Revoked');
+    const c = await TestClient.open(t.url);
+    const res = await c.request('agent.hello', helloParams(a.host_id, a.token));
+    expect(res.error?.code).toBe(-32002);
+    expect((await c.closed).code).toBe(4002);
+  });
+});
+
+describe('rotation (DESIGN 5.2)', () => {
+  it('connected agent asked to reconnect within 2 s; next hello rotates; the previous token recovers inside the grace window; the new one clears prev', async () => {
+    const a = await connectAgent(t);
+    const started = Date.now();
+    expect(cli(['agent', 'rotate', a.host_id, '--grace-secs', '60', '--db', t.dbPath]).code).toBe(0);
+    const sd = await a.client.next((m) => m.method === 'agent.shutdown');
+    expect(Date.now() - started).toBeLessThan(LIMITS.control_propagation_ms + 1000);
+    expect(sd.params).toEqual({ reason: 'ServerReload', drain_seconds: 0 });
+    a.client.ws.close(1000, 'final_seq=0');
+    await a.client.closed;
+    const old = a.token;
+    const c1 = await TestClient.open(t.url);
+    const h1 = await c1.request('agent.hello', helloParams(a.host_id, old));
+    const t2 = h1.result.rotated_token as string;
+    t.tokens.push(t2);
+    expect(t2).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    c1.ws.close();
+    await c1.closed;
+    // the agent "lost" t2: the previous token still works inside the window, rotated again
+    const c2 = await TestClient.open(t.url);
+    const h2 = await c2.request('agent.hello', helloParams(a.host_id, old));
+    const t3 = h2.result.rotated_token as string;
+    t.tokens.push(t3);
+    expect(t3).toBeDefined();
+    expect(t3).not.toBe(t2);
+    c2.ws.close();
+    await c2.closed;
+    // hello with the newest token: no rotation, prev cleared; the old token is now refused
+    const c3 = await TestClient.open(t.url);
+    const h3 = await c3.request('agent.hello', helloParams(a.host_id, t3));
+    expect(h3.result.rotated_token).toBeUndefined();
+    c3.ws.close();
+    await c3.closed;
+    const row = await t.server.storage.db.selectFrom('agents').select(['token_hash_prev', 'rotate_requested_at']).where('host_id', '=', a.host_id).executeTakeFirstOrThrow();
+    expect(row.token_hash_prev).toBeNull();
+    expect(row.rotate_requested_at).toBeNull();
+    const c4 = await TestClient.open(t.url);
+    expect((await c4.request('agent.hello', helloParams(a.host_id, old))).error?.code).toBe(-32001);
+  });
+
+  it('after the grace window the previous token gets -32005 and close 4001', async () => {
+    const a = await connectAgent(t);
+    a.client.ws.close();
+    await a.client.closed;
+    await requestRotation(t.server.storage.db, a.host_id, 1);
+    const c1 = await TestClient.open(t.url);
+    const h1 = await c1.request('agent.hello', helloParams(a.host_id, a.token));
+    t.tokens.push(h1.result.rotated_token);
+    c1.ws.close();
+    await c1.closed;
+    await new Promise((r) => setTimeout(r, 1100)); // the 1 s grace window passes (time itself is the event)
+    const c2 = await TestClient.open(t.url);
+    const h2 = await c2.request('agent.hello', helloParams(a.host_id, a.token));
+    expect(h2.error?.code).toBe(-32005);
+    expect((await c2.closed).code).toBe(4001);
+  });
+
+  it('an agent that does not reconnect is closed with 1012 rotation_close_grace_ms later', async () => {
+    const a = await connectAgent(t);
+    await requestRotation(t.server.storage.db, a.host_id, 60);
+    await a.client.next((m) => m.method === 'agent.shutdown');
+    const asked = Date.now();
+    const closed = await a.client.closed;
+    expect(closed.code).toBe(1012);
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(LIMITS.rotation_close_grace_ms - 500);
+    expect(Date.now() - asked).toBeLessThan(LIMITS.rotation_close_grace_ms + 2000);
+  }, 15_000);
+});
+
+describe('decommission (DESIGN 5.13)', () => {
+  it('Decommission shutdown, acks during the drain, then revoked and closed 4002; rows kept; reconnect -32002', async () => {
+    const a = await connectAgent(t);
+    expect(cli(['agent', 'decommission', a.host_id, '--drain-secs', '2', '--db', t.dbPath]).code).toBe(0);
+    const sd = await a.client.next((m) => m.method === 'agent.shutdown');
+    expect(sd.params).toEqual({ reason: 'Decommission', drain_seconds: 2 });
+    const ack = await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 10) });
+    expect(ack.result.up_to_seq).toBe(10);
+    const closed = await a.client.closed;
+    expect(closed.code).toBe(4002);
+    const row = await t.server.storage.db.selectFrom('agents').selectAll().where('host_id', '=', a.host_id).executeTakeFirstOrThrow();
+    expect(row.connection_state).toBe('Revoked');
+    expect(row.token_hash).toBeNull();
+    const logs = await t.server.storage.db.selectFrom('logs').select('seq').where('host_id', '=', a.host_id).execute();
+    expect(logs).toHaveLength(10);
+    const c = await TestClient.open(t.url);
+    expect((await c.request('agent.hello', helloParams(a.host_id, a.token))).error?.code).toBe(-32002);
+    expect((await c.closed).code).toBe(4002);
+  });
+
+  it('an agent that closes early is revoked at once; a host that is not connected is revoked at once', async () => {
+    const a = await connectAgent(t);
+    expect(cli(['agent', 'decommission', a.host_id, '--drain-secs', '30', '--db', t.dbPath]).code).toBe(0);
+    await a.client.next((m) => m.method === 'agent.shutdown');
+    const closedAt = Date.now();
+    a.client.ws.close(1000, 'final_seq=0');
+    await a.client.closed;
+    let state = '';
+    while (Date.now() - closedAt < 2000) {
+      state = (await getAgent(t.server.storage.db, a.host_id))?.connection_state ?? '';
+      if (state === 'Revoked') break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(state).toBe('Revoked');
+    const h = await t.issue('offline');
+    const r = cli(['agent', 'decommission', h.host_id, '--db', t.dbPath]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/revoked now/);
+    expect((await getAgent(t.server.storage.db, h.host_id))?.connection_state).toBe('Revoked');
+  });
+});
