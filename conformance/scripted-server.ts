@@ -1,0 +1,300 @@
+// The scripted server of the agent suite: a WebSocket endpoint on 127.0.0.1:0 that speaks
+// the server side through the generated typed peer (createServerPeer) and records what the
+// agent does. The suite decides each hello's answer and whether pushes are acked at once
+// ("ack") or held unanswered ("hold", to leave entries unacked before a kill).
+//
+//   upgrade ─ refuse budget > 0? ─▶ HTTP 503 (backoff measurements)
+//     │ no cortex.v1 offered ─▶ HTTP 400
+//     ▼
+//   Session: first frame must be agent.hello (else -32000 + 4001)
+//     agent.hello ─▶ suite.onHello(params) ─▶ result | error + close code
+//     logs.push   ─▶ recorded; ack mode: commit (seq > accepted) and answer up_to_seq
+//                    hold mode: kept unanswered until release()
+//     metrics.push, agent.heartbeat ─▶ recorded
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import {
+  AuthRequiredError,
+  LIMITS,
+  RpcError,
+  SUBPROTOCOL,
+  ServerClient,
+  createServerPeer,
+  registerServerHandlers,
+  validateAgentHelloParams,
+  toIssues,
+  webSocketTransport,
+  type AgentHeartbeatParams,
+  type AgentHelloParams,
+  type AgentHelloResult,
+  type LogsPushParams,
+  type LogsPushResult,
+  type PeerEvent,
+  type ServerPeer,
+} from '@cortex/agent-protocol';
+
+export type HelloDecision = { result: AgentHelloResult } | { error: RpcError; closeCode: number };
+
+export interface UpgradeAttempt {
+  at: number;
+  protocols: string[];
+  refused: number | undefined;
+}
+
+export interface PushRecord {
+  session: number;
+  at: number;
+  params: LogsPushParams;
+  acked: boolean;
+}
+
+/** Committed entries and the host's accepted_seq: survive sessions, like a database. */
+export class Store {
+  accepted = 0;
+  readonly messages = new Map<number, string>();
+  /** A seq that arrived again with a different message (a reused seq). */
+  readonly reused: { seq: number; first: string; later: string }[] = [];
+
+  /** Every pushed entry, committed or not: detects a seq carrying two different messages. */
+  see(params: LogsPushParams): void {
+    for (const e of params.entries) {
+      const known = this.messages.get(e.seq);
+      if (known === undefined) this.messages.set(e.seq, e.message);
+      else if (known !== e.message) this.reused.push({ seq: e.seq, first: known, later: e.message });
+    }
+  }
+
+  commit(params: LogsPushParams): number {
+    const last = params.entries.at(-1)?.seq ?? 0;
+    if (last > this.accepted) this.accepted = last;
+    return this.accepted;
+  }
+}
+
+export class Session {
+  readonly openedAt = Date.now();
+  hello: AgentHelloParams | undefined;
+  helloRaw: unknown;
+  helloIssues: string | undefined;
+  helloAnswered: 'result' | 'error' | undefined;
+  /** accepted_seq returned in this session's HelloResult. */
+  acceptedAtHello: number | undefined;
+  readonly pushes: PushRecord[] = [];
+  readonly heartbeats: { at: number; params: AgentHeartbeatParams }[] = [];
+  readonly metrics: { at: number }[] = [];
+  readonly events: PeerEvent[] = [];
+  close: { code: number; reason: string; byServer: boolean; at: number } | undefined;
+  readonly closed: Promise<{ code: number; reason: string; byServer: boolean; at: number }>;
+  readonly peer: ServerPeer;
+  readonly client: ServerClient;
+  private held: { params: LogsPushParams; resolve: (r: LogsPushResult) => void; record: PushRecord }[] = [];
+  private closingByServer = false;
+  private listeners: Array<() => void> = [];
+
+  constructor(
+    readonly index: number,
+    readonly ws: WebSocket,
+    private readonly server: ScriptedServer,
+  ) {
+    this.closed = new Promise((resolve) => {
+      ws.on('close', (code: number, reason: Buffer) => {
+        this.close = { code, reason: reason.toString(), byServer: this.closingByServer, at: Date.now() };
+        this.changed();
+        resolve(this.close);
+      });
+    });
+    ws.on('error', () => undefined);
+    this.peer = createServerPeer(webSocketTransport(ws as never), {
+      requestTimeoutMs: 10_000,
+      intercept: (call) => {
+        if (this.helloAnswered !== 'result' && call.method !== 'agent.hello') {
+          setImmediate(() => this.closeWith(4001, 'agent.hello required'));
+          return new AuthRequiredError({ reason: 'send agent.hello first' });
+        }
+        if (call.method === 'agent.hello') {
+          this.helloRaw = call.params;
+          if (!validateAgentHelloParams(call.params)) this.helloIssues = JSON.stringify(toIssues(validateAgentHelloParams.errors).slice(0, 3));
+        }
+        return undefined;
+      },
+      onEvent: (e) => {
+        this.events.push(e);
+        this.changed();
+      },
+    });
+    this.client = new ServerClient(this.peer);
+    registerServerHandlers(this.peer, {
+      'agent.hello': (params, ctx) => {
+        this.hello = params;
+        const d = this.server.onHello(params, this);
+        if ('result' in d) {
+          this.helloAnswered = 'result';
+          this.acceptedAtHello = d.result.accepted_seq;
+          this.changed();
+          return d.result;
+        }
+        this.helloAnswered = 'error';
+        this.peer.sendError(ctx.id as number, d.error);
+        this.closeWith(d.closeCode, d.error.message);
+        this.changed();
+        return new Promise<AgentHelloResult>(() => undefined); // answered above
+      },
+      'logs.push': (params) => {
+        const record: PushRecord = { session: this.index, at: Date.now(), params, acked: false };
+        this.pushes.push(record);
+        this.server.store.see(params);
+        this.changed();
+        if (this.server.ackMode === 'hold') return new Promise<LogsPushResult>((resolve) => this.held.push({ params, resolve, record }));
+        return this.commit(params, record);
+      },
+      'metrics.push': (params) => {
+        this.metrics.push({ at: Date.now() });
+        return { accepted: params.samples.length, dropped: 0 };
+      },
+      'agent.heartbeat': (params) => {
+        this.heartbeats.push({ at: Date.now(), params });
+        this.changed();
+      },
+    });
+  }
+
+  get isOpen(): boolean {
+    return this.close === undefined;
+  }
+
+  private commit(params: LogsPushParams, record: PushRecord): LogsPushResult {
+    record.acked = true;
+    return { up_to_seq: this.server.store.commit(params), received_at: new Date().toISOString() };
+  }
+
+  /** Commit and answer the held pushes (in order). */
+  release(): void {
+    for (const h of this.held.splice(0)) h.resolve(this.commit(h.params, h.record));
+  }
+
+  get heldCount(): number {
+    return this.held.length;
+  }
+
+  closeWith(code: number, reason = ''): void {
+    if (this.close) return;
+    this.closingByServer = true;
+    try {
+      this.ws.close(code, reason);
+    } catch {
+      this.ws.terminate();
+    }
+  }
+
+  sendRaw(msg: unknown): void {
+    if (this.isOpen) this.ws.send(JSON.stringify(msg));
+  }
+
+  /** Resolves when pred() holds (checked on every recorded change), or false after timeoutMs. */
+  until(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (pred()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const check = () => {
+        if (!pred()) return;
+        done(true);
+      };
+      const done = (v: boolean) => {
+        clearTimeout(timer);
+        this.listeners = this.listeners.filter((l) => l !== check);
+        resolve(v);
+      };
+      const timer = setTimeout(() => done(pred()), timeoutMs);
+      this.listeners.push(check);
+    });
+  }
+
+  private changed(): void {
+    for (const l of [...this.listeners]) l();
+    this.server.changed();
+  }
+}
+
+export class ScriptedServer {
+  readonly sessions: Session[] = [];
+  readonly attempts: UpgradeAttempt[] = [];
+  readonly store = new Store();
+  ackMode: 'ack' | 'hold' = 'ack';
+  /** Upgrades still to refuse with HTTP 503 (backoff measurements). */
+  refuseBudget = 0;
+  onHello: (params: AgentHelloParams, session: Session) => HelloDecision = () => {
+    throw new Error('no hello handler');
+  };
+  private http!: http.Server;
+  private wss!: WebSocketServer;
+  private listeners: Array<() => void> = [];
+  url = '';
+
+  async start(): Promise<void> {
+    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: LIMITS.max_frame_bytes, handleProtocols: (p) => (p.has(SUBPROTOCOL) ? SUBPROTOCOL : false) });
+    this.http = http.createServer((_req, res) => res.writeHead(404).end());
+    this.http.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+      const protocols = String(req.headers['sec-websocket-protocol'] ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const attempt: UpgradeAttempt = { at: Date.now(), protocols, refused: undefined };
+      this.attempts.push(attempt);
+      const refuse = (status: number, text: string) => {
+        attempt.refused = status;
+        socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+        this.changed();
+      };
+      if ((req.url ?? '').split('?')[0] !== LIMITS.ws_path) return refuse(404, 'Not Found');
+      if (!protocols.includes(SUBPROTOCOL)) return refuse(400, 'Bad Request');
+      if (this.refuseBudget > 0) {
+        this.refuseBudget--;
+        return refuse(503, 'Service Unavailable');
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => {
+        this.sessions.push(new Session(this.sessions.length, ws, this));
+        this.changed();
+      });
+    });
+    await new Promise<void>((resolve) => this.http.listen(0, '127.0.0.1', () => resolve()));
+    const port = (this.http.address() as AddressInfo).port;
+    this.url = `ws://127.0.0.1:${port}${LIMITS.ws_path}`;
+  }
+
+  get current(): Session | undefined {
+    return this.sessions.at(-1);
+  }
+
+  /** Resolves when pred() holds, or false after timeoutMs. */
+  until(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (pred()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const check = () => {
+        if (pred()) done(true);
+      };
+      const done = (v: boolean) => {
+        clearTimeout(timer);
+        this.listeners = this.listeners.filter((l) => l !== check);
+        resolve(v);
+      };
+      const timer = setTimeout(() => done(pred()), timeoutMs);
+      this.listeners.push(check);
+    });
+  }
+
+  /** The next session opened after `count` sessions, or undefined after timeoutMs. */
+  async nextSession(count: number, timeoutMs: number): Promise<Session | undefined> {
+    const ok = await this.until(() => this.sessions.length > count, timeoutMs);
+    return ok ? this.sessions[count] : undefined;
+  }
+
+  changed(): void {
+    for (const l of [...this.listeners]) l();
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sessions) if (s.isOpen) s.ws.terminate();
+    this.http.closeAllConnections?.();
+    await new Promise<void>((resolve) => this.http.close(() => resolve()));
+  }
+}

@@ -1,0 +1,810 @@
+// The server suite: drives any running server through the server side of the contract.
+//
+// Order matters, because the primary host's credential changes on the way:
+//   1. reachability, subprotocol, pre-hello framing and failed handshakes (no credential used)
+//   2. first enrollment with --enroll-token (the server must rotate it); from then on the
+//      rotated token is the primary host's credential
+//   3. schema-level cases generated from contract data: METHOD_CATALOG's vectors
+//      (generated/vectors), ERROR_TABLE and CLOSE_CODE_TABLE rows
+//   4. behavioural cases written against the typed stubs: ingest idempotency and acks,
+//      replay, heartbeat, metrics, admin probes, revocation (second host only)
+import { randomUUID } from 'node:crypto';
+import { release } from 'node:os';
+import WebSocket from 'ws';
+import {
+  CLOSE_CODE_TABLE,
+  ERROR_TABLE,
+  LIMITS,
+  METHOD_CATALOG,
+  PROTOCOL_VERSION,
+  PeerError,
+  ProbeExecutionFailedError,
+  ProbeUnavailableError,
+  RpcError,
+  registerAgentHandlers,
+  validateProbeRequestResult,
+  type AgentHelloParams,
+  type AgentHelloResult,
+  type AgentShutdownParams,
+  type LogBatchEntry,
+  type LogsPushResult,
+} from '@cortex/agent-protocol';
+import { Conn, ConnectError, describeClose, describeFrame, errorCode, isObj, type Received } from './conn.js';
+import { CaseFailure, CaseSkip, Runner, expect } from './report.js';
+import { runShell, fillTemplate, randomToken, lastLines } from './util.js';
+import { clone, loadVectors, pathTouches, type Vector } from './vectors.js';
+
+export interface ServerSuiteOptions {
+  url: string;
+  enrollToken: string;
+  hostId: string;
+  token2?: string | undefined;
+  hostId2?: string | undefined;
+  adminUrl?: string | undefined;
+  adminToken?: string | undefined;
+  /** Shell command that revokes a host ({host_id} placeholder), e.g. "cortex-server agent revoke {host_id} --db ...". */
+  revokeCommand?: string | undefined;
+  /** The server's hello timer (ms) the 4000 case waits for. */
+  helloTimeoutMs: number;
+  /** Skip cases that wait longer than a few seconds. */
+  skipSlow: boolean;
+  /** The server's max_batch_entries cap, for the -32008 case (skipped unless < 1000). */
+  serverMaxBatchEntries?: number | undefined;
+  /** The server's ping interval and missed-pong limit, for the 1011 case (skipped without it). */
+  pingIntervalMs?: number | undefined;
+  missedPongs: number;
+  /** How long to wait for an answer. */
+  timeoutMs: number;
+  agentVersion: string;
+}
+
+/** The target could not be reached or talked to at all. */
+export class TargetUnreachable extends Error {}
+
+const PROBE_ECHO = 'conformance.echo';
+const PROBE_FAIL = 'conformance.fail';
+let rawId = 900_000;
+const nextRawId = () => ++rawId;
+
+export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Promise<void> {
+  const t = o.timeoutMs;
+  /** The primary host's credential: the enrollment token until the server rotates it. */
+  let token = o.enrollToken;
+  let rotated = false;
+  let enrolled = false;
+
+  const helloParams = (hostId: string, tok: string, extra: Partial<AgentHelloParams> = {}): AgentHelloParams => ({
+    protocol_version: PROTOCOL_VERSION,
+    agent_version: o.agentVersion,
+    hostname: 'cortex-conformance',
+    host_id: hostId,
+    platform: { os: process.platform, arch: process.arch, kernel: release(), distro: null },
+    capabilities: { supported_probes: [PROBE_ECHO, PROBE_FAIL], sources: ['custom'], max_batch_entries: 1000, compression: [] },
+    token: tok,
+    ...extra,
+  });
+
+  const open = (protocols?: string | string[]) => Conn.open(o.url, { protocols, timeoutMs: t });
+
+  /** Opens a connection and sends agent.hello through the typed stub. */
+  async function hello(tok: string, hostId = o.hostId, extra: Partial<AgentHelloParams> = {}): Promise<{ conn: Conn; result?: AgentHelloResult; error?: Error }> {
+    const conn = await open();
+    try {
+      const result = await conn.client.agentHello(helloParams(hostId, tok, extra), { timeoutMs: t });
+      return { conn, result };
+    } catch (error) {
+      return { conn, error: error as Error };
+    }
+  }
+
+  /** An authenticated session of the primary host; fails the case when hello is refused. */
+  async function session(): Promise<{ conn: Conn; hello: AgentHelloResult }> {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host (the first-enrollment case failed)');
+    const h = await hello(token);
+    if (!h.result) {
+      await h.conn.dispose();
+      throw new CaseFailure('agent.hello with the primary host token accepted', describeErr(h.error));
+    }
+    return { conn: h.conn, hello: h.result };
+  }
+
+  async function withSession<T>(fn: (conn: Conn, hello: AgentHelloResult) => Promise<T>): Promise<T> {
+    const s = await session();
+    try {
+      return await fn(s.conn, s.hello);
+    } finally {
+      await s.conn.dispose();
+    }
+  }
+
+  /** Sends a raw frame and returns the response with that id. */
+  async function rawCall(conn: Conn, msg: Record<string, unknown>): Promise<Received | undefined> {
+    conn.sendJson(msg);
+    return conn.response(msg['id'] as number, t);
+  }
+
+  /**
+   * Sends something that must produce no response, then a barrier request (metrics.push):
+   * frames are processed in order, so anything sent back before the barrier's answer is
+   * the (forbidden) response to the first frame.
+   */
+  async function expectNoResponse(conn: Conn, send: () => void): Promise<Received[]> {
+    const from = conn.frames.length;
+    send();
+    const id = nextRawId();
+    conn.sendJson({ jsonrpc: '2.0', id, method: 'metrics.push', params: { ts: new Date().toISOString(), samples: [{ name: 'conformance_barrier', value: 1 }] } });
+    const barrier = await conn.response(id, t);
+    if (barrier === undefined) throw new CaseFailure('no response, then the barrier metrics.push answered', `barrier not answered (${describeClose(conn.closeInfo)})`);
+    return conn.frames.slice(from).filter((m) => m !== barrier);
+  }
+
+  // ─────────────────────────── 1. reachability ───────────────────────────
+  try {
+    const c = await open();
+    await c.dispose();
+  } catch (err) {
+    const e = err as ConnectError;
+    if (e.status === undefined) throw new TargetUnreachable(`cannot reach ${o.url}: ${e.message}${e.errno ? ` (${e.errno})` : ''}; is the server running and the URL right (ws://HOST:PORT${LIMITS.ws_path})?`);
+    if (e.status !== 400) throw new TargetUnreachable(`cannot talk to ${o.url}: the WebSocket upgrade with subprotocol ${LIMITS.subprotocol} was refused with HTTP ${e.status}`);
+  }
+
+  // ─────────────────────────── 2. subprotocol ───────────────────────────
+  await runner.run('subprotocol/confirmed', `upgrade with ${LIMITS.subprotocol} confirmed (Sec-WebSocket-Protocol: ${LIMITS.subprotocol})`, async () => {
+    let c: Conn;
+    try {
+      c = await open();
+    } catch (err) {
+      throw new CaseFailure(`upgrade accepted with ${LIMITS.subprotocol}`, (err as Error).message);
+    }
+    const p = c.protocol;
+    await c.dispose();
+    expect(p === LIMITS.subprotocol, `subprotocol ${LIMITS.subprotocol}`, `subprotocol ${JSON.stringify(p)}`);
+    return `subprotocol ${p}`;
+  });
+  for (const [id, protocols] of [
+    ['subprotocol/wrong-refused', 'cortex.v0'],
+    ['subprotocol/missing-refused', [] as string[]],
+  ] as const) {
+    await runner.run(id, 'upgrade refused with HTTP 400', async () => {
+      try {
+        const c = await open(protocols as string | string[]);
+        const p = c.protocol;
+        await c.dispose();
+        throw new CaseFailure('upgrade refused with HTTP 400', `upgrade accepted (confirmed subprotocol ${JSON.stringify(p)})`);
+      } catch (err) {
+        if (err instanceof CaseFailure) throw err;
+        const e = err as ConnectError;
+        expect(e.status === 400, 'HTTP 400', e.status !== undefined ? `HTTP ${e.status}` : e.message);
+        return 'HTTP 400';
+      }
+    });
+  }
+
+  // ─────────────────────── 3. pre-hello framing, failed handshakes ───────────────────────
+  const authClose = (code: number) => ERROR_TABLE.find((e) => e.code === code)?.closeCode;
+
+  /** Sends one frame on a fresh socket and expects an error code and (from ERROR_TABLE) the close code. */
+  async function preHelloError(frame: Record<string, unknown> | string, code: number): Promise<string> {
+    const c = await open();
+    try {
+      const id = typeof frame === 'string' ? null : (frame['id'] as number | null);
+      if (typeof frame === 'string') c.sendText(frame);
+      else c.sendJson(frame);
+      const resp = await c.response(id, t);
+      const closeCode = authClose(code);
+      const closed = closeCode === undefined ? undefined : await c.waitClose(t);
+      const expected = `error ${code}${closeCode !== undefined ? ` then close ${closeCode}` : ''}`;
+      expect(errorCode(resp) === code, expected, `${describeFrame(resp)}; ${describeClose(c.closeInfo)}`);
+      if (closeCode !== undefined) expect(closed?.code === closeCode, expected, `${describeFrame(resp)}; ${describeClose(closed)}`);
+      return `${describeFrame(resp)}; ${describeClose(closed)}`;
+    } finally {
+      await c.dispose();
+    }
+  }
+
+  await runner.run('framing/non-hello-first', `error -32000 AuthRequired then close ${authClose(-32000) ?? 4001}`, () =>
+    preHelloError({ jsonrpc: '2.0', id: 1, method: 'metrics.push', params: { ts: new Date().toISOString(), samples: [{ name: 'x', value: 1 }] } }, -32000),
+  );
+
+  await runner.run('handshake/hello-timer', `no message, close 4000 about ${o.helloTimeoutMs} ms after the upgrade`, async () => {
+    if (o.skipSlow && o.helloTimeoutMs > 2000) throw new CaseSkip(`the hello timer is ${o.helloTimeoutMs} ms (--skip-slow); pass --hello-timeout-ms N for a server started with a shorter timer`);
+    const c = await open();
+    const t0 = Date.now();
+    const closed = await c.waitClose(o.helloTimeoutMs + 3000);
+    const ms = Date.now() - t0;
+    const frames = c.frames.length;
+    await c.dispose();
+    expect(closed?.code === 4000, 'close 4000', `${describeClose(closed)} after ${ms} ms`);
+    expect(frames === 0, 'no message before the close', `${frames} message(s)`);
+    expect(ms >= o.helloTimeoutMs * 0.8, `close no earlier than ~${o.helloTimeoutMs} ms`, `close after ${ms} ms`);
+    return `close 4000 after ${ms} ms, no message`;
+  });
+
+  await runner.run('handshake/wrong-token', 'error -32001 AuthFailed then close 4001', () =>
+    preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, randomToken()) }, -32001),
+  );
+  await runner.run('handshake/unknown-host', 'error -32001 AuthFailed then close 4001 (no host enumeration: DECISIONS B1)', () =>
+    preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(randomUUID(), randomToken()) }, -32001),
+  );
+
+  // ─────────────────────────── 4. first enrollment ───────────────────────────
+  await runner.run('handshake/first-enrollment-rotates', 'hello with the enrollment token accepted (valid HelloResult) with rotated_token set', async () => {
+    const h = await hello(o.enrollToken);
+    await h.conn.dispose();
+    if (!h.result) {
+      const code = h.error instanceof RpcError ? h.error.code : undefined;
+      const hint = code === -32001 ? ' — is --enroll-token a fresh, never used one-time token for --host-id? (issue a new one, e.g. "cortex-server agent issue --host-id ID")' : '';
+      throw new CaseFailure('HelloResult with rotated_token', describeErr(h.error) + hint);
+    }
+    enrolled = true;
+    const rt = h.result.rotated_token;
+    if (typeof rt === 'string') {
+      token = rt;
+      rotated = true;
+    }
+    expect(typeof rt === 'string', 'rotated_token set (seed 3 step 5)', `rotated_token ${JSON.stringify(rt ?? null)}`);
+    expect(rt !== o.enrollToken, 'a new token', 'rotated_token equals the enrollment token');
+    return `accepted_seq ${h.result.accepted_seq}, rotated_token set (${(rt as string).length} chars)`;
+  });
+
+  await runner.run('handshake/enrollment-token-invalidated', 'hello with the used enrollment token: error -32001 then close 4001', async () => {
+    if (!rotated) throw new CaseSkip('needs the first-enrollment rotation (failed above)');
+    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, o.enrollToken) }, -32001);
+  });
+
+  await runner.run('handshake/rotated-token-accepted', 'hello with the rotated token accepted, rotated_token absent or null', async () => {
+    if (!rotated) throw new CaseSkip('needs the first-enrollment rotation (failed above)');
+    const h = await hello(token);
+    await h.conn.dispose();
+    if (!h.result) throw new CaseFailure('HelloResult', describeErr(h.error));
+    expect(h.result.rotated_token === undefined || h.result.rotated_token === null, 'no rotation on a long-lived token', `rotated_token ${JSON.stringify(h.result.rotated_token)}`);
+    return `accepted, accepted_seq ${h.result.accepted_seq}`;
+  });
+
+  await runner.run('handshake/protocol-version', 'hello with protocol_version 2: error -32003 then close 4001', async () => {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 2 } }, -32003);
+  });
+
+  await runner.run('handshake/invalid-params', 'hello with the right token but no capabilities: error -32602', async () => {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    const p: Record<string, unknown> = { ...helloParams(o.hostId, token) };
+    delete p['capabilities'];
+    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: p }, -32602);
+  });
+
+  // ─────────────────── 5. generated: vectors of every agent→server method ───────────────────
+  const vectors = loadVectors();
+  let shared: Conn | undefined;
+  const sharedSession = async (): Promise<Conn> => {
+    if (shared && shared.isOpen) return shared;
+    shared = (await session()).conn;
+    return shared;
+  };
+
+  for (const [method, list] of vectors) {
+    for (const v of list) {
+      const msg = v.message;
+      const sendable = typeof msg['method'] === 'string' && (v.target === 'params' || v.target === 'message');
+      if (!sendable) continue; // results and responses are checked by the receiving side, not sent to a server
+      const info = catalogEntry(method);
+      if (!info || info.direction !== 'agent_to_server') continue;
+      const id = `vector/${v.id}`;
+      const exp = describeExpected(v);
+      if (method === 'agent.hello') {
+        const alt = v.expected.outcome === 'error' && (pathTouches(v.path, 'token') || pathTouches(v.path, 'host_id')) ? ' (or -32001: without a usable host_id/token the token check comes first)' : '';
+        await runner.run(id, exp + alt, () => helloVector(v));
+        continue;
+      }
+      await runner.run(id, exp, async () => {
+        const m = clone(msg);
+        if (method === 'logs.push' && v.target === 'message') {
+          // A fresh session tells the host's accepted_seq; the example is renumbered after it.
+          await shared?.dispose();
+          const s = await session();
+          shared = s.conn;
+          renumberExample(m, s.hello.accepted_seq);
+        }
+        const conn = await sharedSession();
+        const isRequest = 'id' in m;
+        if (isRequest) m['id'] = nextRawId();
+        if (v.expected.outcome === 'dropped' || (!isRequest && v.expected.outcome === 'accepted')) {
+          const extra = await expectNoResponse(conn, () => conn.sendJson(m));
+          expect(extra.length === 0, 'no response (notification)', `${extra.length} frame(s): ${describeFrame(extra[0])}`);
+          expect(conn.isOpen, 'connection stays open', describeClose(conn.closeInfo));
+          return 'no response; connection open';
+        }
+        const resp = await rawCall(conn, m);
+        if (v.expected.outcome === 'error') {
+          expect(errorCode(resp) === v.expected.code, `error ${v.expected.code}`, describeFrame(resp));
+          return describeFrame(resp);
+        }
+        expect(resp !== undefined && isObj(resp.json) && 'result' in resp.json, 'a result', describeFrame(resp));
+        const validate = info.validateResult;
+        if (validate && !validate((resp!.json as Record<string, unknown>)['result'])) throw new CaseFailure(`a result valid against ${info.resultSchema}`, `${describeFrame(resp)} (${JSON.stringify(validate.errors?.slice(0, 2))})`);
+        return describeFrame(resp);
+      });
+    }
+  }
+  await shared?.dispose();
+
+  /** One agent.hello vector on a fresh socket, with this host's id and token filled in. */
+  async function helloVector(v: Vector): Promise<string> {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    const m = clone(v.message);
+    const params = m['params'];
+    if (isObj(params)) {
+      if ('host_id' in params && !pathTouches(v.path, 'host_id')) params['host_id'] = o.hostId;
+      if ('token' in params && !pathTouches(v.path, 'token')) params['token'] = token;
+    }
+    const c = await open();
+    try {
+      const resp = await rawCall(c, m);
+      if (v.expected.outcome === 'accepted') {
+        expect(resp !== undefined && isObj(resp.json) && 'result' in resp.json, 'hello accepted', describeFrame(resp));
+        return describeFrame(resp);
+      }
+      const code = errorCode(resp);
+      // Without a usable host_id or token the server cannot authenticate the hello: seed 3
+      // step 4 checks the token before anything but the envelope and versions, so -32001 is
+      // as right as the vector's -32602 there.
+      const alt = pathTouches(v.path, 'token') || pathTouches(v.path, 'host_id') ? [-32001] : [];
+      const ok = code === v.expected.code || alt.includes(code ?? 0);
+      expect(ok, `error ${v.expected.code}${alt.length ? ` (or ${alt.join(', ')})` : ''}`, describeFrame(resp));
+      const closeCode = authClose(code ?? 0);
+      if (closeCode !== undefined) {
+        const closed = await c.waitClose(t);
+        expect(closed?.code === closeCode, `error ${code} then close ${closeCode}`, `${describeFrame(resp)}; ${describeClose(closed)}`);
+      }
+      return `${describeFrame(resp)}; ${describeClose(c.closeInfo)}`;
+    } finally {
+      await c.dispose();
+    }
+  }
+
+  // ─────────────── 6. generated: every error code and close code of the contract ───────────────
+  type Provoker = { expected: string; run: () => Promise<string> };
+  const inSession = (frame: (id: number) => string | Record<string, unknown>, code: number): Provoker => ({
+    expected: `error ${code} on an authenticated session`,
+    run: () =>
+      withSession(async (conn) => {
+        const id = nextRawId();
+        const f = frame(id);
+        if (typeof f === 'string') conn.sendText(f);
+        else conn.sendJson(f);
+        const expectId = typeof f === 'string' || Array.isArray(f) ? null : id;
+        const resp = await conn.response(expectId, t);
+        expect(errorCode(resp) === code, `error ${code}${expectId === null ? ' with id null' : ''}`, describeFrame(resp));
+        return describeFrame(resp);
+      }),
+  });
+  const revocation = once(() => revocationFlow());
+  const errorProvokers: Record<number, Provoker> = {
+    [-32700]: inSession(() => '{"jsonrpc": "2.0", "id": 1, "method": "metrics.push", ', -32700),
+    [-32600]: inSession((id) => JSON.stringify([{ jsonrpc: '2.0', id, method: 'metrics.push', params: { ts: new Date().toISOString(), samples: [{ name: 'x', value: 1 }] } }]), -32600),
+    [-32601]: inSession((id) => ({ jsonrpc: '2.0', id, method: 'conformance.no_such_method', params: {} }), -32601),
+    [-32602]: inSession((id) => ({ jsonrpc: '2.0', id, method: 'metrics.push', params: { ts: new Date().toISOString(), samples: [] } }), -32602),
+    [-32000]: {
+      expected: 'a non-hello first frame: error -32000 then close 4001',
+      run: () => preHelloError({ jsonrpc: '2.0', id: 7, method: 'logs.push', params: { seq_start: 1, entries: [entry(1)] } }, -32000),
+    },
+    [-32001]: { expected: 'a wrong token: error -32001 then close 4001', run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, randomToken()) }, -32001) },
+    [-32003]: {
+      expected: 'protocol_version 0: error -32003 then close 4001',
+      run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 0 } }, -32003),
+    },
+    [-32002]: {
+      expected: 'hello of a revoked host: error -32002 then close 4002',
+      run: async () => settle((await revocation()).helloAfter),
+    },
+    [-32008]: {
+      expected: 'logs.push with more entries than the server cap (and <= 1000): error -32008',
+      run: async () => {
+        const cap = o.serverMaxBatchEntries;
+        if (cap === undefined) throw new CaseSkip('needs --server-max-batch-entries N (the server cap, < 1000)');
+        if (cap >= LIMITS.logs_push_max_entries) throw new CaseSkip(`the server cap is ${cap}: -32008 needs a cap below ${LIMITS.logs_push_max_entries}`);
+        return withSession(async (conn, h) => {
+          const start = h.accepted_seq + 1;
+          const entries = Array.from({ length: cap + 1 }, (_, i) => entry(start + i));
+          try {
+            const r = await conn.client.logsPush({ seq_start: start, entries }, { timeoutMs: t });
+            throw new CaseFailure('error -32008', `result ${JSON.stringify(r)}`);
+          } catch (err) {
+            if (err instanceof CaseFailure) throw err;
+            expect(err instanceof RpcError && err.code === -32008, 'error -32008', describeErr(err));
+            return describeErr(err);
+          }
+        });
+      },
+    },
+  };
+  for (const row of ERROR_TABLE) {
+    if (row.direction === 'agent') continue; // the agent suite covers these
+    const id = `error/${row.code}-${row.name}`;
+    const p = errorProvokers[row.code];
+    if (!p) {
+      runner.skip(id, `${row.code} ${row.name}`, `cannot be provoked from a client alone (${row.meaning})`);
+      continue;
+    }
+    await runner.run(id, p.expected, p.run);
+  }
+
+  const closeProvokers: Record<number, Provoker> = {
+    1000: {
+      expected: 'the server answers our close 1000 with close 1000',
+      run: () =>
+        withSession(async (conn) => {
+          conn.close(1000, 'bye');
+          const closed = await conn.waitClose(t);
+          expect(closed?.code === 1000, 'close 1000', describeClose(closed));
+          return describeClose(closed);
+        }),
+    },
+    1002: {
+      expected: 'an unmasked client frame (RFC 6455 protocol error): close 1002',
+      run: () =>
+        withSession(async (conn) => {
+          const socket = (conn.ws as unknown as { _socket: { write(b: Buffer): void } })._socket;
+          socket.write(Buffer.from([0x81, 0x02, 0x7b, 0x7d])); // FIN text "{}" without the mask bit
+          const closed = await conn.waitClose(t);
+          expect(closed?.code === 1002, 'close 1002', describeClose(closed));
+          return describeClose(closed);
+        }),
+    },
+    1003: {
+      expected: 'a binary frame: close 1003',
+      run: () =>
+        withSession(async (conn) => {
+          conn.sendBinary(Buffer.from('{"jsonrpc":"2.0"}'));
+          const closed = await conn.waitClose(t);
+          expect(closed?.code === 1003, 'close 1003', describeClose(closed));
+          return describeClose(closed);
+        }),
+    },
+    1007: {
+      expected: 'a text frame with invalid UTF-8: close 1007',
+      run: () =>
+        withSession(async (conn) => {
+          conn.ws.send(Buffer.from([0x22, 0xff, 0xfe, 0x22]), { binary: false });
+          const closed = await conn.waitClose(t);
+          expect(closed?.code === 1007, 'close 1007', describeClose(closed));
+          return describeClose(closed);
+        }),
+    },
+    1009: {
+      expected: `a frame of ${LIMITS.max_frame_bytes + 1} bytes: close 1009`,
+      run: () =>
+        withSession(async (conn) => {
+          const head = '{"jsonrpc":"2.0","id":1,"method":"metrics.push","params":{"ts":"2026-01-01T00:00:00Z","samples":[{"name":"';
+          const tail = '","value":1}]}}';
+          conn.sendText(head + 'x'.repeat(LIMITS.max_frame_bytes + 1 - head.length - tail.length) + tail);
+          const closed = await conn.waitClose(t * 2);
+          expect(closed?.code === 1009, 'close 1009', describeClose(closed));
+          return describeClose(closed);
+        }),
+    },
+    1011: {
+      expected: `no pongs: close 1011 after ${o.missedPongs} missed pongs`,
+      run: async () => {
+        if (o.pingIntervalMs === undefined) throw new CaseSkip('needs --ping-interval-ms N (the server ping interval; the default 20 s makes this case take a minute)');
+        if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+        const ws = new WebSocket(o.url, LIMITS.subprotocol, { autoPong: false } as WebSocket.ClientOptions);
+        const closed = new Promise<{ code: number }>((resolve) => ws.on('close', (code: number) => resolve({ code })));
+        ws.on('error', () => undefined);
+        await new Promise<void>((resolve, reject) => {
+          ws.once('open', () => resolve());
+          ws.once('error', reject);
+        });
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, token) }));
+        const wait = (o.missedPongs + 2) * o.pingIntervalMs + t;
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const r = await Promise.race([closed, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), wait)))]);
+        clearTimeout(timer);
+        ws.terminate();
+        expect(r?.code === 1011, 'close 1011', r ? `close ${r.code}` : `still open after ${wait} ms`);
+        return `close ${r!.code}`;
+      },
+    },
+    4000: {
+      expected: 'no hello: close 4000',
+      run: async () => {
+        const r = runner.results.find((x) => x.id === 'handshake/hello-timer');
+        if (r?.status === 'SKIP') throw new CaseSkip(r.seen);
+        expect(r?.status === 'PASS', 'close 4000 (see handshake/hello-timer)', r ? r.seen : 'not run');
+        return 'see handshake/hello-timer';
+      },
+    },
+    4001: { expected: 'a wrong token: close 4001', run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, randomToken()) }, -32001) },
+    4002: { expected: 'revocation of a live session: agent.shutdown Revoked then close 4002', run: async () => settle((await revocation()).liveClose) },
+  };
+  for (const row of CLOSE_CODE_TABLE) {
+    const id = `close/${row.code}-${row.name}`;
+    const p = closeProvokers[row.code];
+    if (!p) {
+      runner.skip(id, `close ${row.code}`, `cannot be provoked from a client alone (${row.meaning})`);
+      continue;
+    }
+    await runner.run(id, p.expected, p.run);
+  }
+
+  // ─────────────────────────── 7. ingest: acks and idempotency ───────────────────────────
+  let lastAcked: number | undefined;
+  await runner.run('ingest/ack-up-to-seq', 'logs.push of 5 new entries acked with up_to_seq = the last seq', () =>
+    withSession(async (conn, h) => {
+      const s = h.accepted_seq + 1;
+      const r = await conn.client.logsPush({ seq_start: s, entries: range(s, s + 4) }, { timeoutMs: t });
+      expect(r.up_to_seq === s + 4, `up_to_seq ${s + 4}`, `up_to_seq ${r.up_to_seq}`);
+      lastAcked = r.up_to_seq;
+      return `accepted_seq ${h.accepted_seq} → up_to_seq ${r.up_to_seq}`;
+    }),
+  );
+  await runner.run('ingest/duplicates-acked', 'the same batch again: acked, up_to_seq unchanged (not double-counted)', () =>
+    withSession(async (conn, h) => {
+      if (lastAcked === undefined) throw new CaseSkip('needs ingest/ack-up-to-seq');
+      expect(h.accepted_seq === lastAcked, `HelloResult.accepted_seq ${lastAcked} (what was acked)`, `accepted_seq ${h.accepted_seq}`);
+      const s = lastAcked - 4;
+      const r = await conn.client.logsPush({ seq_start: s, entries: range(s, lastAcked) }, { timeoutMs: t });
+      expect(r.up_to_seq === lastAcked, `up_to_seq ${lastAcked}`, `up_to_seq ${r.up_to_seq}`);
+      const again = await conn.client.logsPush({ seq_start: s, entries: range(s, lastAcked) }, { timeoutMs: t });
+      expect(again.up_to_seq === lastAcked, `up_to_seq ${lastAcked}`, `up_to_seq ${again.up_to_seq} on the second duplicate`);
+      return `duplicate acked with up_to_seq ${r.up_to_seq}`;
+    }),
+  );
+  await runner.run('ingest/overlap', 'a batch overlapping the acked range: acked up to its last seq', () =>
+    withSession(async (conn) => {
+      if (lastAcked === undefined) throw new CaseSkip('needs ingest/ack-up-to-seq');
+      const s = lastAcked - 1;
+      const r = await conn.client.logsPush({ seq_start: s, entries: range(s, lastAcked + 3) }, { timeoutMs: t });
+      expect(r.up_to_seq === lastAcked + 3, `up_to_seq ${lastAcked + 3}`, `up_to_seq ${r.up_to_seq}`);
+      lastAcked = r.up_to_seq;
+      return `up_to_seq ${r.up_to_seq}`;
+    }),
+  );
+  await runner.run('ingest/window-monotonic', '10 pushes in flight: every ack covers its batch, up_to_seq never decreases', () =>
+    withSession(async (conn, h) => {
+      const base = h.accepted_seq + 1;
+      const acks: { batchLast: number; up: number; order: number }[] = [];
+      let order = 0;
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) => {
+          const s = base + i * 20;
+          return conn.client.logsPush({ seq_start: s, entries: range(s, s + 19) }, { timeoutMs: t }).then((r: LogsPushResult) => acks.push({ batchLast: s + 19, up: r.up_to_seq, order: order++ }));
+        }),
+      );
+      const uncovered = acks.find((a) => a.up < a.batchLast);
+      expect(uncovered === undefined, 'each ack up_to_seq >= its batch last seq', `batch ending ${uncovered?.batchLast} acked up_to_seq ${uncovered?.up}`);
+      const byArrival = acks.sort((a, b) => a.order - b.order).map((a) => a.up);
+      const dec = byArrival.findIndex((u, i) => i > 0 && u < (byArrival[i - 1] as number));
+      expect(dec < 0, 'up_to_seq non-decreasing in arrival order', `acks ${byArrival.join(', ')}`);
+      const last = base + 199;
+      expect(byArrival.at(-1) === last, `final up_to_seq ${last}`, `acks ${byArrival.join(', ')}`);
+      lastAcked = last;
+      return `acks ${byArrival.join(', ')}`;
+    }),
+  );
+  await runner.run('ingest/not-contiguous', 'entries not contiguous from seq_start: error -32602, nothing accepted', () =>
+    withSession(async (conn, h) => {
+      const s = h.accepted_seq + 1;
+      const entries = [entry(s), entry(s + 2)];
+      const resp = await rawCall(conn, { jsonrpc: '2.0', id: nextRawId(), method: 'logs.push', params: { seq_start: s, entries } });
+      expect(errorCode(resp) === -32602, 'error -32602', describeFrame(resp));
+      const mismatch = await rawCall(conn, { jsonrpc: '2.0', id: nextRawId(), method: 'logs.push', params: { seq_start: s + 1, entries: [entry(s)] } });
+      expect(errorCode(mismatch) === -32602, 'error -32602 for seq_start != entries[0].seq', describeFrame(mismatch));
+      if (h.accepted_seq >= 1) {
+        // A duplicate of the last accepted entry is acked with the current accepted_seq: it must not have moved.
+        const r = await conn.client.logsPush({ seq_start: h.accepted_seq, entries: [entry(h.accepted_seq)] }, { timeoutMs: t });
+        expect(r.up_to_seq === h.accepted_seq, `accepted_seq still ${h.accepted_seq}`, `up_to_seq ${r.up_to_seq}`);
+      }
+      return 'both -32602, nothing accepted';
+    }),
+  );
+  await runner.run('ingest/replay-accepted-seq', 'after an abrupt disconnect, hello with the rotated token returns accepted_seq = the last acked seq', async () => {
+    if (lastAcked === undefined) throw new CaseSkip('needs the ingest cases above');
+    const s = await session();
+    const start = s.hello.accepted_seq + 1;
+    const r = await s.conn.client.logsPush({ seq_start: start, entries: range(start, start + 2) }, { timeoutMs: t });
+    s.conn.terminate(); // no close handshake: the ack must already be durable
+    lastAcked = r.up_to_seq;
+    const again = await session();
+    await again.conn.dispose();
+    expect(again.hello.accepted_seq === lastAcked, `accepted_seq ${lastAcked} (acked before the disconnect)`, `accepted_seq ${again.hello.accepted_seq}`);
+    return `accepted_seq ${again.hello.accepted_seq}`;
+  });
+  await runner.run('ingest/gap-accepted', 'seq_start beyond accepted_seq + 1 (entries evicted by the agent): accepted and acked', () =>
+    withSession(async (conn, h) => {
+      const s = h.accepted_seq + 10;
+      const r = await conn.client.logsPush({ seq_start: s, entries: range(s, s + 1) }, { timeoutMs: t });
+      expect(r.up_to_seq === s + 1, `up_to_seq ${s + 1}`, `up_to_seq ${r.up_to_seq}`);
+      return `up_to_seq ${r.up_to_seq}`;
+    }),
+  );
+
+  // ─────────────────────────── 8. heartbeat and metrics ───────────────────────────
+  await runner.run('heartbeat/no-response', 'agent.heartbeat gets no response; the session stays open', () =>
+    withSession(async (conn) => {
+      const extra = await expectNoResponse(conn, () => conn.client.agentHeartbeat({ ts: new Date().toISOString(), queue_depth: 0, buffer_bytes: 0, push_lag_seq: 0 }));
+      expect(extra.length === 0, 'no response', `${extra.length} frame(s): ${describeFrame(extra[0])}`);
+      return 'no response';
+    }),
+  );
+  await runner.run('metrics/result', 'metrics.push of 3 samples: a valid result with accepted + dropped = 3', () =>
+    withSession(async (conn) => {
+      const r = await conn.client.metricsPush({ ts: new Date().toISOString(), samples: [{ name: 'load1', value: 0.5 }, { name: 'mem_used_pct', value: 40, labels: { host: 'x' } }, { name: 'disk', value: 1 }] }, { timeoutMs: t });
+      expect(r.accepted + (r.dropped ?? 0) === 3, 'accepted + dropped = 3', JSON.stringify(r));
+      return JSON.stringify(r);
+    }),
+  );
+
+  // ─────────────────────────── 9. admin API: probes ───────────────────────────
+  const adminNeeds = 'needs --admin-url http://HOST:PORT (and --admin-token when the server has one)';
+  async function admin(path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+    const res = await fetch(new URL(path, o.adminUrl), {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'content-type': 'application/json', ...(o.adminToken ? { authorization: `Bearer ${o.adminToken}` } : {}) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(t * 2),
+    });
+    const text = await res.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // keep the text
+    }
+    return { status: res.status, json };
+  }
+  /** A session that answers probes: echo returns its args, fail answers -32011. */
+  async function probeSession<T>(fn: (received: string[]) => Promise<T>): Promise<T> {
+    if (o.adminUrl === undefined) throw new CaseSkip(adminNeeds);
+    return withSession(async (conn) => {
+      const received: string[] = [];
+      registerAgentHandlers(conn.peer, {
+        'probe.request': (p) => {
+          received.push(p.probe);
+          if (p.probe === PROBE_ECHO) return { output: p.args ?? null, exit_code: 0, stderr: null, duration_ms: 1 };
+          if (p.probe === PROBE_FAIL) throw new ProbeExecutionFailedError({ stderr: 'conformance failure', exit_code: 3 });
+          throw new ProbeUnavailableError({ probe: p.probe });
+        },
+      });
+      return fn(received);
+    });
+  }
+  const adminError = (json: unknown) => (isObj(json) && isObj(json['error']) ? (json['error']['code'] as number) : undefined);
+  await runner.run('admin/probe-round-trip', 'POST /admin/agents/{host_id}/probe reaches the session as probe.request; 200 with our ProbeOutput', () =>
+    probeSession(async (received) => {
+      const args = { n: 42, s: 'conformance' };
+      const r = await admin(`/admin/agents/${o.hostId}/probe`, { probe: PROBE_ECHO, args, timeout_ms: 5000 });
+      expect(received.includes(PROBE_ECHO), 'a probe.request for conformance.echo', `received ${JSON.stringify(received)}; HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+      expect(r.status === 200, 'HTTP 200', `HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+      expect(validateProbeRequestResult(r.json) && JSON.stringify((r.json as { output: unknown }).output) === JSON.stringify(args), 'the ProbeOutput we returned', JSON.stringify(r.json).slice(0, 200));
+      return `HTTP 200 ${JSON.stringify(r.json).slice(0, 120)}`;
+    }),
+  );
+  await runner.run('admin/probe-unlisted', 'a probe not in supported_probes: HTTP 422 with -32010, nothing sent to the agent', () =>
+    probeSession(async (received) => {
+      const r = await admin(`/admin/agents/${o.hostId}/probe`, { probe: 'conformance.unlisted', args: {}, timeout_ms: 2000 });
+      expect(r.status === 422 && adminError(r.json) === -32010, 'HTTP 422 with error -32010', `HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+      expect(received.length === 0, 'no probe.request sent', `received ${JSON.stringify(received)}`);
+      return `HTTP 422 -32010`;
+    }),
+  );
+  await runner.run('admin/probe-agent-error', "the agent's -32011: HTTP 502 with -32011 passed through", () =>
+    probeSession(async () => {
+      const r = await admin(`/admin/agents/${o.hostId}/probe`, { probe: PROBE_FAIL, args: {}, timeout_ms: 2000 });
+      expect(r.status === 502 && adminError(r.json) === -32011, 'HTTP 502 with error -32011', `HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+      return 'HTTP 502 -32011';
+    }),
+  );
+  await runner.run('admin/probe-unknown-host', 'a host that does not exist: HTTP 404 with -32004', async () => {
+    if (o.adminUrl === undefined) throw new CaseSkip(adminNeeds);
+    const r = await admin(`/admin/agents/${randomUUID()}/probe`, { probe: PROBE_ECHO, args: {}, timeout_ms: 1000 });
+    expect(r.status === 404 && adminError(r.json) === -32004, 'HTTP 404 with error -32004', `HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+    return 'HTTP 404 -32004';
+  });
+
+  // ─────────────────────────── 10. revocation (second host) ───────────────────────────
+  await runner.run('revocation/live-session', 'revoking a connected host: agent.shutdown {Revoked, 0} then close 4002 within 2 s', async () => settle((await revocation()).liveClose));
+
+  /**
+   * Enrolls the second host, revokes it while connected and checks the shutdown, the
+   * 4002 close and the next hello (-32002 + 4002). Run once; several cases report parts.
+   */
+  async function revocationFlow(): Promise<{ liveClose: Outcome; helloAfter: Outcome }> {
+    if (o.token2 === undefined || o.hostId2 === undefined || o.revokeCommand === undefined) {
+      throw new CaseSkip('needs a second host that may be destroyed: --token-2 T2 --host-id-2 ID2 and --revoke-command "<command with {host_id}>"');
+    }
+    const first = await hello(o.token2, o.hostId2);
+    if (!first.result) {
+      await first.conn.dispose();
+      throw new CaseFailure('hello of the second host accepted', `${describeErr(first.error)} — is --token-2 a fresh one-time token for --host-id-2?`);
+    }
+    const tok2 = first.result.rotated_token ?? o.token2;
+    const conn = first.conn;
+    const shutdowns: AgentShutdownParams[] = [];
+    registerAgentHandlers(conn.peer, { 'agent.shutdown': (p) => void shutdowns.push(p) });
+    const t0 = Date.now();
+    const cmd = fillTemplate(o.revokeCommand, { host_id: o.hostId2 });
+    const ran = await runShell(cmd, 20_000);
+    if (ran.code !== 0) {
+      await conn.dispose();
+      throw new CaseFailure('--revoke-command exits 0', `exit ${ran.code ?? ran.signal}: ${lastLines(ran.output)}`);
+    }
+    const closed = await conn.waitClose(LIMITS.control_propagation_ms + t);
+    const ms = Date.now() - t0;
+    const sd = shutdowns[0];
+    const liveClose = await outcome(async () => {
+      expect(sd !== undefined && sd.reason === 'Revoked' && sd.drain_seconds === 0, 'agent.shutdown {reason: "Revoked", drain_seconds: 0}', sd ? JSON.stringify(sd) : 'no agent.shutdown');
+      expect(closed?.code === 4002, 'close 4002', `${describeClose(closed)} after ${ms} ms`);
+      expect(ms <= LIMITS.control_propagation_ms + 1000, `within ${LIMITS.control_propagation_ms} ms (+1 s slack)`, `${ms} ms`);
+      return `agent.shutdown ${JSON.stringify(sd)}; close 4002 after ${ms} ms`;
+    });
+    const helloAfter = await outcome(() => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId2 as string, tok2) }, -32002));
+    return { liveClose, helloAfter };
+  }
+}
+
+type Outcome = { ok: true; seen: string } | { ok: false; expected: string; seen: string };
+
+async function outcome(fn: () => Promise<string>): Promise<Outcome> {
+  try {
+    return { ok: true, seen: await fn() };
+  } catch (err) {
+    if (err instanceof CaseFailure) return { ok: false, expected: err.expected, seen: err.seen };
+    return { ok: false, expected: 'no error', seen: (err as Error).message };
+  }
+}
+
+function settle(o: Outcome): string {
+  if (!o.ok) throw new CaseFailure(o.expected, o.seen);
+  return o.seen;
+}
+
+/** Runs fn once; later callers share its promise. */
+function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let p: Promise<T> | undefined;
+  return () => (p ??= fn());
+}
+
+function catalogEntry(method: string) {
+  return METHOD_CATALOG.find((m) => m.name === method);
+}
+
+function describeExpected(v: Vector): string {
+  switch (v.expected.outcome) {
+    case 'accepted':
+      return 'accepted';
+    case 'error':
+      return `error ${v.expected.code}`;
+    case 'dropped':
+      return 'dropped: no response, connection open';
+    default:
+      return v.expected.outcome;
+  }
+}
+
+function describeErr(e: unknown): string {
+  if (e instanceof RpcError) return `error ${e.code} ${e.message}`;
+  if (e instanceof PeerError) return `${e.code}: ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function entry(seq: number, message = `conformance entry ${seq}`): LogBatchEntry {
+  return { seq, ts: new Date().toISOString(), severity: 'info', message, source: 'custom:conformance' };
+}
+
+function range(from: number, to: number): LogBatchEntry[] {
+  const out: LogBatchEntry[] = [];
+  for (let s = from; s <= to; s++) out.push(entry(s));
+  return out;
+}
+
+/** The seed's logs.push example uses seqs 42118..; renumber it after the host's accepted_seq. */
+function renumberExample(m: Record<string, unknown>, accepted: number): void {
+  const p = m['params'];
+  if (!isObj(p) || !Array.isArray(p['entries'])) return;
+  const start = accepted + 1;
+  p['seq_start'] = start;
+  (p['entries'] as Record<string, unknown>[]).forEach((e, i) => {
+    if (isObj(e)) e['seq'] = start + i;
+  });
+}
