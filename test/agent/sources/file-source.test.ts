@@ -331,6 +331,23 @@ describe('file source: globs', () => {
   });
 });
 
+describe('file source: glob restart', () => {
+  it('rotated while stopped to a name the glob matches: resumes under the new name, no duplicates', async () => {
+    const p = join(dir, 'svc.log');
+    write(p, lines('x', 0, 20));
+    const r1 = start(join(dir, 'svc.log*'));
+    await waitFor(() => messages(buffer).length === 20);
+    await stopRunner(r1);
+    write(p, lines('x', 20, 25));
+    renameSync(p, `${p}.1`);
+    write(p, lines('y', 0, 5));
+    start(join(dir, 'svc.log*'));
+    await waitFor(() => messages(buffer).length >= 30);
+    await new Promise((res) => setTimeout(res, 150));
+    expect(sorted(messages(buffer))).toEqual(sorted([...lines('x', 0, 25), ...lines('y', 0, 5)]));
+  });
+});
+
 describe('file source: back-pressure', () => {
   it('a buffer that throws BufferStorageError pauses the source without advancing the offset; nothing lost once it recovers', async () => {
     const p = join(dir, 'bp.log');
