@@ -24,7 +24,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const opts = JSON.parse(process.argv[2] ?? '{}');
 const lib = await import(pathToFileURL(join(ROOT, 'dist/agent/index.js')).href);
 
-const say = (o) => process.stdout.write(`${JSON.stringify(o)}\n`);
+const say = (o) => process.stdout.write(`${JSON.stringify({ ...o, t: Date.now() })}\n`);
 const logger = lib.createLogger({ level: opts.logLevel ?? 'info' });
 
 let sourceFactories = [];
@@ -39,6 +39,8 @@ if (opts.sources) {
 
 const agent = await lib.startAgent({
   stateDir: opts.stateDir,
+  ...(opts.serverUrl ? { serverUrl: opts.serverUrl } : {}),
+  ...(opts.hostId ? { hostId: opts.hostId } : {}),
   allowInsecure: true,
   logger,
   sourceFactories,

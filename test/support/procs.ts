@@ -130,6 +130,8 @@ export interface ServerProc {
   http: string;
   stderr: () => string;
   exited: Promise<number | null>;
+  /** Resolves with the first log record (from now on) matching pred. */
+  waitForLog(pred: (rec: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>>;
   /** SIGTERM, then SIGKILL after `ms`. */
   stop(ms?: number): Promise<number | null>;
   kill(): Promise<void>;
@@ -176,6 +178,36 @@ export function startServer(db: string, args: string[] = [], opts: { port?: numb
             http: `http://127.0.0.1:${port}`,
             stderr: out.stderr,
             exited,
+            waitForLog(pred, timeoutMs) {
+              return new Promise((res, rej) => {
+                let buf = '';
+                const timer = setTimeout(() => {
+                  child.stderr!.off('data', on);
+                  rej(new Error(`server log record not seen in ${timeoutMs} ms`));
+                }, timeoutMs);
+                const on = (d: Buffer) => {
+                  buf += d.toString();
+                  const lines = buf.split('\n');
+                  buf = lines.pop() ?? '';
+                  for (const line of lines) {
+                    if (!line.startsWith('{')) continue;
+                    let rec: Record<string, unknown>;
+                    try {
+                      rec = JSON.parse(line) as Record<string, unknown>;
+                    } catch {
+                      continue;
+                    }
+                    if (pred(rec)) {
+                      clearTimeout(timer);
+                      child.stderr!.off('data', on);
+                      res(rec);
+                      return;
+                    }
+                  }
+                };
+                child.stderr!.on('data', on);
+              });
+            },
             async stop(ms = 15_000) {
               if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
               child.kill('SIGTERM');
@@ -219,6 +251,9 @@ export interface AgentProc {
 
 export interface RunnerOptions {
   stateDir: string;
+  /** Default: what enroll wrote to agent.json / host_id. */
+  serverUrl?: string;
+  hostId?: string;
   total?: number;
   rate?: number;
   chunk?: number;

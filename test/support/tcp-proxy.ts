@@ -29,6 +29,8 @@ interface Pair {
   held: { to_server: Buffer[]; to_client: Buffer[] };
   bytes: { to_server: number; to_client: number };
   closed: boolean;
+  /** One side closed while the link was stalled: closed for good on resume. */
+  closeOnResume: boolean;
 }
 
 export interface ProxyOptions {
@@ -101,12 +103,17 @@ export class TcpProxy extends EventEmitter {
     if (this.stallTimer) clearTimeout(this.stallTimer);
     this.stallTimer = null;
     this.stalled = false;
-    for (const p of this.pairs) {
+    for (const p of [...this.pairs]) {
+      if (p.closeOnResume) {
+        this.close(p, false);
+        continue;
+      }
       this.flush(p, 'to_server');
       this.flush(p, 'to_client');
       p.client.resume();
       p.server.resume();
     }
+    this.emit('resumed');
   }
 
   /** Destroys both sockets of every live pair. Returns how many pairs were cut. */
@@ -163,7 +170,7 @@ export class TcpProxy extends EventEmitter {
   private accept(client: net.Socket): void {
     this.attempts.push(Date.now());
     const server = net.connect({ port: this.targetPort, host: this.targetHost });
-    const pair: Pair = { id: this.nextId++, client, server, held: { to_server: [], to_client: [] }, bytes: { to_server: 0, to_client: 0 }, closed: false };
+    const pair: Pair = { id: this.nextId++, client, server, held: { to_server: [], to_client: [] }, bytes: { to_server: 0, to_client: 0 }, closed: false, closeOnResume: false };
     this.pairs.add(pair);
     client.setNoDelay(true);
     server.setNoDelay(true);
@@ -184,12 +191,12 @@ export class TcpProxy extends EventEmitter {
       if (!upstreamOk && err.code === 'ECONNREFUSED') this.faults.upstream_refused++;
       this.close(pair, false);
     });
-    client.on('close', () => {
-      if (!this.stalled) this.close(pair, false);
-    });
-    server.on('close', () => {
-      if (!this.stalled) this.close(pair, false);
-    });
+    const onClose = () => {
+      if (this.stalled) pair.closeOnResume = true;
+      else this.close(pair, false);
+    };
+    client.on('close', onClose);
+    server.on('close', onClose);
   }
 
   private forward(p: Pair, dir: Direction, chunk: Buffer): void {
