@@ -169,6 +169,9 @@ interface Conn {
   client: AgentClient;
   inFlight: number;
   watchdog: NodeJS.Timeout | null;
+  /** Resolves once the hello outcome is handled (a rotated token persisted). */
+  helloDone: Promise<void>;
+  markHelloDone: () => void;
 }
 
 /** Error codes per Authenticating event, read from the contract's state-machine data. */
@@ -427,14 +430,25 @@ export class Agent extends EventEmitter {
       validateOutgoing: this.options.validateOutgoing ?? true,
       onEvent: (e) => this.onPeerEvent(e),
     });
-    const conn: Conn = { ws, peer, client: new AgentClient(peer), inFlight: 0, watchdog: null };
+    let helloDone!: () => void;
+    const conn: Conn = {
+      ws,
+      peer,
+      client: new AgentClient(peer),
+      inFlight: 0,
+      watchdog: null,
+      helloDone: new Promise<void>((r) => (helloDone = r)),
+      markHelloDone: () => helloDone(),
+    };
     this.conn = conn;
     ws.on('error', (err) => this.log.warn({ err: this.scrub(err.message) }, 'websocket error'));
     ws.on('ping', () => this.feedWatchdog(conn));
     ws.on('message', () => this.feedWatchdog(conn));
     peer.onClose((code, reason) => this.onClosed(conn, code, reason));
     registerAgentHandlers(peer, {
-      'probe.request': ({ probe }) => {
+      'probe.request': async ({ probe }) => {
+        // Nothing is sent before a rotated token is on disk (seed 3 step 5).
+        await conn.helloDone;
         throw new ProbeUnavailableError({ probe }, `probe ${probe} is not implemented by this agent`);
       },
       'agent.shutdown': (params) => this.onShutdown(conn, params),
@@ -442,7 +456,11 @@ export class Agent extends EventEmitter {
     });
     if (!this.machine.fire('upgrade_ok')) return;
     this.feedWatchdog(conn);
-    await this.authenticate(conn);
+    try {
+      await this.authenticate(conn);
+    } finally {
+      conn.markHelloDone();
+    }
   }
 
   private helloParams(): AgentHelloParams {

@@ -447,6 +447,17 @@ describe('server errors on logs.push', () => {
   });
 });
 
+describe('probes', () => {
+  it('answers probe.request for a probe it does not implement with -32010 ProbeUnavailable', async () => {
+    const s = await server();
+    const { agent } = await agentFor(s);
+    agent.start();
+    await agent.waitForState('Active');
+    const err = await s.current!.client.probeRequest({ probe: 'fs.disk_usage', args: { path: '/' }, timeout_ms: 1000 }).catch((e: unknown) => e);
+    expect((err as { code: number }).code).toBe(ErrorCode.ProbeUnavailable);
+  });
+});
+
 describe('heartbeats, metrics, config', () => {
   it('sends heartbeats with ts, queue_depth, buffer_bytes, push_lag_seq', async () => {
     const s = await server();
