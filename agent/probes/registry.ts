@@ -1,0 +1,258 @@
+// The agent's compiled-in probe registry (seed 4.6, 8; DESIGN 5.11).
+//
+//   const probes = createProbeRegistry({ allowedTailPaths: ['/var/log'], concurrency: config.probe_concurrency });
+//   hello.capabilities.supported_probes = probes.names();
+//   peer.onRequest('probe.request', (params, { signal }) => probes.invoke(params, { signal }));
+//   on config.update: probes.setConcurrency(config.probe_concurrency);
+//
+// invoke() resolves with a ProbeOutput or rejects with an RpcError to send as is:
+//   -32602 InvalidParamsError   params or args fail their schema (data.errors[].path, e.g. /args/unit),
+//                               or file.tail's path is outside the allowed paths
+//   -32010 ProbeUnavailableError the probe is not in this registry
+//   -32011 ProbeExecutionFailedError the probe failed (data.stderr cut to 4 KiB, data.exit_code), its
+//                               command is missing ("systemctl not found on this host"), or its
+//                               output failed the output schema (an agent bug; said in data.stderr)
+//   -32012 ProbeTimeoutError    timeout_ms passed; the child's whole process group was SIGKILLed
+// When the caller's own signal aborts (session closed), invoke rejects with that signal's reason
+// and kills the child: nothing is to be sent then.
+//
+// Timing: timeout_ms counts from invoke(), so time spent waiting for a concurrency slot counts
+// (the server's clock for the same request started when it sent it). duration_ms in the output
+// is the probe's own run time, without the wait.
+
+import { performance } from 'node:perf_hooks';
+import {
+  InvalidParamsError,
+  ProbeExecutionFailedError,
+  ProbeTimeoutError,
+  ProbeUnavailableError,
+  RpcError,
+  describeIssues,
+  toIssues,
+  validateProbeRequestParams,
+  type ProbeOutput,
+  type ProbeRequestParams,
+} from '@cortex/agent-protocol';
+import { isAbsolute } from 'node:path';
+import { spawnCommand, runTool, truncateText, type CommandRunner } from './command.js';
+import { FifoLimiter, type Release } from './limiter.js';
+import type { ProbeContext, ProbeDefinition, ProbeSettings } from './types.js';
+import { systemctlStatusProbe } from './systemctl-status.probe.js';
+import { diskUsageProbe } from './disk-usage.probe.js';
+import { uptimeProbe } from './uptime.probe.js';
+import { osReleaseProbe } from './os-release.probe.js';
+import { procTopProbe } from './proc-top.probe.js';
+import { listeningSocketsProbe } from './listening-sockets.probe.js';
+import { journalTailProbe } from './journal-tail.probe.js';
+import { fileTailProbe } from './file-tail.probe.js';
+
+/** The probes compiled into the agent, in contract order. */
+export const BUILTIN_PROBES: readonly ProbeDefinition<any, any>[] = [
+  systemctlStatusProbe,
+  diskUsageProbe,
+  uptimeProbe,
+  osReleaseProbe,
+  procTopProbe,
+  listeningSocketsProbe,
+  journalTailProbe,
+  fileTailProbe,
+];
+
+/** Default probe_concurrency (the seed's example config). */
+export const DEFAULT_PROBE_CONCURRENCY = 4;
+/** After a timeout, the slot is freed when the probe has settled, or after this long at most. */
+export const DEFAULT_KILL_GRACE_MS = 2000;
+
+export interface ProbeRegistryOptions {
+  /** Absolute files or directories file.tail may read (default none: file.tail refuses every path). */
+  allowedTailPaths?: readonly string[];
+  /** probe_concurrency (default 4); change it live with setConcurrency. */
+  concurrency?: number;
+  /** Runs probe commands (default: spawn, no shell, own process group, SIGKILL to the group on abort). */
+  commandRunner?: CommandRunner;
+  /** procfs root (default /proc). */
+  procRoot?: string;
+  /** os-release files tried in order (default /etc/os-release, /usr/lib/os-release). */
+  osReleasePaths?: readonly string[];
+  /** passwd file for proc.top user names (default /etc/passwd). */
+  passwdPath?: string;
+  /** Executables, by name on PATH or path (default systemctl, journalctl). */
+  commands?: { systemctl?: string; journalctl?: string };
+  /** Environment for probe children (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** proc.top's CPU sampling window (default 200 ms). */
+  procTopSampleMs?: number;
+  /** USER_HZ for /proc/<pid>/stat times (default 100). */
+  clockTicks?: number;
+  /** Only these built-in probes (default all). */
+  only?: readonly string[];
+  /** More probes (tests, site-specific builds); names must not clash with the built-ins. */
+  extraProbes?: readonly ProbeDefinition<any, any>[];
+  /** See DEFAULT_KILL_GRACE_MS. */
+  killGraceMs?: number;
+}
+
+export interface InvokeOptions {
+  /** Abort when the request is abandoned (session closed): the child is killed, invoke rejects with the reason. */
+  signal?: AbortSignal;
+}
+
+export interface ProbeRegistryStats {
+  concurrency: number;
+  running: number;
+  waiting: number;
+}
+
+export interface ProbeRegistry {
+  /** The registered probe names, exactly: capabilities.supported_probes. */
+  names(): string[];
+  has(name: string): boolean;
+  /** Runs probe.request params; see the file comment for the errors. */
+  invoke(params: ProbeRequestParams, options?: InvokeOptions): Promise<ProbeOutput>;
+  /** probe_concurrency, live (config.update). Waiting requests start at once if the limit rises. */
+  setConcurrency(n: number): void;
+  /** file.tail's allowed paths, live. */
+  setAllowedTailPaths(paths: readonly string[]): void;
+  stats(): ProbeRegistryStats;
+}
+
+const TIMEOUT = Symbol('probe timeout');
+
+function checkAllowedPaths(paths: readonly string[]): string[] {
+  for (const p of paths) if (typeof p !== 'string' || !isAbsolute(p) || p.includes('\0')) throw new TypeError(`allowed tail path must be absolute: ${JSON.stringify(p)}`);
+  return [...paths];
+}
+
+function withProbe(err: RpcError, probe: string): RpcError {
+  const data = err.data;
+  if (data !== null && typeof data === 'object' && !Array.isArray(data) && !('probe' in data) && (err.code === -32011 || err.code === -32010)) {
+    (data as Record<string, unknown>)['probe'] = probe;
+  }
+  return err;
+}
+
+export function createProbeRegistry(options: ProbeRegistryOptions = {}): ProbeRegistry {
+  const probes = new Map<string, ProbeDefinition<any, any>>();
+  const only = options.only ? new Set(options.only) : null;
+  if (only) for (const name of only) if (!BUILTIN_PROBES.some((p) => p.name === name)) throw new Error(`unknown built-in probe ${name}`);
+  for (const p of BUILTIN_PROBES) if (!only || only.has(p.name)) probes.set(p.name, p);
+  for (const p of options.extraProbes ?? []) {
+    if (probes.has(p.name) || BUILTIN_PROBES.some((b) => b.name === p.name)) throw new Error(`probe ${p.name} is already registered`);
+    probes.set(p.name, p);
+  }
+
+  const limiter = new FifoLimiter(options.concurrency ?? DEFAULT_PROBE_CONCURRENCY);
+  const runner = options.commandRunner ?? spawnCommand;
+  const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  let allowedTailPaths = checkAllowedPaths(options.allowedTailPaths ?? []);
+  const fixed = {
+    procRoot: options.procRoot ?? '/proc',
+    osReleasePaths: [...(options.osReleasePaths ?? ['/etc/os-release', '/usr/lib/os-release'])],
+    passwdPath: options.passwdPath ?? '/etc/passwd',
+    commands: { systemctl: options.commands?.systemctl ?? 'systemctl', journalctl: options.commands?.journalctl ?? 'journalctl' },
+    procTopSampleMs: options.procTopSampleMs ?? 200,
+    clockTicks: options.clockTicks ?? 100,
+    env: options.env ?? process.env,
+  };
+  const settings: ProbeSettings = {
+    ...fixed,
+    get allowedTailPaths() {
+      return allowedTailPaths;
+    },
+  };
+
+  const makeContext = (probe: string, signal: AbortSignal): ProbeContext => ({
+    probe,
+    signal,
+    settings,
+    runner,
+    runTool: (command, args, opts = {}, okExitCodes) => runTool(runner, probe, command, args, { ...opts, signal }, okExitCodes),
+    sleep: (ms) =>
+      new Promise<void>((resolve, reject) => {
+        if (signal.aborted) return reject(signal.reason);
+        const t = setTimeout(() => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        }, ms);
+        const onAbort = () => {
+          clearTimeout(t);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+      }),
+  });
+
+  async function invoke(params: ProbeRequestParams, invokeOptions: InvokeOptions = {}): Promise<ProbeOutput> {
+    if (!validateProbeRequestParams(params)) {
+      throw new InvalidParamsError({ method: 'probe.request', errors: toIssues(validateProbeRequestParams.errors) });
+    }
+    const { probe: name, args, timeout_ms: timeoutMs } = params;
+    const def = probes.get(name);
+    if (!def) throw new ProbeUnavailableError({ probe: name });
+    if (!def.validateArgs(args)) {
+      const issues = toIssues(def.validateArgs.errors).map((i) => ({ ...i, path: `/args${i.path}` }));
+      throw new InvalidParamsError({ method: 'probe.request', errors: issues });
+    }
+
+    const outer = invokeOptions.signal;
+    outer?.throwIfAborted();
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(TIMEOUT), timeoutMs);
+    const onOuterAbort = () => ac.abort(outer!.reason);
+    outer?.addEventListener('abort', onOuterAbort, { once: true });
+    const aborted = new Promise<never>((_, reject) => {
+      ac.signal.addEventListener('abort', () => reject(ac.signal.reason), { once: true });
+    });
+    aborted.catch(() => undefined);
+
+    const mapAbort = (reason: unknown): unknown => (reason === TIMEOUT ? new ProbeTimeoutError({ probe: name, timeout_ms: timeoutMs }) : reason);
+    let release: Release | undefined;
+    try {
+      try {
+        release = await limiter.acquire(ac.signal);
+      } catch (reason) {
+        throw mapAbort(reason);
+      }
+      const started = performance.now();
+      const running = Promise.resolve().then(() => def.run(args, makeContext(name, ac.signal)));
+      // Free the slot when the probe has really finished (its child is gone), but never hold it
+      // longer than killGraceMs past an abort.
+      const slot = release;
+      running.then(slot, slot);
+      ac.signal.addEventListener('abort', () => setTimeout(slot, killGraceMs).unref(), { once: true });
+
+      let result;
+      try {
+        result = await Promise.race([running, aborted]);
+      } catch (err) {
+        if (ac.signal.aborted) throw mapAbort(ac.signal.reason);
+        if (err instanceof RpcError) throw withProbe(err, name);
+        throw new ProbeExecutionFailedError({ stderr: truncateText(`probe ${name} failed: ${(err as Error)?.message ?? String(err)}`), exit_code: null, probe: name });
+      }
+      const duration = Math.max(0, Math.round(performance.now() - started));
+      if (!def.validateOutput(result.output)) {
+        const why = describeIssues(toIssues(def.validateOutput.errors));
+        throw new ProbeExecutionFailedError(
+          { stderr: truncateText(`probe ${name} produced output that does not match its schema (an agent bug): ${why}`), exit_code: null, probe: name, reason: 'invalid_output' },
+          'ProbeExecutionFailed: invalid probe output',
+        );
+      }
+      const out: ProbeOutput = { output: result.output, exit_code: result.exit_code ?? null, stderr: result.stderr ?? null, duration_ms: duration };
+      return out;
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuterAbort);
+    }
+  }
+
+  return {
+    names: () => [...probes.keys()],
+    has: (name) => probes.has(name),
+    invoke,
+    setConcurrency: (n) => limiter.setLimit(n),
+    setAllowedTailPaths: (paths) => {
+      allowedTailPaths = checkAllowedPaths(paths);
+    },
+    stats: () => ({ concurrency: limiter.limit, running: limiter.running, waiting: limiter.waiting }),
+  };
+}
