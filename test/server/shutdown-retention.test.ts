@@ -1,0 +1,150 @@
+// SIGTERM drain of the compiled server (DESIGN.md 3, seed 4.3, 11) and the retention purge.
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { issueAgent } from '../../server/db/agents.repository.js';
+import { openSqliteStorage } from '../../server/db/dialect.js';
+import { createCapturingLogger } from '../../server/log.js';
+import { ServerMetrics } from '../../server/metrics.js';
+import { Retention } from '../../server/control/retention.js';
+import { metricValue } from './control-helpers.js';
+import { entries, makeTempDir, openTempDb } from './helpers.js';
+import { buildServer, cli, serve } from './spawn.js';
+import { helloParams, logEntries, startTestServer, TestClient } from './wire.js';
+
+beforeAll(() => buildServer(), 60_000);
+
+describe('SIGTERM', () => {
+  it('drain: agent.shutdown {ServerReload, drain}, new upgrades refused, pushes acked during the drain, 1001 for the rest, exit 0, acked entries intact', async () => {
+    const dir = makeTempDir();
+    const db = join(dir, 'data', 'c.db');
+    const h1 = JSON.parse(cli(['agent', 'issue', '--host', 'd1', '--json', '--db', db]).stdout);
+    const h2 = JSON.parse(cli(['agent', 'issue', '--host', 'd2', '--json', '--db', db]).stdout);
+    const s = await serve(['--db', db, '--shutdown-drain-secs', '2']);
+    const a = await TestClient.open(s.url);
+    expect((await a.request('agent.hello', helloParams(h1.host_id, h1.token))).error).toBeUndefined();
+    const b = await TestClient.open(s.url);
+    expect((await b.request('agent.hello', helloParams(h2.host_id, h2.token))).error).toBeUndefined();
+    expect((await a.request('logs.push', { seq_start: 1, entries: logEntries(1, 50) })).result.up_to_seq).toBe(50);
+    const signalled = Date.now();
+    s.child.kill('SIGTERM');
+    const sdA = await a.next((m) => m.method === 'agent.shutdown');
+    const sdB = await b.next((m) => m.method === 'agent.shutdown');
+    expect(sdA.params).toEqual({ reason: 'ServerReload', drain_seconds: 2 });
+    expect(sdB.params).toEqual({ reason: 'ServerReload', drain_seconds: 2 });
+    // still ingesting and acking during the drain
+    expect((await a.request('logs.push', { seq_start: 51, entries: logEntries(51, 50) })).result.up_to_seq).toBe(100);
+    expect((await b.request('logs.push', { seq_start: 1, entries: logEntries(1, 20) })).result.up_to_seq).toBe(20);
+    // no new sessions
+    await expect(TestClient.open(s.url)).rejects.toMatchObject({ status: 503 });
+    // a closes cleanly; b ignores the request and is closed 1001 at the end of the drain
+    a.ws.close(1000, 'final_seq=100');
+    await a.closed;
+    const closedB = await b.closed;
+    expect(closedB.code).toBe(1001);
+    expect(await s.exited).toBe(0);
+    const took = Date.now() - signalled;
+    expect(took).toBeGreaterThanOrEqual(1500);
+    expect(took).toBeLessThan(2000 + 5000);
+    const st = openSqliteStorage({ path: db });
+    const rows = await st.db.selectFrom('logs').select(['host_id', 'seq']).orderBy('seq').execute();
+    expect(rows.filter((r) => r.host_id === h1.host_id).map((r) => Number(r.seq))).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(rows.filter((r) => r.host_id === h2.host_id)).toHaveLength(20);
+    const agents = await st.db.selectFrom('agents').select(['host_id', 'connection_state', 'last_disconnect_reason']).execute();
+    expect(agents.find((r) => r.host_id === h2.host_id)?.last_disconnect_reason).toMatch(/^1001/);
+    expect(agents.every((r) => r.connection_state === 'Disconnected')).toBe(true);
+    await st.close();
+  }, 30_000);
+
+  it('sessions that close early shorten the drain', async () => {
+    const dir = makeTempDir();
+    const db = join(dir, 'data', 'c.db');
+    const h = JSON.parse(cli(['agent', 'issue', '--host', 'e1', '--json', '--db', db]).stdout);
+    const s = await serve(['--db', db, '--shutdown-drain-secs', '30']);
+    const a = await TestClient.open(s.url);
+    await a.request('agent.hello', helloParams(h.host_id, h.token));
+    const signalled = Date.now();
+    s.child.kill('SIGTERM');
+    await a.next((m) => m.method === 'agent.shutdown');
+    a.ws.close(1000, 'final_seq=0');
+    expect(await s.exited).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(5000);
+  }, 30_000);
+});
+
+describe('retention', () => {
+  it('deletes logs and metrics older than retention_days in batches, keeps the rest, counts and logs it; ingest keeps acking meanwhile', async () => {
+    const t = await startTestServer({ retention_days: 30 }, { retentionFirstRunDelayMs: 60_000, retentionBatchRows: 500, retentionPauseMs: 2 });
+    try {
+      const db = t.server.storage.db;
+      const old = await issueAgent(db, 'old-host');
+      const ancient = new Date(Date.now() - 40 * 86_400_000).toISOString();
+      // 20,000 old rows (40 days) in commit-sized groups, plus 100 recent ones
+      for (let from = 1; from <= 20_000; from += 1000) {
+        await t.server.storage.ingest.commitBatch(old.host_id, entries(from, from + 999), new Date(Date.parse(ancient) + from).toISOString());
+      }
+      await t.server.storage.ingest.commitBatch(old.host_id, entries(20_001, 20_100), new Date().toISOString());
+      await t.server.storage.ingest.insertMetrics(old.host_id, ancient, [{ name: 'cpu', value: 1 }], ancient);
+      await t.server.storage.ingest.insertMetrics(old.host_id, new Date().toISOString(), [{ name: 'cpu', value: 2 }]);
+      // a live agent pushes during the purge; every ack stays fast
+      const live = await t.issue('live');
+      const c = await TestClient.open(t.url);
+      await c.request('agent.hello', helloParams(live.host_id, live.token));
+      const purge = t.server.retention.run();
+      let seq = 1;
+      let worst = 0;
+      let done = false;
+      void purge.then(() => (done = true));
+      while (!done) {
+        const sent = performance.now();
+        const r = await c.request('logs.push', { seq_start: seq, entries: logEntries(seq, 100) });
+        worst = Math.max(worst, performance.now() - sent);
+        expect(r.result.up_to_seq).toBe(seq + 99);
+        seq += 100;
+      }
+      const result = await purge;
+      expect(result.logs).toBe(20_000);
+      expect(result.metrics).toBe(1);
+      expect(worst).toBeLessThan(500); // K=100 acks come at once; the 200 ms T bound plus slack
+      expect(seq).toBeGreaterThan(1); // at least one push went through during the purge
+      const left = await db.selectFrom('logs').select('seq').where('host_id', '=', old.host_id).execute();
+      expect(left).toHaveLength(100);
+      const metrics = await db.selectFrom('metrics').select('value').execute();
+      expect(metrics.map((m) => m.value)).toEqual([2]);
+      const text = await t.server.metrics.text();
+      expect(metricValue(text, 'cortex_retention_purged_rows_total', { table: 'logs', reason: 'age' })).toBe(20_000);
+      expect(metricValue(text, 'cortex_retention_purged_rows_total', { table: 'metrics', reason: 'age' })).toBe(1);
+      expect(t.log.records().some((r) => r['msg'] === 'retention: old rows deleted' && r['logs'] === 20_000)).toBe(true);
+      c.ws.close();
+      await c.closed;
+    } finally {
+      await t.close();
+    }
+  }, 60_000);
+
+  it('--max-db-bytes deletes the oldest rows first until the live data fits', async () => {
+    const tdb = await openTempDb();
+    try {
+      const h = await issueAgent(tdb.storage.db, 'big');
+      const pad = 'x'.repeat(500);
+      for (let from = 1; from <= 10_000; from += 1000) {
+        await tdb.storage.ingest.commitBatch(h.host_id, entries(from, from + 999, { message: pad }), new Date(Date.UTC(2026, 0, 1) + from).toISOString());
+      }
+      const full = await tdb.storage.usedBytes();
+      const cap = Math.floor(full / 2);
+      const log = createCapturingLogger();
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = new Retention(tdb.storage, log.logger, metrics, { retentionDays: 36500, maxDbBytes: cap, batchRows: 500, pauseMs: 0 });
+      const result = await r.run(new Date(Date.UTC(2026, 0, 2)));
+      expect(result.logs).toBe(0);
+      expect(result.sizeLogs).toBeGreaterThan(0);
+      expect(await tdb.storage.usedBytes()).toBeLessThanOrEqual(cap);
+      const rows = await tdb.storage.db.selectFrom('logs').select('seq').orderBy('seq').execute();
+      // the newest rows survive, the oldest went first
+      expect(Number(rows[rows.length - 1]?.seq)).toBe(10_000);
+      expect(Number(rows[0]?.seq)).toBe(10_000 - rows.length + 1);
+      expect(metricValue(await metrics.text(), 'cortex_retention_purged_rows_total', { table: 'logs', reason: 'size' })).toBe(result.sizeLogs);
+    } finally {
+      await tdb.cleanup();
+    }
+  });
+});
