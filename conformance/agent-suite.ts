@@ -29,7 +29,7 @@ import {
   type AgentHelloParams,
   type LogSourceConfig,
 } from '@cortex/agent-protocol';
-import { CaseFailure, CaseSkip, Runner, expect } from './report.js';
+import { CaseFailure, CaseSkip, Runner, expect, js } from './report.js';
 import { ScriptedServer, type Session } from './scripted-server.js';
 import { UsageError, fillTemplate, intOption, lastLines, randomToken, runShell, spawnShell, templateHas, type ParsedArgs, type Spawned } from './util.js';
 import { clone, loadVectors } from './vectors.js';
@@ -312,7 +312,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   await runner.run('agent/heartbeat', `an agent.heartbeat notification (valid params) within ${hbWait} ms of the session start`, async () => {
     const ok = await session.until(() => session.heartbeats.length > 0, Math.max(0, session.openedAt + hbWait - Date.now()));
     const bad = session.events.filter((e) => (e.type === 'invalid_params' || e.type === 'notification_dropped' || e.type === 'invalid_request') && 'method' in e && e.method === 'agent.heartbeat');
-    expect(bad.length === 0, 'valid heartbeat notifications', `${bad.length} invalid: ${JSON.stringify(bad[0]).slice(0, 200)}`);
+    expect(bad.length === 0, 'valid heartbeat notifications', `${bad.length} invalid: ${js(bad[0], 200)}`);
     expect(ok, 'a heartbeat', `none after ${Date.now() - session.openedAt} ms`);
     const hb = session.heartbeats[0]!;
     return `first heartbeat ${hb.at - session.openedAt} ms after the session opened: ${JSON.stringify(hb.params)}`;
@@ -347,12 +347,16 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
   }
   const code = (m: Record<string, unknown> | undefined) => (m && typeof m['error'] === 'object' && m['error'] !== null ? ((m['error'] as { code?: unknown }).code as number) : undefined);
-  const show = (m: Record<string, unknown> | undefined) => (m === undefined ? 'no response' : JSON.stringify(m).slice(0, 160));
+  const show = (m: Record<string, unknown> | undefined) => {
+    if (m === undefined) return 'no response';
+    const e = m['error'] as { code?: unknown; message?: unknown } | undefined;
+    return e ? `error ${String(e.code)} ${String(e.message)}` : `result ${js(m['result'], 140)}`;
+  };
 
   await runner.run('agent/probe-unknown', 'probe.request for a probe the agent does not have: error -32010', async () => {
     try {
       const r = await session.client.probeRequest({ probe: 'conformance.no_such_probe', args: {}, timeout_ms: 2000 }, { timeoutMs: t });
-      throw new CaseFailure('error -32010', `result ${JSON.stringify(r).slice(0, 120)}`);
+      throw new CaseFailure('error -32010', `result ${js(r, 120)}`);
     } catch (err) {
       if (err instanceof CaseFailure) throw err;
       expect(err instanceof RpcError && err.code === -32010, 'error -32010', describeErr(err));
@@ -364,7 +368,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     if (probe === undefined) throw new CaseSkip('needs --probe NAME [--probe-args JSON] (a probe this agent supports)');
     try {
       const r = await session.client.probeRequest({ probe, args: o.probeArgs, timeout_ms: 5000 }, { timeoutMs: t + 5000 });
-      return `ProbeOutput ${JSON.stringify(r).slice(0, 120)}`;
+      return `ProbeOutput ${js(r, 120)}`;
     } catch (err) {
       throw new CaseFailure('a valid ProbeOutput', describeErr(err));
     }
@@ -560,7 +564,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     expect(revokedHello!.helloAnswered === 'error', 'hello refused with -32002', 'hello accepted');
     const n = server.attempts.length;
     const quiet = await server.until(() => server.attempts.length > n, o.quietWindowMs);
-    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms`, `attempt after ${server.attempts[n]!.at - revokedHello!.openedAt} ms`);
+    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms`, `attempt after ${(server.attempts[n]?.at ?? NaN) - revokedHello!.openedAt} ms`);
     const exited = await Promise.race([run.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
     return `-32002 then silent for ${o.quietWindowMs} ms (process ${exited})`;
   });
@@ -597,21 +601,21 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     if (!closedByAgent) sess.closeWith(4002, 'TokenRevoked');
     await sess.closed;
     const quiet = await server.until(() => server.attempts.length > n, o.quietWindowMs);
-    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms`, `attempt ${server.attempts[n]!.at - t0} ms after the shutdown`);
+    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms`, `attempt ${(server.attempts[n]?.at ?? NaN) - t0} ms after the shutdown`);
     const exited = await Promise.race([runB.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
     runB.kill('SIGKILL');
     return `${closedByAgent ? `agent closed (${sess.close!.code})` : 'server closed 4002'}; silent for ${o.quietWindowMs} ms (process ${exited})`;
   });
 
   // ─────────────────────────── summary checks over the whole run ───────────────────────────
-  await runner.run('agent/hello-valid', 'every agent.hello is valid (schema) with protocol_version 1 and the right host_id', async () => {
+  await runner.run('agent/hello-valid', 'every agent.hello is valid against the schema (protocol_version 1 included)', async () => {
     const bad = allHellos.find((h) => !validateHello(h.params));
     expect(bad === undefined, 'valid hello params', `hello #${bad ? allHellos.indexOf(bad) : -1}: ${bad?.session.helloIssues}`);
     return `${allHellos.length} hellos valid`;
   });
   await runner.run('agent/requests-valid', 'every logs.push, metrics.push and heartbeat the agent sent was valid', async () => {
     const bad = server.sessions.flatMap((x) => x.events).filter((e) => e.type === 'invalid_params' || e.type === 'invalid_request' || e.type === 'parse_error');
-    expect(bad.length === 0, 'no invalid frame', `${bad.length}: ${JSON.stringify(bad[0]).slice(0, 200)}`);
+    expect(bad.length === 0, 'no invalid frame', `${bad.length}: ${js(bad[0], 200)}`);
     const pushes = server.sessions.reduce((n, x) => n + x.pushes.length, 0);
     return `${pushes} logs.push, ${server.sessions.reduce((n, x) => n + x.heartbeats.length, 0)} heartbeats, ${server.sessions.reduce((n, x) => n + x.metrics.length, 0)} metrics.push`;
   });

@@ -139,3 +139,8 @@ export class Runner {
 export function expect(ok: boolean, expected: string, seen: string): void {
   if (!ok) throw new CaseFailure(expected, seen);
 }
+
+/** JSON for messages, never throwing on undefined; cut to n characters. */
+export function js(v: unknown, n = 200): string {
+  return String(JSON.stringify(v)).slice(0, n);
+}

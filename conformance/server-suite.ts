@@ -30,7 +30,7 @@ import {
   type LogsPushResult,
 } from '@cortex/agent-protocol';
 import { Conn, ConnectError, describeClose, describeFrame, errorCode, isObj, type Received } from './conn.js';
-import { CaseFailure, CaseSkip, Runner, expect } from './report.js';
+import { CaseFailure, CaseSkip, Runner, expect, js } from './report.js';
 import { runShell, fillTemplate, randomToken, lastLines } from './util.js';
 import { clone, loadVectors, pathTouches, type Vector } from './vectors.js';
 
@@ -674,16 +674,16 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     probeSession(async (received) => {
       const args = { n: 42, s: 'conformance' };
       const r = await admin(`/admin/agents/${o.hostId}/probe`, { probe: PROBE_ECHO, args, timeout_ms: 5000 });
-      expect(received.includes(PROBE_ECHO), 'a probe.request for conformance.echo', `received ${JSON.stringify(received)}; HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
-      expect(r.status === 200, 'HTTP 200', `HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
-      expect(validateProbeRequestResult(r.json) && JSON.stringify((r.json as { output: unknown }).output) === JSON.stringify(args), 'the ProbeOutput we returned', JSON.stringify(r.json).slice(0, 200));
-      return `HTTP 200 ${JSON.stringify(r.json).slice(0, 120)}`;
+      expect(received.includes(PROBE_ECHO), 'a probe.request for conformance.echo', `received ${JSON.stringify(received)}; HTTP ${r.status} ${js(r.json, 200)}`);
+      expect(r.status === 200, 'HTTP 200', `HTTP ${r.status} ${js(r.json, 200)}`);
+      expect(validateProbeRequestResult(r.json) && JSON.stringify((r.json as { output: unknown }).output) === JSON.stringify(args), 'the ProbeOutput we returned', js(r.json, 200));
+      return `HTTP 200 ${js(r.json, 120)}`;
     }),
   );
   await runner.run('admin/probe-unlisted', 'a probe not in supported_probes: HTTP 422 with -32010, nothing sent to the agent', () =>
     probeSession(async (received) => {
       const r = await admin(`/admin/agents/${o.hostId}/probe`, { probe: 'conformance.unlisted', args: {}, timeout_ms: 2000 });
-      expect(r.status === 422 && adminError(r.json) === -32010, 'HTTP 422 with error -32010', `HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+      expect(r.status === 422 && adminError(r.json) === -32010, 'HTTP 422 with error -32010', `HTTP ${r.status} ${js(r.json, 200)}`);
       expect(received.length === 0, 'no probe.request sent', `received ${JSON.stringify(received)}`);
       return `HTTP 422 -32010`;
     }),
@@ -691,14 +691,14 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   await runner.run('admin/probe-agent-error', "the agent's -32011: HTTP 502 with -32011 passed through", () =>
     probeSession(async () => {
       const r = await admin(`/admin/agents/${o.hostId}/probe`, { probe: PROBE_FAIL, args: {}, timeout_ms: 2000 });
-      expect(r.status === 502 && adminError(r.json) === -32011, 'HTTP 502 with error -32011', `HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+      expect(r.status === 502 && adminError(r.json) === -32011, 'HTTP 502 with error -32011', `HTTP ${r.status} ${js(r.json, 200)}`);
       return 'HTTP 502 -32011';
     }),
   );
   await runner.run('admin/probe-unknown-host', 'a host that does not exist: HTTP 404 with -32004', async () => {
     if (o.adminUrl === undefined) throw new CaseSkip(adminNeeds);
     const r = await admin(`/admin/agents/${randomUUID()}/probe`, { probe: PROBE_ECHO, args: {}, timeout_ms: 1000 });
-    expect(r.status === 404 && adminError(r.json) === -32004, 'HTTP 404 with error -32004', `HTTP ${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+    expect(r.status === 404 && adminError(r.json) === -32004, 'HTTP 404 with error -32004', `HTTP ${r.status} ${js(r.json, 200)}`);
     return 'HTTP 404 -32004';
   });
 
