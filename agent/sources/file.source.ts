@@ -682,16 +682,15 @@ export class FileTailer implements LogSourceRunner {
       if (this.o.labels !== null) metadata.labels = this.o.labels;
       if (split !== null) metadata.split = split;
     }
-    return {
-      ts: p?.ts ?? nowIso,
-      severity: p?.severity ?? 'info',
-      facility: p?.facility ?? null,
-      app_name: p?.app_name ?? null,
-      process_id: p?.process_id ?? null,
-      message: p?.message ?? message,
-      source: this.key,
-      metadata,
-    };
+    // Optional fields that are null are left out: smaller entries, same meaning (schema: optional).
+    const e: NewLogEntry = { ts: p?.ts ?? nowIso, severity: p?.severity ?? 'info', message: p?.message ?? message, source: this.key };
+    if (p !== null) {
+      if (p.facility !== null) e.facility = p.facility;
+      if (p.app_name !== null) e.app_name = p.app_name;
+      if (p.process_id !== null) e.process_id = p.process_id;
+    }
+    if (metadata !== null) e.metadata = metadata;
+    return e;
   }
 
   /**
