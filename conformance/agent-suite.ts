@@ -269,6 +269,9 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     expect(ok, `pushes up to seq ${from + 4} (unacked)`, `unacked pushes up to ${heldUpTo}`);
     return `${session.heldCount} push(es) held, up to seq ${heldUpTo}`;
   });
+  // The seed lets the agent persist rotated_token until its next RPC: make sure it sent one
+  // (its answer to a probe.request) before the kill.
+  await session.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t }).catch(() => undefined);
   run.kill('SIGKILL');
   await run.exited;
   await session.closed;
