@@ -101,7 +101,18 @@ async function generate() {
   }
 }
 
-const progress = setInterval(() => say({ ev: 'progress', produced, acked: agent.buffer.ackedSeq, next_seq: agent.buffer.nextSeq, state: agent.state }), opts.progressMs ?? 500);
+// The file runners' own status (lines_read, lines_lost, rotations, truncations); the
+// agent's status() keeps only position/last_error, so read the manager's runners.
+function fileSourceStatus() {
+  const running = agent.sources.running;
+  if (!(running instanceof Map)) return agent.status().sources;
+  return [...running.values()].map((r) => (r.source && typeof r.source.status === 'function' ? r.source.status() : { error: r.error }));
+}
+
+const progress = setInterval(() => {
+  const st = agent.status();
+  say({ ev: 'progress', produced, acked: st.acked_seq, next_seq: st.next_seq, state: st.state, ...(opts.sources ? { sources: fileSourceStatus() } : {}) });
+}, opts.progressMs ?? 500);
 progress.unref();
 
 process.on('SIGTERM', () => {

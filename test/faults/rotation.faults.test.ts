@@ -1,0 +1,180 @@
+// File rotation under load: a writer appends 10,000 lines/s to a file a real agent process
+// tails (file source from agent/sources, configured through the server's
+// default_agent_config), and rotates it while writing.
+// - rename rotation (the writer keeps writing to the renamed file briefly, like a daemon
+//   before its HUP): every line arrives exactly once;
+// - copytruncate (copy then truncate, done atomically with respect to the writer): no line
+//   is duplicated, every line written after the last truncate arrives, and the lines
+//   missing are exactly the ones the agent counted as lost (DESIGN 5.12).
+import { closeSync, copyFileSync, ftruncateSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { recordFigure } from '../support/figures.js';
+import {
+  FULL,
+  assertNoTokenLeaks,
+  cleanupTempDirs,
+  enroll,
+  issueAgent,
+  openDbReadOnly,
+  rememberStateToken,
+  requireDist,
+  startAgentRunner,
+  startServer,
+  tempDir,
+  until,
+} from '../support/procs.js';
+
+const RATE = 10_000; // lines/s
+const SECONDS = FULL ? 20 : 3;
+const ROTATE_EVERY_MS = FULL ? 1000 : 700;
+
+beforeAll(() => requireDist());
+afterAll(() => cleanupTempDirs());
+
+interface WriteResult {
+  written: number;
+  rotations: number;
+  /** Line number of the last line written before each truncate. */
+  truncatedAfter: number[];
+}
+
+/** Writes `line <k>` lines at RATE/s for SECONDS, rotating every ROTATE_EVERY_MS. */
+async function writeRotating(path: string, mode: 'rename' | 'copytruncate'): Promise<WriteResult> {
+  let fd = openSync(path, 'a');
+  let oldFd: number | null = null;
+  let oldTicks = 0;
+  let k = 0;
+  let rotations = 0;
+  const truncatedAfter: number[] = [];
+  const t0 = Date.now();
+  let lastRotate = t0;
+  const total = RATE * SECONDS;
+  for (let guard = 0; k < total && guard < SECONDS * 1000; guard++) {
+    const due = Math.min(total, Math.floor(((Date.now() - t0) / 1000) * RATE));
+    if (due > k) {
+      let text = '';
+      for (; k < due; ) text += `line ${++k}\n`;
+      // after a rename, the daemon keeps writing to the old file for a moment
+      if (oldFd !== null) {
+        writeSync(oldFd, text);
+        if (++oldTicks >= 3) {
+          closeSync(oldFd);
+          oldFd = null;
+        }
+      } else writeSync(fd, text);
+    }
+    if (Date.now() - lastRotate >= ROTATE_EVERY_MS && k < total) {
+      lastRotate = Date.now();
+      rotations++;
+      if (mode === 'rename') {
+        renameSync(path, `${path}.${rotations}`);
+        oldFd = fd;
+        oldTicks = 0;
+        fd = openSync(path, 'a');
+      } else {
+        copyFileSync(path, `${path}.${rotations}`);
+        ftruncateSync(fd, 0);
+        truncatedAfter.push(k);
+      }
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  if (oldFd !== null) closeSync(oldFd);
+  closeSync(fd);
+  return { written: k, rotations, truncatedAfter };
+}
+
+async function runCase(mode: 'rename' | 'copytruncate') {
+  const dir = tempDir();
+  const db = join(dir, 'server.db');
+  const logPath = join(dir, 'app.log');
+  const config = join(dir, 'server.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      default_agent_config: {
+        heartbeat_interval_secs: 30,
+        max_batch_entries: 1000,
+        flush_interval_ms: 100,
+        metrics_interval_secs: 60,
+        probe_concurrency: 4,
+        log_sources: [{ kind: 'file', path: logPath }],
+      },
+    }),
+  );
+  writeFileSync(logPath, '');
+  const server = await startServer(db, ['--config', config]);
+  const x = issueAgent(db, `rot-${mode}`);
+  const stateDir = join(dir, 'a');
+  await enroll(server.url, x, stateDir);
+  const agent = startAgentRunner({ stateDir, sources: true, pollMs: 50, backoffBaseMs: 100 });
+  try {
+    await agent.waitFor((e) => e.ev === 'state' && e.to === 'Active', 20_000);
+    // the file source is running once its first status shows up
+    await agent.waitFor((e) => e.ev === 'progress' && Array.isArray(e['sources']) && (e['sources'] as unknown[]).length > 0, 10_000);
+    const w = await writeRotating(logPath, mode);
+    const last = `line ${w.written}`;
+    const messages = await until(
+      `the last line (${last}) in logs and everything acked`,
+      () => {
+        const r = openDbReadOnly(db);
+        try {
+          const has = r.prepare('SELECT 1 FROM logs WHERE host_id = ? AND message = ?').get(x.host_id, last);
+          if (!has) return undefined;
+          const p = [...agent.events].reverse().find((e) => e.ev === 'progress');
+          if (!p || (p['acked'] as number) !== (p['next_seq'] as number) - 1) return undefined;
+          return r.prepare('SELECT message FROM logs WHERE host_id = ?').all(x.host_id) as { message: string }[];
+        } finally {
+          r.close();
+        }
+      },
+      60_000,
+      200,
+    );
+    const progress = [...agent.events].reverse().find((e) => e.ev === 'progress')!;
+    const st = (progress['sources'] as { lines_lost?: number; lost_estimated?: boolean; rotations?: number; truncations?: number; lines_read?: number; last_error?: string | null }[])[0]!;
+    const seen = new Map<number, number>();
+    for (const m of messages) {
+      const k = Number(/^line (\d+)$/.exec(m.message)?.[1] ?? NaN);
+      expect(Number.isInteger(k), `unexpected message ${m.message}`).toBe(true);
+      seen.set(k, (seen.get(k) ?? 0) + 1);
+    }
+    const duplicates = [...seen.values()].filter((c) => c > 1).length;
+    const missing: number[] = [];
+    for (let k = 1; k <= w.written; k++) if (!seen.has(k)) missing.push(k);
+    await agent.kill('SIGTERM');
+    expect(await server.stop()).toBe(0);
+    rememberStateToken(stateDir);
+    recordFigure(`rotation_${mode}`, {
+      lines_per_s: RATE,
+      written: w.written,
+      rotations: w.rotations,
+      delivered: messages.length,
+      duplicates,
+      missing: missing.length,
+      agent_lines_lost: st.lines_lost ?? null,
+      lost_estimated: st.lost_estimated ?? null,
+      agent_rotations: st.rotations ?? null,
+      agent_truncations: st.truncations ?? null,
+    });
+    expect(duplicates).toBe(0);
+    if (mode === 'rename') {
+      expect(missing).toEqual([]);
+    } else {
+      const lastTrunc = w.truncatedAfter.at(-1) ?? 0;
+      // everything written after the last truncate arrived
+      expect(missing.filter((k) => k > lastTrunc)).toEqual([]);
+      // what is missing was counted as lost (never silently dropped)
+      expect(st.lines_lost ?? 0).toBeGreaterThanOrEqual(missing.length);
+      if (st.lost_estimated === false) expect(st.lines_lost).toBe(missing.length);
+    }
+    assertNoTokenLeaks();
+  } finally {
+    await agent.kill('SIGKILL');
+    await server.kill();
+  }
+}
+
+it(`rename rotation at ${RATE} lines/s loses and duplicates nothing`, () => runCase('rename'), FULL ? 180_000 : 90_000);
+it(`copytruncate at ${RATE} lines/s: nothing duplicated, lines after the truncate exactly once, unread lines counted`, () => runCase('copytruncate'), FULL ? 180_000 : 90_000);
