@@ -45,7 +45,7 @@ it('disk full: clear error, nothing stored, no corruption, recovery when space r
   try {
     const x = issueAgent(db, 'diskfull');
     const stateDir = join(dir, 'a');
-    await enroll({ serverUrl: server.url, token: x.token, hostId: x.host_id, stateDir, allowInsecure: true, logger: log.logger });
+    await enroll({ serverUrl: server.url, token: x.token, hostId: x.host_id, stateDir, allowInsecure: true, caFile: null, logger: log.logger });
     rememberStateToken(stateDir);
     agent = await startAgent({ stateDir, logger: log.logger, storageRetryMs: 100, statusIntervalMs: 100, metricsIntervalMs: 0 });
     await agent.waitForState('Active', 15_000);
@@ -119,7 +119,7 @@ it('hard cap: the oldest entries are evicted and reported to the server; the res
   try {
     const x = issueAgent(db, 'hardcap');
     const stateDir = join(dir, 'a');
-    await enroll({ serverUrl: proxy.url(), token: x.token, hostId: x.host_id, stateDir, allowInsecure: true, logger: log.logger });
+    await enroll({ serverUrl: proxy.url(), token: x.token, hostId: x.host_id, stateDir, allowInsecure: true, caFile: null, logger: log.logger });
     rememberStateToken(stateDir);
     agent = await startAgent({
       stateDir,

@@ -45,7 +45,7 @@ it(`server restart with ${AGENTS} agents: all Active within 60 s, attempts sprea
   try {
     for (const [i, x] of issued.entries()) {
       const stateDir = join(dir, `a-${i}`);
-      await enroll({ serverUrl: proxy.url(), token: x.token, hostId: x.host_id, stateDir, allowInsecure: true, logger: log.logger });
+      await enroll({ serverUrl: proxy.url(), token: x.token, hostId: x.host_id, stateDir, allowInsecure: true, caFile: null, logger: log.logger });
       rememberStateToken(stateDir);
       agents.push(
         await startAgent({ stateDir, logger: log.logger, statusFile: false, metricsIntervalMs: 0, backoff: { baseMs: BASE_MS, capMs: CAP_MS } }),
