@@ -1,17 +1,29 @@
 // Probe router and admin HTTP API (seed 4.6-4.7, 8; DESIGN.md section 3) with a real server
 // on 127.0.0.1:0, a real SQLite file and scripted WebSocket agents.
+import { execFile } from 'node:child_process';
 import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkAdminAuth } from '../../server/admin.js';
 import { answer, answerError, connectAgent, httpBase, httpRequest, metricValue, nextProbe } from './control-helpers.js';
+import { buildServer, CLI, ROOT } from './spawn.js';
 import { startTestServer, type TestServer } from './wire.js';
+
+/** The compiled CLI, asynchronously (the in-process server must keep answering). */
+function cliAsync(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: ROOT }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
 
 let t: TestServer;
 let base: string;
 beforeAll(async () => {
+  buildServer();
   t = await startTestServer({}, { probeGraceMs: 150 });
   base = httpBase(t);
-});
+}, 60_000);
 afterAll(async () => {
   await t.close();
 });
@@ -160,6 +172,28 @@ describe('probe router through POST /admin/agents/{host_id}/probe', () => {
     expect(row.connected_here).toBe(true);
     expect(res.text).not.toMatch(/token_hash/);
     expect(res.text).not.toContain(a.token);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+});
+
+describe('probe CLI', () => {
+  it('prints the ProbeOutput JSON; on a JSON-RPC error prints it and exits 1', async () => {
+    const a = await connectAgent(t);
+    const seen = new Set<unknown>();
+    const run = cliAsync(['probe', a.host_id, 'exec.systemctl_status', '--args', '{"unit":"nginx.service"}', '--timeout-ms', '3000', '--url', base]);
+    const req = await nextProbe(a.client, seen);
+    expect(req.params).toEqual({ probe: 'exec.systemctl_status', args: { unit: 'nginx.service' }, timeout_ms: 3000 });
+    answer(a.client, req.id, { output: { active: true, substate: 'running' }, exit_code: 0, stderr: null, duration_ms: 142 });
+    const ok = await run;
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toEqual({ output: { active: true, substate: 'running' }, exit_code: 0, stderr: null, duration_ms: 142 });
+    const bad = await cliAsync(['probe', a.host_id, 'not.listed', '--url', t.url]);
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stdout).error.code).toBe(-32010);
+    const usage = await cliAsync(['probe', a.host_id, 'sys.uptime']);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/--url is required/);
     a.client.ws.close();
     await a.client.closed;
   });
