@@ -10,6 +10,7 @@ import {
   UnknownHostError as UnknownHostRpcError,
   type LogsPushParams,
   type LogsPushResult,
+  type RetryAfterData,
 } from '@cortex/agent-protocol';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
@@ -94,6 +95,13 @@ export class SessionIngest {
   private readonly bucket: LeakyBucket;
   /** Set when the host row disappeared: every later push gets -32004 at once. */
   private hostGone = false;
+  /**
+   * The first seq of the earliest push this session refused (any error), until the agent
+   * resends from there. While it is set, a push starting beyond it is refused too: an agent
+   * keeps several pushes in flight, and committing a later one would move accepted_seq past
+   * the refused entries, so their resend would be dropped as duplicates — silent loss.
+   */
+  private refusedFrom: number | undefined;
 
   constructor(
     private readonly ingest: Ingest,
@@ -125,6 +133,26 @@ export class SessionIngest {
    * any other failure → -32007 (the transaction stored nothing).
    */
   push(params: LogsPushParams): Promise<LogsPushResult> {
+    const seq_start = params.seq_start;
+    if (this.refusedFrom !== undefined) {
+      if (seq_start > this.refusedFrom) {
+        throw new BackpressureError({
+          retry_after_ms: this.ingest.flushMs,
+          reason: `an earlier push of this session (from seq ${this.refusedFrom}) was refused; resend from seq ${this.refusedFrom}`,
+          resend_from_seq: this.refusedFrom,
+        } as RetryAfterData);
+      }
+      this.refusedFrom = undefined; // the agent is resending from the refused point
+    }
+    try {
+      return this.accept(params);
+    } catch (error) {
+      this.refusedFrom = seq_start;
+      throw error;
+    }
+  }
+
+  private accept(params: LogsPushParams): Promise<LogsPushResult> {
     const { seq_start, entries } = params;
     for (let i = 0; i < entries.length; i++) {
       if ((entries[i] as { seq: number }).seq !== seq_start + i) {
@@ -212,6 +240,20 @@ export class SessionIngest {
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest commit failed (-32007)');
         }
         for (const p of group) p.reject(rpc);
+        // Nothing after the failed group may be committed before it is resent (see refusedFrom).
+        const first = group[0]?.entries[0]?.seq;
+        if (first !== undefined) {
+          this.refusedFrom = Math.min(this.refusedFrom ?? first, first);
+          const later = this.pending.filter((p) => (p.entries[0]?.seq ?? 0) > first);
+          if (later.length > 0) {
+            this.pending = this.pending.filter((p) => !later.includes(p));
+            for (const p of later) {
+              this.pendingEntries -= p.entries.length;
+              this.ingest.queuedEntries -= p.entries.length;
+              p.reject(rpc);
+            }
+          }
+        }
       } finally {
         this.ingest.queuedEntries -= count;
       }

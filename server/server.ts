@@ -55,6 +55,8 @@ export interface RunningServer {
   readonly url: string;
   readonly port: number;
   readonly storage: Storage;
+  /** The ingest path shared by all sessions (queue depth, options). */
+  readonly ingest: Ingest;
   readonly connections: ReadonlySet<Connection>;
   /** Authenticated sessions held by this server, by host_id. */
   readonly sessions: ReadonlyMap<string, Connection>;
@@ -239,6 +241,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     url,
     port: addr.port,
     storage,
+    ingest,
     connections,
     sessions,
     metrics,

@@ -142,6 +142,66 @@ describe('logs.push', () => {
     await real.close();
   });
 
+  it('a push pipelined behind a refused one is refused too, so the resend is never dropped as a duplicate', async () => {
+    t = await startTestServer({ agent_rate_entries_per_s: 200 });
+    const a = await enroll(t);
+    // Three pushes in flight: the first exceeds the bucket (-32030); the two behind it would
+    // otherwise be committed and move accepted_seq past 1..250, losing them on resend.
+    const ids = [a.client.fire('logs.push', { seq_start: 1, entries: logEntries(1, 250) }), a.client.fire('logs.push', { seq_start: 251, entries: logEntries(251, 10) }), a.client.fire('logs.push', { seq_start: 261, entries: logEntries(261, 10) })];
+    const [r1, r2, r3] = await Promise.all(ids.map((id) => a.client.response(id)));
+    expect(r1!.error?.code).toBe(-32030);
+    expect(r2!.error?.code).toBe(-32020);
+    expect(r2!.error?.data.resend_from_seq).toBe(1);
+    expect(r3!.error?.code).toBe(-32020);
+    expect(await countRows(t, a.host_id)).toBe(0);
+    // The agent resends from seq 1 (in smaller pushes, after the pause): everything is stored.
+    await new Promise((res) => setTimeout(res, r1!.error!.data.retry_after_ms + 20));
+    expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 150) })).result.up_to_seq).toBe(150);
+    await new Promise((res) => setTimeout(res, 700));
+    expect((await a.client.request('logs.push', { seq_start: 151, entries: logEntries(151, 120) })).result.up_to_seq).toBe(270);
+    expect(await countRows(t, a.host_id)).toBe(270);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('after a failed commit, pushes queued behind it are refused and nothing past the failure is committed', async () => {
+    const dir = (await import('./helpers.js')).makeTempDir();
+    const real = openSqliteStorage({ path: `${dir}/g.db` });
+    await migrateToLatest(real);
+    let fail = true;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const storage: Storage = {
+      ...real,
+      db: real.db,
+      ingest: {
+        commitBatch: async (h, e, r) => {
+          if (fail) {
+            fail = false;
+            await gate; // hold the failing commit until the next push is pending
+            throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_FULL' });
+          }
+          return real.ingest.commitBatch(h, e, r);
+        },
+        insertMetrics: (...args) => real.ingest.insertMetrics(...args),
+      },
+    };
+    t = await startTestServer({}, { storage });
+    const a = await enroll(t);
+    const id1 = a.client.fire('logs.push', { seq_start: 1, entries: logEntries(1, 100) });
+    const id2 = a.client.fire('logs.push', { seq_start: 101, entries: logEntries(101, 10) });
+    await waitFor(() => t!.server.ingest.queuedEntries === 110);
+    release();
+    const [r1, r2] = [await a.client.response(id1), await a.client.response(id2)];
+    expect(r1.error?.code).toBe(-32007);
+    expect(r2.error?.code).toBe(-32007);
+    expect(await countRows(t, a.host_id)).toBe(0);
+    expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 110) })).result.up_to_seq).toBe(110);
+    a.client.ws.close();
+    await a.client.closed;
+    await real.close();
+  });
+
   it('-32004 when the host row disappears mid-session', async () => {
     t = await startTestServer();
     const a = await enroll(t);
