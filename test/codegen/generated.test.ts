@@ -128,7 +128,7 @@ describe('codegen', () => {
     const [a, b] = [await generate(opts), await generate(opts)];
     expect([...a.keys()]).toEqual([...b.keys()]);
     for (const [k, v] of a) expect(b.get(k), k).toBe(v);
-  });
+  }, 120_000);
 
   it('starts every generated file with the do-not-edit header and keeps versions out of it', () => {
     const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? (e.name === 'node_modules' ? [] : walk(join(d, e.name))) : [join(d, e.name)]));
@@ -160,7 +160,7 @@ describe('codegen', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('differs: generated/dist/validators.js');
     expect(run.stderr).toContain('differs: generated/manifest.json');
-  });
+  }, 120_000);
 
   it('the drift check passes on the committed tree and reports stale and missing files', () => {
     const ok = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check'], { encoding: 'utf8' });
@@ -173,7 +173,7 @@ describe('codegen', () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('missing: generated/PROTOCOL.md');
     expect(run.stderr).toContain('stale:   generated/stale.txt');
-  });
+  }, 120_000);
 
   it('refuses a contract with a keyword the generators would mishandle (exit 2, naming file and path)', () => {
     const dir = tmp();
@@ -185,7 +185,7 @@ describe('codegen', () => {
     const run = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check', '--contract', dir], { encoding: 'utf8' });
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('schemas/agent.heartbeat.params.json at /if: keyword "if" is not allowed');
-  });
+  }, 120_000);
 
   it('lint flags each construct the type generator or ajv would silently mishandle', () => {
     const cases: [object, string][] = [
