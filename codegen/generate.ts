@@ -15,7 +15,7 @@ import { emitCatalog, emitConstants, emitErrors, emitProbes, emitStateMachine } 
 import { emitStubs } from './emit-stubs.js';
 import { emitVectors } from './emit-vectors.js';
 import { emitDocs } from './emit-docs.js';
-import { compileGenerated } from './compile.js';
+import { compileGenerated, compilerVersion } from './compile.js';
 import { TS_HEADER, MD_HEADER, JSON_HEADER_VALUE, jsonWithHeader } from './header.js';
 import { packageJson, packageReadme } from './emit-package.js';
 import { emitAsyncApi, emitOpenRpc } from './emit-spec.js';
@@ -95,7 +95,7 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
     jsonWithHeader({
       package: PACKAGE_NAME,
       generator: { name: 'cortex-codegen', version: opts.generatorVersion },
-      tools: Object.fromEntries(['json-schema-to-typescript', 'ajv', 'ajv-formats', 'esbuild', 'typescript', 'ts-morph'].map((t) => [t, toolVersion(t)])),
+      tools: { ...Object.fromEntries(['json-schema-to-typescript', 'ajv', 'ajv-formats', 'esbuild', 'ts-morph'].map((t) => [t, toolVersion(t)])), typescript: compilerVersion },
       contract_sha256: contractHash.digest('hex'),
       runtime_sha256: runtimeHash.digest('hex'),
       files: [...files.keys()].sort(),
