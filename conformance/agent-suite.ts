@@ -121,7 +121,7 @@ export async function runAgentSuite(o: AgentSuiteOptions, runner: Runner): Promi
 
 async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServer, work: string, logFile: string, procs: Spawned[]): Promise<string | undefined> {
   const t = o.timeoutMs;
-  const startTimeout = Math.max(t * 3, 15_000);
+  const startTimeout = Math.max(t * 3, 3000);
   const hostId = randomUUID();
   const enrollToken = randomToken();
   const stateDir = join(work, 'state-a');

@@ -588,11 +588,13 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       const entries = [entry(s), entry(s + 2)];
       const resp = await rawCall(conn, { jsonrpc: '2.0', id: nextRawId(), method: 'logs.push', params: { seq_start: s, entries } });
       expect(errorCode(resp) === -32602, 'error -32602', describeFrame(resp));
-      const mismatch = await rawCall(conn, { jsonrpc: '2.0', id: nextRawId(), method: 'logs.push', params: { seq_start: s + 1, entries: [entry(s)] } });
+      // A fresh session for the second check: after a refused push a server may refuse later
+      // pushes of the same session until the agent resends from the refused seq.
+      const mismatch = await withSession((c2) => rawCall(c2, { jsonrpc: '2.0', id: nextRawId(), method: 'logs.push', params: { seq_start: s + 1, entries: [entry(s)] } }));
       expect(errorCode(mismatch) === -32602, 'error -32602 for seq_start != entries[0].seq', describeFrame(mismatch));
       if (h.accepted_seq >= 1) {
         // A duplicate of the last accepted entry is acked with the current accepted_seq: it must not have moved.
-        const r = await conn.client.logsPush({ seq_start: h.accepted_seq, entries: [entry(h.accepted_seq)] }, { timeoutMs: t });
+        const r = await withSession((c3) => c3.client.logsPush({ seq_start: h.accepted_seq, entries: [entry(h.accepted_seq)] }, { timeoutMs: t }));
         expect(r.up_to_seq === h.accepted_seq, `accepted_seq still ${h.accepted_seq}`, `up_to_seq ${r.up_to_seq}`);
       }
       return 'both -32602, nothing accepted';

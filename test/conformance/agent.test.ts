@@ -1,0 +1,58 @@
+// The conformance runner's agent suite against our agents: examples/minimal-agent (CLI
+// commands) and the reference agent (enroll CLI; run through its library entry with a
+// file-fed custom source, see fixtures/reference-agent-run.mjs). Both must pass with no
+// failure; the cases the minimal agent promises are listed explicitly.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_CLI, FIXTURES, MINIMAL_AGENT, buildConformance, failures, parseJson, runConformance, statusOf } from './helpers.js';
+
+const COMMON = ['--backoff-base-ms', '100', '--quiet-window-ms', '1500', '--json'];
+
+describe('cortex-conformance agent', () => {
+  beforeAll(() => buildConformance());
+
+  it('examples/minimal-agent passes the agent suite', async () => {
+    const r = await runConformance([
+      'agent',
+      '--enroll-command', `node ${MINIMAL_AGENT} enroll --server {url} --token {token} --host-id {host_id} --state-dir {state_dir}`,
+      '--run-command', `node ${MINIMAL_AGENT} run --state-dir {state_dir} --backoff-base-ms 100 --heartbeat-ms 300`,
+      '--probe', 'demo.echo', '--probe-args', '{"hello":"world"}',
+      ...COMMON,
+    ]);
+    const rep = parseJson(r);
+    expect(failures(rep), r.stderr).toEqual([]);
+    expect(r.code).toBe(0);
+    for (const id of [
+      'agent/hello-contents', 'agent/rotated-token-used', 'agent/rotated-token-persisted',
+      'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse',
+      'agent/heartbeat', 'agent/probe-unknown', 'agent/probe-round-trip', 'error/-32602-InvalidParams',
+      'agent/config-update', 'agent/shutdown-server-reload', 'agent/reconnect-after-reload', 'agent/backoff-bounds',
+      'agent/shutdown-decommission', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/hello-valid', 'agent/requests-valid',
+    ]) expect(statusOf(rep, id), id).toBe('PASS');
+    // Generated from the vectors of the server→agent methods.
+    expect(rep.cases.filter((c) => c.id.startsWith('vector/probe.request/params/') && c.status === 'PASS').length).toBeGreaterThanOrEqual(10);
+    expect(rep.cases.filter((c) => c.id.startsWith('vector/agent.shutdown/params/') && c.status === 'PASS').length).toBeGreaterThanOrEqual(8);
+  }, 90_000);
+
+  it('the reference agent passes the agent suite', async () => {
+    const r = await runConformance([
+      'agent',
+      '--enroll-command', `node ${AGENT_CLI} enroll --server {url} --token {token} --host-id {host_id} --state-dir {state_dir} --allow-insecure`,
+      '--run-command', `node ${FIXTURES}/reference-agent-run.mjs --state-dir {state_dir} --file {file} --backoff-base-ms 100 --heartbeat-ms 300`,
+      '--emit-command', `node ${FIXTURES}/emit-lines.mjs {file} {count}`,
+      ...COMMON,
+    ]);
+    const rep = parseJson(r);
+    expect(failures(rep), r.stderr).toEqual([]);
+    expect(r.code).toBe(0);
+    for (const id of ['agent/rotated-token-persisted', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked']) {
+      expect(statusOf(rep, id), id).toBe('PASS');
+    }
+  }, 90_000);
+
+  it('an agent that never connects is reported with a clear message and exit 1', async () => {
+    const r = await runConformance(['agent', '--run-command', 'node -e "process.exit(3)" {url} {token} {host_id} {state_dir}', '--timeout-ms', '1000', '--json']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/never completed agent\.hello/);
+    expect(parseJson(r).ok).toBe(false);
+  }, 30_000);
+});

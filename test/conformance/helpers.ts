@@ -1,0 +1,129 @@
+// Shared helpers of the conformance tests: build, run the compiled runner, spawn the
+// compiled reference server on a temp database and issue hosts.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const RUNNER = join(ROOT, 'dist/conformance/cli.js');
+export const SERVER_CLI = join(ROOT, 'dist/server/cli.js');
+export const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
+export const FIXTURES = join(ROOT, 'test/conformance/fixtures');
+export const MINIMAL_AGENT = join(ROOT, 'examples/minimal-agent/agent.mjs');
+
+/** Builds the runner (incremental). The server and agent are built by `npm test` / `npm run build`. */
+export function buildConformance(): void {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', join(ROOT, 'conformance')], { cwd: ROOT, stdio: 'inherit' });
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the compiled runner to completion (asynchronously, so servers in this process keep serving). */
+export function runConformance(args: string[], timeoutMs = 90_000): Promise<RunResult> {
+  return new Promise((resolveP, reject) => {
+    const child = spawn(process.execPath, [RUNNER, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`runner timed out; stdout so far:\n${stdout}\nstderr:\n${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolveP({ code, stdout, stderr });
+    });
+  });
+}
+
+export interface JsonReport {
+  ok: boolean;
+  error?: string;
+  passed: number;
+  failed: number;
+  skipped: number;
+  cases: { id: string; status: 'PASS' | 'FAIL' | 'SKIP'; expected: string; seen: string }[];
+}
+
+export function parseJson(r: RunResult): JsonReport {
+  const lines = r.stdout.trim().split('\n');
+  if (lines.length !== 1) throw new Error(`--json must print one line; got:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  return JSON.parse(lines[0] as string) as JsonReport;
+}
+
+export function statusOf(report: JsonReport, id: string): string | undefined {
+  return report.cases.find((c) => c.id === id)?.status;
+}
+
+/** "id: expected …; seen …" lines of the failed cases, for assertion messages. */
+export function failures(report: JsonReport): string[] {
+  return report.cases.filter((c) => c.status === 'FAIL').map((c) => `${c.id}: expected ${c.expected}; seen ${c.seen}`);
+}
+
+export interface Host {
+  host_id: string;
+  token: string;
+}
+
+export function issueHost(db: string, name: string): Host {
+  const r = spawnSync(process.execPath, [SERVER_CLI, 'agent', 'issue', '--host', name, '--json', '--db', db], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`agent issue failed: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Host;
+}
+
+export interface ServeHandle {
+  child: ChildProcess;
+  url: string;
+  httpUrl: string;
+  dir: string;
+  db: string;
+  stop(): Promise<void>;
+}
+
+/** Spawns `serve` on 127.0.0.1:0 with a temp database and waits for its "listening" log line. */
+export function serveReference(args: string[]): Promise<ServeHandle> {
+  const dir = mkdtempSync(join(tmpdir(), 'cortex-conformance-test-'));
+  const db = join(dir, 'cortex.db');
+  const child = spawn(process.execPath, [SERVER_CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  return new Promise((resolveP, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      for (const line of err.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        const rec = JSON.parse(line) as { msg?: string; url?: string };
+        if (rec.msg === 'listening' && rec.url) {
+          const url = rec.url;
+          resolveP({
+            child,
+            url,
+            httpUrl: url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, ''),
+            dir,
+            db,
+            async stop() {
+              child.kill('SIGKILL');
+              await exited;
+              rmSync(dir, { recursive: true, force: true });
+            },
+          });
+          return;
+        }
+      }
+    });
+    void exited.then(() => reject(new Error(`serve exited before listening: ${err}`)));
+  });
+}
+
+/** Does the reference server CLI know this admin command yet? (issue 4 lands it) */
+export function serverHasCommand(...args: string[]): boolean {
+  const r = spawnSync(process.execPath, [SERVER_CLI, ...args, '--help'], { cwd: ROOT, encoding: 'utf8' });
+  return r.status === 0;
+}
