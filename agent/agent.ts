@@ -18,6 +18,11 @@
 // flush_interval_ms after entries arrived (at once under buffer pressure or while
 // draining), with up to `window` logs.push in flight. Acks advance acked_seq and
 // delete rows in one transaction (buffer.ack).
+//
+// Probes (seed 4.6, DESIGN 5.11): hello's capabilities.supported_probes is exactly the
+// registry's names(); probe.request goes to registry.invoke (args validated, -32010/-32011/
+// -32012/-32602 as the registry throws them) once a rotated token is persisted, under
+// config.probe_concurrency (applied live). Sources: config.log_sources → SourceManager.
 
 import { EventEmitter } from 'node:events';
 import os from 'node:os';
@@ -28,7 +33,6 @@ import {
   LIMITS,
   PROTOCOL_VERSION,
   PeerError,
-  ProbeUnavailableError,
   RpcError,
   createAgentPeer,
   describeIssues,
@@ -49,6 +53,8 @@ import {
   type MetricsPushParams,
   type MetricSample,
   type PeerEvent,
+  type ProbeOutput,
+  type ProbeRequestParams,
   type RetryAfterData,
 } from '@cortex/agent-protocol';
 import type WebSocket from 'ws';
@@ -68,6 +74,7 @@ import { DEFAULT_MOUNTS, collectHostMetrics } from './host-metrics.js';
 import { createLogger, scrubSecret, type Logger } from './log.js';
 import { detectPlatform } from './platform.js';
 import { SendRate } from './send-rate.js';
+import { createProbeRegistry, type ProbeRegistry, type ProbeRegistryOptions } from './probes/index.js';
 import { openSocket } from './socket.js';
 import { BasicSourceManager, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
 import { StateMachine, type Transition } from './state.js';
@@ -76,6 +83,9 @@ import { writeStatusFile, type StatusFile } from './status-file.js';
 import { deleteToken, readToken, writeToken } from './token-store.js';
 
 export const AGENT_VERSION = '0.1.0';
+
+/** file.tail's allowed paths when agent.json has no probe_file_tail_paths (DECISIONS.md F2). */
+export const DEFAULT_PROBE_FILE_TAIL_PATHS: readonly string[] = ['/var/log'];
 
 /** Used until the server's HelloResult.config arrives. */
 export const DEFAULT_CONFIG: AgentConfig = {
@@ -133,6 +143,14 @@ export interface AgentOptions {
   /** Mount points reported as disk_used_pct. */
   mounts?: string[];
   sourceFactories?: SourceFactory[];
+  /**
+   * The probe registry (capabilities.supported_probes = its names(), probe.request runs
+   * through it): a registry, or options for createProbeRegistry (default: every built-in
+   * probe, file.tail limited to `probeFileTailPaths`).
+   */
+  probes?: ProbeRegistry | ProbeRegistryOptions;
+  /** file.tail's allowed paths when `probes` is not a registry (agent.json probe_file_tail_paths; default DEFAULT_PROBE_FILE_TAIL_PATHS). */
+  probeFileTailPaths?: readonly string[];
   /** Validate outgoing frames against the contract in the peer (default true). */
   validateOutgoing?: boolean;
   /** Random source for heartbeat jitter (backoff has its own in `backoff`). */
@@ -172,6 +190,8 @@ interface Conn {
   /** Resolves once the hello outcome is handled (a rotated token persisted). */
   helloDone: Promise<void>;
   markHelloDone: () => void;
+  /** Aborted when the session ends: running probes are killed, their answers dropped. */
+  probeAbort: AbortController;
 }
 
 /** Error codes per Authenticating event, read from the contract's state-machine data. */
@@ -200,6 +220,7 @@ export class Agent extends EventEmitter {
   readonly log: Logger;
   readonly buffer: DurableBuffer;
   readonly sources: SourceManager;
+  readonly probes: ProbeRegistry;
   readonly backoff: Backoff;
   private readonly machine: StateMachine;
   private readonly rate = new SendRate();
@@ -261,6 +282,13 @@ export class Agent extends EventEmitter {
       options.sourceFactories ?? [],
       (msg, fields) => this.log.info(fields, msg),
     );
+    this.probes = isProbeRegistry(options.probes)
+      ? options.probes
+      : createProbeRegistry({
+          allowedTailPaths: options.probeFileTailPaths ?? DEFAULT_PROBE_FILE_TAIL_PATHS,
+          concurrency: DEFAULT_CONFIG.probe_concurrency,
+          ...(options.probes ?? {}),
+        });
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
     this.nextSendSeq = this.buffer.ackedSeq + 1;
   }
@@ -439,6 +467,7 @@ export class Agent extends EventEmitter {
       watchdog: null,
       helloDone: new Promise<void>((r) => (helloDone = r)),
       markHelloDone: () => helloDone(),
+      probeAbort: new AbortController(),
     };
     this.conn = conn;
     ws.on('error', (err) => this.log.warn({ err: this.scrub(err.message) }, 'websocket error'));
@@ -446,11 +475,7 @@ export class Agent extends EventEmitter {
     ws.on('message', () => this.feedWatchdog(conn));
     peer.onClose((code, reason) => this.onClosed(conn, code, reason));
     registerAgentHandlers(peer, {
-      'probe.request': async ({ probe }) => {
-        // Nothing is sent before a rotated token is on disk (seed 3 step 5).
-        await conn.helloDone;
-        throw new ProbeUnavailableError({ probe }, `probe ${probe} is not implemented by this agent`);
-      },
+      'probe.request': async (params) => this.onProbeRequest(conn, params),
       'agent.shutdown': (params) => this.onShutdown(conn, params),
       'config.update': (params) => this.onConfigUpdate(params),
     });
@@ -471,7 +496,7 @@ export class Agent extends EventEmitter {
       host_id: this.options.hostId,
       platform: detectPlatform(),
       capabilities: {
-        supported_probes: [],
+        supported_probes: this.probes.names(),
         sources: [...this.sources.kinds],
         max_batch_entries: this.capabilityBatch(),
         compression: [],
@@ -584,6 +609,7 @@ export class Agent extends EventEmitter {
   }
 
   private stopSession(conn: Conn): void {
+    if (!conn.probeAbort.signal.aborted) conn.probeAbort.abort(new Error('session closed'));
     if (conn.watchdog) clearTimeout(conn.watchdog);
     conn.watchdog = null;
     this.clearTimer('heartbeatTimer');
@@ -649,6 +675,29 @@ export class Agent extends EventEmitter {
     if (this.machine.fire('drained')) this.scheduleReconnect();
   }
 
+  /**
+   * probe.request: answered only once the hello outcome is handled (a rotated token is on
+   * disk before anything is sent, seed 3 step 5); then the registry validates the args and
+   * runs the probe under probe_concurrency. Its RpcErrors (-32602, -32010, -32011, -32012)
+   * travel as they are; when the session ends first, the probe is killed and nothing is sent.
+   */
+  private async onProbeRequest(conn: Conn, params: ProbeRequestParams): Promise<ProbeOutput> {
+    await conn.helloDone;
+    const started = Date.now();
+    try {
+      const out = await this.probes.invoke(params, { signal: conn.probeAbort.signal });
+      this.log.info({ probe: params.probe, duration_ms: out.duration_ms, exit_code: out.exit_code }, 'probe answered');
+      return out;
+    } catch (err) {
+      if (err instanceof RpcError) {
+        this.log.info({ probe: params.probe, code: err.code, ms: Date.now() - started }, 'probe failed');
+      } else if (!conn.probeAbort.signal.aborted) {
+        this.log.error({ probe: params.probe, err: (err as Error)?.message ?? String(err) }, 'probe failed unexpectedly');
+      }
+      throw err;
+    }
+  }
+
   private onConfigUpdate(params: ConfigUpdateParams): void {
     if (!validateConfigUpdateParams(params)) {
       this.rejectConfig(describeIssues(toIssues(validateConfigUpdateParams.errors)));
@@ -690,6 +739,13 @@ export class Agent extends EventEmitter {
       this.sources.apply(config.log_sources);
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'applying log sources failed');
+    }
+    if (previous.probe_concurrency !== config.probe_concurrency || from === 'hello') {
+      try {
+        this.probes.setConcurrency(config.probe_concurrency);
+      } catch (err) {
+        this.log.error({ err: (err as Error).message, probe_concurrency: config.probe_concurrency }, 'cannot apply probe_concurrency');
+      }
     }
     if (this.machine.state === 'Active' || this.machine.state === 'Draining') {
       if (previous.heartbeat_interval_secs !== config.heartbeat_interval_secs) this.scheduleHeartbeat();
@@ -1182,4 +1238,8 @@ export function closeSocket(ws: WebSocket, code: number, reason: string): Promis
       ws.terminate();
     }
   });
+}
+
+function isProbeRegistry(p: ProbeRegistry | ProbeRegistryOptions | undefined): p is ProbeRegistry {
+  return p !== undefined && typeof (p as ProbeRegistry).invoke === 'function' && typeof (p as ProbeRegistry).names === 'function';
 }

@@ -54,6 +54,11 @@ rejected for good (FatalAuth) or revoked.
   --heartbeat-interval-ms N    override the server's heartbeat interval (testing)
   --ping-watchdog-ms N         no server ping for N ms → reconnect (default ${LIMITS.ping_interval_ms * LIMITS.missed_pongs})
   --backoff-base-ms N          reconnect backoff base (default 1000)
+  --source-poll-ms N           how often file sources check their files (default 250)
+
+Log sources come from the server's config (log_sources: file, journald, ...), added and
+removed live. The file.tail probe reads only below agent.json's probe_file_tail_paths
+(default ["/var/log"]).
 `,
   status: `Usage: cortex-agent status --state-dir DIR [--json]
 
@@ -166,13 +171,15 @@ function logLevel(p: Parsed): LogLevel {
 }
 
 async function cmdRun(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms']);
+  const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'source-poll-ms']);
   if (p.flags.has('help')) return help('run');
   const stateDir = resolve(str(p, 'state-dir', true));
   const level = logLevel(p);
   const heartbeatIntervalMs = int(p, 'heartbeat-interval-ms');
   const pingWatchdogMs = int(p, 'ping-watchdog-ms');
   const backoffBaseMs = int(p, 'backoff-base-ms');
+  const sourcePollMs = int(p, 'source-poll-ms');
+  if (sourcePollMs === 0) throw new UsageError('--source-poll-ms must be at least 1');
   if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`);
   const settings = await readAgentSettings(stateDir);
   if (settings === null) {
@@ -195,6 +202,7 @@ async function cmdRun(args: string[]): Promise<number> {
       logger,
       ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
       ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
+      ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
       ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
     });
   } catch (err) {

@@ -7,22 +7,35 @@
 //   await agent.stop();
 //
 // serverUrl/hostId/allowInsecure/caFile default to what `enroll` wrote to the state dir.
+// Log sources: the real tailers of agent/sources (sourceFactories(): file, journald and
+// whatever else that module implements) unless `sourceFactories` is given ([] = only the
+// in-process custom source, agent.ingest()). Probes: every built-in probe; file.tail may
+// read below agent.json's `probe_file_tail_paths` (default ["/var/log"]).
 
 import { Agent, type AgentOptions } from './agent.js';
+import { sourceFactories } from './sources/index.js';
+import { createLogger } from './log.js';
 import { checkServerUrl } from './socket.js';
 import { ensureStateDir, readAgentSettings, readHostId } from './state-dir.js';
 
-export { Agent, AGENT_VERSION, DEFAULT_CONFIG, authErrorMessage, type AgentOptions, type AgentStatus, type IngestOptions } from './agent.js';
+export { Agent, AGENT_VERSION, DEFAULT_CONFIG, DEFAULT_PROBE_FILE_TAIL_PATHS, authErrorMessage, type AgentOptions, type AgentStatus, type IngestOptions } from './agent.js';
 export { enroll, EnrollError, type EnrollOptions, type EnrollResult } from './enroll.js';
-export { BasicSourceManager, type SourceManager, type SourceFactory, type RunningSource, type SourceStatus, type AgentSink } from './sources.js';
+export { BasicSourceManager, sourceKey, type SourceManager, type SourceFactory, type RunningSource, type SourceStatus, type AgentSink } from './sources.js';
 export { DurableBuffer, readBufferSnapshot } from './buffer/buffer.js';
 export { BufferStorageError } from './buffer/errors.js';
 export { Backoff } from './backoff.js';
 export { createLogger, createCapturingLogger } from './log.js';
 export { checkServerUrl, openSocket, UpgradeError } from './socket.js';
 export { readStatusFile, type StatusFile } from './status-file.js';
+export { sourceFactories, createSourceManager, IMPLEMENTED_KINDS as IMPLEMENTED_SOURCE_KINDS } from './sources/index.js';
+export { createProbeRegistry, BUILTIN_PROBES, type ProbeRegistry, type ProbeRegistryOptions } from './probes/index.js';
 
-export type StartAgentOptions = Omit<AgentOptions, 'serverUrl' | 'hostId'> & { serverUrl?: string; hostId?: string };
+export type StartAgentOptions = Omit<AgentOptions, 'serverUrl' | 'hostId'> & {
+  serverUrl?: string;
+  hostId?: string;
+  /** Poll interval of the default file sources (default 250 ms). */
+  sourcePollMs?: number;
+};
 
 export class AgentConfigError extends Error {
   override readonly name = 'AgentConfigError';
@@ -30,7 +43,8 @@ export class AgentConfigError extends Error {
 
 export async function startAgent(options: StartAgentOptions): Promise<Agent> {
   await ensureStateDir(options.stateDir);
-  const settings = options.serverUrl === undefined ? await readAgentSettings(options.stateDir) : null;
+  // agent.json also carries probe_file_tail_paths; with an explicit serverUrl a missing or bad file is not an error.
+  const settings = options.serverUrl === undefined ? await readAgentSettings(options.stateDir) : await readAgentSettings(options.stateDir).catch(() => null);
   const serverUrl = options.serverUrl ?? settings?.server_url;
   if (serverUrl === undefined) throw new AgentConfigError(`${options.stateDir} has no agent.json; enroll the agent first`);
   const hostId = options.hostId ?? (await readHostId(options.stateDir));
@@ -38,8 +52,20 @@ export async function startAgent(options: StartAgentOptions): Promise<Agent> {
   const allowInsecure = options.allowInsecure ?? settings?.allow_insecure ?? false;
   const problem = checkServerUrl(serverUrl, allowInsecure);
   if (problem !== null) throw new AgentConfigError(problem);
+  const { sourcePollMs, ...agentOptions } = options;
+  const logger = options.logger ?? createLogger();
   const agent = new Agent({
-    ...options,
+    ...agentOptions,
+    logger,
+    sourceFactories:
+      options.sourceFactories ??
+      sourceFactories({
+        logger: logger.child({ component: 'sources' }),
+        ...(sourcePollMs !== undefined ? { pollMs: sourcePollMs } : {}),
+      }),
+    ...(options.probes === undefined && options.probeFileTailPaths === undefined && settings?.probe_file_tail_paths !== undefined
+      ? { probeFileTailPaths: settings.probe_file_tail_paths }
+      : {}),
     serverUrl,
     hostId,
     allowInsecure,

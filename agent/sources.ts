@@ -1,18 +1,20 @@
-// Log sources. The real tailers (file, journald, docker) are a separate issue; this
-// module fixes the seam they plug into:
+// Log sources: the seam between the agent and the tailers in agent/sources/.
 //
 //   - SourceManager.apply(log_sources) is called with HelloResult.config.log_sources and
 //     with every applied config.update: the manager adds/removes sources without a
-//     restart.
+//     restart. A source's identity is its whole config (sourceKey): changing only its
+//     labels, filter or any other field restarts it, and the new runner starts only after
+//     the old one has stopped (it resumes from the position stored in buffer.db).
 //   - pause()/resume() are called by the agent when the buffer cannot store entries
 //     (disk full, read-only): a paused source reads nothing (nothing is read that
 //     cannot be stored) and resumes from its stored position.
 //   - A source commits what it read with AgentSink.append(entries, position): entries
 //     and source position go into buffer.db in one transaction (seed 7, DESIGN 5.9).
 //
-// The built-in manager knows only the in-process `custom` kind, fed by the library
-// call `agent.ingest()`; configured kinds it cannot tail are listed in status with a
-// clear last_error instead of being silently ignored.
+// Factories for real kinds come from agent/sources (sourceFactories(); the library entry
+// startAgent() and the CLI plug them in by default). Without a factory, only the
+// in-process `custom` kind works (fed by `agent.ingest()`); configured kinds nobody can
+// tail are listed in status with a clear last_error instead of being silently ignored.
 
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import type { AppendResult, SourcePositionUpdate } from './buffer/buffer.js';
@@ -30,6 +32,16 @@ export interface SourceStatus {
   position: JsonValue | null;
   last_error: string | null;
   paused: boolean;
+  /** What the runner reports, when it does (agent/sources runners: idle, waiting, reading, draining, paused, retrying, error, stopped; "starting" while a replaced runner stops). */
+  state?: string;
+  lines_read?: number;
+  lines_filtered?: number;
+  lines_lost?: number;
+  rotations?: number;
+  truncations?: number;
+  /** Per-file status of a glob source. */
+  files?: JsonValue;
+  labels?: Record<string, string>;
 }
 
 /** What a source uses to commit entries; provided by the agent. */
@@ -52,8 +64,26 @@ export interface SourceManager {
   close(): Promise<void> | void;
 }
 
+/**
+ * The identity of a configured source: its whole config (every field, `labels` and any
+ * extra field included), with object keys sorted so key order does not matter. A
+ * config.update that changes anything about a source therefore stops the old runner and
+ * starts a new one (which resumes from the position stored in buffer.db); an identical
+ * entry keeps running untouched.
+ */
 export function sourceKey(cfg: LogSourceConfig): string {
-  return JSON.stringify([cfg.kind, cfg.path ?? null, cfg.filter ?? null]);
+  return canonicalJson(cfg);
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const keys = Object.keys(value as Record<string, unknown>)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 /**
@@ -74,10 +104,25 @@ export interface RunningSource {
   status(): { position: JsonValue | null; last_error: string | null };
 }
 
+interface Entry {
+  key: string;
+  cfg: LogSourceConfig;
+  source: RunningSource | null;
+  error: string | null;
+  /** Waiting for a replaced runner to stop before starting (never two readers of one position). */
+  starting: boolean;
+}
+
+/** Runner counters passed through to status when a runner reports them (agent/sources runners do). */
+const STATUS_EXTRAS = ['state', 'lines_read', 'lines_filtered', 'lines_lost', 'rotations', 'truncations', 'files'] as const;
+
 export class BasicSourceManager implements SourceManager {
   readonly kinds: readonly SourceKind[];
-  private readonly running = new Map<string, { cfg: LogSourceConfig; source: RunningSource | null; error: string | null }>();
+  private readonly running = new Map<string, Entry>();
   private pausedReason: string | null = null;
+  /** Runners being stopped; new runners start only once these have stopped. */
+  private readonly stopping = new Set<Promise<void>>();
+  private closed = false;
 
   constructor(
     private readonly sink: AgentSink,
@@ -91,33 +136,70 @@ export class BasicSourceManager implements SourceManager {
     return this.pausedReason !== null;
   }
 
+  /**
+   * Diffs the configured list against the running sources (identity: sourceKey, i.e. the
+   * whole config): removed and changed sources are stopped; added and changed ones start
+   * once every runner being stopped has stopped, so a restarted source never reads
+   * alongside its predecessor (both would commit the same buffer position key).
+   */
   apply(sources: readonly LogSourceConfig[]): void {
+    if (this.closed) return;
     const wanted = new Map(sources.map((s) => [sourceKey(s), s]));
     for (const [key, r] of this.running) {
-      if (!wanted.has(key)) {
-        void r.source?.stop();
-        this.running.delete(key);
-        this.onLog('log source removed', { kind: r.cfg.kind, path: r.cfg.path ?? null });
-      }
+      if (wanted.has(key)) continue;
+      this.running.delete(key);
+      if (r.source) this.track(r.source);
+      this.onLog('log source removed', { kind: r.cfg.kind, path: r.cfg.path ?? null });
     }
+    const added: Entry[] = [];
     for (const [key, cfg] of wanted) {
       if (this.running.has(key)) continue;
-      const factory = this.factories.find((f) => f.kind === cfg.kind);
-      let source: RunningSource | null = null;
-      let error: string | null = null;
-      if (factory !== undefined) {
-        try {
-          source = factory.start(cfg, this.sink);
-          if (this.paused) source.pause();
-        } catch (err) {
-          error = `cannot start: ${(err as Error).message}`;
-        }
-      } else if (cfg.kind !== 'custom') {
-        error = `source kind "${cfg.kind}" is not implemented in this agent build (supported: ${this.kinds.join(', ')})`;
-      }
-      this.running.set(key, { cfg, source, error });
-      this.onLog('log source added', { kind: cfg.kind, path: cfg.path ?? null, error });
+      const entry: Entry = { key, cfg, source: null, error: null, starting: true };
+      this.running.set(key, entry);
+      added.push(entry);
     }
+    if (added.length === 0) return;
+    if (this.stopping.size === 0) {
+      for (const e of added) this.startEntry(e);
+      return;
+    }
+    void Promise.all([...this.stopping]).then(() => {
+      for (const e of added) this.startEntry(e);
+    });
+  }
+
+  /** Resolves once every runner stopped by apply() has stopped and every pending start has happened. */
+  async settled(): Promise<void> {
+    while (this.stopping.size > 0) await Promise.all([...this.stopping]);
+    await Promise.resolve();
+  }
+
+  private track(source: RunningSource): void {
+    const p: Promise<void> = Promise.resolve()
+      .then(() => source.stop())
+      .catch((err: unknown) => this.onLog('log source stop failed', { err: (err as Error)?.message ?? String(err) }))
+      .finally(() => this.stopping.delete(p));
+    this.stopping.add(p);
+  }
+
+  private startEntry(e: Entry): void {
+    if (!e.starting) return;
+    e.starting = false;
+    // Removed (or replaced) again while waiting, or the manager closed: nothing to start.
+    if (this.closed || this.running.get(e.key) !== e) return;
+    const cfg = e.cfg;
+    const factory = this.factories.find((f) => f.kind === cfg.kind);
+    if (factory !== undefined) {
+      try {
+        e.source = factory.start(cfg, this.sink);
+        if (this.paused) e.source.pause();
+      } catch (err) {
+        e.error = `cannot start: ${(err as Error).message}`;
+      }
+    } else if (cfg.kind !== 'custom') {
+      e.error = `source kind "${cfg.kind}" is not implemented in this agent build (supported: ${this.kinds.join(', ')})`;
+    }
+    this.onLog('log source added', { kind: cfg.kind, path: cfg.path ?? null, error: e.error });
   }
 
   pause(reason: string): void {
@@ -135,21 +217,33 @@ export class BasicSourceManager implements SourceManager {
   status(): SourceStatus[] {
     const out: SourceStatus[] = [];
     for (const r of this.running.values()) {
-      const s = r.source?.status() ?? { position: null, last_error: null };
-      out.push({
+      let s: { position: JsonValue | null; last_error: string | null } = { position: null, last_error: null };
+      try {
+        s = r.source?.status() ?? s;
+      } catch (err) {
+        s = { position: null, last_error: `status failed: ${(err as Error).message}` };
+      }
+      const row: SourceStatus = {
         kind: r.cfg.kind,
         path: r.cfg.path ?? null,
         name: r.cfg.kind === 'file' ? null : (r.cfg.filter ?? r.cfg.path ?? null),
         position: s.position,
         last_error: r.error ?? s.last_error ?? (this.pausedReason && r.cfg.kind !== 'custom' ? this.pausedReason : null),
         paused: this.paused,
-      });
+      };
+      if (r.starting) row.state = 'starting';
+      const extra = s as unknown as Record<string, unknown>;
+      for (const k of STATUS_EXTRAS) if (extra[k] !== undefined) (row as unknown as Record<string, unknown>)[k] = extra[k];
+      if (r.cfg.labels !== undefined) row.labels = r.cfg.labels;
+      out.push(row);
     }
     return out;
   }
 
   async close(): Promise<void> {
-    for (const r of this.running.values()) await r.source?.stop();
+    this.closed = true;
+    for (const r of this.running.values()) if (r.source) this.track(r.source);
     this.running.clear();
+    await this.settled();
   }
 }

@@ -89,6 +89,8 @@ export interface AgentSettings {
   ca_file?: string | null;
   buffer_soft_cap_bytes?: number;
   buffer_hard_cap_bytes?: number;
+  /** Files or directories the file.tail probe may read (absolute paths; default ["/var/log"]; [] disables file.tail). */
+  probe_file_tail_paths?: string[];
   [key: string]: JsonValue | undefined;
 }
 
@@ -109,6 +111,14 @@ export function checkAgentSettings(value: unknown): string | null {
   for (const key of ['buffer_soft_cap_bytes', 'buffer_hard_cap_bytes'] as const) {
     const n = v[key];
     if (n !== undefined && !(typeof n === 'number' && Number.isSafeInteger(n) && n > 0)) return `${key} must be a positive integer`;
+  }
+  const tail = v.probe_file_tail_paths;
+  if (tail !== undefined) {
+    if (!Array.isArray(tail)) return 'probe_file_tail_paths must be an array of absolute paths';
+    for (let i = 0; i < tail.length; i++) {
+      const t: unknown = tail[i];
+      if (typeof t !== 'string' || !t.startsWith('/') || t.includes('\0')) return `probe_file_tail_paths[${i}] must be an absolute path`;
+    }
   }
   return null;
 }

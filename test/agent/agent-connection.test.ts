@@ -453,7 +453,7 @@ describe('probes', () => {
     const { agent } = await agentFor(s);
     agent.start();
     await agent.waitForState('Active');
-    const err = await s.current!.client.probeRequest({ probe: 'fs.disk_usage', args: { path: '/' }, timeout_ms: 1000 }).catch((e: unknown) => e);
+    const err = await s.current!.client.probeRequest({ probe: 'no.such_probe', args: {}, timeout_ms: 1000 }).catch((e: unknown) => e);
     expect((err as { code: number }).code).toBe(ErrorCode.ProbeUnavailable);
   });
 });
