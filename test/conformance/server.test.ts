@@ -55,6 +55,8 @@ describe('cortex-conformance server', () => {
     expect(lines.filter((l) => l.includes(' vector/agent.hello/params/')).length).toBeGreaterThan(40);
     // Without the options they need, cases say so.
     if (!args.includes('--admin-url')) expect(lines.find((l) => l.includes(' admin/probe-round-trip '))).toMatch(/^SKIP .*--admin-url/);
+    else for (const id of ['admin/probe-round-trip', 'admin/probe-unlisted', 'admin/probe-agent-error', 'admin/probe-unknown-host']) passed(id);
+    if (args.includes('--revoke-command')) for (const id of ['revocation/live-session', 'error/-32002-TokenRevoked', 'close/4002-TokenRevoked']) passed(id);
 
     const xml = readFileSync(join(tmp, 'junit.xml'), 'utf8');
     expect(xml).toContain('<testsuites name="cortex-conformance"');
