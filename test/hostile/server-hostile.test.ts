@@ -38,8 +38,8 @@ import {
 } from '../support/procs.js';
 import { RawWs, encodeFrame } from '../support/raw-ws.js';
 
-const ERROR_CODES = new Set(ERROR_TABLE.map((e) => e.code));
-const CLOSE_CODES = new Set(CLOSE_CODE_TABLE.map((c) => c.code));
+const ERROR_CODES = new Set<number>(ERROR_TABLE.map((e) => e.code));
+const CLOSE_CODES = new Set<number>(CLOSE_CODE_TABLE.map((c) => c.code));
 const RUNS = FULL ? 2500 : 200;
 const MiB = 1024 * 1024;
 const HELLO_TIMEOUT_MS = 1500;
