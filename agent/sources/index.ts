@@ -11,15 +11,22 @@ import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { BasicSourceManager, type AgentSink, type RunningSource, type SourceFactory } from '../sources.js';
 import { createFileSource } from './file.source.js';
 import { createJournaldSource } from './journald.source.js';
+import { createDockerSource } from './docker.source.js';
+import { createCustomSource } from './custom.source.js';
 import { SourceConfigError, sinkFromBuffer, type LogSourceRunner, type SourceDeps } from './types.js';
 
 export * from './types.js';
 export { createFileSource, FileTailer, GlobFileSource, compileFilter, isFilePosition, MAX_MESSAGE_CODE_POINTS, type FilePosition } from './file.source.js';
 export { JournaldSource, mapJournalEntry, parseJournalMatches, type JournalPosition } from './journald.source.js';
+export {
+  DockerSource, DockerStreamDecoder, DEFAULT_DOCKER_SOCKET, DOCKER_PARTIAL_BYTES, compileContainerSelector, dockerTsNanos, formatNanos, isDockerPosition,
+  type ContainerStatus, type DockerMessage, type DockerPosition,
+} from './docker.source.js';
+export { CustomCommandSource, CustomSocketSource, InProcessCustomSource, parseCustomConfig, type CustomConfig } from './custom.source.js';
 export { parseLine, parseRfc5424, parseRfc3164, parseJsonLine, mapLevel, type ParsedLine } from './syslog-parse.js';
 
 /** Kinds this module can run. */
-export const IMPLEMENTED_KINDS = ['file', 'journald'] as const satisfies readonly LogSourceConfig['kind'][];
+export const IMPLEMENTED_KINDS = ['file', 'journald', 'docker', 'custom'] as const satisfies readonly LogSourceConfig['kind'][];
 
 /** Creates (does not start) the runner for one configured source. Throws SourceConfigError for an invalid config or an unimplemented kind. */
 export function createSource(config: LogSourceConfig, deps: SourceDeps): LogSourceRunner {
@@ -28,8 +35,12 @@ export function createSource(config: LogSourceConfig, deps: SourceDeps): LogSour
       return createFileSource(config, deps);
     case 'journald':
       return createJournaldSource(config, deps);
+    case 'docker':
+      return createDockerSource(config, deps);
+    case 'custom':
+      return createCustomSource(config, deps);
     default:
-      throw new SourceConfigError(`source kind "${config.kind}" is not implemented in agent/sources (implemented: ${IMPLEMENTED_KINDS.join(', ')})`);
+      throw new SourceConfigError(`source kind "${(config as LogSourceConfig).kind}" is not implemented in agent/sources (implemented: ${IMPLEMENTED_KINDS.join(', ')})`);
   }
 }
 

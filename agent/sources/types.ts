@@ -49,6 +49,9 @@ export interface SourceDeps {
   retryMaxMs?: number;
   /** Test hook: wait after seeing a rotated-away file at EOF before switching (default: one poll). */
   rotateQuietPolls?: number;
+  /** Reconnect/restart backoff of docker (engine unreachable) and custom (command exited, socket failed) sources. Defaults 1 s doubling to 30 s. */
+  restartMinMs?: number;
+  restartMaxMs?: number;
 }
 
 export interface SourceRunnerStatus {

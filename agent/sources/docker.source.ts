@@ -1,0 +1,866 @@
+// The `docker` log source (DECISIONS.md D16–D19).
+//
+// Talks to the Docker Engine API over its unix socket (node:http with `socketPath`,
+// unversioned paths): GET /events (type=container, event start/die) announces containers,
+// GET /containers/json?all=1 lists them, GET /containers/{id}/json tells whether a
+// container has a TTY, and GET /containers/{id}/logs?follow=1&stdout=1&stderr=1&timestamps=1
+// &since=<seconds> streams its logs. One ContainerStream per followed container decodes
+// the stream (multiplexed 8-byte frames, or raw for TTY containers), reassembles Docker's
+// 16 KiB partial lines, parses each line (syslog-parse) and commits the entries of every
+// HTTP chunk with ONE buffer append, together with the container's position
+// {id, stdout, stderr}: the Docker timestamp (RFC 3339, 9-digit fraction) of the last
+// chunk committed on each stream. On resume `since` is the whole second of the older one
+// and chunks at or before the stored timestamp of their stream are skipped, so Docker's
+// second-granularity `since` duplicates nothing.
+//
+// The engine unreachable (socket missing, connection refused, the events stream cut)
+// is an error in status, retried with backoff; it never affects other sources. A full
+// buffer pauses the HTTP response (TCP back-pressure up to the engine) — nothing is
+// dropped.
+
+import * as http from 'node:http';
+import { TextDecoder } from 'node:util';
+import type { LogSourceConfig } from '@cortex/agent-protocol';
+import { BufferStorageError } from '../buffer/errors.js';
+import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
+import { compileFilter, MAX_MESSAGE_CODE_POINTS, splitCodePoints } from './file.source.js';
+import { mapLevel, parseLine, type ParsedLine } from './syslog-parse.js';
+import {
+  SourceConfigError,
+  type LogSourceRunner,
+  type SourceDeps,
+  type SourceLogger,
+  type SourceRunnerStatus,
+  type SourceSink,
+  silentLogger,
+  sinkFromBuffer,
+} from './types.js';
+
+export const DEFAULT_DOCKER_SOCKET = '/var/run/docker.sock';
+/** Docker's log copier cuts lines without a newline into messages of this many bytes (moby daemon/logger/copier.go). */
+export const DOCKER_PARTIAL_BYTES = 16 * 1024;
+/** A line still being reassembled commits its whole 65536-code-point parts once it holds this many UTF-16 units (bounded memory). */
+const MAX_PENDING_UNITS = 4 * 65536;
+const REQUEST_TIMEOUT_MS = 10_000;
+
+type Stream = 'stdout' | 'stderr';
+
+export interface DockerPosition {
+  [k: string]: JsonValue;
+  /** Container id the timestamps belong to (a container re-created under the same name starts over). */
+  id: string;
+  /** Docker timestamp (RFC 3339 UTC, 9-digit fraction) of the last committed stdout / stderr chunk. */
+  stdout: string | null;
+  stderr: string | null;
+}
+
+export function isDockerPosition(v: JsonValue | null | undefined): v is DockerPosition {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.id === 'string';
+}
+
+// ---- timestamps -----------------------------------------------------------------
+
+const TS_RE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/;
+
+/** Nanoseconds since the epoch of a Docker timestamp (RFC 3339 with up to 9 fraction digits), or null. */
+export function dockerTsNanos(s: string): bigint | null {
+  const m = TS_RE.exec(s);
+  if (m === null) return null;
+  const ms = Date.parse(`${m[1]}${m[3] === 'Z' ? 'Z' : m[3]}`);
+  if (Number.isNaN(ms)) return null;
+  return BigInt(ms) * 1_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
+}
+
+/** RFC 3339 UTC with a 9-digit fraction (Docker's RFC3339NanoFixed). */
+export function formatNanos(ns: bigint): string {
+  const ms = ns / 1_000_000n;
+  const iso = new Date(Number(ms)).toISOString(); // ...T12:00:01.123Z
+  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0');
+  return `${iso.slice(0, 19)}.${frac}Z`;
+}
+
+// ---- stream decoding --------------------------------------------------------------
+
+/** One Docker log message: a timestamp prefix and its content; `complete` when it ended with a newline. */
+export interface DockerMessage {
+  stream: Stream | 'system';
+  /** The timestamp prefix (null when the message had none). */
+  ts: string | null;
+  content: Buffer;
+  complete: boolean;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The end (index after the space) of a timestamp prefix at `p`, or -1. */
+function tsPrefixEnd(buf: Buffer, p: number, end: number): number {
+  const lim = Math.min(end, p + 41);
+  for (let i = p + 19; i < lim; i++) {
+    if (buf[i] === 32) return TS_RE.test(buf.toString('latin1', p, i)) ? i + 1 : -1;
+  }
+  return -1;
+}
+
+/**
+ * Decodes a logs response body. Multiplexed (non-TTY): frames of an 8-byte header
+ * (stream type, 3 zero bytes, uint32 BE payload length) and the payload, headers and
+ * payloads split anywhere across reads; each frame holds one Docker message, and a
+ * frame whose content does not end with a newline is a partial message (Docker's 16 KiB
+ * split) continued by the next message of the same stream. Raw (TTY): the messages
+ * follow each other without framing; a message ends at its newline or after exactly
+ * 16384 content bytes not followed by a newline (then it is partial and the next
+ * message's timestamp follows).
+ */
+export class DockerStreamDecoder {
+  private buf: Buffer = EMPTY;
+  private raw: boolean;
+  /** Raw mode: a message's timestamp was read and its content starts at buf[0]. */
+  private inMessage = false;
+  private ts: string | null = null;
+  /** Set when a multiplexed stream turned out not to be (bad header): decoded as raw from there. */
+  corrupt = false;
+
+  constructor(tty: boolean) {
+    this.raw = tty;
+  }
+
+  push(chunk: Buffer): DockerMessage[] {
+    const out: DockerMessage[] = [];
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    if (!this.raw) this.frames(out);
+    if (this.raw) this.rawMessages(out, false);
+    return out;
+  }
+
+  /** The body ended: a raw message without its newline is returned (incomplete); an incomplete frame is dropped. */
+  end(): DockerMessage[] {
+    const out: DockerMessage[] = [];
+    if (this.raw) this.rawMessages(out, true);
+    this.buf = EMPTY;
+    return out;
+  }
+
+  private frames(out: DockerMessage[]): void {
+    const b = this.buf;
+    let p = 0;
+    while (b.length - p >= 8) {
+      const type = b[p]!;
+      if (type > 3 || b[p + 1] !== 0 || b[p + 2] !== 0 || b[p + 3] !== 0) {
+        // Not a multiplexed stream after all (a TTY container whose Config we misread): raw from here.
+        this.corrupt = true;
+        this.raw = true;
+        this.buf = b.subarray(p);
+        return;
+      }
+      const size = b.readUInt32BE(p + 4);
+      if (b.length - p - 8 < size) break;
+      this.frame(type === 2 ? 'stderr' : type === 3 ? 'system' : 'stdout', b.subarray(p + 8, p + 8 + size), out);
+      p += 8 + size;
+    }
+    this.buf = p === b.length ? EMPTY : Buffer.from(b.subarray(p));
+  }
+
+  private frame(stream: DockerMessage['stream'], payload: Buffer, out: DockerMessage[]): void {
+    let p = 0;
+    while (p < payload.length) {
+      let ts: string | null = null;
+      const after = tsPrefixEnd(payload, p, payload.length);
+      if (after >= 0) {
+        ts = payload.toString('latin1', p, after - 1);
+        p = after;
+      }
+      const nl = payload.indexOf(10, p);
+      if (nl < 0) {
+        out.push({ stream, ts, content: payload.subarray(p), complete: false });
+        return;
+      }
+      out.push({ stream, ts, content: payload.subarray(p, nl), complete: true });
+      p = nl + 1;
+    }
+  }
+
+  private rawMessages(out: DockerMessage[], final: boolean): void {
+    const b = this.buf;
+    let p = 0;
+    while (p < b.length) {
+      if (!this.inMessage) {
+        const after = tsPrefixEnd(b, p, b.length);
+        if (after < 0 && b.length - p < 41 && !final && b.indexOf(32, p) < 0) break; // the prefix may still be arriving
+        if (after >= 0) {
+          this.ts = b.toString('latin1', p, after - 1);
+          p = after;
+        } else this.ts = null;
+        this.inMessage = true;
+      }
+      const limit = p + DOCKER_PARTIAL_BYTES;
+      const nl = b.subarray(p, Math.min(b.length, limit + 1)).indexOf(10);
+      if (nl >= 0) {
+        out.push({ stream: 'stdout', ts: this.ts, content: Buffer.from(b.subarray(p, p + nl)), complete: true });
+        p += nl + 1;
+        this.inMessage = false;
+        continue;
+      }
+      if (b.length > limit) {
+        // 16384 content bytes and the next byte is not a newline: a partial message.
+        out.push({ stream: 'stdout', ts: this.ts, content: Buffer.from(b.subarray(p, limit)), complete: false });
+        p = limit;
+        this.inMessage = false;
+        continue;
+      }
+      if (final) {
+        out.push({ stream: 'stdout', ts: this.ts, content: Buffer.from(b.subarray(p)), complete: false });
+        p = b.length;
+        this.inMessage = false;
+      }
+      break;
+    }
+    this.buf = p >= b.length ? EMPTY : Buffer.from(b.subarray(p));
+  }
+}
+
+// ---- Engine API client ------------------------------------------------------------------
+
+class EngineError extends Error {
+  constructor(message: string, readonly statusCode: number | null) {
+    super(message);
+  }
+}
+
+function engineRequest(socketPath: string, path: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ socketPath, path, agent: false, timeout: REQUEST_TIMEOUT_MS, headers: { Accept: 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if ((res.statusCode ?? 0) >= 300) {
+          reject(new EngineError(`GET ${path}: HTTP ${res.statusCode}: ${errorMessage(text)}`, res.statusCode ?? null));
+          return;
+        }
+        try {
+          resolve(JSON.parse(text));
+        } catch {
+          reject(new EngineError(`GET ${path}: response is not JSON`, res.statusCode ?? null));
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)));
+    req.on('error', reject);
+  });
+}
+
+function errorMessage(text: string): string {
+  try {
+    const o = JSON.parse(text) as { message?: unknown };
+    if (typeof o.message === 'string') return o.message;
+  } catch {
+    /* not JSON */
+  }
+  return text.trim().slice(0, 200);
+}
+
+function containerName(names: unknown): string | null {
+  if (typeof names === 'string') return names.replace(/^\//, '');
+  if (!Array.isArray(names)) return null;
+  // Names may include link aliases ("/other/alias"): the container's own name has one slash.
+  const own = names.find((n): n is string => typeof n === 'string' && n.lastIndexOf('/') === 0) ?? names.find((n): n is string => typeof n === 'string');
+  return own === undefined ? null : own.replace(/^\//, '');
+}
+
+// ---- selection ----------------------------------------------------------------------------
+
+const NAME_RE = /^[A-Za-z0-9*?][A-Za-z0-9_.*?-]*$/;
+
+/** `path`: one container name, or a glob (`*`, `?`) over names; absent = every container. */
+export function compileContainerSelector(path: string | undefined): (name: string) => boolean {
+  if (path === undefined || path === '' || path === '*') return () => true;
+  const p = path.replace(/^\//, '');
+  if (!NAME_RE.test(p) || p.length > 255) throw new SourceConfigError(`docker source path ${JSON.stringify(path)} is not a container name or a glob over names ([A-Za-z0-9_.-], * and ?)`);
+  if (!/[*?]/.test(p)) return (name) => name === p;
+  const re = new RegExp(`^${p.replace(/[.]/g, '\\.').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  return (name) => re.test(name);
+}
+
+// ---- one container ----------------------------------------------------------------------------
+
+interface Pending {
+  /** Streaming decoder: a UTF-8 sequence cut by a 16 KiB split is completed by the next chunk. */
+  dec: TextDecoder;
+  text: string;
+  firstNs: bigint | null;
+  /** Parts already committed of this (over-long) line. */
+  parts: number;
+}
+
+interface Counters {
+  lines_read: number;
+  bytes_read: number;
+  lines_filtered: number;
+  lines_split: number;
+  lines_skipped: number;
+}
+
+interface Shared {
+  sink: SourceSink;
+  log: SourceLogger;
+  clock: () => number;
+  filter: RegExp | null;
+  labels: Record<string, string> | null;
+  retryMinMs: number;
+  retryMaxMs: number;
+  socketPath: string;
+  key: string;
+  counters: Counters;
+  isPaused: () => boolean;
+}
+
+type ContainerState = 'reading' | 'paused' | 'retrying' | 'stopped' | 'error';
+
+class ContainerStream {
+  readonly source: string;
+  private req: http.ClientRequest | null = null;
+  private res: http.IncomingMessage | null = null;
+  private decoder: DockerStreamDecoder;
+  private readonly pending: Record<Stream, Pending | null> = { stdout: null, stderr: null };
+  /** Committed positions (ns) per stream; chunks at or before them are skipped. */
+  private readonly pos: Record<Stream, bigint | null> = { stdout: null, stderr: null };
+  /** Positions including what was read but is not yet committed. */
+  private readonly seen: Record<Stream, bigint | null> = { stdout: null, stderr: null };
+  private held: { entries: NewLogEntry[]; pos: DockerPosition } | null = null;
+  private retryMs = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  committed: DockerPosition | null = null;
+  lastError: string | null = null;
+  state: ContainerState = 'reading';
+  linesRead = 0;
+
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly tty: boolean,
+    private readonly s: Shared,
+    private readonly onEnd: (c: ContainerStream, clean: boolean) => void,
+  ) {
+    this.source = `docker:${name}`;
+    this.decoder = new DockerStreamDecoder(tty);
+    const stored = s.sink.position(this.source);
+    if (isDockerPosition(stored) && stored.id === id) {
+      this.committed = stored;
+      for (const st of ['stdout', 'stderr'] as const) {
+        const v = stored[st];
+        this.pos[st] = typeof v === 'string' ? dockerTsNanos(v) : null;
+      }
+    }
+  }
+
+  /** `since` for the logs request: the whole second of the older stream position (0: from the start). */
+  since(): number {
+    const ps = [this.pos.stdout, this.pos.stderr].filter((p): p is bigint => p !== null);
+    if (ps.length === 0) return 0;
+    const min = ps.reduce((a, b) => (a < b ? a : b));
+    return Number(min / 1_000_000_000n);
+  }
+
+  open(): void {
+    const path = `/containers/${encodeURIComponent(this.id)}/logs?follow=1&stdout=1&stderr=1&timestamps=1&since=${this.since()}`;
+    const req = http.get({ socketPath: this.s.socketPath, path, agent: false }, (res) => {
+      if ((res.statusCode ?? 0) >= 300) {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => this.finish(false, `logs of ${this.name}: HTTP ${res.statusCode}: ${errorMessage(Buffer.concat(chunks).toString('utf8'))}`));
+        res.on('error', (err) => this.finish(false, err.message));
+        return;
+      }
+      this.res = res;
+      if (this.s.isPaused() || this.held !== null) res.pause();
+      res.on('data', (c: Buffer) => this.onData(c));
+      res.on('end', () => this.finish(true, null));
+      res.on('error', (err) => this.finish(false, `logs of ${this.name}: ${err.message}`));
+      res.on('close', () => this.finish(res.complete, res.complete ? null : `logs of ${this.name}: the stream was cut`));
+    });
+    req.on('error', (err) => this.finish(false, `logs of ${this.name}: ${err.message}`));
+    this.req = req;
+  }
+
+  pause(): void {
+    this.res?.pause();
+    if (this.state === 'reading') this.state = 'paused';
+  }
+
+  resume(): void {
+    if (this.state === 'paused') this.state = 'reading';
+    this.retryMs = 0;
+    if (this.held !== null) this.flushHeld();
+    else this.res?.resume();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.state = 'stopped';
+    if (this.timer) clearTimeout(this.timer);
+    this.req?.destroy();
+    this.res?.destroy();
+  }
+
+  private finished = false;
+  /** Set when the stream ended; onEnd is called once nothing is held any more. */
+  private endedClean: boolean | null = null;
+  private finish(clean: boolean, error: string | null): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.closed) return;
+    if (error !== null) {
+      this.lastError = error;
+      this.s.log.warn({ source: this.source }, `docker: ${error}`);
+    }
+    // The container stopped: a partial last line will never get its newline. (A stream
+    // cut by an error keeps it pending: the position excludes it and it is read again.)
+    if (clean) this.process(this.decoder.end(), true);
+    this.endedClean = clean && error === null;
+    this.maybeEnded();
+  }
+
+  private maybeEnded(): void {
+    if (this.endedClean === null || this.held !== null || this.closed) return;
+    this.state = 'stopped';
+    const clean = this.endedClean;
+    this.endedClean = null;
+    this.onEnd(this, clean);
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    this.s.counters.bytes_read += chunk.length;
+    this.process(this.decoder.push(chunk), false);
+  }
+
+  private process(msgs: DockerMessage[], final: boolean): void {
+    const entries: NewLogEntry[] = [];
+    for (const m of msgs) {
+      if (m.stream === 'system') {
+        this.lastError = `engine: ${m.content.toString('utf8').trim().slice(0, 500)}`;
+        this.s.log.warn({ source: this.source }, `docker: ${this.lastError}`);
+        continue;
+      }
+      const st = m.stream;
+      const ns = m.ts === null ? null : dockerTsNanos(m.ts);
+      const floor = this.pos[st];
+      if (ns !== null && floor !== null && ns <= floor && this.pending[st] === null) {
+        this.s.counters.lines_skipped++;
+        continue;
+      }
+      let p = this.pending[st];
+      if (p === null) {
+        p = { dec: new TextDecoder('utf-8'), text: '', firstNs: ns, parts: 0 };
+        this.pending[st] = p;
+      }
+      if (ns !== null) this.seen[st] = ns;
+      if (m.complete) {
+        p.text += p.dec.decode(m.content);
+        this.line(st, p, entries, false);
+        this.pending[st] = null;
+      } else {
+        p.text += p.dec.decode(m.content, { stream: true });
+        if (p.text.length >= MAX_PENDING_UNITS) this.line(st, p, entries, true);
+      }
+    }
+    if (final) {
+      for (const st of ['stdout', 'stderr'] as const) {
+        const p = this.pending[st];
+        if (p !== null) {
+          p.text += p.dec.decode();
+          this.line(st, p, entries, false);
+        }
+        this.pending[st] = null;
+      }
+    }
+    const pos = this.position();
+    if (entries.length === 0 && samePosition(pos, this.held?.pos ?? this.committed)) return;
+    this.held = this.held === null ? { entries, pos } : { entries: [...this.held.entries, ...entries], pos };
+    this.flushHeld();
+  }
+
+  /** Per stream: everything before a pending line is committed; without one, everything seen. */
+  private position(): DockerPosition {
+    const out: Record<Stream, string | null> = { stdout: null, stderr: null };
+    for (const st of ['stdout', 'stderr'] as const) {
+      const p = this.pending[st];
+      let v: bigint | null;
+      // A restart re-reads a pending line whole (parts of a > 256 Ki line already committed repeat).
+      if (p !== null) v = p.firstNs !== null ? p.firstNs - 1n : this.pos[st];
+      else v = this.seen[st] ?? this.pos[st];
+      if (v !== null && this.pos[st] !== null && v < this.pos[st]!) v = this.pos[st];
+      out[st] = v === null ? null : formatNanos(v);
+    }
+    return { id: this.id, stdout: out.stdout, stderr: out.stderr };
+  }
+
+  /**
+   * A complete line (more=false), or the whole parts of a line still being reassembled
+   * (more=true: the last, incomplete part stays pending). Lines over 65536 code points
+   * are split as D8 says.
+   */
+  private line(st: Stream, p: Pending, entries: NewLogEntry[], more: boolean): void {
+    let text = p.text;
+    if (!more && text.charCodeAt(text.length - 1) === 13) text = text.slice(0, -1); // TTY lines end in CRLF
+    const ms = p.firstNs !== null ? Number(p.firstNs / 1_000_000n) : this.s.clock();
+    if (!more) {
+      this.s.counters.lines_read++;
+      this.linesRead++;
+    }
+    if (!more && p.parts === 0 && text.length <= MAX_MESSAGE_CODE_POINTS) {
+      if (text.length > 0) this.emit(st, text, ms, null, entries); // empty lines are skipped (as D9)
+      return;
+    }
+    const pieces = text.length === 0 ? [] : splitCodePoints(text, MAX_MESSAGE_CODE_POINTS);
+    if (!more && p.parts === 0 && pieces.length === 1) {
+      this.emit(st, text, ms, null, entries);
+      return;
+    }
+    if (p.parts === 0) this.s.counters.lines_split++;
+    const keep = more ? pieces.pop() ?? '' : '';
+    pieces.forEach((piece, k) => {
+      p.parts++;
+      this.emit(st, piece, ms, { part: p.parts, more: more || k < pieces.length - 1 }, entries);
+    });
+    p.text = keep;
+  }
+
+  private emit(st: Stream, text: string, ms: number, split: { part: number; more: boolean } | null, entries: NewLogEntry[]): void {
+    if (this.s.filter !== null && !this.s.filter.test(text)) {
+      this.s.counters.lines_filtered++;
+      return;
+    }
+    let parsed: ParsedLine | null = null;
+    if (split === null) parsed = parseLine(text, ms);
+    const metadata: Record<string, unknown> = { ...(parsed?.metadata ?? {}), container_id: this.id.slice(0, 12), stream: st };
+    if (this.s.labels !== null) metadata.labels = this.s.labels;
+    if (split !== null) metadata.split = split;
+    const e: NewLogEntry = {
+      ts: parsed?.ts ?? new Date(ms).toISOString(),
+      severity: st === 'stderr' && (parsed === null || !hasOwnSeverity(parsed)) ? 'err' : (parsed?.severity ?? 'info'),
+      message: parsed?.message ?? text,
+      source: this.source,
+      metadata,
+    };
+    if (parsed !== null) {
+      if (parsed.facility !== null) e.facility = parsed.facility;
+      if (parsed.app_name !== null) e.app_name = parsed.app_name;
+      if (parsed.process_id !== null) e.process_id = parsed.process_id;
+    }
+    entries.push(e);
+  }
+
+  /** Commits the held batch; on failure pauses the HTTP response and retries with backoff. */
+  private flushHeld(): void {
+    if (this.held === null || this.closed) return;
+    if (this.s.isPaused()) {
+      this.res?.pause();
+      return;
+    }
+    try {
+      this.s.sink.append(this.held.entries, { source: this.source, position: this.held.pos });
+      this.committed = this.held.pos;
+      for (const st of ['stdout', 'stderr'] as const) {
+        const v = this.held.pos[st];
+        if (v !== null) this.pos[st] = dockerTsNanos(v);
+      }
+      this.held = null;
+      this.retryMs = 0;
+      if (this.state === 'retrying') this.state = 'reading';
+      if (this.lastError !== null && /storage|buffer|disk|SQLITE/i.test(this.lastError)) this.lastError = null;
+      this.res?.resume();
+      this.maybeEnded();
+    } catch (err) {
+      if (!(err instanceof BufferStorageError)) this.s.log.error({ source: this.source, err: (err as Error).message }, 'docker: append failed');
+      this.res?.pause();
+      this.lastError = `buffer storage: ${(err as Error).message}`;
+      this.state = 'retrying';
+      this.retryMs = Math.min(this.s.retryMaxMs, this.retryMs === 0 ? this.s.retryMinMs : this.retryMs * 2);
+      this.timer = setTimeout(() => this.flushHeld(), this.retryMs);
+      this.timer.unref?.();
+    }
+  }
+}
+
+/** A line parsed with a severity of its own (PRI, JSON level): stderr does not override it. */
+function hasOwnSeverity(p: ParsedLine): boolean {
+  if (p.format === 'rfc5424') return true;
+  if (p.format === 'rfc3164') return p.facility !== null; // the PRI-less form has no severity
+  if (p.format === 'json') {
+    const m = p.metadata ?? {};
+    return mapLevel(m.level) !== null || mapLevel(m.severity) !== null || mapLevel(m.lvl) !== null;
+  }
+  return false;
+}
+
+function samePosition(a: DockerPosition, b: DockerPosition | null): boolean {
+  return b !== null && a.id === b.id && a.stdout === b.stdout && a.stderr === b.stderr;
+}
+
+// ---- the source ------------------------------------------------------------------------------
+
+export class DockerSource implements LogSourceRunner {
+  readonly kind = 'docker' as const;
+  /** "docker:<path>" (a name or a glob), or "docker:*" for every container. Entries and positions use "docker:<container name>". */
+  readonly key: string;
+  readonly socketPath: string;
+  private readonly selector: (name: string) => boolean;
+  private readonly selection: string | null;
+  private readonly shared: Shared;
+  private readonly restartMinMs: number;
+  private readonly restartMaxMs: number;
+
+  private readonly streams = new Map<string, ContainerStream>();
+  /** Containers whose logs stream ended and that were started again meanwhile. */
+  private readonly restartWanted = new Set<string>();
+  /** Container id → name, for every container seen (status). */
+  private readonly last = new Map<string, ContainerStream>();
+  private events: http.ClientRequest | null = null;
+  private started = false;
+  private stopped = false;
+  private paused = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private restartMs = 0;
+  private generation = 0;
+  private engineError: string | null = null;
+  private connected = false;
+  private readonly counters: Counters = { lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_split: 0, lines_skipped: 0 };
+
+  constructor(config: LogSourceConfig, deps: SourceDeps) {
+    const path = typeof config.path === 'string' ? config.path : undefined;
+    this.selector = compileContainerSelector(path);
+    this.selection = path === undefined || path === '' ? null : path.replace(/^\//, '');
+    this.key = `docker:${this.selection ?? '*'}`;
+    const socket = config.socket;
+    if (socket !== undefined && (typeof socket !== 'string' || !socket.startsWith('/'))) throw new SourceConfigError(`docker source socket must be an absolute path: ${JSON.stringify(socket)}`);
+    this.socketPath = socket ?? DEFAULT_DOCKER_SOCKET;
+    const sink = deps.sink ?? (deps.buffer ? sinkFromBuffer(deps.buffer) : null);
+    if (sink === null) throw new SourceConfigError('docker source needs deps.sink or deps.buffer');
+    this.restartMinMs = deps.restartMinMs ?? 1000;
+    this.restartMaxMs = deps.restartMaxMs ?? 30_000;
+    this.shared = {
+      sink,
+      log: deps.logger ?? silentLogger,
+      clock: deps.clock ?? Date.now,
+      filter: compileFilter(config.filter),
+      labels: config.labels && Object.keys(config.labels).length > 0 ? { ...config.labels } : null,
+      retryMinMs: deps.retryMinMs ?? 250,
+      retryMaxMs: deps.retryMaxMs ?? 5000,
+      socketPath: this.socketPath,
+      key: this.key,
+      counters: this.counters,
+      isPaused: () => this.paused,
+    };
+  }
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.events?.destroy();
+    this.events = null;
+    for (const c of this.streams.values()) c.close();
+    this.streams.clear();
+  }
+
+  pause(): void {
+    this.paused = true;
+    for (const c of this.streams.values()) c.pause();
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    for (const c of this.streams.values()) c.resume();
+  }
+
+  status(): SourceRunnerStatus & { containers: ContainerStatus[]; lines_skipped: number; socket: string } {
+    const containers: ContainerStatus[] = [...this.last.values()].map((c) => ({
+      name: c.name, id: c.id.slice(0, 12), tty: c.tty, state: this.streams.get(c.id) === c ? c.state : 'stopped',
+      position: c.committed, last_error: c.lastError, lines_read: c.linesRead,
+    }));
+    const position: Record<string, JsonValue> = {};
+    for (const c of containers) if (c.position !== null) position[c.name] = c.position;
+    const containerError = containers.find((c) => c.last_error !== null && c.state !== 'stopped')?.last_error ?? null;
+    let state: SourceRunnerStatus['state'];
+    if (this.stopped) state = 'stopped';
+    else if (this.engineError !== null) state = 'error';
+    else if (this.paused) state = 'paused';
+    else if (containers.some((c) => c.state === 'retrying')) state = 'retrying';
+    else if (this.streams.size > 0) state = 'reading';
+    else state = this.connected ? 'waiting' : 'idle';
+    return {
+      kind: 'docker', key: this.key, path: this.selection, name: this.selection, state,
+      position: Object.keys(position).length > 0 ? position : null,
+      last_error: this.engineError ?? containerError,
+      lines_read: this.counters.lines_read, bytes_read: this.counters.bytes_read, lines_filtered: this.counters.lines_filtered,
+      lines_lost: 0, bytes_lost: 0, lost_estimated: false, truncations: 0, rotations: 0, lines_split: this.counters.lines_split,
+      lines_skipped: this.counters.lines_skipped, socket: this.socketPath, containers,
+    };
+  }
+
+  // -- engine connection --
+
+  private connect(): void {
+    if (this.stopped) return;
+    const gen = ++this.generation;
+    const filters = encodeURIComponent(JSON.stringify({ type: ['container'], event: ['start', 'die'] }));
+    // Events first, then the list: a container started in between is in one or the other.
+    const req = http.get({ socketPath: this.socketPath, path: `/events?filters=${filters}`, agent: false }, (res) => {
+      if ((res.statusCode ?? 0) >= 300) {
+        res.resume();
+        this.engineDown(gen, `GET /events: HTTP ${res.statusCode}`);
+        return;
+      }
+      res.setEncoding('utf8');
+      let partial = '';
+      res.on('data', (s: string) => {
+        const text = partial + s;
+        const lines = text.split('\n');
+        partial = lines.pop() ?? '';
+        for (const l of lines) if (l.trim() !== '') this.onEvent(gen, l);
+      });
+      res.on('end', () => this.engineDown(gen, 'the events stream ended'));
+      res.on('error', (err) => this.engineDown(gen, err.message));
+      res.on('close', () => this.engineDown(gen, 'the events stream was cut'));
+      void this.list(gen);
+    });
+    req.on('error', (err) => this.engineDown(gen, err.message));
+    this.events = req;
+  }
+
+  private async list(gen: number): Promise<void> {
+    let list: unknown;
+    try {
+      list = await engineRequest(this.socketPath, '/containers/json?all=1');
+    } catch (err) {
+      this.engineDown(gen, (err as Error).message);
+      return;
+    }
+    if (gen !== this.generation || this.stopped) return;
+    if (!Array.isArray(list)) {
+      this.engineDown(gen, 'GET /containers/json: not a list');
+      return;
+    }
+    this.connected = true;
+    this.restartMs = 0;
+    if (this.engineError !== null) this.shared.log.info({ source: this.key }, 'docker: engine reachable again');
+    this.engineError = null;
+    for (const c of list as Record<string, unknown>[]) {
+      const id = typeof c.Id === 'string' ? c.Id : null;
+      const name = containerName(c.Names);
+      if (id === null || name === null || !this.selector(name)) continue;
+      const running = c.State === 'running';
+      // A stopped container is read only to finish what it wrote after our stored position
+      // (it stopped while the agent was away); never-seen stopped containers are left alone.
+      if (!running) {
+        const p = this.shared.sink.position(`docker:${name}`);
+        if (!isDockerPosition(p) || p.id !== id) continue;
+      }
+      void this.follow(gen, id);
+    }
+  }
+
+  private onEvent(gen: number, line: string): void {
+    if (gen !== this.generation || this.stopped) return;
+    let ev: { Type?: unknown; Action?: unknown; status?: unknown; id?: unknown; Actor?: { ID?: unknown; Attributes?: Record<string, unknown> } };
+    try {
+      ev = JSON.parse(line) as typeof ev;
+    } catch {
+      return;
+    }
+    const action = typeof ev.Action === 'string' ? ev.Action : ev.status;
+    const id = typeof ev.Actor?.ID === 'string' ? ev.Actor.ID : typeof ev.id === 'string' ? ev.id : null;
+    if (id === null || (ev.Type !== undefined && ev.Type !== 'container')) return;
+    const name = typeof ev.Actor?.Attributes?.name === 'string' ? ev.Actor.Attributes.name : null;
+    if (name !== null && !this.selector(name.replace(/^\//, ''))) return;
+    if (action === 'start') {
+      if (this.streams.has(id)) this.restartWanted.add(id); // the old stream has not ended yet
+      else void this.follow(gen, id);
+    }
+    // die: the logs stream ends by itself.
+  }
+
+  private async follow(gen: number, id: string): Promise<void> {
+    if (this.streams.has(id)) return;
+    let info: { Id?: unknown; Name?: unknown; Config?: { Tty?: unknown } };
+    try {
+      info = (await engineRequest(this.socketPath, `/containers/${encodeURIComponent(id)}/json`)) as typeof info;
+    } catch (err) {
+      if (err instanceof EngineError && err.statusCode === 404) return; // removed meanwhile
+      this.engineDown(gen, (err as Error).message);
+      return;
+    }
+    if (gen !== this.generation || this.stopped || this.streams.has(id)) return;
+    const name = containerName(info.Name);
+    if (name === null || !this.selector(name)) return;
+    const fullId = typeof info.Id === 'string' ? info.Id : id;
+    const c = new ContainerStream(fullId, name, info.Config?.Tty === true, this.shared, (cs, clean) => this.onStreamEnd(gen, cs, clean));
+    this.streams.set(id, c);
+    this.last.set(fullId, c);
+    if (this.paused) c.pause();
+    this.shared.log.info({ source: c.source, since: c.since(), tty: c.tty }, 'docker: following container logs');
+    c.open();
+  }
+
+  private onStreamEnd(gen: number, c: ContainerStream, clean: boolean): void {
+    for (const [k, v] of this.streams) if (v === c) this.streams.delete(k);
+    if (this.stopped || gen !== this.generation) return;
+    const again = this.restartWanted.delete(c.id) || this.restartWanted.delete(c.id.slice(0, 12));
+    // The container may still run (the stream was cut, or it restarted before we saw `die`): ask.
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (this.stopped || gen !== this.generation) return;
+      void engineRequest(this.socketPath, `/containers/${encodeURIComponent(c.id)}/json`).then(
+        (info) => {
+          const running = (info as { State?: { Running?: unknown } }).State?.Running === true;
+          if (running || again) void this.follow(gen, c.id);
+        },
+        () => undefined, // gone, or the engine is down (the events stream reports that)
+      );
+    }, clean ? Math.min(100, this.restartMinMs) : this.restartMinMs);
+    t.unref?.();
+    this.timers.add(t);
+  }
+
+  private engineDown(gen: number, message: string): void {
+    if (gen !== this.generation || this.stopped) return;
+    this.generation++; // ignore everything else from this connection
+    this.connected = false;
+    this.events?.destroy();
+    this.events = null;
+    for (const c of this.streams.values()) c.close();
+    this.streams.clear();
+    this.engineError = `Docker Engine unreachable at ${this.socketPath}: ${message}`;
+    this.restartMs = Math.min(this.restartMaxMs, this.restartMs === 0 ? this.restartMinMs : this.restartMs * 2);
+    this.shared.log.error({ source: this.key, retry_ms: this.restartMs }, `docker: ${this.engineError}; retrying`);
+    this.timer = setTimeout(() => this.connect(), this.restartMs);
+    this.timer.unref?.();
+  }
+}
+
+export interface ContainerStatus {
+  [k: string]: JsonValue;
+  name: string;
+  id: string;
+  tty: boolean;
+  state: string;
+  position: DockerPosition | null;
+  last_error: string | null;
+  lines_read: number;
+}
+
+export function createDockerSource(config: LogSourceConfig, deps: SourceDeps): LogSourceRunner {
+  return new DockerSource(config, deps);
+}
