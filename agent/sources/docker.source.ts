@@ -765,7 +765,12 @@ export class DockerSource implements LogSourceRunner {
       // A stopped container is read only to finish what it wrote after our stored position
       // (it stopped while the agent was away); never-seen stopped containers are left alone.
       if (!running) {
-        const p = this.shared.sink.position(`docker:${name}`);
+        let p: JsonValue | null = null;
+        try {
+          p = this.shared.sink.position(`docker:${name}`);
+        } catch {
+          /* unreadable: treated as never seen */
+        }
         if (!isDockerPosition(p) || p.id !== id) continue;
       }
       void this.follow(gen, id);
@@ -806,7 +811,20 @@ export class DockerSource implements LogSourceRunner {
     const name = containerName(info.Name);
     if (name === null || !this.selector(name)) return;
     const fullId = typeof info.Id === 'string' ? info.Id : id;
-    const c = new ContainerStream(fullId, name, info.Config?.Tty === true, this.shared, (cs, clean) => this.onStreamEnd(gen, cs, clean));
+    let c: ContainerStream;
+    try {
+      c = new ContainerStream(fullId, name, info.Config?.Tty === true, this.shared, (cs, clean) => this.onStreamEnd(gen, cs, clean));
+    } catch (err) {
+      // The stored position could not be read (buffer storage): try again later.
+      this.shared.log.error({ source: `docker:${name}`, err: (err as Error).message }, 'docker: cannot read the stored position');
+      const t = setTimeout(() => {
+        this.timers.delete(t);
+        if (gen === this.generation && !this.stopped) void this.follow(gen, id);
+      }, this.shared.retryMaxMs);
+      t.unref?.();
+      this.timers.add(t);
+      return;
+    }
     this.streams.set(id, c);
     this.last.set(fullId, c);
     if (this.paused) c.pause();
@@ -816,6 +834,13 @@ export class DockerSource implements LogSourceRunner {
 
   private onStreamEnd(gen: number, c: ContainerStream, clean: boolean): void {
     for (const [k, v] of this.streams) if (v === c) this.streams.delete(k);
+    // Status keeps stopped containers, but not forever (containers come and go).
+    if (this.last.size > 200) {
+      for (const [k, v] of this.last) {
+        if (this.last.size <= 100) break;
+        if (![...this.streams.values()].includes(v)) this.last.delete(k);
+      }
+    }
     if (this.stopped || gen !== this.generation) return;
     const again = this.restartWanted.delete(c.id) || this.restartWanted.delete(c.id.slice(0, 12));
     // The container may still run (the stream was cut, or it restarted before we saw `die`): ask.

@@ -141,13 +141,14 @@ describe('file source: basics', () => {
     m.apply([
       { kind: 'file', path: join(dir, 'bad.log'), filter: '(' },
       { kind: 'file', path: good },
-      { kind: 'docker', path: 'web' },
+      { kind: 'docker', path: 'web', socket: join(dir, 'no-engine.sock') },
     ]);
     await waitFor(() => messages(buffer).length === 1);
+    await waitFor(() => m.status()[2]!.last_error !== null);
     const st = m.status();
     expect(st[0]!.last_error).toMatch(/not a valid JavaScript regular expression/);
     expect(st[1]!.last_error).toBeNull();
-    expect(st[2]!.last_error).toMatch(/not implemented/);
+    expect(st[2]!.last_error).toMatch(/Docker Engine unreachable/);
     // config.update removes the good source: it stops reading
     m.apply([]);
     write(good, ['after removal']);

@@ -1,0 +1,197 @@
+import { spawnSync } from 'node:child_process';
+import { lstatSync, writeFileSync } from 'node:fs';
+import * as net from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
+import { BufferStorageError } from '../../../agent/buffer/errors.js';
+import {
+  createSource,
+  createSourceManager,
+  sinkFromBuffer,
+  type CustomCommandSource,
+  type CustomSocketSource,
+  type LogSourceRunner,
+  type SourceLogger,
+  type SourceSink,
+} from '../../../agent/sources/index.js';
+import { allEntries, messages, openBuffer, sleep, tempDir, waitFor } from './helpers.js';
+
+const script = fileURLToPath(new URL('./fixtures/custom-cmd.mjs', import.meta.url));
+
+let dir: string;
+let cleanup: () => void;
+let buffer: DurableBuffer;
+const runners: LogSourceRunner[] = [];
+const logged: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
+const logger: SourceLogger = {
+  info: (obj, msg) => logged.push({ level: 'info', obj: obj as Record<string, unknown>, msg: msg ?? '' }),
+  warn: (obj, msg) => logged.push({ level: 'warn', obj: obj as Record<string, unknown>, msg: msg ?? '' }),
+  error: (obj, msg) => logged.push({ level: 'error', obj: obj as Record<string, unknown>, msg: msg ?? '' }),
+};
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir('cortex-cu-'));
+  buffer = openBuffer(dir);
+  logged.length = 0;
+});
+afterEach(async () => {
+  for (const r of runners.splice(0)) await r.stop();
+  buffer.close();
+  cleanup();
+});
+
+function start<T extends LogSourceRunner>(cfg: Record<string, unknown>, deps: Record<string, unknown> = {}): T {
+  const r = createSource({ kind: 'custom', ...cfg }, { buffer, logger, retryMinMs: 10, retryMaxMs: 40, restartMinMs: 30, restartMaxMs: 60, ...deps }) as unknown as T;
+  runners.push(r);
+  r.start();
+  return r;
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function connectAndWrite(path: string, pieces: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const s = net.createConnection(path, async () => {
+      for (const p of pieces) {
+        s.write(p);
+        await sleep(15);
+      }
+      s.end();
+    });
+    s.on('error', reject);
+    s.on('close', () => resolve());
+  });
+}
+
+describe('custom source: command', () => {
+  it('stdout lines are entries (parsed), stderr is logged, the command is restarted with backoff when it exits', async () => {
+    const state = join(dir, 'state');
+    const r = start<CustomCommandSource>({ path: 'gen', command: [process.execPath, script, state, 'restart'], labels: { team: 'a' } });
+    await waitFor(() => messages(buffer).includes('run2 partial'), 10_000, 'two runs');
+    const ms = messages(buffer);
+    expect(ms.slice(0, 5)).toEqual(['run1 line0', 'run1 line1', 'run1 line2', 'run1 rfc5424', 'run1 partial']);
+    expect(ms.slice(5, 10)).toEqual(['run2 line0', 'run2 line1', 'run2 line2', 'run2 rfc5424', 'run2 partial']);
+    const es = allEntries(buffer);
+    expect(es[0]).toMatchObject({ source: 'custom:gen', severity: 'info', metadata: { labels: { team: 'a' } } });
+    expect(es[3]).toMatchObject({ severity: 'err', facility: 'user', app_name: 'app', process_id: '7', ts: '2024-06-15T12:00:00.000Z' });
+    expect(logged.some((l) => l.level === 'warn' && l.obj.stderr === 'run1 complaint')).toBe(true);
+    expect(logged.some((l) => l.level === 'error' && /exited with code 3: run1 complaint/.test(l.msg))).toBe(true);
+    const st = r.status();
+    expect(st.runs).toBeGreaterThanOrEqual(2);
+    expect(st).toMatchObject({ kind: 'custom', key: 'custom:gen', resumable: false });
+    expect(st.position).toMatchObject({ lines: expect.any(Number) as number, run: expect.any(Number) as number });
+    expect(buffer.getSourcePosition('custom:gen')).toEqual(st.position);
+  });
+
+  it('a missing command: clear error in status, retried; other sources unaffected', async () => {
+    const f = join(dir, 'f.log');
+    writeFileSync(f, 'file line\n');
+    const m = createSourceManager({ buffer, pollMs: 20, restartMinMs: 20, restartMaxMs: 40 });
+    m.apply([{ kind: 'custom', path: 'nope', command: [join(dir, 'no-such-program'), '--x'] }, { kind: 'file', path: f }]);
+    await waitFor(() => messages(buffer).includes('file line'), 5000);
+    await waitFor(() => /command not found/.test(m.status()[0]!.last_error ?? ''), 5000);
+    await m.close();
+  });
+
+  it('stop() kills the command', async () => {
+    const r = start<CustomCommandSource>({ path: 'fv', command: [process.execPath, script, join(dir, 's'), 'forever'] });
+    await waitFor(() => messages(buffer).length === 1, 5000);
+    const pid = Number(messages(buffer)[0]!.split(' ')[1]);
+    expect(alive(pid)).toBe(true);
+    await r.stop();
+    await waitFor(() => !alive(pid), 5000, 'child gone');
+  });
+
+  it('back-pressure: a failing buffer pauses stdout; every line arrives once it recovers, in order; filter', async () => {
+    const real = sinkFromBuffer(buffer);
+    let failing = true;
+    let failures = 0;
+    const sink: SourceSink = {
+      position: real.position,
+      append: (e, pos) => {
+        if (failing) {
+          failures++;
+          throw new BufferStorageError('disk_full', 'append', 'buffer.db', 'SQLITE_FULL');
+        }
+        return real.append(e, pos);
+      },
+    };
+    const r = start<CustomCommandSource>({ path: 'many', command: [process.execPath, script, join(dir, 's'), 'many', '20000'], filter: '^m\\d*[02468]$' }, { sink, buffer: undefined });
+    await waitFor(() => failures >= 3, 5000);
+    expect(r.status()).toMatchObject({ state: 'retrying' });
+    expect(r.status().last_error).toMatch(/disk/);
+    failing = false;
+    await waitFor(() => messages(buffer).length === 10_000, 10_000);
+    expect(messages(buffer)).toEqual(Array.from({ length: 10_000 }, (_, i) => `m${i * 2}`));
+    expect(r.status()).toMatchObject({ last_error: null, lines_filtered: 10_000, runs: 1 });
+  });
+
+  it('pause()/resume(): nothing is committed while paused', async () => {
+    const r = start<CustomCommandSource>({ path: 'pz', command: [process.execPath, script, join(dir, 's'), 'restart'] });
+    r.pause();
+    await sleep(300);
+    expect(messages(buffer)).toEqual([]);
+    r.resume();
+    await waitFor(() => messages(buffer).length >= 5, 5000);
+  });
+});
+
+describe('custom source: socket', () => {
+  it('lines written by clients are entries; pieces, several clients, a partial last line at close', async () => {
+    const path = join(dir, 'app.sock');
+    const r = start<CustomSocketSource>({ path: 'app', socket: path, labels: { via: 'sock' } });
+    await waitFor(() => r.status().listening === true, 5000);
+    await connectAndWrite(path, ['hel', 'lo 1\nsecond', ' line\r\n<14>Jun 15 12:00:00 web1 nginx[12]: third\n', 'no newline at close']);
+    await Promise.all([connectAndWrite(path, ['a1\n', 'a2\n']), connectAndWrite(path, ['b1\n'])]);
+    await waitFor(() => messages(buffer).length === 7, 5000);
+    const ms = messages(buffer);
+    expect(ms.slice(0, 4)).toEqual(['hello 1', 'second line', 'third', 'no newline at close']);
+    expect(ms.slice(4).sort()).toEqual(['a1', 'a2', 'b1']);
+    expect(allEntries(buffer)[2]).toMatchObject({ source: 'custom:app', app_name: 'nginx', process_id: '12', metadata: { hostname: 'web1', labels: { via: 'sock' } } });
+    expect(r.status()).toMatchObject({ connections: 3, last_error: null, position: { connections: 3, lines: 7 } });
+  });
+
+  it('a stale socket file is replaced; a regular file at the path is an error in status', async () => {
+    const stale = join(dir, 'stale.sock');
+    // a process that listened there and died without removing its socket file (a crashed agent)
+    spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(stale)}, () => process.exit(0))`]);
+    expect(lstatSync(stale).isSocket()).toBe(true);
+    await expect(connectAndWrite(stale, ['x\n'])).rejects.toThrow(/ECONNREFUSED/);
+    const r = start<CustomSocketSource>({ path: 's', socket: stale });
+    await waitFor(() => r.status().listening === true, 5000);
+    await connectAndWrite(stale, ['ok\n']);
+    await waitFor(() => messages(buffer).length === 1, 5000);
+
+    const file = join(dir, 'plain-file');
+    writeFileSync(file, 'not a socket');
+    const bad = start<CustomSocketSource>({ path: 'b', socket: file });
+    await waitFor(() => /not a socket/.test(bad.status().last_error ?? ''), 5000);
+    expect(bad.status().state).toBe('error');
+  });
+});
+
+describe('custom source: config', () => {
+  it('without command or socket it is the in-process source (agent.ingest): no error', () => {
+    const r = start({ path: 'lib' });
+    expect(r.status()).toMatchObject({ kind: 'custom', key: 'custom:lib', state: 'idle', last_error: null });
+  });
+
+  it('refuses ambiguous or malformed configs', () => {
+    expect(() => createSource({ kind: 'custom', path: 'x', command: ['/bin/true'], socket: '/tmp/x.sock' }, { buffer })).toThrow(/either/);
+    expect(() => createSource({ kind: 'custom', path: 'x', command: '/bin/sh -c "rm -rf /"' }, { buffer })).toThrow(/array/);
+    expect(() => createSource({ kind: 'custom', path: 'x', command: [] }, { buffer })).toThrow(/array/);
+    expect(() => createSource({ kind: 'custom', path: 'x', socket: 'rel.sock' }, { buffer })).toThrow(/absolute/);
+    expect(() => createSource({ kind: 'custom', command: ['/bin/true'] }, { buffer })).toThrow(/needs `path`/);
+    expect(() => createSource({ kind: 'custom', path: 'has space', command: ['/bin/true'] }, { buffer })).toThrow(/name/);
+    expect(() => createSource({ kind: 'custom', path: 'x', socket: '/tmp/x.sock', socket_mode: 'rw' }, { buffer })).toThrow(/socket_mode/);
+  });
+});
