@@ -1,9 +1,8 @@
-// The conformance runner's agent suite against our agents: examples/minimal-agent (CLI
-// commands) and the reference agent (enroll CLI; run through its library entry with a
-// file-fed custom source, see fixtures/reference-agent-run.mjs). Both must pass with no
-// failure; the cases the minimal agent promises are listed explicitly.
+// The conformance runner's agent suite against our agents: examples/minimal-agent and the
+// reference agent (its enroll and run CLI; the suite feeds its file source). Both must pass
+// with no failure; the cases each promises are listed explicitly.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_CLI, FIXTURES, MINIMAL_AGENT, buildConformance, failures, parseJson, runConformance, statusOf } from './helpers.js';
+import { AGENT_CLI, MINIMAL_AGENT, buildConformance, failures, parseJson, runConformance, statusOf } from './helpers.js';
 
 const COMMON = ['--backoff-base-ms', '100', '--quiet-window-ms', '1500', '--json'];
 
@@ -37,14 +36,13 @@ describe('cortex-conformance agent', () => {
     const r = await runConformance([
       'agent',
       '--enroll-command', `node ${AGENT_CLI} enroll --server {url} --token {token} --host-id {host_id} --state-dir {state_dir} --allow-insecure`,
-      '--run-command', `node ${FIXTURES}/reference-agent-run.mjs --state-dir {state_dir} --file {file} --backoff-base-ms 100 --heartbeat-ms 300`,
-      '--emit-command', `node ${FIXTURES}/emit-lines.mjs {file} {count}`,
+      '--run-command', `node ${AGENT_CLI} run --state-dir {state_dir} --allow-insecure --backoff-base-ms 100 --heartbeat-interval-ms 300 --log-level warn`,
       ...COMMON,
     ]);
     const rep = parseJson(r);
     expect(failures(rep), r.stderr).toEqual([]);
     expect(r.code).toBe(0);
-    for (const id of ['agent/rotated-token-persisted', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked']) {
+    for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked']) {
       expect(statusOf(rep, id), id).toBe('PASS');
     }
   }, 90_000);

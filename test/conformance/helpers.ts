@@ -10,7 +10,6 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const RUNNER = join(ROOT, 'dist/conformance/cli.js');
 export const SERVER_CLI = join(ROOT, 'dist/server/cli.js');
 export const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
-export const FIXTURES = join(ROOT, 'test/conformance/fixtures');
 export const MINIMAL_AGENT = join(ROOT, 'examples/minimal-agent/agent.mjs');
 
 /** Builds the runner (incremental). The server and agent are built by `npm test` / `npm run build`. */
