@@ -133,7 +133,16 @@ export class SessionIngest {
    * any other failure → -32007 (the transaction stored nothing).
    */
   push(params: LogsPushParams): Promise<LogsPushResult> {
-    const seq_start = params.seq_start;
+    const { seq_start, entries } = params;
+    // An invalid push is answered as such (-32602) whatever came before it; it changes nothing.
+    for (let i = 0; i < entries.length; i++) {
+      if ((entries[i] as { seq: number }).seq !== seq_start + i) {
+        throw new InvalidParamsError({
+          method: 'logs.push',
+          errors: [{ path: `/entries/${i}/seq`, message: `must be seq_start + ${i} = ${seq_start + i} (entries are contiguous from seq_start)` }],
+        });
+      }
+    }
     if (this.refusedFrom !== undefined) {
       if (seq_start > this.refusedFrom) {
         throw new BackpressureError({
@@ -154,14 +163,6 @@ export class SessionIngest {
 
   private accept(params: LogsPushParams): Promise<LogsPushResult> {
     const { seq_start, entries } = params;
-    for (let i = 0; i < entries.length; i++) {
-      if ((entries[i] as { seq: number }).seq !== seq_start + i) {
-        throw new InvalidParamsError({
-          method: 'logs.push',
-          errors: [{ path: `/entries/${i}/seq`, message: `must be seq_start + ${i} = ${seq_start + i} (entries are contiguous from seq_start)` }],
-        });
-      }
-    }
     const n = entries.length;
     if (n > this.ingest.options.maxBatchEntries) {
       throw new PayloadTooLargeError({ max_entries: this.ingest.options.maxBatchEntries, received: n });
