@@ -27,6 +27,8 @@ export interface Vector {
     outcome: 'accepted' | 'error' | 'dropped' | 'invalid_result';
     /** JSON-RPC error code of the answer, for outcome "error". */
     code?: number;
+    /** Other codes a conforming receiver may answer with (its check order decides). */
+    alternative_codes?: number[];
   };
 }
 
@@ -161,6 +163,9 @@ export function emitVectors(contract: Contract, named: NamedSchema[], ajv: Ajv20
           if (m.kind === 'notification') return { valid: false, outcome: 'dropped' };
           // agent.hello checks protocol_version before the params schema (seed 3 step 4).
           if (m.name === 'agent.hello' && path === '/protocol_version') return { valid: false, outcome: 'error', code: -32003 };
+          // Seed 3 step 4 checks the token before the params schema: without a usable host_id
+          // or token, a server may answer -32001 first.
+          if (m.name === 'agent.hello' && /^\/(token|host_id)(\/|$)/.test(path)) return { valid: false, outcome: 'error', code: -32602, alternative_codes: [-32001] };
           return { valid: false, outcome: 'error', code: -32602 };
         });
       }
