@@ -31,7 +31,7 @@ const SERVER_CLI = join(ROOT, 'dist/server/cli.js');
 const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
 
 const USAGE = `Usage: node scripts/demo.mjs [--seconds N] [--keep]
-  --seconds N   stop by itself after N seconds (default: run until Ctrl-C)
+  --seconds N   stop by itself N seconds after the agent started (default: run until Ctrl-C)
   --keep        keep the temporary folder (database, agent state, sample logs) at the end
 `;
 
@@ -78,6 +78,8 @@ let written = 0;
 let stopping = false;
 let forced = false;
 let hostId = null;
+/** Rows printed by the tail child so far. */
+let rowsPrinted = 0;
 
 function start(name, args, { onLine } = {}) {
   // detached: own process group, so a terminal Ctrl-C reaches only the demo, which then
@@ -160,10 +162,17 @@ function rotate() {
   writeFileSync(logPath, '');
 }
 
+/** Rows have reached the server (so the agent knows sample.log: a rotation before that would just look like a new file). */
+let flowing = false;
+
+/** When `cortex-agent run` was started (0: not yet). */
+let agentStartedAt = 0;
+
 function startWriter(rotateAfterMs) {
-  const t0 = Date.now();
+  let flowingSince = 0;
   writerTimer = setInterval(() => {
-    if (!rotated && Date.now() - t0 >= rotateAfterMs) rotate();
+    if (flowing && flowingSince === 0) flowingSince = Date.now();
+    if (!rotated && flowingSince > 0 && Date.now() - agentStartedAt >= rotateAfterMs && Date.now() - flowingSince >= 500) rotate();
     writeSome(logPath, 2);
   }, 400);
 }
@@ -228,6 +237,12 @@ async function shutdown(code) {
       await new Promise((r) => setTimeout(r, 300)); // the server records the close
       const reason = await readDb((r) => r.prepare('SELECT last_disconnect_reason AS reason FROM agents WHERE host_id = ?').get(hostId)?.reason).catch(() => null);
       detail(`agent exited ${c}; the server recorded the close as "${reason ?? '?'}"`);
+    }
+    if (procs.has('tail') && hostId) {
+      // let the tail print what the server stored (at most 3 s)
+      const stored = (await storedCounts().catch(() => ({ total: 0 }))).total;
+      const t0 = Date.now();
+      while (rowsPrinted < stored && Date.now() - t0 < 3000) await new Promise((r) => setTimeout(r, 100));
     }
     await stopProc('tail', 'SIGTERM', 3000);
     if (hostId && existsSync(db)) {
@@ -340,11 +355,11 @@ async function main() {
   say(`host config: tail ${logPath} with labels {"demo":"true"}`);
   detail(`cortex-server agent config ${hostId} --set '{"log_sources":[{"kind":"file","path":"…/sample.log"}],…}'`);
 
-  // 4. the sample log: rotation midway (or after 10 s when running until Ctrl-C)
-  const rotateAfterMs = seconds === null ? 10_000 : Math.max(1000, (seconds * 1000) / 2 - 1500);
+  // 4. the sample log: rotation midway (or 10 s after the agent started when running until Ctrl-C)
+  const rotateAfterMs = seconds === null ? 10_000 : (seconds * 1000) / 2;
   writeSome(logPath, 3);
   startWriter(rotateAfterMs);
-  say(`writing sample.log (syslog RFC 3164/5424, JSON and plain lines, 5 per second); one rotation after ${Math.round(rotateAfterMs / 1000)} s`);
+  say(`writing sample.log (syslog RFC 3164/5424, JSON and plain lines, 5 per second); one rotation ${Math.round(rotateAfterMs / 1000)} s after the agent starts (once rows flow)`);
   if (stopping) return;
 
   // 5. enroll and run the agent
@@ -365,27 +380,34 @@ async function main() {
       if (rec.msg === 'state') {
         detail(`agent: ${rec.from} → ${rec.to}`);
         if (rec.to === 'Active') active = true;
-      } else if (/rotated|log source added|config\.update applied/.test(rec.msg ?? '')) {
+      } else if (/rotated|moved away|log source added|config\.update applied/.test(rec.msg ?? '')) {
         detail(`agent: ${rec.msg}${rec.rotated_to ? ` (${rec.rotated_to})` : ''}`);
       } else if (rec.level >= 50) {
         detail(`agent error: ${rec.msg}`);
       }
     },
   });
-  say('agent running (cortex-agent run --state-dir …); its file source reads sample.log from the start');
+  agentStartedAt = Date.now();
+  if (seconds !== null) {
+    stopTimer = setTimeout(() => {
+      say(`${seconds} s elapsed: stopping`);
+      void shutdown(0);
+    }, seconds * 1000);
+  }
+  say(`agent running (cortex-agent run --state-dir …); its file source reads sample.log from the start${seconds !== null ? `; stopping in ${seconds} s` : ''}`);
   void procs.get('agent').exited.then((code) => {
     if (!stopping) fail(`the agent exited unexpectedly (${code})`, procs.get('agent')?.tail.join('\n') ?? '');
   });
 
   // 6. rows as they arrive
   say(`rows stored by the server, as ${paint('1', `cortex-server agent tail ${hostId} --follow`)} prints them:`);
-  let rows = 0;
   let firstRow;
   const firstRowSeen = new Promise((r) => (firstRow = r));
   start('tail', [SERVER_CLI, 'agent', 'tail', hostId, '--follow', '--db', db], {
     onLine(l, stream) {
       if (stream !== 'stdout' || l.trim() === '') return;
-      rows++;
+      rowsPrinted++;
+      flowing = true;
       row(l.length > 160 ? `${l.slice(0, 157)}...` : l);
       firstRow();
     },
@@ -406,12 +428,13 @@ async function main() {
     process.stdout.write(`  probe failed (exit ${probe.code}): ${probe.stdout}${probe.stderr}\n`);
   }
   if (seconds === null) say('Ctrl-C stops everything cleanly and removes the temporary files');
-  void rows;
 }
 
-if (seconds !== null) stopTimer = setTimeout(() => {
-  say(`${seconds} s elapsed: stopping`);
-  void shutdown(0);
-}, seconds * 1000);
+// --seconds counts from the agent's start; setup itself must not hang either.
+if (seconds !== null) {
+  setTimeout(() => {
+    if (agentStartedAt === 0 && !stopping) fail('setup did not finish within 60 s');
+  }, 60_000).unref();
+}
 
 main().catch((err) => fail(err.message));
