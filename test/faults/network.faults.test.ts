@@ -7,8 +7,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { recordFigure } from '../support/figures.js';
 import {
+  AGENT_CLI,
   FULL,
   assertNoTokenLeaks,
+  captured,
+  cliSync,
   checkExactlyOnce,
   cleanupTempDirs,
   enroll,
@@ -63,14 +66,19 @@ it(`cuts, half-open links, 2 s stalls, resets mid-frame and delays: ${AGENTS} ×
     const serverBound = PING_MS * (MISSED + 1) + 1000;
     const agentBound = WATCHDOG_MS + 1000;
 
+    // every agent Active with its link through the proxy (so a fault hits every agent)
+    const settled = () =>
+      until('all agents Active through the proxy', () => proxy.connections >= AGENTS && agents.every((a) => [...a.events].reverse().find((e) => e.ev === 'state')?.['to'] === 'Active'), 20_000);
     for (let round = 0; round < ROUNDS; round++) {
       // 1. cut
+      await settled();
       let t = Date.now();
       proxy.cut();
       await allReach(agents, 'Reconnecting', t, 10_000);
       await allReach(agents, 'Active', t, 20_000);
 
       // 2. half-open: nothing flows, nothing closes
+      await settled();
       t = Date.now();
       const serverSaw = server.waitForLog((r) => r['msg'] === 'missed pongs: closing 1011', serverBound + 2000);
       proxy.stall();
@@ -115,6 +123,13 @@ it(`cuts, half-open links, 2 s stalls, resets mid-frame and delays: ${AGENTS} ×
       expect(r.connection_state).toBe('Active');
       expect(Date.now() - Date.parse(r.last_seen ?? '1970-01-01T00:00:00Z')).toBeLessThan(10_000);
     }
+    // status output and /metrics are checked for tokens too (with everything else captured)
+    for (const a of agents) {
+      const st = cliSync(AGENT_CLI, ['status', '--state-dir', a.stateDir, '--json']);
+      expect(st.code).toBe(0);
+      expect(JSON.parse(st.stdout)).toMatchObject({ state: 'Active', running: true });
+    }
+    captured.push(await fetch(`${server.http}/metrics`).then((r) => r.text()));
     await Promise.all(agents.map((a) => a.kill('SIGTERM')));
     expect(await server.stop()).toBe(0);
     let lost = 0;

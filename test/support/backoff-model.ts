@@ -14,6 +14,8 @@ export interface StormModel {
   runs?: number;
   /** Time a refused attempt takes before the next delay starts. */
   failMs?: number;
+  /** Each agent's attempt counter at the disconnect (default 0 for all). */
+  initialAttempts?: readonly number[];
   random?: () => number;
 }
 
@@ -22,9 +24,12 @@ export function predictAttemptsPerSecond(m: StormModel): number[] {
   const random = m.random ?? Math.random;
   const failMs = m.failMs ?? 5;
   const counts = Array.from({ length: m.bins }, () => 0);
+  const agents = m.initialAttempts?.length ?? 1;
+  const scale = m.initialAttempts ? 1 : m.agents;
   for (let r = 0; r < runs; r++) {
+   for (let a = 0; a < agents; a++) {
     let t = 0;
-    let attempt = 0;
+    let attempt = m.initialAttempts?.[a] ?? 0;
     for (let guard = 0; guard < 1000; guard++) {
       const ceiling = Math.min(m.capMs, m.baseMs * 2 ** attempt);
       t += Math.floor(random() * ceiling);
@@ -34,8 +39,9 @@ export function predictAttemptsPerSecond(m: StormModel): number[] {
       t += failMs;
       if (m.baseMs * 2 ** attempt < m.capMs) attempt++;
     }
+   }
   }
-  return counts.map((c) => (c / runs) * m.agents);
+  return counts.map((c) => (c / runs) * scale);
 }
 
 /**
