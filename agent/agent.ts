@@ -1064,7 +1064,7 @@ export class Agent extends EventEmitter {
     }
     for (const p of positions) {
       if (p.source.startsWith('agent:')) continue;
-      const match = list.find((s) => (s.kind === 'file' ? `file:${s.path}` : s.name) === p.source || s.path === p.source);
+      const match = list.find((s) => s.key === p.source || (s.kind === 'file' ? `file:${s.path}` : s.name) === p.source || s.path === p.source);
       if (match) match.position = p.position;
       else {
         const kind = (['file', 'docker', 'custom', 'journald'] as const).find((k) => p.source === k || p.source.startsWith(`${k}:`)) ?? 'custom';

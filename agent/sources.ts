@@ -34,6 +34,8 @@ export interface SourceStatus {
   paused: boolean;
   /** What the runner reports, when it does (agent/sources runners: idle, waiting, reading, draining, paused, retrying, error, stopped; "starting" while a replaced runner stops). */
   state?: string;
+  /** The runner's buffer position key (e.g. "file:/var/log/syslog", "journald:_TRANSPORT=journal"). */
+  key?: string;
   lines_read?: number;
   lines_filtered?: number;
   lines_lost?: number;
@@ -114,7 +116,7 @@ interface Entry {
 }
 
 /** Runner counters passed through to status when a runner reports them (agent/sources runners do). */
-const STATUS_EXTRAS = ['state', 'lines_read', 'lines_filtered', 'lines_lost', 'rotations', 'truncations', 'files'] as const;
+const STATUS_EXTRAS = ['key', 'state', 'lines_read', 'lines_filtered', 'lines_lost', 'rotations', 'truncations', 'files'] as const;
 
 export class BasicSourceManager implements SourceManager {
   readonly kinds: readonly SourceKind[];

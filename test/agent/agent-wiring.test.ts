@@ -232,7 +232,8 @@ describe('log sources wired into the agent', () => {
       return st !== undefined && st.position !== null;
     });
     const st = agent.status().sources.find((x) => x.path === log)!;
-    expect(st).toMatchObject({ kind: 'file', path: log, last_error: null });
+    expect(st).toMatchObject({ kind: 'file', path: log, last_error: null, key: `file:${log}`, lines_read: 2 });
+    expect(agent.status().sources.filter((x) => x.path === log)).toHaveLength(1);
     expect(st.position).toMatchObject({ offset: 6 });
 
     // labels-only change: the source restarts (new labels on new lines), resumes from its offset
