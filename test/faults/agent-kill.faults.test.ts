@@ -177,3 +177,45 @@ it(`SIGKILL during enrollment's token write (${ENROLL_KILLS} times): token absen
     await server.kill();
   }
 }, FULL ? 600_000 : 120_000);
+
+// Found by the test above: a SIGKILL after enroll wrote the rotated token but before it
+// wrote host_id/agent.json leaves a state dir with a valid token that `cortex-agent run`
+// refuses ("has no agent.json; run enroll first"), while enroll cannot be repeated (the
+// one-time token is spent: -32001). Recovery needs the operator (`agent issue --host-id`).
+// Expected: enroll writes host_id and agent.json before the hello (or `run` works from the
+// token alone). Fails today; kept behind FAULTS_FULL (see the report).
+it.runIf(FULL)('after an enroll killed mid-write, `cortex-agent run` works whenever the token file exists', async () => {
+  const dir = tempDir();
+  const db = join(dir, 'server.db');
+  const server = await startServer(db);
+  let checked = 0;
+  try {
+    for (let i = 0; i < 40 && checked < 3; i++) {
+      const issued = issueAgent(db, `enroll-run-${i}`);
+      const stateDir = join(dir, `r-${i}`);
+      const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, '--token', issued.token, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: 'ignore' });
+      const connected = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 15_000);
+      const exit = exitOf(child);
+      if ((await Promise.race([connected.then(() => 'c'), exit.then(() => 'e')])) === 'c') {
+        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 13)));
+        child.kill('SIGKILL');
+      }
+      await exit;
+      if (!existsSync(join(stateDir, 'token'))) continue;
+      rememberStateToken(stateDir);
+      checked++;
+      const run = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      run.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+      const active = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 10_000).then(() => 'active' as const, () => 'timeout' as const);
+      const outcome = await Promise.race([active, exitOf(run).then((c) => `exit ${c}` as const)]);
+      run.kill('SIGTERM');
+      await exitOf(run);
+      captured.push(err);
+      expect(outcome, `run after a killed enroll (agent.json ${existsSync(join(stateDir, 'agent.json')) ? 'present' : 'missing'}): ${err.slice(-400)}`).toBe('active');
+    }
+    expect(checked).toBeGreaterThan(0);
+  } finally {
+    await server.kill();
+  }
+}, 300_000);
