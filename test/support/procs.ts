@@ -373,12 +373,14 @@ export function checkExactlyOnce(dbPath: string, hostId: string, n: number, gene
 /** Bounded poll for a condition that has no event (e.g. a database row). */
 export async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  for (let i = 0; ; i++) {
+  const maxPolls = Math.ceil(timeoutMs / Math.max(1, everyMs)) + 10;
+  for (let i = 0; i < maxPolls * 4; i++) {
     const v = await fn();
     if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, everyMs));
   }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
 export async function healthz(http: string): Promise<number> {
