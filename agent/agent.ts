@@ -239,6 +239,12 @@ export class Agent extends EventEmitter {
 
   // sender
   private nextSendSeq = 1;
+  /**
+   * Highest seq the server can have from this agent: the largest seq_end ever sent, or the
+   * accepted_seq a hello reported. An ack beyond it (a broken or hostile server) must not
+   * delete entries that were never sent.
+   */
+  private highestSentSeq = 0;
   private batchCap: number = LIMITS.logs_push_max_entries; // lowered by -32008
   private pausedUntil = 0;
   private flushDue = false;
@@ -476,8 +482,11 @@ export class Agent extends EventEmitter {
     peer.onClose((code, reason) => this.onClosed(conn, code, reason));
     registerAgentHandlers(peer, {
       'probe.request': async (params) => this.onProbeRequest(conn, params),
-      'agent.shutdown': (params) => this.onShutdown(conn, params),
-      'config.update': (params) => this.onConfigUpdate(params),
+      // Notifications that arrive while the hello result is still being handled (token write,
+      // replay) wait for it, in arrival order: the hello's config must not override a newer
+      // config.update, and a shutdown has no transition out of Authenticating.
+      'agent.shutdown': (params) => void conn.helloDone.then(() => this.onShutdown(conn, params)),
+      'config.update': (params) => void conn.helloDone.then(() => conn === this.conn && this.onConfigUpdate(params)),
     });
     if (!this.machine.fire('upgrade_ok')) return;
     this.feedWatchdog(conn);
@@ -566,6 +575,7 @@ export class Agent extends EventEmitter {
     }
     this.sessionId = result.session_id;
     this.nextSendSeq = Math.max(this.buffer.ackedSeq, result.accepted_seq) + 1;
+    this.highestSentSeq = Math.max(this.highestSentSeq, this.buffer.ackedSeq, result.accepted_seq);
     this.pausedUntil = 0;
     this.flushDue = false;
     if (!this.machine.fire('hello_accepted')) return;
@@ -841,6 +851,7 @@ export class Agent extends EventEmitter {
     const entries = JSON.parse(`[${batch.entries.join(',')}]`) as LogsPushParams['entries'];
     conn.inFlight++;
     this.nextSendSeq = batch.seqEnd + 1;
+    this.highestSentSeq = Math.max(this.highestSentSeq, batch.seqEnd);
     this.rate.record(entries.length);
     conn.client.logsPush({ seq_start: batch.seqStart, entries }).then(
       (res) => this.onAck(conn, batch, res),
@@ -851,9 +862,14 @@ export class Agent extends EventEmitter {
   private onAck(conn: Conn, batch: BufferBatch, res: LogsPushResult): void {
     conn.inFlight--;
     this.statusDirty = true;
-    if (res.up_to_seq > this.buffer.ackedSeq) {
+    let upTo = res.up_to_seq;
+    if (upTo > this.highestSentSeq) {
+      this.log.warn({ up_to_seq: upTo, highest_sent_seq: this.highestSentSeq }, 'server acknowledged entries that were never sent; ignoring the excess');
+      upTo = this.highestSentSeq;
+    }
+    if (upTo > this.buffer.ackedSeq) {
       try {
-        const r = this.buffer.ack(res.up_to_seq);
+        const r = this.buffer.ack(upTo);
         if (r.jumped) this.log.warn({ up_to_seq: res.up_to_seq, next_seq: r.nextSeq }, 'ack beyond next_seq: next_seq jumped');
         this.emit('acked', r.ackedSeq);
       } catch (err) {
@@ -888,7 +904,9 @@ export class Agent extends EventEmitter {
       switch (err.code) {
         case ErrorCode.Backpressure:
         case ErrorCode.QuotaExceeded:
-          this.rate.halve();
+          // A push refused only because an earlier one was (DECISIONS B6a) says nothing new
+          // about the server's load: pause, but do not halve the rate again.
+          if (typeof (err.data as { resend_from_seq?: unknown } | undefined)?.resend_from_seq !== 'number') this.rate.halve();
           this.pauseFor(pause);
           this.log.warn({ code: err.code, retry_after_ms: pause, rate_cap: Math.round(this.rate.cap() ?? 0) }, 'server asked to slow down');
           break;

@@ -477,6 +477,37 @@ describe('heartbeats, metrics, config', () => {
     expect(m.samples.length).toBeLessThanOrEqual(512);
   });
 
+  it('notifications sent right behind HelloResult wait for the hello to be handled (config not overridden, shutdown not lost)', async () => {
+    const s = await server();
+    s.rotatedToken = ROTATED; // the agent writes the token (async) before it is Active
+    s.hello = (p, session) => {
+      const result = s.defaultHello(p);
+      // Sent in the same burst as the HelloResult, before the agent finished handling it.
+      queueMicrotask(() => session.client.configUpdate({ config: { ...s.config, max_batch_entries: 7 } }));
+      return result;
+    };
+    const { agent } = await agentFor(s);
+    const applied: number[] = [];
+    agent.on('config_applied', (c: { max_batch_entries: number }) => applied.push(c.max_batch_entries));
+    agent.start();
+    await agent.waitForState('Active');
+    await new Promise<void>((resolve) => (applied.includes(7) ? resolve() : agent.on('config_applied', () => applied.includes(7) && resolve())));
+    expect(applied).toEqual([s.config.max_batch_entries, 7]); // hello's config first, the newer update last
+    expect(agent.batchSize()).toBe(7);
+
+    // A Revoked shutdown right behind a HelloResult is acted on.
+    const s2 = await server();
+    s2.rotatedToken = ROTATED;
+    s2.hello = (p, session) => {
+      const result = s2.defaultHello(p);
+      queueMicrotask(() => session.client.agentShutdown({ reason: 'Revoked', drain_seconds: 0 }));
+      return result;
+    };
+    const { agent: agent2 } = await agentFor(s2);
+    agent2.start();
+    expect(await agent2.done).toBe('Revoked');
+  });
+
   it('config.update is applied (now or at apply_after) and an invalid one is ignored', async () => {
     const s = await server();
     const { agent } = await agentFor(s);
