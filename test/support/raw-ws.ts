@@ -14,6 +14,8 @@ export interface UpgradeOptions {
   path?: string;
   protocol?: string | null;
   headers?: Record<string, string>;
+  /** Answer the server's pings (default true, like any client; false = a peer that never pongs). */
+  autoPong?: boolean;
   /** Write the request this many bytes at a time, every `trickleMs`. */
   trickleBytes?: number;
   trickleMs?: number;
@@ -59,6 +61,7 @@ export class RawWs {
   private buf = Buffer.alloc(0);
   private upgraded = false;
   private waiters: (() => void)[] = [];
+  autoPong = true;
 
   private constructor(readonly socket: net.Socket) {
     this.ended = new Promise((resolve) => socket.once('close', () => resolve()));
@@ -76,6 +79,7 @@ export class RawWs {
       socket.once('error', reject);
     });
     const ws = new RawWs(socket);
+    ws.autoPong = o.autoPong ?? true;
     const protocol = o.protocol === undefined ? 'cortex.v1' : o.protocol;
     const lines = [
       `GET ${o.path ?? '/ws/agent'} HTTP/1.1`,
@@ -194,6 +198,7 @@ export class RawWs {
       const frame = { opcode: b0 & 0x0f, fin: (b0 & 0x80) !== 0, payload: Buffer.from(this.buf.subarray(off, off + len)) };
       this.buf = this.buf.subarray(off + len);
       this.frames.push(frame);
+      if (frame.opcode === 9 && this.autoPong) this.send(10, frame.payload);
       if (frame.opcode === 8) {
         this.closeCode = frame.payload.length >= 2 ? frame.payload.readUInt16BE(0) : 1005;
         this.closeReason = frame.payload.subarray(2).toString();
