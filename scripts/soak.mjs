@@ -332,7 +332,7 @@ async function main() {
     const issued = JSON.parse(r.stdout);
     tokens.add(issued.token);
     const a = { name: `soak-${i}`, host_id: issued.host_id, dir: join(dir, `agent-${i}`), produced: 0 };
-    const e = spawnSync(process.execPath, [AGENT_CLI, 'enroll', '--server', `ws://127.0.0.1:${port}/ws/agent`, '--token', issued.token, '--host-id', issued.host_id, '--state-dir', a.dir, '--allow-insecure', '--json'], { cwd: ROOT, encoding: 'utf8' });
+    const e = spawnSync(process.execPath, [AGENT_CLI, 'enroll', '--server', `ws://127.0.0.1:${port}/ws/agent`, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', a.dir, '--allow-insecure', '--json'], { cwd: ROOT, encoding: 'utf8' });
     captured.push(e.stdout, e.stderr);
     if (e.status !== 0) throw new Error(`enroll failed: ${e.stderr}`);
     rememberToken(a);

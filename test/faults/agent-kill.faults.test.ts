@@ -111,7 +111,7 @@ it(`SIGKILL during enrollment's token write (${ENROLL_KILLS} times): token absen
     for (let i = 0; i < ENROLL_KILLS; i++) {
       const issued = issueAgent(db, `enroll-kill-${i}`);
       const stateDir = join(dir, `e-${i}`);
-      const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, '--token', issued.token, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure', '--json'], {
+      const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure', '--json'], {
         cwd: ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -193,7 +193,7 @@ it.runIf(FULL)('after an enroll killed mid-write, `cortex-agent run` works whene
     for (let i = 0; i < 40 && checked < 3; i++) {
       const issued = issueAgent(db, `enroll-run-${i}`);
       const stateDir = join(dir, `r-${i}`);
-      const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, '--token', issued.token, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: 'ignore' });
+      const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: 'ignore' });
       const connected = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 15_000);
       const exit = exitOf(child);
       if ((await Promise.race([connected.then(() => 'c'), exit.then(() => 'e')])) === 'c') {

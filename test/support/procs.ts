@@ -80,7 +80,7 @@ export function reissueAgent(db: string, hostId: string): Issued {
 
 /** Enrolls with the real CLI; the rotated token it writes is added to `tokens`. */
 export async function enroll(url: string, issued: Issued, stateDir: string): Promise<void> {
-  const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', url, '--token', issued.token, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure', '--json'], {
+  const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', url, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure', '--json'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
