@@ -101,7 +101,10 @@ function parseArgs(args: string[], allowed: readonly string[]): Parsed {
     }
     if (value === undefined) {
       value = args[++i];
-      if (value === undefined || value.startsWith('--')) throw new UsageError(`--${name} needs a value`);
+      // The next argument is the value unless it is another option of this command: a
+      // base64url token may itself start with "-" or "--".
+      const next = value?.startsWith('--') ? value.slice(2).split('=')[0]! : undefined;
+      if (value === undefined || (next !== undefined && (allowed.includes(next) || next === 'help'))) throw new UsageError(`--${name} needs a value`);
     }
     flags.set(name, value);
   }

@@ -2,6 +2,7 @@
 // atomically to DIR/token (0600) before anything else is sent, then DIR/host_id and
 // DIR/agent.json. On an auth error nothing is written.
 
+import { existsSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import {
   AgentClient,
@@ -52,7 +53,20 @@ export class EnrollError extends Error {
 
 export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   await ensureStateDir(o.stateDir);
-  const buffer = DurableBuffer.open(statePaths(o.stateDir).bufferDb);
+  const paths = statePaths(o.stateDir);
+  // host_id and agent.json are written BEFORE the hello: the one-time token is spent the
+  // moment the server answers, so once the rotated token is on disk the state dir must
+  // already be complete — a kill between the writes must not leave a token that `run`
+  // cannot use. (Files this call created are removed again when the enrollment fails.)
+  const created = [paths.hostId, paths.agentJson].filter((f) => !existsSync(f));
+  await writeHostId(o.stateDir, o.hostId);
+  await writeAgentSettings(o.stateDir, {
+    server_url: o.serverUrl,
+    allow_insecure: o.allowInsecure,
+    ca_file: o.caFile,
+  });
+  let enrolled = false;
+  const buffer = DurableBuffer.open(paths.bufferDb);
   try {
     let ws;
     try {
@@ -86,14 +100,9 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
       // The one-time token is now invalid: persist the new one before anything else.
       const token = typeof result.rotated_token === 'string' ? result.rotated_token : o.token;
       await writeToken(o.stateDir, token);
+      enrolled = true;
       const r = buffer.applyAccepted(result.accepted_seq);
       if (r.jumped) o.logger.warn({ accepted_seq: result.accepted_seq, next_seq: r.nextSeq }, 'next_seq jumped past the server accepted_seq');
-      await writeHostId(o.stateDir, o.hostId);
-      await writeAgentSettings(o.stateDir, {
-        server_url: o.serverUrl,
-        allow_insecure: o.allowInsecure,
-        ca_file: o.caFile,
-      });
       await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
       return {
         host_id: o.hostId,
@@ -108,5 +117,6 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
     }
   } finally {
     buffer.close();
+    if (!enrolled) for (const f of created) rmSync(f, { force: true });
   }
 }

@@ -10,7 +10,12 @@ const HEX = /^[0-9a-f]+$/;
 
 /** A fresh token: 32 random bytes, base64url without padding (43 chars; the contract wants 32..256). */
 export function generateToken(): string {
-  return randomBytes(TOKEN_BYTES).toString('base64url');
+  // base64url may start with "-": such a token reads as an option on a command line
+  // (`--token -x…`), so draw again (1 in 64 draws; the entropy lost is negligible).
+  for (;;) {
+    const token = randomBytes(TOKEN_BYTES).toString('base64url');
+    if (!token.startsWith('-')) return token;
+  }
 }
 
 function hashBytes(token: string): Buffer {

@@ -1,16 +1,16 @@
 // Found by the fault suite (a flaky enroll in server-kill): tokens are base64url, so about
 // 1 in 4096 begins with "--", and `cortex-agent enroll --token <T>` then exits 2 with
 // "--token needs a value" (agent/cli.ts treats a value starting with "--" as a missing
-// value). `--token=<T>` works, which is what the fault helpers use. Fails today; kept
-// behind FAULTS_FULL (see the report). Deterministic: no server is needed to reach the
-// argument parser.
+// value). Fixed: the CLI takes the next argument as the value unless it is another option
+// of the command, and the server no longer issues tokens starting with "-". Deterministic:
+// no server is needed to reach the argument parser.
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { AGENT_CLI, FULL, cleanupTempDirs, cliSync, tempDir } from '../support/procs.js';
 
 afterAll(() => cleanupTempDirs());
 
-it.runIf(FULL)('enroll accepts a token that begins with "--" (as `agent issue` can print one)', () => {
+it('enroll accepts a token that begins with "--" (as `agent issue` can print one)', () => {
   const token = `--${'A'.repeat(41)}`; // 43 base64url characters, like generateToken()
   const r = cliSync(AGENT_CLI, ['enroll', '--server', 'ws://127.0.0.1:9/ws/agent', '--token', token, '--host-id', '6f1c1a8e-2b7d-4c55-9f0e-1a2b3c4d5e6f', '--state-dir', join(tempDir(), 's'), '--allow-insecure']);
   // connection refused is exit 1; a usage error (exit 2) means the token was not accepted as a value
