@@ -561,6 +561,7 @@ export class Agent extends EventEmitter {
       if (conn !== this.conn || this.stopping) return;
     }
     try {
+      const ackedBefore = this.buffer.ackedSeq;
       const r = this.buffer.applyAccepted(result.accepted_seq);
       if (r.jumped) {
         this.log.warn(
@@ -569,6 +570,8 @@ export class Agent extends EventEmitter {
         );
       }
       if (r.deleted > 0) this.log.info({ accepted_seq: result.accepted_seq, deleted: r.deleted }, 'replay: rows the server already has were deleted');
+      // The server's accepted_seq acknowledges entries too (their ack may have been lost).
+      if (r.ackedSeq > ackedBefore) this.emit('acked', r.ackedSeq);
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'replay: cannot apply accepted_seq to the buffer');
       this.onStorageError(err);
