@@ -2,6 +2,7 @@
 
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { parseOsRelease } from './os-release.js';
 
 export interface Platform {
   /** node's platform name: "linux", "darwin", "freebsd", "win32", ... */
@@ -64,23 +65,4 @@ function readDistro(paths: readonly string[]): string | null {
   return null;
 }
 
-/** Parses os-release(5): KEY=value lines, values optionally quoted with shell escapes. */
-export function parseOsRelease(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    const eq = line.indexOf('=');
-    if (eq <= 0) continue;
-    const key = line.slice(0, eq);
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) continue;
-    let value = line.slice(eq + 1);
-    const q = value[0];
-    if ((q === '"' || q === "'") && value.length >= 2 && value.endsWith(q)) {
-      value = value.slice(1, -1);
-      if (q === '"') value = value.replace(/\\([\\$"`])/g, '$1');
-    }
-    out[key] = value;
-  }
-  return out;
-}
+export { parseOsRelease } from './os-release.js';
