@@ -4,19 +4,7 @@ import { normalizeHostId } from './agents.repository.js';
 import type { Database, LogRow } from './schema.js';
 
 /** A log row as shown to admins: the `logs` columns, metadata_json parsed as `metadata`. */
-export interface LogView {
-  host_id: string;
-  seq: number;
-  ts: string;
-  received_at: string;
-  severity: string;
-  facility: string | null;
-  app_name: string | null;
-  process_id: string | null;
-  message: string;
-  source: string;
-  metadata: unknown;
-}
+export type LogView = Omit<LogRow, 'metadata_json'> & { metadata: unknown };
 
 const LOG_COLUMNS = [
   'host_id',
