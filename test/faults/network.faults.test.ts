@@ -12,7 +12,7 @@ import {
   assertNoTokenLeaks,
   captured,
   cliSync,
-  checkExactlyOnce,
+  expectExactlyOnce,
   cleanupTempDirs,
   enroll,
   issueAgent,
@@ -136,14 +136,7 @@ it(`cuts, half-open links, 2 s stalls, resets mid-frame and delays: ${AGENTS} ×
     captured.push(await fetch(`${server.http}/metrics`).then((r) => r.text()));
     await Promise.all(agents.map((a) => a.kill('SIGTERM')));
     expect(await server.stop()).toBe(0);
-    let lost = 0;
-    let dups = 0;
-    for (const host of hosts) {
-      const r = checkExactlyOnce(db, host, N);
-      lost += r.missing;
-      dups += r.duplicates;
-      expect(r).toMatchObject({ rows: N, distinct: N, duplicates: 0, missing: 0, mismatched: 0 });
-    }
+    const { lost, duplicates: dups } = expectExactlyOnce(db, hosts, N);
     for (const a of agents) rememberStateToken(a.stateDir);
     recordFigure('network', {
       agents: AGENTS,

@@ -14,7 +14,7 @@ import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { issueAgent } from '../../server/db/agents.repository.js';
 import { recordFigure } from '../support/figures.js';
-import { FULL, assertNoTokenLeaks, captured, checkExactlyOnce, cleanupTempDirs, rememberStateToken, requireDist, startServer, tempDir, tokens } from '../support/procs.js';
+import { FULL, assertNoTokenLeaks, captured, expectExactlyOnce, cleanupTempDirs, rememberStateToken, requireDist, startServer, tempDir, tokens } from '../support/procs.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 import { STORM_FLOOR, predictAttemptsPerSecond, stormLimit } from '../support/backoff-model.js';
 
@@ -100,15 +100,7 @@ it(`server restart with ${AGENTS} agents: all Active within 60 s, attempts sprea
     }
     for (const a of agents) await a.stop();
     expect(await server.stop()).toBe(0);
-    let lost = 0;
-    let dups = 0;
-    for (const x of issued) {
-      const n = 1 + STORMS;
-      const r = checkExactlyOnce(db, x.host_id, n);
-      lost += r.missing;
-      dups += r.duplicates;
-      expect(r).toMatchObject({ rows: n, missing: 0, duplicates: 0, mismatched: 0 });
-    }
+    const { lost, duplicates: dups } = expectExactlyOnce(db, issued.map((x) => x.host_id), 1 + STORMS);
     recordFigure('reconnect_storm', { agents: AGENTS, storms: figures, lost, duplicates: dups });
     captured.push(...log.raw);
     assertNoTokenLeaks();

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { expect } from 'vitest';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SERVER_CLI = join(ROOT, 'dist/server/cli.js');
@@ -371,6 +372,23 @@ export function checkExactlyOnce(dbPath: string, hostId: string, n: number, gene
 }
 
 /** Bounded poll for a condition that has no event (e.g. a database row). */
+/**
+ * Asserts that every host has exactly the seqs 1..n (rows, no duplicates, none missing,
+ * generator messages matching; plus `extra`), and returns the totals for the figures.
+ */
+export function expectExactlyOnce(dbPath: string, hostIds: readonly string[], n: number, extra: Partial<ExactlyOnce> = {}): { lost: number; duplicates: number } {
+  let lost = 0;
+  let duplicates = 0;
+  for (const host of hostIds) {
+    const r = checkExactlyOnce(dbPath, host, n);
+    lost += r.missing;
+    duplicates += r.duplicates;
+    // mismatched 0: seq k carries `gen k`, so no seq was assigned twice
+    expect(r, `host ${host}`).toMatchObject({ rows: n, distinct: n, duplicates: 0, missing: 0, mismatched: 0, ...extra });
+  }
+  return { lost, duplicates };
+}
+
 export async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   const maxPolls = Math.ceil(timeoutMs / Math.max(1, everyMs)) + 10;
