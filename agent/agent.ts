@@ -48,7 +48,6 @@ import {
   type AgentShutdownParams,
   type AgentState,
   type ConfigUpdateParams,
-  type LogsPushParams,
   type LogsPushResult,
   type MetricsPushParams,
   type MetricSample,
@@ -70,6 +69,7 @@ import {
 } from './buffer/buffer.js';
 import type { JsonValue, NewLogEntry } from './buffer/entry.js';
 import { BufferStorageError } from './buffer/errors.js';
+import { logsPushParamsJson } from './buffer/frame.js';
 import { DEFAULT_MOUNTS, collectHostMetrics } from './host-metrics.js';
 import { createLogger, scrubSecret, type Logger } from './log.js';
 import { detectPlatform } from './platform.js';
@@ -339,12 +339,6 @@ export class Agent extends EventEmitter {
    * storage fails (nothing stored; sources are paused until storage recovers).
    */
   ingest(entries: readonly NewLogEntry[], options: IngestOptions = {}): AppendResult {
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i]!;
-      if (!validateLogBatchEntry({ seq: 1, ...e })) {
-        throw new TypeError(`ingest: entry ${i} is not a valid LogBatchEntry: ${describeIssues(toIssues(validateLogBatchEntry.errors))}`);
-      }
-    }
     return this.appendDurable(entries, options.position);
   }
 
@@ -851,12 +845,13 @@ export class Agent extends EventEmitter {
   }
 
   private send(conn: Conn, batch: BufferBatch): void {
-    const entries = JSON.parse(`[${batch.entries.join(',')}]`) as LogsPushParams['entries'];
     conn.inFlight++;
     this.nextSendSeq = batch.seqEnd + 1;
     this.highestSentSeq = Math.max(this.highestSentSeq, batch.seqEnd);
-    this.rate.record(entries.length);
-    conn.client.logsPush({ seq_start: batch.seqStart, entries }).then(
+    this.rate.record(batch.entries.length);
+    // The buffer holds each entry as its final JSON text, validated when it was ingested:
+    // splice it into the frame instead of parsing, re-validating and re-serializing it.
+    conn.peer.requestSerialized('logs.push', logsPushParamsJson(batch)).then(
       (res) => this.onAck(conn, batch, res),
       (err: unknown) => this.onPushError(conn, batch, err),
     );
@@ -1012,7 +1007,16 @@ export class Agent extends EventEmitter {
 
   // ---- buffer writes and storage errors ----------------------------------------
 
+  /**
+   * Every entry — from ingest() or a source — is validated here, once, before it is stored:
+   * the sender then splices the stored JSON into logs.push frames without checking again.
+   */
   private appendDurable(entries: readonly NewLogEntry[], position?: SourcePositionUpdate): AppendResult {
+    for (let i = 0; i < entries.length; i++) {
+      if (!validateLogBatchEntry({ seq: 1, ...entries[i]! })) {
+        throw new TypeError(`entry ${i} is not a valid LogBatchEntry (nothing stored): ${describeIssues(toIssues(validateLogBatchEntry.errors))}`);
+      }
+    }
     let result: AppendResult;
     try {
       result = this.buffer.append(entries, position);

@@ -237,6 +237,27 @@ describe('peer runtime', () => {
     expect(s.lastJson()).toMatchObject({ id: 1, error: { code: -32000, message: 'AuthRequired' } });
   });
 
+  it('requestSerialized sends pre-serialized params as they are and validates the result', async () => {
+    const s = scriptedTransport();
+    const agent = createAgentPeer(s.transport);
+    const paramsJson = '{"seq_start":5,"entries":[{"seq":5,"ts":"2026-05-16T19:42:50.123Z","severity":"info","message":"m5","source":"journald"}]}';
+    const p = agent.requestSerialized('logs.push', paramsJson);
+    expect(s.sent[0]).toBe(`{"jsonrpc":"2.0","id":1,"method":"logs.push","params":${paramsJson}}`);
+    s.receive(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { up_to_seq: 5 } }));
+    await expect(p).resolves.toEqual({ up_to_seq: 5 });
+    const bad = agent.requestSerialized('logs.push', paramsJson);
+    s.receive(JSON.stringify({ jsonrpc: '2.0', id: 2, result: { up_to_seq: 'five' } }));
+    await expect(bad).rejects.toMatchObject({ code: 'invalid_result' });
+  });
+
+  it('rejects at once, sending nothing, when the abort signal has already fired', async () => {
+    const s = scriptedTransport();
+    const agent = new AgentClient(createAgentPeer(s.transport, { requestTimeoutMs: 0 }));
+    const err = (await agent.logsPush(push(1), { signal: AbortSignal.abort() }).catch((e: unknown) => e)) as PeerError;
+    expect(err.code).toBe('timeout');
+    expect(s.sent).toHaveLength(0);
+  });
+
   it('works end to end over an in-memory pair: typed request, typed notification, handler result', async () => {
     const [a, b] = memoryTransportPair();
     const agentPeer = createAgentPeer(a);

@@ -163,6 +163,15 @@ export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     get pendingCount(): number;
     /** Send a request and wait for its typed result. Rejects with RpcError (the peer's answer) or PeerError (local). */
     request<M extends RequestMethod<Out>>(method: M, params: ParamsOf<Out, M>, opts?: RequestOptions): Promise<ResultOf<Out, M>>;
+    /**
+     * Send a request whose params are already JSON text — e.g. log entries a buffer stores as
+     * their final JSON — without parsing and re-serializing them, and without outgoing
+     * validation: the caller vouches that `paramsJson` is valid params of `method` (the other
+     * side still validates it). The result is validated as usual.
+     */
+    requestSerialized<M extends RequestMethod<Out>>(method: M, paramsJson: string, opts?: RequestOptions): Promise<ResultOf<Out, M>>;
+    /** Registers the pending entry (timeout, abort) and sends the frame `frameFor(id)`. */
+    private startRequest;
     /** Send a notification. There is no result to wait for. Throws PeerError when it cannot be sent. */
     notify<M extends NotificationMethod<Out>>(method: M, params: Out['notifications'][M]): void;
     /** Handle an incoming request. The handler's return value (or thrown RpcError) is the response. */

@@ -168,7 +168,27 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
 
   /** Send a request and wait for its typed result. Rejects with RpcError (the peer's answer) or PeerError (local). */
   request<M extends RequestMethod<Out>>(method: M, params: ParamsOf<Out, M>, opts: RequestOptions = {}): Promise<ResultOf<Out, M>> {
-    return new Promise<ResultOf<Out, M>>((resolve, reject) => {
+    const spec = this.outgoing.get(method);
+    if (spec && spec.kind === 'request' && this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+      const issues = toIssues(spec.validateParams.errors);
+      return Promise.reject(new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues }));
+    }
+    return this.startRequest(method, (id) => JSON.stringify({ jsonrpc: '2.0', id, method, params }), opts);
+  }
+
+  /**
+   * Send a request whose params are already JSON text — e.g. log entries a buffer stores as
+   * their final JSON — without parsing and re-serializing them, and without outgoing
+   * validation: the caller vouches that `paramsJson` is valid params of `method` (the other
+   * side still validates it). The result is validated as usual.
+   */
+  requestSerialized<M extends RequestMethod<Out>>(method: M, paramsJson: string, opts: RequestOptions = {}): Promise<ResultOf<Out, M>> {
+    return this.startRequest(method, (id) => `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${paramsJson}}`, opts);
+  }
+
+  /** Registers the pending entry (timeout, abort) and sends the frame `frameFor(id)`. */
+  private startRequest<R>(method: string, frameFor: (id: number) => string, opts: RequestOptions): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
       const spec = this.outgoing.get(method);
       if (!spec || spec.kind !== 'request') {
         reject(new PeerError('unknown_method', `${method} is not a request this side can send`));
@@ -178,13 +198,11 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
         reject(new PeerError('closed', `connection closed (${this.closedWith.code}) before ${method} was sent`));
         return;
       }
-      if (this.options.validateOutgoing !== false && !spec.validateParams(params)) {
-        const issues = toIssues(spec.validateParams.errors);
-        reject(new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues }));
+      if (opts.signal?.aborted) {
+        reject(new PeerError('timeout', `${method} was abandoned by the caller before it was sent`));
         return;
       }
       const id = this.nextId++;
-      const text = JSON.stringify({ jsonrpc: '2.0', id, method, params });
       const entry: Pending = {
         method,
         validateResult: spec.validateResult,
@@ -198,19 +216,19 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
           if (this.pending.delete(id)) reject(new PeerError('timeout', `${method} got no response within ${timeoutMs} ms`, { id, timeoutMs }));
         }, timeoutMs);
       }
-      if (opts.signal) {
-        const onAbort = () => {
+      opts.signal?.addEventListener(
+        'abort',
+        () => {
           if (this.pending.delete(id)) {
             if (entry.timer) clearTimeout(entry.timer);
             reject(new PeerError('timeout', `${method} was abandoned by the caller`, { id }));
           }
-        };
-        if (opts.signal.aborted) return onAbort();
-        opts.signal.addEventListener('abort', onAbort, { once: true });
-      }
+        },
+        { once: true },
+      );
       this.pending.set(id, entry);
       try {
-        this.sendText(text);
+        this.sendText(frameFor(id));
       } catch (err) {
         this.pending.delete(id);
         if (entry.timer) clearTimeout(entry.timer);
