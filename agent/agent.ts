@@ -519,8 +519,9 @@ export class Agent extends EventEmitter {
       if (event === 'token_revoked') {
         this.setError(authErrorMessage(ErrorCode.TokenRevoked, this.options.hostId));
         this.log.error({ code: (err as RpcError).code }, this.lastError!);
-        await this.forgetToken();
+        // Detach first: the server's 4002 close may arrive while the token file is deleted.
         this.endConnection(conn, 1000);
+        await this.forgetToken();
         this.machine.fire('token_revoked');
         return;
       }
@@ -604,8 +605,15 @@ export class Agent extends EventEmitter {
       this.log.info({ code, reason }, 'server closed the connection during the drain');
       this.backoff.markInactive();
       if (this.machine.fire('drained')) this.scheduleReconnect();
+    } else if (state === 'Authenticating') {
+      // The pending hello (or the rotated-token write) settles later and sees that this
+      // connection is no longer current, so the transition is made here, once. Without it
+      // a close during the handshake (server killed, watchdog, 4000) left the agent
+      // in Authenticating for good.
+      this.setError(`connection closed during the handshake (${code}${reason ? ` ${reason}` : ''})`);
+      this.log.warn({ code, reason }, 'connection closed before the hello was answered');
+      if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
     }
-    // Authenticating: the pending hello rejects and authenticate() handles it.
   }
 
   /** Detaches and closes a connection we are done with (its close event is then ignored). */

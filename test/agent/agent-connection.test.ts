@@ -211,6 +211,67 @@ describe('authentication failures', () => {
   });
 });
 
+describe('connection closed while the hello is pending', () => {
+  // Each of these left the agent in Authenticating for good before the fix (found by the
+  // server-kill fault test in CI): the close detached the connection, then the rejected
+  // hello saw a stale connection and made no transition.
+  for (const [what, close] of [
+    ['the server drops the socket', (sess: { ws: { terminate(): void } }) => sess.ws.terminate()],
+    ['the server closes with 4000', (sess: { ws: { close(code: number): void } }) => sess.ws.close(4000)],
+  ] as const) {
+    it(`${what} → handshake_failed → Reconnecting, then Active`, async () => {
+      const s = await server();
+      let first = true;
+      s.hello = (p, session) => {
+        if (first) {
+          first = false;
+          close(session);
+          return new Promise(() => undefined);
+        }
+        return s.defaultHello(p);
+      };
+      const { agent } = await agentFor(s, { helloTimeoutMs: 60_000 });
+      agent.start();
+      await agent.waitForState('Reconnecting');
+      expect(agent.transitions.at(-1)?.from).toBe('Authenticating');
+      expect(agent.transitions.at(-1)?.event).toBe('handshake_failed');
+      expect(agent.status().last_error).toMatch(/closed during the handshake/);
+      await agent.waitForState('Active');
+      expect(s.sessions).toHaveLength(2);
+    });
+  }
+
+  it('the ping watchdog fires before the hello is answered → Reconnecting, then Active', async () => {
+    const s = await server();
+    let first = true;
+    s.hello = (p) => {
+      if (first) {
+        first = false;
+        return new Promise(() => undefined); // silent: no answer, no ping
+      }
+      return s.defaultHello(p);
+    };
+    const { agent } = await agentFor(s, { helloTimeoutMs: 60_000, pingWatchdogMs: 200 });
+    agent.start();
+    await agent.waitForState('Reconnecting');
+    expect(agent.transitions.at(-1)?.event).toBe('handshake_failed');
+    await agent.waitForState('Active');
+  });
+
+  it('-32002 followed at once by a 4002 close still ends Revoked (not Reconnecting)', async () => {
+    const s = await server();
+    s.hello = (_p, session) => {
+      setImmediate(() => session.ws.close(4002));
+      throw rpcError(ErrorCode.TokenRevoked, 'revoked');
+    };
+    const { agent, dir } = await agentFor(s);
+    agent.start();
+    expect(await agent.done).toBe('Revoked');
+    expect(existsSync(join(dir, 'token'))).toBe(false);
+    expect(s.sessions).toHaveLength(1);
+  });
+});
+
 describe('shutdown and drain', () => {
   it('agent.shutdown Revoked → Revoked, token deleted, close reason final_seq', async () => {
     const s = await server();
