@@ -3,7 +3,8 @@
 // metric row has), in small batches with a pause between them so the ingest path keeps
 // the database connection (acks are never stalled behind one long DELETE). With
 // max_db_bytes set, the oldest rows of either table are deleted, oldest first, until the
-// database's live data fits. Dialect-neutral (kysely); indexes from migration 0002.
+// database's live data fits. retention_days 0 turns the age purge off (the size cap still
+// applies). Dialect-neutral (kysely); indexes from migration 0002.
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -80,10 +81,15 @@ export class Retention {
 
   private async pass(now: Date): Promise<PurgeResult> {
     const started = performance.now();
-    const cutoff = new Date(now.getTime() - this.options.retentionDays * 86_400_000).toISOString();
     const result: PurgeResult = { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
-    result.logs = await this.purgeOlder(LOGS, cutoff, 'age');
-    result.metrics = await this.purgeOlder(METRICS, cutoff, 'age');
+    // retention_days 0 keeps everything (server-config.json): no age purge at all. A cutoff
+    // of "now" would delete every row received before this pass.
+    const days = this.options.retentionDays;
+    const cutoff = days > 0 ? new Date(now.getTime() - days * 86_400_000).toISOString() : null;
+    if (cutoff !== null) {
+      result.logs = await this.purgeOlder(LOGS, cutoff, 'age');
+      result.metrics = await this.purgeOlder(METRICS, cutoff, 'age');
+    }
     const max = this.options.maxDbBytes;
     if (max !== null && max > 0) {
       while (!this.stopped && (await this.storage.usedBytes()) > max) {

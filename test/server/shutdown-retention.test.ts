@@ -147,4 +147,36 @@ describe('retention', () => {
       await tdb.cleanup();
     }
   });
+
+  it('retention_days 0 keeps everything, however old (the size cap still applies)', async () => {
+    const tdb = await openTempDb();
+    try {
+      const h = await issueAgent(tdb.storage.db, 'keep');
+      const pad = 'x'.repeat(500);
+      const now = Date.UTC(2026, 5, 1);
+      // rows received 10 years, 1 day and 1 second before the pass
+      for (const [i, ago] of [86_400_000 * 3650, 86_400_000, 1000].entries()) {
+        const from = i * 1000 + 1;
+        await tdb.storage.ingest.commitBatch(h.host_id, entries(from, from + 999, { message: pad }), new Date(now - ago).toISOString());
+      }
+      await tdb.storage.ingest.insertMetrics(h.host_id, new Date(now - 86_400_000 * 3650).toISOString(), [{ name: 'cpu', value: 1 }]);
+      const log = createCapturingLogger();
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const keep = new Retention(tdb.storage, log.logger, metrics, { retentionDays: 0, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
+      expect(await keep.run(new Date(now))).toEqual({ logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 });
+      const count = async (table: 'logs' | 'metrics') => (await tdb.storage.db.selectFrom(table).select('host_id').execute()).length;
+      expect(await count('logs')).toBe(3000);
+      expect(await count('metrics')).toBe(1);
+      // with a cap, 0 days still trims by size, oldest first
+      const cap = Math.floor((await tdb.storage.usedBytes()) / 2);
+      const capped = new Retention(tdb.storage, log.logger, metrics, { retentionDays: 0, maxDbBytes: cap, batchRows: 500, pauseMs: 0 });
+      const r = await capped.run(new Date(now));
+      expect(r.logs + r.metrics).toBe(0);
+      expect(r.sizeLogs).toBeGreaterThan(0);
+      const first = await tdb.storage.db.selectFrom('logs').select('seq').orderBy('seq').limit(1).executeTakeFirst();
+      expect(Number(first?.seq)).toBeGreaterThan(1);
+    } finally {
+      await tdb.cleanup();
+    }
+  });
 });
