@@ -49,7 +49,16 @@ export interface StartOptions {
   retentionPauseMs?: number;
   /** Include prom-client's process metrics (default true). */
   processMetrics?: boolean;
+  /**
+   * Time a client gets to send a complete HTTP request head (the upgrade request), and a
+   * TLS client to finish its handshake (ms, default 10,000). Node's own defaults (60 s for
+   * headers, checked every 30 s; 120 s for TLS) let a slow-header client hold a socket for
+   * up to 90 s before the hello timer even starts.
+   */
+  headersTimeoutMs?: number;
 }
+
+const HEADERS_TIMEOUT_MS = 10_000;
 
 export interface RunningServer {
   readonly url: string;
@@ -152,9 +161,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     });
   };
   const tls = settings.tls_cert !== undefined && settings.tls_key !== undefined;
+  const headersTimeout = Math.max(1, options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS);
+  const bounds: http.ServerOptions = {
+    headersTimeout,
+    requestTimeout: Math.max(30_000, headersTimeout),
+    // how often Node checks the two timeouts above (default 30 s)
+    connectionsCheckingInterval: Math.min(1000, headersTimeout),
+  };
   const server = tls
-    ? https.createServer({ cert: readFileSync(settings.tls_cert as string), key: readFileSync(settings.tls_key as string) }, handler)
-    : http.createServer(handler);
+    ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: readFileSync(settings.tls_cert as string), key: readFileSync(settings.tls_key as string) }, handler)
+    : http.createServer(bounds, handler);
 
   server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
     const path = (req.url ?? '').split('?')[0];
