@@ -133,12 +133,27 @@ export class Retention {
   }
 
   /**
-   * Deletes about `batch` of the oldest rows (those with the column below `cutoff`, or any
-   * when undefined): up to the batch-th oldest value, so rows sharing that value (one commit)
-   * go together. Returns the rows deleted.
+   * Deletes a batch of the oldest rows (those with the column below `cutoff`, or any when
+   * undefined). Returns the rows deleted.
+   *
+   * logs: exactly `batch` rows, picked by their key (host_id, seq) in received_at order: a
+   * row-value IN (SQLite and PostgreSQL alike) that costs about a third per row of a range
+   * delete on received_at, and keeps each DELETE (which blocks the ingest path's
+   * connection) short however many rows one commit stored.
+   * metrics (no key): up to the batch-th oldest value, so rows sharing it go together.
    */
   private async deleteBatch(p: Purgeable, cutoff: string | undefined): Promise<number> {
     const db = this.storage.db;
+    if (p.table === 'logs') {
+      let oldest = db.selectFrom('logs').select(['host_id', 'seq']);
+      if (cutoff !== undefined) oldest = oldest.where('received_at', '<', cutoff);
+      const batch = oldest.orderBy('received_at').limit(this.batch).$asTuple('host_id', 'seq');
+      const r = await db
+        .deleteFrom('logs')
+        .where((eb) => eb(eb.refTuple('host_id', 'seq'), 'in', batch))
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
+    }
     let q = db.selectFrom(p.table).select(p.column);
     if (cutoff !== undefined) q = q.where(p.column, '<', cutoff);
     const boundary = await q.orderBy(p.column).limit(1).offset(this.batch - 1).executeTakeFirst();
