@@ -9,11 +9,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
-import { SUBPROTOCOL, validateLogsPushParams } from '@cortex/agent-protocol';
+import { validateLogsPushParams } from '@cortex/agent-protocol';
 import { openSqliteStorage } from '../dist/server/db/dialect.js';
 import { migrateToLatest } from '../dist/server/db/migrations/index.js';
 import { issueAgent } from '../dist/server/db/agents.repository.js';
+import { connect as connectTo, entry } from './_wire.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-'));
@@ -22,9 +22,6 @@ const BATCH = 1000;
 const WINDOW = 4;
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 5000);
 
-function entry(seq) {
-  return { seq, ts: '2026-05-16T19:42:50.123Z', severity: 'info', app_name: 'sshd', process_id: '1431', message: `Accepted publickey for user from 10.0.0.4 port 5${seq % 10000} ssh2: ED25519 SHA256:abcdefghijklmnop`, source: 'journald' };
-}
 function pushFrame(id, seqStart, n) {
   const entries = new Array(n);
   for (let i = 0; i < n; i++) entries[i] = entry(seqStart + i);
@@ -77,22 +74,9 @@ const url = await new Promise((resolve, reject) => {
   });
   server.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
 });
+const connect = (agent) => connectTo(url, agent);
 const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]);
 
-function connect(agent) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false });
-    ws.once('error', reject);
-    ws.once('open', () => {
-      ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'agent.hello', params: { protocol_version: 1, agent_version: '0.1.0', hostname: agent.hostname, host_id: agent.host_id, platform: { os: 'linux', arch: 'x86_64', kernel: '6.6', distro: null }, capabilities: { supported_probes: [], sources: ['journald'], max_batch_entries: 1000, compression: [] }, token: agent.token, resume_from_seq: 0 } }));
-      ws.once('message', (d) => {
-        const m = JSON.parse(d.toString());
-        if (m.error) return reject(new Error(JSON.stringify(m.error)));
-        resolve({ ws, accepted: m.result.accepted_seq, rotated: m.result.rotated_token ?? null });
-      });
-    });
-  });
-}
 
 /** One agent streaming `batches` pushes of `n` entries with WINDOW in flight; resolves with ack latencies. */
 function stream(conn, batches, n = BATCH, frames) {

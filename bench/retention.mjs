@@ -17,11 +17,10 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
-import { SUBPROTOCOL } from '@cortex/agent-protocol';
 import { openSqliteStorage } from '../dist/server/db/dialect.js';
 import { migrateToLatest } from '../dist/server/db/migrations/index.js';
 import { issueAgent } from '../dist/server/db/agents.repository.js';
+import { connect, entry } from './_wire.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-retention-'));
@@ -29,9 +28,6 @@ const ROWS = Number(process.env.BENCH_PURGE_ROWS ?? 1_000_000);
 const BATCH = 1000;
 const log = (...a) => console.log(...a);
 
-function entry(seq) {
-  return { seq, ts: '2026-05-16T19:42:50.123Z', severity: 'info', app_name: 'sshd', process_id: '1431', message: `Accepted publickey for user from 10.0.0.4 port 5${seq % 10000} ssh2: ED25519 SHA256:abcdefghijklmnop`, source: 'journald' };
-}
 
 // ───────────── the database: ROWS expired rows from 20 hosts, one commit per 1000 ─────────────
 const purgeDb = join(dir, 'purge.db');
@@ -96,20 +92,6 @@ function startServer(db, retentionDays) {
   return { server, waitFor };
 }
 
-function connect(url, agent) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false });
-    ws.once('error', reject);
-    ws.once('open', () => {
-      ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'agent.hello', params: { protocol_version: 1, agent_version: '0.1.0', hostname: agent.hostname, host_id: agent.host_id, platform: { os: 'linux', arch: 'x86_64', kernel: '6.6', distro: null }, capabilities: { supported_probes: [], sources: ['journald'], max_batch_entries: 1000, compression: [] }, token: agent.token, resume_from_seq: 0 } }));
-      ws.once('message', (d) => {
-        const m = JSON.parse(d.toString());
-        if (m.error) return reject(new Error(JSON.stringify(m.error)));
-        resolve({ ws, accepted: m.result.accepted_seq });
-      });
-    });
-  });
-}
 
 /** 100 entries every 10 ms until stop() resolves; returns [sentAtEpochMs, latencyMs] per push. */
 function streamAt10k({ ws, accepted }, until) {
