@@ -8,6 +8,7 @@
 // "N passed, M failed[, K skipped]" as the last stdout line; --json prints one JSON object
 // instead; --junit FILE also writes JUnit XML. Exit 0 when nothing failed, 1 on any failure
 // or when the target cannot be reached at all, 2 on bad usage.
+import { LIMITS } from '@cortex/agent-protocol';
 import { Runner, report, type CaseResult } from './report.js';
 import { runServerSuite, TargetUnreachable, type ServerSuiteOptions } from './server-suite.js';
 import { runAgentSuite, AGENT_VALUE_OPTIONS, AGENT_FLAGS, agentOptionsFrom } from './agent-suite.js';
@@ -33,6 +34,8 @@ Server suite:
   --missed-pongs N          the server's missed-pong limit (default 3)
   --server-max-batch-entries N
                             the server's logs.push cap; below 1000 enables the -32008 case
+  --agent-rate N            the server's per-agent rate limit in entries/s (default ${LIMITS.agent_rate_entries_per_s}, the
+                            contract's default) for the -32030 case
   --agent-version V         agent_version sent in hello (default 1.0.0)
   --skip-slow               skip cases that wait more than ~2 s (hello timer)
 
@@ -61,7 +64,7 @@ Common:
 
 const SERVER_VALUES = [
   'url', 'enroll-token', 'host-id', 'token-2', 'host-id-2', 'revoke-command', 'admin-url', 'admin-token',
-  'hello-timeout-ms', 'ping-interval-ms', 'missed-pongs', 'server-max-batch-entries', 'agent-version', 'timeout-ms', 'junit',
+  'hello-timeout-ms', 'ping-interval-ms', 'missed-pongs', 'server-max-batch-entries', 'agent-rate', 'agent-version', 'timeout-ms', 'junit',
 ];
 
 async function main(argv: string[]): Promise<number> {
@@ -100,6 +103,7 @@ async function main(argv: string[]): Promise<number> {
       helloTimeoutMs: intOption(p, 'hello-timeout-ms', 1) ?? 5000,
       skipSlow: p.flags.has('skip-slow'),
       serverMaxBatchEntries: intOption(p, 'server-max-batch-entries', 1),
+      agentRate: intOption(p, 'agent-rate', 1) ?? LIMITS.agent_rate_entries_per_s,
       pingIntervalMs: intOption(p, 'ping-interval-ms', 1),
       missedPongs: intOption(p, 'missed-pongs', 1) ?? 3,
       timeoutMs: intOption(p, 'timeout-ms', 1) ?? 5000,

@@ -50,6 +50,8 @@ export interface ServerSuiteOptions {
   skipSlow: boolean;
   /** The server's max_batch_entries cap, for the -32008 case (skipped unless < 1000). */
   serverMaxBatchEntries?: number | undefined;
+  /** The server's per-agent rate limit (entries/s, burst one second of it), for the -32030 case. */
+  agentRate: number;
   /** The server's ping interval and missed-pong limit, for the 1011 case (skipped without it). */
   pingIntervalMs?: number | undefined;
   missedPongs: number;
@@ -416,6 +418,49 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
           }
         });
       },
+    },
+    [-32030]: {
+      expected: `three seconds' worth of entries at the server's rate (--agent-rate, default ${LIMITS.agent_rate_entries_per_s}/s; burst one second) pushed at once: error -32030 with data.retry_after_ms`,
+      run: () =>
+        withSession(async (conn, h) => {
+          const rate = o.agentRate;
+          const per = Math.min(o.serverMaxBatchEntries ?? LIMITS.logs_push_max_entries, LIMITS.logs_push_max_entries);
+          const total = 3 * rate + per;
+          let seq = h.accepted_seq + 1;
+          const started = performance.now();
+          const outcomes: Promise<unknown>[] = [];
+          for (let sent = 0; sent < total; sent += per) {
+            const n = Math.min(per, total - sent);
+            const start = seq;
+            const entries = Array.from({ length: n }, (_, i) => entry(start + i));
+            outcomes.push(conn.client.logsPush({ seq_start: start, entries }, { timeoutMs: Math.max(t, 30_000) }).then(() => null, (err: unknown) => err));
+            seq += n;
+          }
+          const errors = (await Promise.all(outcomes)).filter((e) => e !== null);
+          const seconds = (performance.now() - started) / 1000;
+          const quota = errors.find((e): e is RpcError => e instanceof RpcError && e.code === -32030);
+          if (quota !== undefined) {
+            const retry = (quota.data as { retry_after_ms?: unknown } | undefined)?.retry_after_ms;
+            expect(typeof retry === 'number' && Number.isInteger(retry) && retry >= 0, 'error -32030 with data.retry_after_ms (integer >= 0)', describeErr(quota));
+            // let the bucket drain before the next case pushes (the server's own advice)
+            await new Promise((r) => setTimeout(r, Math.min(retry as number, 5000)));
+            return describeErr(quota);
+          }
+          const capped = errors.find((e): e is RpcError => e instanceof RpcError && e.code === -32008);
+          if (capped !== undefined) throw new CaseSkip(`pushes of ${per} entries were refused with -32008 (${describeErr(capped)}): pass --server-max-batch-entries`);
+          const other = errors.find((e) => !(e instanceof RpcError && e.code === -32020));
+          if (other !== undefined) throw new CaseFailure('error -32030', describeErr(other));
+          // A bucket of `rate` that refills at `rate`/s admits at most rate·(1 + seconds).
+          const allowed = rate * (1 + seconds);
+          if (errors.length === 0 && total > allowed) {
+            throw new CaseFailure('error -32030', `all ${total} entries accepted in ${seconds.toFixed(2)} s (at most ${Math.floor(allowed)} allowed at ${rate}/s; pass --agent-rate if the server's rate is not ${rate})`);
+          }
+          throw new CaseSkip(
+            errors.length > 0
+              ? `the ingest queue filled first (-32020) at ${Math.round(total / seconds)} entries/s; the rate limit was not reached`
+              : `the server took ${seconds.toFixed(2)} s for ${total} entries: too slow to exceed ${rate}/s (pass a lower --agent-rate to a server configured with one)`,
+          );
+        }),
     },
   };
   for (const row of ERROR_TABLE) {

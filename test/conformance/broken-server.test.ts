@@ -64,7 +64,7 @@ describe('cortex-conformance against a broken server', () => {
   afterAll(async () => broken?.close());
 
   it('fails the cases that match its faults and exits non-zero', async () => {
-    const r = await runConformance(['server', '--url', broken.url, '--enroll-token', TOKEN, '--host-id', HOST, '--json', '--skip-slow', '--timeout-ms', '1000']);
+    const r = await runConformance(['server', '--url', broken.url, '--enroll-token', TOKEN, '--host-id', HOST, '--json', '--skip-slow', '--timeout-ms', '1000', '--agent-rate', '5000']);
     expect(r.code).toBe(1);
     const rep = parseJson(r);
     expect(rep.ok).toBe(false);
@@ -78,6 +78,9 @@ describe('cortex-conformance against a broken server', () => {
     expect(statusOf(rep, 'ingest/replay-accepted-seq')).toBe('FAIL');
     const replay = rep.cases.find((c) => c.id === 'ingest/replay-accepted-seq');
     expect(replay?.seen).toMatch(/accepted_seq 0/);
+    // Has no per-agent rate limit: three seconds' worth at 5000/s all accepted at once.
+    expect(statusOf(rep, 'error/-32030-QuotaExceeded')).toBe('FAIL');
+    expect(rep.cases.find((c) => c.id === 'error/-32030-QuotaExceeded')?.seen).toMatch(/all 16000 entries accepted/);
     // What it does right still passes.
     expect(statusOf(rep, 'subprotocol/confirmed')).toBe('PASS');
     expect(statusOf(rep, 'ingest/ack-up-to-seq')).toBe('PASS');
