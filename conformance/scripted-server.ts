@@ -234,6 +234,9 @@ export class ScriptedServer {
     this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: LIMITS.max_frame_bytes, handleProtocols: (p) => (p.has(SUBPROTOCOL) ? SUBPROTOCOL : false) });
     this.http = http.createServer((_req, res) => res.writeHead(404).end());
     this.http.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
+      // Node's HTTP server drops its error listener from upgrade sockets: an agent that resets
+      // the connection while we refuse it (503 during the backoff case) must not crash us.
+      socket.on('error', () => undefined);
       const protocols = String(req.headers['sec-websocket-protocol'] ?? '')
         .split(',')
         .map((s) => s.trim())

@@ -19,7 +19,7 @@ describe('cortex-conformance agent', () => {
     ]);
     const rep = parseJson(r);
     expect(failures(rep), r.stderr).toEqual([]);
-    expect(r.code).toBe(0);
+    expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
     for (const id of [
       'agent/hello-contents', 'agent/rotated-token-used', 'agent/rotated-token-persisted',
       'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse',
@@ -41,7 +41,7 @@ describe('cortex-conformance agent', () => {
     ]);
     const rep = parseJson(r);
     expect(failures(rep), r.stderr).toEqual([]);
-    expect(r.code).toBe(0);
+    expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
     for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked']) {
       expect(statusOf(rep, id), id).toBe('PASS');
     }
