@@ -208,8 +208,9 @@ async function serve(args: string[]): Promise<void> {
       `refusing to listen on ${settings.listen.host} without TLS: give --tls-cert and --tls-key, listen on a loopback address behind a TLS proxy, or pass --allow-insecure`,
     );
   }
-  const [{ createLogger }, { startServer }] = await Promise.all([import('./log.js'), import('./server.js')]);
+  const [{ createLogger, logCrashes }, { startServer }] = await Promise.all([import('./log.js'), import('./server.js')]);
   const logger = createLogger({ name: 'cortex-server' });
+  logCrashes(logger);
   const server = await startServer({ settings, logger });
   logger.info({ url: server.url, db: settings.db, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(
