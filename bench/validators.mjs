@@ -34,14 +34,11 @@ const entries = Array.from({ length: 1000 }, (_, i) => ({
 const params = JSON.parse(JSON.stringify({ seq_start: 1001, entries }));
 if (!validateLogsPushParams(params) || !runtimeValidate(params)) throw new Error('benchmark batch must be valid');
 
-function rate(fn, ms = 1500) {
-  let n = 0;
-  const end = performance.now() + ms;
-  while (performance.now() < end) {
-    for (let i = 0; i < 20; i++) fn(params);
-    n += 20;
-  }
-  return (n * 1000 * 1000) / ms; // entries per second
+/** Entries/s over `calls` validations of the 1000-entry batch, timed as a whole. */
+function rate(fn, calls = 40) {
+  const t0 = performance.now();
+  for (let i = 0; i < calls; i++) if (!fn(params)) throw new Error('invalid');
+  return (calls * entries.length * 1000) / (performance.now() - t0);
 }
 rate(validateLogsPushParams, 300);
 rate(runtimeValidate, 300);
@@ -49,20 +46,23 @@ rate(runtimeValidate, 300);
 const standalone = [];
 const runtime = [];
 const ratios = [];
-for (let r = 0; r < 9; r++) {
+// Many short paired rounds: the median ratio converges on the true one however the
+// machine's speed drifts.
+for (let r = 0; r < 41; r++) {
   let s, t;
   if (r % 2 === 0) {
-    s = rate(validateLogsPushParams, 700);
-    t = rate(runtimeValidate, 700);
+    s = rate(validateLogsPushParams);
+    t = rate(runtimeValidate);
   } else {
-    t = rate(runtimeValidate, 700);
-    s = rate(validateLogsPushParams, 700);
+    t = rate(runtimeValidate);
+    s = rate(validateLogsPushParams);
   }
   standalone.push(s);
   runtime.push(t);
   ratios.push(s / t);
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quantile = (xs, q) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
+const median = (xs) => quantile(xs, 0.5);
 
 const importMs = [];
 for (let r = 0; r < 7; r++) {
@@ -78,7 +78,12 @@ const result = {
   import_ms: Number(median(importMs).toFixed(1)),
   runtime_compile_ms: Number(compileMs.toFixed(1)),
   batch_entries: entries.length,
-  targets: { standalone_at_least_runtime: median(ratios) >= 0.95, import_under_50_ms: median(importMs) < 50 },
+  // The two run the same ajv-generated code (one precompiled, one compiled here), so the
+  // ratio is 1 up to noise: "at least as fast" is read as the median ratio >= 1, and the
+  // spread of the paired ratios is reported so a reader can judge the noise.
+  standalone_vs_runtime_ratio_p25: Number(quantile(ratios, 0.25).toFixed(3)),
+  standalone_vs_runtime_ratio_p75: Number(quantile(ratios, 0.75).toFixed(3)),
+  targets: { standalone_at_least_runtime: median(ratios) >= 1, import_under_50_ms: median(importMs) < 50 },
 };
 console.log(`standalone: ${result.standalone_entries_per_s} entries/s; runtime-compiled: ${result.runtime_entries_per_s} entries/s (ratio ${result.standalone_vs_runtime_ratio}); import ${result.import_ms} ms`);
 console.log(JSON.stringify(result));
