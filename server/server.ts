@@ -177,6 +177,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     // without this one, a client that resets the connection while we answer (a refusal
     // below, or the 101) raises an unhandled 'error' event and takes the process down.
     socket.on('error', (err: NodeJS.ErrnoException) => logger.debug({ err: err.code ?? err.message }, 'socket error during the upgrade'));
+    // Already reset by the client (no peer address left): nothing to answer, nothing to count.
+    if (socket.destroyed || socket.remoteAddress === undefined) return void socket.destroy();
     const path = (req.url ?? '').split('?')[0];
     if (path !== LIMITS.ws_path) return refuse(socket, 404, 'Not Found', `the WebSocket endpoint is ${LIMITS.ws_path}`);
     if (draining) return refuse(socket, 503, 'Service Unavailable', 'the server is shutting down; reconnect later', { 'Retry-After': '5' });
