@@ -50,6 +50,31 @@ export interface PushRecord {
 }
 
 /** Committed entries and the host's accepted_seq: survive sessions, like a database. */
+/** Predicates waited on until they hold, re-checked on every notify(); false at the timeout. */
+class Waiters {
+  private checks: Array<() => void> = [];
+
+  until(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+    if (pred()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const check = () => {
+        if (pred()) done(true);
+      };
+      const done = (v: boolean) => {
+        clearTimeout(timer);
+        this.checks = this.checks.filter((c) => c !== check);
+        resolve(v);
+      };
+      const timer = setTimeout(() => done(pred()), timeoutMs);
+      this.checks.push(check);
+    });
+  }
+
+  notify(): void {
+    for (const c of [...this.checks]) c();
+  }
+}
+
 export class Store {
   accepted = 0;
   readonly messages = new Map<number, string>();
@@ -90,7 +115,7 @@ export class Session {
   readonly client: ServerClient;
   private held: { params: LogsPushParams; resolve: (r: LogsPushResult) => void; record: PushRecord }[] = [];
   private closingByServer = false;
-  private listeners: Array<() => void> = [];
+  private readonly waiters = new Waiters();
 
   constructor(
     readonly index: number,
@@ -193,24 +218,11 @@ export class Session {
 
   /** Resolves when pred() holds (checked on every recorded change), or false after timeoutMs. */
   until(pred: () => boolean, timeoutMs: number): Promise<boolean> {
-    if (pred()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const check = () => {
-        if (!pred()) return;
-        done(true);
-      };
-      const done = (v: boolean) => {
-        clearTimeout(timer);
-        this.listeners = this.listeners.filter((l) => l !== check);
-        resolve(v);
-      };
-      const timer = setTimeout(() => done(pred()), timeoutMs);
-      this.listeners.push(check);
-    });
+    return this.waiters.until(pred, timeoutMs);
   }
 
   private changed(): void {
-    for (const l of [...this.listeners]) l();
+    this.waiters.notify();
     this.server.changed();
   }
 }
@@ -227,7 +239,7 @@ export class ScriptedServer {
   };
   private http!: http.Server;
   private wss!: WebSocketServer;
-  private listeners: Array<() => void> = [];
+  private readonly waiters = new Waiters();
   url = '';
 
   async start(): Promise<void> {
@@ -270,19 +282,7 @@ export class ScriptedServer {
 
   /** Resolves when pred() holds, or false after timeoutMs. */
   until(pred: () => boolean, timeoutMs: number): Promise<boolean> {
-    if (pred()) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const check = () => {
-        if (pred()) done(true);
-      };
-      const done = (v: boolean) => {
-        clearTimeout(timer);
-        this.listeners = this.listeners.filter((l) => l !== check);
-        resolve(v);
-      };
-      const timer = setTimeout(() => done(pred()), timeoutMs);
-      this.listeners.push(check);
-    });
+    return this.waiters.until(pred, timeoutMs);
   }
 
   /** The next session opened after `count` sessions, or undefined after timeoutMs. */
@@ -292,7 +292,7 @@ export class ScriptedServer {
   }
 
   changed(): void {
-    for (const l of [...this.listeners]) l();
+    this.waiters.notify();
   }
 
   async stop(): Promise<void> {

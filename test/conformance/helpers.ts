@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serve } from '../server/spawn.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const RUNNER = join(ROOT, 'dist/conformance/cli.js');
@@ -87,38 +88,22 @@ export interface ServeHandle {
 }
 
 /** Spawns `serve` on 127.0.0.1:0 with a temp database and waits for its "listening" log line. */
-export function serveReference(args: string[]): Promise<ServeHandle> {
+export async function serveReference(args: string[]): Promise<ServeHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'cortex-conformance-test-'));
   const db = join(dir, 'cortex.db');
-  const child = spawn(process.execPath, [SERVER_CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  const exited = new Promise<void>((r) => child.on('exit', () => r()));
-  return new Promise((resolveP, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      for (const line of err.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        const rec = JSON.parse(line) as { msg?: string; url?: string };
-        if (rec.msg === 'listening' && rec.url) {
-          const url = rec.url;
-          resolveP({
-            child,
-            url,
-            httpUrl: url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, ''),
-            dir,
-            db,
-            async stop() {
-              child.kill('SIGKILL');
-              await exited;
-              rmSync(dir, { recursive: true, force: true });
-            },
-          });
-          return;
-        }
-      }
-    });
-    void exited.then(() => reject(new Error(`serve exited before listening: ${err}`)));
-  });
+  const s = await serve(['--db', db, ...args]);
+  return {
+    child: s.child,
+    url: s.url,
+    httpUrl: `http://127.0.0.1:${s.port}`,
+    dir,
+    db,
+    async stop() {
+      s.child.kill('SIGKILL');
+      await s.exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Does the reference server CLI know this admin command yet? (issue 4 lands it) */

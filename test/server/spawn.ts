@@ -34,7 +34,8 @@ export function serve(args: string[], env: Record<string, string> = {}): Promise
   return new Promise((resolveP, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
       err += d.toString();
-      for (const line of err.split('\n')) {
+      // complete lines only: a chunk may end in the middle of one
+      for (const line of err.split('\n').slice(0, -1)) {
         if (!line.startsWith('{')) continue;
         const rec = JSON.parse(line) as { msg?: string; url?: string };
         if (rec.msg === 'listening' && rec.url && err.includes('To enroll an agent')) {
