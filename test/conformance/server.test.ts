@@ -7,13 +7,21 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConformance, failures, issueHost, parseJson, runConformance, serveReference, serverHasCommand, statusOf, type ServeHandle } from './helpers.js';
 
+// The ping window (interval × missed pongs) must outlast a stall of a loaded CI machine:
+// at 300 ms × 2 one run saw the -32030 burst's session closed (1006) mid-case. 1 s × 2
+// keeps the 1011 case short (it waits (missed + 2) × interval + timeout).
+const PING_MS = 1000;
+// The -32030 case pushes 3 × rate + 500 entries at once: keep it small but above every
+// other case's pushes (at most 501 at a time).
+const AGENT_RATE = 2000;
+
 describe('cortex-conformance server', () => {
   let srv: ServeHandle;
   let tmp: string;
   beforeAll(async () => {
     buildConformance();
     tmp = mkdtempSync(join(tmpdir(), 'cortex-conformance-out-'));
-    srv = await serveReference(['--hello-timeout-ms', '800', '--max-batch-entries', '500', '--ping-interval-ms', '300', '--missed-pongs', '2', '--agent-rate', '5000']);
+    srv = await serveReference(['--hello-timeout-ms', '800', '--max-batch-entries', '500', '--ping-interval-ms', String(PING_MS), '--missed-pongs', '2', '--agent-rate', String(AGENT_RATE)]);
   });
   afterAll(async () => {
     await srv?.stop();
@@ -26,8 +34,8 @@ describe('cortex-conformance server', () => {
     const args = [
       'server', '--url', srv.url, '--enroll-token', h1.token, '--host-id', h1.host_id,
       '--token-2', h2.token, '--host-id-2', h2.host_id,
-      '--hello-timeout-ms', '800', '--server-max-batch-entries', '500', '--ping-interval-ms', '300', '--missed-pongs', '2',
-      '--agent-rate', '5000', '--junit', join(tmp, 'junit.xml'),
+      '--hello-timeout-ms', '800', '--server-max-batch-entries', '500', '--ping-interval-ms', String(PING_MS), '--missed-pongs', '2',
+      '--agent-rate', String(AGENT_RATE), '--junit', join(tmp, 'junit.xml'),
     ];
     // The admin API and `agent revoke` belong to the control-plane issue: use them once they exist.
     const adminUp = (await fetch(`${srv.httpUrl}/admin/agents`).catch(() => undefined))?.status;
