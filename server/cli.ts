@@ -113,9 +113,32 @@ Options:
 const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
 const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : `${s}\n`);
 
+/**
+ * `--name value` → `--name=value` for the string options, unless the value is itself one
+ * of the options: node's parseArgs refuses a value that begins with "-", and a base64url
+ * token (an admin token, say) can.
+ */
+export function attachValues(args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string[] {
+  const isOption = (a: string) => a === '-h' || (a.startsWith('--') && (a.slice(2).split('=')[0] as string) in { ...options, help: true });
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    if (a === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const next = args[i + 1];
+    if (a.startsWith('--') && !a.includes('=') && options[a.slice(2)]?.type === 'string' && next !== undefined && !isOption(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, help: string, positionals = false) {
   try {
-    const parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals: positionals });
+    const parsed = parseArgs({ args: attachValues(args, options), options: { ...options, help: { type: 'boolean' } }, strict: true, allowPositionals: positionals });
     if ((parsed.values as { help?: boolean }).help) {
       out(help);
       process.exit(0);

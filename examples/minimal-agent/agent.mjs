@@ -298,17 +298,24 @@ async function run(opts) {
 // ───────────────────────────── main ─────────────────────────────
 
 const [command, ...rest] = process.argv.slice(2);
-const { values } = parseArgs({
-  args: rest,
-  options: {
-    server: { type: 'string' },
-    token: { type: 'string' },
-    'host-id': { type: 'string' },
-    'state-dir': { type: 'string' },
-    'backoff-base-ms': { type: 'string' },
-    'heartbeat-ms': { type: 'string' },
-  },
-});
+const options = {
+  server: { type: 'string' },
+  token: { type: 'string' },
+  'host-id': { type: 'string' },
+  'state-dir': { type: 'string' },
+  'backoff-base-ms': { type: 'string' },
+  'heartbeat-ms': { type: 'string' },
+};
+// A base64url token may begin with "-": parseArgs refuses `--token -abc…` as ambiguous, so
+// each value is attached as `--token=-abc…` unless it is one of the options itself.
+const isOption = (a) => a.startsWith('--') && a.slice(2).split('=')[0] in options;
+const args = [];
+for (let i = 0; i < rest.length; i++) {
+  const a = rest[i];
+  if (a.startsWith('--') && !a.includes('=') && a.slice(2) in options && i + 1 < rest.length && !isOption(rest[i + 1])) args.push(`${a}=${rest[++i]}`);
+  else args.push(a);
+}
+const { values } = parseArgs({ args, options });
 const need = (...names) => {
   for (const n of names) if (!values[n]) throw new Error(`--${n} is required`);
 };

@@ -31,6 +31,8 @@ afterEach(async () => {
 afterAll(() => cleanupDirs());
 
 const SEEDS = [1, 2, 3, 4, 5, 6];
+const KINDS = ['drop-at-hello', '4000-at-hello', 'silent-hello', 'close-after-result', 'close-mid-stream', 'longer-session'] as const;
+type Kind = (typeof KINDS)[number];
 const TOTAL = 3000;
 
 for (const seed of SEEDS) {
@@ -45,6 +47,12 @@ for (const seed of SEEDS) {
     const rotatedIn = new Map<Session, string | null>();
     const activeIn = new Set<Session>();
     let chaos = true;
+    // Every kind of fault happens at least once whatever the timing: each hello takes the
+    // first still-pending kind it may (a healthy hello only the two that answer without a
+    // close at once), and the run goes on until none is pending; the rest is random.
+    const pending: Kind[] = [...KINDS];
+    let allHappened!: () => void;
+    const allDone = new Promise<void>((resolve) => (allHappened = resolve));
     s.hello = (p, session) => {
       if (!chaos) {
         s.rotatedToken = null;
@@ -52,36 +60,38 @@ for (const seed of SEEDS) {
         return s.defaultHello(p);
       }
       const r = rnd();
+      const r2 = rnd();
       // every 4th hello is answered, so the run makes progress
       const healthy = s.sessions.length % 4 === 0;
-      if (!healthy && r < 0.2) {
-        outcomes.push('drop-at-hello');
-        session.ws.terminate();
-        return new Promise(() => undefined);
-      }
-      if (!healthy && r < 0.35) {
-        outcomes.push('4000-at-hello');
-        later(session, Math.floor(rnd() * 10), 'close');
-        return new Promise(() => undefined);
-      }
-      if (!healthy && r < 0.45) {
-        outcomes.push('silent-hello');
-        return new Promise(() => undefined); // the agent's hello timeout ends it
+      const allowed = (k: Kind) => !healthy || k === 'close-mid-stream' || k === 'longer-session';
+      const forced = pending.findIndex(allowed);
+      let kind: Kind;
+      if (forced >= 0) kind = pending.splice(forced, 1)[0] as Kind;
+      else if (!healthy && r < 0.2) kind = 'drop-at-hello';
+      else if (!healthy && r < 0.35) kind = '4000-at-hello';
+      else if (!healthy && r < 0.45) kind = 'silent-hello';
+      else if (!healthy && r2 < 0.25) kind = 'close-after-result';
+      else if (r2 < 0.6) kind = 'close-mid-stream';
+      else kind = 'longer-session';
+      outcomes.push(kind);
+      if (pending.length === 0) allHappened();
+      switch (kind) {
+        case 'drop-at-hello':
+          session.ws.terminate();
+          return new Promise(() => undefined);
+        case '4000-at-hello':
+          later(session, Math.floor(rnd() * 10), 'close');
+          return new Promise(() => undefined);
+        case 'silent-hello':
+          return new Promise(() => undefined); // the agent's hello timeout ends it
+        default:
       }
       // answered: sometimes with a rotated token, sometimes closed right behind the result
       s.rotatedToken = rnd() < 0.3 ? `rotated-${seed}-${++rotations}-${'x'.repeat(32)}` : null;
       rotatedIn.set(session, s.rotatedToken);
-      const r2 = rnd();
-      if (!healthy && r2 < 0.25) {
-        outcomes.push('close-after-result');
-        later(session, Math.floor(rnd() * 3), 'terminate');
-      } else if (r2 < 0.6) {
-        outcomes.push('close-mid-stream');
-        later(session, 10 + Math.floor(rnd() * 80), rnd() < 0.5 ? 'terminate' : 'close');
-      } else {
-        outcomes.push('longer-session');
-        later(session, 100 + Math.floor(rnd() * 150), 'terminate');
-      }
+      if (kind === 'close-after-result') later(session, Math.floor(rnd() * 3), 'terminate');
+      else if (kind === 'close-mid-stream') later(session, 10 + Math.floor(rnd() * 80), rnd() < 0.5 ? 'terminate' : 'close');
+      else later(session, 100 + Math.floor(rnd() * 150), 'terminate');
       return s.defaultHello(p);
     };
     const h = await makeAgent(s.url, { helloTimeoutMs: 150, backoff: { baseMs: 2, capMs: 15, random: rnd } });
@@ -96,6 +106,7 @@ for (const seed of SEEDS) {
       await new Promise((r) => setTimeout(r, 20 + Math.floor(rnd() * 40)));
     }
     await h.agent.waitForAck(TOTAL, 30_000);
+    await allDone; // sessions keep ending while chaos is on, so the pending kinds come
     expect([...s.stored.keys()].sort((a, b) => a - b)).toEqual(Array.from({ length: TOTAL }, (_, i) => i + 1));
     expect(s.conflicts).toEqual([]); // no seq was ever reused for another message
     // no more faults: it settles in Active (no state without a way out), then stops
@@ -122,8 +133,7 @@ for (const seed of SEEDS) {
     const onDisk = await readToken(h.dir);
     if (either !== null) expect([expected, either]).toContain(onDisk);
     else expect(onDisk).toBe(expected);
-    // the scripted faults did happen
-    expect(new Set(outcomes).size, outcomes.join(' ')).toBeGreaterThanOrEqual(4);
-    expect(outcomes.length).toBeGreaterThan(5);
+    // every scripted fault did happen
+    expect(new Set(outcomes), outcomes.join(' ')).toEqual(new Set(KINDS));
   }, 60_000);
 }
