@@ -2,6 +2,7 @@
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
+const __cortexValidators = (() => {
 var __getOwnPropNames = Object.getOwnPropertyNames;
 var __commonJS = (cb, mod) => function __require() {
   try {
@@ -7650,58 +7651,58 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 validate81.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-export {
-  validateAgentConfig,
-  validateAgentHeartbeatParams,
-  validateAgentHelloParams,
-  validateAgentHelloResult,
-  validateAgentShutdownParams,
-  validateAgentVersionUnsupportedData,
-  validateAuthFailedData,
-  validateBufferOverflowData,
-  validateConfigUpdateParams,
-  validateExecSystemctlStatusArgs,
-  validateExecSystemctlStatusOutput,
-  validateFileTailArgs,
-  validateFileTailOutput,
-  validateFsDiskUsageArgs,
-  validateFsDiskUsageOutput,
-  validateInvalidParamsData,
-  validateJournalTailArgs,
-  validateJournalTailOutput,
-  validateJsonRpcErrorObject,
-  validateJsonRpcErrorResponse,
-  validateJsonRpcId,
-  validateJsonRpcMessage,
-  validateJsonRpcNotification,
-  validateJsonRpcRequest,
-  validateJsonRpcSuccessResponse,
-  validateLogBatchEntry,
-  validateLogSource,
-  validateLogsPushParams,
-  validateLogsPushResult,
-  validateMetricSample,
-  validateMetricsPushParams,
-  validateMetricsPushResult,
-  validateNetListeningSocketsArgs,
-  validateNetListeningSocketsOutput,
-  validatePayloadTooLargeData,
-  validateProbeExecutionFailedData,
-  validateProbeOutput,
-  validateProbeRequestParams,
-  validateProbeRequestResult,
-  validateProbeTimeoutData,
-  validateProbeUnavailableData,
-  validateProcTopArgs,
-  validateProcTopOutput,
-  validateRetryAfterData,
-  validateServerConfig,
-  validateSeverity,
-  validateSysOsReleaseArgs,
-  validateSysOsReleaseOutput,
-  validateSysUptimeArgs,
-  validateSysUptimeOutput,
-  validateTokenRevokedData,
-  validateTokenRotationRequiredData,
-  validateUnknownHostData
-};
+return { validateAgentConfig, validateAgentHeartbeatParams, validateAgentHelloParams, validateAgentHelloResult, validateAgentShutdownParams, validateAgentVersionUnsupportedData, validateAuthFailedData, validateBufferOverflowData, validateConfigUpdateParams, validateExecSystemctlStatusArgs, validateExecSystemctlStatusOutput, validateFileTailArgs, validateFileTailOutput, validateFsDiskUsageArgs, validateFsDiskUsageOutput, validateInvalidParamsData, validateJournalTailArgs, validateJournalTailOutput, validateJsonRpcErrorObject, validateJsonRpcErrorResponse, validateJsonRpcId, validateJsonRpcMessage, validateJsonRpcNotification, validateJsonRpcRequest, validateJsonRpcSuccessResponse, validateLogBatchEntry, validateLogSource, validateLogsPushParams, validateLogsPushResult, validateMetricSample, validateMetricsPushParams, validateMetricsPushResult, validateNetListeningSocketsArgs, validateNetListeningSocketsOutput, validatePayloadTooLargeData, validateProbeExecutionFailedData, validateProbeOutput, validateProbeRequestParams, validateProbeRequestResult, validateProbeTimeoutData, validateProbeUnavailableData, validateProcTopArgs, validateProcTopOutput, validateRetryAfterData, validateServerConfig, validateSeverity, validateSysOsReleaseArgs, validateSysOsReleaseOutput, validateSysUptimeArgs, validateSysUptimeOutput, validateTokenRevokedData, validateTokenRotationRequiredData, validateUnknownHostData };
+})();
+export const validateAgentConfig = __cortexValidators.validateAgentConfig;
+export const validateAgentHeartbeatParams = __cortexValidators.validateAgentHeartbeatParams;
+export const validateAgentHelloParams = __cortexValidators.validateAgentHelloParams;
+export const validateAgentHelloResult = __cortexValidators.validateAgentHelloResult;
+export const validateAgentShutdownParams = __cortexValidators.validateAgentShutdownParams;
+export const validateAgentVersionUnsupportedData = __cortexValidators.validateAgentVersionUnsupportedData;
+export const validateAuthFailedData = __cortexValidators.validateAuthFailedData;
+export const validateBufferOverflowData = __cortexValidators.validateBufferOverflowData;
+export const validateConfigUpdateParams = __cortexValidators.validateConfigUpdateParams;
+export const validateExecSystemctlStatusArgs = __cortexValidators.validateExecSystemctlStatusArgs;
+export const validateExecSystemctlStatusOutput = __cortexValidators.validateExecSystemctlStatusOutput;
+export const validateFileTailArgs = __cortexValidators.validateFileTailArgs;
+export const validateFileTailOutput = __cortexValidators.validateFileTailOutput;
+export const validateFsDiskUsageArgs = __cortexValidators.validateFsDiskUsageArgs;
+export const validateFsDiskUsageOutput = __cortexValidators.validateFsDiskUsageOutput;
+export const validateInvalidParamsData = __cortexValidators.validateInvalidParamsData;
+export const validateJournalTailArgs = __cortexValidators.validateJournalTailArgs;
+export const validateJournalTailOutput = __cortexValidators.validateJournalTailOutput;
+export const validateJsonRpcErrorObject = __cortexValidators.validateJsonRpcErrorObject;
+export const validateJsonRpcErrorResponse = __cortexValidators.validateJsonRpcErrorResponse;
+export const validateJsonRpcId = __cortexValidators.validateJsonRpcId;
+export const validateJsonRpcMessage = __cortexValidators.validateJsonRpcMessage;
+export const validateJsonRpcNotification = __cortexValidators.validateJsonRpcNotification;
+export const validateJsonRpcRequest = __cortexValidators.validateJsonRpcRequest;
+export const validateJsonRpcSuccessResponse = __cortexValidators.validateJsonRpcSuccessResponse;
+export const validateLogBatchEntry = __cortexValidators.validateLogBatchEntry;
+export const validateLogSource = __cortexValidators.validateLogSource;
+export const validateLogsPushParams = __cortexValidators.validateLogsPushParams;
+export const validateLogsPushResult = __cortexValidators.validateLogsPushResult;
+export const validateMetricSample = __cortexValidators.validateMetricSample;
+export const validateMetricsPushParams = __cortexValidators.validateMetricsPushParams;
+export const validateMetricsPushResult = __cortexValidators.validateMetricsPushResult;
+export const validateNetListeningSocketsArgs = __cortexValidators.validateNetListeningSocketsArgs;
+export const validateNetListeningSocketsOutput = __cortexValidators.validateNetListeningSocketsOutput;
+export const validatePayloadTooLargeData = __cortexValidators.validatePayloadTooLargeData;
+export const validateProbeExecutionFailedData = __cortexValidators.validateProbeExecutionFailedData;
+export const validateProbeOutput = __cortexValidators.validateProbeOutput;
+export const validateProbeRequestParams = __cortexValidators.validateProbeRequestParams;
+export const validateProbeRequestResult = __cortexValidators.validateProbeRequestResult;
+export const validateProbeTimeoutData = __cortexValidators.validateProbeTimeoutData;
+export const validateProbeUnavailableData = __cortexValidators.validateProbeUnavailableData;
+export const validateProcTopArgs = __cortexValidators.validateProcTopArgs;
+export const validateProcTopOutput = __cortexValidators.validateProcTopOutput;
+export const validateRetryAfterData = __cortexValidators.validateRetryAfterData;
+export const validateServerConfig = __cortexValidators.validateServerConfig;
+export const validateSeverity = __cortexValidators.validateSeverity;
+export const validateSysOsReleaseArgs = __cortexValidators.validateSysOsReleaseArgs;
+export const validateSysOsReleaseOutput = __cortexValidators.validateSysOsReleaseOutput;
+export const validateSysUptimeArgs = __cortexValidators.validateSysUptimeArgs;
+export const validateSysUptimeOutput = __cortexValidators.validateSysUptimeOutput;
+export const validateTokenRevokedData = __cortexValidators.validateTokenRevokedData;
+export const validateTokenRotationRequiredData = __cortexValidators.validateTokenRotationRequiredData;
+export const validateUnknownHostData = __cortexValidators.validateUnknownHostData;

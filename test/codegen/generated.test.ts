@@ -7,6 +7,7 @@ import * as G from '@cortex/agent-protocol';
 import type { LogsPushParams, AgentHelloParams, Validator } from '@cortex/agent-protocol';
 import { generate } from '../../codegen/generate.js';
 import { lintSchema } from '../../codegen/lint.js';
+import { wrapInFunctionScope } from '../../codegen/emit-validators.js';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 const generatedDir = join(repo, 'generated');
@@ -122,6 +123,19 @@ describe('generated validators against the conformance vectors', () => {
 });
 
 describe('codegen', () => {
+  it('moves the validator bundle into a function scope and re-exports its names (renames kept)', async () => {
+    const wrapped = wrapInFunctionScope('var schema0 = { a: 1 };\nfunction validate0(d) { return d === schema0.a; }\nvar v = validate0;\nexport {\n  v as validateA,\n  validate0\n};\n');
+    // nothing left at module scope but the wrapper and the exports
+    const outside = wrapped.slice(wrapped.indexOf('\n})();\n') + 6).trim().split('\n');
+    expect(wrapped.startsWith('const __cortexValidators = (() => {\n')).toBe(true);
+    expect(outside.every((l) => l.startsWith('export const '))).toBe(true);
+    const mod = (await import(`data:text/javascript,${encodeURIComponent(wrapped)}`)) as Record<string, (d: unknown) => boolean>;
+    expect(Object.keys(mod).sort()).toEqual(['validate0', 'validateA']);
+    expect(mod['validateA']!(1)).toBe(true);
+    expect(mod['validate0']!(2)).toBe(false);
+    expect(() => wrapInFunctionScope('var x = 1;\n')).toThrow(/export list/);
+  });
+
   it('is deterministic: two generations give identical bytes', async () => {
     const generatorVersion = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
     const opts = { contractDir: join(repo, 'contract'), runtimeDir: join(repo, 'codegen', 'runtime'), generatorVersion };
