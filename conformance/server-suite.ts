@@ -210,8 +210,10 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   await runner.run('handshake/hello-timer', `no message, close 4000 about ${o.helloTimeoutMs} ms after the upgrade`, async () => {
     if (o.skipSlow && o.helloTimeoutMs > 2000) throw new CaseSkip(`the hello timer is ${o.helloTimeoutMs} ms (--skip-slow); pass --hello-timeout-ms N for a server started with a shorter timer`);
-    const c = await open();
+    // Timed from before the upgrade request: the server cannot start its timer earlier, so a
+    // runner slow to see the 101 cannot make a correct server look early.
     const t0 = Date.now();
+    const c = await open();
     const closed = await c.waitClose(o.helloTimeoutMs + 3000);
     const ms = Date.now() - t0;
     const frames = c.frames.length;
