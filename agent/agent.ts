@@ -437,6 +437,10 @@ export class Agent extends EventEmitter {
     if (this.stopping) return;
     let ws: WebSocket;
     try {
+      // A rotated token still being written (its session closed meanwhile) is the one this
+      // hello must carry: wait for the write rather than send the old token and persist the
+      // new one behind this session's back.
+      await this.tokenIo(async () => undefined);
       if (this.options.token === undefined) {
         this.token = await readToken(this.options.stateDir);
         if (this.token === null) throw new Error(`no token in ${this.options.stateDir}; enroll the agent first`);
@@ -543,8 +547,11 @@ export class Agent extends EventEmitter {
     // Persist a rotated token before anything else is sent (seed 3 step 5).
     if (typeof result.rotated_token === 'string') {
       try {
-        await writeToken(this.options.stateDir, result.rotated_token);
-        this.token = result.rotated_token;
+        const rotated = result.rotated_token;
+        await this.tokenIo(async () => {
+          await writeToken(this.options.stateDir, rotated);
+          this.token = rotated;
+        });
         this.log.info('rotated token persisted');
       } catch (err) {
         this.setError(`cannot persist the rotated token: ${(err as Error).message}`);
@@ -1174,12 +1181,23 @@ export class Agent extends EventEmitter {
 
   private async forgetToken(): Promise<void> {
     try {
-      const existed = await deleteToken(this.options.stateDir);
-      this.token = null;
+      const existed = await this.tokenIo(async () => {
+        const had = await deleteToken(this.options.stateDir);
+        this.token = null;
+        return had;
+      });
       this.log.warn({ existed }, 'token file deleted (revoked)');
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'cannot delete the token file');
     }
+  }
+
+  /** Token file operations, one at a time and in order (a write never lands after a later one). */
+  private tokenQueue: Promise<unknown> = Promise.resolve();
+  private tokenIo<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.tokenQueue.then(op);
+    this.tokenQueue = run.catch(() => undefined);
+    return run;
   }
 
   private shutdownDone = false;
