@@ -33,6 +33,8 @@ const LOGS: Purgeable = { table: 'logs', column: 'received_at' };
 const METRICS: Purgeable = { table: 'metrics', column: 'ts' };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Free pages handed back per step (4 MiB at the default 4 KiB page size). */
+const RELEASE_PAGES = 1024;
 
 export class Retention {
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -52,6 +54,12 @@ export class Retention {
   }
 
   start(): void {
+    if (!this.storage.fileShrinks()) {
+      this.logger.info(
+        {},
+        'retention: this database was created with auto_vacuum NONE, so the space of deleted rows is reused but the file does not shrink; to change that, stop the server and run: sqlite3 DB "PRAGMA auto_vacuum = INCREMENTAL; VACUUM;"',
+      );
+    }
     const schedule = (ms: number) => {
       if (this.stopped) return;
       this.timer = setTimeout(() => {
@@ -107,12 +115,28 @@ export class Retention {
     this.metrics.retentionRuns.inc();
     const total = result.logs + result.metrics + result.sizeLogs + result.sizeMetrics;
     if (total > 0) {
+      const released_bytes = await this.releaseFreePages();
       this.logger.info(
-        { ...result, cutoff, retention_days: this.options.retentionDays, max_db_bytes: max, ms: Math.round(performance.now() - started) },
+        { ...result, cutoff, retention_days: this.options.retentionDays, max_db_bytes: max, released_bytes, ms: Math.round(performance.now() - started) },
         'retention: old rows deleted',
       );
     }
     return result;
+  }
+
+  /**
+   * Gives the pages of the deleted rows back to the file system, a few MiB at a time with
+   * the same pause as the deletes, so the database file shrinks with its data.
+   */
+  private async releaseFreePages(): Promise<number> {
+    let released = 0;
+    while (!this.stopped) {
+      const n = await this.storage.releaseFreePages(RELEASE_PAGES);
+      if (n === 0) break;
+      released += n;
+      await sleep(this.pauseMs);
+    }
+    return released;
   }
 
   private async oldest(p: Purgeable): Promise<string | undefined> {

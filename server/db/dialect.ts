@@ -40,6 +40,10 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
   try {
     // busy_timeout first: switching to WAL needs a lock another process may hold.
     sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    // Takes effect only on a new database (before its first table): retention can then hand
+    // the pages of deleted rows back to the file system (incremental_vacuum), so the file
+    // shrinks with the data. A database created before this keeps auto_vacuum NONE.
+    sqlite.pragma('auto_vacuum = INCREMENTAL');
     sqlite.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: a commit survives a process crash (SIGKILL); only an OS
     // crash/power loss can lose the last transactions. That is the ack guarantee we give.
@@ -80,6 +84,17 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
         const pages = sqlite.pragma('page_count', { simple: true }) as number;
         const free = sqlite.pragma('freelist_count', { simple: true }) as number;
         return (pages - free) * pageSize;
+      }),
+    fileShrinks: () => (sqlite.pragma('auto_vacuum', { simple: true }) as number) === 2,
+    releaseFreePages: (maxPages: number) =>
+      db.connection().execute(async () => {
+        if ((sqlite.pragma('auto_vacuum', { simple: true }) as number) !== 2) return 0;
+        const pageSize = sqlite.pragma('page_size', { simple: true }) as number;
+        const before = sqlite.pragma('freelist_count', { simple: true }) as number;
+        if (before === 0) return 0;
+        sqlite.pragma(`incremental_vacuum(${Math.max(1, Math.floor(maxPages))})`);
+        const after = sqlite.pragma('freelist_count', { simple: true }) as number;
+        return (before - after) * pageSize;
       }),
     close: () => db.destroy(),
   };

@@ -80,6 +80,14 @@ export interface Storage {
    * the retention purge.
    */
   usedBytes(): Promise<number>;
+  /** Whether released pages go back to the file system (auto_vacuum INCREMENTAL). */
+  fileShrinks(): boolean;
+  /**
+   * Hands up to maxPages free pages back to the file system (the file shrinks at the next
+   * WAL checkpoint); returns the bytes released, 0 when there were none or the database
+   * was created with auto_vacuum NONE.
+   */
+  releaseFreePages(maxPages: number): Promise<number>;
   close(): Promise<void>;
 }
 

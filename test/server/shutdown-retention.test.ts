@@ -1,5 +1,8 @@
 // SIGTERM drain of the compiled server (DESIGN.md 3, seed 4.3, 11) and the retention purge.
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { issueAgent } from '../../server/db/agents.repository.js';
 import { openSqliteStorage } from '../../server/db/dialect.js';
@@ -145,6 +148,67 @@ describe('retention', () => {
       expect(metricValue(await metrics.text(), 'cortex_retention_purged_rows_total', { table: 'logs', reason: 'size' })).toBe(result.sizeLogs);
     } finally {
       await tdb.cleanup();
+    }
+  });
+
+  it('a purge hands the freed pages back: the database file shrinks with its data', async () => {
+    const tdb = await openTempDb();
+    try {
+      expect(tdb.storage.fileShrinks()).toBe(true);
+      const h = await issueAgent(tdb.storage.db, 'shrink');
+      const pad = 'x'.repeat(1000);
+      const old = new Date(Date.UTC(2026, 0, 1)).toISOString();
+      for (let from = 1; from <= 10_000; from += 1000) await tdb.storage.ingest.commitBatch(h.host_id, entries(from, from + 999, { message: pad }), old);
+      const pages = () => {
+        const ro = new Database(tdb.path, { readonly: true });
+        try {
+          return ro.pragma('page_count', { simple: true }) as number;
+        } finally {
+          ro.close();
+        }
+      };
+      const before = pages();
+      const log = createCapturingLogger();
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = new Retention(tdb.storage, log.logger, metrics, { retentionDays: 1, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
+      expect((await r.run(new Date(Date.UTC(2026, 1, 1)))).logs).toBe(10_000);
+      const after = pages();
+      // ~10 MiB of rows went: the file keeps its schema pages and little else
+      expect(after).toBeLessThan(before / 10);
+      const line = log.records().find((x) => x['msg'] === 'retention: old rows deleted');
+      expect(line?.['released_bytes']).toBeGreaterThan(8 * 1024 * 1024);
+      expect(await tdb.storage.releaseFreePages(1024)).toBe(0); // nothing left to release
+    } finally {
+      await tdb.cleanup();
+    }
+  });
+
+  it('a database created before auto_vacuum (NONE) still purges, says once that its file will not shrink, and releases nothing', async () => {
+    const dir = makeTempDir();
+    const path = join(dir, 'old.db');
+    const raw = new Database(path);
+    raw.pragma('journal_mode = WAL');
+    raw.exec('CREATE TABLE legacy_marker (x INTEGER)'); // a table exists: auto_vacuum can no longer change
+    raw.close();
+    const storage = openSqliteStorage({ path });
+    try {
+      await migrateToLatest(storage);
+      expect(storage.fileShrinks()).toBe(false);
+      const h = await issueAgent(storage.db, 'legacy');
+      await storage.ingest.commitBatch(h.host_id, entries(1, 1000, { message: 'y'.repeat(500) }), new Date(Date.UTC(2026, 0, 1)).toISOString());
+      const log = createCapturingLogger();
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = new Retention(storage, log.logger, metrics, { retentionDays: 1, maxDbBytes: null, batchRows: 500, pauseMs: 0, firstRunDelayMs: 3_600_000 });
+      r.start();
+      await r.stop();
+      expect(log.records().filter((x) => String(x['msg']).includes('auto_vacuum NONE'))).toHaveLength(1);
+      const pass = new Retention(storage, log.logger, metrics, { retentionDays: 1, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
+      expect((await pass.run(new Date(Date.UTC(2026, 1, 1)))).logs).toBe(1000);
+      expect(log.records().find((x) => x['msg'] === 'retention: old rows deleted')?.['released_bytes']).toBe(0);
+      expect(await storage.releaseFreePages(1024)).toBe(0);
+    } finally {
+      await storage.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
