@@ -13,7 +13,7 @@
 // deleted", with its duration); only pushes sent inside it count for the purge figures.
 // Last output line: one JSON object with the figures.
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -133,6 +133,8 @@ const p = (xs, q) => {
 };
 
 // ───────────── purge run ─────────────
+const fileBytes = (f) => (existsSync(f) ? statSync(f).size : 0) + (existsSync(`${f}-wal`) ? statSync(`${f}-wal`).size : 0);
+const bytesBefore = fileBytes(purgeDb);
 const purge = startServer(purgeDb, 30);
 const purgeUrl = (await purge.waitFor((o) => o.msg === 'listening', 30_000)).url;
 const conn = await connect(purgeUrl, agents.purge);
@@ -143,11 +145,13 @@ const passLine = await done;
 conn.ws.close();
 purge.server.kill('SIGTERM');
 await new Promise((r) => purge.server.on('exit', r));
+const bytesAfter = fileBytes(purgeDb);
 const passEnd = Date.parse(passLine.time);
 const passStart = passEnd - passLine.ms;
 const during = samples.filter(([t]) => t >= passStart && t <= passEnd).map(([, l]) => l);
 const runSecs = (Date.now() - runStart) / 1000;
 log(`purge: ${passLine.logs} rows deleted in ${(passLine.ms / 1000).toFixed(1)} s (${Math.round(passLine.logs / (passLine.ms / 1000))} rows/s) while 10,000 entries/s were acked`);
+log(`  database file (with its WAL) ${(bytesBefore / 2 ** 20).toFixed(1)} MiB before, ${(bytesAfter / 2 ** 20).toFixed(1)} MiB after (${(passLine.released_bytes / 2 ** 20).toFixed(1)} MiB handed back)`);
 log(`  ack latency during the purge (${during.length} pushes): p50 ${p(during, 0.5)} ms, p99 ${p(during, 0.99)} ms, max ${p(during, 1)} ms`);
 
 // ───────────── baseline run: same file, nothing to purge, same duration ─────────────
@@ -170,6 +174,9 @@ const figures = {
   purged_rows: passLine.logs,
   purge_secs: +(passLine.ms / 1000).toFixed(2),
   purge_rows_per_s: Math.round(passLine.logs / (passLine.ms / 1000)),
+  released_bytes: passLine.released_bytes,
+  file_bytes_before: bytesBefore,
+  file_bytes_after: bytesAfter,
   pushes_during_purge: during.length,
   ack_p50_ms_during_purge: p(during, 0.5),
   ack_p99_ms_during_purge: p99During,

@@ -33,8 +33,8 @@ const LOGS: Purgeable = { table: 'logs', column: 'received_at' };
 const METRICS: Purgeable = { table: 'metrics', column: 'ts' };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-/** Free pages handed back per step (4 MiB at the default 4 KiB page size). */
-const RELEASE_PAGES = 1024;
+/** Free pages handed back per step (1 MiB at the default 4 KiB page size). */
+const RELEASE_PAGES = 256;
 
 export class Retention {
   private timer: ReturnType<typeof setTimeout> | undefined;
