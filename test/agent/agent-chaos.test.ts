@@ -4,10 +4,9 @@
 // timing, the agent must end up delivering every entry exactly once and never sit in a
 // state with no way out (CI once caught it stuck in Authenticating after a close that
 // came while the hello was pending).
-import { afterAll, afterEach, expect, it } from 'vitest';
-import type { Agent } from '../../agent/agent.js';
+import { expect, it } from 'vitest';
 import { readToken } from '../../agent/token-store.js';
-import { TOKEN, cleanupDirs, entries, makeAgent } from './helpers/agent-harness.js';
+import { TOKEN, entries, makeAgent, stopAfterEach } from './helpers/agent-harness.js';
 import { FakeServer, type Session } from './helpers/fake-server.js';
 
 /** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */
@@ -22,13 +21,7 @@ function prng(seed: number): () => number {
   };
 }
 
-const servers: FakeServer[] = [];
-const agents: Agent[] = [];
-afterEach(async () => {
-  for (const a of agents.splice(0)) await a.stop();
-  for (const s of servers.splice(0)) await s.close();
-});
-afterAll(() => cleanupDirs());
+const { agents, servers } = stopAfterEach();
 
 const SEEDS = [1, 2, 3, 4, 5, 6];
 const KINDS = ['drop-at-hello', '4000-at-hello', 'silent-hello', 'close-after-result', 'close-mid-stream', 'longer-session'] as const;

@@ -2,16 +2,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AGENT_STATE_MACHINE, ErrorCode, type AgentEvent, type AgentState, type LogsPushParams } from '@cortex/agent-protocol';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Agent } from '../../agent/agent.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import { StateMachine } from '../../agent/state.js';
 import { readToken } from '../../agent/token-store.js';
-import { ROTATED, TOKEN, cleanupDirs, entries, makeAgent, type Harness } from './helpers/agent-harness.js';
+import { ROTATED, TOKEN, entries, makeAgent, type Harness, stopAfterEach } from './helpers/agent-harness.js';
 import { FakeServer, rpcError } from './helpers/fake-server.js';
 
 const covered = new Set<string>();
-const servers: FakeServer[] = [];
-const agents: Agent[] = [];
+const { agents, servers } = stopAfterEach();
 
 async function server(opts?: ConstructorParameters<typeof FakeServer>[0]): Promise<FakeServer> {
   const s = await FakeServer.start(opts);
@@ -26,13 +24,7 @@ async function agentFor(s: FakeServer, opts: Parameters<typeof makeAgent>[1] = {
   return h;
 }
 
-afterEach(async () => {
-  for (const a of agents.splice(0)) await a.stop();
-  for (const s of servers.splice(0)) await s.close();
-});
-
 afterAll(() => {
-  cleanupDirs();
   // Every transition of the contract's state machine was driven by some test in this file.
   const all = AGENT_STATE_MACHINE.transitions.map((t) => `${t.from}-${t.event}->${t.to}`);
   expect(all.filter((t) => !covered.has(t))).toEqual([]);

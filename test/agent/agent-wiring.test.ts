@@ -5,16 +5,14 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode, PROBES, validateFsDiskUsageOutput, validateProbeRequestResult, type AgentConfig, type LogBatchEntry } from '@cortex/agent-protocol';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { Agent } from '../../agent/agent.js';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BasicSourceManager, sourceKey, type RunningSource } from '../../agent/sources.js';
 import { sourceFactories } from '../../agent/sources/index.js';
-import { cleanupDirs, makeAgent, ROTATED, type Harness } from './helpers/agent-harness.js';
+import { makeAgent, ROTATED, type Harness, stopAfterEach } from './helpers/agent-harness.js';
 import { FakeServer, TEST_CONFIG } from './helpers/fake-server.js';
 import { testProbe } from './probes/helpers.js';
 
-const servers: FakeServer[] = [];
-const agents: Agent[] = [];
+const { agents, servers } = stopAfterEach();
 const tmp: string[] = [];
 
 async function server(): Promise<FakeServer> {
@@ -52,13 +50,7 @@ function received(s: FakeServer): LogBatchEntry[] {
   return [...bySeq.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e);
 }
 
-afterEach(async () => {
-  for (const a of agents.splice(0)) await a.stop();
-  for (const s of servers.splice(0)) await s.close();
-});
-
 afterAll(() => {
-  cleanupDirs();
   for (const d of tmp.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 

@@ -4,10 +4,9 @@
 // server that rotates again on that hello, the late write would leave a stale token on disk.
 // The agent now waits for a pending token write before it reads the token for a hello, and
 // token file operations run one at a time, in order.
-import { afterAll, afterEach, expect, it, vi } from 'vitest';
-import type { Agent } from '../../agent/agent.js';
+import { expect, it, vi } from 'vitest';
 import { readToken } from '../../agent/token-store.js';
-import { ROTATED, TOKEN, cleanupDirs, makeAgent } from './helpers/agent-harness.js';
+import { ROTATED, TOKEN, makeAgent, stopAfterEach } from './helpers/agent-harness.js';
 import { FakeServer } from './helpers/fake-server.js';
 
 const gate = vi.hoisted(() => ({ held: null as Promise<void> | null }));
@@ -23,13 +22,7 @@ vi.mock('../../agent/token-store.js', async (importOriginal) => {
   };
 });
 
-const servers: FakeServer[] = [];
-const agents: Agent[] = [];
-afterEach(async () => {
-  for (const a of agents.splice(0)) await a.stop();
-  for (const s of servers.splice(0)) await s.close();
-});
-afterAll(() => cleanupDirs());
+const { agents, servers } = stopAfterEach();
 
 it('a hello never carries the old token while a rotated one is being persisted', async () => {
   let open!: () => void;

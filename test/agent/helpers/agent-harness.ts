@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,4 +52,19 @@ export function entries(n: number, prefix = 'm', size = 0): NewLogEntry[] {
   const pad = size > 0 ? 'x'.repeat(size) : '';
   const ts = new Date().toISOString();
   return Array.from({ length: n }, (_, i) => ({ ts, severity: 'info' as const, message: `${prefix}${i}${pad}`, source: 'custom:test' }));
+}
+
+/**
+ * The agents and fake servers a test file starts: each test's are stopped after it, and the
+ * temporary state dirs are removed after the file. Call once at the top of the file.
+ */
+export function stopAfterEach(): { agents: Agent[]; servers: { close(): Promise<void> }[] } {
+  const agents: Agent[] = [];
+  const servers: { close(): Promise<void> }[] = [];
+  afterEach(async () => {
+    for (const a of agents.splice(0)) await a.stop();
+    for (const s of servers.splice(0)) await s.close();
+  });
+  afterAll(() => cleanupDirs());
+  return { agents, servers };
 }
