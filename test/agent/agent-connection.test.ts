@@ -187,14 +187,7 @@ describe('authentication failures', () => {
 
   it('hello timeout → Reconnecting', async () => {
     const s = await server();
-    let first = true;
-    s.hello = (p) => {
-      if (first) {
-        first = false;
-        return new Promise(() => undefined); // never answers
-      }
-      return s.defaultHello(p);
-    };
+    s.scriptNextHello(() => new Promise(() => undefined)); // never answers
     const { agent } = await agentFor(s, { helloTimeoutMs: 150 });
     agent.start();
     await agent.waitForState('Reconnecting');
@@ -213,15 +206,10 @@ describe('connection closed while the hello is pending', () => {
   ] as const) {
     it(`${what} → handshake_failed → Reconnecting, then Active`, async () => {
       const s = await server();
-      let first = true;
-      s.hello = (p, session) => {
-        if (first) {
-          first = false;
-          close(session);
-          return new Promise(() => undefined);
-        }
-        return s.defaultHello(p);
-      };
+      s.scriptNextHello((_p, session) => {
+        close(session);
+        return new Promise(() => undefined);
+      });
       const { agent } = await agentFor(s, { helloTimeoutMs: 60_000 });
       agent.start();
       await agent.waitForState('Reconnecting');
@@ -235,14 +223,7 @@ describe('connection closed while the hello is pending', () => {
 
   it('the ping watchdog fires before the hello is answered → Reconnecting, then Active', async () => {
     const s = await server();
-    let first = true;
-    s.hello = (p) => {
-      if (first) {
-        first = false;
-        return new Promise(() => undefined); // silent: no answer, no ping
-      }
-      return s.defaultHello(p);
-    };
+    s.scriptNextHello(() => new Promise(() => undefined)); // silent: no answer, no ping
     const { agent } = await agentFor(s, { helloTimeoutMs: 60_000, pingWatchdogMs: 200 });
     agent.start();
     await agent.waitForState('Reconnecting');

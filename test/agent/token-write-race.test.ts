@@ -30,15 +30,10 @@ it('a hello never carries the old token while a rotated one is being persisted',
   const s = await FakeServer.start();
   servers.push(s);
   // First hello: rotate, then drop the socket right behind the HelloResult.
-  s.hello = (p, session) => {
-    if (s.sessions.length > 1) {
-      s.rotatedToken = null;
-      return s.defaultHello(p);
-    }
-    s.rotatedToken = ROTATED;
+  s.scriptNextHello((p, session) => {
     setTimeout(() => session.ws.terminate(), 0);
-    return s.defaultHello(p);
-  };
+    return { ...s.defaultHello(p), rotated_token: ROTATED };
+  });
   const h = await makeAgent(s.url, { backoff: { baseMs: 2, capMs: 5, random: () => 0.5 } });
   agents.push(h.agent);
   let connecting = 0;

@@ -106,6 +106,14 @@ export class FakeServer extends EventEmitter {
     return this.sessions[this.sessions.length - 1];
   }
 
+  /** The next hello is answered by `script`; later ones get the default answer again. */
+  scriptNextHello(script: Scripted<AgentHelloParams, AgentHelloResult>): void {
+    this.hello = (p, session) => {
+      this.hello = (q) => this.defaultHello(q);
+      return script(p, session);
+    };
+  }
+
   defaultHello(_p: AgentHelloParams): AgentHelloResult {
     return {
       server_version: '0.0.0-test',
