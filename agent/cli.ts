@@ -11,7 +11,7 @@ import type { Agent } from './agent.js';
 import { readBufferSnapshot } from './buffer/buffer.js';
 import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
-import { createLogger, logCrashes, type LogLevel } from './log.js';
+import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { checkServerUrl } from './socket.js';
 import { normalizeHostId, readAgentSettings, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
@@ -200,8 +200,7 @@ async function cmdRun(args: string[]): Promise<number> {
   // A crash line must not carry the token: whatever the token file holds now is cut out.
   logCrashes(logger, (text) => {
     try {
-      const token = readFileSync(statePaths(stateDir).token, 'utf8').trim();
-      return token.length > 0 ? text.split(token).join('[redacted]') : text;
+      return scrubSecret(text, readFileSync(statePaths(stateDir).token, 'utf8').trim());
     } catch {
       return text;
     }

@@ -49,7 +49,6 @@ export interface PushRecord {
   acked: boolean;
 }
 
-/** Committed entries and the host's accepted_seq: survive sessions, like a database. */
 /** Predicates waited on until they hold, re-checked on every notify(); false at the timeout. */
 class Waiters {
   private checks: Array<() => void> = [];
@@ -75,6 +74,7 @@ class Waiters {
   }
 }
 
+/** Committed entries and the host's accepted_seq: survive sessions, like a database. */
 export class Store {
   accepted = 0;
   readonly messages = new Map<number, string>();
