@@ -125,7 +125,7 @@ export class Retention {
   }
 
   /**
-   * Gives the pages of the deleted rows back to the file system, a few MiB at a time with
+   * Gives the pages of the deleted rows back to the file system, 1 MiB at a time with
    * the same pause as the deletes, so the database file shrinks with its data.
    */
   private async releaseFreePages(): Promise<number> {
