@@ -75,6 +75,7 @@ import { createLogger, scrubSecret, type Logger } from './log.js';
 import { detectPlatform } from './platform.js';
 import { SendRate } from './send-rate.js';
 import { createProbeRegistry, type ProbeRegistry, type ProbeRegistryOptions } from './probes/index.js';
+import { ServerList } from './server-list.js';
 import { openSocket } from './socket.js';
 import { BasicSourceManager, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
 import { StateMachine, type Transition } from './state.js';
@@ -102,6 +103,11 @@ export interface AgentOptions {
   stateDir: string;
   /** Full WebSocket URL, used as given. */
   serverUrl: string;
+  /**
+   * Several servers on one database (agent.json server_urls): each connection attempt takes
+   * the next of a shuffled order (server-list.ts). Default: `serverUrl` alone.
+   */
+  serverUrls?: readonly string[];
   hostId: string;
   /** Token to present; default: DIR/token, re-read before every connection. */
   token?: string;
@@ -166,7 +172,10 @@ export interface AgentStatus {
   state: AgentState;
   stopped: boolean;
   host_id: string;
+  /** The server of the latest connection attempt (the one held while a session is open). */
   server_url: string;
+  /** Every server the agent may connect to, in configured order. */
+  server_urls: string[];
   session_id: string | null;
   next_seq: number;
   acked_seq: number;
@@ -222,6 +231,7 @@ export class Agent extends EventEmitter {
   readonly sources: SourceManager;
   readonly probes: ProbeRegistry;
   readonly backoff: Backoff;
+  readonly servers: ServerList;
   private readonly machine: StateMachine;
   private readonly rate = new SendRate();
   private readonly random: () => number;
@@ -279,6 +289,7 @@ export class Agent extends EventEmitter {
     this.ownsBuffer = buffer === undefined;
     this.buffer = buffer ?? DurableBuffer.open(statePaths(options.stateDir).bufferDb, options.bufferOptions);
     this.backoff = new Backoff(options.backoff);
+    this.servers = new ServerList(options.serverUrls !== undefined && options.serverUrls.length > 0 ? options.serverUrls : [options.serverUrl], this.random);
     this.machine = new StateMachine(
       (t) => this.onTransition(t),
       (from, event) => this.log.warn({ from, event }, 'state transition not in the contract; refused'),
@@ -348,7 +359,8 @@ export class Agent extends EventEmitter {
       state: this.machine.state,
       stopped: this.stoppedFlag,
       host_id: this.options.hostId,
-      server_url: this.options.serverUrl,
+      server_url: this.servers.held ?? this.servers.urls[0]!,
+      server_urls: [...this.servers.urls],
       session_id: this.sessionId,
       next_seq: s.nextSeq,
       acked_seq: s.ackedSeq,
@@ -445,7 +457,9 @@ export class Agent extends EventEmitter {
         this.token = await readToken(this.options.stateDir);
         if (this.token === null) throw new Error(`no token in ${this.options.stateDir}; enroll the agent first`);
       }
-      ws = await openSocket(this.options.serverUrl, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs });
+      const url = this.servers.next();
+      this.log.debug({ server_url: url }, 'connecting');
+      ws = await openSocket(url, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs });
     } catch (err) {
       if (this.stopping) return;
       this.setError(`connect: ${this.scrub((err as Error).message)}`);
@@ -586,7 +600,7 @@ export class Agent extends EventEmitter {
     if (!this.machine.fire('hello_accepted')) return;
     this.lastError = null;
     this.log.info(
-      { session_id: result.session_id, accepted_seq: result.accepted_seq, server_version: result.server_version, resume_at: this.nextSendSeq },
+      { session_id: result.session_id, accepted_seq: result.accepted_seq, server_version: result.server_version, resume_at: this.nextSendSeq, server_url: this.servers.held },
       'connected',
     );
     this.emit('hello', { ...result, rotated_token: result.rotated_token ? '[redacted]' : result.rotated_token });
@@ -605,12 +619,14 @@ export class Agent extends EventEmitter {
     const state = this.machine.state;
     if (state === 'Active') {
       this.setError(`connection closed (${code}${reason ? ` ${reason}` : ''})`);
-      this.log.warn({ code, reason }, 'connection lost');
+      this.log.warn({ code, reason, server_url: this.servers.held }, 'connection lost');
       this.backoff.markInactive();
+      this.servers.sessionEnded();
       if (this.machine.fire('connection_lost')) this.scheduleReconnect();
     } else if (state === 'Draining') {
       this.log.info({ code, reason }, 'server closed the connection during the drain');
       this.backoff.markInactive();
+      this.servers.sessionEnded();
       if (this.machine.fire('drained')) this.scheduleReconnect();
     } else if (state === 'Authenticating') {
       // The pending hello (or the rotated-token write) settles later and sees that this
@@ -694,6 +710,7 @@ export class Agent extends EventEmitter {
     this.log.info({ why, acked_seq: this.buffer.ackedSeq, drain_target: this.drainTarget }, 'drain finished');
     if (conn) this.endConnection(conn, 1000);
     this.backoff.markInactive();
+    this.servers.sessionEnded();
     if (this.machine.fire('drained')) this.scheduleReconnect();
   }
 
@@ -1130,6 +1147,7 @@ export class Agent extends EventEmitter {
       state: s.state,
       stopped: s.stopped,
       server_url: s.server_url,
+      server_urls: s.server_urls,
       session_id: s.session_id,
       host_id: s.host_id,
       last_error: s.last_error,

@@ -13,7 +13,7 @@ import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { checkServerUrl } from './socket.js';
-import { normalizeHostId, readAgentSettings, statePaths } from './state-dir.js';
+import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
 import { checkToken } from './token-store.js';
 
@@ -27,11 +27,13 @@ Commands:
 
 Run "cortex-agent <command> --help" for the options of a command.
 `,
-  enroll: `Usage: cortex-agent enroll --server URL --token TOKEN --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
+  enroll: `Usage: cortex-agent enroll --server URL [--server URL ...] --token TOKEN --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
 
 Performs agent.hello with the one-time TOKEN, atomically writes the rotated token to
 DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
-  --server URL       full WebSocket URL, used as given (e.g. wss://logs.example.com/ws/agent)
+  --server URL       full WebSocket URL, used as given (e.g. wss://logs.example.com/ws/agent);
+                     repeat it for several servers on one database: all are kept in
+                     DIR/agent.json and "run" tries them in a shuffled order on each reconnect
   --token TOKEN      one-time enrollment token (from "agent issue" on the server)
   --host-id UUID     the host_id the token was issued for
   --state-dir DIR    agent state directory (created if missing)
@@ -73,12 +75,15 @@ class UsageError extends Error {}
 
 interface Parsed {
   flags: Map<string, string | true>;
+  /** Every value of each option, in order (for options that may be repeated). */
+  lists: Map<string, string[]>;
 }
 
 const BOOLEAN_FLAGS = new Set(['allow-insecure', 'json', 'help']);
 
 function parseArgs(args: string[], allowed: readonly string[]): Parsed {
   const flags = new Map<string, string | true>();
+  const lists = new Map<string, string[]>();
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '-h') {
@@ -107,8 +112,14 @@ function parseArgs(args: string[], allowed: readonly string[]): Parsed {
       if (value === undefined || (next !== undefined && (allowed.includes(next) || next === 'help'))) throw new UsageError(`--${name} needs a value`);
     }
     flags.set(name, value);
+    lists.set(name, [...(lists.get(name) ?? []), value]);
   }
-  return { flags };
+  return { flags, lists };
+}
+
+/** Every value given for a repeatable option (empty when absent). */
+function all(p: Parsed, name: string): string[] {
+  return p.lists.get(name) ?? [];
 }
 
 function str(p: Parsed, name: string, required: true): string;
@@ -141,14 +152,17 @@ function diag(text: string): void {
 async function cmdEnroll(args: string[]): Promise<number> {
   const p = parseArgs(args, ['server', 'token', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
   if (p.flags.has('help')) return help('enroll');
-  const server = str(p, 'server', true);
+  str(p, 'server', true);
+  const servers = all(p, 'server');
   const token = str(p, 'token', true);
   const hostIdRaw = str(p, 'host-id', true);
   const stateDir = resolve(str(p, 'state-dir', true));
   const allowInsecure = p.flags.has('allow-insecure');
   const ca = str(p, 'ca');
-  const urlProblem = checkServerUrl(server, allowInsecure);
-  if (urlProblem) throw new UsageError(urlProblem);
+  for (const server of servers) {
+    const urlProblem = checkServerUrl(server, allowInsecure);
+    if (urlProblem) throw new UsageError(urlProblem);
+  }
   const tokenProblem = checkToken(token);
   if (tokenProblem) throw new UsageError(`--token: ${tokenProblem}`);
   const hostId = normalizeHostId(hostIdRaw);
@@ -156,7 +170,7 @@ async function cmdEnroll(args: string[]): Promise<number> {
   if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`);
   const logger = createLogger({ level: logLevel(p) });
   try {
-    const r = await enroll({ serverUrl: server, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
+    const r = await enroll({ serverUrl: servers[0]!, serverUrls: servers, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
     if (p.flags.has('json')) out(JSON.stringify(r));
     else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
     return 0;
@@ -194,8 +208,10 @@ async function cmdRun(args: string[]): Promise<number> {
     return 1;
   }
   const allowInsecure = p.flags.has('allow-insecure') || settings.allow_insecure === true;
-  const problem = checkServerUrl(settings.server_url, allowInsecure);
-  if (problem) throw new UsageError(problem);
+  for (const url of settingsServerUrls(settings)) {
+    const problem = checkServerUrl(url, allowInsecure);
+    if (problem) throw new UsageError(problem);
+  }
   const logger = createLogger({ level });
   // A crash line must not carry the token: whatever the token file holds now is cut out.
   logCrashes(logger, (text) => {
@@ -274,6 +290,7 @@ function cmdStatus(args: string[]): number {
     pid: running ? file!.pid : null,
     host_id: file?.host_id ?? safeHostId(stateDir),
     server_url: file?.server_url ?? null,
+    server_urls: file?.server_urls ?? safeServerUrls(stateDir),
     session_id: running ? (file?.session_id ?? null) : null,
     next_seq: st.nextSeq,
     acked_seq: st.ackedSeq,
@@ -295,7 +312,7 @@ function cmdStatus(args: string[]): number {
   const lines = [
     `state:        ${state}${running ? ` (running, pid ${status.pid})` : ' (not running)'}`,
     `host_id:      ${status.host_id ?? '-'}`,
-    `server:       ${status.server_url ?? '-'}`,
+    `server:       ${status.server_url ?? '-'}${status.server_urls.length > 1 ? ` (of ${status.server_urls.length}: ${status.server_urls.join(', ')})` : ''}`,
     `next_seq:     ${status.next_seq}`,
     `acked_seq:    ${status.acked_seq}`,
     `queue_depth:  ${status.queue_depth}`,
@@ -310,6 +327,16 @@ function cmdStatus(args: string[]): number {
   ];
   out(lines.join('\n'));
   return 0;
+}
+
+function safeServerUrls(dir: string): string[] {
+  try {
+    const v = JSON.parse(readFileSync(statePaths(dir).agentJson, 'utf8')) as { server_url?: unknown; server_urls?: unknown };
+    if (Array.isArray(v.server_urls)) return v.server_urls.filter((u): u is string => typeof u === 'string');
+    return typeof v.server_url === 'string' ? [v.server_url] : [];
+  } catch {
+    return [];
+  }
 }
 
 function safeHostId(dir: string): string | null {

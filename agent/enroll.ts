@@ -22,6 +22,12 @@ import { writeToken } from './token-store.js';
 
 export interface EnrollOptions {
   serverUrl: string;
+  /**
+   * Every server the agent may use (several servers on one database); `serverUrl` is the
+   * first. The enrollment hello goes to the first whose upgrade succeeds, in this order; all
+   * are kept in agent.json for `run`.
+   */
+  serverUrls?: readonly string[];
   token: string;
   hostId: string;
   stateDir: string;
@@ -35,7 +41,10 @@ export interface EnrollOptions {
 export interface EnrollResult {
   host_id: string;
   state_dir: string;
+  /** The server that answered the enrollment hello. */
   server_url: string;
+  /** Every server kept in agent.json. */
+  server_urls: string[];
   session_id: string;
   accepted_seq: number;
   token_rotated: boolean;
@@ -59,20 +68,33 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   // already be complete — a kill between the writes must not leave a token that `run`
   // cannot use. (Files this call created are removed again when the enrollment fails.)
   const created = [paths.hostId, paths.agentJson].filter((f) => !existsSync(f));
+  const serverUrls = [...new Set(o.serverUrls !== undefined && o.serverUrls.length > 0 ? o.serverUrls : [o.serverUrl])];
   await writeHostId(o.stateDir, o.hostId);
   await writeAgentSettings(o.stateDir, {
-    server_url: o.serverUrl,
+    server_url: serverUrls[0]!,
+    ...(serverUrls.length > 1 ? { server_urls: serverUrls } : {}),
     allow_insecure: o.allowInsecure,
     ca_file: o.caFile,
   });
   let enrolled = false;
   const buffer = DurableBuffer.open(paths.bufferDb);
   try {
-    let ws;
-    try {
-      ws = await openSocket(o.serverUrl, { caFile: o.caFile, timeoutMs: o.timeoutMs ?? 10_000 });
-    } catch (err) {
-      throw new EnrollError((err as Error).message, 'upgrade_failed');
+    let ws: Awaited<ReturnType<typeof openSocket>> | undefined;
+    let usedUrl = serverUrls[0]!;
+    const failures: string[] = [];
+    for (const url of serverUrls) {
+      try {
+        ws = await openSocket(url, { caFile: o.caFile, timeoutMs: o.timeoutMs ?? 10_000 });
+        usedUrl = url;
+        break;
+      } catch (err) {
+        failures.push((err as Error).message);
+        if (serverUrls.length > 1) o.logger.warn({ server_url: url, err: (err as Error).message }, 'enrollment: server unreachable, trying the next');
+      }
+    }
+    if (ws === undefined) {
+      const msg = failures.length === 1 ? failures[0]! : `no server answered: ${failures.join('; ')}`;
+      throw new EnrollError(msg, 'upgrade_failed');
     }
     const peer = createAgentPeer(webSocketTransport(ws), { requestTimeoutMs: o.timeoutMs ?? 10_000 });
     const client = new AgentClient(peer);
@@ -107,7 +129,8 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
       return {
         host_id: o.hostId,
         state_dir: o.stateDir,
-        server_url: o.serverUrl,
+        server_url: usedUrl,
+        server_urls: serverUrls,
         session_id: result.session_id,
         accepted_seq: result.accepted_seq,
         token_rotated: typeof result.rotated_token === 'string',

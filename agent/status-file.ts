@@ -15,7 +15,10 @@ export interface StatusFile {
   updated_at: string;
   state: AgentState;
   stopped: boolean;
+  /** The server held (or of the latest attempt). */
   server_url: string;
+  /** Every server the agent may connect to (absent in files of older agents). */
+  server_urls?: string[];
   session_id: string | null;
   host_id: string;
   last_error: string | null;
