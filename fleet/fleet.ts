@@ -168,6 +168,7 @@ export interface FleetSnapshot {
   counters: PoolSnapshot['counters'];
   attempts: Timeline;
   hellos: Timeline;
+  lost: Timeline;
   acked: Timeline;
   helloLatency: LatencyHistogram;
   ackLatency: LatencyHistogram;
@@ -188,6 +189,7 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
     counters: { entries_generated: 0, entries_sent: 0, entries_acked: 0, pushes: 0, heartbeats: 0, config_updates: 0, rotated_tokens: 0, shutdowns: 0 },
     attempts: new Timeline(),
     hellos: new Timeline(),
+    lost: new Timeline(),
     acked: new Timeline(),
     helloLatency: new LatencyHistogram(),
     ackLatency: new LatencyHistogram(),
@@ -206,6 +208,7 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
     for (const k of Object.keys(out.counters) as (keyof PoolSnapshot['counters'])[]) out.counters[k] += p.counters[k];
     out.attempts.merge(p.attempts);
     out.hellos.merge(p.hellos);
+    out.lost.merge(p.lost);
     out.acked.merge(p.acked);
     out.helloLatency.merge(p.hello_latency);
     out.ackLatency.merge(p.ack_latency);
@@ -286,6 +289,18 @@ export class Fleet {
       const s = await this.snapshot();
       if (pred(s)) return s;
       if (Date.now() > deadline) throw new Error(`fleet condition not reached within ${timeoutMs} ms (states ${JSON.stringify(s.states)}, errors ${JSON.stringify(s.errors.toJSON())})`);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  }
+
+  /** Polls one agent every `everyMs` until `pred` holds; rejects after `timeoutMs`. */
+  async waitForAgent(host_id: string, pred: (a: AgentInfo) => boolean, timeoutMs: number, everyMs = 50): Promise<AgentInfo> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const info = await this.inspect(host_id);
+      if (info === undefined) throw new Error(`no simulated agent has host_id ${host_id}`);
+      if (pred(info)) return info;
+      if (Date.now() > deadline) throw new Error(`agent ${host_id} did not reach the condition within ${timeoutMs} ms (state ${info.state})`);
       await new Promise((r) => setTimeout(r, everyMs));
     }
   }

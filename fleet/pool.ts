@@ -67,6 +67,7 @@ export interface PoolSnapshot {
   counters: PoolCounters;
   attempts: Sparse;
   hellos: Sparse;
+  lost: Sparse;
   acked: Sparse;
   hello_latency: HistogramJson;
   ack_latency: HistogramJson;
@@ -86,6 +87,8 @@ export class Pool {
   readonly counters: PoolCounters = { entries_generated: 0, entries_sent: 0, entries_acked: 0, pushes: 0, heartbeats: 0, config_updates: 0, rotated_tokens: 0, shutdowns: 0 };
   readonly attempts = new Timeline();
   readonly hellos = new Timeline();
+  /** Sessions lost (an Active or Draining connection closed). */
+  readonly lost = new Timeline();
   readonly acked = new Timeline();
   readonly helloLatency = new LatencyHistogram();
   readonly ackLatency = new LatencyHistogram();
@@ -183,6 +186,7 @@ export class Pool {
       counters: { ...this.counters },
       attempts: this.attempts.toJSON(),
       hellos: this.hellos.toJSON(),
+      lost: this.lost.toJSON(),
       acked: this.acked.toJSON(),
       hello_latency: this.helloLatency.toJSON(),
       ack_latency: this.ackLatency.toJSON(),

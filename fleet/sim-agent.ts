@@ -91,7 +91,8 @@ export class SimAgent {
   private highestSent = 0;
   private inFlight = 0;
   private batchCap = 1000;
-  private credit = 0;
+  /** Fractional entries owed; starts random so agents at a low rate do not all emit in the same tick. */
+  private credit = Math.random();
   private ws: WebSocket | null = null;
   private peer: AgentPeer | null = null;
   private gen = 0;
@@ -318,7 +319,10 @@ export class SimAgent {
     if (wasSession) {
       if (this.state === 'Active') pool.errors.add(`session_closed_${code}`);
       this.backoff.markInactive();
-      if (this.lostAt < 0) this.lostAt = Date.now();
+      if (this.lostAt < 0) {
+        this.lostAt = Date.now();
+        pool.lost.add(this.lostAt);
+      }
     } else if (!this.terminal && !this.failureCounted) {
       pool.errors.add(connectErrorLabel(this.lastError, code));
     }

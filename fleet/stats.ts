@@ -102,6 +102,13 @@ export class Timeline {
     return out;
   }
 
+  /** Start (epoch ms) of the first 100 ms bin at or after `fromMs` holding an event; null if none. */
+  firstAt(fromMs: number): number | null {
+    let first: number | null = null;
+    for (const k of this.bins.keys()) if (k * 100 >= fromMs - 99 && (first === null || k * 100 < first)) first = k * 100;
+    return first;
+  }
+
   /** The busiest 1 s window aligned to whole seconds of the epoch. */
   peakPerSecond(): number {
     const s = new Map<number, number>();
