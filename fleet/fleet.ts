@@ -63,6 +63,7 @@ interface Handle {
   snapshot(): Promise<PoolSnapshot>;
   inspect(host_id: string): Promise<AgentInfo | undefined>;
   setRate(rate: number): Promise<void>;
+  resetLoopDelay(): Promise<void>;
   stop(drainMs: number): Promise<PoolSnapshot>;
 }
 
@@ -76,6 +77,9 @@ class LocalHandle implements Handle {
   }
   async setRate(rate: number) {
     this.pool.setRate(rate);
+  }
+  async resetLoopDelay() {
+    this.pool.resetLoopDelay();
   }
   stop(drainMs: number) {
     return this.pool.stop(drainMs);
@@ -150,6 +154,9 @@ class ChildHandle implements Handle {
   async setRate(rate: number) {
     await this.ask({ type: 'rate', id: this.nextId++, rate });
   }
+  async resetLoopDelay() {
+    await this.ask({ type: 'reset-loop-delay', id: this.nextId++ });
+  }
   async stop(drainMs: number) {
     const r = await this.ask({ type: 'stop', id: this.nextId++, drainMs });
     if (!this.exited) await new Promise((res) => this.child.once('exit', res));
@@ -177,6 +184,8 @@ export interface FleetSnapshot {
   gaveUp: Counts;
   probes: Counts;
   lastActiveAt: number;
+  /** Worst event-loop delay over the processes (ms). */
+  loopDelay: { p99: number; max: number };
   takenAt: number;
 }
 
@@ -198,6 +207,7 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
     gaveUp: new Counts(),
     probes: new Counts(),
     lastActiveAt: 0,
+    loopDelay: { p99: 0, max: 0 },
     takenAt: 0,
   };
   for (const p of parts) {
@@ -218,6 +228,7 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
     out.probes.merge(p.probes);
     out.lastActiveAt = Math.max(out.lastActiveAt, p.last_active_at);
     out.takenAt = Math.max(out.takenAt, p.taken_at);
+    out.loopDelay = { p99: Math.max(out.loopDelay.p99, p.loop_delay_ms.p99), max: Math.max(out.loopDelay.max, p.loop_delay_ms.max) };
   }
   for (let i = 0; i < out.attemptCounters.length; i++) out.attemptCounters[i] ??= 0;
   return out;
@@ -280,6 +291,11 @@ export class Fleet {
 
   async setRate(ratePerAgent: number): Promise<void> {
     await Promise.all(this.handles.map((h) => h.setRate(ratePerAgent)));
+  }
+
+  /** Starts a new event-loop delay measurement in every process (e.g. at the start of a phase). */
+  async resetLoopDelay(): Promise<void> {
+    await Promise.all(this.handles.map((h) => h.resetLoopDelay()));
   }
 
   /** Polls snapshots every `everyMs` until `pred` holds; rejects after `timeoutMs`. */

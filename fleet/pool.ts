@@ -1,6 +1,7 @@
 // Many simulated agents on one event loop: the settings they share, the counters they
 // write, the one generator tick that credits every agent with its entries, and the
 // snapshot a worker sends to the coordinator.
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { validateLogBatchEntry } from '@cortex/agent-protocol';
 import type { BackoffSettings } from './backoff.js';
 import { TokenJournal, type Identity } from './identities.js';
@@ -76,6 +77,8 @@ export interface PoolSnapshot {
   gave_up: Sparse;
   probes: Sparse;
   last_active_at: number;
+  /** Event-loop delay of this process since the pool started (ms): when it is high, the emulator itself is the bottleneck. */
+  loop_delay_ms: { p99: number; max: number };
   taken_at: number;
 }
 
@@ -103,6 +106,7 @@ export class Pool {
   private ticker: NodeJS.Timeout | null = null;
   private lastTick = Date.now();
   private readonly filler: string;
+  private readonly loopDelay: IntervalHistogram = monitorEventLoopDelay({ resolution: 20 });
 
   constructor(
     readonly settings: PoolSettings,
@@ -130,6 +134,7 @@ export class Pool {
   /** Starts every agent, at most `startConcurrency` first attempts at once. Resolves when all had one. */
   start(): Promise<void> {
     this.lastTick = Date.now();
+    this.loopDelay.enable();
     this.ticker = setInterval(() => this.tick(), TICK_MS);
     let next = 0;
     let done = 0;
@@ -147,6 +152,11 @@ export class Pool {
       };
       for (let i = 0; i < Math.min(this.settings.startConcurrency, total); i++) launch();
     });
+  }
+
+  /** Starts a new event-loop delay measurement (e.g. at the start of a phase). */
+  resetLoopDelay(): void {
+    this.loopDelay.reset();
   }
 
   setRate(ratePerAgent: number): void {
@@ -195,6 +205,7 @@ export class Pool {
       gave_up: this.gaveUp.toJSON(),
       probes: this.probes.toJSON(),
       last_active_at: this.lastActiveAt,
+      loop_delay_ms: { p99: Math.round(this.loopDelay.percentile(99) / 1e5) / 10, max: Math.round(this.loopDelay.max / 1e5) / 10 },
       taken_at: now,
     };
   }
@@ -213,6 +224,8 @@ export class Pool {
     }
     await Promise.all(this.agents.map((a) => a.stop()));
     this.journal?.close();
-    return this.snapshot();
+    const last = this.snapshot();
+    this.loopDelay.disable();
+    return last;
   }
 }

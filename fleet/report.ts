@@ -60,6 +60,8 @@ export interface FleetReport {
   probes: Record<string, number>;
   errors: Record<string, number>;
   gave_up: Record<string, number>;
+  /** Worst event-loop delay of the emulator's processes: high values mean the emulator, not the server, limited the figures. */
+  emulator_loop_delay_ms: { p99: number; max: number };
   server_rss_bytes: { first: number | null; peak: number | null; last: number | null } | null;
   fd_limit: FdReport;
 }
@@ -94,6 +96,7 @@ export function buildReport(s: FleetSnapshot, meta: { url: string; workers: numb
     probes: s.probes.toJSON(),
     errors: s.errors.toJSON(),
     gave_up: s.gaveUp.toJSON(),
+    emulator_loop_delay_ms: s.loopDelay,
     server_rss_bytes: meta.rss ? { first: meta.rss.first, peak: meta.rss.peak, last: meta.rss.last } : null,
     fd_limit: meta.fd,
   };
@@ -115,6 +118,7 @@ export function formatReport(r: FleetReport): string {
     `probes answered: ${kv(r.probes)}`,
     `errors: ${kv(r.errors)}`,
     `gave up: ${kv(r.gave_up)}`,
+    `emulator event-loop delay: p99 ${r.emulator_loop_delay_ms.p99} ms, max ${r.emulator_loop_delay_ms.max} ms${r.emulator_loop_delay_ms.p99 > 100 ? ' — the emulator was saturated: add --workers or cores, or fewer agents per process' : ''}`,
   ];
   if (r.server_rss_bytes) lines.push(`server RSS: first ${mib(r.server_rss_bytes.first)}, peak ${mib(r.server_rss_bytes.peak)}, last ${mib(r.server_rss_bytes.last)}`);
   const fd = r.fd_limit;

@@ -10,6 +10,7 @@ export type ToWorker =
   | { type: 'snapshot'; id: number }
   | { type: 'inspect'; id: number; host_id: string }
   | { type: 'rate'; id: number; rate: number }
+  | { type: 'reset-loop-delay'; id: number }
   | { type: 'stop'; id: number; drainMs: number };
 
 /** Worker → coordinator. */
@@ -50,6 +51,10 @@ process.on('message', (raw: unknown) => {
       return;
     case 'rate':
       pool?.setRate(msg.rate);
+      send({ type: 'reply', id: msg.id });
+      return;
+    case 'reset-loop-delay':
+      pool?.resetLoopDelay();
       send({ type: 'reply', id: msg.id });
       return;
     case 'stop':
