@@ -242,8 +242,6 @@ export class Fleet {
     private readonly handles: Handle[],
     readonly options: FleetOptions,
     readonly fd: FdReport,
-    /** Resolves when every agent had its first connection attempt. */
-    readonly firstAttempts: Promise<void>,
   ) {}
 
   static async start(o: FleetOptions): Promise<Fleet> {
@@ -260,12 +258,11 @@ export class Fleet {
       raised: canRaise,
       insufficient: workerLimit !== null && workerLimit < perProcess,
     };
-    const settings = { ...o } as PoolSettings & { identities?: unknown; workers?: unknown };
-    delete settings.identities;
-    delete settings.workers;
+    const { identities: _ids, workers: _workers, ...settings } = o;
     if (workers === 0) {
       const pool = new Pool(settings, o.identities);
-      return new Fleet([new LocalHandle(pool)], o, fd, pool.start());
+      void pool.start();
+      return new Fleet([new LocalHandle(pool)], o, fd);
     }
     const chunk = Math.ceil(o.identities.length / workers);
     const handles = await Promise.all(
@@ -273,8 +270,7 @@ export class Fleet {
         ChildHandle.start({ ...settings, indexBase: w * chunk }, o.identities.slice(w * chunk, (w + 1) * chunk), canRaise ? workerLimit : null),
       ),
     );
-    const fleet = new Fleet(handles, o, fd, Promise.resolve());
-    return fleet;
+    return new Fleet(handles, o, fd);
   }
 
   async snapshot(): Promise<FleetSnapshot> {

@@ -24,9 +24,9 @@ import {
   registerAgentHandlers,
   webSocketTransport,
   type AgentConfig,
+  type AgentHandlers,
   type AgentHelloResult,
   type AgentPeer,
-  type ConfigUpdateParams,
   type LogsPushResult,
 } from '@cortex/agent-protocol';
 import { FullJitterBackoff } from './backoff.js';
@@ -90,7 +90,10 @@ export class SimAgent {
   private nextSendSeq = 1;
   private highestSent = 0;
   private inFlight = 0;
+  /** Entries per push now: the configured size, halved by -32008 and while slowed down. */
   private batchCap = 1000;
+  /** Entries per push when nothing slows the agent down (config and own cap). */
+  private batchMax = 1000;
   /** Fractional entries owed; starts random so agents at a low rate do not all emit in the same tick. */
   private credit = Math.random();
   private ws: WebSocket | null = null;
@@ -103,6 +106,8 @@ export class SimAgent {
   private pausedUntil = 0;
   private reducedUntil = 0;
   private flushDue = false;
+  /** While Draining: the last seq generated before agent.shutdown; closing once it is acked. */
+  private drainTarget = 0;
   private hbTimer: NodeJS.Timeout | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
   private pumpTimer: NodeJS.Timeout | null = null;
@@ -134,8 +139,9 @@ export class SimAgent {
     return this.state === 'FatalAuth' || this.state === 'Revoked' || this.state === 'Stopped';
   }
 
+  /** Entries generated and not yet acked (nor evicted). */
   get unacked(): number {
-    return this.nextSeq - 1 - this.ackedSeq;
+    return this.nextSeq - this.pendingFirst;
   }
 
   info(): AgentInfo {
@@ -172,7 +178,6 @@ export class SimAgent {
       const drop = this.pending.length - MAX_PENDING;
       this.pending.splice(0, drop);
       this.pendingFirst += drop;
-      this.ackedSeq = this.pendingFirst - 1;
       this.nextSendSeq = Math.max(this.nextSendSeq, this.pendingFirst);
       this.pool.errors.add('buffer_evicted', drop);
     }
@@ -271,7 +276,7 @@ export class SimAgent {
       this.pending = [];
       this.pendingFirst = this.nextSeq;
     } else this.ackTo(hello.accepted_seq);
-    this.nextSendSeq = this.ackedSeq + 1;
+    this.nextSendSeq = Math.max(this.ackedSeq + 1, this.pendingFirst);
     this.highestSent = this.ackedSeq;
     this.inFlight = 0;
     this.applyConfig(hello.config);
@@ -367,8 +372,8 @@ export class SimAgent {
 
   // ───────────────────────────── control handlers ─────────────────────────────
 
-  private readonly handlers = {
-    'probe.request': ({ probe, args }: { probe: string; args?: unknown }) => {
+  private readonly handlers: Partial<AgentHandlers> = {
+    'probe.request': ({ probe, args }) => {
       try {
         const out = runProbe(probe, args, this.pool.settings.probes, this.startedAt, this.index);
         this.probesAnswered++;
@@ -379,7 +384,7 @@ export class SimAgent {
         throw err;
       }
     },
-    'config.update': ({ config, apply_after }: ConfigUpdateParams) => {
+    'config.update': ({ config, apply_after }) => {
       const at = apply_after ? Date.parse(apply_after) : NaN;
       const wait = Number.isFinite(at) ? at - Date.now() : 0;
       if (this.applyTimer) clearTimeout(this.applyTimer);
@@ -393,7 +398,7 @@ export class SimAgent {
       if (wait > 0) this.applyTimer = setTimeout(apply, Math.min(wait, 2 ** 31 - 1));
       else apply();
     },
-    'agent.shutdown': ({ reason, drain_seconds }: { reason: 'ServerReload' | 'Revoked' | 'Decommission'; drain_seconds: number }) => {
+    'agent.shutdown': ({ reason, drain_seconds }) => {
       this.pool.counters.shutdowns++;
       if (reason === 'Revoked') {
         this.pool.journal?.record(this.host_id, null);
@@ -402,6 +407,7 @@ export class SimAgent {
       }
       if (this.state !== 'Active') return;
       this.state = 'Draining';
+      this.drainTarget = this.nextSeq - 1;
       this.drainTimer = setTimeout(() => this.finishDrain(), drain_seconds * 1000);
       this.pump();
     },
@@ -416,7 +422,9 @@ export class SimAgent {
   private applyConfig(config: AgentConfig): void {
     const hbChanged = this.config?.heartbeat_interval_secs !== config.heartbeat_interval_secs;
     this.config = config;
-    this.batchCap = Math.min(config.max_batch_entries, this.pool.settings.maxBatchEntries, LIMITS.logs_push_max_entries);
+    this.batchMax = Math.min(config.max_batch_entries, this.pool.settings.maxBatchEntries, LIMITS.logs_push_max_entries);
+    this.batchCap = Math.min(this.batchCap, this.batchMax);
+    if (Date.now() >= this.reducedUntil) this.batchCap = this.batchMax;
     if (hbChanged || this.hbTimer === null) this.scheduleHeartbeat();
   }
 
@@ -437,7 +445,7 @@ export class SimAgent {
           ts: new Date().toISOString(),
           queue_depth: this.nextSeq - this.nextSendSeq,
           buffer_bytes: this.pending.length * this.pool.entryBytes,
-          push_lag_seq: this.unacked,
+          push_lag_seq: this.nextSeq - 1 - this.ackedSeq,
         });
         this.pool.counters.heartbeats++;
       } catch {
@@ -459,10 +467,10 @@ export class SimAgent {
     const window = now < this.reducedUntil ? 1 : this.pool.settings.window;
     while (this.inFlight < window) {
       if (now < this.pausedUntil) return this.armPump(this.pausedUntil - now);
+      if (this.state === 'Draining' && this.ackedSeq >= this.drainTarget) return this.finishDrain();
       const unsent = this.nextSeq - this.nextSendSeq;
       if (unsent <= 0) {
         this.flushDue = false;
-        if (this.state === 'Draining' && this.inFlight === 0) this.finishDrain();
         return;
       }
       const size = this.batchCap;
@@ -489,6 +497,7 @@ export class SimAgent {
         if (gen !== this.gen) return;
         pool.ackLatency.record(performance.now() - sentAt);
         this.inFlight--;
+        if (this.batchCap < this.batchMax && Date.now() >= this.reducedUntil) this.batchCap = Math.min(this.batchMax, this.batchCap * 2);
         this.ackTo(Math.min(res.up_to_seq, this.highestSent));
         this.pump();
       },
@@ -517,7 +526,7 @@ export class SimAgent {
 
   private onPushError(seqStart: number, err: unknown): void {
     const pool = this.pool;
-    this.nextSendSeq = Math.min(this.nextSendSeq, Math.max(seqStart, this.ackedSeq + 1));
+    this.nextSendSeq = Math.min(this.nextSendSeq, Math.max(seqStart, this.ackedSeq + 1, this.pendingFirst));
     if (err instanceof PeerError) {
       if (err.code === 'closed') return; // the close handler reconnects
       pool.errors.add(`push_${err.code}`);
@@ -536,8 +545,11 @@ export class SimAgent {
       this.ws?.close(1000, this.finalSeqReason());
       return;
     }
-    if (code === ErrorCode.PayloadTooLarge) this.batchCap = Math.max(1, Math.floor(this.batchCap / 2));
-    else this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pause);
+    // -32008 halves the batch; -32020/-32030/-32007 pause for retry_after_ms and halve the
+    // send rate (DESIGN 5.6) — here by halving the batch, so a batch larger than the server's
+    // burst allowance shrinks until it fits — recovering after 10 s without refusals.
+    this.batchCap = Math.max(1, Math.floor(this.batchCap / 2));
+    if (code !== ErrorCode.PayloadTooLarge) this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pause);
     this.reducedUntil = Date.now() + RECOVERY_MS;
     this.pump();
   }

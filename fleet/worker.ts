@@ -67,6 +67,11 @@ process.on('message', (raw: unknown) => {
   }
 });
 
+// Ctrl-C reaches the whole process group: the coordinator decides when the agents stop (it
+// closes them with final_seq and collects the last snapshot).
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
+
 // The coordinator went away (killed): nothing left to report to.
 process.on('disconnect', () => {
   void (pool?.stop() ?? Promise.resolve()).finally(() => process.exit(0));

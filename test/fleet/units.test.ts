@@ -215,7 +215,13 @@ describe('enrollment through the admin API', () => {
       req.on('end', () => handler(req, res, body));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((r) => server.close(r)) };
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => {
+        server.closeAllConnections();
+        return new Promise((r) => server.close(r));
+      },
+    };
   }
 
   it('POSTs /admin/agents with a hostname and the bearer token, and takes {host_id, token} back', async () => {
