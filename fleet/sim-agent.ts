@@ -26,6 +26,8 @@ import {
   type AgentConfig,
   type AgentHandlers,
   type AgentHelloResult,
+  type AgentShutdownParams,
+  type ConfigUpdateParams,
   type AgentPeer,
   type LogsPushResult,
 } from '@cortex/agent-protocol';
@@ -115,6 +117,8 @@ export class SimAgent {
   private drainTimer: NodeJS.Timeout | null = null;
   private applyTimer: NodeJS.Timeout | null = null;
   private stopWaiters: Array<() => void> = [];
+  /** Notifications that arrived before the hello's answer was handled (same read): run after it. */
+  private early: Array<() => void> = [];
   private firstAttemptDone: (() => void) | null = null;
   readonly backoff: FullJitterBackoff;
   private readonly startedAt = Date.now();
@@ -200,6 +204,7 @@ export class SimAgent {
     this.state = 'Connecting';
     this.lastError = undefined;
     this.failureCounted = false;
+    this.early = [];
     this.attemptAt = Date.now();
     this.pool.attempts.add(this.attemptAt);
     const ws = new WebSocket(s.url, SUBPROTOCOL, {
@@ -281,6 +286,8 @@ export class SimAgent {
     this.inFlight = 0;
     this.applyConfig(hello.config);
     this.finishFirstAttempt();
+    // notifications that arrived with the hello's answer, now that its config is applied
+    for (const run of this.early.splice(0)) run();
     this.pump();
   }
 
@@ -384,34 +391,44 @@ export class SimAgent {
         throw err;
       }
     },
-    'config.update': ({ config, apply_after }) => {
-      const at = apply_after ? Date.parse(apply_after) : NaN;
-      const wait = Number.isFinite(at) ? at - Date.now() : 0;
-      if (this.applyTimer) clearTimeout(this.applyTimer);
-      this.applyTimer = null;
-      const apply = () => {
-        this.applyTimer = null;
-        this.applyConfig(config);
-        this.configUpdates++;
-        this.pool.counters.config_updates++;
-      };
-      if (wait > 0) this.applyTimer = setTimeout(apply, Math.min(wait, 2 ** 31 - 1));
-      else apply();
-    },
-    'agent.shutdown': ({ reason, drain_seconds }) => {
-      this.pool.counters.shutdowns++;
-      if (reason === 'Revoked') {
-        this.pool.journal?.record(this.host_id, null);
-        this.token = '';
-        return this.giveUp('Revoked', 'revoked');
-      }
-      if (this.state !== 'Active') return;
-      this.state = 'Draining';
-      this.drainTarget = this.nextSeq - 1;
-      this.drainTimer = setTimeout(() => this.finishDrain(), drain_seconds * 1000);
-      this.pump();
-    },
+    'config.update': (params) => this.onConfigUpdate(params),
+    'agent.shutdown': (params) => this.onShutdown(params),
   };
+
+  // A config.update or agent.shutdown sent right behind the hello's answer can be read in
+  // the same chunk and dispatched before onHello ran (a promise continuation): both wait for
+  // it and then run in arrival order (DECISIONS F4).
+
+  private onConfigUpdate(params: ConfigUpdateParams): void {
+    if (this.state === 'Authenticating') return void this.early.push(() => this.onConfigUpdate(params));
+    const at = params.apply_after ? Date.parse(params.apply_after) : NaN;
+    const wait = Number.isFinite(at) ? at - Date.now() : 0;
+    if (this.applyTimer) clearTimeout(this.applyTimer);
+    this.applyTimer = null;
+    const apply = () => {
+      this.applyTimer = null;
+      this.applyConfig(params.config);
+      this.configUpdates++;
+      this.pool.counters.config_updates++;
+    };
+    if (wait > 0) this.applyTimer = setTimeout(apply, Math.min(wait, 2 ** 31 - 1));
+    else apply();
+  }
+
+  private onShutdown(params: AgentShutdownParams): void {
+    if (this.state === 'Authenticating') return void this.early.push(() => this.onShutdown(params));
+    this.pool.counters.shutdowns++;
+    if (params.reason === 'Revoked') {
+      this.pool.journal?.record(this.host_id, null);
+      this.token = '';
+      return this.giveUp('Revoked', 'revoked');
+    }
+    if (this.state !== 'Active') return;
+    this.state = 'Draining';
+    this.drainTarget = this.nextSeq - 1;
+    this.drainTimer = setTimeout(() => this.finishDrain(), params.drain_seconds * 1000);
+    this.pump();
+  }
 
   private finishDrain(): void {
     if (this.drainTimer) clearTimeout(this.drainTimer);
@@ -548,7 +565,10 @@ export class SimAgent {
     // -32008 halves the batch; -32020/-32030/-32007 pause for retry_after_ms and halve the
     // send rate (DESIGN 5.6) — here by halving the batch, so a batch larger than the server's
     // burst allowance shrinks until it fits — recovering after 10 s without refusals.
-    this.batchCap = Math.max(1, Math.floor(this.batchCap / 2));
+    // A refusal only because an earlier push was refused (it carries resend_from_seq) says
+    // nothing new about the server's load: no second halving (DECISIONS F6).
+    const followOn = err instanceof RpcError && typeof (err.data as { resend_from_seq?: unknown } | undefined)?.resend_from_seq === 'number';
+    if (!followOn) this.batchCap = Math.max(1, Math.floor(this.batchCap / 2));
     if (code !== ErrorCode.PayloadTooLarge) this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pause);
     this.reducedUntil = Date.now() + RECOVERY_MS;
     this.pump();
