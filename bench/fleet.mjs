@@ -6,7 +6,8 @@
 //      own repository code (issueAgent in one transaction — the same rows `agent issue`
 //      writes), then N agents enroll (hello with rotation) and stay connected, idle;
 //   2. memory: server RSS with N idle authenticated agents against the empty server's RSS
-//      measured in this run before any connection (target: ≤ 10 KB per agent);
+//      measured in this run (the same process after 500 warm-up agents connected and left;
+//      the RSS just after start is reported too) (target: ≤ 10 KB per agent);
 //   3. probe fan-out: sys.uptime to 1,000 agents at once through POST /admin/agents/{id}/probe
 //      (target: all answered within 5 s, each output valid for its schema);
 //   4. restart storm: SIGKILL (BENCH_FLEET_SIGNAL=SIGTERM for a graceful stop), start again on
@@ -14,9 +15,10 @@
 //      agent gives up, connection attempts per second against what full jitter predicts
 //      for the measured outage and each agent's attempt counter (fleet/backoff.ts);
 //   5. traffic: every agent ships entries for a few seconds (entries/s, ack latency with
-//      N agents connected), then the rows in the database are checked: exactly what was acked.
+//      N agents connected), then the rows in the database are checked: every generated entry once.
 // BENCH_FLEET_AGENTS (default 10000), BENCH_FLEET_WORKERS (default: fleet's plan),
-// BENCH_FLEET_TRAFFIC_S (default 10), BENCH_FLEET_RATE (entries/s per agent, default 0.1).
+// BENCH_FLEET_TRAFFIC_S (default 10), BENCH_FLEET_RATE (entries/s per agent, default 0.1),
+// BENCH_FLEET_SIGNAL (default SIGKILL). See fleet/README.md and contract/DECISIONS.md M4.
 // Last output line: one JSON object with the figures.
 import { spawn } from 'node:child_process';
 import http from 'node:http';

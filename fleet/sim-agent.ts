@@ -275,11 +275,15 @@ export class SimAgent {
     // Replay from what the server has (seed 7).
     if (hello.accepted_seq >= this.nextSeq) {
       // The server holds more than this run generated (the hosts shipped entries in an
-      // earlier run): continue after it, as an agent with a lost buffer does.
+      // earlier run): continue after it, as an agent with a lost buffer does, and renumber
+      // what this run generated so far (the server would drop seqs it already has).
+      const held = this.pending.length;
       this.ackedSeq = hello.accepted_seq;
       this.nextSeq = this.ackedSeq + 1;
       this.pending = [];
       this.pendingFirst = this.nextSeq;
+      const ts = new Date(now).toISOString();
+      for (let i = 0; i < held; i++) this.pending.push(pool.entryJson(this.nextSeq++, ts, this.index));
     } else this.ackTo(hello.accepted_seq);
     this.nextSendSeq = Math.max(this.ackedSeq + 1, this.pendingFirst);
     this.highestSent = this.ackedSeq;

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readTokenFile } from '../../fleet/identities.js';
 import type { FleetReport } from '../../fleet/report.js';
@@ -77,10 +78,19 @@ it('runs 5 agents in a worker process for 2 s and ends with one JSON line; the t
       expect(r.stdout + r.stderr).not.toContain(t as string);
       expect(r.stdout + r.stderr).not.toContain(x.token);
     }
-    // a second run with the same file reconnects with the long-lived tokens (no rotation)
-    const again = await run(['--url', server.url, '--tokens', file, '--seconds', '1', '--workers', '0', '--json', '--report-every-s', '0']);
+    // a second run with the same file reconnects with the long-lived tokens (no rotation) and
+    // continues each host's seqs after what the server already has
+    const again = await run(['--url', server.url, '--tokens', file, '--rate', '50', '--seconds', '1', '--workers', '0', '--json', '--report-every-s', '0']);
     expect(again.code, again.stderr).toBe(0);
-    expect(JSON.parse(again.stdout.trim()) as FleetReport).toMatchObject({ hellos: 5, rotated_tokens: 0, gave_up: {} });
+    const second = JSON.parse(again.stdout.trim()) as FleetReport;
+    expect(second).toMatchObject({ hellos: 5, rotated_tokens: 0, gave_up: {} });
+    expect(second.entries_acked).toBe(second.entries_generated);
+    expect(await server.stop()).toBe(0);
+    const sqlite = new Database(db, { readonly: true });
+    const rows = sqlite.prepare('select host_id, count(*) as n, min(seq) as lo, max(seq) as hi from logs group by host_id').all() as { host_id: string; n: number; lo: number; hi: number }[];
+    sqlite.close();
+    expect(rows.reduce((a, r) => a + r.n, 0)).toBe(report.entries_generated + second.entries_generated);
+    for (const r of rows) expect({ lo: r.lo, hi: r.hi }).toEqual({ lo: 1, hi: r.n });
   } finally {
     await server.kill();
   }
