@@ -197,7 +197,8 @@ describe('import boundary', () => {
     const bad: string[] = [];
     for (const f of readdirSync(root).filter((n) => n.endsWith('.ts'))) {
       const text = readFileSync(join(root, f), 'utf8');
-      for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g)) {
+      const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g), ...text.matchAll(/\bimport\s*\(?\s*['"]([^'"]+)['"]/g)];
+      for (const m of specs) {
         const spec = m[1] as string;
         const ok = spec === '@cortex/agent-protocol' || spec === 'ws' || spec.startsWith('node:') || (spec.startsWith('./') && !spec.includes('..'));
         if (!ok) bad.push(`${f}: ${spec}`);
