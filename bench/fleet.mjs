@@ -144,7 +144,8 @@ const emptyHz = await healthz(server);
 log(`empty server: RSS ${round(coldRss / 1048576)} MiB just after start; ${round(emptyRss / 1048576)} MiB after ${WARMUP} warm-up agents connected and left (${emptyHz.sessions} sessions), JS heap used + external ${round(emptyHeap / 1048576)} MiB`);
 
 const fleet = await Fleet.start({ ...fleetSettings, identities: issued, workers: WORKERS, url: server.url, tokenFile });
-log(`fleet: ${N} agents in ${WORKERS} worker process(es); worker open-file limit ${fleet.fd.worker_limit}${fleet.fd.raised ? ' (raised)' : ''}${fleet.fd.insufficient ? ' — INSUFFICIENT' : ''}`);
+const s0 = await fleet.snapshot();
+log(`fleet: ${N} agents in ${WORKERS} worker process(es) (emulator RSS ${round(s0.rssBytes / 1048576)} MiB at start); worker open-file limit ${fleet.fd.worker_limit}${fleet.fd.raised ? ' (raised)' : ''}${fleet.fd.insufficient ? ' — INSUFFICIENT' : ''}`);
 t = Date.now();
 let s = await fleet.waitFor((x) => x.states.Active === N || x.states.FatalAuth + x.states.Revoked > 0, 300_000, 250);
 if (s.states.Active !== N) throw new Error(`enrollment: agents gave up: ${JSON.stringify(s.gaveUp.toJSON())}`);
@@ -169,6 +170,8 @@ const idleBytes = Math.round((idleRss - emptyRss) / N);
 const idleBytesFirst = Math.round((idleSamples[0] - emptyRss) / N);
 const idleBytesCold = Math.round((idleRss - coldRss) / N);
 const heapPerAgent = Math.round((idleHeap - emptyHeap) / N);
+const emulatorIdle = (await fleet.snapshot()).rssBytes;
+log(`emulator: RSS ${round(emulatorIdle / 1048576)} MiB with ${N} agents connected (${Math.round(emulatorIdle / N)} bytes per agent, all processes)`);
 log(`idle: server RSS ${round(idleRss / 1048576)} MiB with ${hz.sessions} sessions (healthz) = ${idleBytes} bytes per idle authenticated agent above the empty server (target ≤ ${IDLE_TARGET_BYTES}; ${idleBytesFirst} at the first sample 5 s after the last hello; ${idleBytesCold} above the server just after its start); ${round(idleRss / emptyRss, 2)}× the empty server; JS heap used + external ${heapPerAgent} bytes per agent`);
 
 // ───────────── 3. probe fan-out ─────────────
@@ -309,6 +312,7 @@ console.log(JSON.stringify({
   idle_bytes_per_agent_vs_cold_start: idleBytesCold,
   server_cold_rss_bytes: coldRss,
   idle_heap_bytes_per_agent: heapPerAgent,
+  emulator_rss_bytes_per_agent: Math.round(emulatorIdle / N),
   idle_bytes_target: IDLE_TARGET_BYTES,
   idle_target_ratio: round(idleBytes / IDLE_TARGET_BYTES, 3),
   probe_fanout_agents: FANOUT,

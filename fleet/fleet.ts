@@ -186,6 +186,8 @@ export interface FleetSnapshot {
   lastActiveAt: number;
   /** Worst event-loop delay over the processes (ms). */
   loopDelay: { p99: number; max: number };
+  /** RSS of the emulator's processes together (bytes). */
+  rssBytes: number;
   takenAt: number;
 }
 
@@ -208,6 +210,7 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
     probes: new Counts(),
     lastActiveAt: 0,
     loopDelay: { p99: 0, max: 0 },
+    rssBytes: 0,
     takenAt: 0,
   };
   for (const p of parts) {
@@ -228,6 +231,7 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
     out.probes.merge(p.probes);
     out.lastActiveAt = Math.max(out.lastActiveAt, p.last_active_at);
     out.takenAt = Math.max(out.takenAt, p.taken_at);
+    out.rssBytes += p.rss_bytes;
     out.loopDelay = { p99: Math.max(out.loopDelay.p99, p.loop_delay_ms.p99), max: Math.max(out.loopDelay.max, p.loop_delay_ms.max) };
   }
   for (let i = 0; i < out.attemptCounters.length; i++) out.attemptCounters[i] ??= 0;

@@ -79,6 +79,8 @@ export interface PoolSnapshot {
   last_active_at: number;
   /** Event-loop delay of this process since the pool started (ms): when it is high, the emulator itself is the bottleneck. */
   loop_delay_ms: { p99: number; max: number };
+  /** RSS of this process (bytes). */
+  rss_bytes: number;
   taken_at: number;
 }
 
@@ -205,6 +207,7 @@ export class Pool {
       gave_up: this.gaveUp.toJSON(),
       probes: this.probes.toJSON(),
       last_active_at: this.lastActiveAt,
+      rss_bytes: process.memoryUsage.rss(),
       loop_delay_ms: { p99: Math.round(this.loopDelay.percentile(99) / 1e5) / 10, max: Math.round(this.loopDelay.max / 1e5) / 10 },
       taken_at: now,
     };

@@ -62,6 +62,8 @@ export interface FleetReport {
   gave_up: Record<string, number>;
   /** Worst event-loop delay of the emulator's processes: high values mean the emulator, not the server, limited the figures. */
   emulator_loop_delay_ms: { p99: number; max: number };
+  /** RSS of the emulator's agent processes together, at the end. */
+  emulator_rss_bytes: number;
   server_rss_bytes: { first: number | null; peak: number | null; last: number | null } | null;
   fd_limit: FdReport;
 }
@@ -97,6 +99,7 @@ export function buildReport(s: FleetSnapshot, meta: { url: string; workers: numb
     errors: s.errors.toJSON(),
     gave_up: s.gaveUp.toJSON(),
     emulator_loop_delay_ms: s.loopDelay,
+    emulator_rss_bytes: s.rssBytes,
     server_rss_bytes: meta.rss ? { first: meta.rss.first, peak: meta.rss.peak, last: meta.rss.last } : null,
     fd_limit: meta.fd,
   };
@@ -118,7 +121,7 @@ export function formatReport(r: FleetReport): string {
     `probes answered: ${kv(r.probes)}`,
     `errors: ${kv(r.errors)}`,
     `gave up: ${kv(r.gave_up)}`,
-    `emulator event-loop delay: p99 ${r.emulator_loop_delay_ms.p99} ms, max ${r.emulator_loop_delay_ms.max} ms${r.emulator_loop_delay_ms.p99 > 100 ? ' — the emulator was saturated: add --workers or cores, or fewer agents per process' : ''}`,
+    `emulator: RSS ${mib(r.emulator_rss_bytes)} (${Math.round(r.emulator_rss_bytes / Math.max(1, r.agents))} bytes per agent), event-loop delay p99 ${r.emulator_loop_delay_ms.p99} ms, max ${r.emulator_loop_delay_ms.max} ms${r.emulator_loop_delay_ms.p99 > 100 ? ' — the emulator was saturated: add --workers or cores, or fewer agents per process' : ''}`,
   ];
   if (r.server_rss_bytes) lines.push(`server RSS: first ${mib(r.server_rss_bytes.first)}, peak ${mib(r.server_rss_bytes.peak)}, last ${mib(r.server_rss_bytes.last)}`);
   const fd = r.fd_limit;
