@@ -115,6 +115,9 @@ export class SimAgent {
   private pumpTimer: NodeJS.Timeout | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
+  /** Upgrade or hello deadline of the current attempt (see armDeadline). */
+  private deadline: NodeJS.Timeout | null = null;
+  private timedOut: 'connect_timeout' | 'hello_timeout' | null = null;
   private applyTimer: NodeJS.Timeout | null = null;
   private stopWaiters: Array<() => void> = [];
   /** Notifications that arrived before the hello's answer was handled (same read): run after it. */
@@ -204,16 +207,17 @@ export class SimAgent {
     this.state = 'Connecting';
     this.lastError = undefined;
     this.failureCounted = false;
+    this.timedOut = null;
     this.early = [];
     this.attemptAt = Date.now();
     this.pool.attempts.add(this.attemptAt);
     const ws = new WebSocket(s.url, SUBPROTOCOL, {
       perMessageDeflate: false,
-      handshakeTimeout: s.connectTimeoutMs,
       maxPayload: LIMITS.max_frame_bytes,
       ...(s.ca !== undefined ? { ca: s.ca } : {}),
     });
     this.ws = ws;
+    this.armDeadline(gen, 'connect_timeout', s.connectTimeoutMs);
     ws.on('error', (err) => {
       if (gen === this.gen) this.lastError = err;
     });
@@ -226,16 +230,42 @@ export class SimAgent {
         return;
       }
       this.state = 'Authenticating';
+      this.armDeadline(gen, 'hello_timeout', s.helloTimeoutMs);
       const peer = createAgentPeer(webSocketTransport(ws), { requestTimeoutMs: s.requestTimeoutMs });
       this.peer = peer;
       registerAgentHandlers(peer, this.handlers);
       new AgentClient(peer)
-        .agentHello(this.helloParams(), { timeoutMs: s.helloTimeoutMs })
+        .agentHello(this.helloParams(), { timeoutMs: 0 })
         .then(
           (hello) => this.onHello(gen, hello),
           (err: unknown) => this.onHelloError(gen, err),
         );
     });
+  }
+
+  /**
+   * The attempt fails with `label` if it has not got past its current step `ms` from now.
+   * Checked once more after the next I/O poll (setImmediate): when this process was too busy
+   * to run its timers on time, the answer may already wait in the socket, and a real agent —
+   * alone on its host — would have read it; without this, a starved emulator would time out
+   * connections the server had answered and inflate the storm it measures.
+   */
+  private armDeadline(gen: number, label: 'connect_timeout' | 'hello_timeout', ms: number): void {
+    if (this.deadline) clearTimeout(this.deadline);
+    const step = this.state;
+    this.deadline = setTimeout(() => {
+      this.deadline = null;
+      setImmediate(() => {
+        if (gen !== this.gen || this.state !== step || this.ws === null) return;
+        this.timedOut = label;
+        this.ws.terminate();
+      });
+    }, ms);
+  }
+
+  private clearDeadline(): void {
+    if (this.deadline) clearTimeout(this.deadline);
+    this.deadline = null;
   }
 
   private helloParams() {
@@ -254,6 +284,7 @@ export class SimAgent {
 
   private onHello(gen: number, hello: AgentHelloResult): void {
     if (gen !== this.gen || this.terminal) return;
+    this.clearDeadline();
     const pool = this.pool;
     if (typeof hello.rotated_token === 'string') {
       // The new credential is persisted before anything else is sent (seed 3 step 5).
@@ -297,6 +328,7 @@ export class SimAgent {
 
   private onHelloError(gen: number, err: unknown): void {
     if (gen !== this.gen || this.terminal) return;
+    this.clearDeadline();
     const pool = this.pool;
     if (err instanceof RpcError) {
       pool.errors.add(`hello_${err.code}`);
@@ -328,6 +360,7 @@ export class SimAgent {
     if (gen !== this.gen) return;
     const pool = this.pool;
     const wasSession = this.state === 'Active' || this.state === 'Draining';
+    this.clearDeadline();
     this.ws = null;
     this.peer = null;
     this.inFlight = 0;
@@ -340,7 +373,7 @@ export class SimAgent {
         pool.lost.add(this.lostAt);
       }
     } else if (!this.terminal && !this.failureCounted) {
-      pool.errors.add(connectErrorLabel(this.lastError, code));
+      pool.errors.add(this.timedOut ?? connectErrorLabel(this.lastError, code));
     }
     if (this.terminal) {
       for (const w of this.stopWaiters.splice(0)) w();
