@@ -172,11 +172,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: readFileSync(settings.tls_cert as string), key: readFileSync(settings.tls_key as string) }, handler)
     : http.createServer(bounds, handler);
 
+  // Defined out here, not in the 'upgrade' handler: it stays on the socket for the whole
+  // session, and a closure made in there would keep that handler's scope alive with it — the
+  // upgrade request, its headers and head buffer, ~2 KB per connected agent (bench fleet).
+  const onUpgradeSocketError = (err: NodeJS.ErrnoException): void => logger.debug({ err: err.code ?? err.message }, 'socket error during the upgrade');
   server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
     // Node's HTTP server drops its own error listener from a socket it hands to 'upgrade':
     // without this one, a client that resets the connection while we answer (a refusal
     // below, or the 101) raises an unhandled 'error' event and takes the process down.
-    socket.on('error', (err: NodeJS.ErrnoException) => logger.debug({ err: err.code ?? err.message }, 'socket error during the upgrade'));
+    socket.on('error', onUpgradeSocketError);
     // Already reset by the client (no peer address left): nothing to answer, nothing to count.
     if (socket.destroyed || socket.remoteAddress === undefined) return void socket.destroy();
     const path = (req.url ?? '').split('?')[0];
