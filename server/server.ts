@@ -248,6 +248,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       router: probes,
       adminToken: settings.admin_token,
       connectedHere: (host_id) => sessions.get(host_id)?.open === true,
+      settings,
+      wsUrl: url,
+      tls,
+      serverVersion: SERVER_VERSION,
     });
     if (admin) return;
     res.writeHead(404, { 'Content-Type': 'application/json' });
