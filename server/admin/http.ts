@@ -2,6 +2,7 @@
 // {"error": {code, message, data?}}, bounded JSON bodies, query parameters.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode } from '@cortex/agent-protocol';
+import { fromBrowser } from './session.js';
 
 /** Largest admin request body. */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -64,13 +65,13 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
 
 /**
  * The request's JSON body, or `undefined` when it has none and `optional` is set.
- * From a web page (`strictType`) a body must be sent as `Content-Type: application/json`:
+ * From a web page (see fromBrowser) a body must be sent as `Content-Type: application/json`:
  * a browser cannot send that cross-site without a CORS preflight (which this server never
  * grants), so a forged HTML form never reaches a handler. Scripts may leave the type out
  * (`curl -d` sends a form type), as before.
  * @throws ApiError (400) naming what is wrong and what to send
  */
-export async function readJson(req: IncomingMessage, shape: string, optional = false, strictType = false): Promise<unknown> {
+export async function readJson(req: IncomingMessage, shape: string, optional = false): Promise<unknown> {
   const text = await readBody(req);
   if (text === undefined) throw invalid(`request body larger than ${MAX_BODY_BYTES} bytes`);
   if (text.trim() === '') {
@@ -78,7 +79,7 @@ export async function readJson(req: IncomingMessage, shape: string, optional = f
     throw invalid(`send a JSON body ${shape}`);
   }
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
-  if (strictType && type !== 'application/json') {
+  if (fromBrowser(req) && type !== 'application/json') {
     throw new ApiError(415, ErrorCode.InvalidParams, `send the body as Content-Type: application/json (got ${type === '' ? 'none' : JSON.stringify(type)})`);
   }
   try {

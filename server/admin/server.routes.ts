@@ -9,7 +9,7 @@ import { ProbeFailure } from '../control/probes.js';
 import type { Route } from './context.js';
 import { ApiError, hostIdParam, invalid, readJson, send } from './http.js';
 import { OPENAPI, checkBody } from './schemas.js';
-import { SESSION_TTL_MS, fromBrowser, sessionCookie } from './session.js';
+import { SESSION_TTL_MS, sessionCookie } from './session.js';
 import { authorize, keysFor, signIn } from './access.js';
 
 /** Default timeout_ms when a probe body leaves it out. */
@@ -57,7 +57,7 @@ export const serverRoutes: Route[] = [
     path: '/admin/session',
     public: true,
     async handler(ctx) {
-      const body = checkBody<{ token?: string }>('SignInRequest', (await readJson(ctx.req, '{"token": "<admin token>"}', true, fromBrowser(ctx.req))) ?? {});
+      const body = checkBody<{ token?: string }>('SignInRequest', (await readJson(ctx.req, '{"token": "<admin token>"}', true)) ?? {});
       signIn(ctx.req, ctx.deps, body.token);
       const { cookie, session } = keysFor(ctx.deps.adminToken).issue();
       send(
@@ -103,7 +103,7 @@ export const serverRoutes: Route[] = [
     path: '/admin/agents/{host_id}/probe',
     async handler(ctx) {
       const host_id = hostIdParam(ctx.params['host_id'] as string);
-      const body = await readJson(ctx.req, '{"probe": "name", "args": {...}, "timeout_ms": 5000}', false, fromBrowser(ctx.req));
+      const body = await readJson(ctx.req, '{"probe": "name", "args": {...}, "timeout_ms": 5000}');
       if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body must be a JSON object {"probe", "args", "timeout_ms"}');
       const b = body as Record<string, unknown>;
       const params = { ...b, args: 'args' in b ? b['args'] : {}, timeout_ms: 'timeout_ms' in b ? b['timeout_ms'] : DEFAULT_PROBE_TIMEOUT_MS };
