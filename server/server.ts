@@ -248,6 +248,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       router: probes,
       adminToken: settings.admin_token,
       connectedHere: (host_id) => sessions.get(host_id)?.open === true,
+      heartbeatOf: (host_id) => sessions.get(host_id)?.lastHeartbeat,
       settings,
       wsUrl: url,
       tls,

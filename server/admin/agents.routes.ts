@@ -145,7 +145,7 @@ export const agentRoutes: Route[] = [
       send(
         ctx.res,
         200,
-        rows.map((a) => ({ ...agentView(a), connected_here: ctx.deps.connectedHere(a.host_id) })),
+        rows.map((a) => ({ ...agentView(a), connected_here: ctx.deps.connectedHere(a.host_id), buffer: ctx.deps.heartbeatOf?.(a.host_id) ?? null })),
         { 'X-Total-Count': String(total) },
       );
     },
@@ -168,6 +168,7 @@ export const agentRoutes: Route[] = [
       send(ctx.res, 200, {
         ...agentView(row),
         connected_here: ctx.deps.connectedHere(id),
+        buffer: ctx.deps.heartbeatOf?.(id) ?? null,
         platform: parseJson(row.platform_json),
         capabilities: parseJson(row.capabilities_json),
       });

@@ -12,6 +12,8 @@ export interface AdminDeps {
   adminToken: string | undefined;
   /** Hosts with a session on this server. */
   connectedHere(host_id: string): boolean;
+  /** The last heartbeat's buffer figures of a host whose session this server holds. */
+  heartbeatOf?(host_id: string): { queue_depth: number; buffer_bytes: number; at: string } | undefined;
   /** The running server's effective settings (GET /admin/settings, defaults of rotate/config). */
   settings?: ServerSettings;
   /** The WebSocket URL agents enroll with (default: derived from the request's Host). */

@@ -108,6 +108,11 @@ describe('agents', () => {
     expect(res.body.capabilities.supported_probes).toEqual(['sys.uptime']);
     expect(res.body.platform.os).toBe('linux');
     expect(res.body.connection_state).toBe('Active');
+    expect(res.body.buffer).toBe(null);
+    a.client.notify('agent.heartbeat', { ts: new Date().toISOString(), queue_depth: 12, buffer_bytes: 3400 });
+    await waitFor(async () => (await call('/admin/agents/{host_id}', 'GET', `/admin/agents/${a.host_id}`)).body.buffer?.queue_depth === 12);
+    const listed = await call('/admin/agents', 'GET', `/admin/agents?q=${a.host_id}`);
+    expect(listed.body[0].buffer).toMatchObject({ queue_depth: 12, buffer_bytes: 3400 });
     const unknown = await call('/admin/agents/{host_id}', 'GET', '/admin/agents/00000000-0000-4000-8000-000000000000');
     expect([unknown.status, unknown.body.error.code]).toEqual([404, -32004]);
     const bad = await call('/admin/agents/{host_id}', 'GET', '/admin/agents/not-a-uuid');
