@@ -1,4 +1,4 @@
-// Recent metrics of a host as small uPlot charts (last hour, refreshed every 15 s).
+// Recent metrics of a host as small uPlot charts (last hour, refreshed every 5 s).
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -6,11 +6,21 @@ import { ApiError, get, qs } from './api.js';
 import { ErrorText } from './components.js';
 
 const MAX_CHARTS = 8;
-const REFRESH_MS = 15_000;
+const REFRESH_MS = 5_000;
 
 interface Series {
   name: string;
   samples: { ts: string; value: number }[];
+}
+
+/** 68698112 → "68.7M", 10.375 → "10.38": short enough for the y axis. */
+export function compact(v: number | null): string {
+  if (v === null || !Number.isFinite(v)) return '';
+  const a = Math.abs(v);
+  if (a >= 1e9) return `${+(v / 1e9).toFixed(1)}G`;
+  if (a >= 1e6) return `${+(v / 1e6).toFixed(1)}M`;
+  if (a >= 1e4) return `${+(v / 1e3).toFixed(1)}k`;
+  return String(+v.toPrecision(4));
 }
 
 function Chart(props: { series: Series }) {
@@ -28,7 +38,7 @@ function Chart(props: { series: Series }) {
           legend: { show: false },
           cursor: { drag: { x: false, y: false } },
           scales: { x: { time: true } },
-          axes: [{ stroke: '#555', size: 30 }, { stroke: '#555', size: 50 }],
+          axes: [{ stroke: '#555', size: 30 }, { stroke: '#555', size: 56, values: (_u, vals) => vals.map(compact) }],
           series: [{}, { label: props.series.name, stroke: '#2563eb', width: 1.5, fill: 'rgba(37, 99, 235, 0.08)' }],
         },
         data,
@@ -36,12 +46,22 @@ function Chart(props: { series: Series }) {
       );
     } else plot.current.setData(data);
   });
-  useEffect(() => () => plot.current?.destroy(), []);
+  useEffect(() => {
+    const el = box.current;
+    const resize = new ResizeObserver(() => {
+      if (el !== null && plot.current !== undefined && el.clientWidth > 0) plot.current.setSize({ width: el.clientWidth, height: 140 });
+    });
+    if (el !== null) resize.observe(el);
+    return () => {
+      resize.disconnect();
+      plot.current?.destroy();
+    };
+  }, []);
   const last = props.series.samples[props.series.samples.length - 1];
   return (
     <figure class="chart">
       <figcaption>
-        <span class="mono">{props.series.name}</span> <span class="latest">{last === undefined ? 'no samples in the last hour' : `latest ${last.value}`}</span>
+        <span class="mono">{props.series.name}</span> <span class="latest">{last === undefined ? 'no samples in the last hour' : `latest ${compact(last.value)}`}</span>
       </figcaption>
       <div ref={box} role="img" aria-label={`${props.series.name} over the last hour: ${props.series.samples.length} samples${last !== undefined ? `, latest ${last.value}` : ''}`} />
     </figure>

@@ -10,6 +10,7 @@ import { SEVERITIES } from './severities.js';
 
 const SHOWN = 300;
 const FLUSH_MS = 250;
+const SAMPLING_NOTICE_MS = 5000;
 
 export function LiveTail(props: { hostId: string }) {
   const [severity, setSeverity] = useState('');
@@ -21,18 +22,22 @@ export function LiveTail(props: { hostId: string }) {
   const [status, setStatus] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
   const [stats, setStats] = useState({ received: 0, rate: 0, pendingWhilePaused: 0, sampled: false });
   const buffer = useRef<LogRow[]>([]);
-  const counters = useRef({ received: 0, sinceFlush: 0, sincePause: 0, window: [] as number[] });
+  const counters = useRef({ received: 0, sinceFlush: 0, sincePause: 0, sampledAt: -Infinity, window: [] as number[] });
   const pausedRef = useRef(false);
   const list = useRef<HTMLOListElement>(null);
 
   useEffect(() => {
-    const t = setTimeout(() => setFilter({ severity, source: source.trim(), q: text.trim() }), 300);
+    const t = setTimeout(() => {
+      const next = { severity, source: source.trim(), q: text.trim() };
+      // a new object only when something changed: a new filter reopens the stream
+      setFilter((f) => (f.severity === next.severity && f.source === next.source && f.q === next.q ? f : next));
+    }, 300);
     return () => clearTimeout(t);
   }, [severity, source, text]);
 
   useEffect(() => {
     buffer.current = [];
-    counters.current = { received: 0, sinceFlush: 0, sincePause: 0, window: [] };
+    counters.current = { received: 0, sinceFlush: 0, sincePause: 0, sampledAt: -Infinity, window: [] };
     setLines([]);
     setStatus('connecting');
     const es = new EventSource(`/admin/agents/${props.hostId}/logs/stream${qs({ backlog: 100, ...filter })}`);
@@ -54,11 +59,12 @@ export function LiveTail(props: { hostId: string }) {
       c.window.push(c.sinceFlush);
       if (c.window.length > 1000 / FLUSH_MS) c.window.shift();
       const rate = Math.round((c.window.reduce((a, b) => a + b, 0) * 1000) / (c.window.length * FLUSH_MS));
-      const sampled = c.sinceFlush > SHOWN;
+      if (c.sinceFlush > SHOWN) c.sampledAt = now;
+      // the notice stays for a few seconds after the last sampled redraw, so it can be read
+      const sampled = now - c.sampledAt < SAMPLING_NOTICE_MS;
       if (!pausedRef.current && c.sinceFlush > 0) setLines(buffer.current.slice(-SHOWN));
       c.sinceFlush = 0;
-      setStats((s) => (s.received === c.received && s.rate === rate && s.pendingWhilePaused === c.sincePause && (s.sampled === sampled || !sampled) ? s : { received: c.received, rate, pendingWhilePaused: c.sincePause, sampled: sampled || (s.sampled && rate > SHOWN) }));
-      void now;
+      setStats((s) => (s.received === c.received && s.rate === rate && s.pendingWhilePaused === c.sincePause && s.sampled === sampled ? s : { received: c.received, rate, pendingWhilePaused: c.sincePause, sampled }));
     }, FLUSH_MS);
     return () => {
       es.close();

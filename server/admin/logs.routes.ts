@@ -52,8 +52,24 @@ async function streamTail(ctx: RouteContext): Promise<void> {
   });
   res.write(`retry: 1000\n\n`);
   let closed = false;
-  req.on('close', () => (closed = true));
-  res.on('close', () => (closed = true));
+  let wake: (() => void) | undefined;
+  const onClose = (): void => {
+    closed = true;
+    wake?.();
+  };
+  req.once('close', onClose);
+  res.once('close', onClose);
+  /** Waits `ms`, or less when the client goes away or the socket drains. */
+  const pause = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(t);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
 
   let last = after ?? 0;
   if (after === undefined) {
@@ -74,16 +90,17 @@ async function streamTail(ctx: RouteContext): Promise<void> {
       // Rows filtered out still move the resume point: send it as a bare id.
       const ok = res.write(text !== '' ? text : `id: ${last}\n\n`);
       lastWrite = Date.now();
-      if (!ok) await new Promise<void>((resolve) => { res.once('drain', resolve); res.once('close', resolve); });
+      if (!ok) {
+        const drained = pause(KEEPALIVE_MS);
+        res.once('drain', () => wake?.());
+        await drained;
+      }
       if (rows.length === TAIL_BATCH) continue; // more waiting: no pause
     } else if (Date.now() - lastWrite >= KEEPALIVE_MS) {
       res.write(`: keepalive\n\n`);
       lastWrite = Date.now();
     }
-    await new Promise<void>((resolve) => {
-      const t = setTimeout(resolve, pollMs);
-      res.once('close', () => { clearTimeout(t); resolve(); });
-    });
+    if (!closed) await pause(pollMs);
   }
   if (!res.writableEnded) res.end();
 }

@@ -129,7 +129,7 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await editor.fill(JSON.stringify({ ...config, probe_concurrency: 'lots' }, null, 2));
     await expect.poll(() => page.locator('#config-issues').textContent()).toContain('/probe_concurrency');
     expect(await page.getByRole('button', { name: 'Save config' }).isDisabled()).toBe(true);
-    const wanted = { ...config, flush_interval_ms: 100, log_sources: [{ kind: 'file', path: logFile }] };
+    const wanted = { ...config, flush_interval_ms: 100, metrics_interval_secs: 1, heartbeat_interval_secs: 5, log_sources: [{ kind: 'file', path: logFile }] };
     await editor.fill(JSON.stringify(wanted, null, 2));
     await page.getByRole('button', { name: 'Save config' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved as version' }).waitFor();
@@ -172,6 +172,12 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await expect.poll(() => answer.textContent(), { timeout: 15_000 }).toContain('"total_bytes"');
     const parsed = JSON.parse((await answer.textContent()) ?? '{}') as { output: { path: string } };
     expect(parsed.output.path).toBe('/');
+  });
+
+  it('host page: the metrics the agent sends are charted (uPlot) and its heartbeat buffer figures shown', async () => {
+    await page.locator('figure.chart canvas').first().waitFor({ timeout: 20_000 });
+    expect(await page.locator('figure.chart').count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('dl.details').first().textContent(), { timeout: 15_000 }).toMatch(/entries queued/);
     await shot('host');
   });
 
@@ -183,7 +189,7 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await dialog.waitFor();
     expect(await dialog.getByRole('heading').textContent()).toBe(`Revoke ${hostname} (${a.host_id})?`);
     expect(await dialog.getByRole('button', { name: `Revoke ${hostname}` }).count()).toBe(1);
-    await shot('host-confirm');
+    await page.screenshot({ path: join(SCREENSHOT_DIR, 'host-confirm.png') });
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'hidden' });
     const row = (await (await fetch(`${server.http}/admin/agents/${a.host_id}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { connection_state: string };
