@@ -14,7 +14,7 @@
 //                host page tails it: lines the page received / lines pushed, how long after
 //                the last push the page had them all, and whether it says it samples.
 // Last line: one JSON object with the figures.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -36,6 +36,7 @@ const median = (xs) => {
 };
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-console-'));
+const SHOTS = new URL('../dist/screenshots/console/', import.meta.url).pathname;
 const STATES = ['Active', 'Disconnected', 'NeverConnected', 'Revoked'];
 
 async function fill(db, n) {
@@ -223,7 +224,8 @@ const received = await receivedOf();
 const saysSampling = samplingMidway;
 const pushSecs = (pushedAt - tStart) / 1000;
 log(`live tail: pushed ${sent} lines in ${pushSecs.toFixed(1)} s (${rejected} pushes refused); page received ${received}; caught up ${caughtUpMs} ms after the last push; sampling notice shown mid-run: ${saysSampling}`);
-await page.screenshot({ path: join(dir, 'tail.png') });
+mkdirSync(SHOTS, { recursive: true });
+await page.screenshot({ path: join(SHOTS, 'tail-2000-lines-per-s.png'), fullPage: true });
 ws.close();
 await browser.close();
 await big.server.close();

@@ -47,7 +47,7 @@ export function SignIn(props: { mode: 'token' | 'loopback'; onSignedIn(s: Sessio
             {error}
           </p>
         )}
-        <button type="submit" disabled={busy || token === ''}>
+        <button type="submit" class="primary" disabled={busy || token === ''}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
