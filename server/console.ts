@@ -25,7 +25,7 @@ const SECURITY_HEADERS: Record<string, string> = {
 export function consoleDir(): string | undefined {
   const here = dirname(fileURLToPath(import.meta.url));
   for (const dir of [join(here, '..', 'console'), join(here, '..', 'dist', 'console')]) {
-    if (existsSync(join(dir, 'index.html'))) return dir;
+    if (existsSync(join(dir, 'app.js'))) return dir; // (the sources in <repo>/console have no app.js)
   }
   return undefined;
 }
