@@ -110,6 +110,10 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     for (const h of hosts) await expect.poll(() => row(h).locator('.state').textContent(), { timeout: 15_000 }).toBe('Active');
     expect(await page.locator('[data-state="Active"] .n').textContent()).toBe('2');
     await shot('fleet');
+    // sorting by keyboard: Tab reaches the column buttons, Enter sorts
+    await page.getByRole('button', { name: 'Hostname' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('th[aria-sort]').getAttribute('aria-sort')).toBe('descending');
     const b = hosts[1] as (typeof hosts)[number];
     b.child?.kill('SIGTERM');
     await expect.poll(() => row(b).locator('.state').textContent(), { timeout: 15_000 }).toBe('Disconnected');
@@ -160,6 +164,30 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     expect(await page.locator('.log-lines li', { hasText: 'while paused' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Resume' }).click();
     await page.locator('.log-lines li', { hasText: 'while paused' }).waitFor();
+  });
+
+  it('host page: stored-log search finds the line by text, newest first', async () => {
+    await page.getByLabel('Text contains').fill('tail check');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const rows = page.getByRole('table', { name: 'Stored log lines' }).locator('tbody tr');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain('console tail check');
+  });
+
+  it('host page: every form control has a label, and the page works by keyboard (Tab to a button, Enter)', async () => {
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, textarea')]
+        .filter((el) => (el as HTMLInputElement).labels?.length === 0 && !el.getAttribute('aria-label'))
+        .map((el) => el.outerHTML.slice(0, 80)),
+    );
+    expect(unlabelled).toEqual([]);
+    await page.getByLabel('Text contains').fill('');
+    await page.getByLabel('Text contains').focus();
+    await page.keyboard.press('Tab'); // to the Search button
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Search');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('table', { name: 'Stored log lines' }).locator('tbody tr').count()).toBeGreaterThan(1);
   });
 
   it('host page: fs.disk_usage runs from the form generated from its args schema and the answer is shown', async () => {
