@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 // The operator console in a real browser (headless Debian Chromium via playwright-core),
 // against the compiled server and reference agents as child processes: sign-in, fleet
 // page live updates, host page (config editor, live tail, probe form, confirmations),
