@@ -33,8 +33,8 @@ export interface RouteContext {
   params: Record<string, string>;
   query: Query;
   deps: AdminDeps;
-  /** How the request was authorized. */
-  via: 'bearer' | 'cookie' | 'loopback';
+  /** How the request was authorized ('none': a public route, which decides itself). */
+  via: 'bearer' | 'cookie' | 'loopback' | 'none';
   session: ConsoleSession | undefined;
 }
 
