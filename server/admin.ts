@@ -101,6 +101,7 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
         return true;
       }
       await run(hit, access.via, access.session);
+      if (CHANGES_STATE.has(method)) logAction(hit, access.via, res.statusCode);
     } else {
       await run(hit, 'none', undefined); // the handler decides (/admin/session)
     }
@@ -108,13 +109,29 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     if (!(error instanceof ApiError)) throw error;
     if (res.headersSent) res.end();
     else sendError(res, error);
+    if (hit !== undefined && hit.route.public !== true && CHANGES_STATE.has(method)) logAction(hit, undefined, error.status);
   }
   return true;
+
+  /** One line per state-changing request: which route, which host, how it ended. */
+  function logAction(c: CompiledRoute, via: RouteContext['via'] | undefined, status: number): void {
+    const m = c.pattern.exec(path);
+    const host_id = c.names.includes('host_id') && m !== null ? decodeURIComponentSafe(m[1 + c.names.indexOf('host_id')] as string) : undefined;
+    deps.logger?.info({ admin: `${method} ${c.route.path}`, ...(host_id !== undefined ? { host_id } : {}), ...(via !== undefined ? { via } : {}), status }, 'admin request');
+  }
 
   async function run(c: CompiledRoute, via: RouteContext['via'], session: RouteContext['session']): Promise<void> {
     const m = c.pattern.exec(path) as RegExpExecArray;
     const params = Object.fromEntries(c.names.map((n, i) => [n, m[i + 1] as string]));
     const search = new URLSearchParams((req.url ?? '').split('?').slice(1).join('?'));
     await c.route.handler({ req, res, params, query: new Query(search), deps, via, session });
+  }
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s).toLowerCase();
+  } catch {
+    return s.slice(0, 80);
   }
 }
