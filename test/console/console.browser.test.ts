@@ -234,3 +234,35 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await shot('settings');
   });
 });
+
+describe.skipIf(!run)('operator console in Chromium, server without an admin token', () => {
+  let server: ServerProc;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    requireDist();
+    server = await startServer(join(tempDir('cortex-console-loopback-'), 'server.db'));
+    browser = await launch();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await server?.kill();
+    cleanupTempDirs();
+  });
+
+  it('opens without a sign-in from loopback and can change state (its own session and CSRF token)', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${server.http}/ui/#/enroll`);
+    await page.getByText('loopback access').waitFor();
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
+    await page.getByLabel('Hostname of the new host').fill('loopback-host');
+    await page.getByRole('button', { name: 'Issue enrollment token' }).click();
+    const command = (await page.getByLabel('Enroll command').textContent()) ?? '';
+    tokens.add(/--token (\S+)/.exec(command)?.[1] ?? '');
+    expect(command).toContain('cortex-agent enroll');
+    // and a request of the page without the session's CSRF token is still refused
+    const status = await page.evaluate(async () => (await fetch('/admin/agents', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"hostname":"no-csrf"}' })).status);
+    expect(status).toBe(403);
+    await page.close();
+  });
+});
