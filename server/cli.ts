@@ -246,7 +246,8 @@ async function serve(args: string[]): Promise<void> {
       `  1. npm run server -- agent issue --host HOSTNAME --db ${settings.db}   (prints host_id and a one-time token)\n` +
       `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token TOKEN --state-dir DIR` +
       (server.url.startsWith('ws://') ? ' --allow-insecure' : '') +
-      `\n`,
+      `\n` +
+      `Operator console: ${server.url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, '/ui/')}\n`,
   );
   let stopping = false;
   const stop = (signal: string) => {
