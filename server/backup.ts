@@ -54,7 +54,10 @@ export async function backupSqlite(dbPath: string, to: string): Promise<BackupRe
     await db.backup(partial, {
       progress: ({ totalPages }) => {
         pages = totalPages;
-        return 256; // pages per step, then yield: the server's writers go on between steps
+        // Everything in one step, i.e. one read transaction: in WAL mode it does not block
+        // the server's writers, and a backup done in steps restarts whenever another
+        // connection writes between two steps (a busy server would keep it from finishing).
+        return 0x7fffffff;
       },
     });
     const copy = new Database(partial, { fileMustExist: true });
