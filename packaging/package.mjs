@@ -12,6 +12,7 @@
 //   lib/better_sqlite3.node     the native SQLite addon, copied from this build (stripped)
 //   systemd/<name>.service      hardened unit (see README "Operating")
 //   LICENSE                     this project's licence
+//   README.md                   the repository README's "Operating" section
 //   THIRD-PARTY-NOTICES.txt     the licence of every package in the bundle and the addon
 //   BUILD.json                  version, node ABI, platform, the bundled packages
 //
@@ -128,6 +129,17 @@ fi
 exec "$node" "$home/lib/${name}.mjs" "$@"
 `;
 
+/** README.md of the tarball: the repository README's "Operating" section (one source for both). */
+function operatingReadme(name) {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('\n## Operating\n');
+  if (start < 0) fail('README.md has no "## Operating" section');
+  const rest = readme.slice(start + 1);
+  const end = rest.indexOf('\n## ', 3);
+  const section = end < 0 ? rest : rest.slice(0, end + 1);
+  return `# ${name} ${VERSION} (${PLATFORM})\n\nThe Cortex reference ${name === 'cortex-agent' ? 'agent' : 'server'}; \`bin/${name} --help\` lists its commands.\n\n${section.trimEnd()}\n`;
+}
+
 async function packageOne({ name, entry, unit }) {
   const base = `${name}-${VERSION}-${PLATFORM}`;
   const stage = join(OUT, 'stage', base);
@@ -165,6 +177,7 @@ async function packageOne({ name, entry, unit }) {
   chmodSync(join(stage, 'bin', name), 0o755);
   copyFileSync(join(ROOT, unit), join(stage, 'systemd', `${name}.service`));
   copyFileSync(join(ROOT, 'LICENSE'), join(stage, 'LICENSE'));
+  writeFileSync(join(stage, 'README.md'), operatingReadme(name));
   const n = notices(result.metafile, [join(ROOT, 'node_modules/better-sqlite3')]);
   writeFileSync(join(stage, 'THIRD-PARTY-NOTICES.txt'), n.text);
   writeFileSync(
