@@ -57,7 +57,7 @@ ${doc('The method catalog, in contract order.')}export const METHOD_CATALOG: rea
 ${entries.join('\n')}
 ];
 
-${doc('The methods that travel on the wire with a name, as the peer runtime needs them.')}export const WIRE_METHODS: readonly MethodSpec[] = METHOD_CATALOG.flatMap((m) =>
+${doc('The methods that travel on the wire with a name, as the peer runtime needs them.')}export const WIRE_METHODS: readonly MethodSpec[] = /* @__PURE__ */ METHOD_CATALOG.flatMap((m) =>
   m.kind === 'response' || !m.validateParams ? [] : [{ name: m.name, direction: m.direction, kind: m.kind, validateParams: m.validateParams, ...(m.validateResult ? { validateResult: m.validateResult } : {}) }],
 );
 

@@ -1,26 +1,37 @@
 /** package.json and README of the generated package. */
 import { JSON_HEADER_KEY, JSON_HEADER_VALUE } from './header.js';
 
-export function packageJson(name: string): string {
+/**
+ * Node versions the package supports. It is ESM only (contract/DECISIONS.md L-entries):
+ * `import` works on every current Node, and from these versions on `require()` loads it too
+ * (require(esm) without a flag: 20.19, 22.12), so CommonJS callers need no second build.
+ */
+export const PACKAGE_ENGINES = '^20.19.0 || >=22.12.0';
+
+/** Subpaths with types; typesVersions repeats them for `moduleResolution: node10`, which ignores `exports`. */
+const TYPED_SUBPATHS: Record<string, string> = { validators: './dist/validators.d.ts' };
+
+export function packageJson(name: string, version: string): string {
   const pkg = {
     [JSON_HEADER_KEY]: JSON_HEADER_VALUE,
     name,
-    version: '1.0.0',
+    version,
     description: 'Types, precompiled validators, typed JSON-RPC stubs and conformance vectors for the Cortex agent <-> server protocol V1 (JSON-RPC 2.0 over WebSocket, subprotocol cortex.v1).',
     type: 'module',
     main: './dist/index.js',
     types: './dist/index.d.ts',
     exports: {
       '.': { types: './dist/index.d.ts', default: './dist/index.js' },
-      './validators': { types: './dist/validators.d.ts', default: './dist/validators.js' },
+      ...Object.fromEntries(Object.entries(TYPED_SUBPATHS).map(([k, d]) => [`./${k}`, { types: d, default: d.replace(/\.d\.ts$/, '.js') }])),
       './vectors/*': './vectors/*',
       './schemas/*': './schemas/*',
       './spec/*': './spec/*',
       './package.json': './package.json',
     },
-    files: ['dist', 'schemas', 'spec', 'vectors', 'PROTOCOL.md', 'README.md', 'manifest.json'],
+    typesVersions: { '*': Object.fromEntries(Object.entries(TYPED_SUBPATHS).map(([k, d]) => [k, [d]])) },
+    files: ['dist', 'schemas', 'spec', 'vectors', 'PROTOCOL.md', 'README.md', 'CHANGELOG.md', 'LICENSE', 'manifest.json'],
     sideEffects: false,
-    engines: { node: '>=18' },
+    engines: { node: PACKAGE_ENGINES },
     license: 'MIT',
     keywords: ['cortex', 'json-rpc', 'websocket', 'protocol', 'agent'],
   };

@@ -134,7 +134,7 @@ export const METHOD_CATALOG: readonly MethodInfo[] = [
 /**
  * The methods that travel on the wire with a name, as the peer runtime needs them.
  */
-export const WIRE_METHODS: readonly MethodSpec[] = METHOD_CATALOG.flatMap((m) =>
+export const WIRE_METHODS: readonly MethodSpec[] = /* @__PURE__ */ METHOD_CATALOG.flatMap((m) =>
   m.kind === 'response' || !m.validateParams ? [] : [{ name: m.name, direction: m.direction, kind: m.kind, validateParams: m.validateParams, ...(m.validateResult ? { validateResult: m.validateResult } : {}) }],
 );
 
