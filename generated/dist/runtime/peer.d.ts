@@ -102,6 +102,13 @@ export type PeerEvent = {
     method: string;
     id: RpcId | undefined;
     error: unknown;
+}
+/** This side's handler returned a result that fails the method's result schema: -32603 was sent instead. */
+ | {
+    type: 'invalid_outgoing_result';
+    method: string;
+    id: RpcId;
+    issues: ValidationIssue[];
 } | {
     type: 'rejected';
     method: string;
@@ -124,8 +131,20 @@ export interface PeerOptions {
     readonly validateEnvelope: Validator;
     /** Default timeout of outgoing requests in ms (default 30 000). 0 disables. */
     readonly requestTimeoutMs?: number;
-    /** Validate outgoing params before sending (default true). */
+    /**
+     * Validate what this side sends against the contract: request and notification params
+     * (an invalid one is not sent: PeerError 'invalid_params') and handler results (an invalid
+     * one is answered with -32603 InternalError and reported as an 'invalid_outgoing_result'
+     * event, so a bad probe output fails at the sender). Default: on, except when
+     * NODE_ENV=production (then pass true to keep it).
+     */
     readonly validateOutgoing?: boolean;
+    /**
+     * A further check of an outgoing result that needs the request's params (the generated
+     * agent peer checks a probe.request result's `output` against that probe's output schema).
+     * Returns the issues, or undefined when the result is fine. Runs when validateOutgoing is on.
+     */
+    readonly checkOutgoingResult?: (method: string, params: unknown, result: unknown) => ValidationIssue[] | undefined;
     /** Largest frame this peer sends, in UTF-8 bytes (default 1 MiB, the contract's limit). */
     readonly maxFrameBytes?: number;
     /** Build the error instance for an error response (generated: a typed class per code). */
@@ -156,6 +175,8 @@ export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     private readonly closeListeners;
     private nextId;
     private closedWith;
+    /** Whether outgoing params and results are validated (PeerOptions.validateOutgoing). */
+    readonly validatesOutgoing: boolean;
     constructor(transport: Transport, options: PeerOptions);
     /** True once the transport reported its close. */
     get closed(): boolean;
