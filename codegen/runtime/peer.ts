@@ -135,11 +135,20 @@ interface Pending {
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
+/**
+ * What the peer needs of an AbortSignal (declared here so the package's types need neither
+ * the DOM lib nor @types/node; a real AbortSignal fits).
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+}
+
 export interface RequestOptions {
   /** Override the peer's default timeout (ms); 0 disables. */
   timeoutMs?: number;
   /** Abort waiting (the request stays sent; its late answer is dropped). */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 const MAX_FRAME_BYTES = 1_048_576;

@@ -158,11 +158,21 @@ export interface PeerOptions {
     /** Observer of protocol events (for logging and metrics). */
     readonly onEvent?: (event: PeerEvent) => void;
 }
+/**
+ * What the peer needs of an AbortSignal (declared here so the package's types need neither
+ * the DOM lib nor @types/node; a real AbortSignal fits).
+ */
+export interface AbortSignalLike {
+    readonly aborted: boolean;
+    addEventListener(type: 'abort', listener: () => void, options?: {
+        once?: boolean;
+    }): void;
+}
 export interface RequestOptions {
     /** Override the peer's default timeout (ms); 0 disables. */
     timeoutMs?: number;
     /** Abort waiting (the request stays sent; its late answer is dropped). */
-    signal?: AbortSignal;
+    signal?: AbortSignalLike;
 }
 export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     private readonly transport;
