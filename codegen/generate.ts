@@ -86,6 +86,8 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   // Both formats allow only x- extensions at the top level: the header goes there.
   const specHeader = { 'x-generated': JSON_HEADER_VALUE };
   files.set('spec/openrpc.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named) }, null, 2) + '\n');
+  files.set('spec/openrpc.agent-to-server.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named, 'agent_to_server') }, null, 2) + '\n');
+  files.set('spec/openrpc.server-to-agent.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named, 'server_to_agent') }, null, 2) + '\n');
   files.set('spec/asyncapi.json', JSON.stringify({ ...specHeader, ...emitAsyncApi(contract, named) }, null, 2) + '\n');
   files.set('README.md', MD_HEADER + packageReadme(PACKAGE_NAME));
   files.set('package.json', packageJson(PACKAGE_NAME, release.version));
