@@ -160,8 +160,9 @@ async function packageOne({ name, entry, unit }) {
     legalComments: 'none', // the notices file holds them
     metafile: true,
     logLevel: 'warning',
-    // optional native speed-ups of ws and pg: loaded in try/catch, absent here
-    external: ['bufferutil', 'utf-8-validate', 'pg-native'],
+    // optional native speed-ups of ws and pg (loaded in try/catch), and pg's Cloudflare
+    // Workers socket (loaded only there): none of them is used on a Linux host
+    external: ['bufferutil', 'utf-8-validate', 'pg-native', 'pg-cloudflare', 'cloudflare:sockets'],
     banner: { js: banner(name) },
     plugins: [bindingsShim],
   });
