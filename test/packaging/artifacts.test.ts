@@ -81,6 +81,25 @@ it('each tarball holds the bundle, the addon, a launcher, LICENSE, the notices o
   expect(agent.packed_bytes).toBeLessThanOrEqual(5 * 1024 * 1024);
 });
 
+it('the launcher says in one line when Node is missing or has another native ABI than the build', () => {
+  const launcher = join(dirs['cortex-agent']!, 'bin', 'cortex-agent');
+  const missing = spawnSync(launcher, ['--help'], { cwd: home, env: { ...env(), CORTEX_NODE: join(home, 'no-such-node') }, encoding: 'utf8' });
+  expect(missing.status).toBe(1);
+  expect(missing.stderr.trim()).toMatch(/^cortex-agent: Node\.js \d+ not found .*CORTEX_NODE/);
+  // a Node that reports another ABI (a preload rewrites process.versions.modules)
+  const preload = join(home, 'other-abi.cjs');
+  writeFileSync(preload, "Object.defineProperty(process.versions, 'modules', { value: '999' });\n");
+  const wrapper = join(home, 'node-other-abi');
+  writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" -r "${preload}" "$@"\n`, { mode: 0o755 });
+  for (const name of ['cortex-agent', 'cortex-server']) {
+    const r = spawnSync(join(dirs[name]!, 'bin', name), ['--help'], { cwd: home, env: { ...env(), CORTEX_NODE: wrapper }, encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^${name}: this build needs Node\\.js \\d+ \\(native ABI ${process.versions.modules}\\); this is Node\\.js .* \\(ABI 999\\)`))]);
+  }
+  // and the right one runs
+  expect(run('cortex-agent', ['--help']).code).toBe(0);
+});
+
 it('the systemd units are hardened, stop later than the drain, and pass systemd-analyze verify (where it exists)', () => {
   for (const name of ['cortex-agent', 'cortex-server']) {
     const unit = readFileSync(join(dirs[name]!, 'systemd', `${name}.service`), 'utf8');
