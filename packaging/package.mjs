@@ -39,9 +39,10 @@ const PROGRAMS = [
 
 const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
 
+class PackagingError extends Error {}
+
 function fail(message) {
-  process.stderr.write(`package: ${message}\n`);
-  process.exit(1);
+  throw new PackagingError(message);
 }
 
 /**
@@ -73,7 +74,7 @@ const banner = (name) =>
   ].join('\n');
 
 /** The package that owns a bundled file: its folder and package.json (walks up to the nearest package.json under node_modules). */
-function owningPackage(file) {
+export function owningPackage(file) {
   const abs = resolve(ROOT, file);
   const parts = abs.split(sep);
   const nm = parts.lastIndexOf('node_modules');
@@ -90,7 +91,8 @@ function licenceText(dir) {
   return names.sort().map((f) => readFileSync(join(dir, f), 'utf8').trim()).join('\n\n');
 }
 
-function notices(metafile, extra) {
+/** THIRD-PARTY-NOTICES.txt for the inputs of an esbuild metafile (plus `extra` package folders). Throws when a package ships no licence file. */
+export function notices(metafile, extra) {
   const packages = new Map();
   for (const input of Object.keys(metafile.inputs)) {
     const owner = owningPackage(input.replace(/^[a-z-]+:/, ''));
@@ -199,10 +201,19 @@ async function packageOne({ name, entry, unit }) {
   };
 }
 
-for (const p of PROGRAMS) if (!existsSync(join(ROOT, p.entry))) fail(`${p.entry} is missing: run "npm run build" first`);
-if (!existsSync(ADDON)) fail(`${relative(ROOT, ADDON)} is missing: better-sqlite3 is not built (npm rebuild better-sqlite3)`);
-mkdirSync(OUT, { recursive: true });
-const out = [];
-for (const p of PROGRAMS) out.push(await packageOne(p));
-rmSync(join(OUT, 'stage'), { recursive: true, force: true });
-process.stdout.write(`${JSON.stringify({ version: VERSION, platform: PLATFORM, node_abi: NODE_ABI, artifacts: out })}\n`);
+async function main() {
+  for (const p of PROGRAMS) if (!existsSync(join(ROOT, p.entry))) fail(`${p.entry} is missing: run "npm run build" first`);
+  if (!existsSync(ADDON)) fail(`${relative(ROOT, ADDON)} is missing: better-sqlite3 is not built (npm rebuild better-sqlite3)`);
+  mkdirSync(OUT, { recursive: true });
+  const out = [];
+  for (const p of PROGRAMS) out.push(await packageOne(p));
+  rmSync(join(OUT, 'stage'), { recursive: true, force: true });
+  process.stdout.write(`${JSON.stringify({ version: VERSION, platform: PLATFORM, node_abi: NODE_ABI, artifacts: out })}\n`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    process.stderr.write(`package: ${error instanceof PackagingError ? error.message : (error?.stack ?? String(error))}\n`);
+    process.exit(1);
+  });
+}
