@@ -19,7 +19,11 @@
  *     ▼
  *   params validator ─ fails ─▶ -32602 with the failing paths / dropped for notifications
  *     ▼
- *   handler (called synchronously, in frame order) ─▶ result or RpcError ─▶ response
+ *   handler (called synchronously, in frame order) ─▶ result or RpcError
+ *     ▼ result
+ *   outgoing result check (validateOutgoing) ─ fails ─▶ -32603 and an invalid_outgoing_result event
+ *     ▼
+ *   response
  */
 import { PeerError, RpcError, describeIssues, toIssues, type RpcErrorObject, type SchemaErrorLike, type ValidationIssue } from './errors.js';
 import type { Frame, Transport } from './transport.js';
