@@ -5,8 +5,8 @@
  * Records a release of the contract in contract/releases.json: compares contract/ with its
  * state at <git-ref> (the last release: its contract must be the one the newest entry
  * records) through contract:diff's rules, picks the next version (breaking → protocol
- * major, additive → minor, otherwise patch) and adds the entry. Then `npm run codegen`
- * writes the package version and CHANGELOG.md from it.
+ * major, additive on the wire → minor, documentation/examples only → patch) and adds the
+ * entry. Then `npm run codegen` writes the package version and CHANGELOG.md from it.
  *
  * Exit: 0 recorded (or nothing to record), 1 a breaking change without the protocol bump,
  * 2 bad usage, an unknown ref, or a ref that does not hold the last release's contract.
@@ -18,7 +18,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContractError, loadContract } from './contract.js';
 import { evaluate } from './diff/contract-diff.js';
-import { RELEASES_FILE, contractSha256, nextVersion, readReleases, type Release } from './release.js';
+import { RELEASES_FILE, contractSha256, nextVersion, readReleases, releaseChange, type Release } from './release.js';
 
 const USAGE = `usage: contract:release <git-ref> [--contract DIR] [--json]
   <git-ref>        where the last release's contract is (a tag, a branch such as main, a commit)
@@ -91,12 +91,9 @@ export function main(argv: string[]): number {
       return 1;
     }
     const protocol = Number(current.limits['protocol_version']?.value);
-    const version = nextVersion(last.version, r, protocol);
-    const entry: Release = {
-      version,
-      contract_sha256: digest,
-      changes: r.changes.map((c) => ({ kind: c.kind, rule: c.rule, where: c.where, detail: c.detail })),
-    };
+    const changes = r.changes.map(releaseChange);
+    const version = nextVersion(last.version, { breaking: r.breaking, additive: changes.filter((c) => c.kind === 'additive').length }, protocol);
+    const entry: Release = { version, contract_sha256: digest, changes };
     writeFileSync(join(dir, RELEASES_FILE), `${JSON.stringify([entry, ...releases], null, 2)}\n`);
     process.stderr.write(`contract:release: ${last.version} → ${version} (${r.breaking} breaking, ${r.additive} additive); now run npm run codegen\n`);
     if (json) process.stdout.write(`${JSON.stringify(entry)}\n`);

@@ -97,6 +97,18 @@ export function currentRelease(contract: Contract, contractDir: string): Current
   return { version: newest.version, releases };
 }
 
+/**
+ * contract:diff rules that change nothing a peer sends or accepts (documentation, examples,
+ * formatting, a $ref refactoring, enum order): they make a patch release, listed as "other".
+ */
+export const NO_WIRE_CHANGE_RULES: ReadonlySet<string> = new Set(['annotation-changed', 'example-added', 'example-changed', 'example-removed', 'formatting-only', 'ref-refactored', 'enum-reordered']);
+
+/** A contract:diff change as a changelog entry: the kind it counts as for the version. */
+export function releaseChange(c: { kind: 'breaking' | 'additive'; rule: string; where: string; detail: string }): ReleaseChange {
+  const kind = c.kind === 'additive' && NO_WIRE_CHANGE_RULES.has(c.rule) ? 'other' : c.kind;
+  return { kind, rule: c.rule, where: c.where, detail: c.detail };
+}
+
 /** The next version after `prev` for a diff of the contract (`protocol` = the new protocol_version). */
 export function nextVersion(prev: string, diff: { breaking: number; additive: number }, protocol: number): string {
   const [, ma, mi, pa] = SEMVER.exec(prev)!.map(Number) as [number, number, number, number];

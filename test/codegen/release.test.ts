@@ -103,5 +103,29 @@ describe('contract:release and codegen', () => {
     const wrongRef = spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), 'HEAD', '--contract', contract], { encoding: 'utf8' });
     expect(wrongRef.status).toBe(2);
     expect(wrongRef.stderr).toContain('is not release 1.1.0');
+
+    // with 1.1.0 committed: the reworded description (nothing new on the wire) is a patch
+    const releaseAt = (ref: string) => spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), ref, '--contract', contract, '--json'], { encoding: 'utf8' });
+    writeFileSync(file, JSON.stringify(s, null, 2)); // back to the 1.1.0 contract
+    git(root, 'add', '-A');
+    git(root, 'commit', '-qm', 'release 1.1.0');
+    writeFileSync(file, JSON.stringify({ ...s, description: `${(s as unknown as { description: string }).description} (reworded)` }, null, 2));
+    const patch = releaseAt('HEAD');
+    expect(patch.status, patch.stderr).toBe(0);
+    const patchEntry = JSON.parse(patch.stdout) as Release;
+    expect(patchEntry.version).toBe('1.1.1');
+    expect(patchEntry.changes.map((c) => [c.kind, c.rule])).toEqual([['other', 'annotation-changed']]);
+    git(root, 'add', '-A');
+    git(root, 'commit', '-qm', 'release 1.1.1');
+
+    // a breaking change without the protocol bump is refused and records nothing
+    const before = readFileSync(join(contract, 'releases.json'), 'utf8');
+    const narrowed = JSON.parse(readFileSync(file, 'utf8')) as { required: string[] };
+    narrowed.required.push('load_avg'); // an optional property made required: old agents break
+    writeFileSync(file, JSON.stringify(narrowed, null, 2));
+    const breaking = releaseAt('HEAD');
+    expect(breaking.status).toBe(1);
+    expect(breaking.stderr).toContain('breaking change(s) without protocol_version and subprotocol bumped together');
+    expect(readFileSync(join(contract, 'releases.json'), 'utf8')).toBe(before);
   }, 120_000);
 });
