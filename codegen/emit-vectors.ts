@@ -131,7 +131,7 @@ export function emitVectors(contract: Contract, named: NamedSchema[], ajv: Ajv20
         id: `${m.name}/example/${ex.file.replace(/\.json$/, '')}`,
         method: m.name,
         target: 'message',
-        description: `seed example ${ex.file} (${ex.message})`,
+        description: `contract example ${ex.file} (${ex.message})`,
         path: '',
         mutation: 'none',
         message: contract.examples.get(ex.file),

@@ -30,6 +30,7 @@ Commands:
   agent decommission HOST_ID     drain, then revoke a host (rows kept)
   agent config HOST_ID           set (--set JSON) or clear (--clear) a host's AgentConfig
   probe HOST_ID PROBE --url URL  run a probe on a connected host through the admin API
+  backup --to FILE               consistent copy of the SQLite database, safe while serving
 
 Every command takes --db PATH (default ${DEFAULT_DB}) and --help.
 `,
@@ -539,6 +540,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (cmd === 'serve') return serve(rest);
   if (cmd === 'probe') return probeCmd(rest);
+  if (cmd === 'backup') return (await import('./backup.js')).backupCommand(rest);
   if (cmd === 'agent') {
     const [sub, ...args] = rest;
     if (sub === 'issue') return agentIssue(args);

@@ -3,7 +3,7 @@
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
 /**
- * WebSocket close codes (contract/close-codes.json).
+ * WebSocket close codes (PROTOCOL.md, "WebSocket close codes").
  */
 export const CloseCode = {
     NormalClosure: 1000,
@@ -32,7 +32,7 @@ export const CLOSE_CODE_TABLE = [
     { code: 4002, name: "TokenRevoked", meaning: "Token revoked (-32002).", source: "seed" },
 ];
 /**
- * Limits and timings (contract/limits.json). Units are in each name or its doc comment.
+ * Limits and timings (PROTOCOL.md, "Limits and timings"). Units are in each name or its doc comment.
  */
 export const LIMITS = {
     /** WebSocket subprotocol offered by the client and confirmed by the server. (seed 2, 9) */

@@ -3,7 +3,7 @@
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
 /**
- * WebSocket close codes (contract/close-codes.json).
+ * WebSocket close codes (PROTOCOL.md, "WebSocket close codes").
  */
 export const CloseCode = {
   NormalClosure: 1000,
@@ -24,7 +24,7 @@ export interface CloseCodeInfo {
   readonly code: number;
   readonly name: keyof typeof CloseCode;
   readonly meaning: string;
-  /** "seed" (the wire contract) or "design" (added by DESIGN.md section 5). */
+  /** "seed" (the base protocol specification) or "design" (added by this toolkit's design). */
   readonly source: string;
 }
 
@@ -43,7 +43,7 @@ export const CLOSE_CODE_TABLE: readonly CloseCodeInfo[] = [
 ];
 
 /**
- * Limits and timings (contract/limits.json). Units are in each name or its doc comment.
+ * Limits and timings (PROTOCOL.md, "Limits and timings"). Units are in each name or its doc comment.
  */
 export const LIMITS = {
   /** WebSocket subprotocol offered by the client and confirmed by the server. (seed 2, 9) */

@@ -23,7 +23,11 @@
  *     ▼
  *   params validator ─ fails ─▶ -32602 with the failing paths / dropped for notifications
  *     ▼
- *   handler (called synchronously, in frame order) ─▶ result or RpcError ─▶ response
+ *   handler (called synchronously, in frame order) ─▶ result or RpcError
+ *     ▼ result
+ *   outgoing result check (validateOutgoing) ─ fails ─▶ -32603 and an invalid_outgoing_result event
+ *     ▼
+ *   response
  */
 import { PeerError, RpcError, describeIssues, toIssues } from './errors.js';
 const MAX_FRAME_BYTES = 1_048_576;
@@ -39,9 +43,12 @@ export class Peer {
     closeListeners = [];
     nextId = 1;
     closedWith;
+    /** Whether outgoing params and results are validated (PeerOptions.validateOutgoing). */
+    validatesOutgoing;
     constructor(transport, options) {
         this.transport = transport;
         this.options = options;
+        this.validatesOutgoing = options.validateOutgoing ?? !isProductionEnv();
         const sends = options.side === 'agent' ? 'agent_to_server' : 'server_to_agent';
         for (const m of options.methods)
             (m.direction === sends ? this.outgoing : this.incoming).set(m.name, m);
@@ -59,7 +66,7 @@ export class Peer {
     /** Send a request and wait for its typed result. Rejects with RpcError (the peer's answer) or PeerError (local). */
     request(method, params, opts = {}) {
         const spec = this.outgoing.get(method);
-        if (spec && spec.kind === 'request' && this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+        if (spec && spec.kind === 'request' && this.validatesOutgoing && !spec.validateParams(params)) {
             const issues = toIssues(spec.validateParams.errors);
             return Promise.reject(new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues }));
         }
@@ -131,7 +138,7 @@ export class Peer {
             throw new PeerError('unknown_method', `${method} is not a notification this side can send`);
         if (this.closedWith)
             throw new PeerError('closed', `connection closed (${this.closedWith.code}); ${method} not sent`);
-        if (this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+        if (this.validatesOutgoing && !spec.validateParams(params)) {
             const issues = toIssues(spec.validateParams.errors);
             throw new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues });
         }
@@ -294,15 +301,27 @@ export class Peer {
             return;
         }
         if (out instanceof Promise) {
-            out.then((result) => this.answer(id, result), (error) => this.answerError(method, id, error));
+            out.then((result) => this.answer(spec, id, params, result), (error) => this.answerError(method, id, error));
         }
         else {
-            this.answer(id, out);
+            this.answer(spec, id, params, out);
         }
     }
-    answer(id, result) {
+    answer(spec, id, params, result) {
         if (this.closedWith)
             return;
+        if (this.validatesOutgoing) {
+            let issues;
+            if (spec.validateResult && !spec.validateResult(result))
+                issues = toIssues(spec.validateResult.errors);
+            else
+                issues = this.options.checkOutgoingResult?.(spec.name, params, result);
+            if (issues && issues.length > 0) {
+                this.emit({ type: 'invalid_outgoing_result', method: spec.name, id, issues });
+                this.trySend({ jsonrpc: '2.0', id, error: { code: -32603, message: 'InternalError' } });
+                return;
+            }
+        }
         this.trySend({ jsonrpc: '2.0', id, result });
     }
     /** The one place where a thrown error becomes an error response. Only RpcErrors travel; anything else is -32603. */
@@ -400,4 +419,9 @@ export function utf8Length(text) {
             bytes += 3;
     }
     return bytes;
+}
+/** NODE_ENV=production where there is a `process` (Node, or a bundler that defines it); false in a plain browser. */
+function isProductionEnv() {
+    const env = globalThis.process?.env;
+    return env?.['NODE_ENV'] === 'production';
 }
