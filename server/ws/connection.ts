@@ -363,6 +363,10 @@ export class Connection {
       return this.fail(id, new InvalidParamsError({ method: 'agent.hello', errors: issues }, 'InvalidParams'), 4001, host_id);
     }
     const hello: AgentHelloParams = params;
+    if (typeof hello.resume_from_seq === 'number' && hello.resume_from_seq > LIMITS.max_seq) {
+      const issue = { path: '/resume_from_seq', message: `must be at most max_seq = ${LIMITS.max_seq} (2^53 - 1)` };
+      return this.fail(id, new InvalidParamsError({ method: 'agent.hello', errors: [issue] }, 'InvalidParams'), 4001, host_id);
+    }
 
     // Authenticated. From here the hello timer no longer closes the socket.
     this.state = 'activating';
