@@ -15,6 +15,7 @@ import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { checkServerUrl } from './socket.js';
 import { normalizeHostId, readAgentSettings, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
+import { TokenInputError, readTokenInput } from './token-input.js';
 import { checkToken } from './token-store.js';
 
 const USAGE: Record<string, string> = {
@@ -27,12 +28,14 @@ Commands:
 
 Run "cortex-agent <command> --help" for the options of a command.
 `,
-  enroll: `Usage: cortex-agent enroll --server URL --token TOKEN --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
+  enroll: `Usage: cortex-agent enroll --server URL (--token-file FILE | --token - | --token TOKEN) --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
 
-Performs agent.hello with the one-time TOKEN, atomically writes the rotated token to
+Performs agent.hello with the one-time token, atomically writes the rotated token to
 DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
   --server URL       full WebSocket URL, used as given (e.g. wss://logs.example.com/ws/agent)
-  --token TOKEN      one-time enrollment token (from "agent issue" on the server)
+  --token-file FILE  read the one-time enrollment token (from "agent issue") from FILE
+  --token -          read it from stdin
+  --token TOKEN      the token itself (visible to other local processes while enroll runs)
   --host-id UUID     the host_id the token was issued for
   --state-dir DIR    agent state directory (created if missing)
   --allow-insecure   allow a ws:// URL (loopback/testing only)
@@ -139,10 +142,17 @@ function diag(text: string): void {
 }
 
 async function cmdEnroll(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['server', 'token', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
+  const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
   if (p.flags.has('help')) return help('enroll');
   const server = str(p, 'server', true);
-  const token = str(p, 'token', true);
+  let input: ReturnType<typeof readTokenInput>;
+  try {
+    input = readTokenInput({ token: str(p, 'token'), tokenFile: str(p, 'token-file') });
+  } catch (err) {
+    if (err instanceof TokenInputError) throw new UsageError(err.message);
+    throw err;
+  }
+  const token = input.token;
   const hostIdRaw = str(p, 'host-id', true);
   const stateDir = resolve(str(p, 'state-dir', true));
   const allowInsecure = p.flags.has('allow-insecure');
@@ -155,8 +165,10 @@ async function cmdEnroll(args: string[]): Promise<number> {
   if (hostId === null) throw new UsageError('--host-id must be a UUID (as printed by "agent issue")');
   if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`);
   const logger = createLogger({ level: logLevel(p) });
+  if (input.from === 'argument') diag('note: a token on the command line can be read by every local process (/proc/<pid>/cmdline); prefer --token-file FILE or --token - (stdin)');
   try {
     const r = await enroll({ serverUrl: server, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
+    for (const w of r.warnings ?? []) diag(`warning: ${w}`);
     if (p.flags.has('json')) out(JSON.stringify(r));
     else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
     return 0;

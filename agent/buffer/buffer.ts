@@ -35,6 +35,7 @@
 // adds roughly 10-30% on disk.
 
 import Database from 'better-sqlite3';
+import { LIMITS, nestedDeeperThan, storableText } from '@cortex/agent-protocol';
 import { BufferStorageError, toBufferError } from './errors.js';
 import type { JsonValue, NewLogEntry } from './entry.js';
 
@@ -100,6 +101,13 @@ export interface AppendResult {
   count: number;
   /** Set when this append crossed the hard cap and dropped the oldest entries. */
   evicted: EvictionReport | null;
+  /**
+   * What this append changed so that the entries could be stored and sent at all
+   * (DECISIONS H2, H3): entries whose metadata broke a contract cap (replaced by the
+   * marker {"cortex_metadata_dropped": kind}), and lone surrogates / NUL replaced by U+FFFD.
+   * Absent when nothing was changed.
+   */
+  degraded?: { metadata: number; chars: number };
 }
 
 export interface BufferBatch {
@@ -421,8 +429,9 @@ export class DurableBuffer {
     let seq = firstSeq;
     let added = 0;
     const insert = this.insertEntry;
+    const degraded = { metadata: 0, chars: 0 };
     for (let i = 0; i < entries.length; i++) {
-      const body = JSON.stringify(entries[i]);
+      const body = entryBody(entries[i] as NewLogEntry, degraded);
       // Put "seq" first; body is an object literal ("{...}") from the entry.
       const json = body.length > 2 ? `{"seq":${seq},${body.slice(1)}` : `{"seq":${seq}}`;
       const size = Buffer.byteLength(json, 'utf8');
@@ -450,7 +459,9 @@ export class DurableBuffer {
     }
     this.writeMeta(meta);
     this.hooks?.beforeCommit?.('append');
-    return { result: { firstSeq, lastSeq: seq - 1, count: entries.length, evicted }, meta };
+    const result: AppendResult = { firstSeq, lastSeq: seq - 1, count: entries.length, evicted };
+    if (degraded.metadata > 0 || degraded.chars > 0) result.degraded = degraded;
+    return { result, meta };
   }
 
   /** Deletes the oldest rows until at least `excess` bytes are freed. */
@@ -540,6 +551,47 @@ export class DurableBuffer {
       throw toBufferError(err, operation, this.path);
     }
   }
+}
+
+const METADATA_DROPPED = 'cortex_metadata_dropped';
+const TEXT_FIELDS = ['message', 'facility', 'app_name', 'process_id', 'source'] as const;
+
+/**
+ * The entry as JSON text, made storable and sendable whatever a source produced: text
+ * fields without lone surrogates or NUL, metadata within the contract's caps (else the
+ * marker). An entry never makes an append fail, so a source never retries a line that
+ * could never be stored (DECISIONS H2). Counts what it changed into `degraded`.
+ */
+function entryBody(entry: NewLogEntry, degraded: { metadata: number; chars: number }): string {
+  let e = entry;
+  for (const k of TEXT_FIELDS) {
+    const v = e[k];
+    if (typeof v !== 'string') continue;
+    const r = storableText(v);
+    if (r.replaced > 0) {
+      if (e === entry) e = { ...entry };
+      (e as unknown as Record<string, string>)[k] = r.text;
+      degraded.chars += r.replaced;
+    }
+  }
+  const meta = e.metadata;
+  let dropped: string | undefined;
+  if (meta != null && nestedDeeperThan(meta, LIMITS.metadata_max_depth)) dropped = 'depth';
+  let body: string | undefined;
+  if (dropped === undefined) {
+    try {
+      body = JSON.stringify(e);
+    } catch {
+      dropped = 'unserializable'; // a cycle, a BigInt: a source bug, but never a stuck source
+    }
+  }
+  // Only an entry this long can carry metadata past the byte cap (a UTF-16 unit is at most 3 bytes).
+  if (body !== undefined && meta != null && body.length * 3 > LIMITS.metadata_max_bytes && Buffer.byteLength(JSON.stringify(meta)) > LIMITS.metadata_max_bytes) {
+    dropped = 'size';
+  }
+  if (dropped === undefined) return body as string;
+  degraded.metadata++;
+  return JSON.stringify({ ...e, metadata: { [METADATA_DROPPED]: dropped } });
 }
 
 function statsFrom(m: MetaRow, oldestSeq: number | null, softCapBytes: number, hardCapBytes: number): BufferStats {

@@ -21,6 +21,8 @@ export interface MetadataLimits {
  * branch. The size is measured only once the depth is known to be within the cap.
  */
 export declare function metadataProblem(metadata: unknown, limits: MetadataLimits): MetadataProblem | undefined;
+/** True when `value` (an object or array is level 1) has objects or arrays nested deeper than maxDepth. Iterative. */
+export declare function nestedDeeperThan(value: unknown, maxDepth: number): boolean;
 /**
  * `text` with every lone surrogate and every NUL replaced by U+FFFD (one per code unit),
  * and how many were replaced. Neither can be stored faithfully as text: UTF-8 has no form

@@ -29,22 +29,28 @@ export interface MetadataLimits {
  */
 export function metadataProblem(metadata: unknown, limits: MetadataLimits): MetadataProblem | undefined {
   if (metadata === null || typeof metadata !== 'object') return undefined;
-  const stack: [unknown, number][] = [[metadata, 1]];
-  while (stack.length > 0) {
-    const [value, depth] = stack.pop() as [unknown, number];
-    if (depth > limits.maxDepth) {
-      return { kind: 'depth', message: `metadata is nested deeper than metadata_max_depth = ${limits.maxDepth} levels` };
-    }
-    const children = Array.isArray(value) ? value : Object.values(value as Record<string, unknown>);
-    for (const child of children) {
-      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-    }
+  if (nestedDeeperThan(metadata, limits.maxDepth)) {
+    return { kind: 'depth', message: `metadata is nested deeper than metadata_max_depth = ${limits.maxDepth} levels` };
   }
   const bytes = utf8Length(JSON.stringify(metadata));
   if (bytes > limits.maxBytes) {
     return { kind: 'size', message: `metadata is ${bytes} bytes as JSON, more than metadata_max_bytes = ${limits.maxBytes}` };
   }
   return undefined;
+}
+
+/** True when `value` (an object or array is level 1) has objects or arrays nested deeper than maxDepth. Iterative. */
+export function nestedDeeperThan(value: unknown, maxDepth: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  const stack: [object, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [object, number];
+    if (depth > maxDepth) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (child !== null && typeof child === 'object') stack.push([child as object, depth + 1]);
+    }
+  }
+  return false;
 }
 
 const encoder = new TextEncoder();
