@@ -52,6 +52,7 @@ import {
   type SessionStart,
 } from '../db/agents.repository.js';
 import { UnknownHostError } from '../db/storage.js';
+import { enrollmentExpiresAt } from '../security/enrollment.js';
 import type { SessionIngest } from '../ingest.js';
 import { isAgentVersionSupported } from '../version.js';
 import type { ServerContext } from './context.js';
@@ -351,6 +352,15 @@ export class Connection {
     const inGrace = row.token_rotation_grace_until !== null && now.toISOString() < row.token_rotation_grace_until;
     if (!matchCurrent && !inGrace) {
       return this.fail(id, new TokenRotationRequiredError({ reason: 'the previous token is no longer valid: re-enroll with `agent issue --host-id`' }, 'TokenRotationRequired'), 4001, host_id);
+    }
+    if (matchCurrent && row.connection_state === 'NeverConnected') {
+      // One-time enrollment tokens expire (DECISIONS H8).
+      const expires = await enrollmentExpiresAt(this.ctx.storage.db, host_id);
+      if (this.state !== 'hello_pending') return;
+      if (expires !== undefined && expires <= now.toISOString()) {
+        this.ctx.logger.info({ host_id, expires_at: expires }, 'enrollment token expired: issue a new one with `agent issue --host-id`');
+        return this.fail(id, new AuthFailedError({ reason: 'expired' }, 'AuthFailed'), 4001, host_id);
+      }
     }
     if (row.decommission_requested_at !== null) {
       // Decommissioned while not connected (or its server went away): revoke now (DESIGN 5.13).
