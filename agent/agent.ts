@@ -1062,6 +1062,7 @@ export class Agent extends EventEmitter {
 
   private probeStorage(): void {
     try {
+      this.buffer.assertSpace('storage probe'); // above the low-water mark again (DECISIONS H4)
       this.buffer.setSourcePosition({ source: 'agent:storage-probe', position: Date.now() });
       this.onStorageRecovered();
     } catch {

@@ -28,8 +28,14 @@ export interface StatusFile {
 export async function writeStatusFile(dir: string, status: StatusFile): Promise<void> {
   const path = join(dir, STATUS_FILE);
   const tmp = `${path}.tmp-${process.pid}`;
-  await fsp.writeFile(tmp, `${JSON.stringify(status)}\n`, { mode: 0o644 });
-  await fsp.rename(tmp, path);
+  try {
+    await fsp.writeFile(tmp, `${JSON.stringify(status)}\n`, { mode: 0o644 });
+    await fsp.rename(tmp, path);
+  } catch (err) {
+    // A full disk leaves a short or empty temp file: never keep it (DECISIONS H4).
+    await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
+  }
 }
 
 export function readStatusFile(dir: string): StatusFile | null {

@@ -34,6 +34,8 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
+import { closeSync, openSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { LIMITS, nestedDeeperThan, storableText } from '@cortex/agent-protocol';
 import { BufferStorageError, toBufferError } from './errors.js';
@@ -44,6 +46,11 @@ export const DEFAULT_HARD_CAP_BYTES = 512 * 1024 * 1024;
 /** Batch byte budget keeping a logs.push frame under 128 KiB (MEASURED.md). */
 export const DEFAULT_BATCH_MAX_BYTES = 100 * 1024;
 const SCHEMA_VERSION = 1;
+const MIB = 1024 * 1024;
+/** Default size of the reserve file (BufferOptions.reserveBytes). */
+export const DEFAULT_RESERVE_BYTES = MIB;
+/** Rows deleted per transaction when an ack has to be applied in steps (full disk). */
+const ACK_STEP_ROWS = 256;
 
 export interface BufferOptions {
   /** At or above this many entry bytes, `pressure` is true: the sender flushes eagerly. Default 256 MiB. */
@@ -68,6 +75,21 @@ export interface BufferOptions {
   maxPageCount?: number;
   /** Test hooks, called inside transactions; a throw rolls the whole transaction back. */
   hooks?: BufferTestHooks;
+  /**
+   * Low-water mark of free disk space (DECISIONS H4): an append that would leave less than
+   * this free on the buffer's filesystem is refused as disk_full (sources pause) before the
+   * disk is actually full, so acks and deletes still find room. Default: 5% of the
+   * filesystem, at least 1 MiB and at most 64 MiB. 0 turns the check off.
+   */
+  minFreeBytes?: number;
+  /**
+   * Size of the reserve file `<buffer>.reserve`, kept while space allows and deleted when an
+   * ack, a position write or a checkpoint finds the disk full (another program filled it),
+   * so that write succeeds; recreated once space is back. Default 1 MiB; 0: no reserve.
+   */
+  reserveBytes?: number;
+  /** Free and total bytes of the buffer's filesystem (test hook; default statfs of its folder). */
+  diskSpace?: () => { free: number; total: number };
 }
 
 export interface BufferTestHooks {
@@ -207,6 +229,14 @@ export class DurableBuffer {
   private readonly db: Database.Database;
   private readonly hooks: BufferTestHooks | undefined;
   private readonly relaxAcks: boolean;
+  private readonly diskSpace: () => { free: number; total: number };
+  private readonly minFreeOption: number | undefined;
+  private readonly reserveBytes: number;
+  private readonly reservePath: string;
+  private reserveHeld = false;
+  /** True while space is short: the WAL is checkpointed every 64 pages (see shrinkWal). */
+  private smallWal = false;
+  private lastSpace: { at: number; free: number; total: number } | undefined;
   // In-memory mirror of the meta row; assigned only after a transaction committed.
   private meta: MetaRow;
 
@@ -237,6 +267,10 @@ export class DurableBuffer {
     this.relaxAcks = options.relaxedAcks !== false && options.synchronous !== 'NORMAL';
     this.softCapBytes = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
     this.hardCapBytes = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
+    this.diskSpace = options.diskSpace ?? (() => statfsFree(dirname(path)));
+    this.minFreeOption = options.minFreeBytes;
+    this.reserveBytes = Math.max(0, Math.floor(options.reserveBytes ?? DEFAULT_RESERVE_BYTES));
+    this.reservePath = `${path}.reserve`;
 
     this.insertEntry = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
     this.selectFrom = db.prepare('SELECT seq, bytes, json FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?');
@@ -282,14 +316,18 @@ export class DurableBuffer {
       if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)}, WAL required`));
       db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
       db.pragma('busy_timeout = 5000');
-      db.pragma('journal_size_limit = 67108864');
+      // After a checkpoint the WAL is cut back to 4 MiB: a WAL that once grew large does not
+      // keep that disk space (DECISIONS H4).
+      db.pragma('journal_size_limit = 4194304');
       if (options.maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(options.maxPageCount)}`);
       db.exec(`BEGIN IMMEDIATE; ${SCHEMA_SQL} COMMIT;`);
       const version = db.prepare<[], { v: number }>('SELECT schema_version AS v FROM meta WHERE id = 1').get()?.v;
       if (version !== SCHEMA_VERSION) {
         throw new BufferStorageError('schema', 'open', path, undefined, new Error(`schema_version ${String(version)}`));
       }
-      return new DurableBuffer(path, db, options);
+      const buffer = new DurableBuffer(path, db, options);
+      buffer.keepReserve();
+      return buffer;
     } catch (err) {
       try {
         if (db?.inTransaction) db.exec('ROLLBACK');
@@ -315,9 +353,46 @@ export class DurableBuffer {
       const next = this.meta.next_seq;
       return { firstSeq: next, lastSeq: next - 1, count: 0, evicted: null };
     }
+    if (entries.length > 0) this.assertSpace('append', estimateBytes(entries));
     const { result, meta } = this.write('append', () => this.appendTx(entries, position));
     this.meta = meta;
     return result;
+  }
+
+  /**
+   * Throws BufferStorageError disk_full when an append of about `bytes` would leave less
+   * than the low-water mark free (see BufferOptions.minFreeBytes). The agent's storage probe
+   * calls it to decide whether sources may resume.
+   */
+  assertSpace(operation = 'append', bytes = 0): void {
+    let space = this.space(bytes === 0);
+    if (space === undefined) return;
+    const floor = this.minFreeBytes(space.total);
+    if (floor === 0) return;
+    // SQLite writes an entry twice (WAL, then the checkpoint into the main file). Near the
+    // mark, the WAL is checkpointed and cut back first, and kept small from then on, so a
+    // checkpoint cannot take more space than the check counted.
+    if (space.free - 2 * bytes < 2 * floor) {
+      this.shrinkWal(true);
+      space = this.space(true) ?? space;
+    } else if (this.smallWal && space.free > 8 * floor) this.shrinkWal(false);
+    if (space.free - 2 * bytes < floor) {
+      throw new BufferStorageError(
+        'disk_full',
+        operation,
+        this.path,
+        'LOW_DISK_SPACE',
+        new Error(`${space.free} bytes free on the buffer's filesystem, below the low-water mark of ${floor} bytes`),
+      );
+    }
+    // The cached figure ages: count what this append will use against it.
+    if (this.lastSpace !== undefined) this.lastSpace.free -= 2 * bytes;
+  }
+
+  /** Free space, the low-water mark, and whether the reserve file is held. */
+  diskStatus(): { freeBytes: number | null; minFreeBytes: number; reserveHeld: boolean } {
+    const space = this.space(true);
+    return { freeBytes: space?.free ?? null, minFreeBytes: space === undefined ? 0 : this.minFreeBytes(space.total), reserveHeld: this.reserveHeld };
   }
 
   /**
@@ -490,12 +565,43 @@ export class DurableBuffer {
     const relax = this.relaxAcks && operation === 'ack' && target < m.next_seq;
     if (relax) this.db.pragma('synchronous = NORMAL');
     try {
-      const { result, meta } = this.write(operation, () => this.advanceTx(target, operation));
+      let step: { result: AckResult; meta: MetaRow };
+      try {
+        step = this.write(operation, () => this.advanceTx(target, operation));
+      } catch (err) {
+        if (!(err instanceof BufferStorageError && err.kind === 'disk_full')) throw err;
+        return this.advanceInSteps(target, operation);
+      }
+      const { result, meta } = step;
       this.meta = meta;
+      if (result.deleted > 0 && (!this.reserveHeld || (this.lastSpace !== undefined && this.lastSpace.free < 2 * this.minFreeBytes(this.lastSpace.total)))) this.afterDelete();
       return result;
     } finally {
       if (relax) this.db.pragma('synchronous = FULL');
     }
+  }
+
+  /**
+   * The same advance as one transaction would do, in steps of ACK_STEP_ROWS rows, the WAL
+   * cut back after each: deleting a large range needs WAL space for every page it touches,
+   * which a full disk does not have (DECISIONS H4). Every step keeps the invariants.
+   */
+  private advanceInSteps(target: number, operation: 'ack' | 'applyAccepted'): AckResult {
+    const first = this.meta;
+    let deleted = 0;
+    let deletedBytes = 0;
+    let last: AckResult | undefined;
+    for (let upTo = Math.min(target, this.meta.acked_seq + ACK_STEP_ROWS); ; upTo = Math.min(target, upTo + ACK_STEP_ROWS)) {
+      const { result, meta } = this.write(operation, () => this.advanceTx(upTo, operation));
+      this.meta = meta;
+      deleted += result.deleted;
+      deletedBytes += result.deletedBytes;
+      last = result;
+      this.shrinkWal(true);
+      if (upTo >= target) break;
+    }
+    this.afterDelete();
+    return { ...last, deleted, deletedBytes, previousNextSeq: first.next_seq };
   }
 
   private advanceInTx(target: number, operation: 'ack' | 'applyAccepted'): { result: AckResult; meta: MetaRow } {
@@ -532,6 +638,20 @@ export class DurableBuffer {
   /** Runs a write; on failure re-reads the meta row (the transaction rolled back) and throws a typed error. */
   private write<T>(operation: string, fn: () => T): T {
     try {
+      return this.tryWrite(fn);
+    } catch (err) {
+      const typed = toBufferError(err, operation, this.path);
+      // An ack, a delete or a position must not fail for lack of space: give the reserve back
+      // to the filesystem and try once more (appends are refused by the low-water mark instead).
+      if (typed instanceof BufferStorageError && typed.kind === 'disk_full' && operation !== 'append' && this.releaseReserve()) {
+        return this.write(operation, fn);
+      }
+      throw typed;
+    }
+  }
+
+  private tryWrite<T>(fn: () => T): T {
+    try {
       return fn();
     } catch (err) {
       try {
@@ -540,8 +660,96 @@ export class DurableBuffer {
       } catch {
         // keep the mirror; it still matches the last committed state
       }
-      throw toBufferError(err, operation, this.path);
+      throw err;
     }
+  }
+
+  private minFreeBytes(total: number): number {
+    if (this.minFreeOption !== undefined) return Math.max(0, this.minFreeOption);
+    return Math.min(64 * MIB, Math.max(MIB, Math.floor(total * 0.05)));
+  }
+
+  /** statfs at most every 250 ms (unless `fresh`); undefined when the filesystem cannot say. */
+  private space(fresh: boolean): { free: number; total: number } | undefined {
+    const now = Date.now();
+    if (!fresh && this.lastSpace !== undefined && now - this.lastSpace.at < 250) return this.lastSpace;
+    try {
+      const s = this.diskSpace();
+      this.lastSpace = { at: now, ...s };
+      return this.lastSpace;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** low: checkpoint and truncate the WAL, then checkpoint every 64 pages; else back to SQLite's 1000. */
+  private shrinkWal(low: boolean): void {
+    try {
+      if (low) this.db.pragma('wal_checkpoint(TRUNCATE)');
+      if (low !== this.smallWal) this.db.pragma(`wal_autocheckpoint = ${low ? 64 : 1000}`);
+      this.smallWal = low;
+    } catch {
+      // a reader holds the WAL: the next attempt does it
+    }
+  }
+
+  /** Creates the reserve file when it is missing and space allows. Best effort. */
+  private keepReserve(): void {
+    if (this.reserveBytes === 0 || this.reserveHeld) return;
+    try {
+      if (statSync(this.reservePath).size >= this.reserveBytes) {
+        this.reserveHeld = true;
+        return;
+      }
+    } catch {
+      // not there yet
+    }
+    const space = this.space(true);
+    if (space !== undefined && space.free - this.reserveBytes < this.minFreeBytes(space.total)) return;
+    let fd: number | undefined;
+    try {
+      fd = openSync(this.reservePath, 'w', 0o600);
+      const chunk = Buffer.alloc(Math.min(this.reserveBytes, 64 * 1024), 0);
+      for (let done = 0; done < this.reserveBytes; ) done += writeSync(fd, chunk, 0, Math.min(chunk.length, this.reserveBytes - done));
+      closeSync(fd);
+      fd = undefined;
+      this.reserveHeld = true;
+    } catch {
+      if (fd !== undefined) closeSync(fd);
+      try {
+        unlinkSync(this.reservePath);
+      } catch {
+        // nothing to remove
+      }
+    }
+  }
+
+  /** Deletes the reserve file; true when that freed space. */
+  private releaseReserve(): boolean {
+    if (!this.reserveHeld) return false;
+    this.reserveHeld = false;
+    this.lastSpace = undefined;
+    try {
+      unlinkSync(this.reservePath);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** After rows were deleted: cut the WAL back when space is short, and take the reserve again when it is back. */
+  private afterDelete(): void {
+    const space = this.space(true);
+    if (space === undefined) return;
+    const floor = this.minFreeBytes(space.total);
+    if (space.free < floor + this.reserveBytes) {
+      try {
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // a reader holds the WAL; the next checkpoint does it
+      }
+    }
+    if (!this.reserveHeld) this.keepReserve();
   }
 
   private read<T>(operation: string, fn: () => T): T {
@@ -551,6 +759,18 @@ export class DurableBuffer {
       throw toBufferError(err, operation, this.path);
     }
   }
+}
+
+function statfsFree(dir: string): { free: number; total: number } {
+  const s = statfsSync(dir);
+  return { free: s.bavail * s.bsize, total: s.blocks * s.bsize };
+}
+
+/** A cheap upper estimate of the bytes an append writes (the JSON text of its entries). */
+function estimateBytes(entries: readonly NewLogEntry[]): number {
+  let n = 0;
+  for (const e of entries) n += 160 + e.message.length * 3 + (e.metadata == null ? 0 : 256);
+  return n;
 }
 
 const METADATA_DROPPED = 'cortex_metadata_dropped';
