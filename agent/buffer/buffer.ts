@@ -369,14 +369,18 @@ export class DurableBuffer {
     if (space === undefined) return;
     const floor = this.minFreeBytes(space.total);
     if (floor === 0) return;
-    // SQLite writes an entry twice (WAL, then the checkpoint into the main file). Near the
-    // mark, the WAL is checkpointed and cut back first, and kept small from then on, so a
-    // checkpoint cannot take more space than the check counted.
-    if (space.free - 2 * bytes < 2 * floor) {
+    // Near the mark the WAL is checkpointed and cut back first, and kept small from then on
+    // (64 pages), so the WAL and a checkpoint into the main file (which reuses the pages of
+    // acked rows) cannot take much more than the entries themselves.
+    // The entries go into the WAL, and a checkpoint copies them into the main file, which
+    // grows by what the free pages of acked rows cannot hold.
+    let need = 2 * bytes;
+    if (space.free - need < 2 * floor) {
       this.shrinkWal(true);
       space = this.space(true) ?? space;
+      need = bytes + Math.max(0, bytes - this.freePageBytes());
     } else if (this.smallWal && space.free > 8 * floor) this.shrinkWal(false);
-    if (space.free - 2 * bytes < floor) {
+    if (space.free - need < floor) {
       throw new BufferStorageError(
         'disk_full',
         operation,
@@ -386,7 +390,7 @@ export class DurableBuffer {
       );
     }
     // The cached figure ages: count what this append will use against it.
-    if (this.lastSpace !== undefined) this.lastSpace.free -= 2 * bytes;
+    if (this.lastSpace !== undefined) this.lastSpace.free -= need;
   }
 
   /** Free space, the low-water mark, and whether the reserve file is held. */
@@ -682,6 +686,14 @@ export class DurableBuffer {
     }
   }
 
+  private freePageBytes(): number {
+    try {
+      return Number(this.db.pragma('freelist_count', { simple: true })) * Number(this.db.pragma('page_size', { simple: true }));
+    } catch {
+      return 0;
+    }
+  }
+
   /** low: checkpoint and truncate the WAL, then checkpoint every 64 pages; else back to SQLite's 1000. */
   private shrinkWal(low: boolean): void {
     try {
@@ -766,10 +778,10 @@ function statfsFree(dir: string): { free: number; total: number } {
   return { free: s.bavail * s.bsize, total: s.blocks * s.bsize };
 }
 
-/** A cheap upper estimate of the bytes an append writes (the JSON text of its entries). */
+/** A cheap estimate of the bytes an append writes (the JSON text of its entries, ASCII assumed). */
 function estimateBytes(entries: readonly NewLogEntry[]): number {
   let n = 0;
-  for (const e of entries) n += 160 + e.message.length * 3 + (e.metadata == null ? 0 : 256);
+  for (const e of entries) n += 160 + e.message.length + (e.metadata == null ? 0 : 256);
   return n;
 }
 
