@@ -80,6 +80,7 @@ import { BasicSourceManager, type SourceFactory, type SourceManager, type Source
 import { StateMachine, type Transition } from './state.js';
 import { statePaths } from './state-dir.js';
 import { writeStatusFile, type StatusFile } from './status-file.js';
+import { clearRecovery, markCleanStop, openHealing, type RecoveryReport } from './buffer/heal.js';
 import { deleteToken, readToken, writeToken } from './token-store.js';
 
 export const AGENT_VERSION = '0.1.0';
@@ -179,6 +180,8 @@ export interface AgentStatus {
   last_error: string | null;
   batch_entries: number;
   send_rate_cap: number | null;
+  /** Set while the buffer is degraded: it was damaged and replaced, and the server has not acked past the lost range. */
+  degraded?: RecoveryReport;
 }
 
 interface Conn {
@@ -219,6 +222,8 @@ export class Agent extends EventEmitter {
   readonly options: AgentOptions;
   readonly log: Logger;
   readonly buffer: DurableBuffer;
+  /** Set while a healed buffer's lost range has not been acked past (status: degraded). */
+  private recovery: RecoveryReport | null = null;
   readonly sources: SourceManager;
   readonly probes: ProbeRegistry;
   readonly backoff: Backoff;
@@ -277,7 +282,17 @@ export class Agent extends EventEmitter {
     this.random = options.random ?? Math.random;
     this.token = options.token ?? null;
     this.ownsBuffer = buffer === undefined;
-    this.buffer = buffer ?? DurableBuffer.open(statePaths(options.stateDir).bufferDb, options.bufferOptions);
+    if (buffer !== undefined) this.buffer = buffer;
+    else {
+      // A damaged buffer is moved aside and replaced here, and a lost -wal cannot move next_seq back (DECISIONS H5).
+      const healed = openHealing(options.stateDir, options.bufferOptions);
+      this.buffer = healed.buffer;
+      this.recovery = healed.recovery;
+      if (healed.walLost !== null) {
+        this.log.warn({ from_seq: healed.walLost.from, to_seq: healed.walLost.to }, 'buffer.db-wal was missing after an unclean stop: next_seq moved past every seq ever reserved (the server sees an eviction gap)');
+      }
+      if (healed.recovery !== null) this.log.error({ ...healed.recovery }, 'buffer was damaged: moved aside and replaced; the seqs it could not give back are reported as an eviction gap');
+    }
     this.backoff = new Backoff(options.backoff);
     this.machine = new StateMachine(
       (t) => this.onTransition(t),
@@ -361,6 +376,7 @@ export class Agent extends EventEmitter {
       last_error: this.lastError,
       batch_entries: this.batchSize(),
       send_rate_cap: this.rate.cap(),
+      ...(this.recovery !== null ? { degraded: this.recovery } : {}),
     };
   }
 
@@ -885,6 +901,7 @@ export class Agent extends EventEmitter {
         const r = this.buffer.ack(upTo);
         if (r.jumped) this.log.warn({ up_to_seq: res.up_to_seq, next_seq: r.nextSeq }, 'ack beyond next_seq: next_seq jumped');
         this.emit('acked', r.ackedSeq);
+        if (this.recovery !== null && r.ackedSeq >= this.recovery.next_seq) this.endRecovery();
       } catch (err) {
         // rows stay and are resent later; the server drops the duplicates
         this.log.error({ err: (err as Error).message }, 'cannot record the ack in the buffer');
@@ -1049,6 +1066,11 @@ export class Agent extends EventEmitter {
   private onStorageError(err: unknown): void {
     if (!(err instanceof BufferStorageError)) return;
     this.setError(err.message);
+    if (err.kind === 'corrupt' && this.listenerCount('buffer_corrupt') > 0) {
+      // `run` restarts the agent, and opening heals the buffer (DECISIONS H5).
+      this.log.error({ code: err.code }, `buffer damaged at run time: restarting to move it aside and heal it (${err.message})`);
+      this.emit('buffer_corrupt', err);
+    }
     if (!this.sources.paused) {
       this.log.error({ kind: err.kind, code: err.code }, `buffer write failed, sources paused: ${err.message}`);
       this.sources.pause(err.message);
@@ -1078,6 +1100,13 @@ export class Agent extends EventEmitter {
     this.log.info('buffer writable again; sources resumed');
     this.emit('storage_recovered');
     this.writeStatus(true);
+  }
+
+  private endRecovery(): void {
+    this.log.info({ acked_seq: this.buffer.ackedSeq, ...this.recovery }, 'the server has acked past the range lost with the damaged buffer: no longer degraded');
+    this.recovery = null;
+    clearRecovery(this.options.stateDir);
+    this.statusDirty = true;
   }
 
   private onEvicted(ev: EvictionReport): void {
@@ -1138,6 +1167,7 @@ export class Agent extends EventEmitter {
       sources: s.sources,
       batch_entries: s.batch_entries,
       send_rate_cap: s.send_rate_cap === null ? null : Math.round(s.send_rate_cap),
+      ...(s.degraded !== undefined ? { degraded: s.degraded } : {}),
     };
   }
 
@@ -1218,7 +1248,11 @@ export class Agent extends EventEmitter {
     if (this.statusWriting) await this.statusWriting;
     this.writeStatus(true);
     if (this.statusWriting) await this.statusWriting;
-    if (this.ownsBuffer) this.buffer.close();
+    if (this.ownsBuffer) {
+      const next = this.buffer.nextSeq;
+      this.buffer.close();
+      markCleanStop(this.options.stateDir, next);
+    }
     this.log.info({ state: this.state }, 'agent stopped');
     this.emit('stopped', this.state);
     this.resolveFinished(this.state);

@@ -9,6 +9,8 @@ import { resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
 import { readBufferSnapshot } from './buffer/buffer.js';
+import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
+import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
@@ -25,6 +27,7 @@ Commands:
   enroll   enroll this host with a one-time token (writes DIR/token, DIR/host_id, DIR/agent.json)
   run      run the agent (long-running)
   status   show the agent's state, sequence numbers, buffer and sources
+  buffer check   check buffer.db (integrity and invariants)
 
 Run "cortex-agent <command> --help" for the options of a command.
 `,
@@ -63,6 +66,7 @@ Log sources come from the server's config (log_sources: file, journald, ...), ad
 removed live. The file.tail probe reads only below agent.json's probe_file_tail_paths
 (default ["/var/log"]).
 `,
+  buffer: BUFFER_CHECK_USAGE,
   status: `Usage: cortex-agent status --state-dir DIR [--json]
 
 Shows the agent's state (works while "run" is running): state, next_seq, acked_seq,
@@ -218,16 +222,17 @@ async function cmdRun(args: string[]): Promise<number> {
     }
   });
   let agent: Agent;
+  const startOptions = {
+    stateDir,
+    allowInsecure,
+    logger,
+    ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
+    ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
+    ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
+    ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
+  };
   try {
-    agent = await startAgent({
-      stateDir,
-      allowInsecure,
-      logger,
-      ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
-      ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
-      ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
-      ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
-    });
+    agent = await startAgent({ ...startOptions });
   } catch (err) {
     diag((err as Error).message);
     return 1;
@@ -241,7 +246,25 @@ async function cmdRun(args: string[]): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const final: AgentState = await agent.done;
+  // A buffer damaged at run time: stop, and start again (opening heals it; DECISIONS H5).
+  let restarts = 0;
+  let final: AgentState;
+  for (;;) {
+    let corrupt = false;
+    agent.once('buffer_corrupt', () => {
+      corrupt = true;
+      void agent.stop();
+    });
+    final = await agent.done;
+    if (!corrupt || signalled || restarts >= 3) break;
+    restarts++;
+    try {
+      agent = await startAgent({ ...startOptions });
+    } catch (err) {
+      diag((err as Error).message);
+      return 1;
+    }
+  }
   if (signalled) return 0;
   if (isTerminalState(final)) {
     diag(agent.status().last_error ?? `stopped in state ${final}`);
@@ -264,6 +287,7 @@ function cmdStatus(args: string[]): number {
     snap = readBufferSnapshot(paths.bufferDb);
   } catch (err) {
     diag((err as Error).message);
+    diag(`check it with: cortex-agent buffer check --state-dir ${stateDir}`);
     return 1;
   }
   const file = readStatusFile(stateDir);
@@ -299,6 +323,7 @@ function cmdStatus(args: string[]): number {
     sources,
     last_error: file?.last_error ?? null,
     updated_at: file?.updated_at ?? null,
+    degraded: readRecovery(stateDir),
   };
   if (p.flags.has('json')) {
     out(JSON.stringify(status));
@@ -315,6 +340,9 @@ function cmdStatus(args: string[]): number {
     `push_lag_seq: ${status.push_lag_seq}`,
     `evicted:      ${status.evicted_entries}`,
     `last_error:   ${status.last_error ?? '-'}`,
+    ...(status.degraded !== null
+      ? [`degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`]
+      : []),
     `sources:      ${sources.length === 0 ? '-' : ''}`,
     ...sources.map(
       (s) => `  ${s.kind} ${s.path ?? s.name ?? ''} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`,
@@ -322,6 +350,18 @@ function cmdStatus(args: string[]): number {
   ];
   out(lines.join('\n'));
   return 0;
+}
+
+function cmdBuffer(args: string[]): number {
+  const [sub, ...rest] = args;
+  if (sub === '--help' || sub === '-h') return help('buffer');
+  if (sub !== 'check') throw new UsageError(sub === undefined ? 'give a buffer command: check' : `unknown buffer command "${sub}"`);
+  const p = parseArgs(rest, ['state-dir', 'json']);
+  if (p.flags.has('help')) return help('buffer');
+  const r = bufferCheck(resolve(str(p, 'state-dir', true)), p.flags.has('json'));
+  process.stdout.write(r.stdout);
+  process.stderr.write(r.stderr);
+  return r.code;
 }
 
 function safeHostId(dir: string): string | null {
@@ -354,6 +394,8 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdRun(rest);
       case 'status':
         return cmdStatus(rest);
+      case 'buffer':
+        return cmdBuffer(rest);
       default:
         diag(`unknown command "${cmd}"; see cortex-agent --help`);
         return 2;

@@ -6,6 +6,7 @@
 import { promises as fsp, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentState } from '@cortex/agent-protocol';
+import type { RecoveryReport } from './buffer/heal.js';
 import type { SourceStatus } from './sources.js';
 
 export const STATUS_FILE = 'status.json';
@@ -23,6 +24,8 @@ export interface StatusFile {
   sources: SourceStatus[];
   batch_entries: number;
   send_rate_cap: number | null;
+  /** The buffer was damaged and replaced (agent/buffer/heal.ts); until the server acked past what was lost. */
+  degraded?: RecoveryReport;
 }
 
 export async function writeStatusFile(dir: string, status: StatusFile): Promise<void> {

@@ -90,6 +90,12 @@ export interface BufferOptions {
   reserveBytes?: number;
   /** Free and total bytes of the buffer's filesystem (test hook; default statfs of its folder). */
   diskSpace?: () => { free: number; total: number };
+  /**
+   * Called before an append would assign seqs at or beyond the last reserved bound, with the
+   * next_seq after it; returns the new bound. Keeps a seq reservation outside buffer.db
+   * (agent/buffer/heal.ts, DECISIONS H5). Its throw fails the append (nothing stored).
+   */
+  onSeqReserve?: (upTo: number) => number;
 }
 
 export interface BufferTestHooks {
@@ -234,6 +240,8 @@ export class DurableBuffer {
   private readonly reserveBytes: number;
   private readonly reservePath: string;
   private reserveHeld = false;
+  private readonly onSeqReserve: ((upTo: number) => number) | undefined;
+  private seqReservedUpTo = 0;
   /** True while space is short: the WAL is checkpointed every 64 pages (see shrinkWal). */
   private smallWal = false;
   private lastSpace: { at: number; free: number; total: number } | undefined;
@@ -271,6 +279,7 @@ export class DurableBuffer {
     this.minFreeOption = options.minFreeBytes;
     this.reserveBytes = Math.max(0, Math.floor(options.reserveBytes ?? DEFAULT_RESERVE_BYTES));
     this.reservePath = `${path}.reserve`;
+    this.onSeqReserve = options.onSeqReserve;
 
     this.insertEntry = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
     this.selectFrom = db.prepare('SELECT seq, bytes, json FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?');
@@ -354,6 +363,15 @@ export class DurableBuffer {
       return { firstSeq: next, lastSeq: next - 1, count: 0, evicted: null };
     }
     if (entries.length > 0) this.assertSpace('append', estimateBytes(entries));
+    const upTo = this.meta.next_seq + entries.length;
+    if (this.onSeqReserve !== undefined && upTo > this.seqReservedUpTo) {
+      try {
+        this.seqReservedUpTo = this.onSeqReserve(upTo);
+      } catch (err) {
+        const typed = toBufferError(err, 'append', this.path);
+        throw typed instanceof BufferStorageError ? typed : new BufferStorageError('other', 'append', this.path, undefined, err);
+      }
+    }
     const { result, meta } = this.write('append', () => this.appendTx(entries, position));
     this.meta = meta;
     return result;
@@ -489,6 +507,23 @@ export class DurableBuffer {
   /** True at or above the soft cap. */
   get pressure(): boolean {
     return this.meta.buffer_bytes >= this.softCapBytes;
+  }
+
+  /** SQLite's quick_check: 'ok', or what is wrong. */
+  quickCheck(): string {
+    try {
+      return (this.db.pragma('quick_check(5)') as { quick_check: string }[]).map((r) => r.quick_check).join('; ');
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  /** Moves next_seq up to `next` (never down): seqs below it are never assigned again. */
+  raiseNextSeq(next: number): void {
+    if (next <= this.meta.next_seq) return;
+    const meta = { ...this.meta, next_seq: next };
+    this.write('raiseNextSeq', () => this.writeMeta(meta));
+    this.meta = meta;
   }
 
   /** Changes the page limit (see BufferOptions.maxPageCount); returns the effective limit. */
