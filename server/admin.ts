@@ -4,12 +4,13 @@
 // Auth: with an admin token configured, `Authorization: Bearer <token>` (401 without it);
 // without one, only loopback peers that send no X-Forwarded-For / Forwarded header (403
 // otherwise), so the API is never open through a reverse proxy.
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidParamsError, toIssues, describeIssues, validateProbeRequestParams, type RpcError } from '@cortex/agent-protocol';
 import { listAgents, type AgentSummary } from './db/agents.repository.js';
 import type { Storage } from './db/storage.js';
 import { ProbeFailure, type ProbeRouter } from './control/probes.js';
+import { adminAccess } from './security/access.js';
+import { recordAudit } from './security/audit.js';
 
 /** Default timeout_ms when a probe body leaves it out. */
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
@@ -18,35 +19,14 @@ const MAX_BODY_BYTES = 1_048_576;
 
 export type AuthDecision = { ok: true } | { ok: false; status: 401 | 403; message: string };
 
-function isLoopbackAddress(address: string): boolean {
-  const a = address.replace(/^::ffff:/i, '');
-  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
-}
-
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
-}
-
-/** The admin API's access rule (exported for tests). */
-export function checkAdminAuth(req: Pick<IncomingMessage, 'headers'> & { socket: { remoteAddress?: string | undefined } }, adminToken: string | undefined): AuthDecision {
-  if (adminToken !== undefined && adminToken !== '') {
-    const header = req.headers['authorization'];
-    const m = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    // Compare digests in constant time (equal lengths whatever was sent).
-    if (m === null || !timingSafeEqual(digest(m[1] as string), digest(adminToken))) {
-      return { ok: false, status: 401, message: 'admin API: send Authorization: Bearer <admin token>' };
-    }
-    return { ok: true };
-  }
-  const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers['forwarded'] !== undefined;
-  if (forwarded || !isLoopbackAddress(req.socket.remoteAddress ?? '')) {
-    return {
-      ok: false,
-      status: 403,
-      message: 'admin API without an admin token is served only to loopback clients that are not forwarded by a proxy; configure --admin-token to use it remotely',
-    };
-  }
-  return { ok: true };
+/** The admin API's access rule (exported for tests); the rule itself is server/security/access.ts. */
+export function checkAdminAuth(
+  req: Pick<IncomingMessage, 'headers'> & { socket: { remoteAddress?: string | undefined } },
+  adminToken: string | undefined,
+  isTrustedProxy?: (address: string) => boolean,
+): AuthDecision {
+  const d = adminAccess(req, { adminToken, ...(isTrustedProxy !== undefined ? { isTrustedProxy } : {}) });
+  return d.ok ? { ok: true } : d;
 }
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -84,12 +64,14 @@ export interface AdminDeps {
   adminToken: string | undefined;
   /** Hosts with a session on this server. */
   connectedHere(host_id: string): boolean;
+  /** Configured trusted proxies (they may vouch for a loopback client; DECISIONS H6). */
+  isTrustedProxy?: (address: string) => boolean;
 }
 
 /** Handles /admin/*; returns false when the path is not an admin path. */
 export async function handleAdmin(req: IncomingMessage, res: ServerResponse, path: string, deps: AdminDeps): Promise<boolean> {
   if (path !== '/admin' && !path.startsWith('/admin/')) return false;
-  const auth = checkAdminAuth(req, deps.adminToken);
+  const auth = adminAccess(req, { adminToken: deps.adminToken, ...(deps.isTrustedProxy !== undefined ? { isTrustedProxy: deps.isTrustedProxy } : {}) });
   if (!auth.ok) {
     send(res, auth.status, { error: { code: auth.status, message: auth.message } }, auth.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="cortex-admin"' } : {});
     return true;
@@ -112,7 +94,13 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     send(res, 405, { error: { code: 405, message: 'use POST with a JSON body {"probe", "args", "timeout_ms"}' } }, { Allow: 'POST' });
     return true;
   }
-  const host_id = decodeURIComponent(m[1] as string);
+  let host_id: string;
+  try {
+    host_id = decodeURIComponent(m[1] as string);
+  } catch {
+    send(res, 400, { error: { code: 400, message: `the host_id in ${path} is not valid percent-encoding; send the host_id as printed by GET /admin/agents` } });
+    return true;
+  }
   const text = await readBody(req);
   if (text === undefined) {
     badBody(res, `request body larger than ${MAX_BODY_BYTES} bytes`);
@@ -137,6 +125,7 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     return true;
   }
   try {
+    void recordAudit(deps.storage.db, { actor: auth.actor, action: 'probe', host_id, detail: { probe: params.probe, timeout_ms: params.timeout_ms } });
     const output = await deps.router.invoke(host_id, params.probe, params.args, params.timeout_ms);
     send(res, 200, output);
   } catch (error) {

@@ -44,7 +44,11 @@ Options:
   --db PATH                  SQLite database (default ${DEFAULT_DB}; created with its folder)
   --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
   --config FILE              JSON server config (generated/schemas/server-config.json); flags override it
-  --admin-token T            bearer token for the admin HTTP API (never logged)
+  --admin-token-file FILE    bearer token for the admin HTTP API, read from FILE (or $CORTEX_ADMIN_TOKEN)
+  --admin-token T            the same on the command line (visible to local processes; prefer the file)
+  --metrics-public           serve GET /metrics to every client (default: local requests and admin-token holders)
+  --allow-origin ORIGIN      accept WebSocket upgrades carrying this Origin (repeatable; default: none)
+  --failed-hellos-before-throttle N   failed hellos per address before its upgrades get 429 (default 5; 0 off)
   --tls-cert FILE --tls-key FILE   serve wss:// natively
   --allow-insecure           allow a non-loopback --listen without TLS
   --min-agent-version V      oldest agent_version accepted (semver)
@@ -202,14 +206,22 @@ async function serve(args: string[]): Promise<void> {
       'shutdown-drain-secs': { type: 'string' },
       'retention-days': { type: 'string' },
       'max-db-bytes': { type: 'string' },
+      'admin-token-file': { type: 'string' },
+      'metrics-public': { type: 'boolean' },
+      'failed-hellos-before-throttle': { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
     },
     HELP.serve,
   );
+  const security = await securityCommands();
   const file = values.config !== undefined ? readConfigFile(values.config) : {};
   const flags: Record<string, unknown> = {
     listen: values.listen,
     db: values.db,
-    admin_token: values['admin-token'],
+    admin_token: security.serveAdminToken(values['admin-token'], values['admin-token-file'], process.env['CORTEX_ADMIN_TOKEN']),
+    metrics_public: values['metrics-public'],
+    failed_hellos_before_throttle: int('--failed-hellos-before-throttle', values['failed-hellos-before-throttle']),
+    allowed_origins: values['allow-origin'],
     tls_cert: values['tls-cert'],
     tls_key: values['tls-key'],
     allow_insecure: values['allow-insecure'],

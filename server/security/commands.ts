@@ -4,6 +4,7 @@
 //   agent withdraw HOST_ID                withdraw a host's unused one-time token
 //   audit [--json] [-n N] [--host-id ID]  the audit trail
 // and what `agent issue` does after issuing (`--expires-in`, the audit row).
+import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -73,6 +74,29 @@ async function withDb<T>(path: string, fn: (s: Storage) => Promise<T>): Promise<
   } finally {
     await storage.close();
   }
+}
+
+/**
+ * The admin token for `serve` (DECISIONS H7): --admin-token-file FILE, else --admin-token,
+ * else $CORTEX_ADMIN_TOKEN; undefined when none. Exit 2 for an unreadable or empty file or
+ * both flags. The token itself never appears in a message.
+ */
+export function serveAdminToken(flag: string | undefined, file: string | undefined, env: string | undefined): string | undefined {
+  if (flag !== undefined && file !== undefined) throw new UsageError('give either --admin-token or --admin-token-file, not both');
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new UsageError(`--admin-token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    const t = (text.split(/\r?\n/, 1)[0] ?? '').trim();
+    if (t === '') throw new UsageError(`--admin-token-file ${file} is empty`);
+    return t;
+  }
+  if (flag !== undefined) return flag;
+  const e = env?.trim();
+  return e === undefined || e === '' ? undefined : e;
 }
 
 /** Checks `agent issue --expires-in`: the token lifetime in ms (default 7 days). Exit 2 on a bad value. */

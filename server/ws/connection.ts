@@ -101,7 +101,7 @@ export class Connection {
 
   constructor(
     private readonly ws: WebSocket,
-    req: IncomingMessage,
+    private readonly req: IncomingMessage,
     private readonly ctx: ServerContext,
   ) {
     this.address = req.socket.remoteAddress ?? '';
@@ -260,6 +260,7 @@ export class Connection {
       `hello refused: ${error.message} (closing ${closeCode})`,
     );
     this.ctx.metrics.handshakes.labels(error.message).inc();
+    this.ctx.onHelloFailed?.(this.req, error.code);
     this.sendRaw({ jsonrpc: '2.0', id, error: error.toJSON() });
     this.closeWith(closeCode, error.message);
   }
@@ -326,6 +327,11 @@ export class Connection {
     const hostIdRaw = p['host_id'];
 
     const pv = p['protocol_version'];
+    if (pv === undefined) {
+      // Not a version mismatch: a hello without the field is malformed (DECISIONS H10).
+      const issue = { path: '/protocol_version', message: `is required (this server speaks protocol_version ${PROTOCOL_VERSION})` };
+      return this.fail(id, new InvalidParamsError({ method: 'agent.hello', errors: [issue] }, 'InvalidParams'), 4001, hostIdRaw);
+    }
     if (pv !== PROTOCOL_VERSION || pv < s.required_protocol_version) {
       const current = typeof pv === 'number' && Number.isInteger(pv) ? pv : PROTOCOL_VERSION;
       return this.fail(id, new AgentVersionUnsupportedError({ required_protocol_version: Math.max(s.required_protocol_version, PROTOCOL_VERSION), current }, 'AgentVersionUnsupported'), 4001, hostIdRaw);
@@ -439,6 +445,7 @@ export class Connection {
       ...(rotated !== undefined ? { rotated_token: rotated } : {}),
     };
     this.sendRaw({ jsonrpc: '2.0', id, result });
+    this.ctx.onHelloOk?.(this.req);
     this.ctx.metrics.framesOut.labels('agent.hello').inc();
     this.ctx.metrics.handshakes.labels(rotated === undefined ? 'ok' : row.connection_state === 'NeverConnected' ? 'enrolled' : 'rotated').inc();
     this.ctx.logger.info({ host_id, session_id, address: this.address, rotated: rotated !== undefined, accepted_seq }, 'agent connected');
