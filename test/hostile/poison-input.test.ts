@@ -107,3 +107,20 @@ describe('lone surrogates and NUL (DECISIONS H3)', () => {
     await a.client.closed;
   });
 });
+
+describe('duplicate request ids (DECISIONS H10)', () => {
+  it('a second request with an id still in flight gets -32600 at once; the first is answered normally', async () => {
+    t = await startTestServer();
+    const a = await enroll(t);
+    const frame = (seq: number) => JSON.stringify({ jsonrpc: '2.0', id: 'dup', method: 'logs.push', params: { seq_start: seq, entries: logEntries(seq, 1) } });
+    a.client.send(frame(1));
+    a.client.send(frame(2));
+    const first = await a.client.next((m) => m.id === 'dup' && m.error !== undefined);
+    expect(first.error?.code).toBe(-32600);
+    const ok = await a.client.next((m) => m.id === 'dup' && m.result !== undefined);
+    expect(ok.result.up_to_seq).toBe(1);
+    expect(a.client.messages.filter((m) => m.id === 'dup')).toHaveLength(2);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+});
