@@ -16,6 +16,7 @@ import type { Storage } from './db/storage.js';
 import { Ingest } from './ingest.js';
 import { handleAdmin } from './admin.js';
 import { metricsAccess } from './security/access.js';
+import { FdWatch } from './security/fd-watch.js';
 import { HelloThrottle } from './security/hello-throttle.js';
 import { ControlPlane } from './control/control.js';
 import { PROBE_GRACE_MS, ProbeRouter } from './control/probes.js';
@@ -186,6 +187,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: readFileSync(settings.tls_cert as string), key: readFileSync(settings.tls_key as string) }, handler)
     : http.createServer(bounds, handler);
 
+  const fdWatch = new FdWatch(logger);
+  server.on('connection', () => fdWatch.check(connections.size));
+
   server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
     // Node's HTTP server drops its own error listener from a socket it hands to 'upgrade':
     // without this one, a client that resets the connection while we answer (a refusal
@@ -242,6 +246,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     server.once('error', reject);
     server.listen(settings.listen.port, settings.listen.host, () => {
       server.off('error', reject);
+      server.on('error', (err: NodeJS.ErrnoException) => logger.error({ code: err.code, err: err.message }, 'server socket error'));
       resolve();
     });
   });
