@@ -262,7 +262,7 @@ async function serve(args: string[]): Promise<void> {
     `cortex-server listening on ${server.url}\n` +
       `To enroll an agent:\n` +
       `  1. npm run server -- agent issue --host HOSTNAME --db ${settings.db}   (prints host_id and a one-time token)\n` +
-      `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token TOKEN --state-dir DIR` +
+      `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token-file TOKEN_FILE --state-dir DIR` +
       (server.url.startsWith('ws://') ? ' --allow-insecure' : '') +
       `\n`,
   );
@@ -318,7 +318,7 @@ async function agentIssue(args: string[]): Promise<void> {
     out(JSON.stringify({ host_id: issued.host_id, hostname: issued.hostname, token: issued.token }));
   } else {
     out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}\ntoken:    ${issued.token}`);
-    err(`The token is shown once and works for one enrollment. On the host run:\n  cortex-agent enroll --server URL --host-id ${issued.host_id} --token TOKEN --state-dir DIR`);
+    err(`The token is shown once and works for one enrollment. On the host, put it in a file (mode 0600) and run:\n  cortex-agent enroll --server URL --host-id ${issued.host_id} --token-file FILE --state-dir DIR   (or --token - to read it from stdin)`);
   }
 }
 
