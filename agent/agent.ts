@@ -578,6 +578,14 @@ export class Agent extends EventEmitter {
       }
       if (conn !== this.conn || this.stopping) return;
     }
+    if (!Number.isSafeInteger(result.accepted_seq) || result.accepted_seq > LIMITS.max_seq) {
+      // Nothing can be streamed against it (DECISIONS H1): say what the operator does, and retry later.
+      this.setError(`the server reports accepted_seq ${result.accepted_seq}, beyond max_seq ${LIMITS.max_seq}; on the server run: cortex-server agent reset-seq ${this.options.hostId}`);
+      this.log.error({ accepted_seq: result.accepted_seq }, this.lastError!);
+      this.endConnection(conn, 1011);
+      if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
+      return;
+    }
     try {
       const ackedBefore = this.buffer.ackedSeq;
       const r = this.buffer.applyAccepted(result.accepted_seq);
