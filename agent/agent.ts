@@ -619,6 +619,14 @@ export class Agent extends EventEmitter {
     this.scheduleHeartbeat();
     this.scheduleMetrics();
     this.schedulePump();
+    const rec = this.recovery;
+    if (rec !== null && rec.lost_from !== null && rec.lost_to !== null) {
+      // The range a damaged buffer took with it, reported like an eviction (DECISIONS H5).
+      this.sendMetrics([
+        { name: 'buffer_recovery_lost_entries', value: rec.lost_to - rec.lost_from + 1 },
+        { name: 'buffer_recovery_lost_oldest_seq', value: rec.lost_from },
+      ]);
+    }
   }
 
   private onClosed(conn: Conn, code: number, reason: string): void {

@@ -1,9 +1,13 @@
 // Issue 18, the running agent under conditions an operator has to fix: a server whose
 // accepted_seq for this host is beyond max_seq (DECISIONS H1), and a buffer found damaged
 // while running (DECISIONS H5).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openHealing } from '../../agent/buffer/heal.js';
 import { BufferStorageError } from '../../agent/buffer/errors.js';
-import { entries, makeAgent, stopAfterEach } from '../agent/helpers/agent-harness.js';
+import { dirs, entries, makeAgent, stopAfterEach } from '../agent/helpers/agent-harness.js';
 import { FakeServer } from '../agent/helpers/fake-server.js';
 
 const { agents, servers } = stopAfterEach();
@@ -41,5 +45,29 @@ describe('agent run', () => {
     expect(() => h.agent.ingest(entries(1))).toThrow(BufferStorageError);
     expect(await seen).toBe(damaged);
     expect(h.agent.status().sources_paused).toBe(true);
+  });
+});
+
+describe('a healed buffer in the running agent', () => {
+  it('status says degraded, metrics.push reports the lost range, and degraded ends once the server acked past it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cortex-healed-'));
+    dirs.push(dir);
+    const first = openHealing(dir, { synchronous: 'NORMAL', reserveBytes: 0 });
+    first.buffer.append(entries(20));
+    first.buffer.close();
+    writeFileSync(join(dir, 'buffer.db'), Buffer.alloc(8192, 0x42)); // not a database any more
+    const server = await FakeServer.start();
+    servers.push(server);
+    const metrics = new Promise<{ name: string; value: number }[]>((resolve) => server.on('metrics', (p: { samples: { name: string; value: number }[] }) => resolve(p.samples)));
+    const h = await makeAgent(server.url, {}, dir);
+    agents.push(h.agent);
+    const degraded = h.agent.status().degraded;
+    expect(degraded).toMatchObject({ lost_from: 1, salvaged_entries: 0 });
+    h.agent.start();
+    const samples = await metrics;
+    expect(samples.find((x) => x.name === 'buffer_recovery_lost_entries')?.value).toBe(degraded!.lost_to! - degraded!.lost_from! + 1);
+    h.agent.ingest(entries(1));
+    await h.agent.waitForAck(degraded!.next_seq, 10_000);
+    expect(h.agent.status().degraded).toBeUndefined();
   });
 });
