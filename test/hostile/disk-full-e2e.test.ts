@@ -16,7 +16,12 @@ import { readStatusFile } from '../../agent/status-file.js';
 import { SERVER_CLI, cleanupTempDirs, cliSync, issueAgent, openDbReadOnly, rememberStateToken, requireDist, startServer, tempDir, until } from '../support/procs.js';
 
 beforeAll(() => requireDist());
-afterAll(() => cleanupTempDirs());
+// A test that times out never reaches its finally: unmount whatever is still mounted.
+const mounted = new Set<() => void>();
+afterAll(() => {
+  for (const umount of mounted) umount();
+  cleanupTempDirs();
+});
 
 function mountTmpfs(bytes: number): { dir: string; umount: () => void } | undefined {
   const dir = mkdtempSync(join(tmpdir(), 'cortex-fulldisk-'));
@@ -26,13 +31,13 @@ function mountTmpfs(bytes: number): { dir: string; umount: () => void } | undefi
     rmSync(dir, { recursive: true, force: true });
     return undefined;
   }
-  return {
-    dir,
-    umount: () => {
-      execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
-      rmSync(dir, { recursive: true, force: true });
-    },
+  const umount = (): void => {
+    if (!mounted.delete(umount)) return;
+    execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
   };
+  mounted.add(umount);
+  return { dir, umount };
 }
 
 /**
