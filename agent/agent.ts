@@ -81,6 +81,7 @@ import { BasicSourceManager, type SourceFactory, type SourceManager, type Source
 import { StateMachine, type Transition } from './state.js';
 import { statePaths } from './state-dir.js';
 import { writeStatusFile, type StatusFile } from './status-file.js';
+import { clearRecovery, markCleanStop, openHealing, type RecoveryReport } from './buffer/heal.js';
 import { deleteToken, readToken, writeToken } from './token-store.js';
 
 export const AGENT_VERSION = '0.1.0';
@@ -188,6 +189,8 @@ export interface AgentStatus {
   last_error: string | null;
   batch_entries: number;
   send_rate_cap: number | null;
+  /** Set while the buffer is degraded: it was damaged and replaced, and the server has not acked past the lost range. */
+  degraded?: RecoveryReport;
 }
 
 interface Conn {
@@ -228,6 +231,8 @@ export class Agent extends EventEmitter {
   readonly options: AgentOptions;
   readonly log: Logger;
   readonly buffer: DurableBuffer;
+  /** Set while a healed buffer's lost range has not been acked past (status: degraded). */
+  private recovery: RecoveryReport | null = null;
   readonly sources: SourceManager;
   readonly probes: ProbeRegistry;
   readonly backoff: Backoff;
@@ -287,7 +292,17 @@ export class Agent extends EventEmitter {
     this.random = options.random ?? Math.random;
     this.token = options.token ?? null;
     this.ownsBuffer = buffer === undefined;
-    this.buffer = buffer ?? DurableBuffer.open(statePaths(options.stateDir).bufferDb, options.bufferOptions);
+    if (buffer !== undefined) this.buffer = buffer;
+    else {
+      // A damaged buffer is moved aside and replaced here, and a lost -wal cannot move next_seq back (DECISIONS H5).
+      const healed = openHealing(options.stateDir, options.bufferOptions);
+      this.buffer = healed.buffer;
+      this.recovery = healed.recovery;
+      if (healed.walLost !== null) {
+        this.log.warn({ from_seq: healed.walLost.from, to_seq: healed.walLost.to }, 'buffer.db-wal was missing after an unclean stop: next_seq moved past every seq ever reserved (the server sees an eviction gap)');
+      }
+      if (healed.recovery !== null) this.log.error({ ...healed.recovery }, 'buffer was damaged: moved aside and replaced; the seqs it could not give back are reported as an eviction gap');
+    }
     this.backoff = new Backoff(options.backoff);
     this.servers = new ServerList(options.serverUrls !== undefined && options.serverUrls.length > 0 ? options.serverUrls : [options.serverUrl], this.random);
     this.machine = new StateMachine(
@@ -373,6 +388,7 @@ export class Agent extends EventEmitter {
       last_error: this.lastError,
       batch_entries: this.batchSize(),
       send_rate_cap: this.rate.cap(),
+      ...(this.recovery !== null ? { degraded: this.recovery } : {}),
     };
   }
 
@@ -576,6 +592,14 @@ export class Agent extends EventEmitter {
       }
       if (conn !== this.conn || this.stopping) return;
     }
+    if (!Number.isSafeInteger(result.accepted_seq) || result.accepted_seq > LIMITS.max_seq) {
+      // Nothing can be streamed against it (DECISIONS H1): say what the operator does, and retry later.
+      this.setError(`the server reports accepted_seq ${result.accepted_seq}, beyond max_seq ${LIMITS.max_seq}; on the server run: cortex-server agent reset-seq ${this.options.hostId}`);
+      this.log.error({ accepted_seq: result.accepted_seq }, this.lastError!);
+      this.endConnection(conn, 1011);
+      if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
+      return;
+    }
     try {
       const ackedBefore = this.buffer.ackedSeq;
       const r = this.buffer.applyAccepted(result.accepted_seq);
@@ -609,6 +633,14 @@ export class Agent extends EventEmitter {
     this.scheduleHeartbeat();
     this.scheduleMetrics();
     this.schedulePump();
+    const rec = this.recovery;
+    if (rec !== null && rec.lost_from !== null && rec.lost_to !== null) {
+      // The range a damaged buffer took with it, reported like an eviction (DECISIONS H5).
+      this.sendMetrics([
+        { name: 'buffer_recovery_lost_entries', value: rec.lost_to - rec.lost_from + 1 },
+        { name: 'buffer_recovery_lost_oldest_seq', value: rec.lost_from },
+      ]);
+    }
   }
 
   private onClosed(conn: Conn, code: number, reason: string): void {
@@ -902,6 +934,7 @@ export class Agent extends EventEmitter {
         const r = this.buffer.ack(upTo);
         if (r.jumped) this.log.warn({ up_to_seq: res.up_to_seq, next_seq: r.nextSeq }, 'ack beyond next_seq: next_seq jumped');
         this.emit('acked', r.ackedSeq);
+        if (this.recovery !== null && r.ackedSeq >= this.recovery.next_seq) this.endRecovery();
       } catch (err) {
         // rows stay and are resent later; the server drops the duplicates
         this.log.error({ err: (err as Error).message }, 'cannot record the ack in the buffer');
@@ -1066,6 +1099,11 @@ export class Agent extends EventEmitter {
   private onStorageError(err: unknown): void {
     if (!(err instanceof BufferStorageError)) return;
     this.setError(err.message);
+    if (err.kind === 'corrupt' && this.listenerCount('buffer_corrupt') > 0) {
+      // `run` restarts the agent, and opening heals the buffer (DECISIONS H5).
+      this.log.error({ code: err.code }, `buffer damaged at run time: restarting to move it aside and heal it (${err.message})`);
+      this.emit('buffer_corrupt', err);
+    }
     if (!this.sources.paused) {
       this.log.error({ kind: err.kind, code: err.code }, `buffer write failed, sources paused: ${err.message}`);
       this.sources.pause(err.message);
@@ -1079,6 +1117,7 @@ export class Agent extends EventEmitter {
 
   private probeStorage(): void {
     try {
+      this.buffer.assertSpace('storage probe'); // above the low-water mark again (DECISIONS H4)
       this.buffer.setSourcePosition({ source: 'agent:storage-probe', position: Date.now() });
       this.onStorageRecovered();
     } catch {
@@ -1094,6 +1133,13 @@ export class Agent extends EventEmitter {
     this.log.info('buffer writable again; sources resumed');
     this.emit('storage_recovered');
     this.writeStatus(true);
+  }
+
+  private endRecovery(): void {
+    this.log.info({ acked_seq: this.buffer.ackedSeq, ...this.recovery }, 'the server has acked past the range lost with the damaged buffer: no longer degraded');
+    this.recovery = null;
+    clearRecovery(this.options.stateDir);
+    this.statusDirty = true;
   }
 
   private onEvicted(ev: EvictionReport): void {
@@ -1155,6 +1201,7 @@ export class Agent extends EventEmitter {
       sources: s.sources,
       batch_entries: s.batch_entries,
       send_rate_cap: s.send_rate_cap === null ? null : Math.round(s.send_rate_cap),
+      ...(s.degraded !== undefined ? { degraded: s.degraded } : {}),
     };
   }
 
@@ -1235,7 +1282,11 @@ export class Agent extends EventEmitter {
     if (this.statusWriting) await this.statusWriting;
     this.writeStatus(true);
     if (this.statusWriting) await this.statusWriting;
-    if (this.ownsBuffer) this.buffer.close();
+    if (this.ownsBuffer) {
+      const next = this.buffer.nextSeq;
+      this.buffer.close();
+      markCleanStop(this.options.stateDir, next);
+    }
     this.log.info({ state: this.state }, 'agent stopped');
     this.emit('stopped', this.state);
     this.resolveFinished(this.state);

@@ -9,12 +9,15 @@ import { resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
 import { readBufferSnapshot } from './buffer/buffer.js';
+import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
+import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { checkServerUrl } from './socket.js';
 import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
+import { TokenInputError, readTokenInput } from './token-input.js';
 import { checkToken } from './token-store.js';
 
 const USAGE: Record<string, string> = {
@@ -24,17 +27,20 @@ Commands:
   enroll   enroll this host with a one-time token (writes DIR/token, DIR/host_id, DIR/agent.json)
   run      run the agent (long-running)
   status   show the agent's state, sequence numbers, buffer and sources
+  buffer check   check buffer.db (integrity and invariants)
 
 Run "cortex-agent <command> --help" for the options of a command.
 `,
-  enroll: `Usage: cortex-agent enroll --server URL [--server URL ...] --token TOKEN --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
+  enroll: `Usage: cortex-agent enroll --server URL [--server URL ...] (--token-file FILE | --token - | --token TOKEN) --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
 
-Performs agent.hello with the one-time TOKEN, atomically writes the rotated token to
+Performs agent.hello with the one-time token, atomically writes the rotated token to
 DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
   --server URL       full WebSocket URL, used as given (e.g. wss://logs.example.com/ws/agent);
                      repeat it for several servers on one database: all are kept in
                      DIR/agent.json and "run" tries them in a shuffled order on each reconnect
-  --token TOKEN      one-time enrollment token (from "agent issue" on the server)
+  --token-file FILE  read the one-time enrollment token (from "agent issue") from FILE
+  --token -          read it from stdin
+  --token TOKEN      the token itself (visible to other local processes while enroll runs)
   --host-id UUID     the host_id the token was issued for
   --state-dir DIR    agent state directory (created if missing)
   --allow-insecure   allow a ws:// URL (loopback/testing only)
@@ -62,6 +68,7 @@ Log sources come from the server's config (log_sources: file, journald, ...), ad
 removed live. The file.tail probe reads only below agent.json's probe_file_tail_paths
 (default ["/var/log"]).
 `,
+  buffer: BUFFER_CHECK_USAGE,
   status: `Usage: cortex-agent status --state-dir DIR [--json]
 
 Shows the agent's state (works while "run" is running): state, next_seq, acked_seq,
@@ -150,11 +157,18 @@ function diag(text: string): void {
 }
 
 async function cmdEnroll(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['server', 'token', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
+  const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
   if (p.flags.has('help')) return help('enroll');
   str(p, 'server', true);
   const servers = all(p, 'server');
-  const token = str(p, 'token', true);
+  let input: ReturnType<typeof readTokenInput>;
+  try {
+    input = readTokenInput({ token: str(p, 'token'), tokenFile: str(p, 'token-file') });
+  } catch (err) {
+    if (err instanceof TokenInputError) throw new UsageError(err.message);
+    throw err;
+  }
+  const token = input.token;
   const hostIdRaw = str(p, 'host-id', true);
   const stateDir = resolve(str(p, 'state-dir', true));
   const allowInsecure = p.flags.has('allow-insecure');
@@ -169,8 +183,10 @@ async function cmdEnroll(args: string[]): Promise<number> {
   if (hostId === null) throw new UsageError('--host-id must be a UUID (as printed by "agent issue")');
   if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`);
   const logger = createLogger({ level: logLevel(p) });
+  if (input.from === 'argument') diag('note: a token on the command line can be read by every local process (/proc/<pid>/cmdline); prefer --token-file FILE or --token - (stdin)');
   try {
     const r = await enroll({ serverUrl: servers[0]!, serverUrls: servers, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
+    for (const w of r.warnings ?? []) diag(`warning: ${w}`);
     if (p.flags.has('json')) out(JSON.stringify(r));
     else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
     return 0;
@@ -222,16 +238,17 @@ async function cmdRun(args: string[]): Promise<number> {
     }
   });
   let agent: Agent;
+  const startOptions = {
+    stateDir,
+    allowInsecure,
+    logger,
+    ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
+    ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
+    ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
+    ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
+  };
   try {
-    agent = await startAgent({
-      stateDir,
-      allowInsecure,
-      logger,
-      ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
-      ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
-      ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
-      ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
-    });
+    agent = await startAgent({ ...startOptions });
   } catch (err) {
     diag((err as Error).message);
     return 1;
@@ -245,7 +262,25 @@ async function cmdRun(args: string[]): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const final: AgentState = await agent.done;
+  // A buffer damaged at run time: stop, and start again (opening heals it; DECISIONS H5).
+  let restarts = 0;
+  let final: AgentState;
+  for (;;) {
+    let corrupt = false;
+    agent.once('buffer_corrupt', () => {
+      corrupt = true;
+      void agent.stop();
+    });
+    final = await agent.done;
+    if (!corrupt || signalled || restarts >= 3) break;
+    restarts++;
+    try {
+      agent = await startAgent({ ...startOptions });
+    } catch (err) {
+      diag((err as Error).message);
+      return 1;
+    }
+  }
   if (signalled) return 0;
   if (isTerminalState(final)) {
     diag(agent.status().last_error ?? `stopped in state ${final}`);
@@ -268,6 +303,7 @@ function cmdStatus(args: string[]): number {
     snap = readBufferSnapshot(paths.bufferDb);
   } catch (err) {
     diag((err as Error).message);
+    diag(`check it with: cortex-agent buffer check --state-dir ${stateDir}`);
     return 1;
   }
   const file = readStatusFile(stateDir);
@@ -304,6 +340,7 @@ function cmdStatus(args: string[]): number {
     sources,
     last_error: file?.last_error ?? null,
     updated_at: file?.updated_at ?? null,
+    degraded: readRecovery(stateDir),
   };
   if (p.flags.has('json')) {
     out(JSON.stringify(status));
@@ -320,6 +357,9 @@ function cmdStatus(args: string[]): number {
     `push_lag_seq: ${status.push_lag_seq}`,
     `evicted:      ${status.evicted_entries}`,
     `last_error:   ${status.last_error ?? '-'}`,
+    ...(status.degraded !== null
+      ? [`degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`]
+      : []),
     `sources:      ${sources.length === 0 ? '-' : ''}`,
     ...sources.map(
       (s) => `  ${s.kind} ${s.path ?? s.name ?? ''} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`,
@@ -337,6 +377,18 @@ function safeServerUrls(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+function cmdBuffer(args: string[]): number {
+  const [sub, ...rest] = args;
+  if (sub === '--help' || sub === '-h') return help('buffer');
+  if (sub !== 'check') throw new UsageError(sub === undefined ? 'give a buffer command: check' : `unknown buffer command "${sub}"`);
+  const p = parseArgs(rest, ['state-dir', 'json']);
+  if (p.flags.has('help')) return help('buffer');
+  const r = bufferCheck(resolve(str(p, 'state-dir', true)), p.flags.has('json'));
+  process.stdout.write(r.stdout);
+  process.stderr.write(r.stderr);
+  return r.code;
 }
 
 function safeHostId(dir: string): string | null {
@@ -369,6 +421,8 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdRun(rest);
       case 'status':
         return cmdStatus(rest);
+      case 'buffer':
+        return cmdBuffer(rest);
       default:
         diag(`unknown command "${cmd}"; see cortex-agent --help`);
         return 2;

@@ -7,6 +7,7 @@ import os from 'node:os';
 import {
   AgentClient,
   ErrorCode,
+  LIMITS,
   PROTOCOL_VERSION,
   RpcError,
   createAgentPeer,
@@ -48,6 +49,8 @@ export interface EnrollResult {
   session_id: string;
   accepted_seq: number;
   token_rotated: boolean;
+  /** Problems after the token was written: the enrollment stands (the one-time token is spent), the operator has to act. */
+  warnings?: string[];
 }
 
 export class EnrollError extends Error {
@@ -123,9 +126,25 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
       const token = typeof result.rotated_token === 'string' ? result.rotated_token : o.token;
       await writeToken(o.stateDir, token);
       enrolled = true;
-      const r = buffer.applyAccepted(result.accepted_seq);
-      if (r.jumped) o.logger.warn({ accepted_seq: result.accepted_seq, next_seq: r.nextSeq }, 'next_seq jumped past the server accepted_seq');
-      await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
+      // From here on the enrollment has happened: whatever fails is a warning, not a failure.
+      const warnings: string[] = [];
+      if (!Number.isSafeInteger(result.accepted_seq) || result.accepted_seq > LIMITS.max_seq) {
+        warnings.push(
+          `the server reports accepted_seq ${result.accepted_seq}, beyond max_seq ${LIMITS.max_seq}: this host cannot stream until an operator runs "cortex-server agent reset-seq ${o.hostId}" on the server`,
+        );
+      } else {
+        try {
+          const r = buffer.applyAccepted(result.accepted_seq);
+          if (r.jumped) o.logger.warn({ accepted_seq: result.accepted_seq, next_seq: r.nextSeq }, 'next_seq jumped past the server accepted_seq');
+        } catch (err) {
+          warnings.push(`enrolled, but the buffer could not record accepted_seq (${(err as Error).message}); "cortex-agent run" applies it at its first hello`);
+        }
+      }
+      try {
+        await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
+      } catch {
+        // the socket is gone either way
+      }
       return {
         host_id: o.hostId,
         state_dir: o.stateDir,
@@ -134,6 +153,7 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
         session_id: result.session_id,
         accepted_seq: result.accepted_seq,
         token_rotated: typeof result.rotated_token === 'string',
+        ...(warnings.length > 0 ? { warnings } : {}),
       };
     } finally {
       if (ws.readyState !== ws.CLOSED) await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);

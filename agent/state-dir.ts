@@ -44,12 +44,27 @@ export function statePaths(dir: string): StatePaths {
   };
 }
 
-/** Creates the state dir (mode 0700) if missing. */
+/**
+ * Creates the state dir (mode 0700) if missing; an existing one with a wider mode is
+ * tightened to 0700, and buffer.db (log contents) to 0600 (DECISIONS H11).
+ */
 export async function ensureStateDir(dir: string): Promise<void> {
   try {
     await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw fsError(err, `cannot create state dir ${dir}`);
+  }
+  await tighten(dir, 0o700);
+  for (const f of [BUFFER_DB_FILE, `${BUFFER_DB_FILE}-wal`, `${BUFFER_DB_FILE}-shm`]) await tighten(join(dir, f), 0o600);
+}
+
+/** chmod to `mode` when the current mode grants more; a missing file or one we do not own is left alone. */
+async function tighten(path: string, mode: number): Promise<void> {
+  try {
+    const st = await fsp.stat(path);
+    if ((st.mode & 0o777 & ~mode) !== 0) await fsp.chmod(path, mode);
+  } catch {
+    // missing, or not ours to change (the agent then runs with what it has)
   }
 }
 

@@ -60,7 +60,7 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   src.set(
     'src/index.ts',
     TS_HEADER +
-      ['types', 'validators', 'catalog', 'errors', 'constants', 'state-machine', 'probes', 'client', 'runtime/peer', 'runtime/errors', 'runtime/transport']
+      ['types', 'validators', 'catalog', 'errors', 'constants', 'state-machine', 'probes', 'client', 'runtime/peer', 'runtime/errors', 'runtime/transport', 'runtime/entry-guard']
         .map((m) => `export * from './${m}.js';`)
         .join('\n') +
       '\n',

@@ -13,6 +13,7 @@ import { DEFAULT_DB, DEFAULT_LISTEN, UsageError, isLoopbackHost, readConfigFile,
 // so `--help` and usage errors answer at once.
 const repo = () => import('./db/agents.repository.js');
 const logsRepo = () => import('./db/logs.repository.js');
+const securityCommands = () => import('./security/commands.js');
 
 const PROG = 'cortex-server';
 
@@ -29,6 +30,10 @@ Commands:
   agent rotate HOST_ID           rotate a host's token at its next hello (grace window for the old one)
   agent decommission HOST_ID     drain, then revoke a host (rows kept)
   agent config HOST_ID           set (--set JSON) or clear (--clear) a host's AgentConfig
+  agent reset-seq HOST_ID        repair a host whose accepted_seq is beyond max_seq (2^53 - 1)
+  agent tokens                   list unused one-time enrollment tokens
+  agent withdraw HOST_ID         withdraw a host's unused one-time enrollment token
+  audit                          the audit trail of admin actions
   probe HOST_ID PROBE --url URL  run a probe on a connected host through the admin API
   backup --to FILE               consistent copy of the SQLite database, safe while serving
 
@@ -40,7 +45,11 @@ Options:
   --db PATH                  SQLite database (default ${DEFAULT_DB}; created with its folder)
   --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
   --config FILE              JSON server config (generated/schemas/server-config.json); flags override it
-  --admin-token T            bearer token for the admin HTTP API (never logged)
+  --admin-token-file FILE    bearer token for the admin HTTP API, read from FILE (or $CORTEX_ADMIN_TOKEN)
+  --admin-token T            the same on the command line (visible to local processes; prefer the file)
+  --metrics-public           serve GET /metrics to every client (default: local requests and admin-token holders)
+  --allow-origin ORIGIN      accept WebSocket upgrades carrying this Origin (repeatable; default: none)
+  --failed-hellos-before-throttle N   failed hellos per address before its upgrades get 429 (default 5; 0 off)
   --tls-cert FILE --tls-key FILE   serve wss:// natively
   --allow-insecure           allow a non-loopback --listen without TLS
   --min-agent-version V      oldest agent_version accepted (semver)
@@ -58,7 +67,7 @@ Options:
   --max-db-bytes N           also delete the oldest rows while the database holds more than N bytes
   --help                     show this help
 `,
-  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config> [options]   (--help on each)
+  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|reset-seq|tokens|withdraw> [options]   (--help on each)
 `,
   revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH]
 
@@ -93,10 +102,11 @@ Options:
   --url URL          the server (http://, https://, or its ws:// URL)
   --admin-token T    the server's admin token, if it has one (or $CORTEX_ADMIN_TOKEN)
 `,
-  issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--json] [--db PATH]
+  issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--expires-in DURATION] [--json] [--db PATH]
 
   --host HOSTNAME    create a NeverConnected host with a new host_id and a one-time token
   --host-id HOST_ID  new one-time token for an existing host (re-enrollment); its rows are kept
+  --expires-in D     the token stops working after D (90s, 30m, 24h, 7d; default 7d)
   --json             print {"host_id", "hostname", "token"} as one JSON object
 `,
   list: `Usage: ${PROG} agent list [--json] [--db PATH]
@@ -197,14 +207,22 @@ async function serve(args: string[]): Promise<void> {
       'shutdown-drain-secs': { type: 'string' },
       'retention-days': { type: 'string' },
       'max-db-bytes': { type: 'string' },
+      'admin-token-file': { type: 'string' },
+      'metrics-public': { type: 'boolean' },
+      'failed-hellos-before-throttle': { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
     },
     HELP.serve,
   );
+  const security = await securityCommands();
   const file = values.config !== undefined ? readConfigFile(values.config) : {};
   const flags: Record<string, unknown> = {
     listen: values.listen,
     db: values.db,
-    admin_token: values['admin-token'],
+    admin_token: security.serveAdminToken(values['admin-token'], values['admin-token-file'], process.env['CORTEX_ADMIN_TOKEN']),
+    metrics_public: values['metrics-public'],
+    failed_hellos_before_throttle: int('--failed-hellos-before-throttle', values['failed-hellos-before-throttle']),
+    allowed_origins: values['allow-origin'],
     tls_cert: values['tls-cert'],
     tls_key: values['tls-key'],
     allow_insecure: values['allow-insecure'],
@@ -245,7 +263,7 @@ async function serve(args: string[]): Promise<void> {
     `cortex-server listening on ${server.url}\n` +
       `To enroll an agent:\n` +
       `  1. npm run server -- agent issue --host HOSTNAME --db ${settings.db}   (prints host_id and a one-time token)\n` +
-      `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token TOKEN --state-dir DIR` +
+      `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token-file TOKEN_FILE --state-dir DIR` +
       (server.url.startsWith('ws://') ? ' --allow-insecure' : '') +
       `\n` +
       `Operator console: ${server.url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, '/ui/')}\n`,
@@ -273,7 +291,9 @@ async function serve(args: string[]): Promise<void> {
 }
 
 async function agentIssue(args: string[]): Promise<void> {
-  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, json: { type: 'boolean' } }, HELP.issue);
+  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, json: { type: 'boolean' }, 'expires-in': { type: 'string' } }, HELP.issue);
+  const security = await securityCommands();
+  const ttlMs = security.enrollmentTtl(values['expires-in']);
   const host = values.host;
   const hostId = values['host-id'];
   if ((host === undefined) === (hostId === undefined)) throw new UsageError(`give exactly one of --host HOSTNAME or --host-id HOST_ID\n\n${HELP.issue}`);
@@ -283,19 +303,24 @@ async function agentIssue(args: string[]): Promise<void> {
   }
   const { issueAgent, reissueToken } = await repo();
   const issued = await withDb(values.db ?? DEFAULT_DB, async (s) => {
-    if (host !== undefined) return issueAgent(s.db, host);
-    try {
-      return await reissueToken(s.db, hostId as string);
-    } catch (error) {
-      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
-      throw error;
+    let r: Awaited<ReturnType<typeof issueAgent>>;
+    if (host !== undefined) r = await issueAgent(s.db, host);
+    else {
+      try {
+        r = await reissueToken(s.db, hostId as string);
+      } catch (error) {
+        if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+        throw error;
+      }
     }
+    await security.afterIssue(s.db, r, ttlMs, host === undefined);
+    return r;
   });
   if (values.json) {
     out(JSON.stringify({ host_id: issued.host_id, hostname: issued.hostname, token: issued.token }));
   } else {
     out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}\ntoken:    ${issued.token}`);
-    err(`The token is shown once and works for one enrollment. On the host run:\n  cortex-agent enroll --server URL --host-id ${issued.host_id} --token TOKEN --state-dir DIR`);
+    err(`The token is shown once and works for one enrollment. On the host, put it in a file (mode 0600) and run:\n  cortex-agent enroll --server URL --host-id ${issued.host_id} --token-file FILE --state-dir DIR   (or --token - to read it from stdin)`);
   }
 }
 
@@ -387,7 +412,10 @@ async function agentRevoke(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { db: { type: 'string' } }, HELP.revoke, true);
   const hostId = oneHost(positionals, HELP.revoke);
   const { revoke } = await repo();
-  await withDb(values.db ?? DEFAULT_DB, (s) => adminOp(hostId, () => revoke(s.db, hostId)));
+  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+    await adminOp(hostId, () => revoke(s.db, hostId));
+    await (await securityCommands()).auditCli(s.db, 'agent.revoke', hostId);
+  });
   out(`revoked ${hostId}; a server holding its session closes it (4002) within 2 s`);
 }
 
@@ -402,6 +430,7 @@ async function agentRotate(args: string[]): Promise<void> {
     const recorded = await getSetting(s.db, 'rotation_grace_secs');
     const grace = given ?? (typeof recorded === 'number' ? recorded : LIMITS.rotation_grace_secs);
     await adminOp(hostId, () => requestRotation(s.db, hostId, grace));
+    await (await securityCommands()).auditCli(s.db, 'agent.rotate', hostId, { grace_secs: grace });
     out(`rotation requested for ${hostId} (grace ${grace} s): its next hello gets a new token; a connected agent is asked to reconnect within 2 s`);
   });
 }
@@ -415,6 +444,7 @@ async function agentDecommission(args: string[]): Promise<void> {
   const { requestDecommission, getAgent, revoke } = await repo();
   await withDb(values.db ?? DEFAULT_DB, async (s) => {
     await adminOp(hostId, () => requestDecommission(s.db, hostId, drain));
+    await (await securityCommands()).auditCli(s.db, 'agent.decommission', hostId, { drain_secs: drain });
     const row = await getAgent(s.db, hostId);
     if (row !== undefined && row.connection_state !== 'Active') {
       // Not connected: revoke at once (DESIGN 5.13). A session that is still open somewhere
@@ -471,6 +501,7 @@ async function agentConfig(args: string[]): Promise<void> {
       throw new UsageError(`max_batch_entries ${parsedMax} exceeds the server's max_batch_entries (${cap}, recorded by serve); lower it`);
     }
     await adminOp(hostId, () => setAgentConfig(s.db, hostId, configJson, applyAfter));
+    await (await securityCommands()).auditCli(s.db, configJson === null ? 'agent.config.clear' : 'agent.config.set', hostId, applyAfter ? { apply_after: applyAfter } : undefined);
   });
   out(
     configJson === null
@@ -541,6 +572,7 @@ async function main(argv: string[]): Promise<void> {
   if (cmd === 'serve') return serve(rest);
   if (cmd === 'probe') return probeCmd(rest);
   if (cmd === 'backup') return (await import('./backup.js')).backupCommand(rest);
+  if (cmd === 'audit') return (await securityCommands()).auditCmd(rest);
   if (cmd === 'agent') {
     const [sub, ...args] = rest;
     if (sub === 'issue') return agentIssue(args);
@@ -550,6 +582,9 @@ async function main(argv: string[]): Promise<void> {
     if (sub === 'rotate') return agentRotate(args);
     if (sub === 'decommission') return agentDecommission(args);
     if (sub === 'config') return agentConfig(args);
+    if (sub === 'reset-seq') return (await securityCommands()).agentResetSeq(args);
+    if (sub === 'tokens') return (await securityCommands()).agentTokens(args);
+    if (sub === 'withdraw') return (await securityCommands()).agentWithdraw(args);
     if (sub === undefined || sub === '--help' || sub === '-h') {
       out(HELP.agent);
       if (sub === undefined) process.exitCode = 2;

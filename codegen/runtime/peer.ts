@@ -166,6 +166,8 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
   private readonly requestHandlers = new Map<string, RequestHandler<unknown, unknown>>();
   private readonly notificationHandlers = new Map<string, NotificationHandler<unknown>>();
   private readonly pending = new Map<RpcId, Pending>();
+  /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+  private readonly answering = new Set<RpcId>();
   private readonly closeListeners: Array<(code: number, reason: string) => void> = [];
   private nextId = 1;
   private closedWith: { code: number; reason: string } | undefined;
@@ -368,6 +370,12 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
 
   private receiveCall(method: string, id: RpcId | undefined, params: unknown, frameLength: number): void {
     const isRequest = id !== undefined;
+    // An id still in flight cannot name a second request: its answers could not be told apart.
+    if (isRequest && this.answering.has(id)) {
+      this.emit({ type: 'invalid_request', id, reason: `request id ${JSON.stringify(id)} is already in flight` });
+      this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason: `id ${JSON.stringify(id)} belongs to a request still being answered; use a new id for every request` } } });
+      return;
+    }
     const spec = this.incoming.get(method);
     if (!spec) {
       this.emit({ type: 'unknown_method', method, id });
@@ -428,9 +436,16 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
       return;
     }
     if (out instanceof Promise) {
+      this.answering.add(id);
       out.then(
-        (result) => this.answer(spec, id, params, result),
-        (error: unknown) => this.answerError(method, id, error),
+        (result) => {
+          this.answering.delete(id);
+          this.answer(spec, id, params, result);
+        },
+        (error: unknown) => {
+          this.answering.delete(id);
+          this.answerError(method, id, error);
+        },
       );
     } else {
       this.answer(spec, id, params, out);

@@ -4743,7 +4743,7 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 var validateServerConfig = validate65;
-var schema87 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/server-config.json", "title": "ServerConfig", "description": "The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.", "type": "object", "additionalProperties": false, "properties": { "listen": { "type": "string", "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "description": "HOST:PORT to listen on (default 127.0.0.1:3100)." }, "db": { "type": "string", "minLength": 1, "description": "SQLite database path (default ./data/cortex.db)." }, "admin_token": { "type": "string", "minLength": 16, "maxLength": 256, "description": "Bearer token for the admin HTTP API. Secret: never logged." }, "tls_cert": { "type": "string", "minLength": 1, "description": "PEM certificate file: serve wss:// natively." }, "tls_key": { "type": "string", "minLength": 1, "description": "PEM private key file." }, "allow_insecure": { "type": "boolean", "description": "Allow a non-loopback listen address without TLS." }, "min_agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "description": "Oldest agent_version accepted (semver precedence)." }, "required_protocol_version": { "type": "integer", "minimum": 1, "description": "Protocol floor (seed 9)." }, "default_agent_config": { "$ref": "defs.json#/$defs/AgentConfig", "description": "AgentConfig for hosts without their own." }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 1e3, "description": "Server cap on logs.push entries; more (up to 1000) is -32008." }, "ingest_queue_batches": { "type": "integer", "minimum": 16, "description": "Capacity of the ingest queue in batches of 1000 entries." }, "agent_rate_entries_per_s": { "type": "integer", "minimum": 1, "description": "Per-agent leaky bucket rate; burst is one second of it." }, "upgrades_per_minute": { "type": "integer", "minimum": 0, "description": "Upgrade attempts per client address per minute (0 disables)." }, "trusted_proxies": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Addresses or CIDR ranges whose X-Forwarded-For is trusted." }, "hello_timeout_ms": { "type": "integer", "minimum": 1, "description": "Hello timer (default 5000)." }, "ping_interval_ms": { "type": "integer", "minimum": 1, "description": "WebSocket ping interval (default 20000)." }, "missed_pongs": { "type": "integer", "minimum": 1, "description": "Missed pongs before close 1011 (default 3)." }, "rotation_grace_secs": { "type": "integer", "minimum": 0, "description": "Grace window for the previous token after a rotation (default 300)." }, "retention_days": { "type": "integer", "minimum": 0, "description": "Delete logs and metrics older than this (default 30; 0 keeps everything)." }, "max_db_bytes": { "type": ["integer", "null"], "minimum": 0, "description": "Optional database size cap; oldest rows are deleted first." }, "shutdown_drain_secs": { "type": "integer", "minimum": 0, "maximum": 300, "description": "drain_seconds sent on server stop (default 10)." } } };
+var schema87 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/server-config.json", "title": "ServerConfig", "description": "The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.", "type": "object", "additionalProperties": false, "properties": { "listen": { "type": "string", "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "description": "HOST:PORT to listen on (default 127.0.0.1:3100)." }, "db": { "type": "string", "minLength": 1, "description": "SQLite database path (default ./data/cortex.db)." }, "admin_token": { "type": "string", "minLength": 16, "maxLength": 256, "description": "Bearer token for the admin HTTP API. Secret: never logged." }, "tls_cert": { "type": "string", "minLength": 1, "description": "PEM certificate file: serve wss:// natively." }, "tls_key": { "type": "string", "minLength": 1, "description": "PEM private key file." }, "allow_insecure": { "type": "boolean", "description": "Allow a non-loopback listen address without TLS." }, "min_agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "description": "Oldest agent_version accepted (semver precedence)." }, "required_protocol_version": { "type": "integer", "minimum": 1, "description": "Protocol floor (seed 9)." }, "default_agent_config": { "$ref": "defs.json#/$defs/AgentConfig", "description": "AgentConfig for hosts without their own." }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 1e3, "description": "Server cap on logs.push entries; more (up to 1000) is -32008." }, "ingest_queue_batches": { "type": "integer", "minimum": 16, "description": "Capacity of the ingest queue in batches of 1000 entries." }, "agent_rate_entries_per_s": { "type": "integer", "minimum": 1, "description": "Per-agent leaky bucket rate; burst is one second of it." }, "upgrades_per_minute": { "type": "integer", "minimum": 0, "description": "Upgrade attempts per client address per minute (0 disables)." }, "trusted_proxies": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Addresses or CIDR ranges whose X-Forwarded-For is trusted." }, "failed_hellos_before_throttle": { "type": "integer", "minimum": 0, "description": "From this many failed hellos (bad, revoked or stale token) of one client address within 10 minutes on, its upgrades get 429 for a doubling delay (1 s up to 5 min); loopback included. Default 5; 0 disables." }, "metrics_public": { "type": "boolean", "description": "Serve GET /metrics to every client (default false: local requests and admin-token holders only)." }, "allowed_origins": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Origin header values whose WebSocket upgrades are accepted (default none: an upgrade with an Origin header, i.e. from a web page, is refused 403)." }, "hello_timeout_ms": { "type": "integer", "minimum": 1, "description": "Hello timer (default 5000)." }, "ping_interval_ms": { "type": "integer", "minimum": 1, "description": "WebSocket ping interval (default 20000)." }, "missed_pongs": { "type": "integer", "minimum": 1, "description": "Missed pongs before close 1011 (default 3)." }, "rotation_grace_secs": { "type": "integer", "minimum": 0, "description": "Grace window for the previous token after a rotation (default 300)." }, "retention_days": { "type": "integer", "minimum": 0, "description": "Delete logs and metrics older than this (default 30; 0 keeps everything)." }, "max_db_bytes": { "type": ["integer", "null"], "minimum": 0, "description": "Optional database size cap; oldest rows are deleted first." }, "shutdown_drain_secs": { "type": "integer", "minimum": 0, "maximum": 300, "description": "drain_seconds sent on server stop (default 10)." } } };
 var pattern11 = /* @__PURE__ */ new RegExp("^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "u");
 function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
@@ -5299,17 +5299,17 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                     var valid0 = true;
                                   }
                                   if (valid0) {
-                                    if (data.hello_timeout_ms !== void 0) {
-                                      let data27 = data.hello_timeout_ms;
+                                    if (data.failed_hellos_before_throttle !== void 0) {
+                                      let data27 = data.failed_hellos_before_throttle;
                                       const _errs59 = errors;
                                       if (!(typeof data27 == "number" && (!(data27 % 1) && !isNaN(data27)) && isFinite(data27))) {
-                                        validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                        validate65.errors = [{ instancePath: instancePath + "/failed_hellos_before_throttle", schemaPath: "#/properties/failed_hellos_before_throttle/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                         return false;
                                       }
                                       if (errors === _errs59) {
                                         if (typeof data27 == "number" && isFinite(data27)) {
-                                          if (data27 < 1 || isNaN(data27)) {
-                                            validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                          if (data27 < 0 || isNaN(data27)) {
+                                            validate65.errors = [{ instancePath: instancePath + "/failed_hellos_before_throttle", schemaPath: "#/properties/failed_hellos_before_throttle/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                             return false;
                                           }
                                         }
@@ -5319,39 +5319,46 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                       var valid0 = true;
                                     }
                                     if (valid0) {
-                                      if (data.ping_interval_ms !== void 0) {
-                                        let data28 = data.ping_interval_ms;
+                                      if (data.metrics_public !== void 0) {
                                         const _errs61 = errors;
-                                        if (!(typeof data28 == "number" && (!(data28 % 1) && !isNaN(data28)) && isFinite(data28))) {
-                                          validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                        if (typeof data.metrics_public !== "boolean") {
+                                          validate65.errors = [{ instancePath: instancePath + "/metrics_public", schemaPath: "#/properties/metrics_public/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                           return false;
-                                        }
-                                        if (errors === _errs61) {
-                                          if (typeof data28 == "number" && isFinite(data28)) {
-                                            if (data28 < 1 || isNaN(data28)) {
-                                              validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                              return false;
-                                            }
-                                          }
                                         }
                                         var valid0 = _errs61 === errors;
                                       } else {
                                         var valid0 = true;
                                       }
                                       if (valid0) {
-                                        if (data.missed_pongs !== void 0) {
-                                          let data29 = data.missed_pongs;
+                                        if (data.allowed_origins !== void 0) {
+                                          let data29 = data.allowed_origins;
                                           const _errs63 = errors;
-                                          if (!(typeof data29 == "number" && (!(data29 % 1) && !isNaN(data29)) && isFinite(data29))) {
-                                            validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                            return false;
-                                          }
                                           if (errors === _errs63) {
-                                            if (typeof data29 == "number" && isFinite(data29)) {
-                                              if (data29 < 1 || isNaN(data29)) {
-                                                validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                return false;
+                                            if (Array.isArray(data29)) {
+                                              var valid7 = true;
+                                              const len2 = data29.length;
+                                              for (let i2 = 0; i2 < len2; i2++) {
+                                                let data30 = data29[i2];
+                                                const _errs65 = errors;
+                                                if (errors === _errs65) {
+                                                  if (typeof data30 === "string") {
+                                                    if (func1(data30) < 1) {
+                                                      validate65.errors = [{ instancePath: instancePath + "/allowed_origins/" + i2, schemaPath: "#/properties/allowed_origins/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                                                      return false;
+                                                    }
+                                                  } else {
+                                                    validate65.errors = [{ instancePath: instancePath + "/allowed_origins/" + i2, schemaPath: "#/properties/allowed_origins/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                    return false;
+                                                  }
+                                                }
+                                                var valid7 = _errs65 === errors;
+                                                if (!valid7) {
+                                                  break;
+                                                }
                                               }
+                                            } else {
+                                              validate65.errors = [{ instancePath: instancePath + "/allowed_origins", schemaPath: "#/properties/allowed_origins/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                              return false;
                                             }
                                           }
                                           var valid0 = _errs63 === errors;
@@ -5359,89 +5366,152 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                           var valid0 = true;
                                         }
                                         if (valid0) {
-                                          if (data.rotation_grace_secs !== void 0) {
-                                            let data30 = data.rotation_grace_secs;
-                                            const _errs65 = errors;
-                                            if (!(typeof data30 == "number" && (!(data30 % 1) && !isNaN(data30)) && isFinite(data30))) {
-                                              validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                          if (data.hello_timeout_ms !== void 0) {
+                                            let data31 = data.hello_timeout_ms;
+                                            const _errs67 = errors;
+                                            if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)) && isFinite(data31))) {
+                                              validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                               return false;
                                             }
-                                            if (errors === _errs65) {
-                                              if (typeof data30 == "number" && isFinite(data30)) {
-                                                if (data30 < 0 || isNaN(data30)) {
-                                                  validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                            if (errors === _errs67) {
+                                              if (typeof data31 == "number" && isFinite(data31)) {
+                                                if (data31 < 1 || isNaN(data31)) {
+                                                  validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                   return false;
                                                 }
                                               }
                                             }
-                                            var valid0 = _errs65 === errors;
+                                            var valid0 = _errs67 === errors;
                                           } else {
                                             var valid0 = true;
                                           }
                                           if (valid0) {
-                                            if (data.retention_days !== void 0) {
-                                              let data31 = data.retention_days;
-                                              const _errs67 = errors;
-                                              if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)) && isFinite(data31))) {
-                                                validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                            if (data.ping_interval_ms !== void 0) {
+                                              let data32 = data.ping_interval_ms;
+                                              const _errs69 = errors;
+                                              if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
+                                                validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                 return false;
                                               }
-                                              if (errors === _errs67) {
-                                                if (typeof data31 == "number" && isFinite(data31)) {
-                                                  if (data31 < 0 || isNaN(data31)) {
-                                                    validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                              if (errors === _errs69) {
+                                                if (typeof data32 == "number" && isFinite(data32)) {
+                                                  if (data32 < 1 || isNaN(data32)) {
+                                                    validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                     return false;
                                                   }
                                                 }
                                               }
-                                              var valid0 = _errs67 === errors;
+                                              var valid0 = _errs69 === errors;
                                             } else {
                                               var valid0 = true;
                                             }
                                             if (valid0) {
-                                              if (data.max_db_bytes !== void 0) {
-                                                let data32 = data.max_db_bytes;
-                                                const _errs69 = errors;
-                                                if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32)) && data32 !== null) {
-                                                  validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/type", keyword: "type", params: { type: schema87.properties.max_db_bytes.type }, message: "must be integer,null" }];
+                                              if (data.missed_pongs !== void 0) {
+                                                let data33 = data.missed_pongs;
+                                                const _errs71 = errors;
+                                                if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)) && isFinite(data33))) {
+                                                  validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                   return false;
                                                 }
-                                                if (errors === _errs69) {
-                                                  if (typeof data32 == "number" && isFinite(data32)) {
-                                                    if (data32 < 0 || isNaN(data32)) {
-                                                      validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                if (errors === _errs71) {
+                                                  if (typeof data33 == "number" && isFinite(data33)) {
+                                                    if (data33 < 1 || isNaN(data33)) {
+                                                      validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                       return false;
                                                     }
                                                   }
                                                 }
-                                                var valid0 = _errs69 === errors;
+                                                var valid0 = _errs71 === errors;
                                               } else {
                                                 var valid0 = true;
                                               }
                                               if (valid0) {
-                                                if (data.shutdown_drain_secs !== void 0) {
-                                                  let data33 = data.shutdown_drain_secs;
-                                                  const _errs71 = errors;
-                                                  if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)) && isFinite(data33))) {
-                                                    validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                if (data.rotation_grace_secs !== void 0) {
+                                                  let data34 = data.rotation_grace_secs;
+                                                  const _errs73 = errors;
+                                                  if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)) && isFinite(data34))) {
+                                                    validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                     return false;
                                                   }
-                                                  if (errors === _errs71) {
-                                                    if (typeof data33 == "number" && isFinite(data33)) {
-                                                      if (data33 > 300 || isNaN(data33)) {
-                                                        validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/maximum", keyword: "maximum", params: { comparison: "<=", limit: 300 }, message: "must be <= 300" }];
+                                                  if (errors === _errs73) {
+                                                    if (typeof data34 == "number" && isFinite(data34)) {
+                                                      if (data34 < 0 || isNaN(data34)) {
+                                                        validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                         return false;
-                                                      } else {
-                                                        if (data33 < 0 || isNaN(data33)) {
-                                                          validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                      }
+                                                    }
+                                                  }
+                                                  var valid0 = _errs73 === errors;
+                                                } else {
+                                                  var valid0 = true;
+                                                }
+                                                if (valid0) {
+                                                  if (data.retention_days !== void 0) {
+                                                    let data35 = data.retention_days;
+                                                    const _errs75 = errors;
+                                                    if (!(typeof data35 == "number" && (!(data35 % 1) && !isNaN(data35)) && isFinite(data35))) {
+                                                      validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                      return false;
+                                                    }
+                                                    if (errors === _errs75) {
+                                                      if (typeof data35 == "number" && isFinite(data35)) {
+                                                        if (data35 < 0 || isNaN(data35)) {
+                                                          validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                           return false;
                                                         }
                                                       }
                                                     }
+                                                    var valid0 = _errs75 === errors;
+                                                  } else {
+                                                    var valid0 = true;
                                                   }
-                                                  var valid0 = _errs71 === errors;
-                                                } else {
-                                                  var valid0 = true;
+                                                  if (valid0) {
+                                                    if (data.max_db_bytes !== void 0) {
+                                                      let data36 = data.max_db_bytes;
+                                                      const _errs77 = errors;
+                                                      if (!(typeof data36 == "number" && (!(data36 % 1) && !isNaN(data36)) && isFinite(data36)) && data36 !== null) {
+                                                        validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/type", keyword: "type", params: { type: schema87.properties.max_db_bytes.type }, message: "must be integer,null" }];
+                                                        return false;
+                                                      }
+                                                      if (errors === _errs77) {
+                                                        if (typeof data36 == "number" && isFinite(data36)) {
+                                                          if (data36 < 0 || isNaN(data36)) {
+                                                            validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                            return false;
+                                                          }
+                                                        }
+                                                      }
+                                                      var valid0 = _errs77 === errors;
+                                                    } else {
+                                                      var valid0 = true;
+                                                    }
+                                                    if (valid0) {
+                                                      if (data.shutdown_drain_secs !== void 0) {
+                                                        let data37 = data.shutdown_drain_secs;
+                                                        const _errs79 = errors;
+                                                        if (!(typeof data37 == "number" && (!(data37 % 1) && !isNaN(data37)) && isFinite(data37))) {
+                                                          validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                          return false;
+                                                        }
+                                                        if (errors === _errs79) {
+                                                          if (typeof data37 == "number" && isFinite(data37)) {
+                                                            if (data37 > 300 || isNaN(data37)) {
+                                                              validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/maximum", keyword: "maximum", params: { comparison: "<=", limit: 300 }, message: "must be <= 300" }];
+                                                              return false;
+                                                            } else {
+                                                              if (data37 < 0 || isNaN(data37)) {
+                                                                validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                return false;
+                                                              }
+                                                            }
+                                                          }
+                                                        }
+                                                        var valid0 = _errs79 === errors;
+                                                      } else {
+                                                        var valid0 = true;
+                                                      }
+                                                    }
+                                                  }
                                                 }
                                               }
                                             }

@@ -527,6 +527,18 @@ export interface ServerConfig {
    */
   trusted_proxies?: string[];
   /**
+   * From this many failed hellos (bad, revoked or stale token) of one client address within 10 minutes on, its upgrades get 429 for a doubling delay (1 s up to 5 min); loopback included. Default 5; 0 disables.
+   */
+  failed_hellos_before_throttle?: number;
+  /**
+   * Serve GET /metrics to every client (default false: local requests and admin-token holders only).
+   */
+  metrics_public?: boolean;
+  /**
+   * Origin header values whose WebSocket upgrades are accepted (default none: an upgrade with an Origin header, i.e. from a web page, is refused 403).
+   */
+  allowed_origins?: string[];
+  /**
    * Hello timer (default 5000).
    */
   hello_timeout_ms?: number;

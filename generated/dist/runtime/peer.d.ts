@@ -186,6 +186,8 @@ export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     private readonly requestHandlers;
     private readonly notificationHandlers;
     private readonly pending;
+    /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+    private readonly answering;
     private readonly closeListeners;
     private nextId;
     private closedWith;

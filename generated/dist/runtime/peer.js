@@ -40,6 +40,8 @@ export class Peer {
     requestHandlers = new Map();
     notificationHandlers = new Map();
     pending = new Map();
+    /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+    answering = new Set();
     closeListeners = [];
     nextId = 1;
     closedWith;
@@ -236,6 +238,12 @@ export class Peer {
     }
     receiveCall(method, id, params, frameLength) {
         const isRequest = id !== undefined;
+        // An id still in flight cannot name a second request: its answers could not be told apart.
+        if (isRequest && this.answering.has(id)) {
+            this.emit({ type: 'invalid_request', id, reason: `request id ${JSON.stringify(id)} is already in flight` });
+            this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason: `id ${JSON.stringify(id)} belongs to a request still being answered; use a new id for every request` } } });
+            return;
+        }
         const spec = this.incoming.get(method);
         if (!spec) {
             this.emit({ type: 'unknown_method', method, id });
@@ -301,7 +309,14 @@ export class Peer {
             return;
         }
         if (out instanceof Promise) {
-            out.then((result) => this.answer(spec, id, params, result), (error) => this.answerError(method, id, error));
+            this.answering.add(id);
+            out.then((result) => {
+                this.answering.delete(id);
+                this.answer(spec, id, params, result);
+            }, (error) => {
+                this.answering.delete(id);
+                this.answerError(method, id, error);
+            });
         }
         else {
             this.answer(spec, id, params, out);
