@@ -154,14 +154,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const throttle = new HelloThrottle(settings.failed_hellos_before_throttle);
   const throttleKey = (req: http.IncomingMessage): string => proxies.clientAddress(req) ?? (req.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
   const AUTH_CODES = new Set([-32001, -32002, -32005]);
-  ctx.onHelloFailed = (req, code) => {
+  ctx.clientKey = throttleKey;
+  ctx.onHelloFailed = (key, code) => {
     if (!AUTH_CODES.has(code)) return;
-    const key = throttleKey(req);
     const delay = throttle.failed(key);
     metrics.helloFailures.inc();
     if (delay > 0) logger.warn({ address: key, retry_after_ms: delay }, 'failed hellos from this address: further upgrades get 429 for a while');
   };
-  ctx.onHelloOk = (req) => throttle.succeeded(throttleKey(req));
+  ctx.onHelloOk = (key) => throttle.succeeded(key);
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
