@@ -8,6 +8,7 @@ import type { AgentSummary } from './db/agents.repository.js';
 import type { LogView } from './db/logs.repository.js';
 import { UnknownHostError, type Storage } from './db/storage.js';
 import { DEFAULT_DB, DEFAULT_LISTEN, UsageError, isLoopbackHost, readConfigFile, resolveSettings } from './settings.js';
+import { MIGRATE_HELP, checkDbArg, dbArg, migrateCommand, openDbForCli, poolArg } from './cli-db.js';
 
 // Heavy modules (kysely, better-sqlite3, ws, pino) load only when a command needs them,
 // so `--help` and usage errors answer at once.
@@ -21,6 +22,7 @@ const HELP = {
 
 Commands:
   serve                          run the server (WebSocket endpoint /ws/agent, GET /healthz)
+  migrate                        bring the database to this version's schema and exit
   agent issue --host HOSTNAME    register a host and print its one-time enrollment token
   agent issue --host-id HOST_ID  issue a fresh one-time token for an existing host
   agent list                     list the agents
@@ -31,12 +33,17 @@ Commands:
   agent config HOST_ID           set (--set JSON) or clear (--clear) a host's AgentConfig
   probe HOST_ID PROBE --url URL  run a probe on a connected host through the admin API
 
-Every command takes --db PATH (default ${DEFAULT_DB}) and --help.
+Every command takes --db PATH|URL (a SQLite file, or postgres://USER@HOST:PORT/DATABASE;
+default $CORTEX_DB, then ${DEFAULT_DB}) and --help.
 `,
   serve: `Usage: ${PROG} serve [options]
 
 Options:
-  --db PATH                  SQLite database (default ${DEFAULT_DB}; created with its folder)
+  --db PATH|URL              SQLite file (created with its folder) or postgres://USER@HOST:PORT/DATABASE
+                             (also postgresql://; default $CORTEX_DB, then ${DEFAULT_DB})
+  --db-pool N                PostgreSQL connections of this process (default 10)
+  --server-id ID             this server's name among several on one database (default hostname:port)
+  --lease-secs N             a server not renewing its lease this long counts as dead (default 15)
   --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
   --config FILE              JSON server config (generated/schemas/server-config.json); flags override it
   --admin-token T            bearer token for the admin HTTP API (never logged)
@@ -157,10 +164,7 @@ function int(name: string, value: string | undefined): number | undefined {
 }
 
 async function openDb(path: string): Promise<Storage> {
-  const [{ openSqliteStorage }, { migrateToLatest }] = await Promise.all([import('./db/dialect.js'), import('./db/migrations/index.js')]);
-  const storage = openSqliteStorage({ path });
-  await migrateToLatest(storage);
-  return storage;
+  return openDbForCli(path);
 }
 
 async function withDb<T>(path: string, fn: (s: Storage) => Promise<T>): Promise<T> {
@@ -177,6 +181,9 @@ async function serve(args: string[]): Promise<void> {
     args,
     {
       db: { type: 'string' },
+      'db-pool': { type: 'string' },
+      'server-id': { type: 'string' },
+      'lease-secs': { type: 'string' },
       listen: { type: 'string' },
       config: { type: 'string' },
       'admin-token': { type: 'string' },
@@ -222,6 +229,14 @@ async function serve(args: string[]): Promise<void> {
     max_db_bytes: int('--max-db-bytes', values['max-db-bytes']),
   };
   const settings = resolveSettings(file, flags as ServerConfig);
+  checkDbArg(settings.db);
+  const dbPool = poolArg(values['db-pool']);
+  const serverId = values['server-id'];
+  if (serverId !== undefined && !/^[A-Za-z0-9._:@-]{1,200}$/.test(serverId)) {
+    throw new UsageError(`--server-id ${JSON.stringify(serverId)}: use 1..200 letters, digits and . _ : @ -`);
+  }
+  const leaseSecs = int('--lease-secs', values['lease-secs']);
+  if (leaseSecs !== undefined && (leaseSecs < 3 || leaseSecs > 3600)) throw new UsageError('--lease-secs must be 3..3600');
   const tls = settings.tls_cert !== undefined || settings.tls_key !== undefined;
   if (tls && (settings.tls_cert === undefined || settings.tls_key === undefined)) {
     throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
@@ -234,16 +249,25 @@ async function serve(args: string[]): Promise<void> {
   const [{ createLogger, logCrashes }, { startServer }] = await Promise.all([import('./log.js'), import('./server.js')]);
   const logger = createLogger({ name: 'cortex-server' });
   logCrashes(logger);
-  const server = await startServer({ settings, logger });
-  logger.info({ url: server.url, db: settings.db, max_batch_entries: settings.max_batch_entries }, 'listening');
+  const { serveStartError } = await import('./cluster/errors.js');
+  const server = await startServer({
+    settings,
+    logger,
+    dbPool,
+    ...(serverId !== undefined ? { serverId } : {}),
+    ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
+  }).catch((error: unknown) => {
+    throw serveStartError(error);
+  });
+  logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(
-    { enroll: { issue: `npm run server -- agent issue --host HOSTNAME --db ${settings.db}`, url: server.url } },
+    { enroll: { issue: `npm run server -- agent issue --host HOSTNAME --db ${server.dbDisplay}`, url: server.url } },
     'to enroll an agent: issue a token, then run the agent enroll command with it',
   );
   err(
     `cortex-server listening on ${server.url}\n` +
       `To enroll an agent:\n` +
-      `  1. npm run server -- agent issue --host HOSTNAME --db ${settings.db}   (prints host_id and a one-time token)\n` +
+      `  1. npm run server -- agent issue --host HOSTNAME --db ${server.dbDisplay}   (prints host_id and a one-time token)\n` +
       `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token TOKEN --state-dir DIR` +
       (server.url.startsWith('ws://') ? ' --allow-insecure' : '') +
       `\n`,
@@ -280,7 +304,7 @@ async function agentIssue(args: string[]): Promise<void> {
     throw new UsageError(`--host-id ${JSON.stringify(hostId)} is not a UUID; see \`${PROG} agent list\``);
   }
   const { issueAgent, reissueToken } = await repo();
-  const issued = await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  const issued = await withDb(dbArg(values.db), async (s) => {
     if (host !== undefined) return issueAgent(s.db, host);
     try {
       return await reissueToken(s.db, hostId as string);
@@ -300,7 +324,7 @@ async function agentIssue(args: string[]): Promise<void> {
 async function agentList(args: string[]): Promise<void> {
   const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' } }, HELP.list);
   const { listAgents } = await repo();
-  const agents = await withDb(values.db ?? DEFAULT_DB, (s) => listAgents(s.db));
+  const agents = await withDb(dbArg(values.db), (s) => listAgents(s.db));
   if (values.json) {
     out(JSON.stringify(agents.map(normalizeAgent)));
     return;
@@ -309,8 +333,8 @@ async function agentList(args: string[]): Promise<void> {
     out('no agents; add one with: agent issue --host HOSTNAME');
     return;
   }
-  const rows = agents.map((a) => [a.host_id, a.hostname, a.connection_state, String(a.accepted_seq), a.last_seen ?? '-', a.last_disconnect_reason ?? '-']);
-  const head = ['HOST_ID', 'HOSTNAME', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT'];
+  const rows = agents.map((a) => [a.host_id, a.hostname, a.connection_state, String(a.accepted_seq), a.last_seen ?? '-', a.last_disconnect_reason ?? '-', a.server_id ?? '-']);
+  const head = ['HOST_ID', 'HOSTNAME', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT', 'SERVER'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   for (const r of [head, ...rows]) out(r.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd());
 }
@@ -335,7 +359,7 @@ async function agentTail(args: string[]): Promise<void> {
   const hostId = (positionals[0] as string).toLowerCase();
   const n = int('-n', values.n) ?? 20;
   const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
-  const storage = await openDb(values.db ?? DEFAULT_DB);
+  const storage = await openDb(dbArg(values.db));
   try {
     if ((await getAgent(storage.db, hostId)) === undefined) {
       throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
@@ -385,7 +409,7 @@ async function agentRevoke(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { db: { type: 'string' } }, HELP.revoke, true);
   const hostId = oneHost(positionals, HELP.revoke);
   const { revoke } = await repo();
-  await withDb(values.db ?? DEFAULT_DB, (s) => adminOp(hostId, () => revoke(s.db, hostId)));
+  await withDb(dbArg(values.db), (s) => adminOp(hostId, () => revoke(s.db, hostId)));
   out(`revoked ${hostId}; a server holding its session closes it (4002) within 2 s`);
 }
 
@@ -396,7 +420,7 @@ async function agentRotate(args: string[]): Promise<void> {
   const { requestRotation } = await repo();
   const { LIMITS } = await import('@cortex/agent-protocol');
   const given = int('--grace-secs', values['grace-secs']);
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(dbArg(values.db), async (s) => {
     const recorded = await getSetting(s.db, 'rotation_grace_secs');
     const grace = given ?? (typeof recorded === 'number' ? recorded : LIMITS.rotation_grace_secs);
     await adminOp(hostId, () => requestRotation(s.db, hostId, grace));
@@ -411,7 +435,7 @@ async function agentDecommission(args: string[]): Promise<void> {
   const drain = int('--drain-secs', values['drain-secs']) ?? LIMITS.decommission_drain_secs;
   if (drain > LIMITS.max_drain_seconds) throw new UsageError(`--drain-secs must be at most ${LIMITS.max_drain_seconds}`);
   const { requestDecommission, getAgent, revoke } = await repo();
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(dbArg(values.db), async (s) => {
     await adminOp(hostId, () => requestDecommission(s.db, hostId, drain));
     const row = await getAgent(s.db, hostId);
     if (row !== undefined && row.connection_state !== 'Active') {
@@ -462,7 +486,7 @@ async function agentConfig(args: string[]): Promise<void> {
   }
   const { setAgentConfig } = await repo();
   const { getSetting } = await import('./db/settings.repository.js');
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(dbArg(values.db), async (s) => {
     const recorded = await getSetting(s.db, 'max_batch_entries');
     cap = typeof recorded === 'number' ? recorded : LIMITS.server_max_batch_entries;
     if (configJson !== null && parsedMax > cap) {
@@ -537,6 +561,11 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (cmd === 'serve') return serve(rest);
+  if (cmd === 'migrate') {
+    const { values } = parse(rest, { db: { type: 'string' }, json: { type: 'boolean' } }, MIGRATE_HELP);
+    out(await migrateCommand(values));
+    return;
+  }
   if (cmd === 'probe') return probeCmd(rest);
   if (cmd === 'agent') {
     const [sub, ...args] = rest;

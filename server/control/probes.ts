@@ -45,8 +45,29 @@ export class ProbeRouter {
     private readonly graceMs = PROBE_GRACE_MS,
   ) {}
 
-  /** Resolves with the agent's ProbeOutput as it sent it; rejects with a ProbeFailure. */
+  /**
+   * Reaches a host whose session another server on the same database holds
+   * (server/cluster/probe-forward.ts); undefined: no such server, probes stay local.
+   */
+  forwarder: { forward(host_id: string, probe: string, args: unknown, timeout_ms: number): Promise<ProbeOutput | undefined> } | undefined;
+
+  /**
+   * Resolves with the agent's ProbeOutput as it sent it; rejects with a ProbeFailure. A
+   * host held by another live server on the same database is probed through it, with the
+   * same outcomes and timeouts.
+   */
   async invoke(host_id: string, probe: string, args: unknown, timeout_ms: number): Promise<ProbeOutput> {
+    const id = host_id.toLowerCase();
+    const conn = this.sessions.get(id);
+    if ((conn === undefined || !conn.open) && this.forwarder !== undefined && /^[0-9a-f-]{36}$/.test(id)) {
+      const forwarded = await this.forwarder.forward(id, probe, args, timeout_ms);
+      if (forwarded !== undefined) return forwarded;
+    }
+    return this.invokeLocal(host_id, probe, args, timeout_ms);
+  }
+
+  /** invoke() on this process's own session only (a forwarded probe runs this). */
+  async invokeLocal(host_id: string, probe: string, args: unknown, timeout_ms: number): Promise<ProbeOutput> {
     const id = host_id.toLowerCase();
     const conn = this.sessions.get(id);
     if (conn === undefined || !conn.open) {

@@ -1,0 +1,79 @@
+// Both storage dialects for one suite: vitest.config.ts runs the storage suites in a
+// "sqlite" and a "postgres" project; testDialect() says which one this run is, and the
+// helpers (openTempDb, startTestServer) open that dialect.
+//
+// PostgreSQL comes from CORTEX_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test).
+// Every newTestDb() on PostgreSQL is a fresh schema (the URL carries
+// options=-c search_path=SCHEMA, so a spawned CLI or server uses it too), dropped by its
+// drop() and, as a safety net, when the test file ends.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll } from 'vitest';
+import { PG_TEST_URL } from './postgres-project.js';
+import type { DialectName } from '../../server/db/storage.js';
+
+export { PG_TEST_URL };
+
+/** The dialect this test run is for: the "postgres" vitest project sets CORTEX_TEST_DIALECT. */
+export function testDialect(): DialectName {
+  return process.env['CORTEX_TEST_DIALECT'] === 'postgres' ? 'postgres' : 'sqlite';
+}
+
+export interface TestDbTarget {
+  dialect: DialectName;
+  /** The --db value: a SQLite file path or a postgres:// URL bound to a fresh schema. */
+  db: string;
+  /** Temp folder (SQLite file, or nothing for PostgreSQL but usable for other files). */
+  dir: string;
+  drop(): Promise<void>;
+}
+
+const created = new Set<string>();
+let hooked = false;
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_TEST_URL });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** A fresh, empty database of `dialect` (not migrated). */
+export async function newTestDb(dialect: DialectName): Promise<TestDbTarget> {
+  const dir = mkdtempSync(join(tmpdir(), 'cortex-db-'));
+  if (dialect === 'sqlite') {
+    return { dialect, db: join(dir, 'data', 'cortex.db'), dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  if (!hooked) {
+    hooked = true;
+    afterAll(async () => {
+      for (const s of [...created]) await dropSchema(s).catch(() => undefined);
+    });
+  }
+  const schema = `cx_test_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await adminQuery(`create schema ${schema}`);
+  created.add(schema);
+  const u = new URL(PG_TEST_URL);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    dialect,
+    db: u.toString(),
+    dir,
+    async drop() {
+      rmSync(dir, { recursive: true, force: true });
+      await dropSchema(schema);
+    },
+  };
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  if (!created.has(schema)) return;
+  created.delete(schema);
+  await adminQuery(`drop schema if exists ${schema} cascade`);
+}
