@@ -61,7 +61,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
     dialect: 'sqlite',
     db,
     ingest,
-    usedBytesLags: false,
+    usedBytesIsCostly: false,
     withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>): Promise<T> {
       // kysely's SqliteAdapter takes no lock and runs migrations outside a transaction.
       // Holding one connection and a BEGIN IMMEDIATE transaction around the whole run

@@ -11,9 +11,13 @@
 //     commit; synchronous_commit stays on).
 //   - migrations run holding a session-level advisory lock on one pinned connection, so
 //     servers starting together on one database migrate it once.
-//   - usedBytes() counts pg_total_relation_size of this schema's tables and indexes,
-//     scaled by each table's live-tuple share (a DELETE leaves dead tuples until VACUUM
-//     reuses their space; counting them would make the size cap delete everything).
+//   - usedBytes() counts the bytes of the live rows of logs and metrics (a scan), scaled
+//     by each table's pg_total_relation_size / heap size (its indexes and TOAST), plus
+//     pg_total_relation_size of the small tables. A DELETE leaves dead tuples that
+//     autovacuum makes reusable but that pg_total_relation_size keeps counting, so that
+//     alone would let the size cap delete everything; the statistics (n_dead_tup) lag by
+//     up to a second. This measure is exact right after a commit, and costly (the
+//     retention pass plans its deletes from one measurement: usedBytesIsCostly).
 //   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -80,7 +84,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     dialect: 'postgres',
     db,
     ingest,
-    usedBytesLags: true,
+    usedBytesIsCostly: true,
     async withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>): Promise<T> {
       return db.connection().execute(async (locked) => {
         await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(locked);
@@ -92,16 +96,21 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       });
     },
     async usedBytes() {
+      // 28 bytes a row: tuple header (23, aligned to 24) and its line pointer (4).
       const r = await sql<{ bytes: number | string | null }>`
-        select coalesce(sum(
-          pg_total_relation_size(c.oid)::float8
-          * case when coalesce(s.n_live_tup, 0) + coalesce(s.n_dead_tup, 0) = 0 then 1
-                 else s.n_live_tup::float8 / (s.n_live_tup + s.n_dead_tup) end
-        ), 0) as bytes
-        from pg_class c
-        join pg_namespace n on n.oid = c.relnamespace
-        left join pg_stat_user_tables s on s.relid = c.oid
-        where n.nspname = current_schema() and c.relkind = 'r'`.execute(db);
+        with live as (
+          select 'logs'::regclass as rel, coalesce(sum(pg_column_size(l.*) + 28), 0)::float8 as b from logs l
+          union all
+          select 'metrics'::regclass, coalesce(sum(pg_column_size(m.*) + 28), 0)::float8 from metrics m
+        )
+        select (
+          select coalesce(sum(live.b * greatest(1, pg_total_relation_size(live.rel)::float8 / greatest(1, pg_relation_size(live.rel)))), 0) from live
+        ) + (
+          select coalesce(sum(pg_total_relation_size(c.oid)), 0)::float8
+          from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = current_schema() and c.relkind in ('r', 'p') and c.relispartition = false
+            and c.relname not in ('logs', 'metrics')
+        ) as bytes`.execute(db);
       return Math.round(Number(r.rows[0]?.bytes ?? 0));
     },
     // PostgreSQL reuses the space of deleted rows (autovacuum); dropped partitions give

@@ -89,11 +89,10 @@ export interface Storage {
   readonly db: Kysely<Database>;
   readonly ingest: IngestWriter;
   /**
-   * True when usedBytes() follows deletes only with a delay (PostgreSQL: the live-tuple
-   * statistics behind it are updated about once a second), so a size-cap loop must plan
-   * its deletes from one measurement instead of re-measuring after every batch.
+   * True when usedBytes() is a scan (PostgreSQL), so a size-cap loop plans its deletes
+   * from one measurement instead of measuring after every batch.
    */
-  readonly usedBytesLags: boolean;
+  readonly usedBytesIsCostly: boolean;
   /** The cross-server notification bus, where the dialect has one (PostgreSQL). */
   notifyBus?(): NotifyBus;
   /**

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll } from 'vitest';
+import { afterAll, it } from 'vitest';
 import { PG_TEST_URL } from './postgres-project.js';
 import type { DialectName } from '../../server/db/storage.js';
 
@@ -77,3 +77,11 @@ async function dropSchema(schema: string): Promise<void> {
   created.delete(schema);
   await adminQuery(`drop schema if exists ${schema} cascade`);
 }
+
+type It = typeof it;
+const nothing = (() => undefined) as unknown as It;
+/**
+ * `it` for a case about one dialect's own mechanics (SQLite pages and pragmas, PostgreSQL
+ * partitions): defined in that dialect's run only, absent (not skipped) in the other.
+ */
+export const itOn = (d: DialectName): It => (testDialect() === d ? it : nothing);
