@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
-import { UnknownHostError, type IngestLogEntry } from '../../server/db/storage.js';
+import { SessionSupersededError, UnknownHostError, type IngestLogEntry } from '../../server/db/storage.js';
 import { entries, openTempDb, type TempDb } from './helpers.js';
 
 let t: TempDb;
@@ -134,6 +134,20 @@ describe('IngestWriter.commitBatch', () => {
     expect(await storedSeqs()).toEqual([]);
     const other = randomUUID();
     await expect(t.storage.ingest.commitBatch(other, entries(1, 1), 'x')).rejects.toBeInstanceOf(UnknownHostError);
+  });
+
+  it('with a session_id, commits only while that session holds the host (a newer hello replaced it: nothing stored)', async () => {
+    await t.storage.db.updateTable('agents').set({ session_id: 'session-1' }).where('host_id', '=', host).execute();
+    expect(await t.storage.ingest.commitBatch(host, entries(1, 3), new Date().toISOString(), 'session-1')).toMatchObject({ accepted_seq: 3 });
+    await t.storage.db.updateTable('agents').set({ session_id: 'session-2' }).where('host_id', '=', host).execute();
+    const error = await t.storage.ingest.commitBatch(host, entries(4, 6), new Date().toISOString(), 'session-1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionSupersededError);
+    expect(await storedSeqs()).toEqual([1, 2, 3]);
+    expect(await acceptedSeq()).toBe(3);
+    // a detached row (swept server, reissued token) refuses every session too
+    await t.storage.db.updateTable('agents').set({ session_id: null }).where('host_id', '=', host).execute();
+    await expect(t.storage.ingest.commitBatch(host, entries(4, 6), new Date().toISOString(), 'session-2')).rejects.toBeInstanceOf(SessionSupersededError);
+    expect(await storedSeqs()).toEqual([1, 2, 3]);
   });
 
   it('waits for an open kysely transaction instead of joining it', async () => {

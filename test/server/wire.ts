@@ -28,13 +28,17 @@ export interface TestServer {
 
 export async function startTestServer(
   config: ServerConfig = {},
-  extraAndDialect: Omit<StartOptions, 'settings' | 'logger'> & { dialect?: DialectName } = {},
+  extraAndDialect: Omit<StartOptions, 'settings' | 'logger'> & { dialect?: DialectName; sameDbAs?: TestServer } = {},
 ): Promise<TestServer> {
-  const { dialect = testDialect(), ...extra } = extraAndDialect;
+  const { dialect = testDialect(), sameDbAs, ...extra } = extraAndDialect;
   let dir: string;
   let dbPath: string;
   let drop: () => Promise<void> = async () => undefined;
-  if (dialect === 'postgres') {
+  if (sameDbAs !== undefined) {
+    // A second server on the first one's database (the first one drops it).
+    dir = makeTempDir('cortex-wire-');
+    dbPath = sameDbAs.dbPath;
+  } else if (dialect === 'postgres') {
     const { newTestDb } = await import('../support/dialects.js');
     const target = await newTestDb('postgres');
     dir = target.dir;
