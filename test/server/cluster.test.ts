@@ -3,7 +3,7 @@
 // one database (a fresh PostgreSQL schema in the "postgres" run, one SQLite file in the
 // "sqlite" run); the multi-process end-to-end run is test/e2e/scale-out.pg.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
-import { getAgent, revoke, setAgentConfig } from '../../server/db/agents.repository.js';
+import { getAgent, requestDecommission, requestRotation, revoke, setAgentConfig } from '../../server/db/agents.repository.js';
 import { getSetting } from '../../server/db/settings.repository.js';
 import { SettingsConflictError } from '../../server/cluster/settings-agreement.js';
 import { answer, answerError, connectAgent, httpBase, httpRequest, nextProbe } from './control-helpers.js';
@@ -114,6 +114,48 @@ describe('one database, two servers', () => {
     expect(shutdown.params).toEqual({ reason: 'Revoked', drain_seconds: 0 });
     expect((await agent.client.closed).code).toBe(4002);
     expect(Date.now() - t0).toBeLessThan(2000);
+  });
+
+  it('decommission and rotation requested through B act on the session held by A', async () => {
+    const [a, b] = await pair({}, { rotationCloseGraceMs: 60_000 });
+    const rot = await connectAgent(a);
+    await requestRotation(b.server.storage.db, rot.host_id, 60);
+    expect((await rot.client.next((m) => m.method === 'agent.shutdown')).params).toEqual({ reason: 'ServerReload', drain_seconds: 0 });
+    rot.client.ws.close();
+    await rot.client.closed;
+    // its next hello (here: on B) gets the new token
+    const again = await connectAgent(b, undefined, { host_id: rot.host_id, token: rot.token });
+    expect(again.hello.rotated_token).toBeTypeOf('string');
+    again.client.ws.close();
+    await again.client.closed;
+
+    const dec = await connectAgent(a);
+    await requestDecommission(b.server.storage.db, dec.host_id, 1);
+    expect((await dec.client.next((m) => m.method === 'agent.shutdown')).params).toEqual({ reason: 'Decommission', drain_seconds: 1 });
+    // still acked during the drain, then revoked by A
+    const push = await dec.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 5) });
+    expect(push.result?.up_to_seq).toBe(5);
+    expect((await dec.client.closed).code).toBe(4002);
+    expect((await getAgent(b.server.storage.db, dec.host_id))?.connection_state).toBe('Revoked');
+  });
+
+  it('SIGTERM drain of A: its agents are told to reconnect (ServerReload), still acked, and resume on B', async () => {
+    const [a, b] = await pair();
+    const agent = await connectAgent(a);
+    const draining = a.server.shutdown(5);
+    expect((await agent.client.next((m) => m.method === 'agent.shutdown')).params).toEqual({ reason: 'ServerReload', drain_seconds: 5 });
+    const acked = await agent.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 20) });
+    expect(acked.result?.up_to_seq).toBe(20);
+    agent.client.ws.close();
+    await agent.client.closed;
+    await draining;
+    const moved = await connectAgent(b, undefined, { host_id: agent.host_id, token: agent.token });
+    expect(moved.hello.accepted_seq).toBe(20);
+    expect((await getAgent(b.server.storage.db, agent.host_id))?.server_id).toBe('server-b');
+    // A left the cluster: its lease row is gone
+    expect((await b.server.storage.db.selectFrom('servers').select('server_id').execute()).map((r) => r.server_id)).toEqual(['server-b']);
+    moved.client.ws.close();
+    await moved.client.closed;
   });
 
   it('a server whose lease expired is swept by a live one: its sessions become Disconnected and detached', async () => {

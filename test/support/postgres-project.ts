@@ -13,7 +13,7 @@ export const STORAGE_SUITES = [
   'test/server/control.test.ts',
   'test/server/probes.test.ts',
   'test/server/shutdown-retention.test.ts',
-  'test/server/cli.test.ts',
+  'test/server/cli-db.test.ts',
   'test/server/cluster.test.ts',
   'test/**/*.pg.test.ts',
 ];
