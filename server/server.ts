@@ -110,6 +110,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       throw error;
     }
   }
+  // PostgreSQL: the day partitions of logs exist ahead before the first commit.
+  await storage.maintainPartitions?.(new Date(), null);
   const { redactDbUrl } = storage.dialect === 'postgres' ? await import('./db/postgres.js') : { redactDbUrl: (u: string) => u };
   const dbDisplay = redactDbUrl(settings.db);
 

@@ -94,8 +94,18 @@ export class Retention {
     // of "now" would delete every row received before this pass.
     const days = this.options.retentionDays;
     const cutoff = days > 0 ? new Date(now.getTime() - days * 86_400_000).toISOString() : null;
+    if (this.storage.maintainPartitions !== undefined) {
+      // PostgreSQL: whole expired days go as partitions (no DELETE); the rest of the
+      // cutoff's own day is deleted in batches below.
+      const { dropped } = await this.storage.maintainPartitions(now, cutoff);
+      for (const d of dropped) {
+        result.logs += d.rows;
+        this.metrics.retentionPurged.labels('logs', 'age').inc(d.rows);
+      }
+      if (dropped.length > 0) this.logger.info({ partitions: dropped.map((d) => d.name), rows: dropped.reduce((n, d) => n + d.rows, 0) }, 'retention: expired day partitions dropped');
+    }
     if (cutoff !== null) {
-      result.logs = await this.purgeOlder(LOGS, cutoff, 'age');
+      result.logs += await this.purgeOlder(LOGS, cutoff, 'age');
       result.metrics = await this.purgeOlder(METRICS, cutoff, 'age');
     }
     const max = this.options.maxDbBytes;

@@ -21,6 +21,7 @@
 //   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
+import { dayOf, dropPartitionsBefore, ensureDayPartition, ensurePartitionsAround } from './pg-partitions.js';
 import type { Database as Schema } from './schema.js';
 import {
   SessionSupersededError,
@@ -77,7 +78,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   pool.on('error', () => undefined);
 
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-  const ingest = new PostgresIngestWriter(pool);
+  const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day));
   let bus: PostgresNotifyBus | undefined;
 
   return {
@@ -96,15 +97,23 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       });
     },
     async usedBytes() {
-      // 28 bytes a row: tuple header (23, aligned to 24) and its line pointer (4).
+      // 28 bytes a row: tuple header (23, aligned to 24) and its line pointer (4). logs is
+      // partitioned: its sizes are the sums over its partitions.
       const r = await sql<{ bytes: number | string | null }>`
-        with live as (
-          select 'logs'::regclass as rel, coalesce(sum(pg_column_size(l.*) + 28), 0)::float8 as b from logs l
+        with parts as (
+          select relid from pg_partition_tree('logs') where isleaf
+        ), live as (
+          select coalesce(sum(pg_column_size(l.*) + 28), 0)::float8 as b,
+                 (select coalesce(sum(pg_total_relation_size(relid)), 0) from parts)::float8 as total,
+                 (select coalesce(sum(pg_relation_size(relid)), 0) from parts)::float8 as heap
+          from logs l
           union all
-          select 'metrics'::regclass, coalesce(sum(pg_column_size(m.*) + 28), 0)::float8 from metrics m
+          select coalesce(sum(pg_column_size(m.*) + 28), 0)::float8,
+                 pg_total_relation_size('metrics')::float8, pg_relation_size('metrics')::float8
+          from metrics m
         )
         select (
-          select coalesce(sum(live.b * greatest(1, pg_total_relation_size(live.rel)::float8 / greatest(1, pg_relation_size(live.rel)))), 0) from live
+          select coalesce(sum(live.b * greatest(1, live.total / greatest(1, live.heap))), 0) from live
         ) + (
           select coalesce(sum(pg_total_relation_size(c.oid)), 0)::float8
           from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -117,6 +126,11 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     // it back to the file system at once. Nothing to hand back page by page.
     fileShrinks: () => true,
     releaseFreePages: async () => 0,
+    async maintainPartitions(now: Date, dropBefore: string | null) {
+      const created = await ensurePartitionsAround(db, now);
+      const dropped = dropBefore === null ? [] : await dropPartitionsBefore(db, dropBefore);
+      return { created, dropped };
+    },
     notifyBus() {
       bus ??= new PostgresNotifyBus(options.url, pool);
       return bus;
@@ -172,9 +186,28 @@ with t as (
 select (select count(*) from t)::int as found, (select count(*) from ins)::int as n`;
 
 class PostgresIngestWriter implements IngestWriter {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly ensurePartition: (day: string) => Promise<boolean>,
+  ) {}
 
   async commitBatch(
+    host_id: string,
+    entries: readonly IngestLogEntry[],
+    received_at: string,
+    session_id?: string,
+  ): Promise<CommitResult> {
+    try {
+      return await this.commitOnce(host_id, entries, received_at, session_id);
+    } catch (error) {
+      // No partition for this day yet (clock past the days created ahead): create it, once.
+      if ((error as { code?: string }).code !== '23514' || !/no partition/.test((error as Error).message)) throw error;
+      await this.ensurePartition(dayOf(received_at));
+      return this.commitOnce(host_id, entries, received_at, session_id);
+    }
+  }
+
+  private async commitOnce(
     host_id: string,
     entries: readonly IngestLogEntry[],
     received_at: string,

@@ -96,6 +96,12 @@ export interface Storage {
   /** The cross-server notification bus, where the dialect has one (PostgreSQL). */
   notifyBus?(): NotifyBus;
   /**
+   * Where logs are partitioned by day (PostgreSQL): creates the partitions ahead of `now`
+   * and, with `dropBefore` (an ISO time), drops every whole day before it. Returns the
+   * partitions created and dropped (with the rows each held).
+   */
+  maintainPartitions?(now: Date, dropBefore: string | null): Promise<{ created: string[]; dropped: { name: string; rows: number }[] }>;
+  /**
    * Runs `fn` holding the database-wide migration lock, so that several server processes
    * starting on one database migrate it once. `fn` gets a kysely instance bound to the
    * locked connection and must use only that one.

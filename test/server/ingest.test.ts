@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
 import { SessionSupersededError, UnknownHostError, type IngestLogEntry } from '../../server/db/storage.js';
 import { entries, openTempDb, type TempDb } from './helpers.js';
+import { itOn } from '../support/dialects.js';
 
 let t: TempDb;
 let host: string;
@@ -116,7 +117,9 @@ describe('IngestWriter.commitBatch', () => {
     expect((await t.storage.ingest.commitBatch(host, entries(4, 8), new Date().toISOString())).accepted_seq).toBe(8);
   });
 
-  it('a row already present above accepted_seq is a no-op conflict, not an error', async () => {
+  // SQLite's global UNIQUE (host_id, seq). PostgreSQL partitions logs by day: a row written
+  // outside the ingest path on another day is not seen (DECISIONS G6).
+  itOn('sqlite')('a row already present above accepted_seq is a no-op conflict, not an error', async () => {
     await t.storage.db
       .insertInto('logs')
       .values({ host_id: host, seq: 2, ts: 't', received_at: 'r', severity: 'info', message: 'pre-existing', source: 'journald' })
@@ -194,7 +197,7 @@ describe('IngestWriter.commitBatch', () => {
           let model = 0;
           const modelRows = new Set<number>();
           for (const { start, len } of batches) {
-            const r = await t.storage.ingest.commitBatch(h, entries(start, start + len - 1), 'r');
+            const r = await t.storage.ingest.commitBatch(h, entries(start, start + len - 1), new Date().toISOString());
             for (let s = start; s < start + len; s++) if (s > model) modelRows.add(s);
             model = Math.max(model, start + len - 1);
             expect(r.accepted_seq).toBe(model);

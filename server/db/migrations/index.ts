@@ -6,6 +6,7 @@ import type { Storage } from '../storage.js';
 import { initial } from './0001-initial.js';
 import { retentionIndexes } from './0002-retention-indexes.js';
 import { servers } from './0003-servers.js';
+import { logsPartitions } from './0004-logs-partitions.js';
 
 // One history for both dialects: a migration that differs per dialect asks isPostgres()
 // (./dialect-of.ts) itself. Names 0001/0002 are kept: databases created before migrate on.
@@ -13,6 +14,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-retention-indexes': retentionIndexes,
   '0003-servers': servers,
+  '0004-logs-partitions': logsPartitions,
 };
 
 const provider: MigrationProvider = {
