@@ -42,7 +42,9 @@ export interface CommitResult {
 export interface IngestWriter {
   /**
    * In ONE transaction: inserts the entries with seq > the host's accepted_seq, sets
-   * accepted_seq = max(accepted_seq, highest seq of the batch) and last_seen = received_at.
+   * accepted_seq = max(accepted_seq, highest seq of the batch) and last_seen = received_at
+   * (the server time of the commit, an RFC 3339 UTC string: PostgreSQL partitions logs by
+   * its day).
    * Either all of it is committed or nothing is.
    *
    * With `session_id`, the commit applies only while agents.session_id still is that

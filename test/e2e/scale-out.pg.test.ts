@@ -28,7 +28,7 @@ import {
 const AGENTS = 3;
 const N = 3_000;
 const RATE = 1_000;
-const SERVER_ARGS = ['--ping-interval-ms', '500', '--missed-pongs', '3', '--hello-timeout-ms', '3000', '--lease-secs', '3', '--db-pool', '4'];
+const SERVER_ARGS = ['--ping-interval-ms', '500', '--missed-pongs', '3', '--hello-timeout-ms', '3000', '--lease-secs', '6', '--db-pool', '4'];
 
 let db: TestDbTarget;
 beforeAll(async () => {
@@ -80,7 +80,7 @@ it(`2 servers on one PostgreSQL database, ${AGENTS} agents: SIGKILL of one mid-s
 
     // a probe asked on B for an agent held by A
     const viaB = await probe(b, hosts[0] as string);
-    expect(viaB.status).toBe(200);
+    expect(viaB.status, JSON.stringify(viaB.body)).toBe(200);
     expect(viaB.body.output).toBeTypeOf('object');
 
     // SIGKILL A mid-stream; the balancer sends new connections to B
@@ -98,15 +98,15 @@ it(`2 servers on one PostgreSQL database, ${AGENTS} agents: SIGKILL of one mid-s
     const moved = await query<{ server_id: string }>('select server_id from agents order by host_id');
     expect(moved.map((r) => r.server_id)).toEqual(['server-b', 'server-b', 'server-b']);
 
-    // B notices A's expired lease (3 s) and removes its row
-    await b.waitForLog((r) => r['msg'] === 'server lease expired: its sessions marked Disconnected' && r['dead_server_id'] === 'server-a', 15_000);
+    // B notices A's expired lease (6 s) and removes its row
+    await b.waitForLog((r) => r['msg'] === 'server lease expired: its sessions marked Disconnected' && r['dead_server_id'] === 'server-a', 20_000);
     expect((await query<{ server_id: string }>('select server_id from servers order by server_id')).map((r) => r.server_id)).toEqual(['server-b']);
 
     // a third server: a probe asked there for an agent held by B; a revoke (CLI on the
     // database) closes a session held by B within 2 s
     c = await startServer(db.db, ['--server-id', 'server-c', ...SERVER_ARGS]);
     const viaC = await probe(c, hosts[1] as string);
-    expect(viaC.status).toBe(200);
+    expect(viaC.status, JSON.stringify(viaC.body)).toBe(200);
     const revokedAt = Date.now();
     expect(cliSync(SERVER_CLI, ['agent', 'revoke', hosts[2] as string, '--db', db.db]).code).toBe(0);
     await b.waitForLog((r) => r['msg'] === 'session revoked: agent.shutdown Revoked, closing 4002' && r['host_id'] === hosts[2], 5_000);

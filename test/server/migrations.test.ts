@@ -40,7 +40,9 @@ async function openAt(path: string): Promise<Storage> {
 /** This database's tables (PostgreSQL: of its own schema only). */
 async function tablesOf(storage: Storage) {
   const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(storage.db)).rows[0]?.s : undefined;
-  return (await storage.db.introspection.getTables()).filter((t) => (schema === undefined || t.schema === schema) && !/^logs_p\d{8}$/.test(t.name));
+  // under the migration lock: another test file dropping its schema meanwhile would fail the listing
+  const all = await storage.withMigrationLock((db) => db.introspection.getTables());
+  return all.filter((t) => (schema === undefined || t.schema === schema) && !/^logs_p\d{8}$/.test(t.name));
 }
 
 describe('migrations', () => {

@@ -72,10 +72,22 @@ export async function newTestDb(dialect: DialectName): Promise<TestDbTarget> {
   };
 }
 
+/** The key of server/db/postgres.ts's migration lock. */
+const MIGRATION_LOCK_KEY = 0x636f72746578;
+
 async function dropSchema(schema: string): Promise<void> {
   if (!created.has(schema)) return;
   created.delete(schema);
-  await adminQuery(`drop schema if exists ${schema} cascade`);
+  // Under the migration lock: kysely's Migrator lists the tables of EVERY schema, and a
+  // schema dropped in the middle of that (another test file's) fails the listing.
+  const client = new pg.Client({ connectionString: PG_TEST_URL });
+  await client.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    await client.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 type It = typeof it;
