@@ -66,23 +66,23 @@ Options:
 `,
   agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config> [options]   (--help on each)
 `,
-  revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH]
+  revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH|URL]
 
   Both token hashes NULL, state Revoked. A running server holding the host's session sends
   agent.shutdown {Revoked, 0} and closes it with 4002 within 2 s. Undo: agent issue --host-id.
 `,
-  rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH]
+  rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH|URL]
 
   The host's next hello gets a new token (a connected agent is asked to reconnect within 2 s).
   --grace-secs N   how long the previous token still works after that hello (default: the
                    server's rotation_grace_secs, 300)
 `,
-  decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH]
+  decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH|URL]
 
   The server holding the session sends agent.shutdown {Decommission, N}, keeps acking for N
   seconds (default 30), then revokes; at once when the host is not connected. Rows are kept.
 `,
-  config: `Usage: ${PROG} agent config HOST_ID (--set JSON [--apply-after RFC3339] | --clear) [--db PATH]
+  config: `Usage: ${PROG} agent config HOST_ID (--set JSON [--apply-after RFC3339] | --clear) [--db PATH|URL]
 
   --set JSON               a complete AgentConfig (generated/schemas), stored verbatim; a connected
                            agent gets it as config.update within 2 s; max_batch_entries may not
@@ -99,17 +99,17 @@ Options:
   --url URL          the server (http://, https://, or its ws:// URL)
   --admin-token T    the server's admin token, if it has one (or $CORTEX_ADMIN_TOKEN)
 `,
-  issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--json] [--db PATH]
+  issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--json] [--db PATH|URL]
 
   --host HOSTNAME    create a NeverConnected host with a new host_id and a one-time token
   --host-id HOST_ID  new one-time token for an existing host (re-enrollment); its rows are kept
   --json             print {"host_id", "hostname", "token"} as one JSON object
 `,
-  list: `Usage: ${PROG} agent list [--json] [--db PATH]
+  list: `Usage: ${PROG} agent list [--json] [--db PATH|URL]
 
   --json   print one JSON array of agent rows (no token hashes)
 `,
-  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH]
+  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH|URL]
 
   -n N       how many recent rows (default 20), oldest first
   --follow   keep printing new rows until interrupted

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
 import { migrateToLatest } from './db/migrations/index.js';
-import { openStorage } from './db/open.js';
+import { openStorage, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
 import { SessionRegistry, defaultServerId } from './cluster/registry.js';
 import { ProbeForwarder } from './cluster/probe-forward.js';
@@ -112,7 +112,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
   // PostgreSQL: the day partitions of logs exist ahead before the first commit.
   await storage.maintainPartitions?.(new Date(), null);
-  const { redactDbUrl } = storage.dialect === 'postgres' ? await import('./db/postgres.js') : { redactDbUrl: (u: string) => u };
   const dbDisplay = redactDbUrl(settings.db);
 
   const ingest = new Ingest(storage, logger, {

@@ -15,6 +15,18 @@ export class DbTargetError extends Error {
   }
 }
 
+/** The URL with any password replaced, for messages and logs. */
+export function redactDbUrl(url: string): string {
+  if (!/^postgres(ql)?:\/\//i.test(url)) return url; // a SQLite path: shown as given
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@');
+  }
+}
+
 /** The default pool size of a PostgreSQL database (--db-pool). */
 export const DEFAULT_DB_POOL = 10;
 

@@ -53,17 +53,6 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
-/** The URL with any password replaced, for messages and logs. */
-export function redactDbUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    return u.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@');
-  }
-}
-
 export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   const pool = new pg.Pool({
     connectionString: options.url,
