@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { migrations } from '../../server/db/migrations/index.js';
-import { openStorage } from '../../server/db/open.js';
+import { DbTargetError, openStorage, parseDbTarget, redactDbUrl } from '../../server/db/open.js';
 import { itOn, newTestDb, testDialect, type TestDbTarget } from '../support/dialects.js';
 import { buildServer, cli, ROOT, serve } from './spawn.js';
 
@@ -21,6 +21,18 @@ async function fresh(): Promise<TestDbTarget> {
 }
 
 describe('--db selection', () => {
+  itOn('sqlite')('parseDbTarget: postgres(ql):// URLs, plain paths, other schemes refused; redactDbUrl masks only a password', () => {
+    expect(parseDbTarget('postgres://u@h:5432/d')).toEqual({ dialect: 'postgres', url: 'postgres://u@h:5432/d' });
+    expect(parseDbTarget('POSTGRESQL://u@h/d').dialect).toBe('postgres');
+    for (const path of ['./data/cortex.db', '/var/lib/cortex/c.db', 'c.db', 'C:\\cortex\\c.db', 'file:c.db']) {
+      expect(parseDbTarget(path)).toEqual({ dialect: 'sqlite', path });
+    }
+    for (const bad of ['mysql://h/d', 'sqlite:///x.db', 'postgres:x', '']) expect(() => parseDbTarget(bad)).toThrow(DbTargetError);
+    expect(redactDbUrl('postgres://u:s3cret@h:5432/d?options=-c%20search_path%3Dx')).toBe('postgres://u:***@h:5432/d?options=-c%20search_path%3Dx');
+    expect(redactDbUrl('postgres://u@h/d')).toBe('postgres://u@h/d');
+    expect(redactDbUrl('./data/with:colon@odd.db')).toBe('./data/with:colon@odd.db');
+  });
+
   it('migrate --db applies the migrations once and reports them (--json: one JSON value)', async () => {
     const t = await fresh();
     const first = cli(['migrate', '--db', t.db, '--json']);
