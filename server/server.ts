@@ -253,6 +253,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   try {
     await registry.join(url, clusterSettings(settings), perServerSettings(settings, { db_pool: options.dbPool ?? null, dialect: storage.dialect }));
   } catch (error) {
+    clearInterval(pinger);
     await new Promise<void>((r) => server.close(() => r()));
     if (ownStorage) await storage.close().catch(() => undefined);
     throw error;
