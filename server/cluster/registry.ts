@@ -154,12 +154,6 @@ export class SessionRegistry<C extends HeldSession> {
     if (any) this.onReleased?.();
   }
 
-  /** Live server ids (lease not expired), this one included. */
-  async liveServers(): Promise<string[]> {
-    const rows = await this.storage.db.selectFrom('servers').select('server_id').where('lease_until', '>', new Date().toISOString()).execute();
-    return rows.map((r) => r.server_id);
-  }
-
   /** Leaves the cluster (graceful stop): the lease row goes; held rows were closed already. */
   async leave(): Promise<void> {
     this.stopped = true;

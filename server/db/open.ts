@@ -3,7 +3,7 @@
 //   anything without a scheme        a SQLite file path (./dialect.ts)
 //   any other scheme://              refused (a URL is never taken for a file name)
 import { openSqliteStorage } from './dialect.js';
-import type { DialectName, Storage } from './storage.js';
+import type { Storage } from './storage.js';
 
 export type DbTarget = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
 
@@ -50,10 +50,6 @@ export function parseDbTarget(value: string): DbTarget {
     );
   }
   return { dialect: 'sqlite', path: value };
-}
-
-export function dialectOf(value: string): DialectName {
-  return parseDbTarget(value).dialect;
 }
 
 export interface OpenOptions {
