@@ -24,8 +24,8 @@ export function checkDbArg(value: string): string {
 
 export function poolArg(value: string | undefined): number {
   if (value === undefined) return DEFAULT_DB_POOL;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1000) {
-    throw new UsageError(`--db-pool must be an integer 1..1000 (PostgreSQL connections of this process), got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value) || Number(value) < 2 || Number(value) > 1000) {
+    throw new UsageError(`--db-pool must be an integer 2..1000 (PostgreSQL connections of this process; one is held by the retention pass), got ${JSON.stringify(value)}`);
   }
   return Number(value);
 }

@@ -76,15 +76,26 @@ export class Retention {
     await this.running?.catch(() => undefined);
   }
 
-  /** One pass (passes never overlap). */
+  /**
+   * One pass (passes never overlap; on PostgreSQL not even between servers: a server whose
+   * peer is running its pass skips this one, so a size cap is not purged twice over).
+   */
   run(now = new Date()): Promise<PurgeResult> {
-    this.running ??= this.pass(now)
+    this.running ??= this.exclusivePass(now)
       .catch((error: unknown) => {
         this.logger.error({ err: String(error) }, 'retention pass failed; retrying at the next interval');
         return { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
       })
       .finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  private async exclusivePass(now: Date): Promise<PurgeResult> {
+    if (this.storage.exclusiveJob === undefined) return this.pass(now);
+    const r = await this.storage.exclusiveJob('retention', () => this.pass(now));
+    if (r !== undefined) return r;
+    this.logger.debug({}, 'retention: another server is running its pass; skipped');
+    return { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
   }
 
   private async pass(now: Date): Promise<PurgeResult> {

@@ -96,10 +96,18 @@ export async function dropPartitionsBefore(db: Kysely<any>, cutoff: string): Pro
   const dropped: { name: string; rows: number }[] = [];
   for (const p of await listDayPartitions(db)) {
     if (!(nextDay(p.day) <= cutoff)) continue;
-    const n = { rows: [{ n: await rowsOf(db, p.name) }] };
-    await sql.raw(`alter table logs detach partition ${p.name} concurrently`).execute(db);
-    await sql.raw(`drop table ${p.name}`).execute(db);
-    dropped.push({ name: p.name, rows: Number(n.rows[0]?.n ?? 0) });
+    const rows = await rowsOf(db, p.name);
+    try {
+      await sql.raw(`alter table logs detach partition ${p.name} concurrently`).execute(db);
+      await sql.raw(`drop table ${p.name}`).execute(db);
+    } catch (error) {
+      // Dropped meanwhile by another process (an older server without the retention lock,
+      // or an admin): nothing left to do for this day.
+      const still = await sql<{ r: string | null }>`select to_regclass(${p.name}) as r`.execute(db);
+      if (still.rows[0]?.r == null) continue;
+      throw error;
+    }
+    dropped.push({ name: p.name, rows });
   }
   return dropped;
 }

@@ -37,7 +37,7 @@ import {
 export interface PostgresStorageOptions {
   /** postgres:// or postgresql:// connection URL (may carry ?options=-c search_path=...). */
   url: string;
-  /** Pool size (default 10). */
+  /** Pool size (default 10, at least 2). */
   poolSize?: number;
 }
 
@@ -56,7 +56,8 @@ const types = {
 export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   const pool = new pg.Pool({
     connectionString: options.url,
-    max: Math.max(1, options.poolSize ?? 10),
+    // At least 2: a background job (retention) holds one connection for its advisory lock.
+    max: Math.max(2, options.poolSize ?? 10),
     types,
     // A connection attempt that hangs (firewall) fails instead of stalling the server.
     connectionTimeoutMillis: 10_000,
@@ -115,6 +116,17 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     // it back to the file system at once. Nothing to hand back page by page.
     fileShrinks: () => true,
     releaseFreePages: async () => 0,
+    async exclusiveJob<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+      return db.connection().execute(async (locked) => {
+        const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(hashtext(${`cortex-job:${name}`})::bigint) as ok`.execute(locked);
+        if (got.rows[0]?.ok !== true) return undefined;
+        try {
+          return await fn();
+        } finally {
+          await sql`select pg_advisory_unlock(hashtext(${`cortex-job:${name}`})::bigint)`.execute(locked);
+        }
+      });
+    },
     async maintainPartitions(now: Date, dropBefore: string | null) {
       const created = await ensurePartitionsAround(db, now);
       const dropped = dropBefore === null ? [] : await dropPartitionsBefore(db, dropBefore);

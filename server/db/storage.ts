@@ -104,6 +104,12 @@ export interface Storage {
    */
   maintainPartitions?(now: Date, dropBefore: string | null): Promise<{ created: string[]; dropped: { name: string; rows: number }[] }>;
   /**
+   * Runs `fn` unless another process on the database is running the job of the same
+   * `name` (PostgreSQL: a session advisory lock held on its own connection while `fn`
+   * runs); resolves undefined when it was skipped. Without it (SQLite) the caller runs `fn`.
+   */
+  exclusiveJob?<T>(name: string, fn: () => Promise<T>): Promise<T | undefined>;
+  /**
    * Runs `fn` holding the database-wide migration lock, so that several server processes
    * starting on one database migrate it once. `fn` gets a kysely instance bound to the
    * locked connection and must use only that one.

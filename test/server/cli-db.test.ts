@@ -58,7 +58,7 @@ describe('--db selection', () => {
     expect(existsSync(join(ROOT, 'postgres:db.example'))).toBe(false);
     const pool = cli(['serve', '--db-pool', '0']);
     expect(pool.code).toBe(2);
-    expect(pool.stderr).toMatch(/--db-pool must be an integer 1\.\.1000/);
+    expect(pool.stderr).toMatch(/--db-pool must be an integer 2\.\.1000/);
   });
 
   it('CORTEX_DB is the fallback when --db is not given', async () => {

@@ -5,6 +5,7 @@ import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
 import { createCapturingLogger } from '../../server/log.js';
 import { ServerMetrics } from '../../server/metrics.js';
 import { Retention } from '../../server/control/retention.js';
+import { openStorage } from '../../server/db/open.js';
 import { entries, openTempDb, type TempDb } from './helpers.js';
 
 let t: TempDb;
@@ -72,5 +73,32 @@ describe('logs partitioned by day', () => {
     expect(dropped?.['rows']).toBe(5000);
     // and the pass created the days ahead of its `now`
     expect(names).toContain(pName(now + 3 * DAY));
+  });
+
+  it('one retention pass at a time across servers: while another process runs its pass, this one skips', async () => {
+    const old = new Date(Date.now() - 40 * DAY).toISOString();
+    await t.storage.ingest.commitBatch(host, entries(1, 100), old);
+    const other = await openStorage(t.path, { poolSize: 2 });
+    try {
+      let started!: () => void;
+      let release!: () => void;
+      const running = new Promise<void>((r) => (started = r));
+      const held = other.exclusiveJob!('retention', () => {
+        started();
+        return new Promise<void>((r) => (release = r));
+      });
+      await running;
+      const log = createCapturingLogger({ level: 'debug' });
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = new Retention(t.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
+      expect(await r.run()).toEqual({ logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 });
+      expect(log.records().some((x) => x['msg'] === 'retention: another server is running its pass; skipped')).toBe(true);
+      expect(await count()).toBe(100);
+      release();
+      await held;
+      expect((await r.run()).logs).toBe(100);
+    } finally {
+      await other.close();
+    }
   });
 });
