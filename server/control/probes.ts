@@ -76,7 +76,9 @@ export class ProbeRouter {
         row === undefined
           ? `unknown host ${host_id}`
           : row.connection_state === 'Active'
-            ? `host ${id} has no session on this server (it may be connected to another server process; send the probe to that one)`
+            ? this.forwarder !== undefined
+              ? `host ${id} is marked Active but no live server on this database holds its session (its server stopped or lost its lease; the agent reconnects shortly)`
+              : `host ${id} has no session on this server (it may be connected to another server process; send the probe to that one)`
             : `host ${id} is not connected (state ${row.connection_state})`;
       throw new ProbeFailure(404, new UnknownHostRpcError({ host_id: id, reason: message }, 'UnknownHost'));
     }
