@@ -164,6 +164,10 @@ describe('one database, two servers', () => {
     const db = b.server.storage.db;
     // A's process "dies": its lease is in the past and nobody renews it.
     await db.updateTable('servers').set({ lease_until: '2000-01-01T00:00:00.000Z' }).where('server_id', '=', 'server-a').execute();
+    // before the sweep: a probe asked on B is not forwarded to a server without a live lease
+    const probe = await httpRequest(probeUrl(b, agent.host_id), { body: { probe: 'sys.uptime', args: {}, timeout_ms: 1000 } });
+    expect(probe.status).toBe(404);
+    expect(probe.body.error).toMatchObject({ code: -32004, data: { reason: expect.stringMatching(/no live server on this database holds its session/) } });
     await b.server.registry.tick();
     const row = await getAgent(db, agent.host_id);
     expect(row).toMatchObject({ connection_state: 'Disconnected', server_id: null, session_id: null, last_disconnect_reason: '1006 server server-a lease expired' });
