@@ -13,6 +13,7 @@
 // whole expired days CONCURRENTLY (a SHARE UPDATE EXCLUSIVE lock: inserts go on) and
 // drops them, instead of a long DELETE.
 import { sql, type Kysely } from 'kysely';
+import type { Database } from './schema.js';
 
 export const AHEAD_DAYS = 3;
 
@@ -31,7 +32,7 @@ export function partitionName(day: string): string {
 }
 
 /** Creates the day's partition (and its unique index) unless it exists. Returns true if created. */
-export async function ensureDayPartition(db: Kysely<any>, day: string): Promise<boolean> {
+export async function ensureDayPartition(db: Kysely<Database>, day: string): Promise<boolean> {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
   const name = partitionName(day);
   const exists = await sql<{ r: string | null }>`select to_regclass(${name}) as r`.execute(db);
@@ -49,7 +50,7 @@ export async function ensureDayPartition(db: Kysely<any>, day: string): Promise<
 }
 
 /** Partitions for yesterday .. today + AHEAD_DAYS. */
-export async function ensurePartitionsAround(db: Kysely<any>, now: Date): Promise<string[]> {
+export async function ensurePartitionsAround(db: Kysely<Database>, now: Date): Promise<string[]> {
   const created: string[] = [];
   for (let d = -1; d <= AHEAD_DAYS; d++) {
     const day = dayOf(new Date(now.getTime() + d * DAY_MS));
@@ -59,7 +60,7 @@ export async function ensurePartitionsAround(db: Kysely<any>, now: Date): Promis
 }
 
 /** The day partitions of logs, oldest first. */
-export async function listDayPartitions(db: Kysely<any>): Promise<{ name: string; day: string }[]> {
+export async function listDayPartitions(db: Kysely<Database>): Promise<{ name: string; day: string }[]> {
   const r = await sql<{ name: string }>`
     select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
     where i.inhparent = 'logs'::regclass order by c.relname`.execute(db);
@@ -78,7 +79,7 @@ const EXACT_COUNT_MAX = 50_000;
  * partition's rows come from the cumulative statistics (inserts minus deletes: exact for
  * a partition only ever inserted into, unless the statistics were reset).
  */
-async function rowsOf(db: Kysely<any>, name: string): Promise<number> {
+async function rowsOf(db: Kysely<Database>, name: string): Promise<number> {
   const stat = await sql<{ ins: number | null; del: number | null }>`
     select n_tup_ins::float8 as ins, n_tup_del::float8 as del from pg_stat_user_tables where relid = to_regclass(${name})`.execute(db);
   const s = stat.rows[0];
@@ -92,7 +93,7 @@ async function rowsOf(db: Kysely<any>, name: string): Promise<number> {
  * Detaches (CONCURRENTLY) and drops every partition whose whole day lies before
  * `cutoff` (an ISO time). Returns what went, with the rows each held.
  */
-export async function dropPartitionsBefore(db: Kysely<any>, cutoff: string): Promise<{ name: string; rows: number }[]> {
+export async function dropPartitionsBefore(db: Kysely<Database>, cutoff: string): Promise<{ name: string; rows: number }[]> {
   const dropped: { name: string; rows: number }[] = [];
   for (const p of await listDayPartitions(db)) {
     if (!(nextDay(p.day) <= cutoff)) continue;
