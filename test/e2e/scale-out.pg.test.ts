@@ -28,7 +28,7 @@ import {
 const AGENTS = 3;
 const N = 3_000;
 const RATE = 1_000;
-const SERVER_ARGS = ['--ping-interval-ms', '500', '--missed-pongs', '3', '--hello-timeout-ms', '3000', '--lease-secs', '6', '--db-pool', '4'];
+const SERVER_ARGS = ['--ping-interval-ms', '1000', '--missed-pongs', '5', '--hello-timeout-ms', '3000', '--lease-secs', '6', '--db-pool', '4'];
 
 let db: TestDbTarget;
 beforeAll(async () => {
@@ -69,7 +69,7 @@ it(`2 servers on one PostgreSQL database, ${AGENTS} agents: SIGKILL of one mid-s
       const stateDir = `${dir}/agent-${i}`;
       await enroll(proxy.url(), issued, stateDir);
       hosts.push(issued.host_id);
-      agents.push(startAgentRunner({ stateDir, total: N, rate: RATE, chunk: 100, pingWatchdogMs: 2000, backoffBaseMs: 100, backoffCapMs: 1000 }));
+      agents.push(startAgentRunner({ stateDir, total: N, rate: RATE, chunk: 100, pingWatchdogMs: 6000, backoffBaseMs: 100, backoffCapMs: 1000 }));
     }
     await Promise.all(agents.map((x) => x.waitFor((e) => e.ev === 'state' && e.to === 'Active', 15_000)));
     const held = await query<{ host_id: string; server_id: string }>('select host_id, server_id from agents order by host_id');
