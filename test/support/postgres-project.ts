@@ -39,6 +39,9 @@ export async function postgresProject(): Promise<{ include: string[]; env: Recor
     if (process.env['CI'] === 'true') {
       throw new Error(`CI=true and no PostgreSQL answers at ${redact(PG_TEST_URL)} (${problem}); start it (.ci/run does) or set CORTEX_TEST_POSTGRES_URL`);
     }
+    // vitest loads its config more than once (and workers inherit the environment): one line.
+    if (process.env['CORTEX_PG_SKIP_NOTICE'] === '1') return undefined;
+    process.env['CORTEX_PG_SKIP_NOTICE'] = '1';
     process.stderr.write(
       `PostgreSQL suites skipped: no PostgreSQL answers at ${redact(PG_TEST_URL)} (${problem}); start PostgreSQL 15 or set CORTEX_TEST_POSTGRES_URL to run them (CI=true makes this a failure)\n`,
     );
