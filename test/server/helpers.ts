@@ -31,7 +31,13 @@ export async function openTempDb(dialect: DialectName = testDialect()): Promise<
     const { newTestDb } = await import('../support/dialects.js');
     const target = await newTestDb('postgres');
     const storage = await openStorage(target.db, { poolSize: 4 });
-    await migrateToLatest(storage);
+    try {
+      await migrateToLatest(storage);
+    } catch (error) {
+      await storage.close();
+      await target.drop();
+      throw error;
+    }
     return {
       dir: target.dir,
       path: target.db,

@@ -50,7 +50,14 @@ export async function startTestServer(
   }
   const settings = resolveSettings({ listen: '127.0.0.1:0', db: dbPath, ...config });
   const log = createCapturingLogger({ name: 'test-server' });
-  const server = await startServer({ settings, logger: log.logger, ...(dialect === 'postgres' ? { dbPool: 4 } : {}), ...extra });
+  let server: RunningServer;
+  try {
+    server = await startServer({ settings, logger: log.logger, ...(dialect === 'postgres' ? { dbPool: 4 } : {}), ...extra });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    await drop();
+    throw error;
+  }
   const tokens: string[] = [];
   return {
     server,
@@ -66,12 +73,15 @@ export async function startTestServer(
       return issued;
     },
     async close() {
-      await server.close();
-      for (const t of tokens) {
-        for (const line of log.lines) if (line.includes(t)) throw new Error(`a token appeared in a log line: ${line}`);
+      try {
+        await server.close();
+        for (const t of tokens) {
+          for (const line of log.lines) if (line.includes(t)) throw new Error(`a token appeared in a log line: ${line}`);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        await drop();
       }
-      rmSync(dir, { recursive: true, force: true });
-      await drop();
     },
   };
 }

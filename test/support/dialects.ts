@@ -32,7 +32,11 @@ export interface TestDbTarget {
 }
 
 const created = new Set<string>();
-let hooked = false;
+// Safety net for schemas whose test failed before its drop(): registered when a test file
+// imports this module (collection time), so it belongs to that file's root suite.
+afterAll(async () => {
+  for (const s of [...created]) await dropSchema(s).catch(() => undefined);
+});
 
 async function adminQuery(text: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_TEST_URL });
@@ -49,12 +53,6 @@ export async function newTestDb(dialect: DialectName): Promise<TestDbTarget> {
   const dir = mkdtempSync(join(tmpdir(), 'cortex-db-'));
   if (dialect === 'sqlite') {
     return { dialect, db: join(dir, 'data', 'cortex.db'), dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  if (!hooked) {
-    hooked = true;
-    afterAll(async () => {
-      for (const s of [...created]) await dropSchema(s).catch(() => undefined);
-    });
   }
   const schema = `cx_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   await adminQuery(`create schema ${schema}`);
