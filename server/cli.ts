@@ -8,6 +8,7 @@ import type { AgentSummary } from './db/agents.repository.js';
 import type { LogView } from './db/logs.repository.js';
 import { UnknownHostError, type Storage } from './db/storage.js';
 import { DEFAULT_DB, DEFAULT_LISTEN, UsageError, isLoopbackHost, readConfigFile, resolveSettings } from './settings.js';
+import { MIGRATE_HELP, checkDbArg, dbArg, migrateCommand, openDbForCli, poolArg } from './cli-db.js';
 
 // Heavy modules (kysely, better-sqlite3, ws, pino) load only when a command needs them,
 // so `--help` and usage errors answer at once.
@@ -22,6 +23,7 @@ const HELP = {
 
 Commands:
   serve                          run the server (WebSocket endpoint /ws/agent, GET /healthz)
+  migrate                        bring the database to this version's schema and exit
   agent issue --host HOSTNAME    register a host and print its one-time enrollment token
   agent issue --host-id HOST_ID  issue a fresh one-time token for an existing host
   agent list                     list the agents
@@ -37,12 +39,17 @@ Commands:
   probe HOST_ID PROBE --url URL  run a probe on a connected host through the admin API
   backup --to FILE               consistent copy of the SQLite database, safe while serving
 
-Every command takes --db PATH (default ${DEFAULT_DB}) and --help.
+Every command takes --db PATH|URL (a SQLite file, or postgres://USER@HOST:PORT/DATABASE;
+default $CORTEX_DB, then ${DEFAULT_DB}) and --help.
 `,
   serve: `Usage: ${PROG} serve [options]
 
 Options:
-  --db PATH                  SQLite database (default ${DEFAULT_DB}; created with its folder)
+  --db PATH|URL              SQLite file (created with its folder) or postgres://USER@HOST:PORT/DATABASE
+                             (also postgresql://; default $CORTEX_DB, then ${DEFAULT_DB})
+  --db-pool N                PostgreSQL connections of this process (default 10)
+  --server-id ID             this server's name among several on one database (default hostname:port)
+  --lease-secs N             a server not renewing its lease this long counts as dead (default 15)
   --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
   --config FILE              JSON server config (generated/schemas/server-config.json); flags override it
   --admin-token-file FILE    bearer token for the admin HTTP API, read from FILE (or $CORTEX_ADMIN_TOKEN)
@@ -69,23 +76,23 @@ Options:
 `,
   agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|reset-seq|tokens|withdraw> [options]   (--help on each)
 `,
-  revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH]
+  revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH|URL]
 
   Both token hashes NULL, state Revoked. A running server holding the host's session sends
   agent.shutdown {Revoked, 0} and closes it with 4002 within 2 s. Undo: agent issue --host-id.
 `,
-  rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH]
+  rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH|URL]
 
   The host's next hello gets a new token (a connected agent is asked to reconnect within 2 s).
   --grace-secs N   how long the previous token still works after that hello (default: the
                    server's rotation_grace_secs, 300)
 `,
-  decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH]
+  decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH|URL]
 
   The server holding the session sends agent.shutdown {Decommission, N}, keeps acking for N
   seconds (default 30), then revokes; at once when the host is not connected. Rows are kept.
 `,
-  config: `Usage: ${PROG} agent config HOST_ID (--set JSON [--apply-after RFC3339] | --clear) [--db PATH]
+  config: `Usage: ${PROG} agent config HOST_ID (--set JSON [--apply-after RFC3339] | --clear) [--db PATH|URL]
 
   --set JSON               a complete AgentConfig (generated/schemas), stored verbatim; a connected
                            agent gets it as config.update within 2 s; max_batch_entries may not
@@ -102,18 +109,18 @@ Options:
   --url URL          the server (http://, https://, or its ws:// URL)
   --admin-token T    the server's admin token, if it has one (or $CORTEX_ADMIN_TOKEN)
 `,
-  issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--expires-in DURATION] [--json] [--db PATH]
+  issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--expires-in DURATION] [--json] [--db PATH|URL]
 
   --host HOSTNAME    create a NeverConnected host with a new host_id and a one-time token
   --host-id HOST_ID  new one-time token for an existing host (re-enrollment); its rows are kept
   --expires-in D     the token stops working after D (90s, 30m, 24h, 7d; default 7d)
   --json             print {"host_id", "hostname", "token"} as one JSON object
 `,
-  list: `Usage: ${PROG} agent list [--json] [--db PATH]
+  list: `Usage: ${PROG} agent list [--json] [--db PATH|URL]
 
   --json   print one JSON array of agent rows (no token hashes)
 `,
-  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH]
+  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH|URL]
 
   -n N       how many recent rows (default 20), oldest first
   --follow   keep printing new rows until interrupted
@@ -168,10 +175,7 @@ function int(name: string, value: string | undefined): number | undefined {
 }
 
 async function openDb(path: string): Promise<Storage> {
-  const [{ openSqliteStorage }, { migrateToLatest }] = await Promise.all([import('./db/dialect.js'), import('./db/migrations/index.js')]);
-  const storage = openSqliteStorage({ path });
-  await migrateToLatest(storage);
-  return storage;
+  return openDbForCli(path);
 }
 
 async function withDb<T>(path: string, fn: (s: Storage) => Promise<T>): Promise<T> {
@@ -188,6 +192,9 @@ async function serve(args: string[]): Promise<void> {
     args,
     {
       db: { type: 'string' },
+      'db-pool': { type: 'string' },
+      'server-id': { type: 'string' },
+      'lease-secs': { type: 'string' },
       listen: { type: 'string' },
       config: { type: 'string' },
       'admin-token': { type: 'string' },
@@ -241,6 +248,14 @@ async function serve(args: string[]): Promise<void> {
     max_db_bytes: int('--max-db-bytes', values['max-db-bytes']),
   };
   const settings = resolveSettings(file, flags as ServerConfig);
+  checkDbArg(settings.db);
+  const dbPool = poolArg(values['db-pool']);
+  const serverId = values['server-id'];
+  if (serverId !== undefined && !/^[A-Za-z0-9._:@-]{1,200}$/.test(serverId)) {
+    throw new UsageError(`--server-id ${JSON.stringify(serverId)}: use 1..200 letters, digits and . _ : @ -`);
+  }
+  const leaseSecs = int('--lease-secs', values['lease-secs']);
+  if (leaseSecs !== undefined && (leaseSecs < 3 || leaseSecs > 3600)) throw new UsageError('--lease-secs must be 3..3600');
   const tls = settings.tls_cert !== undefined || settings.tls_key !== undefined;
   if (tls && (settings.tls_cert === undefined || settings.tls_key === undefined)) {
     throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
@@ -253,16 +268,25 @@ async function serve(args: string[]): Promise<void> {
   const [{ createLogger, logCrashes }, { startServer }] = await Promise.all([import('./log.js'), import('./server.js')]);
   const logger = createLogger({ name: 'cortex-server' });
   logCrashes(logger);
-  const server = await startServer({ settings, logger });
-  logger.info({ url: server.url, db: settings.db, max_batch_entries: settings.max_batch_entries }, 'listening');
+  const { serveStartError } = await import('./cluster/errors.js');
+  const server = await startServer({
+    settings,
+    logger,
+    dbPool,
+    ...(serverId !== undefined ? { serverId } : {}),
+    ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
+  }).catch((error: unknown) => {
+    throw serveStartError(error);
+  });
+  logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(
-    { enroll: { issue: `npm run server -- agent issue --host HOSTNAME --db ${settings.db}`, url: server.url } },
+    { enroll: { issue: `npm run server -- agent issue --host HOSTNAME --db ${server.dbDisplay}`, url: server.url } },
     'to enroll an agent: issue a token, then run the agent enroll command with it',
   );
   err(
     `cortex-server listening on ${server.url}\n` +
       `To enroll an agent:\n` +
-      `  1. npm run server -- agent issue --host HOSTNAME --db ${settings.db}   (prints host_id and a one-time token)\n` +
+      `  1. npm run server -- agent issue --host HOSTNAME --db ${server.dbDisplay}   (prints host_id and a one-time token)\n` +
       `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token-file TOKEN_FILE --state-dir DIR` +
       (server.url.startsWith('ws://') ? ' --allow-insecure' : '') +
       `\n` +
@@ -302,7 +326,7 @@ async function agentIssue(args: string[]): Promise<void> {
     throw new UsageError(`--host-id ${JSON.stringify(hostId)} is not a UUID; see \`${PROG} agent list\``);
   }
   const { issueAgent, reissueToken } = await repo();
-  const issued = await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  const issued = await withDb(dbArg(values.db), async (s) => {
     let r: Awaited<ReturnType<typeof issueAgent>>;
     if (host !== undefined) r = await issueAgent(s.db, host);
     else {
@@ -327,7 +351,7 @@ async function agentIssue(args: string[]): Promise<void> {
 async function agentList(args: string[]): Promise<void> {
   const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' } }, HELP.list);
   const { listAgents } = await repo();
-  const agents = await withDb(values.db ?? DEFAULT_DB, (s) => listAgents(s.db));
+  const agents = await withDb(dbArg(values.db), (s) => listAgents(s.db));
   if (values.json) {
     out(JSON.stringify(agents.map(normalizeAgent)));
     return;
@@ -336,8 +360,8 @@ async function agentList(args: string[]): Promise<void> {
     out('no agents; add one with: agent issue --host HOSTNAME');
     return;
   }
-  const rows = agents.map((a) => [a.host_id, a.hostname, a.connection_state, String(a.accepted_seq), a.last_seen ?? '-', a.last_disconnect_reason ?? '-']);
-  const head = ['HOST_ID', 'HOSTNAME', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT'];
+  const rows = agents.map((a) => [a.host_id, a.hostname, a.connection_state, String(a.accepted_seq), a.last_seen ?? '-', a.last_disconnect_reason ?? '-', a.server_id ?? '-']);
+  const head = ['HOST_ID', 'HOSTNAME', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT', 'SERVER'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   for (const r of [head, ...rows]) out(r.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd());
 }
@@ -362,7 +386,7 @@ async function agentTail(args: string[]): Promise<void> {
   const hostId = (positionals[0] as string).toLowerCase();
   const n = int('-n', values.n) ?? 20;
   const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
-  const storage = await openDb(values.db ?? DEFAULT_DB);
+  const storage = await openDb(dbArg(values.db));
   try {
     if ((await getAgent(storage.db, hostId)) === undefined) {
       throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
@@ -412,7 +436,7 @@ async function agentRevoke(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { db: { type: 'string' } }, HELP.revoke, true);
   const hostId = oneHost(positionals, HELP.revoke);
   const { revoke } = await repo();
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(dbArg(values.db), async (s) => {
     await adminOp(hostId, () => revoke(s.db, hostId));
     await (await securityCommands()).auditCli(s.db, 'agent.revoke', hostId);
   });
@@ -426,7 +450,7 @@ async function agentRotate(args: string[]): Promise<void> {
   const { requestRotation } = await repo();
   const { LIMITS } = await import('@cortex/agent-protocol');
   const given = int('--grace-secs', values['grace-secs']);
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(dbArg(values.db), async (s) => {
     const recorded = await getSetting(s.db, 'rotation_grace_secs');
     const grace = given ?? (typeof recorded === 'number' ? recorded : LIMITS.rotation_grace_secs);
     await adminOp(hostId, () => requestRotation(s.db, hostId, grace));
@@ -442,7 +466,7 @@ async function agentDecommission(args: string[]): Promise<void> {
   const drain = int('--drain-secs', values['drain-secs']) ?? LIMITS.decommission_drain_secs;
   if (drain > LIMITS.max_drain_seconds) throw new UsageError(`--drain-secs must be at most ${LIMITS.max_drain_seconds}`);
   const { requestDecommission, getAgent, revoke } = await repo();
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(dbArg(values.db), async (s) => {
     await adminOp(hostId, () => requestDecommission(s.db, hostId, drain));
     await (await securityCommands()).auditCli(s.db, 'agent.decommission', hostId, { drain_secs: drain });
     const row = await getAgent(s.db, hostId);
@@ -494,7 +518,7 @@ async function agentConfig(args: string[]): Promise<void> {
   }
   const { setAgentConfig } = await repo();
   const { getSetting } = await import('./db/settings.repository.js');
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(dbArg(values.db), async (s) => {
     const recorded = await getSetting(s.db, 'max_batch_entries');
     cap = typeof recorded === 'number' ? recorded : LIMITS.server_max_batch_entries;
     if (configJson !== null && parsedMax > cap) {
@@ -570,6 +594,11 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (cmd === 'serve') return serve(rest);
+  if (cmd === 'migrate') {
+    const { values } = parse(rest, { db: { type: 'string' }, json: { type: 'boolean' } }, MIGRATE_HELP);
+    out(await migrateCommand(values));
+    return;
+  }
   if (cmd === 'probe') return probeCmd(rest);
   if (cmd === 'backup') return (await import('./backup.js')).backupCommand(rest);
   if (cmd === 'audit') return (await securityCommands()).auditCmd(rest);

@@ -402,6 +402,7 @@ export class Connection {
       platform_json: JSON.stringify(hello.platform),
       capabilities_json: JSON.stringify(hello.capabilities),
       last_handshake: now.toISOString(),
+      server_id: this.ctx.serverId,
     };
     const db = this.ctx.storage.db;
     let rotated: string | undefined;
@@ -427,7 +428,7 @@ export class Connection {
     clearTimeout(this.helloTimer);
     this.host_id = host_id;
     this.session_id = session_id;
-    this.ingest = this.ctx.ingest.session(host_id);
+    this.ingest = this.ctx.ingest.session(host_id, session_id);
     const accepted_seq = Number(current?.accepted_seq ?? row.accepted_seq);
     if (this.ws.readyState !== this.ws.OPEN) {
       // The socket went away while the row was being activated: record the close now.

@@ -13,6 +13,8 @@ export interface ServerContext {
   readonly ingest: Ingest;
   readonly logger: Logger;
   readonly serverVersion: string;
+  /** This server's id among the servers on one database (stored as agents.server_id). */
+  readonly serverId: string;
   readonly metrics: ServerMetrics;
   /** An authenticated session: replaces (and closes) an older one of the same host. */
   register(conn: Connection): void;
