@@ -12,7 +12,7 @@ import { LIMITS } from '@cortex/agent-protocol';
 import { Runner, report, type CaseResult } from './report.js';
 import { runServerSuite, TargetUnreachable, type ServerSuiteOptions } from './server-suite.js';
 import { runAgentSuite, AGENT_VALUE_OPTIONS, AGENT_FLAGS, agentOptionsFrom } from './agent-suite.js';
-import { UsageError, intOption, parseArgs } from './util.js';
+import { UsageError, checkTargetUrl, intOption, parseArgs } from './util.js';
 
 const HELP = `Usage: cortex-conformance <suite> [options]   (or: npm run conformance -- <suite> ...)
 
@@ -21,7 +21,7 @@ Suites:
   agent    start a scripted server and drive an agent through the agent suite
 
 Server suite:
-  --url URL                 the server's WebSocket endpoint (ws://HOST:PORT/ws/agent)
+  --url URL                 the server's WebSocket endpoint (wss://HOST/ws/agent; ws:// only to a loopback host)
   --enroll-token T          a fresh one-time enrollment token of --host-id (it is rotated and used up)
   --host-id ID              the host the token was issued for
   --token-2 T2 --host-id-2 ID2
@@ -86,7 +86,8 @@ async function main(argv: string[]): Promise<number> {
       return v;
     };
     const url = need('url');
-    if (!/^wss?:\/\//.test(url)) throw new UsageError(`--url must be a ws:// or wss:// URL (got ${url})`);
+    const urlProblem = checkTargetUrl(url);
+    if (urlProblem !== null) throw new UsageError(urlProblem);
     const hostId = need('host-id');
     const token2 = p.values.get('token-2');
     const hostId2 = p.values.get('host-id-2');

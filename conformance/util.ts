@@ -126,3 +126,30 @@ export async function within<T, F>(p: Promise<T>, ms: number, fallback: F): Prom
 export function lastLines(text: string, n = 5): string {
   return text.trim().split('\n').slice(-n).join(' | ');
 }
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and localhost: the hosts plain ws:// may reach (DECISIONS K3). */
+export function isLoopbackHostname(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/**
+ * The server URL the suite may use, or a message: wss:// anywhere, ws:// only to a loopback
+ * host (seed 2) — the suite sends real enrollment tokens, which ws:// would carry in clear.
+ */
+export function checkTargetUrl(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `--url must be a ws:// or wss:// URL (got ${url})`;
+  }
+  if (u.protocol === 'wss:') return null;
+  if (u.protocol !== 'ws:') return `--url must be a ws:// or wss:// URL (got ${url})`;
+  if (!isLoopbackHostname(u.hostname)) {
+    return `--url ${url} is unencrypted ws:// to a non-loopback host: ws:// is allowed only to loopback (127.0.0.0/8, ::1, localhost); use wss:// (NODE_EXTRA_CA_CERTS=FILE for a private CA)`;
+  }
+  return null;
+}

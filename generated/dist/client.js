@@ -39,7 +39,7 @@ export class AgentClient {
     /**
      * metrics.push (seed §4.5, request): Ship per-host metric samples.
      *
-     * Errors: -32008, -32020, -32602.
+     * Errors: -32004, -32008, -32020, -32602.
      */
     metricsPush(params, options) {
         return this.peer.request("metrics.push", params, options);
