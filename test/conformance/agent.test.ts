@@ -26,6 +26,7 @@ describe('cortex-conformance agent', () => {
       'agent/heartbeat', 'agent/probe-unknown', 'agent/probe-round-trip', 'error/-32602-InvalidParams',
       'agent/config-update', 'agent/shutdown-server-reload', 'agent/reconnect-after-reload', 'agent/backoff-bounds',
       'agent/shutdown-decommission', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/hello-valid', 'agent/requests-valid',
+      'vector/agent.shutdown/params/drain_seconds/above_maximum',
     ]) expect(statusOf(rep, id), id).toBe('PASS');
     // Generated from the vectors of the server→agent methods.
     expect(rep.cases.filter((c) => c.id.startsWith('vector/probe.request/params/') && c.status === 'PASS').length).toBeGreaterThanOrEqual(10);

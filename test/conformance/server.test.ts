@@ -78,6 +78,8 @@ describe('cortex-conformance server', () => {
         'revocation/live-session', 'revocation/hello-closed-4002', 'error/-32002-TokenRevoked', 'close/4002-TokenRevoked',
         'rotation/next-hello-rotates', 'rotation/new-token-accepted',
         'shutdown/server-reload', 'shutdown/acks-during-drain', 'shutdown/accepted-seq-after-restart',
+        'handshake/unknown-host', 'handshake/invalid-params', 'close/1000-NormalClosure', 'close/1002-ProtocolError', 'close/1007-InvalidPayload',
+        'close/4001-AuthFailed', 'ingest/overlap', 'ingest/gap-accepted', 'vector/metrics.push/params/samples/too_many_items',
       ]) passed(id);
       // Generated cases: one per vector of every agent→server method.
       expect(lines.filter((l) => l.includes(' vector/logs.push/params/')).length).toBeGreaterThan(20);
