@@ -64,8 +64,10 @@ Agent suite:
   --probe-args JSON         its args (default {})
   --failing-probe NAME      a probe that fails on this agent with these args: enables -32011
   --failing-probe-args JSON its args
-  --slow-probe NAME         a probe that takes longer than 50 ms with these args: enables -32012
+  --slow-probe NAME         a probe that takes longer than --slow-probe-timeout-ms with these args:
+                            enables -32012 (the suite sends that timeout_ms)
   --slow-probe-args JSON    its args
+  --slow-probe-timeout-ms N the timeout_ms sent with it (default 50)
   --internal-error-probe NAME   a probe whose handler fails unexpectedly with these args: enables -32603
   --internal-error-probe-args JSON  its args
   --backoff-base-ms N       the agent's reconnect backoff base (default 1000)

@@ -95,6 +95,7 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
       '--backoff-attempts': () => a.backoffAttempts,
       '--quiet-window-ms': () => a.quietWindowMs,
       '--rotation-grace-secs': () => s.rotationGraceSecs,
+      '--slow-probe-timeout-ms': () => a.slowProbeTimeoutMs,
       '--timeout-ms': () => s.timeoutMs,
       '--heartbeat-wait-ms': () => (a.heartbeatWaitMs === undefined ? 'interval + jitter + 2 s' : a.heartbeatWaitMs),
       '--log-source': () => (a.logSource === undefined ? '{"kind":"file","path":"{file}"}' : a.logSource),
