@@ -11,11 +11,11 @@
 // Exit 0 when the run passes (no unexpected failure or pass; with --strict, no skip), 1
 // otherwise or when the target cannot be reached at all, 2 on bad usage.
 import { readFileSync } from 'node:fs';
-import { Runner, caseJson, parseExpectFail, report, type CaseResult, type ExpectFailList } from './report.js';
+import { BailOut, Runner, caseJson, parseExpectFail, report, type CaseResult, type ExpectFailList } from './report.js';
 import { runServerSuite, TargetUnreachable } from './server-suite.js';
 import { runAgentSuite, AGENT_VALUE_OPTIONS, AGENT_FLAGS, agentOptionsFrom } from './agent-suite.js';
 import { COMMON_FLAGS, COMMON_VALUES, HELP, SERVER_FLAGS, SERVER_VALUES, serverOptionsFrom } from './options.js';
-import { UsageError, parseArgs, type ParsedArgs } from './util.js';
+import { UsageError, killAllSpawned, parseArgs, type ParsedArgs } from './util.js';
 
 /** --expect-fail FILE, read once before anything runs (a missing file is bad usage). */
 function expectFailFrom(p: ParsedArgs): ExpectFailList | undefined {
@@ -32,11 +32,14 @@ function expectFailFrom(p: ParsedArgs): ExpectFailList | undefined {
 
 /** A runner that streams one JSON object per case with --json-lines. */
 function runnerFor(p: ParsedArgs, expectFail: ExpectFailList | undefined): Runner {
-  if (!p.flags.has('json-lines')) return new Runner();
-  return new Runner((r) => {
-    if (expectFail?.ids.has(r.id)) r.expectedFail = true;
-    process.stdout.write(`${JSON.stringify(caseJson(r))}\n`);
-  });
+  const runner = !p.flags.has('json-lines')
+    ? new Runner()
+    : new Runner((r) => {
+        if (expectFail?.ids.has(r.id)) r.expectedFail = true;
+        process.stdout.write(`${JSON.stringify(caseJson(r))}\n`);
+      });
+  if (p.flags.has('bail')) runner.bail = { expectFail };
+  return runner;
 }
 
 function common(p: ParsedArgs, expectFail: ExpectFailList | undefined) {
@@ -65,6 +68,10 @@ async function main(argv: string[]): Promise<number> {
     try {
       await runServerSuite(o, runner);
     } catch (err) {
+      if (err instanceof BailOut) {
+        process.stderr.write(`cortex-conformance: ${err.message}\n`);
+        return report(runner.results, { suite: 'server', target: o.url, ...c });
+      }
       if (!(err instanceof TargetUnreachable)) throw err;
       fatal = err.message;
       process.stderr.write(`cortex-conformance: ${fatal}\n`);
@@ -79,7 +86,13 @@ async function main(argv: string[]): Promise<number> {
     const expectFail = expectFailFrom(p);
     const c = common(p, expectFail);
     const runner = runnerFor(p, expectFail);
-    const fatal = await runAgentSuite(o, runner);
+    let fatal: string | undefined;
+    try {
+      fatal = await runAgentSuite(o, runner);
+    } catch (err) {
+      if (!(err instanceof BailOut)) throw err;
+      process.stderr.write(`cortex-conformance: ${err.message}\n`);
+    }
     if (fatal !== undefined) process.stderr.write(`cortex-conformance: ${fatal}\n`);
     return report(runner.results, { suite: 'agent', target: o.runCommand, ...c, fatal });
   }
@@ -88,7 +101,9 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => {
-    // Sockets and timers of the target may still be open; the report is written.
+    // Sockets and timers of the target may still be open; the report is written. Commands
+    // the suite started and did not stop (a bailed run) go with it.
+    killAllSpawned();
     process.exit(code);
   },
   (err: unknown) => {
@@ -97,6 +112,7 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     process.stderr.write(`cortex-conformance: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+    killAllSpawned();
     process.exit(1);
   },
 );

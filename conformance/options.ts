@@ -85,6 +85,8 @@ Common:
   --json                    print one JSON value: the run, with one object per case in "cases"
   --json-lines              print one JSON object per case as it finishes, then a summary object
   --junit FILE              also write JUnit XML to FILE
+  --bail                    stop at the first failure (not counting --expect-fail cases); the rest
+                            is not run (used by npm run conformance:mutants)
   --help                    show this help
 
 Every case that cannot run is SKIPPED with the reason and the option that enables it; the
@@ -92,7 +94,7 @@ summary (last line) counts them: "N passed, M failed, K skipped".
 `;
 
 export const COMMON_VALUES = ['timeout-ms', 'junit', 'expect-fail'];
-export const COMMON_FLAGS = ['json', 'json-lines', 'strict'];
+export const COMMON_FLAGS = ['json', 'json-lines', 'strict', 'bail'];
 
 export const SERVER_VALUES = [
   'url', 'enroll-token', 'host-id', 'token-2', 'host-id-2', 'revoke-command', 'rotate-command', 'rotation-grace-secs',

@@ -184,10 +184,25 @@ export function report(results: CaseResult[], opts: ReportOptions): number {
   return failed ? 1 : 0;
 }
 
+/** Thrown by Runner.run after the first failure when the runner bails (--bail): ends the suite. */
+export class BailOut extends Error {
+  constructor(readonly caseId: string) {
+    super(`stopped after the first failure (${caseId}; --bail)`);
+  }
+}
+
 /** Runs cases one after the other, turning CaseFailure/CaseSkip/other errors into results. */
 export class Runner {
   readonly results: CaseResult[] = [];
+  /** --bail: stop the suite at the first failure (a case listed in --expect-fail does not count). */
+  bail: { expectFail: ExpectFailList | undefined } | undefined;
   constructor(private readonly onResult?: (r: CaseResult) => void) {}
+
+  private record(r: CaseResult): void {
+    this.results.push(r);
+    this.onResult?.(r);
+    if (this.bail !== undefined && r.status === 'FAIL' && !this.bail.expectFail?.ids.has(r.id)) throw new BailOut(r.id);
+  }
 
   async run(id: string, expected: string, body: () => Promise<string | void>): Promise<CaseResult> {
     const t0 = performance.now();
@@ -201,15 +216,13 @@ export class Runner {
       else if (err instanceof CaseFailure) r = { id, status: 'FAIL', expected: err.expected, seen: err.seen, durationMs };
       else r = { id, status: 'FAIL', expected, seen: `error: ${(err as Error)?.message ?? String(err)}`, durationMs };
     }
-    this.results.push(r);
-    this.onResult?.(r);
+    this.record(r);
     return r;
   }
 
   skip(id: string, expected: string, reason: string): CaseResult {
     const r: CaseResult = { id, status: 'SKIP', expected, seen: reason, durationMs: 0 };
-    this.results.push(r);
-    this.onResult?.(r);
+    this.record(r);
     return r;
   }
 }

@@ -474,8 +474,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
           const per = Math.min(o.serverMaxBatchEntries ?? LIMITS.logs_push_max_entries, LIMITS.logs_push_max_entries);
           const total = 3 * rate + per;
           let seq = h.accepted_seq + 1;
+          /** Outcomes in push order: null when acked, else the error. */
+          const sent: { start: number; n: number }[] = [];
           const push = (start: number, n: number): Promise<unknown> => {
             const entries = Array.from({ length: n }, (_, i) => entry(start + i));
+            sent.push({ start, n });
             return conn.client.logsPush({ seq_start: start, entries }, { timeoutMs: Math.max(t, 30_000) }).then(() => null, (err: unknown) => err);
           };
           const started = performance.now();
@@ -498,15 +501,27 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
             // the burst is being built, so a busy runner is not closed for missed pongs.
             await new Promise((r) => setImmediate(r));
           }
-          const errors = (await Promise.all(outcomes)).filter((e) => e !== null);
+          const settled = await Promise.all(outcomes);
+          const errors = settled.filter((e) => e !== null);
           const seconds = (performance.now() - started) / 1000;
           const quota = errors.find((e): e is RpcError => e instanceof RpcError && e.code === -32030);
           if (quota !== undefined) {
             const retry = (quota.data as { retry_after_ms?: unknown } | undefined)?.retry_after_ms;
             expect(typeof retry === 'number' && Number.isInteger(retry) && retry >= 0, 'error -32030 with data.retry_after_ms (integer >= 0)', describeErr(quota));
-            // let the bucket drain before the next case pushes (the server's own advice)
-            await new Promise((r) => setTimeout(r, Math.min(retry as number, 5000)));
-            return describeErr(quota);
+            // The bucket holds one second of the rate (DESIGN 5.6): a fresh session gets that
+            // much before the first refusal, and not much more than the rate allows meanwhile.
+            const firstRefused = settled.indexOf(quota);
+            const acceptedBefore = sent.slice(0, firstRefused).reduce((n, b, i) => n + (settled[i] === null ? b.n : 0), 0);
+            expect(acceptedBefore >= rate - per, `at least ${rate - per} entries (the burst, one second of ${rate}/s) accepted before the first -32030`, `${acceptedBefore} accepted before it`);
+            expect(acceptedBefore <= rate * (1 + seconds) + per, `at most ${Math.floor(rate * (1 + seconds) + per)} entries accepted before the first -32030`, `${acceptedBefore} accepted before it`);
+            // The advice fits the deficit of one push (n/rate s at most), and following it works.
+            const refusedBatch = sent[firstRefused] as { start: number; n: number };
+            const bound = Math.ceil((1000 * refusedBatch.n) / rate) + 50;
+            expect((retry as number) <= bound, `retry_after_ms at most ${bound} (the deficit of one push of ${refusedBatch.n} at ${rate}/s)`, `retry_after_ms ${retry}`);
+            await new Promise((r) => setTimeout(r, (retry as number) + 20));
+            const again = await push(refusedBatch.start, refusedBatch.n);
+            expect(again === null, `the refused push accepted after waiting retry_after_ms (${retry} ms)`, describeErr(again));
+            return `${describeErr(quota)} after ${acceptedBefore} entries; resent after ${retry} ms and acked`;
           }
           const capped = errors.find((e): e is RpcError => e instanceof RpcError && e.code === -32008);
           if (capped !== undefined) throw new CaseSkip(`pushes of ${per} entries were refused with -32008 (${describeErr(capped)}): pass --server-max-batch-entries`);

@@ -63,6 +63,14 @@ export interface Spawned {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/** Every process group spawnShell started that has not exited (killed when the runner exits early). */
+const live = new Set<Spawned>();
+
+/** SIGKILLs every process group still running (the runner is about to exit). */
+export function killAllSpawned(): void {
+  for (const s of live) s.kill('SIGKILL');
+}
+
 /** Runs a shell command line in its own process group (so kill reaches the agent behind the shell). */
 export function spawnShell(command: string, env: Record<string, string> = {}): Spawned {
   const child = spawn(command, { shell: true, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
@@ -74,7 +82,7 @@ export function spawnShell(command: string, env: Record<string, string> = {}): S
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
+  const spawned: Spawned = {
     child,
     output: () => out,
     exited,
@@ -91,6 +99,9 @@ export function spawnShell(command: string, env: Record<string, string> = {}): S
       }
     },
   };
+  live.add(spawned);
+  void exited.then(() => live.delete(spawned));
+  return spawned;
 }
 
 /** Runs a command to completion (or kills it after timeoutMs). */

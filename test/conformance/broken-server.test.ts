@@ -210,6 +210,15 @@ describe('runner options against the broken server: --expect-fail, --strict, --j
     expect(xml).toContain('failures="1"');
   }, 90_000);
 
+  it('--bail stops at the first failure: the cases after it are not run', async () => {
+    const r = await runConformance([...base(), '--json', '--bail']);
+    expect(r.code).toBe(1);
+    const rep = parseJson(r);
+    expect(rep.cases.at(-1)?.status).toBe('FAIL');
+    expect(rep.cases.filter((c) => c.status === 'FAIL')).toHaveLength(1);
+    expect(r.stderr).toMatch(/stopped after the first failure \(subprotocol\/wrong-refused; --bail\)/);
+  });
+
   it('a missing --expect-fail file or --json with --json-lines is bad usage (exit 2)', async () => {
     const a = await runConformance([...base(), '--expect-fail', join(tmp, 'nope.txt')]);
     expect(a.code).toBe(2);
