@@ -45,10 +45,15 @@ export function rangeOf(file, signature) {
 
 /** The modules implementing the wire rules and the functions of each that the suites exercise. */
 export const SERVER_SCOPE = {
-  // handshake: the hello decision (versions, token, revoked, rotation) and its failure path
-  'server/ws/connection.ts': ['  private async handshake(', '  private fail(', '  private countPreHello(', '  private preHelloOversize('],
-  // ingest: contiguity, cap, quota, queue, commit-then-ack
-  'server/ingest.ts': ['  take(n: number', '  push(params: LogsPushParams)', '  private accept(', '  private async commitPending('],
+  // handshake: the hello verdict (protocol and agent versions, token, revoked, rotation
+  // required, decommissioned, params) and which rotation the session gets
+  // (not the decommission branch: no suite option decommissions a host)
+  'server/ws/connection.ts': [
+    { from: "const pv = p['protocol_version'];", to: 'if (row.decommission_requested_at !== null) {' },
+    { from: 'if (!validateAgentHelloParams(params)) {', to: '    if (!ok) {' },
+  ],
+  // ingest: contiguity and the refused-push rule, cap, host gone, quota, queue
+  'server/ingest.ts': ['  push(params: LogsPushParams)', '  private accept('],
 };
 
 export const AGENT_SCOPE = {
@@ -57,6 +62,15 @@ export const AGENT_SCOPE = {
   'agent/agent.ts': ['  private async authenticate(', '  private finalSeqReason('],
 };
 
+/** Lines from the one holding `from` up to (not including) the next one holding `to`. */
+export function linesBetween(file, from, to) {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const a = lines.findIndex((l) => l.includes(from));
+  const b = a < 0 ? -1 : lines.findIndex((l, i) => i > a && l.includes(to));
+  if (a < 0 || b < 0) throw new Error(`mutants: ${file} has no "${from}" … "${to}" any more: update scripts/mutants/ranges.mjs`);
+  return `${file}:${a + 1}-${b}`;
+}
+
 export function mutateList(scope) {
-  return Object.entries(scope).flatMap(([file, sigs]) => sigs.map((s) => rangeOf(file, s)));
+  return Object.entries(scope).flatMap(([file, sigs]) => sigs.map((s) => (typeof s === 'string' ? rangeOf(file, s) : linesBetween(file, s.from, s.to))));
 }
