@@ -156,6 +156,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   let emitMode: 'file' | 'command' | 'none' = 'none';
   let lineNo = 0;
   let revokeNextHello = false;
+  /** The next hello gets -32001 AuthFailed (close 4001): the FatalAuth case. */
+  let authFailNextHello = false;
   let rotateNextHello = false;
   const allHellos: { session: Session; params: unknown }[] = [];
 
@@ -164,6 +166,10 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   server.onHello = (params, session) => {
     allHellos.push({ session, params: session.helloRaw });
     if (revokeNextHello) return { error: new TokenRevokedError({ reason: 'revoked' }, 'TokenRevoked'), closeCode: 4002 };
+    if (authFailNextHello) {
+      authFailNextHello = false;
+      return { error: new AuthFailedError({ reason: 'token_hash_mismatch' }, 'AuthFailed'), closeCode: 4001 };
+    }
     if (params.host_id.toLowerCase() !== currentHost || !validTokens.has(params.token)) return { error: new AuthFailedError({ reason: 'token_hash_mismatch' }, 'AuthFailed'), closeCode: 4001 };
     let rotated: string | undefined;
     if (!enrolled || rotateNextHello) {
@@ -656,6 +662,44 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     runB.kill('SIGKILL');
     return `${closedByAgent ? `agent closed (${sess.close!.code})` : 'server closed 4002'}; silent for ${o.quietWindowMs} ms (process ${exited})`;
   });
+
+  // ─────────────────────────── C. FatalAuth (fresh state dir) ───────────────────────────
+  await runner.run('agent/fatal-auth', 'a reconnect answered -32001 AuthFailed (close 4001): the agent stops retrying (FatalAuth: no connection attempt within the quiet window)', async () => {
+    const dirC = join(work, 'state-c');
+    stateDirNow = dirC;
+    currentHost = randomUUID();
+    const tokC = randomToken();
+    validTokens = new Set([tokC]);
+    enrolled = false;
+    const before = server.sessions.length;
+    let runC: Spawned;
+    if (o.enrollCommand !== undefined) {
+      const r = await runShell(fillTemplate(o.enrollCommand, values(dirC, tokC, currentHost)), startTimeout * 2);
+      expect(r.code === 0, 'the enrollment of a fresh host succeeds', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
+      runC = startRun(dirC, expectedToken, currentHost);
+      const ok = await server.until(() => server.sessions.length > before + 1 && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
+      expect(ok, 'the run command connects', `no session${hint(runC)}`);
+    } else {
+      runC = startRun(dirC, tokC, currentHost);
+      const ok = await server.until(() => server.sessions.length > before && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
+      expect(ok, 'the run command connects', `no session${hint(runC)}`);
+    }
+    const sess = server.sessions.at(-1)!;
+    await barrier(sess);
+    // The server goes away; the agent's next hello is refused with -32001.
+    authFailNextHello = true;
+    const from = server.sessions.length;
+    sess.closeWith(1011, 'conformance: server restart');
+    const refused = await nextHello(from, bound(0) + o.backoffCapMs + startTimeout);
+    expect(refused !== undefined && refused.helloAnswered === 'error', 'a reconnect whose hello is refused with -32001', refused ? 'hello accepted' : `no reconnect${hint(runC)}`);
+    const n = server.attempts.length;
+    const quiet = await server.until(() => server.attempts.length > n, o.quietWindowMs);
+    const exited = await Promise.race([runC.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
+    runC.kill('SIGKILL');
+    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms after -32001`, `attempt ${(server.attempts[n]?.at ?? NaN) - refused!.openedAt} ms after the refusal`);
+    return `-32001 then silent for ${o.quietWindowMs} ms (process ${exited})`;
+  });
+  authFailNextHello = false;
 
   // ─────────────────────────── summary checks over the whole run ───────────────────────────
   await runner.run('agent/hello-valid', 'every agent.hello is valid against the schema (protocol_version 1 included)', async () => {

@@ -19,10 +19,12 @@ Server suite:
   --token-2 T2 --host-id-2 ID2
                             a second fresh host; cases that destroy a host (revocation) use it
   --revoke-command CMD      revokes a host; {host_id} is replaced (e.g. "cortex-server agent revoke {host_id} --db F")
-  --rotate-command CMD      marks a host for token rotation; {host_id} is replaced (e.g. "cortex-server agent
-                            rotate {host_id} --grace-secs 0 --db F"): enables the 1012 and -32005 cases
-  --rotation-grace-secs N   the grace window that rotation leaves the previous token (default 300); the
-                            -32005 case waits it out, so it needs N <= 10
+  --rotate-command CMD      marks a host for token rotation; {host_id} and {grace_secs} are replaced (e.g.
+                            "cortex-server agent rotate {host_id} --grace-secs {grace_secs} --db F"): enables
+                            the 1012 and -32005 cases ({grace_secs} is --rotation-grace-secs) and, with
+                            {grace_secs} in it, the previous-token-in-grace case (a second rotation, 60 s)
+  --rotation-grace-secs N   the grace window of the first rotation (default 300); the -32005 case waits
+                            it out, so it needs N <= 10
   --stop-command CMD        stops the server as SIGTERM does (e.g. "kill -TERM PID"): enables the
                             shutdown cases (agent.shutdown ServerReload, acks during the drain, close 1001);
                             they run last
@@ -49,6 +51,7 @@ Server suite:
                             commits faster than a burst arrives)
   --resume-storage-command CMD  lets them go on (required with it)
   --agent-version V         agent_version sent in hello (default 1.0.0)
+  --min-agent-version V     the server's min_agent_version: enables the agent-version floor case
   --skip-slow               skip cases that wait more than ~2 s (hello timer)
 
 Agent suite:
@@ -100,7 +103,7 @@ export const SERVER_VALUES = [
   'url', 'enroll-token', 'host-id', 'token-2', 'host-id-2', 'revoke-command', 'rotate-command', 'rotation-grace-secs',
   'stop-command', 'restart-command', 'break-storage-command', 'repair-storage-command', 'stall-storage-command', 'resume-storage-command', 'metrics-count-command',
   'admin-url', 'admin-token', 'hello-timeout-ms', 'ping-interval-ms', 'missed-pongs', 'server-max-batch-entries', 'agent-rate',
-  'ingest-queue-entries', 'agent-version', ...COMMON_VALUES,
+  'ingest-queue-entries', 'agent-version', 'min-agent-version', ...COMMON_VALUES,
 ];
 export const SERVER_FLAGS = ['skip-slow', ...COMMON_FLAGS];
 
@@ -153,5 +156,6 @@ export function serverOptionsFrom(p: ParsedArgs): ServerSuiteOptions {
     missedPongs: intOption(p, 'missed-pongs', 1) ?? LIMITS.missed_pongs,
     timeoutMs: intOption(p, 'timeout-ms', 1) ?? 5000,
     agentVersion: p.values.get('agent-version') ?? '1.0.0',
+    minAgentVersion: p.values.get('min-agent-version'),
   };
 }

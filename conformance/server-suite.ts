@@ -57,6 +57,8 @@ export interface ServerSuiteOptions {
   repairStorageCommand?: string | undefined;
   /** Prints the number of metric samples stored for {host_id}. */
   metricsCountCommand?: string | undefined;
+  /** The server's min_agent_version, for the agent-version floor case. */
+  minAgentVersion?: string | undefined;
   /** The server's ingest queue capacity in entries, for the -32020 case. */
   ingestQueueEntries?: number | undefined;
   /** Makes the server's storage writes wait / lets them go on (the -32020 case, when a burst alone cannot fill the queue). */
@@ -209,7 +211,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   const authClose = (code: number) => ERROR_TABLE.find((e) => e.code === code)?.closeCode;
 
   /** Sends one frame on a fresh socket and expects an error code and (from ERROR_TABLE) the close code. */
-  async function preHelloError(frame: Record<string, unknown> | string, code: number): Promise<string> {
+  async function preHelloError(frame: Record<string, unknown> | string, code: number, checkData?: (data: unknown) => string | undefined): Promise<string> {
     const c = await open();
     try {
       const id = typeof frame === 'string' ? null : (frame['id'] as number | null);
@@ -221,6 +223,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       const expected = `error ${code}${closeCode !== undefined ? ` then close ${closeCode}` : ''}`;
       expect(errorCode(resp) === code, expected, `${describeFrame(resp)}; ${describeClose(c.closeInfo)}`);
       if (closeCode !== undefined) expect(closed?.code === closeCode, expected, `${describeFrame(resp)}; ${describeClose(closed)}`);
+      if (checkData !== undefined) {
+        const data = isObj(resp?.json) && isObj(resp.json['error']) ? resp.json['error']['data'] : undefined;
+        const wrong = checkData(data);
+        if (wrong !== undefined) throw new CaseFailure(wrong, `error.data ${js(data)}`);
+      }
       return `${describeFrame(resp)}; ${describeClose(closed)}`;
     } finally {
       await c.dispose();
@@ -290,7 +297,13 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   await runner.run('handshake/protocol-version', 'hello with protocol_version 2: error -32003 then close 4001', async () => {
     if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
-    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 2 } }, -32003);
+    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 2 } }, -32003, versionData(2));
+  });
+  await runner.run('handshake/agent-version-floor', 'hello with an agent_version below the server\'s min_agent_version (--min-agent-version): error -32003 then close 4001', async () => {
+    if (o.minAgentVersion === undefined) throw new CaseSkip('needs --min-agent-version V (the server\'s min_agent_version)');
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    // A pre-release of 0.0.0 ranks below every release (semver 2.0.0 precedence).
+    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), agent_version: '0.0.0-conformance' } }, -32003);
   });
 
   await runner.run('handshake/invalid-params', 'hello with the right token but no capabilities: error -32602', async () => {
@@ -319,7 +332,12 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       const id = `vector/${v.id}`;
       const exp = describeExpected(v);
       if (method === 'agent.hello') {
-        const alt = v.expected.outcome === 'error' && (pathTouches(v.path, 'token') || pathTouches(v.path, 'host_id')) ? ' (or -32001: without a usable host_id/token the token check comes first)' : '';
+        const alt =
+          v.expected.outcome === 'error' && (pathTouches(v.path, 'token') || pathTouches(v.path, 'host_id'))
+            ? ' (or -32001: without a usable host_id/token the token check comes first)'
+            : v.expected.outcome === 'error' && o.minAgentVersion !== undefined && pathTouches(v.path, 'agent_version')
+              ? ' (or -32003: with a min_agent_version the version is checked first)'
+              : '';
         await runner.run(id, exp + alt, () => helloVector(v));
         continue;
       }
@@ -376,6 +394,9 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       // step 4 checks the token before anything but the envelope and versions, so -32001 is
       // as right as the vector's -32602 there.
       const alt = pathTouches(v.path, 'token') || pathTouches(v.path, 'host_id') ? [-32001] : [];
+      // With a min_agent_version the server checks agent_version before the schema (seed 3
+      // step 4): an agent_version that is no semver ranks as unsupported, -32003.
+      if (o.minAgentVersion !== undefined && pathTouches(v.path, 'agent_version')) alt.push(-32003);
       const ok = code === v.expected.code || alt.includes(code ?? 0);
       expect(ok, `error ${v.expected.code}${alt.length ? ` (or ${alt.join(', ')})` : ''}`, describeFrame(resp));
       const closeCode = authClose(code ?? 0);
@@ -439,8 +460,8 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     },
     [-32001]: { expected: 'a wrong token: error -32001 then close 4001', run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, randomToken()) }, -32001) },
     [-32003]: {
-      expected: 'protocol_version 0: error -32003 then close 4001',
-      run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 0 } }, -32003),
+      expected: 'protocol_version 0: error -32003 then close 4001, data {required_protocol_version, current: 0}',
+      run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 0 } }, -32003, versionData(0)),
     },
     [-32002]: {
       expected: 'hello of a revoked host: error -32002 then close 4002',
@@ -453,7 +474,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
         if (cap === undefined) throw new CaseSkip('needs --server-max-batch-entries N (the server cap, < 1000)');
         if (cap >= LIMITS.logs_push_max_entries) throw new CaseSkip(`the server cap is ${cap}: -32008 needs a cap below ${LIMITS.logs_push_max_entries}`);
         return withSession(async (conn, h) => {
-          const start = h.accepted_seq + 1;
+          // exactly the cap is accepted, one more is not
+          const at = h.accepted_seq + 1;
+          const full = await conn.client.logsPush({ seq_start: at, entries: range(at, at + cap - 1) }, { timeoutMs: t }).catch((err: unknown) => err);
+          if (!isObj(full) || typeof (full as { up_to_seq?: unknown }).up_to_seq !== 'number') throw new CaseFailure(`a push of exactly the cap (${cap}) accepted`, describeErr(full));
+          const start = at + cap;
           const entries = Array.from({ length: cap + 1 }, (_, i) => entry(start + i));
           try {
             const r = await conn.client.logsPush({ seq_start: start, entries }, { timeoutMs: t });
@@ -870,7 +895,8 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   // ─────────────────────────── 11. rotation (primary host) ───────────────────────────
   await runner.run('rotation/next-hello-rotates', 'after --rotate-command, the next hello with the current token gets a new rotated_token', async () => settle((await rotation()).nextHello));
-  await runner.run('rotation/new-token-accepted', 'the new token is accepted without another rotation', async () => settle((await rotation()).newToken));
+  await runner.run('rotation/new-token-accepted', 'the new token is accepted without another rotation, and the previous one is refused -32001 from then on', async () => settle((await rotation()).newToken));
+  await runner.run('rotation/previous-token-in-grace', 'after a rotation with a grace window, the previous token is accepted and rotated again', async () => settle((await rotation()).inGrace));
 
   // ─────────────────────────── 12. shutdown (last: the server stops) ───────────────────────────
   await runner.run('shutdown/server-reload', 'the server shutting down (--stop-command) sends agent.shutdown {reason: "ServerReload", drain_seconds} to a session', async () => settle((await shutdown()).notified));
@@ -887,12 +913,12 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
    * next hello with the current token is rotated; after the grace window the previous
    * token gets -32005 + 4001; the new token is accepted.
    */
-  async function rotationFlow(): Promise<{ liveClose: Outcome; nextHello: Outcome; staleToken: Outcome; newToken: Outcome }> {
+  async function rotationFlow(): Promise<{ liveClose: Outcome; nextHello: Outcome; staleToken: Outcome; newToken: Outcome; inGrace: Outcome }> {
     if (o.rotateCommand === undefined) throw new CaseSkip(rotateNeeds);
     const s = await session();
     const shutdowns: AgentShutdownParams[] = [];
     registerAgentHandlers(s.conn.peer, { 'agent.shutdown': (p) => void shutdowns.push(p) });
-    const ran = await runShell(fillTemplate(o.rotateCommand, { host_id: o.hostId }), 20_000);
+    const ran = await runShell(fillTemplate(o.rotateCommand, { host_id: o.hostId, grace_secs: String(o.rotationGraceSecs) }), 20_000);
     if (ran.code !== 0) {
       await s.conn.dispose();
       throw new CaseFailure('--rotate-command exits 0', `exit ${ran.code ?? ran.signal}: ${lastLines(ran.output)}`);
@@ -930,9 +956,35 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       await n.conn.dispose();
       expect(n.result !== undefined, 'hello with the new token accepted', describeErr(n.error));
       expect(n.result!.rotated_token === undefined || n.result!.rotated_token === null, 'no further rotation', `rotated_token ${JSON.stringify(n.result!.rotated_token)}`);
-      return `accepted, accepted_seq ${n.result!.accepted_seq}`;
+      // The new token's hello cleared the previous hash: the old token is now just wrong.
+      if (typeof fresh === 'string') await preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, previous) }, -32001);
+      return `accepted, accepted_seq ${n.result!.accepted_seq}; the previous token is now refused -32001`;
     });
-    return { liveClose, nextHello, staleToken, newToken };
+    // Inside a grace window the previous token still works and is rotated again (DESIGN 5.2).
+    let inGrace: Outcome;
+    if (!o.rotateCommand.includes('{grace_secs}')) inGrace = { ok: false, skip: 'needs {grace_secs} in --rotate-command (e.g. "cortex-server agent rotate {host_id} --grace-secs {grace_secs} --db F")', expected: '', seen: '' };
+    else {
+      inGrace = await outcome(async () => {
+        const r2 = await runShell(fillTemplate(o.rotateCommand as string, { host_id: o.hostId, grace_secs: '60' }), 20_000);
+        expect(r2.code === 0, '--rotate-command exits 0', `exit ${r2.code ?? r2.signal}: ${lastLines(r2.output)}`);
+        const before = token;
+        const a = await hello(before);
+        await a.conn.dispose();
+        const t3 = a.result?.rotated_token;
+        expect(typeof t3 === 'string', 'the next hello rotated (grace 60 s)', a.result ? 'no rotated_token' : describeErr(a.error));
+        token = t3 as string;
+        const b = await hello(before);
+        await b.conn.dispose();
+        const t4 = b.result?.rotated_token;
+        expect(typeof t4 === 'string' && t4 !== t3, 'the previous token inside the grace window accepted and rotated again', b.result ? `rotated_token ${JSON.stringify(t4 ?? null)}` : describeErr(b.error));
+        token = t4 as string;
+        const c = await hello(token);
+        await c.conn.dispose();
+        expect(c.result !== undefined && (c.result.rotated_token ?? null) === null, 'the newest token accepted without rotation', c.result ? `rotated_token ${JSON.stringify(c.result.rotated_token)}` : describeErr(c.error));
+        return 'previous token accepted in the grace window and rotated again; the newest accepted';
+      });
+    }
+    return { liveClose, nextHello, staleToken, newToken, inGrace };
   }
 
 
@@ -959,6 +1011,16 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
           return describeErr(err);
         }
       });
+      if (bufferOverflow.ok) {
+        // A push behind the refused one must not be committed before the refused one is
+        // resent (it would leave a hole the agent cannot fill): refused too, even once the
+        // storage works again (DECISIONS B6a).
+        const repairedEarly = await runShell(o.repairStorageCommand, 20_000);
+        const follow = await s.conn.client.logsPush({ seq_start: start + 3, entries: range(start + 3, start + 4) }, { timeoutMs: t }).then((r) => r, (err: unknown) => err);
+        const broke2 = await runShell(o.breakStorageCommand, 20_000);
+        if (repairedEarly.code !== 0 || broke2.code !== 0) throw new CaseFailure('the storage commands exit 0', `repair exit ${repairedEarly.code}, break exit ${broke2.code}`);
+        if (!(follow instanceof RpcError)) bufferOverflow = { ok: false, expected: `a push behind the refused one (seq ${start + 3}) refused until seq ${start} is resent`, seen: `result ${js(follow)}` };
+      }
       internal = await outcome(async () => {
         try {
           const r = await s.conn.client.metricsPush({ ts: new Date().toISOString(), samples: [{ name: 'conformance_fault', value: 1 }] }, { timeoutMs: t });
@@ -1018,8 +1080,13 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       } finally {
         if (o.resumeStorageCommand !== undefined) await runShell(o.resumeStorageCommand, 20_000);
       }
-      const errors = (await Promise.all(outcomes)).filter((e) => e !== null);
+      const settled = await Promise.all(outcomes);
+      const errors = settled.filter((e) => e !== null);
       const bp = errors.find((e): e is RpcError => e instanceof RpcError && e.code === -32020);
+      // The queue holds `cap` entries: pushes that fill it exactly are not refused.
+      const fit = Math.floor(cap / per);
+      const early = settled.slice(0, fit).findIndex((e) => e !== null);
+      if (o.stallStorageCommand !== undefined && early >= 0) throw new CaseFailure(`the first ${fit} pushes (${fit * per} entries, within the queue of ${cap}) accepted`, `push ${early + 1} refused: ${describeErr(settled[early])}`);
       if (bp === undefined) {
         if (errors.length === 0 && o.stallStorageCommand === undefined) throw new CaseSkip(`all ${pushes * per} entries were committed as fast as they came: pass --stall-storage-command/--resume-storage-command`);
         throw new CaseFailure('error -32020', errors.length === 0 ? `all ${pushes * per} entries accepted with a queue of ${cap}` : describeErr(errors[0]));
@@ -1171,6 +1238,17 @@ function settle(o: Outcome): string {
     throw new CaseFailure(o.expected, o.seen);
   }
   return o.seen;
+}
+
+/** Checks -32003 data (seed 9): {required_protocol_version: integer >= 1, current: the version sent}. */
+function versionData(sent: number): (data: unknown) => string | undefined {
+  return (data) => {
+    if (!isObj(data)) return `error.data {required_protocol_version, current: ${sent}}`;
+    const req = data['required_protocol_version'];
+    if (typeof req !== 'number' || !Number.isInteger(req) || req < 1) return 'error.data.required_protocol_version an integer >= 1';
+    if (data['current'] !== sent) return `error.data.current ${sent} (the protocol_version sent)`;
+    return undefined;
+  };
 }
 
 /** Runs fn once; later callers share its promise. */

@@ -18,7 +18,7 @@ const RATE = 2000;
 const QUEUE = 1000;
 const env = {
   ...process.env,
-  CORTEX_TEST_CONFIG: JSON.stringify({ hello_timeout_ms: 800, max_batch_entries: 500, ping_interval_ms: PING_MS, missed_pongs: 2, agent_rate_entries_per_s: RATE, shutdown_drain_secs: 1 }),
+  CORTEX_TEST_CONFIG: JSON.stringify({ hello_timeout_ms: 800, max_batch_entries: 500, ping_interval_ms: PING_MS, missed_pongs: 2, agent_rate_entries_per_s: RATE, shutdown_drain_secs: 1, min_agent_version: '0.1.0' }),
   CORTEX_TEST_QUEUE_ENTRIES: String(QUEUE),
   CORTEX_TEST_ROTATION_CLOSE_MS: '500',
 };
@@ -49,10 +49,10 @@ try {
     // No --ping-interval-ms: the 1011 case waits several ping intervals and pings are not in
     // the mutated scope; without --strict that one skip does not fail a run.
     '--hello-timeout-ms', '800', '--server-max-batch-entries', '500',
-    '--agent-rate', String(RATE), '--ingest-queue-entries', String(QUEUE), '--timeout-ms', '3000',
+    '--agent-rate', String(RATE), '--ingest-queue-entries', String(QUEUE), '--min-agent-version', '0.1.0', '--timeout-ms', '3000',
     '--admin-url', `http://127.0.0.1:${port}`,
     '--revoke-command', `${q(process.execPath)} ${q(cli)} agent revoke {host_id} --db ${q(db)}`,
-    '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs 0 --db ${q(db)}`, '--rotation-grace-secs', '0',
+    '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs {grace_secs} --db ${q(db)}`, '--rotation-grace-secs', '0',
     '--break-storage-command', `echo break > ${q(fault)}`, '--repair-storage-command', `rm -f ${q(fault)}`,
     '--stall-storage-command', `echo stall > ${q(fault)}`, '--resume-storage-command', `rm -f ${q(fault)}`,
     '--metrics-count-command', `${q(process.execPath)} ${q(join(root, 'test/conformance/fixtures/metrics-count.mjs'))} ${q(db)} {host_id}`,

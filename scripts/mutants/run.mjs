@@ -6,8 +6,8 @@
 // compiled reference server / agent built from the mutated sources (command runner, see
 // scripts/mutants/stryker.config.mjs). Prints per module the mutants killed, survived and
 // the score, then every surviving mutant; the last line is one JSON object. Exit 0 when the
-// score is at least 80 %, 1 below it, 2 on bad usage. Not part of npm test (about 20 minutes
-// on 2 cores).
+// score is at least 80 %, 1 below it, 2 on bad usage. Not part of npm test (15-20 minutes a side
+// on 2 shared cores; DECISIONS K7).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 

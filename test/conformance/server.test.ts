@@ -37,7 +37,7 @@ describe('cortex-conformance server', () => {
     // The reference server through a fixture that can also fail or stall its storage on
     // demand (-32007, -32603, -32020); everything else is the compiled server as `serve` runs it.
     const f = await serveWithFaults(
-      { hello_timeout_ms: 800, max_batch_entries: 500, ping_interval_ms: PING_MS, missed_pongs: 2, agent_rate_entries_per_s: FAULTY_RATE, shutdown_drain_secs: 1 },
+      { hello_timeout_ms: 800, max_batch_entries: 500, ping_interval_ms: PING_MS, missed_pongs: 2, agent_rate_entries_per_s: FAULTY_RATE, shutdown_drain_secs: 1, min_agent_version: '0.1.0' },
       QUEUE_ENTRIES,
     );
     try {
@@ -48,10 +48,10 @@ describe('cortex-conformance server', () => {
         'server', '--url', f.url, '--enroll-token', h1.token, '--host-id', h1.host_id,
         '--token-2', h2.token, '--host-id-2', h2.host_id,
         '--hello-timeout-ms', '800', '--server-max-batch-entries', '500', '--ping-interval-ms', String(PING_MS), '--missed-pongs', '2',
-        '--agent-rate', String(FAULTY_RATE), '--ingest-queue-entries', String(QUEUE_ENTRIES),
+        '--agent-rate', String(FAULTY_RATE), '--ingest-queue-entries', String(QUEUE_ENTRIES), '--min-agent-version', '0.1.0',
         '--admin-url', f.httpUrl,
         '--revoke-command', `${cli} agent revoke {host_id} --db ${f.db}`,
-        '--rotate-command', `${cli} agent rotate {host_id} --grace-secs 0 --db ${f.db}`, '--rotation-grace-secs', '0',
+        '--rotate-command', `${cli} agent rotate {host_id} --grace-secs {grace_secs} --db ${f.db}`, '--rotation-grace-secs', '0',
         '--break-storage-command', `echo break > ${f.faultFile}`, '--repair-storage-command', `rm -f ${f.faultFile}`,
         '--stall-storage-command', `echo stall > ${f.faultFile}`, '--resume-storage-command', `rm -f ${f.faultFile}`,
         '--metrics-count-command', `node ${METRICS_COUNT} ${f.db} {host_id}`,
@@ -76,7 +76,7 @@ describe('cortex-conformance server', () => {
         'heartbeat/no-response', 'metrics/result', 'metrics/accepted-stored', 'vector/logs.push/params/entries/too_many_items',
         'admin/probe-round-trip', 'admin/probe-unlisted', 'admin/probe-agent-error', 'admin/probe-unknown-host',
         'revocation/live-session', 'revocation/hello-closed-4002', 'error/-32002-TokenRevoked', 'close/4002-TokenRevoked',
-        'rotation/next-hello-rotates', 'rotation/new-token-accepted',
+        'rotation/next-hello-rotates', 'rotation/new-token-accepted', 'rotation/previous-token-in-grace', 'handshake/agent-version-floor',
         'shutdown/server-reload', 'shutdown/acks-during-drain', 'shutdown/accepted-seq-after-restart',
         'handshake/unknown-host', 'handshake/invalid-params', 'close/1000-NormalClosure', 'close/1002-ProtocolError', 'close/1007-InvalidPayload',
         'close/4001-AuthFailed', 'ingest/overlap', 'ingest/gap-accepted', 'vector/metrics.push/params/samples/too_many_items',

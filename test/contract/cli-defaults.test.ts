@@ -1,7 +1,11 @@
 // R-CLI-01: every "(default X)" a command's --help writes is the value the program uses when
 // the option is not given. Each help line with a default must have a check here: a new
 // default in a --help text fails this test until it is checked.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '@cortex/agent-protocol';
@@ -10,6 +14,8 @@ import { Backoff } from '../../agent/backoff.js';
 import { createFileSource } from '../../agent/sources/file.source.js';
 
 import { resolveSettings } from '../../server/settings.js';
+import { openSqliteStorage } from '../../server/db/dialect.js';
+import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { serverOptionsFrom, HELP as RUNNER_HELP } from '../../conformance/options.js';
 import { agentOptionsFrom } from '../../conformance/agent-suite.js';
 import { parseArgs } from '../../conformance/util.js';
@@ -107,3 +113,54 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
 });
 
 const SERVER_VALUES_FOR_TEST = ['url', 'enroll-token', 'host-id'] as const;
+
+describe('R-CLI-01 the admin commands use the defaults their --help writes', () => {
+  it('agent tail -n 20, agent rotate --grace-secs 300, agent decommission --drain-secs 30, probe --args {} --timeout-ms 10000', async () => {
+    const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...args], { cwd: ROOT, encoding: 'utf8' });
+    const written = (cmd: string[], flag: string) => defaults(help('dist/server/cli.js', cmd)).get(flag);
+    const db = join(mkdtempSync(join(tmpdir(), 'cortex-cli-defaults-')), 'c.db');
+    const host = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout) as { host_id: string };
+    const storage = openSqliteStorage({ path: db });
+    await migrateToLatest(storage);
+    const entries = Array.from({ length: 25 }, (_, i) => ({ seq: i + 1, ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: `line ${i + 1}`, source: 'custom:test' }));
+    await storage.ingest.commitBatch(host.host_id, entries, new Date().toISOString());
+
+    expect(written(['agent', 'tail'], '-n')).toBe('20');
+    const tail = JSON.parse(cli(['agent', 'tail', host.host_id, '--json', '--db', db]).stdout) as unknown[];
+    expect(tail).toHaveLength(20);
+
+    expect(help('dist/server/cli.js', ['agent', 'rotate'])).toMatch(/default: the\s+server's rotation_grace_secs, 300\)/);
+    expect(cli(['agent', 'rotate', host.host_id, '--db', db]).stdout).toMatch(/\(grace 300 s\)/);
+
+    expect(help('dist/server/cli.js', ['agent', 'decommission'])).toMatch(/seconds \(default 30\)/);
+    expect(cli(['agent', 'decommission', host.host_id, '--db', db]).status).toBe(0);
+    const row = await storage.db.selectFrom('agents').select('decommission_drain_secs').where('host_id', '=', host.host_id).executeTakeFirstOrThrow();
+    expect(row.decommission_drain_secs).toBe(30);
+    await storage.close();
+
+    // probe: the request body the admin API receives
+    expect(written(['probe'], '--args')).toBe('{}');
+    expect(written(['probe'], '--timeout-ms')).toBe('10000');
+    const bodies: string[] = [];
+    const srv = http.createServer((req, res) => {
+      let b = '';
+      req.on('data', (d: Buffer) => (b += d.toString()));
+      req.on('end', () => {
+        bodies.push(b);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ output: null, duration_ms: 0 }));
+      });
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (srv.address() as AddressInfo).port;
+      const r = await new Promise<number | null>((resolve) => {
+        const child = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'probe', host.host_id, 'sys.uptime', '--url', `http://127.0.0.1:${port}`], { cwd: ROOT, stdio: 'ignore' });
+        child.on('exit', (code) => resolve(code));
+      });
+      expect(r).toBe(0);
+      expect(JSON.parse(bodies[0]!)).toEqual({ probe: 'sys.uptime', args: {}, timeout_ms: 10_000 });
+    } finally {
+      srv.close();
+    }
+  });
+});
