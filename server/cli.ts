@@ -100,7 +100,7 @@ Options:
   --apply-after RFC3339    staged rollout: the agent applies it from that time on
   --clear                  back to the server's default config
 `,
-  probe: `Usage: ${PROG} probe HOST_ID PROBE [--args JSON] [--timeout-ms N] --url http://HOST:PORT [--admin-token T]
+  probe: `Usage: ${PROG} probe HOST_ID PROBE [--args JSON] [--timeout-ms N] --url http://HOST:PORT [--admin-token T] [--db PATH]
 
   Runs PROBE on the connected host through the server's admin API and prints the ProbeOutput
   JSON. On a JSON-RPC error prints {"error": {...}} and exits 1.
@@ -108,6 +108,8 @@ Options:
   --timeout-ms N     probe budget (default 10000)
   --url URL          the server (http://, https://, or its ws:// URL)
   --admin-token T    the server's admin token, if it has one (or $CORTEX_ADMIN_TOKEN)
+  --db PATH          optional: first check that HOST_ID is registered in this database (unknown:
+                     exit 2, nothing sent); the probe itself always goes through --url
 `,
   issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--expires-in DURATION] [--json] [--db PATH|URL]
 
@@ -537,7 +539,7 @@ async function agentConfig(args: string[]): Promise<void> {
 async function probeCmd(args: string[]): Promise<void> {
   const { values, positionals } = parse(
     args,
-    { args: { type: 'string' }, 'timeout-ms': { type: 'string' }, url: { type: 'string' }, 'admin-token': { type: 'string' } },
+    { args: { type: 'string' }, 'timeout-ms': { type: 'string' }, url: { type: 'string' }, 'admin-token': { type: 'string' }, db: { type: 'string' } },
     HELP.probe,
     true,
   );
@@ -560,6 +562,12 @@ async function probeCmd(args: string[]): Promise<void> {
     }
   }
   const timeout_ms = int('--timeout-ms', values['timeout-ms']) ?? 10_000;
+  // --db, as on every other command (DECISIONS K2): a host unknown to it is refused before any call.
+  if (values.db !== undefined) {
+    const { getAgent } = await repo();
+    const known = await withDb(values.db, async (st) => (await getAgent(st.db, hostId)) !== undefined);
+    if (!known) throw new UsageError(`no agent with host_id ${hostId} in ${values.db}; see \`${PROG} agent list --db ${values.db}\``);
+  }
   const token = values['admin-token'] ?? process.env['CORTEX_ADMIN_TOKEN'];
   const url = new URL(`/admin/agents/${encodeURIComponent(hostId)}/probe`, base);
   let res: Response;
