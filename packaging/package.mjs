@@ -88,7 +88,24 @@ export function owningPackage(file) {
 
 function licenceText(dir) {
   const names = readdirSync(dir).filter((f) => /^(licen[cs]e|copying|notice)(\.|$|-)/i.test(f));
-  return names.sort().map((f) => readFileSync(join(dir, f), 'utf8').trim()).join('\n\n');
+  const files = names.sort().map((f) => readFileSync(join(dir, f), 'utf8').trim()).join('\n\n');
+  return files || readmeLicence(dir);
+}
+
+/**
+ * Some packages (pg-types and its helpers) ship their licence only as the README's
+ * "License" section: that section, as the package ships it.
+ */
+function readmeLicence(dir) {
+  const readme = readdirSync(dir).find((f) => /^readme(\.md)?$/i.test(f));
+  if (readme === undefined) return '';
+  const lines = readFileSync(join(dir, readme), 'utf8').split('\n');
+  const start = lines.findIndex((l) => /^#{1,6}\s*licen[cs]e\b/i.test(l));
+  if (start < 0) return '';
+  const end = lines.findIndex((l, i) => i > start && /^#{1,6}\s/.test(l));
+  const text = lines.slice(start + 1, end < 0 ? undefined : end).join('\n').trim();
+  // A section that only names the licence ("MIT") is not its text.
+  return text.length >= 200 ? text : '';
 }
 
 /** THIRD-PARTY-NOTICES.txt for the inputs of an esbuild metafile (plus `extra` package folders). Throws when a package ships no licence file. */

@@ -42,12 +42,12 @@ const SERVER_FAULTS: Fault[] = [
   },
   {
     name: 'no rotation on first enrollment',
-    patches: [{ file: 'dist/server/ws/connection.js', from: "if (matchCurrent && row.connection_state === 'NeverConnected') {", to: 'if (false) {' }],
+    patches: [{ file: 'dist/server/ws/connection.js', from: "if (matchCurrent && row.connection_state === 'NeverConnected') {\n            rotated = generateToken(); // first enrollment", to: "if (false) {\n            rotated = generateToken(); // first enrollment" }],
     caught: ['handshake/first-enrollment-rotates'],
   },
   {
     name: 'entries not contiguous from seq_start accepted',
-    patches: [{ file: 'dist/server/ingest.js', from: 'if (entries[i].seq !== seq_start + i) {', to: 'if (false) {' }],
+    patches: [{ file: 'dist/server/ingest.js', from: 'if (e.seq !== seq_start + i) {', to: 'if (false) {' }],
     caught: ['ingest/not-contiguous'],
   },
   {

@@ -1,6 +1,9 @@
 // R-CLI-01: every "(default X)" a command's --help writes is the value the program uses when
 // the option is not given. Each help line with a default must have a check here: a new
 // default in a --help text fails this test until it is checked.
+import { poolArg } from '../../server/cli-db.js';
+import { SessionRegistry, defaultServerId } from '../../server/cluster/registry.js';
+import { hostname } from 'node:os';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
@@ -72,6 +75,11 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
       '--rotation-grace-secs': () => s.rotation_grace_secs,
       '--shutdown-drain-secs': () => s.shutdown_drain_secs,
       '--retention-days': () => s.retention_days,
+      '--db-pool': () => poolArg(undefined),
+      '--lease-secs': () => new SessionRegistry({} as never, { serverId: 'defaults', logger: {} as never }).leaseMs / 1000,
+      '--failed-hellos-before-throttle': () => s.failed_hellos_before_throttle,
+      '--metrics-public': () => (s.metrics_public === false ? 'local requests and admin-token holders' : 'every client'),
+      '--server-id': () => (defaultServerId(3100) === `${hostname()}:3100` ? 'hostname:port' : defaultServerId(3100)),
     });
   });
 

@@ -7,6 +7,7 @@
  * validateLogsPushParams alone measured with esbuild; and a browser bundle running hello,
  * push and ack against the reference server in headless Chromium.
  */
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -82,8 +83,23 @@ beforeAll(async () => {
   if (dev.code !== 0) throw new Error(failed('npm install --save-dev', dev));
 
   db = join(work, 'server.db');
-  server = await startServer(db);
+  // A browser sends Origin on its upgrade; the server refuses pages it was not told to allow
+  // (DECISIONS H7): the page below is served by the server itself, from this origin.
+  port = await freePort();
+  server = await startServer(db, ['--allow-origin', `http://127.0.0.1:${port}`], { port });
 }, 120_000);
+
+let port = 0;
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createNetServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as AddressInfo).port;
+      srv.close(() => resolve(p));
+    });
+  });
+}
 
 afterAll(async () => {
   if (server) await server.kill();
@@ -242,7 +258,7 @@ globalThis.runAgent = async (url, hostId, token) => {
       const page = await browser.newPage();
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
-      await page.setContent('<!doctype html><title>cortex</title>');
+      await page.goto(`http://127.0.0.1:${port}/healthz`);
       await page.addScriptTag({ content: bundle.outputFiles[0]!.text });
       const issued = issueAgent(db, 'chromium');
       const result = await page.evaluate(
