@@ -1,0 +1,98 @@
+// The help texts of every cortex-server command (DESIGN: docs/cli.md).
+import { DEFAULT_DB, DEFAULT_LISTEN } from '../settings.js';
+
+export const PROG = 'cortex-server';
+
+export const HELP = {
+  main: `Usage: ${PROG} <command> [options]   (or: npm run server -- <command>)
+
+Commands:
+  serve                          run the server (WebSocket endpoint /ws/agent, GET /healthz)
+  agent issue --host HOSTNAME    register a host and print its one-time enrollment token
+  agent issue --host-id HOST_ID  issue a fresh one-time token for an existing host
+  agent list                     list the agents
+  agent tail HOST_ID             show recent log rows of a host
+  agent revoke HOST_ID           revoke a host (its live session is closed 4002)
+  agent rotate HOST_ID           rotate a host's token at its next hello (grace window for the old one)
+  agent decommission HOST_ID     drain, then revoke a host (rows kept)
+  agent config HOST_ID           set (--set JSON) or clear (--clear) a host's AgentConfig
+  probe HOST_ID PROBE --url URL  run a probe on a connected host through the admin API
+
+Every command takes --db PATH (default ${DEFAULT_DB}) and --help.
+`,
+  serve: `Usage: ${PROG} serve [options]
+
+Options:
+  --db PATH                  SQLite database (default ${DEFAULT_DB}; created with its folder)
+  --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
+  --config FILE              JSON server config (generated/schemas/server-config.json); flags override it
+  --admin-token T            bearer token for the admin HTTP API (never logged)
+  --tls-cert FILE --tls-key FILE   serve wss:// natively
+  --allow-insecure           allow a non-loopback --listen without TLS
+  --min-agent-version V      oldest agent_version accepted (semver)
+  --max-batch-entries N      server cap on logs.push entries (<= 1000; more is -32008)
+  --ingest-queue-batches N   ingest queue capacity in batches of 1000 (>= 16)
+  --agent-rate N             per-agent leaky bucket, entries/s (burst: one second of it)
+  --upgrades-per-minute N    upgrade attempts per client address per minute (0 disables)
+  --trusted-proxy CIDR       trusted reverse proxy (repeatable; default 127.0.0.0/8 and ::1)
+  --hello-timeout-ms N       hello timer (default 5000)
+  --ping-interval-ms N       WebSocket ping interval (default 20000)
+  --missed-pongs N           missed pongs before close 1011 (default 3)
+  --rotation-grace-secs N    grace window of the previous token after a rotation (default 300)
+  --shutdown-drain-secs N    drain_seconds on server stop (default 10)
+  --retention-days N         delete logs/metrics older than N days (default 30; 0 keeps everything)
+  --max-db-bytes N           also delete the oldest rows while the database holds more than N bytes
+  --help                     show this help
+`,
+  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config> [options]   (--help on each)
+`,
+  revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH]
+
+  Both token hashes NULL, state Revoked. A running server holding the host's session sends
+  agent.shutdown {Revoked, 0} and closes it with 4002 within 2 s. Undo: agent issue --host-id.
+`,
+  rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH]
+
+  The host's next hello gets a new token (a connected agent is asked to reconnect within 2 s).
+  --grace-secs N   how long the previous token still works after that hello (default: the
+                   server's rotation_grace_secs, 300)
+`,
+  decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH]
+
+  The server holding the session sends agent.shutdown {Decommission, N}, keeps acking for N
+  seconds (default 30), then revokes; at once when the host is not connected. Rows are kept.
+`,
+  config: `Usage: ${PROG} agent config HOST_ID (--set JSON [--apply-after RFC3339] | --clear) [--db PATH]
+
+  --set JSON               a complete AgentConfig (generated/schemas), stored verbatim; a connected
+                           agent gets it as config.update within 2 s; max_batch_entries may not
+                           exceed the server's max_batch_entries
+  --apply-after RFC3339    staged rollout: the agent applies it from that time on
+  --clear                  back to the server's default config
+`,
+  probe: `Usage: ${PROG} probe HOST_ID PROBE [--args JSON] [--timeout-ms N] --url http://HOST:PORT [--admin-token T]
+
+  Runs PROBE on the connected host through the server's admin API and prints the ProbeOutput
+  JSON. On a JSON-RPC error prints {"error": {...}} and exits 1.
+  --args JSON        probe arguments (default {})
+  --timeout-ms N     probe budget (default 10000)
+  --url URL          the server (http://, https://, or its ws:// URL)
+  --admin-token T    the server's admin token, if it has one (or $CORTEX_ADMIN_TOKEN)
+`,
+  issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--json] [--db PATH]
+
+  --host HOSTNAME    create a NeverConnected host with a new host_id and a one-time token
+  --host-id HOST_ID  new one-time token for an existing host (re-enrollment); its rows are kept
+  --json             print {"host_id", "hostname", "token"} as one JSON object
+`,
+  list: `Usage: ${PROG} agent list [--json] [--db PATH]
+
+  --json   print one JSON array of agent rows (no token hashes)
+`,
+  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH]
+
+  -n N       how many recent rows (default 20), oldest first
+  --follow   keep printing new rows until interrupted
+  --json     one JSON array (with --follow: one JSON object per line)
+`,
+};

@@ -1,0 +1,103 @@
+// `cortex-server serve`.
+import type { ServerConfig } from '@cortex/agent-protocol';
+import { isLoopbackHost, readConfigFile, resolveSettings } from '../settings.js';
+import { UsageError, err, int, parse } from './common.js';
+import { HELP } from './help.js';
+
+export async function serve(args: string[]): Promise<void> {
+  const { values } = parse(
+    args,
+    {
+      db: { type: 'string' },
+      listen: { type: 'string' },
+      config: { type: 'string' },
+      'admin-token': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'allow-insecure': { type: 'boolean' },
+      'min-agent-version': { type: 'string' },
+      'max-batch-entries': { type: 'string' },
+      'ingest-queue-batches': { type: 'string' },
+      'agent-rate': { type: 'string' },
+      'upgrades-per-minute': { type: 'string' },
+      'trusted-proxy': { type: 'string', multiple: true },
+      'hello-timeout-ms': { type: 'string' },
+      'ping-interval-ms': { type: 'string' },
+      'missed-pongs': { type: 'string' },
+      'rotation-grace-secs': { type: 'string' },
+      'shutdown-drain-secs': { type: 'string' },
+      'retention-days': { type: 'string' },
+      'max-db-bytes': { type: 'string' },
+    },
+    HELP.serve,
+  );
+  const file = values.config !== undefined ? readConfigFile(values.config) : {};
+  const flags: Record<string, unknown> = {
+    listen: values.listen,
+    db: values.db,
+    admin_token: values['admin-token'],
+    tls_cert: values['tls-cert'],
+    tls_key: values['tls-key'],
+    allow_insecure: values['allow-insecure'],
+    min_agent_version: values['min-agent-version'],
+    max_batch_entries: int('--max-batch-entries', values['max-batch-entries']),
+    ingest_queue_batches: int('--ingest-queue-batches', values['ingest-queue-batches']),
+    agent_rate_entries_per_s: int('--agent-rate', values['agent-rate']),
+    upgrades_per_minute: int('--upgrades-per-minute', values['upgrades-per-minute']),
+    trusted_proxies: values['trusted-proxy'],
+    hello_timeout_ms: int('--hello-timeout-ms', values['hello-timeout-ms']),
+    ping_interval_ms: int('--ping-interval-ms', values['ping-interval-ms']),
+    missed_pongs: int('--missed-pongs', values['missed-pongs']),
+    rotation_grace_secs: int('--rotation-grace-secs', values['rotation-grace-secs']),
+    shutdown_drain_secs: int('--shutdown-drain-secs', values['shutdown-drain-secs']),
+    retention_days: int('--retention-days', values['retention-days']),
+    max_db_bytes: int('--max-db-bytes', values['max-db-bytes']),
+  };
+  const settings = resolveSettings(file, flags as ServerConfig);
+  const tls = settings.tls_cert !== undefined || settings.tls_key !== undefined;
+  if (tls && (settings.tls_cert === undefined || settings.tls_key === undefined)) {
+    throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
+  }
+  if (!tls && !isLoopbackHost(settings.listen.host) && !settings.allow_insecure) {
+    throw new UsageError(
+      `refusing to listen on ${settings.listen.host} without TLS: give --tls-cert and --tls-key, listen on a loopback address behind a TLS proxy, or pass --allow-insecure`,
+    );
+  }
+  const [{ createLogger, logCrashes }, { startServer }] = await Promise.all([import('../log.js'), import('../server.js')]);
+  const logger = createLogger({ name: 'cortex-server' });
+  logCrashes(logger);
+  const server = await startServer({ settings, logger });
+  logger.info({ url: server.url, db: settings.db, max_batch_entries: settings.max_batch_entries }, 'listening');
+  logger.info(
+    { enroll: { issue: `npm run server -- agent issue --host HOSTNAME --db ${settings.db}`, url: server.url } },
+    'to enroll an agent: issue a token, then run the agent enroll command with it',
+  );
+  err(
+    `cortex-server listening on ${server.url}\n` +
+      `To enroll an agent:\n` +
+      `  1. npm run server -- agent issue --host HOSTNAME --db ${settings.db}   (prints host_id and a one-time token)\n` +
+      `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token TOKEN --state-dir DIR` +
+      (server.url.startsWith('ws://') ? ' --allow-insecure' : '') +
+      `\n`,
+  );
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      // A second signal: stop draining and close now.
+      logger.info({ signal }, 'second signal: closing without waiting for the drain');
+      void server.close();
+      return;
+    }
+    stopping = true;
+    logger.info({ signal, drain_seconds: settings.shutdown_drain_secs }, 'stopping: draining sessions');
+    server.shutdown(settings.shutdown_drain_secs).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: String(error) }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
