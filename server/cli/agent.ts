@@ -2,7 +2,6 @@
 import type { AgentSummary } from '../db/agents.repository.js';
 import type { LogView } from '../db/logs.repository.js';
 import { UnknownHostError } from '../db/storage.js';
-import { DEFAULT_DB } from '../settings.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { HELP, PROG } from './help.js';
 
@@ -16,7 +15,7 @@ export async function agentIssue(args: string[]): Promise<void> {
     throw new UsageError(`--host-id ${JSON.stringify(hostId)} is not a UUID; see \`${PROG} agent list\``);
   }
   const { issueAgent, reissueToken } = await repo();
-  const issued = await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  const issued = await withDb(values.db, async (s) => {
     if (host !== undefined) return issueAgent(s.db, host);
     try {
       return await reissueToken(s.db, hostId as string);
@@ -24,7 +23,7 @@ export async function agentIssue(args: string[]): Promise<void> {
       if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
       throw error;
     }
-  });
+  }, { create: host !== undefined });
   if (values.json) {
     out(JSON.stringify({ host_id: issued.host_id, hostname: issued.hostname, token: issued.token }));
   } else {
@@ -36,7 +35,7 @@ export async function agentIssue(args: string[]): Promise<void> {
 export async function agentList(args: string[]): Promise<void> {
   const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' } }, HELP.list);
   const { listAgents } = await repo();
-  const agents = await withDb(values.db ?? DEFAULT_DB, (s) => listAgents(s.db));
+  const agents = await withDb(values.db, (s) => listAgents(s.db));
   if (values.json) {
     out(JSON.stringify(agents.map(normalizeAgent)));
     return;
@@ -71,7 +70,7 @@ export async function agentTail(args: string[]): Promise<void> {
   const hostId = (positionals[0] as string).toLowerCase();
   const n = int('-n', values.n) ?? 20;
   const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
-  const storage = await openDb(values.db ?? DEFAULT_DB);
+  const storage = await openDb(values.db);
   try {
     if ((await getAgent(storage.db, hostId)) === undefined) {
       throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
@@ -100,7 +99,7 @@ export async function agentRevoke(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { db: { type: 'string' } }, HELP.revoke, true);
   const hostId = oneHost(positionals, HELP.revoke);
   const { revoke } = await repo();
-  await withDb(values.db ?? DEFAULT_DB, (s) => adminOp(hostId, () => revoke(s.db, hostId)));
+  await withDb(values.db, (s) => adminOp(hostId, () => revoke(s.db, hostId)));
   out(`revoked ${hostId}; a server holding its session closes it (4002) within 2 s`);
 }
 
@@ -111,7 +110,7 @@ export async function agentRotate(args: string[]): Promise<void> {
   const { requestRotation } = await repo();
   const { LIMITS } = await import('@cortex/agent-protocol');
   const given = int('--grace-secs', values['grace-secs']);
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(values.db, async (s) => {
     const recorded = await getSetting(s.db, 'rotation_grace_secs');
     const grace = given ?? (typeof recorded === 'number' ? recorded : LIMITS.rotation_grace_secs);
     await adminOp(hostId, () => requestRotation(s.db, hostId, grace));
@@ -126,7 +125,7 @@ export async function agentDecommission(args: string[]): Promise<void> {
   const drain = int('--drain-secs', values['drain-secs']) ?? LIMITS.decommission_drain_secs;
   if (drain > LIMITS.max_drain_seconds) throw new UsageError(`--drain-secs must be at most ${LIMITS.max_drain_seconds}`);
   const { requestDecommission, getAgent, revoke } = await repo();
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(values.db, async (s) => {
     await adminOp(hostId, () => requestDecommission(s.db, hostId, drain));
     const row = await getAgent(s.db, hostId);
     if (row !== undefined && row.connection_state !== 'Active') {
@@ -177,7 +176,7 @@ export async function agentConfig(args: string[]): Promise<void> {
   }
   const { setAgentConfig } = await repo();
   const { getSetting } = await import('../db/settings.repository.js');
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(values.db, async (s) => {
     const recorded = await getSetting(s.db, 'max_batch_entries');
     cap = typeof recorded === 'number' ? recorded : LIMITS.server_max_batch_entries;
     if (configJson !== null && parsedMax > cap) {

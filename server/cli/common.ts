@@ -1,8 +1,10 @@
 // Shared by the cortex-server commands: argument parsing, output, database opening and the
 // error mapping of the admin operations.
+import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UnknownHostError, type Storage } from '../db/storage.js';
-import { UsageError } from '../settings.js';
+import { DEFAULT_DB, UsageError } from '../settings.js';
 import { PROG } from './help.js';
 
 export { UsageError };
@@ -71,15 +73,88 @@ export function int(name: string, value: string | undefined): number | undefined
   return Number(value);
 }
 
-export async function openDb(path: string): Promise<Storage> {
+export interface OpenDbOptions {
+  /**
+   * May create the database (and its folder) when it does not exist. Only `agent issue`
+   * asks for it, and only for a `--db` given explicitly: the default path never is created
+   * by an admin command (DECISIONS I1).
+   */
+  create?: boolean;
+}
+
+/**
+ * Opens the database an admin command works on and brings it to the latest schema.
+ * `db` is the `--db` value (undefined: the default ./data/cortex.db). Never creates a
+ * database unless `options.create`; a missing file, a folder, a special file or one that
+ * cannot be read and written is a UsageError naming the path and what to give instead.
+ * This is the one place that turns `--db` into a Storage (other dialects hook in here).
+ */
+export async function openDb(db: string | undefined, options: OpenDbOptions = {}): Promise<Storage> {
+  const path = resolve(db ?? DEFAULT_DB);
+  const create = options.create === true && db !== undefined;
+  const exists = checkSqlitePath(path, db !== undefined, create);
   const [{ openSqliteStorage }, { migrateToLatest }] = await Promise.all([import('../db/dialect.js'), import('../db/migrations/index.js')]);
-  const storage = openSqliteStorage({ path });
-  await migrateToLatest(storage);
+  let storage: Storage;
+  try {
+    storage = openSqliteStorage({ path, mustExist: !create });
+  } catch (error) {
+    throw new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`);
+  }
+  try {
+    await migrateToLatest(storage);
+  } catch (error) {
+    await storage.close();
+    const e = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+    const code = e.code ?? e.cause?.code;
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw new UsageError(`${path} is not a cortex database (${code}); give --db with the database file that serve uses`);
+    throw error;
+  }
+  if (!exists) err(`${PROG}: created a new database at ${path}`);
   return storage;
 }
 
-export async function withDb<T>(path: string, fn: (s: Storage) => Promise<T>): Promise<T> {
-  const storage = await openDb(path);
+/**
+ * Checks a SQLite `--db` path before anything opens it, so that no admin command creates
+ * a stray database or waits on a special file. Returns whether the file exists.
+ */
+export function checkSqlitePath(path: string, given: boolean, create: boolean): boolean {
+  const which = given ? `--db ${path}` : `the default database ${path} (${DEFAULT_DB} from the current folder ${process.cwd()})`;
+  const instead = 'give --db with the database file that serve uses (serve logs it as "db" when it starts), or --server http://HOST:PORT to ask a running server';
+  let st: Stats;
+  try {
+    st = statSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && create) {
+      // Created with its folders: the nearest existing ancestor must be a writable folder.
+      let dir = dirname(path);
+      while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+      try {
+        if (!statSync(dir).isDirectory()) throw new Error('not a folder');
+        accessSync(dir, constants.W_OK);
+      } catch {
+        throw new UsageError(`cannot create ${which}: ${dir} is not a writable folder; ${instead}`);
+      }
+      return false;
+    }
+    if (code === 'ENOENT') throw new UsageError(`no database at ${which}; nothing was created. ${instead[0]?.toUpperCase()}${instead.slice(1)}`);
+    if (code === 'ENOTDIR') throw new UsageError(`${which}: a part of the path is a file, not a folder; ${instead}`);
+    throw new UsageError(`cannot open ${which}: ${code ?? String(error)}; ${instead}`);
+  }
+  if (st.isDirectory()) throw new UsageError(`${which} is a folder, not a database file; give the file, e.g. --db ${join(path, 'cortex.db')}`);
+  if (!st.isFile()) throw new UsageError(`${which} is not a regular file; ${instead}`);
+  try {
+    accessSync(path, constants.R_OK | constants.W_OK);
+    // WAL mode writes PATH-wal and PATH-shm beside the file.
+    accessSync(dirname(path), constants.W_OK);
+  } catch (error) {
+    throw new UsageError(`cannot open ${which} for reading and writing (${(error as NodeJS.ErrnoException).code ?? 'denied'}); run as the user that owns it, or ${instead}`);
+  }
+  return true;
+}
+
+export async function withDb<T>(db: string | undefined, fn: (s: Storage) => Promise<T>, options: OpenDbOptions = {}): Promise<T> {
+  const storage = await openDb(db, options);
   try {
     return await fn(storage);
   } finally {
