@@ -356,6 +356,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `cortex-agent status | head`: the reader went away; stop quietly, no EPIPE stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

@@ -7,6 +7,7 @@
 // command, write its module and add one line to COMMANDS or AGENT_COMMANDS.
 import { UsageError } from './settings.js';
 import { err, out } from './cli/common.js';
+import { exitQuietlyOnEpipe } from './cli/epipe.js';
 import { HELP, PROG } from './cli/help.js';
 
 type Command = (args: string[]) => Promise<void>;
@@ -51,6 +52,7 @@ async function main(argv: string[]): Promise<void> {
   return (await load())(rest);
 }
 
+exitQuietlyOnEpipe();
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     err(`${PROG}: ${error.message}`);
