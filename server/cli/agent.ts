@@ -4,6 +4,7 @@ import type { LogView } from '../db/logs.repository.js';
 import { UnknownHostError } from '../db/storage.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { HELP, PROG } from './help.js';
+import { enrollCommand, runCommand } from './hints.js';
 
 export async function agentIssue(args: string[]): Promise<void> {
   const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, json: { type: 'boolean' } }, HELP.issue);
@@ -15,10 +16,13 @@ export async function agentIssue(args: string[]): Promise<void> {
     throw new UsageError(`--host-id ${JSON.stringify(hostId)} is not a UUID; see \`${PROG} agent list\``);
   }
   const { issueAgent, reissueToken } = await repo();
+  const { getSetting } = await import('../db/settings.repository.js');
   const issued = await withDb(values.db, async (s) => {
-    if (host !== undefined) return issueAgent(s.db, host);
+    const recorded = await getSetting(s.db, 'agent_url');
+    const agent_url = typeof recorded === 'string' ? recorded : undefined;
+    if (host !== undefined) return { ...(await issueAgent(s.db, host)), agent_url };
     try {
-      return await reissueToken(s.db, hostId as string);
+      return { ...(await reissueToken(s.db, hostId as string)), agent_url };
     } catch (error) {
       if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
       throw error;
@@ -27,8 +31,11 @@ export async function agentIssue(args: string[]): Promise<void> {
   if (values.json) {
     out(JSON.stringify({ host_id: issued.host_id, hostname: issued.hostname, token: issued.token }));
   } else {
-    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}\ntoken:    ${issued.token}`);
-    err(`The token is shown once and works for one enrollment. On the host run:\n  cortex-agent enroll --server URL --host-id ${issued.host_id} --token TOKEN --state-dir DIR`);
+    // The token is the result (stdout), so the complete enroll command with it goes there
+    // too; stderr (which may be logged) never carries it.
+    const url = issued.agent_url ?? 'ws://SERVER:3100/ws/agent';
+    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}\ntoken:    ${issued.token}\n\nOn the host, from a clone of this repository:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}`);
+    err(`The token is shown once and works for one enrollment.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
   }
 }
 

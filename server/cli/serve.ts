@@ -1,7 +1,8 @@
 // `cortex-server serve`.
 import type { ServerConfig } from '@cortex/agent-protocol';
 import { isLoopbackHost, readConfigFile, resolveSettings } from '../settings.js';
-import { UsageError, err, int, parse } from './common.js';
+import { UsageError, int, out, parse } from './common.js';
+import { enrollCommand, issueCommand, serveBanner } from './hints.js';
 import { HELP } from './help.js';
 
 export async function serve(args: string[]): Promise<void> {
@@ -69,17 +70,14 @@ export async function serve(args: string[]): Promise<void> {
   const server = await startServer({ settings, logger });
   logger.info({ url: server.url, db: settings.db, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(
-    { enroll: { issue: `npm run server -- agent issue --host HOSTNAME --db ${settings.db}`, url: server.url } },
+    { enroll: { issue: issueCommand(settings.db), enroll: enrollCommand(server.url), url: server.url } },
     'to enroll an agent: issue a token, then run the agent enroll command with it',
   );
-  err(
-    `cortex-server listening on ${server.url}\n` +
-      `To enroll an agent:\n` +
-      `  1. npm run server -- agent issue --host HOSTNAME --db ${settings.db}   (prints host_id and a one-time token)\n` +
-      `  2. on the host: cortex-agent enroll --server ${server.url} --host-id HOST_ID --token TOKEN --state-dir DIR` +
-      (server.url.startsWith('ws://') ? ' --allow-insecure' : '') +
-      `\n`,
-  );
+  // The URL agents use, so that `agent issue` can print a complete enroll command.
+  const { setSetting } = await import('../db/settings.repository.js');
+  await setSetting(server.storage.db, 'agent_url', server.url);
+  // Human banner on stdout only; the JSON log lines above go to stderr only.
+  out(serveBanner(server.url, settings.db));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
