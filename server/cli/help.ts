@@ -40,6 +40,7 @@ Options:
   --missed-pongs N           missed pongs before close 1011 (default 3)
   --rotation-grace-secs N    grace window of the previous token after a rotation (default 300)
   --shutdown-drain-secs N    drain_seconds on server stop (default 10)
+  --silent-after-secs N      an agent not seen for N s counts as silent in /metrics (default 300)
   --retention-days N         delete logs/metrics older than N days (default 30; 0 keeps everything)
   --max-db-bytes N           also delete the oldest rows while the database holds more than N bytes
   --help                     show this help

@@ -27,6 +27,7 @@ export async function serve(args: string[]): Promise<void> {
       'missed-pongs': { type: 'string' },
       'rotation-grace-secs': { type: 'string' },
       'shutdown-drain-secs': { type: 'string' },
+      'silent-after-secs': { type: 'string' },
       'retention-days': { type: 'string' },
       'max-db-bytes': { type: 'string' },
     },
@@ -51,6 +52,7 @@ export async function serve(args: string[]): Promise<void> {
     missed_pongs: int('--missed-pongs', values['missed-pongs']),
     rotation_grace_secs: int('--rotation-grace-secs', values['rotation-grace-secs']),
     shutdown_drain_secs: int('--shutdown-drain-secs', values['shutdown-drain-secs']),
+    silent_after_secs: int('--silent-after-secs', values['silent-after-secs']),
     retention_days: int('--retention-days', values['retention-days']),
     max_db_bytes: int('--max-db-bytes', values['max-db-bytes']),
   };
