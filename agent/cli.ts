@@ -12,6 +12,7 @@ import { readBufferSnapshot } from './buffer/buffer.js';
 import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
+import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { checkServerUrl } from './socket.js';
 import { normalizeHostId, readAgentSettings, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
@@ -197,6 +198,16 @@ async function cmdRun(args: string[]): Promise<number> {
   const problem = checkServerUrl(settings.server_url, allowInsecure);
   if (problem) throw new UsageError(problem);
   const logger = createLogger({ level });
+  let releaseLock: () => void;
+  try {
+    releaseLock = acquireRunLock(stateDir, (pid) => logger.info({ stale_pid: pid }, 'run.lock of an agent that is gone: taken over'));
+  } catch (err) {
+    if (err instanceof RunLockHeldError) {
+      diag(err.message);
+      return 1;
+    }
+    throw err;
+  }
   // A crash line must not carry the token: whatever the token file holds now is cut out.
   logCrashes(logger, (text) => {
     try {
@@ -217,9 +228,11 @@ async function cmdRun(args: string[]): Promise<number> {
       ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
     });
   } catch (err) {
+    releaseLock();
     diag((err as Error).message);
     return 1;
   }
+  void agent.done.finally(releaseLock);
   let signalled = false;
   const onSignal = (sig: NodeJS.Signals) => {
     if (signalled) return;
