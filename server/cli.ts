@@ -26,7 +26,8 @@ const AGENT_COMMANDS: Record<string, () => Promise<Command>> = {
   revoke: async () => (await import('./cli/agent.js')).agentRevoke,
   rotate: async () => (await import('./cli/agent.js')).agentRotate,
   decommission: async () => (await import('./cli/agent.js')).agentDecommission,
-  config: async () => (await import('./cli/agent.js')).agentConfig,
+  config: async () => (await import('./cli/config.js')).agentConfig,
+  delete: async () => (await import('./cli/agent.js')).agentDelete,
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -7,8 +7,13 @@ import { HELP, PROG } from './help.js';
 import { enrollCommand, runCommand } from './hints.js';
 
 export async function agentIssue(args: string[]): Promise<void> {
-  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, json: { type: 'boolean' } }, HELP.issue);
+  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, group: { type: 'string' }, json: { type: 'boolean' } }, HELP.issue);
   const host = values.host;
+  const group = values.group;
+  const ops = await import('../db/operator.repository.js');
+  if (group !== undefined && group !== '' && !ops.GROUP_NAME.test(group)) {
+    throw new UsageError(`--group ${JSON.stringify(group)}: a group name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (--group '' leaves the group)`);
+  }
   const hostId = values['host-id'];
   if ((host === undefined) === (hostId === undefined)) throw new UsageError(`give exactly one of --host HOSTNAME or --host-id HOST_ID\n\n${HELP.issue}`);
   if (host !== undefined && (host.length < 1 || host.length > 253)) throw new UsageError('--host must be 1..253 characters');
@@ -20,41 +25,105 @@ export async function agentIssue(args: string[]): Promise<void> {
   const issued = await withDb(values.db, async (s) => {
     const recorded = await getSetting(s.db, 'agent_url');
     const agent_url = typeof recorded === 'string' ? recorded : undefined;
-    if (host !== undefined) return { ...(await issueAgent(s.db, host)), agent_url };
+    // A host belongs to one group: --group NAME puts it there (created if new), --group '' out.
+    const join = async (id: string) => {
+      if (group !== undefined) await adminOp(id, () => ops.setHostGroup(s.db, id, group === '' ? null : group));
+    };
+    if (host !== undefined) {
+      const created = await issueAgent(s.db, host);
+      await join(created.host_id);
+      return { ...created, agent_url };
+    }
     try {
-      return { ...(await reissueToken(s.db, hostId as string)), agent_url };
+      const again = await reissueToken(s.db, hostId as string);
+      await join(again.host_id);
+      return { ...again, agent_url };
     } catch (error) {
       if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
       throw error;
     }
   }, { create: host !== undefined });
   if (values.json) {
-    out(JSON.stringify({ host_id: issued.host_id, hostname: issued.hostname, token: issued.token }));
+    out(JSON.stringify({ host_id: issued.host_id, hostname: issued.hostname, token: issued.token, ...(group !== undefined ? { group: group === '' ? null : group } : {}) }));
   } else {
     // The token is the result (stdout), so the complete enroll command with it goes there
     // too; stderr (which may be logged) never carries it.
     const url = issued.agent_url ?? 'ws://SERVER:3100/ws/agent';
-    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}\ntoken:    ${issued.token}\n\nOn the host, from a clone of this repository:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}`);
+    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\nOn the host, from a clone of this repository:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}`);
     err(`The token is shown once and works for one enrollment.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
   }
 }
 
+/** What `agent list` shows as STATE: Revoked hosts that were decommissioned say so. */
+export function displayState(a: Pick<AgentSummary, 'connection_state' | 'decommission_requested_at'>): string {
+  if (a.connection_state === 'Revoked' && a.decommission_requested_at !== null) return 'Decommissioned';
+  if (a.connection_state === 'Active' && a.decommission_requested_at !== null) return 'Draining';
+  return a.connection_state;
+}
+
+/**
+ * The last disconnect with its time. For an Active host it belongs to an earlier session:
+ * marked "earlier", never shown as if it were the current state.
+ */
+export function displayDisconnect(a: Pick<AgentSummary, 'connection_state' | 'last_disconnect' | 'last_disconnect_reason' | 'last_handshake'>): string {
+  if (a.last_disconnect_reason === null) return '-';
+  const at = a.last_disconnect ?? '?';
+  const earlier = a.connection_state === 'Active' && (a.last_handshake === null || a.last_disconnect === null || a.last_disconnect <= a.last_handshake);
+  return `${earlier ? 'earlier: ' : ''}${a.last_disconnect_reason} at ${at}`;
+}
+
 export async function agentList(args: string[]): Promise<void> {
-  const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' } }, HELP.list);
+  const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' }, group: { type: 'string' }, groups: { type: 'boolean' } }, HELP.list);
   const { listAgents } = await repo();
-  const agents = await withDb(values.db, (s) => listAgents(s.db));
+  const ops = await import('../db/operator.repository.js');
+  if (values.groups === true) {
+    const groups = await withDb(values.db, (s) => ops.listGroups(s.db));
+    if (values.json) {
+      out(JSON.stringify(groups.map((g) => ({ name: g.name, members: g.members, agent_config: g.agent_config_json === null ? null : (JSON.parse(g.agent_config_json) as unknown), config_apply_after: g.config_apply_after, created_at: g.created_at, updated_at: g.updated_at }))));
+      return;
+    }
+    if (groups.length === 0) {
+      out('no groups; create one with: agent config --group NAME --set JSON');
+      return;
+    }
+    table(['GROUP', 'MEMBERS', 'CONFIG', 'UPDATED'], groups.map((g) => [g.name, String(g.members), g.agent_config_json === null ? 'server default' : 'own', g.updated_at]));
+    return;
+  }
+  let agents = await withDb(values.db, (s) => listAgents(s.db));
+  if (values.group !== undefined) agents = agents.filter((a) => a.group_name === values.group);
   if (values.json) {
-    out(JSON.stringify(agents.map(normalizeAgent)));
+    out(JSON.stringify(agents.map((a) => ({ ...normalizeAgent(a), state: displayState(a) }))));
     return;
   }
   if (agents.length === 0) {
-    out('no agents; add one with: agent issue --host HOSTNAME');
+    out(values.group !== undefined ? `no agents in group ${values.group}` : 'no agents; add one with: agent issue --host HOSTNAME');
     return;
   }
-  const rows = agents.map((a) => [a.host_id, a.hostname, a.connection_state, String(a.accepted_seq), a.last_seen ?? '-', a.last_disconnect_reason ?? '-']);
-  const head = ['HOST_ID', 'HOSTNAME', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT'];
+  table(
+    ['HOST_ID', 'LABEL', 'AGENT_HOSTNAME', 'GROUP', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT'],
+    agents.map((a) => [a.host_id, a.hostname, a.agent_hostname ?? '-', a.group_name ?? '-', displayState(a), String(a.accepted_seq), a.last_seen ?? '-', displayDisconnect(a)]),
+  );
+}
+
+function table(head: string[], rows: string[][]): void {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   for (const r of [head, ...rows]) out(r.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd());
+}
+
+export async function agentDelete(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' }, purge: { type: 'boolean' } }, HELP.delete, true);
+  const hostId = oneHost(positionals, HELP.delete);
+  const ops = await import('../db/operator.repository.js');
+  const purged = await withDb(values.db, async (s) => {
+    try {
+      return await ops.deleteAgent(s.db, hostId, { purge: values.purge === true });
+    } catch (error) {
+      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+      if (error instanceof ops.HostInUseError) throw new UsageError(`host ${hostId} is ${error.state}: only a revoked or never-connected host can be deleted; \`${PROG} agent revoke ${hostId}\` (or decommission) first`);
+      throw error;
+    }
+  });
+  out(values.purge === true ? `deleted ${hostId} with its ${purged.logs} log and ${purged.metrics} metric rows` : `deleted ${hostId}; its log and metric rows are kept (--purge deletes them)`);
 }
 
 function normalizeAgent(a: AgentSummary): AgentSummary {
@@ -144,56 +213,4 @@ export async function agentDecommission(args: string[]): Promise<void> {
       out(`decommission requested for ${hostId}: the server holding its session drains it for ${drain} s, then revokes (rows kept)`);
     }
   });
-}
-
-export async function agentConfig(args: string[]): Promise<void> {
-  const { values, positionals } = parse(
-    args,
-    { db: { type: 'string' }, set: { type: 'string' }, clear: { type: 'boolean' }, 'apply-after': { type: 'string' } },
-    HELP.config,
-    true,
-  );
-  const hostId = oneHost(positionals, HELP.config);
-  if ((values.set === undefined) === (values.clear !== true)) throw new UsageError(`give exactly one of --set JSON or --clear\n\n${HELP.config}`);
-  if (values.clear && values['apply-after'] !== undefined) throw new UsageError('--apply-after goes with --set, not --clear');
-  const { validateAgentConfig, toIssues, describeIssues, LIMITS } = await import('@cortex/agent-protocol');
-  let configJson: string | null = null;
-  let cap = 0;
-  let parsedMax = 0;
-  if (values.set !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(values.set);
-    } catch (error) {
-      throw new UsageError(`--set is not valid JSON: ${(error as Error).message}`);
-    }
-    if (!validateAgentConfig(parsed)) {
-      throw new UsageError(`--set is not a valid AgentConfig: ${describeIssues(toIssues(validateAgentConfig.errors), 5)} (see generated/schemas/defs.json#/$defs/AgentConfig; give a complete config)`);
-    }
-    configJson = values.set;
-    parsedMax = parsed.max_batch_entries;
-  }
-  let applyAfter: string | null = null;
-  const aa = values['apply-after'];
-  if (aa !== undefined) {
-    const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-    const t = Date.parse(aa);
-    if (!rfc3339.test(aa) || Number.isNaN(t)) throw new UsageError(`--apply-after ${JSON.stringify(aa)} is not an RFC 3339 date-time such as 2026-05-16T20:00:00Z`);
-    applyAfter = new Date(t).toISOString();
-  }
-  const { setAgentConfig } = await repo();
-  const { getSetting } = await import('../db/settings.repository.js');
-  await withDb(values.db, async (s) => {
-    const recorded = await getSetting(s.db, 'max_batch_entries');
-    cap = typeof recorded === 'number' ? recorded : LIMITS.server_max_batch_entries;
-    if (configJson !== null && parsedMax > cap) {
-      throw new UsageError(`max_batch_entries ${parsedMax} exceeds the server's max_batch_entries (${cap}, recorded by serve); lower it`);
-    }
-    await adminOp(hostId, () => setAgentConfig(s.db, hostId, configJson, applyAfter));
-  });
-  out(
-    configJson === null
-      ? `config of ${hostId} cleared: the server default applies; a connected agent gets it within 2 s`
-      : `config of ${hostId} stored${applyAfter ? ` (applies after ${applyAfter})` : ''}; a connected agent gets it within 2 s`,
-  );
 }

@@ -15,7 +15,9 @@ Commands:
   agent revoke HOST_ID           revoke a host (its live session is closed 4002)
   agent rotate HOST_ID           rotate a host's token at its next hello (grace window for the old one)
   agent decommission HOST_ID     drain, then revoke a host (rows kept)
-  agent config HOST_ID           set (--set JSON) or clear (--clear) a host's AgentConfig
+  agent config HOST_ID           show (--get), set (--set JSON) or clear (--clear) a host's AgentConfig
+  agent config --group NAME      the same for a config group (members without their own config)
+  agent delete HOST_ID           remove a revoked or never-connected host (rows kept unless --purge)
   probe HOST_ID PROBE --url URL  run a probe on a connected host through the admin API
 
 Every command takes --db PATH (default ${DEFAULT_DB}) and --help.
@@ -45,7 +47,7 @@ Options:
   --max-db-bytes N           also delete the oldest rows while the database holds more than N bytes
   --help                     show this help
 `,
-  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config> [options]   (--help on each)
+  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|delete> [options]   (--help on each)
 `,
   revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH]
 
@@ -63,13 +65,26 @@ Options:
   The server holding the session sends agent.shutdown {Decommission, N}, keeps acking for N
   seconds (default 30), then revokes; at once when the host is not connected. Rows are kept.
 `,
-  config: `Usage: ${PROG} agent config HOST_ID (--set JSON [--apply-after RFC3339] | --clear) [--db PATH]
+  config: `Usage: ${PROG} agent config (HOST_ID | --group NAME) (--get | --set JSON | --set-file FILE | --clear) [--apply-after RFC3339] [--db PATH]
+       ${PROG} agent config --default [--db PATH]
 
-  --set JSON               a complete AgentConfig (generated/schemas), stored verbatim; a connected
+  --get                    print the config the host runs (its own, else its group's, else the
+                           server default) as one JSON object (stderr says which); with --group,
+                           the group's; --get --default (or --default alone): the server default
+  --set JSON               a complete AgentConfig, checked strictly (every problem listed at once,
+                           with its JSON Pointer; unknown source keys are refused); a connected
                            agent gets it as config.update within 2 s; max_batch_entries may not
                            exceed the server's max_batch_entries
+  --set-file FILE          the same, read from FILE
+  --group NAME             the config of group NAME (created if new): every member without a
+                           config of its own runs it; connected members get config.update
   --apply-after RFC3339    staged rollout: the agent applies it from that time on
-  --clear                  back to the server's default config
+  --clear                  drop the host's (group's) own config: the group's (server default) applies
+`,
+  delete: `Usage: ${PROG} agent delete HOST_ID [--purge] [--db PATH]
+
+  Removes a Revoked or NeverConnected host (revoke or decommission a connected one first).
+  Its log and metric rows are kept unless --purge.
 `,
   probe: `Usage: ${PROG} probe HOST_ID PROBE [--args JSON] [--timeout-ms N] --url http://HOST:PORT [--admin-token T]
 
@@ -80,15 +95,23 @@ Options:
   --url URL          the server (http://, https://, or its ws:// URL)
   --admin-token T    the server's admin token, if it has one (or $CORTEX_ADMIN_TOKEN)
 `,
-  issue: `Usage: ${PROG} agent issue (--host HOSTNAME | --host-id HOST_ID) [--json] [--db PATH]
+  issue: `Usage: ${PROG} agent issue (--host LABEL | --host-id HOST_ID) [--group NAME] [--json] [--db PATH]
 
-  --host HOSTNAME    create a NeverConnected host with a new host_id and a one-time token
+  --host LABEL       create a NeverConnected host with a new host_id and a one-time token;
+                     LABEL is your name for it (the agent's own hostname is shown beside it)
   --host-id HOST_ID  new one-time token for an existing host (re-enrollment); its rows are kept
-  --json             print {"host_id", "hostname", "token"} as one JSON object
+  --group NAME       the host joins config group NAME (created if new; a host is in one
+                     group; its own config overrides the group's); --group '' leaves it
+  --json             print {"host_id", "hostname", "token"} (and "group") as one JSON object
+  Creates the database only when --db is given (DECISIONS I1).
 `,
-  list: `Usage: ${PROG} agent list [--json] [--db PATH]
+  list: `Usage: ${PROG} agent list [--group NAME | --groups] [--json] [--db PATH]
 
-  --json   print one JSON array of agent rows (no token hashes)
+  LABEL is the name given at agent issue, AGENT_HOSTNAME what the agent reports; STATE tells
+  Decommissioned from Revoked; LAST_DISCONNECT has its time ("earlier:" for an Active host).
+  --group NAME   only the members of group NAME
+  --groups       the config groups with their member counts
+  --json         print one JSON array (agent rows without token hashes, plus "state")
 `,
   tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH]
 
