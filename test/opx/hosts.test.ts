@@ -75,3 +75,20 @@ it('agent delete: a revoked or never-connected host goes, its rows stay unless -
   expect(server(['agent', 'delete', gone.host_id, '--db', t.dbPath]).code).toBe(2);
   conn.client.ws.close();
 });
+
+it('migration 0020 keeps an existing host config as the host\'s own, and undoes cleanly', async () => {
+  const { openSqliteStorage } = await import('../../server/db/dialect.js');
+  const { migrations } = await import('../../server/db/migrations/index.js');
+  const { Migrator } = await import('kysely');
+  const { tmp } = await import('./helpers.js');
+  const s = openSqliteStorage({ path: `${tmp()}/m.db` });
+  const migrator = new Migrator({ db: s.db, provider: { getMigrations: async () => ({ ...migrations }) } });
+  expect((await migrator.migrateTo('0002-retention-indexes')).error).toBeUndefined();
+  await s.db.insertInto('agents').values({ host_id: '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', hostname: 'h', connection_state: 'NeverConnected', created_at: new Date().toISOString(), agent_config_json: '{"x":1}', config_apply_after: '2030-01-01T00:00:00.000Z' } as never).execute();
+  expect((await migrator.migrateToLatest()).error).toBeUndefined();
+  const row = await s.db.selectFrom('agents').selectAll().executeTakeFirstOrThrow();
+  expect(row).toMatchObject({ host_config_json: '{"x":1}', host_config_apply_after: '2030-01-01T00:00:00.000Z', agent_config_json: '{"x":1}', group_name: null, agent_hostname: null });
+  expect((await migrator.migrateTo('0002-retention-indexes')).error).toBeUndefined();
+  expect((await s.db.introspection.getTables()).map((t) => t.name)).not.toContain('agent_groups');
+  await s.close();
+});
