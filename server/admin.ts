@@ -1,20 +1,24 @@
-// The admin HTTP API (DESIGN.md section 3), on the server's own port:
+// The admin HTTP API (DESIGN.md sections 3 and 6), on the server's own port. Every route
+// is described in ./admin/openapi.json (served at /admin/openapi.json); the handlers live
+// in ./admin/*.routes.ts, one module per route group:
 //   GET  /admin/agents                    → JSON array of agents (no token hashes)
 //   POST /admin/agents/{host_id}/probe    → the agent's ProbeOutput, or {"error": {...}}
+//   ... agents, logs (query, SSE tail), metrics, settings, console sessions
 // Auth: with an admin token configured, `Authorization: Bearer <token>` (401 without it);
 // without one, only loopback peers that send no X-Forwarded-For / Forwarded header (403
 // otherwise), so the API is never open through a reverse proxy.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidParamsError, toIssues, describeIssues, validateProbeRequestParams, type RpcError } from '@cortex/agent-protocol';
-import { listAgents, type AgentSummary } from './db/agents.repository.js';
-import type { Storage } from './db/storage.js';
-import { ProbeFailure, type ProbeRouter } from './control/probes.js';
+import { authorize } from './admin/access.js';
+import { agentRoutes } from './admin/agents.routes.js';
+import type { AdminDeps, Route } from './admin/context.js';
+import { ApiError, Query, sendError } from './admin/http.js';
+import { logRoutes } from './admin/logs.routes.js';
+import { serverRoutes } from './admin/server.routes.js';
 
-/** Default timeout_ms when a probe body leaves it out. */
-export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
-/** Largest admin request body. */
-const MAX_BODY_BYTES = 1_048_576;
+export type { AdminDeps } from './admin/context.js';
+export { agentView } from './admin/agents.routes.js';
+export { DEFAULT_PROBE_TIMEOUT_MS } from './admin/server.routes.js';
 
 export type AuthDecision = { ok: true } | { ok: false; status: 401 | 403; message: string };
 
@@ -49,99 +53,69 @@ export function checkAdminAuth(req: Pick<IncomingMessage, 'headers'> & { socket:
   return { ok: true };
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(text)), ...headers });
-  res.end(text);
+/** Every admin route (the OpenAPI test checks this list against the document). */
+export const ADMIN_ROUTES: readonly Route[] = [...serverRoutes, ...agentRoutes, ...logRoutes];
+
+interface CompiledRoute {
+  route: Route;
+  pattern: RegExp;
+  names: string[];
 }
 
-function sendRpcError(res: ServerResponse, status: number, error: RpcError): void {
-  send(res, status, { error: error.toJSON() });
-}
+const COMPILED: CompiledRoute[] = ADMIN_ROUTES.map((route) => {
+  const names: string[] = [];
+  const source = route.path
+    .split(/(\{[a-z_]+\})/)
+    .map((part) => {
+      const m = /^\{([a-z_]+)\}$/.exec(part);
+      if (m === null) return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      names.push(m[1] as string);
+      return '([^/]+)';
+    })
+    .join('');
+  return { route, pattern: new RegExp(`^${source}$`), names };
+});
 
-function badBody(res: ServerResponse, reason: string, errors?: unknown[]): void {
-  sendRpcError(res, 400, new InvalidParamsError({ reason, ...(errors ? { errors } : {}) } as never, 'InvalidParams'));
-}
-
-async function readBody(req: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-export function agentView(a: AgentSummary): Record<string, unknown> {
-  return { ...a, accepted_seq: Number(a.accepted_seq), control_rev: Number(a.control_rev), config_version: Number(a.config_version) };
-}
-
-export interface AdminDeps {
-  storage: Storage;
-  router: ProbeRouter;
-  adminToken: string | undefined;
-  /** Hosts with a session on this server. */
-  connectedHere(host_id: string): boolean;
-}
+const CHANGES_STATE = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
 /** Handles /admin/*; returns false when the path is not an admin path. */
 export async function handleAdmin(req: IncomingMessage, res: ServerResponse, path: string, deps: AdminDeps): Promise<boolean> {
   if (path !== '/admin' && !path.startsWith('/admin/')) return false;
-  const auth = checkAdminAuth(req, deps.adminToken);
-  if (!auth.ok) {
-    send(res, auth.status, { error: { code: auth.status, message: auth.message } }, auth.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="cortex-admin"' } : {});
-    return true;
-  }
-  if (path === '/admin/agents') {
-    if (req.method !== 'GET') {
-      send(res, 405, { error: { code: 405, message: 'use GET /admin/agents' } }, { Allow: 'GET' });
-      return true;
+  const method = req.method ?? 'GET';
+  let params: Record<string, string> = {};
+  const candidates = COMPILED.filter((c) => c.pattern.test(path));
+  const hit = candidates.find((c) => c.route.method === method);
+  try {
+    if (hit?.route.public !== true) {
+      const access = authorize(req, deps, CHANGES_STATE.has(method));
+      if (!access.ok) {
+        sendError(res, access.error, access.error.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="cortex-admin"' } : {});
+        return true;
+      }
+      if (hit === undefined) {
+        if (candidates.length > 0) {
+          const allow = candidates.map((c) => c.route.method).join(', ');
+          sendError(res, new ApiError(405, 405, `${method} is not supported on ${path}; use ${allow}`), { Allow: allow });
+        } else {
+          sendError(res, new ApiError(404, 404, `no such admin endpoint: ${method} ${path} (the routes are listed in GET /admin/openapi.json)`));
+        }
+        return true;
+      }
+      await run(hit, access.via, access.session);
+    } else {
+      await run(hit, 'loopback', undefined);
     }
-    const agents = await listAgents(deps.storage.db);
-    send(res, 200, agents.map((a) => ({ ...agentView(a), connected_here: deps.connectedHere(a.host_id) })));
-    return true;
-  }
-  const m = /^\/admin\/agents\/([^/]+)\/probe$/.exec(path);
-  if (m === null) {
-    send(res, 404, { error: { code: 404, message: `no such admin endpoint: ${req.method} ${path} (see GET /admin/agents, POST /admin/agents/{host_id}/probe)` } });
-    return true;
-  }
-  if (req.method !== 'POST') {
-    send(res, 405, { error: { code: 405, message: 'use POST with a JSON body {"probe", "args", "timeout_ms"}' } }, { Allow: 'POST' });
-    return true;
-  }
-  const host_id = decodeURIComponent(m[1] as string);
-  const text = await readBody(req);
-  if (text === undefined) {
-    badBody(res, `request body larger than ${MAX_BODY_BYTES} bytes`);
-    return true;
-  }
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
   } catch (error) {
-    badBody(res, `body is not valid JSON (${(error as Error).message}); send {"probe": "name", "args": {...}, "timeout_ms": 5000}`);
-    return true;
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    badBody(res, 'body must be a JSON object {"probe", "args", "timeout_ms"}');
-    return true;
-  }
-  const b = body as Record<string, unknown>;
-  const params = { ...b, args: 'args' in b ? b['args'] : {}, timeout_ms: 'timeout_ms' in b ? b['timeout_ms'] : DEFAULT_PROBE_TIMEOUT_MS };
-  if (!validateProbeRequestParams(params)) {
-    const issues = toIssues(validateProbeRequestParams.errors);
-    badBody(res, `invalid probe request: ${describeIssues(issues)}`, issues.slice(0, 20));
-    return true;
-  }
-  try {
-    const output = await deps.router.invoke(host_id, params.probe, params.args, params.timeout_ms);
-    send(res, 200, output);
-  } catch (error) {
-    if (error instanceof ProbeFailure) sendRpcError(res, error.status, error.rpc);
-    else throw error;
+    if (!(error instanceof ApiError)) throw error;
+    if (res.headersSent) res.end();
+    else sendError(res, error);
   }
   return true;
+
+  async function run(c: CompiledRoute, via: 'bearer' | 'cookie' | 'loopback', session: Parameters<Route['handler']>[0]['session']): Promise<void> {
+    const m = c.pattern.exec(path) as RegExpExecArray;
+    params = Object.fromEntries(c.names.map((n, i) => [n, m[i + 1] as string]));
+    const search = new URLSearchParams((req.url ?? '').split('?').slice(1).join('?'));
+    await c.route.handler({ req, res, params, query: new Query(search), deps, via, session });
+  }
 }

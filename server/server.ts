@@ -15,6 +15,7 @@ import { setSettings } from './db/settings.repository.js';
 import type { Storage } from './db/storage.js';
 import { Ingest } from './ingest.js';
 import { handleAdmin } from './admin.js';
+import { handleConsole } from './console.js';
 import { ControlPlane } from './control/control.js';
 import { PROBE_GRACE_MS, ProbeRouter } from './control/probes.js';
 import { Retention } from './control/retention.js';
@@ -253,10 +254,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       router: probes,
       adminToken: settings.admin_token,
       connectedHere: (host_id) => sessions.get(host_id)?.open === true,
+      heartbeatOf: (host_id) => sessions.get(host_id)?.lastHeartbeat,
+      settings,
+      wsUrl: url,
+      tls,
+      serverVersion: SERVER_VERSION,
     });
     if (admin) return;
+    if (handleConsole(req, res, path)) return;
     res.writeHead(404, { 'Content-Type': 'application/json' });
-    res.end(JSON.stringify({ error: `no such endpoint: ${req.method} ${path} (GET /healthz, GET /metrics, GET /admin/agents, POST /admin/agents/{host_id}/probe, WebSocket ${LIMITS.ws_path})` }));
+    res.end(JSON.stringify({ error: `no such endpoint: ${req.method} ${path} (GET /healthz, GET /metrics, GET /admin/openapi.json, the console at /ui/, WebSocket ${LIMITS.ws_path})` }));
   }
 
   await control.start();

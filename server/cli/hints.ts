@@ -27,6 +27,7 @@ export function serveBanner(url: string, db: string): string {
     `     (prints the host_id and a one-time token)\n` +
     `  2. ${enrollCommand(url)}\n` +
     `  3. ${runCommand(url)}\n` +
-    `Run both agent commands from a clone of this repository on the host (or use the cortex-agent bin if installed).\n`
+    `Run both agent commands from a clone of this repository on the host (or use the cortex-agent bin if installed).\n` +
+    `Operator console: ${url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, '/ui/')}\n`
   );
 }

@@ -75,6 +75,8 @@ export class Connection {
   session_id: string | undefined;
   /** Pings sent without a pong since (the server's ping sweep reads and resets it). */
   missedPongs = 0;
+  /** The last agent.heartbeat's buffer figures (the console shows them). */
+  lastHeartbeat: { queue_depth: number; buffer_bytes: number; at: string } | undefined;
   readonly address: string;
   private readonly peer: ServerPeer;
   /** Typed calls to the agent (probe.request, agent.shutdown, config.update). */
@@ -136,7 +138,8 @@ export class Connection {
         void answered.finally(() => out.framesOut.labels('metrics.push').inc()).catch(() => undefined);
         return answered;
       },
-      'agent.heartbeat': () => {
+      'agent.heartbeat': (params) => {
+        this.lastHeartbeat = { queue_depth: params.queue_depth, buffer_bytes: params.buffer_bytes, at: new Date().toISOString() };
         void touchLastSeen(this.ctx.storage.db, this.host_id as string).catch((error: unknown) =>
           this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'heartbeat: last_seen update failed'),
         );

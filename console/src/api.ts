@@ -1,0 +1,172 @@
+// The console's only way to the server: /admin/ with the session cookie (same origin) and
+// the session's CSRF token on state-changing requests. No secret ever goes into a URL.
+
+export interface ApiErrorBody {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: ApiErrorBody,
+  ) {
+    super(body.message);
+  }
+}
+
+export interface SessionState {
+  authenticated: boolean;
+  mode: 'token' | 'loopback';
+  via?: 'bearer' | 'cookie' | 'loopback' | 'none';
+  csrf_token?: string;
+}
+
+let csrfToken: string | undefined;
+const unauthorizedListeners = new Set<() => void>();
+
+/** Called when the server answers 401 (session expired or signed out elsewhere). */
+export function onUnauthorized(fn: () => void): () => void {
+  unauthorizedListeners.add(fn);
+  return () => unauthorizedListeners.delete(fn);
+}
+
+export function setCsrf(token: string | undefined): void {
+  csrfToken = token;
+}
+
+export interface Reply<T> {
+  body: T;
+  headers: Headers;
+}
+
+export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Reply<T>> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (method !== 'GET' && csrfToken !== undefined) headers['X-CSRF-Token'] = csrfToken;
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, credentials: 'same-origin', cache: 'no-store', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  } catch (error) {
+    throw new ApiError(0, { code: 0, message: `the server did not answer (${(error as Error).message}); is it running?` });
+  }
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? null : (JSON.parse(text) as unknown);
+  } catch {
+    parsed = null;
+  }
+  if (!res.ok) {
+    const err = (parsed as { error?: ApiErrorBody } | null)?.error;
+    if (res.status === 401 && !path.startsWith('/admin/session')) for (const fn of unauthorizedListeners) fn();
+    throw new ApiError(res.status, err ?? { code: res.status, message: `HTTP ${res.status}` });
+  }
+  return { body: parsed as T, headers: res.headers };
+}
+
+export const get = <T>(path: string): Promise<T> => request<T>('GET', path).then((r) => r.body);
+export const post = <T>(path: string, body?: unknown): Promise<T> => request<T>('POST', path, body).then((r) => r.body);
+export const put = <T>(path: string, body: unknown): Promise<T> => request<T>('PUT', path, body).then((r) => r.body);
+export const del = <T>(path: string): Promise<T> => request<T>('DELETE', path).then((r) => r.body);
+
+export function qs(params: Record<string, string | number | undefined>): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') p.set(k, String(v));
+  const s = p.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+// ---- shapes of the answers the console reads (server/admin/openapi.json) ----
+
+export type ConnectionState = 'NeverConnected' | 'Active' | 'Disconnected' | 'Revoked';
+
+export interface Agent {
+  host_id: string;
+  hostname: string;
+  agent_version: string | null;
+  platform_json: string | null;
+  capabilities_json: string | null;
+  connection_state: ConnectionState;
+  session_id: string | null;
+  accepted_seq: number;
+  first_seen: string | null;
+  last_handshake: string | null;
+  last_seen: string | null;
+  last_disconnect: string | null;
+  last_disconnect_reason: string | null;
+  created_at: string;
+  config_version: number;
+  rotate_requested_at: string | null;
+  decommission_requested_at: string | null;
+  connected_here: boolean;
+  server_id?: string | null;
+  buffer: { queue_depth: number; buffer_bytes: number; at: string } | null;
+}
+
+export interface AgentDetail extends Agent {
+  platform: { os?: string; arch?: string; kernel?: string; distro?: string | null } | null;
+  capabilities: { supported_probes?: string[]; sources?: string[]; max_batch_entries?: number; compression?: string[] } | null;
+}
+
+export interface FleetSummary {
+  total: number;
+  by_state: Record<ConnectionState, number>;
+  server_time: string;
+}
+
+export interface LogRow {
+  host_id: string;
+  seq: number;
+  ts: string;
+  received_at: string;
+  severity: string;
+  facility: string | null;
+  app_name: string | null;
+  process_id: string | null;
+  message: string;
+  source: string;
+  metadata: unknown;
+}
+
+export interface IssuedToken {
+  host_id: string;
+  hostname: string;
+  token: string;
+  server_url: string;
+  enroll_command: string;
+}
+
+export interface ProbeInfo {
+  name: string;
+  summary: string;
+  args_schema: JsonSchema;
+  output_schema: JsonSchema;
+}
+
+export interface JsonSchema {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  enum?: unknown[];
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  items?: JsonSchema;
+  default?: unknown;
+}
+
+export interface ConfigView {
+  host_id: string;
+  stored: unknown;
+  effective: unknown;
+  source: 'host' | 'default' | 'default_until_apply_after';
+  apply_after: string | null;
+  config_version: number;
+  max_batch_entries_cap: number;
+}

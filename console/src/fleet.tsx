@@ -1,0 +1,163 @@
+// Fleet page: counts per state, a filterable, sortable, paged table of agents, refreshed
+// every second without a reload (one page of rows and the counts per poll, so the cost
+// does not grow with the fleet).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, get, qs, request, type Agent, type ConnectionState, type FleetSummary } from './api.js';
+import { ErrorText, StateBadge } from './components.js';
+import { bytes, platformText, relativeTime, STATE_LABEL } from './util.js';
+
+const PAGE = 100;
+const POLL_MS = 1000;
+const STATES: ConnectionState[] = ['Active', 'Disconnected', 'NeverConnected', 'Revoked'];
+type SortKey = 'hostname' | 'host_id' | 'connection_state' | 'last_seen' | 'agent_version' | 'accepted_seq';
+
+const COLUMNS: { key: SortKey | undefined; label: string }[] = [
+  { key: 'hostname', label: 'Hostname' },
+  { key: 'host_id', label: 'Host id' },
+  { key: 'connection_state', label: 'State' },
+  { key: 'last_seen', label: 'Last seen' },
+  { key: 'agent_version', label: 'Agent version' },
+  { key: undefined, label: 'Platform' },
+  { key: undefined, label: 'Last disconnect' },
+  { key: 'accepted_seq', label: 'Accepted seq' },
+  { key: undefined, label: 'Buffer' },
+];
+
+let firstViewMarked = false;
+
+export function FleetPage() {
+  const [text, setText] = useState('');
+  const [query, setQuery] = useState('');
+  const [state, setState] = useState<ConnectionState | ''>('');
+  const [sort, setSort] = useState<SortKey>('hostname');
+  const [order, setOrder] = useState<'asc' | 'desc'>('asc');
+  const [offset, setOffset] = useState(0);
+  const [rows, setRows] = useState<Agent[] | undefined>();
+  const [total, setTotal] = useState(0);
+  const [summary, setSummary] = useState<FleetSummary | undefined>();
+  const [error, setError] = useState<string | undefined>();
+  const [now, setNow] = useState(Date.now());
+  const generation = useRef(0);
+
+  // Debounce typing into the filter.
+  useEffect(() => {
+    const t = setTimeout(() => {
+      setQuery(text.trim());
+      setOffset(0);
+    }, 200);
+    return () => clearTimeout(t);
+  }, [text]);
+
+  useEffect(() => {
+    const gen = ++generation.current;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    async function load(): Promise<void> {
+      try {
+        const [list, fleet] = await Promise.all([
+          request<Agent[]>('GET', `/admin/agents${qs({ q: query, state, sort, order, limit: PAGE, offset })}`),
+          get<FleetSummary>('/admin/fleet'),
+        ]);
+        if (gen !== generation.current) return;
+        setRows(list.body);
+        setTotal(Number(list.headers.get('X-Total-Count') ?? list.body.length));
+        setSummary(fleet);
+        setNow(Date.parse(fleet.server_time) || Date.now());
+        setError(undefined);
+      } catch (e) {
+        if (gen !== generation.current) return;
+        setError(e instanceof ApiError ? e.message : String(e));
+      }
+      if (gen === generation.current) timer = setTimeout(() => void load(), POLL_MS);
+    }
+    void load();
+    return () => {
+      generation.current++;
+      clearTimeout(timer);
+    };
+  }, [query, state, sort, order, offset]);
+
+  useEffect(() => {
+    if (rows !== undefined && !firstViewMarked) {
+      firstViewMarked = true;
+      performance.mark('cortex:first-view');
+      document.body.dataset['firstView'] = String(Math.round(performance.now()));
+    }
+  }, [rows]);
+
+  function sortBy(key: SortKey): void {
+    if (sort === key) setOrder(order === 'asc' ? 'desc' : 'asc');
+    else {
+      setSort(key);
+      setOrder(key === 'last_seen' || key === 'accepted_seq' ? 'desc' : 'asc');
+    }
+    setOffset(0);
+  }
+
+  return (
+    <>
+      <h1>Fleet</h1>
+      <section aria-label="Agents per state" class="counts">
+        <button type="button" class={`count ${state === '' ? 'selected' : ''}`} aria-pressed={state === ''} onClick={() => { setState(''); setOffset(0); }}>
+          <span class="n">{summary?.total ?? '…'}</span> All
+        </button>
+        {STATES.map((s) => (
+          <button type="button" key={s} class={`count count-${s} ${state === s ? 'selected' : ''}`} aria-pressed={state === s} onClick={() => { setState(state === s ? '' : s); setOffset(0); }} data-state={s}>
+            <span class="n">{summary?.by_state[s] ?? '…'}</span> {STATE_LABEL[s]}
+          </button>
+        ))}
+      </section>
+      <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
+        <label for="fleet-filter">Filter by hostname or host id</label>
+        <input id="fleet-filter" type="search" value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} placeholder="e.g. web-" />
+        <label for="fleet-state">State</label>
+        <select id="fleet-state" value={state} onChange={(e) => { setState((e.currentTarget as HTMLSelectElement).value as ConnectionState | ''); setOffset(0); }}>
+          <option value="">All states</option>
+          {STATES.map((s) => (
+            <option key={s} value={s}>{STATE_LABEL[s]}</option>
+          ))}
+        </select>
+      </form>
+      <ErrorText error={error} />
+      <p class="summary" aria-live="polite">
+        {rows === undefined ? 'Loading agents…' : total === 0 ? (query !== '' || state !== '' ? 'No agent matches the filter.' : 'No agents yet: enroll one from "Enroll a host".') : `Agents ${offset + 1}–${offset + rows.length} of ${total}`}
+      </p>
+      <div class="table-wrap">
+        <table class="fleet" aria-label="Agents">
+          <thead>
+            <tr>
+              {COLUMNS.map((c) => (
+                <th key={c.label} scope="col" aria-sort={c.key !== undefined && c.key === sort ? (order === 'asc' ? 'ascending' : 'descending') : undefined}>
+                  {c.key === undefined ? c.label : (
+                    <button type="button" class="sort" onClick={() => sortBy(c.key as SortKey)}>
+                      {c.label}
+                      <span aria-hidden="true">{c.key === sort ? (order === 'asc' ? ' ▲' : ' ▼') : ''}</span>
+                    </button>
+                  )}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {(rows ?? []).map((a) => (
+              <tr key={a.host_id} data-host-id={a.host_id}>
+                <td><a href={`#/hosts/${a.host_id}`}>{a.hostname}</a></td>
+                <td class="mono">{a.host_id}</td>
+                <td><StateBadge state={a.connection_state} /></td>
+                <td title={a.last_seen ?? ''}>{relativeTime(a.last_seen, now)}</td>
+                <td>{a.agent_version ?? '—'}</td>
+                <td>{platformText(a.platform_json)}</td>
+                <td>{a.last_disconnect_reason ?? '—'}</td>
+                <td class="num">{a.accepted_seq}</td>
+                <td class="num">{a.buffer === null ? '—' : `${a.buffer.queue_depth} (${bytes(a.buffer.buffer_bytes)})`}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <nav class="pager" aria-label="Pages">
+        <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE))}>Previous page</button>
+        <button type="button" disabled={offset + PAGE >= total} onClick={() => setOffset(offset + PAGE)}>Next page</button>
+      </nav>
+    </>
+  );
+}

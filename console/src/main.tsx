@@ -1,0 +1,124 @@
+// The Cortex operator console: a single page served at /ui/ that talks only to /admin/.
+// Routes live in the URL fragment (#/, #/hosts/<id>, #/enroll, #/settings): never a secret.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, del, get, onUnauthorized, post, setCsrf, type SessionState } from './api.js';
+import { EnrollPage } from './enroll.js';
+import { FleetPage } from './fleet.js';
+import { HostPage } from './host.js';
+import { SettingsPage } from './settings.js';
+import { SignIn } from './signin.js';
+
+type Route = { page: 'fleet' } | { page: 'host'; id: string } | { page: 'enroll' } | { page: 'settings' } | { page: 'missing'; hash: string };
+
+function parseRoute(hash: string): Route {
+  const h = hash.replace(/^#/, '') || '/';
+  if (h === '/') return { page: 'fleet' };
+  const host = /^\/hosts\/([0-9a-fA-F-]{36})$/.exec(h);
+  if (host !== null) return { page: 'host', id: (host[1] as string).toLowerCase() };
+  if (h === '/enroll') return { page: 'enroll' };
+  if (h === '/settings') return { page: 'settings' };
+  return { page: 'missing', hash: h };
+}
+
+function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const on = (): void => setRoute(parseRoute(location.hash));
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+const TITLES: Record<Route['page'], string> = { fleet: 'Fleet', host: 'Host', enroll: 'Enroll a host', settings: 'Server settings', missing: 'Not found' };
+
+function App() {
+  const route = useRoute();
+  const [session, setSession] = useState<SessionState | undefined>();
+  const [bootError, setBootError] = useState<string | undefined>();
+
+  async function boot(): Promise<void> {
+    try {
+      let s = await get<SessionState>('/admin/session');
+      // Loopback mode: the page signs itself in to get a session and its CSRF token.
+      if (s.mode === 'loopback' && s.via !== 'cookie') s = await post<SessionState>('/admin/session', {});
+      setCsrf(s.csrf_token);
+      setSession(s);
+      setBootError(undefined);
+    } catch (error) {
+      setBootError(error instanceof ApiError ? error.message : String(error));
+    }
+  }
+
+  useEffect(() => {
+    void boot();
+    return onUnauthorized(() => setSession((s) => (s === undefined ? s : { ...s, authenticated: false, via: 'none' })));
+  }, []);
+
+  useEffect(() => {
+    document.title = `${TITLES[route.page]} · Cortex console`;
+  }, [route.page]);
+
+  if (bootError !== undefined) {
+    return (
+      <main id="main" class="page">
+        <h1>Cortex console</h1>
+        <p role="alert" class="error">{bootError}</p>
+        <button type="button" onClick={() => void boot()}>Try again</button>
+      </main>
+    );
+  }
+  if (session === undefined) return <p class="boot">Loading…</p>;
+  if (!session.authenticated) {
+    return (
+      <SignIn
+        mode={session.mode}
+        onSignedIn={(s) => {
+          setCsrf(s.csrf_token);
+          setSession(s);
+        }}
+      />
+    );
+  }
+
+  async function signOut(): Promise<void> {
+    await del('/admin/session').catch(() => undefined);
+    setCsrf(undefined);
+    if (session?.mode === 'token') setSession({ authenticated: false, mode: 'token', via: 'none' });
+    else void boot();
+  }
+
+  return (
+    <>
+      <header class="top">
+        <a class="brand" href="#/">Cortex console</a>
+        <nav aria-label="Main">
+          <a href="#/" aria-current={route.page === 'fleet' || route.page === 'host' ? 'page' : undefined}>Fleet</a>
+          <a href="#/enroll" aria-current={route.page === 'enroll' ? 'page' : undefined}>Enroll a host</a>
+          <a href="#/settings" aria-current={route.page === 'settings' ? 'page' : undefined}>Settings</a>
+        </nav>
+        <span class="who">{session.mode === 'token' ? 'signed in' : 'loopback access'}</span>
+        {session.mode === 'token' ? (
+          <button type="button" class="link" onClick={() => void signOut()}>Sign out</button>
+        ) : null}
+      </header>
+      <main id="main" class="page" tabIndex={-1}>
+        {route.page === 'fleet' && <FleetPage />}
+        {route.page === 'host' && <HostPage key={route.id} hostId={route.id} />}
+        {route.page === 'enroll' && <EnrollPage />}
+        {route.page === 'settings' && <SettingsPage />}
+        {route.page === 'missing' && (
+          <>
+            <h1>Not found</h1>
+            <p>
+              No page at <code>{route.hash}</code>. <a href="#/">Back to the fleet</a>.
+            </p>
+          </>
+        )}
+      </main>
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app') as HTMLElement);

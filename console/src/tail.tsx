@@ -1,0 +1,127 @@
+// Live tail of a host's logs over Server-Sent Events (GET …/logs/stream). EventSource
+// reconnects by itself and resumes after the last seq it saw (Last-Event-ID).
+//
+// Lines arrive faster than anyone reads: they go into a bounded buffer and the view is
+// redrawn at most 4 times a second with the newest SHOWN lines; when more arrived between
+// two redraws than the view holds, the page says it is sampling.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { qs, type LogRow } from './api.js';
+import { SEVERITIES } from './severities.js';
+
+const SHOWN = 300;
+const FLUSH_MS = 250;
+const SAMPLING_NOTICE_MS = 5000;
+
+export function LiveTail(props: { hostId: string }) {
+  const [severity, setSeverity] = useState('');
+  const [source, setSource] = useState('');
+  const [text, setText] = useState('');
+  const [filter, setFilter] = useState({ severity: '', source: '', q: '' });
+  const [paused, setPaused] = useState(false);
+  const [lines, setLines] = useState<LogRow[]>([]);
+  const [status, setStatus] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
+  const [stats, setStats] = useState({ received: 0, rate: 0, pendingWhilePaused: 0, sampled: false });
+  const buffer = useRef<LogRow[]>([]);
+  const counters = useRef({ received: 0, sinceFlush: 0, sincePause: 0, sampledAt: -Infinity, window: [] as number[] });
+  const pausedRef = useRef(false);
+  const list = useRef<HTMLOListElement>(null);
+
+  useEffect(() => {
+    const t = setTimeout(() => {
+      const next = { severity, source: source.trim(), q: text.trim() };
+      // a new object only when something changed: a new filter reopens the stream
+      setFilter((f) => (f.severity === next.severity && f.source === next.source && f.q === next.q ? f : next));
+    }, 300);
+    return () => clearTimeout(t);
+  }, [severity, source, text]);
+
+  useEffect(() => {
+    buffer.current = [];
+    counters.current = { received: 0, sinceFlush: 0, sincePause: 0, sampledAt: -Infinity, window: [] };
+    setLines([]);
+    setStatus('connecting');
+    const es = new EventSource(`/admin/agents/${props.hostId}/logs/stream${qs({ backlog: 100, ...filter })}`);
+    es.addEventListener('open', () => setStatus('live'));
+    es.addEventListener('error', () => setStatus('reconnecting'));
+    es.addEventListener('log', (ev) => {
+      const row = JSON.parse((ev as MessageEvent<string>).data) as LogRow;
+      const b = buffer.current;
+      b.push(row);
+      if (b.length > SHOWN * 2) b.splice(0, b.length - SHOWN);
+      const c = counters.current;
+      c.received++;
+      c.sinceFlush++;
+      if (pausedRef.current) c.sincePause++;
+    });
+    const flush = setInterval(() => {
+      const c = counters.current;
+      const now = Date.now();
+      c.window.push(c.sinceFlush);
+      if (c.window.length > 1000 / FLUSH_MS) c.window.shift();
+      const rate = Math.round((c.window.reduce((a, b) => a + b, 0) * 1000) / (c.window.length * FLUSH_MS));
+      if (c.sinceFlush > SHOWN) c.sampledAt = now;
+      // the notice stays for a few seconds after the last sampled redraw, so it can be read
+      const sampled = now - c.sampledAt < SAMPLING_NOTICE_MS;
+      if (!pausedRef.current && c.sinceFlush > 0) setLines(buffer.current.slice(-SHOWN));
+      c.sinceFlush = 0;
+      setStats((s) => (s.received === c.received && s.rate === rate && s.pendingWhilePaused === c.sincePause && s.sampled === sampled ? s : { received: c.received, rate, pendingWhilePaused: c.sincePause, sampled }));
+    }, FLUSH_MS);
+    return () => {
+      es.close();
+      clearInterval(flush);
+    };
+  }, [props.hostId, filter]);
+
+  useEffect(() => {
+    const el = list.current;
+    if (el !== null && !paused) el.scrollTop = el.scrollHeight;
+  }, [lines, paused]);
+
+  function togglePause(): void {
+    const next = !paused;
+    pausedRef.current = next;
+    counters.current.sincePause = 0;
+    setPaused(next);
+    if (!next) setLines(buffer.current.slice(-SHOWN));
+  }
+
+  return (
+    <section aria-labelledby="h-tail" class="card tail">
+      <h2 id="h-tail">Live tail</h2>
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <label for="tail-severity">Severity at least</label>
+        <select id="tail-severity" value={severity} onChange={(e) => setSeverity((e.currentTarget as HTMLSelectElement).value)}>
+          <option value="">any</option>
+          {SEVERITIES.map((s) => (
+            <option key={s} value={s}>{s}</option>
+          ))}
+        </select>
+        <label for="tail-source">Source</label>
+        <input id="tail-source" value={source} onInput={(e) => setSource((e.currentTarget as HTMLInputElement).value)} placeholder="exact, e.g. file:/var/log/app.log" />
+        <label for="tail-text">Text</label>
+        <input id="tail-text" type="search" value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} />
+        <button type="button" aria-pressed={paused} onClick={togglePause}>
+          {paused ? 'Resume' : 'Pause'}
+        </button>
+      </form>
+      <p class="tail-status" aria-live="polite">
+        <span class={`dot dot-${status}`} aria-hidden="true" /> {status === 'live' ? 'Live' : status === 'connecting' ? 'Connecting…' : 'Reconnecting (resumes where it left off)…'}
+        {' · '}
+        {stats.received} lines received{stats.rate > 0 ? `, ${stats.rate}/s` : ''}
+        {paused ? ` · Paused: ${stats.pendingWhilePaused} new lines not shown` : ''}
+      </p>
+      {stats.sampled && (
+        <p class="sampling" role="status">
+          Sampling: lines arrive faster than this view redraws; it shows the newest {SHOWN} every {FLUSH_MS} ms, not every line. Use the search below for the complete record.
+        </p>
+      )}
+      <ol class="log-lines" ref={list} aria-label="Log lines, newest last" tabIndex={0}>
+        {lines.map((l) => (
+          <li key={l.seq} class={`sev-${l.severity}`}>
+            <time dateTime={l.ts}>{l.ts.slice(11, 23)}</time> <span class="sev">{l.severity}</span> <span class="src">{l.source}</span> <span class="msg">{l.message}</span>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

@@ -1,0 +1,45 @@
+// Small formatting helpers.
+
+/** "12 s ago", "3 min ago", "2 h ago", "4 d ago"; "never" for null. */
+export function relativeTime(iso: string | null, now = Date.now()): string {
+  if (iso === null) return 'never';
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const s = Math.round((now - t) / 1000);
+  if (s < 0) return 'just now';
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+export function platformText(json: string | null): string {
+  if (json === null) return '—';
+  try {
+    const p = JSON.parse(json) as { os?: string; arch?: string; distro?: string | null };
+    return [p.distro ?? p.os, p.arch].filter((x) => x !== undefined && x !== null && x !== '').join(' / ') || '—';
+  } catch {
+    return '—';
+  }
+}
+
+export function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 ** 2) return `${(n / 1024).toFixed(1)} KiB`;
+  if (n < 1024 ** 3) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(n / 1024 ** 3).toFixed(1)} GiB`;
+}
+
+export const STATE_LABEL: Record<string, string> = {
+  NeverConnected: 'Never connected',
+  Active: 'Active',
+  Disconnected: 'Disconnected',
+  Revoked: 'Revoked',
+};
+
+/** A datetime-local input's value (local time) as RFC 3339 UTC, or undefined when empty. */
+export function localToIso(v: string): string | undefined {
+  if (v === '') return undefined;
+  const t = new Date(v).getTime();
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+}

@@ -1,0 +1,93 @@
+// Who may call the admin API, on top of checkAdminAuth (../admin.ts, DESIGN.md section 3):
+//
+//   Authorization: Bearer T (token configured)  → checkAdminAuth decides (401 when wrong)
+//   valid console session cookie                → allowed; a state-changing request also
+//                                                 needs the session's X-CSRF-Token (403)
+//   otherwise                                   → checkAdminAuth (401 with a token
+//                                                 configured; the loopback rule without)
+//
+// In loopback mode (no admin token) a request from a web page (Origin / Sec-Fetch-Site /
+// our cookie) must also name a loopback Host (DNS rebinding), and may change state only
+// with a console session and its CSRF token: a page on another site can make the browser
+// send a POST to 127.0.0.1, and a loopback address is no proof of who sent it.
+import type { IncomingMessage } from 'node:http';
+import { checkAdminAuth } from '../admin.js';
+import type { AdminDeps } from './context.js';
+import { ApiError } from './http.js';
+import { SESSION_COOKIE, SessionKeys, fromBrowser, loopbackHostHeader, readCookie, type ConsoleSession } from './session.js';
+
+export type Access = { ok: true; via: 'bearer' | 'cookie' | 'loopback'; session?: ConsoleSession } | { ok: false; error: ApiError };
+
+const keys = new Map<string, SessionKeys>();
+
+/** The session keys for an admin token (one random key per process without one). */
+export function keysFor(adminToken: string | undefined): SessionKeys {
+  const k = adminToken ?? '';
+  let v = keys.get(k);
+  if (v === undefined) {
+    v = new SessionKeys(adminToken);
+    keys.set(k, v);
+  }
+  return v;
+}
+
+const hasToken = (t: string | undefined): t is string => t !== undefined && t !== '';
+
+function denied(status: 401 | 403, message: string): Access {
+  return { ok: false, error: new ApiError(status, status, message) };
+}
+
+export function authorize(req: IncomingMessage, deps: AdminDeps, changesState: boolean): Access {
+  const tokenMode = hasToken(deps.adminToken);
+  const authz = req.headers['authorization'];
+  if (tokenMode && typeof authz === 'string' && authz.trim() !== '') {
+    const d = checkAdminAuth(req, deps.adminToken);
+    return d.ok ? { ok: true, via: 'bearer' } : denied(d.status, d.message);
+  }
+  const session = keysFor(deps.adminToken).verify(readCookie(req, SESSION_COOKIE));
+  if (session !== undefined && (tokenMode || checkAdminAuth(req, undefined).ok)) {
+    if (!tokenMode && !loopbackHostHeader(req)) return denied(403, 'admin API without an admin token: the Host header must name this machine by a loopback address (localhost, 127.0.0.1, [::1])');
+    if (changesState && !keysFor(deps.adminToken).csrfMatches(req, session)) {
+      return denied(403, 'this request changes state: send the X-CSRF-Token header of your console session (from POST or GET /admin/session)');
+    }
+    return { ok: true, via: 'cookie', session };
+  }
+  const d = checkAdminAuth(req, deps.adminToken);
+  if (!d.ok) {
+    const expired = readCookie(req, SESSION_COOKIE) !== undefined && d.status === 401;
+    return denied(d.status, expired ? 'console session expired or not valid: sign in again (POST /admin/session)' : d.message);
+  }
+  if (fromBrowser(req)) {
+    if (!loopbackHostHeader(req)) return denied(403, 'admin API without an admin token: the Host header must name this machine by a loopback address (localhost, 127.0.0.1, [::1])');
+    if (changesState) return denied(403, 'a web page may change state only in a console session: sign in (POST /admin/session) and send its X-CSRF-Token header');
+  }
+  return { ok: true, via: 'loopback' };
+}
+
+/**
+ * POST /admin/session: the admin token must match (constant time, via checkAdminAuth); in
+ * loopback mode the loopback rule must hold. A sign-in sent by a page of another origin is
+ * refused.
+ * @throws ApiError 401 / 403
+ */
+export function signIn(req: IncomingMessage, deps: AdminDeps, token: string | undefined): void {
+  const origin = req.headers['origin'];
+  if (typeof origin === 'string') {
+    let originHost: string | undefined;
+    try {
+      originHost = new URL(origin).host;
+    } catch {
+      originHost = undefined;
+    }
+    if (originHost !== req.headers['host']) throw new ApiError(403, 403, 'sign-in from a page of another origin refused');
+  }
+  if (hasToken(deps.adminToken)) {
+    if (token === undefined) throw new ApiError(401, 401, 'send {"token": "<admin token>"} to sign in');
+    const d = checkAdminAuth({ headers: { authorization: `Bearer ${token}` }, socket: req.socket }, deps.adminToken);
+    if (!d.ok) throw new ApiError(401, 401, 'wrong admin token');
+    return;
+  }
+  const d = checkAdminAuth(req, undefined);
+  if (!d.ok) throw new ApiError(d.status, d.status, d.message);
+  if (fromBrowser(req) && !loopbackHostHeader(req)) throw new ApiError(403, 403, 'sign in through a loopback address (http://127.0.0.1:PORT/ui/ or http://localhost:PORT/ui/)');
+}

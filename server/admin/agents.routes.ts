@@ -1,0 +1,281 @@
+// /admin/fleet, /admin/agents and the per-host actions (issue, reissue, revoke, rotate,
+// decommission, config), the HTTP twins of `cortex-server agent …` (DESIGN.md section 3).
+import { LIMITS, describeIssues, toIssues, validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
+import {
+  getAgent,
+  issueAgent,
+  reissueToken,
+  requestDecommission,
+  requestRotation,
+  revoke,
+  setAgentConfig,
+  type AgentSummary,
+} from '../db/agents.repository.js';
+import type { ConnectionState } from '../db/schema.js';
+import { CONNECTION_STATES } from '../db/schema.js';
+import { getSetting } from '../db/settings.repository.js';
+import { HostRevokedError, UnknownHostError } from '../db/storage.js';
+import { builtinAgentConfig } from '../settings.js';
+import type { Route, RouteContext } from './context.js';
+import { ApiError, hostIdParam, invalid, readJson, send, unknownHost } from './http.js';
+import { AGENT_SORT_KEYS, countByState, queryAgents } from './queries.js';
+import { checkBody } from './schemas.js';
+
+/** An agent as the admin API shows it (numbers as numbers, no hashes). */
+export function agentView(a: AgentSummary): Record<string, unknown> {
+  return { ...a, accepted_seq: Number(a.accepted_seq), control_rev: Number(a.control_rev), config_version: Number(a.config_version) };
+}
+
+// Every non-hash column; a column another module adds to AgentSummary shows up here too
+// once it is listed (the compile-time check in agents.repository.ts covers its own list).
+const COLUMNS = [
+  'host_id', 'hostname', 'agent_version', 'platform_json', 'capabilities_json', 'token_rotated_at', 'connection_state',
+  'session_id', 'accepted_seq', 'first_seen', 'last_handshake', 'last_seen', 'last_disconnect', 'last_disconnect_reason',
+  'created_at', 'control_rev', 'agent_config_json', 'config_apply_after', 'config_version', 'rotate_requested_at',
+  'rotation_grace_secs', 'token_rotation_grace_until', 'decommission_requested_at', 'decommission_drain_secs',
+] as const satisfies readonly (keyof AgentSummary)[];
+
+function parseJson(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Maps the repository's errors to answers; other errors propagate (500). */
+async function hostOp<T>(host_id: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof UnknownHostError) throw unknownHost(host_id);
+    if (error instanceof HostRevokedError) {
+      throw new ApiError(409, 409, `host ${host_id} is revoked; take it back with POST /admin/agents/${host_id}/token (a new enrollment token) first`);
+    }
+    throw error;
+  }
+}
+
+async function existing(ctx: RouteContext, host_id: string): Promise<AgentSummary> {
+  const row = await getAgent(ctx.deps.storage.db, host_id);
+  if (row === undefined) throw unknownHost(host_id);
+  return row;
+}
+
+function wsUrl(ctx: RouteContext): string {
+  if (ctx.deps.wsUrl !== undefined && !/\/\/(0\.0\.0\.0|\[::\]):/.test(ctx.deps.wsUrl)) return ctx.deps.wsUrl;
+  const host = ctx.req.headers['host'] ?? '127.0.0.1:3100';
+  return `${ctx.deps.tls === true ? 'wss' : 'ws'}://${host}${LIMITS.ws_path}`;
+}
+
+function issuedView(ctx: RouteContext, issued: { host_id: string; hostname: string; token: string }): Record<string, string> {
+  const url = wsUrl(ctx);
+  const insecure = url.startsWith('ws://') ? ' --allow-insecure' : '';
+  return {
+    host_id: issued.host_id,
+    hostname: issued.hostname,
+    token: issued.token,
+    server_url: url,
+    enroll_command: `cortex-agent enroll --server ${url} --host-id ${issued.host_id} --token ${issued.token} --state-dir /var/lib/cortex-agent${insecure}`,
+  };
+}
+
+async function maxBatchCap(ctx: RouteContext): Promise<number> {
+  if (ctx.deps.settings !== undefined) return ctx.deps.settings.max_batch_entries;
+  const recorded = await getSetting(ctx.deps.storage.db, 'max_batch_entries');
+  return typeof recorded === 'number' ? recorded : LIMITS.server_max_batch_entries;
+}
+
+async function configView(ctx: RouteContext, row: AgentSummary): Promise<Record<string, unknown>> {
+  const cap = await maxBatchCap(ctx);
+  const fallback: AgentConfig = ctx.deps.settings?.default_agent_config ?? builtinAgentConfig(cap);
+  const stored = row.agent_config_json === null ? null : parseJson(row.agent_config_json);
+  const pending = row.config_apply_after !== null && row.config_apply_after > new Date().toISOString();
+  const usable = stored !== null && validateAgentConfig(stored);
+  return {
+    host_id: row.host_id,
+    stored,
+    effective: usable && !pending ? stored : fallback,
+    source: stored === null ? 'default' : pending ? 'default_until_apply_after' : 'host',
+    apply_after: row.config_apply_after,
+    config_version: Number(row.config_version),
+    max_batch_entries_cap: cap,
+  };
+}
+
+function states(raw: string | undefined): ConnectionState[] | undefined {
+  if (raw === undefined) return undefined;
+  const list = raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const s of list) {
+    if (!(CONNECTION_STATES as readonly string[]).includes(s)) throw invalid(`query parameter state: ${JSON.stringify(s)} is not one of ${CONNECTION_STATES.join(', ')}`);
+  }
+  return list as ConnectionState[];
+}
+
+export const agentRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/admin/fleet',
+    async handler(ctx) {
+      const by_state = await countByState(ctx.deps.storage.db);
+      const total = Object.values(by_state).reduce((a, b) => a + b, 0);
+      send(ctx.res, 200, { total, by_state, server_time: new Date().toISOString() });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/admin/agents',
+    async handler(ctx) {
+      const q = ctx.query;
+      const stateList = states(q.string('state', 200));
+      const text = q.string('q', 200);
+      const sort = q.oneOf('sort', AGENT_SORT_KEYS);
+      const order = q.oneOf('order', ['asc', 'desc'] as const);
+      const limit = q.int('limit', 1, 10_000);
+      const offset = q.int('offset', 0, Number.MAX_SAFE_INTEGER);
+      const { rows, total } = await queryAgents(ctx.deps.storage.db, COLUMNS, {
+        ...(stateList !== undefined ? { states: stateList } : {}),
+        ...(text !== undefined ? { q: text } : {}),
+        ...(sort !== undefined ? { sort } : {}),
+        ...(order !== undefined ? { order } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+        ...(offset !== undefined ? { offset } : {}),
+      });
+      send(
+        ctx.res,
+        200,
+        rows.map((a) => ({ ...agentView(a), connected_here: ctx.deps.connectedHere(a.host_id), buffer: ctx.deps.heartbeatOf?.(a.host_id) ?? null })),
+        { 'X-Total-Count': String(total) },
+      );
+    },
+  },
+  {
+    method: 'POST',
+    path: '/admin/agents',
+    async handler(ctx) {
+      const body = checkBody<{ hostname: string }>('IssueRequest', await readJson(ctx.req, '{"hostname": "web-01"}'));
+      const issued = await issueAgent(ctx.deps.storage.db, body.hostname);
+      send(ctx.res, 201, issuedView(ctx, issued));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/admin/agents/{host_id}',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      const row = await existing(ctx, id);
+      send(ctx.res, 200, {
+        ...agentView(row),
+        connected_here: ctx.deps.connectedHere(id),
+        buffer: ctx.deps.heartbeatOf?.(id) ?? null,
+        platform: parseJson(row.platform_json),
+        capabilities: parseJson(row.capabilities_json),
+      });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/admin/agents/{host_id}/token',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      const issued = await hostOp(id, () => reissueToken(ctx.deps.storage.db, id));
+      send(ctx.res, 201, issuedView(ctx, issued));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/admin/agents/{host_id}/revoke',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      await hostOp(id, () => revoke(ctx.deps.storage.db, id));
+      send(ctx.res, 200, { host_id: id, connection_state: 'Revoked', message: `revoked ${id}; a server holding its session closes it (4002) within 2 s` });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/admin/agents/{host_id}/rotate',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      const body = checkBody<{ grace_secs?: number }>('RotateRequest', (await readJson(ctx.req, '{"grace_secs": 300}', true)) ?? {});
+      let grace = body.grace_secs ?? ctx.deps.settings?.rotation_grace_secs;
+      if (grace === undefined) {
+        const recorded = await getSetting(ctx.deps.storage.db, 'rotation_grace_secs');
+        grace = typeof recorded === 'number' ? recorded : LIMITS.rotation_grace_secs;
+      }
+      const g = grace;
+      await hostOp(id, () => requestRotation(ctx.deps.storage.db, id, g));
+      const row = await existing(ctx, id);
+      send(ctx.res, 200, {
+        host_id: id,
+        connection_state: row.connection_state,
+        message: `rotation requested for ${id} (grace ${g} s): its next hello gets a new token; a connected agent is asked to reconnect within 2 s`,
+      });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/admin/agents/{host_id}/decommission',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      const body = checkBody<{ drain_secs?: number }>('DecommissionRequest', (await readJson(ctx.req, '{"drain_secs": 30}', true)) ?? {});
+      const drain = body.drain_secs ?? LIMITS.decommission_drain_secs;
+      await hostOp(id, () => requestDecommission(ctx.deps.storage.db, id, drain));
+      const row = await existing(ctx, id);
+      if (row.connection_state !== 'Active') {
+        // Not connected: revoked at once (DESIGN.md 5.13); a live session is drained by its server.
+        await revoke(ctx.deps.storage.db, id);
+        send(ctx.res, 200, { host_id: id, connection_state: 'Revoked', message: `decommissioned ${id}: not connected, revoked now (rows kept)` });
+        return;
+      }
+      send(ctx.res, 200, {
+        host_id: id,
+        connection_state: row.connection_state,
+        message: `decommission requested for ${id}: the server holding its session drains it for ${drain} s, then revokes (rows kept)`,
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/admin/agents/{host_id}/config',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      send(ctx.res, 200, await configView(ctx, await existing(ctx, id)));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/admin/agents/{host_id}/config',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      const body = checkBody<{ config: unknown; apply_after?: string | null }>(
+        'SetConfigRequest',
+        await readJson(ctx.req, '{"config": {AgentConfig}, "apply_after": null}'),
+      );
+      if (!validateAgentConfig(body.config)) {
+        const issues = toIssues(validateAgentConfig.errors).map((i) => ({ ...i, path: `/config${i.path}` }));
+        throw invalid(`config is not a valid AgentConfig: ${describeIssues(issues, 5)} (give a complete config; schema: generated/schemas/defs.json#/$defs/AgentConfig)`, issues.slice(0, 20));
+      }
+      const cap = await maxBatchCap(ctx);
+      if (body.config.max_batch_entries > cap) {
+        throw invalid(`config.max_batch_entries ${body.config.max_batch_entries} exceeds the server's max_batch_entries (${cap}); lower it`, [
+          { path: '/config/max_batch_entries', message: `must be <= ${cap} (the server's max_batch_entries)` },
+        ]);
+      }
+      const applyAfter = body.apply_after === undefined || body.apply_after === null ? null : new Date(body.apply_after).toISOString();
+      // Stored verbatim: the agent receives exactly the config it was given.
+      const text = JSON.stringify(body.config);
+      await hostOp(id, () => setAgentConfig(ctx.deps.storage.db, id, text, applyAfter));
+      send(ctx.res, 200, await configView(ctx, await existing(ctx, id)));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/agents/{host_id}/config',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      await hostOp(id, () => setAgentConfig(ctx.deps.storage.db, id, null));
+      send(ctx.res, 200, await configView(ctx, await existing(ctx, id)));
+    },
+  },
+];

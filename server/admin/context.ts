@@ -1,0 +1,50 @@
+// What every admin route handler gets.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Storage } from '../db/storage.js';
+import type { ProbeRouter } from '../control/probes.js';
+import type { ServerSettings } from '../settings.js';
+import type { Query } from './http.js';
+import type { ConsoleSession } from './session.js';
+
+export interface AdminDeps {
+  storage: Storage;
+  router: ProbeRouter;
+  adminToken: string | undefined;
+  /** Hosts with a session on this server. */
+  connectedHere(host_id: string): boolean;
+  /** The last heartbeat's buffer figures of a host whose session this server holds. */
+  heartbeatOf?(host_id: string): { queue_depth: number; buffer_bytes: number; at: string } | undefined;
+  /** The running server's effective settings (GET /admin/settings, defaults of rotate/config). */
+  settings?: ServerSettings;
+  /** The WebSocket URL agents enroll with (default: derived from the request's Host). */
+  wsUrl?: string;
+  /** Served over TLS (the session cookie gets Secure). */
+  tls?: boolean;
+  /** The server's version (GET /admin/settings). */
+  serverVersion?: string;
+  /** Live tail poll interval (ms, default 200). */
+  tailPollMs?: number;
+}
+
+export interface RouteContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** Path parameters by their OpenAPI name. */
+  params: Record<string, string>;
+  query: Query;
+  deps: AdminDeps;
+  /** How the request was authorized. */
+  via: 'bearer' | 'cookie' | 'loopback';
+  session: ConsoleSession | undefined;
+}
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface Route {
+  method: Method;
+  /** OpenAPI path template, e.g. /admin/agents/{host_id}/probe. */
+  path: string;
+  /** Served without authorization (the handler decides; /admin/session). */
+  public?: boolean;
+  handler(ctx: RouteContext): Promise<void>;
+}

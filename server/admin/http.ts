@@ -1,0 +1,142 @@
+// Request/response helpers of the admin API: JSON answers, the error envelope
+// {"error": {code, message, data?}}, bounded JSON bodies, query parameters.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ErrorCode } from '@cortex/agent-protocol';
+import { fromBrowser } from './session.js';
+
+/** Largest admin request body. */
+export const MAX_BODY_BYTES = 1_048_576;
+
+/**
+ * An error answered as {"error": {code, message, data?}}. `code` is the contract's
+ * JSON-RPC code where one applies (-32602, -32004, ...), else the HTTP status.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toJSON(): { code: number; message: string; data?: unknown } {
+    return { code: this.code, message: this.message, ...(this.data !== undefined ? { data: this.data } : {}) };
+  }
+}
+
+/** 400 with -32602 (InvalidParams), the contract's code for bad input. */
+export function invalid(message: string, errors?: unknown[]): ApiError {
+  return new ApiError(400, ErrorCode.InvalidParams, message, { errors: errors ?? [], reason: message });
+}
+
+/** 404 with -32004 (UnknownHost). */
+export function unknownHost(host_id: string): ApiError {
+  return new ApiError(404, ErrorCode.UnknownHost, `no agent with host_id ${host_id}; see GET /admin/agents`);
+}
+
+export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': String(Buffer.byteLength(text)),
+    'Cache-Control': 'no-store',
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
+  send(res, error.status, { error: error.toJSON() }, headers);
+}
+
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The request's JSON body, or `undefined` when it has none and `optional` is set.
+ * From a web page (see fromBrowser) a body must be sent as `Content-Type: application/json`:
+ * a browser cannot send that cross-site without a CORS preflight (which this server never
+ * grants), so a forged HTML form never reaches a handler. Scripts may leave the type out
+ * (`curl -d` sends a form type), as before.
+ * @throws ApiError (400) naming what is wrong and what to send
+ */
+export async function readJson(req: IncomingMessage, shape: string, optional = false): Promise<unknown> {
+  const text = await readBody(req);
+  if (text === undefined) throw invalid(`request body larger than ${MAX_BODY_BYTES} bytes`);
+  if (text.trim() === '') {
+    if (optional) return undefined;
+    throw invalid(`send a JSON body ${shape}`);
+  }
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (fromBrowser(req) && type !== 'application/json') {
+    throw new ApiError(415, ErrorCode.InvalidParams, `send the body as Content-Type: application/json (got ${type === '' ? 'none' : JSON.stringify(type)})`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw invalid(`body is not valid JSON (${(error as Error).message}); send ${shape}`);
+  }
+}
+
+/** Query-parameter readers: absent → undefined; malformed → ApiError 400 naming the parameter. */
+export class Query {
+  constructor(private readonly params: URLSearchParams) {}
+
+  string(name: string, maxLength = 1024): string | undefined {
+    const v = this.params.get(name);
+    if (v === null || v === '') return undefined;
+    if (v.length > maxLength) throw invalid(`query parameter ${name} is longer than ${maxLength} characters`);
+    return v;
+  }
+
+  int(name: string, min: number, max: number): number | undefined {
+    const v = this.string(name, 20);
+    if (v === undefined) return undefined;
+    const n = /^-?\d+$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw invalid(`query parameter ${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(v)})`);
+    return n;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[]): T | undefined {
+    const v = this.string(name, 100);
+    if (v === undefined) return undefined;
+    if (!(allowed as readonly string[]).includes(v)) throw invalid(`query parameter ${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(v)})`);
+    return v as T;
+  }
+
+  /** An RFC 3339 date-time, returned as ISO (UTC, milliseconds) so it compares with stored text. */
+  time(name: string): string | undefined {
+    const v = this.string(name, 64);
+    if (v === undefined) return undefined;
+    const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/;
+    const t = Date.parse(v);
+    if (!rfc3339.test(v) || Number.isNaN(t)) throw invalid(`query parameter ${name} must be an RFC 3339 date-time such as 2026-05-16T20:00:00Z (got ${JSON.stringify(v)})`);
+    return new Date(t).toISOString();
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A path host_id, lowercased; 400 when it is not a UUID. */
+export function hostIdParam(raw: string): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    throw invalid('host_id in the path is not valid percent-encoding');
+  }
+  const id = decoded.toLowerCase();
+  if (!UUID.test(id)) throw invalid(`host_id ${JSON.stringify(decoded.slice(0, 80))} is not a UUID; see GET /admin/agents`);
+  return id;
+}

@@ -1,0 +1,149 @@
+// Stored logs (query, newest first, cursor paging), the live tail (Server-Sent Events,
+// resumable with Last-Event-ID) and metric samples of one host.
+//
+// The tail polls the database (seq > last sent) rather than listening to this process's
+// ingest path, so it shows a host's rows whichever server on the database holds its session.
+import type { Severity } from '@cortex/agent-protocol';
+import { getAgent } from '../db/agents.repository.js';
+import type { Route, RouteContext } from './context.js';
+import { hostIdParam, invalid, send, unknownHost } from './http.js';
+import { SEVERITIES, lastLogs, logMatches, logsAfter, metricNames, queryLogs, queryMetrics } from './queries.js';
+
+/** Live tail: database poll interval and rows per poll. */
+const TAIL_POLL_MS = 200;
+const TAIL_BATCH = 1000;
+/** A comment line this often keeps proxies from closing an idle stream. */
+const KEEPALIVE_MS = 15_000;
+
+async function knownHost(ctx: RouteContext): Promise<string> {
+  const id = hostIdParam(ctx.params['host_id'] as string);
+  if ((await getAgent(ctx.deps.storage.db, id)) === undefined) throw unknownHost(id);
+  return id;
+}
+
+function filters(ctx: RouteContext): { severity?: Severity; source?: string; q?: string } {
+  const severity = ctx.query.oneOf('severity', SEVERITIES);
+  const source = ctx.query.string('source', 1024);
+  const q = ctx.query.string('q', 200);
+  return { ...(severity !== undefined ? { severity } : {}), ...(source !== undefined ? { source } : {}), ...(q !== undefined ? { q } : {}) };
+}
+
+async function streamTail(ctx: RouteContext): Promise<void> {
+  const id = await knownHost(ctx);
+  const filter = filters(ctx);
+  const header = ctx.req.headers['last-event-id'];
+  let after: number | undefined;
+  if (typeof header === 'string' && header.trim() !== '') {
+    if (!/^\d+$/.test(header.trim())) throw invalid(`Last-Event-ID must be a seq (digits), got ${JSON.stringify(header.slice(0, 40))}`);
+    after = Number(header.trim());
+  } else {
+    after = ctx.query.int('after_seq', 0, Number.MAX_SAFE_INTEGER);
+  }
+  const backlog = ctx.query.int('backlog', 0, 1000) ?? 50;
+  const { req, res } = ctx;
+  const db = ctx.deps.storage.db;
+  const pollMs = ctx.deps.tailPollMs ?? TAIL_POLL_MS;
+
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  res.write(`retry: 1000\n\n`);
+  let closed = false;
+  let wake: (() => void) | undefined;
+  const onClose = (): void => {
+    closed = true;
+    wake?.();
+  };
+  req.once('close', onClose);
+  res.once('close', onClose);
+  /** Waits `ms`, or less when the client goes away or the socket drains. */
+  const pause = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(t);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+
+  let last = after ?? 0;
+  if (after === undefined) {
+    const rows = await lastLogs(db, id, backlog);
+    // Start after the newest row even when the backlog shows none of them.
+    const newest = await lastLogs(db, id, 1);
+    last = newest[0]?.seq ?? 0;
+    const text = rows.filter((r) => logMatches(r, filter)).map((r) => `id: ${r.seq}\nevent: log\ndata: ${JSON.stringify(r)}\n\n`).join('');
+    if (text !== '') res.write(text);
+  }
+  let lastWrite = Date.now();
+  while (!closed) {
+    const rows = await logsAfter(db, id, last, TAIL_BATCH);
+    if (closed) break;
+    if (rows.length > 0) {
+      last = rows[rows.length - 1]!.seq;
+      const text = rows.filter((r) => logMatches(r, filter)).map((r) => `id: ${r.seq}\nevent: log\ndata: ${JSON.stringify(r)}\n\n`).join('');
+      // Rows filtered out still move the resume point: send it as a bare id.
+      const ok = res.write(text !== '' ? text : `id: ${last}\n\n`);
+      lastWrite = Date.now();
+      if (!ok) {
+        const drained = pause(KEEPALIVE_MS);
+        res.once('drain', () => wake?.());
+        await drained;
+      }
+      if (rows.length === TAIL_BATCH) continue; // more waiting: no pause
+    } else if (Date.now() - lastWrite >= KEEPALIVE_MS) {
+      res.write(`: keepalive\n\n`);
+      lastWrite = Date.now();
+    }
+    if (!closed) await pause(pollMs);
+  }
+  if (!res.writableEnded) res.end();
+}
+
+export const logRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/admin/agents/{host_id}/logs',
+    async handler(ctx) {
+      const id = await knownHost(ctx);
+      const cursor = ctx.query.string('cursor', 64);
+      if (cursor !== undefined && !/^\d+$/.test(cursor)) throw invalid('cursor must be the next_cursor of a previous page');
+      const from = ctx.query.time('from');
+      const to = ctx.query.time('to');
+      if (from !== undefined && to !== undefined && from >= to) throw invalid(`from (${from}) must be before to (${to})`);
+      const page = await queryLogs(ctx.deps.storage.db, id, {
+        ...filters(ctx),
+        ...(from !== undefined ? { from } : {}),
+        ...(to !== undefined ? { to } : {}),
+        ...(cursor !== undefined ? { beforeSeq: Number(cursor) } : {}),
+        limit: ctx.query.int('limit', 1, 1000) ?? 100,
+      });
+      send(ctx.res, 200, page);
+    },
+  },
+  { method: 'GET', path: '/admin/agents/{host_id}/logs/stream', handler: streamTail },
+  {
+    method: 'GET',
+    path: '/admin/agents/{host_id}/metrics',
+    async handler(ctx) {
+      const id = await knownHost(ctx);
+      const name = ctx.query.string('name', 256);
+      const db = ctx.deps.storage.db;
+      if (name === undefined) {
+        send(ctx.res, 200, { host_id: id, names: await metricNames(db, id) });
+        return;
+      }
+      const to = ctx.query.time('to') ?? new Date().toISOString();
+      const from = ctx.query.time('from') ?? new Date(Date.parse(to) - 3600_000).toISOString();
+      if (from >= to) throw invalid(`from (${from}) must be before to (${to})`);
+      const limit = ctx.query.int('limit', 1, 10_000) ?? 2000;
+      const { samples, truncated } = await queryMetrics(db, id, name, from, to, limit);
+      send(ctx.res, 200, { host_id: id, name, from, to, samples, truncated });
+    },
+  },
+];

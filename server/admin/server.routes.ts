@@ -1,0 +1,122 @@
+// /admin/openapi.json, /admin/session (console sign-in), /admin/settings, /admin/probes and
+// the probe call itself (DESIGN.md section 3).
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { PROBES, describeIssues, toIssues, validateProbeRequestParams } from '@cortex/agent-protocol';
+import { getSettings } from '../db/settings.repository.js';
+import { ProbeFailure } from '../control/probes.js';
+import type { Route } from './context.js';
+import { ApiError, hostIdParam, invalid, readJson, send } from './http.js';
+import { OPENAPI, checkBody } from './schemas.js';
+import { SESSION_TTL_MS, sessionCookie } from './session.js';
+import { authorize, keysFor, signIn } from './access.js';
+
+/** Default timeout_ms when a probe body leaves it out. */
+export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
+
+let probeCatalog: unknown[] | undefined;
+function probes(): unknown[] {
+  if (probeCatalog === undefined) {
+    const require = createRequire(import.meta.url);
+    const dir = join(dirname(require.resolve('@cortex/agent-protocol/package.json')), 'schemas', 'probes');
+    const read = (f: string): unknown => JSON.parse(readFileSync(join(dir, f), 'utf8')) as unknown;
+    probeCatalog = PROBES.map((p) => ({ name: p.name, summary: p.summary, args_schema: read(`${p.name}.args.json`), output_schema: read(`${p.name}.output.json`) }));
+  }
+  return probeCatalog;
+}
+
+function modeOf(adminToken: string | undefined): 'token' | 'loopback' {
+  return adminToken !== undefined && adminToken !== '' ? 'token' : 'loopback';
+}
+
+export const serverRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/admin/openapi.json',
+    async handler(ctx) {
+      send(ctx.res, 200, OPENAPI);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/admin/session',
+    public: true,
+    async handler(ctx) {
+      const mode = modeOf(ctx.deps.adminToken);
+      const access = authorize(ctx.req, ctx.deps, false);
+      if (!access.ok) {
+        send(ctx.res, 200, { authenticated: false, mode, via: 'none' });
+        return;
+      }
+      send(ctx.res, 200, { authenticated: true, mode, via: access.via, ...(access.session ? { csrf_token: access.session.csrfToken } : {}) });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/admin/session',
+    public: true,
+    async handler(ctx) {
+      const body = checkBody<{ token?: string }>('SignInRequest', (await readJson(ctx.req, '{"token": "<admin token>"}', true)) ?? {});
+      signIn(ctx.req, ctx.deps, body.token);
+      const { cookie, session } = keysFor(ctx.deps.adminToken).issue();
+      send(
+        ctx.res,
+        200,
+        { authenticated: true, mode: modeOf(ctx.deps.adminToken), via: 'cookie', csrf_token: session.csrfToken },
+        { 'Set-Cookie': sessionCookie(cookie, ctx.deps.tls === true, Math.floor(SESSION_TTL_MS / 1000)) },
+      );
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/session',
+    public: true,
+    async handler(ctx) {
+      send(ctx.res, 200, { authenticated: false, mode: modeOf(ctx.deps.adminToken), via: 'none' }, { 'Set-Cookie': sessionCookie('', ctx.deps.tls === true, 0) });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/admin/settings',
+    async handler(ctx) {
+      const s = ctx.deps.settings;
+      const base: Record<string, unknown> = s !== undefined ? { ...s, listen: `${s.listen.host.includes(':') ? `[${s.listen.host}]` : s.listen.host}:${s.listen.port}` } : await getSettings(ctx.deps.storage.db);
+      const { admin_token, ...rest } = base;
+      send(ctx.res, 200, {
+        ...rest,
+        admin_token_set: (typeof admin_token === 'string' && admin_token !== '') || (ctx.deps.adminToken !== undefined && ctx.deps.adminToken !== ''),
+        ...(ctx.deps.serverVersion !== undefined ? { server_version: ctx.deps.serverVersion } : {}),
+        ...(ctx.deps.wsUrl !== undefined ? { ws_url: ctx.deps.wsUrl } : {}),
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/admin/probes',
+    async handler(ctx) {
+      send(ctx.res, 200, probes());
+    },
+  },
+  {
+    method: 'POST',
+    path: '/admin/agents/{host_id}/probe',
+    async handler(ctx) {
+      const host_id = hostIdParam(ctx.params['host_id'] as string);
+      const body = await readJson(ctx.req, '{"probe": "name", "args": {...}, "timeout_ms": 5000}');
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalid('body must be a JSON object {"probe", "args", "timeout_ms"}');
+      const b = body as Record<string, unknown>;
+      const params = { ...b, args: 'args' in b ? b['args'] : {}, timeout_ms: 'timeout_ms' in b ? b['timeout_ms'] : DEFAULT_PROBE_TIMEOUT_MS };
+      if (!validateProbeRequestParams(params)) {
+        const issues = toIssues(validateProbeRequestParams.errors);
+        throw invalid(`invalid probe request: ${describeIssues(issues)}`, issues.slice(0, 20));
+      }
+      try {
+        send(ctx.res, 200, await ctx.deps.router.invoke(host_id, params.probe, params.args, params.timeout_ms));
+      } catch (error) {
+        if (error instanceof ProbeFailure) throw new ApiError(error.status, error.rpc.code, error.rpc.message, error.rpc.data);
+        throw error;
+      }
+    },
+  },
+];

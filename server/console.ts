@@ -1,0 +1,77 @@
+// Serves the operator console (built into dist/console/ by `npm run build`) at /ui/.
+// Static files only; the page talks to /admin/ with the access rules of ./admin/access.ts.
+import { existsSync, readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dirname, join, normalize, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** Headers of every console answer: nothing from elsewhere, no framing, no referrer. */
+const SECURITY_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+};
+
+/** dist/console next to dist/server (compiled), or <repo>/dist/console (sources run by tests). */
+export function consoleDir(): string | undefined {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const dir of [join(here, '..', 'console'), join(here, '..', 'dist', 'console')]) {
+    if (existsSync(join(dir, 'app.js'))) return dir; // (the sources in <repo>/console have no app.js)
+  }
+  return undefined;
+}
+
+const cache = new Map<string, Buffer>();
+
+/** Handles /ui and /ui/*; returns false for other paths. */
+export function handleConsole(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+  if (path !== '/ui' && !path.startsWith('/ui/')) return false;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 405, message: 'the console is static: use GET' } }));
+    return true;
+  }
+  if (path === '/ui') {
+    res.writeHead(308, { Location: '/ui/' }).end();
+    return true;
+  }
+  const dir = consoleDir();
+  if (dir === undefined) {
+    res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end('The console is not built: run `npm run build` (npm install and npm start do it).\n');
+    return true;
+  }
+  let rel: string;
+  try {
+    rel = decodeURIComponent(path.slice('/ui/'.length)) || 'index.html';
+  } catch {
+    rel = '';
+  }
+  const file = normalize(join(dir, rel));
+  const ext = /\.[a-z]+$/.exec(rel)?.[0] ?? '';
+  if (rel === '' || !file.startsWith(dir + sep) || TYPES[ext] === undefined || !existsSync(file)) {
+    res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8', ...SECURITY_HEADERS }).end(`no console file ${path}; the console is at /ui/\n`);
+    return true;
+  }
+  let body = cache.get(file);
+  if (body === undefined) {
+    body = readFileSync(file);
+    cache.set(file, body);
+  }
+  res.writeHead(200, {
+    'Content-Type': TYPES[ext] as string,
+    'Content-Length': String(body.length),
+    // index.html always fresh (it names the bundle); the bundle revalidates.
+    'Cache-Control': ext === '.html' ? 'no-store' : 'no-cache',
+    ...SECURITY_HEADERS,
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+  return true;
+}

@@ -1,0 +1,206 @@
+// The operator console in a real browser (headless Debian Chromium via playwright-core),
+// against the compiled server and reference agents as child processes: sign-in, fleet
+// page live updates, host page (config editor, live tail, probe form, confirmations),
+// enrollment page, CSRF. A screenshot of each page goes to dist/screenshots/console/.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AGENT_CLI, ROOT, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
+import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
+
+const ADMIN_TOKEN = 'browser-test-admin-token-7f3a9c1e';
+const run = chromiumGate('console browser tests');
+
+describe.skipIf(!run)('operator console in Chromium', () => {
+  let server: ServerProc;
+  let browser: Browser;
+  let page: Page;
+  let dir: string;
+  const agents: ChildProcess[] = [];
+  const hosts: { host_id: string; hostname: string; stateDir: string; child?: ChildProcess }[] = [];
+  let logFile: string;
+
+  beforeAll(async () => {
+    requireDist();
+    dir = tempDir('cortex-console-');
+    server = await startServer(join(dir, 'server.db'), ['--admin-token', ADMIN_TOKEN]);
+    tokens.add(ADMIN_TOKEN);
+    browser = await launch();
+    page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+    page.setDefaultTimeout(10_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    for (const c of agents) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await server?.kill();
+    const leaks = [...tokens].filter((t) => server?.stderr().includes(t));
+    cleanupTempDirs();
+    expect(leaks, 'a token appeared in the server log').toEqual([]);
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
+
+  async function enrollAndRun(host_id: string, token: string, hostname: string): Promise<void> {
+    const stateDir = join(dir, hostname);
+    tokens.add(token);
+    const r = cliSync(AGENT_CLI, ['enroll', '--server', server.url, '--host-id', host_id, `--token=${token}`, '--state-dir', stateDir, '--allow-insecure', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const child = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr?.resume();
+    agents.push(child);
+    hosts.push({ host_id, hostname, stateDir, child });
+  }
+
+  it('shows a sign-in page; without the admin token the API refuses; the token (typed, Enter) signs in with an HttpOnly cookie', async () => {
+    await page.goto(`${server.http}/ui/`);
+    await page.getByRole('heading', { name: 'Sign in to the Cortex console' }).waitFor();
+    expect(await page.evaluate(async () => (await fetch('/admin/agents')).status)).toBe(401);
+    await shot('signin');
+    const field = page.getByLabel('Admin token');
+    expect(await field.evaluate((el) => el === document.activeElement)).toBe(true); // keyboard-ready
+    await field.fill('not-the-admin-token');
+    await field.press('Enter');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('not the admin token');
+    await field.fill(ADMIN_TOKEN);
+    await field.press('Enter');
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+    expect(page.url()).not.toContain(ADMIN_TOKEN);
+    expect(await page.evaluate(() => document.cookie)).not.toContain('cortex_session'); // HttpOnly
+    const cookies = await page.context().cookies();
+    expect(cookies.find((c) => c.name === 'cortex_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+  });
+
+  it('refuses a state-changing request without the CSRF token, even with the session cookie', async () => {
+    const status = await page.evaluate(async () => {
+      const r = await fetch('/admin/agents', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ hostname: 'forged' }) });
+      return r.status;
+    });
+    expect(status).toBe(403);
+    const list = await page.evaluate(async () => (await (await fetch('/admin/agents?q=forged')).json()) as unknown[]);
+    expect(list).toEqual([]);
+  });
+
+  it('enrollment page: issues a token and shows the exact enroll command once; that command enrolls the host', async () => {
+    await page.getByRole('link', { name: 'Enroll a host' }).click();
+    await page.getByLabel('Hostname of the new host').fill('console-a');
+    await page.getByRole('button', { name: 'Issue enrollment token' }).click();
+    const command = (await page.getByLabel('Enroll command').textContent()) ?? '';
+    const m = /^cortex-agent enroll --server (\S+) --host-id (\S+) --token (\S+) --state-dir \S+ --allow-insecure$/.exec(command);
+    expect(m, command).not.toBe(null);
+    const [, url, hostId, token] = m as unknown as [string, string, string, string];
+    expect(url).toBe(server.url);
+    expect(page.url()).not.toContain(token);
+    await shot('enroll');
+    await enrollAndRun(hostId, token, 'console-a');
+    // a second host, issued through the API with the Bearer token
+    const res = await fetch(`${server.http}/admin/agents`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ hostname: 'console-b' }) });
+    const b = (await res.json()) as { host_id: string; token: string };
+    await enrollAndRun(b.host_id, b.token, 'console-b');
+    // leaving the page drops the token from the page
+    await page.getByRole('link', { name: 'Fleet' }).click();
+    expect(await page.content()).not.toContain(token);
+  });
+
+  it('fleet page: both agents Active; one stopped turns Disconnected without a reload', async () => {
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+    const row = (h: { host_id: string }) => page.locator(`tr[data-host-id="${h.host_id}"]`);
+    for (const h of hosts) await expect.poll(() => row(h).locator('.state').textContent(), { timeout: 15_000 }).toBe('Active');
+    expect(await page.locator('[data-state="Active"] .n').textContent()).toBe('2');
+    await shot('fleet');
+    const b = hosts[1] as (typeof hosts)[number];
+    b.child?.kill('SIGTERM');
+    await expect.poll(() => row(b).locator('.state').textContent(), { timeout: 15_000 }).toBe('Disconnected');
+    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42); // same document: no reload
+    expect(await row(b).locator('td').nth(6).textContent()).not.toBe('—'); // last disconnect reason
+  });
+
+  it('host page: a config is checked in the browser, then saved, and the agent applies it', async () => {
+    const a = hosts[0] as (typeof hosts)[number];
+    logFile = join(dir, 'console-a.log');
+    writeFileSync(logFile, '');
+    await page.locator(`a[href="#/hosts/${a.host_id}"]`).click(); // (the hello renamed it to this machine's hostname)
+    await page.getByRole('heading', { name: 'Config' }).waitFor();
+    const editor = page.getByLabel('AgentConfig (JSON)');
+    await expect.poll(() => editor.inputValue()).toContain('heartbeat_interval_secs');
+    const config = JSON.parse(await editor.inputValue()) as Record<string, unknown>;
+    await editor.fill(JSON.stringify({ ...config, probe_concurrency: 'lots' }, null, 2));
+    await expect.poll(() => page.locator('#config-issues').textContent()).toContain('/probe_concurrency');
+    expect(await page.getByRole('button', { name: 'Save config' }).isDisabled()).toBe(true);
+    const wanted = { ...config, flush_interval_ms: 100, metrics_interval_secs: 1, heartbeat_interval_secs: 5, log_sources: [{ kind: 'file', path: logFile }] };
+    await editor.fill(JSON.stringify(wanted, null, 2));
+    await page.getByRole('button', { name: 'Save config' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved as version' }).waitFor();
+    await until(
+      'the agent runs the new file source',
+      () => {
+        const s = cliSync(AGENT_CLI, ['status', '--state-dir', a.stateDir, '--json']);
+        const st = JSON.parse(s.stdout || '{}') as { sources?: { path: string | null }[] };
+        return (st.sources ?? []).some((x) => x.path === logFile);
+      },
+      10_000,
+      100,
+    );
+  });
+
+  it('host page: a freshly written log line appears in the live tail within 2 s', async () => {
+    await page.locator('.tail-status').filter({ hasText: 'Live' }).waitFor();
+    const line = `console tail check ${Date.now()}`;
+    const started = Date.now();
+    appendFileSync(logFile, `${line}\n`);
+    await page.locator('.log-lines li', { hasText: line }).waitFor({ timeout: 2000 });
+    const ms = Date.now() - started;
+    expect(ms).toBeLessThan(2000);
+    // Pause holds the view; new lines are counted, not shown
+    await page.getByRole('button', { name: 'Pause' }).click();
+    appendFileSync(logFile, 'while paused\n');
+    await expect.poll(() => page.locator('.tail-status').textContent(), { timeout: 5000 }).toContain('Paused: 1 new lines');
+    expect(await page.locator('.log-lines li', { hasText: 'while paused' }).count()).toBe(0);
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await page.locator('.log-lines li', { hasText: 'while paused' }).waitFor();
+  });
+
+  it('host page: fs.disk_usage runs from the form generated from its args schema and the answer is shown', async () => {
+    await page.getByLabel('Probe', { exact: true }).selectOption('fs.disk_usage');
+    const run = page.getByRole('button', { name: 'Run fs.disk_usage' });
+    expect(await run.isDisabled()).toBe(true); // path is required: the generated validator says so
+    await page.getByLabel('path').fill('/');
+    await run.click();
+    const answer = page.getByLabel('Probe answer');
+    await expect.poll(() => answer.textContent(), { timeout: 15_000 }).toContain('"total_bytes"');
+    const parsed = JSON.parse((await answer.textContent()) ?? '{}') as { output: { path: string } };
+    expect(parsed.output.path).toBe('/');
+  });
+
+  it('host page: the metrics the agent sends are charted (uPlot) and its heartbeat buffer figures shown', async () => {
+    await page.locator('figure.chart canvas').first().waitFor({ timeout: 20_000 });
+    expect(await page.locator('figure.chart').count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('dl.details').first().textContent(), { timeout: 15_000 }).toMatch(/entries queued/);
+    await shot('host');
+  });
+
+  it('host actions ask for confirmation naming the host; Cancel changes nothing', async () => {
+    const a = hosts[0] as (typeof hosts)[number];
+    const hostname = ((await (await fetch(`${server.http}/admin/agents/${a.host_id}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { hostname: string }).hostname;
+    await page.getByRole('button', { name: 'Revoke', exact: true }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.getByRole('heading').textContent()).toBe(`Revoke ${hostname} (${a.host_id})?`);
+    expect(await dialog.getByRole('button', { name: `Revoke ${hostname}` }).count()).toBe(1);
+    await page.screenshot({ path: join(SCREENSHOT_DIR, 'host-confirm.png') });
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    const row = (await (await fetch(`${server.http}/admin/agents/${a.host_id}`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { connection_state: string };
+    expect(row.connection_state).toBe('Active');
+  });
+
+  it('settings page: read-only settings without the admin token', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByRole('table', { name: 'Server settings' }).waitFor();
+    expect(await page.content()).not.toContain(ADMIN_TOKEN);
+    expect(await page.getByRole('row', { name: /admin_token_set/ }).textContent()).toContain('true');
+    await shot('settings');
+  });
+});
