@@ -14,6 +14,7 @@ import { agentRoutes } from './admin/agents.routes.js';
 import type { AdminDeps, Route } from './admin/context.js';
 import { ApiError, Query, sendError } from './admin/http.js';
 import { logRoutes } from './admin/logs.routes.js';
+import { operatorRoutes } from './admin/operator.routes.js';
 import { serverRoutes } from './admin/server.routes.js';
 
 export type { AdminDeps } from './admin/context.js';
@@ -54,7 +55,7 @@ export function checkAdminAuth(req: Pick<IncomingMessage, 'headers'> & { socket:
 }
 
 /** Every admin route (the OpenAPI test checks this list against the document). */
-export const ADMIN_ROUTES: readonly Route[] = [...serverRoutes, ...agentRoutes, ...logRoutes];
+export const ADMIN_ROUTES: readonly Route[] = [...serverRoutes, ...agentRoutes, ...logRoutes, ...operatorRoutes];
 
 interface CompiledRoute {
   route: Route;

@@ -59,7 +59,12 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     err(`${PROG}: ${error.message}`);
     process.exit(2);
   }
-  const e = error as NodeJS.ErrnoException;
+  const e = error as NodeJS.ErrnoException & { exitCode?: unknown };
+  if (e?.name === 'ApiCallError' && typeof e.exitCode === 'number') {
+    // an admin API answer other than 2xx (server/cli/remote.ts)
+    err(`${PROG}: ${e.message}`);
+    process.exit(e.exitCode);
+  }
   err(`${PROG}: ${e?.code ? `${e.code}: ` : ''}${e?.message ?? String(error)}`);
   process.exit(1);
 });

@@ -1,17 +1,19 @@
 // `cortex-server agent …`: the admin commands on the agents table.
 import type { AgentSummary } from '../db/agents.repository.js';
+import type { GroupSummary } from '../db/operator.repository.js';
 import type { LogView } from '../db/logs.repository.js';
 import { UnknownHostError } from '../db/storage.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { HELP, PROG } from './help.js';
 import { enrollCommand, runCommand } from './hints.js';
+import { REMOTE_OPTIONS, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
 
 export async function agentIssue(args: string[]): Promise<void> {
-  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, group: { type: 'string' }, json: { type: 'boolean' } }, HELP.issue);
+  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, group: { type: 'string' }, json: { type: 'boolean' }, ...REMOTE_OPTIONS }, HELP.issue);
   const host = values.host;
   const group = values.group;
-  const ops = await import('../db/operator.repository.js');
-  if (group !== undefined && group !== '' && !ops.GROUP_NAME.test(group)) {
+  const { GROUP_NAME } = await import('../db/operator.repository.js');
+  if (group !== undefined && group !== '' && !GROUP_NAME.test(group)) {
     throw new UsageError(`--group ${JSON.stringify(group)}: a group name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (--group '' leaves the group)`);
   }
   const hostId = values['host-id'];
@@ -20,9 +22,32 @@ export async function agentIssue(args: string[]): Promise<void> {
   if (hostId !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(hostId)) {
     throw new UsageError(`--host-id ${JSON.stringify(hostId)} is not a UUID; see \`${PROG} agent list\``);
   }
+  const remote = remoteTarget(values);
+  const issued = remote !== undefined ? await issueRemote(remote, host, hostId, group) : await issueLocal(values.db, host, hostId, group);
+  printIssued(issued, values.json === true, group);
+}
+
+interface Issued {
+  host_id: string;
+  hostname: string;
+  token: string;
+  agent_url: string | undefined;
+}
+
+async function issueRemote(t: RemoteTarget, host: string | undefined, hostId: string | undefined, group: string | undefined): Promise<Issued> {
+  const r =
+    host !== undefined
+      ? await ok<{ host_id: string; hostname: string; token: string; server_url?: string }>(t, 'POST', '/admin/agents', { hostname: host })
+      : await ok<{ host_id: string; hostname: string; token: string; server_url?: string }>(t, 'POST', `/admin/agents/${hostId}/token`);
+  if (group !== undefined) await ok(t, 'PUT', `/admin/agents/${r.host_id}/group`, { group: group === '' ? null : group });
+  return { host_id: r.host_id, hostname: r.hostname, token: r.token, agent_url: r.server_url };
+}
+
+async function issueLocal(db: string | undefined, host: string | undefined, hostId: string | undefined, group: string | undefined): Promise<Issued> {
+  const ops = await import('../db/operator.repository.js');
   const { issueAgent, reissueToken } = await repo();
   const { getSetting } = await import('../db/settings.repository.js');
-  const issued = await withDb(values.db, async (s) => {
+  return withDb(db, async (s) => {
     const recorded = await getSetting(s.db, 'agent_url');
     const agent_url = typeof recorded === 'string' ? recorded : undefined;
     // A host belongs to one group: --group NAME puts it there (created if new), --group '' out.
@@ -43,7 +68,10 @@ export async function agentIssue(args: string[]): Promise<void> {
       throw error;
     }
   }, { create: host !== undefined });
-  if (values.json) {
+}
+
+function printIssued(issued: Issued, json: boolean, group: string | undefined): void {
+  if (json) {
     out(JSON.stringify({ host_id: issued.host_id, hostname: issued.hostname, token: issued.token, ...(group !== undefined ? { group: group === '' ? null : group } : {}) }));
   } else {
     // The token is the result (stdout), so the complete enroll command with it goes there
@@ -73,13 +101,14 @@ export function displayDisconnect(a: Pick<AgentSummary, 'connection_state' | 'la
 }
 
 export async function agentList(args: string[]): Promise<void> {
-  const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' }, group: { type: 'string' }, groups: { type: 'boolean' } }, HELP.list);
+  const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' }, group: { type: 'string' }, groups: { type: 'boolean' }, ...REMOTE_OPTIONS }, HELP.list);
+  const remote = remoteTarget(values);
   const { listAgents } = await repo();
   const ops = await import('../db/operator.repository.js');
   if (values.groups === true) {
-    const groups = await withDb(values.db, (s) => ops.listGroups(s.db));
+    const groups = remote !== undefined ? await ok<GroupSummary[]>(remote, 'GET', '/admin/groups') : await withDb(values.db, (s) => ops.listGroups(s.db));
     if (values.json) {
-      out(JSON.stringify(groups.map((g) => ({ name: g.name, members: g.members, agent_config: g.agent_config_json === null ? null : (JSON.parse(g.agent_config_json) as unknown), config_apply_after: g.config_apply_after, created_at: g.created_at, updated_at: g.updated_at }))));
+      out(JSON.stringify(groups.map(groupView)));
       return;
     }
     if (groups.length === 0) {
@@ -89,7 +118,7 @@ export async function agentList(args: string[]): Promise<void> {
     table(['GROUP', 'MEMBERS', 'CONFIG', 'UPDATED'], groups.map((g) => [g.name, String(g.members), g.agent_config_json === null ? 'server default' : 'own', g.updated_at]));
     return;
   }
-  let agents = await withDb(values.db, (s) => listAgents(s.db));
+  let agents = remote !== undefined ? await ok<AgentSummary[]>(remote, 'GET', '/admin/agents?limit=10000') : await withDb(values.db, (s) => listAgents(s.db));
   if (values.group !== undefined) agents = agents.filter((a) => a.group_name === values.group);
   if (values.json) {
     out(JSON.stringify(agents.map((a) => ({ ...normalizeAgent(a), state: displayState(a) }))));
@@ -105,14 +134,25 @@ export async function agentList(args: string[]): Promise<void> {
   );
 }
 
+/** A group as `agent list --groups --json` and GET /admin/groups show it. */
+export function groupView(g: GroupSummary): Record<string, unknown> {
+  return { name: g.name, members: g.members, agent_config_json: g.agent_config_json, config_apply_after: g.config_apply_after, created_at: g.created_at, updated_at: g.updated_at };
+}
+
 function table(head: string[], rows: string[][]): void {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   for (const r of [head, ...rows]) out(r.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd());
 }
 
 export async function agentDelete(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { db: { type: 'string' }, purge: { type: 'boolean' } }, HELP.delete, true);
+  const { values, positionals } = parse(args, { db: { type: 'string' }, purge: { type: 'boolean' }, ...REMOTE_OPTIONS }, HELP.delete, true);
   const hostId = oneHost(positionals, HELP.delete);
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    const r = await ok<{ message: string }>(remote, 'DELETE', `/admin/agents/${hostId}${values.purge === true ? '?purge=true' : ''}`);
+    out(r.message);
+    return;
+  }
   const ops = await import('../db/operator.repository.js');
   const purged = await withDb(values.db, async (s) => {
     try {
@@ -123,7 +163,11 @@ export async function agentDelete(args: string[]): Promise<void> {
       throw error;
     }
   });
-  out(values.purge === true ? `deleted ${hostId} with its ${purged.logs} log and ${purged.metrics} metric rows` : `deleted ${hostId}; its log and metric rows are kept (--purge deletes them)`);
+  out(deletedMessage(hostId, values.purge === true, purged));
+}
+
+export function deletedMessage(hostId: string, purge: boolean, purged: { logs: number; metrics: number }): string {
+  return purge ? `deleted ${hostId} with its ${purged.logs} log and ${purged.metrics} metric rows` : `deleted ${hostId}; its log and metric rows are kept (--purge deletes them)`;
 }
 
 function normalizeAgent(a: AgentSummary): AgentSummary {
@@ -138,13 +182,15 @@ function formatLog(l: LogView): string {
 export async function agentTail(args: string[]): Promise<void> {
   const { values, positionals } = parse(
     args,
-    { db: { type: 'string' }, n: { type: 'string', short: 'n' }, follow: { type: 'boolean' }, json: { type: 'boolean' } },
+    { db: { type: 'string' }, n: { type: 'string', short: 'n' }, follow: { type: 'boolean' }, json: { type: 'boolean' }, ...REMOTE_OPTIONS },
     HELP.tail,
     true,
   );
   if (positionals.length !== 1) throw new UsageError(`give exactly one HOST_ID\n\n${HELP.tail}`);
   const hostId = (positionals[0] as string).toLowerCase();
   const n = int('-n', values.n) ?? 20;
+  const remote = remoteTarget(values);
+  if (remote !== undefined) return tailRemote(remote, hostId, n, values.follow === true, values.json === true);
   const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
   const storage = await openDb(values.db);
   try {
@@ -171,17 +217,53 @@ export async function agentTail(args: string[]): Promise<void> {
   }
 }
 
+/** agent tail over the admin API: GET …/logs pages (newest first), then the SSE live tail. */
+async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: boolean, json: boolean): Promise<void> {
+  const rows: LogView[] = [];
+  let cursor: string | null = null;
+  while (rows.length < n) {
+    const page: { items: LogView[]; next_cursor: string | null } = await ok(t, 'GET', `/admin/agents/${hostId}/logs?limit=${Math.min(1000, n - rows.length)}${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    rows.push(...page.items);
+    cursor = page.next_cursor;
+    if (cursor === null || page.items.length === 0) break;
+  }
+  rows.reverse(); // oldest first, as locally
+  if (json && !follow) out(JSON.stringify(rows));
+  else for (const r of rows) out(json ? JSON.stringify(r) : formatLog(r));
+  if (!follow) return;
+  const last = rows.length > 0 ? (rows[rows.length - 1] as LogView).seq : 0;
+  const stream = followEvents(t, `/admin/agents/${hostId}/logs/stream?after_seq=${last}&backlog=0`, (_id, event, data) => {
+    if (event !== 'log') return;
+    const r = JSON.parse(data) as LogView;
+    out(json ? JSON.stringify(r) : formatLog(r));
+  });
+  process.once('SIGINT', stream.stop);
+  process.once('SIGTERM', stream.stop);
+  await stream.done;
+}
+
 export async function agentRevoke(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { db: { type: 'string' } }, HELP.revoke, true);
+  const { values, positionals } = parse(args, { db: { type: 'string' }, ...REMOTE_OPTIONS }, HELP.revoke, true);
   const hostId = oneHost(positionals, HELP.revoke);
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    out((await ok<{ message: string }>(remote, 'POST', `/admin/agents/${hostId}/revoke`)).message);
+    return;
+  }
   const { revoke } = await repo();
   await withDb(values.db, (s) => adminOp(hostId, () => revoke(s.db, hostId)));
   out(`revoked ${hostId}; a server holding its session closes it (4002) within 2 s`);
 }
 
 export async function agentRotate(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { db: { type: 'string' }, 'grace-secs': { type: 'string' } }, HELP.rotate, true);
+  const { values, positionals } = parse(args, { db: { type: 'string' }, 'grace-secs': { type: 'string' }, ...REMOTE_OPTIONS }, HELP.rotate, true);
   const hostId = oneHost(positionals, HELP.rotate);
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    const grace = int('--grace-secs', values['grace-secs']);
+    out((await ok<{ message: string }>(remote, 'POST', `/admin/agents/${hostId}/rotate`, grace !== undefined ? { grace_secs: grace } : {})).message);
+    return;
+  }
   const { getSetting } = await import('../db/settings.repository.js');
   const { requestRotation } = await repo();
   const { LIMITS } = await import('@cortex/agent-protocol');
@@ -195,11 +277,16 @@ export async function agentRotate(args: string[]): Promise<void> {
 }
 
 export async function agentDecommission(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { db: { type: 'string' }, 'drain-secs': { type: 'string' } }, HELP.decommission, true);
+  const { values, positionals } = parse(args, { db: { type: 'string' }, 'drain-secs': { type: 'string' }, ...REMOTE_OPTIONS }, HELP.decommission, true);
   const hostId = oneHost(positionals, HELP.decommission);
   const { LIMITS } = await import('@cortex/agent-protocol');
   const drain = int('--drain-secs', values['drain-secs']) ?? LIMITS.decommission_drain_secs;
   if (drain > LIMITS.max_drain_seconds) throw new UsageError(`--drain-secs must be at most ${LIMITS.max_drain_seconds}`);
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    out((await ok<{ message: string }>(remote, 'POST', `/admin/agents/${hostId}/decommission`, { drain_secs: drain })).message);
+    return;
+  }
   const { requestDecommission, getAgent, revoke } = await repo();
   await withDb(values.db, async (s) => {
     await adminOp(hostId, () => requestDecommission(s.db, hostId, drain));

@@ -5,6 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { UsageError, adminOp, err, oneHost, out, parse, repo, withDb } from './common.js';
 import { HELP } from './help.js';
+import { REMOTE_OPTIONS, ok, remoteTarget, type RemoteTarget } from './remote.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -49,6 +50,7 @@ export async function agentConfig(args: string[]): Promise<void> {
       default: { type: 'boolean' },
       group: { type: 'string' },
       'apply-after': { type: 'string' },
+      ...REMOTE_OPTIONS,
     },
     HELP.config,
     true,
@@ -59,9 +61,14 @@ export async function agentConfig(args: string[]): Promise<void> {
     if (!GROUP_NAME.test(group)) throw new UsageError(`--group ${JSON.stringify(group)}: a group name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
     if (positionals.length > 0) throw new UsageError(`give HOST_ID or --group NAME, not both (a host joins a group with \`agent issue --host-id HOST_ID --group NAME\`)\n\n${HELP.config}`);
   }
+  const remote = remoteTarget(values);
   const modes = [values.set !== undefined || values['set-file'] !== undefined, values.clear === true, values.get === true].filter(Boolean).length;
   if (values.default === true && positionals.length === 0 && group === undefined && modes === 0) {
     // `agent config --default`: the server default alone
+    if (remote !== undefined) {
+      out(JSON.stringify(await remoteDefault(remote)));
+      return;
+    }
     await withDb(values.db, async (s) => out(JSON.stringify((await serverDefaults(s.db)).defaultConfig)));
     return;
   }
@@ -87,6 +94,10 @@ export async function agentConfig(args: string[]): Promise<void> {
     applyAfter = new Date(t).toISOString();
   }
 
+  if (remote !== undefined) {
+    await configRemote(remote, { hostId, group, get: values.get === true, def: values.default === true, clear: values.clear === true, text, what: values['set-file'] !== undefined ? `--set-file ${values['set-file']}` : '--set', applyAfter });
+    return;
+  }
   await withDb(values.db, async (s) => {
     const { cap, defaultConfig, recorded } = await serverDefaults(s.db);
     const defaultNote = recorded ? 'the server default (as serve recorded it)' : 'the built-in server default (serve has not recorded one on this database yet)';
@@ -130,4 +141,47 @@ export async function agentConfig(args: string[]): Promise<void> {
         : `config of ${hostId} stored${applyAfter ? ` (applies after ${applyAfter})` : ''}; a connected agent gets it within 2 s`,
     );
   });
+}
+
+async function remoteDefault(t: RemoteTarget): Promise<unknown> {
+  const settings = await ok<{ default_agent_config?: unknown }>(t, 'GET', '/admin/settings');
+  if (settings.default_agent_config === undefined) throw new Error(`${t.base.origin} does not show its default_agent_config in GET /admin/settings`);
+  return settings.default_agent_config;
+}
+
+interface ConfigView {
+  stored: unknown;
+  effective: unknown;
+  source: string;
+  apply_after: string | null;
+  group?: string | null;
+}
+
+/** agent config over the admin API (…/config of a host, /admin/groups/{name}/config of a group). */
+async function configRemote(
+  t: RemoteTarget,
+  o: { hostId: string | undefined; group: string | undefined; get: boolean; def: boolean; clear: boolean; text: string | undefined; what: string; applyAfter: string | null },
+): Promise<void> {
+  const path = o.group !== undefined ? `/admin/groups/${encodeURIComponent(o.group)}/config` : `/admin/agents/${o.hostId}/config`;
+  const who = o.group !== undefined ? `group ${o.group}` : (o.hostId as string);
+  if (o.get) {
+    if (o.def) {
+      out(JSON.stringify(await remoteDefault(t)));
+      err('the server default');
+      return;
+    }
+    const v = await ok<ConfigView>(t, 'GET', path);
+    out(JSON.stringify(v.effective));
+    err(`${who}: ${v.source === 'host' ? "the host's own config" : v.source === 'group' ? `group ${v.group ?? ''}'s config` : v.source === 'default_until_apply_after' ? 'the server default until apply_after' : 'the server default'}${v.apply_after ? ` (applies after ${v.apply_after})` : ''}`);
+    return;
+  }
+  if (o.clear) {
+    await ok(t, 'DELETE', path);
+    out(`config of ${who} cleared; connected agents get the config that applies now within 2 s`);
+    return;
+  }
+  // Every problem at once before sending (the server checks again, and checks its cap).
+  const text = await checkedConfig(o.text as string, o.what, Number.MAX_SAFE_INTEGER);
+  await ok(t, 'PUT', path, { config: JSON.parse(text) as unknown, apply_after: o.applyAfter });
+  out(`config of ${who} stored${o.applyAfter ? ` (applies after ${o.applyAfter})` : ''}; connected agents get it within 2 s`);
 }

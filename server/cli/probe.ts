@@ -1,24 +1,22 @@
 // `cortex-server probe`: runs a probe on a connected host through the admin API.
 import { UsageError, err, int, out, parse } from './common.js';
 import { HELP, PROG } from './help.js';
+import { REMOTE_OPTIONS, call, remoteTarget } from './remote.js';
 
 export async function probeCmd(args: string[]): Promise<void> {
   const { values, positionals } = parse(
     args,
-    { args: { type: 'string' }, 'timeout-ms': { type: 'string' }, url: { type: 'string' }, 'admin-token': { type: 'string' } },
+    { args: { type: 'string' }, 'timeout-ms': { type: 'string' }, url: { type: 'string' }, 'admin-token': { type: 'string' }, ...REMOTE_OPTIONS },
     HELP.probe,
     true,
   );
   if (positionals.length !== 2) throw new UsageError(`give HOST_ID and PROBE\n\n${HELP.probe}`);
   const [hostId, probe] = positionals as [string, string];
-  if (values.url === undefined) throw new UsageError(`--url is required (the server, e.g. http://127.0.0.1:3100)\n\n${HELP.probe}`);
-  let base: URL;
-  try {
-    base = new URL(values.url.replace(/^ws(s?):/i, 'http$1:'));
-  } catch {
-    throw new UsageError(`--url ${JSON.stringify(values.url)} is not a URL such as http://127.0.0.1:3100`);
-  }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new UsageError('--url must be http://, https://, ws:// or wss://');
+  if (values.url !== undefined && values.server !== undefined) throw new UsageError('--url and --server are the same option: give one');
+  const target = remoteTarget({ ...values, server: values.server ?? values.url });
+  if (target === undefined) throw new UsageError(`give --server URL (the server, e.g. http://127.0.0.1:3100) or set CORTEX_SERVER\n\n${HELP.probe}`);
+  // --admin-token T still works (it shows in `ps`; prefer --admin-token-file or the environment)
+  if (values['admin-token'] !== undefined && values['admin-token-file'] === undefined) target.token = values['admin-token'];
   let probeArgs: unknown = {};
   if (values.args !== undefined) {
     try {
@@ -28,28 +26,13 @@ export async function probeCmd(args: string[]): Promise<void> {
     }
   }
   const timeout_ms = int('--timeout-ms', values['timeout-ms']) ?? 10_000;
-  const token = values['admin-token'] ?? process.env['CORTEX_ADMIN_TOKEN'];
-  const url = new URL(`/admin/agents/${encodeURIComponent(hostId)}/probe`, base);
-  let res: Response;
-  try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) },
-      body: JSON.stringify({ probe, args: probeArgs, timeout_ms }),
-    });
-  } catch (error) {
-    throw new Error(`cannot reach ${base.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`);
+  const reply = await call(target, 'POST', `/admin/agents/${encodeURIComponent(hostId)}/probe`, { probe, args: probeArgs, timeout_ms });
+  if (typeof reply.body !== 'object' || reply.body === null) {
+    throw new Error(`HTTP ${reply.status} from ${target.base.origin} without a JSON body: ${String(reply.body).slice(0, 200)}`);
   }
-  const text = await res.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new Error(`HTTP ${res.status} from ${url.origin} without a JSON body: ${text.slice(0, 200)}`);
-  }
-  out(JSON.stringify(body));
-  if (res.status === 200) return;
-  const e = (body as { error?: { code?: unknown; message?: unknown } }).error;
-  err(`${PROG}: HTTP ${res.status}: ${typeof e?.code === 'number' ? `${e.code} ` : ''}${String(e?.message ?? '')}`);
+  out(JSON.stringify(reply.body));
+  if (reply.status === 200) return;
+  const e = (reply.body as { error?: { code?: unknown; message?: unknown } }).error;
+  err(`${PROG}: HTTP ${reply.status}: ${typeof e?.code === 'number' ? `${e.code} ` : ''}${String(e?.message ?? '')}`);
   process.exitCode = 1;
 }
