@@ -1,5 +1,6 @@
 // The help texts of every cortex-server command (DESIGN: docs/cli.md).
 import { DEFAULT_DB, DEFAULT_LISTEN } from '../settings.js';
+import { REMOTE_HELP } from './remote.js';
 
 export const PROG = 'cortex-server';
 
@@ -18,9 +19,13 @@ Commands:
   agent config HOST_ID           show (--get), set (--set JSON) or clear (--clear) a host's AgentConfig
   agent config --group NAME      the same for a config group (members without their own config)
   agent delete HOST_ID           remove a revoked or never-connected host (rows kept unless --purge)
-  probe HOST_ID PROBE --url URL  run a probe on a connected host through the admin API
+  probe HOST_ID PROBE --server URL   run a probe on a connected host through the admin API
 
-Every command takes --db PATH (default ${DEFAULT_DB}) and --help.
+Every agent command and probe works on a database (--db PATH, default ${DEFAULT_DB};
+never created, except by agent issue --host with an explicit --db) or on a running server
+through its admin API:
+${REMOTE_HELP}With neither --server nor --db, $CORTEX_SERVER is used when set, else the local default.
+Every command takes --help. Documentation: docs/cli.md.
 `,
   serve: `Usage: ${PROG} serve [options]
 
@@ -53,18 +58,18 @@ Options:
 
   Both token hashes NULL, state Revoked. A running server holding the host's session sends
   agent.shutdown {Revoked, 0} and closes it with 4002 within 2 s. Undo: agent issue --host-id.
-`,
+${REMOTE_HELP}`,
   rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH]
 
   The host's next hello gets a new token (a connected agent is asked to reconnect within 2 s).
   --grace-secs N   how long the previous token still works after that hello (default: the
                    server's rotation_grace_secs, 300)
-`,
+${REMOTE_HELP}`,
   decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH]
 
   The server holding the session sends agent.shutdown {Decommission, N}, keeps acking for N
   seconds (default 30), then revokes; at once when the host is not connected. Rows are kept.
-`,
+${REMOTE_HELP}`,
   config: `Usage: ${PROG} agent config (HOST_ID | --group NAME) (--get | --set JSON | --set-file FILE | --clear) [--apply-after RFC3339] [--db PATH]
        ${PROG} agent config --default [--db PATH]
 
@@ -80,21 +85,22 @@ Options:
                            config of its own runs it; connected members get config.update
   --apply-after RFC3339    staged rollout: the agent applies it from that time on
   --clear                  drop the host's (group's) own config: the group's (server default) applies
-`,
+${REMOTE_HELP}`,
   delete: `Usage: ${PROG} agent delete HOST_ID [--purge] [--db PATH]
 
   Removes a Revoked or NeverConnected host (revoke or decommission a connected one first).
   Its log and metric rows are kept unless --purge.
-`,
-  probe: `Usage: ${PROG} probe HOST_ID PROBE [--args JSON] [--timeout-ms N] --url http://HOST:PORT [--admin-token T]
+${REMOTE_HELP}`,
+  probe: `Usage: ${PROG} probe HOST_ID PROBE [--args JSON] [--timeout-ms N] --server http://HOST:PORT [--admin-token-file FILE] [--ca FILE]
 
   Runs PROBE on the connected host through the server's admin API and prints the ProbeOutput
   JSON. On a JSON-RPC error prints {"error": {...}} and exits 1.
   --args JSON        probe arguments (default {})
   --timeout-ms N     probe budget (default 10000)
-  --url URL          the server (http://, https://, or its ws:// URL)
-  --admin-token T    the server's admin token, if it has one (or $CORTEX_ADMIN_TOKEN)
-`,
+  --url URL          the same as --server (kept for scripts)
+  --admin-token T    the admin token on the command line (visible in ps: prefer the file or
+                     $CORTEX_ADMIN_TOKEN)
+${REMOTE_HELP}`,
   issue: `Usage: ${PROG} agent issue (--host LABEL | --host-id HOST_ID) [--group NAME] [--json] [--db PATH]
 
   --host LABEL       create a NeverConnected host with a new host_id and a one-time token;
@@ -104,7 +110,7 @@ Options:
                      group; its own config overrides the group's); --group '' leaves it
   --json             print {"host_id", "hostname", "token"} (and "group") as one JSON object
   Creates the database only when --db is given (DECISIONS I1).
-`,
+${REMOTE_HELP}`,
   list: `Usage: ${PROG} agent list [--group NAME | --groups] [--json] [--db PATH]
 
   LABEL is the name given at agent issue, AGENT_HOSTNAME what the agent reports; STATE tells
@@ -112,11 +118,11 @@ Options:
   --group NAME   only the members of group NAME
   --groups       the config groups with their member counts
   --json         print one JSON array (agent rows without token hashes, plus "state")
-`,
+${REMOTE_HELP}`,
   tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH]
 
   -n N       how many recent rows (default 20), oldest first
   --follow   keep printing new rows until interrupted
   --json     one JSON array (with --follow: one JSON object per line)
-`,
+${REMOTE_HELP}`,
 };
