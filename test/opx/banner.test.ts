@@ -44,4 +44,4 @@ it('banner on stdout, JSON on stderr, and the printed enroll command works as gi
   const enrolled = spawnSync(process.execPath, [AGENT_CLI, ...args], { cwd: work, encoding: 'utf8', timeout: 30_000 });
   expect(enrolled.status, enrolled.stderr).toBe(0);
   expect(existsSync(join(work, 'cortex-agent-state', 'token'))).toBe(true);
-});
+}, 120_000); // CLI runs: about 0.5 s each, more under load

@@ -33,7 +33,7 @@ describe('agent config --get / --set on a database', () => {
     expect(got.stdout.trim()).toBe(mine);
     expect(got.stderr).toContain("the host's own config");
     expect(JSON.parse(server(['agent', 'config', host, '--get', '--default', '--db', db]).stdout)).toMatchObject({ log_sources: [] });
-  });
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
 
   it('--set lists every problem at once with its JSON Pointer (schema, unknown keys, relative path, command not an array, cap) and changes nothing', () => {
     const before = server(['agent', 'config', host, '--get', '--db', db]).stdout;
@@ -60,7 +60,7 @@ describe('agent config --get / --set on a database', () => {
     ]) expect(r.stderr).toContain(want);
     expect(r.stderr).toContain('7 problems');
     expect(server(['agent', 'config', host, '--get', '--db', db]).stdout).toBe(before);
-  });
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
 
   it('one complete example per source kind (as in docs/configuration.md) is accepted', () => {
     const all = cfg({
@@ -74,7 +74,7 @@ describe('agent config --get / --set on a database', () => {
     const r = server(['agent', 'config', host, '--set', all, '--db', db]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-  });
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
 });
 
 describe('config groups', () => {
@@ -124,5 +124,5 @@ describe('config groups', () => {
     expect(groups).toEqual([expect.objectContaining({ name: 'web', members: 3 })]);
     expect(server(['agent', 'list', '--group', 'db', '--db', db]).stdout).toContain('no agents in group db');
     for (const x of conns) x.client.ws.close();
-  });
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
 });

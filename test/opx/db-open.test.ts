@@ -31,7 +31,7 @@ describe('admin commands never create a database', () => {
       expect(r.stderr).toContain('--db');
       expect(readdirSync(cwd), args.join(' ')).toEqual([]);
     }
-  });
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
 
   it('a missing --db file is refused and not created; a folder, a special file and a non-database are refused naming the path', () => {
     const dir = tmp();
@@ -69,7 +69,7 @@ describe('admin commands never create a database', () => {
     const under = server(['agent', 'list', '--db', join(file, 'c.db')]);
     expect(under.code).toBe(2);
     expect(under.stderr).toContain(join(file, 'c.db'));
-  });
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
 
   it('agent issue --host with an explicit --db creates it (and says so on stderr); the other commands then work on it', () => {
     const dir = tmp();
@@ -90,5 +90,5 @@ describe('admin commands never create a database', () => {
     const blocked = server(['agent', 'issue', '--host', 'x', '--db', join(dir, 'ro', 'blocker', 'c.db')]);
     expect(blocked.code).toBe(2);
     expect(blocked.stderr).toContain(join(dir, 'ro', 'blocker', 'c.db'));
-  });
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
 });

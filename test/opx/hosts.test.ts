@@ -48,7 +48,7 @@ it('label and agent hostname side by side; an earlier session\'s disconnect is m
   expect(row.state).toBe('Decommissioned');
   expect(list().find((r) => r.host_id === other.host_id)?.state).toBe('Revoked');
   expect(server(['agent', 'list', '--db', t.dbPath]).stdout).toMatch(/old-box .*Revoked/);
-});
+}, 120_000); // CLI runs: about 0.5 s each, more under load
 
 it('agent delete: a revoked or never-connected host goes, its rows stay unless --purge; a connected one is refused', async () => {
   const db = t.server.storage.db;
@@ -74,7 +74,7 @@ it('agent delete: a revoked or never-connected host goes, its rows stay unless -
   expect(list().map((r) => r.host_id)).not.toContain(gone.host_id);
   expect(server(['agent', 'delete', gone.host_id, '--db', t.dbPath]).code).toBe(2);
   conn.client.ws.close();
-});
+}, 120_000); // CLI runs: about 0.5 s each, more under load
 
 it('migration 0020 keeps an existing host config as the host\'s own, and undoes cleanly', async () => {
   const { openSqliteStorage } = await import('../../server/db/dialect.js');
@@ -91,4 +91,4 @@ it('migration 0020 keeps an existing host config as the host\'s own, and undoes 
   expect((await migrator.migrateTo('0002-retention-indexes')).error).toBeUndefined();
   expect((await s.db.introspection.getTables()).map((t) => t.name)).not.toContain('agent_groups');
   await s.close();
-});
+}, 120_000); // CLI runs: about 0.5 s each, more under load

@@ -81,7 +81,7 @@ describe('remote admin CLI', () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain('no agent with host_id');
     expect(readdirSync(cwd)).toEqual([]);
-  });
+  }, 120_000); // many CLI runs (about 0.5 s each, more under load)
 
   it('tail -n and tail --follow over the admin API (SSE)', async () => {
     const h = await t.issue('tailed');
@@ -106,7 +106,7 @@ describe('remote admin CLI', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(0);
     expect(out.split('\n').filter(Boolean).map((l) => l.split(' ')[0])).toEqual(['30', '31', '32']);
-  });
+  }, 120_000); // many CLI runs (about 0.5 s each, more under load)
 
   it('CORTEX_SERVER and CORTEX_ADMIN_TOKEN; missing token, CA or server; --server with --db', async () => {
     const env = { CORTEX_SERVER: base, CORTEX_ADMIN_TOKEN: ADMIN };
@@ -133,5 +133,5 @@ describe('remote admin CLI', () => {
     expect(JSON.parse(probe.stdout).error.code).toBe(-32004);
     expect(readdirSync(cwd)).toEqual([]);
     for (const r of [viaEnv, noToken, noCa, probe]) expect(`${r.stdout}${r.stderr}`).not.toContain(ADMIN);
-  });
+  }, 120_000); // many CLI runs (about 0.5 s each, more under load)
 });
