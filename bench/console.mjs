@@ -211,7 +211,7 @@ const replies = await Promise.all(acks);
 const pushedAt = Date.now();
 const sent = seq - 1;
 const rejected = replies.filter((r) => r.error).length;
-const receivedOf = async () => Number(/(\d+) lines received/.exec(await page.evaluate(() => window.__tailStatus()))?.[1] ?? 0);
+const receivedOf = async () => Number(/(\d+) lines? received/.exec(await page.evaluate(() => window.__tailStatus()))?.[1] ?? 0);
 let caughtUpMs = null;
 while (Date.now() - pushedAt < 15_000) {
   if ((await receivedOf()) >= sent) {

@@ -11,7 +11,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorize } from './admin/access.js';
 import { agentRoutes } from './admin/agents.routes.js';
-import type { AdminDeps, Route } from './admin/context.js';
+import type { AdminDeps, Route, RouteContext } from './admin/context.js';
 import { ApiError, Query, sendError } from './admin/http.js';
 import { logRoutes } from './admin/logs.routes.js';
 import { operatorRoutes } from './admin/operator.routes.js';
@@ -83,7 +83,6 @@ const CHANGES_STATE = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 export async function handleAdmin(req: IncomingMessage, res: ServerResponse, path: string, deps: AdminDeps): Promise<boolean> {
   if (path !== '/admin' && !path.startsWith('/admin/')) return false;
   const method = req.method ?? 'GET';
-  let params: Record<string, string> = {};
   const candidates = COMPILED.filter((c) => c.pattern.test(path));
   const hit = candidates.find((c) => c.route.method === method);
   try {
@@ -103,20 +102,37 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
         return true;
       }
       await run(hit, access.via, access.session);
+      if (CHANGES_STATE.has(method)) logAction(hit, access.via, res.statusCode);
     } else {
-      await run(hit, 'loopback', undefined);
+      await run(hit, 'none', undefined); // the handler decides (/admin/session)
     }
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
     if (res.headersSent) res.end();
     else sendError(res, error);
+    if (hit !== undefined && hit.route.public !== true && CHANGES_STATE.has(method)) logAction(hit, undefined, error.status);
   }
   return true;
 
-  async function run(c: CompiledRoute, via: 'bearer' | 'cookie' | 'loopback', session: Parameters<Route['handler']>[0]['session']): Promise<void> {
+  /** One line per state-changing request: which route, which host, how it ended. */
+  function logAction(c: CompiledRoute, via: RouteContext['via'] | undefined, status: number): void {
+    const m = c.pattern.exec(path);
+    const host_id = c.names.includes('host_id') && m !== null ? decodeURIComponentSafe(m[1 + c.names.indexOf('host_id')] as string) : undefined;
+    deps.logger?.info({ admin: `${method} ${c.route.path}`, ...(host_id !== undefined ? { host_id } : {}), ...(via !== undefined ? { via } : {}), status }, 'admin request');
+  }
+
+  async function run(c: CompiledRoute, via: RouteContext['via'], session: RouteContext['session']): Promise<void> {
     const m = c.pattern.exec(path) as RegExpExecArray;
-    params = Object.fromEntries(c.names.map((n, i) => [n, m[i + 1] as string]));
+    const params = Object.fromEntries(c.names.map((n, i) => [n, m[i + 1] as string]));
     const search = new URLSearchParams((req.url ?? '').split('?').slice(1).join('?'));
     await c.route.handler({ req, res, params, query: new Query(search), deps, via, session });
+  }
+}
+
+function decodeURIComponentSafe(s: string): string {
+  try {
+    return decodeURIComponent(s).toLowerCase();
+  } catch {
+    return s.slice(0, 80);
   }
 }

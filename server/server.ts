@@ -259,6 +259,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       wsUrl: url,
       tls,
       serverVersion: SERVER_VERSION,
+      logger,
     });
     if (admin) return;
     if (handleConsole(req, res, path)) return;

@@ -21,6 +21,7 @@ const COLUMNS: { key: SortKey | undefined; label: string }[] = [
   { key: undefined, label: 'Last disconnect' },
   { key: 'accepted_seq', label: 'Accepted seq' },
   { key: undefined, label: 'Buffer' },
+  { key: undefined, label: 'Server' },
 ];
 
 let firstViewMarked = false;
@@ -84,6 +85,9 @@ export function FleetPage() {
     }
   }, [rows]);
 
+  // Servers that report which one holds each session (server_id) get a column for it.
+  const withServer = (rows ?? []).some((a) => a.server_id !== undefined);
+
   function sortBy(key: SortKey): void {
     if (sort === key) setOrder(order === 'asc' ? 'desc' : 'asc');
     else {
@@ -125,7 +129,7 @@ export function FleetPage() {
         <table class="fleet" aria-label="Agents">
           <thead>
             <tr>
-              {COLUMNS.map((c) => (
+              {COLUMNS.filter((c) => c.label !== 'Server' || withServer).map((c) => (
                 <th key={c.label} scope="col" aria-sort={c.key !== undefined && c.key === sort ? (order === 'asc' ? 'ascending' : 'descending') : undefined}>
                   {c.key === undefined ? c.label : (
                     <button type="button" class="sort" onClick={() => sortBy(c.key as SortKey)}>
@@ -149,6 +153,7 @@ export function FleetPage() {
                 <td>{a.last_disconnect_reason ?? '—'}</td>
                 <td class="num">{a.accepted_seq}</td>
                 <td class="num">{a.buffer === null ? '—' : `${a.buffer.queue_depth} (${bytes(a.buffer.buffer_bytes)})`}</td>
+                {withServer && <td>{a.server_id ?? '—'}</td>}
               </tr>
             ))}
           </tbody>

@@ -8,7 +8,7 @@ import { LogSearch } from './logsearch.js';
 import { MetricsPanel } from './metrics.js';
 import { ProbePanel } from './probe.js';
 import { LiveTail } from './tail.js';
-import { bytes, relativeTime } from './util.js';
+import { bytes, plural, relativeTime } from './util.js';
 
 type Action = 'rotate' | 'revoke' | 'decommission' | 'token';
 
@@ -125,7 +125,7 @@ export function HostPage(props: { hostId: string }) {
             <dt>First seen</dt><dd title={agent.first_seen ?? ''}>{relativeTime(agent.first_seen, now)}</dd>
             <dt>Last disconnect</dt><dd>{agent.last_disconnect === null ? '—' : `${relativeTime(agent.last_disconnect, now)}: ${agent.last_disconnect_reason ?? ''}`}</dd>
             <dt>Accepted seq</dt><dd>{agent.accepted_seq}</dd>
-            <dt>Buffer</dt><dd>{agent.buffer === null ? 'not reported to this server' : `${agent.buffer.queue_depth} entries queued, ${bytes(agent.buffer.buffer_bytes)}`}</dd>
+            <dt>Buffer</dt><dd>{agent.buffer === null ? 'not reported to this server' : `${plural(agent.buffer.queue_depth, 'entry', 'entries')} queued, ${bytes(agent.buffer.buffer_bytes)}`}</dd>
             <dt>Session</dt><dd>{agent.session_id === null ? '—' : <span class="mono">{agent.session_id}</span>}{agent.connected_here ? ' (on this server)' : ''}{agent.server_id ? ` on ${agent.server_id}` : ''}</dd>
             <dt>Config version</dt><dd>{agent.config_version}</dd>
             {agent.rotate_requested_at !== null && (<><dt>Rotation</dt><dd>requested {relativeTime(agent.rotate_requested_at, now)}</dd></>)}

@@ -20,7 +20,13 @@ export function compact(v: number | null): string {
   if (a >= 1e9) return `${+(v / 1e9).toFixed(1)}G`;
   if (a >= 1e6) return `${+(v / 1e6).toFixed(1)}M`;
   if (a >= 1e4) return `${+(v / 1e3).toFixed(1)}k`;
-  return String(+v.toPrecision(4));
+  return String(+v.toFixed(6)); // ticks are already round: keep their digits
+}
+
+/** An x tick (Unix seconds) as local HH:MM:SS. */
+function clock(v: number | null): string {
+  if (v === null) return '';
+  return new Date(v * 1000).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 }
 
 function Chart(props: { series: Series }) {
@@ -38,7 +44,7 @@ function Chart(props: { series: Series }) {
           legend: { show: false },
           cursor: { drag: { x: false, y: false } },
           scales: { x: { time: true } },
-          axes: [{ stroke: '#555', size: 30 }, { stroke: '#555', size: 56, values: (_u, vals) => vals.map(compact) }],
+          axes: [{ stroke: '#555', size: 30, space: 70, values: (_u, vals) => vals.map(clock) }, { stroke: '#555', size: 56, values: (_u, vals) => vals.map(compact) }],
           series: [{}, { label: props.series.name, stroke: '#2563eb', width: 1.5, fill: 'rgba(37, 99, 235, 0.08)' }],
         },
         data,

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { qs, type LogRow } from './api.js';
 import { SEVERITIES } from './severities.js';
+import { plural } from './util.js';
 
 const SHOWN = 300;
 const FLUSH_MS = 250;
@@ -107,8 +108,8 @@ export function LiveTail(props: { hostId: string }) {
       <p class="tail-status" aria-live="polite">
         <span class={`dot dot-${status}`} aria-hidden="true" /> {status === 'live' ? 'Live' : status === 'connecting' ? 'Connecting…' : 'Reconnecting (resumes where it left off)…'}
         {' · '}
-        {stats.received} lines received{stats.rate > 0 ? `, ${stats.rate}/s` : ''}
-        {paused ? ` · Paused: ${stats.pendingWhilePaused} new lines not shown` : ''}
+        {plural(stats.received, 'line')} received{stats.rate > 0 ? `, ${stats.rate}/s` : ''}
+        {paused ? ` · Paused: ${plural(stats.pendingWhilePaused, 'new line')} not shown` : ''}
       </p>
       {stats.sampled && (
         <p class="sampling" role="status">

@@ -43,3 +43,8 @@ export function localToIso(v: string): string | undefined {
   const t = new Date(v).getTime();
   return Number.isNaN(t) ? undefined : new Date(t).toISOString();
 }
+
+/** "1 line", "2 lines"; "1 entry", "2 entries" with the plural given. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -9,6 +9,7 @@ import {
   requestRotation,
   revoke,
   setAgentConfig,
+  SUMMARY_COLUMNS,
   type AgentSummary,
 } from '../db/agents.repository.js';
 import type { ConnectionState } from '../db/schema.js';
@@ -27,15 +28,9 @@ export function agentView(a: AgentSummary): Record<string, unknown> {
   return { ...a, accepted_seq: Number(a.accepted_seq), control_rev: Number(a.control_rev), config_version: Number(a.config_version) };
 }
 
-// Every non-hash column; a column another module adds to AgentSummary shows up here too
-// once it is listed (the compile-time check in agents.repository.ts covers its own list).
-const COLUMNS = [
-  'host_id', 'hostname', 'agent_version', 'platform_json', 'capabilities_json', 'token_rotated_at', 'connection_state',
-  'session_id', 'accepted_seq', 'first_seen', 'last_handshake', 'last_seen', 'last_disconnect', 'last_disconnect_reason',
-  'created_at', 'control_rev', 'agent_config_json', 'config_apply_after', 'config_version', 'rotate_requested_at',
-  'rotation_grace_secs', 'token_rotation_grace_until', 'decommission_requested_at', 'decommission_drain_secs',
-  'agent_hostname', 'group_name', 'host_config_json', 'host_config_apply_after',
-] as const satisfies readonly (keyof AgentSummary)[];
+// The list shows the same columns as one agent (every column but the token hashes,
+// including those another module adds to the repository's list, such as server_id).
+const COLUMNS = SUMMARY_COLUMNS;
 
 function parseJson(text: string | null): unknown {
   if (text === null) return null;

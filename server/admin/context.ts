@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Storage } from '../db/storage.js';
 import type { ProbeRouter } from '../control/probes.js';
+import type { Logger } from '../log.js';
 import type { ServerSettings } from '../settings.js';
 import type { Query } from './http.js';
 import type { ConsoleSession } from './session.js';
@@ -20,6 +21,8 @@ export interface AdminDeps {
   wsUrl?: string;
   /** Served over TLS (the session cookie gets Secure). */
   tls?: boolean;
+  /** Where state-changing admin requests are logged (route, host, outcome; never a body). */
+  logger?: Logger;
   /** The server's version (GET /admin/settings). */
   serverVersion?: string;
   /** Live tail poll interval (ms, default 200). */
@@ -33,8 +36,8 @@ export interface RouteContext {
   params: Record<string, string>;
   query: Query;
   deps: AdminDeps;
-  /** How the request was authorized. */
-  via: 'bearer' | 'cookie' | 'loopback';
+  /** How the request was authorized ('none': a public route, which decides itself). */
+  via: 'bearer' | 'cookie' | 'loopback' | 'none';
   session: ConsoleSession | undefined;
 }
 

@@ -31,7 +31,7 @@ function nextControlRev(): RawBuilder<number> {
 /** An agents row without its token hashes (what admin output may show). */
 export type AgentSummary = Omit<AgentRow, 'token_hash' | 'token_hash_prev'>;
 
-const SUMMARY_COLUMNS = [
+export const SUMMARY_COLUMNS = [
   'host_id',
   'hostname',
   'agent_version',

@@ -127,6 +127,8 @@ describe('agents', () => {
     expect(res.status).toBe(200);
     expect(res.body.connection_state).toBe('Revoked');
     expect((await a.client.closed).code).toBe(4002);
+    const logged = t.log.lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((r) => r['msg'] === 'admin request' && r['host_id'] === a.host_id);
+    expect(logged).toMatchObject({ admin: 'POST /admin/agents/{host_id}/revoke', status: 200, via: 'loopback' });
     const rotate = await call('/admin/agents/{host_id}/rotate', 'POST', `/admin/agents/${a.host_id}/rotate`);
     expect(rotate.status).toBe(409);
     expect(rotate.body.error.message).toContain(`/admin/agents/${a.host_id}/token`);

@@ -164,3 +164,14 @@ describe('without an admin token (loopback mode)', () => {
     expect(signIn.status).toBe(403);
   });
 });
+
+describe('console session cookies (SessionKeys)', () => {
+  it('a session expires after its TTL; another admin token does not accept it', async () => {
+    const { SessionKeys, SESSION_TTL_MS } = await import('../../server/admin/session.js');
+    const keys = new SessionKeys('token-one-0123456789');
+    const { cookie, session } = keys.issue(1_000);
+    expect(keys.verify(cookie, 1_000 + SESSION_TTL_MS - 1)?.csrfToken).toBe(session.csrfToken);
+    expect(keys.verify(cookie, 1_000 + SESSION_TTL_MS)).toBeUndefined();
+    expect(new SessionKeys('token-two-0123456789').verify(cookie, 2_000)).toBeUndefined();
+  });
+});
