@@ -75,11 +75,13 @@ import { createLogger, scrubSecret, type Logger } from './log.js';
 import { detectPlatform } from './platform.js';
 import { SendRate } from './send-rate.js';
 import { createProbeRegistry, type ProbeRegistry, type ProbeRegistryOptions } from './probes/index.js';
+import { ServerList } from './server-list.js';
 import { openSocket } from './socket.js';
 import { BasicSourceManager, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
 import { StateMachine, type Transition } from './state.js';
 import { statePaths } from './state-dir.js';
 import { writeStatusFile, type StatusFile } from './status-file.js';
+import { clearRecovery, markCleanStop, openHealing, type RecoveryReport } from './buffer/heal.js';
 import { deleteToken, readToken, writeToken } from './token-store.js';
 
 export const AGENT_VERSION = '0.1.0';
@@ -102,6 +104,11 @@ export interface AgentOptions {
   stateDir: string;
   /** Full WebSocket URL, used as given. */
   serverUrl: string;
+  /**
+   * Several servers on one database (agent.json server_urls): each connection attempt takes
+   * the next of a shuffled order (server-list.ts). Default: `serverUrl` alone.
+   */
+  serverUrls?: readonly string[];
   hostId: string;
   /** Token to present; default: DIR/token, re-read before every connection. */
   token?: string;
@@ -166,7 +173,10 @@ export interface AgentStatus {
   state: AgentState;
   stopped: boolean;
   host_id: string;
+  /** The server of the latest connection attempt (the one held while a session is open). */
   server_url: string;
+  /** Every server the agent may connect to, in configured order. */
+  server_urls: string[];
   session_id: string | null;
   next_seq: number;
   acked_seq: number;
@@ -179,6 +189,8 @@ export interface AgentStatus {
   last_error: string | null;
   batch_entries: number;
   send_rate_cap: number | null;
+  /** Set while the buffer is degraded: it was damaged and replaced, and the server has not acked past the lost range. */
+  degraded?: RecoveryReport;
 }
 
 interface Conn {
@@ -219,9 +231,12 @@ export class Agent extends EventEmitter {
   readonly options: AgentOptions;
   readonly log: Logger;
   readonly buffer: DurableBuffer;
+  /** Set while a healed buffer's lost range has not been acked past (status: degraded). */
+  private recovery: RecoveryReport | null = null;
   readonly sources: SourceManager;
   readonly probes: ProbeRegistry;
   readonly backoff: Backoff;
+  readonly servers: ServerList;
   private readonly machine: StateMachine;
   private readonly rate = new SendRate();
   private readonly random: () => number;
@@ -277,8 +292,19 @@ export class Agent extends EventEmitter {
     this.random = options.random ?? Math.random;
     this.token = options.token ?? null;
     this.ownsBuffer = buffer === undefined;
-    this.buffer = buffer ?? DurableBuffer.open(statePaths(options.stateDir).bufferDb, options.bufferOptions);
+    if (buffer !== undefined) this.buffer = buffer;
+    else {
+      // A damaged buffer is moved aside and replaced here, and a lost -wal cannot move next_seq back (DECISIONS H5).
+      const healed = openHealing(options.stateDir, options.bufferOptions);
+      this.buffer = healed.buffer;
+      this.recovery = healed.recovery;
+      if (healed.walLost !== null) {
+        this.log.warn({ from_seq: healed.walLost.from, to_seq: healed.walLost.to }, 'buffer.db-wal was missing after an unclean stop: next_seq moved past every seq ever reserved (the server sees an eviction gap)');
+      }
+      if (healed.recovery !== null) this.log.error({ ...healed.recovery }, 'buffer was damaged: moved aside and replaced; the seqs it could not give back are reported as an eviction gap');
+    }
     this.backoff = new Backoff(options.backoff);
+    this.servers = new ServerList(options.serverUrls !== undefined && options.serverUrls.length > 0 ? options.serverUrls : [options.serverUrl], this.random);
     this.machine = new StateMachine(
       (t) => this.onTransition(t),
       (from, event) => this.log.warn({ from, event }, 'state transition not in the contract; refused'),
@@ -348,7 +374,8 @@ export class Agent extends EventEmitter {
       state: this.machine.state,
       stopped: this.stoppedFlag,
       host_id: this.options.hostId,
-      server_url: this.options.serverUrl,
+      server_url: this.servers.held ?? this.servers.urls[0]!,
+      server_urls: [...this.servers.urls],
       session_id: this.sessionId,
       next_seq: s.nextSeq,
       acked_seq: s.ackedSeq,
@@ -361,6 +388,7 @@ export class Agent extends EventEmitter {
       last_error: this.lastError,
       batch_entries: this.batchSize(),
       send_rate_cap: this.rate.cap(),
+      ...(this.recovery !== null ? { degraded: this.recovery } : {}),
     };
   }
 
@@ -445,7 +473,9 @@ export class Agent extends EventEmitter {
         this.token = await readToken(this.options.stateDir);
         if (this.token === null) throw new Error(`no token in ${this.options.stateDir}; enroll the agent first`);
       }
-      ws = await openSocket(this.options.serverUrl, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs });
+      const url = this.servers.next();
+      this.log.debug({ server_url: url }, 'connecting');
+      ws = await openSocket(url, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs });
     } catch (err) {
       if (this.stopping) return;
       this.setError(`connect: ${this.scrub((err as Error).message)}`);
@@ -562,6 +592,14 @@ export class Agent extends EventEmitter {
       }
       if (conn !== this.conn || this.stopping) return;
     }
+    if (!Number.isSafeInteger(result.accepted_seq) || result.accepted_seq > LIMITS.max_seq) {
+      // Nothing can be streamed against it (DECISIONS H1): say what the operator does, and retry later.
+      this.setError(`the server reports accepted_seq ${result.accepted_seq}, beyond max_seq ${LIMITS.max_seq}; on the server run: cortex-server agent reset-seq ${this.options.hostId}`);
+      this.log.error({ accepted_seq: result.accepted_seq }, this.lastError!);
+      this.endConnection(conn, 1011);
+      if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
+      return;
+    }
     try {
       const ackedBefore = this.buffer.ackedSeq;
       const r = this.buffer.applyAccepted(result.accepted_seq);
@@ -586,7 +624,7 @@ export class Agent extends EventEmitter {
     if (!this.machine.fire('hello_accepted')) return;
     this.lastError = null;
     this.log.info(
-      { session_id: result.session_id, accepted_seq: result.accepted_seq, server_version: result.server_version, resume_at: this.nextSendSeq },
+      { session_id: result.session_id, accepted_seq: result.accepted_seq, server_version: result.server_version, resume_at: this.nextSendSeq, server_url: this.servers.held },
       'connected',
     );
     this.emit('hello', { ...result, rotated_token: result.rotated_token ? '[redacted]' : result.rotated_token });
@@ -595,6 +633,14 @@ export class Agent extends EventEmitter {
     this.scheduleHeartbeat();
     this.scheduleMetrics();
     this.schedulePump();
+    const rec = this.recovery;
+    if (rec !== null && rec.lost_from !== null && rec.lost_to !== null) {
+      // The range a damaged buffer took with it, reported like an eviction (DECISIONS H5).
+      this.sendMetrics([
+        { name: 'buffer_recovery_lost_entries', value: rec.lost_to - rec.lost_from + 1 },
+        { name: 'buffer_recovery_lost_oldest_seq', value: rec.lost_from },
+      ]);
+    }
   }
 
   private onClosed(conn: Conn, code: number, reason: string): void {
@@ -605,12 +651,14 @@ export class Agent extends EventEmitter {
     const state = this.machine.state;
     if (state === 'Active') {
       this.setError(`connection closed (${code}${reason ? ` ${reason}` : ''})`);
-      this.log.warn({ code, reason }, 'connection lost');
+      this.log.warn({ code, reason, server_url: this.servers.held }, 'connection lost');
       this.backoff.markInactive();
+      this.servers.sessionEnded();
       if (this.machine.fire('connection_lost')) this.scheduleReconnect();
     } else if (state === 'Draining') {
       this.log.info({ code, reason }, 'server closed the connection during the drain');
       this.backoff.markInactive();
+      this.servers.sessionEnded();
       if (this.machine.fire('drained')) this.scheduleReconnect();
     } else if (state === 'Authenticating') {
       // The pending hello (or the rotated-token write) settles later and sees that this
@@ -694,6 +742,7 @@ export class Agent extends EventEmitter {
     this.log.info({ why, acked_seq: this.buffer.ackedSeq, drain_target: this.drainTarget }, 'drain finished');
     if (conn) this.endConnection(conn, 1000);
     this.backoff.markInactive();
+    this.servers.sessionEnded();
     if (this.machine.fire('drained')) this.scheduleReconnect();
   }
 
@@ -885,6 +934,7 @@ export class Agent extends EventEmitter {
         const r = this.buffer.ack(upTo);
         if (r.jumped) this.log.warn({ up_to_seq: res.up_to_seq, next_seq: r.nextSeq }, 'ack beyond next_seq: next_seq jumped');
         this.emit('acked', r.ackedSeq);
+        if (this.recovery !== null && r.ackedSeq >= this.recovery.next_seq) this.endRecovery();
       } catch (err) {
         // rows stay and are resent later; the server drops the duplicates
         this.log.error({ err: (err as Error).message }, 'cannot record the ack in the buffer');
@@ -1049,6 +1099,11 @@ export class Agent extends EventEmitter {
   private onStorageError(err: unknown): void {
     if (!(err instanceof BufferStorageError)) return;
     this.setError(err.message);
+    if (err.kind === 'corrupt' && this.listenerCount('buffer_corrupt') > 0) {
+      // `run` restarts the agent, and opening heals the buffer (DECISIONS H5).
+      this.log.error({ code: err.code }, `buffer damaged at run time: restarting to move it aside and heal it (${err.message})`);
+      this.emit('buffer_corrupt', err);
+    }
     if (!this.sources.paused) {
       this.log.error({ kind: err.kind, code: err.code }, `buffer write failed, sources paused: ${err.message}`);
       this.sources.pause(err.message);
@@ -1062,6 +1117,7 @@ export class Agent extends EventEmitter {
 
   private probeStorage(): void {
     try {
+      this.buffer.assertSpace('storage probe'); // above the low-water mark again (DECISIONS H4)
       this.buffer.setSourcePosition({ source: 'agent:storage-probe', position: Date.now() });
       this.onStorageRecovered();
     } catch {
@@ -1077,6 +1133,13 @@ export class Agent extends EventEmitter {
     this.log.info('buffer writable again; sources resumed');
     this.emit('storage_recovered');
     this.writeStatus(true);
+  }
+
+  private endRecovery(): void {
+    this.log.info({ acked_seq: this.buffer.ackedSeq, ...this.recovery }, 'the server has acked past the range lost with the damaged buffer: no longer degraded');
+    this.recovery = null;
+    clearRecovery(this.options.stateDir);
+    this.statusDirty = true;
   }
 
   private onEvicted(ev: EvictionReport): void {
@@ -1130,6 +1193,7 @@ export class Agent extends EventEmitter {
       state: s.state,
       stopped: s.stopped,
       server_url: s.server_url,
+      server_urls: s.server_urls,
       session_id: s.session_id,
       host_id: s.host_id,
       last_error: s.last_error,
@@ -1137,6 +1201,7 @@ export class Agent extends EventEmitter {
       sources: s.sources,
       batch_entries: s.batch_entries,
       send_rate_cap: s.send_rate_cap === null ? null : Math.round(s.send_rate_cap),
+      ...(s.degraded !== undefined ? { degraded: s.degraded } : {}),
     };
   }
 
@@ -1217,7 +1282,11 @@ export class Agent extends EventEmitter {
     if (this.statusWriting) await this.statusWriting;
     this.writeStatus(true);
     if (this.statusWriting) await this.statusWriting;
-    if (this.ownsBuffer) this.buffer.close();
+    if (this.ownsBuffer) {
+      const next = this.buffer.nextSeq;
+      this.buffer.close();
+      markCleanStop(this.options.stateDir, next);
+    }
     this.log.info({ state: this.state }, 'agent stopped');
     this.emit('stopped', this.state);
     this.resolveFinished(this.state);

@@ -9,13 +9,16 @@ import { resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
 import { readBufferSnapshot } from './buffer/buffer.js';
+import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
+import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { checkServerUrl } from './socket.js';
-import { normalizeHostId, readAgentSettings, statePaths } from './state-dir.js';
+import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
+import { TokenInputError, readTokenInput } from './token-input.js';
 import { checkToken } from './token-store.js';
 
 const USAGE: Record<string, string> = {
@@ -25,15 +28,20 @@ Commands:
   enroll   enroll this host with a one-time token (writes DIR/token, DIR/host_id, DIR/agent.json)
   run      run the agent (long-running)
   status   show the agent's state, sequence numbers, buffer and sources
+  buffer check   check buffer.db (integrity and invariants)
 
 Run "cortex-agent <command> --help" for the options of a command.
 `,
-  enroll: `Usage: cortex-agent enroll --server URL --token TOKEN --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
+  enroll: `Usage: cortex-agent enroll --server URL [--server URL ...] (--token-file FILE | --token - | --token TOKEN) --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
 
-Performs agent.hello with the one-time TOKEN, atomically writes the rotated token to
+Performs agent.hello with the one-time token, atomically writes the rotated token to
 DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
-  --server URL       full WebSocket URL, used as given (e.g. wss://logs.example.com/ws/agent)
-  --token TOKEN      one-time enrollment token (from "agent issue" on the server)
+  --server URL       full WebSocket URL, used as given (e.g. wss://logs.example.com/ws/agent);
+                     repeat it for several servers on one database: all are kept in
+                     DIR/agent.json and "run" tries them in a shuffled order on each reconnect
+  --token-file FILE  read the one-time enrollment token (from "agent issue") from FILE
+  --token -          read it from stdin
+  --token TOKEN      the token itself (visible to other local processes while enroll runs)
   --host-id UUID     the host_id the token was issued for
   --state-dir DIR    agent state directory (created if missing)
   --allow-insecure   allow a ws:// URL (loopback/testing only)
@@ -61,6 +69,7 @@ Log sources come from the server's config (log_sources: file, journald, ...), ad
 removed live. The file.tail probe reads only below agent.json's probe_file_tail_paths
 (default ["/var/log"]).
 `,
+  buffer: BUFFER_CHECK_USAGE,
   status: `Usage: cortex-agent status --state-dir DIR [--json]
 
 Shows the agent's state (works while "run" is running): state, next_seq, acked_seq,
@@ -74,12 +83,15 @@ class UsageError extends Error {}
 
 interface Parsed {
   flags: Map<string, string | true>;
+  /** Every value of each option, in order (for options that may be repeated). */
+  lists: Map<string, string[]>;
 }
 
 const BOOLEAN_FLAGS = new Set(['allow-insecure', 'json', 'help']);
 
 function parseArgs(args: string[], allowed: readonly string[]): Parsed {
   const flags = new Map<string, string | true>();
+  const lists = new Map<string, string[]>();
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '-h') {
@@ -108,8 +120,14 @@ function parseArgs(args: string[], allowed: readonly string[]): Parsed {
       if (value === undefined || (next !== undefined && (allowed.includes(next) || next === 'help'))) throw new UsageError(`--${name} needs a value`);
     }
     flags.set(name, value);
+    lists.set(name, [...(lists.get(name) ?? []), value]);
   }
-  return { flags };
+  return { flags, lists };
+}
+
+/** Every value given for a repeatable option (empty when absent). */
+function all(p: Parsed, name: string): string[] {
+  return p.lists.get(name) ?? [];
 }
 
 function str(p: Parsed, name: string, required: true): string;
@@ -140,24 +158,36 @@ function diag(text: string): void {
 }
 
 async function cmdEnroll(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['server', 'token', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
+  const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
   if (p.flags.has('help')) return help('enroll');
-  const server = str(p, 'server', true);
-  const token = str(p, 'token', true);
+  str(p, 'server', true);
+  const servers = all(p, 'server');
+  let input: ReturnType<typeof readTokenInput>;
+  try {
+    input = readTokenInput({ token: str(p, 'token'), tokenFile: str(p, 'token-file') });
+  } catch (err) {
+    if (err instanceof TokenInputError) throw new UsageError(err.message);
+    throw err;
+  }
+  const token = input.token;
   const hostIdRaw = str(p, 'host-id', true);
   const stateDir = resolve(str(p, 'state-dir', true));
   const allowInsecure = p.flags.has('allow-insecure');
   const ca = str(p, 'ca');
-  const urlProblem = checkServerUrl(server, allowInsecure);
-  if (urlProblem) throw new UsageError(urlProblem);
+  for (const server of servers) {
+    const urlProblem = checkServerUrl(server, allowInsecure);
+    if (urlProblem) throw new UsageError(urlProblem);
+  }
   const tokenProblem = checkToken(token);
   if (tokenProblem) throw new UsageError(`--token: ${tokenProblem}`);
   const hostId = normalizeHostId(hostIdRaw);
   if (hostId === null) throw new UsageError('--host-id must be a UUID (as printed by "agent issue")');
   if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`);
   const logger = createLogger({ level: logLevel(p) });
+  if (input.from === 'argument') diag('note: a token on the command line can be read by every local process (/proc/<pid>/cmdline); prefer --token-file FILE or --token - (stdin)');
   try {
-    const r = await enroll({ serverUrl: server, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
+    const r = await enroll({ serverUrl: servers[0]!, serverUrls: servers, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
+    for (const w of r.warnings ?? []) diag(`warning: ${w}`);
     if (p.flags.has('json')) out(JSON.stringify(r));
     else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
     return 0;
@@ -195,8 +225,10 @@ async function cmdRun(args: string[]): Promise<number> {
     return 1;
   }
   const allowInsecure = p.flags.has('allow-insecure') || settings.allow_insecure === true;
-  const problem = checkServerUrl(settings.server_url, allowInsecure);
-  if (problem) throw new UsageError(problem);
+  for (const url of settingsServerUrls(settings)) {
+    const problem = checkServerUrl(url, allowInsecure);
+    if (problem) throw new UsageError(problem);
+  }
   const logger = createLogger({ level });
   let releaseLock: () => void;
   try {
@@ -217,16 +249,17 @@ async function cmdRun(args: string[]): Promise<number> {
     }
   });
   let agent: Agent;
+  const startOptions = {
+    stateDir,
+    allowInsecure,
+    logger,
+    ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
+    ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
+    ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
+    ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
+  };
   try {
-    agent = await startAgent({
-      stateDir,
-      allowInsecure,
-      logger,
-      ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
-      ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
-      ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
-      ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
-    });
+    agent = await startAgent({ ...startOptions });
   } catch (err) {
     releaseLock();
     diag((err as Error).message);
@@ -242,7 +275,25 @@ async function cmdRun(args: string[]): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const final: AgentState = await agent.done;
+  // A buffer damaged at run time: stop, and start again (opening heals it; DECISIONS H5).
+  let restarts = 0;
+  let final: AgentState;
+  for (;;) {
+    let corrupt = false;
+    agent.once('buffer_corrupt', () => {
+      corrupt = true;
+      void agent.stop();
+    });
+    final = await agent.done;
+    if (!corrupt || signalled || restarts >= 3) break;
+    restarts++;
+    try {
+      agent = await startAgent({ ...startOptions });
+    } catch (err) {
+      diag((err as Error).message);
+      return 1;
+    }
+  }
   if (signalled) return 0;
   if (isTerminalState(final)) {
     diag(agent.status().last_error ?? `stopped in state ${final}`);
@@ -265,6 +316,7 @@ function cmdStatus(args: string[]): number {
     snap = readBufferSnapshot(paths.bufferDb);
   } catch (err) {
     diag((err as Error).message);
+    diag(`check it with: cortex-agent buffer check --state-dir ${stateDir}`);
     return 1;
   }
   const file = readStatusFile(stateDir);
@@ -287,6 +339,7 @@ function cmdStatus(args: string[]): number {
     pid: running ? file!.pid : null,
     host_id: file?.host_id ?? safeHostId(stateDir),
     server_url: file?.server_url ?? null,
+    server_urls: file?.server_urls ?? safeServerUrls(stateDir),
     session_id: running ? (file?.session_id ?? null) : null,
     next_seq: st.nextSeq,
     acked_seq: st.ackedSeq,
@@ -300,6 +353,7 @@ function cmdStatus(args: string[]): number {
     sources,
     last_error: file?.last_error ?? null,
     updated_at: file?.updated_at ?? null,
+    degraded: readRecovery(stateDir),
   };
   if (p.flags.has('json')) {
     out(JSON.stringify(status));
@@ -308,7 +362,7 @@ function cmdStatus(args: string[]): number {
   const lines = [
     `state:        ${state}${running ? ` (running, pid ${status.pid})` : ' (not running)'}`,
     `host_id:      ${status.host_id ?? '-'}`,
-    `server:       ${status.server_url ?? '-'}`,
+    `server:       ${status.server_url ?? '-'}${status.server_urls.length > 1 ? ` (of ${status.server_urls.length}: ${status.server_urls.join(', ')})` : ''}`,
     `next_seq:     ${status.next_seq}`,
     `acked_seq:    ${status.acked_seq}`,
     `queue_depth:  ${status.queue_depth}`,
@@ -316,6 +370,9 @@ function cmdStatus(args: string[]): number {
     `push_lag_seq: ${status.push_lag_seq}`,
     `evicted:      ${status.evicted_entries}`,
     `last_error:   ${status.last_error ?? '-'}`,
+    ...(status.degraded !== null
+      ? [`degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`]
+      : []),
     `sources:      ${sources.length === 0 ? '-' : ''}`,
     ...sources.map(
       (s) => `  ${s.kind} ${s.path ?? s.name ?? ''} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`,
@@ -323,6 +380,28 @@ function cmdStatus(args: string[]): number {
   ];
   out(lines.join('\n'));
   return 0;
+}
+
+function safeServerUrls(dir: string): string[] {
+  try {
+    const v = JSON.parse(readFileSync(statePaths(dir).agentJson, 'utf8')) as { server_url?: unknown; server_urls?: unknown };
+    if (Array.isArray(v.server_urls)) return v.server_urls.filter((u): u is string => typeof u === 'string');
+    return typeof v.server_url === 'string' ? [v.server_url] : [];
+  } catch {
+    return [];
+  }
+}
+
+function cmdBuffer(args: string[]): number {
+  const [sub, ...rest] = args;
+  if (sub === '--help' || sub === '-h') return help('buffer');
+  if (sub !== 'check') throw new UsageError(sub === undefined ? 'give a buffer command: check' : `unknown buffer command "${sub}"`);
+  const p = parseArgs(rest, ['state-dir', 'json']);
+  if (p.flags.has('help')) return help('buffer');
+  const r = bufferCheck(resolve(str(p, 'state-dir', true)), p.flags.has('json'));
+  process.stdout.write(r.stdout);
+  process.stderr.write(r.stderr);
+  return r.code;
 }
 
 function safeHostId(dir: string): string | null {
@@ -355,6 +434,8 @@ export async function main(argv: string[]): Promise<number> {
         return await cmdRun(rest);
       case 'status':
         return cmdStatus(rest);
+      case 'buffer':
+        return cmdBuffer(rest);
       default:
         diag(`unknown command "${cmd}"; see cortex-agent --help`);
         return 2;

@@ -6,7 +6,8 @@
 //   await agent.waitForAck(agent.status().next_seq - 1);
 //   await agent.stop();
 //
-// serverUrl/hostId/allowInsecure/caFile default to what `enroll` wrote to the state dir.
+// serverUrl(s)/hostId/allowInsecure/caFile default to what `enroll` wrote to the state dir
+// (several servers: each connection attempt takes the next of a shuffled order, server-list.ts).
 // Log sources: the real tailers of agent/sources (sourceFactories(): file, journald and
 // whatever else that module implements) unless `sourceFactories` is given ([] = only the
 // in-process custom source, agent.ingest()). Probes: every built-in probe; file.tail may
@@ -16,7 +17,7 @@ import { Agent, type AgentOptions } from './agent.js';
 import { sourceFactories } from './sources/index.js';
 import { createLogger } from './log.js';
 import { checkServerUrl } from './socket.js';
-import { ensureStateDir, readAgentSettings, readHostId } from './state-dir.js';
+import { ensureStateDir, readAgentSettings, readHostId, settingsServerUrls } from './state-dir.js';
 
 export { Agent, AGENT_VERSION, DEFAULT_CONFIG, DEFAULT_PROBE_FILE_TAIL_PATHS, authErrorMessage, type AgentOptions, type AgentStatus, type IngestOptions } from './agent.js';
 export { enroll, EnrollError, type EnrollOptions, type EnrollResult } from './enroll.js';
@@ -26,11 +27,13 @@ export { BufferStorageError } from './buffer/errors.js';
 export { Backoff } from './backoff.js';
 export { createLogger, createCapturingLogger } from './log.js';
 export { checkServerUrl, openSocket, UpgradeError } from './socket.js';
+export { ServerList } from './server-list.js';
 export { readStatusFile, type StatusFile } from './status-file.js';
 export { sourceFactories, createSourceManager, IMPLEMENTED_KINDS as IMPLEMENTED_SOURCE_KINDS } from './sources/index.js';
 export { createProbeRegistry, BUILTIN_PROBES, type ProbeRegistry, type ProbeRegistryOptions } from './probes/index.js';
 
 export type StartAgentOptions = Omit<AgentOptions, 'serverUrl' | 'hostId'> & {
+  /** One server; default: agent.json's servers (server_urls, or server_url). */
   serverUrl?: string;
   hostId?: string;
   /** Poll interval of the default file sources (default 250 ms). */
@@ -43,15 +46,26 @@ export class AgentConfigError extends Error {
 
 export async function startAgent(options: StartAgentOptions): Promise<Agent> {
   await ensureStateDir(options.stateDir);
-  // agent.json also carries probe_file_tail_paths; with an explicit serverUrl a missing or bad file is not an error.
-  const settings = options.serverUrl === undefined ? await readAgentSettings(options.stateDir) : await readAgentSettings(options.stateDir).catch(() => null);
-  const serverUrl = options.serverUrl ?? settings?.server_url;
+  // agent.json also carries probe_file_tail_paths; with an explicit serverUrl(s) a missing or bad file is not an error.
+  const explicit = options.serverUrl !== undefined || (options.serverUrls !== undefined && options.serverUrls.length > 0);
+  const settings = !explicit ? await readAgentSettings(options.stateDir) : await readAgentSettings(options.stateDir).catch(() => null);
+  const serverUrls =
+    options.serverUrls !== undefined && options.serverUrls.length > 0
+      ? [...options.serverUrls]
+      : options.serverUrl !== undefined
+        ? [options.serverUrl]
+        : settings !== null
+          ? settingsServerUrls(settings)
+          : [];
+  const serverUrl = serverUrls[0];
   if (serverUrl === undefined) throw new AgentConfigError(`${options.stateDir} has no agent.json; enroll the agent first`);
   const hostId = options.hostId ?? (await readHostId(options.stateDir));
   if (hostId === null) throw new AgentConfigError(`${options.stateDir} has no host_id; enroll the agent first`);
   const allowInsecure = options.allowInsecure ?? settings?.allow_insecure ?? false;
-  const problem = checkServerUrl(serverUrl, allowInsecure);
-  if (problem !== null) throw new AgentConfigError(problem);
+  for (const url of serverUrls) {
+    const problem = checkServerUrl(url, allowInsecure);
+    if (problem !== null) throw new AgentConfigError(problem);
+  }
   const { sourcePollMs, ...agentOptions } = options;
   const logger = options.logger ?? createLogger();
   const agent = new Agent({
@@ -67,6 +81,7 @@ export async function startAgent(options: StartAgentOptions): Promise<Agent> {
       ? { probeFileTailPaths: settings.probe_file_tail_paths }
       : {}),
     serverUrl,
+    serverUrls,
     hostId,
     allowInsecure,
     caFile: options.caFile ?? settings?.ca_file ?? null,

@@ -44,12 +44,27 @@ export function statePaths(dir: string): StatePaths {
   };
 }
 
-/** Creates the state dir (mode 0700) if missing. */
+/**
+ * Creates the state dir (mode 0700) if missing; an existing one with a wider mode is
+ * tightened to 0700, and buffer.db (log contents) to 0600 (DECISIONS H11).
+ */
 export async function ensureStateDir(dir: string): Promise<void> {
   try {
     await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw fsError(err, `cannot create state dir ${dir}`);
+  }
+  await tighten(dir, 0o700);
+  for (const f of [BUFFER_DB_FILE, `${BUFFER_DB_FILE}-wal`, `${BUFFER_DB_FILE}-shm`]) await tighten(join(dir, f), 0o600);
+}
+
+/** chmod to `mode` when the current mode grants more; a missing file or one we do not own is left alone. */
+async function tighten(path: string, mode: number): Promise<void> {
+  try {
+    const st = await fsp.stat(path);
+    if ((st.mode & 0o777 & ~mode) !== 0) await fsp.chmod(path, mode);
+  } catch {
+    // missing, or not ours to change (the agent then runs with what it has)
   }
 }
 
@@ -81,8 +96,13 @@ export async function writeHostId(dir: string, hostId: string): Promise<void> {
 
 /** Contents of agent.json. Unknown keys are kept (a newer agent may have written them). */
 export interface AgentSettings {
-  /** The full WebSocket URL, used as given (e.g. wss://logs.example/ws/agent). */
+  /** The full WebSocket URL, used as given (e.g. wss://logs.example/ws/agent); the first of `server_urls`. */
   server_url: string;
+  /**
+   * Every server the agent may connect to (`enroll --server` repeated: several servers on one
+   * database, no load balancer needed). Absent: `server_url` alone.
+   */
+  server_urls?: string[];
   /** ws:// is allowed only with this set (seed 2, agent.allow_insecure). */
   allow_insecure?: boolean;
   /** Extra CA bundle (PEM) for wss://, added to the system CAs. */
@@ -106,6 +126,19 @@ export function checkAgentSettings(value: unknown): string | null {
     return 'server_url is not a URL';
   }
   if (url.protocol !== 'ws:' && url.protocol !== 'wss:') return 'server_url must be a ws:// or wss:// URL';
+  if (v.server_urls !== undefined) {
+    if (!Array.isArray(v.server_urls) || v.server_urls.length === 0) return 'server_urls must be a non-empty array of ws:// or wss:// URLs';
+    for (let i = 0; i < v.server_urls.length; i++) {
+      const u: unknown = v.server_urls[i];
+      let parsed: URL | null = null;
+      try {
+        parsed = typeof u === 'string' ? new URL(u) : null;
+      } catch {
+        parsed = null;
+      }
+      if (parsed === null || (parsed.protocol !== 'ws:' && parsed.protocol !== 'wss:')) return `server_urls[${i}] must be a ws:// or wss:// URL`;
+    }
+  }
   if (v.allow_insecure !== undefined && typeof v.allow_insecure !== 'boolean') return 'allow_insecure must be a boolean';
   if (v.ca_file !== undefined && v.ca_file !== null && typeof v.ca_file !== 'string') return 'ca_file must be a string or null';
   for (const key of ['buffer_soft_cap_bytes', 'buffer_hard_cap_bytes'] as const) {
@@ -121,6 +154,11 @@ export function checkAgentSettings(value: unknown): string | null {
     }
   }
   return null;
+}
+
+/** The servers of agent.json in their configured order: `server_urls`, or `server_url` alone. */
+export function settingsServerUrls(settings: AgentSettings): string[] {
+  return settings.server_urls !== undefined && settings.server_urls.length > 0 ? [...settings.server_urls] : [settings.server_url];
 }
 
 export async function readAgentSettings(dir: string): Promise<AgentSettings | null> {

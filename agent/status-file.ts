@@ -6,6 +6,7 @@
 import { promises as fsp, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentState } from '@cortex/agent-protocol';
+import type { RecoveryReport } from './buffer/heal.js';
 import type { SourceStatus } from './sources.js';
 
 export const STATUS_FILE = 'status.json';
@@ -15,7 +16,10 @@ export interface StatusFile {
   updated_at: string;
   state: AgentState;
   stopped: boolean;
+  /** The server held (or of the latest attempt). */
   server_url: string;
+  /** Every server the agent may connect to (absent in files of older agents). */
+  server_urls?: string[];
   session_id: string | null;
   host_id: string;
   last_error: string | null;
@@ -23,13 +27,21 @@ export interface StatusFile {
   sources: SourceStatus[];
   batch_entries: number;
   send_rate_cap: number | null;
+  /** The buffer was damaged and replaced (agent/buffer/heal.ts); until the server acked past what was lost. */
+  degraded?: RecoveryReport;
 }
 
 export async function writeStatusFile(dir: string, status: StatusFile): Promise<void> {
   const path = join(dir, STATUS_FILE);
   const tmp = `${path}.tmp-${process.pid}`;
-  await fsp.writeFile(tmp, `${JSON.stringify(status)}\n`, { mode: 0o644 });
-  await fsp.rename(tmp, path);
+  try {
+    await fsp.writeFile(tmp, `${JSON.stringify(status)}\n`, { mode: 0o644 });
+    await fsp.rename(tmp, path);
+  } catch (err) {
+    // A full disk leaves a short or empty temp file: never keep it (DECISIONS H4).
+    await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    throw err;
+  }
 }
 
 export function readStatusFile(dir: string): StatusFile | null {

@@ -19,6 +19,14 @@ export interface NamedSchema {
   aliasOf?: string;
 }
 
+/**
+ * The package-relative path of a schema origin, for doc comments: the package ships the
+ * contract's schemas under schemas/ (probes under schemas/probes/), not contract/.
+ */
+export function packagePath(origin: string): string {
+  return origin.replace(/^contract\/probes\//, 'schemas/probes/').replace(/^contract\//, '');
+}
+
 /** Files whose root is only a container of $defs. */
 const CONTAINERS = new Set(['defs.json', 'error-data.json']);
 

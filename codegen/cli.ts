@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generate } from './generate.js';
-import { ContractError } from './contract.js';
+import { ContractError, loadContract } from './contract.js';
+import { currentRelease } from './release.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -48,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
   let files: Map<string, string>;
   try {
     const generatorVersion = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
-    files = await generate({ contractDir, runtimeDir: join(repo, 'codegen', 'runtime'), generatorVersion });
+    files = await generate({ contractDir, runtimeDir: join(repo, 'codegen', 'runtime'), generatorVersion, licenseFile: join(repo, 'LICENSE') });
   } catch (err) {
     if (err instanceof ContractError) {
       process.stderr.write(`codegen: ${err.message}\nFix contract/ and run again.\n`);
@@ -57,6 +58,8 @@ async function main(argv: string[]): Promise<number> {
     throw err;
   }
   const existing = listFiles(outDir);
+  const stale = currentRelease(loadContract(contractDir), contractDir).stale;
+  if (stale) process.stderr.write(`codegen: ${check ? '' : 'warning: '}${stale}\n`);
   if (check) {
     const differing: string[] = [];
     const missing: string[] = [];
@@ -65,15 +68,16 @@ async function main(argv: string[]): Promise<number> {
       if (!existsSync(p)) missing.push(rel);
       else if (readFileSync(p, 'utf8') !== text) differing.push(rel);
     }
-    const stale = existing.filter((f) => !files.has(f));
-    if (differing.length + missing.length + stale.length === 0) {
+    const staleFiles = existing.filter((f) => !files.has(f));
+    if (differing.length + missing.length + staleFiles.length === 0) {
+      if (stale) return 1;
       process.stderr.write(`codegen: generated/ is up to date (${files.size} files, ${Date.now() - started} ms)\n`);
       return 0;
     }
     const lines = [
       ...differing.map((f) => `  differs: generated/${f}`),
       ...missing.map((f) => `  missing: generated/${f}`),
-      ...stale.map((f) => `  stale:   generated/${f} (no longer generated)`),
+      ...staleFiles.map((f) => `  stale:   generated/${f} (no longer generated)`),
     ];
     process.stderr.write(`codegen: generated/ has drifted from contract/:\n${lines.join('\n')}\nRun \`npm run codegen\` and commit contract/ and generated/ together.\n`);
     return 1;

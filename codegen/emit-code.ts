@@ -36,9 +36,9 @@ import type { Direction, MethodSpec, Validator } from './runtime/peer.js';
 
 export type MethodName = ${contract.methods.map((m) => lit(m.name)).join(' | ')};
 
-${doc('One entry of the method catalog (contract/methods.json).')}export interface MethodInfo {
+${doc('One entry of the method catalog (PROTOCOL.md, "Methods").')}export interface MethodInfo {
   readonly name: MethodName;
-  /** Seed section. */
+  /** Section of the protocol specification that defines the method. */
   readonly section: string;
   readonly direction: Direction;
   /** "response" is probe.response: a JSON-RPC response envelope, not a method on the wire. */
@@ -57,7 +57,7 @@ ${doc('The method catalog, in contract order.')}export const METHOD_CATALOG: rea
 ${entries.join('\n')}
 ];
 
-${doc('The methods that travel on the wire with a name, as the peer runtime needs them.')}export const WIRE_METHODS: readonly MethodSpec[] = METHOD_CATALOG.flatMap((m) =>
+${doc('The methods that travel on the wire with a name, as the peer runtime needs them.')}export const WIRE_METHODS: readonly MethodSpec[] = /* @__PURE__ */ METHOD_CATALOG.flatMap((m) =>
   m.kind === 'response' || !m.validateParams ? [] : [{ name: m.name, direction: m.direction, kind: m.kind, validateParams: m.validateParams, ...(m.validateResult ? { validateResult: m.validateResult } : {}) }],
 );
 
@@ -83,7 +83,7 @@ export function emitErrors(contract: Contract): string {
   return `import { RpcError, type RpcErrorObject } from './runtime/errors.js';
 import type * as T from './types.js';
 
-${doc('Error codes of the contract (contract/errors.json).')}export const ErrorCode = {
+${doc('Error codes of the protocol (PROTOCOL.md, "Error codes").')}export const ErrorCode = {
 ${contract.errors.map((e) => `  ${e.name}: ${e.code},`).join('\n')}
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -122,7 +122,7 @@ ${doc('The error-table row of a code, if the contract defines it.')}export funct
 export function emitConstants(contract: Contract): string {
   const limits = Object.entries(contract.limits);
   const cc = contract.closeCodes;
-  return `${doc('WebSocket close codes (contract/close-codes.json).')}export const CloseCode = {
+  return `${doc('WebSocket close codes (PROTOCOL.md, "WebSocket close codes").')}export const CloseCode = {
 ${cc.map((c) => `  ${c.name}: ${c.code},`).join('\n')}
 } as const;
 export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
@@ -131,7 +131,7 @@ export interface CloseCodeInfo {
   readonly code: number;
   readonly name: keyof typeof CloseCode;
   readonly meaning: string;
-  /** "seed" (the wire contract) or "design" (added by DESIGN.md section 5). */
+  /** "seed" (the base protocol specification) or "design" (added by this toolkit's design). */
   readonly source: string;
 }
 
@@ -139,7 +139,7 @@ export const CLOSE_CODE_TABLE: readonly CloseCodeInfo[] = [
 ${cc.map((c) => `  { code: ${c.code}, name: ${lit(c.name)}, meaning: ${lit(c.meaning)}, source: ${lit(c.source)} },`).join('\n')}
 ];
 
-${doc('Limits and timings (contract/limits.json). Units are in each name or its doc comment.')}export const LIMITS = {
+${doc('Limits and timings (PROTOCOL.md, "Limits and timings"). Units are in each name or its doc comment.')}export const LIMITS = {
 ${limits.map(([k, l]) => `  /** ${l.description}${l.unit ? ` Unit: ${l.unit}.` : ''} (${l.source}) */\n  ${k}: ${lit(l.value)},`).join('\n')}
 } as const;
 
@@ -189,8 +189,9 @@ export function emitProbes(contract: Contract, named: NamedSchema[]): string {
   return `import type * as T from './types.js';
 import * as V from './validators.js';
 import type { Validator } from './runtime/peer.js';
+import { toIssues, type ValidationIssue } from './runtime/errors.js';
 
-${doc('Probes of the reference registry (contract/probes/): args and output types by probe name.')}export interface ProbeTypes {
+${doc('Probes of the reference registry (schemas/probes/): args and output types by probe name.')}export interface ProbeTypes {
 ${contract.probes.map((p) => `  ${lit(p.name)}: { args: T.${typeOf(p.name, 'args')}; output: T.${typeOf(p.name, 'output')} };`).join('\n')}
 }
 
@@ -206,6 +207,20 @@ export interface ProbeInfo {
 export const PROBES: readonly ProbeInfo[] = [
 ${contract.probes.map((p) => `  { name: ${lit(p.name)}, summary: ${lit(p.summary)}, validateArgs: V.validate${typeOf(p.name, 'args')}, validateOutput: V.validate${typeOf(p.name, 'output')} },`).join('\n')}
 ];
+
+${doc(
+    "The agent peer's outgoing check of a probe.request result (PeerOptions.checkOutgoingResult):",
+    "its `output` against the output schema of the probe named in the request's params, so an",
+    'invalid probe output fails at the agent. Probes outside this registry pass unchecked.',
+  )}export function checkProbeOutput(method: string, params: unknown, result: unknown): ValidationIssue[] | undefined {
+  if (method !== 'probe.request') return undefined;
+  const name = (params as { probe?: unknown } | null)?.probe;
+  const probe = PROBES.find((p) => p.name === name);
+  if (!probe) return undefined;
+  const output = (result as { output?: unknown } | null)?.output;
+  if (probe.validateOutput(output)) return undefined;
+  return toIssues(probe.validateOutput.errors).map((i) => ({ ...i, path: \`/output\${i.path}\` }));
+}
 `;
 }
 

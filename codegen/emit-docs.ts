@@ -38,7 +38,7 @@ export function emitDocs(contract: Contract, named: NamedSchema[]): string {
   const nameOf = (file: string) => named.find((n) => n.origin === `contract/schemas/${file}`)!;
   const out: string[] = [MD_HEADER, '# Cortex agent protocol V1 — reference', ''];
   out.push(
-    `JSON-RPC 2.0 over WebSocket, subprotocol \`${String(contract.limits['subprotocol']?.value)}\`, path \`${String(contract.limits['ws_path']?.value)}\`: one message per text frame, no batching, frames of at most ${String(contract.limits['max_frame_bytes']?.value)} bytes. Generated from \`contract/\`; the normative text is the seed contract, and DECISIONS.md records how its open points are resolved.`,
+    `JSON-RPC 2.0 over WebSocket, subprotocol \`${String(contract.limits['subprotocol']?.value)}\`, path \`${String(contract.limits['ws_path']?.value)}\`: one message per text frame, no batching, frames of at most ${String(contract.limits['max_frame_bytes']?.value)} bytes. Generated from the protocol contract: with \`schemas/\` (the JSON Schemas), \`vectors/\` (valid and invalid messages with their expected outcome) and \`spec/\` (OpenRPC, AsyncAPI) it is this package's complete description of the protocol. Section numbers refer to the protocol specification the contract was written from.`,
     '',
     '## Methods',
     '',
@@ -48,17 +48,17 @@ export function emitDocs(contract: Contract, named: NamedSchema[]): string {
     '',
   );
   for (const m of contract.methods) {
-    out.push(`### ${m.name}`, '', `${m.summary}`, '', `- Seed section ${m.section}; ${m.direction.replace(/_/g, ' ')}; ${m.kind}${m.response_to ? ` to \`${m.response_to}\`` : ''}.`);
+    out.push(`### ${m.name}`, '', `${m.summary}`, '', `- Section ${m.section}; ${m.direction.replace(/_/g, ' ')}; ${m.kind}${m.response_to ? ` to \`${m.response_to}\`` : ''}.`);
     if (m.errors.length) out.push(`- Errors: ${m.errors.map((c) => `${c} ${contract.errors.find((e) => e.code === c)?.name ?? ''}`).join(', ')}.`);
     out.push('');
     for (const [label, file] of [['Params', m.params], ['Result', m.result]] as const) {
       if (!file) continue;
       const n = nameOf(file);
-      out.push(`**${label}** — \`${n.name}\` (\`contract/schemas/${file}\`)`, '');
+      out.push(`**${label}** — \`${n.name}\` (\`schemas/${file}\`)`, '');
       if (n.aliasOf) out.push(`Same as [${n.aliasOf}](#${n.aliasOf.toLowerCase()}).`, '');
       else out.push('| field | type | required | constraints |', '|---|---|---|---|', ...describeSchema(n.schema, byName), '');
     }
-    for (const ex of m.examples) out.push(`Example (${ex.message}, \`contract/examples/${ex.file}\`):`, '', '```json', JSON.stringify(contract.examples.get(ex.file), null, 2), '```', '');
+    for (const ex of m.examples) out.push(`Example (${ex.message}):`, '', '```json', JSON.stringify(contract.examples.get(ex.file), null, 2), '```', '');
   }
   out.push('## Shared definitions', '');
   for (const n of named.filter((x) => x.origin.startsWith('contract/schemas/defs.json'))) {

@@ -1,7 +1,9 @@
 /**
- * Exports of the contract for other ecosystems: one OpenRPC document (every method) and one
- * AsyncAPI 3.0 document (the WebSocket channel, its messages and operations), so generators in
- * other languages can consume the contract. Both reference the same component schemas.
+ * Exports of the contract for other ecosystems: OpenRPC documents (every method in
+ * openrpc.json; one document per direction: the methods the server serves and the methods
+ * the agent serves) and one AsyncAPI 3.0 document (the WebSocket channel with its
+ * subprotocol binding, its messages and operations), so generators in other languages can
+ * consume the contract. All reference the same component schemas.
  */
 import type { Contract, JsonSchema, MethodEntry } from './contract.js';
 import type { NamedSchema } from './bundle.js';
@@ -19,18 +21,57 @@ function componentSchemas(named: NamedSchema[]): Record<string, JsonSchema> {
     }
     return o;
   };
-  return Object.fromEntries(named.map((n) => [n.name, { title: n.name, ...(rewrite(n.schema) as JsonSchema) }]));
+  return Object.fromEntries(named.map((n) => [n.name, titleInline({ title: n.name, ...(rewrite(n.schema) as JsonSchema) }, n.name)]));
 }
+
+const pascalCase = (s: string) => s.replace(/(^|[_.\-\s]+)([a-zA-Z0-9])/g, (_m, _sep: string, c: string) => c.toUpperCase());
+
+/**
+ * Titles for the inline enums and objects of a schema (`<Parent><Property>`, `<Parent>Item`,
+ * `<Parent>Variant<N>`), so model generators name them instead of AnonymousSchemaN.
+ */
+function titleInline(schema: JsonSchema, name: string): JsonSchema {
+  const visit = (node: unknown, title: string, top: boolean): unknown => {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
+    const o = { ...(node as JsonSchema) };
+    if (!top && typeof o['$ref'] !== 'string' && o['title'] === undefined && (Array.isArray(o['enum']) || (o['type'] === 'object' && o['properties']))) o['title'] = title;
+    const base = typeof o['title'] === 'string' ? (o['title'] as string) : title;
+    if (o['properties'] && typeof o['properties'] === 'object') {
+      o['properties'] = Object.fromEntries(Object.entries(o['properties'] as Record<string, unknown>).map(([k, v]) => [k, visit(v, `${base}${pascalCase(k)}`, false)]));
+    }
+    if (o['items'] && typeof o['items'] === 'object') o['items'] = visit(o['items'], `${base}Item`, false);
+    for (const key of ['oneOf', 'anyOf']) {
+      if (Array.isArray(o[key])) o[key] = (o[key] as unknown[]).map((b, i) => visit(b, `${base}Variant${i + 1}`, false));
+    }
+    return o;
+  };
+  return visit(schema, name, true) as JsonSchema;
+}
+
+/** Every JSON type: the same values as `{}` for JSON, but a missing value (undefined) fails it. */
+const ANY_JSON: JsonSchema = { type: ['object', 'array', 'string', 'number', 'boolean', 'null'] };
+
+/** A property schema for an OpenRPC param: `{}` (any JSON value) made explicit, so a required param that is absent fails validators that validate `undefined`. */
+function paramSchema(schema: JsonSchema): JsonSchema {
+  return Object.keys(schema).filter((k) => !['description', 'title', '$comment'].includes(k)).length === 0 ? { ...schema, ...ANY_JSON } : schema;
+}
+
+export type OpenRpcView = 'all' | 'agent_to_server' | 'server_to_agent';
 
 const typeName = (named: NamedSchema[], file: string) => named.find((n) => n.origin === `contract/schemas/${file}`)!.name;
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const directionText = (m: MethodEntry) => (m.direction === 'agent_to_server' ? 'agent → server' : 'server → agent');
 
-export function emitOpenRpc(contract: Contract, named: NamedSchema[]): Record<string, unknown> {
+/**
+ * An OpenRPC document. `view` 'agent_to_server' holds the methods the server serves (the
+ * agent calls them; the document's server is the reference server), 'server_to_agent' the
+ * methods the agent serves over the same connection, 'all' both (with x-direction).
+ */
+export function emitOpenRpc(contract: Contract, named: NamedSchema[], view: OpenRpcView = 'all'): Record<string, unknown> {
   const schemas = componentSchemas(named);
   const errors = new Map(contract.errors.map((e) => [e.code, e]));
   const methods = contract.methods
-    .filter((m) => m.kind !== 'response')
+    .filter((m) => m.kind !== 'response' && (view === 'all' || m.direction === view))
     .map((m) => {
       const paramsName = typeName(named, m.params!);
       const params = schemas[paramsName]!;
@@ -39,15 +80,21 @@ export function emitOpenRpc(contract: Contract, named: NamedSchema[]): Record<st
       const method: Record<string, unknown> = {
         name: m.name,
         summary: m.summary,
-        description: `Seed section ${m.section}. Direction: ${directionText(m)}. Kind: ${m.kind}${m.kind === 'notification' ? ' (no id, never answered)' : ''}. Params are by name and are exactly ${paramsName}.`,
+        description: `Section ${m.section}. Direction: ${directionText(m)}. Kind: ${m.kind}${m.kind === 'notification' ? ' (no id, never answered)' : ''}. Params are by name and are exactly ${paramsName}: no other names (x-params-schema, additionalProperties false).`,
         paramStructure: 'by-name',
-        params: Object.entries(props).map(([name, schema]) => ({ name, required: required.has(name), schema })),
+        params: Object.entries(props).map(([name, schema]) => ({ name, required: required.has(name), schema: paramSchema(schema) })),
         'x-direction': m.direction,
         'x-kind': m.kind,
         'x-params-schema': ref(paramsName),
       };
       if (m.result) method['result'] = { name: 'result', schema: ref(typeName(named, m.result)) };
-      if (m.errors.length) method['errors'] = m.errors.map((c) => ({ code: c, message: errors.get(c)!.name, ...(errors.get(c)!.data ? { data: ref(errors.get(c)!.data!) } : {}) }));
+      // OpenRPC's error `data` is a value (and error objects take no extensions): the schemas
+      // of the data go to the method's x-error-data-schemas, by code.
+      if (m.errors.length) {
+        method['errors'] = m.errors.map((c) => ({ code: c, message: errors.get(c)!.name }));
+        const withData = m.errors.filter((c) => errors.get(c)!.data);
+        if (withData.length) method['x-error-data-schemas'] = Object.fromEntries(withData.map((c) => [String(c), ref(errors.get(c)!.data!)]));
+      }
       const examples = m.examples.filter((e) => e.message === 'request' || e.message === 'notification');
       const response = m.examples.find((e) => e.message === 'response');
       if (examples.length) {
@@ -60,17 +107,30 @@ export function emitOpenRpc(contract: Contract, named: NamedSchema[]): Record<st
       }
       return method;
     });
+  const wire = `JSON-RPC 2.0 over WebSocket (subprotocol ${String(contract.limits['subprotocol']?.value)}): one message per text frame, no batching, frames of at most ${String(contract.limits['max_frame_bytes']?.value)} bytes.`;
+  const who =
+    view === 'agent_to_server'
+      ? 'The methods the server serves: the agent calls them (openrpc.server-to-agent.json has the other direction).'
+      : view === 'server_to_agent'
+        ? 'The methods the agent serves: the server calls them over the connection the agent opened (openrpc.agent-to-server.json has the other direction). probe.response is the JSON-RPC response to probe.request, not a method.'
+        : 'Methods are bidirectional: see x-direction (openrpc.agent-to-server.json and openrpc.server-to-agent.json hold one direction each). probe.response is the JSON-RPC response to probe.request, not a method.';
   return {
     openrpc: OPENRPC_VERSION,
     info: {
-      title: 'Cortex agent protocol',
-      version: '1.0.0',
-      description: `JSON-RPC 2.0 over WebSocket (subprotocol ${String(contract.limits['subprotocol']?.value)}): one message per text frame, no batching, frames of at most ${String(contract.limits['max_frame_bytes']?.value)} bytes. Methods are bidirectional: see x-direction. probe.response is the JSON-RPC response to probe.request, not a method.`,
+      title: view === 'all' ? 'Cortex agent protocol' : `Cortex agent protocol: ${view === 'agent_to_server' ? 'server' : 'agent'} methods`,
+      version: protocolVersionOf(contract),
+      description: `${wire} ${who}`,
     },
-    servers: [{ name: 'reference server (loopback)', url: `ws://127.0.0.1:3100${String(contract.limits['ws_path']?.value)}` }],
+    // The agent reaches the server at this URL; the server reaches the agent only over that connection.
+    ...(view === 'server_to_agent' ? {} : { servers: [{ name: 'reference server (loopback)', url: `ws://127.0.0.1:3100${String(contract.limits['ws_path']?.value)}` }] }),
     methods,
     components: { schemas },
   };
+}
+
+/** The documents' info.version: the protocol version (the package version is in package.json). */
+function protocolVersionOf(contract: Contract): string {
+  return `${String(contract.limits['protocol_version']?.value ?? 1)}.0.0`;
 }
 
 export function emitAsyncApi(contract: Contract, named: NamedSchema[]): Record<string, unknown> {
@@ -78,7 +138,9 @@ export function emitAsyncApi(contract: Contract, named: NamedSchema[]): Record<s
   const messages: Record<string, unknown> = {};
   const channelMessages: Record<string, unknown> = {};
   const operations: Record<string, unknown> = {};
-  const envelope = (extra: JsonSchema, required: string[]): JsonSchema => ({
+  // Titled payloads: generators (Modelina) name their models after them, not AnonymousSchemaN.
+  const envelope = (title: string, extra: JsonSchema, required: string[]): JsonSchema => ({
+    title,
     type: 'object',
     required: ['jsonrpc', ...required],
     additionalProperties: false,
@@ -100,12 +162,13 @@ export function emitAsyncApi(contract: Contract, named: NamedSchema[]): Record<s
     const exFiles = (kind: string) => m.examples.filter((e) => e.message === kind).map((e) => e.file);
     const paramsName = typeName(named, m.params!);
     if (m.kind === 'request') {
-      addMessage(`${base}Request`, `${m.name} request (${directionText(m)})`, envelope({ id: ref('JsonRpcId'), method: { const: m.name }, params: ref(paramsName) }, ['id', 'method', 'params']), exFiles('request'));
+      addMessage(`${base}Request`, `${m.name} request (${directionText(m)})`, envelope(`${base}Request`, { id: ref('JsonRpcId'), method: { const: m.name }, params: ref(paramsName) }, ['id', 'method', 'params']), exFiles('request'));
       addMessage(`${base}Response`, `${m.name} response (${m.direction === 'agent_to_server' ? 'server → agent' : 'agent → server'})`, {
-        oneOf: [envelope({ id: ref('JsonRpcId'), result: ref(typeName(named, m.result!)) }, ['id', 'result']), ref('JsonRpcErrorResponse')],
+        title: `${base}Response`,
+        oneOf: [envelope(`${base}Success`, { id: ref('JsonRpcId'), result: ref(typeName(named, m.result!)) }, ['id', 'result']), ref('JsonRpcErrorResponse')],
       }, [...exFiles('response'), ...exFiles('error')]);
     } else {
-      addMessage(`${base}Notification`, `${m.name} notification (${directionText(m)})`, envelope({ method: { const: m.name }, params: ref(paramsName) }, ['method', 'params']), exFiles('notification'));
+      addMessage(`${base}Notification`, `${m.name} notification (${directionText(m)})`, envelope(`${base}Notification`, { method: { const: m.name }, params: ref(paramsName) }, ['method', 'params']), exFiles('notification'));
     }
     // Operations are described from the agent's point of view.
     const action = m.direction === 'agent_to_server' ? 'send' : 'receive';
@@ -113,7 +176,7 @@ export function emitAsyncApi(contract: Contract, named: NamedSchema[]): Record<s
       action,
       channel: { $ref: '#/channels/agent' },
       summary: m.summary,
-      description: `Seed section ${m.section}; ${directionText(m)}; ${m.kind}.${m.errors.length ? ` Errors: ${m.errors.join(', ')}.` : ''}`,
+      description: `Section ${m.section}; ${directionText(m)}; ${m.kind}.${m.errors.length ? ` Errors: ${m.errors.join(', ')}.` : ''}`,
       messages: [{ $ref: `#/channels/agent/messages/${base}${m.kind === 'request' ? 'Request' : 'Notification'}` }],
     };
     if (m.kind === 'request') op['reply'] = { channel: { $ref: '#/channels/agent' }, messages: [{ $ref: `#/channels/agent/messages/${base}Response` }] };
@@ -123,19 +186,31 @@ export function emitAsyncApi(contract: Contract, named: NamedSchema[]): Record<s
     asyncapi: '3.0.0',
     info: {
       title: 'Cortex agent protocol',
-      version: '1.0.0',
+      version: protocolVersionOf(contract),
       description: `The agent ↔ server channel: JSON-RPC 2.0 over one WebSocket (subprotocol ${String(contract.limits['subprotocol']?.value)}), one message per text frame. Operations are described from the agent's side: send = agent → server, receive = server → agent.`,
     },
     defaultContentType: 'application/json',
     servers: {
-      local: { host: '127.0.0.1:3100', protocol: 'ws', pathname: String(contract.limits['ws_path']?.value), description: 'The reference server on loopback (production: wss behind a TLS-terminating proxy).' },
+      // No pathname: the channel address is the path (AsyncAPI 3 joins them, so both would double it).
+      local: { host: '127.0.0.1:3100', protocol: 'ws', description: 'The reference server on loopback (production: wss behind a TLS-terminating proxy).' },
     },
     channels: {
       agent: {
         address: String(contract.limits['ws_path']?.value),
         title: 'Agent connection',
-        description: 'One WebSocket per agent. The first frame is agent.hello.',
+        description: `One WebSocket per agent, opened with the subprotocol ${String(contract.limits['subprotocol']?.value)} (Sec-WebSocket-Protocol). The first frame is agent.hello.`,
         messages: channelMessages,
+        bindings: {
+          ws: {
+            method: 'GET',
+            headers: {
+              type: 'object',
+              required: ['Sec-WebSocket-Protocol'],
+              properties: { 'Sec-WebSocket-Protocol': { type: 'string', const: String(contract.limits['subprotocol']?.value), description: 'The subprotocol the server requires (it answers with the same).' } },
+            },
+            bindingVersion: '0.1.0',
+          },
+        },
       },
     },
     operations,

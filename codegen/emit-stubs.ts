@@ -25,6 +25,7 @@ export function emitStubs(contract: Contract, named: NamedSchema[]): string {
     { moduleSpecifier: './catalog.js', namedImports: ['WIRE_METHODS', 'type AgentToServer', 'type ServerToAgent'] },
     { moduleSpecifier: './errors.js', namedImports: ['errorFromWire'] },
     { moduleSpecifier: './validators.js', namedImports: ['validateJsonRpcMessage'] },
+    { moduleSpecifier: './probes.js', namedImports: ['checkProbeOutput'] },
   ]);
   sf.addTypeAlias({ isExported: true, name: 'AgentPeer', type: 'Peer<AgentToServer, ServerToAgent>', docs: ['A peer on the agent side: sends agent→server methods, receives server→agent methods.'] });
   sf.addTypeAlias({ isExported: true, name: 'ServerPeer', type: 'Peer<ServerToAgent, AgentToServer>', docs: ['A peer on the server side: sends server→agent methods, receives agent→server methods.'] });
@@ -51,7 +52,7 @@ function addSide(sf: SourceFile, s: Side, methods: MethodEntry[], typeOf: (file:
     ],
     returnType: s.peer,
     docs: [`A typed JSON-RPC peer for the ${s.side} side over any text-frame transport.`],
-    statements: `return new Peer(transport, { errorFactory: errorFromWire, ...settings, methods: WIRE_METHODS, side: '${s.side}', validateEnvelope: validateJsonRpcMessage });`,
+    statements: `return new Peer(transport, { errorFactory: errorFromWire, ${s.side === 'agent' ? 'checkOutgoingResult: checkProbeOutput, ' : ''}...settings, methods: WIRE_METHODS, side: '${s.side}', validateEnvelope: validateJsonRpcMessage });`,
   });
   sf.addClass({
     isExported: true,
@@ -62,7 +63,7 @@ function addSide(sf: SourceFile, s: Side, methods: MethodEntry[], typeOf: (file:
       m.kind === 'request'
         ? {
             name: camel(m.name),
-            docs: [`${m.name} (seed §${m.section}, request): ${m.summary}\n\nErrors: ${m.errors.join(', ') || 'none'}.`],
+            docs: [`${m.name} (§${m.section}, request; PROTOCOL.md "${m.name}"): ${m.summary}\n\nErrors: ${m.errors.join(', ') || 'none'}.`],
             parameters: [
               { name: 'params', type: typeOf(m.params!) },
               { name: 'options', type: 'RequestOptions', hasQuestionToken: true },
@@ -72,7 +73,7 @@ function addSide(sf: SourceFile, s: Side, methods: MethodEntry[], typeOf: (file:
           }
         : {
             name: camel(m.name),
-            docs: [`${m.name} (seed §${m.section}, notification): ${m.summary}`],
+            docs: [`${m.name} (§${m.section}, notification; PROTOCOL.md "${m.name}"): ${m.summary}`],
             parameters: [{ name: 'params', type: typeOf(m.params!) }],
             returnType: 'void',
             statements: `this.peer.notify(${JSON.stringify(m.name)}, params);`,
@@ -85,7 +86,7 @@ function addSide(sf: SourceFile, s: Side, methods: MethodEntry[], typeOf: (file:
     docs: [`Handlers the ${s.side} implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603.`],
     properties: receives.map((m) => ({
       name: JSON.stringify(m.name),
-      docs: [`${m.name} (seed §${m.section}, ${m.kind}): ${m.summary}${m.kind === 'request' ? `\n\nErrors: ${m.errors.join(', ') || 'none'}.` : ''}`],
+      docs: [`${m.name} (§${m.section}, ${m.kind}; PROTOCOL.md "${m.name}"): ${m.summary}${m.kind === 'request' ? `\n\nErrors: ${m.errors.join(', ') || 'none'}.` : ''}`],
       type: m.kind === 'request' ? `RequestHandler<${typeOf(m.params!)}, ${typeOf(m.result!)}>` : `NotificationHandler<${typeOf(m.params!)}>`,
     })),
   });

@@ -44,7 +44,7 @@ export function validatorExports(named: NamedSchema[]): ValidatorExport[] {
 export async function emitValidators(contract: Contract, exports: ValidatorExport[]): Promise<{ js: string; dts: string }> {
   const ajv = createAjv(contract, true);
   const mapping = Object.fromEntries(exports.map((e) => [e.name, e.ajvRef]));
-  const code = standaloneCode.default(ajv, mapping);
+  const code = hoistEvaluated(standaloneCode.default(ajv, mapping));
   // Resolve ajv's runtime modules from where codegen found ajv itself.
   const require = createRequire(import.meta.url);
   const resolveDir = dirname(dirname(dirname(require.resolve('ajv/package.json'))));
@@ -63,7 +63,7 @@ export async function emitValidators(contract: Contract, exports: ValidatorExpor
     // esbuild names bundled modules by path; keep paths free of the machine's layout.
     .replace(/\/\/ (?:\.\.\/)*node_modules\//g, '// node_modules/')
     .replace(/"(?:\.\.\/)*node_modules\//g, '"node_modules/');
-  const js = wrapInFunctionScope(bundled);
+  const js = markPure(bundled);
   // A require( call (not one inside a string literal) would break pure ESM consumers.
   if (/(?<!["'\w.])require\(/.test(js)) throw new Error('bundled validators still call require(); check the esbuild bundle');
   const dts = [
@@ -77,29 +77,34 @@ export async function emitValidators(contract: Contract, exports: ValidatorExpor
 }
 
 /**
- * Moves the bundle's module-scope code into one function and exports what it returns. V8
- * reaches module-scope bindings (the schemas, patterns and format functions every validator
- * refers to) more slowly than closure bindings: validating a 1000-entry logs.push was ~4%
- * slower than the same code compiled by ajv at run time, and ~1.0x once wrapped
- * (`npm run bench -- validators`). Still a plain ES module with named exports.
+ * ajv (draft 2020-12) gives each validator an `evaluated` property, set by a statement at
+ * module scope (`validate20.evaluated = {...};`), which makes every validator a side effect
+ * that no bundler may drop. The only reader is the validator itself, on entry
+ * (`const evaluated0 = validate20.evaluated;`): that read now sets it on first use, and the
+ * module-scope statements go, so unused validators are dead code.
  */
-export function wrapInFunctionScope(bundled: string): string {
-  const m = /\nexport \{([^}]*)\};\s*$/.exec(bundled);
-  if (m === null) throw new Error('bundled validators: expected one export list at the end of the esbuild output');
-  const names = m[1]!
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '')
-    .map((s) => {
-      const [local, exported = local] = s.split(/\s+as\s+/) as [string, string?];
-      return { local, exported };
-    });
-  return [
-    'const __cortexValidators = (() => {',
-    bundled.slice(0, m.index),
-    `return { ${names.map((n) => (n.local === n.exported ? n.local : `${n.exported}: ${n.local}`)).join(', ')} };`,
-    '})();',
-    ...names.map((n) => `export const ${n.exported} = __cortexValidators.${n.exported};`),
-    '',
-  ].join('\n');
+export function hoistEvaluated(code: string): string {
+  const evaluated = new Map<string, string>();
+  let out = code.replace(/^(validate\d+)\.evaluated = (\{[^\n]*\});$/gm, (_m, fn: string, obj: string) => {
+    evaluated.set(fn, obj);
+    return '';
+  });
+  out = out.replace(/const (evaluated\d+) = (validate\d+)\.evaluated;/g, (m, v: string, fn: string) => {
+    const obj = evaluated.get(fn);
+    return obj === undefined ? m : `const ${v} = ${fn}.evaluated || (${fn}.evaluated = ${obj});`;
+  });
+  if (/^validate\d+\.(?:evaluated|schema) =/m.test(out)) throw new Error('ajv standalone code assigns to a validator at module scope: it would defeat tree shaking; extend hoistEvaluated');
+  return out;
+}
+
+/**
+ * Marks the bundle's module-scope initialisers that call something (esbuild's CommonJS
+ * wrappers for ajv's runtime helpers, `new RegExp` patterns) as pure, so that a bundler
+ * importing one validator keeps only that validator, what it refers to, and those helpers.
+ * With the rest being function declarations and object literals, the module is tree-shakeable
+ * (`sideEffects: false` in the package lets bundlers skip it entirely when unused).
+ */
+export function markPure(bundled: string): string {
+  return bundled
+    .replace(/^(var [A-Za-z_$][\w$]* = )(__commonJS\(|require_[\w$]+\(\)|new RegExp\()/gm, '$1/* @__PURE__ */ $2');
 }

@@ -131,14 +131,14 @@ export function emitVectors(contract: Contract, named: NamedSchema[], ajv: Ajv20
         id: `${m.name}/example/${ex.file.replace(/\.json$/, '')}`,
         method: m.name,
         target: 'message',
-        description: `seed example ${ex.file} (${ex.message})`,
+        description: `contract example ${ex.file} (${ex.message})`,
         path: '',
         mutation: 'none',
         message: contract.examples.get(ex.file),
         expected: { valid: true, outcome: 'accepted' },
       });
     }
-    const addDerived = (target: 'params' | 'result', file: string, base: unknown, wrap: (v: unknown) => unknown, outcome: (path: string) => Vector['expected']) => {
+    const addDerived = (target: 'params' | 'result', file: string, base: unknown, wrap: (v: unknown) => unknown, outcome: (path: string, mutation: string) => Vector['expected']) => {
       const named1 = schemaOf(file);
       const validate = ajv.getSchema(named1.ajvRef)!;
       const seen = new Set<string>();
@@ -148,7 +148,7 @@ export function emitVectors(contract: Contract, named: NamedSchema[], ajv: Ajv20
         let id = `${m.name}/${target}${mu.path}/${mu.mutation}`;
         for (let i = 2; seen.has(id); i++) id = `${m.name}/${target}${mu.path}/${mu.mutation}-${i}`;
         seen.add(id);
-        vectors.push({ id, method: m.name, target, description: mu.description, path: mu.path, mutation: mu.mutation, message: wrap(v), expected: outcome(mu.path) });
+        vectors.push({ id, method: m.name, target, description: mu.description, path: mu.path, mutation: mu.mutation, message: wrap(v), expected: outcome(mu.path, mu.mutation) });
       }
     };
     const findExample = (kind: string) => {
@@ -159,9 +159,14 @@ export function emitVectors(contract: Contract, named: NamedSchema[], ajv: Ajv20
       const ex = findExample(m.kind === 'request' ? 'request' : 'notification');
       if (ex) {
         const { params, ...envelope } = ex;
-        addDerived('params', m.params, params, (p) => ({ ...envelope, params: p }), (path) => {
+        addDerived('params', m.params, params, (p) => ({ ...envelope, params: p }), (path, mutation) => {
           if (m.kind === 'notification') return { valid: false, outcome: 'dropped' };
-          // agent.hello checks protocol_version before the params schema (seed 3 step 4).
+          // agent.hello checks protocol_version before the params schema (seed 3 step 4). A hello
+          // without the field is malformed, not a version mismatch: -32602 (DECISIONS H10; a
+          // server answering -32003 there, as before, still passes).
+          if (m.name === 'agent.hello' && path === '/protocol_version' && mutation === 'missing_required') {
+            return { valid: false, outcome: 'error', code: -32602, alternative_codes: [-32003] };
+          }
           if (m.name === 'agent.hello' && path === '/protocol_version') return { valid: false, outcome: 'error', code: -32003 };
           // Seed 3 step 4 checks the token before the params schema: without a usable host_id
           // or token, a server may answer -32001 first.

@@ -19,6 +19,7 @@ import { compileGenerated, compilerVersion } from './compile.js';
 import { TS_HEADER, MD_HEADER, JSON_HEADER_VALUE, jsonWithHeader } from './header.js';
 import { packageJson, packageReadme } from './emit-package.js';
 import { emitAsyncApi, emitOpenRpc } from './emit-spec.js';
+import { contractSha256, currentRelease, renderChangelog } from './release.js';
 
 export const PACKAGE_NAME = '@cortex/agent-protocol';
 
@@ -27,6 +28,8 @@ export interface GenerateOptions {
   runtimeDir: string;
   /** Version of the generator, recorded in manifest.json (the toolkit's package version). */
   generatorVersion: string;
+  /** The package's LICENSE (default: LICENSE beside contractDir). */
+  licenseFile?: string;
 }
 
 const require = createRequire(import.meta.url);
@@ -36,6 +39,7 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   const contract = loadContract(opts.contractDir);
   const lint = lintContract(contract);
   if (lint.length > 0) throw new ContractError(lint.map((p) => `${p.file}${p.path ? ` at ${p.path}` : ''}: ${p.message}`));
+  const release = currentRelease(contract, opts.contractDir);
   const named = collectNamedSchemas(contract);
   const exportsList = validatorExports(named);
   const files = new Map<string, string>();
@@ -56,7 +60,7 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   src.set(
     'src/index.ts',
     TS_HEADER +
-      ['types', 'validators', 'catalog', 'errors', 'constants', 'state-machine', 'probes', 'client', 'runtime/peer', 'runtime/errors', 'runtime/transport']
+      ['types', 'validators', 'catalog', 'errors', 'constants', 'state-machine', 'probes', 'client', 'runtime/peer', 'runtime/errors', 'runtime/transport', 'runtime/entry-guard']
         .map((m) => `export * from './${m}.js';`)
         .join('\n') +
       '\n',
@@ -82,12 +86,14 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   // Both formats allow only x- extensions at the top level: the header goes there.
   const specHeader = { 'x-generated': JSON_HEADER_VALUE };
   files.set('spec/openrpc.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named) }, null, 2) + '\n');
+  files.set('spec/openrpc.agent-to-server.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named, 'agent_to_server') }, null, 2) + '\n');
+  files.set('spec/openrpc.server-to-agent.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named, 'server_to_agent') }, null, 2) + '\n');
   files.set('spec/asyncapi.json', JSON.stringify({ ...specHeader, ...emitAsyncApi(contract, named) }, null, 2) + '\n');
   files.set('README.md', MD_HEADER + packageReadme(PACKAGE_NAME));
-  files.set('package.json', packageJson(PACKAGE_NAME));
+  files.set('package.json', packageJson(PACKAGE_NAME, release.version));
+  files.set('CHANGELOG.md', MD_HEADER + renderChangelog(PACKAGE_NAME, release.releases, release.stale));
+  files.set('LICENSE', readFileSync(opts.licenseFile ?? join(opts.contractDir, '..', 'LICENSE'), 'utf8'));
 
-  const contractHash = createHash('sha256');
-  for (const [rel, text] of [...contract.files].sort(([a], [b]) => (a < b ? -1 : 1))) contractHash.update(`${rel}\0${text}\0`);
   const runtimeHash = createHash('sha256');
   for (const [rel, text] of [...src].filter(([k]) => k.startsWith('src/runtime/')).sort(([a], [b]) => (a < b ? -1 : 1))) runtimeHash.update(`${rel}\0${text}\0`);
   files.set(
@@ -96,7 +102,7 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
       package: PACKAGE_NAME,
       generator: { name: 'cortex-codegen', version: opts.generatorVersion },
       tools: { ...Object.fromEntries(['json-schema-to-typescript', 'ajv', 'ajv-formats', 'esbuild', 'ts-morph'].map((t) => [t, toolVersion(t)])), typescript: compilerVersion },
-      contract_sha256: contractHash.digest('hex'),
+      contract_sha256: contractSha256(contract),
       runtime_sha256: runtimeHash.digest('hex'),
       files: [...files.keys()].sort(),
     }),

@@ -7,7 +7,6 @@
 // Auth: with an admin token configured, `Authorization: Bearer <token>` (401 without it);
 // without one, only loopback peers that send no X-Forwarded-For / Forwarded header (403
 // otherwise), so the API is never open through a reverse proxy.
-import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorize } from './admin/access.js';
 import { agentRoutes } from './admin/agents.routes.js';
@@ -16,6 +15,8 @@ import { ApiError, Query, sendError } from './admin/http.js';
 import { logRoutes } from './admin/logs.routes.js';
 import { operatorRoutes } from './admin/operator.routes.js';
 import { serverRoutes } from './admin/server.routes.js';
+import { adminAccess } from './security/access.js';
+import { adminActor, recordAudit } from './security/audit.js';
 
 export type { AdminDeps } from './admin/context.js';
 export { agentView } from './admin/agents.routes.js';
@@ -23,35 +24,14 @@ export { DEFAULT_PROBE_TIMEOUT_MS } from './admin/server.routes.js';
 
 export type AuthDecision = { ok: true } | { ok: false; status: 401 | 403; message: string };
 
-function isLoopbackAddress(address: string): boolean {
-  const a = address.replace(/^::ffff:/i, '');
-  return a === '::1' || /^127\.\d+\.\d+\.\d+$/.test(a);
-}
-
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
-}
-
-/** The admin API's access rule (exported for tests). */
-export function checkAdminAuth(req: Pick<IncomingMessage, 'headers'> & { socket: { remoteAddress?: string | undefined } }, adminToken: string | undefined): AuthDecision {
-  if (adminToken !== undefined && adminToken !== '') {
-    const header = req.headers['authorization'];
-    const m = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    // Compare digests in constant time (equal lengths whatever was sent).
-    if (m === null || !timingSafeEqual(digest(m[1] as string), digest(adminToken))) {
-      return { ok: false, status: 401, message: 'admin API: send Authorization: Bearer <admin token>' };
-    }
-    return { ok: true };
-  }
-  const forwarded = req.headers['x-forwarded-for'] !== undefined || req.headers['forwarded'] !== undefined;
-  if (forwarded || !isLoopbackAddress(req.socket.remoteAddress ?? '')) {
-    return {
-      ok: false,
-      status: 403,
-      message: 'admin API without an admin token is served only to loopback clients that are not forwarded by a proxy; configure --admin-token to use it remotely',
-    };
-  }
-  return { ok: true };
+/** The admin API's access rule (exported for tests); the rule itself is server/security/access.ts. */
+export function checkAdminAuth(
+  req: Pick<IncomingMessage, 'headers'> & { socket: { remoteAddress?: string | undefined } },
+  adminToken: string | undefined,
+  isTrustedProxy?: (address: string) => boolean,
+): AuthDecision {
+  const d = adminAccess(req, { adminToken, ...(isTrustedProxy !== undefined ? { isTrustedProxy } : {}) });
+  return d.ok ? { ok: true } : d;
 }
 
 /** Every admin route (the OpenAPI test checks this list against the document). */
@@ -119,6 +99,16 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     const m = c.pattern.exec(path);
     const host_id = c.names.includes('host_id') && m !== null ? decodeURIComponentSafe(m[1 + c.names.indexOf('host_id')] as string) : undefined;
     deps.logger?.info({ admin: `${method} ${c.route.path}`, ...(host_id !== undefined ? { host_id } : {}), ...(via !== undefined ? { via } : {}), status }, 'admin request');
+    // The audit trail (DECISIONS H9): every state-changing admin request that was authorized,
+    // whether it succeeded or not; who by admin token hash prefix, console session or loopback.
+    if (via !== undefined && via !== 'none') {
+      const actor = via === 'loopback' ? 'loopback' : `${adminActor(deps.adminToken === '' ? undefined : deps.adminToken)}${via === 'cookie' ? ' (console)' : ''}`;
+      void recordAudit(
+        deps.storage.db,
+        { actor, action: `${method} ${c.route.path}`, ...(host_id !== undefined ? { host_id } : {}), detail: { status } },
+        (error) => deps.logger?.error({ err: error instanceof Error ? error.message : String(error) }, 'audit row not written'),
+      );
+    }
   }
 
   async function run(c: CompiledRoute, via: RouteContext['via'], session: RouteContext['session']): Promise<void> {

@@ -16,6 +16,8 @@ type Command = (args: string[]) => Promise<void>;
 const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./cli/serve.js')).serve,
   probe: async () => (await import('./cli/probe.js')).probeCmd,
+  backup: async () => (await import('./backup.js')).backupCommand,
+  audit: async () => (await import('./security/commands.js')).auditCmd,
 };
 
 /** `cortex-server agent NAME …`. */
@@ -28,6 +30,9 @@ const AGENT_COMMANDS: Record<string, () => Promise<Command>> = {
   decommission: async () => (await import('./cli/agent.js')).agentDecommission,
   config: async () => (await import('./cli/config.js')).agentConfig,
   delete: async () => (await import('./cli/agent.js')).agentDelete,
+  'reset-seq': async () => (await import('./security/commands.js')).agentResetSeq,
+  tokens: async () => (await import('./security/commands.js')).agentTokens,
+  withdraw: async () => (await import('./security/commands.js')).agentWithdraw,
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -8,6 +8,8 @@ import {
   PayloadTooLargeError,
   QuotaExceededError,
   UnknownHostError as UnknownHostRpcError,
+  metadataProblem,
+  storableText,
   type LogsPushParams,
   type LogsPushResult,
   type RetryAfterData,
@@ -135,13 +137,26 @@ export class SessionIngest {
   push(params: LogsPushParams): Promise<LogsPushResult> {
     const { seq_start, entries } = params;
     // An invalid push is answered as such (-32602) whatever came before it; it changes nothing.
+    // Above max_seq (2^53 - 1) integer arithmetic on seqs is no longer exact (DECISIONS H1).
+    // (Compared one seq at a time: seq_start + n itself may already be rounded.)
+    if (seq_start > LIMITS.max_seq) throw invalid('/seq_start', beyondMaxSeq);
+    let replaced = 0;
     for (let i = 0; i < entries.length; i++) {
-      if ((entries[i] as { seq: number }).seq !== seq_start + i) {
-        throw new InvalidParamsError({
-          method: 'logs.push',
-          errors: [{ path: `/entries/${i}/seq`, message: `must be seq_start + ${i} = ${seq_start + i} (entries are contiguous from seq_start)` }],
-        });
+      const e = entries[i] as IngestLogEntry;
+      if (e.seq > LIMITS.max_seq) throw invalid(`/entries/${i}/seq`, beyondMaxSeq);
+      if (e.seq !== seq_start + i) {
+        throw invalid(`/entries/${i}/seq`, `must be seq_start + ${i} = ${seq_start + i} (entries are contiguous from seq_start)`);
       }
+      // A batch that can never be stored is refused for good (-32602), not as -32007 (DECISIONS H2).
+      if (e.metadata != null) {
+        const problem = metadataProblem(e.metadata, METADATA_LIMITS);
+        if (problem !== undefined) throw invalid(`/entries/${i}/metadata`, problem.message);
+      }
+      replaced += makeStorable(e);
+    }
+    if (replaced > 0) {
+      this.ingest.options.metrics?.charsReplaced.inc(replaced);
+      this.ingest.logger.warn({ host_id: this.host_id, seq_start, chars: replaced }, 'lone surrogates / NUL in log text replaced by U+FFFD (DECISIONS H3)');
     }
     if (this.refusedFrom !== undefined) {
       if (seq_start > this.refusedFrom) {
@@ -266,6 +281,33 @@ export class SessionIngest {
     if (this.pending.length > 0) this.requestFlush();
     while (this.committing) await this.committing;
   }
+}
+
+const beyondMaxSeq = `is beyond max_seq = ${LIMITS.max_seq} (2^53 - 1); an operator resets the host's sequence with \`cortex-server agent reset-seq\``;
+const METADATA_LIMITS = { maxDepth: LIMITS.metadata_max_depth, maxBytes: LIMITS.metadata_max_bytes };
+
+function invalid(path: string, message: string): InvalidParamsError {
+  return new InvalidParamsError({ method: 'logs.push', errors: [{ path, message }] });
+}
+
+/** Replaces lone surrogates and NUL in the entry's text fields in place; returns how many. */
+function makeStorable(e: IngestLogEntry): number {
+  let n = 0;
+  const m = storableText(e.message);
+  if (m.replaced > 0) {
+    e.message = m.text;
+    n += m.replaced;
+  }
+  for (const k of ['facility', 'app_name', 'process_id', 'source'] as const) {
+    const v = e[k];
+    if (typeof v !== 'string') continue;
+    const r = storableText(v);
+    if (r.replaced > 0) {
+      (e as unknown as Record<string, string>)[k] = r.text;
+      n += r.replaced;
+    }
+  }
+  return n;
 }
 
 function errorSummary(error: unknown): { name: string; message: string; code?: unknown } {

@@ -35,6 +35,12 @@ export class ServerMetrics {
   readonly retentionPurged: Counter<'table' | 'reason'>;
   readonly retentionRuns: Counter;
   readonly controlActions: Counter<'action'>;
+  /** Lone surrogates and NUL replaced by U+FFFD in stored log text (DECISIONS H3). */
+  readonly charsReplaced: Counter;
+  /** Hellos refused for a bad, revoked or stale token (throttled per address, DECISIONS H7). */
+  readonly helloFailures: Counter;
+  /** Upgrades refused before the WebSocket: origin, failed_hellos. */
+  readonly upgradesRefused: Counter<'reason'>;
   // Pre-bound children for the hot path (no label lookup per frame).
   readonly pushIn: Counter.Internal;
   readonly pushOut: Counter.Internal;
@@ -88,6 +94,9 @@ export class ServerMetrics {
     this.gapEntries = new Counter({ name: 'cortex_gap_entries_total', help: 'Entries missing in the gaps counted by cortex_gaps_seen_total', labelNames: ['kind'], registers });
     this.retentionPurged = new Counter({ name: 'cortex_retention_purged_rows_total', help: 'Rows deleted by retention (age) or the size cap (size)', labelNames: ['table', 'reason'], registers });
     this.retentionRuns = new Counter({ name: 'cortex_retention_runs_total', help: 'Retention passes completed', registers });
+    this.helloFailures = new Counter({ name: 'cortex_hello_auth_failures_total', help: 'Hellos refused for a bad, revoked or stale token (counted per address by the throttle)', registers });
+    this.upgradesRefused = new Counter({ name: 'cortex_upgrades_refused_total', help: 'Upgrades refused before the WebSocket: origin (browser Origin not allowed), failed_hellos (throttled)', labelNames: ['reason'], registers });
+    this.charsReplaced = new Counter({ name: 'cortex_log_chars_replaced_total', help: 'Lone surrogates and NUL characters in log text stored as U+FFFD', registers });
     this.controlActions = new Counter({ name: 'cortex_control_actions_total', help: 'Control-plane actions taken on sessions held here', labelNames: ['action'], registers });
     this.pushIn = this.framesIn.labels('logs.push');
     this.pushOut = this.framesOut.labels('logs.push');

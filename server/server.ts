@@ -16,6 +16,9 @@ import type { Storage } from './db/storage.js';
 import { Ingest } from './ingest.js';
 import { handleAdmin } from './admin.js';
 import { handleConsole } from './console.js';
+import { metricsAccess } from './security/access.js';
+import { FdWatch } from './security/fd-watch.js';
+import { HelloThrottle } from './security/hello-throttle.js';
 import { ControlPlane } from './control/control.js';
 import { PROBE_GRACE_MS, ProbeRouter } from './control/probes.js';
 import { Retention } from './control/retention.js';
@@ -152,6 +155,18 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   const proxies = new TrustedProxies(settings.trusted_proxies);
   const limiter = new UpgradeRateLimiter(settings.upgrades_per_minute);
+  // Failed hellos per client address, loopback included (DECISIONS H7).
+  const throttle = new HelloThrottle(settings.failed_hellos_before_throttle);
+  const throttleKey = (req: http.IncomingMessage): string => proxies.clientAddress(req) ?? (req.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
+  const AUTH_CODES = new Set([-32001, -32002, -32005]);
+  ctx.onHelloFailed = (req, code) => {
+    if (!AUTH_CODES.has(code)) return;
+    const key = throttleKey(req);
+    const delay = throttle.failed(key);
+    metrics.helloFailures.inc();
+    if (delay > 0) logger.warn({ address: key, retry_after_ms: delay }, 'failed hellos from this address: further upgrades get 429 for a while');
+  };
+  ctx.onHelloOk = (req) => throttle.succeeded(throttleKey(req));
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -178,16 +193,36 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: readFileSync(settings.tls_cert as string), key: readFileSync(settings.tls_key as string) }, handler)
     : http.createServer(bounds, handler);
 
+  // Defined out here, not in the 'upgrade' handler: it stays on the socket for the whole
+  // session, and a closure made in there would keep that handler's scope alive with it — the
+  // upgrade request, its headers and head buffer, ~2 KB per connected agent (bench fleet).
+  const onUpgradeSocketError = (err: NodeJS.ErrnoException): void => logger.debug({ err: err.code ?? err.message }, 'socket error during the upgrade');
+
+  const fdWatch = new FdWatch(logger);
+  server.on('connection', () => fdWatch.check(connections.size));
+
   server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
     // Node's HTTP server drops its own error listener from a socket it hands to 'upgrade':
     // without this one, a client that resets the connection while we answer (a refusal
     // below, or the 101) raises an unhandled 'error' event and takes the process down.
-    socket.on('error', (err: NodeJS.ErrnoException) => logger.debug({ err: err.code ?? err.message }, 'socket error during the upgrade'));
+    socket.on('error', onUpgradeSocketError);
     // Already reset by the client (no peer address left): nothing to answer, nothing to count.
     if (socket.destroyed || socket.remoteAddress === undefined) return void socket.destroy();
     const path = (req.url ?? '').split('?')[0];
     if (path !== LIMITS.ws_path) return refuse(socket, 404, 'Not Found', `the WebSocket endpoint is ${LIMITS.ws_path}`);
     if (draining) return refuse(socket, 503, 'Service Unavailable', 'the server is shutting down; reconnect later', { 'Retry-After': '5' });
+    // A web page's upgrade carries Origin: refused unless allowed (DECISIONS H7).
+    const origin = req.headers['origin'];
+    if (origin !== undefined && !settings.allowed_origins.includes(origin)) {
+      metrics.upgradesRefused.labels('origin').inc();
+      logger.warn({ origin }, 'upgrade with a browser Origin refused (403); allow it with --allow-origin');
+      return refuse(socket, 403, 'Forbidden', 'upgrades from web pages are refused; an agent sends no Origin header (see --allow-origin)');
+    }
+    const waitMs = throttle.retryAfterMs(throttleKey(req));
+    if (waitMs > 0) {
+      metrics.upgradesRefused.labels('failed_hellos').inc();
+      return refuse(socket, 429, 'Too Many Requests', 'too many failed hellos from this address; retry later', { 'Retry-After': String(Math.ceil(waitMs / 1000)) });
+    }
     const client = proxies.clientAddress(req);
     if (client !== undefined && !limiter.allow(client)) {
       logger.warn({ address: client }, 'upgrade rate limit exceeded (429)');
@@ -222,6 +257,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     server.once('error', reject);
     server.listen(settings.listen.port, settings.listen.host, () => {
       server.off('error', reject);
+      server.on('error', (err: NodeJS.ErrnoException) => logger.error({ code: err.code, err: err.message }, 'server socket error'));
       resolve();
     });
   });
@@ -244,6 +280,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       return;
     }
     if (req.method === 'GET' && path === '/metrics') {
+      const access = metricsAccess(req, { adminToken: settings.admin_token, metricsPublic: settings.metrics_public, isTrustedProxy: (a) => proxies.has(a) });
+      if (!access.ok) {
+        res.writeHead(access.status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: { code: access.status, message: access.message } }));
+        return;
+      }
       const text = await metrics.text();
       res.writeHead(200, { 'Content-Type': metrics.contentType });
       res.end(text);
@@ -260,6 +302,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       tls,
       serverVersion: SERVER_VERSION,
       logger,
+      isTrustedProxy: (a) => proxies.has(a),
     });
     if (admin) return;
     if (handleConsole(req, res, path)) return;

@@ -42,6 +42,12 @@ export interface ServerSettings {
   agent_rate_entries_per_s: number;
   upgrades_per_minute: number;
   trusted_proxies: string[];
+  /** Failed hellos of one address before its upgrades are throttled (0: off; DECISIONS H7). */
+  failed_hellos_before_throttle: number;
+  /** GET /metrics for every client (DECISIONS H6). */
+  metrics_public: boolean;
+  /** Origin values whose upgrades are accepted; an upgrade with any other Origin is refused (DECISIONS H7). */
+  allowed_origins: string[];
   hello_timeout_ms: number;
   ping_interval_ms: number;
   missed_pongs: number;
@@ -152,6 +158,9 @@ export function resolveSettings(file: ServerConfig = {}, flags: ServerConfig = {
     agent_rate_entries_per_s: merged.agent_rate_entries_per_s ?? LIMITS.agent_rate_entries_per_s,
     upgrades_per_minute: merged.upgrades_per_minute ?? LIMITS.upgrades_per_minute,
     trusted_proxies: merged.trusted_proxies ?? ['127.0.0.0/8', '::1'],
+    failed_hellos_before_throttle: merged.failed_hellos_before_throttle ?? 5,
+    metrics_public: merged.metrics_public ?? false,
+    allowed_origins: merged.allowed_origins ?? [],
     hello_timeout_ms: merged.hello_timeout_ms ?? LIMITS.hello_timeout_ms,
     ping_interval_ms: merged.ping_interval_ms ?? LIMITS.ping_interval_ms,
     missed_pongs: merged.missed_pongs ?? LIMITS.missed_pongs,

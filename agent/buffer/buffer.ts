@@ -34,7 +34,10 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
+import { closeSync, openSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { LIMITS, nestedDeeperThan, storableText } from '@cortex/agent-protocol';
 import { BufferStorageError, toBufferError } from './errors.js';
 import type { JsonValue, NewLogEntry } from './entry.js';
 
@@ -43,6 +46,11 @@ export const DEFAULT_HARD_CAP_BYTES = 512 * 1024 * 1024;
 /** Batch byte budget keeping a logs.push frame under 128 KiB (MEASURED.md). */
 export const DEFAULT_BATCH_MAX_BYTES = 100 * 1024;
 const SCHEMA_VERSION = 1;
+const MIB = 1024 * 1024;
+/** Default size of the reserve file (BufferOptions.reserveBytes). */
+export const DEFAULT_RESERVE_BYTES = MIB;
+/** Rows deleted per transaction when an ack has to be applied in steps (full disk). */
+const ACK_STEP_ROWS = 256;
 
 export interface BufferOptions {
   /** At or above this many entry bytes, `pressure` is true: the sender flushes eagerly. Default 256 MiB. */
@@ -67,6 +75,27 @@ export interface BufferOptions {
   maxPageCount?: number;
   /** Test hooks, called inside transactions; a throw rolls the whole transaction back. */
   hooks?: BufferTestHooks;
+  /**
+   * Low-water mark of free disk space (DECISIONS H4): an append that would leave less than
+   * this free on the buffer's filesystem is refused as disk_full (sources pause) before the
+   * disk is actually full, so acks and deletes still find room. Default: 5% of the
+   * filesystem, at least 1 MiB and at most 64 MiB. 0 turns the check off.
+   */
+  minFreeBytes?: number;
+  /**
+   * Size of the reserve file `<buffer>.reserve`, kept while space allows and deleted when an
+   * ack, a position write or a checkpoint finds the disk full (another program filled it),
+   * so that write succeeds; recreated once space is back. Default 1 MiB; 0: no reserve.
+   */
+  reserveBytes?: number;
+  /** Free and total bytes of the buffer's filesystem (test hook; default statfs of its folder). */
+  diskSpace?: () => { free: number; total: number };
+  /**
+   * Called before an append would assign seqs at or beyond the last reserved bound, with the
+   * next_seq after it; returns the new bound. Keeps a seq reservation outside buffer.db
+   * (agent/buffer/heal.ts, DECISIONS H5). Its throw fails the append (nothing stored).
+   */
+  onSeqReserve?: (upTo: number) => number;
 }
 
 export interface BufferTestHooks {
@@ -100,6 +129,13 @@ export interface AppendResult {
   count: number;
   /** Set when this append crossed the hard cap and dropped the oldest entries. */
   evicted: EvictionReport | null;
+  /**
+   * What this append changed so that the entries could be stored and sent at all
+   * (DECISIONS H2, H3): entries whose metadata broke a contract cap (replaced by the
+   * marker {"cortex_metadata_dropped": kind}), and lone surrogates / NUL replaced by U+FFFD.
+   * Absent when nothing was changed.
+   */
+  degraded?: { metadata: number; chars: number };
 }
 
 export interface BufferBatch {
@@ -199,6 +235,16 @@ export class DurableBuffer {
   private readonly db: Database.Database;
   private readonly hooks: BufferTestHooks | undefined;
   private readonly relaxAcks: boolean;
+  private readonly diskSpace: () => { free: number; total: number };
+  private readonly minFreeOption: number | undefined;
+  private readonly reserveBytes: number;
+  private readonly reservePath: string;
+  private reserveHeld = false;
+  private readonly onSeqReserve: ((upTo: number) => number) | undefined;
+  private seqReservedUpTo = 0;
+  /** True while space is short: the WAL is checkpointed every 64 pages (see shrinkWal). */
+  private smallWal = false;
+  private lastSpace: { at: number; free: number; total: number } | undefined;
   // In-memory mirror of the meta row; assigned only after a transaction committed.
   private meta: MetaRow;
 
@@ -229,6 +275,11 @@ export class DurableBuffer {
     this.relaxAcks = options.relaxedAcks !== false && options.synchronous !== 'NORMAL';
     this.softCapBytes = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
     this.hardCapBytes = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
+    this.diskSpace = options.diskSpace ?? (() => statfsFree(dirname(path)));
+    this.minFreeOption = options.minFreeBytes;
+    this.reserveBytes = Math.max(0, Math.floor(options.reserveBytes ?? DEFAULT_RESERVE_BYTES));
+    this.reservePath = `${path}.reserve`;
+    this.onSeqReserve = options.onSeqReserve;
 
     this.insertEntry = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
     this.selectFrom = db.prepare('SELECT seq, bytes, json FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?');
@@ -274,14 +325,18 @@ export class DurableBuffer {
       if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)}, WAL required`));
       db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
       db.pragma('busy_timeout = 5000');
-      db.pragma('journal_size_limit = 67108864');
+      // After a checkpoint the WAL is cut back to 4 MiB: a WAL that once grew large does not
+      // keep that disk space (DECISIONS H4).
+      db.pragma('journal_size_limit = 4194304');
       if (options.maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(options.maxPageCount)}`);
       db.exec(`BEGIN IMMEDIATE; ${SCHEMA_SQL} COMMIT;`);
       const version = db.prepare<[], { v: number }>('SELECT schema_version AS v FROM meta WHERE id = 1').get()?.v;
       if (version !== SCHEMA_VERSION) {
         throw new BufferStorageError('schema', 'open', path, undefined, new Error(`schema_version ${String(version)}`));
       }
-      return new DurableBuffer(path, db, options);
+      const buffer = new DurableBuffer(path, db, options);
+      buffer.keepReserve();
+      return buffer;
     } catch (err) {
       try {
         if (db?.inTransaction) db.exec('ROLLBACK');
@@ -307,9 +362,59 @@ export class DurableBuffer {
       const next = this.meta.next_seq;
       return { firstSeq: next, lastSeq: next - 1, count: 0, evicted: null };
     }
+    if (entries.length > 0) this.assertSpace('append', estimateBytes(entries));
+    const upTo = this.meta.next_seq + entries.length;
+    if (this.onSeqReserve !== undefined && upTo > this.seqReservedUpTo) {
+      try {
+        this.seqReservedUpTo = this.onSeqReserve(upTo);
+      } catch (err) {
+        const typed = toBufferError(err, 'append', this.path);
+        throw typed instanceof BufferStorageError ? typed : new BufferStorageError('other', 'append', this.path, undefined, err);
+      }
+    }
     const { result, meta } = this.write('append', () => this.appendTx(entries, position));
     this.meta = meta;
     return result;
+  }
+
+  /**
+   * Throws BufferStorageError disk_full when an append of about `bytes` would leave less
+   * than the low-water mark free (see BufferOptions.minFreeBytes). The agent's storage probe
+   * calls it to decide whether sources may resume.
+   */
+  assertSpace(operation = 'append', bytes = 0): void {
+    let space = this.space(bytes === 0);
+    if (space === undefined) return;
+    const floor = this.minFreeBytes(space.total);
+    if (floor === 0) return;
+    // Near the mark the WAL is checkpointed and cut back first, and kept small from then on
+    // (64 pages), so the WAL and a checkpoint into the main file (which reuses the pages of
+    // acked rows) cannot take much more than the entries themselves.
+    // The entries go into the WAL, and a checkpoint copies them into the main file, which
+    // grows by what the free pages of acked rows cannot hold.
+    let need = 2 * bytes;
+    if (space.free - need < 2 * floor) {
+      this.shrinkWal(true);
+      space = this.space(true) ?? space;
+      need = bytes + Math.max(0, bytes - this.freePageBytes());
+    } else if (this.smallWal && space.free > 8 * floor) this.shrinkWal(false);
+    if (space.free - need < floor) {
+      throw new BufferStorageError(
+        'disk_full',
+        operation,
+        this.path,
+        'LOW_DISK_SPACE',
+        new Error(`${space.free} bytes free on the buffer's filesystem, below the low-water mark of ${floor} bytes`),
+      );
+    }
+    // The cached figure ages: count what this append will use against it.
+    if (this.lastSpace !== undefined) this.lastSpace.free -= need;
+  }
+
+  /** Free space, the low-water mark, and whether the reserve file is held. */
+  diskStatus(): { freeBytes: number | null; minFreeBytes: number; reserveHeld: boolean } {
+    const space = this.space(true);
+    return { freeBytes: space?.free ?? null, minFreeBytes: space === undefined ? 0 : this.minFreeBytes(space.total), reserveHeld: this.reserveHeld };
   }
 
   /**
@@ -404,6 +509,23 @@ export class DurableBuffer {
     return this.meta.buffer_bytes >= this.softCapBytes;
   }
 
+  /** SQLite's quick_check: 'ok', or what is wrong. */
+  quickCheck(): string {
+    try {
+      return (this.db.pragma('quick_check(5)') as { quick_check: string }[]).map((r) => r.quick_check).join('; ');
+    } catch (err) {
+      return (err as Error).message;
+    }
+  }
+
+  /** Moves next_seq up to `next` (never down): seqs below it are never assigned again. */
+  raiseNextSeq(next: number): void {
+    if (next <= this.meta.next_seq) return;
+    const meta = { ...this.meta, next_seq: next };
+    this.write('raiseNextSeq', () => this.writeMeta(meta));
+    this.meta = meta;
+  }
+
   /** Changes the page limit (see BufferOptions.maxPageCount); returns the effective limit. */
   setMaxPageCount(pages: number): number {
     return Number(this.db.pragma(`max_page_count = ${Math.floor(pages)}`, { simple: true }));
@@ -421,8 +543,9 @@ export class DurableBuffer {
     let seq = firstSeq;
     let added = 0;
     const insert = this.insertEntry;
+    const degraded = { metadata: 0, chars: 0 };
     for (let i = 0; i < entries.length; i++) {
-      const body = JSON.stringify(entries[i]);
+      const body = entryBody(entries[i] as NewLogEntry, degraded);
       // Put "seq" first; body is an object literal ("{...}") from the entry.
       const json = body.length > 2 ? `{"seq":${seq},${body.slice(1)}` : `{"seq":${seq}}`;
       const size = Buffer.byteLength(json, 'utf8');
@@ -450,7 +573,9 @@ export class DurableBuffer {
     }
     this.writeMeta(meta);
     this.hooks?.beforeCommit?.('append');
-    return { result: { firstSeq, lastSeq: seq - 1, count: entries.length, evicted }, meta };
+    const result: AppendResult = { firstSeq, lastSeq: seq - 1, count: entries.length, evicted };
+    if (degraded.metadata > 0 || degraded.chars > 0) result.degraded = degraded;
+    return { result, meta };
   }
 
   /** Deletes the oldest rows until at least `excess` bytes are freed. */
@@ -479,12 +604,43 @@ export class DurableBuffer {
     const relax = this.relaxAcks && operation === 'ack' && target < m.next_seq;
     if (relax) this.db.pragma('synchronous = NORMAL');
     try {
-      const { result, meta } = this.write(operation, () => this.advanceTx(target, operation));
+      let step: { result: AckResult; meta: MetaRow };
+      try {
+        step = this.write(operation, () => this.advanceTx(target, operation));
+      } catch (err) {
+        if (!(err instanceof BufferStorageError && err.kind === 'disk_full')) throw err;
+        return this.advanceInSteps(target, operation);
+      }
+      const { result, meta } = step;
       this.meta = meta;
+      if (result.deleted > 0 && (!this.reserveHeld || (this.lastSpace !== undefined && this.lastSpace.free < 2 * this.minFreeBytes(this.lastSpace.total)))) this.afterDelete();
       return result;
     } finally {
       if (relax) this.db.pragma('synchronous = FULL');
     }
+  }
+
+  /**
+   * The same advance as one transaction would do, in steps of ACK_STEP_ROWS rows, the WAL
+   * cut back after each: deleting a large range needs WAL space for every page it touches,
+   * which a full disk does not have (DECISIONS H4). Every step keeps the invariants.
+   */
+  private advanceInSteps(target: number, operation: 'ack' | 'applyAccepted'): AckResult {
+    const first = this.meta;
+    let deleted = 0;
+    let deletedBytes = 0;
+    let last: AckResult | undefined;
+    for (let upTo = Math.min(target, this.meta.acked_seq + ACK_STEP_ROWS); ; upTo = Math.min(target, upTo + ACK_STEP_ROWS)) {
+      const { result, meta } = this.write(operation, () => this.advanceTx(upTo, operation));
+      this.meta = meta;
+      deleted += result.deleted;
+      deletedBytes += result.deletedBytes;
+      last = result;
+      this.shrinkWal(true);
+      if (upTo >= target) break;
+    }
+    this.afterDelete();
+    return { ...last, deleted, deletedBytes, previousNextSeq: first.next_seq };
   }
 
   private advanceInTx(target: number, operation: 'ack' | 'applyAccepted'): { result: AckResult; meta: MetaRow } {
@@ -521,6 +677,20 @@ export class DurableBuffer {
   /** Runs a write; on failure re-reads the meta row (the transaction rolled back) and throws a typed error. */
   private write<T>(operation: string, fn: () => T): T {
     try {
+      return this.tryWrite(fn);
+    } catch (err) {
+      const typed = toBufferError(err, operation, this.path);
+      // An ack, a delete or a position must not fail for lack of space: give the reserve back
+      // to the filesystem and try once more (appends are refused by the low-water mark instead).
+      if (typed instanceof BufferStorageError && typed.kind === 'disk_full' && operation !== 'append' && this.releaseReserve()) {
+        return this.write(operation, fn);
+      }
+      throw typed;
+    }
+  }
+
+  private tryWrite<T>(fn: () => T): T {
+    try {
       return fn();
     } catch (err) {
       try {
@@ -529,8 +699,104 @@ export class DurableBuffer {
       } catch {
         // keep the mirror; it still matches the last committed state
       }
-      throw toBufferError(err, operation, this.path);
+      throw err;
     }
+  }
+
+  private minFreeBytes(total: number): number {
+    if (this.minFreeOption !== undefined) return Math.max(0, this.minFreeOption);
+    return Math.min(64 * MIB, Math.max(MIB, Math.floor(total * 0.05)));
+  }
+
+  /** statfs at most every 250 ms (unless `fresh`); undefined when the filesystem cannot say. */
+  private space(fresh: boolean): { free: number; total: number } | undefined {
+    const now = Date.now();
+    if (!fresh && this.lastSpace !== undefined && now - this.lastSpace.at < 250) return this.lastSpace;
+    try {
+      const s = this.diskSpace();
+      this.lastSpace = { at: now, ...s };
+      return this.lastSpace;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private freePageBytes(): number {
+    try {
+      return Number(this.db.pragma('freelist_count', { simple: true })) * Number(this.db.pragma('page_size', { simple: true }));
+    } catch {
+      return 0;
+    }
+  }
+
+  /** low: checkpoint and truncate the WAL, then checkpoint every 64 pages; else back to SQLite's 1000. */
+  private shrinkWal(low: boolean): void {
+    try {
+      if (low) this.db.pragma('wal_checkpoint(TRUNCATE)');
+      if (low !== this.smallWal) this.db.pragma(`wal_autocheckpoint = ${low ? 64 : 1000}`);
+      this.smallWal = low;
+    } catch {
+      // a reader holds the WAL: the next attempt does it
+    }
+  }
+
+  /** Creates the reserve file when it is missing and space allows. Best effort. */
+  private keepReserve(): void {
+    if (this.reserveBytes === 0 || this.reserveHeld) return;
+    try {
+      if (statSync(this.reservePath).size >= this.reserveBytes) {
+        this.reserveHeld = true;
+        return;
+      }
+    } catch {
+      // not there yet
+    }
+    const space = this.space(true);
+    if (space !== undefined && space.free - this.reserveBytes < this.minFreeBytes(space.total)) return;
+    let fd: number | undefined;
+    try {
+      fd = openSync(this.reservePath, 'w', 0o600);
+      const chunk = Buffer.alloc(Math.min(this.reserveBytes, 64 * 1024), 0);
+      for (let done = 0; done < this.reserveBytes; ) done += writeSync(fd, chunk, 0, Math.min(chunk.length, this.reserveBytes - done));
+      closeSync(fd);
+      fd = undefined;
+      this.reserveHeld = true;
+    } catch {
+      if (fd !== undefined) closeSync(fd);
+      try {
+        unlinkSync(this.reservePath);
+      } catch {
+        // nothing to remove
+      }
+    }
+  }
+
+  /** Deletes the reserve file; true when that freed space. */
+  private releaseReserve(): boolean {
+    if (!this.reserveHeld) return false;
+    this.reserveHeld = false;
+    this.lastSpace = undefined;
+    try {
+      unlinkSync(this.reservePath);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** After rows were deleted: cut the WAL back when space is short, and take the reserve again when it is back. */
+  private afterDelete(): void {
+    const space = this.space(true);
+    if (space === undefined) return;
+    const floor = this.minFreeBytes(space.total);
+    if (space.free < floor + this.reserveBytes) {
+      try {
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch {
+        // a reader holds the WAL; the next checkpoint does it
+      }
+    }
+    if (!this.reserveHeld) this.keepReserve();
   }
 
   private read<T>(operation: string, fn: () => T): T {
@@ -540,6 +806,59 @@ export class DurableBuffer {
       throw toBufferError(err, operation, this.path);
     }
   }
+}
+
+function statfsFree(dir: string): { free: number; total: number } {
+  const s = statfsSync(dir);
+  return { free: s.bavail * s.bsize, total: s.blocks * s.bsize };
+}
+
+/** A cheap estimate of the bytes an append writes (the JSON text of its entries, ASCII assumed). */
+function estimateBytes(entries: readonly NewLogEntry[]): number {
+  let n = 0;
+  for (const e of entries) n += 160 + e.message.length + (e.metadata == null ? 0 : 256);
+  return n;
+}
+
+const METADATA_DROPPED = 'cortex_metadata_dropped';
+const TEXT_FIELDS = ['message', 'facility', 'app_name', 'process_id', 'source'] as const;
+
+/**
+ * The entry as JSON text, made storable and sendable whatever a source produced: text
+ * fields without lone surrogates or NUL, metadata within the contract's caps (else the
+ * marker). An entry never makes an append fail, so a source never retries a line that
+ * could never be stored (DECISIONS H2). Counts what it changed into `degraded`.
+ */
+function entryBody(entry: NewLogEntry, degraded: { metadata: number; chars: number }): string {
+  let e = entry;
+  for (const k of TEXT_FIELDS) {
+    const v = e[k];
+    if (typeof v !== 'string') continue;
+    const r = storableText(v);
+    if (r.replaced > 0) {
+      if (e === entry) e = { ...entry };
+      (e as unknown as Record<string, string>)[k] = r.text;
+      degraded.chars += r.replaced;
+    }
+  }
+  const meta = e.metadata;
+  let dropped: string | undefined;
+  if (meta != null && nestedDeeperThan(meta, LIMITS.metadata_max_depth)) dropped = 'depth';
+  let body: string | undefined;
+  if (dropped === undefined) {
+    try {
+      body = JSON.stringify(e);
+    } catch {
+      dropped = 'unserializable'; // a cycle, a BigInt: a source bug, but never a stuck source
+    }
+  }
+  // Only an entry this long can carry metadata past the byte cap (a UTF-16 unit is at most 3 bytes).
+  if (body !== undefined && meta != null && body.length * 3 > LIMITS.metadata_max_bytes && Buffer.byteLength(JSON.stringify(meta)) > LIMITS.metadata_max_bytes) {
+    dropped = 'size';
+  }
+  if (dropped === undefined) return body as string;
+  degraded.metadata++;
+  return JSON.stringify({ ...e, metadata: { [METADATA_DROPPED]: dropped } });
 }
 
 function statsFrom(m: MetaRow, oldestSeq: number | null, softCapBytes: number, hardCapBytes: number): BufferStats {

@@ -24,10 +24,10 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import type { LogSourceConfig } from '@cortex/agent-protocol';
+import { LIMITS, type LogSourceConfig } from '@cortex/agent-protocol';
 import { BufferStorageError } from '../buffer/errors.js';
 import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
-import { parseLine } from './syslog-parse.js';
+import { METADATA_DROPPED, parseLine } from './syslog-parse.js';
 import {
   SourceConfigError,
   type LogSourceRunner,
@@ -38,6 +38,9 @@ import {
   silentLogger,
   sinkFromBuffer,
 } from './types.js';
+
+/** last_error prefix of lines sent degraded (kept until the next error: it is not cleared by a good read). */
+const DEGRADED = 'degraded:';
 
 export const MAX_MESSAGE_CODE_POINTS = 65536;
 export const FINGERPRINT_BYTES = 1024;
@@ -256,6 +259,8 @@ export class FileTailer implements LogSourceRunner {
     lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_lost: 0, bytes_lost: 0,
     lost_estimated: false, truncations: 0, rotations: 0, lines_split: 0,
   };
+  /** Lines whose metadata broke a contract cap: sent as plain text with a marker (DECISIONS H2). */
+  private linesDegraded = 0;
 
   constructor(options: TailerOptions) {
     this.o = options;
@@ -306,7 +311,7 @@ export class FileTailer implements LogSourceRunner {
   status(): SourceRunnerStatus {
     return {
       kind: 'file', key: this.key, path: this.path, name: null, state: this.state,
-      position: this.committed, last_error: this.lastError, ...this.c,
+      position: this.committed, last_error: this.lastError, ...this.c, lines_degraded: this.linesDegraded,
     };
   }
 
@@ -356,7 +361,7 @@ export class FileTailer implements LogSourceRunner {
       this.ensureWatch();
       more = this.tick();
       this.retryMs = 0;
-      if (this.lastError !== null && !this.lastError.startsWith('lost ')) this.lastError = null;
+      if (this.lastError !== null && !this.lastError.startsWith('lost ') && !this.lastError.startsWith(DEGRADED)) this.lastError = null;
     } catch (err) {
       if (err instanceof BufferStorageError) {
         this.retryMs = Math.min(this.o.retryMaxMs, this.retryMs === 0 ? this.o.retryMinMs : this.retryMs * 2);
@@ -420,7 +425,8 @@ export class FileTailer implements LogSourceRunner {
     this.updateFingerprint();
     const pos = this.position();
     try {
-      this.o.sink.append(entries, { source: this.key, position: pos });
+      const r = this.o.sink.append(entries, { source: this.key, position: pos });
+      if (r.degraded !== undefined && r.degraded.metadata > 0) this.degraded(r.degraded.metadata, 'metadata past the contract caps');
     } catch (err) {
       this.offset = prevOffset;
       this.part = prevPart;
@@ -430,6 +436,14 @@ export class FileTailer implements LogSourceRunner {
     }
     this.committed = pos;
     this.o.onPosition?.(pos, true);
+  }
+
+  /** Counts lines sent degraded and says so in status and (once per kind of reason) in the log. */
+  private degraded(lines: number, why: string): void {
+    this.linesDegraded += lines;
+    const msg = `${DEGRADED} ${this.linesDegraded} line(s) sent as plain text with metadata {"${METADATA_DROPPED}": …}; last: ${why}`;
+    if (this.lastError === null || !this.lastError.endsWith(why)) this.o.logger.warn({ source: this.key, lines: this.linesDegraded }, msg);
+    this.lastError = msg;
   }
 
   private openFresh(st: fs.Stats, fd: number): void {
@@ -712,6 +726,10 @@ export class FileTailer implements LogSourceRunner {
 
   private entry(message: string, nowMs: number, nowIso: string, parse: boolean, split: { part: number; more: boolean } | null): NewLogEntry {
     const p = parse ? parseLine(message, nowMs, nowIso) : null;
+    const dropped = p?.metadata?.[METADATA_DROPPED];
+    if (typeof dropped === 'string') {
+      this.degraded(1, dropped === 'depth' ? `JSON nested deeper than metadata_max_depth = ${LIMITS.metadata_max_depth}` : `JSON metadata larger than metadata_max_bytes = ${LIMITS.metadata_max_bytes}`);
+    }
     // The parser's metadata object is fresh for every line: extended in place.
     let metadata: Record<string, unknown> | null = p?.metadata ?? null;
     if (this.o.labels !== null || split !== null) {
@@ -885,7 +903,8 @@ export class GlobFileSource implements LogSourceRunner {
       position, last_error: this.lastError ?? files.find((f) => f.last_error !== null)?.last_error ?? null,
       lines_read: sum('lines_read'), bytes_read: sum('bytes_read'), lines_filtered: sum('lines_filtered'),
       lines_lost: sum('lines_lost'), bytes_lost: sum('bytes_lost'), lost_estimated: files.some((f) => f.lost_estimated),
-      truncations: sum('truncations'), rotations: sum('rotations'), lines_split: sum('lines_split'), files,
+      truncations: sum('truncations'), rotations: sum('rotations'), lines_split: sum('lines_split'),
+      lines_degraded: files.reduce((a, f) => a + (f.lines_degraded ?? 0), 0), files,
     };
   }
 

@@ -7,6 +7,7 @@
 // regular expression on the hot path: a 5424 line costs a few hundred nanoseconds.
 
 import type { Severity } from '../buffer/entry.js';
+import { LIMITS, metadataProblem } from '@cortex/agent-protocol';
 
 export interface ParsedLine {
   /** RFC 3339 UTC with milliseconds. */
@@ -373,6 +374,10 @@ function jsonTime(v: unknown): number {
   return NaN;
 }
 
+/** The metadata key that marks an entry whose own metadata broke a contract cap (its value: "depth", "size" or "unserializable"). */
+export const METADATA_DROPPED = 'cortex_metadata_dropped';
+const METADATA_LIMITS = { maxDepth: LIMITS.metadata_max_depth, maxBytes: LIMITS.metadata_max_bytes };
+
 /** A JSON object line: message from `message`/`msg`/`log`, every other field in metadata. */
 export function parseJsonLine(line: string, nowMs: number): ParsedLine | null {
   let obj: unknown;
@@ -418,6 +423,9 @@ export function parseJsonLine(line: string, nowMs: number): ParsedLine | null {
     const { [msgKey]: _omit, ...rest } = o;
     metadata = Object.keys(rest).length > 0 ? rest : null;
   }
+  // Past the contract's metadata caps the whole line is sent as plain text, marked (DECISIONS H2).
+  const problem = metadata === null ? undefined : metadataProblem(metadata, METADATA_LIMITS);
+  if (problem !== undefined) return { ...plainLine(line, nowMs), metadata: { [METADATA_DROPPED]: problem.kind } };
   return {
     ts: new Date(ts).toISOString(),
     severity,

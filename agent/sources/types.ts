@@ -75,6 +75,8 @@ export interface SourceRunnerStatus {
   truncations: number;
   rotations: number;
   lines_split: number;
+  /** Lines sent degraded because their metadata broke a contract cap (DECISIONS H2); file sources. */
+  lines_degraded?: number;
   /** Per-file status of a glob source. */
   files?: SourceRunnerStatus[];
 }

@@ -6,11 +6,11 @@ import type * as T from './types.js';
 import type { Direction, MethodSpec, Validator } from './runtime/peer.js';
 export type MethodName = "agent.hello" | "agent.heartbeat" | "agent.shutdown" | "logs.push" | "metrics.push" | "probe.request" | "probe.response" | "config.update";
 /**
- * One entry of the method catalog (contract/methods.json).
+ * One entry of the method catalog (PROTOCOL.md, "Methods").
  */
 export interface MethodInfo {
     readonly name: MethodName;
-    /** Seed section. */
+    /** Section of the protocol specification that defines the method. */
     readonly section: string;
     readonly direction: Direction;
     /** "response" is probe.response: a JSON-RPC response envelope, not a method on the wire. */

@@ -108,4 +108,4 @@ export const METHOD_CATALOG = [
 /**
  * The methods that travel on the wire with a name, as the peer runtime needs them.
  */
-export const WIRE_METHODS = METHOD_CATALOG.flatMap((m) => m.kind === 'response' || !m.validateParams ? [] : [{ name: m.name, direction: m.direction, kind: m.kind, validateParams: m.validateParams, ...(m.validateResult ? { validateResult: m.validateResult } : {}) }]);
+export const WIRE_METHODS = /* @__PURE__ */ METHOD_CATALOG.flatMap((m) => m.kind === 'response' || !m.validateParams ? [] : [{ name: m.name, direction: m.direction, kind: m.kind, validateParams: m.validateParams, ...(m.validateResult ? { validateResult: m.validateResult } : {}) }]);

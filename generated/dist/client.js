@@ -6,9 +6,10 @@ import { Peer } from "./runtime/peer.js";
 import { WIRE_METHODS } from "./catalog.js";
 import { errorFromWire } from "./errors.js";
 import { validateJsonRpcMessage } from "./validators.js";
+import { checkProbeOutput } from "./probes.js";
 /** A typed JSON-RPC peer for the agent side over any text-frame transport. */
 export function createAgentPeer(transport, settings = {}) {
-    return new Peer(transport, { errorFactory: errorFromWire, ...settings, methods: WIRE_METHODS, side: 'agent', validateEnvelope: validateJsonRpcMessage });
+    return new Peer(transport, { errorFactory: errorFromWire, checkOutgoingResult: checkProbeOutput, ...settings, methods: WIRE_METHODS, side: 'agent', validateEnvelope: validateJsonRpcMessage });
 }
 /** Typed caller for the agent side: one method per method the agent sends. Requests resolve to the typed result or reject with an RpcError subclass (the other side's answer) or a PeerError (local: timeout, closed, invalid result); notifications return nothing to await. */
 export class AgentClient {
@@ -17,19 +18,19 @@ export class AgentClient {
         this.peer = peer;
     }
     /**
-     * agent.hello (seed §4.1, request): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+     * agent.hello (§4.1, request; PROTOCOL.md "agent.hello"): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
      *
      * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
      */
     agentHello(params, options) {
         return this.peer.request("agent.hello", params, options);
     }
-    /** agent.heartbeat (seed §4.2, notification): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+    /** agent.heartbeat (§4.2, notification; PROTOCOL.md "agent.heartbeat"): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
     agentHeartbeat(params) {
         this.peer.notify("agent.heartbeat", params);
     }
     /**
-     * logs.push (seed §4.4, request): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+     * logs.push (§4.4, request; PROTOCOL.md "logs.push"): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
      *
      * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
      */
@@ -37,7 +38,7 @@ export class AgentClient {
         return this.peer.request("logs.push", params, options);
     }
     /**
-     * metrics.push (seed §4.5, request): Ship per-host metric samples.
+     * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
      *
      * Errors: -32008, -32020, -32602.
      */
@@ -64,19 +65,19 @@ export class ServerClient {
     constructor(peer) {
         this.peer = peer;
     }
-    /** agent.shutdown (seed §4.3, notification): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+    /** agent.shutdown (§4.3, notification; PROTOCOL.md "agent.shutdown"): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
     agentShutdown(params) {
         this.peer.notify("agent.shutdown", params);
     }
     /**
-     * probe.request (seed §4.6, request): Server-initiated probe invocation against the agent's compiled-in registry.
+     * probe.request (§4.6, request; PROTOCOL.md "probe.request"): Server-initiated probe invocation against the agent's compiled-in registry.
      *
      * Errors: -32010, -32011, -32012, -32602.
      */
     probeRequest(params, options) {
         return this.peer.request("probe.request", params, options);
     }
-    /** config.update (seed §4.8, notification): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+    /** config.update (§4.8, notification; PROTOCOL.md "config.update"): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
     configUpdate(params) {
         this.peer.notify("config.update", params);
     }

@@ -3,7 +3,7 @@
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
 /**
- * WebSocket close codes (contract/close-codes.json).
+ * WebSocket close codes (PROTOCOL.md, "WebSocket close codes").
  */
 export const CloseCode = {
     NormalClosure: 1000,
@@ -32,7 +32,7 @@ export const CLOSE_CODE_TABLE = [
     { code: 4002, name: "TokenRevoked", meaning: "Token revoked (-32002).", source: "seed" },
 ];
 /**
- * Limits and timings (contract/limits.json). Units are in each name or its doc comment.
+ * Limits and timings (PROTOCOL.md, "Limits and timings"). Units are in each name or its doc comment.
  */
 export const LIMITS = {
     /** WebSocket subprotocol offered by the client and confirmed by the server. (seed 2, 9) */
@@ -69,10 +69,16 @@ export const LIMITS = {
     metrics_push_max_samples: 512,
     /** maxLength of LogBatchEntry.message. Unit: code points. (seed 4.4) */
     max_message_chars: 65536,
+    /** Deepest nesting of LogBatchEntry.metadata (the metadata object itself is level 1); deeper is -32602. The reference agent sends such a line as a plain message with metadata {"cortex_metadata_dropped": "depth"}. Unit: levels. (DECISIONS H2) */
+    metadata_max_depth: 32,
+    /** Largest LogBatchEntry.metadata as UTF-8 JSON text; larger is -32602. The reference agent sends such a line as a plain message with metadata {"cortex_metadata_dropped": "size"}. Unit: bytes. (DECISIONS H2) */
+    metadata_max_bytes: 65536,
     /** Default and upper bound of the server's max_batch_entries; above it (and <= 1000) is -32008. Unit: entries. (DESIGN 5.4) */
     server_max_batch_entries: 1000,
     /** The first sequence number; accepted_seq 0 means nothing accepted. Unit: seq. (DESIGN 5.4) */
     first_seq: 1,
+    /** Largest sequence number (2^53 - 1, the largest integer every JSON peer reads exactly): a logs.push seq or seq_start, or a hello resume_from_seq, above it is -32602; an agent treats an accepted_seq or up_to_seq above it as a protocol error. Enforced by the peers, not by the schemas (a schema maximum would be a breaking range narrowing, see DECISIONS H1). Unit: seq. (DECISIONS H1) */
+    max_seq: 9007199254740991,
     /** Upgrade attempts allowed per client address; HTTP 429 past that (0 disables). Unit: per minute per client address. (DESIGN 5.8) */
     upgrades_per_minute: 10,
     /** Heartbeats are sent every heartbeat_interval_secs +/- this jitter. Unit: s. (DESIGN 5.10) */

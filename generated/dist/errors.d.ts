@@ -5,7 +5,7 @@
 import { RpcError, type RpcErrorObject } from './runtime/errors.js';
 import type * as T from './types.js';
 /**
- * Error codes of the contract (contract/errors.json).
+ * Error codes of the protocol (PROTOCOL.md, "Error codes").
  */
 export declare const ErrorCode: {
     readonly ParseError: -32700;

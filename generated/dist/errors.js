@@ -4,7 +4,7 @@
  */
 import { RpcError } from './runtime/errors.js';
 /**
- * Error codes of the contract (contract/errors.json).
+ * Error codes of the protocol (PROTOCOL.md, "Error codes").
  */
 export const ErrorCode = {
     ParseError: -32700,

@@ -4,8 +4,9 @@
  */
 import type * as T from './types.js';
 import type { Validator } from './runtime/peer.js';
+import { type ValidationIssue } from './runtime/errors.js';
 /**
- * Probes of the reference registry (contract/probes/): args and output types by probe name.
+ * Probes of the reference registry (schemas/probes/): args and output types by probe name.
  */
 export interface ProbeTypes {
     "exec.systemctl_status": {
@@ -49,3 +50,9 @@ export interface ProbeInfo {
     readonly validateOutput: Validator;
 }
 export declare const PROBES: readonly ProbeInfo[];
+/**
+ * The agent peer's outgoing check of a probe.request result (PeerOptions.checkOutgoingResult):
+ * its `output` against the output schema of the probe named in the request's params, so an
+ * invalid probe output fails at the agent. Probes outside this registry pass unchecked.
+ */
+export declare function checkProbeOutput(method: string, params: unknown, result: unknown): ValidationIssue[] | undefined;

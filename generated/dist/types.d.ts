@@ -5,25 +5,25 @@
 /**
  * Syslog severity name (RFC 5424 order, most severe first).
  *
- * Schema: `contract/schemas/defs.json#/$defs/Severity`
+ * Schema: `schemas/defs.json#/$defs/Severity`
  */
 export type Severity = 'emerg' | 'alert' | 'crit' | 'err' | 'warning' | 'notice' | 'info' | 'debug';
 /**
  * Where an entry came from: "journald", or "file:<path>", "docker:<container>", "custom:<name>".
  *
- * Schema: `contract/schemas/defs.json#/$defs/LogSource`
+ * Schema: `schemas/defs.json#/$defs/LogSource`
  */
-export type LogSource = 'journald' | string;
+export type LogSource = 'journald' | `file:${string}` | `docker:${string}` | `custom:${string}`;
 /**
  * The JSON-RPC 2.0 envelope of every frame (seed section 2: exactly one message per WebSocket frame, no top-level arrays). Method-specific params and results are validated separately by the method schemas.
  *
- * Schema: `contract/schemas/jsonrpc.json`
+ * Schema: `schemas/jsonrpc.json`
  */
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcSuccessResponse | JsonRpcErrorResponse;
 /**
  * Request identifier. This contract uses integers; strings are accepted as JSON-RPC 2.0 allows.
  *
- * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcId`
+ * Schema: `schemas/jsonrpc.json#/$defs/JsonRpcId`
  */
 export type JsonRpcId = number | string;
 /**
@@ -87,7 +87,7 @@ export interface ProtocolSchemas {
 /**
  * agent.heartbeat params: application-level liveness and buffer/push pressure.
  *
- * Schema: `contract/schemas/agent.heartbeat.params.json`
+ * Schema: `schemas/agent.heartbeat.params.json`
  */
 export interface AgentHeartbeatParams {
     ts: string;
@@ -98,7 +98,7 @@ export interface AgentHeartbeatParams {
 /**
  * agent.hello params: handshake, identity, capability declaration, replay coordination. The first frame on every connection.
  *
- * Schema: `contract/schemas/agent.hello.params.json`
+ * Schema: `schemas/agent.hello.params.json`
  */
 export interface AgentHelloParams {
     protocol_version: number;
@@ -137,7 +137,7 @@ export interface Capabilities {
 /**
  * agent.hello result (HelloResult).
  *
- * Schema: `contract/schemas/agent.hello.result.json`
+ * Schema: `schemas/agent.hello.result.json`
  */
 export interface AgentHelloResult {
     server_version: string;
@@ -153,7 +153,7 @@ export interface AgentHelloResult {
 /**
  * Agent configuration sent by the server in HelloResult.config and config.update. The server's instruction set for what to collect and how fast.
  *
- * Schema: `contract/schemas/defs.json#/$defs/AgentConfig`
+ * Schema: `schemas/defs.json#/$defs/AgentConfig`
  */
 export interface AgentConfig {
     heartbeat_interval_secs: number;
@@ -182,7 +182,7 @@ export interface LogSourceConfig {
 /**
  * agent.shutdown params: the server announces a planned disconnect.
  *
- * Schema: `contract/schemas/agent.shutdown.params.json`
+ * Schema: `schemas/agent.shutdown.params.json`
  */
 export interface AgentShutdownParams {
     reason: 'ServerReload' | 'Revoked' | 'Decommission';
@@ -191,7 +191,7 @@ export interface AgentShutdownParams {
 /**
  * config.update params: hot-reload of AgentConfig, optionally staged with apply_after.
  *
- * Schema: `contract/schemas/config.update.params.json`
+ * Schema: `schemas/config.update.params.json`
  */
 export interface ConfigUpdateParams {
     apply_after?: string | null;
@@ -200,7 +200,7 @@ export interface ConfigUpdateParams {
 /**
  * One parsed log entry inside logs.push. seq is the agent-assigned sequence number (contiguous inside a batch, never reused).
  *
- * Schema: `contract/schemas/defs.json#/$defs/LogBatchEntry`
+ * Schema: `schemas/defs.json#/$defs/LogBatchEntry`
  */
 export interface LogBatchEntry {
     seq: number;
@@ -218,7 +218,7 @@ export interface LogBatchEntry {
 /**
  * One metric sample inside metrics.push.
  *
- * Schema: `contract/schemas/defs.json#/$defs/MetricSample`
+ * Schema: `schemas/defs.json#/$defs/MetricSample`
  */
 export interface MetricSample {
     name: string;
@@ -230,7 +230,7 @@ export interface MetricSample {
 /**
  * Result of a probe: the probe-specific output plus process details. Returned as the result of probe.request (logically "probe.response").
  *
- * Schema: `contract/schemas/defs.json#/$defs/ProbeOutput`
+ * Schema: `schemas/defs.json#/$defs/ProbeOutput`
  */
 export interface ProbeOutput {
     output: unknown;
@@ -241,7 +241,7 @@ export interface ProbeOutput {
 /**
  * -32001 AuthFailed (seed 4.1 example: reason token_hash_mismatch). The reason never reveals whether the host exists.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/AuthFailedData`
+ * Schema: `schemas/error-data.json#/$defs/AuthFailedData`
  */
 export interface AuthFailedData {
     reason: string;
@@ -250,7 +250,7 @@ export interface AuthFailedData {
 /**
  * -32002 TokenRevoked.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/TokenRevokedData`
+ * Schema: `schemas/error-data.json#/$defs/TokenRevokedData`
  */
 export interface TokenRevokedData {
     reason?: string;
@@ -259,7 +259,7 @@ export interface TokenRevokedData {
 /**
  * -32003 AgentVersionUnsupported. Seed 9: data carries required_protocol_version and current for a protocol mismatch; for an agent_version below the floor min_agent_version and agent_version are given.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/AgentVersionUnsupportedData`
+ * Schema: `schemas/error-data.json#/$defs/AgentVersionUnsupportedData`
  */
 export interface AgentVersionUnsupportedData {
     required_protocol_version?: number;
@@ -271,7 +271,7 @@ export interface AgentVersionUnsupportedData {
 /**
  * -32004 UnknownHost: the session's host row no longer exists.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/UnknownHostData`
+ * Schema: `schemas/error-data.json#/$defs/UnknownHostData`
  */
 export interface UnknownHostData {
     host_id?: string;
@@ -280,7 +280,7 @@ export interface UnknownHostData {
 /**
  * -32005 TokenRotationRequired: the previous token's grace window is over; re-enroll (`agent issue --host-id`).
  *
- * Schema: `contract/schemas/error-data.json#/$defs/TokenRotationRequiredData`
+ * Schema: `schemas/error-data.json#/$defs/TokenRotationRequiredData`
  */
 export interface TokenRotationRequiredData {
     reason?: string;
@@ -289,7 +289,7 @@ export interface TokenRotationRequiredData {
 /**
  * -32007 BufferOverflow: committing the batch failed; nothing of it was stored. Resend after retry_after_ms.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/BufferOverflowData`
+ * Schema: `schemas/error-data.json#/$defs/BufferOverflowData`
  */
 export interface BufferOverflowData {
     retry_after_ms?: number;
@@ -299,7 +299,7 @@ export interface BufferOverflowData {
 /**
  * -32008 PayloadTooLarge: more entries than the server's cap.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/PayloadTooLargeData`
+ * Schema: `schemas/error-data.json#/$defs/PayloadTooLargeData`
  */
 export interface PayloadTooLargeData {
     max_entries?: number;
@@ -309,7 +309,7 @@ export interface PayloadTooLargeData {
 /**
  * -32010 ProbeUnavailable.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/ProbeUnavailableData`
+ * Schema: `schemas/error-data.json#/$defs/ProbeUnavailableData`
  */
 export interface ProbeUnavailableData {
     probe?: string;
@@ -318,7 +318,7 @@ export interface ProbeUnavailableData {
 /**
  * -32011 ProbeExecutionFailed: seed 5 says data.stderr and data.exit_code are populated.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/ProbeExecutionFailedData`
+ * Schema: `schemas/error-data.json#/$defs/ProbeExecutionFailedData`
  */
 export interface ProbeExecutionFailedData {
     stderr: string | null;
@@ -329,7 +329,7 @@ export interface ProbeExecutionFailedData {
 /**
  * -32012 ProbeTimeout (seed 4.6 example).
  *
- * Schema: `contract/schemas/error-data.json#/$defs/ProbeTimeoutData`
+ * Schema: `schemas/error-data.json#/$defs/ProbeTimeoutData`
  */
 export interface ProbeTimeoutData {
     probe: string;
@@ -339,7 +339,7 @@ export interface ProbeTimeoutData {
 /**
  * -32020 Backpressure and -32030 QuotaExceeded: pause for retry_after_ms before sending again (seed 5).
  *
- * Schema: `contract/schemas/error-data.json#/$defs/RetryAfterData`
+ * Schema: `schemas/error-data.json#/$defs/RetryAfterData`
  */
 export interface RetryAfterData {
     retry_after_ms: number;
@@ -348,7 +348,7 @@ export interface RetryAfterData {
 /**
  * -32602 InvalidParams: which parts of params failed and why. path is a JSON Pointer into params.
  *
- * Schema: `contract/schemas/error-data.json#/$defs/InvalidParamsData`
+ * Schema: `schemas/error-data.json#/$defs/InvalidParamsData`
  */
 export interface InvalidParamsData {
     method?: string;
@@ -364,7 +364,7 @@ export interface InvalidParamsIssue {
 /**
  * A request: has an id and expects exactly one response with the same id.
  *
- * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcRequest`
+ * Schema: `schemas/jsonrpc.json#/$defs/JsonRpcRequest`
  */
 export interface JsonRpcRequest {
     jsonrpc: '2.0';
@@ -377,7 +377,7 @@ export interface JsonRpcRequest {
 /**
  * A notification: no id, never answered.
  *
- * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcNotification`
+ * Schema: `schemas/jsonrpc.json#/$defs/JsonRpcNotification`
  */
 export interface JsonRpcNotification {
     jsonrpc: '2.0';
@@ -387,7 +387,7 @@ export interface JsonRpcNotification {
     } | unknown[];
 }
 /**
- * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcSuccessResponse`
+ * Schema: `schemas/jsonrpc.json#/$defs/JsonRpcSuccessResponse`
  */
 export interface JsonRpcSuccessResponse {
     jsonrpc: '2.0';
@@ -397,7 +397,7 @@ export interface JsonRpcSuccessResponse {
 /**
  * An error response. id is null when the request's id could not be read (parse error, invalid request).
  *
- * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcErrorResponse`
+ * Schema: `schemas/jsonrpc.json#/$defs/JsonRpcErrorResponse`
  */
 export interface JsonRpcErrorResponse {
     jsonrpc: '2.0';
@@ -405,7 +405,7 @@ export interface JsonRpcErrorResponse {
     error: JsonRpcErrorObject;
 }
 /**
- * Schema: `contract/schemas/jsonrpc.json#/$defs/JsonRpcErrorObject`
+ * Schema: `schemas/jsonrpc.json#/$defs/JsonRpcErrorObject`
  */
 export interface JsonRpcErrorObject {
     code: number;
@@ -415,7 +415,7 @@ export interface JsonRpcErrorObject {
 /**
  * logs.push params: a contiguous batch of entries (entries[i].seq == seq_start + i).
  *
- * Schema: `contract/schemas/logs.push.params.json`
+ * Schema: `schemas/logs.push.params.json`
  */
 export interface LogsPushParams {
     seq_start: number;
@@ -428,7 +428,7 @@ export interface LogsPushParams {
 /**
  * logs.push result: the ack. up_to_seq is the host's accepted_seq after the commit.
  *
- * Schema: `contract/schemas/logs.push.result.json`
+ * Schema: `schemas/logs.push.result.json`
  */
 export interface LogsPushResult {
     up_to_seq: number;
@@ -437,7 +437,7 @@ export interface LogsPushResult {
 /**
  * metrics.push params: per-host metric samples.
  *
- * Schema: `contract/schemas/metrics.push.params.json`
+ * Schema: `schemas/metrics.push.params.json`
  */
 export interface MetricsPushParams {
     ts: string;
@@ -450,7 +450,7 @@ export interface MetricsPushParams {
 /**
  * metrics.push result.
  *
- * Schema: `contract/schemas/metrics.push.result.json`
+ * Schema: `schemas/metrics.push.result.json`
  */
 export interface MetricsPushResult {
     accepted: number;
@@ -459,7 +459,7 @@ export interface MetricsPushResult {
 /**
  * probe.request params: server-initiated probe invocation.
  *
- * Schema: `contract/schemas/probe.request.params.json`
+ * Schema: `schemas/probe.request.params.json`
  */
 export interface ProbeRequestParams {
     probe: string;
@@ -469,7 +469,7 @@ export interface ProbeRequestParams {
 /**
  * The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.
  *
- * Schema: `contract/schemas/server-config.json`
+ * Schema: `schemas/server-config.json`
  */
 export interface ServerConfig {
     /**
@@ -526,6 +526,18 @@ export interface ServerConfig {
      */
     trusted_proxies?: string[];
     /**
+     * From this many failed hellos (bad, revoked or stale token) of one client address within 10 minutes on, its upgrades get 429 for a doubling delay (1 s up to 5 min); loopback included. Default 5; 0 disables.
+     */
+    failed_hellos_before_throttle?: number;
+    /**
+     * Serve GET /metrics to every client (default false: local requests and admin-token holders only).
+     */
+    metrics_public?: boolean;
+    /**
+     * Origin header values whose WebSocket upgrades are accepted (default none: an upgrade with an Origin header, i.e. from a web page, is refused 403).
+     */
+    allowed_origins?: string[];
+    /**
      * Hello timer (default 5000).
      */
     hello_timeout_ms?: number;
@@ -561,7 +573,7 @@ export interface ServerConfig {
 /**
  * Args of exec.systemctl_status. The unit name is restricted so it can never be read as an option or a path.
  *
- * Schema: `contract/probes/exec.systemctl_status.args.json`
+ * Schema: `schemas/probes/exec.systemctl_status.args.json`
  */
 export interface ExecSystemctlStatusArgs {
     /**
@@ -572,7 +584,7 @@ export interface ExecSystemctlStatusArgs {
 /**
  * Output of exec.systemctl_status (the seed's example carries active and substate).
  *
- * Schema: `contract/probes/exec.systemctl_status.output.json`
+ * Schema: `schemas/probes/exec.systemctl_status.output.json`
  */
 export interface ExecSystemctlStatusOutput {
     /**
@@ -603,7 +615,7 @@ export interface ExecSystemctlStatusOutput {
 /**
  * Args of fs.disk_usage: an absolute path without '..' segments.
  *
- * Schema: `contract/probes/fs.disk_usage.args.json`
+ * Schema: `schemas/probes/fs.disk_usage.args.json`
  */
 export interface FsDiskUsageArgs {
     /**
@@ -614,7 +626,7 @@ export interface FsDiskUsageArgs {
 /**
  * Output of fs.disk_usage (statfs of the filesystem holding path).
  *
- * Schema: `contract/probes/fs.disk_usage.output.json`
+ * Schema: `schemas/probes/fs.disk_usage.output.json`
  */
 export interface FsDiskUsageOutput {
     path: string;
@@ -632,14 +644,14 @@ export interface FsDiskUsageOutput {
 /**
  * Args of sys.uptime: none (an empty object).
  *
- * Schema: `contract/probes/sys.uptime.args.json`
+ * Schema: `schemas/probes/sys.uptime.args.json`
  */
 export interface SysUptimeArgs {
 }
 /**
  * Output of sys.uptime (/proc/uptime, /proc/stat btime and /proc/loadavg on Linux).
  *
- * Schema: `contract/probes/sys.uptime.output.json`
+ * Schema: `schemas/probes/sys.uptime.output.json`
  */
 export interface SysUptimeOutput {
     /**
@@ -663,14 +675,14 @@ export interface SysLoadAverage {
 /**
  * Args of sys.os_release: none (an empty object).
  *
- * Schema: `contract/probes/sys.os_release.args.json`
+ * Schema: `schemas/probes/sys.os_release.args.json`
  */
 export interface SysOsReleaseArgs {
 }
 /**
  * Output of sys.os_release: the host's os-release(5) file (/etc/os-release, else /usr/lib/os-release). id, name and pretty_name carry os-release(5)'s defaults (linux, Linux, Linux) when the file omits them.
  *
- * Schema: `contract/probes/sys.os_release.output.json`
+ * Schema: `schemas/probes/sys.os_release.output.json`
  */
 export interface SysOsReleaseOutput {
     /**
@@ -719,7 +731,7 @@ export interface SysOsReleaseOutput {
 /**
  * Args of proc.top: which resource to rank by (default cpu) and how many processes to return (default 10).
  *
- * Schema: `contract/probes/proc.top.args.json`
+ * Schema: `schemas/probes/proc.top.args.json`
  */
 export interface ProcTopArgs {
     /**
@@ -734,7 +746,7 @@ export interface ProcTopArgs {
 /**
  * Output of proc.top: the top processes from /proc/<pid>/stat and /proc/<pid>/status, sampled twice sample_ms apart. cpu_percent is CPU time used in that window over its length (100 = one full core, as top shows it; can exceed 100 on several cores).
  *
- * Schema: `contract/probes/proc.top.output.json`
+ * Schema: `schemas/probes/proc.top.output.json`
  */
 export interface ProcTopOutput {
     by: 'cpu' | 'memory';
@@ -779,14 +791,14 @@ export interface ProcTopProcess {
 /**
  * Args of net.listening_sockets: none (an empty object).
  *
- * Schema: `contract/probes/net.listening_sockets.args.json`
+ * Schema: `schemas/probes/net.listening_sockets.args.json`
  */
 export interface NetListeningSocketsArgs {
 }
 /**
  * Output of net.listening_sockets: TCP sockets in LISTEN state and unconnected UDP sockets, from /proc/net/tcp, tcp6, udp and udp6. pid is found by matching socket inodes in /proc/<pid>/fd; it is null when not visible to the agent (other users' processes without privileges).
  *
- * Schema: `contract/probes/net.listening_sockets.output.json`
+ * Schema: `schemas/probes/net.listening_sockets.output.json`
  */
 export interface NetListeningSocketsOutput {
     /**
@@ -819,7 +831,7 @@ export interface ListeningSocket {
 /**
  * Args of journal.tail: the last `lines` journal entries of one systemd unit (journalctl -u UNIT -n LINES --output=json). The unit name is restricted as for exec.systemctl_status so it can never be read as an option, a match or a path.
  *
- * Schema: `contract/probes/journal.tail.args.json`
+ * Schema: `schemas/probes/journal.tail.args.json`
  */
 export interface JournalTailArgs {
     /**
@@ -834,7 +846,7 @@ export interface JournalTailArgs {
 /**
  * Output of journal.tail: entries oldest first. A message longer than 65536 characters is cut; when the entries together exceed 512 KiB the oldest are left out. truncated says either happened.
  *
- * Schema: `contract/probes/journal.tail.output.json`
+ * Schema: `schemas/probes/journal.tail.output.json`
  */
 export interface JournalTailOutput {
     unit: string;
@@ -869,7 +881,7 @@ export interface JournalTailEntry {
 /**
  * Args of file.tail: the last `lines` lines of a file. The path must be absolute with no '..' segment or NUL, and (checked by the agent after resolving symlinks) inside one of the agent's configured allowed paths.
  *
- * Schema: `contract/probes/file.tail.args.json`
+ * Schema: `schemas/probes/file.tail.args.json`
  */
 export interface FileTailArgs {
     /**
@@ -884,7 +896,7 @@ export interface FileTailArgs {
 /**
  * Output of file.tail: the last lines of the file, oldest first, without their line terminators (a final line without a newline is included). Invalid UTF-8 is replaced with U+FFFD. At most 512 KiB of the file's end is read and a line longer than 65536 characters is cut; truncated says that fewer lines than asked for were returned although the file has more, or that a line was cut.
  *
- * Schema: `contract/probes/file.tail.output.json`
+ * Schema: `schemas/probes/file.tail.output.json`
  */
 export interface FileTailOutput {
     /**
@@ -904,6 +916,6 @@ export interface FileTailOutput {
 /**
  * probe.request result (the logical probe.response): a ProbeOutput.
  *
- * Schema: `contract/schemas/probe.request.result.json`
+ * Schema: `schemas/probe.request.result.json`
  */
 export type ProbeRequestResult = ProbeOutput;

@@ -2,7 +2,6 @@
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
-const __cortexValidators = (() => {
 var __getOwnPropNames = Object.getOwnPropertyNames;
 var __commonJS = (cb, mod) => function __require() {
   try {
@@ -13,7 +12,7 @@ var __commonJS = (cb, mod) => function __require() {
 };
 
 // node_modules/ajv-formats/dist/formats.js
-var require_formats = __commonJS({
+var require_formats = /* @__PURE__ */ __commonJS({
   "node_modules/ajv-formats/dist/formats.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
@@ -216,7 +215,7 @@ var require_formats = __commonJS({
 });
 
 // node_modules/ajv/dist/runtime/ucs2length.js
-var require_ucs2length = __commonJS({
+var require_ucs2length = /* @__PURE__ */ __commonJS({
   "node_modules/ajv/dist/runtime/ucs2length.js"(exports) {
     "use strict";
     Object.defineProperty(exports, "__esModule", { value: true });
@@ -243,12 +242,12 @@ var require_ucs2length = __commonJS({
 
 // validators.js
 var validateAgentHeartbeatParams = validate20;
-var formats0 = require_formats().fullFormats["date-time"];
+var formats0 = /* @__PURE__ */ require_formats().fullFormats["date-time"];
 function validate20(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate20.evaluated;
+  const evaluated0 = validate20.evaluated || (validate20.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -364,17 +363,16 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
   validate20.errors = vErrors;
   return errors === 0;
 }
-validate20.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateAgentHelloParams = validate21;
 var schema32 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/agent.hello.params.json", "title": "AgentHelloParams", "description": "agent.hello params: handshake, identity, capability declaration, replay coordination. The first frame on every connection.", "type": "object", "required": ["protocol_version", "agent_version", "hostname", "host_id", "platform", "capabilities", "token"], "additionalProperties": false, "properties": { "protocol_version": { "type": "integer", "minimum": 1, "maximum": 1 }, "agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$" }, "hostname": { "type": "string", "minLength": 1, "maxLength": 253 }, "host_id": { "type": "string", "format": "uuid" }, "platform": { "title": "Platform", "description": "Host platform, used for diagnostics and probe eligibility.", "type": "object", "required": ["os", "arch", "kernel"], "additionalProperties": false, "properties": { "os": { "type": "string" }, "arch": { "type": "string" }, "kernel": { "type": "string" }, "distro": { "type": ["string", "null"] } } }, "capabilities": { "title": "Capabilities", "description": "What the agent can do (seed section 8). Stored verbatim by the server.", "type": "object", "required": ["supported_probes", "sources", "max_batch_entries", "compression"], "additionalProperties": false, "properties": { "supported_probes": { "type": "array", "items": { "type": "string" } }, "sources": { "type": "array", "items": { "type": "string", "enum": ["journald", "file", "docker", "custom"] } }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 65535 }, "compression": { "type": "array", "items": { "type": "string", "enum": ["zstd"] } } } }, "token": { "type": "string", "minLength": 32, "maxLength": 256, "description": "One-time enrollment token or long-lived token. Secret: never logged." }, "resume_from_seq": { "type": ["integer", "null"], "minimum": 0, "description": "The agent's acked_seq (highest seq it knows the server committed)." } } };
-var pattern4 = new RegExp("^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "u");
-var func1 = require_ucs2length().default;
+var pattern4 = /* @__PURE__ */ new RegExp("^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "u");
+var func1 = /* @__PURE__ */ require_ucs2length().default;
 var formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 function validate21(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate21.evaluated;
+  const evaluated0 = validate21.evaluated || (validate21.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -776,7 +774,6 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
   validate21.errors = vErrors;
   return errors === 0;
 }
-validate21.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateAgentHelloResult = validate22;
 var schema33 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/agent.hello.result.json", "title": "AgentHelloResult", "description": "agent.hello result (HelloResult).", "type": "object", "required": ["server_version", "server_time", "accepted_seq", "config", "session_id"], "additionalProperties": false, "properties": { "server_version": { "type": "string" }, "server_time": { "type": "string", "format": "date-time" }, "accepted_seq": { "type": "integer", "minimum": 0 }, "session_id": { "type": "string", "format": "uuid" }, "rotated_token": { "description": "Set when the server has rotated the agent's token (typically: first enroll, where the agent sent a one-time enrollment token and the server replaces it with a long-lived token). When present, the agent MUST atomically persist this as its new long-lived credential, overwriting whatever it sent in agent.hello.params.token. Server-side, agents.token_hash is updated to BLAKE3(rotated_token); the previous one-time token becomes invalid immediately (no grace window for first-enroll rotation). Absent when the server determined no rotation was needed.", "type": ["string", "null"], "minLength": 32, "maxLength": 256 }, "config": { "$ref": "defs.json#/$defs/AgentConfig" } } };
 var schema35 = { "title": "AgentConfig", "description": "Agent configuration sent by the server in HelloResult.config and config.update. The server's instruction set for what to collect and how fast.", "type": "object", "required": ["heartbeat_interval_secs", "max_batch_entries", "flush_interval_ms", "log_sources", "probe_concurrency"], "additionalProperties": false, "properties": { "heartbeat_interval_secs": { "type": "integer", "minimum": 5, "maximum": 600 }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 65535 }, "flush_interval_ms": { "type": "integer", "minimum": 10, "maximum": 6e4 }, "metrics_interval_secs": { "type": ["integer", "null"], "minimum": 1 }, "probe_concurrency": { "type": "integer", "minimum": 1, "maximum": 64 }, "log_sources": { "type": "array", "items": { "title": "LogSourceConfig", "description": "One log source the agent should tail.", "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string", "enum": ["journald", "file", "docker", "custom"] }, "path": { "type": "string" }, "filter": { "type": ["string", "null"] }, "labels": { "type": "object", "additionalProperties": { "type": "string" } }, "start_at": { "type": "string", "enum": ["beginning", "end"], "description": 'kind file: where a file never seen before (no stored position) is first read from: "beginning" (default) reads what it already holds, "end" only what is written from now on. A file with a stored position always resumes there.' } } } } } };
@@ -784,7 +781,7 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate22.evaluated;
+  const evaluated0 = validate22.evaluated || (validate22.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1197,14 +1194,13 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
   validate22.errors = vErrors;
   return errors === 0;
 }
-validate22.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateAgentShutdownParams = validate24;
 var schema36 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/agent.shutdown.params.json", "title": "AgentShutdownParams", "description": "agent.shutdown params: the server announces a planned disconnect.", "type": "object", "required": ["reason", "drain_seconds"], "additionalProperties": false, "properties": { "reason": { "type": "string", "enum": ["ServerReload", "Revoked", "Decommission"] }, "drain_seconds": { "type": "integer", "minimum": 0, "maximum": 300 } } };
 function validate24(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate24.evaluated;
+  const evaluated0 = validate24.evaluated || (validate24.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1278,14 +1274,13 @@ function validate24(data, { instancePath = "", parentData, parentDataProperty, r
   validate24.errors = vErrors;
   return errors === 0;
 }
-validate24.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateConfigUpdateParams = validate25;
 var schema37 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/config.update.params.json", "title": "ConfigUpdateParams", "description": "config.update params: hot-reload of AgentConfig, optionally staged with apply_after.", "type": "object", "required": ["config"], "additionalProperties": false, "properties": { "apply_after": { "type": ["string", "null"], "format": "date-time" }, "config": { "$ref": "defs.json#/$defs/AgentConfig" } } };
 function validate25(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate25.evaluated;
+  const evaluated0 = validate25.evaluated || (validate25.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1618,13 +1613,12 @@ function validate25(data, { instancePath = "", parentData, parentDataProperty, r
   validate25.errors = vErrors;
   return errors === 0;
 }
-validate25.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateSeverity = validate26;
 var schema39 = { "title": "Severity", "description": "Syslog severity name (RFC 5424 order, most severe first).", "type": "string", "enum": ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"] };
 function validate26(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate26.evaluated;
+  const evaluated0 = validate26.evaluated || (validate26.evaluated = { "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1642,16 +1636,15 @@ function validate26(data, { instancePath = "", parentData, parentDataProperty, r
   validate26.errors = vErrors;
   return errors === 0;
 }
-validate26.evaluated = { "dynamicProps": false, "dynamicItems": false };
 var validateLogSource = validate27;
 var schema40 = { "title": "LogSource", "description": 'Where an entry came from: "journald", or "file:<path>", "docker:<container>", "custom:<name>".', "oneOf": [{ "type": "string", "enum": ["journald"] }, { "type": "string", "pattern": "^file:.+$" }, { "type": "string", "pattern": "^docker:.+$" }, { "type": "string", "pattern": "^custom:.+$" }] };
-var pattern5 = new RegExp("^file:.+$", "u");
-var pattern6 = new RegExp("^docker:.+$", "u");
-var pattern7 = new RegExp("^custom:.+$", "u");
+var pattern5 = /* @__PURE__ */ new RegExp("^file:.+$", "u");
+var pattern6 = /* @__PURE__ */ new RegExp("^docker:.+$", "u");
+var pattern7 = /* @__PURE__ */ new RegExp("^custom:.+$", "u");
 function validate27(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate27.evaluated;
+  const evaluated0 = validate27.evaluated || (validate27.evaluated = { "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -1804,14 +1797,13 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
   validate27.errors = vErrors;
   return errors === 0;
 }
-validate27.evaluated = { "dynamicProps": false, "dynamicItems": false };
 var validateLogBatchEntry = validate28;
 var schema41 = { "title": "LogBatchEntry", "description": "One parsed log entry inside logs.push. seq is the agent-assigned sequence number (contiguous inside a batch, never reused).", "type": "object", "required": ["seq", "ts", "severity", "message", "source"], "additionalProperties": false, "properties": { "seq": { "type": "integer", "minimum": 0 }, "ts": { "type": "string", "format": "date-time" }, "severity": { "$ref": "defs.json#/$defs/Severity" }, "facility": { "type": ["string", "null"] }, "app_name": { "type": ["string", "null"] }, "process_id": { "type": ["string", "null"] }, "message": { "type": "string", "maxLength": 65536 }, "source": { "$ref": "defs.json#/$defs/LogSource" }, "metadata": { "type": ["object", "null"] } } };
 var func7 = Object.prototype.hasOwnProperty;
 function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate28.evaluated;
+  const evaluated0 = validate28.evaluated || (validate28.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2126,12 +2118,11 @@ function validate28(data, { instancePath = "", parentData, parentDataProperty, r
   validate28.errors = vErrors;
   return errors === 0;
 }
-validate28.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateMetricSample = validate29;
 function validate29(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate29.evaluated;
+  const evaluated0 = validate29.evaluated || (validate29.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2227,13 +2218,12 @@ function validate29(data, { instancePath = "", parentData, parentDataProperty, r
   validate29.errors = vErrors;
   return errors === 0;
 }
-validate29.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateProbeOutput = validate30;
 var schema45 = { "title": "ProbeOutput", "description": 'Result of a probe: the probe-specific output plus process details. Returned as the result of probe.request (logically "probe.response").', "type": "object", "required": ["output", "duration_ms"], "additionalProperties": false, "properties": { "output": {}, "exit_code": { "type": ["integer", "null"] }, "stderr": { "type": ["string", "null"] }, "duration_ms": { "type": "integer", "minimum": 0 } } };
 function validate30(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate30.evaluated;
+  const evaluated0 = validate30.evaluated || (validate30.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2311,12 +2301,11 @@ function validate30(data, { instancePath = "", parentData, parentDataProperty, r
   validate30.errors = vErrors;
   return errors === 0;
 }
-validate30.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateAgentConfig = validate31;
 function validate31(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate31.evaluated;
+  const evaluated0 = validate31.evaluated || (validate31.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2595,12 +2584,11 @@ function validate31(data, { instancePath = "", parentData, parentDataProperty, r
   validate31.errors = vErrors;
   return errors === 0;
 }
-validate31.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateAuthFailedData = validate33;
 function validate33(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate33.evaluated;
+  const evaluated0 = validate33.evaluated || (validate33.evaluated = { "props": { "reason": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2629,12 +2617,11 @@ function validate33(data, { instancePath = "", parentData, parentDataProperty, r
   validate33.errors = vErrors;
   return errors === 0;
 }
-validate33.evaluated = { "props": { "reason": true }, "dynamicProps": false, "dynamicItems": false };
 var validateTokenRevokedData = validate34;
 function validate34(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate34.evaluated;
+  const evaluated0 = validate34.evaluated || (validate34.evaluated = { "props": { "reason": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2657,12 +2644,11 @@ function validate34(data, { instancePath = "", parentData, parentDataProperty, r
   validate34.errors = vErrors;
   return errors === 0;
 }
-validate34.evaluated = { "props": { "reason": true }, "dynamicProps": false, "dynamicItems": false };
 var validateAgentVersionUnsupportedData = validate35;
 function validate35(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate35.evaluated;
+  const evaluated0 = validate35.evaluated || (validate35.evaluated = { "props": { "required_protocol_version": true, "current": true, "min_agent_version": true, "agent_version": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2727,12 +2713,11 @@ function validate35(data, { instancePath = "", parentData, parentDataProperty, r
   validate35.errors = vErrors;
   return errors === 0;
 }
-validate35.evaluated = { "props": { "required_protocol_version": true, "current": true, "min_agent_version": true, "agent_version": true }, "dynamicProps": false, "dynamicItems": false };
 var validateUnknownHostData = validate36;
 function validate36(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate36.evaluated;
+  const evaluated0 = validate36.evaluated || (validate36.evaluated = { "props": { "host_id": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2755,12 +2740,11 @@ function validate36(data, { instancePath = "", parentData, parentDataProperty, r
   validate36.errors = vErrors;
   return errors === 0;
 }
-validate36.evaluated = { "props": { "host_id": true }, "dynamicProps": false, "dynamicItems": false };
 var validateTokenRotationRequiredData = validate37;
 function validate37(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate37.evaluated;
+  const evaluated0 = validate37.evaluated || (validate37.evaluated = { "props": { "reason": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2783,12 +2767,11 @@ function validate37(data, { instancePath = "", parentData, parentDataProperty, r
   validate37.errors = vErrors;
   return errors === 0;
 }
-validate37.evaluated = { "props": { "reason": true }, "dynamicProps": false, "dynamicItems": false };
 var validateBufferOverflowData = validate38;
 function validate38(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate38.evaluated;
+  const evaluated0 = validate38.evaluated || (validate38.evaluated = { "props": { "retry_after_ms": true, "reason": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2836,12 +2819,11 @@ function validate38(data, { instancePath = "", parentData, parentDataProperty, r
   validate38.errors = vErrors;
   return errors === 0;
 }
-validate38.evaluated = { "props": { "retry_after_ms": true, "reason": true }, "dynamicProps": false, "dynamicItems": false };
 var validatePayloadTooLargeData = validate39;
 function validate39(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate39.evaluated;
+  const evaluated0 = validate39.evaluated || (validate39.evaluated = { "props": { "max_entries": true, "received": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2898,12 +2880,11 @@ function validate39(data, { instancePath = "", parentData, parentDataProperty, r
   validate39.errors = vErrors;
   return errors === 0;
 }
-validate39.evaluated = { "props": { "max_entries": true, "received": true }, "dynamicProps": false, "dynamicItems": false };
 var validateProbeUnavailableData = validate40;
 function validate40(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate40.evaluated;
+  const evaluated0 = validate40.evaluated || (validate40.evaluated = { "props": { "probe": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2926,13 +2907,12 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
   validate40.errors = vErrors;
   return errors === 0;
 }
-validate40.evaluated = { "props": { "probe": true }, "dynamicProps": false, "dynamicItems": false };
 var validateProbeExecutionFailedData = validate41;
 var schema56 = { "title": "ProbeExecutionFailedData", "description": "-32011 ProbeExecutionFailed: seed 5 says data.stderr and data.exit_code are populated.", "type": "object", "required": ["stderr", "exit_code"], "properties": { "stderr": { "type": ["string", "null"] }, "exit_code": { "type": ["integer", "null"] }, "probe": { "type": "string" } } };
 function validate41(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate41.evaluated;
+  const evaluated0 = validate41.evaluated || (validate41.evaluated = { "props": { "stderr": true, "exit_code": true, "probe": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -2991,12 +2971,11 @@ function validate41(data, { instancePath = "", parentData, parentDataProperty, r
   validate41.errors = vErrors;
   return errors === 0;
 }
-validate41.evaluated = { "props": { "stderr": true, "exit_code": true, "probe": true }, "dynamicProps": false, "dynamicItems": false };
 var validateProbeTimeoutData = validate42;
 function validate42(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate42.evaluated;
+  const evaluated0 = validate42.evaluated || (validate42.evaluated = { "props": { "probe": true, "timeout_ms": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3050,12 +3029,11 @@ function validate42(data, { instancePath = "", parentData, parentDataProperty, r
   validate42.errors = vErrors;
   return errors === 0;
 }
-validate42.evaluated = { "props": { "probe": true, "timeout_ms": true }, "dynamicProps": false, "dynamicItems": false };
 var validateRetryAfterData = validate43;
 function validate43(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated;
+  const evaluated0 = validate43.evaluated || (validate43.evaluated = { "props": { "retry_after_ms": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3094,12 +3072,11 @@ function validate43(data, { instancePath = "", parentData, parentDataProperty, r
   validate43.errors = vErrors;
   return errors === 0;
 }
-validate43.evaluated = { "props": { "retry_after_ms": true }, "dynamicProps": false, "dynamicItems": false };
 var validateInvalidParamsData = validate44;
 function validate44(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate44.evaluated;
+  const evaluated0 = validate44.evaluated || (validate44.evaluated = { "props": { "method": true, "errors": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3205,7 +3182,6 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
   validate44.errors = vErrors;
   return errors === 0;
 }
-validate44.evaluated = { "props": { "method": true, "errors": true }, "dynamicProps": false, "dynamicItems": false };
 var validateJsonRpcMessage = validate45;
 var schema63 = { "title": "JsonRpcNotification", "description": "A notification: no id, never answered.", "type": "object", "required": ["jsonrpc", "method"], "additionalProperties": false, "properties": { "jsonrpc": { "const": "2.0" }, "method": { "type": "string", "minLength": 1 }, "params": { "type": ["object", "array"] } } };
 var schema61 = { "title": "JsonRpcRequest", "description": "A request: has an id and expects exactly one response with the same id.", "type": "object", "required": ["jsonrpc", "id", "method"], "additionalProperties": false, "properties": { "jsonrpc": { "const": "2.0" }, "id": { "$ref": "#/$defs/JsonRpcId" }, "method": { "type": "string", "minLength": 1 }, "params": { "type": ["object", "array"] } } };
@@ -3213,7 +3189,7 @@ var schema62 = { "title": "JsonRpcId", "description": "Request identifier. This 
 function validate46(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate46.evaluated;
+  const evaluated0 = validate46.evaluated || (validate46.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3302,11 +3278,10 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
   validate46.errors = vErrors;
   return errors === 0;
 }
-validate46.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 function validate48(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate48.evaluated;
+  const evaluated0 = validate48.evaluated || (validate48.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3362,11 +3337,10 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
   validate48.errors = vErrors;
   return errors === 0;
 }
-validate48.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 function validate50(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate50.evaluated;
+  const evaluated0 = validate50.evaluated || (validate50.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3532,12 +3506,11 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
   validate50.errors = vErrors;
   return errors === 0;
 }
-validate50.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 function validate45(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate45.evaluated;
+  const evaluated0 = validate45.evaluated || (validate45.evaluated = { "dynamicProps": true, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3734,12 +3707,11 @@ function validate45(data, { instancePath = "", parentData, parentDataProperty, r
   evaluated0.props = props0;
   return errors === 0;
 }
-validate45.evaluated = { "dynamicProps": true, "dynamicItems": false };
 var validateJsonRpcId = validate52;
 function validate52(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate52.evaluated;
+  const evaluated0 = validate52.evaluated || (validate52.evaluated = { "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3753,12 +3725,11 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
   validate52.errors = vErrors;
   return errors === 0;
 }
-validate52.evaluated = { "dynamicProps": false, "dynamicItems": false };
 var validateJsonRpcRequest = validate53;
 function validate53(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate53.evaluated;
+  const evaluated0 = validate53.evaluated || (validate53.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3847,12 +3818,11 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
   validate53.errors = vErrors;
   return errors === 0;
 }
-validate53.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateJsonRpcNotification = validate54;
 function validate54(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate54.evaluated;
+  const evaluated0 = validate54.evaluated || (validate54.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3928,12 +3898,11 @@ function validate54(data, { instancePath = "", parentData, parentDataProperty, r
   validate54.errors = vErrors;
   return errors === 0;
 }
-validate54.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateJsonRpcSuccessResponse = validate55;
 function validate55(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate55.evaluated;
+  const evaluated0 = validate55.evaluated || (validate55.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3989,12 +3958,11 @@ function validate55(data, { instancePath = "", parentData, parentDataProperty, r
   validate55.errors = vErrors;
   return errors === 0;
 }
-validate55.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateJsonRpcErrorObject = validate56;
 function validate56(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate56.evaluated;
+  const evaluated0 = validate56.evaluated || (validate56.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4050,12 +4018,11 @@ function validate56(data, { instancePath = "", parentData, parentDataProperty, r
   validate56.errors = vErrors;
   return errors === 0;
 }
-validate56.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateJsonRpcErrorResponse = validate57;
 function validate57(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate57.evaluated;
+  const evaluated0 = validate57.evaluated || (validate57.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4221,13 +4188,12 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
   validate57.errors = vErrors;
   return errors === 0;
 }
-validate57.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateLogsPushParams = validate58;
 function validate58(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate58.evaluated;
+  const evaluated0 = validate58.evaluated || (validate58.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4318,13 +4284,12 @@ function validate58(data, { instancePath = "", parentData, parentDataProperty, r
   validate58.errors = vErrors;
   return errors === 0;
 }
-validate58.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateLogsPushResult = validate60;
 function validate60(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate60.evaluated;
+  const evaluated0 = validate60.evaluated || (validate60.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4398,13 +4363,12 @@ function validate60(data, { instancePath = "", parentData, parentDataProperty, r
   validate60.errors = vErrors;
   return errors === 0;
 }
-validate60.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateMetricsPushParams = validate61;
 function validate61(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate61.evaluated;
+  const evaluated0 = validate61.evaluated || (validate61.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4580,13 +4544,12 @@ function validate61(data, { instancePath = "", parentData, parentDataProperty, r
   validate61.errors = vErrors;
   return errors === 0;
 }
-validate61.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateMetricsPushResult = validate62;
 function validate62(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate62.evaluated;
+  const evaluated0 = validate62.evaluated || (validate62.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4659,13 +4622,12 @@ function validate62(data, { instancePath = "", parentData, parentDataProperty, r
   validate62.errors = vErrors;
   return errors === 0;
 }
-validate62.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateProbeRequestParams = validate63;
 function validate63(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate63.evaluated;
+  const evaluated0 = validate63.evaluated || (validate63.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4747,13 +4709,12 @@ function validate63(data, { instancePath = "", parentData, parentDataProperty, r
   validate63.errors = vErrors;
   return errors === 0;
 }
-validate63.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateProbeRequestResult = validate64;
 function validate64(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate64.evaluated;
+  const evaluated0 = validate64.evaluated || (validate64.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -4832,15 +4793,14 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
   validate64.errors = vErrors;
   return errors === 0;
 }
-validate64.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateServerConfig = validate65;
-var schema87 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/server-config.json", "title": "ServerConfig", "description": "The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.", "type": "object", "additionalProperties": false, "properties": { "listen": { "type": "string", "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "description": "HOST:PORT to listen on (default 127.0.0.1:3100)." }, "db": { "type": "string", "minLength": 1, "description": "SQLite database path (default ./data/cortex.db)." }, "admin_token": { "type": "string", "minLength": 16, "maxLength": 256, "description": "Bearer token for the admin HTTP API. Secret: never logged." }, "tls_cert": { "type": "string", "minLength": 1, "description": "PEM certificate file: serve wss:// natively." }, "tls_key": { "type": "string", "minLength": 1, "description": "PEM private key file." }, "allow_insecure": { "type": "boolean", "description": "Allow a non-loopback listen address without TLS." }, "min_agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "description": "Oldest agent_version accepted (semver precedence)." }, "required_protocol_version": { "type": "integer", "minimum": 1, "description": "Protocol floor (seed 9)." }, "default_agent_config": { "$ref": "defs.json#/$defs/AgentConfig", "description": "AgentConfig for hosts without their own." }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 1e3, "description": "Server cap on logs.push entries; more (up to 1000) is -32008." }, "ingest_queue_batches": { "type": "integer", "minimum": 16, "description": "Capacity of the ingest queue in batches of 1000 entries." }, "agent_rate_entries_per_s": { "type": "integer", "minimum": 1, "description": "Per-agent leaky bucket rate; burst is one second of it." }, "upgrades_per_minute": { "type": "integer", "minimum": 0, "description": "Upgrade attempts per client address per minute (0 disables)." }, "trusted_proxies": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Addresses or CIDR ranges whose X-Forwarded-For is trusted." }, "hello_timeout_ms": { "type": "integer", "minimum": 1, "description": "Hello timer (default 5000)." }, "ping_interval_ms": { "type": "integer", "minimum": 1, "description": "WebSocket ping interval (default 20000)." }, "missed_pongs": { "type": "integer", "minimum": 1, "description": "Missed pongs before close 1011 (default 3)." }, "rotation_grace_secs": { "type": "integer", "minimum": 0, "description": "Grace window for the previous token after a rotation (default 300)." }, "retention_days": { "type": "integer", "minimum": 0, "description": "Delete logs and metrics older than this (default 30; 0 keeps everything)." }, "max_db_bytes": { "type": ["integer", "null"], "minimum": 0, "description": "Optional database size cap; oldest rows are deleted first." }, "shutdown_drain_secs": { "type": "integer", "minimum": 0, "maximum": 300, "description": "drain_seconds sent on server stop (default 10)." }, "silent_after_secs": { "type": "integer", "minimum": 1, "description": "An agent not seen (no heartbeat, push or hello) for this long, and not revoked, counts as silent in GET /metrics (cortex_agents_silent, cortex_agents_gone_silent_total). Default 300." } } };
-var pattern11 = new RegExp("^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "u");
+var schema87 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/server-config.json", "title": "ServerConfig", "description": "The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.", "type": "object", "additionalProperties": false, "properties": { "listen": { "type": "string", "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "description": "HOST:PORT to listen on (default 127.0.0.1:3100)." }, "db": { "type": "string", "minLength": 1, "description": "SQLite database path (default ./data/cortex.db)." }, "admin_token": { "type": "string", "minLength": 16, "maxLength": 256, "description": "Bearer token for the admin HTTP API. Secret: never logged." }, "tls_cert": { "type": "string", "minLength": 1, "description": "PEM certificate file: serve wss:// natively." }, "tls_key": { "type": "string", "minLength": 1, "description": "PEM private key file." }, "allow_insecure": { "type": "boolean", "description": "Allow a non-loopback listen address without TLS." }, "min_agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "description": "Oldest agent_version accepted (semver precedence)." }, "required_protocol_version": { "type": "integer", "minimum": 1, "description": "Protocol floor (seed 9)." }, "default_agent_config": { "$ref": "defs.json#/$defs/AgentConfig", "description": "AgentConfig for hosts without their own." }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 1e3, "description": "Server cap on logs.push entries; more (up to 1000) is -32008." }, "ingest_queue_batches": { "type": "integer", "minimum": 16, "description": "Capacity of the ingest queue in batches of 1000 entries." }, "agent_rate_entries_per_s": { "type": "integer", "minimum": 1, "description": "Per-agent leaky bucket rate; burst is one second of it." }, "upgrades_per_minute": { "type": "integer", "minimum": 0, "description": "Upgrade attempts per client address per minute (0 disables)." }, "trusted_proxies": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Addresses or CIDR ranges whose X-Forwarded-For is trusted." }, "failed_hellos_before_throttle": { "type": "integer", "minimum": 0, "description": "From this many failed hellos (bad, revoked or stale token) of one client address within 10 minutes on, its upgrades get 429 for a doubling delay (1 s up to 5 min); loopback included. Default 5; 0 disables." }, "metrics_public": { "type": "boolean", "description": "Serve GET /metrics to every client (default false: local requests and admin-token holders only)." }, "allowed_origins": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Origin header values whose WebSocket upgrades are accepted (default none: an upgrade with an Origin header, i.e. from a web page, is refused 403)." }, "hello_timeout_ms": { "type": "integer", "minimum": 1, "description": "Hello timer (default 5000)." }, "ping_interval_ms": { "type": "integer", "minimum": 1, "description": "WebSocket ping interval (default 20000)." }, "missed_pongs": { "type": "integer", "minimum": 1, "description": "Missed pongs before close 1011 (default 3)." }, "rotation_grace_secs": { "type": "integer", "minimum": 0, "description": "Grace window for the previous token after a rotation (default 300)." }, "retention_days": { "type": "integer", "minimum": 0, "description": "Delete logs and metrics older than this (default 30; 0 keeps everything)." }, "max_db_bytes": { "type": ["integer", "null"], "minimum": 0, "description": "Optional database size cap; oldest rows are deleted first." }, "shutdown_drain_secs": { "type": "integer", "minimum": 0, "maximum": 300, "description": "drain_seconds sent on server stop (default 10)." }, "silent_after_secs": { "type": "integer", "minimum": 1, "description": "An agent not seen (no heartbeat, push or hello) for this long, and not revoked, counts as silent in GET /metrics (cortex_agents_silent, cortex_agents_gone_silent_total). Default 300." } } };
+var pattern11 = /* @__PURE__ */ new RegExp("^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "u");
 function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate65.evaluated;
+  const evaluated0 = validate65.evaluated || (validate65.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -5407,17 +5367,17 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                     var valid0 = true;
                                   }
                                   if (valid0) {
-                                    if (data.hello_timeout_ms !== void 0) {
-                                      let data28 = data.hello_timeout_ms;
+                                    if (data.failed_hellos_before_throttle !== void 0) {
+                                      let data28 = data.failed_hellos_before_throttle;
                                       const _errs61 = errors;
                                       if (!(typeof data28 == "number" && (!(data28 % 1) && !isNaN(data28)) && isFinite(data28))) {
-                                        validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                        validate65.errors = [{ instancePath: instancePath + "/failed_hellos_before_throttle", schemaPath: "#/properties/failed_hellos_before_throttle/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                         return false;
                                       }
                                       if (errors === _errs61) {
                                         if (typeof data28 == "number" && isFinite(data28)) {
-                                          if (data28 < 1 || isNaN(data28)) {
-                                            validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                          if (data28 < 0 || isNaN(data28)) {
+                                            validate65.errors = [{ instancePath: instancePath + "/failed_hellos_before_throttle", schemaPath: "#/properties/failed_hellos_before_throttle/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                             return false;
                                           }
                                         }
@@ -5427,39 +5387,46 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                       var valid0 = true;
                                     }
                                     if (valid0) {
-                                      if (data.ping_interval_ms !== void 0) {
-                                        let data29 = data.ping_interval_ms;
+                                      if (data.metrics_public !== void 0) {
                                         const _errs63 = errors;
-                                        if (!(typeof data29 == "number" && (!(data29 % 1) && !isNaN(data29)) && isFinite(data29))) {
-                                          validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                        if (typeof data.metrics_public !== "boolean") {
+                                          validate65.errors = [{ instancePath: instancePath + "/metrics_public", schemaPath: "#/properties/metrics_public/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                           return false;
-                                        }
-                                        if (errors === _errs63) {
-                                          if (typeof data29 == "number" && isFinite(data29)) {
-                                            if (data29 < 1 || isNaN(data29)) {
-                                              validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                              return false;
-                                            }
-                                          }
                                         }
                                         var valid0 = _errs63 === errors;
                                       } else {
                                         var valid0 = true;
                                       }
                                       if (valid0) {
-                                        if (data.missed_pongs !== void 0) {
-                                          let data30 = data.missed_pongs;
+                                        if (data.allowed_origins !== void 0) {
+                                          let data30 = data.allowed_origins;
                                           const _errs65 = errors;
-                                          if (!(typeof data30 == "number" && (!(data30 % 1) && !isNaN(data30)) && isFinite(data30))) {
-                                            validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                            return false;
-                                          }
                                           if (errors === _errs65) {
-                                            if (typeof data30 == "number" && isFinite(data30)) {
-                                              if (data30 < 1 || isNaN(data30)) {
-                                                validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                return false;
+                                            if (Array.isArray(data30)) {
+                                              var valid7 = true;
+                                              const len2 = data30.length;
+                                              for (let i2 = 0; i2 < len2; i2++) {
+                                                let data31 = data30[i2];
+                                                const _errs67 = errors;
+                                                if (errors === _errs67) {
+                                                  if (typeof data31 === "string") {
+                                                    if (func1(data31) < 1) {
+                                                      validate65.errors = [{ instancePath: instancePath + "/allowed_origins/" + i2, schemaPath: "#/properties/allowed_origins/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                                                      return false;
+                                                    }
+                                                  } else {
+                                                    validate65.errors = [{ instancePath: instancePath + "/allowed_origins/" + i2, schemaPath: "#/properties/allowed_origins/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                    return false;
+                                                  }
+                                                }
+                                                var valid7 = _errs67 === errors;
+                                                if (!valid7) {
+                                                  break;
+                                                }
                                               }
+                                            } else {
+                                              validate65.errors = [{ instancePath: instancePath + "/allowed_origins", schemaPath: "#/properties/allowed_origins/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                                              return false;
                                             }
                                           }
                                           var valid0 = _errs65 === errors;
@@ -5467,109 +5434,172 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                           var valid0 = true;
                                         }
                                         if (valid0) {
-                                          if (data.rotation_grace_secs !== void 0) {
-                                            let data31 = data.rotation_grace_secs;
-                                            const _errs67 = errors;
-                                            if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)) && isFinite(data31))) {
-                                              validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                          if (data.hello_timeout_ms !== void 0) {
+                                            let data32 = data.hello_timeout_ms;
+                                            const _errs69 = errors;
+                                            if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
+                                              validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                               return false;
                                             }
-                                            if (errors === _errs67) {
-                                              if (typeof data31 == "number" && isFinite(data31)) {
-                                                if (data31 < 0 || isNaN(data31)) {
-                                                  validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                            if (errors === _errs69) {
+                                              if (typeof data32 == "number" && isFinite(data32)) {
+                                                if (data32 < 1 || isNaN(data32)) {
+                                                  validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                   return false;
                                                 }
                                               }
                                             }
-                                            var valid0 = _errs67 === errors;
+                                            var valid0 = _errs69 === errors;
                                           } else {
                                             var valid0 = true;
                                           }
                                           if (valid0) {
-                                            if (data.retention_days !== void 0) {
-                                              let data32 = data.retention_days;
-                                              const _errs69 = errors;
-                                              if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
-                                                validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                            if (data.ping_interval_ms !== void 0) {
+                                              let data33 = data.ping_interval_ms;
+                                              const _errs71 = errors;
+                                              if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)) && isFinite(data33))) {
+                                                validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                 return false;
                                               }
-                                              if (errors === _errs69) {
-                                                if (typeof data32 == "number" && isFinite(data32)) {
-                                                  if (data32 < 0 || isNaN(data32)) {
-                                                    validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                              if (errors === _errs71) {
+                                                if (typeof data33 == "number" && isFinite(data33)) {
+                                                  if (data33 < 1 || isNaN(data33)) {
+                                                    validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                     return false;
                                                   }
                                                 }
                                               }
-                                              var valid0 = _errs69 === errors;
+                                              var valid0 = _errs71 === errors;
                                             } else {
                                               var valid0 = true;
                                             }
                                             if (valid0) {
-                                              if (data.max_db_bytes !== void 0) {
-                                                let data33 = data.max_db_bytes;
-                                                const _errs71 = errors;
-                                                if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)) && isFinite(data33)) && data33 !== null) {
-                                                  validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/type", keyword: "type", params: { type: schema87.properties.max_db_bytes.type }, message: "must be integer,null" }];
+                                              if (data.missed_pongs !== void 0) {
+                                                let data34 = data.missed_pongs;
+                                                const _errs73 = errors;
+                                                if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)) && isFinite(data34))) {
+                                                  validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                   return false;
                                                 }
-                                                if (errors === _errs71) {
-                                                  if (typeof data33 == "number" && isFinite(data33)) {
-                                                    if (data33 < 0 || isNaN(data33)) {
-                                                      validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                if (errors === _errs73) {
+                                                  if (typeof data34 == "number" && isFinite(data34)) {
+                                                    if (data34 < 1 || isNaN(data34)) {
+                                                      validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                       return false;
                                                     }
                                                   }
                                                 }
-                                                var valid0 = _errs71 === errors;
+                                                var valid0 = _errs73 === errors;
                                               } else {
                                                 var valid0 = true;
                                               }
                                               if (valid0) {
-                                                if (data.shutdown_drain_secs !== void 0) {
-                                                  let data34 = data.shutdown_drain_secs;
-                                                  const _errs73 = errors;
-                                                  if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)) && isFinite(data34))) {
-                                                    validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                if (data.rotation_grace_secs !== void 0) {
+                                                  let data35 = data.rotation_grace_secs;
+                                                  const _errs75 = errors;
+                                                  if (!(typeof data35 == "number" && (!(data35 % 1) && !isNaN(data35)) && isFinite(data35))) {
+                                                    validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                     return false;
                                                   }
-                                                  if (errors === _errs73) {
-                                                    if (typeof data34 == "number" && isFinite(data34)) {
-                                                      if (data34 > 300 || isNaN(data34)) {
-                                                        validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/maximum", keyword: "maximum", params: { comparison: "<=", limit: 300 }, message: "must be <= 300" }];
+                                                  if (errors === _errs75) {
+                                                    if (typeof data35 == "number" && isFinite(data35)) {
+                                                      if (data35 < 0 || isNaN(data35)) {
+                                                        validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                         return false;
-                                                      } else {
-                                                        if (data34 < 0 || isNaN(data34)) {
-                                                          validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                          return false;
-                                                        }
                                                       }
                                                     }
                                                   }
-                                                  var valid0 = _errs73 === errors;
+                                                  var valid0 = _errs75 === errors;
                                                 } else {
                                                   var valid0 = true;
                                                 }
                                                 if (valid0) {
-                                                  if (data.silent_after_secs !== void 0) {
-                                                    let data35 = data.silent_after_secs;
-                                                    const _errs75 = errors;
-                                                    if (!(typeof data35 == "number" && (!(data35 % 1) && !isNaN(data35)) && isFinite(data35))) {
-                                                      validate65.errors = [{ instancePath: instancePath + "/silent_after_secs", schemaPath: "#/properties/silent_after_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                  if (data.retention_days !== void 0) {
+                                                    let data36 = data.retention_days;
+                                                    const _errs77 = errors;
+                                                    if (!(typeof data36 == "number" && (!(data36 % 1) && !isNaN(data36)) && isFinite(data36))) {
+                                                      validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                       return false;
                                                     }
-                                                    if (errors === _errs75) {
-                                                      if (typeof data35 == "number" && isFinite(data35)) {
-                                                        if (data35 < 1 || isNaN(data35)) {
-                                                          validate65.errors = [{ instancePath: instancePath + "/silent_after_secs", schemaPath: "#/properties/silent_after_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                                    if (errors === _errs77) {
+                                                      if (typeof data36 == "number" && isFinite(data36)) {
+                                                        if (data36 < 0 || isNaN(data36)) {
+                                                          validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                           return false;
                                                         }
                                                       }
                                                     }
-                                                    var valid0 = _errs75 === errors;
+                                                    var valid0 = _errs77 === errors;
                                                   } else {
                                                     var valid0 = true;
+                                                  }
+                                                  if (valid0) {
+                                                    if (data.max_db_bytes !== void 0) {
+                                                      let data37 = data.max_db_bytes;
+                                                      const _errs79 = errors;
+                                                      if (!(typeof data37 == "number" && (!(data37 % 1) && !isNaN(data37)) && isFinite(data37)) && data37 !== null) {
+                                                        validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/type", keyword: "type", params: { type: schema87.properties.max_db_bytes.type }, message: "must be integer,null" }];
+                                                        return false;
+                                                      }
+                                                      if (errors === _errs79) {
+                                                        if (typeof data37 == "number" && isFinite(data37)) {
+                                                          if (data37 < 0 || isNaN(data37)) {
+                                                            validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                            return false;
+                                                          }
+                                                        }
+                                                      }
+                                                      var valid0 = _errs79 === errors;
+                                                    } else {
+                                                      var valid0 = true;
+                                                    }
+                                                    if (valid0) {
+                                                      if (data.shutdown_drain_secs !== void 0) {
+                                                        let data38 = data.shutdown_drain_secs;
+                                                        const _errs81 = errors;
+                                                        if (!(typeof data38 == "number" && (!(data38 % 1) && !isNaN(data38)) && isFinite(data38))) {
+                                                          validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                          return false;
+                                                        }
+                                                        if (errors === _errs81) {
+                                                          if (typeof data38 == "number" && isFinite(data38)) {
+                                                            if (data38 > 300 || isNaN(data38)) {
+                                                              validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/maximum", keyword: "maximum", params: { comparison: "<=", limit: 300 }, message: "must be <= 300" }];
+                                                              return false;
+                                                            } else {
+                                                              if (data38 < 0 || isNaN(data38)) {
+                                                                validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                                return false;
+                                                              }
+                                                            }
+                                                          }
+                                                        }
+                                                        var valid0 = _errs81 === errors;
+                                                      } else {
+                                                        var valid0 = true;
+                                                      }
+                                                      if (valid0) {
+                                                        if (data.silent_after_secs !== void 0) {
+                                                          let data39 = data.silent_after_secs;
+                                                          const _errs83 = errors;
+                                                          if (!(typeof data39 == "number" && (!(data39 % 1) && !isNaN(data39)) && isFinite(data39))) {
+                                                            validate65.errors = [{ instancePath: instancePath + "/silent_after_secs", schemaPath: "#/properties/silent_after_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                            return false;
+                                                          }
+                                                          if (errors === _errs83) {
+                                                            if (typeof data39 == "number" && isFinite(data39)) {
+                                                              if (data39 < 1 || isNaN(data39)) {
+                                                                validate65.errors = [{ instancePath: instancePath + "/silent_after_secs", schemaPath: "#/properties/silent_after_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                                                return false;
+                                                              }
+                                                            }
+                                                          }
+                                                          var valid0 = _errs83 === errors;
+                                                        } else {
+                                                          var valid0 = true;
+                                                        }
+                                                      }
+                                                    }
                                                   }
                                                 }
                                               }
@@ -5601,14 +5631,13 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
   validate65.errors = vErrors;
   return errors === 0;
 }
-validate65.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateExecSystemctlStatusArgs = validate66;
-var pattern13 = new RegExp("^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$", "u");
+var pattern13 = /* @__PURE__ */ new RegExp("^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$", "u");
 function validate66(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate66.evaluated;
+  const evaluated0 = validate66.evaluated || (validate66.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -5666,14 +5695,13 @@ function validate66(data, { instancePath = "", parentData, parentDataProperty, r
   validate66.errors = vErrors;
   return errors === 0;
 }
-validate66.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateExecSystemctlStatusOutput = validate67;
 var schema90 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/exec.systemctl_status.output.json", "title": "ExecSystemctlStatusOutput", "description": "Output of exec.systemctl_status (the seed's example carries active and substate).", "type": "object", "required": ["active", "substate"], "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "ActiveState is active." }, "active_state": { "type": "string", "description": "ActiveState, e.g. active, inactive, failed." }, "substate": { "type": "string", "description": "SubState, e.g. running, dead." }, "load_state": { "type": "string", "description": "LoadState, e.g. loaded, not-found." }, "main_pid": { "type": ["integer", "null"], "minimum": 0, "description": "MainPID; null when 0." }, "since": { "type": ["string", "null"], "format": "date-time", "description": "When the unit entered its active state." } } };
 function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate67.evaluated;
+  const evaluated0 = validate67.evaluated || (validate67.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -5796,14 +5824,13 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
   validate67.errors = vErrors;
   return errors === 0;
 }
-validate67.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateFsDiskUsageArgs = validate68;
-var pattern14 = new RegExp("^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$", "u");
+var pattern14 = /* @__PURE__ */ new RegExp("^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$", "u");
 function validate68(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate68.evaluated;
+  const evaluated0 = validate68.evaluated || (validate68.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -5861,14 +5888,13 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
   validate68.errors = vErrors;
   return errors === 0;
 }
-validate68.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateFsDiskUsageOutput = validate69;
 var schema92 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/fs.disk_usage.output.json", "title": "FsDiskUsageOutput", "description": "Output of fs.disk_usage (statfs of the filesystem holding path).", "type": "object", "required": ["path", "total_bytes", "used_bytes", "free_bytes", "used_percent"], "additionalProperties": false, "properties": { "path": { "type": "string" }, "total_bytes": { "type": "integer", "minimum": 0 }, "used_bytes": { "type": "integer", "minimum": 0 }, "free_bytes": { "type": "integer", "minimum": 0, "description": "Bytes available to unprivileged users." }, "used_percent": { "type": "number", "minimum": 0, "maximum": 100 }, "inodes_total": { "type": ["integer", "null"], "minimum": 0 }, "inodes_used": { "type": ["integer", "null"], "minimum": 0 }, "inodes_free": { "type": ["integer", "null"], "minimum": 0 } } };
 function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate69.evaluated;
+  const evaluated0 = validate69.evaluated || (validate69.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -6062,13 +6088,12 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
   validate69.errors = vErrors;
   return errors === 0;
 }
-validate69.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateSysUptimeArgs = validate70;
 function validate70(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate70.evaluated;
+  const evaluated0 = validate70.evaluated || (validate70.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -6090,13 +6115,12 @@ function validate70(data, { instancePath = "", parentData, parentDataProperty, r
   validate70.errors = vErrors;
   return errors === 0;
 }
-validate70.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateSysUptimeOutput = validate71;
 function validate71(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate71.evaluated;
+  const evaluated0 = validate71.evaluated || (validate71.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -6259,13 +6283,12 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
   validate71.errors = vErrors;
   return errors === 0;
 }
-validate71.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateSysOsReleaseArgs = validate72;
 function validate72(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate72.evaluated;
+  const evaluated0 = validate72.evaluated || (validate72.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -6287,14 +6310,13 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
   validate72.errors = vErrors;
   return errors === 0;
 }
-validate72.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateSysOsReleaseOutput = validate73;
 var schema96 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/sys.os_release.output.json", "title": "SysOsReleaseOutput", "description": "Output of sys.os_release: the host's os-release(5) file (/etc/os-release, else /usr/lib/os-release). id, name and pretty_name carry os-release(5)'s defaults (linux, Linux, Linux) when the file omits them.", "type": "object", "required": ["source", "id", "name", "pretty_name", "fields"], "additionalProperties": false, "properties": { "source": { "type": "string", "description": "The file that was read." }, "id": { "type": "string", "description": "ID, e.g. debian." }, "id_like": { "type": "array", "items": { "type": "string" }, "description": "ID_LIKE split on spaces." }, "name": { "type": "string", "description": "NAME, e.g. Debian GNU/Linux." }, "pretty_name": { "type": "string", "description": "PRETTY_NAME." }, "version": { "type": "string", "description": "VERSION." }, "version_id": { "type": "string", "description": "VERSION_ID, e.g. 12." }, "version_codename": { "type": "string", "description": "VERSION_CODENAME, e.g. bookworm." }, "build_id": { "type": "string", "description": "BUILD_ID (rolling distributions)." }, "fields": { "type": "object", "description": "Every KEY=value assignment of the file, unquoted, by key.", "additionalProperties": { "type": "string", "maxLength": 4096 }, "maxProperties": 256 } } };
 function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate73.evaluated;
+  const evaluated0 = validate73.evaluated || (validate73.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -6490,14 +6512,13 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
   validate73.errors = vErrors;
   return errors === 0;
 }
-validate73.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateProcTopArgs = validate74;
 var schema97 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/proc.top.args.json", "title": "ProcTopArgs", "description": "Args of proc.top: which resource to rank by (default cpu) and how many processes to return (default 10).", "type": "object", "additionalProperties": false, "properties": { "by": { "type": "string", "enum": ["cpu", "memory"], "description": "Rank by CPU use over the sampling window, or by resident memory. Default cpu." }, "limit": { "type": "integer", "minimum": 1, "maximum": 100, "description": "Number of processes returned. Default 10." } } };
 function validate74(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate74.evaluated;
+  const evaluated0 = validate74.evaluated || (validate74.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -6565,14 +6586,13 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
   validate74.errors = vErrors;
   return errors === 0;
 }
-validate74.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateProcTopOutput = validate75;
 var schema98 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/proc.top.output.json", "title": "ProcTopOutput", "description": "Output of proc.top: the top processes from /proc/<pid>/stat and /proc/<pid>/status, sampled twice sample_ms apart. cpu_percent is CPU time used in that window over its length (100 = one full core, as top shows it; can exceed 100 on several cores).", "type": "object", "required": ["by", "sample_ms", "total_processes", "processes"], "additionalProperties": false, "properties": { "by": { "type": "string", "enum": ["cpu", "memory"] }, "sample_ms": { "type": "integer", "minimum": 0, "description": "Length of the CPU sampling window." }, "total_processes": { "type": "integer", "minimum": 0, "description": "Processes seen in both samples." }, "processes": { "type": "array", "maxItems": 100, "items": { "title": "ProcTopProcess", "type": "object", "required": ["pid", "command", "cpu_percent", "mem_rss_bytes"], "additionalProperties": false, "properties": { "pid": { "type": "integer", "minimum": 1 }, "ppid": { "type": "integer", "minimum": 0 }, "command": { "type": "string", "maxLength": 64, "description": "comm (the executable name as the kernel keeps it, at most 15 bytes on Linux)." }, "state": { "type": "string", "maxLength": 1, "description": "Process state letter (R, S, D, Z, T, I, ...)." }, "cpu_percent": { "type": "number", "minimum": 0 }, "mem_rss_bytes": { "type": "integer", "minimum": 0, "description": "Resident set size (VmRSS); 0 for kernel threads." }, "uid": { "type": "integer", "minimum": 0, "description": "Real user id." }, "user": { "type": "string", "description": "User name of uid, when /etc/passwd names it." } } } } } };
 function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate75.evaluated;
+  const evaluated0 = validate75.evaluated || (validate75.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -6870,13 +6890,12 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
   validate75.errors = vErrors;
   return errors === 0;
 }
-validate75.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateNetListeningSocketsArgs = validate76;
 function validate76(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate76.evaluated;
+  const evaluated0 = validate76.evaluated || (validate76.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -6898,7 +6917,6 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
   validate76.errors = vErrors;
   return errors === 0;
 }
-validate76.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateNetListeningSocketsOutput = validate77;
 var schema100 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/net.listening_sockets.output.json", "title": "NetListeningSocketsOutput", "description": "Output of net.listening_sockets: TCP sockets in LISTEN state and unconnected UDP sockets, from /proc/net/tcp, tcp6, udp and udp6. pid is found by matching socket inodes in /proc/<pid>/fd; it is null when not visible to the agent (other users' processes without privileges).", "type": "object", "required": ["sockets", "truncated"], "additionalProperties": false, "properties": { "sockets": { "type": "array", "maxItems": 4096, "items": { "title": "ListeningSocket", "type": "object", "required": ["protocol", "local_address", "port"], "additionalProperties": false, "properties": { "protocol": { "type": "string", "enum": ["tcp", "tcp6", "udp", "udp6"] }, "local_address": { "type": "string", "anyOf": [{ "type": "string", "format": "ipv4" }, { "type": "string", "format": "ipv6" }], "description": "Bound address: 0.0.0.0 or :: for all addresses; IPv6 in RFC 5952 form." }, "port": { "type": "integer", "minimum": 0, "maximum": 65535 }, "inode": { "type": "integer", "minimum": 0 }, "uid": { "type": "integer", "minimum": 0 }, "pid": { "type": ["integer", "null"], "minimum": 1, "description": "Owning process, null when unknown." }, "command": { "type": "string", "maxLength": 64, "description": "comm of pid, when pid is known." } } } }, "truncated": { "type": "boolean", "description": "More than 4096 sockets were found; the first 4096 (by protocol, then port) are returned." } } };
 var formats20 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
@@ -6907,7 +6925,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate77.evaluated;
+  const evaluated0 = validate77.evaluated || (validate77.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -7215,13 +7233,12 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
   validate77.errors = vErrors;
   return errors === 0;
 }
-validate77.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateJournalTailArgs = validate78;
 function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate78.evaluated;
+  const evaluated0 = validate78.evaluated || (validate78.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -7308,13 +7325,12 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
   validate78.errors = vErrors;
   return errors === 0;
 }
-validate78.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateJournalTailOutput = validate79;
 function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate79.evaluated;
+  const evaluated0 = validate79.evaluated || (validate79.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -7522,13 +7538,12 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
   validate79.errors = vErrors;
   return errors === 0;
 }
-validate79.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateFileTailArgs = validate80;
 function validate80(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate80.evaluated;
+  const evaluated0 = validate80.evaluated || (validate80.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -7615,13 +7630,12 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
   validate80.errors = vErrors;
   return errors === 0;
 }
-validate80.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
 var validateFileTailOutput = validate81;
 function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate81.evaluated;
+  const evaluated0 = validate81.evaluated || (validate81.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -7739,59 +7753,58 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
   validate81.errors = vErrors;
   return errors === 0;
 }
-validate81.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false };
-return { validateAgentConfig, validateAgentHeartbeatParams, validateAgentHelloParams, validateAgentHelloResult, validateAgentShutdownParams, validateAgentVersionUnsupportedData, validateAuthFailedData, validateBufferOverflowData, validateConfigUpdateParams, validateExecSystemctlStatusArgs, validateExecSystemctlStatusOutput, validateFileTailArgs, validateFileTailOutput, validateFsDiskUsageArgs, validateFsDiskUsageOutput, validateInvalidParamsData, validateJournalTailArgs, validateJournalTailOutput, validateJsonRpcErrorObject, validateJsonRpcErrorResponse, validateJsonRpcId, validateJsonRpcMessage, validateJsonRpcNotification, validateJsonRpcRequest, validateJsonRpcSuccessResponse, validateLogBatchEntry, validateLogSource, validateLogsPushParams, validateLogsPushResult, validateMetricSample, validateMetricsPushParams, validateMetricsPushResult, validateNetListeningSocketsArgs, validateNetListeningSocketsOutput, validatePayloadTooLargeData, validateProbeExecutionFailedData, validateProbeOutput, validateProbeRequestParams, validateProbeRequestResult, validateProbeTimeoutData, validateProbeUnavailableData, validateProcTopArgs, validateProcTopOutput, validateRetryAfterData, validateServerConfig, validateSeverity, validateSysOsReleaseArgs, validateSysOsReleaseOutput, validateSysUptimeArgs, validateSysUptimeOutput, validateTokenRevokedData, validateTokenRotationRequiredData, validateUnknownHostData };
-})();
-export const validateAgentConfig = __cortexValidators.validateAgentConfig;
-export const validateAgentHeartbeatParams = __cortexValidators.validateAgentHeartbeatParams;
-export const validateAgentHelloParams = __cortexValidators.validateAgentHelloParams;
-export const validateAgentHelloResult = __cortexValidators.validateAgentHelloResult;
-export const validateAgentShutdownParams = __cortexValidators.validateAgentShutdownParams;
-export const validateAgentVersionUnsupportedData = __cortexValidators.validateAgentVersionUnsupportedData;
-export const validateAuthFailedData = __cortexValidators.validateAuthFailedData;
-export const validateBufferOverflowData = __cortexValidators.validateBufferOverflowData;
-export const validateConfigUpdateParams = __cortexValidators.validateConfigUpdateParams;
-export const validateExecSystemctlStatusArgs = __cortexValidators.validateExecSystemctlStatusArgs;
-export const validateExecSystemctlStatusOutput = __cortexValidators.validateExecSystemctlStatusOutput;
-export const validateFileTailArgs = __cortexValidators.validateFileTailArgs;
-export const validateFileTailOutput = __cortexValidators.validateFileTailOutput;
-export const validateFsDiskUsageArgs = __cortexValidators.validateFsDiskUsageArgs;
-export const validateFsDiskUsageOutput = __cortexValidators.validateFsDiskUsageOutput;
-export const validateInvalidParamsData = __cortexValidators.validateInvalidParamsData;
-export const validateJournalTailArgs = __cortexValidators.validateJournalTailArgs;
-export const validateJournalTailOutput = __cortexValidators.validateJournalTailOutput;
-export const validateJsonRpcErrorObject = __cortexValidators.validateJsonRpcErrorObject;
-export const validateJsonRpcErrorResponse = __cortexValidators.validateJsonRpcErrorResponse;
-export const validateJsonRpcId = __cortexValidators.validateJsonRpcId;
-export const validateJsonRpcMessage = __cortexValidators.validateJsonRpcMessage;
-export const validateJsonRpcNotification = __cortexValidators.validateJsonRpcNotification;
-export const validateJsonRpcRequest = __cortexValidators.validateJsonRpcRequest;
-export const validateJsonRpcSuccessResponse = __cortexValidators.validateJsonRpcSuccessResponse;
-export const validateLogBatchEntry = __cortexValidators.validateLogBatchEntry;
-export const validateLogSource = __cortexValidators.validateLogSource;
-export const validateLogsPushParams = __cortexValidators.validateLogsPushParams;
-export const validateLogsPushResult = __cortexValidators.validateLogsPushResult;
-export const validateMetricSample = __cortexValidators.validateMetricSample;
-export const validateMetricsPushParams = __cortexValidators.validateMetricsPushParams;
-export const validateMetricsPushResult = __cortexValidators.validateMetricsPushResult;
-export const validateNetListeningSocketsArgs = __cortexValidators.validateNetListeningSocketsArgs;
-export const validateNetListeningSocketsOutput = __cortexValidators.validateNetListeningSocketsOutput;
-export const validatePayloadTooLargeData = __cortexValidators.validatePayloadTooLargeData;
-export const validateProbeExecutionFailedData = __cortexValidators.validateProbeExecutionFailedData;
-export const validateProbeOutput = __cortexValidators.validateProbeOutput;
-export const validateProbeRequestParams = __cortexValidators.validateProbeRequestParams;
-export const validateProbeRequestResult = __cortexValidators.validateProbeRequestResult;
-export const validateProbeTimeoutData = __cortexValidators.validateProbeTimeoutData;
-export const validateProbeUnavailableData = __cortexValidators.validateProbeUnavailableData;
-export const validateProcTopArgs = __cortexValidators.validateProcTopArgs;
-export const validateProcTopOutput = __cortexValidators.validateProcTopOutput;
-export const validateRetryAfterData = __cortexValidators.validateRetryAfterData;
-export const validateServerConfig = __cortexValidators.validateServerConfig;
-export const validateSeverity = __cortexValidators.validateSeverity;
-export const validateSysOsReleaseArgs = __cortexValidators.validateSysOsReleaseArgs;
-export const validateSysOsReleaseOutput = __cortexValidators.validateSysOsReleaseOutput;
-export const validateSysUptimeArgs = __cortexValidators.validateSysUptimeArgs;
-export const validateSysUptimeOutput = __cortexValidators.validateSysUptimeOutput;
-export const validateTokenRevokedData = __cortexValidators.validateTokenRevokedData;
-export const validateTokenRotationRequiredData = __cortexValidators.validateTokenRotationRequiredData;
-export const validateUnknownHostData = __cortexValidators.validateUnknownHostData;
+export {
+  validateAgentConfig,
+  validateAgentHeartbeatParams,
+  validateAgentHelloParams,
+  validateAgentHelloResult,
+  validateAgentShutdownParams,
+  validateAgentVersionUnsupportedData,
+  validateAuthFailedData,
+  validateBufferOverflowData,
+  validateConfigUpdateParams,
+  validateExecSystemctlStatusArgs,
+  validateExecSystemctlStatusOutput,
+  validateFileTailArgs,
+  validateFileTailOutput,
+  validateFsDiskUsageArgs,
+  validateFsDiskUsageOutput,
+  validateInvalidParamsData,
+  validateJournalTailArgs,
+  validateJournalTailOutput,
+  validateJsonRpcErrorObject,
+  validateJsonRpcErrorResponse,
+  validateJsonRpcId,
+  validateJsonRpcMessage,
+  validateJsonRpcNotification,
+  validateJsonRpcRequest,
+  validateJsonRpcSuccessResponse,
+  validateLogBatchEntry,
+  validateLogSource,
+  validateLogsPushParams,
+  validateLogsPushResult,
+  validateMetricSample,
+  validateMetricsPushParams,
+  validateMetricsPushResult,
+  validateNetListeningSocketsArgs,
+  validateNetListeningSocketsOutput,
+  validatePayloadTooLargeData,
+  validateProbeExecutionFailedData,
+  validateProbeOutput,
+  validateProbeRequestParams,
+  validateProbeRequestResult,
+  validateProbeTimeoutData,
+  validateProbeUnavailableData,
+  validateProcTopArgs,
+  validateProcTopOutput,
+  validateRetryAfterData,
+  validateServerConfig,
+  validateSeverity,
+  validateSysOsReleaseArgs,
+  validateSysOsReleaseOutput,
+  validateSysUptimeArgs,
+  validateSysUptimeOutput,
+  validateTokenRevokedData,
+  validateTokenRotationRequiredData,
+  validateUnknownHostData
+};

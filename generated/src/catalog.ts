@@ -9,11 +9,11 @@ import type { Direction, MethodSpec, Validator } from './runtime/peer.js';
 export type MethodName = "agent.hello" | "agent.heartbeat" | "agent.shutdown" | "logs.push" | "metrics.push" | "probe.request" | "probe.response" | "config.update";
 
 /**
- * One entry of the method catalog (contract/methods.json).
+ * One entry of the method catalog (PROTOCOL.md, "Methods").
  */
 export interface MethodInfo {
   readonly name: MethodName;
-  /** Seed section. */
+  /** Section of the protocol specification that defines the method. */
   readonly section: string;
   readonly direction: Direction;
   /** "response" is probe.response: a JSON-RPC response envelope, not a method on the wire. */
@@ -134,7 +134,7 @@ export const METHOD_CATALOG: readonly MethodInfo[] = [
 /**
  * The methods that travel on the wire with a name, as the peer runtime needs them.
  */
-export const WIRE_METHODS: readonly MethodSpec[] = METHOD_CATALOG.flatMap((m) =>
+export const WIRE_METHODS: readonly MethodSpec[] = /* @__PURE__ */ METHOD_CATALOG.flatMap((m) =>
   m.kind === 'response' || !m.validateParams ? [] : [{ name: m.name, direction: m.direction, kind: m.kind, validateParams: m.validateParams, ...(m.validateResult ? { validateResult: m.validateResult } : {}) }],
 );
 

@@ -8,6 +8,7 @@ import type * as T from "./types.js";
 import { WIRE_METHODS, type AgentToServer, type ServerToAgent } from "./catalog.js";
 import { errorFromWire } from "./errors.js";
 import { validateJsonRpcMessage } from "./validators.js";
+import { checkProbeOutput } from "./probes.js";
 
 /** A peer on the agent side: sends agent→server methods, receives server→agent methods. */
 export type AgentPeer = Peer<AgentToServer, ServerToAgent>;
@@ -18,7 +19,7 @@ export type PeerSettings = Omit<PeerOptions, 'methods' | 'side' | 'validateEnvel
 
 /** A typed JSON-RPC peer for the agent side over any text-frame transport. */
 export function createAgentPeer(transport: Transport, settings: PeerSettings = {}): AgentPeer {
-  return new Peer(transport, { errorFactory: errorFromWire, ...settings, methods: WIRE_METHODS, side: 'agent', validateEnvelope: validateJsonRpcMessage });
+  return new Peer(transport, { errorFactory: errorFromWire, checkOutgoingResult: checkProbeOutput, ...settings, methods: WIRE_METHODS, side: 'agent', validateEnvelope: validateJsonRpcMessage });
 }
 
 /** Typed caller for the agent side: one method per method the agent sends. Requests resolve to the typed result or reject with an RpcError subclass (the other side's answer) or a PeerError (local: timeout, closed, invalid result); notifications return nothing to await. */
@@ -27,7 +28,7 @@ export class AgentClient {
   }
 
   /**
-   * agent.hello (seed §4.1, request): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+   * agent.hello (§4.1, request; PROTOCOL.md "agent.hello"): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
    *
    * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
    */
@@ -35,13 +36,13 @@ export class AgentClient {
     return this.peer.request("agent.hello", params, options);
   }
 
-  /** agent.heartbeat (seed §4.2, notification): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+  /** agent.heartbeat (§4.2, notification; PROTOCOL.md "agent.heartbeat"): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
   agentHeartbeat(params: T.AgentHeartbeatParams): void {
     this.peer.notify("agent.heartbeat", params);
   }
 
   /**
-   * logs.push (seed §4.4, request): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+   * logs.push (§4.4, request; PROTOCOL.md "logs.push"): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
    *
    * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
    */
@@ -50,7 +51,7 @@ export class AgentClient {
   }
 
   /**
-   * metrics.push (seed §4.5, request): Ship per-host metric samples.
+   * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
    *
    * Errors: -32008, -32020, -32602.
    */
@@ -61,15 +62,15 @@ export class AgentClient {
 
 /** Handlers the agent implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603. */
 export interface AgentHandlers {
-  /** agent.shutdown (seed §4.3, notification): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+  /** agent.shutdown (§4.3, notification; PROTOCOL.md "agent.shutdown"): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
   "agent.shutdown": NotificationHandler<T.AgentShutdownParams>;
   /**
-   * probe.request (seed §4.6, request): Server-initiated probe invocation against the agent's compiled-in registry.
+   * probe.request (§4.6, request; PROTOCOL.md "probe.request"): Server-initiated probe invocation against the agent's compiled-in registry.
    *
    * Errors: -32010, -32011, -32012, -32602.
    */
   "probe.request": RequestHandler<T.ProbeRequestParams, T.ProbeRequestResult>;
-  /** config.update (seed §4.8, notification): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+  /** config.update (§4.8, notification; PROTOCOL.md "config.update"): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
   "config.update": NotificationHandler<T.ConfigUpdateParams>;
 }
 
@@ -90,13 +91,13 @@ export class ServerClient {
   constructor(public readonly peer: ServerPeer) {
   }
 
-  /** agent.shutdown (seed §4.3, notification): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+  /** agent.shutdown (§4.3, notification; PROTOCOL.md "agent.shutdown"): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
   agentShutdown(params: T.AgentShutdownParams): void {
     this.peer.notify("agent.shutdown", params);
   }
 
   /**
-   * probe.request (seed §4.6, request): Server-initiated probe invocation against the agent's compiled-in registry.
+   * probe.request (§4.6, request; PROTOCOL.md "probe.request"): Server-initiated probe invocation against the agent's compiled-in registry.
    *
    * Errors: -32010, -32011, -32012, -32602.
    */
@@ -104,7 +105,7 @@ export class ServerClient {
     return this.peer.request("probe.request", params, options);
   }
 
-  /** config.update (seed §4.8, notification): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+  /** config.update (§4.8, notification; PROTOCOL.md "config.update"): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
   configUpdate(params: T.ConfigUpdateParams): void {
     this.peer.notify("config.update", params);
   }
@@ -113,21 +114,21 @@ export class ServerClient {
 /** Handlers the server implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603. */
 export interface ServerHandlers {
   /**
-   * agent.hello (seed §4.1, request): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+   * agent.hello (§4.1, request; PROTOCOL.md "agent.hello"): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
    *
    * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
    */
   "agent.hello": RequestHandler<T.AgentHelloParams, T.AgentHelloResult>;
-  /** agent.heartbeat (seed §4.2, notification): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+  /** agent.heartbeat (§4.2, notification; PROTOCOL.md "agent.heartbeat"): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
   "agent.heartbeat": NotificationHandler<T.AgentHeartbeatParams>;
   /**
-   * logs.push (seed §4.4, request): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+   * logs.push (§4.4, request; PROTOCOL.md "logs.push"): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
    *
    * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
    */
   "logs.push": RequestHandler<T.LogsPushParams, T.LogsPushResult>;
   /**
-   * metrics.push (seed §4.5, request): Ship per-host metric samples.
+   * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
    *
    * Errors: -32008, -32020, -32602.
    */

@@ -6,7 +6,7 @@ import { RpcError, type RpcErrorObject } from './runtime/errors.js';
 import type * as T from './types.js';
 
 /**
- * Error codes of the contract (contract/errors.json).
+ * Error codes of the protocol (PROTOCOL.md, "Error codes").
  */
 export const ErrorCode = {
   ParseError: -32700,

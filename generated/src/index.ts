@@ -13,3 +13,4 @@ export * from './client.js';
 export * from './runtime/peer.js';
 export * from './runtime/errors.js';
 export * from './runtime/transport.js';
+export * from './runtime/entry-guard.js';

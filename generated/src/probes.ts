@@ -5,9 +5,10 @@
 import type * as T from './types.js';
 import * as V from './validators.js';
 import type { Validator } from './runtime/peer.js';
+import { toIssues, type ValidationIssue } from './runtime/errors.js';
 
 /**
- * Probes of the reference registry (contract/probes/): args and output types by probe name.
+ * Probes of the reference registry (schemas/probes/): args and output types by probe name.
  */
 export interface ProbeTypes {
   "exec.systemctl_status": { args: T.ExecSystemctlStatusArgs; output: T.ExecSystemctlStatusOutput };
@@ -39,3 +40,18 @@ export const PROBES: readonly ProbeInfo[] = [
   { name: "journal.tail", summary: "Last N journal entries of one systemd unit (journalctl).", validateArgs: V.validateJournalTailArgs, validateOutput: V.validateJournalTailOutput },
   { name: "file.tail", summary: "Last N lines of a file inside the agent's allowed paths.", validateArgs: V.validateFileTailArgs, validateOutput: V.validateFileTailOutput },
 ];
+
+/**
+ * The agent peer's outgoing check of a probe.request result (PeerOptions.checkOutgoingResult):
+ * its `output` against the output schema of the probe named in the request's params, so an
+ * invalid probe output fails at the agent. Probes outside this registry pass unchecked.
+ */
+export function checkProbeOutput(method: string, params: unknown, result: unknown): ValidationIssue[] | undefined {
+  if (method !== 'probe.request') return undefined;
+  const name = (params as { probe?: unknown } | null)?.probe;
+  const probe = PROBES.find((p) => p.name === name);
+  if (!probe) return undefined;
+  const output = (result as { output?: unknown } | null)?.output;
+  if (probe.validateOutput(output)) return undefined;
+  return toIssues(probe.validateOutput.errors).map((i) => ({ ...i, path: `/output${i.path}` }));
+}

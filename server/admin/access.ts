@@ -41,18 +41,18 @@ export function authorize(req: IncomingMessage, deps: AdminDeps, changesState: b
   const tokenMode = hasToken(deps.adminToken);
   const authz = req.headers['authorization'];
   if (tokenMode && typeof authz === 'string' && authz.trim() !== '') {
-    const d = checkAdminAuth(req, deps.adminToken);
+    const d = checkAdminAuth(req, deps.adminToken, deps.isTrustedProxy);
     return d.ok ? { ok: true, via: 'bearer' } : denied(d.status, d.message);
   }
   const session = keysFor(deps.adminToken).verify(readCookie(req, SESSION_COOKIE));
-  if (session !== undefined && (tokenMode || checkAdminAuth(req, undefined).ok)) {
+  if (session !== undefined && (tokenMode || checkAdminAuth(req, undefined, deps.isTrustedProxy).ok)) {
     if (!tokenMode && !loopbackHostHeader(req)) return denied(403, 'admin API without an admin token: the Host header must name this machine by a loopback address (localhost, 127.0.0.1, [::1])');
     if (changesState && !keysFor(deps.adminToken).csrfMatches(req, session)) {
       return denied(403, 'this request changes state: send the X-CSRF-Token header of your console session (from POST or GET /admin/session)');
     }
     return { ok: true, via: 'cookie', session };
   }
-  const d = checkAdminAuth(req, deps.adminToken);
+  const d = checkAdminAuth(req, deps.adminToken, deps.isTrustedProxy);
   if (!d.ok) {
     const expired = readCookie(req, SESSION_COOKIE) !== undefined && d.status === 401;
     return denied(d.status, expired ? 'console session expired or not valid: sign in again (POST /admin/session)' : d.message);
@@ -87,7 +87,7 @@ export function signIn(req: IncomingMessage, deps: AdminDeps, token: string | un
     if (!d.ok) throw new ApiError(401, 401, 'wrong admin token');
     return;
   }
-  const d = checkAdminAuth(req, undefined);
+  const d = checkAdminAuth(req, undefined, deps.isTrustedProxy);
   if (!d.ok) throw new ApiError(d.status, d.status, d.message);
   if (fromBrowser(req) && !loopbackHostHeader(req)) throw new ApiError(403, 403, 'sign in through a loopback address (http://127.0.0.1:PORT/ui/ or http://localhost:PORT/ui/)');
 }

@@ -25,6 +25,8 @@ export interface AdminDeps {
   logger?: Logger;
   /** The server's version (GET /admin/settings). */
   serverVersion?: string;
+  /** Configured trusted proxies (they may vouch for a loopback client; DECISIONS H6). */
+  isTrustedProxy?: (address: string) => boolean;
   /** Live tail poll interval (ms, default 200). */
   tailPollMs?: number;
 }

@@ -9,7 +9,9 @@ import { enrollCommand, runCommand } from './hints.js';
 import { REMOTE_OPTIONS, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
 
 export async function agentIssue(args: string[]): Promise<void> {
-  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, group: { type: 'string' }, json: { type: 'boolean' }, ...REMOTE_OPTIONS }, HELP.issue);
+  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, group: { type: 'string' }, json: { type: 'boolean' }, 'expires-in': { type: 'string' }, ...REMOTE_OPTIONS }, HELP.issue);
+  const security = await import('../security/commands.js');
+  const ttlMs = security.enrollmentTtl(values['expires-in']);
   const host = values.host;
   const group = values.group;
   const { GROUP_NAME } = await import('../db/operator.repository.js');
@@ -23,7 +25,8 @@ export async function agentIssue(args: string[]): Promise<void> {
     throw new UsageError(`--host-id ${JSON.stringify(hostId)} is not a UUID; see \`${PROG} agent list\``);
   }
   const remote = remoteTarget(values);
-  const issued = remote !== undefined ? await issueRemote(remote, host, hostId, group) : await issueLocal(values.db, host, hostId, group);
+  if (remote !== undefined && values['expires-in'] !== undefined) throw new UsageError('--expires-in works on the database only (the admin API issues tokens with the default lifetime); drop it or use --db');
+  const issued = remote !== undefined ? await issueRemote(remote, host, hostId, group) : await issueLocal(values.db, host, hostId, group, ttlMs);
   printIssued(issued, values.json === true, group);
 }
 
@@ -43,7 +46,8 @@ async function issueRemote(t: RemoteTarget, host: string | undefined, hostId: st
   return { host_id: r.host_id, hostname: r.hostname, token: r.token, agent_url: r.server_url };
 }
 
-async function issueLocal(db: string | undefined, host: string | undefined, hostId: string | undefined, group: string | undefined): Promise<Issued> {
+async function issueLocal(db: string | undefined, host: string | undefined, hostId: string | undefined, group: string | undefined, ttlMs: number): Promise<Issued> {
+  const security = await import('../security/commands.js');
   const ops = await import('../db/operator.repository.js');
   const { issueAgent, reissueToken } = await repo();
   const { getSetting } = await import('../db/settings.repository.js');
@@ -56,11 +60,13 @@ async function issueLocal(db: string | undefined, host: string | undefined, host
     };
     if (host !== undefined) {
       const created = await issueAgent(s.db, host);
+      await security.afterIssue(s.db, created, ttlMs, false);
       await join(created.host_id);
       return { ...created, agent_url };
     }
     try {
       const again = await reissueToken(s.db, hostId as string);
+      await security.afterIssue(s.db, again, ttlMs, true);
       await join(again.host_id);
       return { ...again, agent_url };
     } catch (error) {
@@ -78,7 +84,7 @@ function printIssued(issued: Issued, json: boolean, group: string | undefined): 
     // too; stderr (which may be logged) never carries it.
     const url = issued.agent_url ?? 'ws://SERVER:3100/ws/agent';
     out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\nOn the host, from a clone of this repository:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}`);
-    err(`The token is shown once and works for one enrollment.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
+    err(`The token is shown once and works for one enrollment. To keep it out of ps on the host, save it to a file (mode 0600) and give --token-file FILE instead of --token TOKEN.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
   }
 }
 
@@ -156,7 +162,9 @@ export async function agentDelete(args: string[]): Promise<void> {
   const ops = await import('../db/operator.repository.js');
   const purged = await withDb(values.db, async (s) => {
     try {
-      return await ops.deleteAgent(s.db, hostId, { purge: values.purge === true });
+      const gone = await ops.deleteAgent(s.db, hostId, { purge: values.purge === true });
+      await (await import('../security/commands.js')).auditCli(s.db, 'agent.delete', hostId, { purge: values.purge === true });
+      return gone;
     } catch (error) {
       if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
       if (error instanceof ops.HostInUseError) throw new UsageError(`host ${hostId} is ${error.state}: only a revoked or never-connected host can be deleted; \`${PROG} agent revoke ${hostId}\` (or decommission) first`);
@@ -251,7 +259,10 @@ export async function agentRevoke(args: string[]): Promise<void> {
     return;
   }
   const { revoke } = await repo();
-  await withDb(values.db, (s) => adminOp(hostId, () => revoke(s.db, hostId)));
+  await withDb(values.db, async (s) => {
+    await adminOp(hostId, () => revoke(s.db, hostId));
+    await (await import('../security/commands.js')).auditCli(s.db, 'agent.revoke', hostId);
+  });
   out(`revoked ${hostId}; a server holding its session closes it (4002) within 2 s`);
 }
 
@@ -272,6 +283,7 @@ export async function agentRotate(args: string[]): Promise<void> {
     const recorded = await getSetting(s.db, 'rotation_grace_secs');
     const grace = given ?? (typeof recorded === 'number' ? recorded : LIMITS.rotation_grace_secs);
     await adminOp(hostId, () => requestRotation(s.db, hostId, grace));
+    await (await import('../security/commands.js')).auditCli(s.db, 'agent.rotate', hostId, { grace_secs: grace });
     out(`rotation requested for ${hostId} (grace ${grace} s): its next hello gets a new token; a connected agent is asked to reconnect within 2 s`);
   });
 }
@@ -290,6 +302,7 @@ export async function agentDecommission(args: string[]): Promise<void> {
   const { requestDecommission, getAgent, revoke } = await repo();
   await withDb(values.db, async (s) => {
     await adminOp(hostId, () => requestDecommission(s.db, hostId, drain));
+    await (await import('../security/commands.js')).auditCli(s.db, 'agent.decommission', hostId, { drain_secs: drain });
     const row = await getAgent(s.db, hostId);
     if (row !== undefined && row.connection_state !== 'Active') {
       // Not connected: revoke at once (DESIGN 5.13). A session that is still open somewhere

@@ -126,6 +126,7 @@ export async function agentConfig(args: string[]): Promise<void> {
     const json = values.clear === true ? null : await checkedConfig(text as string, values['set-file'] !== undefined ? `--set-file ${values['set-file']}` : '--set', cap);
     if (group !== undefined) {
       const changed = await ops.setGroupConfig(s.db, group, json, applyAfter);
+      await (await import('../security/commands.js')).auditCli(s.db, json === null ? 'group.config.clear' : 'group.config.set', `group:${group}`, applyAfter ? { apply_after: applyAfter } : undefined);
       out(
         json === null
           ? `config of group ${group} cleared: its ${changed} member(s) without their own config run the server default; connected ones get it within 2 s`
@@ -135,6 +136,7 @@ export async function agentConfig(args: string[]): Promise<void> {
     }
     const { setAgentConfig } = await repo();
     await adminOp(hostId as string, () => setAgentConfig(s.db, hostId as string, json, applyAfter));
+    await (await import('../security/commands.js')).auditCli(s.db, json === null ? 'agent.config.clear' : 'agent.config.set', hostId as string, applyAfter ? { apply_after: applyAfter } : undefined);
     out(
       json === null
         ? `config of ${hostId} cleared: its group's config or the server default applies; a connected agent gets it within 2 s`

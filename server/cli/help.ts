@@ -19,7 +19,12 @@ Commands:
   agent config HOST_ID           show (--get), set (--set JSON) or clear (--clear) a host's AgentConfig
   agent config --group NAME      the same for a config group (members without their own config)
   agent delete HOST_ID           remove a revoked or never-connected host (rows kept unless --purge)
+  agent reset-seq HOST_ID        repair a host whose accepted_seq is beyond max_seq (2^53 - 1)
+  agent tokens                   list unused one-time enrollment tokens
+  agent withdraw HOST_ID         withdraw a host's unused one-time enrollment token
+  audit                          the audit trail of admin actions
   probe HOST_ID PROBE --server URL   run a probe on a connected host through the admin API
+  backup --to FILE               consistent copy of the SQLite database, safe while serving
 
 Every agent command and probe works on a database (--db PATH, default ${DEFAULT_DB};
 never created, except by agent issue --host with an explicit --db) or on a running server
@@ -33,7 +38,11 @@ Options:
   --db PATH                  SQLite database (default ${DEFAULT_DB}; created with its folder)
   --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
   --config FILE              JSON server config (generated/schemas/server-config.json); flags override it
-  --admin-token T            bearer token for the admin HTTP API (never logged)
+  --admin-token-file FILE    bearer token for the admin HTTP API, read from FILE (or $CORTEX_ADMIN_TOKEN)
+  --admin-token T            the same on the command line (visible to local processes; prefer the file)
+  --metrics-public           serve GET /metrics to every client (default: local requests and admin-token holders)
+  --allow-origin ORIGIN      accept WebSocket upgrades carrying this Origin (repeatable; default: none)
+  --failed-hellos-before-throttle N   failed hellos per address before its upgrades get 429 (default 5; 0 off)
   --tls-cert FILE --tls-key FILE   serve wss:// natively
   --allow-insecure           allow a non-loopback --listen without TLS
   --min-agent-version V      oldest agent_version accepted (semver)
@@ -52,7 +61,7 @@ Options:
   --max-db-bytes N           also delete the oldest rows while the database holds more than N bytes
   --help                     show this help
 `,
-  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|delete> [options]   (--help on each)
+  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|delete|reset-seq|tokens|withdraw> [options]   (--help on each)
 `,
   revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH]
 
@@ -101,11 +110,12 @@ ${REMOTE_HELP}`,
   --admin-token T    the admin token on the command line (visible in ps: prefer the file or
                      $CORTEX_ADMIN_TOKEN)
 ${REMOTE_HELP}`,
-  issue: `Usage: ${PROG} agent issue (--host LABEL | --host-id HOST_ID) [--group NAME] [--json] [--db PATH]
+  issue: `Usage: ${PROG} agent issue (--host LABEL | --host-id HOST_ID) [--group NAME] [--expires-in DURATION] [--json] [--db PATH]
 
   --host LABEL       create a NeverConnected host with a new host_id and a one-time token;
                      LABEL is your name for it (the agent's own hostname is shown beside it)
   --host-id HOST_ID  new one-time token for an existing host (re-enrollment); its rows are kept
+  --expires-in D     the token stops working after D (90s, 30m, 24h, 7d; default 7d)
   --group NAME       the host joins config group NAME (created if new; a host is in one
                      group; its own config overrides the group's); --group '' leaves it
   --json             print {"host_id", "hostname", "token"} (and "group") as one JSON object

@@ -28,16 +28,24 @@ export async function serve(args: string[]): Promise<void> {
       'rotation-grace-secs': { type: 'string' },
       'shutdown-drain-secs': { type: 'string' },
       'silent-after-secs': { type: 'string' },
+      'admin-token-file': { type: 'string' },
+      'metrics-public': { type: 'boolean' },
+      'failed-hellos-before-throttle': { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
       'retention-days': { type: 'string' },
       'max-db-bytes': { type: 'string' },
     },
     HELP.serve,
   );
+  const security = await import('../security/commands.js');
   const file = values.config !== undefined ? readConfigFile(values.config) : {};
   const flags: Record<string, unknown> = {
     listen: values.listen,
     db: values.db,
-    admin_token: values['admin-token'],
+    admin_token: security.serveAdminToken(values['admin-token'], values['admin-token-file'], process.env['CORTEX_ADMIN_TOKEN']),
+    metrics_public: values['metrics-public'],
+    failed_hellos_before_throttle: int('--failed-hellos-before-throttle', values['failed-hellos-before-throttle']),
+    allowed_origins: values['allow-origin'],
     tls_cert: values['tls-cert'],
     tls_key: values['tls-key'],
     allow_insecure: values['allow-insecure'],

@@ -5,7 +5,7 @@
 // `IngestWriter` that uses prepared statements. A PostgreSQL dialect would implement the
 // same `Storage` interface in its own module (pg pool + kysely's PostgresDialect, the
 // same SQL for the insert, GREATEST instead of MAX, pg_advisory_xact_lock for migrations).
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
@@ -39,7 +39,12 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const inMemory = options.path === ':memory:';
   const file = inMemory ? options.path : resolve(options.path);
-  if (!inMemory && options.mustExist !== true) mkdirSync(dirname(file), { recursive: true });
+  if (!inMemory && options.mustExist !== true) {
+    // Log contents and token hashes: the folder (when we create it) is 0700 and the file 0600;
+    // SQLite gives -wal and -shm the mode of the database file (DECISIONS H11).
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  }
 
   const sqlite = new Database(file, { timeout: busyTimeoutMs, fileMustExist: options.mustExist === true });
   try {

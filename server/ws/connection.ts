@@ -52,6 +52,7 @@ import {
   type SessionStart,
 } from '../db/agents.repository.js';
 import { UnknownHostError } from '../db/storage.js';
+import { enrollmentExpiresAt } from '../security/enrollment.js';
 import type { SessionIngest } from '../ingest.js';
 import { isAgentVersionSupported } from '../version.js';
 import type { ServerContext } from './context.js';
@@ -102,7 +103,7 @@ export class Connection {
 
   constructor(
     private readonly ws: WebSocket,
-    req: IncomingMessage,
+    private readonly req: IncomingMessage,
     private readonly ctx: ServerContext,
   ) {
     this.address = req.socket.remoteAddress ?? '';
@@ -262,6 +263,7 @@ export class Connection {
       `hello refused: ${error.message} (closing ${closeCode})`,
     );
     this.ctx.metrics.handshakes.labels(error.message).inc();
+    this.ctx.onHelloFailed?.(this.req, error.code);
     this.sendRaw({ jsonrpc: '2.0', id, error: error.toJSON() });
     this.closeWith(closeCode, error.message);
   }
@@ -328,6 +330,11 @@ export class Connection {
     const hostIdRaw = p['host_id'];
 
     const pv = p['protocol_version'];
+    if (pv === undefined) {
+      // Not a version mismatch: a hello without the field is malformed (DECISIONS H10).
+      const issue = { path: '/protocol_version', message: `is required (this server speaks protocol_version ${PROTOCOL_VERSION})` };
+      return this.fail(id, new InvalidParamsError({ method: 'agent.hello', errors: [issue] }, 'InvalidParams'), 4001, hostIdRaw);
+    }
     if (pv !== PROTOCOL_VERSION || pv < s.required_protocol_version) {
       const current = typeof pv === 'number' && Number.isInteger(pv) ? pv : PROTOCOL_VERSION;
       return this.fail(id, new AgentVersionUnsupportedError({ required_protocol_version: Math.max(s.required_protocol_version, PROTOCOL_VERSION), current }, 'AgentVersionUnsupported'), 4001, hostIdRaw);
@@ -355,6 +362,15 @@ export class Connection {
     if (!matchCurrent && !inGrace) {
       return this.fail(id, new TokenRotationRequiredError({ reason: 'the previous token is no longer valid: re-enroll with `agent issue --host-id`' }, 'TokenRotationRequired'), 4001, host_id);
     }
+    if (matchCurrent && row.connection_state === 'NeverConnected') {
+      // One-time enrollment tokens expire (DECISIONS H8).
+      const expires = await enrollmentExpiresAt(this.ctx.storage.db, host_id);
+      if (this.state !== 'hello_pending') return;
+      if (expires !== undefined && expires <= now.toISOString()) {
+        this.ctx.logger.info({ host_id, expires_at: expires }, 'enrollment token expired: issue a new one with `agent issue --host-id`');
+        return this.fail(id, new AuthFailedError({ reason: 'expired' }, 'AuthFailed'), 4001, host_id);
+      }
+    }
     if (row.decommission_requested_at !== null) {
       // Decommissioned while not connected (or its server went away): revoke now (DESIGN 5.13).
       await revoke(this.ctx.storage.db, host_id).catch(() => undefined);
@@ -366,6 +382,10 @@ export class Connection {
       return this.fail(id, new InvalidParamsError({ method: 'agent.hello', errors: issues }, 'InvalidParams'), 4001, host_id);
     }
     const hello: AgentHelloParams = params;
+    if (typeof hello.resume_from_seq === 'number' && hello.resume_from_seq > LIMITS.max_seq) {
+      const issue = { path: '/resume_from_seq', message: `must be at most max_seq = ${LIMITS.max_seq} (2^53 - 1)` };
+      return this.fail(id, new InvalidParamsError({ method: 'agent.hello', errors: [issue] }, 'InvalidParams'), 4001, host_id);
+    }
 
     // Authenticated. From here the hello timer no longer closes the socket.
     this.state = 'activating';
@@ -428,6 +448,7 @@ export class Connection {
       ...(rotated !== undefined ? { rotated_token: rotated } : {}),
     };
     this.sendRaw({ jsonrpc: '2.0', id, result });
+    this.ctx.onHelloOk?.(this.req);
     this.ctx.metrics.framesOut.labels('agent.hello').inc();
     this.ctx.metrics.handshakes.labels(rotated === undefined ? 'ok' : row.connection_state === 'NeverConnected' ? 'enrolled' : 'rotated').inc();
     this.ctx.logger.info({ host_id, session_id, address: this.address, rotated: rotated !== undefined, accepted_seq }, 'agent connected');

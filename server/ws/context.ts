@@ -1,4 +1,5 @@
 // What a connection needs from its server.
+import type { IncomingMessage } from 'node:http';
 import type { Storage } from '../db/storage.js';
 import type { Ingest } from '../ingest.js';
 import type { Logger } from '../log.js';
@@ -18,4 +19,8 @@ export interface ServerContext {
   unregister(conn: Connection): void;
   /** After an authenticated session closed and its row was updated (decommission follow-up). */
   onSessionClosed?(conn: Connection): void;
+  /** A hello was refused with `code` (failed-hello throttle, DECISIONS H7). */
+  onHelloFailed?(req: IncomingMessage, code: number): void;
+  /** A hello succeeded. */
+  onHelloOk?(req: IncomingMessage): void;
 }

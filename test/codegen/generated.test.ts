@@ -7,7 +7,7 @@ import * as G from '@cortex/agent-protocol';
 import type { LogsPushParams, AgentHelloParams, Validator } from '@cortex/agent-protocol';
 import { generate } from '../../codegen/generate.js';
 import { lintSchema } from '../../codegen/lint.js';
-import { wrapInFunctionScope } from '../../codegen/emit-validators.js';
+import { hoistEvaluated, markPure } from '../../codegen/emit-validators.js';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 const generatedDir = join(repo, 'generated');
@@ -123,17 +123,20 @@ describe('generated validators against the conformance vectors', () => {
 });
 
 describe('codegen', () => {
-  it('moves the validator bundle into a function scope and re-exports its names (renames kept)', async () => {
-    const wrapped = wrapInFunctionScope('var schema0 = { a: 1 };\nfunction validate0(d) { return d === schema0.a; }\nvar v = validate0;\nexport {\n  v as validateA,\n  validate0\n};\n');
-    // nothing left at module scope but the wrapper and the exports
-    const outside = wrapped.slice(wrapped.indexOf('\n})();\n') + 6).trim().split('\n');
-    expect(wrapped.startsWith('const __cortexValidators = (() => {\n')).toBe(true);
-    expect(outside.every((l) => l.startsWith('export const '))).toBe(true);
-    const mod = (await import(`data:text/javascript,${encodeURIComponent(wrapped)}`)) as Record<string, (d: unknown) => boolean>;
-    expect(Object.keys(mod).sort()).toEqual(['validate0', 'validateA']);
-    expect(mod['validateA']!(1)).toBe(true);
-    expect(mod['validate0']!(2)).toBe(false);
-    expect(() => wrapInFunctionScope('var x = 1;\n')).toThrow(/export list/);
+  it('makes the validator module tree-shakeable: no module-scope assignment to a validator, call initialisers marked pure', async () => {
+    const code = 'export const validateA = validate0;\nconst pattern0 = new RegExp("^a$", "u");\nfunction validate0(d){\nconst evaluated0 = validate0.evaluated;\nif(evaluated0.dynamicProps){}\nreturn pattern0.test(d);\n}\nvalidate0.evaluated = {"dynamicProps":false,"dynamicItems":false};\n';
+    const hoisted = hoistEvaluated(code);
+    expect(hoisted).not.toMatch(/^validate0\.evaluated =/m);
+    expect(hoisted).toContain('const evaluated0 = validate0.evaluated || (validate0.evaluated = {"dynamicProps":false,"dynamicItems":false});');
+    const mod = (await import(`data:text/javascript,${encodeURIComponent(hoisted)}`)) as Record<string, ((d: unknown) => boolean) & { evaluated?: unknown }>;
+    expect(mod['validateA']!('a')).toBe(true);
+    expect(mod['validateA']!('b')).toBe(false);
+    expect(mod['validateA']!.evaluated).toEqual({ dynamicProps: false, dynamicItems: false });
+    expect(() => hoistEvaluated('function validate1(){}\nvalidate1.schema = {};\n')).toThrow(/tree shaking/);
+    expect(hoistEvaluated('function validate1(d){\nvalidate1.errors = [];\n}\n')).toContain('validate1.errors = [];');
+    expect(markPure('var require_x = __commonJS({\nvar f = require_x().default;\nvar p = new RegExp("a");\nvar q = 1;\n')).toBe(
+      'var require_x = /* @__PURE__ */ __commonJS({\nvar f = /* @__PURE__ */ require_x().default;\nvar p = /* @__PURE__ */ new RegExp("a");\nvar q = 1;\n',
+    );
   });
 
   it('is deterministic: two generations give identical bytes', async () => {
@@ -149,6 +152,7 @@ describe('codegen', () => {
     for (const f of walk(generatedDir)) {
       const text = readFileSync(f, 'utf8');
       if (f.includes(`${join('generated', 'schemas')}`)) continue; // verbatim contract schemas, for other languages
+      if (f === join(generatedDir, 'LICENSE')) continue; // the licence, verbatim
       expect(text.slice(0, 200), f).toMatch(/Generated from contract\/ by codegen — do not edit/);
       expect(text.slice(0, 300), f).not.toMatch(/\d{4}-\d{2}-\d{2}T|version \d/);
     }

@@ -221,7 +221,7 @@ describe('peer runtime', () => {
     const bad = (await agent.logsPush({ seq_start: 1, entries: [] }).catch((e: unknown) => e)) as PeerError;
     expect(bad.code).toBe('invalid_params');
     const big = 'x'.repeat(60_000);
-    const entries = Array.from({ length: 20 }, (_, i) => ({ seq: i + 1, ts: '2026-05-16T19:42:50.123Z', severity: 'info' as const, message: big, source: 'journald' }));
+    const entries = Array.from({ length: 20 }, (_, i) => ({ seq: i + 1, ts: '2026-05-16T19:42:50.123Z', severity: 'info' as const, message: big, source: 'journald' as const }));
     const tooBig = (await agent.logsPush({ seq_start: 1, entries }).catch((e: unknown) => e)) as PeerError;
     expect(tooBig.code).toBe('frame_too_large');
     expect(s.sent).toHaveLength(0);

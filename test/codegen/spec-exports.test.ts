@@ -45,7 +45,9 @@ describe('spec exports', () => {
     const names = (doc['methods'] as { name: string }[]).map((m) => m.name);
     expect(names).toEqual(['agent.hello', 'agent.heartbeat', 'agent.shutdown', 'logs.push', 'metrics.push', 'probe.request', 'config.update']);
     const push = (doc['methods'] as Doc[]).find((m) => m['name'] === 'logs.push')!;
-    expect(push['errors']).toContainEqual({ code: -32020, message: 'Backpressure', data: { $ref: '#/components/schemas/RetryAfterData' } });
+    // error data is a value in OpenRPC: its schema is in the method's x-error-data-schemas
+    expect(push['errors']).toContainEqual({ code: -32020, message: 'Backpressure' });
+    expect(push['x-error-data-schemas']).toMatchObject({ '-32020': { $ref: '#/components/schemas/RetryAfterData' } });
     // The validator really checks: a broken document is refused.
     expect(validate({ ...doc, methods: [{ name: 'x' }] })).toBe(false);
   });

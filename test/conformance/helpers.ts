@@ -91,7 +91,9 @@ export interface ServeHandle {
 export async function serveReference(args: string[]): Promise<ServeHandle> {
   const dir = mkdtempSync(join(tmpdir(), 'cortex-conformance-test-'));
   const db = join(dir, 'cortex.db');
-  const s = await serve(['--db', db, ...args]);
+  // The runner sends many hellos with wrong tokens on purpose: the failed-hello throttle
+  // (DECISIONS H7, tested in test/hostile/trust-edges.test.ts) is off for it.
+  const s = await serve(['--db', db, '--failed-hellos-before-throttle', '0', ...args]);
   return {
     child: s.child,
     url: s.url,

@@ -189,7 +189,7 @@ beforeAll(async () => {
   requireDist();
   dir = tempDir('cortex-hostile-');
   db = join(dir, 'server.db');
-  server = await startServer(db, ['--hello-timeout-ms', String(HELLO_TIMEOUT_MS), '--ping-interval-ms', '1000', '--upgrades-per-minute', '10']);
+  server = await startServer(db, ['--hello-timeout-ms', String(HELLO_TIMEOUT_MS), '--ping-interval-ms', '1000', '--upgrades-per-minute', '10', '--failed-hellos-before-throttle', '0']); // fuzzed hellos fail on purpose (throttle: trust-edges.test.ts)
   goodHost = issueAgent(db, 'well-behaved');
   const stateDir = join(dir, 'good');
   await enroll(server.url, goodHost, stateDir);

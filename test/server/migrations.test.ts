@@ -34,7 +34,7 @@ describe('migrations', () => {
     expect(await migrateToLatest(storage)).toEqual([]);
 
     const tables = (await storage.db.introspection.getTables()).map((t) => t.name).sort();
-    expect(tables).toEqual(['agent_groups', 'agents', 'logs', 'metrics', 'server_settings']);
+    expect(tables).toEqual(['agent_groups', 'agents', 'audit', 'enrollment_tokens', 'logs', 'metrics', 'server_settings']);
     const logs = (await storage.db.introspection.getTables()).find((t) => t.name === 'logs');
     expect(logs?.columns.map((c) => c.name)).toEqual([
       'host_id', 'seq', 'ts', 'received_at', 'severity', 'facility', 'app_name',

@@ -14,14 +14,27 @@ export interface RpcErrorObject {
     message: string;
     data?: unknown;
 }
-/** An error that is (or came) on the wire as a JSON-RPC error response. */
+/**
+ * An error that is (or came) on the wire as a JSON-RPC error response. `message` reads
+ * "<wire message> (<code>): <one-line summary of data>", e.g.
+ * "Backpressure (-32020): retry_after_ms=500", so a log line or a test failure says what
+ * happened; the wire keeps the short message (`wireMessage`, sent by toJSON).
+ */
 export declare class RpcError<D = unknown> extends Error {
     readonly code: number;
     readonly data: D | undefined;
+    /** The error object's `message` as on the wire (the contract's error name). */
+    readonly wireMessage: string;
     constructor(code: number, message: string, data?: D);
     /** The wire form: `{code, message, data?}`. */
     toJSON(): RpcErrorObject;
 }
+/**
+ * One line (at most `max` characters) saying what error data holds: `key=value` for each
+ * property (strings quoted when they contain spaces, nested values as compact JSON), a list
+ * of validation issues as "path message; ...". Empty for no data.
+ */
+export declare function summarizeData(data: unknown, max?: number): string;
 /** Stable codes of local (never sent) errors. */
 export type PeerErrorCode = 'timeout' | 'closed' | 'invalid_result' | 'invalid_params' | 'frame_too_large' | 'send_failed' | 'unknown_method';
 /** A local error: never sent on the wire. */

@@ -23,7 +23,11 @@
  *     ▼
  *   params validator ─ fails ─▶ -32602 with the failing paths / dropped for notifications
  *     ▼
- *   handler (called synchronously, in frame order) ─▶ result or RpcError ─▶ response
+ *   handler (called synchronously, in frame order) ─▶ result or RpcError
+ *     ▼ result
+ *   outgoing result check (validateOutgoing) ─ fails ─▶ -32603 and an invalid_outgoing_result event
+ *     ▼
+ *   response
  */
 import { RpcError, type RpcErrorObject, type SchemaErrorLike, type ValidationIssue } from './errors.js';
 import type { Frame, Transport } from './transport.js';
@@ -102,6 +106,13 @@ export type PeerEvent = {
     method: string;
     id: RpcId | undefined;
     error: unknown;
+}
+/** This side's handler returned a result that fails the method's result schema: -32603 was sent instead. */
+ | {
+    type: 'invalid_outgoing_result';
+    method: string;
+    id: RpcId;
+    issues: ValidationIssue[];
 } | {
     type: 'rejected';
     method: string;
@@ -124,8 +135,20 @@ export interface PeerOptions {
     readonly validateEnvelope: Validator;
     /** Default timeout of outgoing requests in ms (default 30 000). 0 disables. */
     readonly requestTimeoutMs?: number;
-    /** Validate outgoing params before sending (default true). */
+    /**
+     * Validate what this side sends against the contract: request and notification params
+     * (an invalid one is not sent: PeerError 'invalid_params') and handler results (an invalid
+     * one is answered with -32603 InternalError and reported as an 'invalid_outgoing_result'
+     * event, so a bad probe output fails at the sender). Default: on, except when
+     * NODE_ENV=production (then pass true to keep it).
+     */
     readonly validateOutgoing?: boolean;
+    /**
+     * A further check of an outgoing result that needs the request's params (the generated
+     * agent peer checks a probe.request result's `output` against that probe's output schema).
+     * Returns the issues, or undefined when the result is fine. Runs when validateOutgoing is on.
+     */
+    readonly checkOutgoingResult?: (method: string, params: unknown, result: unknown) => ValidationIssue[] | undefined;
     /** Largest frame this peer sends, in UTF-8 bytes (default 1 MiB, the contract's limit). */
     readonly maxFrameBytes?: number;
     /** Build the error instance for an error response (generated: a typed class per code). */
@@ -139,11 +162,21 @@ export interface PeerOptions {
     /** Observer of protocol events (for logging and metrics). */
     readonly onEvent?: (event: PeerEvent) => void;
 }
+/**
+ * What the peer needs of an AbortSignal (declared here so the package's types need neither
+ * the DOM lib nor @types/node; a real AbortSignal fits).
+ */
+export interface AbortSignalLike {
+    readonly aborted: boolean;
+    addEventListener(type: 'abort', listener: () => void, options?: {
+        once?: boolean;
+    }): void;
+}
 export interface RequestOptions {
     /** Override the peer's default timeout (ms); 0 disables. */
     timeoutMs?: number;
     /** Abort waiting (the request stays sent; its late answer is dropped). */
-    signal?: AbortSignal;
+    signal?: AbortSignalLike;
 }
 export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     private readonly transport;
@@ -153,9 +186,13 @@ export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     private readonly requestHandlers;
     private readonly notificationHandlers;
     private readonly pending;
+    /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+    private readonly answering;
     private readonly closeListeners;
     private nextId;
     private closedWith;
+    /** Whether outgoing params and results are validated (PeerOptions.validateOutgoing). */
+    readonly validatesOutgoing: boolean;
     constructor(transport: Transport, options: PeerOptions);
     /** True once the transport reported its close. */
     get closed(): boolean;

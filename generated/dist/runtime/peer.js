@@ -23,7 +23,11 @@
  *     ▼
  *   params validator ─ fails ─▶ -32602 with the failing paths / dropped for notifications
  *     ▼
- *   handler (called synchronously, in frame order) ─▶ result or RpcError ─▶ response
+ *   handler (called synchronously, in frame order) ─▶ result or RpcError
+ *     ▼ result
+ *   outgoing result check (validateOutgoing) ─ fails ─▶ -32603 and an invalid_outgoing_result event
+ *     ▼
+ *   response
  */
 import { PeerError, RpcError, describeIssues, toIssues } from './errors.js';
 const MAX_FRAME_BYTES = 1_048_576;
@@ -36,12 +40,17 @@ export class Peer {
     requestHandlers = new Map();
     notificationHandlers = new Map();
     pending = new Map();
+    /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+    answering = new Set();
     closeListeners = [];
     nextId = 1;
     closedWith;
+    /** Whether outgoing params and results are validated (PeerOptions.validateOutgoing). */
+    validatesOutgoing;
     constructor(transport, options) {
         this.transport = transport;
         this.options = options;
+        this.validatesOutgoing = options.validateOutgoing ?? !isProductionEnv();
         const sends = options.side === 'agent' ? 'agent_to_server' : 'server_to_agent';
         for (const m of options.methods)
             (m.direction === sends ? this.outgoing : this.incoming).set(m.name, m);
@@ -59,7 +68,7 @@ export class Peer {
     /** Send a request and wait for its typed result. Rejects with RpcError (the peer's answer) or PeerError (local). */
     request(method, params, opts = {}) {
         const spec = this.outgoing.get(method);
-        if (spec && spec.kind === 'request' && this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+        if (spec && spec.kind === 'request' && this.validatesOutgoing && !spec.validateParams(params)) {
             const issues = toIssues(spec.validateParams.errors);
             return Promise.reject(new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues }));
         }
@@ -131,7 +140,7 @@ export class Peer {
             throw new PeerError('unknown_method', `${method} is not a notification this side can send`);
         if (this.closedWith)
             throw new PeerError('closed', `connection closed (${this.closedWith.code}); ${method} not sent`);
-        if (this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+        if (this.validatesOutgoing && !spec.validateParams(params)) {
             const issues = toIssues(spec.validateParams.errors);
             throw new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues });
         }
@@ -229,6 +238,12 @@ export class Peer {
     }
     receiveCall(method, id, params, frameLength) {
         const isRequest = id !== undefined;
+        // An id still in flight cannot name a second request: its answers could not be told apart.
+        if (isRequest && this.answering.has(id)) {
+            this.emit({ type: 'invalid_request', id, reason: `request id ${JSON.stringify(id)} is already in flight` });
+            this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason: `id ${JSON.stringify(id)} belongs to a request still being answered; use a new id for every request` } } });
+            return;
+        }
         const spec = this.incoming.get(method);
         if (!spec) {
             this.emit({ type: 'unknown_method', method, id });
@@ -294,15 +309,34 @@ export class Peer {
             return;
         }
         if (out instanceof Promise) {
-            out.then((result) => this.answer(id, result), (error) => this.answerError(method, id, error));
+            this.answering.add(id);
+            out.then((result) => {
+                this.answering.delete(id);
+                this.answer(spec, id, params, result);
+            }, (error) => {
+                this.answering.delete(id);
+                this.answerError(method, id, error);
+            });
         }
         else {
-            this.answer(id, out);
+            this.answer(spec, id, params, out);
         }
     }
-    answer(id, result) {
+    answer(spec, id, params, result) {
         if (this.closedWith)
             return;
+        if (this.validatesOutgoing) {
+            let issues;
+            if (spec.validateResult && !spec.validateResult(result))
+                issues = toIssues(spec.validateResult.errors);
+            else
+                issues = this.options.checkOutgoingResult?.(spec.name, params, result);
+            if (issues && issues.length > 0) {
+                this.emit({ type: 'invalid_outgoing_result', method: spec.name, id, issues });
+                this.trySend({ jsonrpc: '2.0', id, error: { code: -32603, message: 'InternalError' } });
+                return;
+            }
+        }
         this.trySend({ jsonrpc: '2.0', id, result });
     }
     /** The one place where a thrown error becomes an error response. Only RpcErrors travel; anything else is -32603. */
@@ -400,4 +434,9 @@ export function utf8Length(text) {
             bytes += 3;
     }
     return bytes;
+}
+/** NODE_ENV=production where there is a `process` (Node, or a bundler that defines it); false in a plain browser. */
+function isProductionEnv() {
+    const env = globalThis.process?.env;
+    return env?.['NODE_ENV'] === 'production';
 }

@@ -16,24 +16,68 @@ export interface RpcErrorObject {
   data?: unknown;
 }
 
-/** An error that is (or came) on the wire as a JSON-RPC error response. */
+/**
+ * An error that is (or came) on the wire as a JSON-RPC error response. `message` reads
+ * "<wire message> (<code>): <one-line summary of data>", e.g.
+ * "Backpressure (-32020): retry_after_ms=500", so a log line or a test failure says what
+ * happened; the wire keeps the short message (`wireMessage`, sent by toJSON).
+ */
 export class RpcError<D = unknown> extends Error {
   readonly code: number;
   readonly data: D | undefined;
+  /** The error object's `message` as on the wire (the contract's error name). */
+  readonly wireMessage: string;
 
   constructor(code: number, message: string, data?: D) {
-    super(message);
+    const summary = summarizeData(data);
+    super(`${message} (${code})${summary ? `: ${summary}` : ''}`);
     this.name = 'RpcError';
     this.code = code;
     this.data = data;
+    this.wireMessage = message;
   }
 
   /** The wire form: `{code, message, data?}`. */
   toJSON(): RpcErrorObject {
-    const out: RpcErrorObject = { code: this.code, message: this.message };
+    const out: RpcErrorObject = { code: this.code, message: this.wireMessage };
     if (this.data !== undefined) out.data = this.data;
     return out;
   }
+}
+
+/**
+ * One line (at most `max` characters) saying what error data holds: `key=value` for each
+ * property (strings quoted when they contain spaces, nested values as compact JSON), a list
+ * of validation issues as "path message; ...". Empty for no data.
+ */
+export function summarizeData(data: unknown, max = 200): string {
+  if (data === undefined || data === null) return '';
+  let text: string;
+  if (typeof data !== 'object') text = String(data);
+  else if (Array.isArray(data)) text = compact(data);
+  else {
+    text = Object.entries(data as Record<string, unknown>)
+      .map(([k, v]) => {
+        if (Array.isArray(v) && v.length > 0 && v.every(isIssue)) return `${k}: ${describeIssues(v as ValidationIssue[])}`;
+        if (typeof v === 'string') return `${k}=${/^[\w.:/@+-]*$/.test(v) ? v : JSON.stringify(v)}`;
+        return `${k}=${compact(v)}`;
+      })
+      .join(', ');
+  }
+  text = text.replace(/[\r\n]+/g, ' ');
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function compact(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? String(v);
+  } catch {
+    return String(v);
+  }
+}
+
+function isIssue(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && typeof (v as { path?: unknown }).path === 'string' && typeof (v as { message?: unknown }).message === 'string';
 }
 
 /** Stable codes of local (never sent) errors. */

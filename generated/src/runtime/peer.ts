@@ -23,7 +23,11 @@
  *     ▼
  *   params validator ─ fails ─▶ -32602 with the failing paths / dropped for notifications
  *     ▼
- *   handler (called synchronously, in frame order) ─▶ result or RpcError ─▶ response
+ *   handler (called synchronously, in frame order) ─▶ result or RpcError
+ *     ▼ result
+ *   outgoing result check (validateOutgoing) ─ fails ─▶ -32603 and an invalid_outgoing_result event
+ *     ▼
+ *   response
  */
 import { PeerError, RpcError, describeIssues, toIssues, type RpcErrorObject, type SchemaErrorLike, type ValidationIssue } from './errors.js';
 import type { Frame, Transport } from './transport.js';
@@ -82,6 +86,8 @@ export type PeerEvent =
   | { type: 'unknown_response'; id: RpcId | null }
   | { type: 'invalid_result'; method: string; id: RpcId; issues: ValidationIssue[] }
   | { type: 'handler_error'; method: string; id: RpcId | undefined; error: unknown }
+  /** This side's handler returned a result that fails the method's result schema: -32603 was sent instead. */
+  | { type: 'invalid_outgoing_result'; method: string; id: RpcId; issues: ValidationIssue[] }
   | { type: 'rejected'; method: string; id: RpcId | undefined; code: number };
 
 /** A call as seen by the intercept hook, before params validation. */
@@ -101,8 +107,20 @@ export interface PeerOptions {
   readonly validateEnvelope: Validator;
   /** Default timeout of outgoing requests in ms (default 30 000). 0 disables. */
   readonly requestTimeoutMs?: number;
-  /** Validate outgoing params before sending (default true). */
+  /**
+   * Validate what this side sends against the contract: request and notification params
+   * (an invalid one is not sent: PeerError 'invalid_params') and handler results (an invalid
+   * one is answered with -32603 InternalError and reported as an 'invalid_outgoing_result'
+   * event, so a bad probe output fails at the sender). Default: on, except when
+   * NODE_ENV=production (then pass true to keep it).
+   */
   readonly validateOutgoing?: boolean;
+  /**
+   * A further check of an outgoing result that needs the request's params (the generated
+   * agent peer checks a probe.request result's `output` against that probe's output schema).
+   * Returns the issues, or undefined when the result is fine. Runs when validateOutgoing is on.
+   */
+  readonly checkOutgoingResult?: (method: string, params: unknown, result: unknown) => ValidationIssue[] | undefined;
   /** Largest frame this peer sends, in UTF-8 bytes (default 1 MiB, the contract's limit). */
   readonly maxFrameBytes?: number;
   /** Build the error instance for an error response (generated: a typed class per code). */
@@ -125,11 +143,20 @@ interface Pending {
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
+/**
+ * What the peer needs of an AbortSignal (declared here so the package's types need neither
+ * the DOM lib nor @types/node; a real AbortSignal fits).
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+}
+
 export interface RequestOptions {
   /** Override the peer's default timeout (ms); 0 disables. */
   timeoutMs?: number;
   /** Abort waiting (the request stays sent; its late answer is dropped). */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 const MAX_FRAME_BYTES = 1_048_576;
@@ -143,13 +170,19 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
   private readonly requestHandlers = new Map<string, RequestHandler<unknown, unknown>>();
   private readonly notificationHandlers = new Map<string, NotificationHandler<unknown>>();
   private readonly pending = new Map<RpcId, Pending>();
+  /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+  private readonly answering = new Set<RpcId>();
   private readonly closeListeners: Array<(code: number, reason: string) => void> = [];
   private nextId = 1;
   private closedWith: { code: number; reason: string } | undefined;
 
+  /** Whether outgoing params and results are validated (PeerOptions.validateOutgoing). */
+  readonly validatesOutgoing: boolean;
+
   constructor(transport: Transport, options: PeerOptions) {
     this.transport = transport;
     this.options = options;
+    this.validatesOutgoing = options.validateOutgoing ?? !isProductionEnv();
     const sends: Direction = options.side === 'agent' ? 'agent_to_server' : 'server_to_agent';
     for (const m of options.methods) (m.direction === sends ? this.outgoing : this.incoming).set(m.name, m);
     transport.onFrame((frame) => this.receive(frame));
@@ -169,7 +202,7 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
   /** Send a request and wait for its typed result. Rejects with RpcError (the peer's answer) or PeerError (local). */
   request<M extends RequestMethod<Out>>(method: M, params: ParamsOf<Out, M>, opts: RequestOptions = {}): Promise<ResultOf<Out, M>> {
     const spec = this.outgoing.get(method);
-    if (spec && spec.kind === 'request' && this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+    if (spec && spec.kind === 'request' && this.validatesOutgoing && !spec.validateParams(params)) {
       const issues = toIssues(spec.validateParams.errors);
       return Promise.reject(new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues }));
     }
@@ -242,7 +275,7 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     const spec = this.outgoing.get(method);
     if (!spec || spec.kind !== 'notification') throw new PeerError('unknown_method', `${method} is not a notification this side can send`);
     if (this.closedWith) throw new PeerError('closed', `connection closed (${this.closedWith.code}); ${method} not sent`);
-    if (this.options.validateOutgoing !== false && !spec.validateParams(params)) {
+    if (this.validatesOutgoing && !spec.validateParams(params)) {
       const issues = toIssues(spec.validateParams.errors);
       throw new PeerError('invalid_params', `${method} params are invalid: ${describeIssues(issues)}`, { issues });
     }
@@ -341,6 +374,12 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
 
   private receiveCall(method: string, id: RpcId | undefined, params: unknown, frameLength: number): void {
     const isRequest = id !== undefined;
+    // An id still in flight cannot name a second request: its answers could not be told apart.
+    if (isRequest && this.answering.has(id)) {
+      this.emit({ type: 'invalid_request', id, reason: `request id ${JSON.stringify(id)} is already in flight` });
+      this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason: `id ${JSON.stringify(id)} belongs to a request still being answered; use a new id for every request` } } });
+      return;
+    }
     const spec = this.incoming.get(method);
     if (!spec) {
       this.emit({ type: 'unknown_method', method, id });
@@ -401,17 +440,34 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
       return;
     }
     if (out instanceof Promise) {
+      this.answering.add(id);
       out.then(
-        (result) => this.answer(id, result),
-        (error: unknown) => this.answerError(method, id, error),
+        (result) => {
+          this.answering.delete(id);
+          this.answer(spec, id, params, result);
+        },
+        (error: unknown) => {
+          this.answering.delete(id);
+          this.answerError(method, id, error);
+        },
       );
     } else {
-      this.answer(id, out);
+      this.answer(spec, id, params, out);
     }
   }
 
-  private answer(id: RpcId, result: unknown): void {
+  private answer(spec: MethodSpec, id: RpcId, params: unknown, result: unknown): void {
     if (this.closedWith) return;
+    if (this.validatesOutgoing) {
+      let issues: ValidationIssue[] | undefined;
+      if (spec.validateResult && !spec.validateResult(result)) issues = toIssues(spec.validateResult.errors);
+      else issues = this.options.checkOutgoingResult?.(spec.name, params, result);
+      if (issues && issues.length > 0) {
+        this.emit({ type: 'invalid_outgoing_result', method: spec.name, id, issues });
+        this.trySend({ jsonrpc: '2.0', id, error: { code: -32603, message: 'InternalError' } });
+        return;
+      }
+    }
     this.trySend({ jsonrpc: '2.0', id, result });
   }
 
@@ -500,4 +556,10 @@ export function utf8Length(text: string): number {
     } else bytes += 3;
   }
   return bytes;
+}
+
+/** NODE_ENV=production where there is a `process` (Node, or a bundler that defines it); false in a plain browser. */
+function isProductionEnv(): boolean {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return env?.['NODE_ENV'] === 'production';
 }

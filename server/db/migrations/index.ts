@@ -5,11 +5,15 @@ import { Migrator, type Migration, type MigrationProvider, type MigrationResult 
 import type { Storage } from '../storage.js';
 import { initial } from './0001-initial.js';
 import { retentionIndexes } from './0002-retention-indexes.js';
+import { audit } from './0010-audit.js';
+import { enrollmentExpiry } from './0011-enrollment-expiry.js';
 import { hostLabelsAndGroups } from './0020-host-labels-and-groups.js';
 
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-retention-indexes': retentionIndexes,
+  '0010-audit': audit,
+  '0011-enrollment-expiry': enrollmentExpiry,
   '0020-host-labels-and-groups': hostLabelsAndGroups,
 };
 

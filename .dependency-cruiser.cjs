@@ -1,0 +1,62 @@
+// The architecture's import rules (README "How the folders fit"), checked by
+// dependency-cruiser in `npm run lint` (part of `npm test`). A rule broken here names the
+// importing file, the imported one and the rule; test/architecture/ shows each rule fails
+// on a forbidden import.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'server-not-agent',
+      comment: 'The reference server and the reference agent never import each other: share code through generated/ (from the contract).',
+      severity: 'error',
+      from: { path: '^server/' },
+      to: { path: '^agent/' },
+    },
+    {
+      name: 'agent-not-server',
+      comment: 'The reference agent and the reference server never import each other: share code through generated/ (from the contract).',
+      severity: 'error',
+      from: { path: '^agent/' },
+      to: { path: '^server/' },
+    },
+    {
+      name: 'generated-self-contained',
+      comment: 'generated/ is a package of its own: it imports nothing outside itself but Node built-ins (and its declared peer ws).',
+      severity: 'error',
+      from: { path: '^generated/' },
+      // (validators.js is emitted straight into dist/ by codegen: unresolvable from src/, and local)
+      to: { pathNot: ['^generated/', '^node_modules/ws/'], dependencyTypesNot: ['core'], couldNotResolve: false },
+    },
+    {
+      name: 'codegen-not-programs',
+      comment: 'codegen/ reads contract/ and writes generated/; it never imports the server, the agent or the runners built on generated/.',
+      severity: 'error',
+      from: { path: '^codegen/' },
+      to: { path: '^(server|agent|conformance|fleet|console)/' },
+    },
+    {
+      name: 'runners-on-generated-only',
+      comment: 'The conformance runner and the fleet emulator check ANY implementation: they are built on generated/ alone, never on the reference server or agent.',
+      severity: 'error',
+      from: { path: '^(conformance|fleet)/' },
+      to: { path: '^(server|agent)/' },
+    },
+    {
+      name: 'programs-not-tests',
+      comment: 'Shipped code never imports test code.',
+      severity: 'error',
+      from: { path: '^(server|agent|generated|codegen|conformance|fleet|console)/' },
+      to: { path: '^(test|bench)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|generated/dist|node_modules|artifacts|data)/|\\.d\\.ts$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: require('node:path').join(__dirname, 'tsconfig.base.json') },
+    enhancedResolveOptions: {
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+    },
+  },
+};

@@ -1,0 +1,339 @@
+// A damaged buffer is checked and healed, never silently stuck (DECISIONS H5).
+//
+//   checkBuffer(path)    SQLite's integrity_check plus the buffer's own invariants (seqs
+//                        contiguous up to next_seq - 1 from the first row after acked_seq,
+//                        meta counters equal to the rows, source positions that parse).
+//   openHealing(dir)     opens DIR/buffer.db; when it is damaged, moves it (with -wal/-shm)
+//                        aside as buffer.db.corrupt-<time>, salvages what still reads (meta,
+//                        source positions, unsent entries), and starts a fresh buffer that
+//                        continues the seqs after everything ever assigned (DIR/seq.json, a
+//                        reservation kept outside buffer.db). What could not be salvaged is
+//                        a seq range the server sees as an eviction gap; it is written to
+//                        DIR/buffer-recovery.json, which `status` shows as "degraded" until
+//                        the server has acked past it.
+//   seq.json             {"reserved_next_seq": R, "running": bool}: every seq ever assigned is
+//                        below R (raised in blocks before the buffer assigns beyond it).
+//                        After an unclean stop with buffer.db-wal missing (deleted), the
+//                        committed tail may be gone, so next_seq moves up to R.
+
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import { DurableBuffer, type BufferOptions } from './buffer.js';
+import { BufferStorageError } from './errors.js';
+
+export const SEQ_FILE = 'seq.json';
+export const RECOVERY_FILE = 'buffer-recovery.json';
+/** Seqs reserved per write of seq.json. */
+export const SEQ_BLOCK = 65_536;
+
+export interface CheckProblem {
+  /** integrity | meta | seq | position | open */
+  kind: 'integrity' | 'meta' | 'seq' | 'position' | 'open';
+  message: string;
+}
+
+export interface CheckReport {
+  ok: boolean;
+  path: string;
+  integrity: string;
+  problems: CheckProblem[];
+  next_seq: number | null;
+  acked_seq: number | null;
+  queue_depth: number | null;
+  rows: number | null;
+  sources: number | null;
+}
+
+/** Checks a buffer file read-only. Never throws for a damaged file: the report says what is wrong. */
+export function checkBuffer(path: string, healedGap?: { from: number; to: number } | null): CheckReport {
+  const report: CheckReport = { ok: false, path, integrity: 'not run', problems: [], next_seq: null, acked_seq: null, queue_depth: null, rows: null, sources: null };
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 2000');
+    const rows = db.pragma('integrity_check(20)') as { integrity_check: string }[];
+    report.integrity = rows.map((r) => r.integrity_check).join('; ');
+    if (report.integrity !== 'ok') report.problems.push({ kind: 'integrity', message: `integrity_check: ${report.integrity}` });
+    const meta = db.prepare('SELECT next_seq, acked_seq, queue_depth, buffer_bytes FROM meta WHERE id = 1').get() as
+      | { next_seq: number; acked_seq: number; queue_depth: number; buffer_bytes: number }
+      | undefined;
+    if (meta === undefined) report.problems.push({ kind: 'meta', message: 'the meta row is missing' });
+    const agg = db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b, MIN(seq) AS lo, MAX(seq) AS hi FROM entries').get() as { n: number; b: number; lo: number | null; hi: number | null };
+    report.rows = agg.n;
+    if (meta !== undefined) {
+      report.next_seq = meta.next_seq;
+      report.acked_seq = meta.acked_seq;
+      report.queue_depth = meta.queue_depth;
+      if (!(meta.next_seq > meta.acked_seq)) report.problems.push({ kind: 'meta', message: `next_seq ${meta.next_seq} is not above acked_seq ${meta.acked_seq}` });
+      if (meta.queue_depth !== agg.n) report.problems.push({ kind: 'meta', message: `queue_depth ${meta.queue_depth} but ${agg.n} rows` });
+      if (meta.buffer_bytes !== agg.b) report.problems.push({ kind: 'meta', message: `buffer_bytes ${meta.buffer_bytes} but the rows hold ${agg.b}` });
+      if (agg.lo !== null && agg.lo <= meta.acked_seq) report.problems.push({ kind: 'seq', message: `row seq ${agg.lo} is not above acked_seq ${meta.acked_seq}` });
+      if (agg.hi !== null && agg.hi >= meta.next_seq) report.problems.push({ kind: 'seq', message: `row seq ${agg.hi} is not below next_seq ${meta.next_seq}` });
+      // Eviction drops the oldest rows, so the rows are contiguous from their lowest seq, except
+      // across the range a healed buffer lost (buffer-recovery.json).
+      const missing = agg.lo === null || agg.hi === null ? 0 : agg.hi - agg.lo + 1 - agg.n;
+      const gap = healedGap != null && agg.lo !== null && agg.hi !== null && agg.lo < healedGap.from && agg.hi > healedGap.to ? healedGap.to - healedGap.from + 1 : 0;
+      if (missing !== gap) {
+        report.problems.push({ kind: 'seq', message: `rows ${agg.lo}..${agg.hi} are not contiguous (${agg.n} rows)` });
+      }
+    }
+    const positions = db.prepare('SELECT source, position FROM source_positions').all() as { source: string; position: string }[];
+    report.sources = positions.length;
+    for (const p of positions) {
+      let v: unknown;
+      try {
+        v = JSON.parse(p.position);
+      } catch {
+        report.problems.push({ kind: 'position', message: `position of ${p.source} is not JSON` });
+        continue;
+      }
+      const off = (v as { offset?: unknown } | null)?.offset;
+      if (p.source.startsWith('file:') && off !== undefined && !(Number.isSafeInteger(off) && (off as number) >= 0)) {
+        report.problems.push({ kind: 'position', message: `position of ${p.source} has offset ${String(off)}` });
+      }
+    }
+  } catch (err) {
+    report.problems.push({ kind: 'open', message: `cannot read it: ${(err as Error).message}` });
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      // already reported
+    }
+  }
+  report.ok = report.problems.length === 0;
+  return report;
+}
+
+// ---- seq.json ----------------------------------------------------------------------
+
+export interface SeqState {
+  reserved_next_seq: number;
+  running: boolean;
+}
+
+export function readSeqState(dir: string): SeqState | null {
+  try {
+    const v = JSON.parse(readFileSync(join(dir, SEQ_FILE), 'utf8')) as Partial<SeqState>;
+    if (typeof v.reserved_next_seq !== 'number' || !Number.isSafeInteger(v.reserved_next_seq)) return null;
+    return { reserved_next_seq: v.reserved_next_seq, running: v.running === true };
+  } catch {
+    return null;
+  }
+}
+
+/** Writes seq.json atomically and durably (temp file, fsync, rename). */
+export function writeSeqState(dir: string, s: SeqState): void {
+  const path = join(dir, SEQ_FILE);
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    const fd = openSync(tmp, 'w', 0o600);
+    try {
+      writeSync(fd, `${JSON.stringify(s)}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+// ---- healing -------------------------------------------------------------------------
+
+export interface RecoveryReport {
+  at: string;
+  /** Where the damaged file went. */
+  moved_to: string;
+  reason: string;
+  salvaged_entries: number;
+  positions_recovered: number;
+  /** Seqs that could not be salvaged (the server sees them as an eviction gap); null when none. */
+  lost_from: number | null;
+  lost_to: number | null;
+  /** next_seq of the fresh buffer. */
+  next_seq: number;
+}
+
+export interface HealingOpen {
+  buffer: DurableBuffer;
+  /** Set when the buffer was damaged and replaced (this open or an earlier one still unresolved). */
+  recovery: RecoveryReport | null;
+  /** Set when next_seq moved up because buffer.db-wal was missing after an unclean stop. */
+  walLost: { from: number; to: number } | null;
+}
+
+/**
+ * Opens DIR/buffer.db for the agent, healing a damaged file (see the header), and keeps
+ * DIR/seq.json's reservation ahead of next_seq through BufferOptions.onSeqReserve.
+ */
+export function openHealing(dir: string, options: BufferOptions = {}): HealingOpen {
+  const path = join(dir, 'buffer.db');
+  const seq = readSeqState(dir);
+  const walMissing = existsSync(path) && !existsSync(`${path}-wal`);
+  let recovery: RecoveryReport | null = null;
+  let buffer: DurableBuffer | undefined;
+  let reason: string | undefined;
+  if (existsSync(path)) {
+    try {
+      buffer = DurableBuffer.open(path, withReserve(dir, options));
+      const quick = buffer.quickCheck();
+      if (quick !== 'ok') reason = `quick_check: ${quick}`;
+    } catch (err) {
+      if (!(err instanceof BufferStorageError) || (err.kind !== 'corrupt' && err.kind !== 'schema')) throw err;
+      reason = err.message;
+    }
+    if (reason !== undefined) {
+      buffer?.close();
+      buffer = undefined;
+      recovery = heal(dir, path, reason, seq, options);
+    }
+  }
+  buffer ??= DurableBuffer.open(path, withReserve(dir, options));
+  let walLost: HealingOpen['walLost'] = null;
+  if (recovery === null && seq !== null && seq.running && walMissing && buffer.nextSeq < seq.reserved_next_seq) {
+    // Unclean stop and no WAL: committed transactions may be gone with it. Never reuse a seq.
+    const from = buffer.nextSeq;
+    buffer.raiseNextSeq(seq.reserved_next_seq);
+    walLost = { from, to: seq.reserved_next_seq - 1 };
+  }
+  writeSeqState(dir, { reserved_next_seq: Math.max(seq?.reserved_next_seq ?? 0, buffer.nextSeq + SEQ_BLOCK), running: true });
+  if (recovery === null) recovery = readRecovery(dir);
+  return { buffer, recovery, walLost };
+}
+
+/** Records a clean stop: the next open trusts buffer.db even without its -wal. */
+export function markCleanStop(dir: string, nextSeq: number): void {
+  const seq = readSeqState(dir);
+  try {
+    writeSeqState(dir, { reserved_next_seq: Math.max(seq?.reserved_next_seq ?? 0, nextSeq), running: false });
+  } catch {
+    // best effort: the next start treats it as unclean, which is only more careful
+  }
+}
+
+export function readRecovery(dir: string): RecoveryReport | null {
+  try {
+    return JSON.parse(readFileSync(join(dir, RECOVERY_FILE), 'utf8')) as RecoveryReport;
+  } catch {
+    return null;
+  }
+}
+
+/** The server has acked past the recovered range: the buffer is whole again. */
+export function clearRecovery(dir: string): void {
+  rmSync(join(dir, RECOVERY_FILE), { force: true });
+}
+
+function withReserve(dir: string, options: BufferOptions): BufferOptions {
+  return {
+    ...options,
+    onSeqReserve: (upTo: number) => {
+      const seq = readSeqState(dir);
+      if (seq !== null && seq.reserved_next_seq >= upTo) return seq.reserved_next_seq;
+      const reserved = upTo + SEQ_BLOCK;
+      writeSeqState(dir, { reserved_next_seq: reserved, running: true });
+      return reserved;
+    },
+  };
+}
+
+interface Salvage {
+  acked: number;
+  next: number;
+  /** The meta row read back: next is the damaged buffer's own next_seq. */
+  metaOk: boolean;
+  entries: { seq: number; bytes: number; json: string }[];
+  positions: { source: string; position: string; updated_at: string }[];
+}
+
+/** Reads what still reads from a damaged buffer file; every part is optional. */
+function salvage(file: string): Salvage {
+  const out: Salvage = { acked: 0, next: 1, metaOk: false, entries: [], positions: [] };
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+  } catch {
+    return out;
+  }
+  try {
+    try {
+      const m = db.prepare('SELECT next_seq, acked_seq FROM meta WHERE id = 1').get() as { next_seq: number; acked_seq: number } | undefined;
+      if (m !== undefined && Number.isSafeInteger(m.next_seq) && Number.isSafeInteger(m.acked_seq)) {
+        out.acked = m.acked_seq;
+        out.next = m.next_seq;
+        out.metaOk = true;
+      }
+    } catch {
+      // meta unreadable: seq.json decides
+    }
+    try {
+      out.positions = db.prepare('SELECT source, position, updated_at FROM source_positions').all() as Salvage['positions'];
+    } catch {
+      // positions unreadable: sources start over (counted as duplicates by the server side only if re-read)
+    }
+    try {
+      // Row by row: stop at the first damaged page, keep what came before.
+      for (const r of db.prepare('SELECT seq, bytes, json FROM entries WHERE seq > ? ORDER BY seq').iterate(out.acked) as Iterable<{ seq: number; bytes: number; json: string }>) {
+        JSON.parse(r.json);
+        out.entries.push(r);
+      }
+    } catch {
+      // the rest is lost
+    }
+  } finally {
+    db.close();
+  }
+  return out;
+}
+
+function heal(dir: string, path: string, reason: string, seq: SeqState | null, options: BufferOptions): RecoveryReport {
+  const at = new Date().toISOString();
+  const moved = join(dir, `${basename(path)}.corrupt-${at.replace(/[:.]/g, '-')}`);
+  renameSync(path, moved);
+  for (const ext of ['-wal', '-shm']) if (existsSync(path + ext)) renameSync(path + ext, moved + ext);
+  const s = salvage(moved);
+  // Keep only the contiguous run of salvaged entries (a logs.push batch must be contiguous).
+  const entries: Salvage['entries'] = [];
+  for (const e of s.entries) {
+    if (entries.length > 0 && e.seq !== (entries[entries.length - 1] as { seq: number }).seq + 1) break;
+    entries.push(e);
+  }
+  const lastSalvaged = entries.length > 0 ? (entries[entries.length - 1] as { seq: number }).seq : s.acked;
+  // Never reuse a seq: the damaged file's own next_seq when it reads, else the reservation.
+  const next = Math.max(lastSalvaged + 1, s.acked + 1, s.metaOk ? s.next : (seq?.reserved_next_seq ?? 1));
+  const fresh = DurableBuffer.open(path, { ...options, reserveBytes: 0 });
+  fresh.close();
+  const db = new Database(path);
+  try {
+    db.transaction(() => {
+      const ins = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
+      let bytes = 0;
+      for (const e of entries) {
+        ins.run(e.seq, e.bytes, e.json);
+        bytes += e.bytes;
+      }
+      const pos = db.prepare('INSERT INTO source_positions (source, position, updated_at) VALUES (?, ?, ?)');
+      for (const p of s.positions) pos.run(p.source, p.position, p.updated_at);
+      db.prepare('UPDATE meta SET next_seq = ?, acked_seq = ?, queue_depth = ?, buffer_bytes = ? WHERE id = 1').run(next, s.acked, entries.length, bytes);
+    })();
+  } finally {
+    db.close();
+  }
+  const lostFrom = lastSalvaged + 1;
+  const report: RecoveryReport = {
+    at,
+    moved_to: moved,
+    reason,
+    salvaged_entries: entries.length,
+    positions_recovered: s.positions.length,
+    lost_from: lostFrom < next ? lostFrom : null,
+    lost_to: lostFrom < next ? next - 1 : null,
+    next_seq: next,
+  };
+  writeFileSync(join(dirname(path), RECOVERY_FILE), `${JSON.stringify(report)}\n`, { mode: 0o600 });
+  return report;
+}

@@ -1,0 +1,219 @@
+#!/usr/bin/env node
+// `npm run package`: self-contained tarballs of the reference agent and server for this
+// platform, installable on a host that has Node.js (same major as this build) and nothing
+// else: no repository, no npm install, no compiler, no download.
+//
+//   artifacts/cortex-agent-<version>-<platform>-<arch>.tar.gz
+//   artifacts/cortex-server-<version>-<platform>-<arch>.tar.gz
+//
+// Each unpacks to one folder <name>-<version>-<platform>-<arch>/ holding
+//   bin/<name>                  launcher (POSIX sh): checks the Node version, runs the bundle
+//   lib/<name>.mjs              the program: one esbuild bundle of dist/<agent|server>/cli.js
+//   lib/better_sqlite3.node     the native SQLite addon, copied from this build (stripped)
+//   systemd/<name>.service      hardened unit (see README "Operating")
+//   LICENSE                     this project's licence
+//   README.md                   the repository README's "Operating" section
+//   THIRD-PARTY-NOTICES.txt     the licence of every package in the bundle and the addon
+//   BUILD.json                  version, node ABI, platform, the bundled packages
+//
+// Reads the compiled dist/ (run `npm run build` first; `npm run package` does). Prints one
+// JSON line on stdout: the tarballs with their sizes.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(ROOT, 'artifacts');
+const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const VERSION = rootPkg.version;
+const PLATFORM = `${process.platform}-${process.arch}`;
+const NODE_ABI = process.versions.modules;
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+
+const PROGRAMS = [
+  { name: 'cortex-agent', entry: 'dist/agent/cli.js', unit: 'packaging/systemd/cortex-agent.service' },
+  { name: 'cortex-server', entry: 'dist/server/cli.js', unit: 'packaging/systemd/cortex-server.service' },
+];
+
+const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
+
+class PackagingError extends Error {}
+
+function fail(message) {
+  throw new PackagingError(message);
+}
+
+/**
+ * better-sqlite3 finds its addon through the `bindings` package, which searches paths
+ * relative to node_modules. In the bundle the addon sits next to the bundle file: this
+ * stand-in for `bindings` loads it from there (`__cortex_dir` is set by the banner).
+ */
+const bindingsShim = {
+  name: 'cortex-bindings-shim',
+  setup(b) {
+    b.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'cortex-shim' }));
+    b.onLoad({ filter: /.*/, namespace: 'cortex-shim' }, () => ({
+      contents: `module.exports = function bindings(name) { return require(require('node:path').join(__cortex_dir, name)); };`,
+      loader: 'js',
+    }));
+  },
+};
+
+// ESM output: CommonJS dependencies need a real `require` (for node: built-ins and the
+// addon). The ABI check runs before anything else so a wrong Node says so in one line.
+const banner = (name) =>
+  [
+    `import { createRequire as __cortex_cr } from 'node:module';`,
+    `import { dirname as __cortex_dn } from 'node:path';`,
+    `import { fileURLToPath as __cortex_fu } from 'node:url';`,
+    `const require = __cortex_cr(import.meta.url);`,
+    `const __cortex_dir = __cortex_dn(__cortex_fu(import.meta.url));`,
+    `if (process.versions.modules !== ${JSON.stringify(NODE_ABI)}) { process.stderr.write(${JSON.stringify(`${name}: this build needs Node.js ${NODE_MAJOR} (native ABI ${NODE_ABI}); this is Node.js `)} + process.versions.node + ' (ABI ' + process.versions.modules + '). Install Node.js ${NODE_MAJOR} or use the tarball built for yours.\\n'); process.exit(1); }`,
+  ].join('\n');
+
+/** The package that owns a bundled file: its folder and package.json (walks up to the nearest package.json under node_modules). */
+export function owningPackage(file) {
+  const abs = resolve(ROOT, file);
+  const parts = abs.split(sep);
+  const nm = parts.lastIndexOf('node_modules');
+  if (nm < 0) return null;
+  const scoped = parts[nm + 1]?.startsWith('@');
+  const dir = parts.slice(0, nm + (scoped ? 3 : 2)).join(sep);
+  const pkgFile = join(dir, 'package.json');
+  if (!existsSync(pkgFile)) return null;
+  return { dir, pkg: JSON.parse(readFileSync(pkgFile, 'utf8')) };
+}
+
+function licenceText(dir) {
+  const names = readdirSync(dir).filter((f) => /^(licen[cs]e|copying|notice)(\.|$|-)/i.test(f));
+  return names.sort().map((f) => readFileSync(join(dir, f), 'utf8').trim()).join('\n\n');
+}
+
+/** THIRD-PARTY-NOTICES.txt for the inputs of an esbuild metafile (plus `extra` package folders). Throws when a package ships no licence file. */
+export function notices(metafile, extra) {
+  const packages = new Map();
+  for (const input of Object.keys(metafile.inputs)) {
+    const owner = owningPackage(input.replace(/^[a-z-]+:/, ''));
+    if (owner && !packages.has(owner.pkg.name)) packages.set(owner.pkg.name, owner);
+  }
+  for (const dir of extra) {
+    const o = owningPackage(join(dir, 'package.json'));
+    if (o && !packages.has(o.pkg.name)) packages.set(o.pkg.name, o);
+  }
+  const list = [...packages.values()].sort((a, b) => a.pkg.name.localeCompare(b.pkg.name));
+  const blocks = list.map(({ dir, pkg }) => {
+    const text = licenceText(dir);
+    if (!text) fail(`${pkg.name}@${pkg.version} is bundled but ships no licence file: add its notice by hand before publishing`);
+    return `${'='.repeat(78)}\n${pkg.name}@${pkg.version} (${typeof pkg.license === 'string' ? pkg.license : JSON.stringify(pkg.license)})\n${'='.repeat(78)}\n\n${text}\n`;
+  });
+  return {
+    text:
+      `Third-party software in this distribution\n\n` +
+      `The program in lib/ bundles the packages below (their code is inside lib/*.mjs), and\n` +
+      `lib/better_sqlite3.node is better-sqlite3's addon, which embeds SQLite (public domain:\n` +
+      `https://www.sqlite.org/copyright.html).\n\n${blocks.join('\n')}`,
+    packages: list.map(({ pkg }) => `${pkg.name}@${pkg.version}`),
+  };
+}
+
+const launcher = (name) => `#!/bin/sh
+# ${name} launcher: runs lib/${name}.mjs with Node.js ${NODE_MAJOR} (set CORTEX_NODE to pick one).
+set -e
+self=$(readlink -f "$0" 2>/dev/null || echo "$0")
+home=$(cd "$(dirname "$self")/.." && pwd)
+node=\${CORTEX_NODE:-node}
+if ! command -v "$node" >/dev/null 2>&1; then
+  echo "${name}: Node.js ${NODE_MAJOR} not found (looked for '$node' on PATH; set CORTEX_NODE=/path/to/node)" >&2
+  exit 1
+fi
+exec "$node" "$home/lib/${name}.mjs" "$@"
+`;
+
+/** README.md of the tarball: the repository README's "Operating" section (one source for both). */
+function operatingReadme(name) {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('\n## Operating\n');
+  if (start < 0) fail('README.md has no "## Operating" section');
+  const rest = readme.slice(start + 1);
+  const end = rest.indexOf('\n## ', 3);
+  const section = end < 0 ? rest : rest.slice(0, end + 1);
+  return `# ${name} ${VERSION} (${PLATFORM})\n\nThe Cortex reference ${name === 'cortex-agent' ? 'agent' : 'server'}; \`bin/${name} --help\` lists its commands.\n\n${section.trimEnd()}\n`;
+}
+
+async function packageOne({ name, entry, unit }) {
+  const base = `${name}-${VERSION}-${PLATFORM}`;
+  const stage = join(OUT, 'stage', base);
+  rmSync(stage, { recursive: true, force: true });
+  mkdirSync(join(stage, 'bin'), { recursive: true });
+  mkdirSync(join(stage, 'lib'), { recursive: true });
+  mkdirSync(join(stage, 'systemd'), { recursive: true });
+
+  const result = await build({
+    entryPoints: [join(ROOT, entry)],
+    outfile: join(stage, 'lib', `${name}.mjs`),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: `node${NODE_MAJOR}`,
+    minify: true,
+    keepNames: true,
+    legalComments: 'none', // the notices file holds them
+    metafile: true,
+    logLevel: 'warning',
+    // optional native speed-ups of ws and pg (loaded in try/catch), and pg's Cloudflare
+    // Workers socket (loaded only there): none of them is used on a Linux host
+    external: ['bufferutil', 'utf-8-validate', 'pg-native', 'pg-cloudflare', 'cloudflare:sockets'],
+    banner: { js: banner(name) },
+    plugins: [bindingsShim],
+  });
+
+  const addon = join(stage, 'lib', 'better_sqlite3.node');
+  copyFileSync(ADDON, addon);
+  try {
+    execFileSync('strip', ['--strip-unneeded', addon], { stdio: 'ignore' });
+  } catch {
+    // no strip(1): ship it unstripped
+  }
+  writeFileSync(join(stage, 'bin', name), launcher(name));
+  chmodSync(join(stage, 'bin', name), 0o755);
+  copyFileSync(join(ROOT, unit), join(stage, 'systemd', `${name}.service`));
+  copyFileSync(join(ROOT, 'LICENSE'), join(stage, 'LICENSE'));
+  writeFileSync(join(stage, 'README.md'), operatingReadme(name));
+  const n = notices(result.metafile, [join(ROOT, 'node_modules/better-sqlite3')]);
+  writeFileSync(join(stage, 'THIRD-PARTY-NOTICES.txt'), n.text);
+  writeFileSync(
+    join(stage, 'BUILD.json'),
+    `${JSON.stringify({ name, version: VERSION, platform: PLATFORM, node_major: NODE_MAJOR, node_abi: NODE_ABI, bundled: n.packages }, null, 2)}\n`,
+  );
+
+  const tarball = join(OUT, `${base}.tar.gz`);
+  // reproducible: sorted names, fixed owner and mtime
+  execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-czf', tarball, '-C', join(OUT, 'stage'), base]);
+  rmSync(stage, { recursive: true, force: true });
+  return {
+    name,
+    tarball: relative(ROOT, tarball),
+    packed_bytes: statSync(tarball).size,
+    bundle_bytes: result.metafile.outputs[relative(process.cwd(), join(stage, 'lib', `${name}.mjs`))]?.bytes ?? null,
+    packages: n.packages.length,
+  };
+}
+
+async function main() {
+  for (const p of PROGRAMS) if (!existsSync(join(ROOT, p.entry))) fail(`${p.entry} is missing: run "npm run build" first`);
+  if (!existsSync(ADDON)) fail(`${relative(ROOT, ADDON)} is missing: better-sqlite3 is not built (npm rebuild better-sqlite3)`);
+  mkdirSync(OUT, { recursive: true });
+  const out = [];
+  for (const p of PROGRAMS) out.push(await packageOne(p));
+  rmSync(join(OUT, 'stage'), { recursive: true, force: true });
+  process.stdout.write(`${JSON.stringify({ version: VERSION, platform: PLATFORM, node_abi: NODE_ABI, artifacts: out })}\n`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    process.stderr.write(`package: ${error instanceof PackagingError ? error.message : (error?.stack ?? String(error))}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,49 @@
+// The architecture's import rules (.dependency-cruiser.cjs, run by `npm run lint`): the real
+// tree keeps them, and a tree with forbidden imports (fixtures/) fails with each rule named.
+import { spawnSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const repo = resolve(import.meta.dirname, '..', '..');
+const config = join(repo, '.dependency-cruiser.cjs');
+const bin = join(repo, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruise.mjs');
+
+interface Violation {
+  from: string;
+  to: string;
+  rule: { name: string; severity: string };
+}
+
+/** The violations (JSON report), and the exit status and text of the check as `npm run lint` runs it. */
+function cruise(cwd: string, paths: string[]): { status: number | null; text: string; violations: Violation[] } {
+  const json = spawnSync(process.execPath, [bin, ...paths, '--config', config, '--output-type', 'json'], { cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const out = JSON.parse(json.stdout) as { summary: { violations: Violation[] } };
+  const err = spawnSync(process.execPath, [bin, ...paths, '--config', config], { cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
+  return { status: err.status, text: err.stdout + err.stderr, violations: out.summary.violations };
+}
+
+describe('import boundaries', () => {
+  it('the repository keeps every rule', () => {
+    const dirs = ['server', 'agent', 'codegen', 'generated/src', 'conformance'];
+    const r = cruise(repo, dirs);
+    expect(r.violations).toEqual([]);
+    expect(r.status).toBe(0);
+  }, 60_000);
+
+  it('a forbidden import fails the check, naming the rule, the importer and the imported file', () => {
+    const r = cruise(join(import.meta.dirname, 'fixtures'), ['server', 'agent', 'codegen', 'generated', 'conformance', 'fleet']);
+    expect(r.status).not.toBe(0);
+    const seen = r.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
+    expect(seen).toEqual(
+      [
+        'agent-not-server: agent/buffer.ts -> server/server.ts',
+        'codegen-not-programs: codegen/generate.ts -> agent/buffer.ts',
+        'generated-self-contained: generated/src/index.ts -> server/server.ts',
+        'runners-on-generated-only: conformance/suite.ts -> server/server.ts',
+        'server-not-agent: server/server.ts -> agent/buffer.ts',
+      ].sort(),
+    );
+    expect(r.violations.every((v) => v.rule.severity === 'error')).toBe(true);
+    expect(r.text).toContain('error server-not-agent: server/server.ts → agent/buffer.ts');
+  }, 60_000);
+});

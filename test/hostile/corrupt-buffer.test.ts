@@ -1,0 +1,171 @@
+// Issue 18, "a corrupt buffer is checked and healed, never silently stuck" (DECISIONS H5):
+// `cortex-agent buffer check`, healing at start (file moved aside and kept, seqs continued,
+// source positions kept, the unrecoverable range reported), and a deleted -wal that used to
+// move next_seq back.
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, openSync, closeSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DurableBuffer } from '../../agent/buffer/buffer.js';
+import type { NewLogEntry } from '../../agent/buffer/entry.js';
+import { checkBuffer, markCleanStop, openHealing, readRecovery } from '../../agent/buffer/heal.js';
+import { bundleChild } from '../agent/fixtures/bundle.js';
+
+const dirs: string[] = [];
+const dir = (): string => {
+  const d = mkdtempSync(join(tmpdir(), 'cortex-corrupt-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+let cli = '';
+beforeAll(async () => {
+  cli = await bundleChild(new URL('../../agent/cli.ts', import.meta.url).pathname, dir(), 'cli');
+}, 60_000);
+
+const run = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8' });
+
+const entries = (n: number, from = 0): NewLogEntry[] =>
+  Array.from({ length: n }, (_, i) => ({ ts: '2026-01-01T00:00:00.000Z', severity: 'info', message: `m ${from + i} ${'y'.repeat(300)}`, source: 'custom:c' }));
+
+/** A buffer with 2,000 entries, the first 500 acked, and a file source position. */
+function filledBuffer(d: string): void {
+  const b = DurableBuffer.open(join(d, 'buffer.db'), { synchronous: 'NORMAL', reserveBytes: 0 });
+  for (let i = 0; i < 20; i++) b.append(entries(100, i * 100), { source: 'file:/var/log/app.log', position: { dev: 1, ino: 2, fp: 'x', fp_len: 1, offset: (i + 1) * 1000, part: 0 } });
+  b.ack(500);
+  b.close();
+}
+
+/** Overwrites one page in the second half of the file (an entries leaf) with garbage. */
+function smashPage(path: string): void {
+  const size = statSync(path).size;
+  const page = 4096;
+  const at = Math.floor((size * 0.7) / page) * page;
+  const fd = openSync(path, 'r+');
+  writeSync(fd, Buffer.alloc(page, 0xa5), 0, page, at);
+  closeSync(fd);
+}
+
+describe('cortex-agent buffer check', () => {
+  it('a sound buffer: exit 0 and --json {ok: true}; a garbage page: exit 1 naming the integrity problem; bad counters: exit 1 naming meta', () => {
+    const d = dir();
+    filledBuffer(d);
+    const good = run(['buffer', 'check', '--state-dir', d, '--json']);
+    expect(good.status, good.stderr).toBe(0);
+    expect(JSON.parse(good.stdout)).toMatchObject({ ok: true, integrity: 'ok', next_seq: 2001, acked_seq: 500, rows: 1500, problems: [] });
+
+    const d2 = dir();
+    filledBuffer(d2);
+    const db = new Database(join(d2, 'buffer.db'));
+    db.prepare('UPDATE meta SET queue_depth = 7').run();
+    db.close();
+    const meta = run(['buffer', 'check', '--state-dir', d2, '--json']);
+    expect(meta.status).toBe(1);
+    expect(JSON.parse(meta.stdout).problems).toEqual([{ kind: 'meta', message: 'queue_depth 7 but 1500 rows' }]);
+
+    smashPage(join(d, 'buffer.db'));
+    const bad = run(['buffer', 'check', '--state-dir', d]);
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain('DAMAGED');
+    expect(bad.stderr).toContain('cortex-agent run');
+    expect(run(['buffer', 'check']).status).toBe(2);
+    expect(run(['buffer', 'nope', '--state-dir', d]).status).toBe(2);
+  });
+});
+
+describe('healing at start', () => {
+  it('moves the damaged file aside, keeps what reads and the source positions, continues the seqs, reports the lost range; status says degraded', () => {
+    const d = dir();
+    filledBuffer(d);
+    smashPage(join(d, 'buffer.db'));
+    expect(checkBuffer(join(d, 'buffer.db')).ok).toBe(false);
+    const h = openHealing(d, { synchronous: 'NORMAL' });
+    try {
+      const r = h.recovery!;
+      expect(r).not.toBeNull();
+      expect(existsSync(r.moved_to)).toBe(true);
+      expect(r.salvaged_entries).toBeGreaterThan(0);
+      expect(r.salvaged_entries).toBeLessThan(1500);
+      expect(r.positions_recovered).toBe(1);
+      expect(r.lost_from).toBe(501 + r.salvaged_entries);
+      expect(r.lost_to).toBe(2000);
+      expect(h.buffer.nextSeq).toBe(2001); // never reuses a seq
+      expect(h.buffer.ackedSeq).toBe(500);
+      expect(h.buffer.getSourcePosition('file:/var/log/app.log')).toMatchObject({ offset: 20_000 });
+      const batch = h.buffer.readBatch(501, 10_000, 64 * 1024 * 1024)!;
+      expect(batch.seqStart).toBe(501);
+      expect(batch.entries.length).toBe(r.salvaged_entries);
+      expect(h.buffer.append(entries(1)).firstSeq).toBe(2001);
+    } finally {
+      h.buffer.close();
+    }
+    const rec = readRecovery(d)!;
+    expect(checkBuffer(join(d, 'buffer.db'), { from: rec.lost_from!, to: rec.lost_to! }).problems).toEqual([]);
+    expect(checkBuffer(join(d, 'buffer.db')).ok).toBe(false); // without the recorded gap it is a hole
+    expect(run(['buffer', 'check', '--state-dir', d]).status).toBe(0); // the recorded gap is allowed
+    writeFileSync(join(d, 'host_id'), '7d1f3a52-1c7e-4b8f-9a51-0a3c2f4e8b11\n');
+    const st = run(['status', '--state-dir', d, '--json']);
+    expect(st.status, st.stderr).toBe(0);
+    expect(JSON.parse(st.stdout).degraded).toMatchObject({ lost_to: 2000, moved_to: expect.stringContaining('buffer.db.corrupt-') });
+    expect(readRecovery(d)).not.toBeNull();
+  });
+
+  it('a file that is not a database at all is replaced too; seqs continue from seq.json', () => {
+    const d = dir();
+    const h0 = openHealing(d, { synchronous: 'NORMAL', reserveBytes: 0 });
+    h0.buffer.append(entries(10));
+    h0.buffer.close();
+    writeFileSync(join(d, 'buffer.db'), Buffer.alloc(8192, 0x42));
+    rmSync(join(d, 'buffer.db-wal'), { force: true });
+    const h = openHealing(d, { synchronous: 'NORMAL', reserveBytes: 0 });
+    try {
+      expect(h.recovery).not.toBeNull();
+      expect(h.buffer.nextSeq).toBeGreaterThan(10);
+      expect(h.recovery!.salvaged_entries).toBe(0);
+    } finally {
+      h.buffer.close();
+    }
+    expect(readdirSync(d).some((n) => n.startsWith('buffer.db.corrupt-'))).toBe(true);
+  });
+});
+
+describe('a deleted -wal', () => {
+  it('after an unclean stop, next_seq does not move back: it continues past every reserved seq', () => {
+    const d = dir();
+    const h = openHealing(d, { synchronous: 'FULL', reserveBytes: 0 });
+    h.buffer.append(entries(50));
+    // A crash: the process is gone without closing; only the main file survives (the -wal is deleted).
+    const copy = dir();
+    copyFileSync(join(d, 'buffer.db'), join(copy, 'buffer.db'));
+    copyFileSync(join(d, 'seq.json'), join(copy, 'seq.json'));
+    h.buffer.close();
+    const again = openHealing(copy, { synchronous: 'NORMAL', reserveBytes: 0 });
+    try {
+      expect(again.walLost).not.toBeNull();
+      expect(again.buffer.nextSeq).toBeGreaterThan(50);
+      expect(again.buffer.append(entries(1)).firstSeq).toBeGreaterThan(50);
+    } finally {
+      again.buffer.close();
+    }
+  });
+
+  it('after a clean stop, a missing -wal is normal and nothing moves', () => {
+    const d = dir();
+    const h = openHealing(d, { synchronous: 'NORMAL', reserveBytes: 0 });
+    h.buffer.append(entries(5));
+    h.buffer.close();
+    markCleanStop(d, 6);
+    const again = openHealing(d, { synchronous: 'NORMAL', reserveBytes: 0 });
+    try {
+      expect(again.walLost).toBeNull();
+      expect(again.buffer.nextSeq).toBe(6);
+    } finally {
+      again.buffer.close();
+    }
+  });
+});

@@ -1,0 +1,116 @@
+// Issue 18, the agent's enroll path: a hello answer the agent cannot apply must not be
+// reported as a failure once the rotated token is written (the one-time token is spent),
+// and the enrollment token can come from a file or stdin instead of the command line
+// (where any local process reads it from /proc/<pid>/cmdline).
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleChild } from '../agent/fixtures/bundle.js';
+import { ROTATED, TOKEN, cleanupDirs, tempDir } from '../agent/helpers/agent-harness.js';
+import { FakeServer } from '../agent/helpers/fake-server.js';
+
+let cli = '';
+beforeAll(async () => {
+  cli = await bundleChild(new URL('../../agent/cli.ts', import.meta.url).pathname, tempDir(), 'cli');
+}, 60_000);
+afterAll(cleanupDirs);
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], stdin?: string): Promise<Result> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+function noSecrets(r: Result): void {
+  for (const t of [TOKEN, ROTATED]) {
+    expect(r.stdout).not.toContain(t);
+    expect(r.stderr).not.toContain(t);
+  }
+}
+
+describe('enroll: after the rotated token is written, never "failed"', () => {
+  it('an accepted_seq beyond max_seq: the token is kept, exit 0, and the warning names agent reset-seq', async () => {
+    const server = await FakeServer.start();
+    server.rotatedToken = ROTATED;
+    server.accepted = 1e300;
+    const dir = tempDir();
+    const hostId = randomUUID();
+    const r = await runCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', hostId, '--state-dir', dir, '--allow-insecure']);
+    expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).not.toMatch(/failed/i);
+    expect(r.stderr).toContain('agent reset-seq');
+    noSecrets(r);
+    await server.close();
+  });
+});
+
+describe('enroll: the token from a file or stdin', () => {
+  it('--token-file FILE (a trailing newline is ignored) enrolls', async () => {
+    const server = await FakeServer.start();
+    server.rotatedToken = ROTATED;
+    const dir = tempDir();
+    const file = join(tempDir(), 'enroll-token');
+    writeFileSync(file, `${TOKEN}\n`, { mode: 0o600 });
+    const r = await runCli(['enroll', '--server', server.url, '--token-file', file, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(server.current!.hello!.token).toBe(TOKEN);
+    expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
+    noSecrets(r);
+    await server.close();
+  });
+
+  it('--token - reads the token from stdin', async () => {
+    const server = await FakeServer.start();
+    server.rotatedToken = ROTATED;
+    const dir = tempDir();
+    const r = await runCli(['enroll', '--server', server.url, '--token', '-', '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'], `${TOKEN}\n`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(server.current!.hello!.token).toBe(TOKEN);
+    noSecrets(r);
+    await server.close();
+  });
+
+  it('a missing or empty token file, or both --token and --token-file, exit 2 and write nothing', async () => {
+    const dir = tempDir();
+    const base = ['enroll', '--server', 'ws://127.0.0.1:9/ws/agent', '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'];
+    const missing = await runCli([...base, '--token-file', join(dir, 'nope')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('--token-file');
+    const empty = join(tempDir(), 'empty');
+    writeFileSync(empty, '\n');
+    const e = await runCli([...base, '--token-file', empty]);
+    expect(e.code).toBe(2);
+    expect(e.stderr).toContain('empty');
+    const both = await runCli([...base, '--token', TOKEN, '--token-file', empty]);
+    expect(both.code).toBe(2);
+    const noStdin = await runCli([...base, '--token', '-'], '');
+    expect(noStdin.code).toBe(2);
+    expect(existsSync(join(dir, 'token'))).toBe(false);
+    noSecrets(both);
+  });
+
+  it('a token given on the command line works and warns that other processes can read it', async () => {
+    const server = await FakeServer.start();
+    server.rotatedToken = ROTATED;
+    const r = await runCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', tempDir(), '--allow-insecure']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('--token-file');
+    noSecrets(r);
+    await server.close();
+  });
+});

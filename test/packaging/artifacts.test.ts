@@ -1,0 +1,205 @@
+// npm run package (issue 16): both tarballs unpacked into a temporary folder outside the
+// repository, the server started with the command line of its systemd unit, an agent
+// enrolled and run from its launcher, and a log line it tails seen stored (through the
+// unpacked server's own `agent tail`). Nothing from the repository's node_modules is
+// reachable from there. Also: the tarball layout, the notices, the agent size target, the
+// units' hardening, `systemd-analyze verify` on both units where systemd-analyze exists.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ROOT, captured, cleanupTempDirs, exitOf, requireDist, tempDir, tokens, assertNoTokenLeaks, until } from '../support/procs.js';
+
+interface Built {
+  version: string;
+  platform: string;
+  artifacts: { name: string; tarball: string; packed_bytes: number; packages: number }[];
+}
+
+let built: Built;
+let home: string;
+const dirs: Record<string, string> = {};
+const children: ChildProcess[] = [];
+
+beforeAll(() => {
+  requireDist();
+  const r = spawnSync(process.execPath, [join(ROOT, 'packaging/package.mjs')], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`packaging/package.mjs failed (${r.status}): ${r.stderr}`);
+  built = JSON.parse(r.stdout.trim().split('\n').pop()!) as Built;
+  home = tempDir('cortex-install-');
+  expect(home.startsWith(ROOT)).toBe(false);
+  for (const a of built.artifacts) {
+    const t = spawnSync('tar', ['-xzf', join(ROOT, a.tarball), '-C', home], { encoding: 'utf8' });
+    if (t.status !== 0) throw new Error(`tar -xzf ${a.tarball}: ${t.stderr}`);
+    dirs[a.name] = join(home, `${a.name}-${built.version}-${built.platform}`);
+  }
+}, 120_000);
+
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  cleanupTempDirs();
+});
+
+/** The environment of a bare host: Node on PATH, no NODE_PATH, run from the install folder. */
+function env(): NodeJS.ProcessEnv {
+  const e: NodeJS.ProcessEnv = { PATH: process.env['PATH'], HOME: home, CORTEX_NODE: process.execPath };
+  return e;
+}
+
+function run(name: string, args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(join(dirs[name]!, 'bin', name), args, { cwd: home, env: env(), encoding: 'utf8' });
+  captured.push(r.stderr);
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function unitExecStart(name: string): string[] {
+  const unit = readFileSync(join(dirs[name]!, 'systemd', `${name}.service`), 'utf8');
+  const line = unit.split('\n').find((l) => l.startsWith('ExecStart='));
+  expect(line, `${name}.service has ExecStart=`).toBeDefined();
+  return line!.slice('ExecStart='.length).trim().split(/\s+/);
+}
+
+it('each tarball holds the bundle, the addon, a launcher, LICENSE, the notices of every bundled package and a unit; the agent is ≤ 5 MiB packed', () => {
+  expect(built.artifacts.map((a) => a.name).sort()).toEqual(['cortex-agent', 'cortex-server']);
+  for (const a of built.artifacts) {
+    expect(a.tarball).toBe(`artifacts/${a.name}-${built.version}-${built.platform}.tar.gz`);
+    const d = dirs[a.name]!;
+    expect(readdirSync(d).sort()).toEqual(['BUILD.json', 'LICENSE', 'README.md', 'THIRD-PARTY-NOTICES.txt', 'bin', 'lib', 'systemd']);
+    expect(readdirSync(join(d, 'lib')).sort()).toEqual(['better_sqlite3.node', `${a.name}.mjs`]);
+    expect(statSync(join(d, 'bin', a.name)).mode & 0o111).not.toBe(0);
+    const info = JSON.parse(readFileSync(join(d, 'BUILD.json'), 'utf8')) as { bundled: string[]; node_abi: string };
+    expect(info.node_abi).toBe(process.versions.modules);
+    const notices = readFileSync(join(d, 'THIRD-PARTY-NOTICES.txt'), 'utf8');
+    expect(info.bundled.length).toBeGreaterThan(3);
+    for (const p of info.bundled) expect(notices, p).toContain(`${p} (`);
+    for (const p of ['ws@', 'better-sqlite3@']) expect(info.bundled.some((b) => b.startsWith(p)), p).toBe(true);
+    // the operating instructions travel with the program
+    expect(readFileSync(join(d, 'README.md'), 'utf8')).toMatch(/## Operating[\s\S]*Install[\s\S]*Upgrade[\s\S]*Backup[\s\S]*Uninstall/);
+  }
+  expect(built.artifacts.find((a) => a.name === 'cortex-server')!.packages).toBeGreaterThan(built.artifacts.find((a) => a.name === 'cortex-agent')!.packages);
+  const agent = built.artifacts.find((a) => a.name === 'cortex-agent')!;
+  expect(agent.packed_bytes).toBeLessThanOrEqual(5 * 1024 * 1024);
+});
+
+it('the launcher says in one line when Node is missing or has another native ABI than the build', () => {
+  const launcher = join(dirs['cortex-agent']!, 'bin', 'cortex-agent');
+  const missing = spawnSync(launcher, ['--help'], { cwd: home, env: { ...env(), CORTEX_NODE: join(home, 'no-such-node') }, encoding: 'utf8' });
+  expect(missing.status).toBe(1);
+  expect(missing.stderr.trim()).toMatch(/^cortex-agent: Node\.js \d+ not found .*CORTEX_NODE/);
+  // a Node that reports another ABI (a preload rewrites process.versions.modules)
+  const preload = join(home, 'other-abi.cjs');
+  writeFileSync(preload, "Object.defineProperty(process.versions, 'modules', { value: '999' });\n");
+  const wrapper = join(home, 'node-other-abi');
+  writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" -r "${preload}" "$@"\n`, { mode: 0o755 });
+  for (const name of ['cortex-agent', 'cortex-server']) {
+    const r = spawnSync(join(dirs[name]!, 'bin', name), ['--help'], { cwd: home, env: { ...env(), CORTEX_NODE: wrapper }, encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^${name}: this build needs Node\\.js \\d+ \\(native ABI ${process.versions.modules}\\); this is Node\\.js .* \\(ABI 999\\)`))]);
+  }
+  // and the right one runs
+  expect(run('cortex-agent', ['--help']).code).toBe(0);
+});
+
+it('the systemd units are hardened, stop later than the drain, and pass systemd-analyze verify (where it exists)', () => {
+  for (const name of ['cortex-agent', 'cortex-server']) {
+    const unit = readFileSync(join(dirs[name]!, 'systemd', `${name}.service`), 'utf8');
+    for (const line of ['ProtectSystem=strict', `StateDirectory=${name}`, 'Restart=on-failure', 'KillSignal=SIGTERM', `User=${name}`, 'NoNewPrivileges=yes']) {
+      expect(unit.split('\n'), `${name}: ${line}`).toContain(line);
+    }
+    const stop = Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1]);
+    const exec = unitExecStart(name);
+    const drain = exec.includes('--shutdown-drain-secs') ? Number(exec[exec.indexOf('--shutdown-drain-secs') + 1]) : 10;
+    expect(stop).toBeGreaterThan(drain);
+    expect(exec[0]).toBe(`/opt/${name}/bin/${name}`);
+  }
+  const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
+  if (analyze.status !== 0) {
+    console.log('systemd-analyze not found: unit verification not run');
+    return;
+  }
+  for (const name of ['cortex-agent', 'cortex-server']) {
+    // verify checks that ExecStart exists: point it at the unpacked launcher
+    const unit = readFileSync(join(dirs[name]!, 'systemd', `${name}.service`), 'utf8').replaceAll(`/opt/${name}`, dirs[name]!);
+    const file = join(home, `verify-${name}.service`);
+    writeFileSync(file, unit);
+    const v = spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8' });
+    expect({ code: v.status, stderr: v.stderr }).toEqual({ code: 0, stderr: '' });
+  }
+});
+
+it('unpacked outside the repository: the server runs with its unit\'s command line, the agent enrolls and runs from its launcher, a tailed line is stored', async () => {
+  const state = join(home, 'var-lib');
+  const serverState = join(state, 'cortex-server');
+  const agentState = join(state, 'cortex-agent');
+  mkdirSync(serverState, { recursive: true });
+  const logFile = join(home, 'app.log');
+  writeFileSync(logFile, '');
+
+  // ExecStart of the unit, with the install and state paths of this test and a free port
+  const exec = unitExecStart('cortex-server').map((a) =>
+    a.replace('/opt/cortex-server', dirs['cortex-server']!).replace('/var/lib/cortex-server', serverState).replace('127.0.0.1:3100', '127.0.0.1:0'),
+  );
+  const db = exec[exec.indexOf('--db') + 1]!;
+  const server = spawn(exec[0]!, exec.slice(1), { cwd: home, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(server);
+  let serr = '';
+  server.stderr!.on('data', (d: Buffer) => (serr += d.toString()));
+  const url = await until(
+    'server listening',
+    () =>
+      serr
+        .split('\n')
+        .filter((l) => l.startsWith('{') && l.includes('"listening"'))
+        .map((l) => (JSON.parse(l) as { msg?: string; url?: string }))
+        .find((r) => r.msg === 'listening')?.url,
+    20_000,
+  );
+
+  const issue = run('cortex-server', ['agent', 'issue', '--host', 'packaged-host', '--json', '--db', db]);
+  expect(issue.code, issue.stderr).toBe(0);
+  const issued = JSON.parse(issue.stdout) as { host_id: string; token: string };
+  tokens.add(issued.token);
+  const config = { heartbeat_interval_secs: 30, max_batch_entries: 1000, flush_interval_ms: 100, metrics_interval_secs: 60, probe_concurrency: 1, log_sources: [{ kind: 'file', path: logFile }] };
+  const set = run('cortex-server', ['agent', 'config', issued.host_id, '--set', JSON.stringify(config), '--db', db]);
+  expect(set.code, set.stderr).toBe(0);
+
+  const enroll = run('cortex-agent', ['enroll', '--server', url, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', agentState, '--allow-insecure', '--json']);
+  expect(enroll.code, enroll.stderr).toBe(0);
+  tokens.add(readFileSync(join(agentState, 'token'), 'utf8').trim());
+
+  const agentExec = unitExecStart('cortex-agent').map((a) => a.replace('/opt/cortex-agent', dirs['cortex-agent']!).replace('/var/lib/cortex-agent', agentState));
+  const agent = spawn(agentExec[0]!, [...agentExec.slice(1), '--allow-insecure', '--source-poll-ms', '50'], { cwd: home, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(agent);
+  let aerr = '';
+  agent.stderr!.on('data', (d: Buffer) => (aerr += d.toString()));
+
+  await until('agent Active', () => {
+    const s = run('cortex-agent', ['status', '--state-dir', agentState, '--json']);
+    return s.code === 0 && (JSON.parse(s.stdout) as { state: string; sources: unknown[] }).state === 'Active' && (JSON.parse(s.stdout) as { sources: unknown[] }).sources.length === 1;
+  }, 20_000, 100);
+  appendFileSync(logFile, 'hello from a packaged agent\n');
+
+  const rows = await until(
+    'the line stored',
+    () => {
+      const t = run('cortex-server', ['agent', 'tail', issued.host_id, '--json', '--db', db]);
+      const r = t.code === 0 ? (JSON.parse(t.stdout) as { message: string }[]) : [];
+      return r.length > 0 ? r : undefined;
+    },
+    20_000,
+    100,
+  );
+  expect(rows.map((r) => r.message)).toEqual(['hello from a packaged agent']);
+
+  // backup from the packaged server while it runs
+  const backup = run('cortex-server', ['backup', '--db', db, '--to', join(home, 'backup.db'), '--json']);
+  expect(backup.code, backup.stderr).toBe(0);
+  expect(existsSync(join(home, 'backup.db'))).toBe(true);
+
+  agent.kill('SIGTERM');
+  expect(await exitOf(agent)).toBe(0);
+  server.kill('SIGTERM');
+  expect(await exitOf(server)).toBe(0);
+  captured.push(serr, aerr);
+  assertNoTokenLeaks();
+}, 90_000);
