@@ -1,13 +1,29 @@
 import { defineConfig } from 'vitest/config';
+import { postgresProject } from './test/support/postgres-project.js';
 
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    reporters: ['default', './test/summary-reporter.ts'],
-    pool: 'forks',
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
-    // Two shared cores: keep parallelism modest so timing-sensitive protocol tests stay honest.
-    maxWorkers: 2,
-  },
+// The storage suites run twice: once on SQLite (the "sqlite" project, every test file) and
+// once on PostgreSQL (the "postgres" project: the files in STORAGE_SUITES, with
+// CORTEX_TEST_DIALECT=postgres so their helpers open a fresh PostgreSQL schema). Without a
+// reachable PostgreSQL the second project is left out with one line saying how to enable
+// it; under CI=true that is a failure instead (test/support/postgres-project.ts).
+const shared = {
+  reporters: ['default', './test/summary-reporter.ts'],
+  pool: 'forks' as const,
+  testTimeout: 30_000,
+  hookTimeout: 30_000,
+  // Two shared cores: keep parallelism modest so timing-sensitive protocol tests stay honest.
+  maxWorkers: 2,
+};
+
+export default defineConfig(async () => {
+  const postgres = await postgresProject();
+  return {
+    test: {
+      ...shared,
+      projects: [
+        { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/**/*.pg.test.ts'] } },
+        ...(postgres === undefined ? [] : [{ extends: true, test: { name: 'postgres', ...postgres } }]),
+      ],
+    },
+  };
 });

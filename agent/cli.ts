@@ -44,7 +44,8 @@ DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
   --token TOKEN      the token itself (visible to other local processes while enroll runs)
   --host-id UUID     the host_id the token was issued for
   --state-dir DIR    agent state directory (created if missing)
-  --allow-insecure   allow a ws:// URL (loopback/testing only)
+  --allow-insecure   allow a ws:// URL to a loopback host (127.0.0.0/8, ::1, localhost; testing);
+                     ws:// to any other host is refused even with it: use wss://
   --ca FILE          extra CA certificate (PEM) for wss://, added to the system CAs
   --json             print the result as one JSON object
 Exit codes: 0 enrolled; 2 bad usage; 1 failure (e.g. -32001 AuthFailed, -32002 TokenRevoked,
@@ -58,7 +59,7 @@ heartbeats and metrics, follows config updates, reconnects with backoff. SIGTERM
 close the connection cleanly (reason final_seq=<n>) and exit 0. Exits 1 when the token is
 rejected for good (FatalAuth) or revoked.
   --state-dir DIR              state directory written by enroll
-  --allow-insecure             allow a ws:// server URL
+  --allow-insecure             allow a ws:// server URL to a loopback host (never to another host)
   --log-level LEVEL            fatal|error|warn|info|debug|trace|silent (default info)
   --heartbeat-interval-ms N    override the server's heartbeat interval (testing)
   --ping-watchdog-ms N         no server ping for N ms → reconnect (default ${LIMITS.ping_interval_ms * LIMITS.missed_pongs})

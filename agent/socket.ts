@@ -26,10 +26,24 @@ export function checkServerUrl(url: string, allowInsecure: boolean): string | nu
     return `server URL "${url}" is not a URL; give the full WebSocket URL, e.g. wss://logs.example.com/ws/agent`;
   }
   if (u.protocol === 'ws:') {
+    // Seed 2: plain ws:// is for loopback only, and only with allow_insecure. A ws:// URL to
+    // any other host would carry the token in clear text, so --allow-insecure does not
+    // permit it (DECISIONS K3): such a server needs wss:// (--ca for a private CA).
+    if (!isLoopbackHostname(u.hostname)) {
+      return `server URL ${url} is unencrypted ws:// to a non-loopback host; ws:// is allowed only to loopback (127.0.0.0/8, ::1, localhost) with --allow-insecure: use wss:// (and --ca FILE for a private CA)`;
+    }
     return allowInsecure ? null : `server URL ${url} is unencrypted ws://; use wss:// or pass --allow-insecure (loopback/testing only)`;
   }
   if (u.protocol !== 'wss:') return `server URL ${url} must start with wss:// (or ws:// with --allow-insecure)`;
   return null;
+}
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and localhost: the hosts plain ws:// may reach. */
+export function isLoopbackHostname(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
 }
 
 export interface OpenOptions {

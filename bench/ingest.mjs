@@ -4,6 +4,7 @@
 // real WebSockets). The in-process ceiling (JSON.parse of the frame Buffer + generated
 // validator + prepared batched insert of the same rows) is measured in the same run.
 // Last output line: one JSON object with the figures.
+// `npm run bench -- ingest --db postgres`: the PostgreSQL run instead (bench/_ingest-pg.mjs).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,11 @@ import { issueAgent } from '../dist/server/db/agents.repository.js';
 import { connect as connectTo, entry } from './_wire.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dbArg = process.argv.indexOf('--db');
+if (dbArg > 0 && process.argv[dbArg + 1] === 'postgres') {
+  await import('./_ingest-pg.mjs');
+  process.exit(0);
+}
 const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-'));
 const log = (...a) => console.log(...a);
 const BATCH = 1000;

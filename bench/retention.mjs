@@ -23,6 +23,12 @@ import { issueAgent } from '../dist/server/db/agents.repository.js';
 import { connect, entry } from './_wire.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+// `npm run bench -- retention --db postgres`: the PostgreSQL run (bench/_retention-pg.mjs).
+const dbArg = process.argv.indexOf('--db');
+if (dbArg > 0 && process.argv[dbArg + 1] === 'postgres') {
+  await import('./_retention-pg.mjs');
+  process.exit(0);
+}
 const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-retention-'));
 const ROWS = Number(process.env.BENCH_PURGE_ROWS ?? 1_000_000);
 const BATCH = 1000;

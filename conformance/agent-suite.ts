@@ -37,6 +37,7 @@ import { clone, loadVectors } from './vectors.js';
 export const AGENT_VALUE_OPTIONS = [
   'enroll-command', 'run-command', 'emit-command', 'log-source', 'probe', 'probe-args', 'backoff-base-ms', 'backoff-cap-ms',
   'heartbeat-wait-ms', 'quiet-window-ms', 'backoff-attempts',
+  'failing-probe', 'failing-probe-args', 'slow-probe', 'slow-probe-args', 'slow-probe-timeout-ms', 'internal-error-probe', 'internal-error-probe-args',
 ];
 export const AGENT_FLAGS: string[] = [];
 
@@ -53,6 +54,11 @@ export interface AgentSuiteOptions {
   heartbeatWaitMs: number | undefined;
   quietWindowMs: number;
   timeoutMs: number;
+  /** Probes that make the agent answer -32011 / -32012 / -32603 (name and args). */
+  failingProbe?: { probe: string; args: unknown } | undefined;
+  slowProbe?: { probe: string; args: unknown } | undefined;
+  slowProbeTimeoutMs: number;
+  internalErrorProbe?: { probe: string; args: unknown } | undefined;
 }
 
 export function agentOptionsFrom(p: ParsedArgs): AgentSuiteOptions {
@@ -81,7 +87,24 @@ export function agentOptionsFrom(p: ParsedArgs): AgentSuiteOptions {
       throw new UsageError('--log-source must be a JSON LogSourceConfig ({file} may appear in it)');
     }
   }
+  const probeOption = (name: string): { probe: string; args: unknown } | undefined => {
+    const probe = p.values.get(name);
+    const raw = p.values.get(`${name}-args`);
+    if (probe === undefined) {
+      if (raw !== undefined) throw new UsageError(`--${name}-args needs --${name}`);
+      return undefined;
+    }
+    try {
+      return { probe, args: raw === undefined ? {} : (JSON.parse(raw) as unknown) };
+    } catch {
+      throw new UsageError(`--${name}-args must be JSON`);
+    }
+  };
   return {
+    failingProbe: probeOption('failing-probe'),
+    slowProbe: probeOption('slow-probe'),
+    slowProbeTimeoutMs: intOption(p, 'slow-probe-timeout-ms', 1) ?? 50,
+    internalErrorProbe: probeOption('internal-error-probe'),
     enrollCommand,
     runCommand,
     emitCommand: p.values.get('emit-command'),
@@ -133,6 +156,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   let emitMode: 'file' | 'command' | 'none' = 'none';
   let lineNo = 0;
   let revokeNextHello = false;
+  /** The next hello gets -32001 AuthFailed (close 4001): the FatalAuth case. */
+  let authFailNextHello = false;
   let rotateNextHello = false;
   const allHellos: { session: Session; params: unknown }[] = [];
 
@@ -141,6 +166,10 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   server.onHello = (params, session) => {
     allHellos.push({ session, params: session.helloRaw });
     if (revokeNextHello) return { error: new TokenRevokedError({ reason: 'revoked' }, 'TokenRevoked'), closeCode: 4002 };
+    if (authFailNextHello) {
+      authFailNextHello = false;
+      return { error: new AuthFailedError({ reason: 'token_hash_mismatch' }, 'AuthFailed'), closeCode: 4001 };
+    }
     if (params.host_id.toLowerCase() !== currentHost || !validTokens.has(params.token)) return { error: new AuthFailedError({ reason: 'token_hash_mismatch' }, 'AuthFailed'), closeCode: 4001 };
     let rotated: string | undefined;
     if (!enrolled || rotateNextHello) {
@@ -461,18 +490,27 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       expect(code(resp) === -32602, 'error -32602', show(resp));
       return show(resp);
     },
+    [-32011]: () => provokeProbeError(o.failingProbe, -32011, 5000, '--failing-probe NAME [--failing-probe-args JSON] (a probe that fails on this agent with those args)'),
+    [-32012]: () => provokeProbeError(o.slowProbe, -32012, o.slowProbeTimeoutMs, `--slow-probe NAME [--slow-probe-args JSON] (a probe that takes longer than --slow-probe-timeout-ms, default 50 ms)`),
+    [-32603]: () => provokeProbeError(o.internalErrorProbe, -32603, 5000, '--internal-error-probe NAME [--internal-error-probe-args JSON] (a probe whose handler fails unexpectedly; an agent that maps every probe failure to -32011 has none)'),
     [-32010]: async () => {
       const r = runner.results.find((x) => x.id === 'agent/probe-unknown');
       expect(r?.status === 'PASS', 'see agent/probe-unknown', r?.seen ?? 'not run');
       return 'see agent/probe-unknown';
     },
   };
+  async function provokeProbeError(given: { probe: string; args: unknown } | undefined, want: number, timeoutMs: number, needs: string): Promise<string> {
+    if (given === undefined) throw new CaseSkip(`needs ${needs}`);
+    const resp = await rawRequest({ jsonrpc: '2.0', method: 'probe.request', params: { probe: given.probe, args: given.args, timeout_ms: timeoutMs } });
+    expect(code(resp) === want, `error ${want}`, show(resp));
+    return show(resp);
+  }
   for (const row of ERROR_TABLE) {
     if (row.direction === 'server') continue;
     const id = `error/${row.code}-${row.name}`;
     const p = agentErrorProvokers[row.code];
     if (p === undefined) {
-      runner.skip(id, `${row.code} ${row.name}`, row.direction === 'agent' ? `needs a probe that ${row.code === -32012 ? 'exceeds its timeout' : 'fails'} on this agent (${row.meaning})` : `cannot be provoked from outside (${row.meaning})`);
+      runner.skip(id, `${row.code} ${row.name}`, `no way to provoke it yet (${row.meaning}): a new code in the contract needs a case in conformance/agent-suite.ts`);
       continue;
     }
     await runner.run(id, `error ${row.code} ${row.name} from the agent`, p);
@@ -624,6 +662,44 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     runB.kill('SIGKILL');
     return `${closedByAgent ? `agent closed (${sess.close!.code})` : 'server closed 4002'}; silent for ${o.quietWindowMs} ms (process ${exited})`;
   });
+
+  // ─────────────────────────── C. FatalAuth (fresh state dir) ───────────────────────────
+  await runner.run('agent/fatal-auth', 'a reconnect answered -32001 AuthFailed (close 4001): the agent stops retrying (FatalAuth: no connection attempt within the quiet window)', async () => {
+    const dirC = join(work, 'state-c');
+    stateDirNow = dirC;
+    currentHost = randomUUID();
+    const tokC = randomToken();
+    validTokens = new Set([tokC]);
+    enrolled = false;
+    const before = server.sessions.length;
+    let runC: Spawned;
+    if (o.enrollCommand !== undefined) {
+      const r = await runShell(fillTemplate(o.enrollCommand, values(dirC, tokC, currentHost)), startTimeout * 2);
+      expect(r.code === 0, 'the enrollment of a fresh host succeeds', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
+      runC = startRun(dirC, expectedToken, currentHost);
+      const ok = await server.until(() => server.sessions.length > before + 1 && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
+      expect(ok, 'the run command connects', `no session${hint(runC)}`);
+    } else {
+      runC = startRun(dirC, tokC, currentHost);
+      const ok = await server.until(() => server.sessions.length > before && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
+      expect(ok, 'the run command connects', `no session${hint(runC)}`);
+    }
+    const sess = server.sessions.at(-1)!;
+    await barrier(sess);
+    // The server goes away; the agent's next hello is refused with -32001.
+    authFailNextHello = true;
+    const from = server.sessions.length;
+    sess.closeWith(1011, 'conformance: server restart');
+    const refused = await nextHello(from, bound(0) + o.backoffCapMs + startTimeout);
+    expect(refused !== undefined && refused.helloAnswered === 'error', 'a reconnect whose hello is refused with -32001', refused ? 'hello accepted' : `no reconnect${hint(runC)}`);
+    const n = server.attempts.length;
+    const quiet = await server.until(() => server.attempts.length > n, o.quietWindowMs);
+    const exited = await Promise.race([runC.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
+    runC.kill('SIGKILL');
+    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms after -32001`, `attempt ${(server.attempts[n]?.at ?? NaN) - refused!.openedAt} ms after the refusal`);
+    return `-32001 then silent for ${o.quietWindowMs} ms (process ${exited})`;
+  });
+  authFailNextHello = false;
 
   // ─────────────────────────── summary checks over the whole run ───────────────────────────
   await runner.run('agent/hello-valid', 'every agent.hello is valid against the schema (protocol_version 1 included)', async () => {

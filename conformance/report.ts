@@ -12,6 +12,8 @@ export interface CaseResult {
   /** What the target did (or why the case was skipped). */
   seen: string;
   durationMs: number;
+  /** Listed in --expect-fail: a FAIL does not fail the run, a PASS does. */
+  expectedFail?: boolean;
 }
 
 /** Thrown inside a case to fail it with an expected/seen pair. */
@@ -32,15 +34,25 @@ export class CaseSkip extends Error {
 }
 
 export function summaryLine(results: readonly CaseResult[]): string {
-  const passed = results.filter((r) => r.status === 'PASS').length;
-  const failed = results.filter((r) => r.status === 'FAIL').length;
-  const skipped = results.filter((r) => r.status === 'SKIP').length;
-  return `${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`;
+  const count = (pred: (r: CaseResult) => boolean) => results.filter(pred).length;
+  const passed = count((r) => r.status === 'PASS' && !r.expectedFail);
+  const failed = count((r) => r.status === 'FAIL' && !r.expectedFail);
+  const skipped = count((r) => r.status === 'SKIP');
+  const xfail = count((r) => r.status === 'FAIL' && r.expectedFail === true);
+  const xpass = count((r) => r.status === 'PASS' && r.expectedFail === true);
+  return `${passed} passed, ${failed} failed, ${skipped} skipped${xfail > 0 ? `, ${xfail} expected failures` : ''}${xpass > 0 ? `, ${xpass} unexpected passes` : ''}`;
+}
+
+/** PASS|FAIL|SKIP, or XFAIL / XPASS for a case listed in --expect-fail. */
+export function label(r: CaseResult): string {
+  if (r.expectedFail) return r.status === 'FAIL' ? 'XFAIL' : r.status === 'PASS' ? 'XPASS' : r.status;
+  return r.status;
 }
 
 export function caseLine(r: CaseResult): string {
   if (r.status === 'SKIP') return `SKIP ${r.id} — ${r.seen}`;
-  return `${r.status} ${r.id} — expected ${r.expected}; seen ${r.seen}`;
+  if (r.expectedFail && r.status === 'PASS') return `XPASS ${r.id} — listed in --expect-fail but passed (remove it from the list); expected ${r.expected}; seen ${r.seen}`;
+  return `${label(r)} ${r.id} — expected ${r.expected}; seen ${r.seen}`;
 }
 
 function xml(s: string): string {
@@ -49,24 +61,29 @@ function xml(s: string): string {
 }
 
 export function junitXml(suite: string, results: readonly CaseResult[]): string {
-  const failed = results.filter((r) => r.status === 'FAIL').length;
-  const skipped = results.filter((r) => r.status === 'SKIP').length;
+  // An expected failure (--expect-fail) is reported as skipped with its reason; an unexpected
+  // pass of a listed case is a failure, so CI shows both the way the exit status does.
+  const failing = (r: CaseResult) => (r.status === 'FAIL' && !r.expectedFail) || (r.status === 'PASS' && r.expectedFail === true);
+  const skipping = (r: CaseResult) => r.status === 'SKIP' || (r.status === 'FAIL' && r.expectedFail === true);
+  const failed = results.filter(failing).length;
+  const skipped = results.filter(skipping).length;
   const total = results.reduce((n, r) => n + r.durationMs, 0) / 1000;
   const lines = [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<testsuites name="cortex-conformance" tests="${results.length}" failures="${failed}" skipped="${skipped}" time="${total.toFixed(3)}">`,
-    `  <testsuite name="${xml(suite)}" tests="${results.length}" failures="${failed}" skipped="${skipped}" time="${total.toFixed(3)}">`,
+    `<testsuites name="cortex-conformance" tests="${results.length}" failures="${failed}" errors="0" skipped="${skipped}" time="${total.toFixed(3)}">`,
+    `  <testsuite name="${xml(suite)}" tests="${results.length}" failures="${failed}" errors="0" skipped="${skipped}" time="${total.toFixed(3)}">`,
   ];
   for (const r of results) {
     const slash = r.id.lastIndexOf('/');
     const classname = `${suite}.${slash > 0 ? r.id.slice(0, slash).replace(/\//g, '.') : 'case'}`;
     const open = `    <testcase classname="${xml(classname)}" name="${xml(r.id)}" time="${(r.durationMs / 1000).toFixed(3)}"`;
-    if (r.status === 'PASS') lines.push(`${open}/>`);
-    else if (r.status === 'SKIP') lines.push(`${open}>`, `      <skipped message="${xml(r.seen)}"/>`, '    </testcase>');
-    else {
-      const msg = `expected ${r.expected}; seen ${r.seen}`;
-      lines.push(`${open}>`, `      <failure message="${xml(msg)}" type="conformance">${xml(msg)}</failure>`, '    </testcase>');
-    }
+    if (failing(r)) {
+      const msg = r.status === 'PASS' ? `listed in --expect-fail but passed: remove it from the list (seen ${r.seen})` : `expected ${r.expected}; seen ${r.seen}`;
+      lines.push(`${open}>`, `      <failure message="${xml(msg)}" type="${r.status === 'PASS' ? 'unexpected-pass' : 'conformance'}">${xml(msg)}</failure>`, '    </testcase>');
+    } else if (skipping(r)) {
+      const msg = r.status === 'SKIP' ? r.seen : `expected failure (--expect-fail): expected ${r.expected}; seen ${r.seen}`;
+      lines.push(`${open}>`, `      <skipped message="${xml(msg)}"/>`, '    </testcase>');
+    } else lines.push(`${open}/>`);
   }
   lines.push('  </testsuite>', '</testsuites>', '');
   return lines.join('\n');
@@ -75,40 +92,117 @@ export function junitXml(suite: string, results: readonly CaseResult[]): string 
 export interface ReportOptions {
   suite: 'server' | 'agent';
   target: string;
+  /** One JSON object for the run, its `cases` one object per case. */
   json: boolean;
+  /** One JSON object per case as it finished (already written), then the summary object. */
+  jsonLines?: boolean;
   junit: string | undefined;
+  /** --strict: any skipped case fails the run. */
+  strict?: boolean;
+  /** --expect-fail FILE: ids read from it (and the file name, for messages). */
+  expectFail?: ExpectFailList | undefined;
   /** Set when the target could not be reached or talked to at all. */
   fatal?: string | undefined;
 }
 
-/** Prints the report and returns the exit code (0 only when nothing failed and the target was reachable). */
-export function report(results: readonly CaseResult[], opts: ReportOptions): number {
+/** The known-failing list of --expect-fail FILE: one case id per line, # comments. */
+export interface ExpectFailList {
+  file: string;
+  ids: Set<string>;
+}
+
+export function parseExpectFail(file: string, text: string): ExpectFailList {
+  const ids = new Set<string>();
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/#.*/, '').trim();
+    if (line !== '') ids.add(line);
+  }
+  return { file, ids };
+}
+
+/** Marks the cases listed in the known-failing list. */
+export function applyExpectFail(results: CaseResult[], list: ExpectFailList | undefined): void {
+  if (list === undefined) return;
+  for (const r of results) if (list.ids.has(r.id)) r.expectedFail = true;
+}
+
+/** Why the run fails (empty: it passes). */
+export function runProblems(results: readonly CaseResult[], opts: Pick<ReportOptions, 'strict' | 'expectFail' | 'fatal'>): string[] {
+  const out: string[] = [];
+  if (opts.fatal !== undefined) out.push(opts.fatal);
+  const failed = results.filter((r) => r.status === 'FAIL' && !r.expectedFail);
+  if (failed.length > 0) out.push(`${failed.length} case(s) failed: ${failed.slice(0, 5).map((r) => r.id).join(', ')}${failed.length > 5 ? ', …' : ''}`);
+  const xpass = results.filter((r) => r.status === 'PASS' && r.expectedFail === true);
+  if (xpass.length > 0) out.push(`${xpass.length} case(s) listed in --expect-fail ${opts.expectFail?.file ?? ''} passed; remove them from the list: ${xpass.map((r) => r.id).join(', ')}`);
+  if (opts.strict) {
+    const skipped = results.filter((r) => r.status === 'SKIP');
+    if (skipped.length > 0) out.push(`--strict: ${skipped.length} case(s) skipped: ${skipped.slice(0, 5).map((r) => `${r.id} (${r.seen})`).join('; ')}${skipped.length > 5 ? '; …' : ''}`);
+    if (opts.expectFail !== undefined) {
+      const ran = new Set(results.map((r) => r.id));
+      const stale = [...opts.expectFail.ids].filter((id) => !ran.has(id));
+      if (stale.length > 0) out.push(`--strict: --expect-fail ${opts.expectFail.file} lists case(s) that did not run: ${stale.join(', ')}`);
+    }
+  }
+  return out;
+}
+
+export function caseJson(r: CaseResult): Record<string, unknown> {
+  return {
+    id: r.id,
+    status: r.status,
+    ...(r.expectedFail ? { expected_fail: true } : {}),
+    expected: r.expected,
+    seen: r.seen,
+    duration_ms: Math.round(r.durationMs),
+  };
+}
+
+/** Prints the report and returns the exit code (0 only when the run passes and the target was reachable). */
+export function report(results: CaseResult[], opts: ReportOptions): number {
+  applyExpectFail(results, opts.expectFail);
   if (opts.junit !== undefined) writeFileSync(opts.junit, junitXml(opts.suite, results));
-  const failed = results.some((r) => r.status === 'FAIL') || opts.fatal !== undefined;
-  if (opts.json) {
-    const obj = {
-      suite: opts.suite,
-      target: opts.target,
-      ok: !failed,
-      ...(opts.fatal !== undefined ? { error: opts.fatal } : {}),
-      passed: results.filter((r) => r.status === 'PASS').length,
-      failed: results.filter((r) => r.status === 'FAIL').length,
-      skipped: results.filter((r) => r.status === 'SKIP').length,
-      cases: results.map((r) => ({ id: r.id, status: r.status, expected: r.expected, seen: r.seen, duration_ms: Math.round(r.durationMs) })),
-    };
-    process.stdout.write(`${JSON.stringify(obj)}\n`);
+  const problems = runProblems(results, opts);
+  const failed = problems.length > 0;
+  const counts = {
+    passed: results.filter((r) => r.status === 'PASS' && !r.expectedFail).length,
+    failed: results.filter((r) => r.status === 'FAIL' && !r.expectedFail).length,
+    skipped: results.filter((r) => r.status === 'SKIP').length,
+    expected_failures: results.filter((r) => r.status === 'FAIL' && r.expectedFail === true).length,
+    unexpected_passes: results.filter((r) => r.status === 'PASS' && r.expectedFail === true).length,
+  };
+  const head = { suite: opts.suite, target: opts.target, ok: !failed, ...(opts.fatal !== undefined ? { error: opts.fatal } : {}), ...counts };
+  if (opts.jsonLines) {
+    process.stdout.write(`${JSON.stringify({ summary: true, ...head, ...(problems.length ? { problems } : {}) })}\n`);
+  } else if (opts.json) {
+    process.stdout.write(`${JSON.stringify({ ...head, ...(problems.length ? { problems } : {}), cases: results.map(caseJson) })}\n`);
   } else {
     const out = results.map(caseLine);
     out.push(summaryLine(results));
     process.stdout.write(`${out.join('\n')}\n`);
   }
+  for (const p of problems) if (p !== opts.fatal) process.stderr.write(`cortex-conformance: ${p}\n`);
   return failed ? 1 : 0;
+}
+
+/** Thrown by Runner.run after the first failure when the runner bails (--bail): ends the suite. */
+export class BailOut extends Error {
+  constructor(readonly caseId: string) {
+    super(`stopped after the first failure (${caseId}; --bail)`);
+  }
 }
 
 /** Runs cases one after the other, turning CaseFailure/CaseSkip/other errors into results. */
 export class Runner {
   readonly results: CaseResult[] = [];
+  /** --bail: stop the suite at the first failure (a case listed in --expect-fail does not count). */
+  bail: { expectFail: ExpectFailList | undefined } | undefined;
   constructor(private readonly onResult?: (r: CaseResult) => void) {}
+
+  private record(r: CaseResult): void {
+    this.results.push(r);
+    this.onResult?.(r);
+    if (this.bail !== undefined && r.status === 'FAIL' && !this.bail.expectFail?.ids.has(r.id)) throw new BailOut(r.id);
+  }
 
   async run(id: string, expected: string, body: () => Promise<string | void>): Promise<CaseResult> {
     const t0 = performance.now();
@@ -122,15 +216,13 @@ export class Runner {
       else if (err instanceof CaseFailure) r = { id, status: 'FAIL', expected: err.expected, seen: err.seen, durationMs };
       else r = { id, status: 'FAIL', expected, seen: `error: ${(err as Error)?.message ?? String(err)}`, durationMs };
     }
-    this.results.push(r);
-    this.onResult?.(r);
+    this.record(r);
     return r;
   }
 
   skip(id: string, expected: string, reason: string): CaseResult {
     const r: CaseResult = { id, status: 'SKIP', expected, seen: reason, durationMs: 0 };
-    this.results.push(r);
-    this.onResult?.(r);
+    this.record(r);
     return r;
   }
 }

@@ -31,7 +31,7 @@ import {
 } from '@cortex/agent-protocol';
 import { Conn, ConnectError, describeClose, describeFrame, errorCode, isObj, type Received } from './conn.js';
 import { CaseFailure, CaseSkip, Runner, expect, js } from './report.js';
-import { runShell, fillTemplate, randomToken, lastLines } from './util.js';
+import { runShell, fillTemplate, randomToken, lastLines, spawnShell, within, type Spawned } from './util.js';
 import { clone, loadVectors, pathTouches, type Vector } from './vectors.js';
 
 export interface ServerSuiteOptions {
@@ -44,6 +44,26 @@ export interface ServerSuiteOptions {
   adminToken?: string | undefined;
   /** Shell command that revokes a host ({host_id} placeholder), e.g. "cortex-server agent revoke {host_id} --db ...". */
   revokeCommand?: string | undefined;
+  /** Shell command that marks a host for rotation ({host_id}), e.g. "cortex-server agent rotate {host_id} --grace-secs 0 --db ...". */
+  rotateCommand?: string | undefined;
+  /** The grace window the rotation leaves the previous token (s); the -32005 case waits it out. */
+  rotationGraceSecs: number;
+  /** Stops the server as SIGTERM does (the shutdown cases, run last). */
+  stopCommand?: string | undefined;
+  /** Starts the server again after stopCommand (same database and URL); kept running until the end. */
+  restartCommand?: string | undefined;
+  /** Makes every storage write of the server fail / undoes it (-32007, -32603). */
+  breakStorageCommand?: string | undefined;
+  repairStorageCommand?: string | undefined;
+  /** Prints the number of metric samples stored for {host_id}. */
+  metricsCountCommand?: string | undefined;
+  /** The server's min_agent_version, for the agent-version floor case. */
+  minAgentVersion?: string | undefined;
+  /** The server's ingest queue capacity in entries, for the -32020 case. */
+  ingestQueueEntries?: number | undefined;
+  /** Makes the server's storage writes wait / lets them go on (the -32020 case, when a burst alone cannot fill the queue). */
+  stallStorageCommand?: string | undefined;
+  resumeStorageCommand?: string | undefined;
   /** The server's hello timer (ms) the 4000 case waits for. */
   helloTimeoutMs: number;
   /** Skip cases that wait longer than a few seconds. */
@@ -74,6 +94,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   let token = o.enrollToken;
   let rotated = false;
   let enrolled = false;
+  // Used by the flows at the end of this function, which cases run from section 6 on.
+  const rotateNeeds = 'needs --rotate-command "<command with {host_id}>" (e.g. "cortex-server agent rotate {host_id} --grace-secs 0 --db F")';
+  const storageNeeds = 'needs --break-storage-command CMD and --repair-storage-command CMD (make every write of the server fail, and undo it)';
+  const stopNeeds = 'needs --stop-command CMD (stops the server as SIGTERM does; these cases run last)';
+  let restarted: Spawned | undefined;
 
   const helloParams = (hostId: string, tok: string, extra: Partial<AgentHelloParams> = {}): AgentHelloParams => ({
     protocol_version: PROTOCOL_VERSION,
@@ -186,7 +211,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   const authClose = (code: number) => ERROR_TABLE.find((e) => e.code === code)?.closeCode;
 
   /** Sends one frame on a fresh socket and expects an error code and (from ERROR_TABLE) the close code. */
-  async function preHelloError(frame: Record<string, unknown> | string, code: number): Promise<string> {
+  async function preHelloError(frame: Record<string, unknown> | string, code: number, checkData?: (data: unknown) => string | undefined): Promise<string> {
     const c = await open();
     try {
       const id = typeof frame === 'string' ? null : (frame['id'] as number | null);
@@ -198,6 +223,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       const expected = `error ${code}${closeCode !== undefined ? ` then close ${closeCode}` : ''}`;
       expect(errorCode(resp) === code, expected, `${describeFrame(resp)}; ${describeClose(c.closeInfo)}`);
       if (closeCode !== undefined) expect(closed?.code === closeCode, expected, `${describeFrame(resp)}; ${describeClose(closed)}`);
+      if (checkData !== undefined) {
+        const data = isObj(resp?.json) && isObj(resp.json['error']) ? resp.json['error']['data'] : undefined;
+        const wrong = checkData(data);
+        if (wrong !== undefined) throw new CaseFailure(wrong, `error.data ${js(data)}`);
+      }
       return `${describeFrame(resp)}; ${describeClose(closed)}`;
     } finally {
       await c.dispose();
@@ -267,7 +297,13 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   await runner.run('handshake/protocol-version', 'hello with protocol_version 2: error -32003 then close 4001', async () => {
     if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
-    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 2 } }, -32003);
+    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 2 } }, -32003, versionData(2));
+  });
+  await runner.run('handshake/agent-version-floor', 'hello with an agent_version below the server\'s min_agent_version (--min-agent-version): error -32003 then close 4001', async () => {
+    if (o.minAgentVersion === undefined) throw new CaseSkip('needs --min-agent-version V (the server\'s min_agent_version)');
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    // A pre-release of 0.0.0 ranks below every release (semver 2.0.0 precedence).
+    return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), agent_version: '0.0.0-conformance' } }, -32003);
   });
 
   await runner.run('handshake/invalid-params', 'hello with the right token but no capabilities: error -32602', async () => {
@@ -296,7 +332,12 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       const id = `vector/${v.id}`;
       const exp = describeExpected(v);
       if (method === 'agent.hello') {
-        const alt = v.expected.outcome === 'error' && (pathTouches(v.path, 'token') || pathTouches(v.path, 'host_id')) ? ' (or -32001: without a usable host_id/token the token check comes first)' : '';
+        const alt =
+          v.expected.outcome === 'error' && (pathTouches(v.path, 'token') || pathTouches(v.path, 'host_id'))
+            ? ' (or -32001: without a usable host_id/token the token check comes first)'
+            : v.expected.outcome === 'error' && o.minAgentVersion !== undefined && pathTouches(v.path, 'agent_version')
+              ? ' (or -32003: with a min_agent_version the version is checked first)'
+              : '';
         await runner.run(id, exp + alt, () => helloVector(v));
         continue;
       }
@@ -353,6 +394,9 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       // step 4 checks the token before anything but the envelope and versions, so -32001 is
       // as right as the vector's -32602 there.
       const alt = pathTouches(v.path, 'token') || pathTouches(v.path, 'host_id') ? [-32001] : [];
+      // With a min_agent_version the server checks agent_version before the schema (seed 3
+      // step 4): an agent_version that is no semver ranks as unsupported, -32003.
+      if (o.minAgentVersion !== undefined && pathTouches(v.path, 'agent_version')) alt.push(-32003);
       const ok = code === v.expected.code || alt.includes(code ?? 0);
       expect(ok, `error ${v.expected.code}${alt.length ? ` (or ${alt.join(', ')})` : ''}`, describeFrame(resp));
       const closeCode = authClose(code ?? 0);
@@ -365,6 +409,25 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       await c.dispose();
     }
   }
+
+  const adminNeeds = 'needs --admin-url http://HOST:PORT (and --admin-token when the server has one)';
+  async function admin(path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
+    const res = await fetch(new URL(path, o.adminUrl), {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { 'content-type': 'application/json', ...(o.adminToken ? { authorization: `Bearer ${o.adminToken}` } : {}) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(t * 2),
+    });
+    const text = await res.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // keep the text
+    }
+    return { status: res.status, json };
+  }
+  const adminError = (json: unknown) => (isObj(json) && isObj(json['error']) ? (json['error']['code'] as number) : undefined);
 
   // ─────────────── 6. generated: every error code and close code of the contract ───────────────
   type Provoker = { expected: string; run: () => Promise<string> };
@@ -383,6 +446,9 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       }),
   });
   const revocation = once(() => revocationFlow());
+  const rotation = once(() => rotationFlow());
+  const storageFault = once(() => storageFaultFlow());
+  const shutdown = once(() => shutdownFlow());
   const errorProvokers: Record<number, Provoker> = {
     [-32700]: inSession(() => '{"jsonrpc": "2.0", "id": 1, "method": "metrics.push", ', -32700),
     [-32600]: inSession((id) => JSON.stringify([{ jsonrpc: '2.0', id, method: 'metrics.push', params: { ts: new Date().toISOString(), samples: [{ name: 'x', value: 1 }] } }]), -32600),
@@ -394,8 +460,8 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     },
     [-32001]: { expected: 'a wrong token: error -32001 then close 4001', run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, randomToken()) }, -32001) },
     [-32003]: {
-      expected: 'protocol_version 0: error -32003 then close 4001',
-      run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 0 } }, -32003),
+      expected: 'protocol_version 0: error -32003 then close 4001, data {required_protocol_version, current: 0}',
+      run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 0 } }, -32003, versionData(0)),
     },
     [-32002]: {
       expected: 'hello of a revoked host: error -32002 then close 4002',
@@ -408,7 +474,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
         if (cap === undefined) throw new CaseSkip('needs --server-max-batch-entries N (the server cap, < 1000)');
         if (cap >= LIMITS.logs_push_max_entries) throw new CaseSkip(`the server cap is ${cap}: -32008 needs a cap below ${LIMITS.logs_push_max_entries}`);
         return withSession(async (conn, h) => {
-          const start = h.accepted_seq + 1;
+          // exactly the cap is accepted, one more is not
+          const at = h.accepted_seq + 1;
+          const full = await conn.client.logsPush({ seq_start: at, entries: range(at, at + cap - 1) }, { timeoutMs: t }).catch((err: unknown) => err);
+          if (!isObj(full) || typeof (full as { up_to_seq?: unknown }).up_to_seq !== 'number') throw new CaseFailure(`a push of exactly the cap (${cap}) accepted`, describeErr(full));
+          const start = at + cap;
           const entries = Array.from({ length: cap + 1 }, (_, i) => entry(start + i));
           try {
             const r = await conn.client.logsPush({ seq_start: start, entries }, { timeoutMs: t });
@@ -429,8 +499,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
           const per = Math.min(o.serverMaxBatchEntries ?? LIMITS.logs_push_max_entries, LIMITS.logs_push_max_entries);
           const total = 3 * rate + per;
           let seq = h.accepted_seq + 1;
+          /** Outcomes in push order: null when acked, else the error. */
+          const sent: { start: number; n: number }[] = [];
           const push = (start: number, n: number): Promise<unknown> => {
             const entries = Array.from({ length: n }, (_, i) => entry(start + i));
+            sent.push({ start, n });
             return conn.client.logsPush({ seq_start: start, entries }, { timeoutMs: Math.max(t, 30_000) }).then(() => null, (err: unknown) => err);
           };
           const started = performance.now();
@@ -440,23 +513,40 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
           seq += per;
           const outcomes: Promise<unknown>[] = [Promise.resolve(first)];
           const refused = first instanceof RpcError && first.code === -32008;
+          // With a known ingest queue, keep at most half of it in flight, so that the queue
+          // (-32020) does not fill before the rate limit is reached.
+          const windowEntries = o.ingestQueueEntries !== undefined ? Math.max(per, Math.floor(o.ingestQueueEntries / 2)) : Infinity;
           for (let sent = per; sent < total && !refused; sent += per) {
             const n = Math.min(per, total - sent);
+            const k = Math.floor(windowEntries / per);
+            if (outcomes.length >= k) await outcomes[outcomes.length - k];
             outcomes.push(push(seq, n));
             seq += n;
             // Let the socket breathe between pushes: the server's pings are answered while
             // the burst is being built, so a busy runner is not closed for missed pongs.
             await new Promise((r) => setImmediate(r));
           }
-          const errors = (await Promise.all(outcomes)).filter((e) => e !== null);
+          const settled = await Promise.all(outcomes);
+          const errors = settled.filter((e) => e !== null);
           const seconds = (performance.now() - started) / 1000;
           const quota = errors.find((e): e is RpcError => e instanceof RpcError && e.code === -32030);
           if (quota !== undefined) {
             const retry = (quota.data as { retry_after_ms?: unknown } | undefined)?.retry_after_ms;
             expect(typeof retry === 'number' && Number.isInteger(retry) && retry >= 0, 'error -32030 with data.retry_after_ms (integer >= 0)', describeErr(quota));
-            // let the bucket drain before the next case pushes (the server's own advice)
-            await new Promise((r) => setTimeout(r, Math.min(retry as number, 5000)));
-            return describeErr(quota);
+            // The bucket holds one second of the rate (DESIGN 5.6): a fresh session gets that
+            // much before the first refusal, and not much more than the rate allows meanwhile.
+            const firstRefused = settled.indexOf(quota);
+            const acceptedBefore = sent.slice(0, firstRefused).reduce((n, b, i) => n + (settled[i] === null ? b.n : 0), 0);
+            expect(acceptedBefore >= rate - per, `at least ${rate - per} entries (the burst, one second of ${rate}/s) accepted before the first -32030`, `${acceptedBefore} accepted before it`);
+            expect(acceptedBefore <= rate * (1 + seconds) + per, `at most ${Math.floor(rate * (1 + seconds) + per)} entries accepted before the first -32030`, `${acceptedBefore} accepted before it`);
+            // The advice fits the deficit of one push (n/rate s at most), and following it works.
+            const refusedBatch = sent[firstRefused] as { start: number; n: number };
+            const bound = Math.ceil((1000 * refusedBatch.n) / rate) + 50;
+            expect((retry as number) <= bound, `retry_after_ms at most ${bound} (the deficit of one push of ${refusedBatch.n} at ${rate}/s)`, `retry_after_ms ${retry}`);
+            await new Promise((r) => setTimeout(r, (retry as number) + 20));
+            const again = await push(refusedBatch.start, refusedBatch.n);
+            expect(again === null, `the refused push accepted after waiting retry_after_ms (${retry} ms)`, describeErr(again));
+            return `${describeErr(quota)} after ${acceptedBefore} entries; resent after ${retry} ms and acked`;
           }
           const capped = errors.find((e): e is RpcError => e instanceof RpcError && e.code === -32008);
           if (capped !== undefined) throw new CaseSkip(`pushes of ${per} entries were refused with -32008 (${describeErr(capped)}): pass --server-max-batch-entries`);
@@ -475,12 +565,37 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
         }),
     },
   };
+  errorProvokers[-32004] = {
+    expected: 'a probe for a host that does not exist through the admin API: HTTP 404 with -32004 (the wire case, a host row deleted mid-session, cannot be provoked from outside)',
+    run: async () => {
+      if (o.adminUrl === undefined) throw new CaseSkip(adminNeeds);
+      const r = await admin(`/admin/agents/${randomUUID()}/probe`, { probe: PROBE_ECHO, args: {}, timeout_ms: 1000 });
+      expect(r.status === 404 && adminError(r.json) === -32004, 'HTTP 404 with error -32004', `HTTP ${r.status} ${js(r.json, 200)}`);
+      return 'HTTP 404 -32004';
+    },
+  };
+  errorProvokers[-32005] = {
+    expected: 'after a rotation and its grace window, hello with the previous token: error -32005 then close 4001',
+    run: async () => settle((await rotation()).staleToken),
+  };
+  errorProvokers[-32007] = {
+    expected: 'logs.push while the server cannot write (--break-storage-command): error -32007, nothing of the batch stored',
+    run: async () => settle((await storageFault()).bufferOverflow),
+  };
+  errorProvokers[-32603] = {
+    expected: 'metrics.push while the server cannot write (--break-storage-command): error -32603 InternalError, the session kept',
+    run: async () => settle((await storageFault()).internal),
+  };
+  errorProvokers[-32020] = {
+    expected: 'more entries than the ingest queue holds (--ingest-queue-entries) pushed while commits wait: error -32020 with data.retry_after_ms',
+    run: () => backpressure(),
+  };
   for (const row of ERROR_TABLE) {
     if (row.direction === 'agent') continue; // the agent suite covers these
     const id = `error/${row.code}-${row.name}`;
     const p = errorProvokers[row.code];
     if (!p) {
-      runner.skip(id, `${row.code} ${row.name}`, `cannot be provoked from a client alone (${row.meaning})`);
+      runner.skip(id, `${row.code} ${row.name}`, `no way to provoke it yet (${row.meaning}): a new code in the contract needs a case in conformance/server-suite.ts`);
       continue;
     }
     await runner.run(id, p.expected, p.run);
@@ -574,11 +689,24 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     4001: { expected: 'a wrong token: close 4001', run: () => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, randomToken()) }, -32001) },
     4002: { expected: 'revocation of a live session: agent.shutdown Revoked then close 4002', run: async () => settle((await revocation()).liveClose) },
   };
+  closeProvokers[1012] = {
+    expected: `a rotation asked of a connected host (--rotate-command): agent.shutdown {ServerReload, 0}, then close 1012 when the agent does not close within ${LIMITS.rotation_close_grace_ms} ms`,
+    run: async () => settle((await rotation()).liveClose),
+  };
+  /** Close codes whose case runs later (1001: the server's shutdown ends the suite). */
+  const deferredClose: { id: string; p: Provoker }[] = [];
   for (const row of CLOSE_CODE_TABLE) {
     const id = `close/${row.code}-${row.name}`;
+    if (row.code === 1001) {
+      deferredClose.push({
+        id,
+        p: { expected: 'the server shutting down (--stop-command) closes a session that stays open with 1001 after the drain', run: async () => settle((await shutdown()).goingAway) },
+      });
+      continue;
+    }
     const p = closeProvokers[row.code];
     if (!p) {
-      runner.skip(id, `close ${row.code}`, `cannot be provoked from a client alone (${row.meaning})`);
+      runner.skip(id, `close ${row.code}`, `no way to provoke it yet (${row.meaning}): a new close code in the contract needs a case in conformance/server-suite.ts`);
       continue;
     }
     await runner.run(id, p.expected, p.run);
@@ -694,24 +822,25 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     }),
   );
 
-  // ─────────────────────────── 9. admin API: probes ───────────────────────────
-  const adminNeeds = 'needs --admin-url http://HOST:PORT (and --admin-token when the server has one)';
-  async function admin(path: string, body?: unknown): Promise<{ status: number; json: unknown }> {
-    const res = await fetch(new URL(path, o.adminUrl), {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { 'content-type': 'application/json', ...(o.adminToken ? { authorization: `Bearer ${o.adminToken}` } : {}) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(t * 2),
+  await runner.run('metrics/accepted-stored', 'metrics.push of 3 samples: "accepted" is the number of samples the server stored (--metrics-count-command)', async () => {
+    if (o.metricsCountCommand === undefined) throw new CaseSkip('needs --metrics-count-command "<command with {host_id}>" printing the number of metric samples stored for the host');
+    const count = async (): Promise<number> => {
+      const r = await runShell(fillTemplate(o.metricsCountCommand as string, { host_id: o.hostId }), 20_000);
+      const n = Number(r.output.trim().split('\n').at(-1));
+      if (r.code !== 0 || !Number.isInteger(n)) throw new CaseFailure('--metrics-count-command exits 0 printing an integer', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
+      return n;
+    };
+    return withSession(async (conn) => {
+      const before = await count();
+      const r = await conn.client.metricsPush({ ts: new Date().toISOString(), samples: [{ name: 'load1', value: 0.5 }, { name: 'mem_used_pct', value: 40 }, { name: 'disk', value: 1 }] }, { timeoutMs: t });
+      const stored = (await count()) - before;
+      expect(r.accepted + (r.dropped ?? 0) === 3, 'accepted + dropped = 3', JSON.stringify(r));
+      expect(stored === r.accepted, `stored samples = accepted (${r.accepted})`, `${stored} stored for ${JSON.stringify(r)}`);
+      return `${JSON.stringify(r)}, ${stored} stored`;
     });
-    const text = await res.text();
-    let json: unknown = text;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      // keep the text
-    }
-    return { status: res.status, json };
-  }
+  });
+
+  // ─────────────────────────── 9. admin API: probes ───────────────────────────
   /** A session that answers probes: echo returns its args, fail answers -32011. */
   async function probeSession<T>(fn: (received: string[]) => Promise<T>): Promise<T> {
     if (o.adminUrl === undefined) throw new CaseSkip(adminNeeds);
@@ -728,7 +857,6 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       return fn(received);
     });
   }
-  const adminError = (json: unknown) => (isObj(json) && isObj(json['error']) ? (json['error']['code'] as number) : undefined);
   await runner.run('admin/probe-round-trip', 'POST /admin/agents/{host_id}/probe reaches the session as probe.request; 200 with our ProbeOutput', () =>
     probeSession(async (received) => {
       const args = { n: 42, s: 'conformance' };
@@ -763,6 +891,296 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   // ─────────────────────────── 10. revocation (second host) ───────────────────────────
   await runner.run('revocation/live-session', 'revoking a connected host: agent.shutdown {Revoked, 0} then close 4002 within 2 s', async () => settle((await revocation()).liveClose));
+  await runner.run('revocation/hello-closed-4002', 'the next hello of the revoked host: error -32002 and the socket closed with 4002 (not 4001)', async () => settle((await revocation()).helloAfter));
+
+  // ─────────────────────────── 11. rotation (primary host) ───────────────────────────
+  await runner.run('rotation/next-hello-rotates', 'after --rotate-command, the next hello with the current token gets a new rotated_token', async () => settle((await rotation()).nextHello));
+  await runner.run('rotation/new-token-accepted', 'the new token is accepted without another rotation, and the previous one is refused -32001 from then on', async () => settle((await rotation()).newToken));
+  await runner.run('rotation/previous-token-in-grace', 'after a rotation with a grace window, the previous token is accepted and rotated again', async () => settle((await rotation()).inGrace));
+
+  // ─────────────────────────── 12. shutdown (last: the server stops) ───────────────────────────
+  await runner.run('shutdown/server-reload', 'the server shutting down (--stop-command) sends agent.shutdown {reason: "ServerReload", drain_seconds} to a session', async () => settle((await shutdown()).notified));
+  await runner.run('shutdown/acks-during-drain', 'logs.push during the drain is still committed and acked', async () => settle((await shutdown()).drainAck));
+  for (const d of deferredClose) await runner.run(d.id, d.p.expected, d.p.run);
+  await runner.run('shutdown/accepted-seq-after-restart', 'after the restart (--restart-command), hello returns accepted_seq = the last seq acked before and during the drain', async () => settle((await shutdown()).afterRestart));
+  await stopRestarted();
+
+  // ─────────────────────── flows shared by several cases (each runs once) ───────────────────────
+
+  /**
+   * Rotation of the primary host (DESIGN 5.2): a connected session is asked to reconnect
+   * (agent.shutdown {ServerReload, 0}); we keep it open, so the server closes it 1012. The
+   * next hello with the current token is rotated; after the grace window the previous
+   * token gets -32005 + 4001; the new token is accepted.
+   */
+  async function rotationFlow(): Promise<{ liveClose: Outcome; nextHello: Outcome; staleToken: Outcome; newToken: Outcome; inGrace: Outcome }> {
+    if (o.rotateCommand === undefined) throw new CaseSkip(rotateNeeds);
+    const s = await session();
+    const shutdowns: AgentShutdownParams[] = [];
+    registerAgentHandlers(s.conn.peer, { 'agent.shutdown': (p) => void shutdowns.push(p) });
+    const ran = await runShell(fillTemplate(o.rotateCommand, { host_id: o.hostId, grace_secs: String(o.rotationGraceSecs) }), 20_000);
+    if (ran.code !== 0) {
+      await s.conn.dispose();
+      throw new CaseFailure('--rotate-command exits 0', `exit ${ran.code ?? ran.signal}: ${lastLines(ran.output)}`);
+    }
+    const t0 = Date.now();
+    const closed = await s.conn.waitClose(LIMITS.control_propagation_ms + LIMITS.rotation_close_grace_ms + t);
+    const ms = Date.now() - t0;
+    await s.conn.dispose();
+    const sd = shutdowns[0];
+    const liveClose = await outcome(async () => {
+      expect(sd !== undefined && sd.reason === 'ServerReload' && sd.drain_seconds === 0, 'agent.shutdown {reason: "ServerReload", drain_seconds: 0}', sd ? JSON.stringify(sd) : `no agent.shutdown (${describeClose(closed)})`);
+      expect(closed?.code === 1012, 'close 1012 (we did not close)', `${describeClose(closed)} after ${ms} ms`);
+      return `agent.shutdown ${JSON.stringify(sd)}; close 1012 after ${ms} ms`;
+    });
+    const previous = token;
+    const h = await hello(previous);
+    await h.conn.dispose();
+    const rotatedAt = Date.now();
+    const fresh = h.result?.rotated_token;
+    if (typeof fresh === 'string') token = fresh;
+    const nextHello = await outcome(async () => {
+      expect(h.result !== undefined, 'hello with the current token accepted', describeErr(h.error));
+      expect(typeof fresh === 'string' && fresh !== previous, 'rotated_token set (a new token)', `rotated_token ${JSON.stringify(fresh ?? null)}`);
+      return `rotated_token set (${(fresh as string).length} chars)`;
+    });
+    let staleToken: Outcome;
+    if (typeof fresh !== 'string') staleToken = { ok: false, expected: 'a rotation first', seen: 'the server did not rotate' };
+    else if (o.rotationGraceSecs > 10) staleToken = { ok: false, skip: `the grace window is ${o.rotationGraceSecs} s: give the rotate command a short grace (e.g. --grace-secs 0) and --rotation-grace-secs N (N <= 10)`, expected: '', seen: '' };
+    else {
+      await new Promise((r) => setTimeout(r, Math.max(0, rotatedAt + o.rotationGraceSecs * 1000 + 500 - Date.now())));
+      staleToken = await outcome(() => preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, previous) }, -32005));
+    }
+    const newToken = await outcome(async () => {
+      const n = await hello(token);
+      await n.conn.dispose();
+      expect(n.result !== undefined, 'hello with the new token accepted', describeErr(n.error));
+      expect(n.result!.rotated_token === undefined || n.result!.rotated_token === null, 'no further rotation', `rotated_token ${JSON.stringify(n.result!.rotated_token)}`);
+      // The new token's hello cleared the previous hash: the old token is now just wrong.
+      if (typeof fresh === 'string') await preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, previous) }, -32001);
+      return `accepted, accepted_seq ${n.result!.accepted_seq}; the previous token is now refused -32001`;
+    });
+    // Inside a grace window the previous token still works and is rotated again (DESIGN 5.2).
+    let inGrace: Outcome;
+    if (!o.rotateCommand.includes('{grace_secs}')) inGrace = { ok: false, skip: 'needs {grace_secs} in --rotate-command (e.g. "cortex-server agent rotate {host_id} --grace-secs {grace_secs} --db F")', expected: '', seen: '' };
+    else {
+      inGrace = await outcome(async () => {
+        const r2 = await runShell(fillTemplate(o.rotateCommand as string, { host_id: o.hostId, grace_secs: '60' }), 20_000);
+        expect(r2.code === 0, '--rotate-command exits 0', `exit ${r2.code ?? r2.signal}: ${lastLines(r2.output)}`);
+        const before = token;
+        const a = await hello(before);
+        await a.conn.dispose();
+        const t3 = a.result?.rotated_token;
+        expect(typeof t3 === 'string', 'the next hello rotated (grace 60 s)', a.result ? 'no rotated_token' : describeErr(a.error));
+        token = t3 as string;
+        const b = await hello(before);
+        await b.conn.dispose();
+        const t4 = b.result?.rotated_token;
+        expect(typeof t4 === 'string' && t4 !== t3, 'the previous token inside the grace window accepted and rotated again', b.result ? `rotated_token ${JSON.stringify(t4 ?? null)}` : describeErr(b.error));
+        token = t4 as string;
+        const c = await hello(token);
+        await c.conn.dispose();
+        expect(c.result !== undefined && (c.result.rotated_token ?? null) === null, 'the newest token accepted without rotation', c.result ? `rotated_token ${JSON.stringify(c.result.rotated_token)}` : describeErr(c.error));
+        return 'previous token accepted in the grace window and rotated again; the newest accepted';
+      });
+    }
+    return { liveClose, nextHello, staleToken, newToken, inGrace };
+  }
+
+
+  /** Storage writes fail: logs.push → -32007 (nothing stored), metrics.push → -32603; after the repair the batch is accepted. */
+  async function storageFaultFlow(): Promise<{ bufferOverflow: Outcome; internal: Outcome }> {
+    if (o.breakStorageCommand === undefined || o.repairStorageCommand === undefined) throw new CaseSkip(storageNeeds);
+    const s = await session();
+    const start = s.hello.accepted_seq + 1;
+    const broke = await runShell(o.breakStorageCommand, 20_000);
+    if (broke.code !== 0) {
+      await s.conn.dispose();
+      throw new CaseFailure('--break-storage-command exits 0', `exit ${broke.code ?? broke.signal}: ${lastLines(broke.output)}`);
+    }
+    let bufferOverflow: Outcome;
+    let internal: Outcome;
+    try {
+      bufferOverflow = await outcome(async () => {
+        try {
+          const r = await s.conn.client.logsPush({ seq_start: start, entries: range(start, start + 2) }, { timeoutMs: t });
+          throw new CaseFailure('error -32007', `result ${JSON.stringify(r)}`);
+        } catch (err) {
+          if (err instanceof CaseFailure) throw err;
+          expect(err instanceof RpcError && err.code === -32007, 'error -32007 BufferOverflow', describeErr(err));
+          return describeErr(err);
+        }
+      });
+      if (bufferOverflow.ok) {
+        // A push behind the refused one must not be committed before the refused one is
+        // resent (it would leave a hole the agent cannot fill): refused too, even once the
+        // storage works again (DECISIONS B6a).
+        const repairedEarly = await runShell(o.repairStorageCommand, 20_000);
+        const follow = await s.conn.client.logsPush({ seq_start: start + 3, entries: range(start + 3, start + 4) }, { timeoutMs: t }).then((r) => r, (err: unknown) => err);
+        const broke2 = await runShell(o.breakStorageCommand, 20_000);
+        if (repairedEarly.code !== 0 || broke2.code !== 0) throw new CaseFailure('the storage commands exit 0', `repair exit ${repairedEarly.code}, break exit ${broke2.code}`);
+        if (!(follow instanceof RpcError)) bufferOverflow = { ok: false, expected: `a push behind the refused one (seq ${start + 3}) refused until seq ${start} is resent`, seen: `result ${js(follow)}` };
+      }
+      internal = await outcome(async () => {
+        try {
+          const r = await s.conn.client.metricsPush({ ts: new Date().toISOString(), samples: [{ name: 'conformance_fault', value: 1 }] }, { timeoutMs: t });
+          throw new CaseFailure('error -32603', `result ${JSON.stringify(r)}`);
+        } catch (err) {
+          if (err instanceof CaseFailure) throw err;
+          expect(err instanceof RpcError && err.code === -32603, 'error -32603 InternalError', describeErr(err));
+          expect(s.conn.isOpen, 'the session kept open', describeClose(s.conn.closeInfo));
+          return describeErr(err);
+        }
+      });
+    } finally {
+      const repaired = await runShell(o.repairStorageCommand, 20_000);
+      if (repaired.code !== 0) process.stderr.write(`cortex-conformance: --repair-storage-command exited ${repaired.code ?? repaired.signal}: ${lastLines(repaired.output)}\n`);
+    }
+    // The refused batch was not stored: accepted_seq has not moved, and resending it works.
+    if (bufferOverflow.ok) {
+      const seen = bufferOverflow.seen;
+      bufferOverflow = await outcome(async () => {
+        const again = await session();
+        try {
+          expect(again.hello.accepted_seq === start - 1, `accepted_seq still ${start - 1} (nothing of the refused batch stored)`, `accepted_seq ${again.hello.accepted_seq}`);
+          const r = await again.conn.client.logsPush({ seq_start: start, entries: range(start, start + 2) }, { timeoutMs: t });
+          expect(r.up_to_seq === start + 2, `the resent batch acked up to ${start + 2} after the repair`, `up_to_seq ${r.up_to_seq}`);
+          return `${seen}; nothing stored; resent and acked after the repair`;
+        } finally {
+          await again.conn.dispose();
+        }
+      });
+    }
+    await s.conn.dispose();
+    return { bufferOverflow, internal };
+  }
+
+  /** -32020: more entries than the ingest queue holds, pushed at once (while commits wait, when the server can be stalled). */
+  async function backpressure(): Promise<string> {
+    const cap = o.ingestQueueEntries;
+    if (cap === undefined) throw new CaseSkip('needs --ingest-queue-entries N (the server\'s ingest queue capacity in entries), and for a server that commits faster than a burst arrives --stall-storage-command CMD --resume-storage-command CMD');
+    if ((o.stallStorageCommand === undefined) !== (o.resumeStorageCommand === undefined)) throw new CaseSkip('needs both --stall-storage-command and --resume-storage-command');
+    return withSession(async (conn, h) => {
+      const per = Math.min(o.serverMaxBatchEntries ?? LIMITS.logs_push_max_entries, LIMITS.logs_push_max_entries);
+      const pushes = Math.ceil(cap / per) + 2;
+      if (pushes * per > o.agentRate) throw new CaseSkip(`the burst (${pushes * per} entries) exceeds the rate limit (--agent-rate ${o.agentRate}): give a server whose rate is above its queue capacity`);
+      if (o.stallStorageCommand !== undefined) {
+        const r = await runShell(o.stallStorageCommand, 20_000);
+        if (r.code !== 0) throw new CaseFailure('--stall-storage-command exits 0', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
+      }
+      let seq = h.accepted_seq + 1;
+      const outcomes: Promise<unknown>[] = [];
+      try {
+        for (let i = 0; i < pushes; i++) {
+          outcomes.push(conn.client.logsPush({ seq_start: seq, entries: range(seq, seq + per - 1) }, { timeoutMs: Math.max(t, 30_000) }).then(() => null, (err: unknown) => err));
+          seq += per;
+        }
+        // The refusal comes before any commit: wait for the first answer while writes wait.
+        await Promise.race(outcomes);
+      } finally {
+        if (o.resumeStorageCommand !== undefined) await runShell(o.resumeStorageCommand, 20_000);
+      }
+      const settled = await Promise.all(outcomes);
+      const errors = settled.filter((e) => e !== null);
+      const bp = errors.find((e): e is RpcError => e instanceof RpcError && e.code === -32020);
+      // The queue holds `cap` entries: pushes that fill it exactly are not refused.
+      const fit = Math.floor(cap / per);
+      const early = settled.slice(0, fit).findIndex((e) => e !== null);
+      if (o.stallStorageCommand !== undefined && early >= 0) throw new CaseFailure(`the first ${fit} pushes (${fit * per} entries, within the queue of ${cap}) accepted`, `push ${early + 1} refused: ${describeErr(settled[early])}`);
+      if (bp === undefined) {
+        if (errors.length === 0 && o.stallStorageCommand === undefined) throw new CaseSkip(`all ${pushes * per} entries were committed as fast as they came: pass --stall-storage-command/--resume-storage-command`);
+        throw new CaseFailure('error -32020', errors.length === 0 ? `all ${pushes * per} entries accepted with a queue of ${cap}` : describeErr(errors[0]));
+      }
+      const retry = (bp.data as { retry_after_ms?: unknown } | undefined)?.retry_after_ms;
+      expect(typeof retry === 'number' && Number.isInteger(retry) && retry >= 0, 'error -32020 with data.retry_after_ms (integer >= 0)', describeErr(bp));
+      return `${describeErr(bp)} (${errors.length} of ${pushes} pushes refused)`;
+    });
+  }
+
+
+  /**
+   * The server's shutdown (DESIGN 3, SIGTERM): agent.shutdown {ServerReload, n} to the
+   * session, pushes still acked during the drain, then close 1001 (we never close).
+   * With --restart-command the server comes back and accepted_seq covers every ack.
+   */
+  async function shutdownFlow(): Promise<{ notified: Outcome; drainAck: Outcome; goingAway: Outcome; afterRestart: Outcome }> {
+    if (o.stopCommand === undefined) throw new CaseSkip(stopNeeds);
+    const s = await session();
+    const shutdowns: AgentShutdownParams[] = [];
+    let gotShutdown: () => void = () => undefined;
+    const shutdownSeen = new Promise<void>((resolve) => (gotShutdown = resolve));
+    registerAgentHandlers(s.conn.peer, {
+      'agent.shutdown': (p) => {
+        shutdowns.push(p);
+        gotShutdown();
+      },
+    });
+    let acked = s.hello.accepted_seq;
+    const stopping = spawnShell(o.stopCommand);
+    const t0 = Date.now();
+    await Promise.race([shutdownSeen, s.conn.closed, new Promise((r) => setTimeout(r, LIMITS.control_propagation_ms + t))]);
+    const sd = shutdowns[0];
+    const notified = await outcome(async () => {
+      expect(sd !== undefined && sd.reason === 'ServerReload', 'agent.shutdown {reason: "ServerReload", drain_seconds}', sd ? JSON.stringify(sd) : `none (${describeClose(s.conn.closeInfo)} after ${Date.now() - t0} ms)`);
+      return `agent.shutdown ${JSON.stringify(sd)} after ${Date.now() - t0} ms`;
+    });
+    const drainAck = await outcome(async () => {
+      expect(sd !== undefined && s.conn.isOpen, 'an open session after agent.shutdown', sd ? describeClose(s.conn.closeInfo) : 'no agent.shutdown');
+      const start = acked + 1;
+      const r = await s.conn.client.logsPush({ seq_start: start, entries: range(start, start + 2) }, { timeoutMs: t });
+      expect(r.up_to_seq === start + 2, `up_to_seq ${start + 2}`, `up_to_seq ${r.up_to_seq}`);
+      acked = r.up_to_seq;
+      return `acked up to ${r.up_to_seq} during the drain`;
+    });
+    const drainMs = ((sd?.drain_seconds ?? LIMITS.shutdown_drain_secs) * 1000) + t + 2000;
+    const closed = await s.conn.waitClose(Math.max(0, t0 + drainMs - Date.now()));
+    const ms = Date.now() - t0;
+    const goingAway = await outcome(async () => {
+      expect(closed?.code === 1001, `close 1001 from the server after the drain (within ${drainMs} ms)`, `${describeClose(closed)} after ${ms} ms`);
+      return `close 1001 after ${ms} ms`;
+    });
+    s.conn.terminate();
+    const stopped = await within(stopping.exited, 30_000, undefined);
+    if (stopped === undefined) stopping.kill('SIGKILL');
+    let afterRestart: Outcome;
+    if (o.restartCommand === undefined) afterRestart = { ok: false, skip: 'needs --restart-command CMD (starts the server again on the same database and URL)', expected: '', seen: '' };
+    else {
+      restarted = spawnShell(o.restartCommand);
+      afterRestart = await outcome(async () => {
+        const up = await reachable(30_000);
+        expect(up, `the server reachable at ${o.url} again within 30 s of --restart-command`, `not reachable (restart command output: ${lastLines(restarted!.output()) || 'none'})`);
+        const h = await session();
+        await h.conn.dispose();
+        expect(h.hello.accepted_seq === acked, `accepted_seq ${acked} (every acked seq survived the restart)`, `accepted_seq ${h.hello.accepted_seq}`);
+        return `accepted_seq ${h.hello.accepted_seq} after the restart`;
+      });
+    }
+    return { notified, drainAck, goingAway, afterRestart };
+  }
+
+  /** Polls until an upgrade succeeds (after a restart). */
+  async function reachable(timeoutMs: number): Promise<boolean> {
+    const end = Date.now() + timeoutMs;
+    for (let wait = 50; Date.now() < end; wait = Math.min(wait * 2, 1000)) {
+      try {
+        const c = await open();
+        await c.dispose();
+        return true;
+      } catch {
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+    return false;
+  }
+
+  async function stopRestarted(): Promise<void> {
+    if (restarted === undefined) return;
+    restarted.kill('SIGTERM');
+    if ((await within(restarted.exited, 15_000, undefined)) === undefined) {
+      restarted.kill('SIGKILL');
+      await restarted.exited;
+    }
+  }
 
   /**
    * Enrolls the second host, revokes it while connected and checks the shutdown, the
@@ -802,20 +1220,35 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   }
 }
 
-type Outcome = { ok: true; seen: string } | { ok: false; expected: string; seen: string };
+type Outcome = { ok: true; seen: string } | { ok: false; expected: string; seen: string; skip?: string };
 
 async function outcome(fn: () => Promise<string>): Promise<Outcome> {
   try {
     return { ok: true, seen: await fn() };
   } catch (err) {
     if (err instanceof CaseFailure) return { ok: false, expected: err.expected, seen: err.seen };
+    if (err instanceof CaseSkip) return { ok: false, skip: err.reason, expected: '', seen: '' };
     return { ok: false, expected: 'no error', seen: (err as Error).message };
   }
 }
 
 function settle(o: Outcome): string {
-  if (!o.ok) throw new CaseFailure(o.expected, o.seen);
+  if (!o.ok) {
+    if (o.skip !== undefined) throw new CaseSkip(o.skip);
+    throw new CaseFailure(o.expected, o.seen);
+  }
   return o.seen;
+}
+
+/** Checks -32003 data (seed 9): {required_protocol_version: integer >= 1, current: the version sent}. */
+function versionData(sent: number): (data: unknown) => string | undefined {
+  return (data) => {
+    if (!isObj(data)) return `error.data {required_protocol_version, current: ${sent}}`;
+    const req = data['required_protocol_version'];
+    if (typeof req !== 'number' || !Number.isInteger(req) || req < 1) return 'error.data.required_protocol_version an integer >= 1';
+    if (data['current'] !== sent) return `error.data.current ${sent} (the protocol_version sent)`;
+    return undefined;
+  };
 }
 
 /** Runs fn once; later callers share its promise. */

@@ -63,6 +63,14 @@ export interface Spawned {
   kill(signal?: NodeJS.Signals): void;
 }
 
+/** Every process group spawnShell started that has not exited (killed when the runner exits early). */
+const live = new Set<Spawned>();
+
+/** SIGKILLs every process group still running (the runner is about to exit). */
+export function killAllSpawned(): void {
+  for (const s of live) s.kill('SIGKILL');
+}
+
 /** Runs a shell command line in its own process group (so kill reaches the agent behind the shell). */
 export function spawnShell(command: string, env: Record<string, string> = {}): Spawned {
   const child = spawn(command, { shell: true, detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
@@ -74,7 +82,7 @@ export function spawnShell(command: string, env: Record<string, string> = {}): S
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
-  return {
+  const spawned: Spawned = {
     child,
     output: () => out,
     exited,
@@ -91,6 +99,9 @@ export function spawnShell(command: string, env: Record<string, string> = {}): S
       }
     },
   };
+  live.add(spawned);
+  void exited.then(() => live.delete(spawned));
+  return spawned;
 }
 
 /** Runs a command to completion (or kills it after timeoutMs). */
@@ -125,4 +136,31 @@ export async function within<T, F>(p: Promise<T>, ms: number, fallback: F): Prom
 
 export function lastLines(text: string, n = 5): string {
   return text.trim().split('\n').slice(-n).join(' | ');
+}
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and localhost: the hosts plain ws:// may reach (DECISIONS K3). */
+export function isLoopbackHostname(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4);
+}
+
+/**
+ * The server URL the suite may use, or a message: wss:// anywhere, ws:// only to a loopback
+ * host (seed 2) — the suite sends real enrollment tokens, which ws:// would carry in clear.
+ */
+export function checkTargetUrl(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `--url must be a ws:// or wss:// URL (got ${url})`;
+  }
+  if (u.protocol === 'wss:') return null;
+  if (u.protocol !== 'ws:') return `--url must be a ws:// or wss:// URL (got ${url})`;
+  if (!isLoopbackHostname(u.hostname)) {
+    return `--url ${url} is unencrypted ws:// to a non-loopback host: ws:// is allowed only to loopback (127.0.0.0/8, ::1, localhost); use wss:// (NODE_EXTRA_CA_CERTS=FILE for a private CA)`;
+  }
+  return null;
 }

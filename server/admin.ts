@@ -15,8 +15,8 @@ import { ApiError, Query, sendError } from './admin/http.js';
 import { logRoutes } from './admin/logs.routes.js';
 import { operatorRoutes } from './admin/operator.routes.js';
 import { serverRoutes } from './admin/server.routes.js';
+import { AUDIT_ACTIONS, auditRequest } from './admin/audit.js';
 import { adminAccess } from './security/access.js';
-import { adminActor, recordAudit } from './security/audit.js';
 
 export type { AdminDeps } from './admin/context.js';
 export { agentView } from './admin/agents.routes.js';
@@ -59,6 +59,7 @@ const COMPILED: CompiledRoute[] = ADMIN_ROUTES.map((route) => {
 
 const CHANGES_STATE = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
+
 /** Handles /admin/*; returns false when the path is not an admin path. */
 export async function handleAdmin(req: IncomingMessage, res: ServerResponse, path: string, deps: AdminDeps): Promise<boolean> {
   if (path !== '/admin' && !path.startsWith('/admin/')) return false;
@@ -81,6 +82,7 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
         }
         return true;
       }
+      if (CHANGES_STATE.has(method)) await audit(hit, access.via);
       await run(hit, access.via, access.session);
       if (CHANGES_STATE.has(method)) logAction(hit, access.via, res.statusCode);
     } else {
@@ -94,21 +96,20 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
   }
   return true;
 
+  /** The audit row of an authorized state-changing request (server/admin/audit.ts), before it runs. */
+  async function audit(c: CompiledRoute, via: RouteContext['via']): Promise<void> {
+    const action = AUDIT_ACTIONS[`${method} ${c.route.path}`];
+    if (action === null) return; // the route records its own row
+    const m = c.pattern.exec(path);
+    const host_id = c.names.includes('host_id') && m !== null ? decodeURIComponentSafe(m[1 + c.names.indexOf('host_id')] as string) : undefined;
+    await auditRequest({ deps, via }, action ?? `${method} ${c.route.path}`, host_id);
+  }
+
   /** One line per state-changing request: which route, which host, how it ended. */
   function logAction(c: CompiledRoute, via: RouteContext['via'] | undefined, status: number): void {
     const m = c.pattern.exec(path);
     const host_id = c.names.includes('host_id') && m !== null ? decodeURIComponentSafe(m[1 + c.names.indexOf('host_id')] as string) : undefined;
     deps.logger?.info({ admin: `${method} ${c.route.path}`, ...(host_id !== undefined ? { host_id } : {}), ...(via !== undefined ? { via } : {}), status }, 'admin request');
-    // The audit trail (DECISIONS H9): every state-changing admin request that was authorized,
-    // whether it succeeded or not; who by admin token hash prefix, console session or loopback.
-    if (via !== undefined && via !== 'none') {
-      const actor = via === 'loopback' ? 'loopback' : `${adminActor(deps.adminToken === '' ? undefined : deps.adminToken)}${via === 'cookie' ? ' (console)' : ''}`;
-      void recordAudit(
-        deps.storage.db,
-        { actor, action: `${method} ${c.route.path}`, ...(host_id !== undefined ? { host_id } : {}), detail: { status } },
-        (error) => deps.logger?.error({ err: error instanceof Error ? error.message : String(error) }, 'audit row not written'),
-      );
-    }
   }
 
   async function run(c: CompiledRoute, via: RouteContext['via'], session: RouteContext['session']): Promise<void> {

@@ -12,7 +12,7 @@ import { DEFAULT_DB, UsageError } from './settings.js';
 
 export const BACKUP_HELP = `Usage: cortex-server backup --to FILE [--db PATH] [--json]
 
-  Copies the SQLite database at --db (default ${DEFAULT_DB}) to FILE with SQLite's online
+  Copies the SQLite database at --db (default $CORTEX_DB, then ${DEFAULT_DB}) to FILE with SQLite's online
   backup API: safe while the server runs (the copy is one consistent snapshot, including
   transactions not yet checkpointed from the WAL). FILE must not exist; its folder is
   created. The copy is checked (PRAGMA quick_check) before it is renamed into place.
@@ -97,7 +97,7 @@ export async function backupCommand(args: string[]): Promise<void> {
     return;
   }
   if (!values.to) throw new UsageError(`--to FILE is required\n\n${BACKUP_HELP}`);
-  const result = await backupSqlite(values.db ?? DEFAULT_DB, values.to);
+  const result = await backupSqlite(values.db ?? (process.env['CORTEX_DB'] || DEFAULT_DB), values.to);
   process.stdout.write(
     values.json ? `${JSON.stringify(result)}\n` : `backed up ${result.db} to ${result.to} (${result.bytes} bytes, ${result.pages} pages)\n`,
   );

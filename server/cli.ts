@@ -18,6 +18,11 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   probe: async () => (await import('./cli/probe.js')).probeCmd,
   backup: async () => (await import('./backup.js')).backupCommand,
   audit: async () => (await import('./security/commands.js')).auditCmd,
+  migrate: async () => async (args: string[]) => {
+    const [{ MIGRATE_HELP, migrateCommand }, { parse, out: print }] = await Promise.all([import('./cli-db.js'), import('./cli/common.js')]);
+    const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' } }, MIGRATE_HELP);
+    print(await migrateCommand(values));
+  },
 };
 
 /** `cortex-server agent NAME …`. */

@@ -16,7 +16,7 @@ import {
 } from '@cortex/agent-protocol';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
-import { UnknownHostError, type IngestLogEntry, type Storage } from './db/storage.js';
+import { SessionSupersededError, UnknownHostError, type IngestLogEntry, type Storage } from './db/storage.js';
 
 export interface IngestOptions {
   /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
@@ -49,8 +49,12 @@ export class Ingest {
     this.flushMs = options.flushMs ?? LIMITS.ack_flush_ms;
   }
 
-  session(host_id: string): SessionIngest {
-    return new SessionIngest(this, host_id);
+  /**
+   * With `session_id`, every commit of this session applies only while the host row still
+   * names that session (a newer hello anywhere on the database replaces it).
+   */
+  session(host_id: string, session_id?: string): SessionIngest {
+    return new SessionIngest(this, host_id, session_id);
   }
 }
 
@@ -108,6 +112,7 @@ export class SessionIngest {
   constructor(
     private readonly ingest: Ingest,
     readonly host_id: string,
+    readonly session_id?: string,
   ) {
     const rate = ingest.options.agentRatePerSec;
     this.bucket = new LeakyBucket(rate, rate);
@@ -224,7 +229,7 @@ export class SessionIngest {
       const rows = group.length === 1 ? (group[0] as PendingPush).entries : group.flatMap((p) => p.entries);
       const received_at = new Date().toISOString();
       try {
-        const { accepted_seq, previous_accepted_seq, inserted } = await this.ingest.storage.ingest.commitBatch(this.host_id, rows, received_at);
+        const { accepted_seq, previous_accepted_seq, inserted } = await this.ingest.storage.ingest.commitBatch(this.host_id, rows, received_at, this.session_id);
         const ack: LogsPushResult = { up_to_seq: accepted_seq, received_at };
         for (const p of group) p.resolve(ack);
         const m = this.ingest.options.metrics;
@@ -251,6 +256,9 @@ export class SessionIngest {
           this.hostGone = true;
           rpc = new UnknownHostRpcError({ host_id: this.host_id });
           this.ingest.logger.warn({ host_id: this.host_id }, 'logs.push for a host row that no longer exists (-32004)');
+        } else if (error instanceof SessionSupersededError) {
+          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'this session was replaced by a newer one (a later hello of this host); nothing of the batch was stored' });
+          this.ingest.logger.info({ host_id: this.host_id, session_id: this.session_id, entries: count }, 'logs.push of a superseded session refused; nothing stored');
         } else {
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed; nothing of the batch was stored' });
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest commit failed (-32007)');

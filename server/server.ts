@@ -9,10 +9,12 @@ import type { AddressInfo, Socket } from 'node:net';
 import { sql } from 'kysely';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
-import { openSqliteStorage } from './db/dialect.js';
 import { migrateToLatest } from './db/migrations/index.js';
-import { setSettings } from './db/settings.repository.js';
+import { openStorage, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
+import { SessionRegistry, defaultServerId } from './cluster/registry.js';
+import { ProbeForwarder } from './cluster/probe-forward.js';
+import { clusterSettings, perServerSettings } from './cluster/settings-agreement.js';
 import { Ingest } from './ingest.js';
 import { handleAdmin } from './admin.js';
 import { handleConsole } from './console.js';
@@ -25,7 +27,7 @@ import { Retention } from './control/retention.js';
 import { createLogger, type Logger } from './log.js';
 import { registerFleetMetrics } from './fleet-metrics.js';
 import { ServerMetrics } from './metrics.js';
-import { recordableSettings, type ServerSettings } from './settings.js';
+import type { ServerSettings } from './settings.js';
 import { Connection } from './ws/connection.js';
 import type { ServerContext } from './ws/context.js';
 import { TrustedProxies, UpgradeRateLimiter } from './ws/net.js';
@@ -37,6 +39,12 @@ export interface StartOptions {
   logger?: Logger;
   /** An already open (and migrated) storage; default: open settings.db. */
   storage?: Storage;
+  /** PostgreSQL pool size of this process (--db-pool, default 10). */
+  dbPool?: number;
+  /** This server's id among the servers on one database (default hostname:port). */
+  serverId?: string;
+  /** Lease of this server's row (ms, default 15,000): past it without renewal it is dead. */
+  leaseMs?: number;
   /** Test knobs that the config file does not offer. */
   ingestQueueEntries?: number;
   flushEntries?: number;
@@ -69,6 +77,12 @@ export interface RunningServer {
   readonly url: string;
   readonly port: number;
   readonly storage: Storage;
+  /** This server's id (servers.server_id, agents.server_id of the sessions it holds). */
+  readonly serverId: string;
+  /** The --db value with any password masked, for logs and messages. */
+  readonly dbDisplay: string;
+  /** Which session holds which host (here) and this server's lease (cluster). */
+  readonly registry: SessionRegistry<Connection>;
   /** The ingest path shared by all sessions (queue depth, options). */
   readonly ingest: Ingest;
   readonly connections: ReadonlySet<Connection>;
@@ -92,9 +106,18 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const settings = options.settings;
   const logger = options.logger ?? createLogger({ name: 'cortex-server' });
   const ownStorage = options.storage === undefined;
-  const storage = options.storage ?? openSqliteStorage({ path: settings.db });
-  if (ownStorage) await migrateToLatest(storage);
-  await setSettings(storage.db, recordableSettings(settings));
+  const storage = options.storage ?? (await openStorage(settings.db, options.dbPool !== undefined ? { poolSize: options.dbPool } : {}));
+  if (ownStorage) {
+    try {
+      await migrateToLatest(storage);
+    } catch (error) {
+      await storage.close().catch(() => undefined);
+      throw error;
+    }
+  }
+  // PostgreSQL: the day partitions of logs exist ahead before the first commit.
+  await storage.maintainPartitions?.(new Date(), null);
+  const dbDisplay = redactDbUrl(settings.db);
 
   const ingest = new Ingest(storage, logger, {
     maxBatchEntries: settings.max_batch_entries,
@@ -104,6 +127,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
   });
   const connections = new Set<Connection>();
+  // The server id needs the port; the registry is created once it is known (listen).
+  let registry!: SessionRegistry<Connection>;
   const sessions = new Map<string, Connection>();
   const metrics = new ServerMetrics(
     { activeSessions: () => sessions.size, queueDepth: () => ingest.queuedEntries },
@@ -119,6 +144,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.rotationCloseGraceMs !== undefined ? { rotationCloseGraceMs: options.rotationCloseGraceMs } : {}),
   });
   const probes = new ProbeRouter(sessions, storage, metrics, logger, options.probeGraceMs ?? PROBE_GRACE_MS);
+  let forwarder: ProbeForwarder | undefined;
   const retention = new Retention(storage, logger, metrics, {
     retentionDays: settings.retention_days,
     maxDbBytes: settings.max_db_bytes,
@@ -128,6 +154,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.retentionPauseMs !== undefined ? { pauseMs: options.retentionPauseMs } : {}),
   });
   let draining = false;
+  /** Upgrades wait until the server joined the cluster (its id and lease row exist). */
+  let joined = false;
   const ctx: ServerContext = {
     metrics,
     settings,
@@ -135,18 +163,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ingest,
     logger,
     serverVersion: SERVER_VERSION,
+    get serverId() {
+      return registry.serverId;
+    },
     register(conn) {
-      const host = conn.host_id as string;
-      const older = sessions.get(host);
-      sessions.set(host, conn);
-      if (older !== undefined && older !== conn) {
-        logger.info({ host_id: host, session_id: older.session_id }, 'older session replaced by a newer one');
-        older.closeWith(1000, 'replaced by a newer session');
-      }
+      registry.register(conn);
     },
     unregister(conn) {
       connections.delete(conn);
-      if (conn.host_id !== undefined && sessions.get(conn.host_id) === conn) sessions.delete(conn.host_id);
+      registry.unregister(conn);
     },
     onSessionClosed(conn) {
       control.onSessionClosed(conn);
@@ -159,14 +184,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const throttle = new HelloThrottle(settings.failed_hellos_before_throttle);
   const throttleKey = (req: http.IncomingMessage): string => proxies.clientAddress(req) ?? (req.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
   const AUTH_CODES = new Set([-32001, -32002, -32005]);
-  ctx.onHelloFailed = (req, code) => {
+  ctx.clientKey = throttleKey;
+  ctx.onHelloFailed = (key, code) => {
     if (!AUTH_CODES.has(code)) return;
-    const key = throttleKey(req);
     const delay = throttle.failed(key);
     metrics.helloFailures.inc();
     if (delay > 0) logger.warn({ address: key, retry_after_ms: delay }, 'failed hellos from this address: further upgrades get 429 for a while');
   };
-  ctx.onHelloOk = (req) => throttle.succeeded(throttleKey(req));
+  ctx.onHelloOk = (key) => throttle.succeeded(key);
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -210,6 +235,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     if (socket.destroyed || socket.remoteAddress === undefined) return void socket.destroy();
     const path = (req.url ?? '').split('?')[0];
     if (path !== LIMITS.ws_path) return refuse(socket, 404, 'Not Found', `the WebSocket endpoint is ${LIMITS.ws_path}`);
+    if (!joined) return refuse(socket, 503, 'Service Unavailable', 'the server is starting; reconnect later', { 'Retry-After': '1' });
     if (draining) return refuse(socket, 503, 'Service Unavailable', 'the server is shutting down; reconnect later', { 'Retry-After': '5' });
     // A web page's upgrade carries Origin: refused unless allowed (DECISIONS H7).
     const origin = req.headers['origin'];
@@ -264,6 +290,20 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `${tls ? 'wss' : 'ws'}://${host}:${addr.port}${LIMITS.ws_path}`;
+  const serverId = options.serverId ?? defaultServerId(addr.port);
+  registry = new SessionRegistry<Connection>(storage, { serverId, logger, sessions, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
+  try {
+    await registry.join(url, clusterSettings(settings), perServerSettings(settings, { db_pool: options.dbPool ?? null, dialect: storage.dialect }));
+  } catch (error) {
+    clearInterval(pinger);
+    await new Promise<void>((r) => server.close(() => r()));
+    if (ownStorage) await storage.close().catch(() => undefined);
+    throw error;
+  }
+  registry.onReleased = () => void control.poll();
+  joined = true;
+  forwarder = new ProbeForwarder(storage, registry, probes, logger, options.probeGraceMs ?? PROBE_GRACE_MS);
+  probes.forwarder = forwarder;
 
   async function handleHttp(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = (req.url ?? '').split('?')[0] ?? '';
@@ -311,6 +351,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
 
   await control.start();
+  await forwarder.start();
   retention.start();
 
   let closing: Promise<void> | undefined;
@@ -319,6 +360,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     url,
     port: addr.port,
     storage,
+    serverId,
+    dbDisplay,
+    registry,
     ingest,
     connections,
     sessions,
@@ -361,6 +405,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         await Promise.all(open.map((c) => c.closed));
         server.closeAllConnections?.();
         await done;
+        await forwarder?.stop();
+        await registry.leave();
         if (ownStorage) await storage.close();
       })();
       return closing;

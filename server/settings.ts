@@ -145,7 +145,8 @@ export function resolveSettings(file: ServerConfig = {}, flags: ServerConfig = {
   }
   return {
     listen: parseListen(merged.listen ?? DEFAULT_LISTEN),
-    db: merged.db ?? DEFAULT_DB,
+    // $CORTEX_DB is the fallback after --db and the config file's `db`.
+    db: merged.db ?? (process.env['CORTEX_DB'] || undefined) ?? DEFAULT_DB,
     admin_token: merged.admin_token,
     tls_cert: merged.tls_cert,
     tls_key: merged.tls_key,

@@ -61,7 +61,7 @@ export const METHOD_CATALOG = [
         direction: "agent_to_server",
         kind: "request",
         summary: "Ship per-host metric samples.",
-        errors: [-32008, -32020, -32602],
+        errors: [-32004, -32008, -32020, -32602],
         paramsSchema: "metrics.push.params.json",
         resultSchema: "metrics.push.result.json",
         validateParams: V.validateMetricsPushParams,

@@ -35,7 +35,7 @@ export declare class AgentClient {
     /**
      * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
      *
-     * Errors: -32008, -32020, -32602.
+     * Errors: -32004, -32008, -32020, -32602.
      */
     metricsPush(params: T.MetricsPushParams, options?: RequestOptions): Promise<T.MetricsPushResult>;
 }
@@ -90,7 +90,7 @@ export interface ServerHandlers {
     /**
      * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
      *
-     * Errors: -32008, -32020, -32602.
+     * Errors: -32004, -32008, -32020, -32602.
      */
     "metrics.push": RequestHandler<T.MetricsPushParams, T.MetricsPushResult>;
 }

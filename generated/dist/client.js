@@ -40,7 +40,7 @@ export class AgentClient {
     /**
      * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
      *
-     * Errors: -32008, -32020, -32602.
+     * Errors: -32004, -32008, -32020, -32602.
      */
     metricsPush(params, options) {
         return this.peer.request("metrics.push", params, options);

@@ -477,7 +477,7 @@ export interface ServerConfig {
      */
     listen?: string;
     /**
-     * SQLite database path (default ./data/cortex.db).
+     * SQLite database path, or a postgres:// (postgresql://) URL for PostgreSQL; any other URL scheme is refused (default $CORTEX_DB, then ./data/cortex.db).
      */
     db?: string;
     /**

@@ -53,7 +53,7 @@ export class AgentClient {
   /**
    * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
    *
-   * Errors: -32008, -32020, -32602.
+   * Errors: -32004, -32008, -32020, -32602.
    */
   metricsPush(params: T.MetricsPushParams, options?: RequestOptions): Promise<T.MetricsPushResult> {
     return this.peer.request("metrics.push", params, options);
@@ -130,7 +130,7 @@ export interface ServerHandlers {
   /**
    * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
    *
-   * Errors: -32008, -32020, -32602.
+   * Errors: -32004, -32008, -32020, -32602.
    */
   "metrics.push": RequestHandler<T.MetricsPushParams, T.MetricsPushResult>;
 }

@@ -1,5 +1,7 @@
 // /admin/fleet, /admin/agents and the per-host actions (issue, reissue, revoke, rotate,
 // decommission, config), the HTTP twins of `cortex-server agent …` (DESIGN.md section 3).
+import { DEFAULT_ENROLLMENT_TTL_MS, recordEnrollmentToken } from '../security/enrollment.js';
+import { auditRequest } from './audit.js';
 import { LIMITS, describeIssues, toIssues, validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
 import {
   getAgent,
@@ -157,6 +159,9 @@ export const agentRoutes: Route[] = [
     async handler(ctx) {
       const body = checkBody<{ hostname: string }>('IssueRequest', await readJson(ctx.req, '{"hostname": "web-01"}'));
       const issued = await issueAgent(ctx.deps.storage.db, body.hostname);
+      // The one-time token expires as one from `agent issue` does (DECISIONS H8: default 7 days).
+      const expires_at = await recordEnrollmentToken(ctx.deps.storage.db, issued.host_id, DEFAULT_ENROLLMENT_TTL_MS);
+      await auditRequest(ctx, 'agent.issue', issued.host_id, { hostname: issued.hostname, expires_at });
       send(ctx.res, 201, issuedView(ctx, issued));
     },
   },
@@ -181,6 +186,7 @@ export const agentRoutes: Route[] = [
     async handler(ctx) {
       const id = hostIdParam(ctx.params['host_id'] as string);
       const issued = await hostOp(id, () => reissueToken(ctx.deps.storage.db, id));
+      await recordEnrollmentToken(ctx.deps.storage.db, id, DEFAULT_ENROLLMENT_TTL_MS);
       send(ctx.res, 201, issuedView(ctx, issued));
     },
   },

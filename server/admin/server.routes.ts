@@ -114,7 +114,7 @@ export const serverRoutes: Route[] = [
       try {
         send(ctx.res, 200, await ctx.deps.router.invoke(host_id, params.probe, params.args, params.timeout_ms));
       } catch (error) {
-        if (error instanceof ProbeFailure) throw new ApiError(error.status, error.rpc.code, error.rpc.message, error.rpc.data);
+        if (error instanceof ProbeFailure) throw new ApiError(error.status, error.rpc.code, error.rpc.wireMessage, error.rpc.data); // the agent's error as it sent it
         throw error;
       }
     },

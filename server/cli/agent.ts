@@ -135,8 +135,8 @@ export async function agentList(args: string[]): Promise<void> {
     return;
   }
   table(
-    ['HOST_ID', 'LABEL', 'AGENT_HOSTNAME', 'GROUP', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT'],
-    agents.map((a) => [a.host_id, a.hostname, a.agent_hostname ?? '-', a.group_name ?? '-', displayState(a), String(a.accepted_seq), a.last_seen ?? '-', displayDisconnect(a)]),
+    ['HOST_ID', 'LABEL', 'AGENT_HOSTNAME', 'GROUP', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT', 'SERVER'],
+    agents.map((a) => [a.host_id, a.hostname, a.agent_hostname ?? '-', a.group_name ?? '-', displayState(a), String(a.accepted_seq), a.last_seen ?? '-', displayDisconnect(a), a.server_id ?? '-']),
   );
 }
 

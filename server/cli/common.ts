@@ -90,10 +90,16 @@ export interface OpenDbOptions {
  * This is the one place that turns `--db` into a Storage (other dialects hook in here).
  */
 export async function openDb(db: string | undefined, options: OpenDbOptions = {}): Promise<Storage> {
-  const path = resolve(db ?? DEFAULT_DB);
-  const create = options.create === true && db !== undefined;
-  const exists = checkSqlitePath(path, db !== undefined, create);
-  const [{ openSqliteStorage }, { migrateToLatest }] = await Promise.all([import('../db/dialect.js'), import('../db/migrations/index.js')]);
+  // --db, else $CORTEX_DB, else the default file; a postgres:// URL goes to PostgreSQL.
+  const { checkDbArg, dbArg, openDbForCli } = await import('../cli-db.js');
+  const given = db ?? (process.env['CORTEX_DB'] !== undefined && process.env['CORTEX_DB'] !== '' ? process.env['CORTEX_DB'] : undefined);
+  const value = checkDbArg(dbArg(given));
+  const { parseDbTarget } = await import('../db/open.js');
+  if (parseDbTarget(value).dialect !== 'sqlite') return openDbForCli(value);
+  const path = resolve(value);
+  const create = options.create === true && given !== undefined;
+  const exists = checkSqlitePath(path, given !== undefined, create);
+  const [{ openSqliteStorage }, { migrateToLatest, SchemaTooNewError }] = await Promise.all([import('../db/dialect.js'), import('../db/migrations/index.js')]);
   let storage: Storage;
   try {
     storage = openSqliteStorage({ path, mustExist: !create });
@@ -104,6 +110,7 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
     await migrateToLatest(storage);
   } catch (error) {
     await storage.close();
+    if (error instanceof SchemaTooNewError) throw new UsageError(error.message);
     const e = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
     const code = e.code ?? e.cause?.code;
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw new UsageError(`${path} is not a cortex database (${code}); give --db with the database file that serve uses`);

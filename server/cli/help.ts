@@ -25,8 +25,10 @@ Commands:
   audit                          the audit trail of admin actions
   probe HOST_ID PROBE --server URL   run a probe on a connected host through the admin API
   backup --to FILE               consistent copy of the SQLite database, safe while serving
+  migrate                        bring the database to this version's schema and exit
 
-Every agent command and probe works on a database (--db PATH, default ${DEFAULT_DB};
+Every agent command and probe works on a database (--db PATH|URL: a SQLite file, or
+postgres://USER@HOST:PORT/DATABASE; default $CORTEX_DB, then ${DEFAULT_DB}; a SQLite file is
 never created, except by agent issue --host with an explicit --db) or on a running server
 through its admin API:
 ${REMOTE_HELP}With neither --server nor --db, $CORTEX_SERVER is used when set, else the local default.
@@ -35,7 +37,11 @@ Every command takes --help. Documentation: docs/cli.md.
   serve: `Usage: ${PROG} serve [options]
 
 Options:
-  --db PATH                  SQLite database (default ${DEFAULT_DB}; created with its folder)
+  --db PATH|URL              SQLite file (created with its folder) or postgres://USER@HOST:PORT/DATABASE
+                             (also postgresql://; default $CORTEX_DB, then ${DEFAULT_DB})
+  --db-pool N                PostgreSQL connections of this process (default 10)
+  --server-id ID             this server's name among several on one database (default hostname:port)
+  --lease-secs N             a server not renewing its lease this long counts as dead (default 15)
   --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
   --config FILE              JSON server config (generated/schemas/server-config.json); flags override it
   --admin-token-file FILE    bearer token for the admin HTTP API, read from FILE (or $CORTEX_ADMIN_TOKEN)
@@ -63,24 +69,24 @@ Options:
 `,
   agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|delete|reset-seq|tokens|withdraw> [options]   (--help on each)
 `,
-  revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH]
+  revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH|URL]
 
   Both token hashes NULL, state Revoked. A running server holding the host's session sends
   agent.shutdown {Revoked, 0} and closes it with 4002 within 2 s. Undo: agent issue --host-id.
 ${REMOTE_HELP}`,
-  rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH]
+  rotate: `Usage: ${PROG} agent rotate HOST_ID [--grace-secs N] [--db PATH|URL]
 
   The host's next hello gets a new token (a connected agent is asked to reconnect within 2 s).
   --grace-secs N   how long the previous token still works after that hello (default: the
                    server's rotation_grace_secs, 300)
 ${REMOTE_HELP}`,
-  decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH]
+  decommission: `Usage: ${PROG} agent decommission HOST_ID [--drain-secs N] [--db PATH|URL]
 
   The server holding the session sends agent.shutdown {Decommission, N}, keeps acking for N
   seconds (default 30), then revokes; at once when the host is not connected. Rows are kept.
 ${REMOTE_HELP}`,
-  config: `Usage: ${PROG} agent config (HOST_ID | --group NAME) (--get | --set JSON | --set-file FILE | --clear) [--apply-after RFC3339] [--db PATH]
-       ${PROG} agent config --default [--db PATH]
+  config: `Usage: ${PROG} agent config (HOST_ID | --group NAME) (--get | --set JSON | --set-file FILE | --clear) [--apply-after RFC3339] [--db PATH|URL]
+       ${PROG} agent config --default [--db PATH|URL]
 
   --get                    print the config the host runs (its own, else its group's, else the
                            server default) as one JSON object (stderr says which); with --group,
@@ -95,7 +101,7 @@ ${REMOTE_HELP}`,
   --apply-after RFC3339    staged rollout: the agent applies it from that time on
   --clear                  drop the host's (group's) own config: the group's (server default) applies
 ${REMOTE_HELP}`,
-  delete: `Usage: ${PROG} agent delete HOST_ID [--purge] [--db PATH]
+  delete: `Usage: ${PROG} agent delete HOST_ID [--purge] [--db PATH|URL]
 
   Removes a Revoked or NeverConnected host (revoke or decommission a connected one first).
   Its log and metric rows are kept unless --purge.
@@ -110,7 +116,7 @@ ${REMOTE_HELP}`,
   --admin-token T    the admin token on the command line (visible in ps: prefer the file or
                      $CORTEX_ADMIN_TOKEN)
 ${REMOTE_HELP}`,
-  issue: `Usage: ${PROG} agent issue (--host LABEL | --host-id HOST_ID) [--group NAME] [--expires-in DURATION] [--json] [--db PATH]
+  issue: `Usage: ${PROG} agent issue (--host LABEL | --host-id HOST_ID) [--group NAME] [--expires-in DURATION] [--json] [--db PATH|URL]
 
   --host LABEL       create a NeverConnected host with a new host_id and a one-time token;
                      LABEL is your name for it (the agent's own hostname is shown beside it)
@@ -121,7 +127,7 @@ ${REMOTE_HELP}`,
   --json             print {"host_id", "hostname", "token"} (and "group") as one JSON object
   Creates the database only when --db is given (DECISIONS I1).
 ${REMOTE_HELP}`,
-  list: `Usage: ${PROG} agent list [--group NAME | --groups] [--json] [--db PATH]
+  list: `Usage: ${PROG} agent list [--group NAME | --groups] [--json] [--db PATH|URL]
 
   LABEL is the name given at agent issue, AGENT_HOSTNAME what the agent reports; STATE tells
   Decommissioned from Revoked; LAST_DISCONNECT has its time ("earlier:" for an Active host).
@@ -129,7 +135,7 @@ ${REMOTE_HELP}`,
   --groups       the config groups with their member counts
   --json         print one JSON array (agent rows without token hashes, plus "state")
 ${REMOTE_HELP}`,
-  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH]
+  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH|URL]
 
   -n N       how many recent rows (default 20), oldest first
   --follow   keep printing new rows until interrupted

@@ -15,13 +15,18 @@ export function runCommand(url: string, stateDir = './cortex-agent-state'): stri
 
 /** The `npm run server -- agent issue …` command line for the database `db`. */
 export function issueCommand(db: string): string {
-  return `npm run server -- agent issue --host HOSTNAME --db ${resolve(db)}`;
+  return `npm run server -- agent issue --host HOSTNAME --db ${displayDb(db)}`;
+}
+
+/** A SQLite path made absolute; a database URL (its password already masked) as it is. */
+function displayDb(db: string): string {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(db) ? db : resolve(db);
 }
 
 /** The serve banner (stdout): where it listens and the three steps to a first agent. */
 export function serveBanner(url: string, db: string): string {
   return (
-    `cortex-server listening on ${url} (database ${resolve(db)})\n` +
+    `cortex-server listening on ${url} (database ${displayDb(db)})\n` +
     `To enroll an agent:\n` +
     `  1. ${issueCommand(db)}\n` +
     `     (prints the host_id and a one-time token)\n` +

@@ -6,14 +6,14 @@ import { REMOTE_OPTIONS, call, remoteTarget } from './remote.js';
 export async function probeCmd(args: string[]): Promise<void> {
   const { values, positionals } = parse(
     args,
-    { args: { type: 'string' }, 'timeout-ms': { type: 'string' }, url: { type: 'string' }, 'admin-token': { type: 'string' }, ...REMOTE_OPTIONS },
+    { args: { type: 'string' }, 'timeout-ms': { type: 'string' }, url: { type: 'string' }, 'admin-token': { type: 'string' }, db: { type: 'string' }, ...REMOTE_OPTIONS },
     HELP.probe,
     true,
   );
   if (positionals.length !== 2) throw new UsageError(`give HOST_ID and PROBE\n\n${HELP.probe}`);
   const [hostId, probe] = positionals as [string, string];
   if (values.url !== undefined && values.server !== undefined) throw new UsageError('--url and --server are the same option: give one');
-  const target = remoteTarget({ ...values, server: values.server ?? values.url });
+  const target = remoteTarget({ ...values, db: undefined, server: values.server ?? values.url });
   if (target === undefined) throw new UsageError(`--url is required (or --server URL, or CORTEX_SERVER): the server, e.g. http://127.0.0.1:3100\n\n${HELP.probe}`);
   // --admin-token T still works (it shows in `ps`; prefer --admin-token-file or the environment)
   if (values['admin-token'] !== undefined && values['admin-token-file'] === undefined) target.token = values['admin-token'];
@@ -26,6 +26,12 @@ export async function probeCmd(args: string[]): Promise<void> {
     }
   }
   const timeout_ms = int('--timeout-ms', values['timeout-ms']) ?? 10_000;
+  // --db, as on every other command (DECISIONS K2): a host unknown to it is refused before any call.
+  if (values.db !== undefined) {
+    const [{ getAgent }, { withDb }] = await Promise.all([import('../db/agents.repository.js'), import('./common.js')]);
+    const known = await withDb(values.db, async (st) => (await getAgent(st.db, hostId)) !== undefined);
+    if (!known) throw new UsageError(`no agent with host_id ${hostId} in ${values.db}; see \`${PROG} agent list --db ${values.db}\``);
+  }
   const reply = await call(target, 'POST', `/admin/agents/${encodeURIComponent(hostId)}/probe`, { probe, args: probeArgs, timeout_ms });
   if (typeof reply.body !== 'object' || reply.body === null) {
     throw new Error(`HTTP ${reply.status} from ${target.base.origin} without a JSON body: ${String(reply.body).slice(0, 200)}`);

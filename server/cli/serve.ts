@@ -29,6 +29,9 @@ export async function serve(args: string[]): Promise<void> {
       'shutdown-drain-secs': { type: 'string' },
       'silent-after-secs': { type: 'string' },
       'admin-token-file': { type: 'string' },
+      'db-pool': { type: 'string' },
+      'server-id': { type: 'string' },
+      'lease-secs': { type: 'string' },
       'metrics-public': { type: 'boolean' },
       'failed-hellos-before-throttle': { type: 'string' },
       'allow-origin': { type: 'string', multiple: true },
@@ -74,20 +77,37 @@ export async function serve(args: string[]): Promise<void> {
       `refusing to listen on ${settings.listen.host} without TLS: give --tls-cert and --tls-key, listen on a loopback address behind a TLS proxy, or pass --allow-insecure`,
     );
   }
-  const [{ createLogger, logCrashes }, { startServer }] = await Promise.all([import('../log.js'), import('../server.js')]);
+  const { checkDbArg, poolArg } = await import('../cli-db.js');
+  checkDbArg(settings.db);
+  const dbPool = poolArg(values['db-pool']);
+  const serverId = values['server-id'];
+  if (serverId !== undefined && !/^[A-Za-z0-9._:@-]{1,200}$/.test(serverId)) {
+    throw new UsageError(`--server-id ${JSON.stringify(serverId)}: use 1..200 letters, digits and . _ : @ -`);
+  }
+  const leaseSecs = int('--lease-secs', values['lease-secs']);
+  if (leaseSecs !== undefined && (leaseSecs < 3 || leaseSecs > 3600)) throw new UsageError('--lease-secs must be 3..3600');
+  const [{ createLogger, logCrashes }, { startServer }, { serveStartError }] = await Promise.all([import('../log.js'), import('../server.js'), import('../cluster/errors.js')]);
   const logger = createLogger({ name: 'cortex-server' });
   logCrashes(logger);
-  const server = await startServer({ settings, logger });
-  logger.info({ url: server.url, db: settings.db, max_batch_entries: settings.max_batch_entries }, 'listening');
+  const server = await startServer({
+    settings,
+    logger,
+    dbPool,
+    ...(serverId !== undefined ? { serverId } : {}),
+    ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
+  }).catch((error: unknown) => {
+    throw serveStartError(error);
+  });
+  logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(
-    { enroll: { issue: issueCommand(settings.db), enroll: enrollCommand(server.url), url: server.url } },
+    { enroll: { issue: issueCommand(server.dbDisplay), enroll: enrollCommand(server.url), url: server.url } },
     'to enroll an agent: issue a token, then run the agent enroll command with it',
   );
   // The URL agents use, so that `agent issue` can print a complete enroll command.
   const { setSetting } = await import('../db/settings.repository.js');
   await setSetting(server.storage.db, 'agent_url', server.url);
   // Human banner on stdout only; the JSON log lines above go to stderr only.
-  out(serveBanner(server.url, settings.db));
+  out(serveBanner(server.url, server.dbDisplay));
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {

@@ -6,7 +6,7 @@
 // and ignores hosts whose session it does not hold, so several servers on one database
 // each serve their own sessions.
 import { LIMITS, type AgentConfig } from '@cortex/agent-protocol';
-import { currentControlRev, listControlChangesSince, revoke, type ControlState } from '../db/agents.repository.js';
+import { currentControlRev, listControlChangesSince, listControlStateOf, revoke, type ControlState } from '../db/agents.repository.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -25,6 +25,9 @@ export class ControlPlane {
   private timer: ReturnType<typeof setInterval> | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private again = false;
+  /** Hosts named by a notification since the last pass (re-read whatever their rev). */
+  private readonly notified = new Set<string>();
   private readonly pollMs: number;
   private readonly rotationCloseGraceMs: number;
   /** Decommission drains in progress, by host. */
@@ -44,6 +47,13 @@ export class ControlPlane {
 
   async start(): Promise<void> {
     this.lastRev = await currentControlRev(this.storage.db);
+    // PostgreSQL: a trigger NOTIFYs every control_rev change at commit (migration 0003), so
+    // a change made by any process reaches us at once; the poll stays as the fallback.
+    await this.storage.notifyBus?.().listen('cortex_control', (host_id) => {
+      if (!this.sessions.has(host_id)) return; // not ours
+      this.notified.add(host_id);
+      void this.poll();
+    });
     this.timer = setInterval(() => void this.poll(), this.pollMs);
     this.timer.unref();
   }
@@ -59,15 +69,30 @@ export class ControlPlane {
   /** One pass of the watcher (also callable directly). Passes never overlap. */
   poll(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.running ??= this.pollOnce()
+    if (this.running !== undefined) {
+      // A change may have committed after the running pass read: one more pass after it.
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.pollOnce()
       .catch((error: unknown) => this.logger.warn({ err: String(error) }, 'control watcher: database read failed; retrying'))
-      .finally(() => (this.running = undefined));
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          void this.poll();
+        }
+      });
     return this.running;
   }
 
   private async pollOnce(): Promise<void> {
+    const hosts = [...this.notified].slice(0, 500);
+    for (const h of hosts) this.notified.delete(h);
     const changes = await listControlChangesSince(this.storage.db, this.lastRev);
-    for (const row of changes) {
+    const seen = new Set(changes.map((c) => c.host_id));
+    const extra = await listControlStateOf(this.storage.db, hosts.filter((h) => !seen.has(h)));
+    for (const row of [...changes, ...extra]) {
       this.lastRev = Math.max(this.lastRev, Number(row.control_rev));
       const conn = this.sessions.get(row.host_id);
       if (conn === undefined || !conn.open) continue;

@@ -45,8 +45,29 @@ export class ProbeRouter {
     private readonly graceMs = PROBE_GRACE_MS,
   ) {}
 
-  /** Resolves with the agent's ProbeOutput as it sent it; rejects with a ProbeFailure. */
+  /**
+   * Reaches a host whose session another server on the same database holds
+   * (server/cluster/probe-forward.ts); undefined: no such server, probes stay local.
+   */
+  forwarder: { forward(host_id: string, probe: string, args: unknown, timeout_ms: number): Promise<ProbeOutput | undefined> } | undefined;
+
+  /**
+   * Resolves with the agent's ProbeOutput as it sent it; rejects with a ProbeFailure. A
+   * host held by another live server on the same database is probed through it, with the
+   * same outcomes and timeouts.
+   */
   async invoke(host_id: string, probe: string, args: unknown, timeout_ms: number): Promise<ProbeOutput> {
+    const id = host_id.toLowerCase();
+    const conn = this.sessions.get(id);
+    if ((conn === undefined || !conn.open) && this.forwarder !== undefined && /^[0-9a-f-]{36}$/.test(id)) {
+      const forwarded = await this.forwarder.forward(id, probe, args, timeout_ms);
+      if (forwarded !== undefined) return forwarded;
+    }
+    return this.invokeLocal(host_id, probe, args, timeout_ms);
+  }
+
+  /** invoke() on this process's own session only (a forwarded probe runs this). */
+  async invokeLocal(host_id: string, probe: string, args: unknown, timeout_ms: number): Promise<ProbeOutput> {
     const id = host_id.toLowerCase();
     const conn = this.sessions.get(id);
     if (conn === undefined || !conn.open) {
@@ -55,7 +76,9 @@ export class ProbeRouter {
         row === undefined
           ? `unknown host ${host_id}`
           : row.connection_state === 'Active'
-            ? `host ${id} has no session on this server (it may be connected to another server process; send the probe to that one)`
+            ? this.forwarder !== undefined
+              ? `host ${id} is marked Active but no live server on this database holds its session (its server stopped or lost its lease; the agent reconnects shortly)`
+              : `host ${id} has no session on this server (it may be connected to another server process; send the probe to that one)`
             : `host ${id} is not connected (state ${row.connection_state})`;
       throw new ProbeFailure(404, new UnknownHostRpcError({ host_id: id, reason: message }, 'UnknownHost'));
     }

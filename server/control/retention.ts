@@ -76,15 +76,26 @@ export class Retention {
     await this.running?.catch(() => undefined);
   }
 
-  /** One pass (passes never overlap). */
+  /**
+   * One pass (passes never overlap; on PostgreSQL not even between servers: a server whose
+   * peer is running its pass skips this one, so a size cap is not purged twice over).
+   */
   run(now = new Date()): Promise<PurgeResult> {
-    this.running ??= this.pass(now)
+    this.running ??= this.exclusivePass(now)
       .catch((error: unknown) => {
         this.logger.error({ err: String(error) }, 'retention pass failed; retrying at the next interval');
         return { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
       })
       .finally(() => (this.running = undefined));
     return this.running;
+  }
+
+  private async exclusivePass(now: Date): Promise<PurgeResult> {
+    if (this.storage.exclusiveJob === undefined) return this.pass(now);
+    const r = await this.storage.exclusiveJob('retention', () => this.pass(now));
+    if (r !== undefined) return r;
+    this.logger.debug({}, 'retention: another server is running its pass; skipped');
+    return { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
   }
 
   private async pass(now: Date): Promise<PurgeResult> {
@@ -94,12 +105,26 @@ export class Retention {
     // of "now" would delete every row received before this pass.
     const days = this.options.retentionDays;
     const cutoff = days > 0 ? new Date(now.getTime() - days * 86_400_000).toISOString() : null;
+    if (this.storage.maintainPartitions !== undefined) {
+      // PostgreSQL: whole expired days go as partitions (no DELETE); the rest of the
+      // cutoff's own day is deleted in batches below.
+      const { dropped } = await this.storage.maintainPartitions(now, cutoff);
+      for (const d of dropped) {
+        result.logs += d.rows;
+        this.metrics.retentionPurged.labels('logs', 'age').inc(d.rows);
+      }
+      if (dropped.length > 0) this.logger.info({ partitions: dropped.map((d) => d.name), rows: dropped.reduce((n, d) => n + d.rows, 0) }, 'retention: expired day partitions dropped');
+    }
     if (cutoff !== null) {
-      result.logs = await this.purgeOlder(LOGS, cutoff, 'age');
+      result.logs += await this.purgeOlder(LOGS, cutoff, 'age');
       result.metrics = await this.purgeOlder(METRICS, cutoff, 'age');
     }
     const max = this.options.maxDbBytes;
-    if (max !== null && max > 0) {
+    if (max !== null && max > 0 && this.storage.usedBytesIsCostly) {
+      const n = await this.planSizePurge(max);
+      result.sizeLogs += n.logs;
+      result.sizeMetrics += n.metrics;
+    } else if (max !== null && max > 0) {
       while (!this.stopped && (await this.storage.usedBytes()) > max) {
         const [l, m] = await Promise.all([this.oldest(LOGS), this.oldest(METRICS)]);
         if (l === undefined && m === undefined) break;
@@ -122,6 +147,37 @@ export class Retention {
       );
     }
     return result;
+  }
+
+  /**
+   * The size cap where measuring is a scan (PostgreSQL): from one measurement, the number
+   * of oldest rows whose bytes make the excess (average row size of both tables, 2 %
+   * more), deleted oldest first in batches; measured again, at most 3 rounds a pass.
+   */
+  private async planSizePurge(max: number): Promise<{ logs: number; metrics: number }> {
+    const done = { logs: 0, metrics: 0 };
+    for (let round = 0; round < 3 && !this.stopped; round++) {
+      const used = await this.storage.usedBytes();
+      if (used <= max) break;
+      const count = async (t: 'logs' | 'metrics') =>
+        Number((await this.storage.db.selectFrom(t).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      const rows = (await count('logs')) + (await count('metrics'));
+      if (rows === 0) break;
+      let left = Math.max(1, Math.ceil(((used - max) / (used / rows)) * 1.02));
+      while (left > 0 && !this.stopped) {
+        const [l, m] = await Promise.all([this.oldest(LOGS), this.oldest(METRICS)]);
+        if (l === undefined && m === undefined) break;
+        const which = m === undefined || (l !== undefined && l <= m) ? LOGS : METRICS;
+        const n = await this.deleteBatch(which, undefined, Math.min(this.batch, left));
+        if (n === 0) break;
+        left -= n;
+        this.metrics.retentionPurged.labels(which.table, 'size').inc(n);
+        if (which === LOGS) done.logs += n;
+        else done.metrics += n;
+        await sleep(this.pauseMs);
+      }
+    }
+    return done;
   }
 
   /**
@@ -166,12 +222,12 @@ export class Retention {
    * connection) short however many rows one commit stored.
    * metrics (no key): up to the batch-th oldest value, so rows sharing it go together.
    */
-  private async deleteBatch(p: Purgeable, cutoff: string | undefined): Promise<number> {
+  private async deleteBatch(p: Purgeable, cutoff: string | undefined, limit = this.batch): Promise<number> {
     const db = this.storage.db;
     if (p.table === 'logs') {
       let oldest = db.selectFrom('logs').select(['host_id', 'seq']);
       if (cutoff !== undefined) oldest = oldest.where('received_at', '<', cutoff);
-      const batch = oldest.orderBy('received_at').limit(this.batch).$asTuple('host_id', 'seq');
+      const batch = oldest.orderBy('received_at').limit(limit).$asTuple('host_id', 'seq');
       const r = await db
         .deleteFrom('logs')
         .where((eb) => eb(eb.refTuple('host_id', 'seq'), 'in', batch))
@@ -180,7 +236,7 @@ export class Retention {
     }
     let q = db.selectFrom(p.table).select(p.column);
     if (cutoff !== undefined) q = q.where(p.column, '<', cutoff);
-    const boundary = await q.orderBy(p.column).limit(1).offset(this.batch - 1).executeTakeFirst();
+    const boundary = await q.orderBy(p.column).limit(1).offset(limit - 1).executeTakeFirst();
     let del = db.deleteFrom(p.table);
     if (cutoff !== undefined) del = del.where(p.column, '<', cutoff);
     if (boundary !== undefined) del = del.where(p.column, '<=', (boundary as Record<string, string>)[p.column] as string);

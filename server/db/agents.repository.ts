@@ -56,6 +56,7 @@ export const SUMMARY_COLUMNS = [
   'token_rotation_grace_until',
   'decommission_requested_at',
   'decommission_drain_secs',
+  'server_id',
   'agent_hostname',
   'group_name',
   'host_config_json',
@@ -155,6 +156,29 @@ export async function currentControlRev(db: Db): Promise<number> {
     .select((eb) => eb.fn.coalesce(eb.fn.max('control_rev'), sql<number>`0`).as('rev'))
     .executeTakeFirstOrThrow();
   return Number(row.rev);
+}
+
+const CONTROL_COLUMNS = [
+  'host_id',
+  'control_rev',
+  'connection_state',
+  'session_id',
+  'rotate_requested_at',
+  'decommission_requested_at',
+  'decommission_drain_secs',
+  'agent_config_json',
+  'config_apply_after',
+  'config_version',
+] as const satisfies readonly (keyof ControlState)[];
+
+/**
+ * The control state of the given hosts, whatever their control_rev (a server told by a
+ * notification that these rows changed: two concurrent changes can get the same
+ * control_rev, so `control_rev > last seen` alone may miss the later commit).
+ */
+export async function listControlStateOf(db: Db, host_ids: readonly string[]): Promise<ControlState[]> {
+  if (host_ids.length === 0) return [];
+  return db.selectFrom('agents').select(CONTROL_COLUMNS).where('host_id', 'in', [...host_ids]).execute();
 }
 
 /** Rows changed (admin operation or new session) after `after_rev`, oldest change first. */
@@ -362,6 +386,8 @@ export interface SessionStart {
   capabilities_json: string;
   /** Time of the successful hello; also becomes last_seen (and first_seen if unset). */
   last_handshake: string;
+  /** The server holding the session (servers.server_id); default NULL. */
+  server_id?: string | null;
 }
 
 export interface NewTokenHash {
@@ -425,6 +451,7 @@ export async function activateSession(
       last_handshake: session.last_handshake,
       last_seen: session.last_handshake,
       first_seen: eb.fn.coalesce('first_seen', eb.val(session.last_handshake)),
+      server_id: session.server_id ?? null,
       control_rev: nextControlRev(),
       ...tokenSet,
     }))
@@ -523,6 +550,7 @@ export async function markDisconnected(
       connection_state: sql<ConnectionState>`case when connection_state = 'Revoked' then 'Revoked' else 'Disconnected' end`,
       last_disconnect: options.now ?? nowIso(),
       last_disconnect_reason: reason,
+      server_id: null,
     })
     .where('host_id', '=', normalizeHostId(host_id))
     .where('session_id', '=', session_id)
@@ -542,4 +570,32 @@ export async function touchLastSeen(
     .where('host_id', '=', normalizeHostId(host_id))
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * A server is gone (its lease expired, or it restarted under the same id): every session
+ * it held becomes Disconnected (a Revoked row stays Revoked), detached (session_id and
+ * server_id NULL, so a push or close of that session no longer touches the row) with
+ * `reason` recorded, and control_rev moves so any process still holding one of those
+ * sessions closes it. Returns the rows changed.
+ */
+export async function releaseSessionsOf(
+  db: Db,
+  server_id: string,
+  reason: string,
+  options: { now?: string } = {},
+): Promise<number> {
+  const result = await db
+    .updateTable('agents')
+    .set({
+      connection_state: sql<ConnectionState>`case when connection_state = 'Revoked' then 'Revoked' else 'Disconnected' end`,
+      session_id: null,
+      server_id: null,
+      last_disconnect: options.now ?? nowIso(),
+      last_disconnect_reason: reason,
+      control_rev: nextControlRev(),
+    })
+    .where('server_id', '=', server_id)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

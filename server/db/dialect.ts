@@ -2,15 +2,15 @@
 //
 // It opens the database file, sets the connection pragmas, and returns a `Storage`
 // (./storage.ts): a Kysely<Database> for everything that is not the hot path, plus an
-// `IngestWriter` that uses prepared statements. A PostgreSQL dialect would implement the
-// same `Storage` interface in its own module (pg pool + kysely's PostgresDialect, the
-// same SQL for the insert, GREATEST instead of MAX, pg_advisory_xact_lock for migrations).
+// `IngestWriter` that uses prepared statements. The PostgreSQL dialect (./postgres.ts)
+// implements the same `Storage` interface.
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
 import type { Database as Schema } from './schema.js';
 import {
+  SessionSupersededError,
   UnknownHostError,
   type CommitResult,
   type IngestLogEntry,
@@ -71,6 +71,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
     dialect: 'sqlite',
     db,
     ingest,
+    usedBytesIsCostly: false,
     withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>): Promise<T> {
       // kysely's SqliteAdapter takes no lock and runs migrations outside a transaction.
       // Holding one connection and a BEGIN IMMEDIATE transaction around the whole run
@@ -147,10 +148,11 @@ class SqliteIngestWriter implements IngestWriter {
     host_id: string,
     entries: readonly IngestLogEntry[],
     received_at: string,
+    session_id?: string,
   ): Promise<CommitResult> {
     return this.db
       .connection()
-      .execute(async () => this.statements().commitTx.immediate(host_id, entries, received_at));
+      .execute(async () => this.statements().commitTx.immediate(host_id, entries, received_at, session_id));
   }
 
   insertMetrics(
@@ -196,7 +198,7 @@ export function withStatementCache(sqlite: Database.Database, max = 256): Sqlite
 
 interface PreparedIngest {
   commitTx: Database.Transaction<
-    (host_id: string, entries: readonly IngestLogEntry[], received_at: string) => CommitResult
+    (host_id: string, entries: readonly IngestLogEntry[], received_at: string, session_id?: string) => CommitResult
   >;
   metricsTx: Database.Transaction<
     (host_id: string, ts: string, samples: readonly IngestMetricSample[], seen: string) => number
@@ -204,9 +206,9 @@ interface PreparedIngest {
 }
 
 function prepareIngest(sqlite: Database.Database): PreparedIngest {
-  const selectAccepted = sqlite
-    .prepare<Bind, number>('SELECT accepted_seq FROM agents WHERE host_id = ?')
-    .pluck();
+  const selectAccepted = sqlite.prepare<Bind, { accepted_seq: number; session_id: string | null }>(
+    'SELECT accepted_seq, session_id FROM agents WHERE host_id = ?',
+  );
   const insertLog = sqlite.prepare<Bind>(
     'INSERT INTO logs (host_id, seq, ts, received_at, severity, facility, app_name,' +
       ' process_id, message, source, metadata_json)' +
@@ -222,9 +224,11 @@ function prepareIngest(sqlite: Database.Database): PreparedIngest {
   const touchLastSeen = sqlite.prepare<Bind>('UPDATE agents SET last_seen = ? WHERE host_id = ?');
 
   const commitTx = sqlite.transaction(
-    (host_id: string, entries: readonly IngestLogEntry[], received_at: string): CommitResult => {
-      const previous = selectAccepted.get(host_id);
-      if (previous === undefined) throw new UnknownHostError(host_id);
+    (host_id: string, entries: readonly IngestLogEntry[], received_at: string, session_id?: string): CommitResult => {
+      const row = selectAccepted.get(host_id);
+      if (row === undefined) throw new UnknownHostError(host_id);
+      if (session_id !== undefined && row.session_id !== session_id) throw new SessionSupersededError(host_id);
+      const previous = row.accepted_seq;
       let highest = previous;
       let inserted = 0;
       for (const e of entries) {

@@ -73,6 +73,10 @@ export interface AgentsTable {
   decommission_requested_at: string | null;
   decommission_drain_secs: number | null;
 
+  // several servers (migration 0003)
+  /** The server (servers.server_id) holding the live session; NULL when none. */
+  server_id: string | null;
+
   // operator experience (migration 0020)
   /** The hostname the agent's hello reported (`hostname` stays the operator's label). */
   agent_hostname: string | null;
@@ -129,11 +133,47 @@ export interface ServerSettingsTable {
   updated_at: string;
 }
 
+/** One running `serve` process (migration 0003). */
+export interface ServersTable {
+  /** --server-id (default hostname:port). */
+  server_id: string;
+  /** The server's WebSocket URL as it printed it. */
+  url: string | null;
+  started_at: string;
+  /** The server renews this; past it (and not renewed) the server counts as dead. */
+  lease_until: string;
+  /** Its per-server settings (DECISIONS G), JSON text. */
+  settings_json: string | null;
+}
+
+export type ProbeRequestState = 'pending' | 'taken' | 'done';
+
+/** A probe forwarded to the server holding the session, and its answer (migration 0003). */
+export interface ProbeRequestsTable {
+  request_id: string;
+  /** The server whose caller waits for the answer. */
+  origin_server: string;
+  /** The server holding the host's session when the request was made. */
+  target_server: string;
+  host_id: string;
+  probe: string;
+  args_json: string;
+  timeout_ms: number;
+  created_at: string;
+  state: Generated<ProbeRequestState>;
+  /** The admin API status of the outcome (200, 404, 422, 502, 503, 504). */
+  http_status: number | null;
+  /** {"result": ProbeOutput} or {"error": JSON-RPC error object}. */
+  answer_json: string | null;
+}
+
 export interface Database {
   agents: AgentsTable;
   logs: LogsTable;
   metrics: MetricsTable;
   server_settings: ServerSettingsTable;
+  servers: ServersTable;
+  probe_requests: ProbeRequestsTable;
   agent_groups: AgentGroupsTable;
 }
 
@@ -145,4 +185,5 @@ export type NewLogRow = Insertable<LogsTable>;
 export type MetricRow = Selectable<MetricsTable>;
 export type NewMetricRow = Insertable<MetricsTable>;
 export type ServerSettingRow = Selectable<ServerSettingsTable>;
+export type ServerRow = Selectable<ServersTable>;
 export type AgentGroupRow = Selectable<AgentGroupsTable>;

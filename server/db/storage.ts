@@ -1,5 +1,5 @@
-// The dialect-neutral storage handle. A dialect module (today only ./dialect.ts for
-// SQLite) implements it; everything else in the server talks to these interfaces and to
+// The dialect-neutral storage handle. A dialect module (./dialect.ts for SQLite,
+// ./postgres.ts for PostgreSQL; ./open.ts picks one from --db) implements it; everything else in the server talks to these interfaces and to
 // kysely, never to a driver.
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.js';
@@ -42,15 +42,24 @@ export interface CommitResult {
 export interface IngestWriter {
   /**
    * In ONE transaction: inserts the entries with seq > the host's accepted_seq, sets
-   * accepted_seq = max(accepted_seq, highest seq of the batch) and last_seen = received_at.
+   * accepted_seq = max(accepted_seq, highest seq of the batch) and last_seen = received_at
+   * (the server time of the commit, an RFC 3339 UTC string: PostgreSQL partitions logs by
+   * its day).
    * Either all of it is committed or nothing is.
+   *
+   * With `session_id`, the commit applies only while agents.session_id still is that
+   * session: a session that a newer hello (on this or another server) replaced gets
+   * SessionSupersededError and nothing is stored, so no push of the old session is acked
+   * after the new session's hello was answered.
    * @throws UnknownHostError when the host row does not exist (answer -32004)
+   * @throws SessionSupersededError when another session holds the host now
    * @throws any other error when the commit failed (answer -32007; nothing was stored)
    */
   commitBatch(
     host_id: string,
     entries: readonly IngestLogEntry[],
     received_at: string,
+    session_id?: string,
   ): Promise<CommitResult>;
   /**
    * Stores metric samples in one transaction and moves last_seen to `received_at`
@@ -65,10 +74,41 @@ export interface IngestWriter {
   ): Promise<number>;
 }
 
+/**
+ * Database notifications between server processes (PostgreSQL LISTEN/NOTIFY). A
+ * notification is delivered to every listener on the database, only after the
+ * transaction that sent it committed.
+ */
+export interface NotifyBus {
+  listen(channel: string, fn: (payload: string) => void): Promise<void>;
+  notify(channel: string, payload: string): Promise<void>;
+}
+
+export type DialectName = 'sqlite' | 'postgres';
+
 export interface Storage {
-  readonly dialect: 'sqlite';
+  readonly dialect: DialectName;
   readonly db: Kysely<Database>;
   readonly ingest: IngestWriter;
+  /**
+   * True when usedBytes() is a scan (PostgreSQL), so a size-cap loop plans its deletes
+   * from one measurement instead of measuring after every batch.
+   */
+  readonly usedBytesIsCostly: boolean;
+  /** The cross-server notification bus, where the dialect has one (PostgreSQL). */
+  notifyBus?(): NotifyBus;
+  /**
+   * Where logs are partitioned by day (PostgreSQL): creates the partitions ahead of `now`
+   * and, with `dropBefore` (an ISO time), drops every whole day before it. Returns the
+   * partitions created and dropped (with the rows each held).
+   */
+  maintainPartitions?(now: Date, dropBefore: string | null): Promise<{ created: string[]; dropped: { name: string; rows: number }[] }>;
+  /**
+   * Runs `fn` unless another process on the database is running the job of the same
+   * `name` (PostgreSQL: a session advisory lock held on its own connection while `fn`
+   * runs); resolves undefined when it was skipped. Without it (SQLite) the caller runs `fn`.
+   */
+  exclusiveJob?<T>(name: string, fn: () => Promise<T>): Promise<T | undefined>;
   /**
    * Runs `fn` holding the database-wide migration lock, so that several server processes
    * starting on one database migrate it once. `fn` gets a kysely instance bound to the
@@ -97,6 +137,15 @@ export class UnknownHostError extends Error {
   constructor(readonly host_id: string) {
     super(`unknown host_id ${host_id}`);
     this.name = 'UnknownHostError';
+  }
+}
+
+/** Another session (a newer hello, on any server) holds the host now: nothing was stored. */
+export class SessionSupersededError extends Error {
+  readonly code = 'SESSION_SUPERSEDED' as const;
+  constructor(readonly host_id: string) {
+    super(`host ${host_id} is held by a newer session`);
+    this.name = 'SessionSupersededError';
   }
 }
 

@@ -9,7 +9,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { UnknownHostError, type Storage } from '../db/storage.js';
-import { DEFAULT_DB, UsageError } from '../settings.js';
+import { UsageError } from '../settings.js';
 import { cliActor, listAudit, recordAudit, type AuditRow } from './audit.js';
 import { DEFAULT_ENROLLMENT_TTL_MS, listUnusedTokens, parseDuration, recordEnrollmentToken, withdrawToken } from './enrollment.js';
 import { ResetSeqError, resetSeq } from './reset-seq.js';
@@ -65,11 +65,11 @@ function oneHost(positionals: string[], help: string): string {
   return id;
 }
 
-async function withDb<T>(path: string, fn: (s: Storage) => Promise<T>): Promise<T> {
-  const [{ openSqliteStorage }, { migrateToLatest }] = await Promise.all([import('../db/dialect.js'), import('../db/migrations/index.js')]);
-  const storage = openSqliteStorage({ path });
+async function withDb<T>(value: string | undefined, fn: (s: Storage) => Promise<T>): Promise<T> {
+  // The same database selection as every admin command (--db PATH or URL, then $CORTEX_DB).
+  const { dbArg, openDbForCli } = await import('../cli-db.js');
+  const storage = await openDbForCli(dbArg(value));
   try {
-    await migrateToLatest(storage);
     return await fn(storage);
   } finally {
     await storage.close();
@@ -127,7 +127,7 @@ export async function agentResetSeq(args: string[]): Promise<void> {
     if (!/^\d+$/.test(values.to)) throw new UsageError(`--to must be a non-negative integer, got ${JSON.stringify(values.to)}`);
     to = Number(values.to);
   }
-  const r = await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  const r = await withDb(values.db, async (s) => {
     try {
       const result = await resetSeq(s.db, hostId, to);
       await auditCli(s.db, 'agent.reset-seq', hostId, { from: result.previous_accepted_seq, to: result.accepted_seq, deleted_rows: result.deleted_rows });
@@ -145,7 +145,7 @@ export async function agentResetSeq(args: string[]): Promise<void> {
 export async function agentTokens(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, SECURITY_HELP.tokens);
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n\n${SECURITY_HELP.tokens}`);
-  const rows = await withDb(values.db ?? DEFAULT_DB, (s) => listUnusedTokens(s.db));
+  const rows = await withDb(values.db, (s) => listUnusedTokens(s.db));
   if (values.json) return out(JSON.stringify(rows));
   if (rows.length === 0) return out('no unused enrollment tokens');
   for (const r of rows) out(`${r.host_id}  ${r.hostname}  expires ${r.expires_at ?? 'never'}${r.expired ? '  EXPIRED' : ''}`);
@@ -154,7 +154,7 @@ export async function agentTokens(args: string[]): Promise<void> {
 export async function agentWithdraw(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, {}, SECURITY_HELP.withdraw);
   const hostId = oneHost(positionals, SECURITY_HELP.withdraw);
-  await withDb(values.db ?? DEFAULT_DB, async (s) => {
+  await withDb(values.db, async (s) => {
     if (!(await withdrawToken(s.db, hostId))) {
       throw new UsageError(`host ${hostId} has no unused enrollment token (unknown, or already enrolled); see \`${PROG} agent tokens\``);
     }
@@ -167,7 +167,7 @@ export async function auditCmd(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' }, n: { type: 'string', short: 'n' }, 'host-id': { type: 'string' } }, SECURITY_HELP.audit);
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n\n${SECURITY_HELP.audit}`);
   if (values.n !== undefined && !/^\d+$/.test(values.n)) throw new UsageError(`-n must be a non-negative integer, got ${JSON.stringify(values.n)}`);
-  const rows: AuditRow[] = await withDb(values.db ?? DEFAULT_DB, (s) =>
+  const rows: AuditRow[] = await withDb(values.db, (s) =>
     listAudit(s.db, { limit: values.n === undefined ? 100 : Number(values.n), ...(values['host-id'] !== undefined ? { host_id: values['host-id'] } : {}) }),
   );
   if (values.json) return out(JSON.stringify(rows));

@@ -97,16 +97,21 @@ export class Connection {
   private nonHelloBytes = 0;
   private serverClose: { code: number; reason: string } | undefined;
   private ingest: SessionIngest | undefined;
+  /** The client address the failed-hello throttle counts against (DECISIONS H7). */
+  private readonly clientKey: string;
   private resolveClosed!: () => void;
   /** Resolves once the socket closed and the row bookkeeping is done. */
   readonly closed = new Promise<void>((resolve) => (this.resolveClosed = resolve));
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly req: IncomingMessage,
+    req: IncomingMessage,
     private readonly ctx: ServerContext,
   ) {
     this.address = req.socket.remoteAddress ?? '';
+    // The request itself is not kept: a session would hold it, its headers and head buffer
+    // for its whole life (test/server/upgrade-retention.test.ts).
+    this.clientKey = ctx.clientKey?.(req) ?? this.address;
     const transport: Transport = {
       send: (text) => ws.send(text),
       close: (code, reason) => this.closeWith(code ?? 1000, reason ?? ''),
@@ -263,7 +268,7 @@ export class Connection {
       `hello refused: ${error.message} (closing ${closeCode})`,
     );
     this.ctx.metrics.handshakes.labels(error.message).inc();
-    this.ctx.onHelloFailed?.(this.req, error.code);
+    this.ctx.onHelloFailed?.(this.clientKey, error.code);
     this.sendRaw({ jsonrpc: '2.0', id, error: error.toJSON() });
     this.closeWith(closeCode, error.message);
   }
@@ -397,6 +402,7 @@ export class Connection {
       platform_json: JSON.stringify(hello.platform),
       capabilities_json: JSON.stringify(hello.capabilities),
       last_handshake: now.toISOString(),
+      server_id: this.ctx.serverId,
     };
     const db = this.ctx.storage.db;
     let rotated: string | undefined;
@@ -422,7 +428,7 @@ export class Connection {
     clearTimeout(this.helloTimer);
     this.host_id = host_id;
     this.session_id = session_id;
-    this.ingest = this.ctx.ingest.session(host_id);
+    this.ingest = this.ctx.ingest.session(host_id, session_id);
     const accepted_seq = Number(current?.accepted_seq ?? row.accepted_seq);
     if (this.ws.readyState !== this.ws.OPEN) {
       // The socket went away while the row was being activated: record the close now.
@@ -448,7 +454,7 @@ export class Connection {
       ...(rotated !== undefined ? { rotated_token: rotated } : {}),
     };
     this.sendRaw({ jsonrpc: '2.0', id, result });
-    this.ctx.onHelloOk?.(this.req);
+    this.ctx.onHelloOk?.(this.clientKey);
     this.ctx.metrics.framesOut.labels('agent.hello').inc();
     this.ctx.metrics.handshakes.labels(rotated === undefined ? 'ok' : row.connection_state === 'NeverConnected' ? 'enrolled' : 'rotated').inc();
     this.ctx.logger.info({ host_id, session_id, address: this.address, rotated: rotated !== undefined, accepted_seq }, 'agent connected');

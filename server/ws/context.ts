@@ -13,14 +13,18 @@ export interface ServerContext {
   readonly ingest: Ingest;
   readonly logger: Logger;
   readonly serverVersion: string;
+  /** This server's id among the servers on one database (stored as agents.server_id). */
+  readonly serverId: string;
   readonly metrics: ServerMetrics;
   /** An authenticated session: replaces (and closes) an older one of the same host. */
   register(conn: Connection): void;
   unregister(conn: Connection): void;
   /** After an authenticated session closed and its row was updated (decommission follow-up). */
   onSessionClosed?(conn: Connection): void;
-  /** A hello was refused with `code` (failed-hello throttle, DECISIONS H7). */
-  onHelloFailed?(req: IncomingMessage, code: number): void;
-  /** A hello succeeded. */
-  onHelloOk?(req: IncomingMessage): void;
+  /** The client address of an upgrade request, as the failed-hello throttle counts it (DECISIONS H7). */
+  clientKey?(req: IncomingMessage): string;
+  /** A hello from client `key` was refused with `code` (failed-hello throttle). */
+  onHelloFailed?(key: string, code: number): void;
+  /** A hello from client `key` succeeded. */
+  onHelloOk?(key: string): void;
 }

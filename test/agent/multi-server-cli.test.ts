@@ -2,7 +2,7 @@
 // `status` lists them beside the one the agent holds.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleChild } from './fixtures/bundle.js';
@@ -35,7 +35,9 @@ describe('cortex-agent with several --server', () => {
     try {
       const dir = tempDir();
       const hostId = randomUUID();
-      const r = await runCli(['enroll', '--server', a.url, '--server', b.url, '--token', TOKEN, '--host-id', hostId, '--state-dir', dir, '--allow-insecure', '--json']);
+      const tokenFile = join(tempDir(), 'enroll-token');
+      writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
+      const r = await runCli(['enroll', '--server', a.url, '--server', b.url, '--token-file', tokenFile, '--host-id', hostId, '--state-dir', dir, '--allow-insecure', '--json']);
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ server_url: a.url, server_urls: [a.url, b.url] });
@@ -46,7 +48,7 @@ describe('cortex-agent with several --server', () => {
       const text = await runCli(['status', '--state-dir', dir]);
       expect(text.stdout).toContain(`(of 2: ${a.url}, ${b.url})`);
 
-      const bad = await runCli(['enroll', '--server', a.url, '--server', 'http://127.0.0.1:1/', '--token', TOKEN, '--host-id', hostId, '--state-dir', tempDir(), '--allow-insecure']);
+      const bad = await runCli(['enroll', '--server', a.url, '--server', 'http://127.0.0.1:1/', '--token-file', tokenFile, '--host-id', hostId, '--state-dir', tempDir(), '--allow-insecure']);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('http://127.0.0.1:1/');
       for (const out of [r.stdout, r.stderr, s.stdout, bad.stderr]) {

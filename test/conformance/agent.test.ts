@@ -26,6 +26,7 @@ describe('cortex-conformance agent', () => {
       'agent/heartbeat', 'agent/probe-unknown', 'agent/probe-round-trip', 'error/-32602-InvalidParams',
       'agent/config-update', 'agent/shutdown-server-reload', 'agent/reconnect-after-reload', 'agent/backoff-bounds',
       'agent/shutdown-decommission', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/hello-valid', 'agent/requests-valid',
+      'vector/agent.shutdown/params/drain_seconds/above_maximum',
     ]) expect(statusOf(rep, id), id).toBe('PASS');
     // Generated from the vectors of the server→agent methods.
     expect(rep.cases.filter((c) => c.id.startsWith('vector/probe.request/params/') && c.status === 'PASS').length).toBeGreaterThanOrEqual(10);
@@ -37,14 +38,22 @@ describe('cortex-conformance agent', () => {
       'agent',
       '--enroll-command', `node ${AGENT_CLI} enroll --server {url} --token {token} --host-id {host_id} --state-dir {state_dir} --allow-insecure`,
       '--run-command', `node ${AGENT_CLI} run --state-dir {state_dir} --allow-insecure --backoff-base-ms 100 --heartbeat-interval-ms 300 --log-level warn`,
+      '--probe', 'sys.uptime',
+      // systemctl status of a unit that does not exist fails (exit 4, or no systemd at all): -32011
+      '--failing-probe', 'exec.systemctl_status', '--failing-probe-args', '{"unit":"cortex-conformance-none.service"}',
+      // no probe runs a child process in 1 ms: -32012
+      '--slow-probe', 'journal.tail', '--slow-probe-args', '{"unit":"cortex-conformance-none.service"}', '--slow-probe-timeout-ms', '1',
       ...COMMON,
     ]);
     const rep = parseJson(r);
     expect(failures(rep), r.stderr).toEqual([]);
     expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
-    for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked']) {
-      expect(statusOf(rep, id), id).toBe('PASS');
+    for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/probe-round-trip', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'agent/fatal-auth']) {
+      expect(statusOf(rep, id), `${id}: ${rep.cases.find((c) => c.id === id)?.seen}`).toBe('PASS');
     }
+    // The one case the reference agent cannot run: it maps every probe failure to -32011,
+    // so no probe makes it answer -32603 (DECISIONS K6). The skip names the option.
+    expect(rep.cases.filter((c) => c.status === 'SKIP').map((c) => `${c.id}: ${c.seen}`)).toEqual([expect.stringMatching(/^error\/-32603-InternalError: needs --internal-error-probe/)]);
   }, 90_000);
 
   it('an agent that never connects is reported with a clear message and exit 1', async () => {

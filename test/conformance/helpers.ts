@@ -113,3 +113,62 @@ export function serverHasCommand(...args: string[]): boolean {
   const r = spawnSync(process.execPath, [SERVER_CLI, ...args, '--help'], { cwd: ROOT, encoding: 'utf8' });
   return r.status === 0;
 }
+
+export const REFERENCE_WITH_FAULTS = join(ROOT, 'test/conformance/fixtures/reference-server.mjs');
+export const METRICS_COUNT = join(ROOT, 'test/conformance/fixtures/metrics-count.mjs');
+
+export interface FaultyServeHandle extends ServeHandle {
+  /** The file whose content injects storage faults ("break", "stall"). */
+  faultFile: string;
+  /** The command line that starts this server again (same database, port, settings). */
+  restartCommand: string;
+}
+
+/**
+ * Starts the compiled reference server through test/conformance/fixtures/reference-server.mjs
+ * (the same settings, startServer and SIGTERM drain as `serve`, plus on-demand storage faults)
+ * on a temp database and a free port; resolves once it listens.
+ */
+export async function serveWithFaults(config: Record<string, unknown>, queueEntries: number): Promise<FaultyServeHandle> {
+  const dir = mkdtempSync(join(tmpdir(), 'cortex-conformance-faulty-'));
+  const db = join(dir, 'cortex.db');
+  const faultFile = join(dir, 'storage-fault');
+  const env = { CORTEX_TEST_CONFIG: JSON.stringify(config), CORTEX_TEST_QUEUE_ENTRIES: String(queueEntries) };
+  const start = (listen: string) => spawn(process.execPath, [REFERENCE_WITH_FAULTS, faultFile, '--db', db, '--listen', listen], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = start('127.0.0.1:0');
+  const exited = new Promise<void>((r) => child.on('exit', () => r()));
+  const url = await new Promise<string>((resolveP, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      for (const line of err.split('\n').slice(0, -1)) {
+        if (!line.startsWith('{')) continue;
+        const rec = JSON.parse(line) as { msg?: string; url?: string };
+        if (rec.msg === 'listening' && rec.url) return resolveP(rec.url);
+      }
+    });
+    void exited.then(() => reject(new Error(`reference-server.mjs exited before listening: ${err}`)));
+  });
+  child.stderr!.resume();
+  const port = Number(new URL(url.replace(/^ws/, 'http')).port);
+  const envPrefix = Object.entries(env).map(([k, v]) => `${k}=${shq(v)}`).join(' ');
+  return {
+    child,
+    url,
+    httpUrl: `http://127.0.0.1:${port}`,
+    dir,
+    db,
+    faultFile,
+    restartCommand: `${envPrefix} ${shq(process.execPath)} ${shq(REFERENCE_WITH_FAULTS)} ${shq(faultFile)} --db ${shq(db)} --listen 127.0.0.1:${port}`,
+    async stop() {
+      child.kill('SIGKILL');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Quote for a POSIX shell. */
+export function shq(v: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
+}

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildConformance, failures, issueHost, parseJson, runConformance, serveReference, serverHasCommand, statusOf, type ServeHandle } from './helpers.js';
+import { METRICS_COUNT, SERVER_CLI, buildConformance, failures, issueHost, parseJson, runConformance, serveReference, serveWithFaults, statusOf, type ServeHandle } from './helpers.js';
 
 // The ping window (interval × missed pongs) must outlast a stall of a loaded CI machine:
 // at 300 ms × 2 one run saw the -32030 burst's session closed (1006) mid-case. 1 s × 2
@@ -14,6 +14,11 @@ const PING_MS = 1000;
 // The -32030 case pushes 3 × rate + 500 entries at once: keep it small but above every
 // other case's pushes (at most 501 at a time).
 const AGENT_RATE = 2000;
+// The run with every option: the -32020 case pushes more than the ingest queue holds
+// (QUEUE_ENTRIES) while writes are stalled, within one rate-limit burst; the -32030 case
+// pushes three seconds' worth of FAULTY_RATE at once.
+const QUEUE_ENTRIES = 3000;
+const FAULTY_RATE = 5000;
 
 describe('cortex-conformance server', () => {
   let srv: ServeHandle;
@@ -28,49 +33,67 @@ describe('cortex-conformance server', () => {
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('passes against the reference server (human output, JUnit XML)', async () => {
-    const h1 = issueHost(srv.db, 'conformance-1');
-    const h2 = issueHost(srv.db, 'conformance-2');
-    const args = [
-      'server', '--url', srv.url, '--enroll-token', h1.token, '--host-id', h1.host_id,
-      '--token-2', h2.token, '--host-id-2', h2.host_id,
-      '--hello-timeout-ms', '800', '--server-max-batch-entries', '500', '--ping-interval-ms', String(PING_MS), '--missed-pongs', '2',
-      '--agent-rate', String(AGENT_RATE), '--junit', join(tmp, 'junit.xml'),
-    ];
-    // The admin API and `agent revoke` belong to the control-plane issue: use them once they exist.
-    const adminUp = (await fetch(`${srv.httpUrl}/admin/agents`).catch(() => undefined))?.status;
-    if (adminUp !== undefined && adminUp !== 404) args.push('--admin-url', srv.httpUrl);
-    if (serverHasCommand('agent', 'revoke')) args.push('--revoke-command', `node dist/server/cli.js agent revoke {host_id} --db ${srv.db}`);
+  it('runs every case against the reference server with every option given: 0 skipped, 0 failed (--strict, JUnit XML)', async () => {
+    // The reference server through a fixture that can also fail or stall its storage on
+    // demand (-32007, -32603, -32020); everything else is the compiled server as `serve` runs it.
+    const f = await serveWithFaults(
+      { hello_timeout_ms: 800, max_batch_entries: 500, ping_interval_ms: PING_MS, missed_pongs: 2, agent_rate_entries_per_s: FAULTY_RATE, shutdown_drain_secs: 1, min_agent_version: '0.1.0' },
+      QUEUE_ENTRIES,
+    );
+    try {
+      const h1 = issueHost(f.db, 'conformance-1');
+      const h2 = issueHost(f.db, 'conformance-2');
+      const cli = `node ${SERVER_CLI}`;
+      const args = [
+        'server', '--url', f.url, '--enroll-token', h1.token, '--host-id', h1.host_id,
+        '--token-2', h2.token, '--host-id-2', h2.host_id,
+        '--hello-timeout-ms', '800', '--server-max-batch-entries', '500', '--ping-interval-ms', String(PING_MS), '--missed-pongs', '2',
+        '--agent-rate', String(FAULTY_RATE), '--ingest-queue-entries', String(QUEUE_ENTRIES), '--min-agent-version', '0.1.0',
+        '--admin-url', f.httpUrl,
+        '--revoke-command', `${cli} agent revoke {host_id} --db ${f.db}`,
+        '--rotate-command', `${cli} agent rotate {host_id} --grace-secs {grace_secs} --db ${f.db}`, '--rotation-grace-secs', '0',
+        '--break-storage-command', `echo break > ${f.faultFile}`, '--repair-storage-command', `rm -f ${f.faultFile}`,
+        '--stall-storage-command', `echo stall > ${f.faultFile}`, '--resume-storage-command', `rm -f ${f.faultFile}`,
+        '--metrics-count-command', `node ${METRICS_COUNT} ${f.db} {host_id}`,
+        '--stop-command', `kill -TERM ${f.child.pid}`, '--restart-command', f.restartCommand,
+        '--strict', '--junit', join(tmp, 'junit.xml'),
+      ];
+      const r = await runConformance(args, 180_000);
+      const lines = r.stdout.trim().split('\n');
+      const notPassed = lines.filter((l) => !l.startsWith('PASS')).slice(0, -1);
+      expect(notPassed, r.stderr).toEqual([]);
+      expect(r.code, r.stderr).toBe(0);
+      for (const l of lines.slice(0, -1)) expect(l).toMatch(/^PASS \S+ — /);
+      expect(lines.at(-1)).toMatch(/^\d+ passed, 0 failed, 0 skipped$/);
+      const passed = (id: string) => expect(lines.find((l) => l.includes(` ${id} — `)) ?? `${id}: not run`, r.stdout).toMatch(/^PASS/);
+      for (const id of [
+        'subprotocol/confirmed', 'subprotocol/wrong-refused', 'framing/non-hello-first', 'handshake/hello-timer', 'handshake/wrong-token',
+        'handshake/first-enrollment-rotates', 'handshake/enrollment-token-invalidated', 'handshake/rotated-token-accepted', 'handshake/protocol-version',
+        'error/-32700-ParseError', 'error/-32600-InvalidRequest', 'error/-32601-MethodNotFound', 'error/-32008-PayloadTooLarge', 'error/-32030-QuotaExceeded',
+        'error/-32004-UnknownHost', 'error/-32005-TokenRotationRequired', 'error/-32007-BufferOverflow', 'error/-32603-InternalError', 'error/-32020-Backpressure',
+        'close/1001-GoingAway', 'close/1012-ServiceRestart', 'close/1003-UnsupportedData', 'close/1009-MessageTooBig', 'close/1011-InternalError', 'close/4000-HandshakeTimeout',
+        'ingest/ack-up-to-seq', 'ingest/duplicates-acked', 'ingest/window-monotonic', 'ingest/not-contiguous', 'ingest/replay-accepted-seq',
+        'heartbeat/no-response', 'metrics/result', 'metrics/accepted-stored', 'vector/logs.push/params/entries/too_many_items',
+        'admin/probe-round-trip', 'admin/probe-unlisted', 'admin/probe-agent-error', 'admin/probe-unknown-host',
+        'revocation/live-session', 'revocation/hello-closed-4002', 'error/-32002-TokenRevoked', 'close/4002-TokenRevoked',
+        'rotation/next-hello-rotates', 'rotation/new-token-accepted', 'rotation/previous-token-in-grace', 'handshake/agent-version-floor',
+        'shutdown/server-reload', 'shutdown/acks-during-drain', 'shutdown/accepted-seq-after-restart',
+        'handshake/unknown-host', 'handshake/invalid-params', 'close/1000-NormalClosure', 'close/1002-ProtocolError', 'close/1007-InvalidPayload',
+        'close/4001-AuthFailed', 'ingest/overlap', 'ingest/gap-accepted', 'vector/metrics.push/params/samples/too_many_items',
+      ]) passed(id);
+      // Generated cases: one per vector of every agent→server method.
+      expect(lines.filter((l) => l.includes(' vector/logs.push/params/')).length).toBeGreaterThan(20);
+      expect(lines.filter((l) => l.includes(' vector/agent.hello/params/')).length).toBeGreaterThan(40);
 
-    const r = await runConformance(args);
-    const lines = r.stdout.trim().split('\n');
-    const failed = lines.filter((l) => l.startsWith('FAIL'));
-    expect(failed, r.stdout).toEqual([]);
-    expect(r.code).toBe(0);
-    for (const l of lines.slice(0, -1)) expect(l).toMatch(/^(PASS|FAIL|SKIP) \S+ — /);
-    expect(lines.at(-1)).toMatch(/^\d+ passed, 0 failed(, \d+ skipped)?$/);
-    const passed = (id: string) => expect(lines.find((l) => l.includes(` ${id} — `)) ?? `${id}: not run`, r.stdout).toMatch(/^PASS/);
-    for (const id of [
-      'subprotocol/confirmed', 'subprotocol/wrong-refused', 'framing/non-hello-first', 'handshake/hello-timer', 'handshake/wrong-token',
-      'handshake/first-enrollment-rotates', 'handshake/enrollment-token-invalidated', 'handshake/rotated-token-accepted', 'handshake/protocol-version',
-      'error/-32700-ParseError', 'error/-32600-InvalidRequest', 'error/-32601-MethodNotFound', 'error/-32008-PayloadTooLarge', 'error/-32030-QuotaExceeded',
-      'close/1003-UnsupportedData', 'close/1009-MessageTooBig', 'close/1011-InternalError', 'close/4000-HandshakeTimeout',
-      'ingest/ack-up-to-seq', 'ingest/duplicates-acked', 'ingest/window-monotonic', 'ingest/not-contiguous', 'ingest/replay-accepted-seq',
-      'heartbeat/no-response', 'metrics/result', 'vector/logs.push/params/entries/too_many_items',
-    ]) passed(id);
-    // Generated cases: one per vector of every agent→server method.
-    expect(lines.filter((l) => l.includes(' vector/logs.push/params/')).length).toBeGreaterThan(20);
-    expect(lines.filter((l) => l.includes(' vector/agent.hello/params/')).length).toBeGreaterThan(40);
-    // Without the options they need, cases say so.
-    if (!args.includes('--admin-url')) expect(lines.find((l) => l.includes(' admin/probe-round-trip '))).toMatch(/^SKIP .*--admin-url/);
-    else for (const id of ['admin/probe-round-trip', 'admin/probe-unlisted', 'admin/probe-agent-error', 'admin/probe-unknown-host']) passed(id);
-    if (args.includes('--revoke-command')) for (const id of ['revocation/live-session', 'error/-32002-TokenRevoked', 'close/4002-TokenRevoked']) passed(id);
-
-    const xml = readFileSync(join(tmp, 'junit.xml'), 'utf8');
-    expect(xml).toContain('<testsuites name="cortex-conformance"');
-    expect(xml).toContain('name="handshake/first-enrollment-rotates"');
-    expect(xml).toMatch(/failures="0"/);
-  });
+      const xml = readFileSync(join(tmp, 'junit.xml'), 'utf8');
+      expect(xml).toContain('<testsuites name="cortex-conformance"');
+      expect(xml).toContain('name="handshake/first-enrollment-rotates"');
+      expect(xml).toMatch(/failures="0" errors="0" skipped="0"/);
+      expect((xml.match(/<testcase /g) ?? []).length).toBe(lines.length - 1);
+    } finally {
+      await f.stop();
+    }
+  }, 200_000);
 
   it('reports an unreachable target with a clear message and a non-zero exit', async () => {
     const r = await runConformance(['server', '--url', 'ws://127.0.0.1:1/ws/agent', '--enroll-token', 'x'.repeat(43), '--host-id', '00000000-0000-4000-8000-000000000000', '--json']);

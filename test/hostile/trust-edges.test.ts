@@ -59,7 +59,7 @@ describe('admin API and /metrics behind a proxy', () => {
     const r = await fetch(`${http(t)}/admin/agents/2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01/probe`, { method: 'POST', body: '{"probe":"os.release"}' });
     expect(r.status).toBe(404);
     const rows = await listAudit(t.server.storage.db);
-    expect(rows).toMatchObject([{ actor: 'loopback', action: 'probe', host_id: '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', detail: { probe: 'os.release' } }]);
+    expect(rows).toMatchObject([{ actor: 'loopback', action: 'probe', host_id: '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', detail: { via: 'admin-api' } }]);
   });
 });
 

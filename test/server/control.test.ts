@@ -77,7 +77,7 @@ describe('config', () => {
     ];
     for (const [args, msg] of cases) {
       const r = cli(['agent', 'config', h.host_id, ...args, '--db', t.dbPath]);
-      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(msg);
       expect(r.stdout).toBe('');
     }

@@ -1,15 +1,19 @@
-// Shared helpers for server storage tests: real SQLite files in a temp dir.
+// Shared helpers for server storage tests: real SQLite files in a temp dir, or a fresh
+// PostgreSQL schema (test/support/dialects.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
-import type { Storage } from '../../server/db/storage.js';
+import { openStorage } from '../../server/db/open.js';
+import { testDialect } from '../support/dialects.js';
+import type { DialectName, Storage } from '../../server/db/storage.js';
 import type { IngestLogEntry } from '../../server/db/storage.js';
 
 export interface TempDb {
   dir: string;
+  /** The --db value: the SQLite file, or the postgres:// URL of the fresh schema. */
   path: string;
+  dialect: DialectName;
   storage: Storage;
   cleanup(): Promise<void>;
 }
@@ -18,15 +22,41 @@ export function makeTempDir(prefix = 'cortex-server-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-/** A migrated database in a fresh temp dir (in a sub-folder, to check it is created). */
-export async function openTempDb(): Promise<TempDb> {
+/**
+ * A migrated database: SQLite in a fresh temp dir (in a sub-folder, to check it is
+ * created), or PostgreSQL in a fresh schema.
+ */
+export async function openTempDb(dialect: DialectName = testDialect()): Promise<TempDb> {
+  if (dialect === 'postgres') {
+    const { newTestDb } = await import('../support/dialects.js');
+    const target = await newTestDb('postgres');
+    const storage = await openStorage(target.db, { poolSize: 4 });
+    try {
+      await migrateToLatest(storage);
+    } catch (error) {
+      await storage.close();
+      await target.drop();
+      throw error;
+    }
+    return {
+      dir: target.dir,
+      path: target.db,
+      dialect,
+      storage,
+      async cleanup() {
+        await storage.close();
+        await target.drop();
+      },
+    };
+  }
   const dir = makeTempDir();
   const path = join(dir, 'data', 'cortex.db');
-  const storage = openSqliteStorage({ path });
+  const storage = await openStorage(path);
   await migrateToLatest(storage);
   return {
     dir,
     path,
+    dialect,
     storage,
     async cleanup() {
       await storage.close();

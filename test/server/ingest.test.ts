@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
-import { UnknownHostError, type IngestLogEntry } from '../../server/db/storage.js';
+import { SessionSupersededError, UnknownHostError, type IngestLogEntry } from '../../server/db/storage.js';
 import { entries, openTempDb, type TempDb } from './helpers.js';
+import { itOn } from '../support/dialects.js';
 
 let t: TempDb;
 let host: string;
@@ -109,14 +110,16 @@ describe('IngestWriter.commitBatch', () => {
     const bad = entries(4, 8);
     // violates NOT NULL on message: must fail the commit, not be skipped silently
     (bad[3] as unknown as { message: null }).message = null;
-    await expect(t.storage.ingest.commitBatch(host, bad, new Date().toISOString())).rejects.toThrow(/NOT NULL/);
+    await expect(t.storage.ingest.commitBatch(host, bad, new Date().toISOString())).rejects.toThrow(/NOT NULL|not-null/i);
     expect(await storedSeqs()).toEqual([1, 2, 3]);
     expect(await acceptedSeq()).toBe(3);
     // the writer is usable again afterwards
     expect((await t.storage.ingest.commitBatch(host, entries(4, 8), new Date().toISOString())).accepted_seq).toBe(8);
   });
 
-  it('a row already present above accepted_seq is a no-op conflict, not an error', async () => {
+  // SQLite's global UNIQUE (host_id, seq). PostgreSQL partitions logs by day: a row written
+  // outside the ingest path on another day is not seen (DECISIONS G6).
+  itOn('sqlite')('a row already present above accepted_seq is a no-op conflict, not an error', async () => {
     await t.storage.db
       .insertInto('logs')
       .values({ host_id: host, seq: 2, ts: 't', received_at: 'r', severity: 'info', message: 'pre-existing', source: 'journald' })
@@ -134,6 +137,20 @@ describe('IngestWriter.commitBatch', () => {
     expect(await storedSeqs()).toEqual([]);
     const other = randomUUID();
     await expect(t.storage.ingest.commitBatch(other, entries(1, 1), 'x')).rejects.toBeInstanceOf(UnknownHostError);
+  });
+
+  it('with a session_id, commits only while that session holds the host (a newer hello replaced it: nothing stored)', async () => {
+    await t.storage.db.updateTable('agents').set({ session_id: 'session-1' }).where('host_id', '=', host).execute();
+    expect(await t.storage.ingest.commitBatch(host, entries(1, 3), new Date().toISOString(), 'session-1')).toMatchObject({ accepted_seq: 3 });
+    await t.storage.db.updateTable('agents').set({ session_id: 'session-2' }).where('host_id', '=', host).execute();
+    const error = await t.storage.ingest.commitBatch(host, entries(4, 6), new Date().toISOString(), 'session-1').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SessionSupersededError);
+    expect(await storedSeqs()).toEqual([1, 2, 3]);
+    expect(await acceptedSeq()).toBe(3);
+    // a detached row (swept server, reissued token) refuses every session too
+    await t.storage.db.updateTable('agents').set({ session_id: null }).where('host_id', '=', host).execute();
+    await expect(t.storage.ingest.commitBatch(host, entries(4, 6), new Date().toISOString(), 'session-2')).rejects.toBeInstanceOf(SessionSupersededError);
+    expect(await storedSeqs()).toEqual([1, 2, 3]);
   });
 
   it('waits for an open kysely transaction instead of joining it', async () => {
@@ -180,7 +197,7 @@ describe('IngestWriter.commitBatch', () => {
           let model = 0;
           const modelRows = new Set<number>();
           for (const { start, len } of batches) {
-            const r = await t.storage.ingest.commitBatch(h, entries(start, start + len - 1), 'r');
+            const r = await t.storage.ingest.commitBatch(h, entries(start, start + len - 1), new Date().toISOString());
             for (let s = start; s < start + len; s++) if (s > model) modelRows.add(s);
             model = Math.max(model, start + len - 1);
             expect(r.accepted_seq).toBe(model);

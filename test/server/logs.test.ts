@@ -16,15 +16,15 @@ afterEach(async () => {
 describe('logs repository', () => {
   it('tail returns the last n rows, oldest first, with metadata parsed', async () => {
     // committed out of order across batches to make sure ordering is by seq
-    await t.storage.ingest.commitBatch(host, entries(1, 3), 'r1');
-    await t.storage.ingest.commitBatch(host, entries(4, 6, { metadata: { k: 'v' } }), 'r2');
+    await t.storage.ingest.commitBatch(host, entries(1, 3), '2026-05-16T19:42:51.000Z');
+    await t.storage.ingest.commitBatch(host, entries(4, 6, { metadata: { k: 'v' } }), '2026-05-16T19:42:52.000Z');
     const last = await tail(t.storage.db, host, 4);
     expect(last.map((r) => r.seq)).toEqual([3, 4, 5, 6]);
     expect(last[0]).toEqual({
       host_id: host,
       seq: 3,
       ts: entries(3, 3)[0]!.ts,
-      received_at: 'r1',
+      received_at: '2026-05-16T19:42:51.000Z',
       severity: 'info',
       facility: null,
       app_name: null,
@@ -41,7 +41,7 @@ describe('logs repository', () => {
   });
 
   it('since returns rows after a seq, oldest first, limited', async () => {
-    await t.storage.ingest.commitBatch(host, entries(1, 10), 'r');
+    await t.storage.ingest.commitBatch(host, entries(1, 10), '2026-05-16T19:42:53.000Z');
     expect((await since(t.storage.db, host, 7)).map((r) => r.seq)).toEqual([8, 9, 10]);
     expect((await since(t.storage.db, host, 0, 2)).map((r) => r.seq)).toEqual([1, 2]);
     expect(await since(t.storage.db, host, 10)).toEqual([]);

@@ -1,62 +1,81 @@
+// Runs on both dialects (vitest projects "sqlite" and "postgres"); a few cases are about
+// one dialect's own mechanics and say so.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { openSqliteStorage } from '../../server/db/dialect.js';
-import { migrateToLatest, migrations } from '../../server/db/migrations/index.js';
+import { migrateToLatest, migrations, SchemaTooNewError } from '../../server/db/migrations/index.js';
+import { openStorage } from '../../server/db/open.js';
 import type { Storage } from '../../server/db/storage.js';
+import { itOn, newTestDb, testDialect } from '../support/dialects.js';
 import { makeTempDir } from './helpers.js';
 
+const dialect = testDialect();
 const dirs: string[] = [];
+const drops: (() => Promise<void>)[] = [];
 const open: Storage[] = [];
 afterEach(async () => {
   for (const s of open.splice(0)) await s.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  for (const d of drops.splice(0)) await d();
 });
 
-function fresh(): { path: string } {
+async function fresh(): Promise<{ path: string }> {
+  if (dialect === 'postgres') {
+    const t = await newTestDb('postgres');
+    drops.push(t.drop);
+    return { path: t.db };
+  }
   const dir = makeTempDir();
   dirs.push(dir);
   return { path: join(dir, 'nested', 'folder', 'cortex.db') };
 }
 
-function openAt(path: string): Storage {
-  const s = openSqliteStorage({ path });
+async function openAt(path: string): Promise<Storage> {
+  const s = await openStorage(path, { poolSize: 2 });
   open.push(s);
   return s;
 }
 
+/** This database's tables (PostgreSQL: of its own schema only). */
+async function tablesOf(storage: Storage) {
+  const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(storage.db)).rows[0]?.s : undefined;
+  // under the migration lock: another test file dropping its schema meanwhile would fail the listing
+  const all = await storage.withMigrationLock((db) => db.introspection.getTables());
+  return all.filter((t) => (schema === undefined || t.schema === schema) && !/^logs_p\d{8}$/.test(t.name));
+}
+
 describe('migrations', () => {
   it('create every table on a fresh database (creating its folder) and are idempotent', async () => {
-    const { path } = fresh();
-    const storage = openAt(path);
+    const { path } = await fresh();
+    const storage = await openAt(path);
     expect(await migrateToLatest(storage)).toEqual(Object.keys(migrations));
     expect(await migrateToLatest(storage)).toEqual([]);
 
-    const tables = (await storage.db.introspection.getTables()).map((t) => t.name).sort();
-    expect(tables).toEqual(['agent_groups', 'agents', 'audit', 'enrollment_tokens', 'logs', 'metrics', 'server_settings']);
-    const logs = (await storage.db.introspection.getTables()).find((t) => t.name === 'logs');
+    const tables = (await tablesOf(storage)).map((t) => t.name).sort();
+    expect(tables).toEqual(['agent_groups', 'agents', 'audit', 'enrollment_tokens', 'logs', 'metrics', 'probe_requests', 'server_settings', 'servers']);
+    const logs = (await tablesOf(storage)).find((t) => t.name === 'logs');
     expect(logs?.columns.map((c) => c.name)).toEqual([
       'host_id', 'seq', 'ts', 'received_at', 'severity', 'facility', 'app_name',
       'process_id', 'message', 'source', 'metadata_json',
     ]);
-    const agents = (await storage.db.introspection.getTables()).find((t) => t.name === 'agents');
+    const agents = (await tablesOf(storage)).find((t) => t.name === 'agents');
     const agentColumns = agents?.columns.map((c) => c.name) ?? [];
     for (const c of [
       'host_id', 'hostname', 'agent_version', 'platform_json', 'capabilities_json',
       'token_hash', 'token_hash_prev', 'token_rotated_at', 'connection_state', 'session_id',
       'accepted_seq', 'first_seen', 'last_handshake', 'last_seen', 'last_disconnect',
-      'last_disconnect_reason',
+      'last_disconnect_reason', 'server_id',
     ]) {
       expect(agentColumns).toContain(c);
     }
-    const metrics = (await storage.db.introspection.getTables()).find((t) => t.name === 'metrics');
+    const metrics = (await tablesOf(storage)).find((t) => t.name === 'metrics');
     expect(metrics?.columns.map((c) => c.name)).toEqual(['host_id', 'ts', 'name', 'value', 'labels_json']);
   });
 
   it('leave an existing, populated database alone when reopened', async () => {
-    const { path } = fresh();
-    const first = openAt(path);
+    const { path } = await fresh();
+    const first = await openAt(path);
     await migrateToLatest(first);
     await first.db
       .insertInto('server_settings')
@@ -65,15 +84,15 @@ describe('migrations', () => {
     await first.close();
     open.splice(open.indexOf(first), 1);
 
-    const second = openAt(path);
+    const second = await openAt(path);
     expect(await migrateToLatest(second)).toEqual([]);
     const rows = await second.db.selectFrom('server_settings').selectAll().execute();
     expect(rows).toHaveLength(1);
   });
 
-  it('open the database in WAL mode with foreign keys and a busy timeout', async () => {
-    const { path } = fresh();
-    const storage = openAt(path);
+  itOn('sqlite')('open the SQLite database in WAL mode with foreign keys and a busy timeout', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
     const pragma = async (name: string) =>
       (await sql<Record<string, unknown>>`${sql.raw(`pragma ${name}`)}`.execute(storage.db)).rows[0];
     expect(await pragma('journal_mode')).toEqual({ journal_mode: 'wal' });
@@ -82,25 +101,29 @@ describe('migrations', () => {
     expect(await pragma('busy_timeout')).toEqual({ timeout: 5000 });
   });
 
-  it('enforce UNIQUE(host_id, seq) on logs', async () => {
-    const { path } = fresh();
-    const storage = openAt(path);
+  // PostgreSQL: each day partition has its own UNIQUE (host_id, seq); across days the
+  // ingest statement keeps seqs unique (test/server/partitions.pg.test.ts).
+  itOn('sqlite')('enforce UNIQUE(host_id, seq) on logs', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
     await migrateToLatest(storage);
     const row = {
       host_id: 'h', seq: 1, ts: 't', received_at: 'r', severity: 'info', message: 'm', source: 'journald',
     };
     await storage.db.insertInto('logs').values(row).execute();
-    await expect(storage.db.insertInto('logs').values(row).execute()).rejects.toThrow(/UNIQUE/);
+    await expect(storage.db.insertInto('logs').values(row).execute()).rejects.toThrow(/UNIQUE|unique/);
   });
 
   it('roll a failed migration back completely', async () => {
-    const { path } = fresh();
-    const storage = openAt(path);
+    const { path } = await fresh();
+    const storage = await openAt(path);
     const { Migrator } = await import('kysely');
+    const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(storage.db)).rows[0]?.s : undefined;
     await expect(
       storage.withMigrationLock(async (db) => {
         const migrator = new Migrator({
           db,
+          ...(schema !== undefined ? { migrationTableSchema: schema } : {}),
           provider: {
             getMigrations: async () => ({
               ...migrations,
@@ -112,8 +135,29 @@ describe('migrations', () => {
         if (error) throw error;
       }),
     ).rejects.toThrow('boom');
-    const tables = (await storage.db.introspection.getTables()).map((t) => t.name);
+    const tables = (await tablesOf(storage)).map((t) => t.name).filter((n) => !n.startsWith('kysely_'));
     expect(tables).toEqual([]);
     expect(await migrateToLatest(storage)).toEqual(Object.keys(migrations));
+  });
+
+  it('refuse a database migrated by a newer version, changing nothing', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    await migrateToLatest(storage);
+    await sql`insert into kysely_migration (name, timestamp) values ('0099-from-the-future', '2030-01-01T00:00:00.000Z')`.execute(storage.db);
+    const before = (await tablesOf(storage)).map((t) => t.name).sort();
+    const error = await migrateToLatest(storage).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaTooNewError);
+    expect(String((error as Error).message)).toMatch(/newer than this cortex-server knows.*0099-from-the-future.*run the newer cortex-server/);
+    expect((await tablesOf(storage)).map((t) => t.name).sort()).toEqual(before);
+  });
+
+  // SQLite: test/server/multi-process.test.ts (in one process better-sqlite3 would block
+  // the event loop waiting for the other connection's lock).
+  itOn('postgres')('several connections migrating one database at once: exactly one applies the migrations', async () => {
+    const { path } = await fresh();
+    const storages = await Promise.all([1, 2, 3, 4].map(() => openAt(path)));
+    const applied = await Promise.all(storages.map((s) => migrateToLatest(s)));
+    expect(applied.filter((a) => a.length > 0)).toEqual([Object.keys(migrations)]);
   });
 });

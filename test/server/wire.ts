@@ -8,13 +8,17 @@ import { issueAgent } from '../../server/db/agents.repository.js';
 import { createCapturingLogger, type CapturedLogger } from '../../server/log.js';
 import { startServer, type RunningServer, type StartOptions } from '../../server/server.js';
 import { resolveSettings } from '../../server/settings.js';
+import { testDialect } from '../support/dialects.js';
+import type { DialectName } from '../../server/db/storage.js';
 import { makeTempDir } from './helpers.js';
 
 export interface TestServer {
   server: RunningServer;
   url: string;
   dir: string;
+  /** The --db value (SQLite file or postgres:// URL of a fresh schema). */
   dbPath: string;
+  dialect: DialectName;
   log: CapturedLogger;
   /** Every token a test handled: checked against the logs at the end. */
   tokens: string[];
@@ -24,19 +28,43 @@ export interface TestServer {
 
 export async function startTestServer(
   config: ServerConfig = {},
-  extra: Omit<StartOptions, 'settings' | 'logger'> = {},
+  extraAndDialect: Omit<StartOptions, 'settings' | 'logger'> & { dialect?: DialectName; sameDbAs?: TestServer } = {},
 ): Promise<TestServer> {
-  const dir = makeTempDir('cortex-wire-');
-  const dbPath = join(dir, 'data', 'cortex.db');
+  const { dialect = testDialect(), sameDbAs, ...extra } = extraAndDialect;
+  let dir: string;
+  let dbPath: string;
+  let drop: () => Promise<void> = async () => undefined;
+  if (sameDbAs !== undefined) {
+    // A second server on the first one's database (the first one drops it).
+    dir = makeTempDir('cortex-wire-');
+    dbPath = sameDbAs.dbPath;
+  } else if (dialect === 'postgres') {
+    const { newTestDb } = await import('../support/dialects.js');
+    const target = await newTestDb('postgres');
+    dir = target.dir;
+    dbPath = target.db;
+    drop = target.drop;
+  } else {
+    dir = makeTempDir('cortex-wire-');
+    dbPath = join(dir, 'data', 'cortex.db');
+  }
   const settings = resolveSettings({ listen: '127.0.0.1:0', db: dbPath, ...config });
   const log = createCapturingLogger({ name: 'test-server' });
-  const server = await startServer({ settings, logger: log.logger, ...extra });
+  let server: RunningServer;
+  try {
+    server = await startServer({ settings, logger: log.logger, ...(dialect === 'postgres' ? { dbPool: 4 } : {}), ...extra });
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    await drop();
+    throw error;
+  }
   const tokens: string[] = [];
   return {
     server,
     url: server.url,
     dir,
     dbPath,
+    dialect,
     log,
     tokens,
     async issue(hostname = 'web-1') {
@@ -45,11 +73,15 @@ export async function startTestServer(
       return issued;
     },
     async close() {
-      await server.close();
-      for (const t of tokens) {
-        for (const line of log.lines) if (line.includes(t)) throw new Error(`a token appeared in a log line: ${line}`);
+      try {
+        await server.close();
+        for (const t of tokens) {
+          for (const line of log.lines) if (line.includes(t)) throw new Error(`a token appeared in a log line: ${line}`);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+        await drop();
       }
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -1,17 +1,23 @@
 // Schema migrations through kysely's Migrator, with an in-code provider (an object map,
 // not FileMigrationProvider) so the compiled JavaScript carries its migrations with it.
 // Names sort in the order they must run; add new ones with the next number.
-import { Migrator, type Migration, type MigrationProvider, type MigrationResult } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider, type MigrationResult } from 'kysely';
 import type { Storage } from '../storage.js';
 import { initial } from './0001-initial.js';
 import { retentionIndexes } from './0002-retention-indexes.js';
+import { servers } from './0003-servers.js';
+import { logsPartitions } from './0004-logs-partitions.js';
 import { audit } from './0010-audit.js';
 import { enrollmentExpiry } from './0011-enrollment-expiry.js';
 import { hostLabelsAndGroups } from './0020-host-labels-and-groups.js';
 
+// One history for both dialects: a migration that differs per dialect asks isPostgres()
+// (./dialect-of.ts) itself. Names 0001/0002 are kept: databases created before migrate on.
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-retention-indexes': retentionIndexes,
+  '0003-servers': servers,
+  '0004-logs-partitions': logsPartitions,
   '0010-audit': audit,
   '0011-enrollment-expiry': enrollmentExpiry,
   '0020-host-labels-and-groups': hostLabelsAndGroups,
@@ -32,6 +38,30 @@ export class MigrationError extends Error {
   }
 }
 
+/** The database was migrated by a newer cortex-server: refused, nothing changed. */
+export class SchemaTooNewError extends Error {
+  readonly code = 'SCHEMA_TOO_NEW' as const;
+  constructor(readonly unknown: readonly string[]) {
+    super(
+      `the database schema is newer than this cortex-server knows (migration${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')} ` +
+        'applied by a newer version); run the newer cortex-server, or point --db at another database',
+    );
+    this.name = 'SchemaTooNewError';
+  }
+}
+
+/** Applied migration names this build does not know (empty: the schema is not newer). */
+export async function unknownMigrations(db: Kysely<any>): Promise<string[]> {
+  let names: string[];
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    names = rows.rows.map((r) => r.name);
+  } catch {
+    return []; // no migration table yet: a new database
+  }
+  return names.filter((n) => !(n in migrations)).sort();
+}
+
 /**
  * Brings the database to the latest schema. Safe to call on every start and from several
  * processes at once (the dialect's migration lock serializes them). Returns the names of
@@ -39,7 +69,13 @@ export class MigrationError extends Error {
  */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
   return storage.withMigrationLock(async (db) => {
-    const migrator = new Migrator({ db, provider });
+    // Refuse before the Migrator sees it (it would call the history "corrupted").
+    const unknown = await unknownMigrations(db);
+    if (unknown.length > 0) throw new SchemaTooNewError(unknown);
+    // PostgreSQL: name the schema, or kysely finds a migration table of ANOTHER schema
+    // (its existence check looks at every schema) and skips creating ours.
+    const schema = storage.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s : undefined;
+    const migrator = new Migrator({ db, provider, ...(schema !== undefined ? { migrationTableSchema: schema } : {}) });
     const { error, results = [] } = await migrator.migrateToLatest();
     if (error !== undefined) {
       const failed = results.find((r) => r.status === 'Error')?.migrationName;

@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// One mutant's test for the agent side of `npm run conformance:mutants`: the conformance
+// runner's agent suite drives the sandbox's compiled reference agent (enroll + run, killed
+// and restarted by the suite; every child inherits __STRYKER_ACTIVE_MUTANT__). Exits with
+// the runner's status (0: the mutant survived; 1: killed).
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const root = process.cwd();
+const agent = join(root, 'dist/agent/cli.js');
+const q = (v) => `'${v.replace(/'/g, `'\\''`)}'`;
+const args = [
+  join(root, 'dist/conformance/cli.js'), 'agent',
+  '--enroll-command', `${q(process.execPath)} ${q(agent)} enroll --server {url} --token {token} --host-id {host_id} --state-dir {state_dir} --allow-insecure`,
+  '--run-command', `${q(process.execPath)} ${q(agent)} run --state-dir {state_dir} --allow-insecure --backoff-base-ms 100 --heartbeat-interval-ms 300 --log-level warn`,
+  '--probe', 'sys.uptime',
+  '--failing-probe', 'exec.systemctl_status', '--failing-probe-args', '{"unit":"cortex-conformance-none.service"}',
+  '--slow-probe', 'journal.tail', '--slow-probe-args', '{"unit":"cortex-conformance-none.service"}', '--slow-probe-timeout-ms', '1',
+  '--backoff-base-ms', '100', '--quiet-window-ms', '1500', '--timeout-ms', '3000',
+  '--bail',
+];
+const runner = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+let out = '';
+runner.stdout.on('data', (d) => (out += d));
+runner.stderr.on('data', (d) => (out += d));
+const killer = setTimeout(() => runner.kill('SIGKILL'), 150_000);
+const code = await new Promise((resolve) => runner.on('exit', (c) => resolve(c ?? 1)));
+clearTimeout(killer);
+if (process.env.CORTEX_MUTANTS_VERBOSE) process.stdout.write(`${out.split('\n').filter((l) => !l.startsWith('PASS')).join('\n')}\n`);
+process.exit(code);

@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+// One mutant's test for `npm run conformance:mutants` (Stryker's command runner runs it in its
+// sandbox with __STRYKER_ACTIVE_MUTANT__ set; the compiled server inherits it): starts the
+// sandbox's compiled reference server through the fault-injecting fixture, runs the
+// conformance runner's server suite against it with every option, and exits with the
+// runner's status (0: every case passed, the mutant survived; 1: a case failed, killed).
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const root = process.cwd();
+const dir = mkdtempSync(join(tmpdir(), 'cortex-mutant-'));
+const db = join(dir, 'cortex.db');
+const fault = join(dir, 'storage-fault');
+const PING_MS = 500;
+const RATE = 2000;
+const QUEUE = 1000;
+const env = {
+  ...process.env,
+  CORTEX_TEST_CONFIG: JSON.stringify({ hello_timeout_ms: 800, max_batch_entries: 500, ping_interval_ms: PING_MS, missed_pongs: 2, agent_rate_entries_per_s: RATE, shutdown_drain_secs: 1, min_agent_version: '0.1.0' }),
+  CORTEX_TEST_QUEUE_ENTRIES: String(QUEUE),
+  CORTEX_TEST_ROTATION_CLOSE_MS: '500',
+};
+const q = (v) => `'${v.replace(/'/g, `'\\''`)}'`;
+const serverArgs = (listen) => [join(root, 'test/conformance/fixtures/reference-server.mjs'), fault, '--db', db, '--listen', listen];
+let code = 1;
+const server = spawn(process.execPath, serverArgs('127.0.0.1:0'), { env, stdio: ['ignore', 'ignore', 'pipe'] });
+try {
+  const url = await new Promise((resolve, reject) => {
+    let err = '';
+    server.stderr.on('data', (d) => {
+      err += d;
+      const m = /"url":"(ws:[^"]+)"/.exec(err);
+      if (m && err.includes('"msg":"listening"')) resolve(m[1]);
+    });
+    server.on('exit', () => reject(new Error(`server exited before listening: ${err.slice(-500)}`)));
+    setTimeout(() => reject(new Error('server did not listen within 20 s')), 20_000).unref();
+  });
+  server.stderr.resume();
+  const port = new URL(url).port;
+  const cli = join(root, 'dist/server/cli.js');
+  const issue = (name) => JSON.parse(spawnSync(process.execPath, [cli, 'agent', 'issue', '--host', name, '--json', '--db', db], { encoding: 'utf8' }).stdout);
+  const h1 = issue('m-1');
+  const h2 = issue('m-2');
+  const envPrefix = ['CORTEX_TEST_CONFIG', 'CORTEX_TEST_QUEUE_ENTRIES', 'CORTEX_TEST_ROTATION_CLOSE_MS'].map((k) => `${k}=${q(env[k])}`).join(' ');
+  const args = [
+    join(root, 'dist/conformance/cli.js'), 'server', '--url', url, '--enroll-token', h1.token, '--host-id', h1.host_id, '--token-2', h2.token, '--host-id-2', h2.host_id,
+    // No --ping-interval-ms: the 1011 case waits several ping intervals and pings are not in
+    // the mutated scope; without --strict that one skip does not fail a run.
+    '--hello-timeout-ms', '800', '--server-max-batch-entries', '500',
+    '--agent-rate', String(RATE), '--ingest-queue-entries', String(QUEUE), '--min-agent-version', '0.1.0', '--timeout-ms', '3000',
+    '--admin-url', `http://127.0.0.1:${port}`,
+    '--revoke-command', `${q(process.execPath)} ${q(cli)} agent revoke {host_id} --db ${q(db)}`,
+    '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs {grace_secs} --db ${q(db)}`, '--rotation-grace-secs', '0',
+    '--break-storage-command', `echo break > ${q(fault)}`, '--repair-storage-command', `rm -f ${q(fault)}`,
+    '--stall-storage-command', `echo stall > ${q(fault)}`, '--resume-storage-command', `rm -f ${q(fault)}`,
+    '--metrics-count-command', `${q(process.execPath)} ${q(join(root, 'test/conformance/fixtures/metrics-count.mjs'))} ${q(db)} {host_id}`,
+    '--stop-command', `kill -TERM ${server.pid}`, '--restart-command', `${envPrefix} ${q(process.execPath)} ${serverArgs(`127.0.0.1:${port}`).map(q).join(' ')}`,
+    '--bail',
+  ];
+  // Asynchronously: the server's stderr must keep draining while the runner runs.
+  const runner = spawn(process.execPath, args, { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  runner.stdout.on('data', (d) => (out += d));
+  runner.stderr.on('data', (d) => (out += d));
+  const killer = setTimeout(() => runner.kill('SIGKILL'), 120_000);
+  code = await new Promise((resolve) => runner.on('exit', (c) => resolve(c ?? 1)));
+  clearTimeout(killer);
+  if (process.env.CORTEX_MUTANTS_VERBOSE) process.stdout.write(`${out.split('\n').filter((l) => !l.startsWith('PASS')).join('\n')}\n`);
+} catch (err) {
+  process.stderr.write(`run-server: ${err.message}\n`);
+  code = 1;
+} finally {
+  server.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(code);

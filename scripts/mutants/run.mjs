@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// npm run conformance:mutants [-- --side server|agent]
+// Mutation proof of the conformance runner (issue 15): StrykerJS mutates the functions that
+// implement the wire rules (scripts/mutants/ranges.mjs: handshake and ingest on the server,
+// the agent's session), and each mutant is tested by the runner's suites against the
+// compiled reference server / agent built from the mutated sources (command runner, see
+// scripts/mutants/stryker.config.mjs). Prints per module the mutants killed, survived and
+// the score, then every surviving mutant; the last line is one JSON object. Exit 0 when the
+// score is at least 80 %, 1 below it, 2 on bad usage. Not part of npm test (15-20 minutes a side
+// on 2 shared cores; DECISIONS K7).
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const args = process.argv.slice(2);
+let sides = ['server', 'agent'];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--side' && ['server', 'agent'].includes(args[i + 1])) sides = [args[++i]];
+  else if (args[i] === '--help') {
+    process.stdout.write('Usage: npm run conformance:mutants [-- --side server|agent]\n');
+    process.exit(0);
+  } else {
+    process.stderr.write(`conformance:mutants: unknown argument ${args[i]} (--side server|agent)\n`);
+    process.exit(2);
+  }
+}
+
+const TARGET = 80;
+const started = Date.now();
+const DETECTED = new Set(['Killed', 'Timeout']);
+const UNDETECTED = new Set(['Survived', 'NoCoverage']);
+
+function runStryker(side) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'scripts/mutants/stryker.config.mjs'], {
+      env: { ...process.env, CORTEX_MUTANTS_SIDE: side },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    child.on('exit', (code) => resolve(code ?? 1));
+  });
+}
+
+const modules = [];
+const survivors = [];
+for (const side of sides) {
+  process.stderr.write(`conformance:mutants: ${side} side…\n`);
+  const code = await runStryker(side);
+  if (code !== 0) {
+    process.stderr.write(`conformance:mutants: stryker (${side}) exited ${code}\n`);
+    process.exit(1);
+  }
+  const report = JSON.parse(readFileSync(`reports/mutation/${side}.json`, 'utf8'));
+  for (const [file, { source, mutants }] of Object.entries(report.files)) {
+    const lines = source.split('\n');
+    const tested = mutants.filter((m) => DETECTED.has(m.status) || UNDETECTED.has(m.status));
+    const killed = tested.filter((m) => DETECTED.has(m.status)).length;
+    modules.push({ side, file, killed, survived: tested.length - killed, ignored: mutants.length - tested.length, score: tested.length ? (100 * killed) / tested.length : 100 });
+    for (const m of tested.filter((x) => UNDETECTED.has(x.status))) {
+      const { start, end } = m.location;
+      const original = start.line === end.line ? lines[start.line - 1].slice(start.column - 1, end.column - 1) : `${lines[start.line - 1].slice(start.column - 1)} …`;
+      survivors.push({ side, at: `${file}:${start.line}:${start.column}`, mutator: m.mutatorName, original: original.trim().slice(0, 100), replacement: (m.replacement ?? '').replace(/\s+/g, ' ').slice(0, 100), status: m.status });
+    }
+  }
+}
+
+const killed = modules.reduce((n, m) => n + m.killed, 0);
+const survived = modules.reduce((n, m) => n + m.survived, 0);
+const score = killed + survived === 0 ? 100 : (100 * killed) / (killed + survived);
+const out = [];
+out.push('module                         killed  survived  score');
+for (const m of modules) out.push(`${m.file.padEnd(30)} ${String(m.killed).padStart(6)}  ${String(m.survived).padStart(8)}  ${m.score.toFixed(1)} %`);
+out.push(`mutation score: ${score.toFixed(1)} % (${killed} killed of ${killed + survived}; target ${TARGET} %)`);
+out.push(`surviving mutants (${survivors.length}):`);
+for (const s of survivors) out.push(`  ${s.at} ${s.mutator}: ${JSON.stringify(s.original)} -> ${JSON.stringify(s.replacement)}${s.status === 'NoCoverage' ? ' (no coverage)' : ''}`);
+out.push(JSON.stringify({ bench: 'conformance:mutants', score: Number(score.toFixed(1)), killed, survived, target: TARGET, minutes: Number(((Date.now() - started) / 60000).toFixed(1)), modules: modules.map((m) => ({ file: m.file, killed: m.killed, survived: m.survived, score: Number(m.score.toFixed(1)) })) }));
+process.stdout.write(`${out.join('\n')}\n`);
+process.exit(score >= TARGET ? 0 : 1);

@@ -1,0 +1,37 @@
+// StrykerJS configuration for `npm run conformance:mutants` (scripts/mutants/run.mjs sets
+// CORTEX_MUTANTS_SIDE=server|agent). Why the command runner and not @stryker-mutator/vitest-runner:
+// the tests are the conformance runner's suites against the compiled reference server and
+// agent as child processes (the agent suite SIGKILLs and restarts its agent), and only the
+// command runner hands the active mutant to child processes (__STRYKER_ACTIVE_MUTANT__);
+// the vitest runner switches mutants inside its own worker. See contract/DECISIONS.md K7.
+import { AGENT_SCOPE, SERVER_SCOPE, mutateList } from './ranges.mjs';
+
+const side = process.env.CORTEX_MUTANTS_SIDE === 'agent' ? 'agent' : 'server';
+
+export default {
+  testRunner: 'command',
+  commandRunner: { command: process.env.CORTEX_MUTANTS_COMMAND ?? `node scripts/mutants/run-${side}.mjs` },
+  // The sandbox's dist/ is compiled from the instrumented sources (mutant switching reads
+  // the environment variable at run time, so one build serves every mutant).
+  buildCommand: process.env.CORTEX_MUTANTS_COUNT ? undefined : 'tsc -b',
+  // CORTEX_MUTANTS_MUTATE="file:from-to,..." narrows the scope (a quick check of the setup).
+  mutate: process.env.CORTEX_MUTANTS_MUTATE ? process.env.CORTEX_MUTANTS_MUTATE.split(',') : mutateList(side === 'agent' ? AGENT_SCOPE : SERVER_SCOPE),
+  mutator: {
+    // Log lines and message texts are not wire rules the runner can observe; object
+    // literals here are log fields and error data the runner does not check.
+    excludedMutations: ['StringLiteral', 'ObjectLiteral', 'ArrowFunction', 'OptionalChaining', 'Regex', 'ArrayDeclaration'],
+  },
+  coverageAnalysis: 'off',
+  concurrency: 2,
+  timeoutMS: 30_000,
+  timeoutFactor: 1.5,
+  dryRunTimeoutMinutes: 5,
+  disableTypeChecks: true,
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: true,
+  ignorePatterns: ['dist', 'reports', 'data', 'artifacts', '.stryker-tmp'],
+  reporters: ['clear-text', 'progress', 'json'],
+  jsonReporter: { fileName: `reports/mutation/${side}.json` },
+  clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
+  thresholds: { high: 90, low: 80, break: null },
+};

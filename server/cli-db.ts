@@ -1,0 +1,83 @@
+// The database side of the CLI: which database --db / CORTEX_DB names, opening and
+// migrating it for an admin command, and `cortex-server migrate`. Kept out of ./cli.ts so
+// the command table there only gains small hooks.
+import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget } from './db/open.js';
+import type { Storage } from './db/storage.js';
+import { DEFAULT_DB, UsageError } from './settings.js';
+
+/** --db, else $CORTEX_DB, else the default SQLite file. */
+export function dbArg(value: string | undefined): string {
+  const v = value ?? process.env['CORTEX_DB'];
+  return v === undefined || v === '' ? DEFAULT_DB : v;
+}
+
+/** Checks a --db value (exit 2 on a URL we cannot open); returns it. */
+export function checkDbArg(value: string): string {
+  try {
+    parseDbTarget(value);
+    return value;
+  } catch (error) {
+    if (error instanceof DbTargetError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+export function poolArg(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_DB_POOL;
+  if (!/^\d+$/.test(value) || Number(value) < 2 || Number(value) > 1000) {
+    throw new UsageError(`--db-pool must be an integer 2..1000 (PostgreSQL connections of this process; one is held by the retention pass), got ${JSON.stringify(value)}`);
+  }
+  return Number(value);
+}
+
+/**
+ * Opens and migrates the database for an admin command. A database migrated by a newer
+ * version is refused with exit 2 (nothing changed).
+ */
+export async function openDbForCli(value: string, poolSize = 2): Promise<Storage> {
+  checkDbArg(value);
+  const [{ openStorage }, { migrateToLatest, SchemaTooNewError }] = await Promise.all([
+    import('./db/open.js'),
+    import('./db/migrations/index.js'),
+  ]);
+  const storage = await openStorage(value, { poolSize });
+  try {
+    await migrateToLatest(storage);
+  } catch (error) {
+    await storage.close().catch(() => undefined);
+    if (error instanceof SchemaTooNewError) throw new UsageError(error.message);
+    throw error;
+  }
+  return storage;
+}
+
+export const MIGRATE_HELP = `Usage: cortex-server migrate [--db PATH|URL] [--json]
+
+  Brings the database to this version's schema and exits (serve does the same at start).
+  Several servers starting together migrate once (a database-wide lock). A database whose
+  schema is newer than this version knows is refused (exit 2, nothing changed).
+  --db PATH|URL   SQLite file or postgres://USER@HOST:PORT/DATABASE (default $CORTEX_DB, then ${DEFAULT_DB})
+  --json          print {"dialect", "applied": [names]} as one JSON object
+`;
+
+/** `cortex-server migrate`: returns what to print on stdout. */
+export async function migrateCommand(values: { db?: string | undefined; json?: boolean | undefined }): Promise<string> {
+  const db = checkDbArg(dbArg(values.db));
+  const [{ openStorage }, { migrateToLatest, SchemaTooNewError }] = await Promise.all([
+    import('./db/open.js'),
+    import('./db/migrations/index.js'),
+  ]);
+  const storage = await openStorage(db, { poolSize: 1 });
+  try {
+    const applied = await migrateToLatest(storage);
+    if (values.json) return JSON.stringify({ dialect: storage.dialect, applied });
+    return applied.length === 0
+      ? `the ${storage.dialect} database is up to date; nothing applied`
+      : `applied ${applied.length} migration(s) to the ${storage.dialect} database: ${applied.join(', ')}`;
+  } catch (error) {
+    if (error instanceof SchemaTooNewError) throw new UsageError(error.message);
+    throw error;
+  } finally {
+    await storage.close();
+  }
+}

@@ -1,0 +1,350 @@
+// The PostgreSQL dialect: the ONLY module that knows PostgreSQL and `pg`.
+//
+// It opens a `pg` pool, hands kysely's PostgresDialect the same pool for everything that is
+// not the hot path, and implements the `Storage` interface of ./storage.ts like the SQLite
+// dialect (./dialect.ts) does:
+//   - the ingest hot path is ONE statement per batch (a data-modifying CTE, a named
+//     prepared statement, the rows passed as arrays through unnest): the agent row is read
+//     FOR UPDATE (so commits of one host serialize and read the latest accepted_seq), the
+//     entries with seq > accepted_seq are inserted, accepted_seq moves to GREATEST(...).
+//     Autocommit: when the statement returns, the transaction is committed (ack after
+//     commit; synchronous_commit stays on).
+//   - migrations run holding a session-level advisory lock on one pinned connection, so
+//     servers starting together on one database migrate it once.
+//   - usedBytes() counts the bytes of the live rows of logs and metrics (a scan), scaled
+//     by each table's pg_total_relation_size / heap size (its indexes and TOAST), plus
+//     pg_total_relation_size of the small tables. A DELETE leaves dead tuples that
+//     autovacuum makes reusable but that pg_total_relation_size keeps counting, so that
+//     alone would let the size cap delete everything; the statistics (n_dead_tup) lag by
+//     up to a second. This measure is exact right after a commit, and costly (the
+//     retention pass plans its deletes from one measurement: usedBytesIsCostly).
+//   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
+import pg from 'pg';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import { dayOf, dropPartitionsBefore, ensureDayPartition, ensurePartitionsAround } from './pg-partitions.js';
+import type { Database as Schema } from './schema.js';
+import {
+  SessionSupersededError,
+  UnknownHostError,
+  type CommitResult,
+  type IngestLogEntry,
+  type IngestMetricSample,
+  type IngestWriter,
+  type NotifyBus,
+  type Storage,
+} from './storage.js';
+
+export interface PostgresStorageOptions {
+  /** postgres:// or postgresql:// connection URL (may carry ?options=-c search_path=...). */
+  url: string;
+  /** Pool size (default 10, at least 2). */
+  poolSize?: number;
+}
+
+/** Key of the migration advisory lock (any constant; "cortex" in ASCII). */
+const MIGRATION_LOCK_KEY = 0x636f72746578;
+
+/** bigint (int8) and numeric as JS numbers: our counters stay far below 2^53. */
+const INT8_OID = 20;
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID && format !== 'binary') return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+export function openPostgresStorage(options: PostgresStorageOptions): Storage {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    // At least 2: a background job (retention) holds one connection for its advisory lock.
+    max: Math.max(2, options.poolSize ?? 10),
+    types,
+    // A connection attempt that hangs (firewall) fails instead of stalling the server.
+    connectionTimeoutMillis: 10_000,
+    application_name: 'cortex-server',
+  });
+  // An idle client's error (the server restarted) must not take the process down; the
+  // pool drops that client and the next query opens a new one.
+  pool.on('error', () => undefined);
+
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day));
+  let bus: PostgresNotifyBus | undefined;
+
+  return {
+    dialect: 'postgres',
+    db,
+    ingest,
+    usedBytesIsCostly: true,
+    async withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>): Promise<T> {
+      return db.connection().execute(async (locked) => {
+        await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(locked);
+        try {
+          return await fn(locked);
+        } finally {
+          await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(locked);
+        }
+      });
+    },
+    async usedBytes() {
+      // 28 bytes a row: tuple header (23, aligned to 24) and its line pointer (4). logs is
+      // partitioned: its sizes are the sums over its partitions.
+      const r = await sql<{ bytes: number | string | null }>`
+        with parts as (
+          select relid from pg_partition_tree('logs') where isleaf
+        ), live as (
+          select coalesce(sum(pg_column_size(l.*) + 28), 0)::float8 as b,
+                 (select coalesce(sum(pg_total_relation_size(relid)), 0) from parts)::float8 as total,
+                 (select coalesce(sum(pg_relation_size(relid)), 0) from parts)::float8 as heap
+          from logs l
+          union all
+          select coalesce(sum(pg_column_size(m.*) + 28), 0)::float8,
+                 pg_total_relation_size('metrics')::float8, pg_relation_size('metrics')::float8
+          from metrics m
+        )
+        select (
+          select coalesce(sum(live.b * greatest(1, live.total / greatest(1, live.heap))), 0) from live
+        ) + (
+          select coalesce(sum(pg_total_relation_size(c.oid)), 0)::float8
+          from pg_class c join pg_namespace n on n.oid = c.relnamespace
+          where n.nspname = current_schema() and c.relkind in ('r', 'p') and c.relispartition = false
+            and c.relname not in ('logs', 'metrics')
+        ) as bytes`.execute(db);
+      return Math.round(Number(r.rows[0]?.bytes ?? 0));
+    },
+    // PostgreSQL reuses the space of deleted rows (autovacuum); dropped partitions give
+    // it back to the file system at once. Nothing to hand back page by page.
+    fileShrinks: () => true,
+    releaseFreePages: async () => 0,
+    async exclusiveJob<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+      return db.connection().execute(async (locked) => {
+        const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(hashtext(${`cortex-job:${name}`})::bigint) as ok`.execute(locked);
+        if (got.rows[0]?.ok !== true) return undefined;
+        try {
+          return await fn();
+        } finally {
+          await sql`select pg_advisory_unlock(hashtext(${`cortex-job:${name}`})::bigint)`.execute(locked);
+        }
+      });
+    },
+    async maintainPartitions(now: Date, dropBefore: string | null) {
+      const created = await ensurePartitionsAround(db, now);
+      const dropped = dropBefore === null ? [] : await dropPartitionsBefore(db, dropBefore);
+      return { created, dropped };
+    },
+    notifyBus() {
+      bus ??= new PostgresNotifyBus(options.url, pool);
+      return bus;
+    },
+    async close() {
+      await bus?.close();
+      await db.destroy(); // ends the pool
+    },
+  };
+}
+
+type Row = Record<string, unknown>;
+
+/**
+ * One statement per batch (see the file comment). `$12` is the session that must still
+ * hold the host (NULL: any): a push of a session that a newer hello (on any server)
+ * replaced is refused, so nothing of the old session is acked after the new hello was
+ * answered (that hello's UPDATE took the same row lock).
+ */
+const COMMIT_SQL = `
+with a as (
+  select accepted_seq, session_id from agents where host_id = $1 for update
+), ok as (
+  select accepted_seq from a where $12::text is null or a.session_id = $12::text
+), ins as (
+  insert into logs (host_id, seq, ts, received_at, severity, facility, app_name, process_id, message, source, metadata_json)
+  select $1, u.seq, u.ts, $2, u.severity, u.facility, u.app_name, u.process_id, u.message, u.source, u.metadata_json
+  from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+    as u(seq, ts, severity, facility, app_name, process_id, message, source, metadata_json), ok
+  where u.seq > ok.accepted_seq
+  on conflict do nothing
+  returning 1
+), upd as (
+  update agents set accepted_seq = greatest(agents.accepted_seq, $13::bigint), last_seen = $2
+  from ok where agents.host_id = $1
+  returning agents.accepted_seq
+)
+select (select accepted_seq from a) as prev,
+       (select session_id from a) as session_id,
+       (select accepted_seq from upd) as now,
+       (select count(*) from ins)::int as inserted`;
+
+const METRICS_SQL = `
+with t as (
+  update agents set last_seen = $3 where host_id = $1 returning 1
+), ins as (
+  insert into metrics (host_id, ts, name, value, labels_json)
+  select $1, $2, u.name, u.value, u.labels_json
+  from unnest($4::text[], $5::float8[], $6::text[]) as u(name, value, labels_json)
+  where exists (select 1 from t)
+  returning 1
+)
+select (select count(*) from t)::int as found, (select count(*) from ins)::int as n`;
+
+class PostgresIngestWriter implements IngestWriter {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly ensurePartition: (day: string) => Promise<boolean>,
+  ) {}
+
+  async commitBatch(
+    host_id: string,
+    entries: readonly IngestLogEntry[],
+    received_at: string,
+    session_id?: string,
+  ): Promise<CommitResult> {
+    try {
+      return await this.commitOnce(host_id, entries, received_at, session_id);
+    } catch (error) {
+      // No partition for this day yet (clock past the days created ahead): create it, once.
+      if ((error as { code?: string }).code !== '23514' || !/no partition/.test((error as Error).message)) throw error;
+      await this.ensurePartition(dayOf(received_at));
+      return this.commitOnce(host_id, entries, received_at, session_id);
+    }
+  }
+
+  private async commitOnce(
+    host_id: string,
+    entries: readonly IngestLogEntry[],
+    received_at: string,
+    session_id?: string,
+  ): Promise<CommitResult> {
+    const n = entries.length;
+    const seq = new Array<number>(n);
+    const ts = new Array<string>(n);
+    const severity = new Array<string>(n);
+    const facility = new Array<string | null>(n);
+    const app = new Array<string | null>(n);
+    const pid = new Array<string | null>(n);
+    const message = new Array<string>(n);
+    const source = new Array<string>(n);
+    const meta = new Array<string | null>(n);
+    let max = 0;
+    for (let i = 0; i < n; i++) {
+      const e = entries[i] as IngestLogEntry;
+      seq[i] = e.seq;
+      if (e.seq > max) max = e.seq;
+      ts[i] = e.ts;
+      severity[i] = e.severity;
+      facility[i] = e.facility ?? null;
+      app[i] = e.app_name ?? null;
+      pid[i] = e.process_id ?? null;
+      message[i] = e.message;
+      source[i] = e.source;
+      meta[i] = e.metadata == null ? null : JSON.stringify(e.metadata);
+    }
+    const r = await this.pool.query<Row>({
+      name: 'cortex_commit_batch',
+      text: COMMIT_SQL,
+      values: [host_id, received_at, seq, ts, severity, facility, app, pid, message, source, meta, session_id ?? null, max],
+    });
+    const row = r.rows[0] as Row;
+    if (row['prev'] === null || row['prev'] === undefined) throw new UnknownHostError(host_id);
+    if (row['now'] === null || row['now'] === undefined) throw new SessionSupersededError(host_id);
+    return { accepted_seq: Number(row['now']), previous_accepted_seq: Number(row['prev']), inserted: Number(row['inserted']) };
+  }
+
+  async insertMetrics(
+    host_id: string,
+    ts: string,
+    samples: readonly IngestMetricSample[],
+    received_at?: string,
+  ): Promise<number> {
+    const r = await this.pool.query<Row>({
+      name: 'cortex_insert_metrics',
+      text: METRICS_SQL,
+      values: [
+        host_id,
+        ts,
+        received_at ?? new Date().toISOString(),
+        samples.map((s) => s.name),
+        samples.map((s) => s.value),
+        samples.map((s) => (s.labels == null ? null : JSON.stringify(s.labels))),
+      ],
+    });
+    const row = r.rows[0] as Row;
+    if (Number(row['found']) === 0) throw new UnknownHostError(host_id);
+    return Number(row['n']);
+  }
+}
+
+/**
+ * LISTEN/NOTIFY on one dedicated client (a pooled connection cannot LISTEN: it is shared).
+ * Reconnects after an error (listeners stay registered) and re-LISTENs; while it is down
+ * the callers' polling fallbacks carry the control plane.
+ */
+class PostgresNotifyBus implements NotifyBus {
+  private client: pg.Client | undefined;
+  private connecting: Promise<void> | undefined;
+  private closed = false;
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
+  private retry: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly pool: pg.Pool,
+  ) {}
+
+  async listen(channel: string, fn: (payload: string) => void): Promise<void> {
+    let set = this.listeners.get(channel);
+    const first = set === undefined;
+    if (set === undefined) this.listeners.set(channel, (set = new Set()));
+    set.add(fn);
+    await this.connect();
+    if (first && this.client !== undefined) await this.client.query(`LISTEN ${quoteIdent(channel)}`);
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.pool.query('select pg_notify($1, $2)', [channel, payload]);
+  }
+
+  private connect(): Promise<void> {
+    if (this.client !== undefined || this.closed) return Promise.resolve();
+    this.connecting ??= (async () => {
+      const client = new pg.Client({ connectionString: this.url, types, application_name: 'cortex-server-listen' });
+      client.on('notification', (m) => {
+        const set = this.listeners.get(m.channel);
+        if (set !== undefined) for (const fn of set) fn(m.payload ?? '');
+      });
+      client.on('error', () => this.drop(client));
+      client.on('end', () => this.drop(client));
+      await client.connect();
+      for (const channel of this.listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+      this.client = client;
+    })().finally(() => (this.connecting = undefined));
+    return this.connecting;
+  }
+
+  private drop(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    void client.end().catch(() => undefined);
+    if (this.closed) return;
+    this.retry = setTimeout(() => void this.connect().catch(() => this.scheduleRetry()), 1000);
+    this.retry.unref();
+  }
+
+  private scheduleRetry(): void {
+    if (this.closed) return;
+    this.retry = setTimeout(() => void this.connect().catch(() => this.scheduleRetry()), 1000);
+    this.retry.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    await this.connecting?.catch(() => undefined);
+    const c = this.client;
+    this.client = undefined;
+    await c?.end().catch(() => undefined);
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

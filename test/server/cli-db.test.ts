@@ -1,0 +1,115 @@
+// Which database the CLI opens (--db PATH|URL, CORTEX_DB), `migrate`, and the refusals
+// (unknown URL scheme, a schema newer than this version) on both dialects.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { migrations } from '../../server/db/migrations/index.js';
+import { DbTargetError, openStorage, parseDbTarget, redactDbUrl } from '../../server/db/open.js';
+import { itOn, newTestDb, testDialect, type TestDbTarget } from '../support/dialects.js';
+import { buildServer, cli, ROOT, serve } from './spawn.js';
+
+beforeAll(() => buildServer(), 60_000);
+const targets: TestDbTarget[] = [];
+afterEach(async () => {
+  for (const t of targets.splice(0)) await t.drop();
+});
+async function fresh(): Promise<TestDbTarget> {
+  const t = await newTestDb(testDialect());
+  targets.push(t);
+  return t;
+}
+
+describe('--db selection', () => {
+  itOn('sqlite')('parseDbTarget: postgres(ql):// URLs, plain paths, other schemes refused; redactDbUrl masks only a password', () => {
+    expect(parseDbTarget('postgres://u@h:5432/d')).toEqual({ dialect: 'postgres', url: 'postgres://u@h:5432/d' });
+    expect(parseDbTarget('POSTGRESQL://u@h/d').dialect).toBe('postgres');
+    for (const path of ['./data/cortex.db', '/var/lib/cortex/c.db', 'c.db', 'C:\\cortex\\c.db', 'file:c.db']) {
+      expect(parseDbTarget(path)).toEqual({ dialect: 'sqlite', path });
+    }
+    for (const bad of ['mysql://h/d', 'sqlite:///x.db', 'postgres:x', '']) expect(() => parseDbTarget(bad)).toThrow(DbTargetError);
+    expect(redactDbUrl('postgres://u:s3cret@h:5432/d?options=-c%20search_path%3Dx')).toBe('postgres://u:***@h:5432/d?options=-c%20search_path%3Dx');
+    expect(redactDbUrl('postgres://u@h/d')).toBe('postgres://u@h/d');
+    expect(redactDbUrl('./data/with:colon@odd.db')).toBe('./data/with:colon@odd.db');
+  });
+
+  it('migrate --db applies the migrations once and reports them (--json: one JSON value)', async () => {
+    const t = await fresh();
+    const first = cli(['migrate', '--db', t.db, '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toEqual({ dialect: testDialect(), applied: Object.keys(migrations) });
+    const again = cli(['migrate', '--db', t.db]);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/up to date; nothing applied/);
+  });
+
+  // dialect-independent: the sqlite run covers it
+  itOn('sqlite')('an unknown URL scheme is refused (exit 2, nothing created), not taken for a file path', () => {
+    for (const args of [['migrate'], ['agent', 'list'], ['serve']]) {
+      const r = cli([...args, '--db', 'mysql://root@127.0.0.1/cortex']);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/unknown database URL scheme "mysql:\/\/".*postgres:\/\/.*file path/);
+      expect(r.stdout).toBe('');
+    }
+    const half = cli(['agent', 'list', '--db', 'postgres:db.example']);
+    expect(half.code).toBe(2);
+    expect(half.stderr).toMatch(/not a PostgreSQL URL: write postgres:\/\/USER@HOST:PORT\/DATABASE/);
+    expect(existsSync(join(ROOT, 'mysql:'))).toBe(false);
+    expect(existsSync(join(ROOT, 'postgres:db.example'))).toBe(false);
+    const pool = cli(['serve', '--db-pool', '0']);
+    expect(pool.code).toBe(2);
+    expect(pool.stderr).toMatch(/--db-pool must be an integer 2\.\.1000/);
+  });
+
+  it('CORTEX_DB is the fallback when --db is not given', async () => {
+    const t = await fresh();
+    const issued = cli(['agent', 'issue', '--host', 'env-host', '--json'], { CORTEX_DB: t.db });
+    expect(issued.code, issued.stderr).toBe(0);
+    const listed = cli(['agent', 'list', '--json', '--db', t.db]);
+    expect((JSON.parse(listed.stdout) as { hostname: string }[]).map((a) => a.hostname)).toEqual(['env-host']);
+  });
+
+  it('a database migrated by a newer version: migrate, admin commands and serve refuse it (exit 2) and change nothing', async () => {
+    const t = await fresh();
+    expect(cli(['migrate', '--db', t.db]).code).toBe(0);
+    const storage = await openStorage(t.db);
+    try {
+      await sql`insert into kysely_migration (name, timestamp) values ('0099-future', '2030-01-01T00:00:00.000Z')`.execute(storage.db);
+    } finally {
+      await storage.close();
+    }
+    for (const args of [['migrate'], ['agent', 'list'], ['serve']]) {
+      const r = cli([...args, '--db', t.db]);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/schema is newer than this cortex-server knows \(migration 0099-future/);
+    }
+    const check = await openStorage(t.db);
+    try {
+      const names = (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(check.db)).rows.map((r) => r.name);
+      expect(names).toEqual([...Object.keys(migrations), '0099-future']);
+      expect(await check.db.selectFrom('servers').selectAll().execute()).toEqual([]);
+    } finally {
+      await check.close();
+    }
+  });
+
+  itOn('postgres')('serve on a postgres:// URL: the password never appears in its output; the lease row carries --server-id', async () => {
+    const t = await fresh();
+    const u = new URL(t.db);
+    u.password = 'hunter2-not-logged';
+    const s = await serve(['--db', u.toString(), '--server-id', 'cli-test-1', '--db-pool', '2']);
+    try {
+      const storage = await openStorage(t.db);
+      try {
+        expect((await storage.db.selectFrom('servers').select('server_id').execute()).map((r) => r.server_id)).toEqual(['cli-test-1']);
+      } finally {
+        await storage.close();
+      }
+    } finally {
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+    }
+    expect(s.stderr()).toContain('postgres://postgres:***@');
+    expect(s.stderr()).not.toContain('hunter2-not-logged');
+  });
+});

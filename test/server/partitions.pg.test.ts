@@ -1,0 +1,104 @@
+// PostgreSQL only: logs partitioned by day of received_at (DECISIONS G6).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
+import { createCapturingLogger } from '../../server/log.js';
+import { ServerMetrics } from '../../server/metrics.js';
+import { Retention } from '../../server/control/retention.js';
+import { openStorage } from '../../server/db/open.js';
+import { entries, openTempDb, type TempDb } from './helpers.js';
+
+let t: TempDb;
+let host: string;
+beforeEach(async () => {
+  t = await openTempDb('postgres');
+  host = (await issueAgent(t.storage.db, 'p')).host_id;
+});
+afterEach(async () => {
+  await t.cleanup();
+});
+
+const DAY = 86_400_000;
+const partitions = async () =>
+  (await sql<{ name: string }>`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'logs'::regclass order by 1`.execute(t.storage.db)).rows.map((r) => r.name);
+const pName = (ms: number) => `logs_p${new Date(ms).toISOString().slice(0, 10).replace(/-/g, '')}`;
+const count = async () => Number((await t.storage.db.selectFrom('logs').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+
+describe('logs partitioned by day', () => {
+  it('partitions exist from yesterday to 3 days ahead after the migration', async () => {
+    const now = Date.now();
+    const names = await partitions();
+    for (let d = -1; d <= 3; d++) expect(names).toContain(pName(now + d * DAY));
+  });
+
+  it('idempotency across partitions: a replay received on a later day stores nothing; concurrent commits store each seq once', async () => {
+    const day1 = new Date(Date.now() - 5 * DAY).toISOString();
+    const day2 = new Date(Date.now() - 4 * DAY).toISOString();
+    expect((await t.storage.ingest.commitBatch(host, entries(1, 100), day1)).inserted).toBe(100);
+    const replay = await t.storage.ingest.commitBatch(host, entries(51, 150), day2);
+    expect(replay).toEqual({ accepted_seq: 150, previous_accepted_seq: 100, inserted: 50 });
+    // the same batch from 4 connections at once (4 servers racing): stored once
+    const results = await Promise.all([1, 2, 3, 4].map(() => t.storage.ingest.commitBatch(host, entries(151, 400), new Date().toISOString())));
+    expect(results.reduce((n, r) => n + r.inserted, 0)).toBe(250);
+    const dup = await sql<{ n: number }>`select count(*)::int as n from (select seq from logs where host_id = ${host} group by seq having count(*) > 1) d`.execute(t.storage.db);
+    expect(dup.rows[0]?.n).toBe(0);
+    expect(await count()).toBe(400);
+    expect((await getAgent(t.storage.db, host))?.accepted_seq).toBe(400);
+    // the days the commits created their partitions for (5 and 4 days ago: not created ahead)
+    expect(await partitions()).toEqual(expect.arrayContaining([pName(Date.parse(day1)), pName(Date.parse(day2))]));
+  });
+
+  it('retention drops whole expired days as partitions and deletes only the rest of the cutoff day row by row', async () => {
+    const now = Date.UTC(2026, 5, 10, 12, 0, 0);
+    const old1 = new Date(now - 40 * DAY).toISOString();
+    const old2 = new Date(now - 35 * DAY).toISOString();
+    const cutoffDayEarly = new Date(now - 30 * DAY - 3_600_000).toISOString(); // expired, same day as the cutoff
+    const cutoffDayLate = new Date(now - 30 * DAY + 3_600_000).toISOString(); // kept
+    await t.storage.ingest.commitBatch(host, entries(1, 3000), old1);
+    await t.storage.ingest.commitBatch(host, entries(3001, 5000), old2);
+    await t.storage.ingest.commitBatch(host, entries(5001, 5010), cutoffDayEarly);
+    await t.storage.ingest.commitBatch(host, entries(5011, 5020), cutoffDayLate);
+    const log = createCapturingLogger();
+    const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+    const r = new Retention(t.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
+    const result = await r.run(new Date(now));
+    expect(result.logs).toBe(5010);
+    const names = await partitions();
+    expect(names).not.toContain(pName(Date.parse(old1)));
+    expect(names).not.toContain(pName(Date.parse(old2)));
+    expect(names).toContain(pName(Date.parse(cutoffDayLate)));
+    const left = await t.storage.db.selectFrom('logs').select('seq').orderBy('seq').execute();
+    expect(left.map((x) => Number(x.seq))).toEqual(Array.from({ length: 10 }, (_, i) => 5011 + i));
+    const dropped = log.records().find((x) => x['msg'] === 'retention: expired day partitions dropped');
+    expect(dropped?.['rows']).toBe(5000);
+    // and the pass created the days ahead of its `now`
+    expect(names).toContain(pName(now + 3 * DAY));
+  });
+
+  it('one retention pass at a time across servers: while another process runs its pass, this one skips', async () => {
+    const old = new Date(Date.now() - 40 * DAY).toISOString();
+    await t.storage.ingest.commitBatch(host, entries(1, 100), old);
+    const other = await openStorage(t.path, { poolSize: 2 });
+    try {
+      let started!: () => void;
+      let release!: () => void;
+      const running = new Promise<void>((r) => (started = r));
+      const held = other.exclusiveJob!('retention', () => {
+        started();
+        return new Promise<void>((r) => (release = r));
+      });
+      await running;
+      const log = createCapturingLogger({ level: 'debug' });
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = new Retention(t.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
+      expect(await r.run()).toEqual({ logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 });
+      expect(log.records().some((x) => x['msg'] === 'retention: another server is running its pass; skipped')).toBe(true);
+      expect(await count()).toBe(100);
+      release();
+      await held;
+      expect((await r.run()).logs).toBe(100);
+    } finally {
+      await other.close();
+    }
+  });
+});
