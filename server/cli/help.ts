@@ -112,6 +112,8 @@ ${REMOTE_HELP}`,
   JSON. On a JSON-RPC error prints {"error": {...}} and exits 1.
   --args JSON        probe arguments (default {})
   --timeout-ms N     probe budget (default 10000)
+  --db PATH          optional: first check that HOST_ID is registered in this database (unknown:
+                     exit 2, nothing sent); the probe itself always goes through the server
   --url URL          the same as --server (kept for scripts)
   --admin-token T    the admin token on the command line (visible in ps: prefer the file or
                      $CORTEX_ADMIN_TOKEN)

@@ -19,6 +19,8 @@ import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { serverOptionsFrom, HELP as RUNNER_HELP } from '../../conformance/options.js';
 import { agentOptionsFrom } from '../../conformance/agent-suite.js';
 import { parseArgs } from '../../conformance/util.js';
+import { DEFAULT_LEASE_MS } from '../../server/cluster/registry.js';
+import { DEFAULT_DB_POOL } from '../../server/db/open.js';
 import { buildServer, ROOT } from '../server/spawn.js';
 
 beforeAll(() => buildServer(), 60_000);
@@ -63,7 +65,7 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
   it('cortex-server serve', () => {
     const s = resolveSettings({}, {});
     checkAll(help('dist/server/cli.js', ['serve']), {
-      '--db': () => s.db,
+      '--db': () => `$CORTEX_DB, then ${s.db}`,
       '--listen': () => `${s.listen.host}:${s.listen.port}`,
       '--trusted-proxy': () => (s.trusted_proxies.join(',') === '127.0.0.0/8,::1' ? '127.0.0.0/8 and ::1' : s.trusted_proxies.join(',')),
       '--hello-timeout-ms': () => s.hello_timeout_ms,
@@ -72,6 +74,13 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
       '--rotation-grace-secs': () => s.rotation_grace_secs,
       '--shutdown-drain-secs': () => s.shutdown_drain_secs,
       '--retention-days': () => s.retention_days,
+      '--silent-after-secs': () => s.silent_after_secs,
+      '--db-pool': () => DEFAULT_DB_POOL,
+      '--lease-secs': () => DEFAULT_LEASE_MS / 1000,
+      '--server-id': () => 'hostname:port', // defaultServerId(): os.hostname() + ':' + the port
+      '--metrics-public': () => (s.metrics_public ? 'every client' : 'local requests and admin-token holders'),
+      '--allow-origin': () => (s.allowed_origins.length === 0 ? 'none' : s.allowed_origins.join(',')),
+      '--failed-hellos-before-throttle': () => s.failed_hellos_before_throttle,
     });
   });
 
