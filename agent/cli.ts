@@ -14,6 +14,7 @@ import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
+import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { checkServerUrl } from './socket.js';
 import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
@@ -230,6 +231,16 @@ async function cmdRun(args: string[]): Promise<number> {
     if (problem) throw new UsageError(problem);
   }
   const logger = createLogger({ level });
+  let releaseLock: () => void;
+  try {
+    releaseLock = acquireRunLock(stateDir, (pid) => logger.info({ stale_pid: pid }, 'run.lock of an agent that is gone: taken over'));
+  } catch (err) {
+    if (err instanceof RunLockHeldError) {
+      diag(err.message);
+      return 1;
+    }
+    throw err;
+  }
   // A crash line must not carry the token: whatever the token file holds now is cut out.
   logCrashes(logger, (text) => {
     try {
@@ -251,9 +262,11 @@ async function cmdRun(args: string[]): Promise<number> {
   try {
     agent = await startAgent({ ...startOptions });
   } catch (err) {
+    releaseLock();
     diag((err as Error).message);
     return 1;
   }
+  void agent.done.finally(releaseLock);
   let signalled = false;
   const onSignal = (sig: NodeJS.Signals) => {
     if (signalled) return;
@@ -438,6 +451,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+// `cortex-agent status | head`: the reader went away; stop quietly, no EPIPE stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

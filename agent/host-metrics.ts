@@ -1,10 +1,11 @@
 // Host metrics for metrics.push (DESIGN 5.9/issue 5): load averages, memory used %,
-// disk used % per mount (statfs of a few mount points, deduplicated by device), the
+// disk used % per mount as df shows it (statfs of a few mount points, deduplicated by device), the
 // agent's RSS and its buffer. Never more than LIMITS.metrics_push_max_samples samples.
 
 import { statSync, statfsSync } from 'node:fs';
 import os from 'node:os';
 import { LIMITS, type MetricSample } from '@cortex/agent-protocol';
+import { diskUsageFromStatfs } from './probes/disk-usage.probe.js';
 
 export const DEFAULT_MOUNTS = ['/', '/var', '/var/log', '/home', '/tmp'];
 
@@ -29,9 +30,11 @@ export function collectHostMetrics(inputs: HostMetricInputs): MetricSample[] {
       const dev = statSync(mount).dev;
       if (seen.has(dev)) continue;
       seen.add(dev);
-      const s = statfsSync(mount);
-      if (s.blocks > 0) {
-        samples.push({ name: 'disk_used_pct', value: round(((s.blocks - s.bfree) / s.blocks) * 100), labels: { mount } });
+      const s = statfsSync(mount, { bigint: true });
+      if (s.blocks > 0n) {
+        // The same figure as the fs.disk_usage probe and df: used / (used + available to
+        // unprivileged users), so blocks reserved for root count as neither.
+        samples.push({ name: 'disk_used_pct', value: diskUsageFromStatfs(mount, s).used_percent, labels: { mount } });
       }
     } catch {
       // mount point absent or unreadable: skip it

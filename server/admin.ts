@@ -13,6 +13,7 @@ import { agentRoutes } from './admin/agents.routes.js';
 import type { AdminDeps, Route, RouteContext } from './admin/context.js';
 import { ApiError, Query, sendError } from './admin/http.js';
 import { logRoutes } from './admin/logs.routes.js';
+import { operatorRoutes } from './admin/operator.routes.js';
 import { serverRoutes } from './admin/server.routes.js';
 import { AUDIT_ACTIONS, auditRequest } from './admin/audit.js';
 import { adminAccess } from './security/access.js';
@@ -34,7 +35,7 @@ export function checkAdminAuth(
 }
 
 /** Every admin route (the OpenAPI test checks this list against the document). */
-export const ADMIN_ROUTES: readonly Route[] = [...serverRoutes, ...agentRoutes, ...logRoutes];
+export const ADMIN_ROUTES: readonly Route[] = [...serverRoutes, ...agentRoutes, ...logRoutes, ...operatorRoutes];
 
 interface CompiledRoute {
   route: Route;

@@ -47,7 +47,13 @@ export class ServerMetrics {
 
   constructor(sources: { activeSessions: () => number; queueDepth: () => number }, options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'cortex_process_' });
+    if (options.defaultMetrics) {
+      collectDefaultMetrics({ register: this.registry, prefix: 'cortex_process_' });
+      // prom-client's *_total gauges break the naming rules (`promtool check metrics`:
+      // "non-counter metrics should not have _total suffix"); the same figures remain, by
+      // type, in cortex_process_nodejs_active_{handles,requests,resources}{type}.
+      for (const kind of ['handles', 'requests', 'resources']) this.registry.removeSingleMetric(`cortex_process_nodejs_active_${kind}_total`);
+    }
     this.connectionsActive = new Gauge({
       name: 'cortex_connections_active',
       help: 'Authenticated agent sessions held by this server',

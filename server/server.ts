@@ -25,6 +25,7 @@ import { ControlPlane } from './control/control.js';
 import { PROBE_GRACE_MS, ProbeRouter } from './control/probes.js';
 import { Retention } from './control/retention.js';
 import { createLogger, type Logger } from './log.js';
+import { registerFleetMetrics } from './fleet-metrics.js';
 import { ServerMetrics } from './metrics.js';
 import type { ServerSettings } from './settings.js';
 import { Connection } from './ws/connection.js';
@@ -134,6 +135,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     { defaultMetrics: options.processMetrics ?? true },
   );
   ingest.options.metrics = metrics;
+  registerFleetMetrics(metrics.registry, storage.db, {
+    silentAfterSecs: settings.silent_after_secs,
+    onError: (error) => logger.warn({ err: String(error) }, 'fleet metrics: reading the agents table failed'),
+  });
   const control = new ControlPlane(sessions, storage, settings, logger, metrics, {
     ...(options.controlPollMs !== undefined ? { pollMs: options.controlPollMs } : {}),
     ...(options.rotationCloseGraceMs !== undefined ? { rotationCloseGraceMs: options.rotationCloseGraceMs } : {}),

@@ -55,10 +55,14 @@ export interface ServerSettings {
   retention_days: number;
   max_db_bytes: number | null;
   shutdown_drain_secs: number;
+  /** An agent not seen for this long (and not revoked) counts as silent in /metrics. */
+  silent_after_secs: number;
 }
 
 export const DEFAULT_DB = './data/cortex.db';
 export const DEFAULT_LISTEN = '127.0.0.1:3100';
+/** Default of silent_after_secs: ten missed heartbeats at the default 30 s interval. */
+export const DEFAULT_SILENT_AFTER_SECS = 300;
 
 /** DESIGN.md section 3: the built-in default AgentConfig (lowered to the server's cap). */
 export function builtinAgentConfig(maxBatchEntries: number): AgentConfig {
@@ -165,6 +169,7 @@ export function resolveSettings(file: ServerConfig = {}, flags: ServerConfig = {
     retention_days: merged.retention_days ?? 30,
     max_db_bytes: merged.max_db_bytes ?? null,
     shutdown_drain_secs: merged.shutdown_drain_secs ?? LIMITS.shutdown_drain_secs,
+    silent_after_secs: merged.silent_after_secs ?? DEFAULT_SILENT_AFTER_SECS,
   };
 }
 

@@ -215,6 +215,12 @@ export interface TailerOptions {
   initial?: FilePosition | null;
   /** Called after every commit and close with the committed position (globs track identities). */
   onPosition?: (pos: FilePosition, open: boolean) => void;
+  /**
+   * `start_at: "end"`: a file never seen before that is already there when the source
+   * starts is read from its end (after its last complete line). A file that appears later
+   * and a file with a stored position are read as usual.
+   */
+  startAtEnd?: boolean;
 }
 
 type Counters = Pick<SourceRunnerStatus, 'lines_read' | 'bytes_read' | 'lines_filtered' | 'lines_lost' | 'bytes_lost' | 'lost_estimated' | 'truncations' | 'rotations' | 'lines_split'>;
@@ -237,6 +243,7 @@ export class FileTailer implements LogSourceRunner {
   private draining = false;
   private quietPolls = 0;
   private opened = false; // the first open consults the stored position
+  private presentAtStart = false; // a file was at the path when start() ran (start_at)
 
   private started = false;
   private stopped = false;
@@ -266,6 +273,7 @@ export class FileTailer implements LogSourceRunner {
     if (this.started || this.stopped) return;
     this.started = true;
     this.state = 'waiting';
+    if (this.o.startAtEnd === true) this.presentAtStart = fs.existsSync(this.path);
     this.ensureWatch();
     this.schedule(0);
   }
@@ -471,7 +479,10 @@ export class FileTailer implements LogSourceRunner {
     this.opened = true;
     let stored: JsonValue | null = this.o.sink.position(this.key);
     if (!isFilePosition(stored) && this.o.initial) stored = this.o.initial;
-    if (!isFilePosition(stored)) return true; // never seen: from the beginning
+    if (!isFilePosition(stored)) {
+      if (this.o.startAtEnd === true && this.presentAtStart) this.skipToEnd(fd, fst.size);
+      return true; // never seen: from the beginning (start_at "beginning", the default)
+    }
     if (stored.dev === fst.dev && stored.ino === fst.ino) {
       if (stored.offset > fst.size) {
         this.c.truncations++;
@@ -539,6 +550,32 @@ export class FileTailer implements LogSourceRunner {
       }
     }
     return null;
+  }
+
+  /**
+   * start_at "end": the position becomes the end of the last complete line (a last line
+   * still being written is read whole), committed at once so a restart resumes there
+   * instead of skipping again what was written in between.
+   */
+  private skipToEnd(fd: number, size: number): void {
+    let offset = size;
+    if (size > 0) {
+      const len = Math.min(size, 64 * 1024);
+      const tail = Buffer.alloc(len);
+      const n = fs.readSync(fd, tail, 0, len, size - len);
+      const nl = tail.subarray(0, n).lastIndexOf(0x0a);
+      if (nl >= 0) offset = size - len + nl + 1;
+      else if (size <= len) offset = 0; // one line, still being written: read it whole
+    }
+    if (offset === 0) return;
+    try {
+      this.commit([], offset, 0);
+    } catch {
+      // the next read commits it with its entries
+      this.offset = offset;
+      this.updateFingerprint();
+    }
+    this.o.logger.info({ source: this.key, offset }, 'start_at "end": a file never seen before is read from its end');
   }
 
   private commitTruncationPosition(): void {
@@ -913,6 +950,7 @@ export class GlobFileSource implements LogSourceRunner {
           // vanished between readdir and stat
         }
       }
+      const firstScan = !this.seeded;
       if (!this.seeded) {
         // Positions stored for the current matches: a file rotated to another matching
         // name while we were stopped resumes where its old name left off.
@@ -931,6 +969,8 @@ export class GlobFileSource implements LogSourceRunner {
           initial: known,
           findRotated: false,
           onPosition: (p, open) => this.onPosition(m.real, p, open),
+          // start_at "end" skips only the files that were there when the source started
+          ...(firstScan ? {} : { startAtEnd: false }),
         });
         this.tailers.set(m.real, t);
         if (this.paused) t.pause();
@@ -969,6 +1009,7 @@ export function createFileSource(config: LogSourceConfig, deps: SourceDeps): Log
       retryMinMs: deps.retryMinMs ?? 250, retryMaxMs: deps.retryMaxMs ?? 5000,
       rotateQuietPolls: deps.rotateQuietPolls ?? 1,
       findRotated: true,
+      startAtEnd: config.start_at === 'end',
       ...extra,
     });
   if (isGlob(path)) {

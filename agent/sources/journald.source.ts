@@ -221,15 +221,30 @@ export class JournaldSource implements LogSourceRunner {
     child.on('error', (err: NodeJS.ErrnoException) => {
       spawnError = err.code === 'ENOENT' ? `${this.command} not found on PATH (is systemd-journald installed?)` : err.message;
     });
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       if (this.child === child) this.child = null;
-      this.onExit(code, spawnError, usedCursor);
+      this.onExit(code, spawnError, usedCursor, signal);
     });
     if (this.paused) child.stdout!.pause();
   }
 
-  private onExit(code: number | null, spawnError: string | null, usedCursor: boolean): void {
+  private onExit(code: number | null, spawnError: string | null, usedCursor: boolean, signal: NodeJS.Signals | null = null): void {
     if (this.stopped) return;
+    if (spawnError === null && (code === 0 || signal === 'SIGINT' || signal === 'SIGTERM' || signal === 'SIGHUP')) {
+      // Ctrl-C in a terminal and a service stop signal the whole process group (cgroup):
+      // journalctl then ends (it exits 0 on SIGINT/SIGTERM; `--follow` never ends with 0
+      // by itself) a moment before the agent's own stop() reaches this source. That is a
+      // clean stop, not an error: restart quietly, and say so only if the agent is in fact
+      // still running when the restart is due.
+      this.state = 'idle';
+      this.timer = setTimeout(() => {
+        if (this.stopped) return;
+        this.log.warn({ source: this.key, signal }, `journald source: journalctl was ended by ${signal ?? 'a signal (exit 0)'} from outside the agent; restarted`);
+        this.spawnJournal();
+      }, Math.max(this.retryMinMs, 1000));
+      this.timer.unref?.();
+      return;
+    }
     const stderr = this.stderr.trim();
     if (spawnError === null && usedCursor && code !== 0 && /cursor/i.test(stderr)) {
       this.cursorFallbacks++;
@@ -240,7 +255,7 @@ export class JournaldSource implements LogSourceRunner {
       this.spawnJournal();
       return;
     }
-    this.lastError = spawnError ?? `journalctl exited with ${code ?? 'a signal'}${stderr ? `: ${stderr.split('\n')[0]}` : ''}`;
+    this.lastError = spawnError ?? `journalctl exited with ${code ?? signal ?? 'a signal'}${stderr ? `: ${stderr.split('\n')[0]}` : ''}`;
     this.log.error({ source: this.key, code }, `journald source: ${this.lastError}; restarting with backoff`);
     this.state = 'error';
     this.restartMs = Math.min(30_000, this.restartMs === 0 ? 1000 : this.restartMs * 2);

@@ -173,6 +173,10 @@ export interface LogSourceConfig {
     labels?: {
         [k: string]: string;
     };
+    /**
+     * kind file: where a file never seen before (no stored position) is first read from: "beginning" (default) reads what it already holds, "end" only what is written from now on. A file with a stored position always resumes there.
+     */
+    start_at?: 'beginning' | 'end';
     [k: string]: unknown;
 }
 /**
@@ -561,6 +565,10 @@ export interface ServerConfig {
      * drain_seconds sent on server stop (default 10).
      */
     shutdown_drain_secs?: number;
+    /**
+     * An agent not seen (no heartbeat, push or hello) for this long, and not revoked, counts as silent in GET /metrics (cortex_agents_silent, cortex_agents_gone_silent_total). Default 300.
+     */
+    silent_after_secs?: number;
 }
 /**
  * Args of exec.systemctl_status. The unit name is restricted so it can never be read as an option or a path.

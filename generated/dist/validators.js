@@ -776,7 +776,7 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
 }
 var validateAgentHelloResult = validate22;
 var schema33 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/agent.hello.result.json", "title": "AgentHelloResult", "description": "agent.hello result (HelloResult).", "type": "object", "required": ["server_version", "server_time", "accepted_seq", "config", "session_id"], "additionalProperties": false, "properties": { "server_version": { "type": "string" }, "server_time": { "type": "string", "format": "date-time" }, "accepted_seq": { "type": "integer", "minimum": 0 }, "session_id": { "type": "string", "format": "uuid" }, "rotated_token": { "description": "Set when the server has rotated the agent's token (typically: first enroll, where the agent sent a one-time enrollment token and the server replaces it with a long-lived token). When present, the agent MUST atomically persist this as its new long-lived credential, overwriting whatever it sent in agent.hello.params.token. Server-side, agents.token_hash is updated to BLAKE3(rotated_token); the previous one-time token becomes invalid immediately (no grace window for first-enroll rotation). Absent when the server determined no rotation was needed.", "type": ["string", "null"], "minLength": 32, "maxLength": 256 }, "config": { "$ref": "defs.json#/$defs/AgentConfig" } } };
-var schema35 = { "title": "AgentConfig", "description": "Agent configuration sent by the server in HelloResult.config and config.update. The server's instruction set for what to collect and how fast.", "type": "object", "required": ["heartbeat_interval_secs", "max_batch_entries", "flush_interval_ms", "log_sources", "probe_concurrency"], "additionalProperties": false, "properties": { "heartbeat_interval_secs": { "type": "integer", "minimum": 5, "maximum": 600 }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 65535 }, "flush_interval_ms": { "type": "integer", "minimum": 10, "maximum": 6e4 }, "metrics_interval_secs": { "type": ["integer", "null"], "minimum": 1 }, "probe_concurrency": { "type": "integer", "minimum": 1, "maximum": 64 }, "log_sources": { "type": "array", "items": { "title": "LogSourceConfig", "description": "One log source the agent should tail.", "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string", "enum": ["journald", "file", "docker", "custom"] }, "path": { "type": "string" }, "filter": { "type": ["string", "null"] }, "labels": { "type": "object", "additionalProperties": { "type": "string" } } } } } } };
+var schema35 = { "title": "AgentConfig", "description": "Agent configuration sent by the server in HelloResult.config and config.update. The server's instruction set for what to collect and how fast.", "type": "object", "required": ["heartbeat_interval_secs", "max_batch_entries", "flush_interval_ms", "log_sources", "probe_concurrency"], "additionalProperties": false, "properties": { "heartbeat_interval_secs": { "type": "integer", "minimum": 5, "maximum": 600 }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 65535 }, "flush_interval_ms": { "type": "integer", "minimum": 10, "maximum": 6e4 }, "metrics_interval_secs": { "type": ["integer", "null"], "minimum": 1 }, "probe_concurrency": { "type": "integer", "minimum": 1, "maximum": 64 }, "log_sources": { "type": "array", "items": { "title": "LogSourceConfig", "description": "One log source the agent should tail.", "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string", "enum": ["journald", "file", "docker", "custom"] }, "path": { "type": "string" }, "filter": { "type": ["string", "null"] }, "labels": { "type": "object", "additionalProperties": { "type": "string" } }, "start_at": { "type": "string", "enum": ["beginning", "end"], "description": 'kind file: where a file never seen before (no stored position) is first read from: "beginning" (default) reads what it already holds, "end" only what is written from now on. A file with a stored position always resumes there.' } } } } } };
 function validate22(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -1122,6 +1122,23 @@ function validate22(data, { instancePath = "", parentData, parentDataProperty, r
                                                               var valid4 = _errs36 === errors;
                                                             } else {
                                                               var valid4 = true;
+                                                            }
+                                                            if (valid4) {
+                                                              if (data12.start_at !== void 0) {
+                                                                let data18 = data12.start_at;
+                                                                const _errs41 = errors;
+                                                                if (typeof data18 !== "string") {
+                                                                  validate22.errors = [{ instancePath: instancePath + "/config/log_sources/" + i0 + "/start_at", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/start_at/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                  return false;
+                                                                }
+                                                                if (!(data18 === "beginning" || data18 === "end")) {
+                                                                  validate22.errors = [{ instancePath: instancePath + "/config/log_sources/" + i0 + "/start_at", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/start_at/enum", keyword: "enum", params: { allowedValues: schema35.properties.log_sources.items.properties.start_at.enum }, message: "must be equal to one of the allowed values" }];
+                                                                  return false;
+                                                                }
+                                                                var valid4 = _errs41 === errors;
+                                                              } else {
+                                                                var valid4 = true;
+                                                              }
                                                             }
                                                           }
                                                         }
@@ -1528,6 +1545,23 @@ function validate25(data, { instancePath = "", parentData, parentDataProperty, r
                                                       var valid4 = _errs28 === errors;
                                                     } else {
                                                       var valid4 = true;
+                                                    }
+                                                    if (valid4) {
+                                                      if (data8.start_at !== void 0) {
+                                                        let data14 = data8.start_at;
+                                                        const _errs33 = errors;
+                                                        if (typeof data14 !== "string") {
+                                                          validate25.errors = [{ instancePath: instancePath + "/config/log_sources/" + i0 + "/start_at", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/start_at/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                          return false;
+                                                        }
+                                                        if (!(data14 === "beginning" || data14 === "end")) {
+                                                          validate25.errors = [{ instancePath: instancePath + "/config/log_sources/" + i0 + "/start_at", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/start_at/enum", keyword: "enum", params: { allowedValues: schema35.properties.log_sources.items.properties.start_at.enum }, message: "must be equal to one of the allowed values" }];
+                                                          return false;
+                                                        }
+                                                        var valid4 = _errs33 === errors;
+                                                      } else {
+                                                        var valid4 = true;
+                                                      }
                                                     }
                                                   }
                                                 }
@@ -2494,6 +2528,23 @@ function validate31(data, { instancePath = "", parentData, parentDataProperty, r
                                           var valid2 = _errs22 === errors;
                                         } else {
                                           var valid2 = true;
+                                        }
+                                        if (valid2) {
+                                          if (data6.start_at !== void 0) {
+                                            let data12 = data6.start_at;
+                                            const _errs27 = errors;
+                                            if (typeof data12 !== "string") {
+                                              validate31.errors = [{ instancePath: instancePath + "/log_sources/" + i0 + "/start_at", schemaPath: "#/properties/log_sources/items/properties/start_at/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                              return false;
+                                            }
+                                            if (!(data12 === "beginning" || data12 === "end")) {
+                                              validate31.errors = [{ instancePath: instancePath + "/log_sources/" + i0 + "/start_at", schemaPath: "#/properties/log_sources/items/properties/start_at/enum", keyword: "enum", params: { allowedValues: schema35.properties.log_sources.items.properties.start_at.enum }, message: "must be equal to one of the allowed values" }];
+                                              return false;
+                                            }
+                                            var valid2 = _errs27 === errors;
+                                          } else {
+                                            var valid2 = true;
+                                          }
                                         }
                                       }
                                     }
@@ -4743,7 +4794,7 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 var validateServerConfig = validate65;
-var schema87 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/server-config.json", "title": "ServerConfig", "description": "The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.", "type": "object", "additionalProperties": false, "properties": { "listen": { "type": "string", "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "description": "HOST:PORT to listen on (default 127.0.0.1:3100)." }, "db": { "type": "string", "minLength": 1, "description": "SQLite database path, or a postgres:// (postgresql://) URL for PostgreSQL; any other URL scheme is refused (default $CORTEX_DB, then ./data/cortex.db)." }, "admin_token": { "type": "string", "minLength": 16, "maxLength": 256, "description": "Bearer token for the admin HTTP API. Secret: never logged." }, "tls_cert": { "type": "string", "minLength": 1, "description": "PEM certificate file: serve wss:// natively." }, "tls_key": { "type": "string", "minLength": 1, "description": "PEM private key file." }, "allow_insecure": { "type": "boolean", "description": "Allow a non-loopback listen address without TLS." }, "min_agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "description": "Oldest agent_version accepted (semver precedence)." }, "required_protocol_version": { "type": "integer", "minimum": 1, "description": "Protocol floor (seed 9)." }, "default_agent_config": { "$ref": "defs.json#/$defs/AgentConfig", "description": "AgentConfig for hosts without their own." }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 1e3, "description": "Server cap on logs.push entries; more (up to 1000) is -32008." }, "ingest_queue_batches": { "type": "integer", "minimum": 16, "description": "Capacity of the ingest queue in batches of 1000 entries." }, "agent_rate_entries_per_s": { "type": "integer", "minimum": 1, "description": "Per-agent leaky bucket rate; burst is one second of it." }, "upgrades_per_minute": { "type": "integer", "minimum": 0, "description": "Upgrade attempts per client address per minute (0 disables)." }, "trusted_proxies": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Addresses or CIDR ranges whose X-Forwarded-For is trusted." }, "failed_hellos_before_throttle": { "type": "integer", "minimum": 0, "description": "From this many failed hellos (bad, revoked or stale token) of one client address within 10 minutes on, its upgrades get 429 for a doubling delay (1 s up to 5 min); loopback included. Default 5; 0 disables." }, "metrics_public": { "type": "boolean", "description": "Serve GET /metrics to every client (default false: local requests and admin-token holders only)." }, "allowed_origins": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Origin header values whose WebSocket upgrades are accepted (default none: an upgrade with an Origin header, i.e. from a web page, is refused 403)." }, "hello_timeout_ms": { "type": "integer", "minimum": 1, "description": "Hello timer (default 5000)." }, "ping_interval_ms": { "type": "integer", "minimum": 1, "description": "WebSocket ping interval (default 20000)." }, "missed_pongs": { "type": "integer", "minimum": 1, "description": "Missed pongs before close 1011 (default 3)." }, "rotation_grace_secs": { "type": "integer", "minimum": 0, "description": "Grace window for the previous token after a rotation (default 300)." }, "retention_days": { "type": "integer", "minimum": 0, "description": "Delete logs and metrics older than this (default 30; 0 keeps everything)." }, "max_db_bytes": { "type": ["integer", "null"], "minimum": 0, "description": "Optional database size cap; oldest rows are deleted first." }, "shutdown_drain_secs": { "type": "integer", "minimum": 0, "maximum": 300, "description": "drain_seconds sent on server stop (default 10)." } } };
+var schema87 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/server-config.json", "title": "ServerConfig", "description": "The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.", "type": "object", "additionalProperties": false, "properties": { "listen": { "type": "string", "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "description": "HOST:PORT to listen on (default 127.0.0.1:3100)." }, "db": { "type": "string", "minLength": 1, "description": "SQLite database path, or a postgres:// (postgresql://) URL for PostgreSQL; any other URL scheme is refused (default $CORTEX_DB, then ./data/cortex.db)." }, "admin_token": { "type": "string", "minLength": 16, "maxLength": 256, "description": "Bearer token for the admin HTTP API. Secret: never logged." }, "tls_cert": { "type": "string", "minLength": 1, "description": "PEM certificate file: serve wss:// natively." }, "tls_key": { "type": "string", "minLength": 1, "description": "PEM private key file." }, "allow_insecure": { "type": "boolean", "description": "Allow a non-loopback listen address without TLS." }, "min_agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "description": "Oldest agent_version accepted (semver precedence)." }, "required_protocol_version": { "type": "integer", "minimum": 1, "description": "Protocol floor (seed 9)." }, "default_agent_config": { "$ref": "defs.json#/$defs/AgentConfig", "description": "AgentConfig for hosts without their own." }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 1e3, "description": "Server cap on logs.push entries; more (up to 1000) is -32008." }, "ingest_queue_batches": { "type": "integer", "minimum": 16, "description": "Capacity of the ingest queue in batches of 1000 entries." }, "agent_rate_entries_per_s": { "type": "integer", "minimum": 1, "description": "Per-agent leaky bucket rate; burst is one second of it." }, "upgrades_per_minute": { "type": "integer", "minimum": 0, "description": "Upgrade attempts per client address per minute (0 disables)." }, "trusted_proxies": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Addresses or CIDR ranges whose X-Forwarded-For is trusted." }, "failed_hellos_before_throttle": { "type": "integer", "minimum": 0, "description": "From this many failed hellos (bad, revoked or stale token) of one client address within 10 minutes on, its upgrades get 429 for a doubling delay (1 s up to 5 min); loopback included. Default 5; 0 disables." }, "metrics_public": { "type": "boolean", "description": "Serve GET /metrics to every client (default false: local requests and admin-token holders only)." }, "allowed_origins": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Origin header values whose WebSocket upgrades are accepted (default none: an upgrade with an Origin header, i.e. from a web page, is refused 403)." }, "hello_timeout_ms": { "type": "integer", "minimum": 1, "description": "Hello timer (default 5000)." }, "ping_interval_ms": { "type": "integer", "minimum": 1, "description": "WebSocket ping interval (default 20000)." }, "missed_pongs": { "type": "integer", "minimum": 1, "description": "Missed pongs before close 1011 (default 3)." }, "rotation_grace_secs": { "type": "integer", "minimum": 0, "description": "Grace window for the previous token after a rotation (default 300)." }, "retention_days": { "type": "integer", "minimum": 0, "description": "Delete logs and metrics older than this (default 30; 0 keeps everything)." }, "max_db_bytes": { "type": ["integer", "null"], "minimum": 0, "description": "Optional database size cap; oldest rows are deleted first." }, "shutdown_drain_secs": { "type": "integer", "minimum": 0, "maximum": 300, "description": "drain_seconds sent on server stop (default 10)." }, "silent_after_secs": { "type": "integer", "minimum": 1, "description": "An agent not seen (no heartbeat, push or hello) for this long, and not revoked, counts as silent in GET /metrics (cortex_agents_silent, cortex_agents_gone_silent_total). Default 300." } } };
 var pattern11 = /* @__PURE__ */ new RegExp("^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "u");
 function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
@@ -5138,6 +5189,23 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                                                 } else {
                                                                   var valid4 = true;
                                                                 }
+                                                                if (valid4) {
+                                                                  if (data15.start_at !== void 0) {
+                                                                    let data21 = data15.start_at;
+                                                                    const _errs47 = errors;
+                                                                    if (typeof data21 !== "string") {
+                                                                      validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/start_at", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/start_at/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                                      return false;
+                                                                    }
+                                                                    if (!(data21 === "beginning" || data21 === "end")) {
+                                                                      validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/start_at", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/start_at/enum", keyword: "enum", params: { allowedValues: schema35.properties.log_sources.items.properties.start_at.enum }, message: "must be equal to one of the allowed values" }];
+                                                                      return false;
+                                                                    }
+                                                                    var valid4 = _errs47 === errors;
+                                                                  } else {
+                                                                    var valid4 = true;
+                                                                  }
+                                                                }
                                                               }
                                                             }
                                                           }
@@ -5179,103 +5247,103 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                         if (valid0) {
                           if (data.max_batch_entries !== void 0) {
-                            let data21 = data.max_batch_entries;
-                            const _errs47 = errors;
-                            if (!(typeof data21 == "number" && (!(data21 % 1) && !isNaN(data21)) && isFinite(data21))) {
+                            let data22 = data.max_batch_entries;
+                            const _errs49 = errors;
+                            if (!(typeof data22 == "number" && (!(data22 % 1) && !isNaN(data22)) && isFinite(data22))) {
                               validate65.errors = [{ instancePath: instancePath + "/max_batch_entries", schemaPath: "#/properties/max_batch_entries/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                               return false;
                             }
-                            if (errors === _errs47) {
-                              if (typeof data21 == "number" && isFinite(data21)) {
-                                if (data21 > 1e3 || isNaN(data21)) {
+                            if (errors === _errs49) {
+                              if (typeof data22 == "number" && isFinite(data22)) {
+                                if (data22 > 1e3 || isNaN(data22)) {
                                   validate65.errors = [{ instancePath: instancePath + "/max_batch_entries", schemaPath: "#/properties/max_batch_entries/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e3 }, message: "must be <= 1000" }];
                                   return false;
                                 } else {
-                                  if (data21 < 1 || isNaN(data21)) {
+                                  if (data22 < 1 || isNaN(data22)) {
                                     validate65.errors = [{ instancePath: instancePath + "/max_batch_entries", schemaPath: "#/properties/max_batch_entries/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                     return false;
                                   }
                                 }
                               }
                             }
-                            var valid0 = _errs47 === errors;
+                            var valid0 = _errs49 === errors;
                           } else {
                             var valid0 = true;
                           }
                           if (valid0) {
                             if (data.ingest_queue_batches !== void 0) {
-                              let data22 = data.ingest_queue_batches;
-                              const _errs49 = errors;
-                              if (!(typeof data22 == "number" && (!(data22 % 1) && !isNaN(data22)) && isFinite(data22))) {
+                              let data23 = data.ingest_queue_batches;
+                              const _errs51 = errors;
+                              if (!(typeof data23 == "number" && (!(data23 % 1) && !isNaN(data23)) && isFinite(data23))) {
                                 validate65.errors = [{ instancePath: instancePath + "/ingest_queue_batches", schemaPath: "#/properties/ingest_queue_batches/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                 return false;
                               }
-                              if (errors === _errs49) {
-                                if (typeof data22 == "number" && isFinite(data22)) {
-                                  if (data22 < 16 || isNaN(data22)) {
+                              if (errors === _errs51) {
+                                if (typeof data23 == "number" && isFinite(data23)) {
+                                  if (data23 < 16 || isNaN(data23)) {
                                     validate65.errors = [{ instancePath: instancePath + "/ingest_queue_batches", schemaPath: "#/properties/ingest_queue_batches/minimum", keyword: "minimum", params: { comparison: ">=", limit: 16 }, message: "must be >= 16" }];
                                     return false;
                                   }
                                 }
                               }
-                              var valid0 = _errs49 === errors;
+                              var valid0 = _errs51 === errors;
                             } else {
                               var valid0 = true;
                             }
                             if (valid0) {
                               if (data.agent_rate_entries_per_s !== void 0) {
-                                let data23 = data.agent_rate_entries_per_s;
-                                const _errs51 = errors;
-                                if (!(typeof data23 == "number" && (!(data23 % 1) && !isNaN(data23)) && isFinite(data23))) {
+                                let data24 = data.agent_rate_entries_per_s;
+                                const _errs53 = errors;
+                                if (!(typeof data24 == "number" && (!(data24 % 1) && !isNaN(data24)) && isFinite(data24))) {
                                   validate65.errors = [{ instancePath: instancePath + "/agent_rate_entries_per_s", schemaPath: "#/properties/agent_rate_entries_per_s/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                   return false;
                                 }
-                                if (errors === _errs51) {
-                                  if (typeof data23 == "number" && isFinite(data23)) {
-                                    if (data23 < 1 || isNaN(data23)) {
+                                if (errors === _errs53) {
+                                  if (typeof data24 == "number" && isFinite(data24)) {
+                                    if (data24 < 1 || isNaN(data24)) {
                                       validate65.errors = [{ instancePath: instancePath + "/agent_rate_entries_per_s", schemaPath: "#/properties/agent_rate_entries_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                       return false;
                                     }
                                   }
                                 }
-                                var valid0 = _errs51 === errors;
+                                var valid0 = _errs53 === errors;
                               } else {
                                 var valid0 = true;
                               }
                               if (valid0) {
                                 if (data.upgrades_per_minute !== void 0) {
-                                  let data24 = data.upgrades_per_minute;
-                                  const _errs53 = errors;
-                                  if (!(typeof data24 == "number" && (!(data24 % 1) && !isNaN(data24)) && isFinite(data24))) {
+                                  let data25 = data.upgrades_per_minute;
+                                  const _errs55 = errors;
+                                  if (!(typeof data25 == "number" && (!(data25 % 1) && !isNaN(data25)) && isFinite(data25))) {
                                     validate65.errors = [{ instancePath: instancePath + "/upgrades_per_minute", schemaPath: "#/properties/upgrades_per_minute/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                     return false;
                                   }
-                                  if (errors === _errs53) {
-                                    if (typeof data24 == "number" && isFinite(data24)) {
-                                      if (data24 < 0 || isNaN(data24)) {
+                                  if (errors === _errs55) {
+                                    if (typeof data25 == "number" && isFinite(data25)) {
+                                      if (data25 < 0 || isNaN(data25)) {
                                         validate65.errors = [{ instancePath: instancePath + "/upgrades_per_minute", schemaPath: "#/properties/upgrades_per_minute/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                         return false;
                                       }
                                     }
                                   }
-                                  var valid0 = _errs53 === errors;
+                                  var valid0 = _errs55 === errors;
                                 } else {
                                   var valid0 = true;
                                 }
                                 if (valid0) {
                                   if (data.trusted_proxies !== void 0) {
-                                    let data25 = data.trusted_proxies;
-                                    const _errs55 = errors;
-                                    if (errors === _errs55) {
-                                      if (Array.isArray(data25)) {
+                                    let data26 = data.trusted_proxies;
+                                    const _errs57 = errors;
+                                    if (errors === _errs57) {
+                                      if (Array.isArray(data26)) {
                                         var valid6 = true;
-                                        const len1 = data25.length;
+                                        const len1 = data26.length;
                                         for (let i1 = 0; i1 < len1; i1++) {
-                                          let data26 = data25[i1];
-                                          const _errs57 = errors;
-                                          if (errors === _errs57) {
-                                            if (typeof data26 === "string") {
-                                              if (func1(data26) < 1) {
+                                          let data27 = data26[i1];
+                                          const _errs59 = errors;
+                                          if (errors === _errs59) {
+                                            if (typeof data27 === "string") {
+                                              if (func1(data27) < 1) {
                                                 validate65.errors = [{ instancePath: instancePath + "/trusted_proxies/" + i1, schemaPath: "#/properties/trusted_proxies/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                                                 return false;
                                               }
@@ -5284,7 +5352,7 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                               return false;
                                             }
                                           }
-                                          var valid6 = _errs57 === errors;
+                                          var valid6 = _errs59 === errors;
                                           if (!valid6) {
                                             break;
                                           }
@@ -5294,55 +5362,55 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                         return false;
                                       }
                                     }
-                                    var valid0 = _errs55 === errors;
+                                    var valid0 = _errs57 === errors;
                                   } else {
                                     var valid0 = true;
                                   }
                                   if (valid0) {
                                     if (data.failed_hellos_before_throttle !== void 0) {
-                                      let data27 = data.failed_hellos_before_throttle;
-                                      const _errs59 = errors;
-                                      if (!(typeof data27 == "number" && (!(data27 % 1) && !isNaN(data27)) && isFinite(data27))) {
+                                      let data28 = data.failed_hellos_before_throttle;
+                                      const _errs61 = errors;
+                                      if (!(typeof data28 == "number" && (!(data28 % 1) && !isNaN(data28)) && isFinite(data28))) {
                                         validate65.errors = [{ instancePath: instancePath + "/failed_hellos_before_throttle", schemaPath: "#/properties/failed_hellos_before_throttle/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                         return false;
                                       }
-                                      if (errors === _errs59) {
-                                        if (typeof data27 == "number" && isFinite(data27)) {
-                                          if (data27 < 0 || isNaN(data27)) {
+                                      if (errors === _errs61) {
+                                        if (typeof data28 == "number" && isFinite(data28)) {
+                                          if (data28 < 0 || isNaN(data28)) {
                                             validate65.errors = [{ instancePath: instancePath + "/failed_hellos_before_throttle", schemaPath: "#/properties/failed_hellos_before_throttle/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                             return false;
                                           }
                                         }
                                       }
-                                      var valid0 = _errs59 === errors;
+                                      var valid0 = _errs61 === errors;
                                     } else {
                                       var valid0 = true;
                                     }
                                     if (valid0) {
                                       if (data.metrics_public !== void 0) {
-                                        const _errs61 = errors;
+                                        const _errs63 = errors;
                                         if (typeof data.metrics_public !== "boolean") {
                                           validate65.errors = [{ instancePath: instancePath + "/metrics_public", schemaPath: "#/properties/metrics_public/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                                           return false;
                                         }
-                                        var valid0 = _errs61 === errors;
+                                        var valid0 = _errs63 === errors;
                                       } else {
                                         var valid0 = true;
                                       }
                                       if (valid0) {
                                         if (data.allowed_origins !== void 0) {
-                                          let data29 = data.allowed_origins;
-                                          const _errs63 = errors;
-                                          if (errors === _errs63) {
-                                            if (Array.isArray(data29)) {
+                                          let data30 = data.allowed_origins;
+                                          const _errs65 = errors;
+                                          if (errors === _errs65) {
+                                            if (Array.isArray(data30)) {
                                               var valid7 = true;
-                                              const len2 = data29.length;
+                                              const len2 = data30.length;
                                               for (let i2 = 0; i2 < len2; i2++) {
-                                                let data30 = data29[i2];
-                                                const _errs65 = errors;
-                                                if (errors === _errs65) {
-                                                  if (typeof data30 === "string") {
-                                                    if (func1(data30) < 1) {
+                                                let data31 = data30[i2];
+                                                const _errs67 = errors;
+                                                if (errors === _errs67) {
+                                                  if (typeof data31 === "string") {
+                                                    if (func1(data31) < 1) {
                                                       validate65.errors = [{ instancePath: instancePath + "/allowed_origins/" + i2, schemaPath: "#/properties/allowed_origins/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                                                       return false;
                                                     }
@@ -5351,7 +5419,7 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                                     return false;
                                                   }
                                                 }
-                                                var valid7 = _errs65 === errors;
+                                                var valid7 = _errs67 === errors;
                                                 if (!valid7) {
                                                   break;
                                                 }
@@ -5361,154 +5429,175 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
                                               return false;
                                             }
                                           }
-                                          var valid0 = _errs63 === errors;
+                                          var valid0 = _errs65 === errors;
                                         } else {
                                           var valid0 = true;
                                         }
                                         if (valid0) {
                                           if (data.hello_timeout_ms !== void 0) {
-                                            let data31 = data.hello_timeout_ms;
-                                            const _errs67 = errors;
-                                            if (!(typeof data31 == "number" && (!(data31 % 1) && !isNaN(data31)) && isFinite(data31))) {
+                                            let data32 = data.hello_timeout_ms;
+                                            const _errs69 = errors;
+                                            if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
                                               validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                               return false;
                                             }
-                                            if (errors === _errs67) {
-                                              if (typeof data31 == "number" && isFinite(data31)) {
-                                                if (data31 < 1 || isNaN(data31)) {
+                                            if (errors === _errs69) {
+                                              if (typeof data32 == "number" && isFinite(data32)) {
+                                                if (data32 < 1 || isNaN(data32)) {
                                                   validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                   return false;
                                                 }
                                               }
                                             }
-                                            var valid0 = _errs67 === errors;
+                                            var valid0 = _errs69 === errors;
                                           } else {
                                             var valid0 = true;
                                           }
                                           if (valid0) {
                                             if (data.ping_interval_ms !== void 0) {
-                                              let data32 = data.ping_interval_ms;
-                                              const _errs69 = errors;
-                                              if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
+                                              let data33 = data.ping_interval_ms;
+                                              const _errs71 = errors;
+                                              if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)) && isFinite(data33))) {
                                                 validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                 return false;
                                               }
-                                              if (errors === _errs69) {
-                                                if (typeof data32 == "number" && isFinite(data32)) {
-                                                  if (data32 < 1 || isNaN(data32)) {
+                                              if (errors === _errs71) {
+                                                if (typeof data33 == "number" && isFinite(data33)) {
+                                                  if (data33 < 1 || isNaN(data33)) {
                                                     validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                     return false;
                                                   }
                                                 }
                                               }
-                                              var valid0 = _errs69 === errors;
+                                              var valid0 = _errs71 === errors;
                                             } else {
                                               var valid0 = true;
                                             }
                                             if (valid0) {
                                               if (data.missed_pongs !== void 0) {
-                                                let data33 = data.missed_pongs;
-                                                const _errs71 = errors;
-                                                if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)) && isFinite(data33))) {
+                                                let data34 = data.missed_pongs;
+                                                const _errs73 = errors;
+                                                if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)) && isFinite(data34))) {
                                                   validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                   return false;
                                                 }
-                                                if (errors === _errs71) {
-                                                  if (typeof data33 == "number" && isFinite(data33)) {
-                                                    if (data33 < 1 || isNaN(data33)) {
+                                                if (errors === _errs73) {
+                                                  if (typeof data34 == "number" && isFinite(data34)) {
+                                                    if (data34 < 1 || isNaN(data34)) {
                                                       validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                                       return false;
                                                     }
                                                   }
                                                 }
-                                                var valid0 = _errs71 === errors;
+                                                var valid0 = _errs73 === errors;
                                               } else {
                                                 var valid0 = true;
                                               }
                                               if (valid0) {
                                                 if (data.rotation_grace_secs !== void 0) {
-                                                  let data34 = data.rotation_grace_secs;
-                                                  const _errs73 = errors;
-                                                  if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)) && isFinite(data34))) {
+                                                  let data35 = data.rotation_grace_secs;
+                                                  const _errs75 = errors;
+                                                  if (!(typeof data35 == "number" && (!(data35 % 1) && !isNaN(data35)) && isFinite(data35))) {
                                                     validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                     return false;
                                                   }
-                                                  if (errors === _errs73) {
-                                                    if (typeof data34 == "number" && isFinite(data34)) {
-                                                      if (data34 < 0 || isNaN(data34)) {
+                                                  if (errors === _errs75) {
+                                                    if (typeof data35 == "number" && isFinite(data35)) {
+                                                      if (data35 < 0 || isNaN(data35)) {
                                                         validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                         return false;
                                                       }
                                                     }
                                                   }
-                                                  var valid0 = _errs73 === errors;
+                                                  var valid0 = _errs75 === errors;
                                                 } else {
                                                   var valid0 = true;
                                                 }
                                                 if (valid0) {
                                                   if (data.retention_days !== void 0) {
-                                                    let data35 = data.retention_days;
-                                                    const _errs75 = errors;
-                                                    if (!(typeof data35 == "number" && (!(data35 % 1) && !isNaN(data35)) && isFinite(data35))) {
+                                                    let data36 = data.retention_days;
+                                                    const _errs77 = errors;
+                                                    if (!(typeof data36 == "number" && (!(data36 % 1) && !isNaN(data36)) && isFinite(data36))) {
                                                       validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                       return false;
                                                     }
-                                                    if (errors === _errs75) {
-                                                      if (typeof data35 == "number" && isFinite(data35)) {
-                                                        if (data35 < 0 || isNaN(data35)) {
+                                                    if (errors === _errs77) {
+                                                      if (typeof data36 == "number" && isFinite(data36)) {
+                                                        if (data36 < 0 || isNaN(data36)) {
                                                           validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                           return false;
                                                         }
                                                       }
                                                     }
-                                                    var valid0 = _errs75 === errors;
+                                                    var valid0 = _errs77 === errors;
                                                   } else {
                                                     var valid0 = true;
                                                   }
                                                   if (valid0) {
                                                     if (data.max_db_bytes !== void 0) {
-                                                      let data36 = data.max_db_bytes;
-                                                      const _errs77 = errors;
-                                                      if (!(typeof data36 == "number" && (!(data36 % 1) && !isNaN(data36)) && isFinite(data36)) && data36 !== null) {
+                                                      let data37 = data.max_db_bytes;
+                                                      const _errs79 = errors;
+                                                      if (!(typeof data37 == "number" && (!(data37 % 1) && !isNaN(data37)) && isFinite(data37)) && data37 !== null) {
                                                         validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/type", keyword: "type", params: { type: schema87.properties.max_db_bytes.type }, message: "must be integer,null" }];
                                                         return false;
                                                       }
-                                                      if (errors === _errs77) {
-                                                        if (typeof data36 == "number" && isFinite(data36)) {
-                                                          if (data36 < 0 || isNaN(data36)) {
+                                                      if (errors === _errs79) {
+                                                        if (typeof data37 == "number" && isFinite(data37)) {
+                                                          if (data37 < 0 || isNaN(data37)) {
                                                             validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                             return false;
                                                           }
                                                         }
                                                       }
-                                                      var valid0 = _errs77 === errors;
+                                                      var valid0 = _errs79 === errors;
                                                     } else {
                                                       var valid0 = true;
                                                     }
                                                     if (valid0) {
                                                       if (data.shutdown_drain_secs !== void 0) {
-                                                        let data37 = data.shutdown_drain_secs;
-                                                        const _errs79 = errors;
-                                                        if (!(typeof data37 == "number" && (!(data37 % 1) && !isNaN(data37)) && isFinite(data37))) {
+                                                        let data38 = data.shutdown_drain_secs;
+                                                        const _errs81 = errors;
+                                                        if (!(typeof data38 == "number" && (!(data38 % 1) && !isNaN(data38)) && isFinite(data38))) {
                                                           validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                           return false;
                                                         }
-                                                        if (errors === _errs79) {
-                                                          if (typeof data37 == "number" && isFinite(data37)) {
-                                                            if (data37 > 300 || isNaN(data37)) {
+                                                        if (errors === _errs81) {
+                                                          if (typeof data38 == "number" && isFinite(data38)) {
+                                                            if (data38 > 300 || isNaN(data38)) {
                                                               validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/maximum", keyword: "maximum", params: { comparison: "<=", limit: 300 }, message: "must be <= 300" }];
                                                               return false;
                                                             } else {
-                                                              if (data37 < 0 || isNaN(data37)) {
+                                                              if (data38 < 0 || isNaN(data38)) {
                                                                 validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                                 return false;
                                                               }
                                                             }
                                                           }
                                                         }
-                                                        var valid0 = _errs79 === errors;
+                                                        var valid0 = _errs81 === errors;
                                                       } else {
                                                         var valid0 = true;
+                                                      }
+                                                      if (valid0) {
+                                                        if (data.silent_after_secs !== void 0) {
+                                                          let data39 = data.silent_after_secs;
+                                                          const _errs83 = errors;
+                                                          if (!(typeof data39 == "number" && (!(data39 % 1) && !isNaN(data39)) && isFinite(data39))) {
+                                                            validate65.errors = [{ instancePath: instancePath + "/silent_after_secs", schemaPath: "#/properties/silent_after_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                            return false;
+                                                          }
+                                                          if (errors === _errs83) {
+                                                            if (typeof data39 == "number" && isFinite(data39)) {
+                                                              if (data39 < 1 || isNaN(data39)) {
+                                                                validate65.errors = [{ instancePath: instancePath + "/silent_after_secs", schemaPath: "#/properties/silent_after_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                                                return false;
+                                                              }
+                                                            }
+                                                          }
+                                                          var valid0 = _errs83 === errors;
+                                                        } else {
+                                                          var valid0 = true;
+                                                        }
                                                       }
                                                     }
                                                   }

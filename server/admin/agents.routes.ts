@@ -18,6 +18,7 @@ import type { ConnectionState } from '../db/schema.js';
 import { CONNECTION_STATES } from '../db/schema.js';
 import { getSetting } from '../db/settings.repository.js';
 import { HostRevokedError, UnknownHostError } from '../db/storage.js';
+import { agentConfigIssues } from '../config-check.js';
 import { builtinAgentConfig } from '../settings.js';
 import type { Route, RouteContext } from './context.js';
 import { ApiError, hostIdParam, invalid, readJson, send, unknownHost } from './http.js';
@@ -88,14 +89,18 @@ async function maxBatchCap(ctx: RouteContext): Promise<number> {
 async function configView(ctx: RouteContext, row: AgentSummary): Promise<Record<string, unknown>> {
   const cap = await maxBatchCap(ctx);
   const fallback: AgentConfig = ctx.deps.settings?.default_agent_config ?? builtinAgentConfig(cap);
-  const stored = row.agent_config_json === null ? null : parseJson(row.agent_config_json);
+  // agent_config_json is the effective config (the host's own, else its group's; migration
+  // 0020); host_config_json the host's own.
+  const stored = row.host_config_json === null ? null : parseJson(row.host_config_json);
+  const running = row.agent_config_json === null ? null : parseJson(row.agent_config_json);
   const pending = row.config_apply_after !== null && row.config_apply_after > new Date().toISOString();
-  const usable = stored !== null && validateAgentConfig(stored);
+  const usable = running !== null && validateAgentConfig(running);
   return {
     host_id: row.host_id,
     stored,
-    effective: usable && !pending ? stored : fallback,
-    source: stored === null ? 'default' : pending ? 'default_until_apply_after' : 'host',
+    effective: usable && !pending ? running : fallback,
+    source: running === null ? 'default' : pending ? 'default_until_apply_after' : stored === null ? 'group' : 'host',
+    group: row.group_name,
     apply_after: row.config_apply_after,
     config_version: Number(row.config_version),
     max_batch_entries_cap: cap,
@@ -254,11 +259,13 @@ export const agentRoutes: Route[] = [
         'SetConfigRequest',
         await readJson(ctx.req, '{"config": {AgentConfig}, "apply_after": null}'),
       );
-      if (!validateAgentConfig(body.config)) {
-        const issues = toIssues(validateAgentConfig.errors).map((i) => ({ ...i, path: `/config${i.path}` }));
-        throw invalid(`config is not a valid AgentConfig: ${describeIssues(issues, 5)} (give a complete config; schema: generated/schemas/defs.json#/$defs/AgentConfig)`, issues.slice(0, 20));
-      }
       const cap = await maxBatchCap(ctx);
+      // Every problem at once, log sources checked strictly per kind (server/config-check.ts).
+      const all = agentConfigIssues(body.config, Number.MAX_SAFE_INTEGER).map((i) => ({ ...i, path: `/config${i.path}` }));
+      if (all.length > 0 || !validateAgentConfig(body.config)) {
+        const issues = all.length > 0 ? all : toIssues(validateAgentConfig.errors).map((i) => ({ ...i, path: `/config${i.path}` }));
+        throw invalid(`config is not a valid AgentConfig: ${describeIssues(issues, 5)} (give a complete config; schema: generated/schemas/defs.json#/$defs/AgentConfig)`, issues.slice(0, 50));
+      }
       if (body.config.max_batch_entries > cap) {
         throw invalid(`config.max_batch_entries ${body.config.max_batch_entries} exceeds the server's max_batch_entries (${cap}); lower it`, [
           { path: '/config/max_batch_entries', message: `must be <= ${cap} (the server's max_batch_entries)` },

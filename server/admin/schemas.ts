@@ -11,7 +11,7 @@ import { invalid } from './http.js';
 /** The OpenAPI document (served at /admin/openapi.json). */
 export const OPENAPI: typeof doc = doc;
 
-export type BodySchemaName = 'IssueRequest' | 'RotateRequest' | 'DecommissionRequest' | 'SetConfigRequest' | 'SignInRequest';
+export type BodySchemaName = 'IssueRequest' | 'RotateRequest' | 'DecommissionRequest' | 'SetConfigRequest' | 'SignInRequest' | 'SetGroupRequest';
 
 /** components.schemas as one JSON Schema (2020-12) document with $defs. */
 export function componentSchemas(): Record<string, unknown> {

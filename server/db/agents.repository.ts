@@ -57,6 +57,10 @@ export const SUMMARY_COLUMNS = [
   'decommission_requested_at',
   'decommission_drain_secs',
   'server_id',
+  'agent_hostname',
+  'group_name',
+  'host_config_json',
+  'host_config_apply_after',
 ] as const satisfies readonly (keyof AgentSummary)[];
 // Compile-time check that SUMMARY_COLUMNS lists every non-hash column.
 type MissingSummaryColumn = Exclude<keyof AgentSummary, (typeof SUMMARY_COLUMNS)[number]>;
@@ -341,8 +345,10 @@ export async function requestDecommission(
 }
 
 /**
- * `agent config --set/--clear`: stores the (already validated) AgentConfig JSON text
- * verbatim, or NULL to return to the server default; bumps config_version.
+ * `agent config --set/--clear`: stores the host's own (already validated) AgentConfig JSON
+ * text verbatim, or NULL to drop it; the effective config (agent_config_json) becomes it,
+ * or else the host's group's config, or else NULL (the server default). Bumps
+ * config_version, so a connected agent gets config.update.
  * @throws UnknownHostError | HostRevokedError
  */
 export async function setAgentConfig(
@@ -351,9 +357,18 @@ export async function setAgentConfig(
   config_json: string | null,
   apply_after: string | null = null,
 ): Promise<void> {
+  const own = config_json === null ? null : apply_after;
   await updateUnlessRevoked(db, host_id, {
-    agent_config_json: config_json,
-    config_apply_after: config_json === null ? null : apply_after,
+    host_config_json: config_json,
+    host_config_apply_after: own,
+    agent_config_json: (eb) =>
+      config_json !== null
+        ? eb.val(config_json)
+        : eb.selectFrom('agent_groups').select('agent_groups.agent_config_json').whereRef('agent_groups.name', '=', 'agents.group_name'),
+    config_apply_after: (eb) =>
+      config_json !== null
+        ? eb.val(own)
+        : eb.selectFrom('agent_groups').select('agent_groups.config_apply_after').whereRef('agent_groups.name', '=', 'agents.group_name'),
     config_version: (eb) => eb('config_version', '+', 1),
   });
 }
@@ -400,7 +415,7 @@ export interface ActivateOptions {
 
 /**
  * A successful hello: state Active, the new session (replacing any older one, whose close
- * then no longer touches the row), platform/capabilities/agent_version/hostname stored.
+ * then no longer touches the row), platform/capabilities/agent_version/agent_hostname stored.
  * Never applies to a Revoked row. Returns false when the row no longer matches.
  */
 export async function activateSession(
@@ -428,7 +443,9 @@ export async function activateSession(
       connection_state: 'Active' as const,
       session_id: session.session_id,
       agent_version: session.agent_version,
-      hostname: session.hostname,
+      // The operator's label (agents.hostname, from `agent issue --host`) stays; the
+      // agent's own name is kept beside it.
+      agent_hostname: session.hostname,
       platform_json: session.platform_json,
       capabilities_json: session.capabilities_json,
       last_handshake: session.last_handshake,

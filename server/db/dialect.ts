@@ -28,20 +28,25 @@ export interface SqliteStorageOptions {
    * better-sqlite3 is synchronous, so the wait blocks this process's event loop.
    */
   busyTimeoutMs?: number;
+  /**
+   * Open an existing database only: no folder or file is created, and a missing file is
+   * an error (better-sqlite3 `fileMustExist`). The admin commands use this.
+   */
+  mustExist?: boolean;
 }
 
 export function openSqliteStorage(options: SqliteStorageOptions): Storage {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const inMemory = options.path === ':memory:';
   const file = inMemory ? options.path : resolve(options.path);
-  if (!inMemory) {
+  if (!inMemory && options.mustExist !== true) {
     // Log contents and token hashes: the folder (when we create it) is 0700 and the file 0600;
     // SQLite gives -wal and -shm the mode of the database file (DECISIONS H11).
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
   }
 
-  const sqlite = new Database(file, { timeout: busyTimeoutMs });
+  const sqlite = new Database(file, { timeout: busyTimeoutMs, fileMustExist: options.mustExist === true });
   try {
     // busy_timeout first: switching to WAL needs a lock another process may hold.
     sqlite.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);

@@ -76,6 +76,28 @@ export interface AgentsTable {
   // several servers (migration 0003)
   /** The server (servers.server_id) holding the live session; NULL when none. */
   server_id: string | null;
+
+  // operator experience (migration 0020)
+  /** The hostname the agent's hello reported (`hostname` stays the operator's label). */
+  agent_hostname: string | null;
+  /** The config group the host belongs to (agent_groups.name), or NULL. */
+  group_name: string | null;
+  /**
+   * The host's own config (`agent config HOST --set`), NULL = none. agent_config_json is
+   * the effective one: this, else the group's, else NULL (the server default).
+   */
+  host_config_json: string | null;
+  host_config_apply_after: string | null;
+}
+
+/** Config groups (`agent config --group NAME --set`, `agent issue --group NAME`). */
+export interface AgentGroupsTable {
+  name: string;
+  /** A complete AgentConfig (JSON text), NULL = the server default. */
+  agent_config_json: string | null;
+  config_apply_after: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface LogsTable {
@@ -152,6 +174,7 @@ export interface Database {
   server_settings: ServerSettingsTable;
   servers: ServersTable;
   probe_requests: ProbeRequestsTable;
+  agent_groups: AgentGroupsTable;
 }
 
 export type AgentRow = Selectable<AgentsTable>;
@@ -163,3 +186,4 @@ export type MetricRow = Selectable<MetricsTable>;
 export type NewMetricRow = Insertable<MetricsTable>;
 export type ServerSettingRow = Selectable<ServerSettingsTable>;
 export type ServerRow = Selectable<ServersTable>;
+export type AgentGroupRow = Selectable<AgentGroupsTable>;

@@ -52,6 +52,11 @@ describe('versions', () => {
 
 describe('contract:release and codegen', () => {
   it('an additive change: codegen:check fails while it is unreleased; contract:release records 1.1.0; version and CHANGELOG follow', () => {
+    // relative to the repository's newest release (1.0.0 when this test was written)
+    const base = (JSON.parse(readFileSync(join(repo, 'contract', 'releases.json'), 'utf8')) as { version: string }[])[0]!.version;
+    const [major, min] = base.split('.').map(Number) as [number, number];
+    const minor = `${major}.${min + 1}.0`;
+    const patchV = `${major}.${min + 1}.1`;
     // a scratch repository holding a copy of contract/ and generated/
     const root = tmp();
     cpSync(join(repo, 'contract'), join(root, 'contract'), { recursive: true });
@@ -69,7 +74,7 @@ describe('contract:release and codegen', () => {
     writeFileSync(file, JSON.stringify(s, null, 2));
     const write = codegen();
     expect(write.status).toBe(0);
-    expect(write.stderr).toContain('warning: contract/ changed since release 1.0.0');
+    expect(write.stderr).toContain(`warning: contract/ changed since release ${base}`);
     expect(readFileSync(join(out, 'CHANGELOG.md'), 'utf8')).toContain('## Unreleased');
     // every generated file is in step, and still the check fails: the release is not recorded
     const check = codegen('--check');
@@ -80,17 +85,17 @@ describe('contract:release and codegen', () => {
     const release = spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), 'HEAD', '--contract', contract, '--json'], { encoding: 'utf8' });
     expect(release.status, release.stderr).toBe(0);
     const entry = JSON.parse(release.stdout) as Release;
-    expect(entry.version).toBe('1.1.0');
+    expect(entry.version).toBe(minor);
     expect(entry.changes.some((c) => c.kind === 'additive' && c.detail.includes('load_avg'))).toBe(true);
     expect(entry.changes.every((c) => c.kind !== 'breaking')).toBe(true);
 
     // what codegen now generates the package as (the same functions generate() calls)
     const now = currentRelease(loadContract(contract), contract);
     expect(now.stale).toBeUndefined();
-    expect(now.version).toBe('1.1.0');
-    expect(packageJson('@cortex/agent-protocol', now.version)).toContain('"version": "1.1.0"');
+    expect(now.version).toBe(minor);
+    expect(packageJson('@cortex/agent-protocol', now.version)).toContain(`"version": "${minor}"`);
     const changelog = renderChangelog('@cortex/agent-protocol', now.releases);
-    expect(changelog).toMatch(/## 1\.1\.0\n\n### Added\n\n- .*load_avg/);
+    expect(changelog).toMatch(new RegExp(`## ${minor.replace(/\./g, '\\.')}\n\n### Added\n\n- .*load_avg`));
     expect(changelog).not.toContain('Unreleased');
 
     // nothing more to record; a ref that does not hold the newest release is refused
@@ -102,7 +107,7 @@ describe('contract:release and codegen', () => {
     writeFileSync(file, JSON.stringify(d, null, 2));
     const wrongRef = spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), 'HEAD', '--contract', contract], { encoding: 'utf8' });
     expect(wrongRef.status).toBe(2);
-    expect(wrongRef.stderr).toContain('is not release 1.1.0');
+    expect(wrongRef.stderr).toContain(`is not release ${minor}`);
 
     // with 1.1.0 committed: the reworded description (nothing new on the wire) is a patch
     const releaseAt = (ref: string) => spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), ref, '--contract', contract, '--json'], { encoding: 'utf8' });
@@ -113,7 +118,7 @@ describe('contract:release and codegen', () => {
     const patch = releaseAt('HEAD');
     expect(patch.status, patch.stderr).toBe(0);
     const patchEntry = JSON.parse(patch.stdout) as Release;
-    expect(patchEntry.version).toBe('1.1.1');
+    expect(patchEntry.version).toBe(patchV);
     expect(patchEntry.changes.map((c) => [c.kind, c.rule])).toEqual([['other', 'annotation-changed']]);
     git(root, 'add', '-A');
     git(root, 'commit', '-qm', 'release 1.1.1');

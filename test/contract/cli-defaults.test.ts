@@ -66,7 +66,7 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
   it('cortex-server serve', () => {
     const s = resolveSettings({}, {});
     checkAll(help('dist/server/cli.js', ['serve']), {
-      '--db': () => s.db,
+      '--db': () => `$CORTEX_DB, then ${s.db}`,
       '--listen': () => `${s.listen.host}:${s.listen.port}`,
       '--trusted-proxy': () => (s.trusted_proxies.join(',') === '127.0.0.0/8,::1' ? '127.0.0.0/8 and ::1' : s.trusted_proxies.join(',')),
       '--hello-timeout-ms': () => s.hello_timeout_ms,
@@ -80,6 +80,8 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
       '--failed-hellos-before-throttle': () => s.failed_hellos_before_throttle,
       '--metrics-public': () => (s.metrics_public === false ? 'local requests and admin-token holders' : 'every client'),
       '--server-id': () => (defaultServerId(3100) === `${hostname()}:3100` ? 'hostname:port' : defaultServerId(3100)),
+      '--silent-after-secs': () => s.silent_after_secs,
+      '--allow-origin': () => (s.allowed_origins.length === 0 ? 'none' : s.allowed_origins.join(',')),
     });
   });
 

@@ -108,7 +108,9 @@ describe('issueAgent / reissueToken / listAgents', () => {
 
     const again = await reissueToken(t.storage.db, first.host_id);
     expect(again.host_id).toBe(first.host_id);
-    expect(again.hostname).toBe('web-01.internal'); // hostname as last reported by hello
+    // the operator's label stays; the name the hello reported is kept beside it (DECISIONS I)
+    expect(again.hostname).toBe('web-01');
+    expect((await getAgent(t.storage.db, first.host_id))?.agent_hostname).toBe('web-01.internal');
     expect(again.token).not.toBe(first.token);
     const row = await hashesOf(first.host_id);
     expect(row).toEqual({
@@ -157,7 +159,8 @@ describe('handshake bookkeeping', () => {
       connection_state: 'Active',
       session_id: s.session_id,
       agent_version: '1.2.3',
-      hostname: 'web-01.internal',
+      hostname: 'h', // the operator's label stays (DECISIONS I)
+      agent_hostname: 'web-01.internal',
       platform_json: s.platform_json,
       capabilities_json: s.capabilities_json,
       last_handshake: s.last_handshake,

@@ -96,7 +96,7 @@ describe('cortex-server CLI', () => {
     const config = join(dir, 'server.json');
     writeFileSync(config, JSON.stringify({ max_batch_entries: 500, hello_timeout_ms: 4000 }));
     const s = await serve(['--db', db, '--config', config, '--max-batch-entries', '400', '--admin-token', 'admin-secret-token-123456'], { CORTEX_LOG_CAPTURE_FILE: capture });
-    expect(s.stderr()).toContain('To enroll an agent');
+    expect(s.stdout()).toContain('To enroll an agent');
     const c = await TestClient.open(s.url);
     const hello = await c.request('agent.hello', helloParams(issued.host_id, issued.token));
     const rotated = hello.result.rotated_token as string;

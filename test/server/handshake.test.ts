@@ -27,7 +27,8 @@ describe('agent.hello', () => {
     const row = await getAgent(t.server.storage.db, h.host_id);
     expect(row?.connection_state).toBe('Active');
     expect(row?.session_id).toBe(r.session_id);
-    expect(row?.hostname).toBe('web-1.lan');
+    expect(row?.hostname).toBe('web-1'); // the operator's label (agent issue --host)
+    expect(row?.agent_hostname).toBe('web-1.lan'); // what the agent reported
     expect(row?.agent_version).toBe('0.1.0');
     expect(JSON.parse(row?.platform_json ?? '{}').os).toBe('linux');
     expect(JSON.parse(row?.capabilities_json ?? '{}').max_batch_entries).toBe(1000);

@@ -53,7 +53,7 @@ describe('migrations', () => {
     expect(await migrateToLatest(storage)).toEqual([]);
 
     const tables = (await tablesOf(storage)).map((t) => t.name).sort();
-    expect(tables).toEqual(['agents', 'audit', 'enrollment_tokens', 'logs', 'metrics', 'probe_requests', 'server_settings', 'servers']);
+    expect(tables).toEqual(['agent_groups', 'agents', 'audit', 'enrollment_tokens', 'logs', 'metrics', 'probe_requests', 'server_settings', 'servers']);
     const logs = (await tablesOf(storage)).find((t) => t.name === 'logs');
     expect(logs?.columns.map((c) => c.name)).toEqual([
       'host_id', 'seq', 'ts', 'received_at', 'severity', 'facility', 'app_name',

@@ -23,6 +23,8 @@ export interface ServeProcess {
   url: string;
   port: number;
   stderr: () => string;
+  /** The human banner (stdout). */
+  stdout: () => string;
   exited: Promise<number | null>;
 }
 
@@ -30,20 +32,30 @@ export interface ServeProcess {
 export function serve(args: string[], env: Record<string, string> = {}): Promise<ServeProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
+  let out = '';
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return new Promise((resolveP, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
+    // Ready when the JSON "listening" line (stderr) and the human banner (stdout) are out.
+    const check = () => {
+      if (!out.includes('To enroll an agent')) return;
       // complete lines only: a chunk may end in the middle of one
       for (const line of err.split('\n').slice(0, -1)) {
         if (!line.startsWith('{')) continue;
         const rec = JSON.parse(line) as { msg?: string; url?: string };
-        if (rec.msg === 'listening' && rec.url && err.includes('To enroll an agent')) {
+        if (rec.msg === 'listening' && rec.url) {
           const port = Number(new URL(rec.url.replace(/^ws/, 'http')).port);
-          resolveP({ child, url: rec.url, port, stderr: () => err, exited });
+          resolveP({ child, url: rec.url, port, stderr: () => err, stdout: () => out, exited });
           return;
         }
       }
+    };
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      check();
+    });
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      check();
     });
     void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${err}`)));
   });

@@ -1,0 +1,108 @@
+// DIR/run.lock: one `cortex-agent run` per state folder. A second one is refused at once
+// (instead of both connecting with the same host_id and closing each other's sessions).
+//
+// The lock file holds the owner's pid (and host name). It is created with O_EXCL; a lock
+// whose process is gone (SIGKILL, a crash, a reboot) is taken over. Removed on exit.
+import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+
+export const RUN_LOCK_FILE = 'run.lock';
+
+export class RunLockHeldError extends Error {
+  constructor(
+    readonly path: string,
+    readonly pid: number,
+  ) {
+    super(`another cortex-agent run (pid ${pid}) is using this state folder (${path}); stop it first (kill ${pid}), or give each agent its own --state-dir`);
+    this.name = 'RunLockHeldError';
+  }
+}
+
+interface LockContent {
+  pid: number;
+  host: string;
+}
+
+function readLock(path: string): LockContent | null {
+  try {
+    const v = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockContent>;
+    return typeof v.pid === 'number' ? { pid: v.pid, host: String(v.host ?? '') } : null;
+  } catch {
+    return null; // gone, or half written by a process that died: treat as stale
+  }
+}
+
+/** Whether `pid` is a live process that can be an agent (a node process, where /proc tells). */
+export function agentProcessAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // After a reboot the pid may belong to something else entirely.
+    return /node|cortex/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return true; // no /proc: trust kill(0)
+  }
+}
+
+/**
+ * Takes DIR/run.lock for this process. Throws RunLockHeldError when a live agent holds it.
+ * Returns the release function (also run on process exit).
+ */
+export function acquireRunLock(stateDir: string, onTakeover?: (stalePid: number) => void): () => void {
+  const path = join(stateDir, RUN_LOCK_FILE);
+  const mine: LockContent = { pid: process.pid, host: hostname() };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    let fd: number;
+    try {
+      fd = openSync(path, 'wx', 0o644);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const held = readLock(path);
+      if (held !== null && held.host === mine.host && agentProcessAlive(held.pid)) throw new RunLockHeldError(path, held.pid);
+      if (held !== null && held.host !== mine.host) {
+        // A state folder on shared storage used from another machine: its pid says nothing here.
+        throw new RunLockHeldError(path, held.pid);
+      }
+      onTakeover?.(held?.pid ?? 0);
+      try {
+        unlinkSync(path);
+      } catch {
+        // another process took it over first: try again
+      }
+      continue;
+    }
+    try {
+      writeSync(fd, JSON.stringify(mine));
+    } finally {
+      closeSync(fd);
+    }
+    // Two processes taking over the same stale lock: the later unlink removed the earlier
+    // one's file; whoever no longer finds its own pid there gives way.
+    const now = readLock(path);
+    if (now === null || now.pid !== mine.pid) {
+      if (now !== null) throw new RunLockHeldError(path, now.pid);
+      continue;
+    }
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      process.off('exit', release);
+      if (readLock(path)?.pid === mine.pid) {
+        try {
+          unlinkSync(path);
+        } catch {
+          // already gone
+        }
+      }
+    };
+    process.on('exit', release);
+    return release;
+  }
+  throw new Error(`could not take ${path}; is another cortex-agent starting on this state folder?`);
+}

@@ -1,0 +1,116 @@
+// Admin API routes of the operator-experience work (DECISIONS I): agent delete, config
+// groups and group membership — the HTTP twins of `cortex-server agent delete`,
+// `agent config --group`, `agent issue --group` and `agent list --groups`.
+import { validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
+import { agentConfigIssues } from '../config-check.js';
+import { getSetting } from '../db/settings.repository.js';
+import { GROUP_NAME, HostInUseError, deleteAgent, getGroup, listGroups, setGroupConfig, setHostGroup } from '../db/operator.repository.js';
+import { HostRevokedError, UnknownHostError } from '../db/storage.js';
+import { builtinAgentConfig } from '../settings.js';
+import { LIMITS } from '@cortex/agent-protocol';
+import type { Route, RouteContext } from './context.js';
+import { ApiError, hostIdParam, invalid, readJson, send, unknownHost } from './http.js';
+import { checkBody } from './schemas.js';
+
+function groupParam(raw: string): string {
+  const name = decodeURIComponent(raw);
+  if (!GROUP_NAME.test(name)) throw invalid(`group name ${JSON.stringify(name)}: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`, [{ path: '/name', message: 'is not a group name' }]);
+  return name;
+}
+
+async function defaults(ctx: RouteContext): Promise<{ cap: number; fallback: AgentConfig }> {
+  const recorded = await getSetting(ctx.deps.storage.db, 'max_batch_entries');
+  const cap = ctx.deps.settings?.max_batch_entries ?? (typeof recorded === 'number' ? recorded : LIMITS.server_max_batch_entries);
+  return { cap, fallback: ctx.deps.settings?.default_agent_config ?? builtinAgentConfig(cap) };
+}
+
+async function groupConfigView(ctx: RouteContext, name: string): Promise<Record<string, unknown>> {
+  const g = await getGroup(ctx.deps.storage.db, name);
+  if (g === undefined) throw new ApiError(404, 404, `no group ${name}; create it with PUT /admin/groups/${name}/config`);
+  const { fallback } = await defaults(ctx);
+  const stored = g.agent_config_json === null ? null : (JSON.parse(g.agent_config_json) as unknown);
+  const members = (await listGroups(ctx.deps.storage.db)).find((x) => x.name === name)?.members ?? 0;
+  return { name, stored, effective: stored ?? fallback, source: stored === null ? 'default' : 'group', apply_after: g.config_apply_after, members, updated_at: g.updated_at };
+}
+
+export const operatorRoutes: readonly Route[] = [
+  {
+    method: 'DELETE',
+    path: '/admin/agents/{host_id}',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      const raw = ctx.query.string('purge', 5);
+      if (raw !== undefined && raw !== 'true' && raw !== 'false') throw invalid('purge must be true or false', [{ path: '/purge', message: 'must be true or false' }]);
+      const purge = raw === 'true';
+      try {
+        const gone = await deleteAgent(ctx.deps.storage.db, id, { purge });
+        send(ctx.res, 200, {
+          host_id: id,
+          purged: purge,
+          logs_deleted: gone.logs,
+          metrics_deleted: gone.metrics,
+          message: purge ? `deleted ${id} with its ${gone.logs} log and ${gone.metrics} metric rows` : `deleted ${id}; its log and metric rows are kept (purge=true deletes them)`,
+        });
+      } catch (error) {
+        if (error instanceof UnknownHostError) throw unknownHost(id);
+        if (error instanceof HostInUseError) throw new ApiError(409, 409, `host ${id} is ${error.state}: only a revoked or never-connected host can be deleted; revoke or decommission it first`);
+        throw error;
+      }
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/admin/agents/{host_id}/group',
+    async handler(ctx) {
+      const id = hostIdParam(ctx.params['host_id'] as string);
+      const body = checkBody<{ group: string | null }>('SetGroupRequest', await readJson(ctx.req, '{"group": "web"}'));
+      try {
+        await setHostGroup(ctx.deps.storage.db, id, body.group);
+      } catch (error) {
+        if (error instanceof UnknownHostError) throw unknownHost(id);
+        if (error instanceof HostRevokedError) throw new ApiError(409, 409, `host ${id} is revoked`);
+        throw error;
+      }
+      send(ctx.res, 200, { host_id: id, group: body.group, message: body.group === null ? `${id} is in no group now` : `${id} is in group ${body.group} now` });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/admin/groups',
+    async handler(ctx) {
+      const groups = await listGroups(ctx.deps.storage.db);
+      send(ctx.res, 200, groups.map((g) => ({ name: g.name, members: g.members, agent_config_json: g.agent_config_json, config_apply_after: g.config_apply_after, created_at: g.created_at, updated_at: g.updated_at })));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/admin/groups/{name}/config',
+    async handler(ctx) {
+      send(ctx.res, 200, await groupConfigView(ctx, groupParam(ctx.params['name'] as string)));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/admin/groups/{name}/config',
+    async handler(ctx) {
+      const name = groupParam(ctx.params['name'] as string);
+      const body = checkBody<{ config: unknown; apply_after?: string | null }>('SetConfigRequest', await readJson(ctx.req, '{"config": {AgentConfig}, "apply_after": null}'));
+      const { cap } = await defaults(ctx);
+      const issues = agentConfigIssues(body.config, cap).map((i) => ({ ...i, path: `/config${i.path}` }));
+      if (issues.length > 0 || !validateAgentConfig(body.config)) throw invalid(`config is not a valid AgentConfig (${issues.length} problems)`, issues.slice(0, 50));
+      const applyAfter = body.apply_after === undefined || body.apply_after === null ? null : new Date(body.apply_after).toISOString();
+      await setGroupConfig(ctx.deps.storage.db, name, JSON.stringify(body.config), applyAfter);
+      send(ctx.res, 200, await groupConfigView(ctx, name));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/admin/groups/{name}/config',
+    async handler(ctx) {
+      const name = groupParam(ctx.params['name'] as string);
+      if ((await getGroup(ctx.deps.storage.db, name)) === undefined) throw new ApiError(404, 404, `no group ${name}`);
+      await setGroupConfig(ctx.deps.storage.db, name, null);
+      send(ctx.res, 200, await groupConfigView(ctx, name));
+    },
+  },
+];

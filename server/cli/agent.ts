@@ -1,0 +1,316 @@
+// `cortex-server agent …`: the admin commands on the agents table.
+import type { AgentSummary } from '../db/agents.repository.js';
+import type { GroupSummary } from '../db/operator.repository.js';
+import type { LogView } from '../db/logs.repository.js';
+import { UnknownHostError } from '../db/storage.js';
+import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
+import { HELP, PROG } from './help.js';
+import { enrollCommand, runCommand } from './hints.js';
+import { REMOTE_OPTIONS, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
+
+export async function agentIssue(args: string[]): Promise<void> {
+  const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, group: { type: 'string' }, json: { type: 'boolean' }, 'expires-in': { type: 'string' }, ...REMOTE_OPTIONS }, HELP.issue);
+  const security = await import('../security/commands.js');
+  const ttlMs = security.enrollmentTtl(values['expires-in']);
+  const host = values.host;
+  const group = values.group;
+  const { GROUP_NAME } = await import('../db/operator.repository.js');
+  if (group !== undefined && group !== '' && !GROUP_NAME.test(group)) {
+    throw new UsageError(`--group ${JSON.stringify(group)}: a group name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (--group '' leaves the group)`);
+  }
+  const hostId = values['host-id'];
+  if ((host === undefined) === (hostId === undefined)) throw new UsageError(`give exactly one of --host HOSTNAME or --host-id HOST_ID\n\n${HELP.issue}`);
+  if (host !== undefined && (host.length < 1 || host.length > 253)) throw new UsageError('--host must be 1..253 characters');
+  if (hostId !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(hostId)) {
+    throw new UsageError(`--host-id ${JSON.stringify(hostId)} is not a UUID; see \`${PROG} agent list\``);
+  }
+  const remote = remoteTarget(values);
+  if (remote !== undefined && values['expires-in'] !== undefined) throw new UsageError('--expires-in works on the database only (the admin API issues tokens with the default lifetime); drop it or use --db');
+  const issued = remote !== undefined ? await issueRemote(remote, host, hostId, group) : await issueLocal(values.db, host, hostId, group, ttlMs);
+  printIssued(issued, values.json === true, group);
+}
+
+interface Issued {
+  host_id: string;
+  hostname: string;
+  token: string;
+  agent_url: string | undefined;
+}
+
+async function issueRemote(t: RemoteTarget, host: string | undefined, hostId: string | undefined, group: string | undefined): Promise<Issued> {
+  const r =
+    host !== undefined
+      ? await ok<{ host_id: string; hostname: string; token: string; server_url?: string }>(t, 'POST', '/admin/agents', { hostname: host })
+      : await ok<{ host_id: string; hostname: string; token: string; server_url?: string }>(t, 'POST', `/admin/agents/${hostId}/token`);
+  if (group !== undefined) await ok(t, 'PUT', `/admin/agents/${r.host_id}/group`, { group: group === '' ? null : group });
+  return { host_id: r.host_id, hostname: r.hostname, token: r.token, agent_url: r.server_url };
+}
+
+async function issueLocal(db: string | undefined, host: string | undefined, hostId: string | undefined, group: string | undefined, ttlMs: number): Promise<Issued> {
+  const security = await import('../security/commands.js');
+  const ops = await import('../db/operator.repository.js');
+  const { issueAgent, reissueToken } = await repo();
+  const { getSetting } = await import('../db/settings.repository.js');
+  return withDb(db, async (s) => {
+    const recorded = await getSetting(s.db, 'agent_url');
+    const agent_url = typeof recorded === 'string' ? recorded : undefined;
+    // A host belongs to one group: --group NAME puts it there (created if new), --group '' out.
+    const join = async (id: string) => {
+      if (group !== undefined) await adminOp(id, () => ops.setHostGroup(s.db, id, group === '' ? null : group));
+    };
+    if (host !== undefined) {
+      const created = await issueAgent(s.db, host);
+      await security.afterIssue(s.db, created, ttlMs, false);
+      await join(created.host_id);
+      return { ...created, agent_url };
+    }
+    try {
+      const again = await reissueToken(s.db, hostId as string);
+      await security.afterIssue(s.db, again, ttlMs, true);
+      await join(again.host_id);
+      return { ...again, agent_url };
+    } catch (error) {
+      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+      throw error;
+    }
+  }, { create: host !== undefined });
+}
+
+function printIssued(issued: Issued, json: boolean, group: string | undefined): void {
+  if (json) {
+    out(JSON.stringify({ host_id: issued.host_id, hostname: issued.hostname, token: issued.token, ...(group !== undefined ? { group: group === '' ? null : group } : {}) }));
+  } else {
+    // The token is the result (stdout), so the complete enroll command with it goes there
+    // too; stderr (which may be logged) never carries it.
+    const url = issued.agent_url ?? 'ws://SERVER:3100/ws/agent';
+    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\nOn the host, from a clone of this repository:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}`);
+    err(`The token is shown once and works for one enrollment. To keep it out of ps on the host, save it to a file (mode 0600) and give --token-file FILE instead of --token TOKEN.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
+  }
+}
+
+/** What `agent list` shows as STATE: Revoked hosts that were decommissioned say so. */
+export function displayState(a: Pick<AgentSummary, 'connection_state' | 'decommission_requested_at'>): string {
+  if (a.connection_state === 'Revoked' && a.decommission_requested_at !== null) return 'Decommissioned';
+  if (a.connection_state === 'Active' && a.decommission_requested_at !== null) return 'Draining';
+  return a.connection_state;
+}
+
+/**
+ * The last disconnect with its time. For an Active host it belongs to an earlier session:
+ * marked "earlier", never shown as if it were the current state.
+ */
+export function displayDisconnect(a: Pick<AgentSummary, 'connection_state' | 'last_disconnect' | 'last_disconnect_reason' | 'last_handshake'>): string {
+  if (a.last_disconnect_reason === null) return '-';
+  const at = a.last_disconnect ?? '?';
+  const earlier = a.connection_state === 'Active' && (a.last_handshake === null || a.last_disconnect === null || a.last_disconnect <= a.last_handshake);
+  return `${earlier ? 'earlier: ' : ''}${a.last_disconnect_reason} at ${at}`;
+}
+
+export async function agentList(args: string[]): Promise<void> {
+  const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' }, group: { type: 'string' }, groups: { type: 'boolean' }, ...REMOTE_OPTIONS }, HELP.list);
+  const remote = remoteTarget(values);
+  const { listAgents } = await repo();
+  const ops = await import('../db/operator.repository.js');
+  if (values.groups === true) {
+    const groups = remote !== undefined ? await ok<GroupSummary[]>(remote, 'GET', '/admin/groups') : await withDb(values.db, (s) => ops.listGroups(s.db));
+    if (values.json) {
+      out(JSON.stringify(groups.map(groupView)));
+      return;
+    }
+    if (groups.length === 0) {
+      out('no groups; create one with: agent config --group NAME --set JSON');
+      return;
+    }
+    table(['GROUP', 'MEMBERS', 'CONFIG', 'UPDATED'], groups.map((g) => [g.name, String(g.members), g.agent_config_json === null ? 'server default' : 'own', g.updated_at]));
+    return;
+  }
+  let agents = remote !== undefined ? await ok<AgentSummary[]>(remote, 'GET', '/admin/agents?limit=10000') : await withDb(values.db, (s) => listAgents(s.db));
+  if (values.group !== undefined) agents = agents.filter((a) => a.group_name === values.group);
+  if (values.json) {
+    out(JSON.stringify(agents.map((a) => ({ ...normalizeAgent(a), state: displayState(a) }))));
+    return;
+  }
+  if (agents.length === 0) {
+    out(values.group !== undefined ? `no agents in group ${values.group}` : 'no agents; add one with: agent issue --host HOSTNAME');
+    return;
+  }
+  table(
+    ['HOST_ID', 'LABEL', 'AGENT_HOSTNAME', 'GROUP', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT', 'SERVER'],
+    agents.map((a) => [a.host_id, a.hostname, a.agent_hostname ?? '-', a.group_name ?? '-', displayState(a), String(a.accepted_seq), a.last_seen ?? '-', displayDisconnect(a), a.server_id ?? '-']),
+  );
+}
+
+/** A group as `agent list --groups --json` and GET /admin/groups show it. */
+export function groupView(g: GroupSummary): Record<string, unknown> {
+  return { name: g.name, members: g.members, agent_config_json: g.agent_config_json, config_apply_after: g.config_apply_after, created_at: g.created_at, updated_at: g.updated_at };
+}
+
+function table(head: string[], rows: string[][]): void {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
+  for (const r of [head, ...rows]) out(r.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd());
+}
+
+export async function agentDelete(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' }, purge: { type: 'boolean' }, ...REMOTE_OPTIONS }, HELP.delete, true);
+  const hostId = oneHost(positionals, HELP.delete);
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    const r = await ok<{ message: string }>(remote, 'DELETE', `/admin/agents/${hostId}${values.purge === true ? '?purge=true' : ''}`);
+    out(r.message);
+    return;
+  }
+  const ops = await import('../db/operator.repository.js');
+  const purged = await withDb(values.db, async (s) => {
+    try {
+      const gone = await ops.deleteAgent(s.db, hostId, { purge: values.purge === true });
+      await (await import('../security/commands.js')).auditCli(s.db, 'agent.delete', hostId, { purge: values.purge === true });
+      return gone;
+    } catch (error) {
+      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+      if (error instanceof ops.HostInUseError) throw new UsageError(`host ${hostId} is ${error.state}: only a revoked or never-connected host can be deleted; \`${PROG} agent revoke ${hostId}\` (or decommission) first`);
+      throw error;
+    }
+  });
+  out(deletedMessage(hostId, values.purge === true, purged));
+}
+
+export function deletedMessage(hostId: string, purge: boolean, purged: { logs: number; metrics: number }): string {
+  return purge ? `deleted ${hostId} with its ${purged.logs} log and ${purged.metrics} metric rows` : `deleted ${hostId}; its log and metric rows are kept (--purge deletes them)`;
+}
+
+function normalizeAgent(a: AgentSummary): AgentSummary {
+  return { ...a, accepted_seq: Number(a.accepted_seq), control_rev: Number(a.control_rev), config_version: Number(a.config_version) };
+}
+
+function formatLog(l: LogView): string {
+  const app = l.app_name ? ` ${l.app_name}${l.process_id ? `[${l.process_id}]` : ''}:` : '';
+  return `${l.seq} ${l.ts} ${l.severity.padEnd(7)} ${l.source}${app} ${l.message}`;
+}
+
+export async function agentTail(args: string[]): Promise<void> {
+  const { values, positionals } = parse(
+    args,
+    { db: { type: 'string' }, n: { type: 'string', short: 'n' }, follow: { type: 'boolean' }, json: { type: 'boolean' }, ...REMOTE_OPTIONS },
+    HELP.tail,
+    true,
+  );
+  if (positionals.length !== 1) throw new UsageError(`give exactly one HOST_ID\n\n${HELP.tail}`);
+  const hostId = (positionals[0] as string).toLowerCase();
+  const n = int('-n', values.n) ?? 20;
+  const remote = remoteTarget(values);
+  if (remote !== undefined) return tailRemote(remote, hostId, n, values.follow === true, values.json === true);
+  const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
+  const storage = await openDb(values.db);
+  try {
+    if ((await getAgent(storage.db, hostId)) === undefined) {
+      throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+    }
+    const rows = await tail(storage.db, hostId, n);
+    if (values.json && !values.follow) out(JSON.stringify(rows));
+    else for (const r of rows) out(values.json ? JSON.stringify(r) : formatLog(r));
+    if (!values.follow) return;
+    let last = rows.length > 0 ? (rows[rows.length - 1] as LogView).seq : 0;
+    let stop = false;
+    const onSignal = () => (stop = true);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    while (!stop) {
+      const more = await since(storage.db, hostId, last, 1000);
+      for (const r of more) out(values.json ? JSON.stringify(r) : formatLog(r));
+      if (more.length > 0) last = (more[more.length - 1] as LogView).seq;
+      else await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await storage.close();
+  }
+}
+
+/** agent tail over the admin API: GET …/logs pages (newest first), then the SSE live tail. */
+async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: boolean, json: boolean): Promise<void> {
+  const rows: LogView[] = [];
+  let cursor: string | null = null;
+  while (rows.length < n) {
+    const page: { items: LogView[]; next_cursor: string | null } = await ok(t, 'GET', `/admin/agents/${hostId}/logs?limit=${Math.min(1000, n - rows.length)}${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    rows.push(...page.items);
+    cursor = page.next_cursor;
+    if (cursor === null || page.items.length === 0) break;
+  }
+  rows.reverse(); // oldest first, as locally
+  if (json && !follow) out(JSON.stringify(rows));
+  else for (const r of rows) out(json ? JSON.stringify(r) : formatLog(r));
+  if (!follow) return;
+  const last = rows.length > 0 ? (rows[rows.length - 1] as LogView).seq : 0;
+  const stream = followEvents(t, `/admin/agents/${hostId}/logs/stream?after_seq=${last}&backlog=0`, (_id, event, data) => {
+    if (event !== 'log') return;
+    const r = JSON.parse(data) as LogView;
+    out(json ? JSON.stringify(r) : formatLog(r));
+  });
+  process.once('SIGINT', stream.stop);
+  process.once('SIGTERM', stream.stop);
+  await stream.done;
+}
+
+export async function agentRevoke(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' }, ...REMOTE_OPTIONS }, HELP.revoke, true);
+  const hostId = oneHost(positionals, HELP.revoke);
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    out((await ok<{ message: string }>(remote, 'POST', `/admin/agents/${hostId}/revoke`)).message);
+    return;
+  }
+  const { revoke } = await repo();
+  await withDb(values.db, async (s) => {
+    await adminOp(hostId, () => revoke(s.db, hostId));
+    await (await import('../security/commands.js')).auditCli(s.db, 'agent.revoke', hostId);
+  });
+  out(`revoked ${hostId}; a server holding its session closes it (4002) within 2 s`);
+}
+
+export async function agentRotate(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' }, 'grace-secs': { type: 'string' }, ...REMOTE_OPTIONS }, HELP.rotate, true);
+  const hostId = oneHost(positionals, HELP.rotate);
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    const grace = int('--grace-secs', values['grace-secs']);
+    out((await ok<{ message: string }>(remote, 'POST', `/admin/agents/${hostId}/rotate`, grace !== undefined ? { grace_secs: grace } : {})).message);
+    return;
+  }
+  const { getSetting } = await import('../db/settings.repository.js');
+  const { requestRotation } = await repo();
+  const { LIMITS } = await import('@cortex/agent-protocol');
+  const given = int('--grace-secs', values['grace-secs']);
+  await withDb(values.db, async (s) => {
+    const recorded = await getSetting(s.db, 'rotation_grace_secs');
+    const grace = given ?? (typeof recorded === 'number' ? recorded : LIMITS.rotation_grace_secs);
+    await adminOp(hostId, () => requestRotation(s.db, hostId, grace));
+    await (await import('../security/commands.js')).auditCli(s.db, 'agent.rotate', hostId, { grace_secs: grace });
+    out(`rotation requested for ${hostId} (grace ${grace} s): its next hello gets a new token; a connected agent is asked to reconnect within 2 s`);
+  });
+}
+
+export async function agentDecommission(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' }, 'drain-secs': { type: 'string' }, ...REMOTE_OPTIONS }, HELP.decommission, true);
+  const hostId = oneHost(positionals, HELP.decommission);
+  const { LIMITS } = await import('@cortex/agent-protocol');
+  const drain = int('--drain-secs', values['drain-secs']) ?? LIMITS.decommission_drain_secs;
+  if (drain > LIMITS.max_drain_seconds) throw new UsageError(`--drain-secs must be at most ${LIMITS.max_drain_seconds}`);
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    out((await ok<{ message: string }>(remote, 'POST', `/admin/agents/${hostId}/decommission`, { drain_secs: drain })).message);
+    return;
+  }
+  const { requestDecommission, getAgent, revoke } = await repo();
+  await withDb(values.db, async (s) => {
+    await adminOp(hostId, () => requestDecommission(s.db, hostId, drain));
+    await (await import('../security/commands.js')).auditCli(s.db, 'agent.decommission', hostId, { drain_secs: drain });
+    const row = await getAgent(s.db, hostId);
+    if (row !== undefined && row.connection_state !== 'Active') {
+      // Not connected: revoke at once (DESIGN 5.13). A session that is still open somewhere
+      // is drained and revoked by its server.
+      await revoke(s.db, hostId);
+      out(`decommissioned ${hostId}: not connected, revoked now (rows kept)`);
+    } else {
+      out(`decommission requested for ${hostId}: the server holding its session drains it for ${drain} s, then revokes (rows kept)`);
+    }
+  });
+}

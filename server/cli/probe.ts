@@ -1,0 +1,44 @@
+// `cortex-server probe`: runs a probe on a connected host through the admin API.
+import { UsageError, err, int, out, parse } from './common.js';
+import { HELP, PROG } from './help.js';
+import { REMOTE_OPTIONS, call, remoteTarget } from './remote.js';
+
+export async function probeCmd(args: string[]): Promise<void> {
+  const { values, positionals } = parse(
+    args,
+    { args: { type: 'string' }, 'timeout-ms': { type: 'string' }, url: { type: 'string' }, 'admin-token': { type: 'string' }, db: { type: 'string' }, ...REMOTE_OPTIONS },
+    HELP.probe,
+    true,
+  );
+  if (positionals.length !== 2) throw new UsageError(`give HOST_ID and PROBE\n\n${HELP.probe}`);
+  const [hostId, probe] = positionals as [string, string];
+  if (values.url !== undefined && values.server !== undefined) throw new UsageError('--url and --server are the same option: give one');
+  const target = remoteTarget({ ...values, db: undefined, server: values.server ?? values.url });
+  if (target === undefined) throw new UsageError(`--url is required (or --server URL, or CORTEX_SERVER): the server, e.g. http://127.0.0.1:3100\n\n${HELP.probe}`);
+  // --admin-token T still works (it shows in `ps`; prefer --admin-token-file or the environment)
+  if (values['admin-token'] !== undefined && values['admin-token-file'] === undefined) target.token = values['admin-token'];
+  let probeArgs: unknown = {};
+  if (values.args !== undefined) {
+    try {
+      probeArgs = JSON.parse(values.args);
+    } catch (error) {
+      throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
+    }
+  }
+  const timeout_ms = int('--timeout-ms', values['timeout-ms']) ?? 10_000;
+  // --db, as on every other command (DECISIONS K2): a host unknown to it is refused before any call.
+  if (values.db !== undefined) {
+    const [{ getAgent }, { withDb }] = await Promise.all([import('../db/agents.repository.js'), import('./common.js')]);
+    const known = await withDb(values.db, async (st) => (await getAgent(st.db, hostId)) !== undefined);
+    if (!known) throw new UsageError(`no agent with host_id ${hostId} in ${values.db}; see \`${PROG} agent list --db ${values.db}\``);
+  }
+  const reply = await call(target, 'POST', `/admin/agents/${encodeURIComponent(hostId)}/probe`, { probe, args: probeArgs, timeout_ms });
+  if (typeof reply.body !== 'object' || reply.body === null) {
+    throw new Error(`HTTP ${reply.status} from ${target.base.origin} without a JSON body: ${String(reply.body).slice(0, 200)}`);
+  }
+  out(JSON.stringify(reply.body));
+  if (reply.status === 200) return;
+  const e = (reply.body as { error?: { code?: unknown; message?: unknown } }).error;
+  err(`${PROG}: HTTP ${reply.status}: ${typeof e?.code === 'number' ? `${e.code} ` : ''}${String(e?.message ?? '')}`);
+  process.exitCode = 1;
+}

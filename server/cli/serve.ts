@@ -1,0 +1,131 @@
+// `cortex-server serve`.
+import type { ServerConfig } from '@cortex/agent-protocol';
+import { isLoopbackHost, readConfigFile, resolveSettings } from '../settings.js';
+import { UsageError, int, out, parse } from './common.js';
+import { enrollCommand, issueCommand, serveBanner } from './hints.js';
+import { HELP } from './help.js';
+
+export async function serve(args: string[]): Promise<void> {
+  const { values } = parse(
+    args,
+    {
+      db: { type: 'string' },
+      listen: { type: 'string' },
+      config: { type: 'string' },
+      'admin-token': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'allow-insecure': { type: 'boolean' },
+      'min-agent-version': { type: 'string' },
+      'max-batch-entries': { type: 'string' },
+      'ingest-queue-batches': { type: 'string' },
+      'agent-rate': { type: 'string' },
+      'upgrades-per-minute': { type: 'string' },
+      'trusted-proxy': { type: 'string', multiple: true },
+      'hello-timeout-ms': { type: 'string' },
+      'ping-interval-ms': { type: 'string' },
+      'missed-pongs': { type: 'string' },
+      'rotation-grace-secs': { type: 'string' },
+      'shutdown-drain-secs': { type: 'string' },
+      'silent-after-secs': { type: 'string' },
+      'admin-token-file': { type: 'string' },
+      'db-pool': { type: 'string' },
+      'server-id': { type: 'string' },
+      'lease-secs': { type: 'string' },
+      'metrics-public': { type: 'boolean' },
+      'failed-hellos-before-throttle': { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
+      'retention-days': { type: 'string' },
+      'max-db-bytes': { type: 'string' },
+    },
+    HELP.serve,
+  );
+  const security = await import('../security/commands.js');
+  const file = values.config !== undefined ? readConfigFile(values.config) : {};
+  const flags: Record<string, unknown> = {
+    listen: values.listen,
+    db: values.db,
+    admin_token: security.serveAdminToken(values['admin-token'], values['admin-token-file'], process.env['CORTEX_ADMIN_TOKEN']),
+    metrics_public: values['metrics-public'],
+    failed_hellos_before_throttle: int('--failed-hellos-before-throttle', values['failed-hellos-before-throttle']),
+    allowed_origins: values['allow-origin'],
+    tls_cert: values['tls-cert'],
+    tls_key: values['tls-key'],
+    allow_insecure: values['allow-insecure'],
+    min_agent_version: values['min-agent-version'],
+    max_batch_entries: int('--max-batch-entries', values['max-batch-entries']),
+    ingest_queue_batches: int('--ingest-queue-batches', values['ingest-queue-batches']),
+    agent_rate_entries_per_s: int('--agent-rate', values['agent-rate']),
+    upgrades_per_minute: int('--upgrades-per-minute', values['upgrades-per-minute']),
+    trusted_proxies: values['trusted-proxy'],
+    hello_timeout_ms: int('--hello-timeout-ms', values['hello-timeout-ms']),
+    ping_interval_ms: int('--ping-interval-ms', values['ping-interval-ms']),
+    missed_pongs: int('--missed-pongs', values['missed-pongs']),
+    rotation_grace_secs: int('--rotation-grace-secs', values['rotation-grace-secs']),
+    shutdown_drain_secs: int('--shutdown-drain-secs', values['shutdown-drain-secs']),
+    silent_after_secs: int('--silent-after-secs', values['silent-after-secs']),
+    retention_days: int('--retention-days', values['retention-days']),
+    max_db_bytes: int('--max-db-bytes', values['max-db-bytes']),
+  };
+  const settings = resolveSettings(file, flags as ServerConfig);
+  const tls = settings.tls_cert !== undefined || settings.tls_key !== undefined;
+  if (tls && (settings.tls_cert === undefined || settings.tls_key === undefined)) {
+    throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
+  }
+  if (!tls && !isLoopbackHost(settings.listen.host) && !settings.allow_insecure) {
+    throw new UsageError(
+      `refusing to listen on ${settings.listen.host} without TLS: give --tls-cert and --tls-key, listen on a loopback address behind a TLS proxy, or pass --allow-insecure`,
+    );
+  }
+  const { checkDbArg, poolArg } = await import('../cli-db.js');
+  checkDbArg(settings.db);
+  const dbPool = poolArg(values['db-pool']);
+  const serverId = values['server-id'];
+  if (serverId !== undefined && !/^[A-Za-z0-9._:@-]{1,200}$/.test(serverId)) {
+    throw new UsageError(`--server-id ${JSON.stringify(serverId)}: use 1..200 letters, digits and . _ : @ -`);
+  }
+  const leaseSecs = int('--lease-secs', values['lease-secs']);
+  if (leaseSecs !== undefined && (leaseSecs < 3 || leaseSecs > 3600)) throw new UsageError('--lease-secs must be 3..3600');
+  const [{ createLogger, logCrashes }, { startServer }, { serveStartError }] = await Promise.all([import('../log.js'), import('../server.js'), import('../cluster/errors.js')]);
+  const logger = createLogger({ name: 'cortex-server' });
+  logCrashes(logger);
+  const server = await startServer({
+    settings,
+    logger,
+    dbPool,
+    ...(serverId !== undefined ? { serverId } : {}),
+    ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
+  }).catch((error: unknown) => {
+    throw serveStartError(error);
+  });
+  logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
+  logger.info(
+    { enroll: { issue: issueCommand(server.dbDisplay), enroll: enrollCommand(server.url), url: server.url } },
+    'to enroll an agent: issue a token, then run the agent enroll command with it',
+  );
+  // The URL agents use, so that `agent issue` can print a complete enroll command.
+  const { setSetting } = await import('../db/settings.repository.js');
+  await setSetting(server.storage.db, 'agent_url', server.url);
+  // Human banner on stdout only; the JSON log lines above go to stderr only.
+  out(serveBanner(server.url, server.dbDisplay));
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      // A second signal: stop draining and close now.
+      logger.info({ signal }, 'second signal: closing without waiting for the drain');
+      void server.close();
+      return;
+    }
+    stopping = true;
+    logger.info({ signal, drain_seconds: settings.shutdown_drain_secs }, 'stopping: draining sessions');
+    server.shutdown(settings.shutdown_drain_secs).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: String(error) }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}

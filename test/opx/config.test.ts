@@ -1,0 +1,128 @@
+// agent config: --get / --default, every problem of --set at once with strict source
+// checks, config groups (config.update to every connected member; a host's own config
+// overrides its group's), agent list --group / --groups.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectAgent } from '../server/control-helpers.js';
+import { buildServer } from '../server/spawn.js';
+import { startTestServer, type TestServer } from '../server/wire.js';
+import { issue, server, tmp } from './helpers.js';
+
+const base = { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 200, probe_concurrency: 2, log_sources: [] as unknown[] };
+const cfg = (extra: Record<string, unknown> = {}) => JSON.stringify({ ...base, ...extra });
+
+beforeAll(() => buildServer(), 120_000);
+
+describe('agent config --get / --set on a database', () => {
+  let db = '';
+  let host = '';
+  beforeAll(() => {
+    db = join(tmp(), 'c.db');
+    host = issue(db, 'web-1').host_id;
+  });
+
+  it('--get prints the server default until the host has its own; --default prints the default; --set round-trips', () => {
+    const r = server(['agent', 'config', host, '--get', '--db', db]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ heartbeat_interval_secs: 30, log_sources: [] });
+    expect(r.stderr).toContain('server default');
+    expect(JSON.parse(server(['agent', 'config', '--default', '--db', db]).stdout)).toEqual(JSON.parse(r.stdout));
+    const mine = cfg({ log_sources: [{ kind: 'file', path: '/var/log/dpkg.log', start_at: 'end' }] });
+    expect(server(['agent', 'config', host, '--set', mine, '--db', db]).code).toBe(0);
+    const got = server(['agent', 'config', host, '--get', '--db', db]);
+    expect(got.stdout.trim()).toBe(mine);
+    expect(got.stderr).toContain("the host's own config");
+    expect(JSON.parse(server(['agent', 'config', host, '--get', '--default', '--db', db]).stdout)).toMatchObject({ log_sources: [] });
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
+
+  it('--set lists every problem at once with its JSON Pointer (schema, unknown keys, relative path, command not an array, cap) and changes nothing', () => {
+    const before = server(['agent', 'config', host, '--get', '--db', db]).stdout;
+    const bad = cfg({
+      heartbeat_interval_secs: 1,
+      max_batch_entries: 5000,
+      log_sources: [
+        { kind: 'file', pathh: '/var/log/syslog' },
+        { kind: 'file', path: 'var/log/apt/history.log' },
+        { kind: 'custom', path: 'app', command: '/usr/bin/tail -F /x' },
+        { kind: 'journald', path: '/var/log/journal' },
+      ],
+    });
+    const r = server(['agent', 'config', host, '--set', bad, '--db', db]);
+    expect(r.code).toBe(2);
+    for (const want of [
+      '/heartbeat_interval_secs: must be >= 5',
+      '/log_sources/0/pathh: is not a file source key',
+      '/log_sources/0/path: is required',
+      '/log_sources/1/path: must be an absolute path',
+      '/log_sources/2/command: must be a non-empty array of strings',
+      '/log_sources/3/path: is not a journald source key',
+      "/max_batch_entries: 5000 exceeds the server's max_batch_entries (1000)",
+    ]) expect(r.stderr).toContain(want);
+    expect(r.stderr).toContain('7 problems');
+    expect(server(['agent', 'config', host, '--get', '--db', db]).stdout).toBe(before);
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
+
+  it('one complete example per source kind (as in docs/configuration.md) is accepted', () => {
+    const all = cfg({
+      log_sources: [
+        { kind: 'file', path: '/var/log/apt/history.log', start_at: 'beginning', labels: { role: 'apt' } },
+        { kind: 'journald', filter: '_SYSTEMD_UNIT=ssh.service' },
+        { kind: 'docker', path: 'web-*', socket: '/var/run/docker.sock' },
+        { kind: 'custom', path: 'dmesg', command: ['/usr/bin/dmesg', '--follow'] },
+      ],
+    });
+    const r = server(['agent', 'config', host, '--set', all, '--db', db]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
+});
+
+describe('config groups', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({}, { controlPollMs: 50 });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('a group config reaches every connected member as config.update; a host with its own config keeps it; list --group / --groups', async () => {
+    const db = t.dbPath;
+    const a = await t.issue('a');
+    const b = await t.issue('b');
+    const c = await t.issue('c');
+    for (const h of [a, b, c]) expect(server(['agent', 'issue', '--host-id', h.host_id, '--group', 'web', '--json', '--db', db]).code).toBe(0);
+    // reissue gave new one-time tokens: take them
+    const tokens = new Map<string, string>();
+    for (const h of [a, b, c]) {
+      const r = JSON.parse(server(['agent', 'issue', '--host-id', h.host_id, '--json', '--db', db]).stdout) as { token: string };
+      t.tokens.push(r.token);
+      tokens.set(h.host_id, r.token);
+    }
+    const own = cfg({ heartbeat_interval_secs: 45 });
+    expect(server(['agent', 'config', c.host_id, '--set', own, '--db', db]).code).toBe(0);
+    const conns = await Promise.all([a, b, c].map((h) => connectAgent(t, ['sys.uptime'], { host_id: h.host_id, token: tokens.get(h.host_id) as string })));
+    expect(conns[2]?.hello.config.heartbeat_interval_secs).toBe(45);
+    const updates = conns.slice(0, 2).map((x) => x.client.next((m) => m.method === 'config.update'));
+    const group = cfg({ heartbeat_interval_secs: 60 });
+    const r = server(['agent', 'config', '--group', 'web', '--set', group, '--db', db]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('2 member(s)');
+    for (const u of await Promise.all(updates)) expect(u.params.config.heartbeat_interval_secs).toBe(60);
+    expect(conns[2]?.client.messages.some((m) => m.method === 'config.update')).toBe(false);
+    // the group's config for a member, the host's own for c
+    expect(JSON.parse(server(['agent', 'config', a.host_id, '--get', '--db', db]).stdout).heartbeat_interval_secs).toBe(60);
+    expect(server(['agent', 'config', a.host_id, '--get', '--db', db]).stderr).toContain("group web's config");
+    // c drops its own config: it falls back to the group's
+    const back = conns[2]!.client.next((m) => m.method === 'config.update');
+    expect(server(['agent', 'config', c.host_id, '--clear', '--db', db]).code).toBe(0);
+    expect((await back).params.config.heartbeat_interval_secs).toBe(60);
+    // listing
+    const members = JSON.parse(server(['agent', 'list', '--group', 'web', '--json', '--db', db]).stdout) as { group_name: string }[];
+    expect(members).toHaveLength(3);
+    const groups = JSON.parse(server(['agent', 'list', '--groups', '--json', '--db', db]).stdout) as { name: string; members: number }[];
+    expect(groups).toEqual([expect.objectContaining({ name: 'web', members: 3 })]);
+    expect(server(['agent', 'list', '--group', 'db', '--db', db]).stdout).toContain('no agents in group db');
+    for (const x of conns) x.client.ws.close();
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
+});

@@ -1,0 +1,94 @@
+// Opening a database for an admin command never creates one (DECISIONS I1): a missing
+// file, a folder, a special or unwritable file, or a file that is not a database is a
+// clear error (exit 2) naming the path, at once.
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../server/spawn.js';
+import { server, tmp } from './helpers.js';
+
+beforeAll(() => buildServer(), 120_000);
+
+const HOST = '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01';
+
+describe('admin commands never create a database', () => {
+  it('every agent command in a folder without ./data/cortex.db fails with the path and creates nothing', () => {
+    const cwd = tmp();
+    for (const args of [
+      ['agent', 'list'],
+      ['agent', 'list', '--json'],
+      ['agent', 'tail', HOST],
+      ['agent', 'revoke', HOST],
+      ['agent', 'rotate', HOST],
+      ['agent', 'decommission', HOST],
+      ['agent', 'config', HOST, '--clear'],
+      ['agent', 'issue', '--host', 'web-1'],
+    ]) {
+      const r = server(args, { cwd, env: { CORTEX_SERVER: undefined, CORTEX_DB: undefined } });
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stdout, args.join(' ')).toBe('');
+      expect(r.stderr).toContain(join(cwd, 'data', 'cortex.db'));
+      expect(r.stderr).toContain('--db');
+      expect(readdirSync(cwd), args.join(' ')).toEqual([]);
+    }
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
+
+  it('a missing --db file is refused and not created; a folder, a special file and a non-database are refused naming the path', () => {
+    const dir = tmp();
+    const missing = join(dir, 'nope', 'c.db');
+    const r = server(['agent', 'list', '--db', missing]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`no database at --db ${missing}`);
+    expect(existsSync(join(dir, 'nope'))).toBe(false);
+
+    const folder = server(['agent', 'list', '--db', dir]);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`--db ${dir} is a folder`);
+
+    const special = server(['agent', 'list', '--db', '/dev/null']);
+    expect(special.code).toBe(2);
+    expect(special.stderr).toContain('/dev/null is not a regular file');
+
+    const proc = server(['agent', 'list', '--db', '/proc/self/status']);
+    expect(proc.code).toBe(2);
+    expect(proc.stderr).toContain('/proc/self/status');
+
+    const procMissing = server(['agent', 'list', '--db', '/proc/cortex-nope/c.db']);
+    expect(procMissing.code).toBe(2);
+    expect(procMissing.stderr).toContain('/proc/cortex-nope/c.db');
+
+    const text = join(dir, 'notes.txt');
+    writeFileSync(text, 'this is not a database\n'.repeat(100));
+    const notDb = server(['agent', 'list', '--db', text]);
+    expect(notDb.code).toBe(2);
+    expect(notDb.stderr).toContain(text);
+    expect(notDb.stderr).toContain('not a');
+
+    const file = join(dir, 'file');
+    writeFileSync(file, '');
+    const under = server(['agent', 'list', '--db', join(file, 'c.db')]);
+    expect(under.code).toBe(2);
+    expect(under.stderr).toContain(join(file, 'c.db'));
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
+
+  it('agent issue --host with an explicit --db creates it (and says so on stderr); the other commands then work on it', () => {
+    const dir = tmp();
+    const db = join(dir, 'data', 'c.db');
+    const r = server(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(`created a new database at ${db}`);
+    const again = server(['agent', 'issue', '--host', 'web-2', '--json', '--db', db]);
+    expect(again.stderr).not.toContain('created a new database');
+    expect(JSON.parse(server(['agent', 'list', '--json', '--db', db]).stdout)).toHaveLength(2);
+    // --host-id on a missing database is refused: there is no host to reissue
+    const other = join(dir, 'other.db');
+    expect(server(['agent', 'issue', '--host-id', HOST, '--db', other]).code).toBe(2);
+    expect(existsSync(other)).toBe(false);
+    // issue's folder must be creatable
+    mkdirSync(join(dir, 'ro'));
+    writeFileSync(join(dir, 'ro', 'blocker'), '');
+    const blocked = server(['agent', 'issue', '--host', 'x', '--db', join(dir, 'ro', 'blocker', 'c.db')]);
+    expect(blocked.code).toBe(2);
+    expect(blocked.stderr).toContain(join(dir, 'ro', 'blocker', 'c.db'));
+  }, 120_000); // CLI runs: about 0.5 s each, more under load
+});

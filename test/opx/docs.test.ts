@@ -1,0 +1,83 @@
+// The README and docs/ hold what a user needs and point to nothing outside the repository;
+// their examples are valid; every option of the admin commands is documented.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { agentConfigIssues } from '../../server/config-check.js';
+import { httpBase } from '../server/control-helpers.js';
+import { buildServer } from '../server/spawn.js';
+import { startTestServer, type TestServer } from '../server/wire.js';
+import { ROOT, server } from './helpers.js';
+
+const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
+
+beforeAll(() => buildServer(), 120_000);
+
+it('README and docs link only to files inside the repository, and never to the design document', () => {
+  expect(files).toEqual(expect.arrayContaining(['docs/README.md', 'docs/cli.md', 'docs/configuration.md', 'docs/operations.md']));
+  for (const f of files) {
+    const text = read(f);
+    expect(text, f).not.toMatch(/\.\.\/shared|DESIGN\.md|\/work\//);
+    for (const m of text.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)) {
+      const target = m[1] as string;
+      if (/^[a-z]+:/.test(target)) continue;
+      const abs = resolve(ROOT, dirname(f), target);
+      expect(abs.startsWith(ROOT), `${f} → ${target}`).toBe(true);
+      expect(existsSync(abs), `${f} → ${target}`).toBe(true);
+    }
+  }
+  expect(read('README.md')).toContain('docs/cli.md');
+});
+
+it('the AgentConfig example of docs/configuration.md is valid and has every source kind, custom with its command', () => {
+  const text = read('docs/configuration.md');
+  const blocks = [...text.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1] as string) as Record<string, unknown>);
+  const example = blocks.find((b) => Array.isArray(b['log_sources']) && (b['log_sources'] as unknown[]).length > 0) as { log_sources: { kind: string; command?: unknown }[] };
+  expect(agentConfigIssues(example, 1000)).toEqual([]);
+  expect(new Set(example.log_sources.map((s) => s.kind))).toEqual(new Set(['file', 'journald', 'docker', 'custom']));
+  expect(Array.isArray(example.log_sources.find((s) => s.kind === 'custom')?.command)).toBe(true);
+  expect(text).toContain('A line without a timestamp of its own keeps the time it was read');
+  // the server config example is a valid ServerConfig
+  const serverConfig = blocks.find((b) => 'listen' in b);
+  expect(serverConfig).toBeDefined();
+});
+
+it('the options of the admin commands (as their --help lists them) are in docs/cli.md', () => {
+  const doc = read('docs/cli.md');
+  // The options this work defines; other options may be added by others with their docs.
+  const remote = ['--server', '--admin-token-file', '--ca', '--db', '--help'];
+  const own: [string[], string[]][] = [
+    [['agent', 'issue'], ['--host', '--host-id', '--group', '--json']],
+    [['agent', 'list'], ['--group', '--groups', '--json']],
+    [['agent', 'tail'], ['-n', '--follow', '--json']],
+    [['agent', 'revoke'], []],
+    [['agent', 'rotate'], ['--grace-secs']],
+    [['agent', 'decommission'], ['--drain-secs']],
+    [['agent', 'config'], ['--get', '--set', '--set-file', '--clear', '--group', '--default', '--apply-after']],
+    [['agent', 'delete'], ['--purge']],
+    [['probe'], ['--args', '--timeout-ms', '--url']],
+  ];
+  for (const [cmd, opts] of own) {
+    const help = server([...cmd, '--help']);
+    expect(help.code, cmd.join(' ')).toBe(0);
+    for (const opt of [...remote, ...opts]) {
+      expect(help.stdout, `${cmd.join(' ')} --help lists ${opt}`).toContain(opt === '--help' ? 'Usage:' : opt);
+      expect(doc, `docs/cli.md documents ${cmd.join(' ')} ${opt}`).toContain(opt);
+    }
+  }
+});
+
+let t: TestServer | undefined;
+afterAll(async () => {
+  await t?.close();
+});
+
+it("the alert rule's metrics exist in GET /metrics", async () => {
+  t = await startTestServer();
+  const scrape = await (await fetch(`${httpBase(t)}/metrics`)).text();
+  const rules = read('docs/operations.md');
+  const used = new Set([...rules.matchAll(/\b(cortex_agents\w*)/g)].map((m) => m[1] as string));
+  expect(used.size).toBeGreaterThanOrEqual(2);
+  for (const name of used) expect(scrape, name).toMatch(new RegExp(`^# TYPE ${name} `, 'm'));
+});

@@ -1,0 +1,56 @@
+// Helpers for the operator-experience tests: the compiled CLIs run as child processes
+// in a folder of the test's choosing (so a stray ./data/cortex.db would show).
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+import { CLI, ROOT } from '../server/spawn.js';
+
+export { CLI, ROOT };
+export const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+export function tmp(prefix = 'cortex-opx-'): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+}
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function server(args: string[], options: { cwd?: string; env?: Record<string, string | undefined>; input?: string } = {}): Run {
+  const env: Record<string, string | undefined> = { ...process.env, ...options.env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: options.cwd ?? ROOT, encoding: 'utf8', env: env as NodeJS.ProcessEnv, input: options.input ?? '', timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** `agent issue --host NAME --json` on a database it creates. */
+export function issue(db: string, host: string, extra: string[] = []): { host_id: string; hostname: string; token: string } {
+  const r = server(['agent', 'issue', '--host', host, '--json', '--db', db, ...extra]);
+  if (r.code !== 0) throw new Error(`agent issue failed (${r.code}): ${r.stderr}`);
+  return JSON.parse(r.stdout) as { host_id: string; hostname: string; token: string };
+}
+
+/** Like server(), without blocking the event loop (for a server running in this process). */
+export function serverAsync(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<Run> {
+  const env: Record<string, string | undefined> = { ...process.env, ...options.env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd ?? ROOT, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}

@@ -1,0 +1,137 @@
+// The admin CLI against a running server (--server / CORTEX_SERVER, --admin-token-file /
+// CORTEX_ADMIN_TOKEN, --ca): every agent command and probe over the admin API, over TLS
+// with a private CA; the token never printed; no database file touched on the client.
+import { execFileSync, spawn } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../server/spawn.js';
+import { httpBase } from '../server/control-helpers.js';
+import { startTestServer, type TestServer } from '../server/wire.js';
+import { CLI, serverAsync, tmp } from './helpers.js';
+
+const ADMIN = 'opx-admin-token-0123456789abcdef-XYZ';
+let t: TestServer;
+let base = '';
+let tokenFile = '';
+let ca = '';
+let cwd = '';
+
+beforeAll(async () => {
+  buildServer();
+  const dir = tmp();
+  const key = join(dir, 'key.pem');
+  ca = join(dir, 'cert.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', ca, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+  t = await startTestServer({ tls_cert: ca, tls_key: key, admin_token: ADMIN }, { controlPollMs: 50 });
+  base = httpBase(t).replace(/^http:/, 'https:');
+  tokenFile = join(dir, 'admin-token');
+  writeFileSync(tokenFile, `${ADMIN}\n`, { mode: 0o600 });
+  cwd = tmp(); // the client's folder: no database there, none created
+}, 120_000);
+afterAll(async () => {
+  await t?.close();
+});
+
+const remote = async (args: string[], env: Record<string, string | undefined> = {}) => {
+  const r = await serverAsync([...args, '--server', base, '--admin-token-file', tokenFile, '--ca', ca], { cwd, env: { CORTEX_SERVER: undefined, CORTEX_ADMIN_TOKEN: undefined, ...env } });
+  expect(`${r.stdout}${r.stderr}`).not.toContain(ADMIN);
+  return r;
+};
+const cfg = (hb: number) => JSON.stringify({ heartbeat_interval_secs: hb, max_batch_entries: 100, flush_interval_ms: 200, probe_concurrency: 1, log_sources: [] });
+
+describe('remote admin CLI', () => {
+  it('issue, list (--group, --groups), config get/set/clear, rotate, revoke, decommission, delete over https with a private CA', async () => {
+    const issued = await remote(['agent', 'issue', '--host', 'far-1', '--group', 'edge', '--json']);
+    expect(issued.code, issued.stderr).toBe(0);
+    const h = JSON.parse(issued.stdout) as { host_id: string; token: string; group: string };
+    t.tokens.push(h.token);
+    expect(h.group).toBe('edge');
+    const list = JSON.parse((await remote(['agent', 'list', '--json'])).stdout) as { host_id: string; group_name: string; state: string }[];
+    expect(list.find((a) => a.host_id === h.host_id)).toMatchObject({ group_name: 'edge', state: 'NeverConnected' });
+    expect(JSON.parse((await remote(['agent', 'list', '--group', 'edge', '--json'])).stdout)).toHaveLength(1);
+    expect(JSON.parse((await remote(['agent', 'list', '--groups', '--json'])).stdout)).toEqual([expect.objectContaining({ name: 'edge', members: 1 })]);
+    expect((await remote(['agent', 'list'])).stdout).toMatch(/far-1 .*edge .*NeverConnected/);
+
+    expect((await remote(['agent', 'config', '--group', 'edge', '--set', cfg(90)])).code).toBe(0);
+    const got = (await remote(['agent', 'config', h.host_id, '--get']));
+    expect(JSON.parse(got.stdout).heartbeat_interval_secs).toBe(90);
+    expect(got.stderr).toContain("group edge's config");
+    expect(JSON.parse((await remote(['agent', 'config', '--group', 'edge', '--get'])).stdout).heartbeat_interval_secs).toBe(90);
+    expect((await remote(['agent', 'config', h.host_id, '--set', cfg(40)])).code).toBe(0);
+    expect(JSON.parse((await remote(['agent', 'config', h.host_id, '--get'])).stdout).heartbeat_interval_secs).toBe(40);
+    const bad = (await remote(['agent', 'config', h.host_id, '--set', JSON.stringify({ ...JSON.parse(cfg(1)), log_sources: [{ kind: 'file', pathh: '/x' }] })]));
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('/log_sources/0/pathh');
+    expect(bad.stderr).toContain('/heartbeat_interval_secs');
+    expect((await remote(['agent', 'config', h.host_id, '--clear'])).code).toBe(0);
+    expect(JSON.parse((await remote(['agent', 'config', h.host_id, '--get'])).stdout).heartbeat_interval_secs).toBe(90);
+    expect(JSON.parse((await remote(['agent', 'config', '--default'])).stdout)).toMatchObject({ log_sources: [] });
+
+    expect((await remote(['agent', 'rotate', h.host_id, '--grace-secs', '60'])).stdout).toContain('rotation requested');
+    const refused = (await remote(['agent', 'delete', h.host_id]));
+    expect(refused.code).toBe(0); // NeverConnected: deletable
+    const second = JSON.parse((await remote(['agent', 'issue', '--host', 'far-2', '--json'])).stdout) as { host_id: string; token: string };
+    t.tokens.push(second.token);
+    expect((await remote(['agent', 'decommission', second.host_id, '--drain-secs', '0'])).stdout).toContain('revoked now');
+    expect((await remote(['agent', 'revoke', second.host_id])).code).toBe(0);
+    const purged = (await remote(['agent', 'delete', second.host_id, '--purge']));
+    expect(purged.stdout).toContain('with its 0 log');
+    const unknown = (await remote(['agent', 'revoke', second.host_id]));
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no agent with host_id');
+    expect(readdirSync(cwd)).toEqual([]);
+  }, 120_000); // many CLI runs (about 0.5 s each, more under load)
+
+  it('tail -n and tail --follow over the admin API (SSE)', async () => {
+    const h = await t.issue('tailed');
+    const now = new Date().toISOString();
+    const rows = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ seq: from + i, ts: now, severity: 'info', message: `line ${from + i}`, source: 'custom:t' }));
+    await t.server.storage.ingest.commitBatch(h.host_id, rows(1, 30), now);
+    const r = (await remote(['agent', 'tail', h.host_id, '-n', '5', '--json']));
+    expect((JSON.parse(r.stdout) as { seq: number }[]).map((x) => x.seq)).toEqual([26, 27, 28, 29, 30]);
+    const child = spawn(process.execPath, [CLI, 'agent', 'tail', h.host_id, '-n', '1', '--follow', '--server', base, '--admin-token-file', tokenFile, '--ca', ca], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    const waiting: { want: string; resolve: () => void }[] = [];
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (const w of waiting.splice(0)) if (out.includes(w.want)) w.resolve();
+      else waiting.push(w);
+    });
+    const seen = (want: string) => new Promise<void>((resolve) => (out.includes(want) ? resolve() : waiting.push({ want, resolve })));
+    await seen('line 30');
+    await t.server.storage.ingest.commitBatch(h.host_id, rows(31, 32), now);
+    await seen('line 32');
+    const exited = new Promise((res) => child.on('exit', (code) => res(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(out.split('\n').filter(Boolean).map((l) => l.split(' ')[0])).toEqual(['30', '31', '32']);
+  }, 120_000); // many CLI runs (about 0.5 s each, more under load)
+
+  it('CORTEX_SERVER and CORTEX_ADMIN_TOKEN; missing token, CA or server; --server with --db', async () => {
+    const env = { CORTEX_SERVER: base, CORTEX_ADMIN_TOKEN: ADMIN };
+    const viaEnv = await serverAsync(['agent', 'list', '--json', '--ca', ca], { cwd, env });
+    expect(viaEnv.code, viaEnv.stderr).toBe(0);
+    expect(Array.isArray(JSON.parse(viaEnv.stdout))).toBe(true);
+    const noToken = await serverAsync(['agent', 'list', '--server', base, '--ca', ca], { cwd, env: { CORTEX_ADMIN_TOKEN: undefined } });
+    expect(noToken.code).toBe(1);
+    expect(noToken.stderr).toContain('needs its admin token: give --admin-token-file FILE or set CORTEX_ADMIN_TOKEN');
+    const noCa = await serverAsync(['agent', 'list', '--server', base, '--admin-token-file', tokenFile], { cwd });
+    expect(noCa.code).toBe(1);
+    expect(noCa.stderr).toContain('--ca FILE');
+    const down = await serverAsync(['agent', 'list', '--server', 'http://127.0.0.1:1'], { cwd });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain('cannot reach http://127.0.0.1:1');
+    const both = await serverAsync(['agent', 'list', '--server', base, '--db', join(cwd, 'x.db')], { cwd });
+    expect(both.code).toBe(2);
+    expect((await serverAsync(['agent', 'list', '--server', 'ftp://x'], { cwd })).code).toBe(2);
+    // --db wins over CORTEX_SERVER
+    const local = await serverAsync(['agent', 'list', '--db', t.dbPath], { cwd, env });
+    expect(local.code).toBe(0);
+    const probe = await serverAsync(['probe', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', 'sys.uptime', '--ca', ca], { cwd, env });
+    expect(probe.code).toBe(1);
+    expect(JSON.parse(probe.stdout).error.code).toBe(-32004);
+    expect(readdirSync(cwd)).toEqual([]);
+    for (const r of [viaEnv, noToken, noCa, probe]) expect(`${r.stdout}${r.stderr}`).not.toContain(ADMIN);
+  }, 120_000); // many CLI runs (about 0.5 s each, more under load)
+});
