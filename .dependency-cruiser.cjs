@@ -42,6 +42,13 @@ module.exports = {
       to: { path: '^(server|agent)/' },
     },
     {
+      name: 'console-on-admin-api',
+      comment: 'The web console talks to the server only over /admin/ (HTTP): it imports generated/ (validators, types) and its own front-end libraries, never server/ or agent/ code.',
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: '^(server|agent)/' },
+    },
+    {
       name: 'programs-not-tests',
       comment: 'Shipped code never imports test code.',
       severity: 'error',

@@ -79,7 +79,6 @@ import { ServerList } from './server-list.js';
 import { openSocket } from './socket.js';
 import { BasicSourceManager, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
 import { StateMachine, type Transition } from './state.js';
-import { statePaths } from './state-dir.js';
 import { writeStatusFile, type StatusFile } from './status-file.js';
 import { clearRecovery, markCleanStop, openHealing, type RecoveryReport } from './buffer/heal.js';
 import { deleteToken, readToken, writeToken } from './token-store.js';

@@ -131,7 +131,9 @@ async function main() {
       await sleep(50);
       try {
         if (JSON.parse(readFileSync(join(runDir, 'status.json'), 'utf8')).state === 'Active') break;
-      } catch {}
+      } catch {
+        // not written yet: poll again
+      }
     }
     await sleep(5000); // let start-up work (and its first GC) settle
     const c0 = cpuTicks(child.pid);
@@ -168,7 +170,9 @@ async function main() {
     for (const c of cleanup.reverse()) {
       try {
         await c();
-      } catch {}
+      } catch {
+        // cleanup is best effort
+      }
     }
     rmSync(work, { recursive: true, force: true });
   }
@@ -188,7 +192,9 @@ async function startReferenceServer(work, cleanup) {
     try {
       const r = await fetch(`http://127.0.0.1:${port}/healthz`);
       if (r.ok) return { kind: 'reference server', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: host_id, token, db, stop };
-    } catch {}
+    } catch {
+      // not listening yet: poll again
+    }
     if (child.exitCode !== null) break;
   }
   throw new Error('serve did not become healthy');

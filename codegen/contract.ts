@@ -180,7 +180,7 @@ function hasDef(schema: JsonSchema | undefined, name: string): boolean {
 /** "agent.hello" → "AgentHello"; "exec.systemctl_status" → "ExecSystemctlStatus". */
 export function pascal(name: string): string {
   return name
-    .split(/[._\-]/)
+    .split(/[._-]/)
     .filter(Boolean)
     .map((p) => p[0]!.toUpperCase() + p.slice(1))
     .join('');

@@ -7,7 +7,7 @@
  * accept are not emitted).
  */
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import type { Contract, JsonSchema, MethodEntry } from './contract.js';
+import type { Contract, JsonSchema } from './contract.js';
 import type { NamedSchema } from './bundle.js';
 
 export interface Vector {

@@ -35,7 +35,7 @@ const FORBIDDEN: Record<string, string> = {
 };
 
 const KNOWN_FORMATS = new Set(Object.keys(fullFormats));
-const REF_FORM = /^(?:[a-z0-9.\-]+\.json)?#(?:\/\$defs\/[A-Za-z][A-Za-z0-9]*)?$/;
+const REF_FORM = /^(?:[a-z0-9.-]+\.json)?#(?:\/\$defs\/[A-Za-z][A-Za-z0-9]*)?$/;
 
 export interface LintProblem {
   file: string;
@@ -59,7 +59,7 @@ export function lintSchema(file: string, schema: unknown, path = ''): LintProble
     const ref = s['$ref'];
     if (ref !== undefined) {
       if (typeof ref !== 'string') problems.push({ file, path: `${at}/$ref`, message: '$ref must be a string' });
-      else if (/^[a-z][a-z0-9+.\-]*:/i.test(ref)) problems.push({ file, path: `${at}/$ref`, message: `remote $ref "${ref}" is not allowed: reference contract files relatively (e.g. defs.json#/$defs/Name)` });
+      else if (/^[a-z][a-z0-9+.-]*:/i.test(ref)) problems.push({ file, path: `${at}/$ref`, message: `remote $ref "${ref}" is not allowed: reference contract files relatively (e.g. defs.json#/$defs/Name)` });
       else if (!REF_FORM.test(ref)) problems.push({ file, path: `${at}/$ref`, message: `$ref "${ref}" must have the form [file.json]#/$defs/Name` });
     }
     const format = s['format'];

@@ -264,7 +264,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   let stateDirNow = stateDir;
 
   // ─────────────────────────── A2. run: rotated token, logs ───────────────────────────
-  let s: Session | undefined = o.enrollCommand !== undefined ? await nextHello(1, startTimeout) : firstSession;
+  const s: Session | undefined = o.enrollCommand !== undefined ? await nextHello(1, startTimeout) : firstSession;
   if (s === undefined) return `the run command never connected to the scripted server at ${server.url}${hint(run)}`;
   if (o.enrollCommand !== undefined) {
     const runSession = s;

@@ -8,8 +8,8 @@
 //    extensions, the reference agent does not): unknown keys (`pathh`), a missing or
 //    relative path, a `command` that is not an array of strings, and so on.
 // 3. max_batch_entries not above the server's max_batch_entries.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+// A static JSON import (not a file read at run time), so a bundle (npm run package) carries it.
+import defsJson from '@cortex/agent-protocol/schemas/defs.json' with { type: 'json' };
 import { toIssues, type ValidationIssue } from '@cortex/agent-protocol';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -20,8 +20,7 @@ let compiled: ValidateFunction | undefined;
 
 function schemaValidator(): ValidateFunction {
   if (compiled !== undefined) return compiled;
-  const require = createRequire(import.meta.url);
-  const defs = JSON.parse(readFileSync(require.resolve('@cortex/agent-protocol/schemas/defs.json'), 'utf8')) as { $id: string };
+  const defs = defsJson as { $id: string };
   const ajv = new Ajv2020({ allErrors: true, strict: false, allowUnionTypes: true });
   addFormats.default(ajv);
   ajv.addSchema(defs);

@@ -182,7 +182,7 @@ export class SessionIngest {
   }
 
   private accept(params: LogsPushParams): Promise<LogsPushResult> {
-    const { seq_start, entries } = params;
+    const { entries } = params;
     const n = entries.length;
     if (n > this.ingest.options.maxBatchEntries) {
       throw new PayloadTooLargeError({ max_entries: this.ingest.options.maxBatchEntries, received: n });

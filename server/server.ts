@@ -128,6 +128,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
   const connections = new Set<Connection>();
   // The server id needs the port; the registry is created once it is known (listen).
+  // eslint-disable-next-line prefer-const -- assigned once the port is known, read by closures defined before
   let registry!: SessionRegistry<Connection>;
   const sessions = new Map<string, Connection>();
   const metrics = new ServerMetrics(
@@ -302,6 +303,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
   registry.onReleased = () => void control.poll();
   joined = true;
+  // eslint-disable-next-line prefer-const -- created after listen (needs the registry), read by closures defined before
   forwarder = new ProbeForwarder(storage, registry, probes, logger, options.probeGraceMs ?? PROBE_GRACE_MS);
   probes.forwarder = forwarder;
 

@@ -47,7 +47,7 @@ import { journalTailProbe } from './journal-tail.probe.js';
 import { fileTailProbe } from './file-tail.probe.js';
 
 /** The probes compiled into the agent, in contract order. */
-export const BUILTIN_PROBES: readonly ProbeDefinition<any, any>[] = [
+export const BUILTIN_PROBES: readonly ProbeDefinition[] = [
   systemctlStatusProbe,
   diskUsageProbe,
   uptimeProbe,
@@ -87,7 +87,7 @@ export interface ProbeRegistryOptions {
   /** Only these built-in probes (default all). */
   only?: readonly string[];
   /** More probes (tests, site-specific builds); names must not clash with the built-ins. */
-  extraProbes?: readonly ProbeDefinition<any, any>[];
+  extraProbes?: readonly ProbeDefinition[];
   /** See DEFAULT_KILL_GRACE_MS. */
   killGraceMs?: number;
 }
@@ -132,7 +132,7 @@ function withProbe(err: RpcError, probe: string): RpcError {
 }
 
 export function createProbeRegistry(options: ProbeRegistryOptions = {}): ProbeRegistry {
-  const probes = new Map<string, ProbeDefinition<any, any>>();
+  const probes = new Map<string, ProbeDefinition>();
   const only = options.only ? new Set(options.only) : null;
   if (only) for (const name of only) if (!BUILTIN_PROBES.some((p) => p.name === name)) throw new Error(`unknown built-in probe ${name}`);
   for (const p of BUILTIN_PROBES) if (!only || only.has(p.name)) probes.set(p.name, p);

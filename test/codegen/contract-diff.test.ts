@@ -43,7 +43,7 @@ beforeAll(() => {
 // ---------------------------------------------------------------------------------------
 // fixture helpers
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = any;
 function edit(dir: string, rel: string, fn: (j: Json) => void) {
   const p = join(dir, rel);
   const j = JSON.parse(readFileSync(p, 'utf8'));

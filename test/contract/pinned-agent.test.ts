@@ -59,7 +59,7 @@ describe('R-BP-03 the agent halves its send rate on -32020/-32030 and recovers',
     low.halve();
     expect(low.cap()).toBe(MIN_RATE_ENTRIES_PER_S);
     // the cap turns into a delay before the next batch
-    let t2 = 0;
+    const t2 = 0;
     const d = new SendRate(() => t2, 10_000);
     d.record(200);
     d.halve();
