@@ -71,10 +71,16 @@ describe.runIf(linux)('real runs on this machine', () => {
   });
 
   it('proc.top by cpu and by memory finds this process', async () => {
-    // Keep this process busy during the sampling window so it ranks by CPU.
-    const byCpu = run<ProcTopOutput>('proc.top', { by: 'cpu', limit: 100 });
-    const end = Date.now() + 150;
-    while (Date.now() < end) Math.sqrt(Math.random());
+    // Keep this process busy for the whole sampling window so it ranks by CPU: busy slices of
+    // ~5 ms with the event loop let through between them (one long loop would block the probe's
+    // own /proc reads, so its first sample came after the loop and the window saw no CPU).
+    let done = false;
+    const byCpu = run<ProcTopOutput>('proc.top', { by: 'cpu', limit: 100 }).finally(() => (done = true));
+    while (!done) {
+      const slice = Date.now() + 5;
+      while (Date.now() < slice) Math.sqrt(Math.random());
+      await new Promise<void>((r) => setImmediate(r));
+    }
     const { output } = await byCpu;
     expect(validateProcTopOutput(output)).toBe(true);
     expect(output.by).toBe('cpu');
