@@ -112,14 +112,17 @@ async function ceiling(form) {
 
 // ───────────── server processes ─────────────
 function startServer(id) {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', DB, '--server-id', id, '--db-pool', '10', '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
+  const child = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', DB, '--server-id', id, '--db-pool', '10', '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
   return new Promise((resolve, reject) => {
     let err = '';
-    child.stderr.on('data', (d) => {
+    // The banner ("cortex-server listening on ws://…") is on stdout, the JSON logs on stderr.
+    const onData = (d) => {
       err += d.toString();
       const m = /listening on (ws:\/\/\S+)/.exec(err);
       if (m) resolve({ child, url: m[1] });
-    });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
   });
 }

@@ -64,7 +64,7 @@ log('upgrade rate limit: the server keeps its default (10 per minute per address
 function startServer(port) {
   const args = [SERVER_CLI, 'serve', '--listen', `127.0.0.1:${port}`, '--db', dbPath];
   const child = spawn('/bin/sh', ['-c', `${serverLimit !== null ? `ulimit -n ${serverLimit} && ` : ''}exec "$0" "$@"`, process.execPath, ...args], {
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' },
   });
   const exited = new Promise((r) => child.once('exit', (code, signal) => r(signal ?? code)));
@@ -75,12 +75,16 @@ function startServer(port) {
       const m = /listening on (ws:\/\/\S+)/.exec(err);
       if (m) {
         child.stderr.off('data', onData);
+        child.stdout.off('data', onData);
         child.stderr.resume(); // keep draining warnings so the pipe never fills
+        child.stdout.resume();
         const url = m[1];
         resolve({ child, pid: child.pid, url, port: Number(new URL(url.replace(/^ws/, 'http')).port), http: url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, ''), exited });
       }
       if (err.length > 100_000) err = err.slice(-50_000);
     };
+    // The banner ("cortex-server listening on ws://…") is on stdout, the JSON logs on stderr.
+    child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     void exited.then((c) => reject(new Error(`server exited ${c} before listening: ${err.slice(-2000)}`)));
   });

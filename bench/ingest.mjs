@@ -70,14 +70,17 @@ async function issueMany(n, prefix) {
   return out;
 }
 
-const server = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
+const server = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
 const url = await new Promise((resolve, reject) => {
   let err = '';
-  server.stderr.on('data', (d) => {
+  // The banner ("cortex-server listening on ws://…") is on stdout, the JSON logs on stderr.
+  const onData = (d) => {
     err += d.toString();
     const m = /listening on (ws:\/\/\S+)/.exec(err);
     if (m) resolve(m[1]);
-  });
+  };
+  server.stdout.on('data', onData);
+  server.stderr.on('data', onData);
   server.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
 });
 const connect = (agent) => connectTo(url, agent);
