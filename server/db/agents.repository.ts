@@ -185,18 +185,7 @@ export async function listControlStateOf(db: Db, host_ids: readonly string[]): P
 export async function listControlChangesSince(db: Db, after_rev: number): Promise<ControlState[]> {
   return db
     .selectFrom('agents')
-    .select([
-      'host_id',
-      'control_rev',
-      'connection_state',
-      'session_id',
-      'rotate_requested_at',
-      'decommission_requested_at',
-      'decommission_drain_secs',
-      'agent_config_json',
-      'config_apply_after',
-      'config_version',
-    ])
+    .select(CONTROL_COLUMNS)
     .where('control_rev', '>', after_rev)
     .orderBy('control_rev')
     .execute();
