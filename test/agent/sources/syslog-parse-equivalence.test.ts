@@ -36,7 +36,7 @@ const CORPUS: string[] = [
   '<14>1 2024-01-01T00:00:00Z h a 1 m [x@1 k="unterminated',
   '<14>1 2024-01-01T00:00:00Z h a 1 m [x@1 k=v] unquoted',
   '<14>1 2024-01-01T00:00:00Z h a 1 m [x@1 k ="v"] space before =',
-  '<14>1 2024-01-01T00:00:00Z h a 1 m [x@1 =\"v\"] empty name',
+  '<14>1 2024-01-01T00:00:00Z h a 1 m [x@1 ="v"] empty name',
   '<14>1 2024-01-01T00:00:00Z h a 1 m [x@1 a]b="v"] bracket in name',
   '<14>1 2024-01-01T00:00:00Z h a 1 m [ k="v"] empty id',
   '<14>1 2024-01-01T00:00:00Z h a 1 m [x@1 k="v"]nospace',
