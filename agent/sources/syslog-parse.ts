@@ -267,7 +267,7 @@ export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
   if (isDigit(line.charCodeAt(i))) i++;
   if (line.charCodeAt(i) !== 32) return null;
   i++;
-  let e = nextSpace(line, i);
+  const e = nextSpace(line, i);
   let ts: string;
   if (e - i === 1 && line.charCodeAt(i) === 45) ts = isoFromEpoch(nowMs);
   else {
