@@ -53,7 +53,7 @@ const PLAN = [
   { id: 'sources', headline: ['file_lines_per_s', 'file_rfc5424_lines_per_s', 'file_rfc5424_vs_plain_ratio', 'rfc5424_lines_per_s', 'file_vs_raw_ratio'] },
   { id: 'agent', headline: ['e2e_entries_per_s', 'server_alone_entries_per_s', 'e2e_vs_server_alone_ratio', 'buffer_append_entries_per_s', 'rss_bytes', 'rss_ratio_to_bare_node', 'idle_cpu_percent'] },
   { id: 'ingest', env: { BENCH_IDLE_AGENTS: '2000' }, headline: ['ceiling_entries_per_s', 'agents_1_entries_per_s', 'agents_10_entries_per_s', 'agents_10_ratio', 'ack_p99_ms_at_10k', 'hellos_per_s', 'hellos_reconnect_per_s', 'writer_ceiling_entries_per_s'] },
-  { id: 'ingest-postgres', bench: 'ingest', args: ['--db', 'postgres'], env: { BENCH_IDLE_AGENTS: '2000' }, check: needsPostgres, headline: ['ceiling_entries_per_s', 'agents_10_entries_per_s', 'ack_p99_ms_at_10k'] },
+  { id: 'ingest-postgres', bench: 'ingest', args: ['--db', 'postgres'], env: { BENCH_IDLE_AGENTS: '2000' }, check: needsPostgres, headline: ['pg_ceiling_entries_per_s', 'pg_one_server_entries_per_s', 'pg_one_server_ratio', 'pg_two_servers_ratio_vs_one', 'pg_ack_p99_ms_at_10k', 'pg_hellos_per_s'] },
   { id: 'retention', env: { BENCH_PURGE_ROWS: '300000' }, headline: ['purge_rows_per_s', 'ack_p99_ms_during_purge', 'ack_p99_ms_baseline', 'p99_ratio_vs_baseline', 'meets_target'] },
   { id: 'retention-postgres', bench: 'retention', args: ['--db', 'postgres'], env: { BENCH_PURGE_ROWS: '300000' }, check: needsPostgres, headline: ['purge_rows_per_s', 'ack_p99_ms_during_purge', 'p99_ratio_vs_baseline'] },
   { id: 'fleet', env: { BENCH_FLEET_AGENTS: '2000', BENCH_FLEET_TRAFFIC_S: '5' }, headline: ['agents', 'enroll_hellos_per_s', 'idle_bytes_per_agent', 'probe_fanout_1000_s', 'restart_all_active_s', 'traffic_entries_per_s', 'stored_exactly_once'] },
@@ -70,6 +70,20 @@ const commandOf = (p) => `${Object.entries(p.env ?? {}).map(([k, v]) => `${k}=${
 if (args.includes('--dry-run')) {
   for (const p of plan) console.log(commandOf(p));
   process.exit(0);
+}
+if (opt('readme-from')) {
+  // Re-render the README table from a summary already written (no bench runs), with the
+  // headline keys of the current plan.
+  const s = JSON.parse(readFileSync(opt('readme-from'), 'utf8'));
+  for (const [id, b] of Object.entries(s.benches)) b.headline = PLAN.find((p) => p.id === id)?.headline ?? b.headline;
+  writeTable(s);
+  process.exit(0);
+}
+
+/** The thrown error's own line from a stderr tail (not the stack or node's version line). */
+function errorLine(err) {
+  const lines = err.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  return lines.reverse().find((l) => /^(\w*Error|Error)\b/.test(l)) ?? lines[0] ?? '';
 }
 
 let current;
@@ -123,7 +137,7 @@ function run(p) {
         result = null;
       }
       const status = timedOut ? 'timeout' : code === 0 && result ? 'ok' : 'failed';
-      resolve({ status, exit: code ?? signal, result, ...(status === 'ok' ? {} : { error: timedOut ? `killed after ${timeoutS} s` : err.trim().split('\n').slice(-5).join('\n') || `exit ${code ?? signal}` }) });
+      resolve({ status, exit: code ?? signal, result, ...(status === 'ok' ? {} : { error: timedOut ? `killed after ${timeoutS} s` : errorLine(err) || `exit ${code ?? signal}` }) });
     });
   });
 }
@@ -159,23 +173,24 @@ summary.total_seconds = Number(((performance.now() - t0) / 1000).toFixed(1));
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, JSON.stringify(summary, null, 2) + '\n');
 console.log(`\nsummary written to ${outFile}`);
-if (!args.includes('--no-readme') && onlyIds.length === 0 && skipIds.length === 0) {
-  const readme = join(here, 'README.md');
-  if (existsSync(readme)) {
-    const text = readFileSync(readme, 'utf8');
-    const begin = '<!-- bench:all:begin -->';
-    const end = '<!-- bench:all:end -->';
-    const a = text.indexOf(begin);
-    const b = text.indexOf(end);
-    if (a >= 0 && b > a) {
-      writeFileSync(readme, text.slice(0, a + begin.length) + '\n' + table(summary) + text.slice(b));
-      console.log(`table in ${readme} updated`);
-    }
-  }
-}
+if (!args.includes('--no-readme') && onlyIds.length === 0 && skipIds.length === 0) writeTable(summary);
 const failed = Object.values(summary.benches).filter((b) => b.status === 'failed' || b.status === 'timeout').length;
 console.log(JSON.stringify(summary));
 process.exit(failed ? 1 : 0);
+
+function writeTable(s) {
+  const readme = join(here, 'README.md');
+  if (!existsSync(readme)) return;
+  const text = readFileSync(readme, 'utf8');
+  const begin = '<!-- bench:all:begin -->';
+  const end = '<!-- bench:all:end -->';
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  if (a >= 0 && b > a) {
+    writeFileSync(readme, text.slice(0, a + begin.length) + '\n' + table(s) + text.slice(b));
+    console.log(`table in ${readme} updated`);
+  }
+}
 
 function fmt(v) {
   if (typeof v === 'number') return Number.isInteger(v) ? v.toLocaleString('en-US') : String(v);
