@@ -49,10 +49,17 @@ module.exports = {
       to: { path: '^(server|agent)/' },
     },
     {
+      name: 'common-imports-nothing-of-ours',
+      comment: 'common/ (UsageError and the error-code catalogue, log redaction paths) is shared by server, agent, codegen, conformance and fleet: it imports only Node built-ins, so importing it never ties one program to another.',
+      severity: 'error',
+      from: { path: '^common/' },
+      to: { pathNot: '^common/', dependencyTypesNot: ['core'] },
+    },
+    {
       name: 'programs-not-tests',
       comment: 'Shipped code never imports test code.',
       severity: 'error',
-      from: { path: '^(server|agent|generated|codegen|conformance|fleet|console)/' },
+      from: { path: '^(server|agent|generated|codegen|common|conformance|fleet|console)/' },
       to: { path: '^(test|bench)/' },
     },
   ],
