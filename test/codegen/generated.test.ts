@@ -182,7 +182,7 @@ describe('codegen', () => {
         .replaceAll('"source": "seed"', '')
         .replaceAll('"source": "design"', '')
         .replaceAll('"seed": a code of the base V1 protocol; "design"', '');
-      for (const m of text.matchAll(/\b(seed|Seed|DESIGN|DECISIONS|MEASURED)\b|§|contract\/(?!schemas\/server-config)|[Ss]ection \d/g)) offenders.push(`${f.slice(generatedDir.length + 1)}: ${text.slice(Math.max(0, m.index - 40), m.index + 40).replace(/\n/g, ' ')}`);
+      for (const m of text.matchAll(/\b(seed|Seed|DESIGN|DECISIONS|MEASURED)\b|§|contract\/|[Ss]ection \d/g)) offenders.push(`${f.slice(generatedDir.length + 1)}: ${text.slice(Math.max(0, m.index - 40), m.index + 40).replace(/\n/g, ' ')}`);
     }
     expect(offenders).toEqual([]);
     // every PROTOCOL.md# citation names a heading of PROTOCOL.md
@@ -191,8 +191,8 @@ describe('codegen', () => {
     const cited = new Set(shipped.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/PROTOCOL\.md#([a-z0-9-]+)/g)].map((m) => m[1]!)));
     expect(cited.size).toBeGreaterThan(5);
     for (const a of cited) expect(anchors, a).toContain(a);
-    // every schemas/… citation names a shipped schema
-    for (const f of shipped) for (const m of readFileSync(f, 'utf8').matchAll(/\bschemas\/([a-z0-9_./-]+\.json)/g)) expect(existsSync(join(generatedDir, 'schemas', m[1]!)), `${f}: ${m[0]}`).toBe(true);
+    // every schemas/… citation names a shipped schema (CHANGELOG.md's history may name files of older versions)
+    for (const f of shipped.filter((x) => !x.endsWith('CHANGELOG.md'))) for (const m of readFileSync(f, 'utf8').matchAll(/(?<![\w/.])schemas\/([a-z0-9_./-]+\.json)/g)) expect(existsSync(join(generatedDir, 'schemas', m[1]!)), `${f}: ${m[0]}`).toBe(true);
   });
 
   it('ships wire-protocol schemas only; the server config schema is generated for the server', async () => {
