@@ -7,7 +7,8 @@
 // regular expression on the hot path: a 5424 line costs a few hundred nanoseconds.
 
 import type { Severity } from '../buffer/entry.js';
-import { LIMITS, metadataProblem } from '@cortex/agent-protocol';
+import { LIMITS } from '@cortex/agent-protocol';
+import { metadataProblem } from '@cortex/agent-protocol/runtime';
 
 export interface ParsedLine {
   /** RFC 3339 UTC with milliseconds. */
