@@ -7,8 +7,20 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteAdapter,
+  SqliteDriver,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type SqliteDatabase,
+} from 'kysely';
 import type { Database as Schema } from './schema.js';
+import { SqliteThreadWriter, locateWriterWorker } from './sqlite-writer.js';
+import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, SELECT_ACCEPTED, TOUCH_LAST_SEEN } from './sqlite-ingest-sql.js';
 import {
   SessionSupersededError,
   UnknownHostError,
@@ -33,6 +45,16 @@ export interface SqliteStorageOptions {
    * an error (better-sqlite3 `fileMustExist`). The admin commands use this.
    */
   mustExist?: boolean;
+  /**
+   * Where the ingest transactions run. 'thread' (the default when the compiled worker file
+   * is there and the database is a file): a writer thread with a connection of its own,
+   * started on the first commit, plus a checkpointer thread (./sqlite-writer.ts).
+   * 'inline': on this thread, on the kysely connection (the single-thread path; the
+   * bench's ceiling, and what runs from the TypeScript sources).
+   */
+  writer?: 'thread' | 'inline';
+  /** The compiled writer-thread file (default: found beside this module; tests pass dist's). */
+  writerWorker?: URL;
 }
 
 export function openSqliteStorage(options: SqliteStorageOptions): Storage {
@@ -64,8 +86,16 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
     throw error;
   }
 
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  const ingest = new SqliteIngestWriter(db, sqlite);
+  const db = new Kysely<Schema>({ dialect: immediateSqliteDialect(withStatementCache(sqlite)) });
+  const workerUrl = options.writerWorker ?? locateWriterWorker();
+  // CORTEX_SQLITE_WRITER=inline|thread overrides the default (an operator's way back to the
+  // single-thread path; the benches compare both).
+  const fromEnv = process.env['CORTEX_SQLITE_WRITER'];
+  const wanted = options.writer ?? (fromEnv === 'inline' || fromEnv === 'thread' ? fromEnv : undefined);
+  const threaded = !inMemory && (wanted ?? (workerUrl !== undefined ? 'thread' : 'inline')) === 'thread';
+  const ingest = threaded
+    ? new SqliteThreadWriter({ path: file, busyTimeoutMs, ...(workerUrl !== undefined ? { workerUrl } : {}) })
+    : new SqliteIngestWriter(db, sqlite);
 
   return {
     dialect: 'sqlite',
@@ -107,8 +137,34 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
         const after = sqlite.pragma('freelist_count', { simple: true }) as number;
         return (before - after) * pageSize;
       }),
-    close: () => db.destroy(),
+    async close() {
+      // The threads answer what they were asked first (a shutdown drain's last commits).
+      if (ingest instanceof SqliteThreadWriter) await ingest.close();
+      await db.destroy();
+    },
   };
+}
+
+/**
+ * kysely's SQLite dialect, with transactions that start with BEGIN IMMEDIATE: the write
+ * lock is taken up front (waiting through busy_timeout), so a transaction that reads
+ * before it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another connection (the
+ * writer thread, another server process) committed in between. Every kysely transaction
+ * of the server writes.
+ */
+function immediateSqliteDialect(database: SqliteDatabase): Dialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new ImmediateSqliteDriver({ database }),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }
 
 type Bind = unknown[];
@@ -206,22 +262,11 @@ interface PreparedIngest {
 }
 
 function prepareIngest(sqlite: Database.Database): PreparedIngest {
-  const selectAccepted = sqlite.prepare<Bind, { accepted_seq: number; session_id: string | null }>(
-    'SELECT accepted_seq, session_id FROM agents WHERE host_id = ?',
-  );
-  const insertLog = sqlite.prepare<Bind>(
-    'INSERT INTO logs (host_id, seq, ts, received_at, severity, facility, app_name,' +
-      ' process_id, message, source, metadata_json)' +
-      ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)' +
-      ' ON CONFLICT (host_id, seq) DO NOTHING',
-  );
-  const advanceAccepted = sqlite.prepare<Bind>(
-    'UPDATE agents SET accepted_seq = MAX(accepted_seq, ?), last_seen = ? WHERE host_id = ?',
-  );
-  const insertMetric = sqlite.prepare<Bind>(
-    'INSERT INTO metrics (host_id, ts, name, value, labels_json) VALUES (?, ?, ?, ?, ?)',
-  );
-  const touchLastSeen = sqlite.prepare<Bind>('UPDATE agents SET last_seen = ? WHERE host_id = ?');
+  const selectAccepted = sqlite.prepare<Bind, { accepted_seq: number; session_id: string | null }>(SELECT_ACCEPTED);
+  const insertLog = sqlite.prepare<Bind>(INSERT_LOG);
+  const advanceAccepted = sqlite.prepare<Bind>(ADVANCE_ACCEPTED);
+  const insertMetric = sqlite.prepare<Bind>(INSERT_METRIC);
+  const touchLastSeen = sqlite.prepare<Bind>(TOUCH_LAST_SEEN);
 
   const commitTx = sqlite.transaction(
     (host_id: string, entries: readonly IngestLogEntry[], received_at: string, session_id?: string): CommitResult => {
