@@ -30,9 +30,12 @@ import { SessionSupersededError, UnknownHostError, WriterStoppedError, type Comm
  * there is none (running from the TypeScript sources, e.g. under vitest).
  */
 export function locateWriterWorker(): URL | undefined {
+  // A CommonJS bundle of this module has no import.meta.url: no worker file then.
+  const here: unknown = import.meta.url;
+  if (typeof here !== 'string' || !here.startsWith('file:')) return undefined;
   for (const name of ['./sqlite-writer-worker.js', './sqlite-writer-worker.mjs']) {
-    const url = new URL(name, import.meta.url);
-    if (url.protocol === 'file:' && existsSync(fileURLToPath(url))) return url;
+    const url = new URL(name, here);
+    if (existsSync(fileURLToPath(url))) return url;
   }
   return undefined;
 }
