@@ -159,14 +159,27 @@ function stream(conn, batches, n = BATCH, frames) {
   });
 }
 
+/** CPU seconds (user + system) the server process used so far, all its threads. */
+function serverCpuSecs() {
+  const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+/** CPU seconds per 100k entries of the last agentsRun, server and this load client. */
+const cpuPer100k = {};
+
 async function agentsRun(n, batchesEach) {
   const agents = await issueMany(n, `load${n}`);
   const conns = await Promise.all(agents.map(connect));
   const t0 = performance.now();
+  const s0 = serverCpuSecs();
+  const c0 = process.cpuUsage();
   await Promise.all(conns.map((c) => stream(c, batchesEach)));
   const secs = (performance.now() - t0) / 1000;
+  const total = n * batchesEach * BATCH;
+  const c1 = process.cpuUsage(c0);
+  cpuPer100k[n] = { server: +(((serverCpuSecs() - s0) * 1e5) / total).toFixed(3), client: +((((c1.user + c1.system) / 1e6) * 1e5) / total).toFixed(3) };
   for (const c of conns) c.ws.close();
-  return Math.round((n * batchesEach * BATCH) / secs);
+  return Math.round(total / secs);
 }
 
 async function ackLatencyAt10k() {
@@ -247,13 +260,13 @@ const run = (name, fn) => (phases.has(name) ? fn() : null);
 const ratio = (x) => (x === null || ceil === null ? null : +(x / ceil).toFixed(3));
 
 const ceil = await run('ceiling', ceiling);
-log(`in-process ceiling (parse Buffer + generated validator + prepared insert, one thread): ${ceil} entries/s`);
+log(`in-process ceiling (parse Buffer + generated validator + prepared insert, one thread): ${ceil} entries/s (${ceil ? (1e5 / ceil).toFixed(3) : null} CPU-s per 100k entries)`);
 const wceil = await run('writer', writerCeiling);
 log(`writer ceiling (the writer thread alone committing packed rows): ${wceil} entries/s (${ratio(wceil)} of ceiling)`);
 const a1 = await run('1', () => agentsRun(1, 60));
 log(`1 agent, 1000-entry batches, window ${WINDOW}: ${a1} entries/s (${ratio(a1)} of ceiling)`);
 const a10 = await run('10', () => agentsRun(10, Number(process.env.BENCH_BATCHES_10 ?? 10)));
-log(`10 agents: ${a10} entries/s (${ratio(a10)} of ceiling)`);
+log(`10 agents: ${a10} entries/s (${ratio(a10)} of ceiling); CPU-s per 100k entries: server ${cpuPer100k[10]?.server}, load client ${cpuPer100k[10]?.client} (2 cores in all)`);
 const a100 = await run('100', () => agentsRun(100, 2));
 log(`100 agents: ${a100} entries/s (${ratio(a100)} of ceiling)`);
 const p99 = await run('latency', ackLatencyAt10k);
@@ -277,6 +290,8 @@ console.log(JSON.stringify({
   agents_1_ratio: ratio(a1),
   agents_10_ratio: ratio(a10),
   agents_100_ratio: ratio(a100),
+  agents_10_server_cpu_s_per_100k: cpuPer100k[10]?.server ?? null,
+  agents_10_client_cpu_s_per_100k: cpuPer100k[10]?.client ?? null,
   ack_p99_ms_at_10k: p99,
   hellos_per_s: hps.enroll,
   hellos_reconnect_per_s: hps.reconnect,
