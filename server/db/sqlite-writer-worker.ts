@@ -12,7 +12,7 @@
 //   ← { t: 'done', id, result: number }
 //   ← { t: 'fail', id, kind: 'unknown_host' | 'superseded' | 'error', name, message, code }
 //   → { t: 'close' }  closes the connection; the thread then ends on its own
-import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { forEachRow } from './packed-rows.js';
 import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, SELECT_ACCEPTED, TOUCH_LAST_SEEN } from './sqlite-ingest-sql.js';
@@ -96,29 +96,75 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
     return samples.length;
   });
 
-  let commits = 0;
-  port.on('message', (msg: WriterRequest) => {
-    if (msg.t === 'close') {
-      sqlite.close();
-      port.close();
-      return;
+  const runOne = (msg: Exclude<WriterRequest, { t: 'close' }>, nested: boolean): CommitResult | number => {
+    if (msg.t === 'commit') {
+      const tx = nested ? commitTx : commitTx.immediate;
+      return tx(msg.host_id, msg.text, msg.rows, msg.received_at, msg.session_id);
     }
-    try {
-      let result: CommitResult | number;
-      if (msg.t === 'commit') {
-        commits++;
-        if (data.exitAt?.commit === commits && data.exitAt.when === 'before') process.exit(70);
-        result = commitTx.immediate(msg.host_id, msg.text, msg.rows, msg.received_at, msg.session_id);
-        if (data.exitAt?.commit === commits && data.exitAt.when === 'after') process.exit(70);
-      } else {
-        result = metricsTx.immediate(msg.host_id, msg.ts, msg.samples, msg.received_at);
+    return (nested ? metricsTx : metricsTx.immediate)(msg.host_id, msg.ts, msg.samples, msg.received_at);
+  };
+  const failure = (id: number, error: unknown): WriterReply => {
+    const kind: FailKind = error instanceof Refusal ? error.kind : 'error';
+    const e = error instanceof Error ? error : new Error(String(error));
+    return { t: 'fail', id, kind, name: e.name, message: e.message, code: (e as { code?: unknown }).code };
+  };
+  // Group commit: the requests already waiting on the port when one arrives (other
+  // sessions' batches) run in ONE transaction, each in a savepoint of its own (better-
+  // sqlite3 nests a transaction function as SAVEPOINT), so a refused or failed request
+  // rolls back alone while the others commit; every answer is posted only after COMMIT.
+  const groupTx = sqlite.transaction((reqs: Exclude<WriterRequest, { t: 'close' }>[]): WriterReply[] =>
+    reqs.map((r) => {
+      try {
+        return { t: 'done', id: r.id, result: runOne(r, true) };
+      } catch (error) {
+        return failure(r.id, error);
       }
-      port.postMessage({ t: 'done', id: msg.id, result } satisfies WriterReply);
-    } catch (error) {
-      const kind: FailKind = error instanceof Refusal ? error.kind : 'error';
-      const e = error instanceof Error ? error : new Error(String(error));
-      port.postMessage({ t: 'fail', id: msg.id, kind, name: e.name, message: e.message, code: (e as { code?: unknown }).code } satisfies WriterReply);
+    }),
+  );
+  const MAX_GROUP = 32;
+
+  let commits = 0;
+  let closing = false;
+  const close = () => {
+    sqlite.close();
+    port.close();
+  };
+  port.on('message', (first: WriterRequest) => {
+    if (first.t === 'close') return close();
+    const group: Exclude<WriterRequest, { t: 'close' }>[] = [first];
+    // (not with the test hook: its commit count must mean one transaction each)
+    while (data.exitAt === undefined && group.length < MAX_GROUP) {
+      const next = receiveMessageOnPort(port)?.message as WriterRequest | undefined;
+      if (next === undefined) break;
+      if (next.t === 'close') {
+        closing = true;
+        break;
+      }
+      group.push(next);
     }
+    if (group.length === 1) {
+      try {
+        if (first.t === 'commit') {
+          commits++;
+          if (data.exitAt?.commit === commits && data.exitAt.when === 'before') process.exit(70);
+        }
+        const result = runOne(first, false);
+        if (first.t === 'commit' && data.exitAt?.commit === commits && data.exitAt.when === 'after') process.exit(70);
+        port.postMessage({ t: 'done', id: first.id, result } satisfies WriterReply);
+      } catch (error) {
+        port.postMessage(failure(first.id, error));
+      }
+    } else {
+      let replies: WriterReply[];
+      try {
+        replies = groupTx.immediate(group);
+      } catch (error) {
+        // BEGIN or COMMIT itself failed: nothing of the group is stored
+        replies = group.map((r) => failure(r.id, error));
+      }
+      for (const r of replies) port.postMessage(r);
+    }
+    if (closing) close();
   });
 }
 

@@ -133,6 +133,30 @@ describe('SQLite writer thread', () => {
     expect(await storage.ingest.insertMetrics(host_id, new Date().toISOString(), [{ name: 'm', value: 1, labels: { a: 'b' } }])).toBe(1);
   });
 
+  it('requests queued together commit together, but a refused or failing one rolls back alone', async () => {
+    const { storage, path } = await open('inline');
+    const a = (await issueAgent(storage.db, 'a')).host_id;
+    const b = (await issueAgent(storage.db, 'b')).host_id;
+    const w = threadWriter(path);
+    const at = new Date().toISOString();
+    // a large first commit keeps the thread busy while the rest queue up behind it
+    const answers = [
+      w.commitBatch(a, entries(1, 5000), at),
+      w.commitBatch(b, entries(1, 10), at),
+      w.commitBatch('00000000-0000-4000-8000-000000000000', entries(1, 10), at),
+      w.commitPacked(b, { text: packRows(entries(11, 12)).text.replace('message 11', 'message\u000011'), rows: 2 }, at),
+      w.commitBatch(a, entries(5001, 5010), at),
+      w.insertMetrics(b, at, [{ name: 'm', value: 2 }], at),
+    ];
+    const settled = await Promise.allSettled(answers);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((settled[2] as PromiseRejectedResult).reason).toBeInstanceOf(UnknownHostError);
+    expect(String((settled[3] as PromiseRejectedResult).reason)).toMatch(/NUL/);
+    expect((await rows(storage, a)).length).toBe(5010);
+    expect((await rows(storage, b)).map((r) => r.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    expect((await getAgent(storage.db, b))?.accepted_seq).toBe(10);
+  });
+
   for (const when of ['before', 'after'] as const) {
     it(`a writer thread that dies ${when} a COMMIT: WriterStoppedError, a new thread takes over, the resend stores each seq once`, async () => {
       const { storage, path } = await open('inline');
