@@ -8,7 +8,7 @@
 // Last output line: one JSON object with the figures.
 // `npm run bench -- ingest --db postgres`: the PostgreSQL run instead (bench/_ingest-pg.mjs).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -164,6 +164,21 @@ function serverCpuSecs() {
   const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
 }
+/** CPU seconds of each server thread so far: tid → [name, secs]. */
+function serverThreadCpu() {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${server.pid}/task`)) {
+    try {
+      const st = readFileSync(`/proc/${server.pid}/task/${tid}/stat`, 'utf8');
+      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+      const f = st.slice(st.lastIndexOf(') ') + 2).split(' ');
+      out.set(tid, [name, (Number(f[11]) + Number(f[12])) / 100]);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
 /** CPU seconds per 100k entries of the last agentsRun, server and this load client. */
 const cpuPer100k = {};
 
@@ -172,12 +187,23 @@ async function agentsRun(n, batchesEach) {
   const conns = await Promise.all(agents.map(connect));
   const t0 = performance.now();
   const s0 = serverCpuSecs();
+  const threads0 = serverThreadCpu();
   const c0 = process.cpuUsage();
   await Promise.all(conns.map((c) => stream(c, batchesEach)));
   const secs = (performance.now() - t0) / 1000;
   const total = n * batchesEach * BATCH;
   const c1 = process.cpuUsage(c0);
-  cpuPer100k[n] = { server: +(((serverCpuSecs() - s0) * 1e5) / total).toFixed(3), client: +((((c1.user + c1.system) / 1e6) * 1e5) / total).toFixed(3) };
+  const per100k = (s) => +((s * 1e5) / total).toFixed(3);
+  cpuPer100k[n] = {
+    server: per100k(serverCpuSecs() - s0),
+    client: per100k((c1.user + c1.system) / 1e6),
+    // the busiest server threads (main, writer, checkpointer, …) by CPU-s per 100k entries
+    threads: [...serverThreadCpu()]
+      .map(([tid, [name, s]]) => [`${name}:${tid}`, per100k(s - (threads0.get(tid)?.[1] ?? 0))])
+      .filter(([, v]) => v > 0)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5),
+  };
   for (const c of conns) c.ws.close();
   return Math.round(total / secs);
 }
@@ -266,7 +292,7 @@ log(`writer ceiling (the writer thread alone committing packed rows): ${wceil} e
 const a1 = await run('1', () => agentsRun(1, 60));
 log(`1 agent, 1000-entry batches, window ${WINDOW}: ${a1} entries/s (${ratio(a1)} of ceiling)`);
 const a10 = await run('10', () => agentsRun(10, Number(process.env.BENCH_BATCHES_10 ?? 10)));
-log(`10 agents: ${a10} entries/s (${ratio(a10)} of ceiling); CPU-s per 100k entries: server ${cpuPer100k[10]?.server}, load client ${cpuPer100k[10]?.client} (2 cores in all)`);
+log(`10 agents: ${a10} entries/s (${ratio(a10)} of ceiling); CPU-s per 100k entries: server ${cpuPer100k[10]?.server} (threads ${JSON.stringify(cpuPer100k[10]?.threads)}), load client ${cpuPer100k[10]?.client} (2 cores in all)`);
 const a100 = await run('100', () => agentsRun(100, 2));
 log(`100 agents: ${a100} entries/s (${ratio(a100)} of ceiling)`);
 const p99 = await run('latency', ackLatencyAt10k);
