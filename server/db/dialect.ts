@@ -19,7 +19,7 @@ import {
   type SqliteDatabase,
 } from 'kysely';
 import type { Database as Schema } from './schema.js';
-import { SqliteThreadWriter, locateWriterWorker } from './sqlite-writer.js';
+import { SqliteThreadWriter, WRITER_AUTOCHECKPOINT_PAGES, locateWriterWorker } from './sqlite-writer.js';
 import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, SELECT_ACCEPTED, TOUCH_LAST_SEEN } from './sqlite-ingest-sql.js';
 import {
   SessionSupersededError,
@@ -96,6 +96,11 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
   const ingest = threaded
     ? new SqliteThreadWriter({ path: file, busyTimeoutMs, ...(workerUrl !== undefined ? { workerUrl } : {}) })
     : new SqliteIngestWriter(db, sqlite);
+  // With the writer thread the WAL is mostly past SQLite's default 1000 pages: this
+  // connection's own small writes (hellos, heartbeats) would each run a checkpoint, fsync
+  // included, on the event loop. The checkpointer thread does that work; this only bounds
+  // the WAL (as on the writer's connection) should it not run.
+  if (threaded) sqlite.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
 
   return {
     dialect: 'sqlite',

@@ -40,6 +40,12 @@ export function locateWriterWorker(): URL | undefined {
   return undefined;
 }
 
+/**
+ * wal_autocheckpoint (pages) of the connections while the checkpointer thread runs: only a
+ * bound for the WAL (64 MiB of 4 KiB pages), see WriterWorkerData.autocheckpointPages.
+ */
+export const WRITER_AUTOCHECKPOINT_PAGES = 16384;
+
 export interface ThreadWriterOptions {
   /** The database file (already created and migrated by the main connection). */
   path: string;
@@ -110,7 +116,7 @@ export class SqliteThreadWriter implements IngestWriter {
     const data: WriterWorkerData = {
       role: 'writer',
       ...base,
-      ...(this.options.autocheckpointPages !== undefined ? { autocheckpointPages: this.options.autocheckpointPages } : {}),
+      autocheckpointPages: this.options.autocheckpointPages ?? WRITER_AUTOCHECKPOINT_PAGES,
       ...(this.exitAt !== undefined ? { exitAt: this.exitAt } : {}),
     };
     this.exitAt = undefined;
