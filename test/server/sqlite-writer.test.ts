@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { LogBatchEntry } from '@cortex/agent-protocol';
 import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
 import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
@@ -16,6 +17,9 @@ import { Ingest } from '../../server/ingest.js';
 import { createLogger } from '../../server/log.js';
 import { entries, makeTempDir } from './helpers.js';
 import { ROOT, buildServer } from './spawn.js';
+
+/** helpers.entries as logs.push entries (severity 'info', source 'journald': valid ones). */
+const pushEntries = (from: number, to: number): LogBatchEntry[] => entries(from, to) as LogBatchEntry[];
 
 const WORKER = pathToFileURL(join(ROOT, 'dist/server/db/sqlite-writer-worker.js'));
 
@@ -93,7 +97,9 @@ describe('SQLite writer thread', () => {
     const { storage, path } = await open();
     const { host_id } = await issueAgent(storage.db, 'h');
     const reader = new Database(path, { readonly: true });
-    cleanups.push(async () => reader.close());
+    cleanups.push(async () => {
+      reader.close();
+    });
     const count = reader.prepare('SELECT count(*) AS n FROM logs WHERE host_id = ?');
     for (let b = 0; b < 20; b++) {
       const r = await storage.ingest.commitBatch(host_id, entries(b * 100 + 1, b * 100 + 100), new Date().toISOString());
@@ -198,12 +204,12 @@ describe('SQLite writer thread', () => {
     const logger = createLogger({ name: 'test', level: 'error', destination: { write: (s: string) => lines.push(s) } });
     const ingest = new Ingest({ ...storage, ingest: w }, logger, { maxBatchEntries: 1000, queueCapacityEntries: 10_000, agentRatePerSec: 1_000_000, flushEntries: 1 });
     const session = ingest.session(host_id);
-    const first = session.push({ seq_start: 1, entries: entries(1, 5) });
+    const first = session.push({ seq_start: 1, entries: pushEntries(1, 5) });
     await expect(first).rejects.toMatchObject({ code: -32007, data: { reason: expect.stringMatching(/writer stopped/) } });
     expect(lines.join('')).toMatch(/ingest writer thread stopped/);
     expect(ingest.queuedEntries).toBe(0);
     // the agent resends from seq 1: the rows the thread committed are acked, not stored twice
-    await expect(session.push({ seq_start: 1, entries: entries(1, 8) })).resolves.toMatchObject({ up_to_seq: 8 });
+    await expect(session.push({ seq_start: 1, entries: pushEntries(1, 8) })).resolves.toMatchObject({ up_to_seq: 8 });
     await session.drain();
     expect((await rows(storage, host_id)).map((r) => r.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
