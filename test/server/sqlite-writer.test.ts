@@ -78,6 +78,35 @@ describe('packed rows', () => {
   });
 });
 
+describe('which writer', () => {
+  it('the thread where the compiled worker is, inline for :memory:; CORTEX_SQLITE_WRITER=inline is the way back', async () => {
+    const dir = makeTempDir();
+    const opened: Storage[] = [];
+    cleanups.push(async () => {
+      for (const st of opened) await st.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const at = (name: string, extra: Partial<Parameters<typeof openSqliteStorage>[0]> = {}) => {
+      const st = openSqliteStorage({ path: join(dir, name), writerWorker: WORKER, ...extra });
+      opened.push(st);
+      return st;
+    };
+    expect(at('a.db').ingest).toBeInstanceOf(SqliteThreadWriter);
+    expect(at(':memory:', { path: ':memory:' }).ingest).not.toBeInstanceOf(SqliteThreadWriter);
+    const saved = process.env['CORTEX_SQLITE_WRITER'];
+    process.env['CORTEX_SQLITE_WRITER'] = 'inline';
+    try {
+      expect(at('b.db').ingest).not.toBeInstanceOf(SqliteThreadWriter);
+      expect(at('c.db', { writer: 'thread' }).ingest).toBeInstanceOf(SqliteThreadWriter);
+    } finally {
+      if (saved === undefined) delete process.env['CORTEX_SQLITE_WRITER'];
+      else process.env['CORTEX_SQLITE_WRITER'] = saved;
+    }
+    // forced without a worker file (none beside the TypeScript sources): a clear error, not a silent fallback
+    expect(() => new SqliteThreadWriter({ path: join(dir, 'd.db'), busyTimeoutMs: 100 })).toThrow(/compiled sqlite-writer-worker\.js/);
+  });
+});
+
 describe('SQLite writer thread', () => {
   it('stores exactly the rows the in-process writer stores', async () => {
     const received = '2026-05-16T19:42:50.612Z';
