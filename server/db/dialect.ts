@@ -16,10 +16,13 @@ import {
   SqliteQueryCompiler,
   type DatabaseConnection,
   type Dialect,
+  type QueryResult,
   type SqliteDatabase,
+  type SqliteDialectConfig,
 } from 'kysely';
 import type { Database as Schema } from './schema.js';
 import { SqliteThreadWriter, WRITER_AUTOCHECKPOINT_PAGES, locateWriterWorker } from './sqlite-writer.js';
+import { WriteGate } from './write-gate.js';
 import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, SELECT_ACCEPTED, TOUCH_LAST_SEEN } from './sqlite-ingest-sql.js';
 import {
   SessionSupersededError,
@@ -86,15 +89,16 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
     throw error;
   }
 
-  const db = new Kysely<Schema>({ dialect: immediateSqliteDialect(withStatementCache(sqlite)) });
   const workerUrl = options.writerWorker ?? locateWriterWorker();
   // CORTEX_SQLITE_WRITER=inline|thread overrides the default (an operator's way back to the
   // single-thread path; the benches compare both).
   const fromEnv = process.env['CORTEX_SQLITE_WRITER'];
   const wanted = options.writer ?? (fromEnv === 'inline' || fromEnv === 'thread' ? fromEnv : undefined);
   const threaded = !inMemory && (wanted ?? (workerUrl !== undefined ? 'thread' : 'inline')) === 'thread';
+  const gate = threaded ? new WriteGate() : undefined;
+  const db = new Kysely<Schema>({ dialect: immediateSqliteDialect(withStatementCache(sqlite), gate) });
   const ingest = threaded
-    ? new SqliteThreadWriter({ path: file, busyTimeoutMs, ...(workerUrl !== undefined ? { workerUrl } : {}) })
+    ? new SqliteThreadWriter({ path: file, busyTimeoutMs, gate, ...(workerUrl !== undefined ? { workerUrl } : {}) })
     : new SqliteIngestWriter(db, sqlite);
   // With the writer thread the WAL is mostly past SQLite's default 1000 pages: this
   // connection's own small writes (hellos, heartbeats) would each run a checkpoint, fsync
@@ -156,19 +160,73 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
  * before it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another connection (the
  * writer thread, another server process) committed in between. Every kysely transaction
  * of the server writes.
+ *
+ * With a writer thread (`gate`), every write statement and every transaction on this
+ * connection first takes its turn through the WriteGate (./write-gate.ts), waiting
+ * asynchronously instead of in SQLite's busy handler, which would sleep the event loop.
  */
-function immediateSqliteDialect(database: SqliteDatabase): Dialect {
+function immediateSqliteDialect(database: SqliteDatabase, gate?: WriteGate): Dialect {
   return {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new ImmediateSqliteDriver({ database }),
+    createDriver: () => new ImmediateSqliteDriver({ database }, database, gate),
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };
 }
 
 class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly database: SqliteDatabase,
+    private readonly gate: WriteGate | undefined,
+  ) {
+    super(config);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    const gate = this.gate;
+    if (gate === undefined) return connection;
+    const database = this.database;
+    return {
+      async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        // (a cached statement: preparing it here costs a Map lookup)
+        if (gate.held || (database.prepare(query.sql) as unknown as { readonly: boolean }).readonly) return connection.executeQuery<R>(query);
+        await gate.acquire();
+        try {
+          return await connection.executeQuery<R>(query);
+        } finally {
+          gate.release();
+        }
+      },
+      streamQuery: <R>(query: CompiledQuery, chunkSize?: number) => connection.streamQuery<R>(query, chunkSize),
+    };
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    await this.gate?.acquire();
+    try {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    } catch (error) {
+      this.gate?.release();
+      throw error;
+    }
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await connection.executeQuery(CompiledQuery.raw('commit'));
+    } finally {
+      this.gate?.release();
+    }
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await connection.executeQuery(CompiledQuery.raw('rollback'));
+    } finally {
+      this.gate?.release();
+    }
   }
 }
 

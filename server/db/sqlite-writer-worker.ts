@@ -15,6 +15,7 @@
 import { isMainThread, parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { forEachRow } from './packed-rows.js';
+import { writerAcquire, writerRelease } from './write-gate.js';
 import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, SELECT_ACCEPTED, TOUCH_LAST_SEEN } from './sqlite-ingest-sql.js';
 import type { CommitResult, IngestMetricSample } from './storage.js';
 
@@ -31,6 +32,8 @@ export interface WriterWorkerData {
    * and the next transaction starts the WAL over. Default 16384 (64 MiB of 4 KiB pages).
    */
   autocheckpointPages?: number;
+  /** The write gate shared with the main connection (./write-gate.ts). */
+  gate?: SharedArrayBuffer;
   /** Tests only: the writer thread exits (code 70) at this commit (1-based). */
   exitAt?: { commit: number; when: 'before' | 'after' };
 }
@@ -125,6 +128,7 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
 
   let commits = 0;
   let closing = false;
+  const gate = data.gate === undefined ? undefined : new Int32Array(data.gate);
   const close = () => {
     sqlite.close();
     port.close();
@@ -142,28 +146,33 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
       }
       group.push(next);
     }
-    if (group.length === 1) {
-      try {
-        if (first.t === 'commit') {
-          commits++;
-          if (data.exitAt?.commit === commits && data.exitAt.when === 'before') process.exit(70);
+    if (gate !== undefined) writerAcquire(gate);
+    let replies: WriterReply[];
+    try {
+      if (group.length === 1) {
+        try {
+          if (first.t === 'commit') {
+            commits++;
+            if (data.exitAt?.commit === commits && data.exitAt.when === 'before') process.exit(70);
+          }
+          const result = runOne(first, false);
+          if (first.t === 'commit' && data.exitAt?.commit === commits && data.exitAt.when === 'after') process.exit(70);
+          replies = [{ t: 'done', id: first.id, result }];
+        } catch (error) {
+          replies = [failure(first.id, error)];
         }
-        const result = runOne(first, false);
-        if (first.t === 'commit' && data.exitAt?.commit === commits && data.exitAt.when === 'after') process.exit(70);
-        port.postMessage({ t: 'done', id: first.id, result } satisfies WriterReply);
-      } catch (error) {
-        port.postMessage(failure(first.id, error));
+      } else {
+        try {
+          replies = groupTx.immediate(group);
+        } catch (error) {
+          // BEGIN or COMMIT itself failed: nothing of the group is stored
+          replies = group.map((r) => failure(r.id, error));
+        }
       }
-    } else {
-      let replies: WriterReply[];
-      try {
-        replies = groupTx.immediate(group);
-      } catch (error) {
-        // BEGIN or COMMIT itself failed: nothing of the group is stored
-        replies = group.map((r) => failure(r.id, error));
-      }
-      for (const r of replies) port.postMessage(r);
+    } finally {
+      if (gate !== undefined) writerRelease(gate);
     }
+    for (const r of replies) port.postMessage(r);
     if (closing) close();
   });
 }

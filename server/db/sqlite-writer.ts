@@ -21,6 +21,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { packRows, type PackedRows } from './packed-rows.js';
+import type { WriteGate } from './write-gate.js';
 import type { WriterReply, WriterRequest, WriterWorkerData } from './sqlite-writer-worker.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type CommitResult, type IngestLogEntry, type IngestMetricSample, type IngestWriter } from './storage.js';
 
@@ -54,6 +55,8 @@ export interface ThreadWriterOptions {
   workerUrl?: URL;
   checkpointEveryMs?: number;
   autocheckpointPages?: number;
+  /** Turn-taking with the main connection's writes (./write-gate.ts). */
+  gate?: WriteGate;
   /** Tests only: see WriterWorkerData.exitAt (applies to the first writer thread). */
   exitAt?: WriterWorkerData['exitAt'];
 }
@@ -117,6 +120,7 @@ export class SqliteThreadWriter implements IngestWriter {
       role: 'writer',
       ...base,
       autocheckpointPages: this.options.autocheckpointPages ?? WRITER_AUTOCHECKPOINT_PAGES,
+      ...(this.options.gate !== undefined ? { gate: this.options.gate.shared } : {}),
       ...(this.exitAt !== undefined ? { exitAt: this.exitAt } : {}),
     };
     this.exitAt = undefined;
@@ -142,6 +146,7 @@ export class SqliteThreadWriter implements IngestWriter {
     });
     writer.on('exit', (code) => {
       if (this.writer === writer) this.writer = undefined;
+      this.options.gate?.writerGone();
       if (this.waiting.size === 0) return;
       const why = fatal ?? `exit code ${code}`;
       const error = new WriterStoppedError(`the SQLite ingest writer thread stopped (${why}) before confirming ${this.waiting.size} request(s); they may or may not be committed`);

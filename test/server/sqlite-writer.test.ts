@@ -192,6 +192,42 @@ describe('SQLite writer thread', () => {
     expect((await getAgent(storage.db, b))?.accepted_seq).toBe(10);
   });
 
+  it('takes turns with the main connection: a kysely transaction holds the writer off, a write between commits gets in', async () => {
+    const { storage } = await open();
+    const { host_id } = await issueAgent(storage.db, 'h');
+    await storage.ingest.commitBatch(host_id, entries(1, 10), new Date().toISOString()); // the thread runs
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inTx!: () => void;
+    const entered = new Promise<void>((r) => (inTx = r));
+    const tx = storage.db.transaction().execute(async (trx) => {
+      await trx.updateTable('agents').set({ hostname: 'changed' }).where('host_id', '=', host_id).execute();
+      inTx();
+      await held;
+    });
+    await entered;
+    let committed = false;
+    const commit = storage.ingest.commitBatch(host_id, entries(11, 20), new Date().toISOString()).then((r) => {
+      committed = true;
+      return r;
+    });
+    // the writer waits for the main side's turn to end (no SQLITE_BUSY after busy_timeout, no nesting)
+    await new Promise((r) => setTimeout(r, 50));
+    expect(committed).toBe(false);
+    release();
+    await tx;
+    expect((await commit).accepted_seq).toBe(20);
+    // and main-side writes keep getting in while the writer streams
+    const stream = (async () => {
+      for (let b = 2; b < 40; b++) await storage.ingest.commitBatch(host_id, entries(b * 10 + 1, b * 10 + 10), new Date().toISOString());
+    })();
+    for (let i = 0; i < 20; i++) await storage.db.updateTable('agents').set({ last_seen: `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z` }).where('host_id', '=', host_id).execute();
+    await stream;
+    const agent = await getAgent(storage.db, host_id);
+    expect(agent?.hostname).toBe('changed');
+    expect(agent?.accepted_seq).toBe(400);
+  });
+
   for (const when of ['before', 'after'] as const) {
     it(`a writer thread that dies ${when} a COMMIT: WriterStoppedError, a new thread takes over, the resend stores each seq once`, async () => {
       const { storage, path } = await open('inline');
