@@ -61,7 +61,7 @@ export const SERVER_SCOPE = {
 export const AGENT_SCOPE = {
   // session: the hello and its result (rotated token persisted before anything else, fatal
   // auth, Revoked), and the close reason final_seq=<n>
-  'agent/agent.ts': ['  private async authenticate(', '  private finalSeqReason('],
+  'agent/session.ts': ['  private async authenticate(', '  private finalSeqReason('],
 };
 
 /** Lines from the one holding `from` up to (not including) the next one holding `to`. */

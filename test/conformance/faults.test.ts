@@ -64,7 +64,7 @@ const SERVER_FAULTS: Fault[] = [
 
 const AGENT_FAULT: Fault = {
   name: 'rotated token not persisted before the next call',
-  patches: [{ file: 'dist/agent/agent.js', from: 'await writeToken(this.options.stateDir, rotated);', to: 'setTimeout(() => void writeToken(this.options.stateDir, rotated), 60_000).unref();' }],
+  patches: [{ file: 'dist/agent/session.js', from: 'await writeToken(this.options.stateDir, rotated);', to: 'setTimeout(() => void writeToken(this.options.stateDir, rotated), 60_000).unref();' }],
   caught: ['agent/rotated-token-persisted'],
 };
 
