@@ -20,17 +20,15 @@ export const MODULES = [
   {
     side: 'server',
     name: 'handshake',
-    // the hello verdict (protocol and agent versions, token, revoked, rotation required,
-    // enrollment expiry, params, resume_from_seq) and which rotation the session gets; not the
-    // decommission branch (no suite option decommissions a host)
-    file: 'server/ws/connection.ts',
-    parts: [
-      { from: "const pv = p['protocol_version'];", to: 'if (row.decommission_requested_at !== null) {' },
-      { from: 'if (!validateAgentHelloParams(params)) {', to: '    if (!ok) {' },
-    ],
+    // the hello verdict (protocol and agent versions, host id, token, revoked, rotation
+    // required, enrollment expiry, params, resume_from_seq) and which rotation the session
+    // gets: the pure decision module (its I/O, hello-flow.ts, only carries it out)
+    file: 'server/ws/handshake.ts',
+    parts: ['export function helloHostId(', 'export function screenHello(', 'export function needsEnrollmentExpiry(', 'export function decideHello('],
     except: [
-      { text: "if (this.state !== 'hello_pending') return;", why: 'race guard: the hello timer fired (or the socket closed) while the database answered; not provokable without controlling its latency' },
+      { text: 'if (row.decommission_requested_at !== null) {', why: 'the decommission branch: the runner has no option that decommissions a host while it is not connected (a --decommission-command case is left to do)' },
       { text: '.slice(0, 20)', why: 'how many schema issues the -32602 data lists is not a rule' },
+      { text: "outcome: rotatedToken === undefined ? 'ok' : row.connection_state === 'NeverConnected' ? 'enrolled' : 'rotated',", why: 'the label of a server metric, not wire behaviour' },
     ],
     cases: [
       'handshake/*', 'vector/agent.hello/*', 'error/-32001-*', 'error/-32002-*', 'error/-32003-*', 'error/-32005-*',
@@ -57,18 +55,13 @@ export const MODULES = [
     name: 'agent session',
     // the hello and its result (rotated token persisted before anything else, fatal auth,
     // Revoked, resume point), and the close reason final_seq=<n>
-    file: 'agent/agent.ts',
+    file: 'agent/session.ts',
     parts: ['  private async authenticate(', '  private finalSeqReason('],
     except: [
-      { text: 'if (conn !== this.conn || this.stopping) return;', why: 'race guard: a hello outcome arriving after the connection was replaced or the agent was stopped' },
+      { text: 'if (conn !== this.conn || this.halted) return;', why: 'race guard: a hello outcome arriving after the connection was replaced or the agent was stopped' },
       { text: "const what = err instanceof RpcError ? `hello rejected (${err.code} ${err.message})` : `hello failed: ${(err as Error).message}`;", why: 'the text of the status error and log line' },
-      { text: 'this.log.warn({ code: err instanceof RpcError ? err.code : (err as PeerError).code }, this.lastError!);', why: 'a log line' },
-      { text: "if (r.jumped) {\n        this.log.warn(", why: 'a log line' },
-      { text: "if (r.deleted > 0) this.log.info(", why: 'a log line' },
-      { text: "if (r.ackedSeq > ackedBefore) this.emit('acked', r.ackedSeq);", why: "an in-process event (the library's 'acked'), not wire behaviour" },
-      { text: "this.emit('hello', { ...result, rotated_token: result.rotated_token ? '[redacted]' : result.rotated_token });", why: "an in-process event (the library's 'hello'), not wire behaviour" },
-      { text: "const rec = this.recovery;\n    if (rec !== null && rec.lost_from !== null && rec.lost_to !== null) {", why: "the report of entries a damaged buffer lost: provoking it needs a damaged buffer file, whose format is the agent's own (pinned by the agent's buffer tests, DECISIONS H5)" },
-      { text: 'value: rec.lost_to - rec.lost_from + 1', why: 'the same report (a damaged buffer)' },
+      { text: 'this.log.warn({ code: err instanceof RpcError ? err.code : (err as PeerError).code }, msg);', why: 'a log line' },
+      { text: "events.emit('hello', { ...result, rotated_token: result.rotated_token ? '[redacted]' : result.rotated_token });", why: "an in-process event (the library's 'hello'), not wire behaviour" },
     ],
     cases: undefined, // the whole agent suite: every case starts from a hello
   },
