@@ -42,6 +42,7 @@ export const MODULES = [
     file: 'server/ingest.ts',
     parts: ['  push(params: LogsPushParams)', '  private accept('],
     except: [
+      { text: '`must be seq_start + ${i} = ${seq_start + i} (entries are contiguous from seq_start)`', why: 'the text of the -32602 message' },
       { text: 'replaced += makeStorable(e);', why: 'the count of replaced characters only feeds a log line and a metric (the replacement itself, makeStorable, is not mutated here)' },
       { text: "if (replaced > 0) {\n      this.ingest.options.metrics?.charsReplaced.inc(replaced);", why: 'a log line and a metric, not wire behaviour' },
       { text: 'this.pendingEntries += n;\n      if (this.pendingEntries >= this.ingest.flushEntries) this.requestFlush();', why: 'the K trigger: whether the ack comes at K entries or T ms later is timing the runner does not judge (both are allowed on the wire); pinned in-process by test/contract/pinned-server.test.ts R-ING-06' },
