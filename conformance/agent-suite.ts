@@ -607,7 +607,12 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     if (bad === undefined) throw new CaseFailure('a reconnect', `none${hint(run)}`);
     processAttempts++;
     await bad.until(() => !bad.isOpen, t);
-    const closedBy = bad.close === undefined ? 'still open' : `${bad.close.byServer ? 'server' : 'agent'} closed ${bad.close.code}`;
+    const closedBy = bad.close === undefined ? `still open after ${t} ms` : `${bad.close.byServer ? 'server' : 'agent'} closed ${bad.close.code}`;
+    // An agent that kept it open: close it ourselves, so that the cases after this one still run.
+    if (bad.isOpen) {
+      bad.closeWith(1011, 'conformance: closing the session the agent kept');
+      await bad.closed;
+    }
     const after = server.sessions.indexOf(bad) + 1;
     const next = await nextHello(after, bound(processAttempts) + startTimeout);
     if (next !== undefined) {

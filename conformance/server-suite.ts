@@ -22,6 +22,7 @@ import {
   ProbeUnavailableError,
   RpcError,
   registerAgentHandlers,
+  validateAgentVersionUnsupportedData,
   validateProbeRequestResult,
   type AgentHelloParams,
   type AgentHelloResult,
@@ -333,6 +334,44 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     const p: Record<string, unknown> = { ...helloParams(o.hostId, token) };
     delete p['capabilities'];
     return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: p }, -32602);
+  });
+
+  await runner.run('handshake/protocol-version-not-an-integer', 'hello with protocol_version 1.5, then "1": error -32003 (or -32602) then close 4001; a -32003 data valid against AgentVersionUnsupportedData (current an integer)', async () => {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    const seen: string[] = [];
+    for (const pv of [1.5, '1']) {
+      const c = await open();
+      try {
+        c.sendJson({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: pv } });
+        const resp = await c.response(1, t);
+        const closed = await c.waitClose(t);
+        const code = errorCode(resp);
+        expect((code === -32003 || code === -32602) && closed?.code === 4001, `protocol_version ${JSON.stringify(pv)}: error -32003 or -32602 then close 4001`, `${describeFrame(resp)}; ${describeClose(closed)}`);
+        if (code === -32003) {
+          const data = isObj(resp?.json) && isObj(resp.json['error']) ? resp.json['error']['data'] : undefined;
+          expect(validateAgentVersionUnsupportedData(data), `protocol_version ${JSON.stringify(pv)}: error.data valid against AgentVersionUnsupportedData`, `error.data ${js(data)}`);
+        }
+        seen.push(`${JSON.stringify(pv)}: ${code}`);
+      } finally {
+        await c.dispose();
+      }
+    }
+    return seen.join('; ');
+  });
+
+  await runner.run('handshake/host-id-not-a-string', 'hello whose host_id is an array holding the host\'s id: error -32001 or -32602 then close 4001 (not an internal error)', async () => {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    const c = await open();
+    try {
+      c.sendJson({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), host_id: [o.hostId] } });
+      const resp = await c.response(1, t);
+      const closed = await c.waitClose(t);
+      const code = errorCode(resp);
+      expect((code === -32001 || code === -32602) && closed?.code === 4001, 'error -32001 or -32602 then close 4001', `${describeFrame(resp)}; ${describeClose(closed)}`);
+      return `${describeFrame(resp)}; ${describeClose(closed)}`;
+    } finally {
+      await c.dispose();
+    }
   });
 
   await runner.run('handshake/resume-from-seq-max', `hello with resume_from_seq = max_seq (${LIMITS.max_seq}) accepted; max_seq + 1: error -32602 then close 4001 (DECISIONS H1)`, async () => {
