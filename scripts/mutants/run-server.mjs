@@ -80,7 +80,7 @@ try {
     '--agent-rate', String(RATE), '--ingest-queue-entries', String(QUEUE), '--min-agent-version', '0.1.0', '--timeout-ms', '3000',
     '--admin-url', `http://127.0.0.1:${port}`,
     '--revoke-command', `${q(process.execPath)} ${q(cli)} agent revoke {host_id} --db ${q(db)}`,
-    '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs {grace_secs} --db ${q(db)}`, '--rotation-grace-secs', '0',
+    '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs {grace_secs} --db ${q(db)}`, '--rotation-grace-secs', '1',
     '--break-storage-command', `echo break > ${q(fault)}`, '--repair-storage-command', `rm -f ${q(fault)}`,
     '--stall-storage-command', `echo stall > ${q(fault)}`, '--resume-storage-command', `rm -f ${q(fault)}`,
     '--issue-command', `${q(process.execPath)} ${q(cli)} agent issue --host {label} --expires-in {expires_in} --json --db ${q(db)}`,

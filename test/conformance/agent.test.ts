@@ -19,7 +19,7 @@ describe('cortex-conformance agent', () => {
       // what the example does not implement (the file says why); listed failures do not fail the run
       '--expect-fail', join(ROOT, 'test/conformance/fixtures/minimal-agent.expect-fail'),
       ...COMMON,
-    ]);
+    ], 170_000);
     const rep = parseJson(r);
     const listed = new Set(rep.cases.filter((c) => (c as { expected_fail?: boolean }).expected_fail === true).map((c) => c.id));
     expect(failures(rep).filter((f) => !listed.has(f.slice(0, f.indexOf(':')))), r.stderr).toEqual([]);
