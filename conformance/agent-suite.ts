@@ -24,6 +24,7 @@ import {
   RpcError,
   TokenRevokedError,
   AuthFailedError,
+  InternalErrorError,
   validateAgentConfig,
   type AgentConfig,
   type AgentHelloParams,
@@ -159,6 +160,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   /** The next hello gets -32001 AuthFailed (close 4001): the FatalAuth case. */
   let authFailNextHello = false;
   let rotateNextHello = false;
+  /** How the next hello is answered instead (the hello-error and accepted_seq cases). */
+  let nextHelloOverride: 'internal-error' | 'seq-beyond-max' | undefined;
   const allHellos: { session: Session; params: unknown }[] = [];
 
   const config = (): AgentConfig => ({ heartbeat_interval_secs: HEARTBEAT_SECS, max_batch_entries: 100, flush_interval_ms: 50, metrics_interval_secs: 3600, probe_concurrency: 4, log_sources: logSources });
@@ -170,6 +173,10 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       authFailNextHello = false;
       return { error: new AuthFailedError({ reason: 'token_hash_mismatch' }, 'AuthFailed'), closeCode: 4001 };
     }
+    if (nextHelloOverride === 'internal-error') {
+      nextHelloOverride = undefined;
+      return { error: new InternalErrorError({ reason: 'conformance: a failure on the server side' }), closeCode: 1011 };
+    }
     if (params.host_id.toLowerCase() !== currentHost || !validTokens.has(params.token)) return { error: new AuthFailedError({ reason: 'token_hash_mismatch' }, 'AuthFailed'), closeCode: 4001 };
     let rotated: string | undefined;
     if (!enrolled || rotateNextHello) {
@@ -179,11 +186,13 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       enrolled = true;
       rotateNextHello = false;
     }
+    const beyondMax = nextHelloOverride === 'seq-beyond-max';
+    if (beyondMax) nextHelloOverride = undefined;
     return {
       result: {
         server_version: 'cortex-conformance',
         server_time: new Date().toISOString(),
-        accepted_seq: server.store.accepted,
+        accepted_seq: beyondMax ? LIMITS.max_seq + 1 : server.store.accepted,
         session_id: randomUUID(),
         config: config(),
         ...(rotated !== undefined ? { rotated_token: rotated } : {}),
@@ -375,7 +384,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
         // not ours
       }
     };
-    session.ws.on('message', onMessage);
+    // Before the session's own listener: its change notification must see the answer.
+    session.ws.prependListener('message', onMessage);
     try {
       session.sendRaw(frame);
       const sess = session;
@@ -583,6 +593,47 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     session = server.sessions.at(-1)!;
     processAttempts += attempts.length;
     return `delays ${delays.join(', ')} ms; bounds ${bounds.join(', ')} ms`;
+  });
+
+  // ─────────────────── A7b. a failed hello, an accepted_seq beyond max_seq ───────────────────
+  /** Closes the current session (1011) and returns the agent's next session that got a hello answer. */
+  async function reconnectWith(override: 'internal-error' | 'seq-beyond-max'): Promise<{ bad: Session; next: Session | undefined; closedBy: string }> {
+    const sess = session;
+    await barrier(sess);
+    nextHelloOverride = override;
+    const from = server.sessions.length;
+    sess.closeWith(1011, 'conformance: server restart');
+    const bad = await nextHello(from, bound(processAttempts) + startTimeout);
+    if (bad === undefined) throw new CaseFailure('a reconnect', `none${hint(run)}`);
+    processAttempts++;
+    await bad.until(() => !bad.isOpen, t);
+    const closedBy = bad.close === undefined ? `still open after ${t} ms` : `${bad.close.byServer ? 'server' : 'agent'} closed ${bad.close.code}`;
+    // An agent that kept it open: close it ourselves, so that the cases after this one still run.
+    if (bad.isOpen) {
+      bad.closeWith(1011, 'conformance: closing the session the agent kept');
+      await bad.closed;
+    }
+    const after = server.sessions.indexOf(bad) + 1;
+    const next = await nextHello(after, bound(processAttempts) + startTimeout);
+    if (next !== undefined) {
+      processAttempts++;
+      session = next;
+    }
+    return { bad, next, closedBy };
+  }
+  await runner.run('agent/hello-error-retried', 'a hello answered -32603 InternalError (close 1011): the agent reconnects with backoff and its next hello is accepted', async () => {
+    const { bad, next } = await reconnectWith('internal-error');
+    expect(bad.helloAnswered === 'error', 'the hello answered with -32603', `hello ${bad.helloAnswered}`);
+    expect(next !== undefined, 'another hello after the refused one', `no reconnect${hint(run)}`);
+    expect(next!.helloAnswered === 'result' && next!.hello?.token === expectedToken, 'the next hello (with the same token) accepted', next!.helloAnswered === 'result' ? 'another token' : 'refused');
+    return `reconnected ${next!.openedAt - bad.openedAt} ms after the refused hello`;
+  });
+  await runner.run('agent/accepted-seq-beyond-max', `a HelloResult with accepted_seq = max_seq + 1 (${LIMITS.max_seq + 1}) is a protocol error: the agent pushes nothing and closes that session, then reconnects`, async () => {
+    const { bad, next, closedBy } = await reconnectWith('seq-beyond-max');
+    expect(bad.close !== undefined && !bad.close.byServer, 'the agent closes the session', closedBy);
+    expect(bad.pushes.length === 0 && bad.heartbeats.length === 0, 'nothing sent in that session', `${bad.pushes.length} logs.push, ${bad.heartbeats.length} heartbeats`);
+    expect(next !== undefined && next.helloAnswered === 'result', 'a reconnect whose hello is accepted', next ? 'refused' : `no reconnect${hint(run)}`);
+    return `${closedBy}; reconnected`;
   });
 
   // ─────────────────────────── A8. Decommission ───────────────────────────

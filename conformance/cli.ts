@@ -11,7 +11,7 @@
 // Exit 0 when the run passes (no unexpected failure or pass; with --strict, no skip), 1
 // otherwise or when the target cannot be reached at all, 2 on bad usage.
 import { readFileSync } from 'node:fs';
-import { BailOut, Runner, caseJson, parseExpectFail, report, type CaseResult, type ExpectFailList } from './report.js';
+import { BailOut, Runner, caseJson, parseExpectFail, parseOnly, report, type CaseResult, type ExpectFailList } from './report.js';
 import { runServerSuite, TargetUnreachable } from './server-suite.js';
 import { runAgentSuite, AGENT_VALUE_OPTIONS, AGENT_FLAGS, agentOptionsFrom } from './agent-suite.js';
 import { COMMON_FLAGS, COMMON_VALUES, HELP, SERVER_FLAGS, SERVER_VALUES, serverOptionsFrom } from './options.js';
@@ -40,6 +40,12 @@ function runnerFor(p: ParsedArgs, expectFail: ExpectFailList | undefined): Runne
         process.stdout.write(`${JSON.stringify(caseJson(r))}\n`);
       });
   if (p.flags.has('bail')) runner.bail = { expectFail };
+  const only = p.values.get('only');
+  if (only !== undefined) {
+    const selection = parseOnly(only);
+    if (selection.patterns.length === 0) throw new UsageError('--only needs at least one case id');
+    runner.only = selection;
+  }
   return runner;
 }
 

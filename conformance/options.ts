@@ -36,6 +36,10 @@ Server suite:
   --repair-storage-command CMD  undoes --break-storage-command (required with it)
   --metrics-count-command CMD   prints the number of metric samples the server stored for {host_id}:
                             enables the check that metrics.push "accepted" is what was stored
+  --issue-command CMD       issues a one-time token for a new host and prints {"host_id", "token"} as JSON;
+                            {label} and {expires_in} (e.g. 4s, 1h) are replaced (e.g. "cortex-server agent issue
+                            --host {label} --expires-in {expires_in} --json --db F"): enables the max_seq and
+                            enrollment-expiry cases
   --admin-url URL           the admin HTTP API (http://HOST:PORT) for the probe cases (and -32004)
   --admin-token T           bearer token of the admin API
   --hello-timeout-ms N      the server's hello timer (default ${LIMITS.hello_timeout_ms}) for the close-4000 case
@@ -88,6 +92,10 @@ Common:
   --json                    print one JSON value: the run, with one object per case in "cases"
   --json-lines              print one JSON object per case as it finishes, then a summary object
   --junit FILE              also write JUnit XML to FILE
+  --only ID[,ID…]           run only these cases (an ID ending in * selects every id starting with the rest,
+                            e.g. "ingest/*"); the others are SKIPPED "not selected by --only". A case that
+                            needs an earlier one (most need handshake/first-enrollment-rotates) is skipped
+                            unless that one is selected too
   --bail                    stop at the first failure (not counting --expect-fail cases); the rest
                             is not run (used by npm run conformance:mutants)
   --help                    show this help
@@ -96,12 +104,12 @@ Every case that cannot run is SKIPPED with the reason and the option that enable
 summary (last line) counts them: "N passed, M failed, K skipped".
 `;
 
-export const COMMON_VALUES = ['timeout-ms', 'junit', 'expect-fail'];
+export const COMMON_VALUES = ['timeout-ms', 'junit', 'expect-fail', 'only'];
 export const COMMON_FLAGS = ['json', 'json-lines', 'strict', 'bail'];
 
 export const SERVER_VALUES = [
   'url', 'enroll-token', 'host-id', 'token-2', 'host-id-2', 'revoke-command', 'rotate-command', 'rotation-grace-secs',
-  'stop-command', 'restart-command', 'break-storage-command', 'repair-storage-command', 'stall-storage-command', 'resume-storage-command', 'metrics-count-command',
+  'stop-command', 'restart-command', 'issue-command', 'break-storage-command', 'repair-storage-command', 'stall-storage-command', 'resume-storage-command', 'metrics-count-command',
   'admin-url', 'admin-token', 'hello-timeout-ms', 'ping-interval-ms', 'missed-pongs', 'server-max-batch-entries', 'agent-rate',
   'ingest-queue-entries', 'agent-version', 'min-agent-version', ...COMMON_VALUES,
 ];
@@ -145,6 +153,7 @@ export function serverOptionsFrom(p: ParsedArgs): ServerSuiteOptions {
     breakStorageCommand: breakStorage,
     repairStorageCommand: repairStorage,
     metricsCountCommand: p.values.get('metrics-count-command'),
+    issueCommand: p.values.get('issue-command'),
     stallStorageCommand: p.values.get('stall-storage-command'),
     resumeStorageCommand: p.values.get('resume-storage-command'),
     helloTimeoutMs: intOption(p, 'hello-timeout-ms', 1) ?? LIMITS.hello_timeout_ms,

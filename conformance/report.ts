@@ -191,10 +191,25 @@ export class BailOut extends Error {
 }
 
 /** Runs cases one after the other, turning CaseFailure/CaseSkip/other errors into results. */
+/**
+ * --only ID[,ID…]: the cases to run; an ID ending in "*" selects every case id starting with
+ * what comes before it ("ingest/*"). Unknown ids are not an error (the list may name cases of
+ * another suite or target).
+ */
+export function parseOnly(value: string): { patterns: string[]; matches(id: string): boolean } {
+  const patterns = value.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
+  return {
+    patterns,
+    matches: (id) => patterns.some((pat) => (pat.endsWith('*') ? id.startsWith(pat.slice(0, -1)) : id === pat)),
+  };
+}
+
 export class Runner {
   readonly results: CaseResult[] = [];
   /** --bail: stop the suite at the first failure (a case listed in --expect-fail does not count). */
   bail: { expectFail: ExpectFailList | undefined } | undefined;
+  /** --only: cases not selected are skipped (their body does not run), saying so. */
+  only: { matches(id: string): boolean } | undefined;
   constructor(private readonly onResult?: (r: CaseResult) => void) {}
 
   private record(r: CaseResult): void {
@@ -204,6 +219,7 @@ export class Runner {
   }
 
   async run(id: string, expected: string, body: () => Promise<string | void>): Promise<CaseResult> {
+    if (this.only !== undefined && !this.only.matches(id)) return this.skip(id, expected, 'not selected by --only');
     const t0 = performance.now();
     let r: CaseResult;
     try {

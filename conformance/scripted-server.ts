@@ -190,7 +190,9 @@ export class Session {
 
   private commit(params: LogsPushParams, record: PushRecord): LogsPushResult {
     record.acked = true;
-    return { up_to_seq: this.server.store.commit(params), received_at: new Date().toISOString() };
+    const up_to_seq = this.server.store.commit(params);
+    this.changed(); // waiters on accepted_seq see the commit now, not at the next frame
+    return { up_to_seq, received_at: new Date().toISOString() };
   }
 
   /** Commit and answer the held pushes (in order). */

@@ -22,6 +22,7 @@ import {
   ProbeUnavailableError,
   RpcError,
   registerAgentHandlers,
+  validateAgentVersionUnsupportedData,
   validateProbeRequestResult,
   type AgentHelloParams,
   type AgentHelloResult,
@@ -57,6 +58,8 @@ export interface ServerSuiteOptions {
   repairStorageCommand?: string | undefined;
   /** Prints the number of metric samples stored for {host_id}. */
   metricsCountCommand?: string | undefined;
+  /** Issues a one-time token for a new host ({label}, {expires_in}) and prints {"host_id", "token"} as JSON. */
+  issueCommand?: string | undefined;
   /** The server's min_agent_version, for the agent-version floor case. */
   minAgentVersion?: string | undefined;
   /** The server's ingest queue capacity in entries, for the -32020 case. */
@@ -112,6 +115,26 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   });
 
   const open = (protocols?: string | string[]) => Conn.open(o.url, { protocols, timeoutMs: t });
+
+  const issueNeeds = 'needs --issue-command CMD (issues a one-time token for a new host and prints {"host_id", "token"} as JSON; {label} and {expires_in} are replaced, e.g. "cortex-server agent issue --host {label} --expires-in {expires_in} --json --db F")';
+  let issued = 0;
+  /** A fresh host from --issue-command, its token valid for `expiresIn` (e.g. "1h", "4s"). */
+  async function issueHost(expiresIn: string): Promise<{ host_id: string; token: string }> {
+    if (o.issueCommand === undefined) throw new CaseSkip(issueNeeds);
+    const label = `conformance-${process.pid}-${++issued}-${randomUUID().slice(0, 8)}`;
+    const ran = await runShell(fillTemplate(o.issueCommand, { label, expires_in: expiresIn }), 20_000);
+    if (ran.code !== 0) throw new CaseFailure('--issue-command exits 0', `exit ${ran.code ?? ran.signal}: ${lastLines(ran.output)}`);
+    for (const line of ran.output.split('\n').reverse()) {
+      if (!line.trim().startsWith('{')) continue;
+      try {
+        const j = JSON.parse(line) as { host_id?: unknown; token?: unknown };
+        if (typeof j.host_id === 'string' && typeof j.token === 'string') return { host_id: j.host_id, token: j.token };
+      } catch {
+        // not the JSON line
+      }
+    }
+    throw new CaseFailure('--issue-command prints {"host_id": …, "token": …} on one line', lastLines(ran.output));
+  }
 
   /** Opens a connection and sends agent.hello through the typed stub. */
   async function hello(tok: string, hostId = o.hostId, extra: Partial<AgentHelloParams> = {}): Promise<{ conn: Conn; result?: AgentHelloResult; error?: Error }> {
@@ -313,6 +336,78 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: p }, -32602);
   });
 
+  await runner.run('handshake/protocol-version-not-an-integer', 'hello with protocol_version 1.5, then "1": error -32003 (or -32602) then close 4001; a -32003 data valid against AgentVersionUnsupportedData (current an integer)', async () => {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    const seen: string[] = [];
+    for (const pv of [1.5, '1']) {
+      const c = await open();
+      try {
+        c.sendJson({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: pv } });
+        const resp = await c.response(1, t);
+        const closed = await c.waitClose(t);
+        const code = errorCode(resp);
+        expect((code === -32003 || code === -32602) && closed?.code === 4001, `protocol_version ${JSON.stringify(pv)}: error -32003 or -32602 then close 4001`, `${describeFrame(resp)}; ${describeClose(closed)}`);
+        if (code === -32003) {
+          const data = isObj(resp?.json) && isObj(resp.json['error']) ? resp.json['error']['data'] : undefined;
+          expect(validateAgentVersionUnsupportedData(data), `protocol_version ${JSON.stringify(pv)}: error.data valid against AgentVersionUnsupportedData`, `error.data ${js(data)}`);
+        }
+        seen.push(`${JSON.stringify(pv)}: ${code}`);
+      } finally {
+        await c.dispose();
+      }
+    }
+    return seen.join('; ');
+  });
+
+  await runner.run('handshake/host-id-not-a-string', 'hello whose host_id is an array holding the host\'s id: error -32001 or -32602 then close 4001 (not an internal error)', async () => {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    const c = await open();
+    try {
+      c.sendJson({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), host_id: [o.hostId] } });
+      const resp = await c.response(1, t);
+      const closed = await c.waitClose(t);
+      const code = errorCode(resp);
+      expect((code === -32001 || code === -32602) && closed?.code === 4001, 'error -32001 or -32602 then close 4001', `${describeFrame(resp)}; ${describeClose(closed)}`);
+      return `${describeFrame(resp)}; ${describeClose(closed)}`;
+    } finally {
+      await c.dispose();
+    }
+  });
+
+  await runner.run('handshake/resume-from-seq-max', `hello with resume_from_seq = max_seq (${LIMITS.max_seq}) accepted; max_seq + 1: error -32602 then close 4001 (DECISIONS H1)`, async () => {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    // Greater than accepted_seq is no error: the server answers with its accepted_seq.
+    const h = await hello(token, o.hostId, { resume_from_seq: LIMITS.max_seq });
+    await h.conn.dispose();
+    if (!h.result) throw new CaseFailure(`hello with resume_from_seq ${LIMITS.max_seq} accepted`, describeErr(h.error));
+    const beyond = await preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), resume_from_seq: LIMITS.max_seq + 1 } }, -32602);
+    return `max_seq accepted (accepted_seq ${h.result.accepted_seq}); max_seq + 1: ${beyond}`;
+  });
+
+  await runner.run('handshake/enrollment-token-expired', "a one-time token past its lifetime (--issue-command with {expires_in}): error -32001 then close 4001; a host enrolled before its token's expiry is still accepted after it", async () => {
+    if (o.issueCommand !== undefined && !o.issueCommand.includes('{expires_in}')) throw new CaseSkip('needs {expires_in} in --issue-command (the token lifetime, e.g. "--expires-in {expires_in}")');
+    const LIFE_MS = 3000;
+    // b first: its lifetime runs out while a is issued and enrolled.
+    const b = await issueHost(`${LIFE_MS / 1000}s`);
+    const bIssued = Date.now();
+    const a = await issueHost(`${LIFE_MS / 1000}s`);
+    const aIssued = Date.now();
+    const first = await hello(a.token, a.host_id);
+    await first.conn.dispose();
+    if (!first.result) {
+      if (Date.now() - aIssued >= LIFE_MS - 500) throw new CaseSkip(`the first hello came ${Date.now() - aIssued} ms after the token was issued, too close to its ${LIFE_MS} ms lifetime (a loaded machine)`);
+      throw new CaseFailure('the first hello inside the token lifetime accepted', describeErr(first.error));
+    }
+    const aToken = first.result.rotated_token ?? a.token;
+    // b's lifetime ran from before its command returned.
+    await new Promise((r) => setTimeout(r, Math.max(0, bIssued + LIFE_MS + 300 - Date.now())));
+    const refused = await preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(b.host_id, b.token) }, -32001);
+    const later = await hello(aToken, a.host_id);
+    await later.conn.dispose();
+    expect(later.result !== undefined, "the enrolled host's (rotated) token accepted after its enrollment token's expiry", describeErr(later.error));
+    return `expired token: ${refused}; enrolled host still accepted`;
+  });
+
   // ─────────────────── 5. generated: vectors of every agent→server method ───────────────────
   const vectors = loadVectors();
   let shared: Conn | undefined;
@@ -480,14 +575,26 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
           if (!isObj(full) || typeof (full as { up_to_seq?: unknown }).up_to_seq !== 'number') throw new CaseFailure(`a push of exactly the cap (${cap}) accepted`, describeErr(full));
           const start = at + cap;
           const entries = Array.from({ length: cap + 1 }, (_, i) => entry(start + i));
+          let seen: string;
           try {
             const r = await conn.client.logsPush({ seq_start: start, entries }, { timeoutMs: t });
             throw new CaseFailure('error -32008', `result ${JSON.stringify(r)}`);
           } catch (err) {
             if (err instanceof CaseFailure) throw err;
             expect(err instanceof RpcError && err.code === -32008, 'error -32008', describeErr(err));
-            return describeErr(err);
+            seen = describeErr(err);
           }
+          // The agent keeps pushes in flight: one behind the refused batch must not be stored
+          // (accepted_seq would pass the refused entries and their resend be dropped as duplicates).
+          const behind = start + cap + 1;
+          const later = await conn.client.logsPush({ seq_start: behind, entries: [entry(behind)] }, { timeoutMs: t }).catch((err: unknown) => err);
+          expect(later instanceof RpcError, `a push behind the refused batch (seq_start ${behind}) refused`, describeErr(later));
+          // Resent in pieces within the cap, from the refused seq: accepted.
+          const again = await conn.client.logsPush({ seq_start: start, entries: entries.slice(0, cap) }, { timeoutMs: t }).catch((err: unknown) => err);
+          expect(isObj(again) && (again as { up_to_seq?: unknown }).up_to_seq === start + cap - 1, `the resend from seq ${start} (${cap} entries) acked up to ${start + cap - 1}`, describeErr(again));
+          const rest = await conn.client.logsPush({ seq_start: start + cap, entries: [entry(start + cap), entry(behind)] }, { timeoutMs: t }).catch((err: unknown) => err);
+          expect(isObj(rest) && (rest as { up_to_seq?: unknown }).up_to_seq === behind, `the rest acked up to ${behind}`, describeErr(rest));
+          return `${seen}; a push behind it refused (${describeErr(later)}) until the resend`;
         });
       },
     },
@@ -805,6 +912,60 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       return `up_to_seq ${r.up_to_seq}`;
     }),
   );
+
+  await runner.run('ingest/metadata-limits', `metadata at metadata_max_depth (${LIMITS.metadata_max_depth}) and metadata_max_bytes (${LIMITS.metadata_max_bytes}) accepted; one level deeper or one byte more: error -32602, nothing accepted (DECISIONS H2)`, async () => {
+    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    const nest = (levels: number): Record<string, unknown> => {
+      let m: Record<string, unknown> = { leaf: 1 }; // the metadata object itself is level 1
+      for (let i = 1; i < levels; i++) m = { n: m };
+      return m;
+    };
+    const sized = (bytes: number): Record<string, unknown> => ({ p: 'x'.repeat(bytes - '{"p":""}'.length) });
+    const withMeta = (seq: number, metadata: Record<string, unknown>): LogBatchEntry => ({ ...entry(seq), metadata });
+    const first = await withSession(async (conn, h) => {
+      const s0 = h.accepted_seq + 1;
+      const r = await conn.client.logsPush({ seq_start: s0, entries: [withMeta(s0, nest(LIMITS.metadata_max_depth)), withMeta(s0 + 1, sized(LIMITS.metadata_max_bytes))] }, { timeoutMs: t }).catch((err: unknown) => err);
+      return { s0, r };
+    });
+    const up = isObj(first.r) ? (first.r as { up_to_seq?: unknown }).up_to_seq : undefined;
+    expect(up === first.s0 + 1, `entries with metadata at both limits acked up to ${first.s0 + 1}`, typeof up === 'number' ? `up_to_seq ${up}` : describeErr(first.r));
+    const next = first.s0 + 2;
+    // Each refusal in a session of its own (a server may refuse later pushes of a session after one).
+    for (const [what, metadata] of [
+      [`nested ${LIMITS.metadata_max_depth + 1} levels`, nest(LIMITS.metadata_max_depth + 1)],
+      [`${LIMITS.metadata_max_bytes + 1} bytes`, sized(LIMITS.metadata_max_bytes + 1)],
+    ] as const) {
+      const resp = await withSession((conn) => rawCall(conn, { jsonrpc: '2.0', id: nextRawId(), method: 'logs.push', params: { seq_start: next, entries: [withMeta(next, metadata)] } }));
+      expect(errorCode(resp) === -32602, `metadata ${what}: error -32602`, describeFrame(resp));
+    }
+    const after = await session();
+    await after.conn.dispose();
+    expect(after.hello.accepted_seq === first.s0 + 1, `accepted_seq still ${first.s0 + 1}`, `accepted_seq ${after.hello.accepted_seq}`);
+    return 'at the limits accepted; beyond them -32602';
+  });
+  await runner.run('ingest/max-seq', `a fresh host (--issue-command): seq_start = max_seq (${LIMITS.max_seq}) accepted; a batch running past max_seq or starting after it: error -32602 (DECISIONS H1)`, async () => {
+    const fresh = await issueHost('1h');
+    const e = await hello(fresh.token, fresh.host_id);
+    if (!e.result) {
+      await e.conn.dispose();
+      throw new CaseFailure('the first hello of the issued host accepted', describeErr(e.error));
+    }
+    const conn = e.conn;
+    try {
+      const max = LIMITS.max_seq;
+      const a = await conn.client.logsPush({ seq_start: max - 1, entries: [entry(max - 1)] }, { timeoutMs: t }).catch((err: unknown) => err);
+      expect(isObj(a) && (a as { up_to_seq?: unknown }).up_to_seq === max - 1, `seq_start ${max - 1} acked up to ${max - 1}`, describeErr(a));
+      const b = await conn.client.logsPush({ seq_start: max, entries: [entry(max)] }, { timeoutMs: t }).catch((err: unknown) => err);
+      expect(isObj(b) && (b as { up_to_seq?: unknown }).up_to_seq === max, `seq_start max_seq acked up to ${max}`, describeErr(b));
+      const past = await rawCall(conn, { jsonrpc: '2.0', id: nextRawId(), method: 'logs.push', params: { seq_start: max, entries: [entry(max), entry(max + 1)] } });
+      expect(errorCode(past) === -32602, 'entries max_seq, max_seq + 1: error -32602', describeFrame(past));
+      const after = await rawCall(conn, { jsonrpc: '2.0', id: nextRawId(), method: 'logs.push', params: { seq_start: max + 1, entries: [entry(max + 1)] } });
+      expect(errorCode(after) === -32602, 'seq_start max_seq + 1: error -32602', describeFrame(after));
+      return 'max_seq accepted; beyond it -32602';
+    } finally {
+      await conn.dispose();
+    }
+  });
 
   // ─────────────────────────── 8. heartbeat and metrics ───────────────────────────
   await runner.run('heartbeat/no-response', 'agent.heartbeat gets no response; the session stays open', () =>
@@ -1199,13 +1360,15 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     const conn = first.conn;
     const shutdowns: AgentShutdownParams[] = [];
     registerAgentHandlers(conn.peer, { 'agent.shutdown': (p) => void shutdowns.push(p) });
-    const t0 = Date.now();
     const cmd = fillTemplate(o.revokeCommand, { host_id: o.hostId2 });
     const ran = await runShell(cmd, 20_000);
     if (ran.code !== 0) {
       await conn.dispose();
       throw new CaseFailure('--revoke-command exits 0', `exit ${ran.code ?? ran.signal}: ${lastLines(ran.output)}`);
     }
+    // From the command's exit (the revocation is done then; how long the command itself takes
+    // to start on a loaded machine is not the server's propagation time).
+    const t0 = Date.now();
     const closed = await conn.waitClose(LIMITS.control_propagation_ms + t);
     const ms = Date.now() - t0;
     const sd = shutdowns[0];

@@ -5,8 +5,11 @@
 // the runner's status (0: the mutant survived; 1: killed).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { activeMutant, failedCase, record } from './mutant.mjs';
 
 const root = process.cwd();
+const started = Date.now();
+const mutant = activeMutant();
 const agent = join(root, 'dist/agent/cli.js');
 const q = (v) => `'${v.replace(/'/g, `'\\''`)}'`;
 const args = [
@@ -17,7 +20,7 @@ const args = [
   '--failing-probe', 'exec.systemctl_status', '--failing-probe-args', '{"unit":"cortex-conformance-none.service"}',
   '--slow-probe', 'journal.tail', '--slow-probe-args', '{"unit":"cortex-conformance-none.service"}', '--slow-probe-timeout-ms', '1',
   '--backoff-base-ms', '100', '--quiet-window-ms', '1500', '--timeout-ms', '3000',
-  '--bail',
+  '--bail', ...mutant.only,
 ];
 const runner = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
 let out = '';
@@ -26,5 +29,6 @@ runner.stderr.on('data', (d) => (out += d));
 const killer = setTimeout(() => runner.kill('SIGKILL'), 150_000);
 const code = await new Promise((resolve) => runner.on('exit', (c) => resolve(c ?? 1)));
 clearTimeout(killer);
+record({ mutant: mutant.id ?? null, file: mutant.file ?? null, code, failed: failedCase(out), ms: Date.now() - started });
 if (process.env.CORTEX_MUTANTS_VERBOSE) process.stdout.write(`${out.split('\n').filter((l) => !l.startsWith('PASS')).join('\n')}\n`);
 process.exit(code);

@@ -4,12 +4,16 @@
 // sandbox's compiled reference server through the fault-injecting fixture, runs the
 // conformance runner's server suite against it with every option, and exits with the
 // runner's status (0: every case passed, the mutant survived; 1: a case failed, killed).
+// Under a mutant only its module's cases run (scripts/mutants/ranges.mjs, --only).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { activeMutant, failedCase, record } from './mutant.mjs';
 
 const root = process.cwd();
+const started = Date.now();
+const mutant = activeMutant();
 const dir = mkdtempSync(join(tmpdir(), 'cortex-mutant-'));
 const db = join(dir, 'cortex.db');
 const fault = join(dir, 'storage-fault');
@@ -23,6 +27,33 @@ const env = {
   CORTEX_TEST_ROTATION_CLOSE_MS: '500',
 };
 const q = (v) => `'${v.replace(/'/g, `'\\''`)}'`;
+const cli = join(root, 'dist/server/cli.js');
+
+/**
+ * A database with the two hosts issued, made once per sandbox (the dry run makes it) and
+ * copied for every mutant: two `agent issue` runs and the migrations per mutant took seconds
+ * on the loaded machine. Every copy holds the same fresh one-time tokens.
+ */
+function template() {
+  const at = join(root, 'dist/mutants-template');
+  if (!existsSync(join(at, 'hosts.json'))) {
+    const tmp = mkdtempSync(join(tmpdir(), 'cortex-mutant-template-'));
+    const issue = (name) => {
+      const r = spawnSync(process.execPath, [cli, 'agent', 'issue', '--host', name, '--json', '--db', join(tmp, 'cortex.db')], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`agent issue: ${r.stderr}`);
+      return JSON.parse(r.stdout);
+    };
+    writeFileSync(join(tmp, 'hosts.json'), JSON.stringify({ h1: issue('m-1'), h2: issue('m-2') }));
+    try {
+      renameSync(tmp, at);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true }); // made meanwhile by the other worker
+    }
+  }
+  return { db: join(at, 'cortex.db'), ...JSON.parse(readFileSync(join(at, 'hosts.json'), 'utf8')) };
+}
+const tpl = template();
+copyFileSync(tpl.db, db);
 const serverArgs = (listen) => [join(root, 'test/conformance/fixtures/reference-server.mjs'), fault, '--db', db, '--listen', listen];
 let code = 1;
 const server = spawn(process.execPath, serverArgs('127.0.0.1:0'), { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -39,10 +70,7 @@ try {
   });
   server.stderr.resume();
   const port = new URL(url).port;
-  const cli = join(root, 'dist/server/cli.js');
-  const issue = (name) => JSON.parse(spawnSync(process.execPath, [cli, 'agent', 'issue', '--host', name, '--json', '--db', db], { encoding: 'utf8' }).stdout);
-  const h1 = issue('m-1');
-  const h2 = issue('m-2');
+  const { h1, h2 } = tpl;
   const envPrefix = ['CORTEX_TEST_CONFIG', 'CORTEX_TEST_QUEUE_ENTRIES', 'CORTEX_TEST_ROTATION_CLOSE_MS'].map((k) => `${k}=${q(env[k])}`).join(' ');
   const args = [
     join(root, 'dist/conformance/cli.js'), 'server', '--url', url, '--enroll-token', h1.token, '--host-id', h1.host_id, '--token-2', h2.token, '--host-id-2', h2.host_id,
@@ -52,12 +80,13 @@ try {
     '--agent-rate', String(RATE), '--ingest-queue-entries', String(QUEUE), '--min-agent-version', '0.1.0', '--timeout-ms', '3000',
     '--admin-url', `http://127.0.0.1:${port}`,
     '--revoke-command', `${q(process.execPath)} ${q(cli)} agent revoke {host_id} --db ${q(db)}`,
-    '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs {grace_secs} --db ${q(db)}`, '--rotation-grace-secs', '0',
+    '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs {grace_secs} --db ${q(db)}`, '--rotation-grace-secs', '1',
     '--break-storage-command', `echo break > ${q(fault)}`, '--repair-storage-command', `rm -f ${q(fault)}`,
     '--stall-storage-command', `echo stall > ${q(fault)}`, '--resume-storage-command', `rm -f ${q(fault)}`,
+    '--issue-command', `${q(process.execPath)} ${q(cli)} agent issue --host {label} --expires-in {expires_in} --json --db ${q(db)}`,
     '--metrics-count-command', `${q(process.execPath)} ${q(join(root, 'test/conformance/fixtures/metrics-count.mjs'))} ${q(db)} {host_id}`,
     '--stop-command', `kill -TERM ${server.pid}`, '--restart-command', `${envPrefix} ${q(process.execPath)} ${serverArgs(`127.0.0.1:${port}`).map(q).join(' ')}`,
-    '--bail',
+    '--bail', ...mutant.only,
   ];
   // Asynchronously: the server's stderr must keep draining while the runner runs.
   const runner = spawn(process.execPath, args, { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -67,6 +96,7 @@ try {
   const killer = setTimeout(() => runner.kill('SIGKILL'), 120_000);
   code = await new Promise((resolve) => runner.on('exit', (c) => resolve(c ?? 1)));
   clearTimeout(killer);
+  record({ mutant: mutant.id ?? null, file: mutant.file ?? null, code, failed: failedCase(out), ms: Date.now() - started });
   if (process.env.CORTEX_MUTANTS_VERBOSE) process.stdout.write(`${out.split('\n').filter((l) => !l.startsWith('PASS')).join('\n')}\n`);
 } catch (err) {
   process.stderr.write(`run-server: ${err.message}\n`);

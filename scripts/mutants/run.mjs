@@ -9,7 +9,8 @@
 // score is at least 80 %, 1 below it, 2 on bad usage. Not part of npm test (15-20 minutes a side
 // on 2 shared cores; DECISIONS K7).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 const args = process.argv.slice(2);
 let sides = ['server', 'agent'];
@@ -30,14 +31,23 @@ const DETECTED = new Set(['Killed', 'Timeout']);
 const UNDETECTED = new Set(['Survived', 'NoCoverage']);
 
 function runStryker(side) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'scripts/mutants/stryker.config.mjs'], {
-      env: { ...process.env, CORTEX_MUTANTS_SIDE: side },
+  // One line per tested mutant (the case that killed it), see mutant.mjs.
+  const log = resolve(`reports/mutation/${side}-cases.jsonl`);
+  mkdirSync('reports/mutation', { recursive: true });
+  writeFileSync(log, '');
+  return new Promise((done) => {
+    // nice: the machine is shared (the servers and agents under test inherit it).
+    const child = spawn('nice', ['-n', '10', process.execPath, 'node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'scripts/mutants/stryker.config.mjs'], {
+      env: { ...process.env, CORTEX_MUTANTS_SIDE: side, CORTEX_MUTANTS_LOG: log },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    child.on('exit', (code) => resolve(code ?? 1));
+    child.on('exit', (code) => done(code ?? 1));
   });
 }
+
+// Made in the sandbox (build-mutated.mjs, run-server.mjs); stale copies must not be copied into it.
+rmSync('dist/mutants.json', { force: true });
+rmSync('dist/mutants-template', { recursive: true, force: true });
 
 const modules = [];
 const survivors = [];

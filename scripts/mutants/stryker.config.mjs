@@ -4,18 +4,20 @@
 // agent as child processes (the agent suite SIGKILLs and restarts its agent), and only the
 // command runner hands the active mutant to child processes (__STRYKER_ACTIVE_MUTANT__);
 // the vitest runner switches mutants inside its own worker. See contract/DECISIONS.md K7.
-import { AGENT_SCOPE, SERVER_SCOPE, mutateList } from './ranges.mjs';
+import { mutateList } from './ranges.mjs';
 
 const side = process.env.CORTEX_MUTANTS_SIDE === 'agent' ? 'agent' : 'server';
+// CORTEX_MUTANTS_MUTATE="file:from-to,..." narrows the scope (a quick check of the setup).
+const mutate = process.env.CORTEX_MUTANTS_MUTATE ? process.env.CORTEX_MUTANTS_MUTATE.split(',') : mutateList(side);
 
 export default {
   testRunner: 'command',
   commandRunner: { command: process.env.CORTEX_MUTANTS_COMMAND ?? `node scripts/mutants/run-${side}.mjs` },
-  // The sandbox's dist/ is compiled from the instrumented sources (mutant switching reads
-  // the environment variable at run time, so one build serves every mutant).
-  buildCommand: process.env.CORTEX_MUTANTS_COUNT ? undefined : 'tsc -b',
-  // CORTEX_MUTANTS_MUTATE="file:from-to,..." narrows the scope (a quick check of the setup).
-  mutate: process.env.CORTEX_MUTANTS_MUTATE ? process.env.CORTEX_MUTANTS_MUTATE.split(',') : mutateList(side === 'agent' ? AGENT_SCOPE : SERVER_SCOPE),
+  // The sandbox gets the pre-built dist/ and only the instrumented files are transpiled over
+  // it (build-mutated.mjs, esbuild; mutant switching reads the environment variable at run
+  // time, so one build serves every mutant). A full `tsc -b` here took minutes per side.
+  buildCommand: process.env.CORTEX_MUTANTS_COUNT ? undefined : `node scripts/mutants/build-mutated.mjs ${[...new Set(mutate.map((m) => m.replace(/:.*$/, '')))].join(' ')}`,
+  mutate,
   mutator: {
     // Log lines and message texts are not wire rules the runner can observe; object
     // literals here are log fields and error data the runner does not check.
@@ -23,13 +25,16 @@ export default {
   },
   coverageAnalysis: 'off',
   concurrency: 2,
-  timeoutMS: 30_000,
+  // A mutant's time limit is its dry run's time × timeoutFactor + timeoutMS: a hung server or
+  // agent is mostly caught sooner by the runner's own --timeout-ms per answer.
+  timeoutMS: 10_000,
   timeoutFactor: 1.5,
   dryRunTimeoutMinutes: 5,
   disableTypeChecks: true,
   tempDirName: '.stryker-tmp',
   cleanTempDir: true,
-  ignorePatterns: ['dist', 'reports', 'data', 'artifacts', '.stryker-tmp'],
+  // dist/ is copied (see buildCommand).
+  ignorePatterns: ['reports', 'data', 'artifacts', '.stryker-tmp'],
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: `reports/mutation/${side}.json` },
   clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },

@@ -55,6 +55,7 @@ describe('cortex-conformance server', () => {
         '--break-storage-command', `echo break > ${f.faultFile}`, '--repair-storage-command', `rm -f ${f.faultFile}`,
         '--stall-storage-command', `echo stall > ${f.faultFile}`, '--resume-storage-command', `rm -f ${f.faultFile}`,
         '--metrics-count-command', `node ${METRICS_COUNT} ${f.db} {host_id}`,
+        '--issue-command', `${cli} agent issue --host {label} --expires-in {expires_in} --json --db ${f.db}`,
         '--stop-command', `kill -TERM ${f.child.pid}`, '--restart-command', f.restartCommand,
         '--strict', '--junit', join(tmp, 'junit.xml'),
       ];
@@ -80,6 +81,7 @@ describe('cortex-conformance server', () => {
         'shutdown/server-reload', 'shutdown/acks-during-drain', 'shutdown/accepted-seq-after-restart',
         'handshake/unknown-host', 'handshake/invalid-params', 'close/1000-NormalClosure', 'close/1002-ProtocolError', 'close/1007-InvalidPayload',
         'close/4001-AuthFailed', 'ingest/overlap', 'ingest/gap-accepted', 'vector/metrics.push/params/samples/too_many_items',
+        'handshake/resume-from-seq-max', 'handshake/enrollment-token-expired', 'ingest/metadata-limits', 'ingest/max-seq',
       ]) passed(id);
       // Generated cases: one per vector of every agent→server method.
       expect(lines.filter((l) => l.includes(' vector/logs.push/params/')).length).toBeGreaterThan(20);
@@ -111,6 +113,24 @@ describe('cortex-conformance server', () => {
     const r2 = await runConformance(['agent']);
     expect(r2.code).toBe(2);
     expect(existsSync(join(tmp, 'none'))).toBe(false);
+  });
+
+  it('--only runs the selected cases (a trailing * selects a prefix) and skips the rest, saying so', async () => {
+    const h = issueHost(srv.db, 'conformance-only');
+    const r = await runConformance(['server', '--url', srv.url, '--enroll-token', h.token, '--host-id', h.host_id, '--json', '--only', 'handshake/first-enrollment-rotates,ingest/*']);
+    const rep = parseJson(r);
+    expect(failures(rep)).toEqual([]);
+    const ran = rep.cases.filter((c) => c.status !== 'SKIP').map((c) => c.id);
+    expect(ran).toContain('handshake/first-enrollment-rotates');
+    expect(ran).toContain('ingest/ack-up-to-seq');
+    expect(ran.every((id) => id === 'handshake/first-enrollment-rotates' || id.startsWith('ingest/'))).toBe(true);
+    const notSelected = rep.cases.filter((c) => c.seen === 'not selected by --only');
+    expect(notSelected.length).toBeGreaterThan(100);
+    expect(notSelected.every((c) => c.status === 'SKIP' && !c.id.startsWith('ingest/'))).toBe(true);
+    // without --issue-command the max_seq case says which option it needs
+    expect(rep.cases.find((c) => c.id === 'ingest/max-seq')?.seen).toMatch(/needs --issue-command/);
+    const bad = await runConformance(['server', '--url', srv.url, '--enroll-token', h.token, '--host-id', h.host_id, '--only', ',']);
+    expect(bad.code).toBe(2);
   });
 
   it('JSON output has one object with every case', async () => {
