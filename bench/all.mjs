@@ -125,6 +125,13 @@ function run(p) {
     }, timeoutS * 1000);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
+      // What the bench started and left behind (a failed bench may not stop its server) is
+      // in its process group.
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // nothing left
+      }
       const lastJson = out
         .trim()
         .split('\n')
