@@ -3,20 +3,17 @@
 // DIR/agent.json. On an auth error nothing is written.
 
 import { existsSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import {
   AgentClient,
   ErrorCode,
   LIMITS,
-  PROTOCOL_VERSION,
   RpcError,
   createAgentPeer,
   webSocketTransport,
 } from '@cortex/agent-protocol';
-import { AGENT_VERSION, authErrorMessage, closeSocket } from './agent.js';
+import { authErrorMessage, closeSocket, helloParams } from './handshake.js';
 import { DurableBuffer } from './buffer/buffer.js';
 import type { Logger } from './log.js';
-import { detectPlatform } from './platform.js';
 import { openSocket } from './socket.js';
 import { ensureStateDir, statePaths, writeAgentSettings, writeHostId } from './state-dir.js';
 import { writeToken } from './token-store.js';
@@ -104,16 +101,15 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
     try {
       let result;
       try {
-        result = await client.agentHello({
-          protocol_version: PROTOCOL_VERSION,
-          agent_version: AGENT_VERSION,
-          hostname: (o.hostname ?? os.hostname()).slice(0, 253) || 'localhost',
-          host_id: o.hostId,
-          platform: detectPlatform(),
-          capabilities: { supported_probes: [], sources: ['custom'], max_batch_entries: 1000, compression: [] },
-          token: o.token,
-          resume_from_seq: buffer.ackedSeq,
-        });
+        result = await client.agentHello(
+          helloParams({
+            hostname: o.hostname,
+            hostId: o.hostId,
+            capabilities: { supported_probes: [], sources: ['custom'], max_batch_entries: 1000, compression: [] },
+            token: o.token,
+            resumeFromSeq: buffer.ackedSeq,
+          }),
+        );
       } catch (err) {
         if (err instanceof RpcError) {
           const known = [ErrorCode.AuthFailed, ErrorCode.TokenRevoked, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired] as number[];

@@ -1,6 +1,17 @@
 // The connection state machine, driven only by the contract's data (seed 6 as
 // generated in AGENT_STATE_MACHINE): a transition the contract does not list is
 // refused (returns null and changes nothing), never improvised.
+//
+// Where session.ts fires each event:
+//   Disconnected -start-> Connecting -upgrade_ok-> Authenticating -hello_accepted-> Active
+//   Connecting -upgrade_failed-> Reconnecting          (HTTP error, TLS/DNS, no cortex.v1)
+//   Authenticating -auth_fatal-> FatalAuth              (error codes from the data: -32001/-32003/-32005)
+//   Authenticating -token_revoked-> Revoked             (-32002: token file deleted)
+//   Authenticating -handshake_failed-> Reconnecting     (timeout, io error, close)
+//   Active -shutdown-> Draining -drained-> Reconnecting (ServerReload/Decommission)
+//   Active -shutdown_revoked-> Revoked                  (token file deleted)
+//   Active -connection_lost-> Reconnecting              (close, io error, ping watchdog)
+//   Reconnecting -backoff_elapsed-> Connecting          (full-jitter backoff)
 
 import { AGENT_STATE_MACHINE, isTerminalState, nextAgentState, type AgentEvent, type AgentState } from '@cortex/agent-protocol';
 

@@ -8,6 +8,7 @@
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno, unlinkDurable, writeFileAtomic } from './atomic-file.js';
+import { scrubSecret } from './log.js';
 
 export const TOKEN_FILE = 'token';
 /** Token length bounds from agent.hello's schema (seed 4.1). */
@@ -81,4 +82,62 @@ function wrap(err: unknown, what: string): TokenStoreError {
   const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
   const c = typeof code === 'string' ? code : undefined;
   return new TokenStoreError(`${what}${c ? `: ${c}` : ''}`, c);
+}
+
+/**
+ * The token one agent presents: the configured one, or DIR/token re-read before every
+ * connection. Token file operations run one at a time and in order (a write never lands
+ * after a later one), and a connection waits for a rotated token still being written.
+ */
+export class TokenKeeper {
+  private current: string | null;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly stateDir: string,
+    /** A token given in the options: used as is, never read from the file. */
+    private readonly fixed?: string,
+  ) {
+    this.current = fixed ?? null;
+  }
+
+  /** The token of the latest load or write (null once forgotten). */
+  get token(): string | null {
+    return this.current;
+  }
+
+  set token(token: string | null) {
+    this.current = token;
+  }
+
+  /** Runs `op` after every token file operation queued before it. */
+  io<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(op);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** The token for the next hello: waits for pending writes, then re-reads DIR/token (unless fixed). */
+  async load(): Promise<string | null> {
+    await this.io(async () => undefined);
+    if (this.fixed === undefined) {
+      this.current = await readToken(this.stateDir);
+      if (this.current === null) throw new Error(`no token in ${this.stateDir}; enroll the agent first`);
+    }
+    return this.current;
+  }
+
+  /** Deletes DIR/token (revoked); returns whether it existed. */
+  forget(): Promise<boolean> {
+    return this.io(async () => {
+      const had = await deleteToken(this.stateDir);
+      this.current = null;
+      return had;
+    });
+  }
+
+  /** `text` without the token (current or configured). */
+  scrub(text: string): string {
+    return scrubSecret(scrubSecret(text, this.current), this.fixed);
+  }
 }

@@ -1,0 +1,59 @@
+// The agent's one use of the log-sources API (agent/sources.ts): the manager it builds, and
+// what `status` shows of the sources. Every other agent module takes the narrow
+// `SourceControl` below (or a SourceManager handed over by agent.ts), so a change to the
+// sources seam touches this file and agent.ts's imports only.
+
+import type { AppendResult, DurableBuffer, SourcePositionUpdate } from './buffer/buffer.js';
+import type { JsonValue, NewLogEntry } from './buffer/entry.js';
+import { BasicSourceManager, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
+
+export type { SourceFactory, SourceManager, SourceStatus };
+
+/** What the storage guard needs of the sources: pause them while the buffer cannot store. */
+export interface SourceControl {
+  readonly paused: boolean;
+  pause(reason: string): void;
+  resume(): void;
+}
+
+/** The sources manager of one agent: sources commit through `append` (validated, durable). */
+export function createAgentSources(
+  buffer: Pick<DurableBuffer, 'getSourcePosition'>,
+  append: (entries: readonly NewLogEntry[], position?: SourcePositionUpdate) => AppendResult,
+  factories: readonly SourceFactory[],
+  info: (msg: string, fields: Record<string, unknown>) => void,
+): SourceManager {
+  return new BasicSourceManager({ append, position: (s) => buffer.getSourcePosition(s) }, factories, info);
+}
+
+/**
+ * The sources as `status` shows them: the manager's list, each with the position stored in
+ * buffer.db; a stored position no running source claims is listed too (its kind read from the key).
+ */
+export function sourceStatusWithPositions(sources: Pick<SourceManager, 'status' | 'paused'>, buffer: Pick<DurableBuffer, 'sourcePositions'>): SourceStatus[] {
+  const list = sources.status();
+  let positions: { source: string; position: JsonValue }[] = [];
+  try {
+    positions = buffer.sourcePositions();
+  } catch {
+    // status still works without positions
+  }
+  for (const p of positions) {
+    if (p.source.startsWith('agent:')) continue;
+    const match = list.find((s) => s.key === p.source || (s.kind === 'file' ? `file:${s.path}` : s.name) === p.source || s.path === p.source);
+    if (match) match.position = p.position;
+    else {
+      const kind = (['file', 'docker', 'custom', 'journald'] as const).find((k) => p.source === k || p.source.startsWith(`${k}:`)) ?? 'custom';
+      const rest = p.source.includes(':') ? p.source.slice(p.source.indexOf(':') + 1) : p.source;
+      list.push({
+        kind,
+        path: kind === 'file' ? rest : null,
+        name: kind === 'file' ? null : rest,
+        position: p.position,
+        last_error: null,
+        paused: sources.paused,
+      });
+    }
+  }
+  return list;
+}

@@ -1,0 +1,414 @@
+// The agent's session with a server (seed 3, seed 6): connect, hello, every state
+// transition, the reconnect backoff, and the token file while a session uses it.
+//
+// Every transition goes through StateMachine (state.ts: the contract's data; the diagram of
+// which event is fired where is there).
+//
+// What a session does once Active (pump, telemetry, config) is wired by agent.ts through
+// SessionHooks; this module never imports those parts.
+
+import type { EventEmitter } from 'node:events';
+import {
+  ErrorCode,
+  LIMITS,
+  RpcError,
+  registerAgentHandlers,
+  type AgentHandlers,
+  type AgentHelloParams,
+  type AgentState,
+  type AgentHelloResult,
+  type PeerError,
+  type PeerEvent,
+} from '@cortex/agent-protocol';
+import type WebSocket from 'ws';
+import { Backoff, type BackoffOptions } from './backoff.js';
+import type { DurableBuffer } from './buffer/buffer.js';
+import type { ControlConn } from './control.js';
+import type { Logger } from './log.js';
+import type { PushConn } from './push-pump.js';
+import { createConn, endConn, feedWatchdog, type Conn } from './connection.js';
+import { ServerList } from './server-list.js';
+import { openSocket } from './socket.js';
+import { StateMachine, type Transition } from './state.js';
+import { TokenKeeper, writeToken } from './token-store.js';
+import { authErrorMessage, authEventFor, closeSocket, helloParams } from './handshake.js';
+
+export type { Conn } from './connection.js';
+
+export interface SessionOptions {
+  /** State dir: the token lives here. */
+  stateDir: string;
+  /** Full WebSocket URL, used as given. */
+  serverUrl: string;
+  /**
+   * Several servers on one database (agent.json server_urls): each connection attempt takes
+   * the next of a shuffled order (server-list.ts). Default: `serverUrl` alone.
+   */
+  serverUrls?: readonly string[];
+  hostId: string;
+  /** Token to present; default: DIR/token, re-read before every connection. */
+  token?: string;
+  caFile?: string | null;
+  hostname?: string;
+  /** No server ping (or frame) for this long → connection dead. Default 3 × ping interval; 0 disables. */
+  pingWatchdogMs?: number;
+  /** WebSocket upgrade timeout, default 10 s. */
+  connectTimeoutMs?: number;
+  /** Wait for HelloResult, default 10 s. */
+  helloTimeoutMs?: number;
+  /** Default request timeout (logs.push, metrics.push), default 30 s. */
+  requestTimeoutMs?: number;
+  backoff?: BackoffOptions;
+  /** Validate outgoing frames against the contract in the peer (default true). */
+  validateOutgoing?: boolean;
+}
+
+/** What the rest of the agent does at the session's milestones (wired by agent.ts). */
+export interface SessionHooks {
+  /** Every transition (after it happened). */
+  transition(t: Transition): void;
+  /**
+   * The hello was accepted with accepted_seq (before Active): the buffer replays against it
+   * and the pump resumes after it. Returns the first seq to send.
+   */
+  accepted(acceptedSeq: number): number;
+  /** The session is Active with the hello's result. */
+  active(result: AgentHelloResult): void;
+  /** The session ended (closed, detached or stopped): session timers stop. */
+  ended(): void;
+}
+
+export interface SessionDeps {
+  options: SessionOptions;
+  log: Logger;
+  buffer: Pick<DurableBuffer, 'ackedSeq'>;
+  random: () => number;
+  /** hello capabilities (probes, sources, batch size). */
+  capabilities(): AgentHelloParams['capabilities'];
+  /** The handlers for one connection's peer (control.ts). */
+  handlers(conn: Conn): Partial<AgentHandlers>;
+  onPeerEvent(e: PeerEvent): void;
+  /** Records last_error (scrubbed); returns what was stored. */
+  setError(message: string): string;
+  clearError(): void;
+  /** Emits hello, reconnect_scheduled. */
+  events: Pick<EventEmitter, 'emit'>;
+  hooks: SessionHooks;
+}
+
+export class Session {
+  readonly machine: StateMachine;
+  readonly backoff: Backoff;
+  readonly servers: ServerList;
+  private readonly options: SessionOptions;
+  private readonly log: Logger;
+  private conn: Conn | null = null;
+  private readonly tokens: TokenKeeper;
+  private id: string | null = null;
+  private halted = false;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly deps: SessionDeps) {
+    this.options = deps.options;
+    this.log = deps.log;
+    this.tokens = new TokenKeeper(deps.options.stateDir, deps.options.token);
+    this.backoff = new Backoff(deps.options.backoff);
+    const urls = deps.options.serverUrls;
+    this.servers = new ServerList(urls !== undefined && urls.length > 0 ? urls : [deps.options.serverUrl], deps.random);
+    this.machine = new StateMachine(
+      (t) => deps.hooks.transition(t),
+      (from, event) => this.log.warn({ from, event }, 'state transition not in the contract; refused'),
+    );
+  }
+
+  get state(): AgentState {
+    return this.machine.state;
+  }
+
+  /** The current connection (whatever its state), or null. */
+  get current(): Conn | null {
+    return this.conn;
+  }
+
+  get sessionId(): string | null {
+    return this.id;
+  }
+
+  /** stop() was called or a terminal state was reached: nothing new starts. */
+  get stopping(): boolean {
+    return this.halted;
+  }
+
+  isCurrent(conn: ControlConn): boolean {
+    return conn === this.conn;
+  }
+
+  /** Active or Draining. */
+  sending(): boolean {
+    const s = this.machine.state;
+    return s === 'Active' || s === 'Draining';
+  }
+
+  draining(): boolean {
+    return this.machine.state === 'Draining';
+  }
+
+  /** Disconnected → Connecting. */
+  start(): void {
+    if (this.machine.fire('start')) void this.connect();
+  }
+
+  /** Nothing new starts from now on (no reconnect). */
+  halt(): void {
+    this.halted = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+  }
+
+  /**
+   * Clean stop of the session: `flush` (waiting for in-flight pushes) runs while Active or
+   * Draining with pushes in flight, then the socket closes with reason final_seq=<acked_seq>.
+   */
+  async stop(flush: (conn: Conn) => Promise<void>): Promise<void> {
+    this.halt();
+    const conn = this.conn;
+    if (conn === null) return;
+    if (conn.inFlight > 0 && this.sending()) await flush(conn);
+    this.conn = null;
+    this.stopSession(conn);
+    await closeSocket(conn.ws, 1000, this.finalSeqReason());
+  }
+
+  /** Closes the connection cleanly (its close event then drives the transition). */
+  closeConnection(conn: PushConn): void {
+    const current = this.conn;
+    if (current !== null && conn === current) current.ws.close(1000, this.finalSeqReason());
+  }
+
+  /** agent.shutdown Revoked: the session ends for good and the token file is deleted. */
+  revokedByServer(conn: ControlConn): void {
+    if (!this.machine.can('shutdown_revoked')) return void this.machine.fire('shutdown_revoked');
+    const current = this.conn;
+    if (current === null || conn !== current) return;
+    this.deps.setError(authErrorMessage(ErrorCode.TokenRevoked, this.options.hostId));
+    this.endConnection(current, 1000);
+    this.machine.fire('shutdown_revoked');
+    void this.forgetToken();
+  }
+
+  /** Active → Draining (agent.shutdown ServerReload/Decommission). */
+  beginDrain(): boolean {
+    return this.machine.fire('shutdown') !== null;
+  }
+
+  /** The drain is over: the session ends, then reconnect after backoff. */
+  drained(): void {
+    const conn = this.conn;
+    if (conn) this.endConnection(conn, 1000);
+    this.backoff.markInactive();
+    this.servers.sessionEnded();
+    if (this.machine.fire('drained')) this.scheduleReconnect();
+  }
+
+  /** Deletes the token file (revoked); idempotent. */
+  async forgetToken(): Promise<void> {
+    try {
+      const existed = await this.tokens.forget();
+      this.log.warn({ existed }, 'token file deleted (revoked)');
+    } catch (err) {
+      this.log.error({ err: (err as Error).message }, 'cannot delete the token file');
+    }
+  }
+
+  /** `text` without the token (current or configured). */
+  scrub(text: string): string {
+    return this.tokens.scrub(text);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.halted) return;
+    let ws: WebSocket;
+    try {
+      // A rotated token still being written (its session closed meanwhile) is the one this
+      // hello must carry: wait for the write rather than send the old token and persist the
+      // new one behind this session's back.
+      await this.tokens.load();
+      const url = this.servers.next();
+      this.log.debug({ server_url: url }, 'connecting');
+      ws = await openSocket(url, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs });
+    } catch (err) {
+      if (this.halted) return;
+      this.deps.setError(`connect: ${this.scrub((err as Error).message)}`);
+      this.log.warn({ err: this.scrub((err as Error).message) }, 'connection attempt failed');
+      if (this.machine.fire('upgrade_failed')) this.scheduleReconnect();
+      return;
+    }
+    if (this.halted) {
+      await closeSocket(ws, 1000, this.finalSeqReason());
+      return;
+    }
+    const conn = createConn(ws, {
+      requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
+      validateOutgoing: this.options.validateOutgoing ?? true,
+      onEvent: (e) => this.deps.onPeerEvent(e),
+    });
+    this.conn = conn;
+    ws.on('error', (err) => this.log.warn({ err: this.scrub(err.message) }, 'websocket error'));
+    ws.on('ping', () => this.feedWatchdog(conn));
+    ws.on('message', () => this.feedWatchdog(conn));
+    conn.peer.onClose((code, reason) => this.onClosed(conn, code, reason));
+    registerAgentHandlers(conn.peer, this.deps.handlers(conn));
+    if (!this.machine.fire('upgrade_ok')) return;
+    this.feedWatchdog(conn);
+    try {
+      await this.authenticate(conn);
+    } finally {
+      conn.markHelloDone();
+    }
+  }
+
+  private async authenticate(conn: Conn): Promise<void> {
+    const { buffer, events, hooks } = this.deps;
+    let result;
+    try {
+      const hello = helloParams({ hostname: this.options.hostname, hostId: this.options.hostId, capabilities: this.deps.capabilities(), token: this.tokens.token ?? '', resumeFromSeq: buffer.ackedSeq });
+      result = await conn.client.agentHello(hello, { timeoutMs: this.options.helloTimeoutMs ?? 10_000 });
+    } catch (err) {
+      if (conn !== this.conn || this.halted) return;
+      const event = err instanceof RpcError ? authEventFor(err.code) : null;
+      if (event === 'token_revoked') {
+        const msg = this.deps.setError(authErrorMessage(ErrorCode.TokenRevoked, this.options.hostId));
+        this.log.error({ code: (err as RpcError).code }, msg);
+        // Detach first: the server's 4002 close may arrive while the token file is deleted.
+        this.endConnection(conn, 1000);
+        await this.forgetToken();
+        this.machine.fire('token_revoked');
+        return;
+      }
+      if (event === 'auth_fatal') {
+        const msg = this.deps.setError(authErrorMessage((err as RpcError).code, this.options.hostId));
+        this.log.error({ code: (err as RpcError).code }, msg);
+        this.endConnection(conn, 1000);
+        this.machine.fire('auth_fatal');
+        return;
+      }
+      const what = err instanceof RpcError ? `hello rejected (${err.code} ${err.message})` : `hello failed: ${(err as Error).message}`;
+      const msg = this.deps.setError(this.scrub(what));
+      this.log.warn({ code: err instanceof RpcError ? err.code : (err as PeerError).code }, msg);
+      this.endConnection(conn, 1000);
+      if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
+      return;
+    }
+    if (conn !== this.conn || this.halted) return;
+    // Persist a rotated token before anything else is sent (seed 3 step 5).
+    if (typeof result.rotated_token === 'string') {
+      try {
+        const rotated = result.rotated_token;
+        await this.tokens.io(async () => {
+          await writeToken(this.options.stateDir, rotated);
+          this.tokens.token = rotated;
+        });
+        this.log.info('rotated token persisted');
+      } catch (err) {
+        this.log.error(this.deps.setError(`cannot persist the rotated token: ${(err as Error).message}`));
+        this.endConnection(conn, 1011);
+        if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
+        return;
+      }
+      if (conn !== this.conn || this.halted) return;
+    }
+    if (!Number.isSafeInteger(result.accepted_seq) || result.accepted_seq > LIMITS.max_seq) {
+      // Nothing can be streamed against it (DECISIONS H1): say what the operator does, and retry later.
+      const msg = this.deps.setError(`the server reports accepted_seq ${result.accepted_seq}, beyond max_seq ${LIMITS.max_seq}; on the server run: cortex-server agent reset-seq ${this.options.hostId}`);
+      this.log.error({ accepted_seq: result.accepted_seq }, msg);
+      this.endConnection(conn, 1011);
+      if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
+      return;
+    }
+    const resumeAt = hooks.accepted(result.accepted_seq);
+    this.id = result.session_id;
+    if (!this.machine.fire('hello_accepted')) return;
+    this.deps.clearError();
+    this.log.info(
+      { session_id: result.session_id, accepted_seq: result.accepted_seq, server_version: result.server_version, resume_at: resumeAt, server_url: this.servers.held },
+      'connected',
+    );
+    events.emit('hello', { ...result, rotated_token: result.rotated_token ? '[redacted]' : result.rotated_token });
+    this.backoff.markActive();
+    hooks.active(result);
+  }
+
+  private onClosed(conn: Conn, code: number, reason: string): void {
+    if (conn !== this.conn) return;
+    this.conn = null;
+    this.stopSession(conn);
+    if (this.halted) return;
+    const state = this.machine.state;
+    if (state === 'Active') {
+      this.deps.setError(`connection closed (${code}${reason ? ` ${reason}` : ''})`);
+      this.log.warn({ code, reason, server_url: this.servers.held }, 'connection lost');
+      this.backoff.markInactive();
+      this.servers.sessionEnded();
+      if (this.machine.fire('connection_lost')) this.scheduleReconnect();
+    } else if (state === 'Draining') {
+      this.log.info({ code, reason }, 'server closed the connection during the drain');
+      this.backoff.markInactive();
+      this.servers.sessionEnded();
+      if (this.machine.fire('drained')) this.scheduleReconnect();
+    } else if (state === 'Authenticating') {
+      // The pending hello (or the rotated-token write) settles later and sees that this
+      // connection is no longer current, so the transition is made here, once. Without it
+      // a close during the handshake (server killed, watchdog, 4000) left the agent
+      // in Authenticating for good.
+      this.deps.setError(`connection closed during the handshake (${code}${reason ? ` ${reason}` : ''})`);
+      this.log.warn({ code, reason }, 'connection closed before the hello was answered');
+      if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
+    }
+  }
+
+  /** Detaches and closes a connection we are done with (its close event is then ignored). */
+  private endConnection(conn: Conn, code: number): void {
+    if (this.conn === conn) this.conn = null;
+    this.stopSession(conn);
+    void closeSocket(conn.ws, code, this.finalSeqReason());
+  }
+
+  private stopSession(conn: Conn): void {
+    endConn(conn);
+    this.deps.hooks.ended();
+  }
+
+  private feedWatchdog(conn: Conn): void {
+    const ms = this.options.pingWatchdogMs ?? LIMITS.ping_interval_ms * LIMITS.missed_pongs;
+    if (conn !== this.conn) return;
+    feedWatchdog(conn, ms, () => {
+      if (conn !== this.conn) return;
+      this.log.warn({ watchdog_ms: ms }, 'no ping from the server in time; treating the connection as dead');
+      conn.ws.terminate();
+    });
+  }
+
+  private scheduleReconnect(): void {
+    if (this.halted || this.machine.state !== 'Reconnecting') return;
+    const delay = this.backoff.nextDelayMs();
+    this.log.info({ delay_ms: delay, attempt: this.backoff.attempt }, 'reconnecting after backoff');
+    this.deps.events.emit('reconnect_scheduled', delay);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      if (this.halted) return;
+      if (this.machine.fire('backoff_elapsed')) void this.connect();
+    }, delay);
+  }
+
+  /** The close reason of every clean close: the acked_seq the agent holds. */
+  private finalSeqReason(): string {
+    let acked = 0;
+    try {
+      acked = this.deps.buffer.ackedSeq;
+    } catch {
+      // closed buffer
+    }
+    return `final_seq=${acked}`;
+  }
+}

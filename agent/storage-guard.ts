@@ -1,0 +1,195 @@
+// The agent's writes to buffer.db and what happens when storage fails (DECISIONS H4/H5):
+//
+//   - open: a damaged buffer is moved aside and replaced, and a lost -wal cannot move
+//     next_seq back (buffer/heal.ts); the lost range is kept as `recovery` (status:
+//     degraded) until the server has acked past it, and reported once per session as metrics.
+//   - append: every entry (agent.ingest() or a source) is validated once, then committed;
+//     the sender later splices the stored JSON into frames without checking again.
+//   - a storage error pauses the sources (nothing is read that cannot be stored) and, when
+//     retryable (disk full, busy), probes storage every storageRetryMs until a write works;
+//     a corrupt buffer at run time asks `run` to restart ('buffer_corrupt'), which heals it.
+//   - evictions at the hard cap are logged, emitted and reported as metrics.
+
+import type { EventEmitter } from 'node:events';
+import { describeIssues, toIssues, validateLogBatchEntry, type MetricSample } from '@cortex/agent-protocol';
+import type { AppendResult, BufferOptions, DurableBuffer, EvictionReport, SourcePositionUpdate } from './buffer/buffer.js';
+import type { NewLogEntry } from './buffer/entry.js';
+import { BufferStorageError } from './buffer/errors.js';
+import { clearRecovery, openHealing, type RecoveryReport } from './buffer/heal.js';
+import type { SourceControl } from './agent-sources.js';
+import type { Logger } from './log.js';
+
+/** Opens DIR/buffer.db, healing a damaged one; logs what healing did. */
+export function openAgentBuffer(stateDir: string, options: BufferOptions | undefined, log: Logger): { buffer: DurableBuffer; recovery: RecoveryReport | null } {
+  const healed = openHealing(stateDir, options);
+  if (healed.walLost !== null) {
+    log.warn({ from_seq: healed.walLost.from, to_seq: healed.walLost.to }, 'buffer.db-wal was missing after an unclean stop: next_seq moved past every seq ever reserved (the server sees an eviction gap)');
+  }
+  if (healed.recovery !== null) log.error({ ...healed.recovery }, 'buffer was damaged: moved aside and replaced; the seqs it could not give back are reported as an eviction gap');
+  return { buffer: healed.buffer, recovery: healed.recovery };
+}
+
+export type GuardedBuffer = Pick<DurableBuffer, 'append' | 'applyAccepted' | 'assertSpace' | 'setSourcePosition' | 'ackedSeq' | 'stats' | 'hardCapBytes'>;
+
+export interface StorageGuardDeps {
+  stateDir: string;
+  /** While storage is failing: how often to probe for recovery. Default 5 s. */
+  retryMs?: number;
+  log: Logger;
+  buffer: GuardedBuffer;
+  /** Set when the buffer was healed at open (the range it lost). */
+  recovery: RecoveryReport | null;
+  sources: SourceControl;
+  /** Emits storage_error, storage_recovered, buffer_corrupt (only when someone listens), evicted, acked (replay). */
+  events: Pick<EventEmitter, 'emit' | 'listenerCount'>;
+  stopping(): boolean;
+  setError(message: string): string;
+  clearError(): void;
+  /** Entries were stored: wake the sender. */
+  stored(): void;
+  /** Something status shows changed. */
+  markDirty(): void;
+  /** Writes status.json now (storage recovered). */
+  writeStatus(): void;
+  sendMetrics(samples: MetricSample[]): void;
+}
+
+export class StorageGuard {
+  private retryTimer: NodeJS.Timeout | null = null;
+  private recoveryReport: RecoveryReport | null;
+
+  constructor(private readonly deps: StorageGuardDeps) {
+    this.recoveryReport = deps.recovery;
+  }
+
+  /** The range a damaged buffer lost, until the server has acked past it (status: degraded). */
+  get recovery(): RecoveryReport | null {
+    return this.recoveryReport;
+  }
+
+  /**
+   * Validates and commits entries (durable before this returns). Throws TypeError for an
+   * invalid entry and BufferStorageError when storage fails (nothing stored either way).
+   */
+  append(entries: readonly NewLogEntry[], position?: SourcePositionUpdate): AppendResult {
+    for (let i = 0; i < entries.length; i++) {
+      if (!validateLogBatchEntry({ seq: 1, ...entries[i]! })) {
+        throw new TypeError(`entry ${i} is not a valid LogBatchEntry (nothing stored): ${describeIssues(toIssues(validateLogBatchEntry.errors))}`);
+      }
+    }
+    let result: AppendResult;
+    try {
+      result = this.deps.buffer.append(entries, position);
+    } catch (err) {
+      this.storageError(err);
+      throw err;
+    }
+    if (this.deps.sources.paused) this.recovered();
+    if (result.evicted) this.onEvicted(result.evicted);
+    if (result.count > 0) this.deps.stored();
+    this.deps.markDirty();
+    return result;
+  }
+
+  /** A buffer operation failed: pause the sources and (if retryable) probe for recovery. */
+  storageError(err: unknown): void {
+    if (!(err instanceof BufferStorageError)) return;
+    const { log, events, sources } = this.deps;
+    this.deps.setError(err.message);
+    if (err.kind === 'corrupt' && events.listenerCount('buffer_corrupt') > 0) {
+      // `run` restarts the agent, and opening heals the buffer (DECISIONS H5).
+      log.error({ code: err.code }, `buffer damaged at run time: restarting to move it aside and heal it (${err.message})`);
+      events.emit('buffer_corrupt', err);
+    }
+    if (!sources.paused) {
+      log.error({ kind: err.kind, code: err.code }, `buffer write failed, sources paused: ${err.message}`);
+      sources.pause(err.message);
+      events.emit('storage_error', err);
+    }
+    if (err.retryable && !this.retryTimer && !this.deps.stopping()) {
+      this.retryTimer = setInterval(() => this.probe(), this.deps.retryMs ?? 5000);
+    }
+  }
+
+  /**
+   * A hello reported the server's accepted_seq: rows it already has are deleted, and a
+   * next_seq at or below it jumps past it. The server's accepted_seq acknowledges entries
+   * too (their ack may have been lost): 'acked' is emitted when acked_seq moved.
+   */
+  applyAccepted(acceptedSeq: number): void {
+    const { buffer, log } = this.deps;
+    try {
+      const ackedBefore = buffer.ackedSeq;
+      const r = buffer.applyAccepted(acceptedSeq);
+      if (r.jumped) {
+        log.warn(
+          { accepted_seq: acceptedSeq, previous_next_seq: r.previousNextSeq, next_seq: r.nextSeq },
+          'next_seq was <= the server accepted_seq (buffer lost or restored from an old copy): next_seq jumped past it',
+        );
+      }
+      if (r.deleted > 0) log.info({ accepted_seq: acceptedSeq, deleted: r.deleted }, 'replay: rows the server already has were deleted');
+      if (r.ackedSeq > ackedBefore) this.deps.events.emit('acked', r.ackedSeq);
+    } catch (err) {
+      log.error({ err: (err as Error).message }, 'replay: cannot apply accepted_seq to the buffer');
+      this.storageError(err);
+    }
+  }
+
+  /** acked_seq advanced: once past the range a damaged buffer lost, no longer degraded. */
+  acked(ackedSeq: number): void {
+    if (this.recoveryReport === null || ackedSeq < this.recoveryReport.next_seq) return;
+    this.deps.log.info({ acked_seq: this.deps.buffer.ackedSeq, ...this.recoveryReport }, 'the server has acked past the range lost with the damaged buffer: no longer degraded');
+    this.recoveryReport = null;
+    clearRecovery(this.deps.stateDir);
+    this.deps.markDirty();
+  }
+
+  /** The range a damaged buffer took with it, reported like an eviction (DECISIONS H5), or [] . */
+  lostRangeMetrics(): MetricSample[] {
+    const rec = this.recoveryReport;
+    if (rec === null || rec.lost_from === null || rec.lost_to === null) return [];
+    return [
+      { name: 'buffer_recovery_lost_entries', value: rec.lost_to - rec.lost_from + 1 },
+      { name: 'buffer_recovery_lost_oldest_seq', value: rec.lost_from },
+    ];
+  }
+
+  /** Stops probing for recovery. */
+  stop(): void {
+    if (this.retryTimer) clearInterval(this.retryTimer);
+    this.retryTimer = null;
+  }
+
+  private probe(): void {
+    try {
+      this.deps.buffer.assertSpace('storage probe'); // above the low-water mark again (DECISIONS H4)
+      this.deps.buffer.setSourcePosition({ source: 'agent:storage-probe', position: Date.now() });
+      this.recovered();
+    } catch {
+      // still failing
+    }
+  }
+
+  private recovered(): void {
+    this.stop();
+    if (!this.deps.sources.paused) return;
+    this.deps.sources.resume();
+    this.deps.clearError();
+    this.deps.log.info('buffer writable again; sources resumed');
+    this.deps.events.emit('storage_recovered');
+    this.deps.writeStatus();
+  }
+
+  private onEvicted(ev: EvictionReport): void {
+    this.deps.log.warn(
+      { evicted_entries: ev.entries, from_seq: ev.fromSeq, to_seq: ev.toSeq, hard_cap_bytes: this.deps.buffer.hardCapBytes },
+      'buffer hard cap reached: oldest entries dropped',
+    );
+    this.deps.events.emit('evicted', ev);
+    const s = this.deps.buffer.stats();
+    this.deps.sendMetrics([
+      { name: 'buffer_evicted_entries', value: s.evictedEntries },
+      { name: 'buffer_evicted_oldest_seq', value: ev.fromSeq },
+    ]);
+  }
+}

@@ -1,0 +1,242 @@
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BackpressureError, PayloadTooLargeError, PeerError, UnknownHostError, type LogsPushResult } from '@cortex/agent-protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DurableBuffer } from '../../agent/buffer/buffer.js';
+import type { NewLogEntry } from '../../agent/buffer/entry.js';
+import { createLogger } from '../../agent/log.js';
+import { PushPump, type PushConn, type PushPumpDeps } from '../../agent/push-pump.js';
+import { SendRate } from '../../agent/send-rate.js';
+
+interface Push {
+  seqStart: number;
+  seqs: number[];
+  resolve: (r: LogsPushResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** A connection whose logs.push answers the test gives; resolves waiters as pushes arrive. */
+function fakeConn() {
+  const pushes: Push[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  let terminated = 0;
+  const conn: PushConn = {
+    inFlight: 0,
+    ws: { terminate: () => void terminated++ },
+    peer: {
+      requestSerialized: ((method: string, json: string) => {
+        expect(method).toBe('logs.push');
+        const params = JSON.parse(json) as { seq_start: number; entries: { seq: number }[] };
+        return new Promise((resolve, reject) => {
+          pushes.push({ seqStart: params.seq_start, seqs: params.entries.map((e) => e.seq), resolve, reject });
+          for (const w of waiters.splice(0)) if (pushes.length >= w.n) w.resolve();
+            else waiters.push(w);
+        });
+      }) as PushConn['peer']['requestSerialized'],
+    },
+  };
+  return {
+    conn,
+    pushes,
+    terminated: () => terminated,
+    /** Resolves once `n` pushes were sent in all. */
+    sent: (n: number) => new Promise<void>((resolve) => (pushes.length >= n ? resolve() : waiters.push({ n, resolve }))),
+  };
+}
+
+let dir: string;
+let buffer: DurableBuffer;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cortex-pump-'));
+  buffer = DurableBuffer.open(join(dir, 'buffer.db'));
+});
+afterEach(() => {
+  buffer.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function entries(n: number): NewLogEntry[] {
+  return Array.from({ length: n }, (_, i) => ({ ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: `m${i}`, source: 'custom:test' }));
+}
+
+/** A pump over the temp buffer and a fake connection; `state` says what the session is doing. */
+function pumpFor(overrides: Partial<PushPumpDeps> = {}, config = { max_batch_entries: 1000, flush_interval_ms: 10 }) {
+  const c = fakeConn();
+  const events = new EventEmitter();
+  const state = { draining: false, sending: true, acked: [] as number[], closed: 0, errors: [] as string[] };
+  const pump = new PushPump({
+    options: {},
+    log: createLogger({ level: 'silent' }),
+    buffer,
+    config: () => config,
+    connection: () => c.conn,
+    canSend: () => state.sending,
+    draining: () => state.draining,
+    acked: (seq) => state.acked.push(seq),
+    afterAck: () => false,
+    storageError: () => undefined,
+    setError: (m) => (state.errors.push(m), m),
+    closeConnection: () => void state.closed++,
+    markDirty: () => undefined,
+    events,
+    ...overrides,
+  });
+  return { pump, ...c, state, events };
+}
+
+describe('push pump: batch sizing and window', () => {
+  it('batch size is min(config, capabilities, 1000); batches are contiguous from acked_seq + 1', async () => {
+    buffer.append(entries(25));
+    const p = pumpFor({ options: { maxBatchEntries: 10 } }, { max_batch_entries: 1000, flush_interval_ms: 10 });
+    expect(p.pump.batchSize()).toBe(10);
+    expect(p.pump.capabilityBatch()).toBe(10);
+    p.pump.schedule();
+    await p.sent(3); // 10 + 10 + the last 5 after the flush interval
+    expect(p.pushes.map((x) => [x.seqStart, x.seqs.length])).toEqual([
+      [1, 10],
+      [11, 10],
+      [21, 5],
+    ]);
+    for (const x of p.pushes) expect(x.seqs).toEqual(Array.from({ length: x.seqs.length }, (_, i) => x.seqStart + i));
+    const small = pumpFor({}, { max_batch_entries: 7, flush_interval_ms: 10 });
+    expect(small.pump.batchSize()).toBe(7);
+  });
+
+  it('keeps at most `window` pushes in flight and sends the next on an ack', async () => {
+    buffer.append(entries(60));
+    const p = pumpFor({ options: { maxBatchEntries: 10, window: 2 } });
+    p.pump.schedule();
+    await p.sent(2);
+    await new Promise((r) => setImmediate(r));
+    expect(p.pushes).toHaveLength(2);
+    expect(p.conn.inFlight).toBe(2);
+    p.pushes[0]!.resolve({ up_to_seq: 10 });
+    await p.sent(3);
+    expect(p.pushes[2]!.seqStart).toBe(21);
+    expect(p.state.acked).toEqual([10]);
+    expect(buffer.ackedSeq).toBe(10);
+  });
+
+  it('sends nothing while the session cannot send', async () => {
+    buffer.append(entries(5));
+    const p = pumpFor();
+    p.state.sending = false;
+    p.pump.schedule();
+    await new Promise((r) => setTimeout(r, 30)); // longer than the flush interval
+    expect(p.pushes).toHaveLength(0);
+    p.state.sending = true;
+    p.pump.schedule();
+    await p.sent(1);
+    expect(p.pushes[0]!.seqs).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('resume(accepted_seq) sends from after what the server has', async () => {
+    buffer.append(entries(30));
+    const p = pumpFor({ options: { maxBatchEntries: 10 } });
+    expect(p.pump.resume(12)).toBe(13);
+    p.pump.schedule();
+    await p.sent(1);
+    expect(p.pushes[0]!.seqStart).toBe(13);
+  });
+});
+
+describe('push pump: acks', () => {
+  it('an ack deletes rows up to up_to_seq; one beyond the highest seq sent is clipped', async () => {
+    buffer.append(entries(10));
+    const p = pumpFor({ options: { maxBatchEntries: 5, window: 1 } });
+    p.pump.schedule();
+    await p.sent(1);
+    p.pushes[0]!.resolve({ up_to_seq: 999 }); // a broken server
+    await p.sent(2);
+    expect(buffer.ackedSeq).toBe(5); // not 999: entries 6..10 were never sent
+    expect(buffer.stats().queueDepth).toBe(5);
+    p.pushes[1]!.resolve({ up_to_seq: 10 });
+    await new Promise((r) => setImmediate(r));
+    expect(p.state.acked).toEqual([5, 10]);
+  });
+
+  it('waitIdle resolves when the last push in flight is answered', async () => {
+    buffer.append(entries(5));
+    const p = pumpFor();
+    p.pump.schedule();
+    await p.sent(1);
+    let idle = false;
+    const w = p.pump.waitIdle(p.conn, 60_000).then(() => (idle = true));
+    await new Promise((r) => setImmediate(r));
+    expect(idle).toBe(false);
+    p.pushes[0]!.resolve({ up_to_seq: 5 });
+    await w;
+    expect(p.conn.inFlight).toBe(0);
+  });
+});
+
+describe('push pump: errors', () => {
+  it('-32020 halves the send rate, narrows the window to 1 and resends the refused batch after retry_after_ms', async () => {
+    buffer.append(entries(40));
+    const rate = new SendRate();
+    const p = pumpFor({ options: { maxBatchEntries: 10, window: 4 }, rate });
+    const errors: unknown[] = [];
+    p.events.on('push_error', (e) => errors.push(e));
+    p.pump.schedule();
+    await p.sent(4);
+    expect(p.pump.rateCap()).toBeNull();
+    p.pushes[0]!.reject(new BackpressureError({ retry_after_ms: 5 }));
+    await new Promise((r) => setImmediate(r));
+    const cap = p.pump.rateCap();
+    expect(cap).toBe(50); // half of max(observed 40/s, twice the 50/s floor)
+    expect(errors).toEqual([{ code: -32020, seq_start: 1, seq_end: 10 }]);
+    // the later pushes of the old window come back refused because the first was
+    // (DECISIONS B6a, resend_from_seq): that is no new load signal, no second halving
+    for (const x of p.pushes.slice(1)) x.reject(new BackpressureError({ retry_after_ms: 5, resend_from_seq: 1 } as { retry_after_ms: number }));
+    await p.sent(5);
+    expect(p.pump.rateCap()!).toBeGreaterThanOrEqual(cap!);
+    expect(p.pushes[4]!.seqStart).toBe(1); // resent from the refused batch
+    // one push at a time while the rate recovers
+    await new Promise((r) => setTimeout(r, 50));
+    expect(p.conn.inFlight).toBe(1);
+    expect(p.pushes).toHaveLength(5);
+  });
+
+  it('-32008 halves the batch size', async () => {
+    buffer.append(entries(20));
+    const p = pumpFor({ options: { window: 1 } });
+    p.pump.schedule();
+    await p.sent(1);
+    expect(p.pushes[0]!.seqs).toHaveLength(20);
+    p.pushes[0]!.reject(new PayloadTooLargeError({ max_frame_bytes: 1 } as never));
+    await p.sent(2);
+    expect(p.pump.batchSize()).toBe(500);
+  });
+
+  it('-32004 closes the connection cleanly (the close handler reconnects); a timeout terminates it', async () => {
+    buffer.append(entries(5));
+    const p = pumpFor({ options: { window: 1 } });
+    p.pump.schedule();
+    await p.sent(1);
+    p.pushes[0]!.reject(new UnknownHostError());
+    await new Promise((r) => setImmediate(r));
+    expect(p.state.closed).toBe(1);
+    expect(p.state.errors[0]).toMatch(/-32004 UnknownHost/);
+    p.pump.schedule();
+    await p.sent(2);
+    p.pushes[1]!.reject(new PeerError('timeout', 'timed out'));
+    await new Promise((r) => setImmediate(r));
+    expect(p.terminated()).toBe(1);
+  });
+
+  it('an answer for a connection that is no longer current changes nothing but the count in flight', async () => {
+    buffer.append(entries(5));
+    let current: PushConn | null = null;
+    const p = pumpFor({ connection: () => current });
+    current = p.conn;
+    p.pump.schedule();
+    await p.sent(1);
+    current = null;
+    p.pushes[0]!.reject(new BackpressureError({ retry_after_ms: 5 }));
+    await new Promise((r) => setImmediate(r));
+    expect(p.conn.inFlight).toBe(0);
+    expect(p.pump.rateCap()).toBeNull();
+  });
+});

@@ -1,0 +1,149 @@
+import { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { MetricSample } from '@cortex/agent-protocol';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DurableBuffer } from '../../agent/buffer/buffer.js';
+import type { NewLogEntry } from '../../agent/buffer/entry.js';
+import { BufferStorageError } from '../../agent/buffer/errors.js';
+import type { RecoveryReport } from '../../agent/buffer/heal.js';
+import { createLogger } from '../../agent/log.js';
+import { StorageGuard, type GuardedBuffer } from '../../agent/storage-guard.js';
+
+let dir: string;
+let buffer: DurableBuffer;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cortex-guard-'));
+  buffer = DurableBuffer.open(join(dir, 'buffer.db'));
+});
+afterEach(() => {
+  buffer.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const entry = (m: string): NewLogEntry => ({ ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: m, source: 'custom:test' });
+
+/** A guard over `buf`; sources and effects recorded in `s`. */
+function guardFor(buf: GuardedBuffer, recovery: RecoveryReport | null = null) {
+  const s = { paused: null as string | null, resumed: 0, stored: 0, errors: [] as string[], cleared: 0, metrics: [] as MetricSample[][], statusWrites: 0, events: [] as string[] };
+  const events = new EventEmitter();
+  for (const e of ['storage_error', 'storage_recovered', 'evicted', 'acked']) events.on(e, () => s.events.push(e));
+  const guard = new StorageGuard({
+    stateDir: dir,
+    retryMs: 10,
+    log: createLogger({ level: 'silent' }),
+    buffer: buf,
+    recovery,
+    sources: {
+      get paused() {
+        return s.paused !== null;
+      },
+      pause: (r) => void (s.paused = r),
+      resume: () => {
+        s.paused = null;
+        s.resumed++;
+      },
+    },
+    events,
+    stopping: () => false,
+    setError: (m) => (s.errors.push(m), m),
+    clearError: () => void s.cleared++,
+    stored: () => void s.stored++,
+    markDirty: () => undefined,
+    writeStatus: () => void s.statusWrites++,
+    sendMetrics: (m) => void s.metrics.push(m),
+  });
+  return { guard, s, events };
+}
+
+describe('storage guard', () => {
+  it('validates every entry before anything is stored', () => {
+    const { guard, s } = guardFor(buffer);
+    expect(() => guard.append([entry('ok'), { ...entry('bad'), severity: 'loud' } as unknown as NewLogEntry])).toThrow(/entry 1 is not a valid LogBatchEntry/);
+    expect(buffer.nextSeq).toBe(1);
+    expect(guard.append([entry('a'), entry('b')]).count).toBe(2);
+    expect(buffer.nextSeq).toBe(3);
+    expect(s.stored).toBe(1);
+  });
+
+  it('a storage error pauses the sources and probes until a write works, then resumes them', async () => {
+    let full = true;
+    const failing: GuardedBuffer = Object.assign(Object.create(buffer) as DurableBuffer, {
+      append: (e: readonly NewLogEntry[]) => {
+        if (full) throw new BufferStorageError('disk_full', 'append', 'buffer.db', 'SQLITE_FULL');
+        return buffer.append(e);
+      },
+      assertSpace: () => {
+        if (full) throw new BufferStorageError('disk_full', 'append', 'buffer.db', 'SQLITE_FULL');
+      },
+      setSourcePosition: (p: Parameters<DurableBuffer['setSourcePosition']>[0]) => buffer.setSourcePosition(p),
+    });
+    const { guard, s, events } = guardFor(failing);
+    expect(() => guard.append([entry('x')])).toThrow(BufferStorageError);
+    expect(s.paused).toMatch(/SQLITE_FULL/);
+    expect(s.errors[0]).toMatch(/SQLITE_FULL/);
+    expect(s.events).toEqual(['storage_error']);
+    const recovered = new Promise((r) => events.once('storage_recovered', r));
+    full = false;
+    await recovered; // the probe found space again
+    expect(s.paused).toBeNull();
+    expect(s.resumed).toBe(1);
+    expect(s.cleared).toBe(1);
+    expect(s.statusWrites).toBe(1);
+    guard.stop();
+  });
+
+  it('a corrupt buffer asks for a restart only when someone listens for it', () => {
+    const corrupt: GuardedBuffer = Object.assign(Object.create(buffer) as DurableBuffer, {
+      append: () => {
+        throw new BufferStorageError('corrupt', 'append', 'buffer.db', 'SQLITE_CORRUPT');
+      },
+    });
+    const { guard, events } = guardFor(corrupt);
+    const asked: unknown[] = [];
+    expect(() => guard.append([entry('x')])).toThrow(BufferStorageError);
+    expect(asked).toHaveLength(0);
+    events.on('buffer_corrupt', (e) => asked.push(e));
+    expect(() => guard.append([entry('x')])).toThrow(BufferStorageError);
+    expect(asked).toHaveLength(1);
+  });
+
+  it('applyAccepted replays against the server: rows it has are deleted and acked is emitted', () => {
+    buffer.append([entry('1'), entry('2'), entry('3')]);
+    const { guard, s } = guardFor(buffer);
+    guard.applyAccepted(2);
+    expect(buffer.ackedSeq).toBe(2);
+    expect(buffer.stats().queueDepth).toBe(1);
+    expect(s.events).toEqual(['acked']);
+    guard.applyAccepted(2); // nothing new: nothing emitted
+    expect(s.events).toEqual(['acked']);
+  });
+
+  it('degraded until acked past the lost range; the lost range is reported as metrics', () => {
+    const rec = { next_seq: 10, lost_from: 3, lost_to: 9 } as unknown as RecoveryReport;
+    const { guard } = guardFor(buffer, rec);
+    expect(guard.recovery).toBe(rec);
+    expect(guard.lostRangeMetrics()).toEqual([
+      { name: 'buffer_recovery_lost_entries', value: 7 },
+      { name: 'buffer_recovery_lost_oldest_seq', value: 3 },
+    ]);
+    guard.acked(9);
+    expect(guard.recovery).toBe(rec);
+    guard.acked(10);
+    expect(guard.recovery).toBeNull();
+    expect(guard.lostRangeMetrics()).toEqual([]);
+  });
+
+  it('evictions at the hard cap are emitted and reported as metrics', () => {
+    const small = DurableBuffer.open(join(dir, 'small.db'), { hardCapBytes: 4096, softCapBytes: 2048 });
+    try {
+      const { guard, s } = guardFor(small);
+      for (let i = 0; i < 40 && s.metrics.length === 0; i++) guard.append(Array.from({ length: 5 }, () => entry('y'.repeat(200))));
+      expect(s.events).toContain('evicted');
+      expect(s.metrics[0]!.map((m) => m.name)).toEqual(['buffer_evicted_entries', 'buffer_evicted_oldest_seq']);
+    } finally {
+      small.close();
+    }
+  });
+});
