@@ -54,6 +54,7 @@ const PLAN = [
   { id: 'agent', headline: ['e2e_entries_per_s', 'server_alone_entries_per_s', 'e2e_vs_server_alone_ratio', 'buffer_append_entries_per_s', 'rss_bytes', 'rss_ratio_to_bare_node', 'idle_cpu_percent'] },
   { id: 'ingest', env: { BENCH_IDLE_AGENTS: '2000' }, headline: ['ceiling_entries_per_s', 'agents_1_entries_per_s', 'agents_10_entries_per_s', 'agents_10_ratio', 'ack_p99_ms_at_10k', 'hellos_per_s', 'hellos_reconnect_per_s', 'writer_ceiling_entries_per_s'] },
   { id: 'ingest-postgres', bench: 'ingest', args: ['--db', 'postgres'], env: { BENCH_IDLE_AGENTS: '2000' }, check: needsPostgres, headline: ['pg_ceiling_entries_per_s', 'pg_one_server_entries_per_s', 'pg_one_server_ratio', 'pg_two_servers_ratio_vs_one', 'pg_ack_p99_ms_at_10k', 'pg_hellos_per_s'] },
+  { id: 'hellos', headline: ['hellos_per_s', 'hellos_reconnect_per_s', 'ws_connects_per_s', 'hellos_ratio', 'hellos_reconnect_ratio', 'server_cpu_ms_per_hello', 'server_cpu_ms_per_reconnect'] },
   { id: 'retention', env: { BENCH_PURGE_ROWS: '300000' }, headline: ['purge_rows_per_s', 'ack_p99_ms_during_purge', 'ack_p99_ms_baseline', 'p99_ratio_vs_baseline', 'meets_target'] },
   { id: 'retention-postgres', bench: 'retention', args: ['--db', 'postgres'], env: { BENCH_PURGE_ROWS: '300000' }, check: needsPostgres, headline: ['purge_rows_per_s', 'ack_p99_ms_during_purge', 'p99_ratio_vs_baseline'] },
   { id: 'fleet', env: { BENCH_FLEET_AGENTS: '2000', BENCH_FLEET_TRAFFIC_S: '5' }, headline: ['agents', 'enroll_hellos_per_s', 'idle_bytes_per_agent', 'probe_fanout_1000_s', 'restart_all_active_s', 'traffic_entries_per_s', 'stored_exactly_once'] },
@@ -125,6 +126,13 @@ function run(p) {
     }, timeoutS * 1000);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
+      // What the bench started and left behind (a failed bench may not stop its server) is
+      // in its process group.
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // nothing left
+      }
       const lastJson = out
         .trim()
         .split('\n')
