@@ -115,9 +115,13 @@ async function main() {
     const ingestBatch = Array.from({ length: 1000 }, (_, i) => entry(i));
     const e2eRun = async () => {
       const e0 = performance.now();
-      for (let i = 0; i < total; i += 1000) {
+      // Like a source: append a chunk, then back to the event loop (the sender runs in
+      // between). Before 2026-12-03 this loop yielded only every 20 chunks, so ingest and
+      // sending hardly overlapped; BENCH_AGENT_YIELD_EVERY=20 measures that way.
+      const every = Number(process.env.BENCH_AGENT_YIELD_EVERY ?? 1);
+      for (let i = 0, k = 0; i < total; i += 1000, k++) {
         agent.ingest(ingestBatch);
-        if (i % 20000 === 0) await new Promise((r) => setImmediate(r));
+        if (k % every === 0) await new Promise((r) => setImmediate(r));
       }
       const lastSeq = agent.status().next_seq - 1;
       await agent.waitForAck(lastSeq, 120_000);
