@@ -1,23 +1,10 @@
-// Local mirror of the contract's LogBatchEntry (contract/schemas/defs.json, seed 4.4).
-// Replace with the type exported by `@cortex/agent-protocol` once generated/ lands;
-// the shapes are identical, so the swap is an import change only.
+// The buffer's entry types, derived from the generated contract type LogBatchEntry
+// (contract/schemas/defs.json#/$defs/LogBatchEntry): a change to the contract changes
+// these with it.
 
-export type Severity = 'emerg' | 'alert' | 'crit' | 'err' | 'warning' | 'notice' | 'info' | 'debug';
+import type { LogBatchEntry, LogSource, Severity } from '@cortex/agent-protocol';
 
-/** "journald", "file:<path>", "docker:<container>" or "custom:<name>". */
-export type LogSource = string;
-
-export interface LogBatchEntry {
-  seq: number;
-  ts: string;
-  severity: Severity;
-  facility?: string | null;
-  app_name?: string | null;
-  process_id?: string | null;
-  message: string;
-  source: LogSource;
-  metadata?: { [key: string]: unknown } | null;
-}
+export type { LogBatchEntry, LogSource, Severity };
 
 /** An entry as a source produces it: the buffer assigns `seq` when it commits it. */
 export type NewLogEntry = Omit<LogBatchEntry, 'seq'>;

@@ -22,8 +22,9 @@ import { dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
-import { compileFilter, MAX_MESSAGE_CODE_POINTS, splitCodePoints } from './file.source.js';
+import { compileFilter, MAX_MESSAGE_CODE_POINTS, splitCodePoints } from './text.js';
 import { parseLine } from './syslog-parse.js';
+import { lineEntry } from './entry.js';
 import {
   SourceConfigError,
   type LogSourceRunner,
@@ -32,7 +33,7 @@ import {
   type SourceRunnerStatus,
   type SourceSink,
   silentLogger,
-  sinkFromBuffer,
+  sinkOf,
 } from './types.js';
 
 /** A command that ran at least this long restarts after the minimum backoff again. */
@@ -138,7 +139,7 @@ class LineSplitter {
 }
 
 interface Common {
-  key: string;
+  key: `custom:${string}`;
   sink: SourceSink;
   log: SourceLogger;
   clock: () => number;
@@ -151,7 +152,7 @@ interface Common {
 }
 
 function common(config: LogSourceConfig, name: string, deps: SourceDeps): Common {
-  const sink = deps.sink ?? (deps.buffer ? sinkFromBuffer(deps.buffer) : null);
+  const sink = sinkOf(deps);
   if (sink === null) throw new SourceConfigError('custom source needs deps.sink or deps.buffer');
   return {
     key: `custom:${name}`,
@@ -173,7 +174,7 @@ function common(config: LogSourceConfig, name: string, deps: SourceDeps): Common
  */
 abstract class CustomBase implements LogSourceRunner {
   readonly kind = 'custom' as const;
-  readonly key: string;
+  readonly key: `custom:${string}`;
   protected readonly c: Common;
   protected stopped = false;
   protected paused = false;
@@ -250,20 +251,7 @@ abstract class CustomBase implements LogSourceRunner {
 
   private entry(it: LineItem, nowMs: number, nowIso: string): NewLogEntry {
     const p = it.split === null ? parseLine(it.text, nowMs, nowIso) : null;
-    let metadata: Record<string, unknown> | null = p?.metadata ?? null;
-    if (this.c.labels !== null || it.split !== null) {
-      metadata = { ...(metadata ?? {}) };
-      if (this.c.labels !== null) metadata.labels = this.c.labels;
-      if (it.split !== null) metadata.split = it.split;
-    }
-    const e: NewLogEntry = { ts: p?.ts ?? nowIso, severity: p?.severity ?? 'info', message: p?.message ?? it.text, source: this.key };
-    if (p !== null) {
-      if (p.facility !== null) e.facility = p.facility;
-      if (p.app_name !== null) e.app_name = p.app_name;
-      if (p.process_id !== null) e.process_id = p.process_id;
-    }
-    if (metadata !== null) e.metadata = metadata;
-    return e;
+    return lineEntry(it.text, p, this.key, this.c.labels, it.split, nowIso);
   }
 
   /** Commits what is held; on failure pauses the input and retries with backoff. */
@@ -620,5 +608,5 @@ export function createCustomSource(config: LogSourceConfig, deps: SourceDeps): L
   if (cfg.command !== null) return new CustomCommandSource(config, cfg, deps);
   if (cfg.socket !== null) return new CustomSocketSource(config, cfg, deps);
   compileFilter(config.filter);
-  return new InProcessCustomSource(cfg.name, deps.sink ?? (deps.buffer ? sinkFromBuffer(deps.buffer) : null));
+  return new InProcessCustomSource(cfg.name, sinkOf(deps));
 }

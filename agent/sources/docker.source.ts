@@ -23,7 +23,7 @@ import { TextDecoder } from 'node:util';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { BufferStorageError } from '../buffer/errors.js';
 import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
-import { compileFilter, MAX_MESSAGE_CODE_POINTS, splitCodePoints } from './file.source.js';
+import { compileFilter, MAX_MESSAGE_CODE_POINTS, splitCodePoints } from './text.js';
 import { mapLevel, parseLine, type ParsedLine } from './syslog-parse.js';
 import {
   SourceConfigError,
@@ -33,7 +33,7 @@ import {
   type SourceRunnerStatus,
   type SourceSink,
   silentLogger,
-  sinkFromBuffer,
+  sinkOf,
 } from './types.js';
 
 export const DEFAULT_DOCKER_SOCKET = '/var/run/docker.sock';
@@ -318,7 +318,7 @@ interface Shared {
 type ContainerState = 'reading' | 'paused' | 'retrying' | 'stopped' | 'error';
 
 class ContainerStream {
-  readonly source: string;
+  readonly source: `docker:${string}`;
   private req: http.ClientRequest | null = null;
   private res: http.IncomingMessage | null = null;
   private decoder: DockerStreamDecoder;
@@ -638,7 +638,7 @@ export class DockerSource implements LogSourceRunner {
     const socket = config.socket;
     if (socket !== undefined && (typeof socket !== 'string' || !socket.startsWith('/'))) throw new SourceConfigError(`docker source socket must be an absolute path: ${JSON.stringify(socket)}`);
     this.socketPath = socket ?? DEFAULT_DOCKER_SOCKET;
-    const sink = deps.sink ?? (deps.buffer ? sinkFromBuffer(deps.buffer) : null);
+    const sink = sinkOf(deps);
     if (sink === null) throw new SourceConfigError('docker source needs deps.sink or deps.buffer');
     this.restartMinMs = deps.restartMinMs ?? 1000;
     this.restartMaxMs = deps.restartMaxMs ?? 30_000;

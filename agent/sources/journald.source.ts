@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { BufferStorageError } from '../buffer/errors.js';
 import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
-import { MAX_MESSAGE_CODE_POINTS, splitCodePoints } from './file.source.js';
+import { MAX_MESSAGE_CODE_POINTS, splitCodePoints } from './text.js';
 import { FACILITIES, SEVERITIES } from './syslog-parse.js';
 import {
   SourceConfigError,
@@ -23,7 +23,7 @@ import {
   type SourceRunnerStatus,
   type SourceSink,
   silentLogger,
-  sinkFromBuffer,
+  sinkOf,
 } from './types.js';
 
 export interface JournalPosition {
@@ -121,7 +121,7 @@ export class JournaldSource implements LogSourceRunner {
 
   constructor(config: LogSourceConfig, deps: SourceDeps) {
     this.matches = parseJournalMatches(config.filter);
-    const sink = deps.sink ?? (deps.buffer ? sinkFromBuffer(deps.buffer) : null);
+    const sink = sinkOf(deps);
     if (sink === null) throw new SourceConfigError('journald source needs deps.sink or deps.buffer');
     this.sink = sink;
     this.key = this.matches.length > 0 ? `journald:${this.matches.join(' ')}` : 'journald';

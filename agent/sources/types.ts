@@ -1,17 +1,28 @@
-// The seam between log sources and the agent (DECISIONS.md D1).
+// The sources seam: the one vocabulary between the agent and its log sources
+// (DECISIONS.md D1, DESIGN.md 5.9, 5.12).
 //
-// A source commits what it read through a SourceSink: entries and the source's new
-// position in ONE buffer transaction. `AgentSink` in ../sources.ts has exactly this
-// shape, and a DurableBuffer adapts to it with sinkFromBuffer().
+//   - A Source is one configured log source: the agent's manager (./manager.ts) starts it
+//     through a SourceFactory, pauses/resumes it while the buffer cannot store, stops it
+//     when the configuration drops or changes it, and shows its status().
+//   - A source commits what it read through a SourceSink: entries and the source's new
+//     position in ONE buffer transaction; a DurableBuffer adapts with sinkFromBuffer().
+//   - The built-in sources (file, journald, docker, custom) report every counter of
+//     SourceRunnerStatus; a Source plugged in from outside need report only its position
+//     and last error (SourceReport).
+//
+// Imports only types of the agent's buffer and the generated protocol package.
 
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import type { AppendResult, DurableBuffer, SourcePositionUpdate } from '../buffer/buffer.js';
 import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
 
+export type SourceKind = LogSourceConfig['kind'];
+
+/** Where a source commits entries; provided by the agent (or sinkFromBuffer). */
 export interface SourceSink {
   /** Commits entries and the position durably in one transaction; throws BufferStorageError when nothing was stored. */
   append(entries: readonly NewLogEntry[], position?: SourcePositionUpdate): AppendResult;
-  /** The stored position of a source key, or null. */
+  /** The stored position of a source key, or null (read from its beginning). */
   position(source: string): JsonValue | null;
 }
 
@@ -20,6 +31,94 @@ export function sinkFromBuffer(buffer: DurableBuffer): SourceSink {
     append: (entries, position) => buffer.append(entries, position),
     position: (source) => buffer.getSourcePosition(source),
   };
+}
+
+/** What every source reports: its committed position and last error; the counters when it keeps them. */
+export interface SourceReport {
+  /** The last position committed with entries (null: nothing committed by this instance yet). */
+  position: JsonValue | null;
+  last_error: string | null;
+  key?: string;
+  state?: SourceRunnerStatus['state'];
+  lines_read?: number;
+  lines_filtered?: number;
+  lines_lost?: number;
+  rotations?: number;
+  truncations?: number;
+  files?: SourceRunnerStatus[];
+}
+
+/** The status of a built-in source. */
+export interface SourceRunnerStatus extends SourceReport {
+  kind: SourceKind;
+  key: string;
+  path: string | null;
+  name: string | null;
+  /** waiting (file missing), reading, draining (rotated-away file), paused, retrying (storage), error, stopped. */
+  state: 'idle' | 'waiting' | 'reading' | 'draining' | 'paused' | 'retrying' | 'error' | 'stopped';
+  lines_read: number;
+  bytes_read: number;
+  /** Lines dropped by `filter` (their offset still advances). */
+  lines_filtered: number;
+  /** Lines unread at a copytruncate (counted from the copy when found, else estimated). */
+  lines_lost: number;
+  bytes_lost: number;
+  lost_estimated: boolean;
+  truncations: number;
+  rotations: number;
+  lines_split: number;
+  /** Lines sent degraded because their metadata broke a contract cap (DECISIONS H2); file sources. */
+  lines_degraded?: number;
+  /** Per-file status of a glob source. */
+  files?: SourceRunnerStatus[];
+}
+
+/** One configured log source, as the manager drives it. */
+export interface Source<S extends SourceReport = SourceReport> {
+  readonly kind: SourceKind;
+  /** The buffer source key ("file:/var/log/syslog"; for a glob, "file:<pattern>" — each file commits under file:<real path>). */
+  readonly key: string;
+  /** Starts reading (idempotent). A source created with a config error stays stopped and reports it in status. */
+  start(): void;
+  /** Stops timers, watchers and closes files; nothing is committed after it resolves. */
+  stop(): Promise<void> | void;
+  /** Read nothing until resume() (the agent calls it while the buffer cannot store). */
+  pause(): void;
+  resume(): void;
+  status(): S;
+}
+
+/** A built-in source (file, journald, docker, custom): a Source whose status carries every counter. */
+export type LogSourceRunner = Source<SourceRunnerStatus>;
+
+/** Creates and starts the Source of one configured kind; a config error throws (the manager shows it as last_error). */
+export interface SourceFactory {
+  kind: SourceKind;
+  start(cfg: LogSourceConfig, sink: SourceSink): Source;
+}
+
+/** One source as the agent's `status` shows it. */
+export interface SourceStatus {
+  kind: SourceKind;
+  /** File path (file) or name (journald filter, docker container, custom name). */
+  path: string | null;
+  name: string | null;
+  /** The last position committed to buffer.db, if any. */
+  position: JsonValue | null;
+  last_error: string | null;
+  paused: boolean;
+  /** What the source reports, when it does (idle, waiting, reading, draining, paused, retrying, error, stopped; "starting" while a replaced source stops). */
+  state?: string;
+  /** The source's buffer position key (e.g. "file:/var/log/syslog", "journald:_TRANSPORT=journal"). */
+  key?: string;
+  lines_read?: number;
+  lines_filtered?: number;
+  lines_lost?: number;
+  rotations?: number;
+  truncations?: number;
+  /** Per-file status of a glob source. */
+  files?: JsonValue;
+  labels?: Record<string, string>;
 }
 
 /** The subset of a pino logger sources use. */
@@ -54,46 +153,9 @@ export interface SourceDeps {
   restartMaxMs?: number;
 }
 
-export interface SourceRunnerStatus {
-  kind: LogSourceConfig['kind'];
-  key: string;
-  path: string | null;
-  name: string | null;
-  /** waiting (file missing), reading, draining (rotated-away file), paused, retrying (storage), error, stopped. */
-  state: 'idle' | 'waiting' | 'reading' | 'draining' | 'paused' | 'retrying' | 'error' | 'stopped';
-  /** The last position committed with entries (null: nothing committed by this instance yet). */
-  position: JsonValue | null;
-  last_error: string | null;
-  lines_read: number;
-  bytes_read: number;
-  /** Lines dropped by `filter` (their offset still advances). */
-  lines_filtered: number;
-  /** Lines unread at a copytruncate (counted from the copy when found, else estimated). */
-  lines_lost: number;
-  bytes_lost: number;
-  lost_estimated: boolean;
-  truncations: number;
-  rotations: number;
-  lines_split: number;
-  /** Lines sent degraded because their metadata broke a contract cap (DECISIONS H2); file sources. */
-  lines_degraded?: number;
-  /** Per-file status of a glob source. */
-  files?: SourceRunnerStatus[];
-}
-
-/** One configured source as the agent drives it. Compatible with RunningSource in ../sources.ts. */
-export interface LogSourceRunner {
-  /** The buffer source key ("file:/var/log/syslog"; for a glob, "file:<pattern>" — each file commits under file:<real path>). */
-  readonly key: string;
-  readonly kind: LogSourceConfig['kind'];
-  /** Starts reading (idempotent). A runner created with a config error stays stopped and reports it in status. */
-  start(): void;
-  /** Stops timers, watchers and closes files; nothing is committed after it resolves. */
-  stop(): Promise<void>;
-  /** Read nothing until resume() (the agent calls it while the buffer cannot store). */
-  pause(): void;
-  resume(): void;
-  status(): SourceRunnerStatus;
+/** The sink of deps (or one over deps.buffer); null when neither is given. */
+export function sinkOf(deps: SourceDeps): SourceSink | null {
+  return deps.sink ?? (deps.buffer ? sinkFromBuffer(deps.buffer) : null);
 }
 
 export class SourceConfigError extends Error {

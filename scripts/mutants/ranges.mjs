@@ -45,12 +45,14 @@ export function rangeOf(file, signature) {
 
 /** The modules implementing the wire rules and the functions of each that the suites exercise. */
 export const SERVER_SCOPE = {
-  // handshake: the hello verdict (protocol and agent versions, token, revoked, rotation
-  // required, decommissioned, params) and which rotation the session gets
-  // (not the decommission branch: no suite option decommissions a host)
-  'server/ws/connection.ts': [
-    { from: "const pv = p['protocol_version'];", to: 'if (row.decommission_requested_at !== null) {' },
-    { from: 'if (!validateAgentHelloParams(params)) {', to: '    if (!ok) {' },
+  // handshake: the hello verdict (protocol and agent versions, host id, token, revoked,
+  // rotation required, params) and which rotation the session gets — all in the pure
+  // decision module (not the decommission branch: no suite option decommissions a host)
+  'server/ws/handshake.ts': [
+    'export function helloHostId(',
+    'export function screenHello(',
+    { from: "const token = typeof p['token'] === 'string'", to: 'if (row.decommission_requested_at !== null) {' },
+    { from: 'if (!validateAgentHelloParams(params)) {', to: "/** The row's state once the activation applied" },
   ],
   // ingest: contiguity and the refused-push rule, cap, host gone, quota, queue
   'server/ingest.ts': ['  push(params: LogsPushParams)', '  private accept('],

@@ -11,10 +11,15 @@
 // with a console session and its CSRF token: a page on another site can make the browser
 // send a POST to 127.0.0.1, and a loopback address is no proof of who sent it.
 import type { IncomingMessage } from 'node:http';
-import { checkAdminAuth } from '../admin.js';
+import { adminAccess } from '../security/access.js';
 import type { AdminDeps } from './context.js';
 import { ApiError } from './http.js';
 import { SESSION_COOKIE, SessionKeys, fromBrowser, loopbackHostHeader, readCookie, type ConsoleSession } from './session.js';
+
+/** The bearer/loopback rule (../security/access.ts), as ../admin.ts exports it (checkAdminAuth). */
+function checkAdminAuth(req: Parameters<typeof adminAccess>[0], adminToken: string | undefined, isTrustedProxy?: (address: string) => boolean) {
+  return adminAccess(req, { adminToken, ...(isTrustedProxy !== undefined ? { isTrustedProxy } : {}) });
+}
 
 export type Access = { ok: true; via: 'bearer' | 'cookie' | 'loopback'; session?: ConsoleSession } | { ok: false; error: ApiError };
 

@@ -1,13 +1,15 @@
-// What a connection needs from its server.
+// What a connection needs from its server. Generic over the session type so that this file
+// imports nothing of ./connection.ts (no import circle): the server passes
+// ServerContext<Connection>.
 import type { IncomingMessage } from 'node:http';
 import type { Storage } from '../db/storage.js';
 import type { Ingest } from '../ingest.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
 import type { ServerSettings } from '../settings.js';
-import type { Connection } from './connection.js';
+import type { HeldSession, SessionRegistry } from './session-registry.js';
 
-export interface ServerContext {
+export interface ServerContext<C extends HeldSession = HeldSession> {
   readonly settings: ServerSettings;
   readonly storage: Storage;
   readonly ingest: Ingest;
@@ -16,11 +18,10 @@ export interface ServerContext {
   /** This server's id among the servers on one database (stored as agents.server_id). */
   readonly serverId: string;
   readonly metrics: ServerMetrics;
-  /** An authenticated session: replaces (and closes) an older one of the same host. */
-  register(conn: Connection): void;
-  unregister(conn: Connection): void;
+  /** Which session holds which host: register() an authenticated session, unregister() on close. */
+  readonly registry: SessionRegistry<C>;
   /** After an authenticated session closed and its row was updated (decommission follow-up). */
-  onSessionClosed?(conn: Connection): void;
+  onSessionClosed?(conn: C): void;
   /** The client address of an upgrade request, as the failed-hello throttle counts it (DECISIONS H7). */
   clientKey?(req: IncomingMessage): string;
   /** A hello from client `key` was refused with `code` (failed-hello throttle). */

@@ -180,6 +180,9 @@ describe('log sources wired into the agent', () => {
         const id = ++n;
         events.push(`start ${id}`);
         return {
+          kind: 'file',
+          key: `file:/x#${id}`,
+          start: () => undefined,
           pause: () => undefined,
           resume: () => undefined,
           stop: () => new Promise<void>((r) => setTimeout(() => (events.push(`stopped ${id}`), r()), 50)),

@@ -39,11 +39,22 @@ describe('import boundaries', () => {
         'agent-not-server: agent/buffer.ts -> server/server.ts',
         'codegen-not-programs: codegen/generate.ts -> agent/buffer.ts',
         'generated-self-contained: generated/src/index.ts -> server/server.ts',
+        // server/server.ts and agent/buffer.ts import each other: a circle as well
+        'no-circular: agent/buffer.ts -> server/server.ts',
         'runners-on-generated-only: conformance/suite.ts -> server/server.ts',
         'server-not-agent: server/server.ts -> agent/buffer.ts',
       ].sort(),
     );
     expect(r.violations.every((v) => v.rule.severity === 'error')).toBe(true);
     expect(r.text).toContain('error server-not-agent: server/server.ts → agent/buffer.ts');
+  }, 60_000);
+
+  it('an import circle fails the check, type-only imports included (no-circular)', () => {
+    // circular/: server/ws/connection.ts and server/ws/context.ts import each other's types,
+    // as the real ones did before the context stopped naming the connection.
+    const r = cruise(join(import.meta.dirname, 'circular'), ['server']);
+    expect(r.status).not.toBe(0);
+    expect(r.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)).toEqual(['no-circular: server/ws/connection.ts -> server/ws/context.ts']);
+    expect(r.text).toContain('error no-circular: server/ws/connection.ts');
   }, 60_000);
 });

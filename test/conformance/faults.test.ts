@@ -37,12 +37,12 @@ const SERVER_FAULTS: Fault[] = [
   },
   {
     name: 'wrong close code for a revoked token (4001 instead of 4002)',
-    patches: [{ file: 'dist/server/ws/connection.js', from: "new TokenRevokedError({ reason: 'revoked' }, 'TokenRevoked'), 4002,", to: "new TokenRevokedError({ reason: 'revoked' }, 'TokenRevoked'), 4001," }],
+    patches: [{ file: 'dist/server/ws/handshake.js', from: "new TokenRevokedError({ reason: 'revoked' }, 'TokenRevoked'), 4002,", to: "new TokenRevokedError({ reason: 'revoked' }, 'TokenRevoked'), 4001," }],
     caught: ['revocation/hello-closed-4002', 'error/-32002-TokenRevoked'],
   },
   {
     name: 'no rotation on first enrollment',
-    patches: [{ file: 'dist/server/ws/connection.js', from: "if (matchCurrent && row.connection_state === 'NeverConnected') {\n            rotated = generateToken(); // first enrollment", to: "if (false) {\n            rotated = generateToken(); // first enrollment" }],
+    patches: [{ file: 'dist/server/ws/handshake.js', from: "if (enrolling) {\n        rotatedToken = input.mintToken(); // first enrollment", to: "if (false) {\n        rotatedToken = input.mintToken(); // first enrollment" }],
     caught: ['handshake/first-enrollment-rotates'],
   },
   {

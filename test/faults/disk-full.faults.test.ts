@@ -21,7 +21,7 @@ afterAll(() => cleanupTempDirs());
 
 function gen(from: number, n: number, pad = 0) {
   const ts = new Date().toISOString();
-  return Array.from({ length: n }, (_, i) => ({ ts, severity: 'info' as const, message: `gen ${from + i}${pad ? ` ${'x'.repeat(pad)}` : ''}`, source: 'custom:gen' }));
+  return Array.from({ length: n }, (_, i) => ({ ts, severity: 'info' as const, message: `gen ${from + i}${pad ? ` ${'x'.repeat(pad)}` : ''}`, source: 'custom:gen' as const }));
 }
 
 function integrity(path: string): { check: string; rows: number; queueDepth: number; bytes: number; sumBytes: number } {

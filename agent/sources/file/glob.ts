@@ -1,0 +1,177 @@
+// A `file` source whose path has `*` or `?` in its last component: one FileTailer per
+// matching regular file (DESIGN.md 5.12, DECISIONS.md D11).
+
+import * as fs from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { JsonValue } from '../../buffer/entry.js';
+import type { LogSourceRunner, SourceRunnerStatus } from '../types.js';
+import type { FilePosition } from './identity.js';
+import type { FileTailer, TailerOptions } from './tailer.js';
+
+export function isGlob(path: string): boolean {
+  return /[*?]/.test(basename(path));
+}
+
+function globRegex(pattern: string): RegExp {
+  let re = '^';
+  for (const ch of pattern) {
+    if (ch === '*') re += '[^/]*';
+    else if (ch === '?') re += '[^/]';
+    else re += ch.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`${re}$`);
+}
+
+/**
+ * `*` and `?` in the last path component: every matching regular file gets its own
+ * FileTailer under `file:<real path>`; the folder is listed every poll (and on fs.watch
+ * events) so new files are picked up. A file whose identity another tailer of this glob
+ * holds open is left alone until that tailer has finished it, then starts at the offset
+ * that tailer reached (rotation to a name the glob also matches: no duplicates).
+ */
+export class GlobFileSource implements LogSourceRunner {
+  readonly kind = 'file' as const;
+  readonly key: `file:${string}`;
+  private readonly tailers = new Map<string, FileTailer>();
+  private readonly openIdents = new Map<string, string>(); // "dev:ino" → real path holding it
+  private readonly seen = new Map<string, FilePosition>();
+  private readonly dir: string;
+  private readonly re: RegExp;
+  private timer: NodeJS.Timeout | null = null;
+  private watcher: fs.FSWatcher | null = null;
+  private started = false;
+  private stopped = false;
+  private paused = false;
+  private lastError: string | null = null;
+  private seeded = false;
+
+  constructor(
+    readonly pattern: string,
+    private readonly make: (path: string, key: `file:${string}`, extra: Partial<TailerOptions>) => FileTailer,
+    private readonly pollMs: number,
+    private readonly watch: boolean,
+    private readonly stored: (key: string) => FilePosition | null,
+  ) {
+    this.key = `file:${pattern}`;
+    this.dir = dirname(pattern);
+    this.re = globRegex(basename(pattern));
+  }
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.scan();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.watcher?.close();
+    await Promise.all([...this.tailers.values()].map((t) => t.stop()));
+  }
+
+  pause(): void {
+    this.paused = true;
+    for (const t of this.tailers.values()) t.pause();
+  }
+
+  resume(): void {
+    this.paused = false;
+    for (const t of this.tailers.values()) t.resume();
+  }
+
+  status(): SourceRunnerStatus {
+    const files = [...this.tailers.values()].map((t) => t.status());
+    const sum = (k: 'lines_read' | 'bytes_read' | 'lines_filtered' | 'lines_lost' | 'bytes_lost' | 'truncations' | 'rotations' | 'lines_split') =>
+      files.reduce((a, f) => a + f[k], 0);
+    const position: Record<string, JsonValue> = {};
+    for (const f of files) if (f.position !== null) position[f.key] = f.position;
+    return {
+      kind: 'file', key: this.key, path: this.pattern, name: null,
+      state: this.stopped ? 'stopped' : this.paused ? 'paused' : 'reading',
+      position, last_error: this.lastError ?? files.find((f) => f.last_error !== null)?.last_error ?? null,
+      lines_read: sum('lines_read'), bytes_read: sum('bytes_read'), lines_filtered: sum('lines_filtered'),
+      lines_lost: sum('lines_lost'), bytes_lost: sum('bytes_lost'), lost_estimated: files.some((f) => f.lost_estimated),
+      truncations: sum('truncations'), rotations: sum('rotations'), lines_split: sum('lines_split'),
+      lines_degraded: files.reduce((a, f) => a + (f.lines_degraded ?? 0), 0), files,
+    };
+  }
+
+  private onPosition(realPath: string, p: FilePosition, open: boolean): void {
+    const id = `${p.dev}:${p.ino}`;
+    this.seen.set(id, p);
+    if (open) this.openIdents.set(id, realPath);
+    else if (this.openIdents.get(id) === realPath) this.openIdents.delete(id);
+  }
+
+  private scan(): void {
+    if (this.stopped) return;
+    try {
+      if (this.watch && this.watcher === null) {
+        try {
+          this.watcher = fs.watch(this.dir, { persistent: false }, () => {
+            if (this.timer) clearTimeout(this.timer);
+            this.timer = setTimeout(() => this.scan(), 10);
+            this.timer.unref?.();
+          });
+          this.watcher.on('error', () => {
+            this.watcher?.close();
+            this.watcher = null;
+          });
+        } catch {
+          this.watcher = null;
+        }
+      }
+      let names: string[] = [];
+      try {
+        names = fs.readdirSync(this.dir);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      const matches: { real: string; st: fs.Stats }[] = [];
+      for (const name of names.sort()) {
+        if (!this.re.test(name)) continue;
+        try {
+          const real = fs.realpathSync(join(this.dir, name));
+          const st = fs.statSync(real);
+          if (st.isFile()) matches.push({ real, st });
+        } catch {
+          // vanished between readdir and stat
+        }
+      }
+      const firstScan = !this.seeded;
+      if (!this.seeded) {
+        // Positions stored for the current matches: a file rotated to another matching
+        // name while we were stopped resumes where its old name left off.
+        this.seeded = true;
+        for (const m of matches) {
+          const p = this.stored(`file:${m.real}`);
+          if (p !== null) this.seen.set(`${p.dev}:${p.ino}`, p);
+        }
+      }
+      for (const m of matches) {
+        if (this.tailers.has(m.real)) continue;
+        const id = `${m.st.dev}:${m.st.ino}`;
+        if (this.openIdents.has(id)) continue; // another tailer is still finishing it
+        const known = this.seen.get(id) ?? null;
+        const t = this.make(m.real, `file:${m.real}`, {
+          initial: known,
+          findRotated: false,
+          onPosition: (p, open) => this.onPosition(m.real, p, open),
+          // start_at "end" skips only the files that were there when the source started
+          ...(firstScan ? {} : { startAtEnd: false }),
+        });
+        this.tailers.set(m.real, t);
+        if (this.paused) t.pause();
+        t.start();
+      }
+      this.lastError = null;
+    } catch (err) {
+      this.lastError = `${this.pattern}: ${(err as Error).message}`;
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.scan(), this.pollMs);
+    this.timer.unref?.();
+  }
+}
+

@@ -1,0 +1,253 @@
+// Which file a file source is reading: positions, fingerprints and finding a file again
+// after rotation or copytruncate (DESIGN.md 5.12, DECISIONS.md D5–D7, D10).
+//
+// A position {dev, ino, fp, fp_len, offset, part} names a file by its identity (dev,
+// ino) and the hash `fp` of its first fp_len = min(offset, 1024) bytes — bytes already
+// read, which an appended file never changes — so a reused inode is caught even for
+// short files. Everything here is synchronous file-system reads; no source state.
+
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import type { JsonValue } from '../../buffer/entry.js';
+
+export const FINGERPRINT_BYTES = 1024;
+
+export interface FilePosition {
+  [k: string]: JsonValue;
+  dev: number;
+  ino: number;
+  /** sha256 (hex, 32 chars) of the first fp_len bytes; null when fp_len is 0. */
+  fp: string | null;
+  fp_len: number;
+  /** First byte not yet committed. */
+  offset: number;
+  /** Parts of the current (over-long) line already committed at `offset`; 0 at a line start. */
+  part: number;
+}
+
+export interface Identity {
+  dev: number;
+  ino: number;
+}
+
+export function isFilePosition(v: JsonValue | null | undefined): v is FilePosition {
+  return (
+    typeof v === 'object' && v !== null && !Array.isArray(v) &&
+    typeof v.dev === 'number' && typeof v.ino === 'number' && typeof v.offset === 'number' && typeof v.fp_len === 'number'
+  );
+}
+
+export function fingerprint(buf: Buffer): string | null {
+  return buf.length === 0 ? null : createHash('sha256').update(buf).digest('hex').slice(0, 32);
+}
+
+/** The first `len` bytes of an open file (fewer when it is shorter). */
+export function readPrefix(fd: number, len: number): Buffer {
+  const b = Buffer.allocUnsafe(len);
+  let got = 0;
+  while (got < len) {
+    const n = fs.readSync(fd, b, got, len - got, got);
+    if (n === 0) break;
+    got += n;
+  }
+  return b.subarray(0, got);
+}
+
+/** The open file starts with the bytes the position fingerprinted. */
+export function prefixMatches(p: FilePosition, fd: number): boolean {
+  if (p.fp_len === 0) return true;
+  return fingerprint(readPrefix(fd, p.fp_len)) === p.fp;
+}
+
+/** The open file (with its stats) is the one the position was taken in: same identity, long enough, same first bytes. */
+export function sameFile(p: FilePosition, st: fs.Stats, fd: number): boolean {
+  return p.dev === st.dev && p.ino === st.ino && p.offset <= st.size && prefixMatches(p, fd);
+}
+
+/** stat(path), or null when nothing is there. */
+export function statOrNull(path: string): fs.Stats | null {
+  try {
+    return fs.statSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    throw err;
+  }
+}
+
+/**
+ * A file in the folder of `path` that is the position's file (rotated away while the
+ * agent was stopped): same dev/ino, at least `offset` long, same first bytes. Returned
+ * open; the caller owns the descriptor.
+ */
+export function findByIdentity(path: string, p: FilePosition): { path: string; st: fs.Stats; fd: number } | null {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dirname(path));
+  } catch {
+    return null;
+  }
+  for (const name of names) {
+    const full = join(dirname(path), name);
+    try {
+      const st = fs.statSync(full);
+      if (st.ino !== p.ino || st.dev !== p.dev || !st.isFile() || st.size < p.offset) continue;
+      const fd = fs.openSync(full, 'r');
+      if (prefixMatches(p, fd)) return { path: full, st: fs.fstatSync(fd), fd };
+      fs.closeSync(fd);
+    } catch {
+      // raced with a rename; skip
+    }
+  }
+  return null;
+}
+
+/**
+ * The copy logrotate's copytruncate made of the file at `path` (a name starting with its
+ * name, another inode, at least `offset` long, the same first fpLen bytes): what it holds
+ * beyond `offset` (bytes, and lines counted up to 64 MiB; a last line without its newline
+ * counts), or null when no copy is found.
+ */
+export function findCopy(path: string, ino: number | null, offset: number, fpLen: number, fp: string | null): { bytes: number; lines: number } | null {
+  const dir = dirname(path);
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return null;
+  }
+  const base = basename(path);
+  for (const name of names) {
+    if (name === base || !name.startsWith(base)) continue;
+    const full = join(dir, name);
+    let fd: number | null = null;
+    try {
+      const st = fs.statSync(full);
+      if (!st.isFile() || st.ino === ino || st.size < offset) continue;
+      fd = fs.openSync(full, 'r');
+      if (fingerprint(readPrefix(fd, fpLen)) !== fp) continue;
+      const bytes = st.size - offset;
+      let lines = 0;
+      const b = Buffer.allocUnsafe(1 << 20);
+      let pos = offset;
+      let last = 10;
+      while (pos < st.size && pos - offset < 64 * 1024 * 1024) {
+        const n = fs.readSync(fd, b, 0, b.length, pos);
+        if (n === 0) break;
+        for (let i = b.indexOf(10, 0); i >= 0 && i < n; i = b.indexOf(10, i + 1)) lines++;
+        last = b[n - 1]!;
+        pos += n;
+      }
+      if (bytes > 0 && last !== 10) lines++;
+      return { bytes, lines };
+    } catch {
+      // skip
+    } finally {
+      if (fd !== null) fs.closeSync(fd);
+    }
+  }
+  return null;
+}
+
+/**
+ * start_at "end": the offset after the last complete line of an open file of `size`
+ * bytes (looking at its last 64 KiB); 0 for a file of one line still being written (it
+ * is read whole). A file whose last 64 KiB hold no newline ends there.
+ */
+export function endOfLastLine(fd: number, size: number): number {
+  let offset = size;
+  if (size > 0) {
+    const len = Math.min(size, 64 * 1024);
+    const tail = Buffer.alloc(len);
+    const n = fs.readSync(fd, tail, 0, len, size - len);
+    const nl = tail.subarray(0, n).lastIndexOf(0x0a);
+    if (nl >= 0) offset = size - len + nl + 1;
+    else if (size <= len) offset = 0; // one line, still being written: read it whole
+  }
+  return offset;
+}
+
+/** The file a tailer has open and where it is in it: what its position records. */
+export class FileCursor {
+  fd: number | null = null;
+  ident: Identity | null = null;
+  /** First byte not yet committed. */
+  offset = 0;
+  /** Parts of the current (over-long) line already committed at `offset`. */
+  part = 0;
+  fpLen = 0;
+  fp: string | null = null;
+  /** Size seen at the last read (copytruncate loss estimate). */
+  lastSize = 0;
+
+  /** Now reading `fd` (with stats `st`) from its start. */
+  openAt(st: fs.Stats, fd: number): void {
+    this.fd = fd;
+    this.ident = { dev: st.dev, ino: st.ino };
+    this.lastSize = st.size;
+    this.rewind();
+  }
+
+  /** Back to the start of the file: offset 0, nothing fingerprinted. */
+  rewind(): void {
+    this.offset = 0;
+    this.part = 0;
+    this.fpLen = 0;
+    this.fp = null;
+  }
+
+  resumeAt(p: FilePosition): void {
+    this.offset = p.offset;
+    this.part = p.part ?? 0;
+    this.fpLen = p.fp_len;
+    this.fp = p.fp;
+  }
+
+  position(): FilePosition {
+    return { dev: this.ident!.dev, ino: this.ident!.ino, fp: this.fp, fp_len: this.fpLen, offset: this.offset, part: this.part };
+  }
+
+  /** Sets fp/fpLen for the current file and offset (first min(offset, 1 KiB) bytes). */
+  updateFingerprint(): void {
+    const want = Math.min(this.offset, FINGERPRINT_BYTES);
+    if (want <= this.fpLen || this.fd === null) return;
+    const pre = readPrefix(this.fd, want);
+    this.fpLen = pre.length;
+    this.fp = fingerprint(pre);
+  }
+
+  /** The first bytes fingerprinted are no longer what the file starts with (copytruncate and rewritten). */
+  prefixChanged(): boolean {
+    return this.fpLen > 0 && fingerprint(readPrefix(this.fd!, this.fpLen)) !== this.fp;
+  }
+
+  /** Is the file at the path (stats `st`, null: none) still the open one? */
+  isAt(st: fs.Stats | null): boolean {
+    return st !== null && st.ino === this.ident!.ino && st.dev === this.ident!.dev;
+  }
+
+  close(): void {
+    if (this.fd !== null) {
+      try {
+        fs.closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+    }
+    this.fd = null;
+  }
+}
+
+/**
+ * What a copytruncate lost: the lines and bytes the copy holds beyond the cursor's
+ * offset when the copy is found, else the bytes seen beyond it at the last read and a
+ * line count estimated from the average line length read so far (100 bytes before any).
+ */
+export function truncationLoss(path: string, cur: FileCursor, linesRead: number, bytesRead: number): { bytes: number; lines: number; estimated: boolean } {
+  const copy = cur.fpLen > 0 ? findCopy(path, cur.ident?.ino ?? null, cur.offset, cur.fpLen, cur.fp) : null;
+  if (copy !== null) return { ...copy, estimated: false };
+  const bytes = Math.max(0, cur.lastSize - cur.offset);
+  if (bytes === 0) return { bytes, lines: 0, estimated: true };
+  const avg = linesRead > 0 ? Math.max(1, bytesRead / linesRead) : 100;
+  return { bytes, lines: Math.max(1, Math.round(bytes / avg)), estimated: true };
+}

@@ -1,0 +1,53 @@
+// The file source's parsing step: one chunk of file bytes → the entries to commit with
+// it (line splitting from ../text.ts, parsing from ../syslog-parse.ts, the entry shape
+// from ../entry.ts). Lines whose metadata breaks a contract cap are sent degraded
+// (DECISIONS H2): plain text with metadata {"cortex_metadata_dropped": …}, reported
+// through onDegraded.
+
+import { LIMITS } from '@cortex/agent-protocol';
+import type { LogSource, NewLogEntry } from '../../buffer/entry.js';
+import { lineEntry } from '../entry.js';
+import { METADATA_DROPPED, parseLine } from '../syslog-parse.js';
+import { scanLines, type ScannedChunk, type SplitMark } from '../text.js';
+
+export interface FileLineOptions {
+  source: LogSource;
+  filter: RegExp | null;
+  labels: Record<string, string> | null;
+  /** A line was dropped by `filter`. */
+  onFiltered: () => void;
+  /** A line was sent degraded, and why. */
+  onDegraded: (why: string) => void;
+}
+
+export interface ParsedChunk extends ScannedChunk {
+  entries: NewLogEntry[];
+}
+
+/** Why a parsed line's metadata was dropped, as the status and the log say it. */
+function degradedWhy(dropped: string): string {
+  return dropped === 'depth'
+    ? `JSON nested deeper than metadata_max_depth = ${LIMITS.metadata_max_depth}`
+    : `JSON metadata larger than metadata_max_bytes = ${LIMITS.metadata_max_bytes}`;
+}
+
+/**
+ * Turns buf[0, n) (file bytes at a line start, or inside a line `part` parts in) into
+ * entries read at nowMs. `final`: the tail without a newline is a line too.
+ */
+export function parseChunk(buf: Buffer, n: number, final: boolean, part: number, nowMs: number, o: FileLineOptions): ParsedChunk {
+  const nowIso = new Date(nowMs).toISOString();
+  const entries: NewLogEntry[] = [];
+  const filter = o.filter;
+  const scanned = scanLines(buf, n, final, part, (text: string, split: SplitMark | null) => {
+    if (filter !== null && !filter.test(text)) {
+      o.onFiltered();
+      return;
+    }
+    const p = split === null ? parseLine(text, nowMs, nowIso) : null;
+    const dropped = p?.metadata?.[METADATA_DROPPED];
+    if (typeof dropped === 'string') o.onDegraded(degradedWhy(dropped));
+    entries.push(lineEntry(text, p, o.source, o.labels, split, nowIso));
+  });
+  return { ...scanned, entries };
+}

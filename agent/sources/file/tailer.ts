@@ -1,0 +1,404 @@
+// One file followed under one buffer key (DESIGN.md 5.12, DECISIONS.md D5–D12).
+//
+// Its position (./identity.ts) is committed with the entries read up to `offset` in the
+// same buffer transaction, so after a crash the file is re-read from exactly the first
+// byte not stored.
+//
+// Reading is synchronous and chunked: each tick reads 256 KiB chunks from `offset`,
+// turns the complete lines of a chunk into entries (./parse.ts) and commits them with
+// one append. A trailing partial line is not consumed: the next read starts at it again
+// (so nothing is held in memory across ticks; a crash loses nothing). A line longer than
+// 65536 code points is cut into parts of exactly 65536 code points, committed as they
+// arrive (`part` in the position counts parts already committed of the current line).
+//
+// Rotation: each tick stats the path. If it names another file (or none), the open
+// descriptor is drained to EOF; once it has stopped growing for one poll, a held
+// partial line is flushed as a line, the descriptor closed and the new file at the
+// path read from offset 0. Copytruncate (same identity, size < offset, or the first
+// bytes changed): reading restarts at 0; bytes the copy holds beyond our offset are
+// counted as lost (from the copy when found in the folder, else estimated).
+
+import * as fs from 'node:fs';
+import { BufferStorageError } from '../../buffer/errors.js';
+import type { JsonValue, NewLogEntry } from '../../buffer/entry.js';
+import { METADATA_DROPPED } from '../syslog-parse.js';
+import { MAX_MESSAGE_CODE_POINTS } from '../text.js';
+import type { LogSourceRunner, SourceLogger, SourceRunnerStatus, SourceSink } from '../types.js';
+import { FileCursor, endOfLastLine, findByIdentity, isFilePosition, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition } from './identity.js';
+import { parseChunk, type FileLineOptions } from './parse.js';
+import { Poller } from './poll.js';
+
+/** last_error prefix of lines sent degraded (kept until the next error: it is not cleared by a good read). */
+const DEGRADED = 'degraded:';
+
+export const DEFAULT_CHUNK = 256 * 1024;
+/** A full read buffer must always hold more than one maximal part (65536 four-byte code points). */
+const MIN_READ = MAX_MESSAGE_CODE_POINTS * 4 + 16;
+const MAX_CHUNKS_PER_TICK = 8;
+
+export interface TailerOptions {
+  path: string;
+  key: `file:${string}`;
+  filter: RegExp | null;
+  labels: Record<string, string> | null;
+  sink: SourceSink;
+  logger: SourceLogger;
+  clock: () => number;
+  pollMs: number;
+  chunkBytes: number;
+  watch: boolean;
+  retryMinMs: number;
+  retryMaxMs: number;
+  rotateQuietPolls: number;
+  /** Look for a file rotated away while the agent was stopped (same folder, same dev/ino). Off inside globs. */
+  findRotated: boolean;
+  /** Position to use when nothing is stored under the key (globs: a rotated file already read under another name). */
+  initial?: FilePosition | null;
+  /** Called after every commit and close with the committed position (globs track identities). */
+  onPosition?: (pos: FilePosition, open: boolean) => void;
+  /**
+   * `start_at: "end"`: a file never seen before that is already there when the source
+   * starts is read from its end (after its last complete line). A file that appears later
+   * and a file with a stored position are read as usual.
+   */
+  startAtEnd?: boolean;
+}
+
+type Counters = Pick<SourceRunnerStatus, 'lines_read' | 'bytes_read' | 'lines_filtered' | 'lines_lost' | 'bytes_lost' | 'lost_estimated' | 'truncations' | 'rotations' | 'lines_split'>;
+
+export class FileTailer implements LogSourceRunner {
+  readonly kind = 'file' as const;
+  readonly key: `file:${string}`;
+  readonly path: string;
+  private readonly o: TailerOptions;
+  private readonly lineOptions: FileLineOptions;
+  private readBuf: Buffer;
+
+  private readonly cur = new FileCursor();
+  private draining = false;
+  private quietPolls = 0;
+  private opened = false; // the first open consults the stored position
+  private presentAtStart = false; // a file was at the path when start() ran (start_at)
+
+  private started = false;
+  private stopped = false;
+  private paused = false;
+  private readonly poll: Poller;
+  private retryMs = 0;
+  private lastError: string | null = null;
+  private state: SourceRunnerStatus['state'] = 'idle';
+  private committed: FilePosition | null = null;
+  private readonly c: Counters = {
+    lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_lost: 0, bytes_lost: 0,
+    lost_estimated: false, truncations: 0, rotations: 0, lines_split: 0,
+  };
+  /** Lines whose metadata broke a contract cap: sent as plain text with a marker (DECISIONS H2). */
+  private linesDegraded = 0;
+
+  constructor(options: TailerOptions) {
+    this.o = options;
+    this.key = options.key;
+    this.path = options.path;
+    this.readBuf = Buffer.allocUnsafe(Math.max(options.chunkBytes, MIN_READ));
+    this.poll = new Poller(options.path, options.watch, () => this.run());
+    this.lineOptions = {
+      source: options.key, filter: options.filter, labels: options.labels,
+      onFiltered: () => this.c.lines_filtered++,
+      onDegraded: (why) => this.degraded(1, why),
+    };
+  }
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    this.state = 'waiting';
+    if (this.o.startAtEnd === true) this.presentAtStart = fs.existsSync(this.path);
+    this.poll.ensureWatch();
+    this.poll.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.state = 'stopped';
+    this.poll.stop();
+    this.cur.close();
+  }
+
+  pause(): void {
+    this.paused = true;
+    this.state = 'paused';
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.retryMs = 0;
+    this.kick();
+  }
+
+  /** Read now instead of at the next poll. */
+  kick(): void {
+    if (this.started && !this.stopped) this.poll.kick();
+  }
+
+  status(): SourceRunnerStatus {
+    return {
+      kind: 'file', key: this.key, path: this.path, name: null, state: this.state,
+      position: this.committed, last_error: this.lastError, ...this.c, lines_degraded: this.linesDegraded,
+    };
+  }
+
+  // ---- the read loop -------------------------------------------------------------
+
+  private run(): void {
+    if (this.stopped) return;
+    if (this.paused) {
+      this.poll.schedule(this.o.pollMs);
+      return;
+    }
+    let more = false;
+    try {
+      this.poll.ensureWatch();
+      more = this.tick();
+      this.retryMs = 0;
+      if (this.lastError !== null && !this.lastError.startsWith('lost ') && !this.lastError.startsWith(DEGRADED)) this.lastError = null;
+    } catch (err) {
+      if (err instanceof BufferStorageError) {
+        this.retryMs = Math.min(this.o.retryMaxMs, this.retryMs === 0 ? this.o.retryMinMs : this.retryMs * 2);
+        this.lastError = err.message;
+        if (this.state !== 'retrying') this.o.logger.warn({ source: this.key, kind: err.kind }, `file source paused: buffer cannot store (${err.message}); retrying`);
+        this.state = 'retrying';
+        this.poll.schedule(this.retryMs);
+        return;
+      }
+      const e = err as NodeJS.ErrnoException;
+      const msg = `${this.path}: ${e.code ?? ''} ${e.message}`.trim();
+      if (msg !== this.lastError) this.o.logger.error({ source: this.key, code: e.code }, `file source error: ${msg}`);
+      this.lastError = msg;
+      this.state = 'error';
+      this.cur.close();
+      this.opened = true; // re-open later from the committed position, identity checked
+    }
+    if (more) this.kick();
+    else this.poll.schedule(this.o.pollMs);
+  }
+
+  // ---- position and commits -----------------------------------------------------
+
+  private commit(entries: NewLogEntry[], offset: number, part: number): void {
+    const prevOffset = this.cur.offset, prevPart = this.cur.part, prevLen = this.cur.fpLen, prevFp = this.cur.fp;
+    this.cur.offset = offset;
+    this.cur.part = part;
+    this.cur.updateFingerprint();
+    const pos = this.cur.position();
+    try {
+      const r = this.o.sink.append(entries, { source: this.key, position: pos });
+      if (r.degraded !== undefined && r.degraded.metadata > 0) this.degraded(r.degraded.metadata, 'metadata past the contract caps');
+    } catch (err) {
+      this.cur.offset = prevOffset;
+      this.cur.part = prevPart;
+      this.cur.fpLen = prevLen;
+      this.cur.fp = prevFp;
+      throw err;
+    }
+    this.committed = pos;
+    this.o.onPosition?.(pos, true);
+  }
+
+  /** Counts lines sent degraded and says so in status and (once per kind of reason) in the log. */
+  private degraded(lines: number, why: string): void {
+    this.linesDegraded += lines;
+    const msg = `${DEGRADED} ${this.linesDegraded} line(s) sent as plain text with metadata {"${METADATA_DROPPED}": …}; last: ${why}`;
+    if (this.lastError === null || !this.lastError.endsWith(why)) this.o.logger.warn({ source: this.key, lines: this.linesDegraded }, msg);
+    this.lastError = msg;
+  }
+
+  // ---- opening, rotation and truncation ---------------------------------------------
+
+  /** Opens the file at the path; on the first open, resumes from the stored position when it is the same file. */
+  private openPath(): boolean {
+    const st = statOrNull(this.path);
+    if (st === null) {
+      this.state = 'waiting';
+      return false;
+    }
+    if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' });
+    const fd = fs.openSync(this.path, 'r');
+    const fst = fs.fstatSync(fd);
+    this.openFresh(fst, fd);
+    this.state = 'reading';
+    if (this.opened) {
+      // A new file at the path (after rotation, deletion or an error): from its start.
+      const stored = this.o.sink.position(this.key);
+      if (isFilePosition(stored) && sameFile(stored, fst, fd)) this.resumeAt(stored);
+      return true;
+    }
+    this.opened = true;
+    let stored: JsonValue | null = this.o.sink.position(this.key);
+    if (!isFilePosition(stored) && this.o.initial) stored = this.o.initial;
+    if (!isFilePosition(stored)) {
+      if (this.o.startAtEnd === true && this.presentAtStart) this.skipToEnd(fd, fst.size);
+      return true; // never seen: from the beginning (start_at "beginning", the default)
+    }
+    if (stored.dev === fst.dev && stored.ino === fst.ino) {
+      if (stored.offset > fst.size) {
+        this.c.truncations++;
+        this.o.logger.warn({ source: this.key, offset: stored.offset, size: fst.size }, 'file was truncated while the agent was stopped; reading from its start (lines unread at the truncation are lost, count unknown)');
+        this.commitTruncationPosition();
+        return true;
+      }
+      if (prefixMatches(stored, fd)) {
+        this.resumeAt(stored);
+        return true;
+      }
+      this.o.logger.info({ source: this.key, ino: fst.ino }, 'same inode but different content (inode reused): reading the new file from its start');
+      return true;
+    }
+    // Another file at the path: was ours rotated away while we were stopped?
+    if (this.o.findRotated) {
+      const old = findByIdentity(this.path, stored);
+      if (old !== null) {
+        fs.closeSync(fd);
+        this.openFresh(old.st, old.fd);
+        this.resumeAt(stored);
+        this.draining = true;
+        this.state = 'draining';
+        this.c.rotations++;
+        this.o.logger.info({ source: this.key, rotated_to: old.path }, 'file was rotated while the agent was stopped; finishing the rotated file first');
+      }
+    }
+    return true;
+  }
+
+  private resumeAt(p: FilePosition): void {
+    this.cur.resumeAt(p);
+    this.committed = p;
+  }
+
+  private openFresh(st: fs.Stats, fd: number): void {
+    this.cur.openAt(st, fd);
+    this.draining = false;
+    this.quietPolls = 0;
+  }
+
+  /**
+   * start_at "end": the position becomes the end of the last complete line (a last line
+   * still being written is read whole), committed at once so a restart resumes there
+   * instead of skipping again what was written in between.
+   */
+  private skipToEnd(fd: number, size: number): void {
+    const offset = endOfLastLine(fd, size);
+    if (offset === 0) return;
+    try {
+      this.commit([], offset, 0);
+    } catch {
+      // the next read commits it with its entries
+      this.cur.offset = offset;
+      this.cur.updateFingerprint();
+    }
+    this.o.logger.info({ source: this.key, offset }, 'start_at "end": a file never seen before is read from its end');
+  }
+
+  private commitTruncationPosition(): void {
+    this.cur.rewind();
+    try {
+      this.commit([], 0, 0);
+    } catch {
+      // the next read commits it with its entries
+    }
+  }
+
+  /** Copytruncate: count what the copy holds beyond our offset, then restart at 0. */
+  private onTruncated(size: number, reason: string): void {
+    const { bytes: lostBytes, lines: lostLines, estimated } = truncationLoss(this.path, this.cur, this.c.lines_read, this.c.bytes_read);
+    this.c.truncations++;
+    this.c.lines_lost += lostLines;
+    this.c.bytes_lost += lostBytes;
+    if (estimated && lostBytes > 0) this.c.lost_estimated = true;
+    if (lostLines > 0) this.lastError = `lost ${this.c.lines_lost} line(s) unread at copytruncate`;
+    this.o.logger.warn(
+      { source: this.key, offset: this.cur.offset, size, lost_lines: lostLines, lost_bytes: lostBytes, estimated },
+      `file truncated in place (${reason}); reading from its start${lostLines > 0 ? `; ${lostLines} line(s) unread at the truncation are lost` : ''}`,
+    );
+    this.cur.part = 0;
+    this.commitTruncationPosition();
+    this.cur.lastSize = size;
+  }
+
+  // ---- reading --------------------------------------------------------------------
+
+  /** One poll: returns true when more data is waiting (read again at once). */
+  private tick(): boolean {
+    if (this.cur.fd === null) {
+      if (!this.openPath()) return false;
+    }
+    if (!this.draining) {
+      const st = statOrNull(this.path);
+      if (!this.cur.isAt(st)) {
+        this.draining = true;
+        this.quietPolls = 0;
+        this.state = 'draining';
+        this.c.rotations++;
+        this.o.logger.info({ source: this.key, gone: st === null }, st === null ? 'file deleted or moved away; finishing it' : 'file rotated; finishing the old file before the new one');
+      } else {
+        const fst = fs.fstatSync(this.cur.fd!);
+        if (fst.size < this.cur.offset) this.onTruncated(fst.size, 'size below offset');
+        else if (fst.size > this.cur.offset && this.cur.prefixChanged()) {
+          this.onTruncated(fst.size, 'first bytes changed');
+        }
+      }
+    }
+    const fst = fs.fstatSync(this.cur.fd!);
+    const grew = fst.size !== this.cur.lastSize;
+    this.cur.lastSize = fst.size;
+    const more = this.readAvailable(fst.size);
+    if (more) return true;
+    if (this.draining) {
+      if (grew) this.quietPolls = 0;
+      else if (++this.quietPolls > this.o.rotateQuietPolls) {
+        this.flushPartial(fst.size);
+        this.o.onPosition?.(this.cur.position(), false);
+        this.cur.close();
+        this.draining = false;
+        this.state = 'waiting';
+        return this.openPath();
+      }
+      return false;
+    }
+    this.state = 'reading';
+    return false;
+  }
+
+  /** Reads and commits complete lines up to `size` (at most MAX_CHUNKS_PER_TICK chunks); true if more is left. */
+  private readAvailable(size: number): boolean {
+    for (let chunks = 0; chunks < MAX_CHUNKS_PER_TICK; chunks++) {
+      if (this.cur.offset >= size) return false;
+      const want = Math.min(this.readBuf.length, size - this.cur.offset);
+      const n = fs.readSync(this.cur.fd!, this.readBuf, 0, want, this.cur.offset);
+      if (n === 0) return false;
+      const consumed = this.processChunk(this.readBuf, n, false);
+      if (consumed === 0) return false; // only a partial line left
+    }
+    return true;
+  }
+
+  /** Flushes a partial last line of a file rotated away (it will never get its newline). */
+  private flushPartial(size: number): void {
+    if (this.cur.offset >= size) return;
+    const len = size - this.cur.offset;
+    const b = Buffer.allocUnsafe(len);
+    const n = fs.readSync(this.cur.fd!, b, 0, len, this.cur.offset);
+    this.processChunk(b, n, true);
+  }
+
+  /** Turns buf[0, n) (file bytes from this.cur.offset) into entries and commits them; returns the bytes consumed. */
+  private processChunk(buf: Buffer, n: number, final: boolean): number {
+    const r = parseChunk(buf, n, final, this.cur.part, this.o.clock(), this.lineOptions);
+    this.c.lines_split += r.split;
+    if (r.consumed === 0) return 0;
+    this.commit(r.entries, this.cur.offset + r.consumed, r.part);
+    this.c.lines_read += r.lines;
+    this.c.bytes_read += r.consumed;
+    return r.consumed;
+  }
+}

@@ -1,0 +1,104 @@
+// The HTTP side of the server: the listener (HTTP or HTTPS, with bounded request-head and TLS
+// handshake times) and its routes — GET /healthz, GET /metrics, the admin API (../admin.ts),
+// the console (../console.ts) and 404 for anything else — and which upgrade path carries the
+// agent WebSocket (any other path is refused 404).
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { sql } from 'kysely';
+import { LIMITS } from '@cortex/agent-protocol';
+import { handleAdmin, type AdminDeps } from '../admin.js';
+import { handleConsole } from '../console.js';
+import type { Storage } from '../db/storage.js';
+import type { Logger } from '../log.js';
+import type { ServerMetrics } from '../metrics.js';
+import { metricsAccess } from '../security/access.js';
+import type { ServerSettings } from '../settings.js';
+import { refuse } from '../ws/pre-hello-guard.js';
+
+export const HEADERS_TIMEOUT_MS = 10_000;
+
+/** What the routes read of the running server. */
+export interface RoutesContext {
+  readonly settings: ServerSettings;
+  readonly storage: Storage;
+  readonly logger: Logger;
+  readonly metrics: ServerMetrics;
+  isTrustedProxy(address: string): boolean;
+  /** Open sockets and authenticated sessions (for /healthz). */
+  counts(): { connections: number; sessions: number };
+  draining(): boolean;
+  /** The admin API's context, once the server listens (its URL is known). */
+  admin(): Omit<AdminDeps, 'adminToken' | 'settings' | 'storage' | 'logger' | 'isTrustedProxy'>;
+}
+
+/** The request handler of the listener (errors become 500 and a log line). */
+export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  return (req, res) => {
+    void route(c, req, res).catch((error: unknown) => {
+      c.logger.error({ err: String(error), path: (req.url ?? '').split('?')[0] }, 'HTTP handler failed');
+      if (!res.headersSent) res.writeHead(500).end();
+    });
+  };
+}
+
+async function route(c: RoutesContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const path = (req.url ?? '').split('?')[0] ?? '';
+  if (req.method === 'GET' && path === '/healthz') return health(c, res);
+  if (req.method === 'GET' && path === '/metrics') return metricsRoute(c, req, res);
+  const { settings, storage, logger } = c;
+  const admin = await handleAdmin(req, res, path, { ...c.admin(), storage, adminToken: settings.admin_token, settings, logger, isTrustedProxy: (a) => c.isTrustedProxy(a) });
+  if (admin) return;
+  if (handleConsole(req, res, path)) return;
+  res.writeHead(404, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ error: `no such endpoint: ${req.method} ${path} (GET /healthz, GET /metrics, GET /admin/openapi.json, the console at /ui/, WebSocket ${LIMITS.ws_path})` }));
+}
+
+async function health(c: RoutesContext, res: http.ServerResponse): Promise<void> {
+  let database = 'ok';
+  try {
+    await sql`select 1`.execute(c.storage.db);
+  } catch {
+    database = 'unreachable';
+  }
+  const ok = database === 'ok';
+  res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ status: ok ? (c.draining() ? 'draining' : 'ok') : 'degraded', database, ...c.counts() }));
+}
+
+async function metricsRoute(c: RoutesContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const access = metricsAccess(req, { adminToken: c.settings.admin_token, metricsPublic: c.settings.metrics_public, isTrustedProxy: (a) => c.isTrustedProxy(a) });
+  if (!access.ok) {
+    res.writeHead(access.status, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ error: { code: access.status, message: access.message } }));
+    return;
+  }
+  const text = await c.metrics.text();
+  res.writeHead(200, { 'Content-Type': c.metrics.contentType });
+  res.end(text);
+}
+
+/** True for the agent WebSocket path; any other upgrade is answered 404 here. */
+export function upgradePathOk(req: http.IncomingMessage, socket: Socket): boolean {
+  const path = (req.url ?? '').split('?')[0];
+  if (path === LIMITS.ws_path) return true;
+  refuse(socket, 404, 'Not Found', `the WebSocket endpoint is ${LIMITS.ws_path}`);
+  return false;
+}
+
+/** The listener: HTTPS when settings name a certificate and key, else HTTP. */
+export function createListener(settings: ServerSettings, handler: http.RequestListener, headersTimeoutMs = HEADERS_TIMEOUT_MS): { server: http.Server; tls: boolean } {
+  const tls = settings.tls_cert !== undefined && settings.tls_key !== undefined;
+  const headersTimeout = Math.max(1, headersTimeoutMs);
+  const bounds: http.ServerOptions = {
+    headersTimeout,
+    requestTimeout: Math.max(30_000, headersTimeout),
+    // how often Node checks the two timeouts above (default 30 s)
+    connectionsCheckingInterval: Math.min(1000, headersTimeout),
+  };
+  const server = tls
+    ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: readFileSync(settings.tls_cert as string), key: readFileSync(settings.tls_key as string) }, handler)
+    : http.createServer(bounds, handler);
+  return { server, tls };
+}
