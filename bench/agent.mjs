@@ -12,7 +12,7 @@
 // measured twice, interleaved (alone, e2e, alone, e2e), and the better of each is reported
 // (the machine is shared: the better run is the less disturbed one); every sample is printed.
 //
-// BENCH_AGENT_E2E_ONLY=1 runs only part 2 (for profiling: node --cpu-prof bench/agent.mjs;
+// BENCH_AGENT_RSS_ONLY=1 runs only part 3. BENCH_AGENT_E2E_ONLY=1 runs only part 2 (for profiling: node --cpu-prof bench/agent.mjs;
 // BENCH_SERVER_PROF_DIR=<dir> also profiles the server process).
 // Last line: one JSON object.
 import { spawn, spawnSync } from 'node:child_process';
@@ -69,7 +69,7 @@ async function main() {
     const entry = (i) => ({ ts: new Date().toISOString(), severity: 'info', app_name: 'bench', process_id: '1234', message: `benchmark entry number ${i} with a realistic length of text, user=alice action=login ok`, source: 'custom:bench' });
     const batch = Array.from({ length: 500 }, (_, i) => entry(i));
     let appendRate = 0;
-    if (!e2eOnly) {
+    if (!e2eOnly && process.env.BENCH_AGENT_RSS_ONLY !== '1') {
     const buf = DurableBuffer.open(join(work, 'append.db'));
     for (let i = 0; i < 10; i++) buf.append(batch);
     let n = 0;
@@ -129,12 +129,13 @@ async function main() {
     };
     const aloneRun = async () => (server.kind === 'reference server' ? serverAlone(server, ingestBatch, total) : 0);
     const samples = { alone: [], e2e: [] };
-    for (let round = 0; round < 2; round++) {
+    const rssOnly = process.env.BENCH_AGENT_RSS_ONLY === '1'; // part 3 alone (RSS comparisons)
+    for (let round = 0; round < (rssOnly ? 0 : 2); round++) {
       samples.alone.push(await aloneRun());
       samples.e2e.push(await e2eRun());
     }
-    const e2eRate = Math.max(...samples.e2e);
-    const aloneRate = Math.max(...samples.alone);
+    const e2eRate = Math.max(0, ...samples.e2e);
+    const aloneRate = Math.max(0, ...samples.alone);
     await agent.stop();
     console.log(`end to end (${server.kind}): ${Math.round(e2eRate)} entries/s (${total} entries ingested durably, sent, acked; runs: ${samples.e2e.map(Math.round).join(', ')})`);
     if (aloneRate > 0) console.log(`server alone (same server, bare client, ready frames of 1000, window 4): ${Math.round(aloneRate)} entries/s (runs: ${samples.alone.map(Math.round).join(', ')}); e2e / server alone = ${(e2eRate / aloneRate).toFixed(2)}`);
