@@ -577,23 +577,25 @@ export class DurableBuffer {
 
   private addTail(firstSeq: number, texts: string[], sizes: number[]): void {
     if (texts.length === 0) return;
+    let added = 0;
+    for (let i = 0; i < sizes.length; i++) added += sizes[i]!;
     const live = this.tailJson.length - this.tailHead;
-    if (live === 0 || firstSeq !== this.tailFirst + live) {
-      // not contiguous with what is held (a raised next_seq, a reopened buffer): start over
+    // Not contiguous with what is held (a raised next_seq, a reopened buffer), or over the
+    // budget (nothing acked for a while): start over with this append's rows; the older
+    // ones are read from SQLite.
+    if (live === 0 || firstSeq !== this.tailFirst + live || this.tailBytes + added > TAIL_MAX_BYTES) {
       this.tailJson = [];
       this.tailSize = [];
       this.tailHead = 0;
       this.tailBytes = 0;
       this.tailFirst = firstSeq;
+      if (added > TAIL_MAX_BYTES) return;
     }
     for (let i = 0; i < texts.length; i++) {
       this.tailJson.push(texts[i]!);
       this.tailSize.push(sizes[i]!);
-      this.tailBytes += sizes[i]!;
     }
-    // keep at most TAIL_MAX_BYTES: the oldest rows are then read from SQLite
-    while (this.tailBytes > TAIL_MAX_BYTES && this.tailHead < this.tailJson.length) this.dropTailHead();
-    this.compactTail();
+    this.tailBytes += added;
   }
 
   /** Rows <= upToSeq were deleted (or the buffer closes): drop them from the tail. */

@@ -57,3 +57,20 @@ it('readBatch from the tail equals readBatch from SQLite after any appends, acks
     { numRuns: 60 },
   );
 });
+
+it('past the tail budget (nothing acked for a while) the older rows come from SQLite, the answers unchanged', () => {
+  const path = join(dir, 'big.db');
+  const b = DurableBuffer.open(path);
+  const reads: [number, number, number][] = [];
+  let got: (BufferBatch | null)[];
+  try {
+    // ~5.5 MiB of rows in appends of 500: more than TAIL_MAX_BYTES
+    for (let i = 0; i < 44; i++) b.append(entries(500, 200));
+    for (const from of [1, 500, 10_000, 20_000, 21_500, 21_999, 22_000, 22_001]) reads.push([from, 1000, 100 * 1024]);
+    got = reads.map(([from, max, bytes]) => b.readBatch(from, max, bytes));
+  } finally {
+    b.close();
+  }
+  expect(got.at(-1)).toBeNull();
+  expect(got).toEqual(fromDisk(path, reads));
+});
