@@ -49,6 +49,13 @@ module.exports = {
       to: { path: '^(server|agent)/' },
     },
     {
+      name: 'common-imports-nothing-of-ours',
+      comment: 'common/ (UsageError and the error-code catalogue, log redaction paths) is shared by server, agent, codegen, conformance and fleet: it imports only Node built-ins, so importing it never ties one program to another.',
+      severity: 'error',
+      from: { path: '^common/' },
+      to: { pathNot: '^common/', dependencyTypesNot: ['core'] },
+    },
+    {
       name: 'no-circular',
       comment: 'No import circle anywhere (type-only imports count too): a module and what it imports can be read, tested and changed without the other end of a loop. Break one by moving the shared part to a third module or by depending on an interface.',
       severity: 'error',
@@ -62,7 +69,7 @@ module.exports = {
       name: 'programs-not-tests',
       comment: 'Shipped code never imports test code.',
       severity: 'error',
-      from: { path: '^(server|agent|generated|codegen|conformance|fleet|console)/' },
+      from: { path: '^(server|agent|generated|codegen|common|conformance|fleet|console)/' },
       to: { path: '^(test|bench)/' },
     },
   ],

@@ -20,6 +20,7 @@ import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } fr
 import { processAlive, readStatusFile } from './status-file.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
 import { checkToken } from './token-store.js';
+import { UsageError, describeCliError, formatCliError } from '../common/errors.js';
 
 const USAGE: Record<string, string> = {
   main: `Usage: cortex-agent <command> [options]
@@ -80,7 +81,6 @@ queue_depth, buffer_bytes, sources (kind, path or name, position, last error), l
 `,
 };
 
-class UsageError extends Error {}
 
 interface Parsed {
   flags: Map<string, string | true>;
@@ -167,7 +167,7 @@ async function cmdEnroll(args: string[]): Promise<number> {
   try {
     input = readTokenInput({ token: str(p, 'token'), tokenFile: str(p, 'token-file') });
   } catch (err) {
-    if (err instanceof TokenInputError) throw new UsageError(err.message);
+    if (err instanceof TokenInputError) throw new UsageError(err.message, { code: 'E_TOKEN' });
     throw err;
   }
   const token = input.token;
@@ -180,10 +180,10 @@ async function cmdEnroll(args: string[]): Promise<number> {
     if (urlProblem) throw new UsageError(urlProblem);
   }
   const tokenProblem = checkToken(token);
-  if (tokenProblem) throw new UsageError(`--token: ${tokenProblem}`);
+  if (tokenProblem) throw new UsageError(`--token: ${tokenProblem}`, { code: 'E_TOKEN' });
   const hostId = normalizeHostId(hostIdRaw);
   if (hostId === null) throw new UsageError('--host-id must be a UUID (as printed by "agent issue")');
-  if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`);
+  if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`, { code: 'E_FILE_ACCESS' });
   const logger = createLogger({ level: logLevel(p) });
   if (input.from === 'argument') diag('note: a token on the command line can be read by every local process (/proc/<pid>/cmdline); prefer --token-file FILE or --token - (stdin)');
   try {
@@ -194,7 +194,7 @@ async function cmdEnroll(args: string[]): Promise<number> {
     return 0;
   } catch (err) {
     const msg = err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`;
-    diag(msg.split(token).join('[redacted]'));
+    diag(formatCliError('E_ENROLL', msg.split(token).join('[redacted]')));
     return 1;
   }
 }
@@ -215,14 +215,14 @@ async function cmdRun(args: string[]): Promise<number> {
   const backoffBaseMs = int(p, 'backoff-base-ms');
   const sourcePollMs = int(p, 'source-poll-ms');
   if (sourcePollMs === 0) throw new UsageError('--source-poll-ms must be at least 1');
-  if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`);
+  if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`, { code: 'E_FILE_ACCESS' });
   const settings = await readAgentSettings(stateDir);
   if (settings === null) {
-    diag(`${stateDir} has no agent.json; run "cortex-agent enroll" first`);
+    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no agent.json`, 'run "cortex-agent enroll" first'));
     return 1;
   }
   if (!existsSync(statePaths(stateDir).token)) {
-    diag(`${stateDir} has no token (never enrolled, or revoked: the agent deletes its token on -32002); enroll again with a new token from "agent issue --host-id"`);
+    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no token (never enrolled, or revoked: the agent deletes its token on -32002)`, 'enroll again with a new token from "agent issue --host-id"'));
     return 1;
   }
   const allowInsecure = p.flags.has('allow-insecure') || settings.allow_insecure === true;
@@ -236,7 +236,7 @@ async function cmdRun(args: string[]): Promise<number> {
     releaseLock = acquireRunLock(stateDir, (pid) => logger.info({ stale_pid: pid }, 'run.lock of an agent that is gone: taken over'));
   } catch (err) {
     if (err instanceof RunLockHeldError) {
-      diag(err.message);
+      diag(formatCliError('E_RUN_LOCK', err.message));
       return 1;
     }
     throw err;
@@ -263,7 +263,7 @@ async function cmdRun(args: string[]): Promise<number> {
     agent = await startAgent({ ...startOptions });
   } catch (err) {
     releaseLock();
-    diag((err as Error).message);
+    diag(formatCliError('E_AGENT_START', (err as Error).message));
     return 1;
   }
   void agent.done.finally(releaseLock);
@@ -291,13 +291,13 @@ async function cmdRun(args: string[]): Promise<number> {
     try {
       agent = await startAgent({ ...startOptions });
     } catch (err) {
-      diag((err as Error).message);
+      diag(formatCliError('E_AGENT_START', (err as Error).message));
       return 1;
     }
   }
   if (signalled) return 0;
   if (isTerminalState(final)) {
-    diag(agent.status().last_error ?? `stopped in state ${final}`);
+    diag(formatCliError('E_AGENT_STOPPED', agent.status().last_error ?? `stopped in state ${final}`));
     return 1;
   }
   return 0;
@@ -309,15 +309,14 @@ function cmdStatus(args: string[]): number {
   const stateDir = resolve(str(p, 'state-dir', true));
   const paths = statePaths(stateDir);
   if (!existsSync(paths.bufferDb)) {
-    diag(`${stateDir} has no buffer.db; is it an enrolled agent's state dir? (cortex-agent enroll --state-dir ${stateDir})`);
+    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${stateDir}`));
     return 1;
   }
   let snap;
   try {
     snap = readBufferSnapshot(paths.bufferDb);
   } catch (err) {
-    diag((err as Error).message);
-    diag(`check it with: cortex-agent buffer check --state-dir ${stateDir}`);
+    diag(formatCliError('E_BUFFER', (err as Error).message, `check it with: cortex-agent buffer check --state-dir ${stateDir}`));
     return 1;
   }
   const file = readStatusFile(stateDir);
@@ -438,15 +437,15 @@ export async function main(argv: string[]): Promise<number> {
       case 'buffer':
         return cmdBuffer(rest);
       default:
-        diag(`unknown command "${cmd}"; see cortex-agent --help`);
+        diag(formatCliError('E_USAGE', `unknown command "${cmd}"`, 'see cortex-agent --help'));
         return 2;
     }
   } catch (err) {
     if (err instanceof UsageError) {
-      diag(`${err.message} (see cortex-agent ${cmd} --help)`);
+      diag(formatCliError(err.code, err.message, err.code === 'E_USAGE' ? `see cortex-agent ${cmd} --help` : err.hint));
       return 2;
     }
-    diag((err as Error).message);
+    diag(describeCliError(err).text);
     return 1;
   }
 }
@@ -461,7 +460,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    diag(`unexpected error: ${(err as Error).message}`);
+    diag(formatCliError('E_INTERNAL', `unexpected error: ${(err as Error).message}`));
     process.exitCode = 1;
   },
 );

@@ -1,16 +1,17 @@
-// Structured JSON logs to stderr (pino). Any field named token / rotated_token /
-// authorization at up to three levels of nesting is replaced by "[redacted]" before
-// it is written; code must still never put a token in a message string.
+// Structured JSON logs to stderr (pino). Every field the contract marks secret
+// (SECRET_FIELDS: token, rotated_token, …) and the Authorization header, at up to three
+// levels of nesting, is replaced by "[redacted]" before it is written — the same list as
+// server/log.ts; code must still never put a token in a message string.
 
 import pino from 'pino';
+import { SECRET_FIELDS } from '@cortex/agent-protocol';
+import { SECRET_HEADERS, redactPaths } from '../common/redact.js';
 
 export type Logger = pino.Logger;
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
-const SECRET_KEYS = ['token', 'rotated_token', 'authorization', 'Authorization'];
-
-/** pino redact paths covering SECRET_KEYS at the top level and nested up to depth 3. */
-export const REDACT_PATHS: string[] = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `*.*.*.${k}`]);
+/** pino redact paths: the contract's secret fields and the secret headers, at the top level and nested up to depth 3. */
+export const REDACT_PATHS: string[] = redactPaths([...SECRET_FIELDS, ...SECRET_HEADERS]);
 
 export interface LoggerOptions {
   level?: LogLevel;

@@ -38,7 +38,7 @@ export type MethodName = ${contract.methods.map((m) => lit(m.name)).join(' | ')}
 
 ${doc('One entry of the method catalog (PROTOCOL.md, "Methods").')}export interface MethodInfo {
   readonly name: MethodName;
-  /** Section of the protocol specification that defines the method. */
+  /** The method's section number in the V1 protocol specification (PROTOCOL.md describes it under its name). */
   readonly section: string;
   readonly direction: Direction;
   /** "response" is probe.response: a JSON-RPC response envelope, not a method on the wire. */
@@ -65,10 +65,31 @@ ${side('agent_to_server', 'AgentToServer')}
 ${side('server_to_agent', 'ServerToAgent')}`;
 }
 
+/**
+ * The class of an error code: its name with an `Error` suffix, unless the name already ends
+ * in `Error` (ParseError, InternalError: not ParseErrorError).
+ */
+export const errorClassName = (name: string): string => (name.endsWith('Error') ? name : `${name}Error`);
+
+/**
+ * Names the error classes had before errorClassName (the doubled suffix), exported as
+ * deprecated aliases for one minor version: removed in the minor release after
+ * ERROR_ALIASES_SINCE.
+ */
+export const ERROR_ALIASES_SINCE = '1.3.0';
+
 export function emitErrors(contract: Contract): string {
   const data = (d: string | undefined) => (d ? `T.${d}` : 'unknown');
+  const aliases = contract.errors
+    .filter((e) => errorClassName(e.name) !== `${e.name}Error`)
+    .map(
+      (e) =>
+        `${doc(`@deprecated Renamed to {@link ${errorClassName(e.name)}} in ${ERROR_ALIASES_SINCE}; this alias is removed in the next minor version.`)}export const ${e.name}Error = ${errorClassName(e.name)};
+${doc(`@deprecated Renamed to {@link ${errorClassName(e.name)}}.`)}export type ${e.name}Error = ${errorClassName(e.name)};
+`,
+    );
   const classes = contract.errors.map((e) => {
-    const cls = `${e.name}Error`;
+    const cls = errorClassName(e.name);
     const defs = (contract.schemas.get('error-data.json')?.['$defs'] ?? {}) as Record<string, { required?: string[] }>;
     const dataRequired = e.data !== undefined && (defs[e.data]?.required?.length ?? 0) > 0;
     return `${doc(`${e.code} ${e.name} (${e.direction === 'either' ? 'either side' : e.direction === 'server' ? 'server replies' : 'agent replies'}): ${e.meaning}${e.close_code ? `\nThe connection is then closed with ${e.close_code}.` : ''}`)}export class ${cls} extends RpcError<${data(e.data)}> {
@@ -104,8 +125,9 @@ ${contract.errors.map((e) => `  { code: ${e.code}, name: ${lit(e.name)}, directi
 ];
 
 ${classes.join('\n')}
+${aliases.join('\n')}
 const CLASSES: Record<number, new (data: never, message?: string) => RpcError> = {
-${contract.errors.map((e) => `  [${e.code}]: ${e.name}Error,`).join('\n')}
+${contract.errors.map((e) => `  [${e.code}]: ${errorClassName(e.name)},`).join('\n')}
 };
 
 ${doc('Build the typed error instance for a wire error object (unknown codes give a plain RpcError).')}export function errorFromWire(error: RpcErrorObject): RpcError {
@@ -119,7 +141,7 @@ ${doc('The error-table row of a code, if the contract defines it.')}export funct
 `;
 }
 
-export function emitConstants(contract: Contract): string {
+export function emitConstants(contract: Contract, secrets: readonly string[]): string {
   const limits = Object.entries(contract.limits);
   const cc = contract.closeCodes;
   return `${doc('WebSocket close codes (PROTOCOL.md, "WebSocket close codes").')}export const CloseCode = {
@@ -131,7 +153,7 @@ export interface CloseCodeInfo {
   readonly code: number;
   readonly name: keyof typeof CloseCode;
   readonly meaning: string;
-  /** "seed" (the base protocol specification) or "design" (added by this toolkit's design). */
+  /** "seed": a code of the base V1 protocol; "design": added by this toolkit (PROTOCOL.md, "WebSocket close codes"). */
   readonly source: string;
 }
 
@@ -140,8 +162,14 @@ ${cc.map((c) => `  { code: ${c.code}, name: ${lit(c.name)}, meaning: ${lit(c.mea
 ];
 
 ${doc('Limits and timings (PROTOCOL.md, "Limits and timings"). Units are in each name or its doc comment.')}export const LIMITS = {
-${limits.map(([k, l]) => `  /** ${l.description}${l.unit ? ` Unit: ${l.unit}.` : ''} (${l.source}) */\n  ${k}: ${lit(l.value)},`).join('\n')}
+${limits.map(([k, l]) => `  /** ${l.description}${l.unit ? ` Unit: ${l.unit}.` : ''} See ${l.source}. */\n  ${k}: ${lit(l.value)},`).join('\n')}
 } as const;
+
+${doc(
+    'Fields the contract marks secret ("Secret: never logged." in their description), in every',
+    "schema, the reference server's settings included: a logger redacts these keys wherever they",
+    'appear, and a token is never put into a message string.',
+  )}export const SECRET_FIELDS: readonly string[] = ${lit(secrets)};
 
 ${doc('The WebSocket subprotocol of V1.')}export const SUBPROTOCOL = ${lit(contract.limits['subprotocol']?.value)};
 ${doc('agent.hello protocol_version of V1.')}export const PROTOCOL_VERSION = ${lit(contract.limits['protocol_version']?.value)};

@@ -33,12 +33,15 @@ function constraints(p: JsonSchema): string {
   return c.join('; ');
 }
 
+/** A package-relative citation as a link; PROTOCOL.md's own anchors stay in this file. */
+const cite = (ref: string) => (ref.startsWith('PROTOCOL.md#') ? `[${ref.slice(12)}](${ref.slice(11)})` : ref === 'PROTOCOL.md' ? 'above' : `\`${ref}\``);
+
 export function emitDocs(contract: Contract, named: NamedSchema[]): string {
   const byName = new Map(named.map((n) => [n.name, n]));
   const nameOf = (file: string) => named.find((n) => n.origin === `contract/schemas/${file}`)!;
   const out: string[] = [MD_HEADER, '# Cortex agent protocol V1 — reference', ''];
   out.push(
-    `JSON-RPC 2.0 over WebSocket, subprotocol \`${String(contract.limits['subprotocol']?.value)}\`, path \`${String(contract.limits['ws_path']?.value)}\`: one message per text frame, no batching, frames of at most ${String(contract.limits['max_frame_bytes']?.value)} bytes. Generated from the protocol contract: with \`schemas/\` (the JSON Schemas), \`vectors/\` (valid and invalid messages with their expected outcome) and \`spec/\` (OpenRPC, AsyncAPI) it is this package's complete description of the protocol. Section numbers refer to the protocol specification the contract was written from.`,
+    `JSON-RPC 2.0 over WebSocket, subprotocol \`${String(contract.limits['subprotocol']?.value)}\`, path \`${String(contract.limits['ws_path']?.value)}\`: one message per text frame, no batching, frames of at most ${String(contract.limits['max_frame_bytes']?.value)} bytes. Generated from the protocol contract: with \`schemas/\` (the JSON Schemas), \`vectors/\` (valid and invalid messages with their expected outcome) and \`spec/\` (OpenRPC, AsyncAPI) it is this package's complete description of the protocol.`,
     '',
     '## Methods',
     '',
@@ -48,7 +51,7 @@ export function emitDocs(contract: Contract, named: NamedSchema[]): string {
     '',
   );
   for (const m of contract.methods) {
-    out.push(`### ${m.name}`, '', `${m.summary}`, '', `- Section ${m.section}; ${m.direction.replace(/_/g, ' ')}; ${m.kind}${m.response_to ? ` to \`${m.response_to}\`` : ''}.`);
+    out.push(`### ${m.name}`, '', `${m.summary}`, '', `- ${m.direction.replace(/_/g, ' ')}; ${m.kind}${m.response_to ? ` to \`${m.response_to}\`` : ''}.`);
     if (m.errors.length) out.push(`- Errors: ${m.errors.map((c) => `${c} ${contract.errors.find((e) => e.code === c)?.name ?? ''}`).join(', ')}.`);
     out.push('');
     for (const [label, file] of [['Params', m.params], ['Result', m.result]] as const) {
@@ -68,10 +71,10 @@ export function emitDocs(contract: Contract, named: NamedSchema[]): string {
   }
   out.push('## Error codes', '', '| code | name | direction | meaning | closes with | data |', '|---|---|---|---|---|---|');
   for (const e of contract.errors) out.push(`| ${e.code} | ${e.name} | ${e.direction} | ${e.meaning.replace(/\|/g, '\\|')} | ${e.close_code ?? '—'} | ${e.data ?? '—'} |`);
-  out.push('', '## WebSocket close codes', '', '| code | name | meaning | source |', '|---|---|---|---|');
-  for (const c of contract.closeCodes) out.push(`| ${c.code} | ${c.name} | ${c.meaning} | ${c.source} |`);
-  out.push('', '## Limits and timings', '', '| name | value | unit | source | meaning |', '|---|---|---|---|---|');
-  for (const [k, l] of Object.entries(contract.limits)) out.push(`| \`${k}\` | \`${String(l.value)}\` | ${l.unit ?? ''} | ${l.source} | ${l.description} |`);
+  out.push('', '## WebSocket close codes', '', '| code | name | meaning | origin |', '|---|---|---|---|');
+  for (const c of contract.closeCodes) out.push(`| ${c.code} | ${c.name} | ${c.meaning} | ${c.source === 'seed' ? 'V1 protocol' : 'this toolkit'} |`);
+  out.push('', '## Limits and timings', '', '| name | value | unit | meaning | see |', '|---|---|---|---|---|');
+  for (const [k, l] of Object.entries(contract.limits)) out.push(`| \`${k}\` | \`${String(l.value)}\` | ${l.unit ?? ''} | ${l.description} | ${cite(l.source)} |`);
   const sm = contract.stateMachine;
   out.push('', '## Agent connection state machine', '', sm.description, '', '```mermaid', 'stateDiagram-v2', `    [*] --> ${sm.initial}`);
   for (const t of sm.transitions) out.push(`    ${t.from} --> ${t.to}: ${t.event}`);

@@ -9,7 +9,7 @@ import { JSON_HEADER_KEY, JSON_HEADER_VALUE } from './header.js';
 export const PACKAGE_ENGINES = '^20.19.0 || >=22.12.0';
 
 /** Subpaths with types; typesVersions repeats them for `moduleResolution: node10`, which ignores `exports`. */
-const TYPED_SUBPATHS: Record<string, string> = { validators: './dist/validators.d.ts' };
+const TYPED_SUBPATHS: Record<string, string> = { validators: './dist/validators.d.ts', runtime: './dist/runtime.d.ts' };
 
 export function packageJson(name: string, version: string): string {
   const pkg = {
@@ -176,11 +176,31 @@ console.log(PROTOCOL_VERSION, SUBPROTOCOL, LIMITS.max_frame_bytes);
 - \`validate<Type>\`: precompiled validators (also at \`${name}/validators\`).
 - \`createAgentPeer\` / \`createServerPeer\`, \`AgentClient\` / \`ServerClient\` (typed callers),
   \`AgentHandlers\` / \`ServerHandlers\` (typed handler maps), \`webSocketTransport\`, \`memoryTransportPair\`.
-- \`ErrorCode\`, one \`RpcError\` subclass per code (\`BackpressureError\`, …), \`PeerError\` for local failures.
+- \`ErrorCode\`, one \`RpcError\` subclass per code (\`BackpressureError\`, \`ParseError\`, \`InternalError\`, …), \`PeerError\` for local failures.
+  \`ParseErrorError\` and \`InternalErrorError\` (the names before 1.3.0) are deprecated aliases, removed in the next minor version.
 - \`CloseCode\`, \`LIMITS\`, \`SUBPROTOCOL\`, \`PROTOCOL_VERSION\`, \`AGENT_STATE_MACHINE\`, \`PROBES\`.
 - \`vectors/<method>.json\`: valid and invalid messages with the expected outcome.
 - \`schemas/\` (probes in \`schemas/probes/\`): the JSON Schemas (draft 2020-12), for other languages.
 - \`spec/openrpc.json\` (OpenRPC 1.3.2) and \`spec/asyncapi.json\` (AsyncAPI 3.0): the contract for other ecosystems' generators.
 - \`PROTOCOL.md\`: the reference; \`CHANGELOG.md\`: what changed in each version (the major is the protocol major).
+
+Doc comments cite this package's own files: \`PROTOCOL.md#<section>\`, \`schemas/…\`.
+
+## The runtime subpath
+
+\`${name}/runtime\` holds the building blocks under the main entry, for code that builds its own
+peer or applies the reference implementation's rules: the \`Peer\` class and its method tables
+(\`MethodSpec\`, \`WIRE_METHODS\`, \`ProtocolSide\`, …), \`utf8Length\`, \`summarizeData\`, the log
+entry guard (\`metadataProblem\`, \`nestedDeeperThan\`, \`storableText\`) and \`checkProbeOutput\`.
+It re-exports the runtime's public names too. Its shape may change in a minor version; the main
+entry's does not.
+
+\`\`\`ts
+// file: runtime.ts
+import { metadataProblem, utf8Length } from '${name}/runtime';
+import { LIMITS } from '${name}';
+
+console.log(utf8Length('é'), metadataProblem({ a: 1 }, { maxDepth: LIMITS.metadata_max_depth, maxBytes: LIMITS.metadata_max_bytes })); // 2 undefined
+\`\`\`
 `;
 }

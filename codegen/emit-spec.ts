@@ -80,7 +80,7 @@ export function emitOpenRpc(contract: Contract, named: NamedSchema[], view: Open
       const method: Record<string, unknown> = {
         name: m.name,
         summary: m.summary,
-        description: `Section ${m.section}. Direction: ${directionText(m)}. Kind: ${m.kind}${m.kind === 'notification' ? ' (no id, never answered)' : ''}. Params are by name and are exactly ${paramsName}: no other names (x-params-schema, additionalProperties false).`,
+        description: `PROTOCOL.md#${m.name.replace(/\./g, '')}. Direction: ${directionText(m)}. Kind: ${m.kind}${m.kind === 'notification' ? ' (no id, never answered)' : ''}. Params are by name and are exactly ${paramsName}: no other names (x-params-schema, additionalProperties false).`,
         paramStructure: 'by-name',
         params: Object.entries(props).map(([name, schema]) => ({ name, required: required.has(name), schema: paramSchema(schema) })),
         'x-direction': m.direction,
@@ -176,7 +176,7 @@ export function emitAsyncApi(contract: Contract, named: NamedSchema[]): Record<s
       action,
       channel: { $ref: '#/channels/agent' },
       summary: m.summary,
-      description: `Section ${m.section}; ${directionText(m)}; ${m.kind}.${m.errors.length ? ` Errors: ${m.errors.join(', ')}.` : ''}`,
+      description: `PROTOCOL.md#${m.name.replace(/\./g, '')}; ${directionText(m)}; ${m.kind}.${m.errors.length ? ` Errors: ${m.errors.join(', ')}.` : ''}`,
       messages: [{ $ref: `#/channels/agent/messages/${base}${m.kind === 'request' ? 'Request' : 'Notification'}` }],
     };
     if (m.kind === 'request') op['reply'] = { channel: { $ref: '#/channels/agent' }, messages: [{ $ref: `#/channels/agent/messages/${base}Response` }] };

@@ -63,7 +63,7 @@ function addSide(sf: SourceFile, s: Side, methods: MethodEntry[], typeOf: (file:
       m.kind === 'request'
         ? {
             name: camel(m.name),
-            docs: [`${m.name} (§${m.section}, request; PROTOCOL.md "${m.name}"): ${m.summary}\n\nErrors: ${m.errors.join(', ') || 'none'}.`],
+            docs: [`${m.name} (request; PROTOCOL.md#${m.name.replace(/\./g, '')}): ${m.summary}\n\nErrors: ${m.errors.join(', ') || 'none'}.`],
             parameters: [
               { name: 'params', type: typeOf(m.params!) },
               { name: 'options', type: 'RequestOptions', hasQuestionToken: true },
@@ -73,7 +73,7 @@ function addSide(sf: SourceFile, s: Side, methods: MethodEntry[], typeOf: (file:
           }
         : {
             name: camel(m.name),
-            docs: [`${m.name} (§${m.section}, notification; PROTOCOL.md "${m.name}"): ${m.summary}`],
+            docs: [`${m.name} (notification; PROTOCOL.md#${m.name.replace(/\./g, '')}): ${m.summary}`],
             parameters: [{ name: 'params', type: typeOf(m.params!) }],
             returnType: 'void',
             statements: `this.peer.notify(${JSON.stringify(m.name)}, params);`,
@@ -86,7 +86,7 @@ function addSide(sf: SourceFile, s: Side, methods: MethodEntry[], typeOf: (file:
     docs: [`Handlers the ${s.side} implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603.`],
     properties: receives.map((m) => ({
       name: JSON.stringify(m.name),
-      docs: [`${m.name} (§${m.section}, ${m.kind}; PROTOCOL.md "${m.name}"): ${m.summary}${m.kind === 'request' ? `\n\nErrors: ${m.errors.join(', ') || 'none'}.` : ''}`],
+      docs: [`${m.name} (${m.kind}; PROTOCOL.md#${m.name.replace(/\./g, '')}): ${m.summary}${m.kind === 'request' ? `\n\nErrors: ${m.errors.join(', ') || 'none'}.` : ''}`],
       type: m.kind === 'request' ? `RequestHandler<${typeOf(m.params!)}, ${typeOf(m.result!)}>` : `NotificationHandler<${typeOf(m.params!)}>`,
     })),
   });

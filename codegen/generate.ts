@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { loadContract, ContractError } from './contract.js';
+import { loadContract, ContractError, type Contract } from './contract.js';
 import { lintContract } from './lint.js';
 import { collectNamedSchemas } from './bundle.js';
 import { emitTypes } from './emit-types.js';
@@ -16,8 +16,13 @@ import { emitStubs } from './emit-stubs.js';
 import { emitVectors } from './emit-vectors.js';
 import { emitDocs } from './emit-docs.js';
 import { compileGenerated, compilerVersion } from './compile.js';
-import { TS_HEADER, MD_HEADER, JSON_HEADER_VALUE, jsonWithHeader } from './header.js';
+import { TS_HEADER, MD_HEADER, JSON_HEADER_VALUE, jsonWithHeader, schemaWithHeader } from './header.js';
+import { emitMainEntry, emitRuntimeEntry } from './emit-entries.js';
+import { secretFields } from './secrets.js';
 import { packageJson, packageReadme } from './emit-package.js';
+import { SERVER_ONLY_SCHEMAS, emitServerFiles } from './emit-server.js';
+
+export { SERVER_GENERATED_DIR } from './emit-server.js';
 import { emitAsyncApi, emitOpenRpc } from './emit-spec.js';
 import { contractSha256, currentRelease, renderChangelog } from './release.js';
 
@@ -35,36 +40,41 @@ export interface GenerateOptions {
 const require = createRequire(import.meta.url);
 const toolVersion = (name: string) => (require(`${name}/package.json`) as { version: string }).version;
 
+/** The contract as the wire package sees it: without the server-only schemas. */
+export function wireContract(contract: Contract): Contract {
+  return { ...contract, schemas: new Map([...contract.schemas].filter(([f]) => !SERVER_ONLY_SCHEMAS.has(f))) };
+}
+
+/** The server's generated files (server/generated/, relative path → content). */
+export async function generateServer(opts: Pick<GenerateOptions, 'contractDir'>): Promise<Map<string, string>> {
+  return emitServerFiles(loadContract(opts.contractDir));
+}
+
 export async function generate(opts: GenerateOptions): Promise<Map<string, string>> {
   const contract = loadContract(opts.contractDir);
   const lint = lintContract(contract);
   if (lint.length > 0) throw new ContractError(lint.map((p) => `${p.file}${p.path ? ` at ${p.path}` : ''}: ${p.message}`));
   const release = currentRelease(contract, opts.contractDir);
-  const named = collectNamedSchemas(contract);
+  const wire = wireContract(contract);
+  const named = collectNamedSchemas(wire);
   const exportsList = validatorExports(named);
   const files = new Map<string, string>();
   const src = new Map<string, string>();
 
   src.set('src/types.ts', TS_HEADER + (await emitTypes(named)));
-  const validators = await emitValidators(contract, exportsList);
+  const validators = await emitValidators(wire, exportsList);
   src.set('src/validators.d.ts', TS_HEADER + validators.dts);
-  src.set('src/catalog.ts', TS_HEADER + emitCatalog(contract, named));
-  src.set('src/errors.ts', TS_HEADER + emitErrors(contract));
-  src.set('src/constants.ts', TS_HEADER + emitConstants(contract));
-  src.set('src/state-machine.ts', TS_HEADER + emitStateMachine(contract));
-  src.set('src/probes.ts', TS_HEADER + emitProbes(contract, named));
-  src.set('src/client.ts', TS_HEADER + emitStubs(contract, named));
+  src.set('src/catalog.ts', TS_HEADER + emitCatalog(wire, named));
+  src.set('src/errors.ts', TS_HEADER + emitErrors(wire));
+  src.set('src/constants.ts', TS_HEADER + emitConstants(wire, secretFields(contract)));
+  src.set('src/state-machine.ts', TS_HEADER + emitStateMachine(wire));
+  src.set('src/probes.ts', TS_HEADER + emitProbes(wire, named));
+  src.set('src/client.ts', TS_HEADER + emitStubs(wire, named));
   for (const f of readdirSync(opts.runtimeDir).filter((f) => f.endsWith('.ts')).sort()) {
     src.set(`src/runtime/${f}`, TS_HEADER + readFileSync(join(opts.runtimeDir, f), 'utf8'));
   }
-  src.set(
-    'src/index.ts',
-    TS_HEADER +
-      ['types', 'validators', 'catalog', 'errors', 'constants', 'state-machine', 'probes', 'client', 'runtime/peer', 'runtime/errors', 'runtime/transport', 'runtime/entry-guard']
-        .map((m) => `export * from './${m}.js';`)
-        .join('\n') +
-      '\n',
-  );
+  src.set('src/index.ts', TS_HEADER + emitMainEntry());
+  src.set('src/runtime.ts', TS_HEADER + emitRuntimeEntry());
   for (const [k, v] of src) files.set(k, v);
   const compiled = compileGenerated(src, (rel) => (rel.endsWith('.map') ? '' : TS_HEADER));
   for (const [k, v] of compiled) files.set(k, v);
@@ -72,23 +82,24 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   files.set('dist/validators.d.ts', TS_HEADER + validators.dts);
 
   // Conformance vectors, one file per method.
-  const vectors = emitVectors(contract, named, createAjv(contract, false));
+  const vectors = emitVectors(wire, named, createAjv(wire, false));
   for (const [method, list] of vectors) files.set(`vectors/${method}.json`, jsonWithHeader({ method, vectors: list }));
 
-  // The contract's schemas, for generators in other languages.
-  for (const [f, s] of contract.schemas) files.set(`schemas/${f}`, JSON.stringify(s, null, 2) + '\n');
-  for (const p of contract.probes) {
-    files.set(`schemas/probes/${p.name}.args.json`, JSON.stringify(p.args, null, 2) + '\n');
-    files.set(`schemas/probes/${p.name}.output.json`, JSON.stringify(p.output, null, 2) + '\n');
+  // The contract's wire-protocol schemas, for generators in other languages (the server's own
+  // settings schema is not part of the protocol: generateServer writes it for the server).
+  for (const [f, s] of wire.schemas) files.set(`schemas/${f}`, schemaWithHeader(s));
+  for (const p of wire.probes) {
+    files.set(`schemas/probes/${p.name}.args.json`, schemaWithHeader(p.args));
+    files.set(`schemas/probes/${p.name}.output.json`, schemaWithHeader(p.output));
   }
 
-  files.set('PROTOCOL.md', emitDocs(contract, named));
+  files.set('PROTOCOL.md', emitDocs(wire, named));
   // Both formats allow only x- extensions at the top level: the header goes there.
   const specHeader = { 'x-generated': JSON_HEADER_VALUE };
-  files.set('spec/openrpc.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named) }, null, 2) + '\n');
-  files.set('spec/openrpc.agent-to-server.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named, 'agent_to_server') }, null, 2) + '\n');
-  files.set('spec/openrpc.server-to-agent.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(contract, named, 'server_to_agent') }, null, 2) + '\n');
-  files.set('spec/asyncapi.json', JSON.stringify({ ...specHeader, ...emitAsyncApi(contract, named) }, null, 2) + '\n');
+  files.set('spec/openrpc.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(wire, named) }, null, 2) + '\n');
+  files.set('spec/openrpc.agent-to-server.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(wire, named, 'agent_to_server') }, null, 2) + '\n');
+  files.set('spec/openrpc.server-to-agent.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(wire, named, 'server_to_agent') }, null, 2) + '\n');
+  files.set('spec/asyncapi.json', JSON.stringify({ ...specHeader, ...emitAsyncApi(wire, named) }, null, 2) + '\n');
   files.set('README.md', MD_HEADER + packageReadme(PACKAGE_NAME));
   files.set('package.json', packageJson(PACKAGE_NAME, release.version));
   files.set('CHANGELOG.md', MD_HEADER + renderChangelog(PACKAGE_NAME, release.releases, release.stale));

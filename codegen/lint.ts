@@ -5,6 +5,7 @@
  */
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { Contract, JsonSchema } from './contract.js';
+import { SECRET_MARKER, SECRET_NAME, isMarkedSecret } from './secrets.js';
 
 /** Keywords we generate faithful types and validators for. */
 const SUPPORTED = new Set([
@@ -78,7 +79,13 @@ export function lintSchema(file: string, schema: unknown, path = ''): LintProble
       const map = s[key];
       if (map !== undefined) {
         if (map === null || typeof map !== 'object' || Array.isArray(map)) problems.push({ file, path: `${at}/${key}`, message: `${key} must be an object` });
-        else for (const [name, sub] of Object.entries(map)) visit(sub, `${at}/${key}/${name}`);
+        else
+          for (const [name, sub] of Object.entries(map)) {
+            if (key === 'properties' && SECRET_NAME.test(name) && !isMarkedSecret(sub)) {
+              problems.push({ file, path: `${at}/${key}/${name}`, message: `"${name}" looks like a secret: say so in its description ("${SECRET_MARKER}"), so every logger redacts it` });
+            }
+            visit(sub, `${at}/${key}/${name}`);
+          }
       }
     }
     for (const key of ['items', 'additionalProperties'] as const) {

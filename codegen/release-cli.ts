@@ -19,13 +19,13 @@ import { fileURLToPath } from 'node:url';
 import { ContractError, loadContract } from './contract.js';
 import { evaluate } from './diff/contract-diff.js';
 import { RELEASES_FILE, contractSha256, nextVersion, readReleases, releaseChange, type Release } from './release.js';
+import { UsageError, formatCliError } from '../common/errors.js';
 
 const USAGE = `usage: contract:release <git-ref> [--contract DIR] [--json]
   <git-ref>        where the last release's contract is (a tag, a branch such as main, a commit)
   --contract DIR   the contract directory (default: contract/ of the repository)
   --json           print the new release entry as one JSON object`;
 
-class UsageError extends Error {}
 
 function git(cwd: string, args: string[]): { ok: boolean; out: string; err: string } {
   const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
@@ -34,16 +34,16 @@ function git(cwd: string, args: string[]): { ok: boolean; out: string; err: stri
 
 function contractAt(contractDir: string, ref: string, temps: string[]): string {
   const top = git(contractDir, ['rev-parse', '--show-toplevel']);
-  if (!top.ok) throw new UsageError(`${contractDir} is not inside a git repository`);
+  if (!top.ok) throw new UsageError(`${contractDir} is not inside a git repository`, { code: 'E_GIT_REF' });
   const prefix = git(contractDir, ['rev-parse', '--show-prefix']).out.replace(/\/$/, '');
   const commit = git(contractDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
-  if (!commit.ok || commit.out === '') throw new UsageError(`unknown git ref "${ref}"`);
+  if (!commit.ok || commit.out === '') throw new UsageError(`unknown git ref "${ref}"`, { code: 'E_GIT_REF' });
   const out = mkdtempSync(join(tmpdir(), 'cortex-contract-release-'));
   temps.push(out);
   const archive = spawnSync('git', ['archive', '--format=tar', `${commit.out}:${prefix}`], { cwd: top.out, maxBuffer: 1 << 30 });
-  if (archive.status !== 0) throw new UsageError(`${prefix}/ does not exist at ${ref}: ${archive.stderr?.toString().trim()}`);
+  if (archive.status !== 0) throw new UsageError(`${prefix}/ does not exist at ${ref}: ${archive.stderr?.toString().trim()}`, { code: 'E_GIT_REF' });
   const tar = spawnSync('tar', ['-x', '-C', out], { input: archive.stdout });
-  if (tar.status !== 0) throw new UsageError(`tar failed: ${tar.stderr?.toString().trim()}`);
+  if (tar.status !== 0) throw new UsageError(`tar failed: ${tar.stderr?.toString().trim()}`, { code: 'E_GIT_REF' });
   return out;
 }
 
@@ -69,7 +69,7 @@ export function main(argv: string[]): number {
     }
     if (ref === undefined) throw new UsageError('missing <git-ref> of the last release');
     const releases = readReleases(dir);
-    if (releases === null) throw new UsageError(`${join(dir, RELEASES_FILE)} does not exist: start it with the first release by hand`);
+    if (releases === null) throw new UsageError(`${join(dir, RELEASES_FILE)} does not exist: start it with the first release by hand`, { code: 'E_CONTRACT' });
     const last = releases[0]!;
     const current = loadContract(dir);
     const digest = contractSha256(current);
@@ -87,7 +87,7 @@ export function main(argv: string[]): number {
     }
     const r = evaluate(old, current);
     if (r.exit_code !== 0) {
-      process.stderr.write(`contract:release: ${r.breaking} breaking change(s) without protocol_version and subprotocol bumped together; see npm run contract:diff -- ${ref}\n`);
+      process.stderr.write(`contract:release: ${formatCliError('E_BREAKING_CHANGE', `${r.breaking} breaking change(s) without protocol_version and subprotocol bumped together`, `see npm run contract:diff -- ${ref}`)}\n`);
       return 1;
     }
     const protocol = Number(current.limits['protocol_version']?.value);
@@ -99,8 +99,12 @@ export function main(argv: string[]): number {
     if (json) process.stdout.write(`${JSON.stringify(entry)}\n`);
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || err instanceof ContractError) {
-      process.stderr.write(`contract:release: ${err.message}\n${err instanceof UsageError ? `${USAGE}\n` : ''}`);
+    if (err instanceof UsageError) {
+      process.stderr.write(`contract:release: ${formatCliError(err.code, err.message, err.hint)}\n${err.code === 'E_USAGE' ? `${USAGE}\n` : ''}`);
+      return 2;
+    }
+    if (err instanceof ContractError) {
+      process.stderr.write(`contract:release: ${formatCliError('E_CONTRACT', err.message)}\n`);
       return 2;
     }
     throw err;

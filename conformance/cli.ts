@@ -16,6 +16,7 @@ import { runServerSuite, TargetUnreachable } from './server-suite.js';
 import { runAgentSuite, AGENT_VALUE_OPTIONS, AGENT_FLAGS, agentOptionsFrom } from './agent-suite.js';
 import { COMMON_FLAGS, COMMON_VALUES, HELP, SERVER_FLAGS, SERVER_VALUES, serverOptionsFrom } from './options.js';
 import { UsageError, killAllSpawned, parseArgs, type ParsedArgs } from './util.js';
+import { formatCliError } from '../common/errors.js';
 
 /** --expect-fail FILE, read once before anything runs (a missing file is bad usage). */
 function expectFailFrom(p: ParsedArgs): ExpectFailList | undefined {
@@ -25,7 +26,7 @@ function expectFailFrom(p: ParsedArgs): ExpectFailList | undefined {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new UsageError(`--expect-fail ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw new UsageError(`--expect-fail ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { code: 'E_FILE_ACCESS' });
   }
   return parseExpectFail(file, text);
 }
@@ -108,10 +109,10 @@ main(process.argv.slice(2)).then(
   },
   (err: unknown) => {
     if (err instanceof UsageError) {
-      process.stderr.write(`cortex-conformance: ${err.message}\nRun "cortex-conformance --help" for the options.\n`);
+      process.stderr.write(`cortex-conformance: ${formatCliError(err.code, err.message, err.code === 'E_USAGE' ? 'run "cortex-conformance --help" for the options' : err.hint)}\n`);
       process.exit(2);
     }
-    process.stderr.write(`cortex-conformance: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.stderr.write(`cortex-conformance: ${formatCliError('E_INTERNAL', `internal error: ${(err as Error)?.stack ?? String(err)}`)}\n`);
     killAllSpawned();
     process.exit(1);
   },

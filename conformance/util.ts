@@ -2,7 +2,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
-export class UsageError extends Error {}
+import { UsageError } from '../common/errors.js';
+
+export { UsageError };
 
 export interface ParsedArgs {
   values: Map<string, string>;

@@ -14,6 +14,7 @@ import { Fleet, planWorkers, type FleetOptions } from './fleet.js';
 import { InputError, TokenJournal, enrollThroughAdmin, readTokenFile, type Identity } from './identities.js';
 import { FLEET_PROBES } from './probes.js';
 import { RssWatch, buildReport, formatReport } from './report.js';
+import { UsageError, formatCliError } from '../common/errors.js';
 
 const HELP = `Usage: cortex-fleet --url URL --tokens FILE [options]   (or: npm run fleet -- ...)
 
@@ -55,7 +56,6 @@ How it runs and reports:
   --help                    show this help
 `;
 
-class UsageError extends Error {}
 
 /** At the end, how long the agents may take to ship what they generated before closing. */
 const DRAIN_MS = 5000;
@@ -139,7 +139,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       ca = readFileSync(v.ca, 'utf8');
     } catch (err) {
-      throw new UsageError(`cannot read --ca ${v.ca}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+      throw new UsageError(`cannot read --ca ${v.ca}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { code: 'E_FILE_ACCESS' });
     }
   }
 
@@ -151,7 +151,7 @@ async function main(argv: string[]): Promise<number> {
       try {
         adminToken = readFileSync(v['admin-token-file'], 'utf8').trim();
       } catch (err) {
-        throw new UsageError(`cannot read --admin-token-file ${v['admin-token-file']}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+        throw new UsageError(`cannot read --admin-token-file ${v['admin-token-file']}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { code: 'E_FILE_ACCESS' });
       }
     }
     const t0 = Date.now();
@@ -165,7 +165,7 @@ async function main(argv: string[]): Promise<number> {
     identities = [...identities, ...issued];
   }
   const want = num(v, 'agents', 1, 10_000_000) ?? identities.length;
-  if (identities.length === 0) throw new UsageError(`no hosts to simulate: ${v.tokens ?? 'the token file'} is empty`);
+  if (identities.length === 0) throw new UsageError(`no hosts to simulate: ${v.tokens ?? 'the token file'} is empty`, { code: 'E_TOKEN' });
   if (want > identities.length) {
     throw new UsageError(`--agents ${want} but only ${identities.length} hosts are known; issue more (cortex-server agent issue --json >> ${v.tokens ?? 'FILE'}) or use --enroll`);
   }
@@ -253,7 +253,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     if (err instanceof UsageError || err instanceof InputError) {
-      process.stderr.write(`cortex-fleet: ${err.message}\nRun "cortex-fleet --help" for the options.\n`);
+      const code = err instanceof UsageError ? err.code : 'E_CONFIG';
+      process.stderr.write(`cortex-fleet: ${formatCliError(code, err.message, 'run "cortex-fleet --help" for the options')}\n`);
       process.exit(2);
     }
     log('error', 'fleet failed', { err: (err as Error)?.message ?? String(err) });

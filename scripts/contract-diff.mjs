@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm run contract:diff -- <git-ref> …`: the contract diff without a whole-project build.
-// esbuild bundles codegen/diff/cli.ts (and the contract loader it imports, nothing else)
+// esbuild bundles codegen/diff/cli.ts (and the contract loader and common/errors.ts it imports, nothing else)
 // into dist/codegen/diff/cli.mjs when that file is missing or older than its sources
 // (about 0.1 s), then runs it with the same arguments, exit code and output.
 import { spawnSync } from 'node:child_process';
@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const entry = join(root, 'codegen', 'diff', 'cli.ts');
 const out = join(root, 'dist', 'codegen', 'diff', 'cli.mjs');
-const sources = [join(root, 'codegen', 'contract.ts'), ...readdirSync(join(root, 'codegen', 'diff')).filter((f) => f.endsWith('.ts')).map((f) => join(root, 'codegen', 'diff', f))];
+const tsIn = (...dir) => readdirSync(join(root, ...dir)).filter((f) => f.endsWith('.ts')).map((f) => join(root, ...dir, f));
+const sources = [join(root, 'codegen', 'contract.ts'), ...tsIn('codegen', 'diff'), ...tsIn('common')];
 
 const stale = !existsSync(out) || sources.some((s) => statSync(s).mtimeMs > statSync(out).mtimeMs);
 if (stale) {

@@ -40,9 +40,9 @@ export async function backupSqlite(dbPath: string, to: string): Promise<BackupRe
   }
   const source = resolve(dbPath);
   const target = resolve(to);
-  if (!existsSync(source)) throw new UsageError(`no database at ${source}: pass the server's --db PATH`);
+  if (!existsSync(source)) throw new UsageError(`no database at ${source}: pass the server's --db PATH`, { code: 'E_DB_OPEN' });
   if (source === target) throw new UsageError('--to names the database itself: choose another file');
-  if (existsSync(target)) throw new UsageError(`${target} already exists: remove it or choose another --to FILE (a backup never overwrites)`);
+  if (existsSync(target)) throw new UsageError(`${target} already exists: remove it or choose another --to FILE (a backup never overwrites)`, { code: 'E_FILE_EXISTS' });
   mkdirSync(dirname(target), { recursive: true });
 
   const partial = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);

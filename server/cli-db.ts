@@ -17,7 +17,7 @@ export function checkDbArg(value: string): string {
     parseDbTarget(value);
     return value;
   } catch (error) {
-    if (error instanceof DbTargetError) throw new UsageError(error.message);
+    if (error instanceof DbTargetError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     throw error;
   }
 }
@@ -45,7 +45,7 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
     await migrateToLatest(storage);
   } catch (error) {
     await storage.close().catch(() => undefined);
-    if (error instanceof SchemaTooNewError) throw new UsageError(error.message);
+    if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     throw error;
   }
   return storage;
@@ -75,7 +75,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
       ? `the ${storage.dialect} database is up to date; nothing applied`
       : `applied ${applied.length} migration(s) to the ${storage.dialect} database: ${applied.join(', ')}`;
   } catch (error) {
-    if (error instanceof SchemaTooNewError) throw new UsageError(error.message);
+    if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     throw error;
   } finally {
     await storage.close();

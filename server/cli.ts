@@ -5,7 +5,7 @@
 //
 // This file only dispatches: each command lives in a module under ./cli/. To add a
 // command, write its module and add one line to COMMANDS or AGENT_COMMANDS.
-import { UsageError } from './settings.js';
+import { UsageError, formatCliError } from '../common/errors.js';
 import { err, out } from './cli/common.js';
 import { exitQuietlyOnEpipe } from './cli/epipe.js';
 import { HELP, PROG } from './cli/help.js';
@@ -66,15 +66,17 @@ async function main(argv: string[]): Promise<void> {
 exitQuietlyOnEpipe();
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
-    err(`${PROG}: ${error.message}`);
+    err(`${PROG}: ${formatCliError(error.code, error.message, error.hint)}`);
     process.exit(2);
   }
   const e = error as NodeJS.ErrnoException & { exitCode?: unknown };
   if (e?.name === 'ApiCallError' && typeof e.exitCode === 'number') {
     // an admin API answer other than 2xx (server/cli/remote.ts)
-    err(`${PROG}: ${e.message}`);
+    err(`${PROG}: ${formatCliError('E_ADMIN_API', e.message)}`);
     process.exit(e.exitCode);
   }
-  err(`${PROG}: ${e?.code ? `${e.code}: ` : ''}${e?.message ?? String(error)}`);
+  // errno codes of the file system and the network name what to check
+  const code = ['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'ENOTDIR', 'EROFS', 'ENOSPC'].includes(e?.code ?? '') ? 'E_FILE_ACCESS' : ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH'].includes(e?.code ?? '') ? 'E_CONNECT' : 'E_INTERNAL';
+  err(`${PROG}: ${formatCliError(code, `${e?.code ? `${e.code}: ` : ''}${e?.message ?? String(error)}`)}`);
   process.exit(1);
 });

@@ -8,12 +8,11 @@ import {
   PayloadTooLargeError,
   QuotaExceededError,
   UnknownHostError as UnknownHostRpcError,
-  metadataProblem,
-  storableText,
   type LogsPushParams,
   type LogsPushResult,
   type RetryAfterData,
 } from '@cortex/agent-protocol';
+import { metadataProblem, storableText } from '@cortex/agent-protocol/runtime';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
 import { SessionSupersededError, UnknownHostError, type IngestLogEntry, type Storage } from './db/storage.js';

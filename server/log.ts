@@ -1,20 +1,17 @@
-// Structured JSON logging (pino) to stderr. Tokens never reach a log line: every path
-// that can hold one is redacted, and code must not put a token into a message string.
+// Structured JSON logging (pino) to stderr. Tokens never reach a log line: every field the
+// contract marks secret (SECRET_FIELDS: token, rotated_token, admin_token) and the
+// Authorization header are redacted — the same list as agent/log.ts — and code must not put
+// a token into a message string.
 import pino from 'pino';
+import { SECRET_FIELDS } from '@cortex/agent-protocol';
+import { SECRET_HEADERS, redactPaths } from '../common/redact.js';
 
 export type Logger = pino.Logger;
 export type LogLevel = pino.LevelWithSilent;
 
 const CENSOR = '[redacted]';
-const SECRET_KEYS = ['token', 'rotated_token', 'admin_token', 'new_token', 'authorization'];
-
 /** Redacted paths: each secret key at the top level and up to three objects deep. */
-export const REDACT_PATHS: readonly string[] = SECRET_KEYS.flatMap((k) => [
-  k,
-  `*.${k}`,
-  `*.*.${k}`,
-  `*.*.*.${k}`,
-]);
+export const REDACT_PATHS: readonly string[] = redactPaths([...SECRET_FIELDS, ...SECRET_HEADERS]);
 
 export interface LoggerOptions {
   /** Default: $CORTEX_LOG_LEVEL or 'info'. */

@@ -8,18 +8,13 @@ import {
   describeIssues,
   toIssues,
   validateAgentConfig,
-  validateServerConfig,
   type AgentConfig,
-  type ServerConfig,
 } from '@cortex/agent-protocol';
+import { validateServerConfig, type ServerConfig } from './generated/server-config.js';
+import { UsageError } from '../common/errors.js';
 
-/** Bad usage or invalid input: the CLI exits 2 with this message. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+/** Bad usage or invalid input: the CLI exits 2 with this message (common/errors.ts, one definition). */
+export { UsageError };
 
 export interface ListenAddress {
   host: string;
@@ -82,6 +77,7 @@ export function parseListen(value: string): ListenAddress {
   if (!m || !(port >= 0 && port <= 65535)) {
     throw new UsageError(
       `--listen ${JSON.stringify(value)} is not HOST:PORT; write e.g. 127.0.0.1:3100 or [::1]:3100`,
+      { code: 'E_CONFIG' },
     );
   }
   return { host: (m[1] ?? m[2]) as string, port };
@@ -99,13 +95,14 @@ export function readConfigFile(file: string): ServerConfig {
   } catch (error) {
     throw new UsageError(
       `cannot read config file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}; check the path`,
+      { code: 'E_CONFIG' },
     );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`config file ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(`config file ${file} is not valid JSON: ${(error as Error).message}`, { code: 'E_CONFIG' });
   }
   checkServerConfig(value, `config file ${file}`);
   return value as ServerConfig;
@@ -115,7 +112,8 @@ function checkServerConfig(value: unknown, what: string): asserts value is Serve
   if (!validateServerConfig(value)) {
     const issues = toIssues(validateServerConfig.errors);
     throw new UsageError(
-      `${what} is invalid: ${describeIssues(issues)} (see generated/schemas/server-config.json)`,
+      `${what} is invalid: ${describeIssues(issues)} (see docs/configuration.md; schema: contract/schemas/server-config.json)`,
+      { code: 'E_CONFIG' },
     );
   }
 }
@@ -132,11 +130,12 @@ export function resolveSettings(file: ServerConfig = {}, flags: ServerConfig = {
   let defaultConfig: AgentConfig;
   if (merged.default_agent_config !== undefined) {
     if (!validateAgentConfig(merged.default_agent_config)) {
-      throw new UsageError(`/default_agent_config: ${describeIssues(toIssues(validateAgentConfig.errors))}`);
+      throw new UsageError(`/default_agent_config: ${describeIssues(toIssues(validateAgentConfig.errors))}`, { code: 'E_CONFIG' });
     }
     if (merged.default_agent_config.max_batch_entries > maxBatch) {
       throw new UsageError(
         `/default_agent_config/max_batch_entries (${merged.default_agent_config.max_batch_entries}) exceeds the server's max_batch_entries (${maxBatch}); lower it or raise max_batch_entries`,
+        { code: 'E_CONFIG' },
       );
     }
     defaultConfig = merged.default_agent_config;

@@ -37,7 +37,8 @@
 import { closeSync, openSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { LIMITS, nestedDeeperThan, storableText } from '@cortex/agent-protocol';
+import { LIMITS } from '@cortex/agent-protocol';
+import { nestedDeeperThan, storableText } from '@cortex/agent-protocol/runtime';
 import { BufferStorageError, toBufferError } from './errors.js';
 import type { JsonValue, NewLogEntry } from './entry.js';
 

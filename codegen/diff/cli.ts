@@ -16,6 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadContract, type Contract } from '../contract.js';
 import { evaluate, formatReport } from './contract-diff.js';
+import { UsageError, formatCliError } from '../../common/errors.js';
 
 const USAGE = `usage: contract:diff <git-ref> [--json] [--contract DIR]
        contract:diff --against OLD_DIR [--json] [--contract DIR]
@@ -26,7 +27,6 @@ const USAGE = `usage: contract:diff <git-ref> [--json] [--contract DIR]
 exit: 0 no breaking change (or protocol_version and subprotocol bumped together),
       1 breaking change, 2 bad usage or unreadable ref/contract`;
 
-class UsageError extends Error {}
 
 function git(cwd: string, args: string[]): { ok: boolean; out: string; err: string } {
   const r = spawnSync('git', args, { cwd, encoding: 'utf8' });
@@ -44,7 +44,7 @@ function load(dir: string, label: string): Contract {
   try {
     return loadContract(dir);
   } catch (err) {
-    throw new UsageError(`cannot load the contract ${label}: ${(err as Error).message}`);
+    throw new UsageError(`cannot load the contract ${label}: ${(err as Error).message}`, { code: 'E_CONTRACT' });
   }
 }
 
@@ -52,20 +52,20 @@ function load(dir: string, label: string): Contract {
 function materialize(contractDir: string, ref: string, temps: string[]): string {
   if (ref.startsWith('-')) throw new UsageError(`unknown option ${ref}`);
   const inRepo = git(contractDir, ['rev-parse', '--show-toplevel']);
-  if (!inRepo.ok) throw new UsageError(`${contractDir} is not inside a git repository (use --against DIR to compare directories)`);
+  if (!inRepo.ok) throw new UsageError(`${contractDir} is not inside a git repository (use --against DIR to compare directories)`, { code: 'E_GIT_REF' });
   const prefix = git(contractDir, ['rev-parse', '--show-prefix']).out.replace(/\/$/, '');
   const commit = git(contractDir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
-  if (!commit.ok || commit.out === '') throw new UsageError(`unknown git ref "${ref}"`);
+  if (!commit.ok || commit.out === '') throw new UsageError(`unknown git ref "${ref}"`, { code: 'E_GIT_REF' });
   const treeish = `${commit.out}:${prefix}`;
   const type = git(contractDir, ['cat-file', '-t', treeish]);
-  if (!type.ok || type.out !== 'tree') throw new UsageError(`${prefix}/ does not exist at ${ref} (${commit.out.slice(0, 12)})`);
+  if (!type.ok || type.out !== 'tree') throw new UsageError(`${prefix}/ does not exist at ${ref} (${commit.out.slice(0, 12)})`, { code: 'E_GIT_REF' });
   const out = mkdtempSync(join(tmpdir(), 'cortex-contract-diff-'));
   temps.push(out);
   // From the top level: in a subdirectory git archive limits itself to that directory.
   const archive = spawnSync('git', ['archive', '--format=tar', treeish], { cwd: inRepo.out, maxBuffer: 1 << 30 });
-  if (archive.status !== 0) throw new UsageError(`git archive ${treeish} failed: ${archive.stderr?.toString().trim()}`);
+  if (archive.status !== 0) throw new UsageError(`git archive ${treeish} failed: ${archive.stderr?.toString().trim()}`, { code: 'E_GIT_REF' });
   const tar = spawnSync('tar', ['-x', '-C', out], { input: archive.stdout });
-  if (tar.status !== 0) throw new UsageError(`tar failed: ${tar.stderr?.toString().trim() ?? tar.error?.message}`);
+  if (tar.status !== 0) throw new UsageError(`tar failed: ${tar.stderr?.toString().trim() ?? tar.error?.message}`, { code: 'E_GIT_REF' });
   return out;
 }
 
@@ -97,12 +97,12 @@ export function main(argv: string[]): number {
     if (ref === undefined && against === undefined) throw new UsageError('missing <git-ref> (or --against DIR)');
 
     const newDir = resolve(contract ?? defaultContractDir());
-    if (!existsSync(newDir) || !statSync(newDir).isDirectory()) throw new UsageError(`contract directory ${newDir} does not exist`);
+    if (!existsSync(newDir) || !statSync(newDir).isDirectory()) throw new UsageError(`contract directory ${newDir} does not exist`, { code: 'E_CONTRACT' });
     let oldDir: string;
     let oldLabel: string;
     if (against !== undefined) {
       oldDir = resolve(against);
-      if (!existsSync(oldDir) || !statSync(oldDir).isDirectory()) throw new UsageError(`--against ${against}: not a directory`);
+      if (!existsSync(oldDir) || !statSync(oldDir).isDirectory()) throw new UsageError(`--against ${against}: not a directory`, { code: 'E_CONTRACT' });
       oldLabel = `in ${oldDir}`;
     } else {
       oldDir = materialize(newDir, ref!, temps);
@@ -121,7 +121,7 @@ export function main(argv: string[]): number {
     return r.exit_code;
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`contract:diff: ${err.message}\n${err.message.startsWith('unknown option') || err.message.startsWith('missing') || err.message.startsWith('give either') || err.message.startsWith('unexpected') || err.message.endsWith('needs a value') ? USAGE + '\n' : ''}`);
+      process.stderr.write(`contract:diff: ${formatCliError(err.code, err.message, err.hint)}\n${err.message.startsWith('unknown option') || err.message.startsWith('missing') || err.message.startsWith('give either') || err.message.startsWith('unexpected') || err.message.endsWith('needs a value') ? USAGE + '\n' : ''}`);
       return 2;
     }
     throw err;

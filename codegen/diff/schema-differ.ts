@@ -210,7 +210,7 @@ export class Differ {
         if (isObj(ps) && 'default' in ps) this.schemaChange('additive', 'required-field-added-with-default', sub('properties', k), `new required field "${k}" with default ${show(ps['default'])} (seed 9: only required fields WITHOUT a default are breaking; receivers must apply the default to messages from older senders)`);
         else this.schemaChange('breaking', 'required-field-added', sub('properties', k), `new required field "${k}" without default (older senders do not send it)`);
       } else {
-        this.schemaChange('additive', 'optional-field-added', sub('properties', k), `new optional field "${k}" (additive per seed 9${closedBefore ? '; the old schema has additionalProperties:false, so receivers built from it reject the field: send it only to peers that know it' : ''})`);
+        this.schemaChange('additive', 'optional-field-added', sub('properties', k), `new optional field "${k}" (additive${closedBefore ? '; the old schema has additionalProperties:false, so receivers built from it reject the field: send it only to peers that know it' : ''})`);
       }
     }
     for (const k of Object.keys(op)) if (k in np) this.compareSchema(op[k], np[k], sub('properties', k));

@@ -1,7 +1,7 @@
-// Checks a log entry's free-form parts against the contract's caps (limits.json:
+// Checks a log entry's free-form parts against the contract's caps (LIMITS, PROTOCOL.md#limits-and-timings:
 // metadata_max_depth, metadata_max_bytes, max_seq) and makes its text storable. Shared by
 // the reference server (refuses with -32602) and agent (degrades the entry before it is
-// buffered), so both apply the same rule (DECISIONS H1-H3).
+// buffered), so both apply the same rule.
 
 /** Why a metadata value is refused. */
 export interface MetadataProblem {

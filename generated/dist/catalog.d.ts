@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -10,7 +11,7 @@ export type MethodName = "agent.hello" | "agent.heartbeat" | "agent.shutdown" | 
  */
 export interface MethodInfo {
     readonly name: MethodName;
-    /** Section of the protocol specification that defines the method. */
+    /** The method's section number in the V1 protocol specification (PROTOCOL.md describes it under its name). */
     readonly section: string;
     readonly direction: Direction;
     /** "response" is probe.response: a JSON-RPC response envelope, not a method on the wire. */

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -19,21 +20,21 @@ export declare class AgentClient {
     readonly peer: AgentPeer;
     constructor(peer: AgentPeer);
     /**
-     * agent.hello (§4.1, request; PROTOCOL.md "agent.hello"): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+     * agent.hello (request; PROTOCOL.md#agenthello): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
      *
      * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
      */
     agentHello(params: T.AgentHelloParams, options?: RequestOptions): Promise<T.AgentHelloResult>;
-    /** agent.heartbeat (§4.2, notification; PROTOCOL.md "agent.heartbeat"): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+    /** agent.heartbeat (notification; PROTOCOL.md#agentheartbeat): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
     agentHeartbeat(params: T.AgentHeartbeatParams): void;
     /**
-     * logs.push (§4.4, request; PROTOCOL.md "logs.push"): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+     * logs.push (request; PROTOCOL.md#logspush): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
      *
      * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
      */
     logsPush(params: T.LogsPushParams, options?: RequestOptions): Promise<T.LogsPushResult>;
     /**
-     * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
+     * metrics.push (request; PROTOCOL.md#metricspush): Ship per-host metric samples.
      *
      * Errors: -32004, -32008, -32020, -32602.
      */
@@ -41,15 +42,15 @@ export declare class AgentClient {
 }
 /** Handlers the agent implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603. */
 export interface AgentHandlers {
-    /** agent.shutdown (§4.3, notification; PROTOCOL.md "agent.shutdown"): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+    /** agent.shutdown (notification; PROTOCOL.md#agentshutdown): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
     "agent.shutdown": NotificationHandler<T.AgentShutdownParams>;
     /**
-     * probe.request (§4.6, request; PROTOCOL.md "probe.request"): Server-initiated probe invocation against the agent's compiled-in registry.
+     * probe.request (request; PROTOCOL.md#proberequest): Server-initiated probe invocation against the agent's compiled-in registry.
      *
      * Errors: -32010, -32011, -32012, -32602.
      */
     "probe.request": RequestHandler<T.ProbeRequestParams, T.ProbeRequestResult>;
-    /** config.update (§4.8, notification; PROTOCOL.md "config.update"): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+    /** config.update (notification; PROTOCOL.md#configupdate): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
     "config.update": NotificationHandler<T.ConfigUpdateParams>;
 }
 /** Register the given handlers on a agent peer (methods without a handler answer -32601). */
@@ -60,35 +61,35 @@ export declare function createServerPeer(transport: Transport, settings?: PeerSe
 export declare class ServerClient {
     readonly peer: ServerPeer;
     constructor(peer: ServerPeer);
-    /** agent.shutdown (§4.3, notification; PROTOCOL.md "agent.shutdown"): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+    /** agent.shutdown (notification; PROTOCOL.md#agentshutdown): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
     agentShutdown(params: T.AgentShutdownParams): void;
     /**
-     * probe.request (§4.6, request; PROTOCOL.md "probe.request"): Server-initiated probe invocation against the agent's compiled-in registry.
+     * probe.request (request; PROTOCOL.md#proberequest): Server-initiated probe invocation against the agent's compiled-in registry.
      *
      * Errors: -32010, -32011, -32012, -32602.
      */
     probeRequest(params: T.ProbeRequestParams, options?: RequestOptions): Promise<T.ProbeRequestResult>;
-    /** config.update (§4.8, notification; PROTOCOL.md "config.update"): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+    /** config.update (notification; PROTOCOL.md#configupdate): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
     configUpdate(params: T.ConfigUpdateParams): void;
 }
 /** Handlers the server implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603. */
 export interface ServerHandlers {
     /**
-     * agent.hello (§4.1, request; PROTOCOL.md "agent.hello"): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+     * agent.hello (request; PROTOCOL.md#agenthello): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
      *
      * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
      */
     "agent.hello": RequestHandler<T.AgentHelloParams, T.AgentHelloResult>;
-    /** agent.heartbeat (§4.2, notification; PROTOCOL.md "agent.heartbeat"): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+    /** agent.heartbeat (notification; PROTOCOL.md#agentheartbeat): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
     "agent.heartbeat": NotificationHandler<T.AgentHeartbeatParams>;
     /**
-     * logs.push (§4.4, request; PROTOCOL.md "logs.push"): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+     * logs.push (request; PROTOCOL.md#logspush): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
      *
      * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
      */
     "logs.push": RequestHandler<T.LogsPushParams, T.LogsPushResult>;
     /**
-     * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
+     * metrics.push (request; PROTOCOL.md#metricspush): Ship per-host metric samples.
      *
      * Errors: -32004, -32008, -32020, -32602.
      */

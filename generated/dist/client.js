@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -18,19 +19,19 @@ export class AgentClient {
         this.peer = peer;
     }
     /**
-     * agent.hello (§4.1, request; PROTOCOL.md "agent.hello"): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+     * agent.hello (request; PROTOCOL.md#agenthello): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
      *
      * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
      */
     agentHello(params, options) {
         return this.peer.request("agent.hello", params, options);
     }
-    /** agent.heartbeat (§4.2, notification; PROTOCOL.md "agent.heartbeat"): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+    /** agent.heartbeat (notification; PROTOCOL.md#agentheartbeat): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
     agentHeartbeat(params) {
         this.peer.notify("agent.heartbeat", params);
     }
     /**
-     * logs.push (§4.4, request; PROTOCOL.md "logs.push"): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+     * logs.push (request; PROTOCOL.md#logspush): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
      *
      * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
      */
@@ -38,7 +39,7 @@ export class AgentClient {
         return this.peer.request("logs.push", params, options);
     }
     /**
-     * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
+     * metrics.push (request; PROTOCOL.md#metricspush): Ship per-host metric samples.
      *
      * Errors: -32004, -32008, -32020, -32602.
      */
@@ -65,19 +66,19 @@ export class ServerClient {
     constructor(peer) {
         this.peer = peer;
     }
-    /** agent.shutdown (§4.3, notification; PROTOCOL.md "agent.shutdown"): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+    /** agent.shutdown (notification; PROTOCOL.md#agentshutdown): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
     agentShutdown(params) {
         this.peer.notify("agent.shutdown", params);
     }
     /**
-     * probe.request (§4.6, request; PROTOCOL.md "probe.request"): Server-initiated probe invocation against the agent's compiled-in registry.
+     * probe.request (request; PROTOCOL.md#proberequest): Server-initiated probe invocation against the agent's compiled-in registry.
      *
      * Errors: -32010, -32011, -32012, -32602.
      */
     probeRequest(params, options) {
         return this.peer.request("probe.request", params, options);
     }
-    /** config.update (§4.8, notification; PROTOCOL.md "config.update"): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+    /** config.update (notification; PROTOCOL.md#configupdate): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
     configUpdate(params) {
         this.peer.notify("config.update", params);
     }

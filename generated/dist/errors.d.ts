@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -45,7 +46,7 @@ export declare const ERROR_TABLE: readonly ErrorInfo[];
 /**
  * -32700 ParseError (server replies): Malformed JSON in the frame.
  */
-export declare class ParseErrorError extends RpcError<unknown> {
+export declare class ParseError extends RpcError<unknown> {
     static readonly code = -32700;
     constructor(data?: unknown, message?: string);
 }
@@ -73,7 +74,7 @@ export declare class InvalidParamsError extends RpcError<T.InvalidParamsData> {
 /**
  * -32603 InternalError (either side): Unhandled exception on the receiver.
  */
-export declare class InternalErrorError extends RpcError<unknown> {
+export declare class InternalError extends RpcError<unknown> {
     static readonly code = -32603;
     constructor(data?: unknown, message?: string);
 }
@@ -173,6 +174,22 @@ export declare class QuotaExceededError extends RpcError<T.RetryAfterData> {
     static readonly code = -32030;
     constructor(data: T.RetryAfterData, message?: string);
 }
+/**
+ * @deprecated Renamed to {@link ParseError} in 1.3.0; this alias is removed in the next minor version.
+ */
+export declare const ParseErrorError: typeof ParseError;
+/**
+ * @deprecated Renamed to {@link ParseError}.
+ */
+export type ParseErrorError = ParseError;
+/**
+ * @deprecated Renamed to {@link InternalError} in 1.3.0; this alias is removed in the next minor version.
+ */
+export declare const InternalErrorError: typeof InternalError;
+/**
+ * @deprecated Renamed to {@link InternalError}.
+ */
+export type InternalErrorError = InternalError;
 /**
  * Build the typed error instance for a wire error object (unknown codes give a plain RpcError).
  */

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -49,11 +50,11 @@ export const ERROR_TABLE = [
 /**
  * -32700 ParseError (server replies): Malformed JSON in the frame.
  */
-export class ParseErrorError extends RpcError {
+export class ParseError extends RpcError {
     static code = -32700;
     constructor(data, message = "ParseError") {
         super(-32700, message, data);
-        this.name = "ParseErrorError";
+        this.name = "ParseError";
     }
 }
 /**
@@ -89,11 +90,11 @@ export class InvalidParamsError extends RpcError {
 /**
  * -32603 InternalError (either side): Unhandled exception on the receiver.
  */
-export class InternalErrorError extends RpcError {
+export class InternalError extends RpcError {
     static code = -32603;
     constructor(data, message = "InternalError") {
         super(-32603, message, data);
-        this.name = "InternalErrorError";
+        this.name = "InternalError";
     }
 }
 /**
@@ -231,12 +232,20 @@ export class QuotaExceededError extends RpcError {
         this.name = "QuotaExceededError";
     }
 }
+/**
+ * @deprecated Renamed to {@link ParseError} in 1.3.0; this alias is removed in the next minor version.
+ */
+export const ParseErrorError = ParseError;
+/**
+ * @deprecated Renamed to {@link InternalError} in 1.3.0; this alias is removed in the next minor version.
+ */
+export const InternalErrorError = InternalError;
 const CLASSES = {
-    [-32700]: ParseErrorError,
+    [-32700]: ParseError,
     [-32600]: InvalidRequestError,
     [-32601]: MethodNotFoundError,
     [-32602]: InvalidParamsError,
-    [-32603]: InternalErrorError,
+    [-32603]: InternalError,
     [-32000]: AuthRequiredError,
     [-32001]: AuthFailedError,
     [-32002]: TokenRevokedError,

@@ -1,9 +1,10 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
 /**
- * Agent-side connection state machine (seed section 6). DESIGN.md 5.2 adds -32005 to the FatalAuth transition.
+ * Agent-side connection state machine (PROTOCOL.md#agent-connection-state-machine). -32005 TokenRotationRequired leads to FatalAuth like -32001 and -32003.
  */
 export type AgentState = "Disconnected" | "Connecting" | "Authenticating" | "Active" | "Draining" | "Reconnecting" | "FatalAuth" | "Revoked";
 export type AgentEvent = "start" | "upgrade_ok" | "upgrade_failed" | "hello_accepted" | "auth_fatal" | "token_revoked" | "handshake_failed" | "shutdown" | "shutdown_revoked" | "connection_lost" | "drained" | "backoff_elapsed";

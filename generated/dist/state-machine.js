@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -19,7 +20,7 @@ export const AGENT_STATE_MACHINE = {
         { from: "Connecting", to: "Authenticating", event: "upgrade_ok", description: "WS upgrade ok (subprotocol confirmed)" },
         { from: "Connecting", to: "Reconnecting", event: "upgrade_failed", description: "upgrade failed (HTTP error, TLS error, DNS)" },
         { from: "Authenticating", to: "Active", event: "hello_accepted", description: "agent.hello accepted (HelloResult received)" },
-        { from: "Authenticating", to: "FatalAuth", event: "auth_fatal", description: "-32001 / -32003 (no retry; alert); -32005 per DESIGN 5.2 (re-enroll)", errors: [-32001, -32003, -32005] },
+        { from: "Authenticating", to: "FatalAuth", event: "auth_fatal", description: "-32001 / -32003 (no retry; alert); -32005: re-enroll", errors: [-32001, -32003, -32005] },
         { from: "Authenticating", to: "Revoked", event: "token_revoked", description: "-32002 (delete token; terminal)", errors: [-32002] },
         { from: "Authenticating", to: "Reconnecting", event: "handshake_failed", description: "handshake timeout / io error pre-hello" },
         { from: "Active", to: "Draining", event: "shutdown", description: "agent.shutdown received (reason != Revoked)" },

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -77,8 +78,6 @@ export declare const validateMetricsPushResult: Validator<T.MetricsPushResult>;
 export declare const validateProbeRequestParams: Validator<T.ProbeRequestParams>;
 /** Validates a {@link T.ProbeRequestResult}. On failure `errors` lists what failed. */
 export declare const validateProbeRequestResult: Validator<T.ProbeRequestResult>;
-/** Validates a {@link T.ServerConfig}. On failure `errors` lists what failed. */
-export declare const validateServerConfig: Validator<T.ServerConfig>;
 /** Validates a {@link T.ExecSystemctlStatusArgs}. On failure `errors` lists what failed. */
 export declare const validateExecSystemctlStatusArgs: Validator<T.ExecSystemctlStatusArgs>;
 /** Validates a {@link T.ExecSystemctlStatusOutput}. On failure `errors` lists what failed. */

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -364,7 +365,7 @@ function validate20(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 var validateAgentHelloParams = validate21;
-var schema32 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/agent.hello.params.json", "title": "AgentHelloParams", "description": "agent.hello params: handshake, identity, capability declaration, replay coordination. The first frame on every connection.", "type": "object", "required": ["protocol_version", "agent_version", "hostname", "host_id", "platform", "capabilities", "token"], "additionalProperties": false, "properties": { "protocol_version": { "type": "integer", "minimum": 1, "maximum": 1 }, "agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$" }, "hostname": { "type": "string", "minLength": 1, "maxLength": 253 }, "host_id": { "type": "string", "format": "uuid" }, "platform": { "title": "Platform", "description": "Host platform, used for diagnostics and probe eligibility.", "type": "object", "required": ["os", "arch", "kernel"], "additionalProperties": false, "properties": { "os": { "type": "string" }, "arch": { "type": "string" }, "kernel": { "type": "string" }, "distro": { "type": ["string", "null"] } } }, "capabilities": { "title": "Capabilities", "description": "What the agent can do (seed section 8). Stored verbatim by the server.", "type": "object", "required": ["supported_probes", "sources", "max_batch_entries", "compression"], "additionalProperties": false, "properties": { "supported_probes": { "type": "array", "items": { "type": "string" } }, "sources": { "type": "array", "items": { "type": "string", "enum": ["journald", "file", "docker", "custom"] } }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 65535 }, "compression": { "type": "array", "items": { "type": "string", "enum": ["zstd"] } } } }, "token": { "type": "string", "minLength": 32, "maxLength": 256, "description": "One-time enrollment token or long-lived token. Secret: never logged." }, "resume_from_seq": { "type": ["integer", "null"], "minimum": 0, "description": "The agent's acked_seq (highest seq it knows the server committed)." } } };
+var schema32 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/agent.hello.params.json", "title": "AgentHelloParams", "description": "agent.hello params: handshake, identity, capability declaration, replay coordination. The first frame on every connection.", "type": "object", "required": ["protocol_version", "agent_version", "hostname", "host_id", "platform", "capabilities", "token"], "additionalProperties": false, "properties": { "protocol_version": { "type": "integer", "minimum": 1, "maximum": 1 }, "agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$" }, "hostname": { "type": "string", "minLength": 1, "maxLength": 253 }, "host_id": { "type": "string", "format": "uuid" }, "platform": { "title": "Platform", "description": "Host platform, used for diagnostics and probe eligibility.", "type": "object", "required": ["os", "arch", "kernel"], "additionalProperties": false, "properties": { "os": { "type": "string" }, "arch": { "type": "string" }, "kernel": { "type": "string" }, "distro": { "type": ["string", "null"] } } }, "capabilities": { "title": "Capabilities", "description": "What the agent can do (PROTOCOL.md#probes for the probe names). Stored verbatim by the server.", "type": "object", "required": ["supported_probes", "sources", "max_batch_entries", "compression"], "additionalProperties": false, "properties": { "supported_probes": { "type": "array", "items": { "type": "string" } }, "sources": { "type": "array", "items": { "type": "string", "enum": ["journald", "file", "docker", "custom"] } }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 65535 }, "compression": { "type": "array", "items": { "type": "string", "enum": ["zstd"] } } } }, "token": { "type": "string", "minLength": 32, "maxLength": 256, "description": "One-time enrollment token or long-lived token. Secret: never logged." }, "resume_from_seq": { "type": ["integer", "null"], "minimum": 0, "description": "The agent's acked_seq (highest seq it knows the server committed)." } } };
 var pattern4 = /* @__PURE__ */ new RegExp("^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "u");
 var func1 = /* @__PURE__ */ require_ucs2length().default;
 var formats2 = /^(?:urn:uuid:)?[0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
@@ -775,7 +776,7 @@ function validate21(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 var validateAgentHelloResult = validate22;
-var schema33 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/agent.hello.result.json", "title": "AgentHelloResult", "description": "agent.hello result (HelloResult).", "type": "object", "required": ["server_version", "server_time", "accepted_seq", "config", "session_id"], "additionalProperties": false, "properties": { "server_version": { "type": "string" }, "server_time": { "type": "string", "format": "date-time" }, "accepted_seq": { "type": "integer", "minimum": 0 }, "session_id": { "type": "string", "format": "uuid" }, "rotated_token": { "description": "Set when the server has rotated the agent's token (typically: first enroll, where the agent sent a one-time enrollment token and the server replaces it with a long-lived token). When present, the agent MUST atomically persist this as its new long-lived credential, overwriting whatever it sent in agent.hello.params.token. Server-side, agents.token_hash is updated to BLAKE3(rotated_token); the previous one-time token becomes invalid immediately (no grace window for first-enroll rotation). Absent when the server determined no rotation was needed.", "type": ["string", "null"], "minLength": 32, "maxLength": 256 }, "config": { "$ref": "defs.json#/$defs/AgentConfig" } } };
+var schema33 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/agent.hello.result.json", "title": "AgentHelloResult", "description": "agent.hello result (HelloResult).", "type": "object", "required": ["server_version", "server_time", "accepted_seq", "config", "session_id"], "additionalProperties": false, "properties": { "server_version": { "type": "string" }, "server_time": { "type": "string", "format": "date-time" }, "accepted_seq": { "type": "integer", "minimum": 0 }, "session_id": { "type": "string", "format": "uuid" }, "rotated_token": { "description": "Set when the server has rotated the agent's token (typically: first enroll, where the agent sent a one-time enrollment token and the server replaces it with a long-lived token). When present, the agent MUST atomically persist this as its new long-lived credential, overwriting whatever it sent in agent.hello.params.token. Server-side, agents.token_hash is updated to BLAKE3(rotated_token); the previous one-time token becomes invalid immediately (no grace window for first-enroll rotation). Absent when the server determined no rotation was needed. Secret: never logged.", "type": ["string", "null"], "minLength": 32, "maxLength": 256 }, "config": { "$ref": "defs.json#/$defs/AgentConfig" } } };
 var schema35 = { "title": "AgentConfig", "description": "Agent configuration sent by the server in HelloResult.config and config.update. The server's instruction set for what to collect and how fast.", "type": "object", "required": ["heartbeat_interval_secs", "max_batch_entries", "flush_interval_ms", "log_sources", "probe_concurrency"], "additionalProperties": false, "properties": { "heartbeat_interval_secs": { "type": "integer", "minimum": 5, "maximum": 600 }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 65535 }, "flush_interval_ms": { "type": "integer", "minimum": 10, "maximum": 6e4 }, "metrics_interval_secs": { "type": ["integer", "null"], "minimum": 1 }, "probe_concurrency": { "type": "integer", "minimum": 1, "maximum": 64 }, "log_sources": { "type": "array", "items": { "title": "LogSourceConfig", "description": "One log source the agent should tail.", "type": "object", "required": ["kind"], "properties": { "kind": { "type": "string", "enum": ["journald", "file", "docker", "custom"] }, "path": { "type": "string" }, "filter": { "type": ["string", "null"] }, "labels": { "type": "object", "additionalProperties": { "type": "string" } }, "start_at": { "type": "string", "enum": ["beginning", "end"], "description": 'kind file: where a file never seen before (no stored position) is first read from: "beginning" (default) reads what it already holds, "end" only what is written from now on. A file with a stored position always resumes there.' } } } } } };
 function validate22(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
@@ -1797,7 +1798,7 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
   validate27.errors = vErrors;
   return errors === 0;
 }
-var validateLogBatchEntry = validate28;
+var validateLogBatchEntryAjv = validate28;
 var schema41 = { "title": "LogBatchEntry", "description": "One parsed log entry inside logs.push. seq is the agent-assigned sequence number (contiguous inside a batch, never reused).", "type": "object", "required": ["seq", "ts", "severity", "message", "source"], "additionalProperties": false, "properties": { "seq": { "type": "integer", "minimum": 0 }, "ts": { "type": "string", "format": "date-time" }, "severity": { "$ref": "defs.json#/$defs/Severity" }, "facility": { "type": ["string", "null"] }, "app_name": { "type": ["string", "null"] }, "process_id": { "type": ["string", "null"] }, "message": { "type": "string", "maxLength": 65536 }, "source": { "$ref": "defs.json#/$defs/LogSource" }, "metadata": { "type": ["object", "null"] } } };
 var func7 = Object.prototype.hasOwnProperty;
 function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -2908,7 +2909,7 @@ function validate40(data, { instancePath = "", parentData, parentDataProperty, r
   return errors === 0;
 }
 var validateProbeExecutionFailedData = validate41;
-var schema56 = { "title": "ProbeExecutionFailedData", "description": "-32011 ProbeExecutionFailed: seed 5 says data.stderr and data.exit_code are populated.", "type": "object", "required": ["stderr", "exit_code"], "properties": { "stderr": { "type": ["string", "null"] }, "exit_code": { "type": ["integer", "null"] }, "probe": { "type": "string" } } };
+var schema56 = { "title": "ProbeExecutionFailedData", "description": "-32011 ProbeExecutionFailed: data.stderr and data.exit_code are populated.", "type": "object", "required": ["stderr", "exit_code"], "properties": { "stderr": { "type": ["string", "null"] }, "exit_code": { "type": ["integer", "null"] }, "probe": { "type": "string" } } };
 function validate41(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -4188,7 +4189,7 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
   validate57.errors = vErrors;
   return errors === 0;
 }
-var validateLogsPushParams = validate58;
+var validateLogsPushParamsAjv = validate58;
 function validate58(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -4793,9 +4794,8 @@ function validate64(data, { instancePath = "", parentData, parentDataProperty, r
   validate64.errors = vErrors;
   return errors === 0;
 }
-var validateServerConfig = validate65;
-var schema87 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/server-config.json", "title": "ServerConfig", "description": "The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.", "type": "object", "additionalProperties": false, "properties": { "listen": { "type": "string", "pattern": "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "description": "HOST:PORT to listen on (default 127.0.0.1:3100)." }, "db": { "type": "string", "minLength": 1, "description": "SQLite database path, or a postgres:// (postgresql://) URL for PostgreSQL; any other URL scheme is refused (default $CORTEX_DB, then ./data/cortex.db)." }, "admin_token": { "type": "string", "minLength": 16, "maxLength": 256, "description": "Bearer token for the admin HTTP API. Secret: never logged." }, "tls_cert": { "type": "string", "minLength": 1, "description": "PEM certificate file: serve wss:// natively." }, "tls_key": { "type": "string", "minLength": 1, "description": "PEM private key file." }, "allow_insecure": { "type": "boolean", "description": "Allow a non-loopback listen address without TLS." }, "min_agent_version": { "type": "string", "pattern": "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$", "description": "Oldest agent_version accepted (semver precedence)." }, "required_protocol_version": { "type": "integer", "minimum": 1, "description": "Protocol floor (seed 9)." }, "default_agent_config": { "$ref": "defs.json#/$defs/AgentConfig", "description": "AgentConfig for hosts without their own." }, "max_batch_entries": { "type": "integer", "minimum": 1, "maximum": 1e3, "description": "Server cap on logs.push entries; more (up to 1000) is -32008." }, "ingest_queue_batches": { "type": "integer", "minimum": 16, "description": "Capacity of the ingest queue in batches of 1000 entries." }, "agent_rate_entries_per_s": { "type": "integer", "minimum": 1, "description": "Per-agent leaky bucket rate; burst is one second of it." }, "upgrades_per_minute": { "type": "integer", "minimum": 0, "description": "Upgrade attempts per client address per minute (0 disables)." }, "trusted_proxies": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Addresses or CIDR ranges whose X-Forwarded-For is trusted." }, "failed_hellos_before_throttle": { "type": "integer", "minimum": 0, "description": "From this many failed hellos (bad, revoked or stale token) of one client address within 10 minutes on, its upgrades get 429 for a doubling delay (1 s up to 5 min); loopback included. Default 5; 0 disables." }, "metrics_public": { "type": "boolean", "description": "Serve GET /metrics to every client (default false: local requests and admin-token holders only)." }, "allowed_origins": { "type": "array", "items": { "type": "string", "minLength": 1 }, "description": "Origin header values whose WebSocket upgrades are accepted (default none: an upgrade with an Origin header, i.e. from a web page, is refused 403)." }, "hello_timeout_ms": { "type": "integer", "minimum": 1, "description": "Hello timer (default 5000)." }, "ping_interval_ms": { "type": "integer", "minimum": 1, "description": "WebSocket ping interval (default 20000)." }, "missed_pongs": { "type": "integer", "minimum": 1, "description": "Missed pongs before close 1011 (default 3)." }, "rotation_grace_secs": { "type": "integer", "minimum": 0, "description": "Grace window for the previous token after a rotation (default 300)." }, "retention_days": { "type": "integer", "minimum": 0, "description": "Delete logs and metrics older than this (default 30; 0 keeps everything)." }, "max_db_bytes": { "type": ["integer", "null"], "minimum": 0, "description": "Optional database size cap; oldest rows are deleted first." }, "shutdown_drain_secs": { "type": "integer", "minimum": 0, "maximum": 300, "description": "drain_seconds sent on server stop (default 10)." }, "silent_after_secs": { "type": "integer", "minimum": 1, "description": "An agent not seen (no heartbeat, push or hello) for this long, and not revoked, counts as silent in GET /metrics (cortex_agents_silent, cortex_agents_gone_silent_total). Default 300." } } };
-var pattern11 = /* @__PURE__ */ new RegExp("^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$", "u");
+var validateExecSystemctlStatusArgs = validate65;
+var pattern11 = /* @__PURE__ */ new RegExp("^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$", "u");
 function validate65(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -4809,815 +4809,42 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
   }
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
-      const _errs1 = errors;
-      for (const key0 in data) {
-        if (!func7.call(schema87.properties, key0)) {
-          validate65.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-          return false;
-          break;
-        }
-      }
-      if (_errs1 === errors) {
-        if (data.listen !== void 0) {
-          let data0 = data.listen;
-          const _errs2 = errors;
-          if (errors === _errs2) {
-            if (typeof data0 === "string") {
-              if (!pattern11.test(data0)) {
-                validate65.errors = [{ instancePath: instancePath + "/listen", schemaPath: "#/properties/listen/pattern", keyword: "pattern", params: { pattern: "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$" }, message: 'must match pattern "^(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.\\-]+):[0-9]{1,5}$"' }];
-                return false;
-              }
-            } else {
-              validate65.errors = [{ instancePath: instancePath + "/listen", schemaPath: "#/properties/listen/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-              return false;
-            }
+      let missing0;
+      if (data.unit === void 0 && (missing0 = "unit")) {
+        validate65.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "unit")) {
+            validate65.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
           }
-          var valid0 = _errs2 === errors;
-        } else {
-          var valid0 = true;
         }
-        if (valid0) {
-          if (data.db !== void 0) {
-            let data1 = data.db;
-            const _errs4 = errors;
-            if (errors === _errs4) {
-              if (typeof data1 === "string") {
-                if (func1(data1) < 1) {
-                  validate65.errors = [{ instancePath: instancePath + "/db", schemaPath: "#/properties/db/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+        if (_errs1 === errors) {
+          if (data.unit !== void 0) {
+            let data0 = data.unit;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (typeof data0 === "string") {
+                if (func1(data0) > 256) {
+                  validate65.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters" }];
                   return false;
-                }
-              } else {
-                validate65.errors = [{ instancePath: instancePath + "/db", schemaPath: "#/properties/db/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
-            }
-            var valid0 = _errs4 === errors;
-          } else {
-            var valid0 = true;
-          }
-          if (valid0) {
-            if (data.admin_token !== void 0) {
-              let data2 = data.admin_token;
-              const _errs6 = errors;
-              if (errors === _errs6) {
-                if (typeof data2 === "string") {
-                  if (func1(data2) > 256) {
-                    validate65.errors = [{ instancePath: instancePath + "/admin_token", schemaPath: "#/properties/admin_token/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters" }];
+                } else {
+                  if (func1(data0) < 1) {
+                    validate65.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
                     return false;
                   } else {
-                    if (func1(data2) < 16) {
-                      validate65.errors = [{ instancePath: instancePath + "/admin_token", schemaPath: "#/properties/admin_token/minLength", keyword: "minLength", params: { limit: 16 }, message: "must NOT have fewer than 16 characters" }];
+                    if (!pattern11.test(data0)) {
+                      validate65.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$" }, message: 'must match pattern "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$"' }];
                       return false;
                     }
                   }
-                } else {
-                  validate65.errors = [{ instancePath: instancePath + "/admin_token", schemaPath: "#/properties/admin_token/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                  return false;
                 }
-              }
-              var valid0 = _errs6 === errors;
-            } else {
-              var valid0 = true;
-            }
-            if (valid0) {
-              if (data.tls_cert !== void 0) {
-                let data3 = data.tls_cert;
-                const _errs8 = errors;
-                if (errors === _errs8) {
-                  if (typeof data3 === "string") {
-                    if (func1(data3) < 1) {
-                      validate65.errors = [{ instancePath: instancePath + "/tls_cert", schemaPath: "#/properties/tls_cert/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                      return false;
-                    }
-                  } else {
-                    validate65.errors = [{ instancePath: instancePath + "/tls_cert", schemaPath: "#/properties/tls_cert/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                    return false;
-                  }
-                }
-                var valid0 = _errs8 === errors;
               } else {
-                var valid0 = true;
-              }
-              if (valid0) {
-                if (data.tls_key !== void 0) {
-                  let data4 = data.tls_key;
-                  const _errs10 = errors;
-                  if (errors === _errs10) {
-                    if (typeof data4 === "string") {
-                      if (func1(data4) < 1) {
-                        validate65.errors = [{ instancePath: instancePath + "/tls_key", schemaPath: "#/properties/tls_key/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                        return false;
-                      }
-                    } else {
-                      validate65.errors = [{ instancePath: instancePath + "/tls_key", schemaPath: "#/properties/tls_key/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                      return false;
-                    }
-                  }
-                  var valid0 = _errs10 === errors;
-                } else {
-                  var valid0 = true;
-                }
-                if (valid0) {
-                  if (data.allow_insecure !== void 0) {
-                    const _errs12 = errors;
-                    if (typeof data.allow_insecure !== "boolean") {
-                      validate65.errors = [{ instancePath: instancePath + "/allow_insecure", schemaPath: "#/properties/allow_insecure/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
-                      return false;
-                    }
-                    var valid0 = _errs12 === errors;
-                  } else {
-                    var valid0 = true;
-                  }
-                  if (valid0) {
-                    if (data.min_agent_version !== void 0) {
-                      let data6 = data.min_agent_version;
-                      const _errs14 = errors;
-                      if (errors === _errs14) {
-                        if (typeof data6 === "string") {
-                          if (!pattern4.test(data6)) {
-                            validate65.errors = [{ instancePath: instancePath + "/min_agent_version", schemaPath: "#/properties/min_agent_version/pattern", keyword: "pattern", params: { pattern: "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$" }, message: 'must match pattern "^\\d+\\.\\d+\\.\\d+(?:[-+].*)?$"' }];
-                            return false;
-                          }
-                        } else {
-                          validate65.errors = [{ instancePath: instancePath + "/min_agent_version", schemaPath: "#/properties/min_agent_version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                          return false;
-                        }
-                      }
-                      var valid0 = _errs14 === errors;
-                    } else {
-                      var valid0 = true;
-                    }
-                    if (valid0) {
-                      if (data.required_protocol_version !== void 0) {
-                        let data7 = data.required_protocol_version;
-                        const _errs16 = errors;
-                        if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7))) {
-                          validate65.errors = [{ instancePath: instancePath + "/required_protocol_version", schemaPath: "#/properties/required_protocol_version/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                          return false;
-                        }
-                        if (errors === _errs16) {
-                          if (typeof data7 == "number" && isFinite(data7)) {
-                            if (data7 < 1 || isNaN(data7)) {
-                              validate65.errors = [{ instancePath: instancePath + "/required_protocol_version", schemaPath: "#/properties/required_protocol_version/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                              return false;
-                            }
-                          }
-                        }
-                        var valid0 = _errs16 === errors;
-                      } else {
-                        var valid0 = true;
-                      }
-                      if (valid0) {
-                        if (data.default_agent_config !== void 0) {
-                          let data8 = data.default_agent_config;
-                          const _errs18 = errors;
-                          const _errs19 = errors;
-                          if (errors === _errs19) {
-                            if (data8 && typeof data8 == "object" && !Array.isArray(data8)) {
-                              let missing0;
-                              if (data8.heartbeat_interval_secs === void 0 && (missing0 = "heartbeat_interval_secs") || data8.max_batch_entries === void 0 && (missing0 = "max_batch_entries") || data8.flush_interval_ms === void 0 && (missing0 = "flush_interval_ms") || data8.log_sources === void 0 && (missing0 = "log_sources") || data8.probe_concurrency === void 0 && (missing0 = "probe_concurrency")) {
-                                validate65.errors = [{ instancePath: instancePath + "/default_agent_config", schemaPath: "defs.json#/$defs/AgentConfig/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-                                return false;
-                              } else {
-                                const _errs21 = errors;
-                                for (const key1 in data8) {
-                                  if (!(key1 === "heartbeat_interval_secs" || key1 === "max_batch_entries" || key1 === "flush_interval_ms" || key1 === "metrics_interval_secs" || key1 === "probe_concurrency" || key1 === "log_sources")) {
-                                    validate65.errors = [{ instancePath: instancePath + "/default_agent_config", schemaPath: "defs.json#/$defs/AgentConfig/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
-                                    return false;
-                                    break;
-                                  }
-                                }
-                                if (_errs21 === errors) {
-                                  if (data8.heartbeat_interval_secs !== void 0) {
-                                    let data9 = data8.heartbeat_interval_secs;
-                                    const _errs22 = errors;
-                                    if (!(typeof data9 == "number" && (!(data9 % 1) && !isNaN(data9)) && isFinite(data9))) {
-                                      validate65.errors = [{ instancePath: instancePath + "/default_agent_config/heartbeat_interval_secs", schemaPath: "defs.json#/$defs/AgentConfig/properties/heartbeat_interval_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                      return false;
-                                    }
-                                    if (errors === _errs22) {
-                                      if (typeof data9 == "number" && isFinite(data9)) {
-                                        if (data9 > 600 || isNaN(data9)) {
-                                          validate65.errors = [{ instancePath: instancePath + "/default_agent_config/heartbeat_interval_secs", schemaPath: "defs.json#/$defs/AgentConfig/properties/heartbeat_interval_secs/maximum", keyword: "maximum", params: { comparison: "<=", limit: 600 }, message: "must be <= 600" }];
-                                          return false;
-                                        } else {
-                                          if (data9 < 5 || isNaN(data9)) {
-                                            validate65.errors = [{ instancePath: instancePath + "/default_agent_config/heartbeat_interval_secs", schemaPath: "defs.json#/$defs/AgentConfig/properties/heartbeat_interval_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 5 }, message: "must be >= 5" }];
-                                            return false;
-                                          }
-                                        }
-                                      }
-                                    }
-                                    var valid2 = _errs22 === errors;
-                                  } else {
-                                    var valid2 = true;
-                                  }
-                                  if (valid2) {
-                                    if (data8.max_batch_entries !== void 0) {
-                                      let data10 = data8.max_batch_entries;
-                                      const _errs24 = errors;
-                                      if (!(typeof data10 == "number" && (!(data10 % 1) && !isNaN(data10)) && isFinite(data10))) {
-                                        validate65.errors = [{ instancePath: instancePath + "/default_agent_config/max_batch_entries", schemaPath: "defs.json#/$defs/AgentConfig/properties/max_batch_entries/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                        return false;
-                                      }
-                                      if (errors === _errs24) {
-                                        if (typeof data10 == "number" && isFinite(data10)) {
-                                          if (data10 > 65535 || isNaN(data10)) {
-                                            validate65.errors = [{ instancePath: instancePath + "/default_agent_config/max_batch_entries", schemaPath: "defs.json#/$defs/AgentConfig/properties/max_batch_entries/maximum", keyword: "maximum", params: { comparison: "<=", limit: 65535 }, message: "must be <= 65535" }];
-                                            return false;
-                                          } else {
-                                            if (data10 < 1 || isNaN(data10)) {
-                                              validate65.errors = [{ instancePath: instancePath + "/default_agent_config/max_batch_entries", schemaPath: "defs.json#/$defs/AgentConfig/properties/max_batch_entries/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                              return false;
-                                            }
-                                          }
-                                        }
-                                      }
-                                      var valid2 = _errs24 === errors;
-                                    } else {
-                                      var valid2 = true;
-                                    }
-                                    if (valid2) {
-                                      if (data8.flush_interval_ms !== void 0) {
-                                        let data11 = data8.flush_interval_ms;
-                                        const _errs26 = errors;
-                                        if (!(typeof data11 == "number" && (!(data11 % 1) && !isNaN(data11)) && isFinite(data11))) {
-                                          validate65.errors = [{ instancePath: instancePath + "/default_agent_config/flush_interval_ms", schemaPath: "defs.json#/$defs/AgentConfig/properties/flush_interval_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                          return false;
-                                        }
-                                        if (errors === _errs26) {
-                                          if (typeof data11 == "number" && isFinite(data11)) {
-                                            if (data11 > 6e4 || isNaN(data11)) {
-                                              validate65.errors = [{ instancePath: instancePath + "/default_agent_config/flush_interval_ms", schemaPath: "defs.json#/$defs/AgentConfig/properties/flush_interval_ms/maximum", keyword: "maximum", params: { comparison: "<=", limit: 6e4 }, message: "must be <= 60000" }];
-                                              return false;
-                                            } else {
-                                              if (data11 < 10 || isNaN(data11)) {
-                                                validate65.errors = [{ instancePath: instancePath + "/default_agent_config/flush_interval_ms", schemaPath: "defs.json#/$defs/AgentConfig/properties/flush_interval_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 10 }, message: "must be >= 10" }];
-                                                return false;
-                                              }
-                                            }
-                                          }
-                                        }
-                                        var valid2 = _errs26 === errors;
-                                      } else {
-                                        var valid2 = true;
-                                      }
-                                      if (valid2) {
-                                        if (data8.metrics_interval_secs !== void 0) {
-                                          let data12 = data8.metrics_interval_secs;
-                                          const _errs28 = errors;
-                                          if (!(typeof data12 == "number" && (!(data12 % 1) && !isNaN(data12)) && isFinite(data12)) && data12 !== null) {
-                                            validate65.errors = [{ instancePath: instancePath + "/default_agent_config/metrics_interval_secs", schemaPath: "defs.json#/$defs/AgentConfig/properties/metrics_interval_secs/type", keyword: "type", params: { type: schema35.properties.metrics_interval_secs.type }, message: "must be integer,null" }];
-                                            return false;
-                                          }
-                                          if (errors === _errs28) {
-                                            if (typeof data12 == "number" && isFinite(data12)) {
-                                              if (data12 < 1 || isNaN(data12)) {
-                                                validate65.errors = [{ instancePath: instancePath + "/default_agent_config/metrics_interval_secs", schemaPath: "defs.json#/$defs/AgentConfig/properties/metrics_interval_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                return false;
-                                              }
-                                            }
-                                          }
-                                          var valid2 = _errs28 === errors;
-                                        } else {
-                                          var valid2 = true;
-                                        }
-                                        if (valid2) {
-                                          if (data8.probe_concurrency !== void 0) {
-                                            let data13 = data8.probe_concurrency;
-                                            const _errs30 = errors;
-                                            if (!(typeof data13 == "number" && (!(data13 % 1) && !isNaN(data13)) && isFinite(data13))) {
-                                              validate65.errors = [{ instancePath: instancePath + "/default_agent_config/probe_concurrency", schemaPath: "defs.json#/$defs/AgentConfig/properties/probe_concurrency/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                              return false;
-                                            }
-                                            if (errors === _errs30) {
-                                              if (typeof data13 == "number" && isFinite(data13)) {
-                                                if (data13 > 64 || isNaN(data13)) {
-                                                  validate65.errors = [{ instancePath: instancePath + "/default_agent_config/probe_concurrency", schemaPath: "defs.json#/$defs/AgentConfig/properties/probe_concurrency/maximum", keyword: "maximum", params: { comparison: "<=", limit: 64 }, message: "must be <= 64" }];
-                                                  return false;
-                                                } else {
-                                                  if (data13 < 1 || isNaN(data13)) {
-                                                    validate65.errors = [{ instancePath: instancePath + "/default_agent_config/probe_concurrency", schemaPath: "defs.json#/$defs/AgentConfig/properties/probe_concurrency/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                    return false;
-                                                  }
-                                                }
-                                              }
-                                            }
-                                            var valid2 = _errs30 === errors;
-                                          } else {
-                                            var valid2 = true;
-                                          }
-                                          if (valid2) {
-                                            if (data8.log_sources !== void 0) {
-                                              let data14 = data8.log_sources;
-                                              const _errs32 = errors;
-                                              if (errors === _errs32) {
-                                                if (Array.isArray(data14)) {
-                                                  var valid3 = true;
-                                                  const len0 = data14.length;
-                                                  for (let i0 = 0; i0 < len0; i0++) {
-                                                    let data15 = data14[i0];
-                                                    const _errs34 = errors;
-                                                    if (errors === _errs34) {
-                                                      if (data15 && typeof data15 == "object" && !Array.isArray(data15)) {
-                                                        let missing1;
-                                                        if (data15.kind === void 0 && (missing1 = "kind")) {
-                                                          validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0, schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
-                                                          return false;
-                                                        } else {
-                                                          if (data15.kind !== void 0) {
-                                                            let data16 = data15.kind;
-                                                            const _errs36 = errors;
-                                                            if (typeof data16 !== "string") {
-                                                              validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/kind", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/kind/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                                                              return false;
-                                                            }
-                                                            if (!(data16 === "journald" || data16 === "file" || data16 === "docker" || data16 === "custom")) {
-                                                              validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/kind", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/kind/enum", keyword: "enum", params: { allowedValues: schema35.properties.log_sources.items.properties.kind.enum }, message: "must be equal to one of the allowed values" }];
-                                                              return false;
-                                                            }
-                                                            var valid4 = _errs36 === errors;
-                                                          } else {
-                                                            var valid4 = true;
-                                                          }
-                                                          if (valid4) {
-                                                            if (data15.path !== void 0) {
-                                                              const _errs38 = errors;
-                                                              if (typeof data15.path !== "string") {
-                                                                validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/path", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                                                                return false;
-                                                              }
-                                                              var valid4 = _errs38 === errors;
-                                                            } else {
-                                                              var valid4 = true;
-                                                            }
-                                                            if (valid4) {
-                                                              if (data15.filter !== void 0) {
-                                                                let data18 = data15.filter;
-                                                                const _errs40 = errors;
-                                                                if (typeof data18 !== "string" && data18 !== null) {
-                                                                  validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/filter", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/filter/type", keyword: "type", params: { type: schema35.properties.log_sources.items.properties.filter.type }, message: "must be string,null" }];
-                                                                  return false;
-                                                                }
-                                                                var valid4 = _errs40 === errors;
-                                                              } else {
-                                                                var valid4 = true;
-                                                              }
-                                                              if (valid4) {
-                                                                if (data15.labels !== void 0) {
-                                                                  let data19 = data15.labels;
-                                                                  const _errs42 = errors;
-                                                                  if (errors === _errs42) {
-                                                                    if (data19 && typeof data19 == "object" && !Array.isArray(data19)) {
-                                                                      for (const key2 in data19) {
-                                                                        const _errs45 = errors;
-                                                                        if (typeof data19[key2] !== "string") {
-                                                                          validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/labels/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/labels/additionalProperties/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                                                                          return false;
-                                                                        }
-                                                                        var valid5 = _errs45 === errors;
-                                                                        if (!valid5) {
-                                                                          break;
-                                                                        }
-                                                                      }
-                                                                    } else {
-                                                                      validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/labels", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/labels/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                                                                      return false;
-                                                                    }
-                                                                  }
-                                                                  var valid4 = _errs42 === errors;
-                                                                } else {
-                                                                  var valid4 = true;
-                                                                }
-                                                                if (valid4) {
-                                                                  if (data15.start_at !== void 0) {
-                                                                    let data21 = data15.start_at;
-                                                                    const _errs47 = errors;
-                                                                    if (typeof data21 !== "string") {
-                                                                      validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/start_at", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/start_at/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                                                                      return false;
-                                                                    }
-                                                                    if (!(data21 === "beginning" || data21 === "end")) {
-                                                                      validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0 + "/start_at", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/properties/start_at/enum", keyword: "enum", params: { allowedValues: schema35.properties.log_sources.items.properties.start_at.enum }, message: "must be equal to one of the allowed values" }];
-                                                                      return false;
-                                                                    }
-                                                                    var valid4 = _errs47 === errors;
-                                                                  } else {
-                                                                    var valid4 = true;
-                                                                  }
-                                                                }
-                                                              }
-                                                            }
-                                                          }
-                                                        }
-                                                      } else {
-                                                        validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources/" + i0, schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                                                        return false;
-                                                      }
-                                                    }
-                                                    var valid3 = _errs34 === errors;
-                                                    if (!valid3) {
-                                                      break;
-                                                    }
-                                                  }
-                                                } else {
-                                                  validate65.errors = [{ instancePath: instancePath + "/default_agent_config/log_sources", schemaPath: "defs.json#/$defs/AgentConfig/properties/log_sources/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
-                                                  return false;
-                                                }
-                                              }
-                                              var valid2 = _errs32 === errors;
-                                            } else {
-                                              var valid2 = true;
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                              }
-                            } else {
-                              validate65.errors = [{ instancePath: instancePath + "/default_agent_config", schemaPath: "defs.json#/$defs/AgentConfig/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-                              return false;
-                            }
-                          }
-                          var valid0 = _errs18 === errors;
-                        } else {
-                          var valid0 = true;
-                        }
-                        if (valid0) {
-                          if (data.max_batch_entries !== void 0) {
-                            let data22 = data.max_batch_entries;
-                            const _errs49 = errors;
-                            if (!(typeof data22 == "number" && (!(data22 % 1) && !isNaN(data22)) && isFinite(data22))) {
-                              validate65.errors = [{ instancePath: instancePath + "/max_batch_entries", schemaPath: "#/properties/max_batch_entries/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                              return false;
-                            }
-                            if (errors === _errs49) {
-                              if (typeof data22 == "number" && isFinite(data22)) {
-                                if (data22 > 1e3 || isNaN(data22)) {
-                                  validate65.errors = [{ instancePath: instancePath + "/max_batch_entries", schemaPath: "#/properties/max_batch_entries/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e3 }, message: "must be <= 1000" }];
-                                  return false;
-                                } else {
-                                  if (data22 < 1 || isNaN(data22)) {
-                                    validate65.errors = [{ instancePath: instancePath + "/max_batch_entries", schemaPath: "#/properties/max_batch_entries/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                    return false;
-                                  }
-                                }
-                              }
-                            }
-                            var valid0 = _errs49 === errors;
-                          } else {
-                            var valid0 = true;
-                          }
-                          if (valid0) {
-                            if (data.ingest_queue_batches !== void 0) {
-                              let data23 = data.ingest_queue_batches;
-                              const _errs51 = errors;
-                              if (!(typeof data23 == "number" && (!(data23 % 1) && !isNaN(data23)) && isFinite(data23))) {
-                                validate65.errors = [{ instancePath: instancePath + "/ingest_queue_batches", schemaPath: "#/properties/ingest_queue_batches/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                return false;
-                              }
-                              if (errors === _errs51) {
-                                if (typeof data23 == "number" && isFinite(data23)) {
-                                  if (data23 < 16 || isNaN(data23)) {
-                                    validate65.errors = [{ instancePath: instancePath + "/ingest_queue_batches", schemaPath: "#/properties/ingest_queue_batches/minimum", keyword: "minimum", params: { comparison: ">=", limit: 16 }, message: "must be >= 16" }];
-                                    return false;
-                                  }
-                                }
-                              }
-                              var valid0 = _errs51 === errors;
-                            } else {
-                              var valid0 = true;
-                            }
-                            if (valid0) {
-                              if (data.agent_rate_entries_per_s !== void 0) {
-                                let data24 = data.agent_rate_entries_per_s;
-                                const _errs53 = errors;
-                                if (!(typeof data24 == "number" && (!(data24 % 1) && !isNaN(data24)) && isFinite(data24))) {
-                                  validate65.errors = [{ instancePath: instancePath + "/agent_rate_entries_per_s", schemaPath: "#/properties/agent_rate_entries_per_s/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                  return false;
-                                }
-                                if (errors === _errs53) {
-                                  if (typeof data24 == "number" && isFinite(data24)) {
-                                    if (data24 < 1 || isNaN(data24)) {
-                                      validate65.errors = [{ instancePath: instancePath + "/agent_rate_entries_per_s", schemaPath: "#/properties/agent_rate_entries_per_s/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                      return false;
-                                    }
-                                  }
-                                }
-                                var valid0 = _errs53 === errors;
-                              } else {
-                                var valid0 = true;
-                              }
-                              if (valid0) {
-                                if (data.upgrades_per_minute !== void 0) {
-                                  let data25 = data.upgrades_per_minute;
-                                  const _errs55 = errors;
-                                  if (!(typeof data25 == "number" && (!(data25 % 1) && !isNaN(data25)) && isFinite(data25))) {
-                                    validate65.errors = [{ instancePath: instancePath + "/upgrades_per_minute", schemaPath: "#/properties/upgrades_per_minute/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                    return false;
-                                  }
-                                  if (errors === _errs55) {
-                                    if (typeof data25 == "number" && isFinite(data25)) {
-                                      if (data25 < 0 || isNaN(data25)) {
-                                        validate65.errors = [{ instancePath: instancePath + "/upgrades_per_minute", schemaPath: "#/properties/upgrades_per_minute/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                        return false;
-                                      }
-                                    }
-                                  }
-                                  var valid0 = _errs55 === errors;
-                                } else {
-                                  var valid0 = true;
-                                }
-                                if (valid0) {
-                                  if (data.trusted_proxies !== void 0) {
-                                    let data26 = data.trusted_proxies;
-                                    const _errs57 = errors;
-                                    if (errors === _errs57) {
-                                      if (Array.isArray(data26)) {
-                                        var valid6 = true;
-                                        const len1 = data26.length;
-                                        for (let i1 = 0; i1 < len1; i1++) {
-                                          let data27 = data26[i1];
-                                          const _errs59 = errors;
-                                          if (errors === _errs59) {
-                                            if (typeof data27 === "string") {
-                                              if (func1(data27) < 1) {
-                                                validate65.errors = [{ instancePath: instancePath + "/trusted_proxies/" + i1, schemaPath: "#/properties/trusted_proxies/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                                                return false;
-                                              }
-                                            } else {
-                                              validate65.errors = [{ instancePath: instancePath + "/trusted_proxies/" + i1, schemaPath: "#/properties/trusted_proxies/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                                              return false;
-                                            }
-                                          }
-                                          var valid6 = _errs59 === errors;
-                                          if (!valid6) {
-                                            break;
-                                          }
-                                        }
-                                      } else {
-                                        validate65.errors = [{ instancePath: instancePath + "/trusted_proxies", schemaPath: "#/properties/trusted_proxies/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
-                                        return false;
-                                      }
-                                    }
-                                    var valid0 = _errs57 === errors;
-                                  } else {
-                                    var valid0 = true;
-                                  }
-                                  if (valid0) {
-                                    if (data.failed_hellos_before_throttle !== void 0) {
-                                      let data28 = data.failed_hellos_before_throttle;
-                                      const _errs61 = errors;
-                                      if (!(typeof data28 == "number" && (!(data28 % 1) && !isNaN(data28)) && isFinite(data28))) {
-                                        validate65.errors = [{ instancePath: instancePath + "/failed_hellos_before_throttle", schemaPath: "#/properties/failed_hellos_before_throttle/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                        return false;
-                                      }
-                                      if (errors === _errs61) {
-                                        if (typeof data28 == "number" && isFinite(data28)) {
-                                          if (data28 < 0 || isNaN(data28)) {
-                                            validate65.errors = [{ instancePath: instancePath + "/failed_hellos_before_throttle", schemaPath: "#/properties/failed_hellos_before_throttle/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                            return false;
-                                          }
-                                        }
-                                      }
-                                      var valid0 = _errs61 === errors;
-                                    } else {
-                                      var valid0 = true;
-                                    }
-                                    if (valid0) {
-                                      if (data.metrics_public !== void 0) {
-                                        const _errs63 = errors;
-                                        if (typeof data.metrics_public !== "boolean") {
-                                          validate65.errors = [{ instancePath: instancePath + "/metrics_public", schemaPath: "#/properties/metrics_public/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
-                                          return false;
-                                        }
-                                        var valid0 = _errs63 === errors;
-                                      } else {
-                                        var valid0 = true;
-                                      }
-                                      if (valid0) {
-                                        if (data.allowed_origins !== void 0) {
-                                          let data30 = data.allowed_origins;
-                                          const _errs65 = errors;
-                                          if (errors === _errs65) {
-                                            if (Array.isArray(data30)) {
-                                              var valid7 = true;
-                                              const len2 = data30.length;
-                                              for (let i2 = 0; i2 < len2; i2++) {
-                                                let data31 = data30[i2];
-                                                const _errs67 = errors;
-                                                if (errors === _errs67) {
-                                                  if (typeof data31 === "string") {
-                                                    if (func1(data31) < 1) {
-                                                      validate65.errors = [{ instancePath: instancePath + "/allowed_origins/" + i2, schemaPath: "#/properties/allowed_origins/items/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                                                      return false;
-                                                    }
-                                                  } else {
-                                                    validate65.errors = [{ instancePath: instancePath + "/allowed_origins/" + i2, schemaPath: "#/properties/allowed_origins/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                                                    return false;
-                                                  }
-                                                }
-                                                var valid7 = _errs67 === errors;
-                                                if (!valid7) {
-                                                  break;
-                                                }
-                                              }
-                                            } else {
-                                              validate65.errors = [{ instancePath: instancePath + "/allowed_origins", schemaPath: "#/properties/allowed_origins/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
-                                              return false;
-                                            }
-                                          }
-                                          var valid0 = _errs65 === errors;
-                                        } else {
-                                          var valid0 = true;
-                                        }
-                                        if (valid0) {
-                                          if (data.hello_timeout_ms !== void 0) {
-                                            let data32 = data.hello_timeout_ms;
-                                            const _errs69 = errors;
-                                            if (!(typeof data32 == "number" && (!(data32 % 1) && !isNaN(data32)) && isFinite(data32))) {
-                                              validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                              return false;
-                                            }
-                                            if (errors === _errs69) {
-                                              if (typeof data32 == "number" && isFinite(data32)) {
-                                                if (data32 < 1 || isNaN(data32)) {
-                                                  validate65.errors = [{ instancePath: instancePath + "/hello_timeout_ms", schemaPath: "#/properties/hello_timeout_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                  return false;
-                                                }
-                                              }
-                                            }
-                                            var valid0 = _errs69 === errors;
-                                          } else {
-                                            var valid0 = true;
-                                          }
-                                          if (valid0) {
-                                            if (data.ping_interval_ms !== void 0) {
-                                              let data33 = data.ping_interval_ms;
-                                              const _errs71 = errors;
-                                              if (!(typeof data33 == "number" && (!(data33 % 1) && !isNaN(data33)) && isFinite(data33))) {
-                                                validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                return false;
-                                              }
-                                              if (errors === _errs71) {
-                                                if (typeof data33 == "number" && isFinite(data33)) {
-                                                  if (data33 < 1 || isNaN(data33)) {
-                                                    validate65.errors = [{ instancePath: instancePath + "/ping_interval_ms", schemaPath: "#/properties/ping_interval_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                    return false;
-                                                  }
-                                                }
-                                              }
-                                              var valid0 = _errs71 === errors;
-                                            } else {
-                                              var valid0 = true;
-                                            }
-                                            if (valid0) {
-                                              if (data.missed_pongs !== void 0) {
-                                                let data34 = data.missed_pongs;
-                                                const _errs73 = errors;
-                                                if (!(typeof data34 == "number" && (!(data34 % 1) && !isNaN(data34)) && isFinite(data34))) {
-                                                  validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                  return false;
-                                                }
-                                                if (errors === _errs73) {
-                                                  if (typeof data34 == "number" && isFinite(data34)) {
-                                                    if (data34 < 1 || isNaN(data34)) {
-                                                      validate65.errors = [{ instancePath: instancePath + "/missed_pongs", schemaPath: "#/properties/missed_pongs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                      return false;
-                                                    }
-                                                  }
-                                                }
-                                                var valid0 = _errs73 === errors;
-                                              } else {
-                                                var valid0 = true;
-                                              }
-                                              if (valid0) {
-                                                if (data.rotation_grace_secs !== void 0) {
-                                                  let data35 = data.rotation_grace_secs;
-                                                  const _errs75 = errors;
-                                                  if (!(typeof data35 == "number" && (!(data35 % 1) && !isNaN(data35)) && isFinite(data35))) {
-                                                    validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                    return false;
-                                                  }
-                                                  if (errors === _errs75) {
-                                                    if (typeof data35 == "number" && isFinite(data35)) {
-                                                      if (data35 < 0 || isNaN(data35)) {
-                                                        validate65.errors = [{ instancePath: instancePath + "/rotation_grace_secs", schemaPath: "#/properties/rotation_grace_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                        return false;
-                                                      }
-                                                    }
-                                                  }
-                                                  var valid0 = _errs75 === errors;
-                                                } else {
-                                                  var valid0 = true;
-                                                }
-                                                if (valid0) {
-                                                  if (data.retention_days !== void 0) {
-                                                    let data36 = data.retention_days;
-                                                    const _errs77 = errors;
-                                                    if (!(typeof data36 == "number" && (!(data36 % 1) && !isNaN(data36)) && isFinite(data36))) {
-                                                      validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                      return false;
-                                                    }
-                                                    if (errors === _errs77) {
-                                                      if (typeof data36 == "number" && isFinite(data36)) {
-                                                        if (data36 < 0 || isNaN(data36)) {
-                                                          validate65.errors = [{ instancePath: instancePath + "/retention_days", schemaPath: "#/properties/retention_days/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                          return false;
-                                                        }
-                                                      }
-                                                    }
-                                                    var valid0 = _errs77 === errors;
-                                                  } else {
-                                                    var valid0 = true;
-                                                  }
-                                                  if (valid0) {
-                                                    if (data.max_db_bytes !== void 0) {
-                                                      let data37 = data.max_db_bytes;
-                                                      const _errs79 = errors;
-                                                      if (!(typeof data37 == "number" && (!(data37 % 1) && !isNaN(data37)) && isFinite(data37)) && data37 !== null) {
-                                                        validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/type", keyword: "type", params: { type: schema87.properties.max_db_bytes.type }, message: "must be integer,null" }];
-                                                        return false;
-                                                      }
-                                                      if (errors === _errs79) {
-                                                        if (typeof data37 == "number" && isFinite(data37)) {
-                                                          if (data37 < 0 || isNaN(data37)) {
-                                                            validate65.errors = [{ instancePath: instancePath + "/max_db_bytes", schemaPath: "#/properties/max_db_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                            return false;
-                                                          }
-                                                        }
-                                                      }
-                                                      var valid0 = _errs79 === errors;
-                                                    } else {
-                                                      var valid0 = true;
-                                                    }
-                                                    if (valid0) {
-                                                      if (data.shutdown_drain_secs !== void 0) {
-                                                        let data38 = data.shutdown_drain_secs;
-                                                        const _errs81 = errors;
-                                                        if (!(typeof data38 == "number" && (!(data38 % 1) && !isNaN(data38)) && isFinite(data38))) {
-                                                          validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                          return false;
-                                                        }
-                                                        if (errors === _errs81) {
-                                                          if (typeof data38 == "number" && isFinite(data38)) {
-                                                            if (data38 > 300 || isNaN(data38)) {
-                                                              validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/maximum", keyword: "maximum", params: { comparison: "<=", limit: 300 }, message: "must be <= 300" }];
-                                                              return false;
-                                                            } else {
-                                                              if (data38 < 0 || isNaN(data38)) {
-                                                                validate65.errors = [{ instancePath: instancePath + "/shutdown_drain_secs", schemaPath: "#/properties/shutdown_drain_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
-                                                                return false;
-                                                              }
-                                                            }
-                                                          }
-                                                        }
-                                                        var valid0 = _errs81 === errors;
-                                                      } else {
-                                                        var valid0 = true;
-                                                      }
-                                                      if (valid0) {
-                                                        if (data.silent_after_secs !== void 0) {
-                                                          let data39 = data.silent_after_secs;
-                                                          const _errs83 = errors;
-                                                          if (!(typeof data39 == "number" && (!(data39 % 1) && !isNaN(data39)) && isFinite(data39))) {
-                                                            validate65.errors = [{ instancePath: instancePath + "/silent_after_secs", schemaPath: "#/properties/silent_after_secs/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                                                            return false;
-                                                          }
-                                                          if (errors === _errs83) {
-                                                            if (typeof data39 == "number" && isFinite(data39)) {
-                                                              if (data39 < 1 || isNaN(data39)) {
-                                                                validate65.errors = [{ instancePath: instancePath + "/silent_after_secs", schemaPath: "#/properties/silent_after_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                                                                return false;
-                                                              }
-                                                            }
-                                                          }
-                                                          var valid0 = _errs83 === errors;
-                                                        } else {
-                                                          var valid0 = true;
-                                                        }
-                                                      }
-                                                    }
-                                                  }
-                                                }
-                                              }
-                                            }
-                                          }
-                                        }
-                                      }
-                                    }
-                                  }
-                                }
-                              }
-                            }
-                          }
-                        }
-                      }
-                    }
-                  }
-                }
+                validate65.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
               }
             }
           }
@@ -5631,8 +4858,8 @@ function validate65(data, { instancePath = "", parentData, parentDataProperty, r
   validate65.errors = vErrors;
   return errors === 0;
 }
-var validateExecSystemctlStatusArgs = validate66;
-var pattern13 = /* @__PURE__ */ new RegExp("^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$", "u");
+var validateExecSystemctlStatusOutput = validate66;
+var schema88 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/exec.systemctl_status.output.json", "title": "ExecSystemctlStatusOutput", "description": "Output of exec.systemctl_status (active and substate are always present).", "type": "object", "required": ["active", "substate"], "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "ActiveState is active." }, "active_state": { "type": "string", "description": "ActiveState, e.g. active, inactive, failed." }, "substate": { "type": "string", "description": "SubState, e.g. running, dead." }, "load_state": { "type": "string", "description": "LoadState, e.g. loaded, not-found." }, "main_pid": { "type": ["integer", "null"], "minimum": 0, "description": "MainPID; null when 0." }, "since": { "type": ["string", "null"], "format": "date-time", "description": "When the unit entered its active state." } } };
 function validate66(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -5647,78 +4874,14 @@ function validate66(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.unit === void 0 && (missing0 = "unit")) {
+      if (data.active === void 0 && (missing0 = "active") || data.substate === void 0 && (missing0 = "substate")) {
         validate66.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!(key0 === "unit")) {
-            validate66.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-            return false;
-            break;
-          }
-        }
-        if (_errs1 === errors) {
-          if (data.unit !== void 0) {
-            let data0 = data.unit;
-            const _errs2 = errors;
-            if (errors === _errs2) {
-              if (typeof data0 === "string") {
-                if (func1(data0) > 256) {
-                  validate66.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters" }];
-                  return false;
-                } else {
-                  if (func1(data0) < 1) {
-                    validate66.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                    return false;
-                  } else {
-                    if (!pattern13.test(data0)) {
-                      validate66.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$" }, message: 'must match pattern "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$"' }];
-                      return false;
-                    }
-                  }
-                }
-              } else {
-                validate66.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
-            }
-          }
-        }
-      }
-    } else {
-      validate66.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate66.errors = vErrors;
-  return errors === 0;
-}
-var validateExecSystemctlStatusOutput = validate67;
-var schema90 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/exec.systemctl_status.output.json", "title": "ExecSystemctlStatusOutput", "description": "Output of exec.systemctl_status (the seed's example carries active and substate).", "type": "object", "required": ["active", "substate"], "additionalProperties": false, "properties": { "active": { "type": "boolean", "description": "ActiveState is active." }, "active_state": { "type": "string", "description": "ActiveState, e.g. active, inactive, failed." }, "substate": { "type": "string", "description": "SubState, e.g. running, dead." }, "load_state": { "type": "string", "description": "LoadState, e.g. loaded, not-found." }, "main_pid": { "type": ["integer", "null"], "minimum": 0, "description": "MainPID; null when 0." }, "since": { "type": ["string", "null"], "format": "date-time", "description": "When the unit entered its active state." } } };
-function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  ;
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate67.evaluated || (validate67.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.active === void 0 && (missing0 = "active") || data.substate === void 0 && (missing0 = "substate")) {
-        validate67.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        const _errs1 = errors;
-        for (const key0 in data) {
           if (!(key0 === "active" || key0 === "active_state" || key0 === "substate" || key0 === "load_state" || key0 === "main_pid" || key0 === "since")) {
-            validate67.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate66.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -5727,7 +4890,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.active !== void 0) {
             const _errs2 = errors;
             if (typeof data.active !== "boolean") {
-              validate67.errors = [{ instancePath: instancePath + "/active", schemaPath: "#/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+              validate66.errors = [{ instancePath: instancePath + "/active", schemaPath: "#/properties/active/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -5738,7 +4901,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
             if (data.active_state !== void 0) {
               const _errs4 = errors;
               if (typeof data.active_state !== "string") {
-                validate67.errors = [{ instancePath: instancePath + "/active_state", schemaPath: "#/properties/active_state/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                validate66.errors = [{ instancePath: instancePath + "/active_state", schemaPath: "#/properties/active_state/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                 return false;
               }
               var valid0 = _errs4 === errors;
@@ -5749,7 +4912,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
               if (data.substate !== void 0) {
                 const _errs6 = errors;
                 if (typeof data.substate !== "string") {
-                  validate67.errors = [{ instancePath: instancePath + "/substate", schemaPath: "#/properties/substate/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                  validate66.errors = [{ instancePath: instancePath + "/substate", schemaPath: "#/properties/substate/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                   return false;
                 }
                 var valid0 = _errs6 === errors;
@@ -5760,7 +4923,7 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                 if (data.load_state !== void 0) {
                   const _errs8 = errors;
                   if (typeof data.load_state !== "string") {
-                    validate67.errors = [{ instancePath: instancePath + "/load_state", schemaPath: "#/properties/load_state/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate66.errors = [{ instancePath: instancePath + "/load_state", schemaPath: "#/properties/load_state/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid0 = _errs8 === errors;
@@ -5772,13 +4935,13 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                     let data4 = data.main_pid;
                     const _errs10 = errors;
                     if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4)) && data4 !== null) {
-                      validate67.errors = [{ instancePath: instancePath + "/main_pid", schemaPath: "#/properties/main_pid/type", keyword: "type", params: { type: schema90.properties.main_pid.type }, message: "must be integer,null" }];
+                      validate66.errors = [{ instancePath: instancePath + "/main_pid", schemaPath: "#/properties/main_pid/type", keyword: "type", params: { type: schema88.properties.main_pid.type }, message: "must be integer,null" }];
                       return false;
                     }
                     if (errors === _errs10) {
                       if (typeof data4 == "number" && isFinite(data4)) {
                         if (data4 < 0 || isNaN(data4)) {
-                          validate67.errors = [{ instancePath: instancePath + "/main_pid", schemaPath: "#/properties/main_pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                          validate66.errors = [{ instancePath: instancePath + "/main_pid", schemaPath: "#/properties/main_pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                           return false;
                         }
                       }
@@ -5792,14 +4955,14 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
                       let data5 = data.since;
                       const _errs12 = errors;
                       if (typeof data5 !== "string" && data5 !== null) {
-                        validate67.errors = [{ instancePath: instancePath + "/since", schemaPath: "#/properties/since/type", keyword: "type", params: { type: schema90.properties.since.type }, message: "must be string,null" }];
+                        validate66.errors = [{ instancePath: instancePath + "/since", schemaPath: "#/properties/since/type", keyword: "type", params: { type: schema88.properties.since.type }, message: "must be string,null" }];
                         return false;
                       }
                       if (errors === _errs12) {
                         if (errors === _errs12) {
                           if (typeof data5 === "string") {
                             if (!formats0.validate(data5)) {
-                              validate67.errors = [{ instancePath: instancePath + "/since", schemaPath: "#/properties/since/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+                              validate66.errors = [{ instancePath: instancePath + "/since", schemaPath: "#/properties/since/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
                               return false;
                             }
                           }
@@ -5817,6 +4980,70 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
+      validate66.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate66.errors = vErrors;
+  return errors === 0;
+}
+var validateFsDiskUsageArgs = validate67;
+var pattern12 = /* @__PURE__ */ new RegExp("^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$", "u");
+function validate67(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate67.evaluated || (validate67.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.path === void 0 && (missing0 = "path")) {
+        validate67.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "path")) {
+            validate67.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.path !== void 0) {
+            let data0 = data.path;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (typeof data0 === "string") {
+                if (func1(data0) > 4096) {
+                  validate67.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                  return false;
+                } else {
+                  if (func1(data0) < 1) {
+                    validate67.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                    return false;
+                  } else {
+                    if (!pattern12.test(data0)) {
+                      validate67.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$" }, message: 'must match pattern "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$"' }];
+                      return false;
+                    }
+                  }
+                }
+              } else {
+                validate67.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+          }
+        }
+      }
+    } else {
       validate67.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -5824,8 +5051,8 @@ function validate67(data, { instancePath = "", parentData, parentDataProperty, r
   validate67.errors = vErrors;
   return errors === 0;
 }
-var validateFsDiskUsageArgs = validate68;
-var pattern14 = /* @__PURE__ */ new RegExp("^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$", "u");
+var validateFsDiskUsageOutput = validate68;
+var schema90 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/fs.disk_usage.output.json", "title": "FsDiskUsageOutput", "description": "Output of fs.disk_usage (statfs of the filesystem holding path).", "type": "object", "required": ["path", "total_bytes", "used_bytes", "free_bytes", "used_percent"], "additionalProperties": false, "properties": { "path": { "type": "string" }, "total_bytes": { "type": "integer", "minimum": 0 }, "used_bytes": { "type": "integer", "minimum": 0 }, "free_bytes": { "type": "integer", "minimum": 0, "description": "Bytes available to unprivileged users." }, "used_percent": { "type": "number", "minimum": 0, "maximum": 100 }, "inodes_total": { "type": ["integer", "null"], "minimum": 0 }, "inodes_used": { "type": ["integer", "null"], "minimum": 0 }, "inodes_free": { "type": ["integer", "null"], "minimum": 0 } } };
 function validate68(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -5840,78 +5067,14 @@ function validate68(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.path === void 0 && (missing0 = "path")) {
+      if (data.path === void 0 && (missing0 = "path") || data.total_bytes === void 0 && (missing0 = "total_bytes") || data.used_bytes === void 0 && (missing0 = "used_bytes") || data.free_bytes === void 0 && (missing0 = "free_bytes") || data.used_percent === void 0 && (missing0 = "used_percent")) {
         validate68.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!(key0 === "path")) {
-            validate68.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-            return false;
-            break;
-          }
-        }
-        if (_errs1 === errors) {
-          if (data.path !== void 0) {
-            let data0 = data.path;
-            const _errs2 = errors;
-            if (errors === _errs2) {
-              if (typeof data0 === "string") {
-                if (func1(data0) > 4096) {
-                  validate68.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
-                  return false;
-                } else {
-                  if (func1(data0) < 1) {
-                    validate68.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                    return false;
-                  } else {
-                    if (!pattern14.test(data0)) {
-                      validate68.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$" }, message: 'must match pattern "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$"' }];
-                      return false;
-                    }
-                  }
-                }
-              } else {
-                validate68.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
-            }
-          }
-        }
-      }
-    } else {
-      validate68.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate68.errors = vErrors;
-  return errors === 0;
-}
-var validateFsDiskUsageOutput = validate69;
-var schema92 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/fs.disk_usage.output.json", "title": "FsDiskUsageOutput", "description": "Output of fs.disk_usage (statfs of the filesystem holding path).", "type": "object", "required": ["path", "total_bytes", "used_bytes", "free_bytes", "used_percent"], "additionalProperties": false, "properties": { "path": { "type": "string" }, "total_bytes": { "type": "integer", "minimum": 0 }, "used_bytes": { "type": "integer", "minimum": 0 }, "free_bytes": { "type": "integer", "minimum": 0, "description": "Bytes available to unprivileged users." }, "used_percent": { "type": "number", "minimum": 0, "maximum": 100 }, "inodes_total": { "type": ["integer", "null"], "minimum": 0 }, "inodes_used": { "type": ["integer", "null"], "minimum": 0 }, "inodes_free": { "type": ["integer", "null"], "minimum": 0 } } };
-function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  ;
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate69.evaluated || (validate69.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.path === void 0 && (missing0 = "path") || data.total_bytes === void 0 && (missing0 = "total_bytes") || data.used_bytes === void 0 && (missing0 = "used_bytes") || data.free_bytes === void 0 && (missing0 = "free_bytes") || data.used_percent === void 0 && (missing0 = "used_percent")) {
-        validate69.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        const _errs1 = errors;
-        for (const key0 in data) {
           if (!(key0 === "path" || key0 === "total_bytes" || key0 === "used_bytes" || key0 === "free_bytes" || key0 === "used_percent" || key0 === "inodes_total" || key0 === "inodes_used" || key0 === "inodes_free")) {
-            validate69.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate68.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -5920,7 +5083,7 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.path !== void 0) {
             const _errs2 = errors;
             if (typeof data.path !== "string") {
-              validate69.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate68.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -5932,13 +5095,13 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
               let data1 = data.total_bytes;
               const _errs4 = errors;
               if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-                validate69.errors = [{ instancePath: instancePath + "/total_bytes", schemaPath: "#/properties/total_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                validate68.errors = [{ instancePath: instancePath + "/total_bytes", schemaPath: "#/properties/total_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                 return false;
               }
               if (errors === _errs4) {
                 if (typeof data1 == "number" && isFinite(data1)) {
                   if (data1 < 0 || isNaN(data1)) {
-                    validate69.errors = [{ instancePath: instancePath + "/total_bytes", schemaPath: "#/properties/total_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    validate68.errors = [{ instancePath: instancePath + "/total_bytes", schemaPath: "#/properties/total_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -5952,13 +5115,13 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
                 let data2 = data.used_bytes;
                 const _errs6 = errors;
                 if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                  validate69.errors = [{ instancePath: instancePath + "/used_bytes", schemaPath: "#/properties/used_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                  validate68.errors = [{ instancePath: instancePath + "/used_bytes", schemaPath: "#/properties/used_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                   return false;
                 }
                 if (errors === _errs6) {
                   if (typeof data2 == "number" && isFinite(data2)) {
                     if (data2 < 0 || isNaN(data2)) {
-                      validate69.errors = [{ instancePath: instancePath + "/used_bytes", schemaPath: "#/properties/used_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate68.errors = [{ instancePath: instancePath + "/used_bytes", schemaPath: "#/properties/used_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -5972,13 +5135,13 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
                   let data3 = data.free_bytes;
                   const _errs8 = errors;
                   if (!(typeof data3 == "number" && (!(data3 % 1) && !isNaN(data3)) && isFinite(data3))) {
-                    validate69.errors = [{ instancePath: instancePath + "/free_bytes", schemaPath: "#/properties/free_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                    validate68.errors = [{ instancePath: instancePath + "/free_bytes", schemaPath: "#/properties/free_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                     return false;
                   }
                   if (errors === _errs8) {
                     if (typeof data3 == "number" && isFinite(data3)) {
                       if (data3 < 0 || isNaN(data3)) {
-                        validate69.errors = [{ instancePath: instancePath + "/free_bytes", schemaPath: "#/properties/free_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                        validate68.errors = [{ instancePath: instancePath + "/free_bytes", schemaPath: "#/properties/free_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                         return false;
                       }
                     }
@@ -5994,16 +5157,16 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
                     if (errors === _errs10) {
                       if (typeof data4 == "number" && isFinite(data4)) {
                         if (data4 > 100 || isNaN(data4)) {
-                          validate69.errors = [{ instancePath: instancePath + "/used_percent", schemaPath: "#/properties/used_percent/maximum", keyword: "maximum", params: { comparison: "<=", limit: 100 }, message: "must be <= 100" }];
+                          validate68.errors = [{ instancePath: instancePath + "/used_percent", schemaPath: "#/properties/used_percent/maximum", keyword: "maximum", params: { comparison: "<=", limit: 100 }, message: "must be <= 100" }];
                           return false;
                         } else {
                           if (data4 < 0 || isNaN(data4)) {
-                            validate69.errors = [{ instancePath: instancePath + "/used_percent", schemaPath: "#/properties/used_percent/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                            validate68.errors = [{ instancePath: instancePath + "/used_percent", schemaPath: "#/properties/used_percent/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                             return false;
                           }
                         }
                       } else {
-                        validate69.errors = [{ instancePath: instancePath + "/used_percent", schemaPath: "#/properties/used_percent/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                        validate68.errors = [{ instancePath: instancePath + "/used_percent", schemaPath: "#/properties/used_percent/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                         return false;
                       }
                     }
@@ -6016,13 +5179,13 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
                       let data5 = data.inodes_total;
                       const _errs12 = errors;
                       if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5)) && data5 !== null) {
-                        validate69.errors = [{ instancePath: instancePath + "/inodes_total", schemaPath: "#/properties/inodes_total/type", keyword: "type", params: { type: schema92.properties.inodes_total.type }, message: "must be integer,null" }];
+                        validate68.errors = [{ instancePath: instancePath + "/inodes_total", schemaPath: "#/properties/inodes_total/type", keyword: "type", params: { type: schema90.properties.inodes_total.type }, message: "must be integer,null" }];
                         return false;
                       }
                       if (errors === _errs12) {
                         if (typeof data5 == "number" && isFinite(data5)) {
                           if (data5 < 0 || isNaN(data5)) {
-                            validate69.errors = [{ instancePath: instancePath + "/inodes_total", schemaPath: "#/properties/inodes_total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                            validate68.errors = [{ instancePath: instancePath + "/inodes_total", schemaPath: "#/properties/inodes_total/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                             return false;
                           }
                         }
@@ -6036,13 +5199,13 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
                         let data6 = data.inodes_used;
                         const _errs14 = errors;
                         if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)) && isFinite(data6)) && data6 !== null) {
-                          validate69.errors = [{ instancePath: instancePath + "/inodes_used", schemaPath: "#/properties/inodes_used/type", keyword: "type", params: { type: schema92.properties.inodes_used.type }, message: "must be integer,null" }];
+                          validate68.errors = [{ instancePath: instancePath + "/inodes_used", schemaPath: "#/properties/inodes_used/type", keyword: "type", params: { type: schema90.properties.inodes_used.type }, message: "must be integer,null" }];
                           return false;
                         }
                         if (errors === _errs14) {
                           if (typeof data6 == "number" && isFinite(data6)) {
                             if (data6 < 0 || isNaN(data6)) {
-                              validate69.errors = [{ instancePath: instancePath + "/inodes_used", schemaPath: "#/properties/inodes_used/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                              validate68.errors = [{ instancePath: instancePath + "/inodes_used", schemaPath: "#/properties/inodes_used/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                               return false;
                             }
                           }
@@ -6056,13 +5219,13 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
                           let data7 = data.inodes_free;
                           const _errs16 = errors;
                           if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7)) && data7 !== null) {
-                            validate69.errors = [{ instancePath: instancePath + "/inodes_free", schemaPath: "#/properties/inodes_free/type", keyword: "type", params: { type: schema92.properties.inodes_free.type }, message: "must be integer,null" }];
+                            validate68.errors = [{ instancePath: instancePath + "/inodes_free", schemaPath: "#/properties/inodes_free/type", keyword: "type", params: { type: schema90.properties.inodes_free.type }, message: "must be integer,null" }];
                             return false;
                           }
                           if (errors === _errs16) {
                             if (typeof data7 == "number" && isFinite(data7)) {
                               if (data7 < 0 || isNaN(data7)) {
-                                validate69.errors = [{ instancePath: instancePath + "/inodes_free", schemaPath: "#/properties/inodes_free/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                validate68.errors = [{ instancePath: instancePath + "/inodes_free", schemaPath: "#/properties/inodes_free/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                 return false;
                               }
                             }
@@ -6081,6 +5244,33 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
+      validate68.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate68.errors = vErrors;
+  return errors === 0;
+}
+var validateSysUptimeArgs = validate69;
+function validate69(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate69.evaluated || (validate69.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      for (const key0 in data) {
+        validate69.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+        return false;
+        break;
+      }
+    } else {
       validate69.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -6088,7 +5278,7 @@ function validate69(data, { instancePath = "", parentData, parentDataProperty, r
   validate69.errors = vErrors;
   return errors === 0;
 }
-var validateSysUptimeArgs = validate70;
+var validateSysUptimeOutput = validate70;
 function validate70(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -6102,42 +5292,15 @@ function validate70(data, { instancePath = "", parentData, parentDataProperty, r
   }
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
-      for (const key0 in data) {
-        validate70.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-        return false;
-        break;
-      }
-    } else {
-      validate70.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate70.errors = vErrors;
-  return errors === 0;
-}
-var validateSysUptimeOutput = validate71;
-function validate71(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  ;
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate71.evaluated || (validate71.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.uptime_secs === void 0 && (missing0 = "uptime_secs") || data.boot_time === void 0 && (missing0 = "boot_time")) {
-        validate71.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate70.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "uptime_secs" || key0 === "boot_time" || key0 === "load_average")) {
-            validate71.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate70.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -6149,11 +5312,11 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
             if (errors === _errs2) {
               if (typeof data0 == "number" && isFinite(data0)) {
                 if (data0 < 0 || isNaN(data0)) {
-                  validate71.errors = [{ instancePath: instancePath + "/uptime_secs", schemaPath: "#/properties/uptime_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  validate70.errors = [{ instancePath: instancePath + "/uptime_secs", schemaPath: "#/properties/uptime_secs/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                   return false;
                 }
               } else {
-                validate71.errors = [{ instancePath: instancePath + "/uptime_secs", schemaPath: "#/properties/uptime_secs/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                validate70.errors = [{ instancePath: instancePath + "/uptime_secs", schemaPath: "#/properties/uptime_secs/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                 return false;
               }
             }
@@ -6169,11 +5332,11 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
                 if (errors === _errs4) {
                   if (typeof data1 === "string") {
                     if (!formats0.validate(data1)) {
-                      validate71.errors = [{ instancePath: instancePath + "/boot_time", schemaPath: "#/properties/boot_time/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+                      validate70.errors = [{ instancePath: instancePath + "/boot_time", schemaPath: "#/properties/boot_time/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
                       return false;
                     }
                   } else {
-                    validate71.errors = [{ instancePath: instancePath + "/boot_time", schemaPath: "#/properties/boot_time/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate70.errors = [{ instancePath: instancePath + "/boot_time", schemaPath: "#/properties/boot_time/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                 }
@@ -6190,13 +5353,13 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
                   if (data2 && typeof data2 == "object" && !Array.isArray(data2)) {
                     let missing1;
                     if (data2.one === void 0 && (missing1 = "one") || data2.five === void 0 && (missing1 = "five") || data2.fifteen === void 0 && (missing1 = "fifteen")) {
-                      validate71.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                      validate70.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                       return false;
                     } else {
                       const _errs8 = errors;
                       for (const key1 in data2) {
                         if (!(key1 === "one" || key1 === "five" || key1 === "fifteen")) {
-                          validate71.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                          validate70.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                           return false;
                           break;
                         }
@@ -6208,11 +5371,11 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
                           if (errors === _errs9) {
                             if (typeof data3 == "number" && isFinite(data3)) {
                               if (data3 < 0 || isNaN(data3)) {
-                                validate71.errors = [{ instancePath: instancePath + "/load_average/one", schemaPath: "#/properties/load_average/properties/one/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                validate70.errors = [{ instancePath: instancePath + "/load_average/one", schemaPath: "#/properties/load_average/properties/one/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                 return false;
                               }
                             } else {
-                              validate71.errors = [{ instancePath: instancePath + "/load_average/one", schemaPath: "#/properties/load_average/properties/one/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                              validate70.errors = [{ instancePath: instancePath + "/load_average/one", schemaPath: "#/properties/load_average/properties/one/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                               return false;
                             }
                           }
@@ -6227,11 +5390,11 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
                             if (errors === _errs11) {
                               if (typeof data4 == "number" && isFinite(data4)) {
                                 if (data4 < 0 || isNaN(data4)) {
-                                  validate71.errors = [{ instancePath: instancePath + "/load_average/five", schemaPath: "#/properties/load_average/properties/five/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                  validate70.errors = [{ instancePath: instancePath + "/load_average/five", schemaPath: "#/properties/load_average/properties/five/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                   return false;
                                 }
                               } else {
-                                validate71.errors = [{ instancePath: instancePath + "/load_average/five", schemaPath: "#/properties/load_average/properties/five/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                                validate70.errors = [{ instancePath: instancePath + "/load_average/five", schemaPath: "#/properties/load_average/properties/five/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                                 return false;
                               }
                             }
@@ -6246,11 +5409,11 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
                               if (errors === _errs13) {
                                 if (typeof data5 == "number" && isFinite(data5)) {
                                   if (data5 < 0 || isNaN(data5)) {
-                                    validate71.errors = [{ instancePath: instancePath + "/load_average/fifteen", schemaPath: "#/properties/load_average/properties/fifteen/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                    validate70.errors = [{ instancePath: instancePath + "/load_average/fifteen", schemaPath: "#/properties/load_average/properties/fifteen/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                     return false;
                                   }
                                 } else {
-                                  validate71.errors = [{ instancePath: instancePath + "/load_average/fifteen", schemaPath: "#/properties/load_average/properties/fifteen/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                                  validate70.errors = [{ instancePath: instancePath + "/load_average/fifteen", schemaPath: "#/properties/load_average/properties/fifteen/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                                   return false;
                                 }
                               }
@@ -6263,7 +5426,7 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
                       }
                     }
                   } else {
-                    validate71.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                    validate70.errors = [{ instancePath: instancePath + "/load_average", schemaPath: "#/properties/load_average/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                     return false;
                   }
                 }
@@ -6276,6 +5439,33 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
+      validate70.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate70.errors = vErrors;
+  return errors === 0;
+}
+var validateSysOsReleaseArgs = validate71;
+function validate71(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate71.evaluated || (validate71.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      for (const key0 in data) {
+        validate71.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+        return false;
+        break;
+      }
+    } else {
       validate71.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -6283,7 +5473,8 @@ function validate71(data, { instancePath = "", parentData, parentDataProperty, r
   validate71.errors = vErrors;
   return errors === 0;
 }
-var validateSysOsReleaseArgs = validate72;
+var validateSysOsReleaseOutput = validate72;
+var schema94 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/sys.os_release.output.json", "title": "SysOsReleaseOutput", "description": "Output of sys.os_release: the host's os-release(5) file (/etc/os-release, else /usr/lib/os-release). id, name and pretty_name carry os-release(5)'s defaults (linux, Linux, Linux) when the file omits them.", "type": "object", "required": ["source", "id", "name", "pretty_name", "fields"], "additionalProperties": false, "properties": { "source": { "type": "string", "description": "The file that was read." }, "id": { "type": "string", "description": "ID, e.g. debian." }, "id_like": { "type": "array", "items": { "type": "string" }, "description": "ID_LIKE split on spaces." }, "name": { "type": "string", "description": "NAME, e.g. Debian GNU/Linux." }, "pretty_name": { "type": "string", "description": "PRETTY_NAME." }, "version": { "type": "string", "description": "VERSION." }, "version_id": { "type": "string", "description": "VERSION_ID, e.g. 12." }, "version_codename": { "type": "string", "description": "VERSION_CODENAME, e.g. bookworm." }, "build_id": { "type": "string", "description": "BUILD_ID (rolling distributions)." }, "fields": { "type": "object", "description": "Every KEY=value assignment of the file, unquoted, by key.", "additionalProperties": { "type": "string", "maxLength": 4096 }, "maxProperties": 256 } } };
 function validate72(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -6297,43 +5488,15 @@ function validate72(data, { instancePath = "", parentData, parentDataProperty, r
   }
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
-      for (const key0 in data) {
-        validate72.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-        return false;
-        break;
-      }
-    } else {
-      validate72.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate72.errors = vErrors;
-  return errors === 0;
-}
-var validateSysOsReleaseOutput = validate73;
-var schema96 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/sys.os_release.output.json", "title": "SysOsReleaseOutput", "description": "Output of sys.os_release: the host's os-release(5) file (/etc/os-release, else /usr/lib/os-release). id, name and pretty_name carry os-release(5)'s defaults (linux, Linux, Linux) when the file omits them.", "type": "object", "required": ["source", "id", "name", "pretty_name", "fields"], "additionalProperties": false, "properties": { "source": { "type": "string", "description": "The file that was read." }, "id": { "type": "string", "description": "ID, e.g. debian." }, "id_like": { "type": "array", "items": { "type": "string" }, "description": "ID_LIKE split on spaces." }, "name": { "type": "string", "description": "NAME, e.g. Debian GNU/Linux." }, "pretty_name": { "type": "string", "description": "PRETTY_NAME." }, "version": { "type": "string", "description": "VERSION." }, "version_id": { "type": "string", "description": "VERSION_ID, e.g. 12." }, "version_codename": { "type": "string", "description": "VERSION_CODENAME, e.g. bookworm." }, "build_id": { "type": "string", "description": "BUILD_ID (rolling distributions)." }, "fields": { "type": "object", "description": "Every KEY=value assignment of the file, unquoted, by key.", "additionalProperties": { "type": "string", "maxLength": 4096 }, "maxProperties": 256 } } };
-function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  ;
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate73.evaluated || (validate73.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.source === void 0 && (missing0 = "source") || data.id === void 0 && (missing0 = "id") || data.name === void 0 && (missing0 = "name") || data.pretty_name === void 0 && (missing0 = "pretty_name") || data.fields === void 0 && (missing0 = "fields")) {
-        validate73.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate72.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!func7.call(schema96.properties, key0)) {
-            validate73.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+          if (!func7.call(schema94.properties, key0)) {
+            validate72.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -6342,7 +5505,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.source !== void 0) {
             const _errs2 = errors;
             if (typeof data.source !== "string") {
-              validate73.errors = [{ instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate72.errors = [{ instancePath: instancePath + "/source", schemaPath: "#/properties/source/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -6353,7 +5516,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
             if (data.id !== void 0) {
               const _errs4 = errors;
               if (typeof data.id !== "string") {
-                validate73.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                validate72.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/properties/id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                 return false;
               }
               var valid0 = _errs4 === errors;
@@ -6371,7 +5534,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                     for (let i0 = 0; i0 < len0; i0++) {
                       const _errs8 = errors;
                       if (typeof data2[i0] !== "string") {
-                        validate73.errors = [{ instancePath: instancePath + "/id_like/" + i0, schemaPath: "#/properties/id_like/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        validate72.errors = [{ instancePath: instancePath + "/id_like/" + i0, schemaPath: "#/properties/id_like/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                         return false;
                       }
                       var valid1 = _errs8 === errors;
@@ -6380,7 +5543,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                       }
                     }
                   } else {
-                    validate73.errors = [{ instancePath: instancePath + "/id_like", schemaPath: "#/properties/id_like/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                    validate72.errors = [{ instancePath: instancePath + "/id_like", schemaPath: "#/properties/id_like/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                     return false;
                   }
                 }
@@ -6392,7 +5555,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                 if (data.name !== void 0) {
                   const _errs10 = errors;
                   if (typeof data.name !== "string") {
-                    validate73.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                    validate72.errors = [{ instancePath: instancePath + "/name", schemaPath: "#/properties/name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                     return false;
                   }
                   var valid0 = _errs10 === errors;
@@ -6403,7 +5566,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                   if (data.pretty_name !== void 0) {
                     const _errs12 = errors;
                     if (typeof data.pretty_name !== "string") {
-                      validate73.errors = [{ instancePath: instancePath + "/pretty_name", schemaPath: "#/properties/pretty_name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                      validate72.errors = [{ instancePath: instancePath + "/pretty_name", schemaPath: "#/properties/pretty_name/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                       return false;
                     }
                     var valid0 = _errs12 === errors;
@@ -6414,7 +5577,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                     if (data.version !== void 0) {
                       const _errs14 = errors;
                       if (typeof data.version !== "string") {
-                        validate73.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                        validate72.errors = [{ instancePath: instancePath + "/version", schemaPath: "#/properties/version/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                         return false;
                       }
                       var valid0 = _errs14 === errors;
@@ -6425,7 +5588,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                       if (data.version_id !== void 0) {
                         const _errs16 = errors;
                         if (typeof data.version_id !== "string") {
-                          validate73.errors = [{ instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate72.errors = [{ instancePath: instancePath + "/version_id", schemaPath: "#/properties/version_id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                         var valid0 = _errs16 === errors;
@@ -6436,7 +5599,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                         if (data.version_codename !== void 0) {
                           const _errs18 = errors;
                           if (typeof data.version_codename !== "string") {
-                            validate73.errors = [{ instancePath: instancePath + "/version_codename", schemaPath: "#/properties/version_codename/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                            validate72.errors = [{ instancePath: instancePath + "/version_codename", schemaPath: "#/properties/version_codename/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                             return false;
                           }
                           var valid0 = _errs18 === errors;
@@ -6447,7 +5610,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                           if (data.build_id !== void 0) {
                             const _errs20 = errors;
                             if (typeof data.build_id !== "string") {
-                              validate73.errors = [{ instancePath: instancePath + "/build_id", schemaPath: "#/properties/build_id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                              validate72.errors = [{ instancePath: instancePath + "/build_id", schemaPath: "#/properties/build_id/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                               return false;
                             }
                             var valid0 = _errs20 === errors;
@@ -6461,7 +5624,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                               if (errors === _errs22) {
                                 if (data10 && typeof data10 == "object" && !Array.isArray(data10)) {
                                   if (Object.keys(data10).length > 256) {
-                                    validate73.errors = [{ instancePath: instancePath + "/fields", schemaPath: "#/properties/fields/maxProperties", keyword: "maxProperties", params: { limit: 256 }, message: "must NOT have more than 256 properties" }];
+                                    validate72.errors = [{ instancePath: instancePath + "/fields", schemaPath: "#/properties/fields/maxProperties", keyword: "maxProperties", params: { limit: 256 }, message: "must NOT have more than 256 properties" }];
                                     return false;
                                   } else {
                                     for (const key1 in data10) {
@@ -6470,11 +5633,11 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                                       if (errors === _errs25) {
                                         if (typeof data11 === "string") {
                                           if (func1(data11) > 4096) {
-                                            validate73.errors = [{ instancePath: instancePath + "/fields/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/fields/additionalProperties/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                                            validate72.errors = [{ instancePath: instancePath + "/fields/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/fields/additionalProperties/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
                                             return false;
                                           }
                                         } else {
-                                          validate73.errors = [{ instancePath: instancePath + "/fields/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/fields/additionalProperties/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                          validate72.errors = [{ instancePath: instancePath + "/fields/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"), schemaPath: "#/properties/fields/additionalProperties/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                           return false;
                                         }
                                       }
@@ -6485,7 +5648,7 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
                                     }
                                   }
                                 } else {
-                                  validate73.errors = [{ instancePath: instancePath + "/fields", schemaPath: "#/properties/fields/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                                  validate72.errors = [{ instancePath: instancePath + "/fields", schemaPath: "#/properties/fields/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                                   return false;
                                 }
                               }
@@ -6505,6 +5668,80 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
+      validate72.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate72.errors = vErrors;
+  return errors === 0;
+}
+var validateProcTopArgs = validate73;
+var schema95 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/proc.top.args.json", "title": "ProcTopArgs", "description": "Args of proc.top: which resource to rank by (default cpu) and how many processes to return (default 10).", "type": "object", "additionalProperties": false, "properties": { "by": { "type": "string", "enum": ["cpu", "memory"], "description": "Rank by CPU use over the sampling window, or by resident memory. Default cpu." }, "limit": { "type": "integer", "minimum": 1, "maximum": 100, "description": "Number of processes returned. Default 10." } } };
+function validate73(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate73.evaluated || (validate73.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      const _errs1 = errors;
+      for (const key0 in data) {
+        if (!(key0 === "by" || key0 === "limit")) {
+          validate73.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+          return false;
+          break;
+        }
+      }
+      if (_errs1 === errors) {
+        if (data.by !== void 0) {
+          let data0 = data.by;
+          const _errs2 = errors;
+          if (typeof data0 !== "string") {
+            validate73.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+            return false;
+          }
+          if (!(data0 === "cpu" || data0 === "memory")) {
+            validate73.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/enum", keyword: "enum", params: { allowedValues: schema95.properties.by.enum }, message: "must be equal to one of the allowed values" }];
+            return false;
+          }
+          var valid0 = _errs2 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.limit !== void 0) {
+            let data1 = data.limit;
+            const _errs4 = errors;
+            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+              validate73.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              return false;
+            }
+            if (errors === _errs4) {
+              if (typeof data1 == "number" && isFinite(data1)) {
+                if (data1 > 100 || isNaN(data1)) {
+                  validate73.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/maximum", keyword: "maximum", params: { comparison: "<=", limit: 100 }, message: "must be <= 100" }];
+                  return false;
+                } else {
+                  if (data1 < 1 || isNaN(data1)) {
+                    validate73.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                    return false;
+                  }
+                }
+              }
+            }
+            var valid0 = _errs4 === errors;
+          } else {
+            var valid0 = true;
+          }
+        }
+      }
+    } else {
       validate73.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -6512,8 +5749,8 @@ function validate73(data, { instancePath = "", parentData, parentDataProperty, r
   validate73.errors = vErrors;
   return errors === 0;
 }
-var validateProcTopArgs = validate74;
-var schema97 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/proc.top.args.json", "title": "ProcTopArgs", "description": "Args of proc.top: which resource to rank by (default cpu) and how many processes to return (default 10).", "type": "object", "additionalProperties": false, "properties": { "by": { "type": "string", "enum": ["cpu", "memory"], "description": "Rank by CPU use over the sampling window, or by resident memory. Default cpu." }, "limit": { "type": "integer", "minimum": 1, "maximum": 100, "description": "Number of processes returned. Default 10." } } };
+var validateProcTopOutput = validate74;
+var schema96 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/proc.top.output.json", "title": "ProcTopOutput", "description": "Output of proc.top: the top processes from /proc/<pid>/stat and /proc/<pid>/status, sampled twice sample_ms apart. cpu_percent is CPU time used in that window over its length (100 = one full core, as top shows it; can exceed 100 on several cores).", "type": "object", "required": ["by", "sample_ms", "total_processes", "processes"], "additionalProperties": false, "properties": { "by": { "type": "string", "enum": ["cpu", "memory"] }, "sample_ms": { "type": "integer", "minimum": 0, "description": "Length of the CPU sampling window." }, "total_processes": { "type": "integer", "minimum": 0, "description": "Processes seen in both samples." }, "processes": { "type": "array", "maxItems": 100, "items": { "title": "ProcTopProcess", "type": "object", "required": ["pid", "command", "cpu_percent", "mem_rss_bytes"], "additionalProperties": false, "properties": { "pid": { "type": "integer", "minimum": 1 }, "ppid": { "type": "integer", "minimum": 0 }, "command": { "type": "string", "maxLength": 64, "description": "comm (the executable name as the kernel keeps it, at most 15 bytes on Linux)." }, "state": { "type": "string", "maxLength": 1, "description": "Process state letter (R, S, D, Z, T, I, ...)." }, "cpu_percent": { "type": "number", "minimum": 0 }, "mem_rss_bytes": { "type": "integer", "minimum": 0, "description": "Resident set size (VmRSS); 0 for kernel threads." }, "uid": { "type": "integer", "minimum": 0, "description": "Real user id." }, "user": { "type": "string", "description": "User name of uid, when /etc/passwd names it." } } } } } };
 function validate74(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -6527,89 +5764,15 @@ function validate74(data, { instancePath = "", parentData, parentDataProperty, r
   }
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
-      const _errs1 = errors;
-      for (const key0 in data) {
-        if (!(key0 === "by" || key0 === "limit")) {
-          validate74.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-          return false;
-          break;
-        }
-      }
-      if (_errs1 === errors) {
-        if (data.by !== void 0) {
-          let data0 = data.by;
-          const _errs2 = errors;
-          if (typeof data0 !== "string") {
-            validate74.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-            return false;
-          }
-          if (!(data0 === "cpu" || data0 === "memory")) {
-            validate74.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/enum", keyword: "enum", params: { allowedValues: schema97.properties.by.enum }, message: "must be equal to one of the allowed values" }];
-            return false;
-          }
-          var valid0 = _errs2 === errors;
-        } else {
-          var valid0 = true;
-        }
-        if (valid0) {
-          if (data.limit !== void 0) {
-            let data1 = data.limit;
-            const _errs4 = errors;
-            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-              validate74.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-              return false;
-            }
-            if (errors === _errs4) {
-              if (typeof data1 == "number" && isFinite(data1)) {
-                if (data1 > 100 || isNaN(data1)) {
-                  validate74.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/maximum", keyword: "maximum", params: { comparison: "<=", limit: 100 }, message: "must be <= 100" }];
-                  return false;
-                } else {
-                  if (data1 < 1 || isNaN(data1)) {
-                    validate74.errors = [{ instancePath: instancePath + "/limit", schemaPath: "#/properties/limit/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                    return false;
-                  }
-                }
-              }
-            }
-            var valid0 = _errs4 === errors;
-          } else {
-            var valid0 = true;
-          }
-        }
-      }
-    } else {
-      validate74.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate74.errors = vErrors;
-  return errors === 0;
-}
-var validateProcTopOutput = validate75;
-var schema98 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/proc.top.output.json", "title": "ProcTopOutput", "description": "Output of proc.top: the top processes from /proc/<pid>/stat and /proc/<pid>/status, sampled twice sample_ms apart. cpu_percent is CPU time used in that window over its length (100 = one full core, as top shows it; can exceed 100 on several cores).", "type": "object", "required": ["by", "sample_ms", "total_processes", "processes"], "additionalProperties": false, "properties": { "by": { "type": "string", "enum": ["cpu", "memory"] }, "sample_ms": { "type": "integer", "minimum": 0, "description": "Length of the CPU sampling window." }, "total_processes": { "type": "integer", "minimum": 0, "description": "Processes seen in both samples." }, "processes": { "type": "array", "maxItems": 100, "items": { "title": "ProcTopProcess", "type": "object", "required": ["pid", "command", "cpu_percent", "mem_rss_bytes"], "additionalProperties": false, "properties": { "pid": { "type": "integer", "minimum": 1 }, "ppid": { "type": "integer", "minimum": 0 }, "command": { "type": "string", "maxLength": 64, "description": "comm (the executable name as the kernel keeps it, at most 15 bytes on Linux)." }, "state": { "type": "string", "maxLength": 1, "description": "Process state letter (R, S, D, Z, T, I, ...)." }, "cpu_percent": { "type": "number", "minimum": 0 }, "mem_rss_bytes": { "type": "integer", "minimum": 0, "description": "Resident set size (VmRSS); 0 for kernel threads." }, "uid": { "type": "integer", "minimum": 0, "description": "Real user id." }, "user": { "type": "string", "description": "User name of uid, when /etc/passwd names it." } } } } } };
-function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  ;
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate75.evaluated || (validate75.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.by === void 0 && (missing0 = "by") || data.sample_ms === void 0 && (missing0 = "sample_ms") || data.total_processes === void 0 && (missing0 = "total_processes") || data.processes === void 0 && (missing0 = "processes")) {
-        validate75.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate74.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "by" || key0 === "sample_ms" || key0 === "total_processes" || key0 === "processes")) {
-            validate75.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate74.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -6619,11 +5782,11 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
             let data0 = data.by;
             const _errs2 = errors;
             if (typeof data0 !== "string") {
-              validate75.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate74.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
             if (!(data0 === "cpu" || data0 === "memory")) {
-              validate75.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/enum", keyword: "enum", params: { allowedValues: schema98.properties.by.enum }, message: "must be equal to one of the allowed values" }];
+              validate74.errors = [{ instancePath: instancePath + "/by", schemaPath: "#/properties/by/enum", keyword: "enum", params: { allowedValues: schema96.properties.by.enum }, message: "must be equal to one of the allowed values" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -6635,13 +5798,13 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
               let data1 = data.sample_ms;
               const _errs4 = errors;
               if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-                validate75.errors = [{ instancePath: instancePath + "/sample_ms", schemaPath: "#/properties/sample_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                validate74.errors = [{ instancePath: instancePath + "/sample_ms", schemaPath: "#/properties/sample_ms/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                 return false;
               }
               if (errors === _errs4) {
                 if (typeof data1 == "number" && isFinite(data1)) {
                   if (data1 < 0 || isNaN(data1)) {
-                    validate75.errors = [{ instancePath: instancePath + "/sample_ms", schemaPath: "#/properties/sample_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                    validate74.errors = [{ instancePath: instancePath + "/sample_ms", schemaPath: "#/properties/sample_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                     return false;
                   }
                 }
@@ -6655,13 +5818,13 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                 let data2 = data.total_processes;
                 const _errs6 = errors;
                 if (!(typeof data2 == "number" && (!(data2 % 1) && !isNaN(data2)) && isFinite(data2))) {
-                  validate75.errors = [{ instancePath: instancePath + "/total_processes", schemaPath: "#/properties/total_processes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                  validate74.errors = [{ instancePath: instancePath + "/total_processes", schemaPath: "#/properties/total_processes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                   return false;
                 }
                 if (errors === _errs6) {
                   if (typeof data2 == "number" && isFinite(data2)) {
                     if (data2 < 0 || isNaN(data2)) {
-                      validate75.errors = [{ instancePath: instancePath + "/total_processes", schemaPath: "#/properties/total_processes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                      validate74.errors = [{ instancePath: instancePath + "/total_processes", schemaPath: "#/properties/total_processes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                       return false;
                     }
                   }
@@ -6677,7 +5840,7 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                   if (errors === _errs8) {
                     if (Array.isArray(data3)) {
                       if (data3.length > 100) {
-                        validate75.errors = [{ instancePath: instancePath + "/processes", schemaPath: "#/properties/processes/maxItems", keyword: "maxItems", params: { limit: 100 }, message: "must NOT have more than 100 items" }];
+                        validate74.errors = [{ instancePath: instancePath + "/processes", schemaPath: "#/properties/processes/maxItems", keyword: "maxItems", params: { limit: 100 }, message: "must NOT have more than 100 items" }];
                         return false;
                       } else {
                         var valid1 = true;
@@ -6689,13 +5852,13 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                             if (data4 && typeof data4 == "object" && !Array.isArray(data4)) {
                               let missing1;
                               if (data4.pid === void 0 && (missing1 = "pid") || data4.command === void 0 && (missing1 = "command") || data4.cpu_percent === void 0 && (missing1 = "cpu_percent") || data4.mem_rss_bytes === void 0 && (missing1 = "mem_rss_bytes")) {
-                                validate75.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                                validate74.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                                 return false;
                               } else {
                                 const _errs12 = errors;
                                 for (const key1 in data4) {
                                   if (!(key1 === "pid" || key1 === "ppid" || key1 === "command" || key1 === "state" || key1 === "cpu_percent" || key1 === "mem_rss_bytes" || key1 === "uid" || key1 === "user")) {
-                                    validate75.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                    validate74.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                                     return false;
                                     break;
                                   }
@@ -6705,13 +5868,13 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                     let data5 = data4.pid;
                                     const _errs13 = errors;
                                     if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
-                                      validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/pid", schemaPath: "#/properties/processes/items/properties/pid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                      validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/pid", schemaPath: "#/properties/processes/items/properties/pid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                       return false;
                                     }
                                     if (errors === _errs13) {
                                       if (typeof data5 == "number" && isFinite(data5)) {
                                         if (data5 < 1 || isNaN(data5)) {
-                                          validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/pid", schemaPath: "#/properties/processes/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                          validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/pid", schemaPath: "#/properties/processes/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                           return false;
                                         }
                                       }
@@ -6725,13 +5888,13 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                       let data6 = data4.ppid;
                                       const _errs15 = errors;
                                       if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)) && isFinite(data6))) {
-                                        validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/ppid", schemaPath: "#/properties/processes/items/properties/ppid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                        validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/ppid", schemaPath: "#/properties/processes/items/properties/ppid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                         return false;
                                       }
                                       if (errors === _errs15) {
                                         if (typeof data6 == "number" && isFinite(data6)) {
                                           if (data6 < 0 || isNaN(data6)) {
-                                            validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/ppid", schemaPath: "#/properties/processes/items/properties/ppid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                            validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/ppid", schemaPath: "#/properties/processes/items/properties/ppid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                             return false;
                                           }
                                         }
@@ -6747,11 +5910,11 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                         if (errors === _errs17) {
                                           if (typeof data7 === "string") {
                                             if (func1(data7) > 64) {
-                                              validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/command", schemaPath: "#/properties/processes/items/properties/command/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
+                                              validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/command", schemaPath: "#/properties/processes/items/properties/command/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
                                               return false;
                                             }
                                           } else {
-                                            validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/command", schemaPath: "#/properties/processes/items/properties/command/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                            validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/command", schemaPath: "#/properties/processes/items/properties/command/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                             return false;
                                           }
                                         }
@@ -6766,11 +5929,11 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                           if (errors === _errs19) {
                                             if (typeof data8 === "string") {
                                               if (func1(data8) > 1) {
-                                                validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/state", schemaPath: "#/properties/processes/items/properties/state/maxLength", keyword: "maxLength", params: { limit: 1 }, message: "must NOT have more than 1 characters" }];
+                                                validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/state", schemaPath: "#/properties/processes/items/properties/state/maxLength", keyword: "maxLength", params: { limit: 1 }, message: "must NOT have more than 1 characters" }];
                                                 return false;
                                               }
                                             } else {
-                                              validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/state", schemaPath: "#/properties/processes/items/properties/state/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                              validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/state", schemaPath: "#/properties/processes/items/properties/state/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                               return false;
                                             }
                                           }
@@ -6785,11 +5948,11 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                             if (errors === _errs21) {
                                               if (typeof data9 == "number" && isFinite(data9)) {
                                                 if (data9 < 0 || isNaN(data9)) {
-                                                  validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/cpu_percent", schemaPath: "#/properties/processes/items/properties/cpu_percent/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                  validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/cpu_percent", schemaPath: "#/properties/processes/items/properties/cpu_percent/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                   return false;
                                                 }
                                               } else {
-                                                validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/cpu_percent", schemaPath: "#/properties/processes/items/properties/cpu_percent/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
+                                                validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/cpu_percent", schemaPath: "#/properties/processes/items/properties/cpu_percent/type", keyword: "type", params: { type: "number" }, message: "must be number" }];
                                                 return false;
                                               }
                                             }
@@ -6802,13 +5965,13 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                               let data10 = data4.mem_rss_bytes;
                                               const _errs23 = errors;
                                               if (!(typeof data10 == "number" && (!(data10 % 1) && !isNaN(data10)) && isFinite(data10))) {
-                                                validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/mem_rss_bytes", schemaPath: "#/properties/processes/items/properties/mem_rss_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/mem_rss_bytes", schemaPath: "#/properties/processes/items/properties/mem_rss_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                 return false;
                                               }
                                               if (errors === _errs23) {
                                                 if (typeof data10 == "number" && isFinite(data10)) {
                                                   if (data10 < 0 || isNaN(data10)) {
-                                                    validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/mem_rss_bytes", schemaPath: "#/properties/processes/items/properties/mem_rss_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                    validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/mem_rss_bytes", schemaPath: "#/properties/processes/items/properties/mem_rss_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                     return false;
                                                   }
                                                 }
@@ -6822,13 +5985,13 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                                 let data11 = data4.uid;
                                                 const _errs25 = errors;
                                                 if (!(typeof data11 == "number" && (!(data11 % 1) && !isNaN(data11)) && isFinite(data11))) {
-                                                  validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/uid", schemaPath: "#/properties/processes/items/properties/uid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                                  validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/uid", schemaPath: "#/properties/processes/items/properties/uid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                                   return false;
                                                 }
                                                 if (errors === _errs25) {
                                                   if (typeof data11 == "number" && isFinite(data11)) {
                                                     if (data11 < 0 || isNaN(data11)) {
-                                                      validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/uid", schemaPath: "#/properties/processes/items/properties/uid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                                      validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/uid", schemaPath: "#/properties/processes/items/properties/uid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                                       return false;
                                                     }
                                                   }
@@ -6841,7 +6004,7 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                                 if (data4.user !== void 0) {
                                                   const _errs27 = errors;
                                                   if (typeof data4.user !== "string") {
-                                                    validate75.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/user", schemaPath: "#/properties/processes/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                                    validate74.errors = [{ instancePath: instancePath + "/processes/" + i0 + "/user", schemaPath: "#/properties/processes/items/properties/user/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                                     return false;
                                                   }
                                                   var valid2 = _errs27 === errors;
@@ -6858,7 +6021,7 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                                 }
                               }
                             } else {
-                              validate75.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                              validate74.errors = [{ instancePath: instancePath + "/processes/" + i0, schemaPath: "#/properties/processes/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                               return false;
                             }
                           }
@@ -6869,7 +6032,7 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
                         }
                       }
                     } else {
-                      validate75.errors = [{ instancePath: instancePath + "/processes", schemaPath: "#/properties/processes/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                      validate74.errors = [{ instancePath: instancePath + "/processes", schemaPath: "#/properties/processes/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                       return false;
                     }
                   }
@@ -6883,6 +6046,33 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
+      validate74.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate74.errors = vErrors;
+  return errors === 0;
+}
+var validateNetListeningSocketsArgs = validate75;
+function validate75(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate75.evaluated || (validate75.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      for (const key0 in data) {
+        validate75.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+        return false;
+        break;
+      }
+    } else {
       validate75.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
@@ -6890,7 +6080,10 @@ function validate75(data, { instancePath = "", parentData, parentDataProperty, r
   validate75.errors = vErrors;
   return errors === 0;
 }
-var validateNetListeningSocketsArgs = validate76;
+var validateNetListeningSocketsOutput = validate76;
+var schema98 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/net.listening_sockets.output.json", "title": "NetListeningSocketsOutput", "description": "Output of net.listening_sockets: TCP sockets in LISTEN state and unconnected UDP sockets, from /proc/net/tcp, tcp6, udp and udp6. pid is found by matching socket inodes in /proc/<pid>/fd; it is null when not visible to the agent (other users' processes without privileges).", "type": "object", "required": ["sockets", "truncated"], "additionalProperties": false, "properties": { "sockets": { "type": "array", "maxItems": 4096, "items": { "title": "ListeningSocket", "type": "object", "required": ["protocol", "local_address", "port"], "additionalProperties": false, "properties": { "protocol": { "type": "string", "enum": ["tcp", "tcp6", "udp", "udp6"] }, "local_address": { "type": "string", "anyOf": [{ "type": "string", "format": "ipv4" }, { "type": "string", "format": "ipv6" }], "description": "Bound address: 0.0.0.0 or :: for all addresses; IPv6 in RFC 5952 form." }, "port": { "type": "integer", "minimum": 0, "maximum": 65535 }, "inode": { "type": "integer", "minimum": 0 }, "uid": { "type": "integer", "minimum": 0 }, "pid": { "type": ["integer", "null"], "minimum": 1, "description": "Owning process, null when unknown." }, "command": { "type": "string", "maxLength": 64, "description": "comm of pid, when pid is known." } } } }, "truncated": { "type": "boolean", "description": "More than 4096 sockets were found; the first 4096 (by protocol, then port) are returned." } } };
+var formats20 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+var formats22 = /^((([0-9a-f]{1,4}:){7}([0-9a-f]{1,4}|:))|(([0-9a-f]{1,4}:){6}(:[0-9a-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){5}(((:[0-9a-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){4}(((:[0-9a-f]{1,4}){1,3})|((:[0-9a-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){3}(((:[0-9a-f]{1,4}){1,4})|((:[0-9a-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){2}(((:[0-9a-f]{1,4}){1,5})|((:[0-9a-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){1}(((:[0-9a-f]{1,4}){1,6})|((:[0-9a-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9a-f]{1,4}){1,7})|((:[0-9a-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))$/i;
 function validate76(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -6904,45 +6097,15 @@ function validate76(data, { instancePath = "", parentData, parentDataProperty, r
   }
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
-      for (const key0 in data) {
-        validate76.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-        return false;
-        break;
-      }
-    } else {
-      validate76.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate76.errors = vErrors;
-  return errors === 0;
-}
-var validateNetListeningSocketsOutput = validate77;
-var schema100 = { "$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "https://cortex.invalid/schemas/v1/probes/net.listening_sockets.output.json", "title": "NetListeningSocketsOutput", "description": "Output of net.listening_sockets: TCP sockets in LISTEN state and unconnected UDP sockets, from /proc/net/tcp, tcp6, udp and udp6. pid is found by matching socket inodes in /proc/<pid>/fd; it is null when not visible to the agent (other users' processes without privileges).", "type": "object", "required": ["sockets", "truncated"], "additionalProperties": false, "properties": { "sockets": { "type": "array", "maxItems": 4096, "items": { "title": "ListeningSocket", "type": "object", "required": ["protocol", "local_address", "port"], "additionalProperties": false, "properties": { "protocol": { "type": "string", "enum": ["tcp", "tcp6", "udp", "udp6"] }, "local_address": { "type": "string", "anyOf": [{ "type": "string", "format": "ipv4" }, { "type": "string", "format": "ipv6" }], "description": "Bound address: 0.0.0.0 or :: for all addresses; IPv6 in RFC 5952 form." }, "port": { "type": "integer", "minimum": 0, "maximum": 65535 }, "inode": { "type": "integer", "minimum": 0 }, "uid": { "type": "integer", "minimum": 0 }, "pid": { "type": ["integer", "null"], "minimum": 1, "description": "Owning process, null when unknown." }, "command": { "type": "string", "maxLength": 64, "description": "comm of pid, when pid is known." } } } }, "truncated": { "type": "boolean", "description": "More than 4096 sockets were found; the first 4096 (by protocol, then port) are returned." } } };
-var formats20 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
-var formats22 = /^((([0-9a-f]{1,4}:){7}([0-9a-f]{1,4}|:))|(([0-9a-f]{1,4}:){6}(:[0-9a-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){5}(((:[0-9a-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9a-f]{1,4}:){4}(((:[0-9a-f]{1,4}){1,3})|((:[0-9a-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){3}(((:[0-9a-f]{1,4}){1,4})|((:[0-9a-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){2}(((:[0-9a-f]{1,4}){1,5})|((:[0-9a-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9a-f]{1,4}:){1}(((:[0-9a-f]{1,4}){1,6})|((:[0-9a-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9a-f]{1,4}){1,7})|((:[0-9a-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))$/i;
-function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  ;
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate77.evaluated || (validate77.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
       if (data.sockets === void 0 && (missing0 = "sockets") || data.truncated === void 0 && (missing0 = "truncated")) {
-        validate77.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        validate76.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
           if (!(key0 === "sockets" || key0 === "truncated")) {
-            validate77.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate76.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -6954,7 +6117,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
             if (errors === _errs2) {
               if (Array.isArray(data0)) {
                 if (data0.length > 4096) {
-                  validate77.errors = [{ instancePath: instancePath + "/sockets", schemaPath: "#/properties/sockets/maxItems", keyword: "maxItems", params: { limit: 4096 }, message: "must NOT have more than 4096 items" }];
+                  validate76.errors = [{ instancePath: instancePath + "/sockets", schemaPath: "#/properties/sockets/maxItems", keyword: "maxItems", params: { limit: 4096 }, message: "must NOT have more than 4096 items" }];
                   return false;
                 } else {
                   var valid1 = true;
@@ -6966,13 +6129,13 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                       if (data1 && typeof data1 == "object" && !Array.isArray(data1)) {
                         let missing1;
                         if (data1.protocol === void 0 && (missing1 = "protocol") || data1.local_address === void 0 && (missing1 = "local_address") || data1.port === void 0 && (missing1 = "port")) {
-                          validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                          validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                           return false;
                         } else {
                           const _errs6 = errors;
                           for (const key1 in data1) {
                             if (!(key1 === "protocol" || key1 === "local_address" || key1 === "port" || key1 === "inode" || key1 === "uid" || key1 === "pid" || key1 === "command")) {
-                              validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                              validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                               return false;
                               break;
                             }
@@ -6982,11 +6145,11 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                               let data2 = data1.protocol;
                               const _errs7 = errors;
                               if (typeof data2 !== "string") {
-                                validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/protocol", schemaPath: "#/properties/sockets/items/properties/protocol/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/protocol", schemaPath: "#/properties/sockets/items/properties/protocol/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                 return false;
                               }
                               if (!(data2 === "tcp" || data2 === "tcp6" || data2 === "udp" || data2 === "udp6")) {
-                                validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/protocol", schemaPath: "#/properties/sockets/items/properties/protocol/enum", keyword: "enum", params: { allowedValues: schema100.properties.sockets.items.properties.protocol.enum }, message: "must be equal to one of the allowed values" }];
+                                validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/protocol", schemaPath: "#/properties/sockets/items/properties/protocol/enum", keyword: "enum", params: { allowedValues: schema98.properties.sockets.items.properties.protocol.enum }, message: "must be equal to one of the allowed values" }];
                                 return false;
                               }
                               var valid2 = _errs7 === errors;
@@ -6998,7 +6161,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                 let data3 = data1.local_address;
                                 const _errs9 = errors;
                                 if (typeof data3 !== "string") {
-                                  validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                  validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/local_address", schemaPath: "#/properties/sockets/items/properties/local_address/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                   return false;
                                 }
                                 const _errs11 = errors;
@@ -7063,7 +6226,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                     vErrors.push(err4);
                                   }
                                   errors++;
-                                  validate77.errors = vErrors;
+                                  validate76.errors = vErrors;
                                   return false;
                                 } else {
                                   errors = _errs11;
@@ -7084,17 +6247,17 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                   let data4 = data1.port;
                                   const _errs16 = errors;
                                   if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
-                                    validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                    validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                     return false;
                                   }
                                   if (errors === _errs16) {
                                     if (typeof data4 == "number" && isFinite(data4)) {
                                       if (data4 > 65535 || isNaN(data4)) {
-                                        validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/maximum", keyword: "maximum", params: { comparison: "<=", limit: 65535 }, message: "must be <= 65535" }];
+                                        validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/maximum", keyword: "maximum", params: { comparison: "<=", limit: 65535 }, message: "must be <= 65535" }];
                                         return false;
                                       } else {
                                         if (data4 < 0 || isNaN(data4)) {
-                                          validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                          validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/port", schemaPath: "#/properties/sockets/items/properties/port/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                           return false;
                                         }
                                       }
@@ -7109,13 +6272,13 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                     let data5 = data1.inode;
                                     const _errs18 = errors;
                                     if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
-                                      validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/inode", schemaPath: "#/properties/sockets/items/properties/inode/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                      validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/inode", schemaPath: "#/properties/sockets/items/properties/inode/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                       return false;
                                     }
                                     if (errors === _errs18) {
                                       if (typeof data5 == "number" && isFinite(data5)) {
                                         if (data5 < 0 || isNaN(data5)) {
-                                          validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/inode", schemaPath: "#/properties/sockets/items/properties/inode/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                          validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/inode", schemaPath: "#/properties/sockets/items/properties/inode/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                           return false;
                                         }
                                       }
@@ -7129,13 +6292,13 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                       let data6 = data1.uid;
                                       const _errs20 = errors;
                                       if (!(typeof data6 == "number" && (!(data6 % 1) && !isNaN(data6)) && isFinite(data6))) {
-                                        validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/uid", schemaPath: "#/properties/sockets/items/properties/uid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                        validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/uid", schemaPath: "#/properties/sockets/items/properties/uid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                         return false;
                                       }
                                       if (errors === _errs20) {
                                         if (typeof data6 == "number" && isFinite(data6)) {
                                           if (data6 < 0 || isNaN(data6)) {
-                                            validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/uid", schemaPath: "#/properties/sockets/items/properties/uid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                            validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/uid", schemaPath: "#/properties/sockets/items/properties/uid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                             return false;
                                           }
                                         }
@@ -7149,13 +6312,13 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                         let data7 = data1.pid;
                                         const _errs22 = errors;
                                         if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7)) && data7 !== null) {
-                                          validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/pid", schemaPath: "#/properties/sockets/items/properties/pid/type", keyword: "type", params: { type: schema100.properties.sockets.items.properties.pid.type }, message: "must be integer,null" }];
+                                          validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/pid", schemaPath: "#/properties/sockets/items/properties/pid/type", keyword: "type", params: { type: schema98.properties.sockets.items.properties.pid.type }, message: "must be integer,null" }];
                                           return false;
                                         }
                                         if (errors === _errs22) {
                                           if (typeof data7 == "number" && isFinite(data7)) {
                                             if (data7 < 1 || isNaN(data7)) {
-                                              validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/pid", schemaPath: "#/properties/sockets/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                              validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/pid", schemaPath: "#/properties/sockets/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                               return false;
                                             }
                                           }
@@ -7171,11 +6334,11 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                                           if (errors === _errs24) {
                                             if (typeof data8 === "string") {
                                               if (func1(data8) > 64) {
-                                                validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/command", schemaPath: "#/properties/sockets/items/properties/command/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
+                                                validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/command", schemaPath: "#/properties/sockets/items/properties/command/maxLength", keyword: "maxLength", params: { limit: 64 }, message: "must NOT have more than 64 characters" }];
                                                 return false;
                                               }
                                             } else {
-                                              validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/command", schemaPath: "#/properties/sockets/items/properties/command/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                              validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0 + "/command", schemaPath: "#/properties/sockets/items/properties/command/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                               return false;
                                             }
                                           }
@@ -7192,7 +6355,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                           }
                         }
                       } else {
-                        validate77.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                        validate76.errors = [{ instancePath: instancePath + "/sockets/" + i0, schemaPath: "#/properties/sockets/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                         return false;
                       }
                     }
@@ -7203,7 +6366,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
                   }
                 }
               } else {
-                validate77.errors = [{ instancePath: instancePath + "/sockets", schemaPath: "#/properties/sockets/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                validate76.errors = [{ instancePath: instancePath + "/sockets", schemaPath: "#/properties/sockets/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                 return false;
               }
             }
@@ -7215,10 +6378,102 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
             if (data.truncated !== void 0) {
               const _errs26 = errors;
               if (typeof data.truncated !== "boolean") {
-                validate77.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                validate76.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                 return false;
               }
               var valid0 = _errs26 === errors;
+            } else {
+              var valid0 = true;
+            }
+          }
+        }
+      }
+    } else {
+      validate76.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate76.errors = vErrors;
+  return errors === 0;
+}
+var validateJournalTailArgs = validate77;
+function validate77(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate77.evaluated || (validate77.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.unit === void 0 && (missing0 = "unit")) {
+        validate77.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "unit" || key0 === "lines")) {
+            validate77.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.unit !== void 0) {
+            let data0 = data.unit;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (typeof data0 === "string") {
+                if (func1(data0) > 256) {
+                  validate77.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters" }];
+                  return false;
+                } else {
+                  if (func1(data0) < 1) {
+                    validate77.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                    return false;
+                  } else {
+                    if (!pattern11.test(data0)) {
+                      validate77.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$" }, message: 'must match pattern "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$"' }];
+                      return false;
+                    }
+                  }
+                }
+              } else {
+                validate77.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.lines !== void 0) {
+              let data1 = data.lines;
+              const _errs4 = errors;
+              if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+                validate77.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 1e3 || isNaN(data1)) {
+                    validate77.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e3 }, message: "must be <= 1000" }];
+                    return false;
+                  } else {
+                    if (data1 < 1 || isNaN(data1)) {
+                      validate77.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid0 = _errs4 === errors;
             } else {
               var valid0 = true;
             }
@@ -7233,7 +6488,7 @@ function validate77(data, { instancePath = "", parentData, parentDataProperty, r
   validate77.errors = vErrors;
   return errors === 0;
 }
-var validateJournalTailArgs = validate78;
+var validateJournalTailOutput = validate78;
 function validate78(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -7248,106 +6503,14 @@ function validate78(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.unit === void 0 && (missing0 = "unit")) {
+      if (data.unit === void 0 && (missing0 = "unit") || data.entries === void 0 && (missing0 = "entries") || data.truncated === void 0 && (missing0 = "truncated")) {
         validate78.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!(key0 === "unit" || key0 === "lines")) {
-            validate78.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-            return false;
-            break;
-          }
-        }
-        if (_errs1 === errors) {
-          if (data.unit !== void 0) {
-            let data0 = data.unit;
-            const _errs2 = errors;
-            if (errors === _errs2) {
-              if (typeof data0 === "string") {
-                if (func1(data0) > 256) {
-                  validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/maxLength", keyword: "maxLength", params: { limit: 256 }, message: "must NOT have more than 256 characters" }];
-                  return false;
-                } else {
-                  if (func1(data0) < 1) {
-                    validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                    return false;
-                  } else {
-                    if (!pattern13.test(data0)) {
-                      validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/pattern", keyword: "pattern", params: { pattern: "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$" }, message: 'must match pattern "^[A-Za-z0-9_@:][A-Za-z0-9_@:.\\-]*$"' }];
-                      return false;
-                    }
-                  }
-                }
-              } else {
-                validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
-            }
-            var valid0 = _errs2 === errors;
-          } else {
-            var valid0 = true;
-          }
-          if (valid0) {
-            if (data.lines !== void 0) {
-              let data1 = data.lines;
-              const _errs4 = errors;
-              if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-                validate78.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                return false;
-              }
-              if (errors === _errs4) {
-                if (typeof data1 == "number" && isFinite(data1)) {
-                  if (data1 > 1e3 || isNaN(data1)) {
-                    validate78.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e3 }, message: "must be <= 1000" }];
-                    return false;
-                  } else {
-                    if (data1 < 1 || isNaN(data1)) {
-                      validate78.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                      return false;
-                    }
-                  }
-                }
-              }
-              var valid0 = _errs4 === errors;
-            } else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    } else {
-      validate78.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate78.errors = vErrors;
-  return errors === 0;
-}
-var validateJournalTailOutput = validate79;
-function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  ;
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate79.evaluated || (validate79.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.unit === void 0 && (missing0 = "unit") || data.entries === void 0 && (missing0 = "entries") || data.truncated === void 0 && (missing0 = "truncated")) {
-        validate79.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        const _errs1 = errors;
-        for (const key0 in data) {
           if (!(key0 === "unit" || key0 === "entries" || key0 === "truncated")) {
-            validate79.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate78.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -7356,7 +6519,7 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.unit !== void 0) {
             const _errs2 = errors;
             if (typeof data.unit !== "string") {
-              validate79.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate78.errors = [{ instancePath: instancePath + "/unit", schemaPath: "#/properties/unit/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -7370,7 +6533,7 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
               if (errors === _errs4) {
                 if (Array.isArray(data1)) {
                   if (data1.length > 1e3) {
-                    validate79.errors = [{ instancePath: instancePath + "/entries", schemaPath: "#/properties/entries/maxItems", keyword: "maxItems", params: { limit: 1e3 }, message: "must NOT have more than 1000 items" }];
+                    validate78.errors = [{ instancePath: instancePath + "/entries", schemaPath: "#/properties/entries/maxItems", keyword: "maxItems", params: { limit: 1e3 }, message: "must NOT have more than 1000 items" }];
                     return false;
                   } else {
                     var valid1 = true;
@@ -7382,13 +6545,13 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
                         if (data2 && typeof data2 == "object" && !Array.isArray(data2)) {
                           let missing1;
                           if (data2.ts === void 0 && (missing1 = "ts") || data2.message === void 0 && (missing1 = "message")) {
-                            validate79.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
+                            validate78.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/required", keyword: "required", params: { missingProperty: missing1 }, message: "must have required property '" + missing1 + "'" }];
                             return false;
                           } else {
                             const _errs8 = errors;
                             for (const key1 in data2) {
                               if (!(key1 === "ts" || key1 === "message" || key1 === "priority" || key1 === "identifier" || key1 === "pid")) {
-                                validate79.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
+                                validate78.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key1 }, message: "must NOT have additional properties" }];
                                 return false;
                                 break;
                               }
@@ -7401,11 +6564,11 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
                                   if (errors === _errs9) {
                                     if (typeof data3 === "string") {
                                       if (!formats0.validate(data3)) {
-                                        validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/ts", schemaPath: "#/properties/entries/items/properties/ts/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
+                                        validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/ts", schemaPath: "#/properties/entries/items/properties/ts/format", keyword: "format", params: { format: "date-time" }, message: 'must match format "date-time"' }];
                                         return false;
                                       }
                                     } else {
-                                      validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/ts", schemaPath: "#/properties/entries/items/properties/ts/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                      validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/ts", schemaPath: "#/properties/entries/items/properties/ts/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                       return false;
                                     }
                                   }
@@ -7421,11 +6584,11 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
                                   if (errors === _errs11) {
                                     if (typeof data4 === "string") {
                                       if (func1(data4) > 65536) {
-                                        validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/message", schemaPath: "#/properties/entries/items/properties/message/maxLength", keyword: "maxLength", params: { limit: 65536 }, message: "must NOT have more than 65536 characters" }];
+                                        validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/message", schemaPath: "#/properties/entries/items/properties/message/maxLength", keyword: "maxLength", params: { limit: 65536 }, message: "must NOT have more than 65536 characters" }];
                                         return false;
                                       }
                                     } else {
-                                      validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/message", schemaPath: "#/properties/entries/items/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                      validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/message", schemaPath: "#/properties/entries/items/properties/message/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                       return false;
                                     }
                                   }
@@ -7438,17 +6601,17 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
                                     let data5 = data2.priority;
                                     const _errs13 = errors;
                                     if (!(typeof data5 == "number" && (!(data5 % 1) && !isNaN(data5)) && isFinite(data5))) {
-                                      validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                      validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                       return false;
                                     }
                                     if (errors === _errs13) {
                                       if (typeof data5 == "number" && isFinite(data5)) {
                                         if (data5 > 7 || isNaN(data5)) {
-                                          validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/maximum", keyword: "maximum", params: { comparison: "<=", limit: 7 }, message: "must be <= 7" }];
+                                          validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/maximum", keyword: "maximum", params: { comparison: "<=", limit: 7 }, message: "must be <= 7" }];
                                           return false;
                                         } else {
                                           if (data5 < 0 || isNaN(data5)) {
-                                            validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                                            validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/priority", schemaPath: "#/properties/entries/items/properties/priority/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                                             return false;
                                           }
                                         }
@@ -7462,7 +6625,7 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
                                     if (data2.identifier !== void 0) {
                                       const _errs15 = errors;
                                       if (typeof data2.identifier !== "string") {
-                                        validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/identifier", schemaPath: "#/properties/entries/items/properties/identifier/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                                        validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/identifier", schemaPath: "#/properties/entries/items/properties/identifier/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                                         return false;
                                       }
                                       var valid2 = _errs15 === errors;
@@ -7474,13 +6637,13 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
                                         let data7 = data2.pid;
                                         const _errs17 = errors;
                                         if (!(typeof data7 == "number" && (!(data7 % 1) && !isNaN(data7)) && isFinite(data7))) {
-                                          validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/pid", schemaPath: "#/properties/entries/items/properties/pid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                                          validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/pid", schemaPath: "#/properties/entries/items/properties/pid/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                                           return false;
                                         }
                                         if (errors === _errs17) {
                                           if (typeof data7 == "number" && isFinite(data7)) {
                                             if (data7 < 1 || isNaN(data7)) {
-                                              validate79.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/pid", schemaPath: "#/properties/entries/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                                              validate78.errors = [{ instancePath: instancePath + "/entries/" + i0 + "/pid", schemaPath: "#/properties/entries/items/properties/pid/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
                                               return false;
                                             }
                                           }
@@ -7496,7 +6659,7 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
                             }
                           }
                         } else {
-                          validate79.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+                          validate78.errors = [{ instancePath: instancePath + "/entries/" + i0, schemaPath: "#/properties/entries/items/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
                           return false;
                         }
                       }
@@ -7507,7 +6670,7 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
                     }
                   }
                 } else {
-                  validate79.errors = [{ instancePath: instancePath + "/entries", schemaPath: "#/properties/entries/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate78.errors = [{ instancePath: instancePath + "/entries", schemaPath: "#/properties/entries/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -7519,13 +6682,105 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
               if (data.truncated !== void 0) {
                 const _errs19 = errors;
                 if (typeof data.truncated !== "boolean") {
-                  validate79.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                  validate78.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                   return false;
                 }
                 var valid0 = _errs19 === errors;
               } else {
                 var valid0 = true;
               }
+            }
+          }
+        }
+      }
+    } else {
+      validate78.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      return false;
+    }
+  }
+  validate78.errors = vErrors;
+  return errors === 0;
+}
+var validateFileTailArgs = validate79;
+function validate79(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
+  ;
+  let vErrors = null;
+  let errors = 0;
+  const evaluated0 = validate79.evaluated || (validate79.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
+  if (evaluated0.dynamicProps) {
+    evaluated0.props = void 0;
+  }
+  if (evaluated0.dynamicItems) {
+    evaluated0.items = void 0;
+  }
+  if (errors === 0) {
+    if (data && typeof data == "object" && !Array.isArray(data)) {
+      let missing0;
+      if (data.path === void 0 && (missing0 = "path")) {
+        validate79.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
+        return false;
+      } else {
+        const _errs1 = errors;
+        for (const key0 in data) {
+          if (!(key0 === "path" || key0 === "lines")) {
+            validate79.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            return false;
+            break;
+          }
+        }
+        if (_errs1 === errors) {
+          if (data.path !== void 0) {
+            let data0 = data.path;
+            const _errs2 = errors;
+            if (errors === _errs2) {
+              if (typeof data0 === "string") {
+                if (func1(data0) > 4096) {
+                  validate79.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
+                  return false;
+                } else {
+                  if (func1(data0) < 1) {
+                    validate79.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
+                    return false;
+                  } else {
+                    if (!pattern12.test(data0)) {
+                      validate79.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$" }, message: 'must match pattern "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$"' }];
+                      return false;
+                    }
+                  }
+                }
+              } else {
+                validate79.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+            }
+            var valid0 = _errs2 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.lines !== void 0) {
+              let data1 = data.lines;
+              const _errs4 = errors;
+              if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+                validate79.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 1e3 || isNaN(data1)) {
+                    validate79.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e3 }, message: "must be <= 1000" }];
+                    return false;
+                  } else {
+                    if (data1 < 1 || isNaN(data1)) {
+                      validate79.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
+                      return false;
+                    }
+                  }
+                }
+              }
+              var valid0 = _errs4 === errors;
+            } else {
+              var valid0 = true;
             }
           }
         }
@@ -7538,7 +6793,7 @@ function validate79(data, { instancePath = "", parentData, parentDataProperty, r
   validate79.errors = vErrors;
   return errors === 0;
 }
-var validateFileTailArgs = validate80;
+var validateFileTailOutput = validate80;
 function validate80(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -7553,106 +6808,14 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
   if (errors === 0) {
     if (data && typeof data == "object" && !Array.isArray(data)) {
       let missing0;
-      if (data.path === void 0 && (missing0 = "path")) {
+      if (data.path === void 0 && (missing0 = "path") || data.lines === void 0 && (missing0 = "lines") || data.truncated === void 0 && (missing0 = "truncated")) {
         validate80.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
         return false;
       } else {
         const _errs1 = errors;
         for (const key0 in data) {
-          if (!(key0 === "path" || key0 === "lines")) {
-            validate80.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
-            return false;
-            break;
-          }
-        }
-        if (_errs1 === errors) {
-          if (data.path !== void 0) {
-            let data0 = data.path;
-            const _errs2 = errors;
-            if (errors === _errs2) {
-              if (typeof data0 === "string") {
-                if (func1(data0) > 4096) {
-                  validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/maxLength", keyword: "maxLength", params: { limit: 4096 }, message: "must NOT have more than 4096 characters" }];
-                  return false;
-                } else {
-                  if (func1(data0) < 1) {
-                    validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/minLength", keyword: "minLength", params: { limit: 1 }, message: "must NOT have fewer than 1 characters" }];
-                    return false;
-                  } else {
-                    if (!pattern14.test(data0)) {
-                      validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/pattern", keyword: "pattern", params: { pattern: "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$" }, message: 'must match pattern "^(?![\\s\\S]*(?:^|/)\\.\\.(?:/|$))/[^\\u0000]*$"' }];
-                      return false;
-                    }
-                  }
-                }
-              } else {
-                validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
-                return false;
-              }
-            }
-            var valid0 = _errs2 === errors;
-          } else {
-            var valid0 = true;
-          }
-          if (valid0) {
-            if (data.lines !== void 0) {
-              let data1 = data.lines;
-              const _errs4 = errors;
-              if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
-                validate80.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
-                return false;
-              }
-              if (errors === _errs4) {
-                if (typeof data1 == "number" && isFinite(data1)) {
-                  if (data1 > 1e3 || isNaN(data1)) {
-                    validate80.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maximum", keyword: "maximum", params: { comparison: "<=", limit: 1e3 }, message: "must be <= 1000" }];
-                    return false;
-                  } else {
-                    if (data1 < 1 || isNaN(data1)) {
-                      validate80.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/minimum", keyword: "minimum", params: { comparison: ">=", limit: 1 }, message: "must be >= 1" }];
-                      return false;
-                    }
-                  }
-                }
-              }
-              var valid0 = _errs4 === errors;
-            } else {
-              var valid0 = true;
-            }
-          }
-        }
-      }
-    } else {
-      validate80.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
-      return false;
-    }
-  }
-  validate80.errors = vErrors;
-  return errors === 0;
-}
-var validateFileTailOutput = validate81;
-function validate81(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
-  ;
-  let vErrors = null;
-  let errors = 0;
-  const evaluated0 = validate81.evaluated || (validate81.evaluated = { "props": true, "dynamicProps": false, "dynamicItems": false });
-  if (evaluated0.dynamicProps) {
-    evaluated0.props = void 0;
-  }
-  if (evaluated0.dynamicItems) {
-    evaluated0.items = void 0;
-  }
-  if (errors === 0) {
-    if (data && typeof data == "object" && !Array.isArray(data)) {
-      let missing0;
-      if (data.path === void 0 && (missing0 = "path") || data.lines === void 0 && (missing0 = "lines") || data.truncated === void 0 && (missing0 = "truncated")) {
-        validate81.errors = [{ instancePath, schemaPath: "#/required", keyword: "required", params: { missingProperty: missing0 }, message: "must have required property '" + missing0 + "'" }];
-        return false;
-      } else {
-        const _errs1 = errors;
-        for (const key0 in data) {
           if (!(key0 === "path" || key0 === "lines" || key0 === "truncated" || key0 === "size_bytes")) {
-            validate81.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
+            validate80.errors = [{ instancePath, schemaPath: "#/additionalProperties", keyword: "additionalProperties", params: { additionalProperty: key0 }, message: "must NOT have additional properties" }];
             return false;
             break;
           }
@@ -7661,7 +6824,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
           if (data.path !== void 0) {
             const _errs2 = errors;
             if (typeof data.path !== "string") {
-              validate81.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+              validate80.errors = [{ instancePath: instancePath + "/path", schemaPath: "#/properties/path/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
               return false;
             }
             var valid0 = _errs2 === errors;
@@ -7675,7 +6838,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
               if (errors === _errs4) {
                 if (Array.isArray(data1)) {
                   if (data1.length > 1e3) {
-                    validate81.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maxItems", keyword: "maxItems", params: { limit: 1e3 }, message: "must NOT have more than 1000 items" }];
+                    validate80.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/maxItems", keyword: "maxItems", params: { limit: 1e3 }, message: "must NOT have more than 1000 items" }];
                     return false;
                   } else {
                     var valid1 = true;
@@ -7686,11 +6849,11 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
                       if (errors === _errs6) {
                         if (typeof data2 === "string") {
                           if (func1(data2) > 65536) {
-                            validate81.errors = [{ instancePath: instancePath + "/lines/" + i0, schemaPath: "#/properties/lines/items/maxLength", keyword: "maxLength", params: { limit: 65536 }, message: "must NOT have more than 65536 characters" }];
+                            validate80.errors = [{ instancePath: instancePath + "/lines/" + i0, schemaPath: "#/properties/lines/items/maxLength", keyword: "maxLength", params: { limit: 65536 }, message: "must NOT have more than 65536 characters" }];
                             return false;
                           }
                         } else {
-                          validate81.errors = [{ instancePath: instancePath + "/lines/" + i0, schemaPath: "#/properties/lines/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                          validate80.errors = [{ instancePath: instancePath + "/lines/" + i0, schemaPath: "#/properties/lines/items/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
                           return false;
                         }
                       }
@@ -7701,7 +6864,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
                     }
                   }
                 } else {
-                  validate81.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
+                  validate80.errors = [{ instancePath: instancePath + "/lines", schemaPath: "#/properties/lines/type", keyword: "type", params: { type: "array" }, message: "must be array" }];
                   return false;
                 }
               }
@@ -7713,7 +6876,7 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
               if (data.truncated !== void 0) {
                 const _errs8 = errors;
                 if (typeof data.truncated !== "boolean") {
-                  validate81.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
+                  validate80.errors = [{ instancePath: instancePath + "/truncated", schemaPath: "#/properties/truncated/type", keyword: "type", params: { type: "boolean" }, message: "must be boolean" }];
                   return false;
                 }
                 var valid0 = _errs8 === errors;
@@ -7725,13 +6888,13 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
                   let data4 = data.size_bytes;
                   const _errs10 = errors;
                   if (!(typeof data4 == "number" && (!(data4 % 1) && !isNaN(data4)) && isFinite(data4))) {
-                    validate81.errors = [{ instancePath: instancePath + "/size_bytes", schemaPath: "#/properties/size_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+                    validate80.errors = [{ instancePath: instancePath + "/size_bytes", schemaPath: "#/properties/size_bytes/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
                     return false;
                   }
                   if (errors === _errs10) {
                     if (typeof data4 == "number" && isFinite(data4)) {
                       if (data4 < 0 || isNaN(data4)) {
-                        validate81.errors = [{ instancePath: instancePath + "/size_bytes", schemaPath: "#/properties/size_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                        validate80.errors = [{ instancePath: instancePath + "/size_bytes", schemaPath: "#/properties/size_bytes/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                         return false;
                       }
                     }
@@ -7746,12 +6909,171 @@ function validate81(data, { instancePath = "", parentData, parentDataProperty, r
         }
       }
     } else {
-      validate81.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
+      validate80.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: "object" }, message: "must be object" }];
       return false;
     }
   }
-  validate81.errors = vErrors;
+  validate80.errors = vErrors;
   return errors === 0;
+}
+var fastFormatDateTime = /* @__PURE__ */ require_formats().fullFormats["date-time"];
+var fastUcs2length = /* @__PURE__ */ require_ucs2length().default;
+var FAST_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+function fastD2(s, i) {
+  const a = s.charCodeAt(i) - 48, b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+function fastDateTime(s) {
+  const n = s.length;
+  if (n < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return false;
+  const t = s.charCodeAt(10);
+  if (t !== 84 && t !== 116) return false;
+  const y1 = fastD2(s, 0), y2 = fastD2(s, 2), mo = fastD2(s, 5), da = fastD2(s, 8);
+  const hr = fastD2(s, 11), mi = fastD2(s, 14), se = fastD2(s, 17);
+  if (y1 < 0 || y2 < 0 || mo < 1 || mo > 12 || da < 1 || hr < 0 || hr > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return false;
+  const y = y1 * 100 + y2;
+  if (da > (mo === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : FAST_DAYS[mo])) return false;
+  let i = 19;
+  if (s.charCodeAt(i) === 46) {
+    i++;
+    const f = i;
+    for (let c = s.charCodeAt(i); c >= 48 && c <= 57; c = s.charCodeAt(++i)) ;
+    if (i === f) return false;
+  }
+  const z = s.charCodeAt(i);
+  if (z === 90 || z === 122) return i + 1 === n;
+  if (z !== 43 && z !== 45 || i + 6 !== n || s.charCodeAt(i + 3) !== 58) return false;
+  const th = fastD2(s, i + 1), tm = fastD2(s, i + 4);
+  return th >= 0 && th <= 23 && tm >= 0 && tm <= 59;
+}
+function fast5(d) {
+  if (!(typeof d === "string")) return false;
+  if (!(d === "emerg" || d === "alert" || d === "crit" || d === "err" || d === "warning" || d === "notice" || d === "info" || d === "debug")) return false;
+  return true;
+}
+function fast12(d) {
+  if (!(typeof d === "string")) return false;
+  if (!(d === "journald")) return false;
+  return true;
+}
+var fastRe14 = /* @__PURE__ */ new RegExp("^file:.+$", "u");
+function fast13(d) {
+  if (!(typeof d === "string")) return false;
+  if (!fastRe14.test(d)) return false;
+  return true;
+}
+var fastRe16 = /* @__PURE__ */ new RegExp("^docker:.+$", "u");
+function fast15(d) {
+  if (!(typeof d === "string")) return false;
+  if (!fastRe16.test(d)) return false;
+  return true;
+}
+var fastRe18 = /* @__PURE__ */ new RegExp("^custom:.+$", "u");
+function fast17(d) {
+  if (!(typeof d === "string")) return false;
+  if (!fastRe18.test(d)) return false;
+  return true;
+}
+function fast11(d) {
+  if (typeof d !== "string") return false;
+  if (d.startsWith("journald")) {
+    if (!fast12(d)) return false;
+  } else if (d.startsWith("file:")) {
+    if (!fast13(d)) return false;
+  } else if (d.startsWith("docker:")) {
+    if (!fast15(d)) return false;
+  } else if (d.startsWith("custom:")) {
+    if (!fast17(d)) return false;
+  } else return false;
+  return true;
+}
+function fast0(d) {
+  if (!(d !== null && typeof d === "object" && !Array.isArray(d))) return false;
+  if (d["seq"] === void 0 || d["ts"] === void 0 || d["severity"] === void 0 || d["message"] === void 0 || d["source"] === void 0) return false;
+  for (const k1 in d) {
+    if (!(k1 === "seq" || k1 === "ts" || k1 === "severity" || k1 === "facility" || k1 === "app_name" || k1 === "process_id" || k1 === "message" || k1 === "source" || k1 === "metadata")) return false;
+  }
+  const p2 = d["seq"];
+  if (p2 !== void 0) {
+    if (!(typeof p2 === "number" && !(p2 % 1) && !isNaN(p2) && isFinite(p2))) return false;
+    if (!(p2 >= 0)) return false;
+  }
+  const p3 = d["ts"];
+  if (p3 !== void 0) {
+    if (!(typeof p3 === "string")) return false;
+    if (!fastDateTime(p3) && !fastFormatDateTime.validate(p3)) return false;
+  }
+  const p4 = d["severity"];
+  if (p4 !== void 0) {
+    if (!fast5(p4)) return false;
+  }
+  const p6 = d["facility"];
+  if (p6 !== void 0) {
+    if (!(typeof p6 === "string" || p6 === null)) return false;
+  }
+  const p7 = d["app_name"];
+  if (p7 !== void 0) {
+    if (!(typeof p7 === "string" || p7 === null)) return false;
+  }
+  const p8 = d["process_id"];
+  if (p8 !== void 0) {
+    if (!(typeof p8 === "string" || p8 === null)) return false;
+  }
+  const p9 = d["message"];
+  if (p9 !== void 0) {
+    if (!(typeof p9 === "string")) return false;
+    if (p9.length > 65536 && fastUcs2length(p9) > 65536) return false;
+  }
+  const p10 = d["source"];
+  if (p10 !== void 0) {
+    if (!fast11(p10)) return false;
+  }
+  const p19 = d["metadata"];
+  if (p19 !== void 0) {
+    if (!(p19 !== null && typeof p19 === "object" && !Array.isArray(p19) || p19 === null)) return false;
+  }
+  return true;
+}
+function fast20(d) {
+  if (!(d !== null && typeof d === "object" && !Array.isArray(d))) return false;
+  if (d["seq_start"] === void 0 || d["entries"] === void 0) return false;
+  for (const k21 in d) {
+    if (!(k21 === "seq_start" || k21 === "entries")) return false;
+  }
+  const p22 = d["seq_start"];
+  if (p22 !== void 0) {
+    if (!(typeof p22 === "number" && !(p22 % 1) && !isNaN(p22) && isFinite(p22))) return false;
+    if (!(p22 >= 0)) return false;
+  }
+  const p23 = d["entries"];
+  if (p23 !== void 0) {
+    if (!Array.isArray(p23)) return false;
+    if (p23.length > 1e3) return false;
+    if (p23.length < 1) return false;
+    for (let i24 = 0, i24n = p23.length; i24 < i24n; i24++) {
+      const e25 = p23[i24];
+      if (!fast0(e25)) return false;
+    }
+  }
+  return true;
+}
+function validateLogBatchEntry(data, dataCxt) {
+  if (fast0(data)) {
+    validateLogBatchEntry.errors = null;
+    return true;
+  }
+  const valid = validateLogBatchEntryAjv(data, dataCxt);
+  validateLogBatchEntry.errors = validateLogBatchEntryAjv.errors;
+  return valid;
+}
+function validateLogsPushParams(data, dataCxt) {
+  if (fast20(data)) {
+    validateLogsPushParams.errors = null;
+    return true;
+  }
+  const valid = validateLogsPushParamsAjv(data, dataCxt);
+  validateLogsPushParams.errors = validateLogsPushParamsAjv.errors;
+  return valid;
 }
 export {
   validateAgentConfig,
@@ -7798,7 +7120,6 @@ export {
   validateProcTopArgs,
   validateProcTopOutput,
   validateRetryAfterData,
-  validateServerConfig,
   validateSeverity,
   validateSysOsReleaseArgs,
   validateSysOsReleaseOutput,

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -28,7 +29,7 @@ export class AgentClient {
   }
 
   /**
-   * agent.hello (§4.1, request; PROTOCOL.md "agent.hello"): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+   * agent.hello (request; PROTOCOL.md#agenthello): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
    *
    * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
    */
@@ -36,13 +37,13 @@ export class AgentClient {
     return this.peer.request("agent.hello", params, options);
   }
 
-  /** agent.heartbeat (§4.2, notification; PROTOCOL.md "agent.heartbeat"): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+  /** agent.heartbeat (notification; PROTOCOL.md#agentheartbeat): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
   agentHeartbeat(params: T.AgentHeartbeatParams): void {
     this.peer.notify("agent.heartbeat", params);
   }
 
   /**
-   * logs.push (§4.4, request; PROTOCOL.md "logs.push"): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+   * logs.push (request; PROTOCOL.md#logspush): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
    *
    * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
    */
@@ -51,7 +52,7 @@ export class AgentClient {
   }
 
   /**
-   * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
+   * metrics.push (request; PROTOCOL.md#metricspush): Ship per-host metric samples.
    *
    * Errors: -32004, -32008, -32020, -32602.
    */
@@ -62,15 +63,15 @@ export class AgentClient {
 
 /** Handlers the agent implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603. */
 export interface AgentHandlers {
-  /** agent.shutdown (§4.3, notification; PROTOCOL.md "agent.shutdown"): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+  /** agent.shutdown (notification; PROTOCOL.md#agentshutdown): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
   "agent.shutdown": NotificationHandler<T.AgentShutdownParams>;
   /**
-   * probe.request (§4.6, request; PROTOCOL.md "probe.request"): Server-initiated probe invocation against the agent's compiled-in registry.
+   * probe.request (request; PROTOCOL.md#proberequest): Server-initiated probe invocation against the agent's compiled-in registry.
    *
    * Errors: -32010, -32011, -32012, -32602.
    */
   "probe.request": RequestHandler<T.ProbeRequestParams, T.ProbeRequestResult>;
-  /** config.update (§4.8, notification; PROTOCOL.md "config.update"): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+  /** config.update (notification; PROTOCOL.md#configupdate): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
   "config.update": NotificationHandler<T.ConfigUpdateParams>;
 }
 
@@ -91,13 +92,13 @@ export class ServerClient {
   constructor(public readonly peer: ServerPeer) {
   }
 
-  /** agent.shutdown (§4.3, notification; PROTOCOL.md "agent.shutdown"): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
+  /** agent.shutdown (notification; PROTOCOL.md#agentshutdown): Planned disconnect (reload, revocation, decommission) so the agent can drain its buffer. On Revoked the agent deletes its token and stops for good. */
   agentShutdown(params: T.AgentShutdownParams): void {
     this.peer.notify("agent.shutdown", params);
   }
 
   /**
-   * probe.request (§4.6, request; PROTOCOL.md "probe.request"): Server-initiated probe invocation against the agent's compiled-in registry.
+   * probe.request (request; PROTOCOL.md#proberequest): Server-initiated probe invocation against the agent's compiled-in registry.
    *
    * Errors: -32010, -32011, -32012, -32602.
    */
@@ -105,7 +106,7 @@ export class ServerClient {
     return this.peer.request("probe.request", params, options);
   }
 
-  /** config.update (§4.8, notification; PROTOCOL.md "config.update"): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
+  /** config.update (notification; PROTOCOL.md#configupdate): Hot-reload AgentConfig; the agent validates, diffs and applies (at apply_after if given). Malformed payload: logged and ignored. */
   configUpdate(params: T.ConfigUpdateParams): void {
     this.peer.notify("config.update", params);
   }
@@ -114,21 +115,21 @@ export class ServerClient {
 /** Handlers the server implements for the methods it receives. Request handlers return the result (or a promise of it) or throw an RpcError subclass; anything else thrown becomes -32603. */
 export interface ServerHandlers {
   /**
-   * agent.hello (§4.1, request; PROTOCOL.md "agent.hello"): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
+   * agent.hello (request; PROTOCOL.md#agenthello): Handshake, identity, capability declaration, replay coordination. The first frame on every connection.
    *
    * Errors: -32001, -32002, -32003, -32005, -32600, -32602.
    */
   "agent.hello": RequestHandler<T.AgentHelloParams, T.AgentHelloResult>;
-  /** agent.heartbeat (§4.2, notification; PROTOCOL.md "agent.heartbeat"): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
+  /** agent.heartbeat (notification; PROTOCOL.md#agentheartbeat): Application-level liveness; updates agents.last_seen and exposes buffer/push pressure. Malformed payloads are logged server-side and dropped. */
   "agent.heartbeat": NotificationHandler<T.AgentHeartbeatParams>;
   /**
-   * logs.push (§4.4, request; PROTOCOL.md "logs.push"): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
+   * logs.push (request; PROTOCOL.md#logspush): Ship a contiguous batch of parsed log entries with monotonic seq ordering; the result is the ack (up_to_seq).
    *
    * Errors: -32004, -32007, -32008, -32020, -32030, -32602.
    */
   "logs.push": RequestHandler<T.LogsPushParams, T.LogsPushResult>;
   /**
-   * metrics.push (§4.5, request; PROTOCOL.md "metrics.push"): Ship per-host metric samples.
+   * metrics.push (request; PROTOCOL.md#metricspush): Ship per-host metric samples.
    *
    * Errors: -32004, -32008, -32020, -32602.
    */

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -68,11 +69,11 @@ export const ERROR_TABLE: readonly ErrorInfo[] = [
 /**
  * -32700 ParseError (server replies): Malformed JSON in the frame.
  */
-export class ParseErrorError extends RpcError<unknown> {
+export class ParseError extends RpcError<unknown> {
   static readonly code = -32700;
   constructor(data?: unknown, message = "ParseError") {
     super(-32700, message, data);
-    this.name = "ParseErrorError";
+    this.name = "ParseError";
   }
 }
 
@@ -112,11 +113,11 @@ export class InvalidParamsError extends RpcError<T.InvalidParamsData> {
 /**
  * -32603 InternalError (either side): Unhandled exception on the receiver.
  */
-export class InternalErrorError extends RpcError<unknown> {
+export class InternalError extends RpcError<unknown> {
   static readonly code = -32603;
   constructor(data?: unknown, message = "InternalError") {
     super(-32603, message, data);
-    this.name = "InternalErrorError";
+    this.name = "InternalError";
   }
 }
 
@@ -268,12 +269,30 @@ export class QuotaExceededError extends RpcError<T.RetryAfterData> {
   }
 }
 
+/**
+ * @deprecated Renamed to {@link ParseError} in 1.3.0; this alias is removed in the next minor version.
+ */
+export const ParseErrorError = ParseError;
+/**
+ * @deprecated Renamed to {@link ParseError}.
+ */
+export type ParseErrorError = ParseError;
+
+/**
+ * @deprecated Renamed to {@link InternalError} in 1.3.0; this alias is removed in the next minor version.
+ */
+export const InternalErrorError = InternalError;
+/**
+ * @deprecated Renamed to {@link InternalError}.
+ */
+export type InternalErrorError = InternalError;
+
 const CLASSES: Record<number, new (data: never, message?: string) => RpcError> = {
-  [-32700]: ParseErrorError,
+  [-32700]: ParseError,
   [-32600]: InvalidRequestError,
   [-32601]: MethodNotFoundError,
   [-32602]: InvalidParamsError,
-  [-32603]: InternalErrorError,
+  [-32603]: InternalError,
   [-32000]: AuthRequiredError,
   [-32001]: AuthFailedError,
   [-32002]: TokenRevokedError,

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */

@@ -1,9 +1,10 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
 /**
- * Agent-side connection state machine (seed section 6). DESIGN.md 5.2 adds -32005 to the FatalAuth transition.
+ * Agent-side connection state machine (PROTOCOL.md#agent-connection-state-machine). -32005 TokenRotationRequired leads to FatalAuth like -32001 and -32003.
  */
 export type AgentState = "Disconnected" | "Connecting" | "Authenticating" | "Active" | "Draining" | "Reconnecting" | "FatalAuth" | "Revoked";
 
@@ -35,7 +36,7 @@ export const AGENT_STATE_MACHINE = {
     { from: "Connecting", to: "Authenticating", event: "upgrade_ok", description: "WS upgrade ok (subprotocol confirmed)" },
     { from: "Connecting", to: "Reconnecting", event: "upgrade_failed", description: "upgrade failed (HTTP error, TLS error, DNS)" },
     { from: "Authenticating", to: "Active", event: "hello_accepted", description: "agent.hello accepted (HelloResult received)" },
-    { from: "Authenticating", to: "FatalAuth", event: "auth_fatal", description: "-32001 / -32003 (no retry; alert); -32005 per DESIGN 5.2 (re-enroll)", errors: [-32001,-32003,-32005] },
+    { from: "Authenticating", to: "FatalAuth", event: "auth_fatal", description: "-32001 / -32003 (no retry; alert); -32005: re-enroll", errors: [-32001,-32003,-32005] },
     { from: "Authenticating", to: "Revoked", event: "token_revoked", description: "-32002 (delete token; terminal)", errors: [-32002] },
     { from: "Authenticating", to: "Reconnecting", event: "handshake_failed", description: "handshake timeout / io error pre-hello" },
     { from: "Active", to: "Draining", event: "shutdown", description: "agent.shutdown received (reason != Revoked)" },

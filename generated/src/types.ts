@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -15,7 +16,7 @@ export type Severity = 'emerg' | 'alert' | 'crit' | 'err' | 'warning' | 'notice'
  */
 export type LogSource = 'journald' | `file:${string}` | `docker:${string}` | `custom:${string}`;
 /**
- * The JSON-RPC 2.0 envelope of every frame (seed section 2: exactly one message per WebSocket frame, no top-level arrays). Method-specific params and results are validated separately by the method schemas.
+ * The JSON-RPC 2.0 envelope of every frame (PROTOCOL.md: exactly one message per WebSocket frame, no top-level arrays). Method-specific params and results are validated separately by the method schemas.
  *
  * Schema: `schemas/jsonrpc.json`
  */
@@ -67,7 +68,6 @@ export interface ProtocolSchemas {
   MetricsPushResult: MetricsPushResult;
   ProbeRequestParams: ProbeRequestParams;
   ProbeRequestResult: ProbeOutput;
-  ServerConfig: ServerConfig;
   ExecSystemctlStatusArgs: ExecSystemctlStatusArgs;
   ExecSystemctlStatusOutput: ExecSystemctlStatusOutput;
   FsDiskUsageArgs: FsDiskUsageArgs;
@@ -127,7 +127,7 @@ export interface Platform {
   distro?: string | null;
 }
 /**
- * What the agent can do (seed section 8). Stored verbatim by the server.
+ * What the agent can do (PROTOCOL.md#probes for the probe names). Stored verbatim by the server.
  */
 export interface Capabilities {
   supported_probes: string[];
@@ -146,7 +146,7 @@ export interface AgentHelloResult {
   accepted_seq: number;
   session_id: string;
   /**
-   * Set when the server has rotated the agent's token (typically: first enroll, where the agent sent a one-time enrollment token and the server replaces it with a long-lived token). When present, the agent MUST atomically persist this as its new long-lived credential, overwriting whatever it sent in agent.hello.params.token. Server-side, agents.token_hash is updated to BLAKE3(rotated_token); the previous one-time token becomes invalid immediately (no grace window for first-enroll rotation). Absent when the server determined no rotation was needed.
+   * Set when the server has rotated the agent's token (typically: first enroll, where the agent sent a one-time enrollment token and the server replaces it with a long-lived token). When present, the agent MUST atomically persist this as its new long-lived credential, overwriting whatever it sent in agent.hello.params.token. Server-side, agents.token_hash is updated to BLAKE3(rotated_token); the previous one-time token becomes invalid immediately (no grace window for first-enroll rotation). Absent when the server determined no rotation was needed. Secret: never logged.
    */
   rotated_token?: string | null;
   config: AgentConfig;
@@ -240,7 +240,7 @@ export interface ProbeOutput {
   duration_ms: number;
 }
 /**
- * -32001 AuthFailed (seed 4.1 example: reason token_hash_mismatch). The reason never reveals whether the host exists.
+ * -32001 AuthFailed (e.g. reason token_hash_mismatch). The reason never reveals whether the host exists.
  *
  * Schema: `schemas/error-data.json#/$defs/AuthFailedData`
  */
@@ -258,7 +258,7 @@ export interface TokenRevokedData {
   [k: string]: unknown;
 }
 /**
- * -32003 AgentVersionUnsupported. Seed 9: data carries required_protocol_version and current for a protocol mismatch; for an agent_version below the floor min_agent_version and agent_version are given.
+ * -32003 AgentVersionUnsupported. data carries required_protocol_version and current for a protocol mismatch; for an agent_version below the floor min_agent_version and agent_version are given.
  *
  * Schema: `schemas/error-data.json#/$defs/AgentVersionUnsupportedData`
  */
@@ -317,7 +317,7 @@ export interface ProbeUnavailableData {
   [k: string]: unknown;
 }
 /**
- * -32011 ProbeExecutionFailed: seed 5 says data.stderr and data.exit_code are populated.
+ * -32011 ProbeExecutionFailed: data.stderr and data.exit_code are populated.
  *
  * Schema: `schemas/error-data.json#/$defs/ProbeExecutionFailedData`
  */
@@ -328,7 +328,7 @@ export interface ProbeExecutionFailedData {
   [k: string]: unknown;
 }
 /**
- * -32012 ProbeTimeout (seed 4.6 example).
+ * -32012 ProbeTimeout (PROTOCOL.md#proberequest).
  *
  * Schema: `schemas/error-data.json#/$defs/ProbeTimeoutData`
  */
@@ -338,7 +338,7 @@ export interface ProbeTimeoutData {
   [k: string]: unknown;
 }
 /**
- * -32020 Backpressure and -32030 QuotaExceeded: pause for retry_after_ms before sending again (seed 5).
+ * -32020 Backpressure and -32030 QuotaExceeded: pause for retry_after_ms before sending again (PROTOCOL.md#error-codes).
  *
  * Schema: `schemas/error-data.json#/$defs/RetryAfterData`
  */
@@ -472,110 +472,6 @@ export interface ProbeRequestParams {
   timeout_ms: number;
 }
 /**
- * The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.
- *
- * Schema: `schemas/server-config.json`
- */
-export interface ServerConfig {
-  /**
-   * HOST:PORT to listen on (default 127.0.0.1:3100).
-   */
-  listen?: string;
-  /**
-   * SQLite database path, or a postgres:// (postgresql://) URL for PostgreSQL; any other URL scheme is refused (default $CORTEX_DB, then ./data/cortex.db).
-   */
-  db?: string;
-  /**
-   * Bearer token for the admin HTTP API. Secret: never logged.
-   */
-  admin_token?: string;
-  /**
-   * PEM certificate file: serve wss:// natively.
-   */
-  tls_cert?: string;
-  /**
-   * PEM private key file.
-   */
-  tls_key?: string;
-  /**
-   * Allow a non-loopback listen address without TLS.
-   */
-  allow_insecure?: boolean;
-  /**
-   * Oldest agent_version accepted (semver precedence).
-   */
-  min_agent_version?: string;
-  /**
-   * Protocol floor (seed 9).
-   */
-  required_protocol_version?: number;
-  default_agent_config?: AgentConfig;
-  /**
-   * Server cap on logs.push entries; more (up to 1000) is -32008.
-   */
-  max_batch_entries?: number;
-  /**
-   * Capacity of the ingest queue in batches of 1000 entries.
-   */
-  ingest_queue_batches?: number;
-  /**
-   * Per-agent leaky bucket rate; burst is one second of it.
-   */
-  agent_rate_entries_per_s?: number;
-  /**
-   * Upgrade attempts per client address per minute (0 disables).
-   */
-  upgrades_per_minute?: number;
-  /**
-   * Addresses or CIDR ranges whose X-Forwarded-For is trusted.
-   */
-  trusted_proxies?: string[];
-  /**
-   * From this many failed hellos (bad, revoked or stale token) of one client address within 10 minutes on, its upgrades get 429 for a doubling delay (1 s up to 5 min); loopback included. Default 5; 0 disables.
-   */
-  failed_hellos_before_throttle?: number;
-  /**
-   * Serve GET /metrics to every client (default false: local requests and admin-token holders only).
-   */
-  metrics_public?: boolean;
-  /**
-   * Origin header values whose WebSocket upgrades are accepted (default none: an upgrade with an Origin header, i.e. from a web page, is refused 403).
-   */
-  allowed_origins?: string[];
-  /**
-   * Hello timer (default 5000).
-   */
-  hello_timeout_ms?: number;
-  /**
-   * WebSocket ping interval (default 20000).
-   */
-  ping_interval_ms?: number;
-  /**
-   * Missed pongs before close 1011 (default 3).
-   */
-  missed_pongs?: number;
-  /**
-   * Grace window for the previous token after a rotation (default 300).
-   */
-  rotation_grace_secs?: number;
-  /**
-   * Delete logs and metrics older than this (default 30; 0 keeps everything).
-   */
-  retention_days?: number;
-  /**
-   * Optional database size cap; oldest rows are deleted first.
-   */
-  max_db_bytes?: number | null;
-  /**
-   * drain_seconds sent on server stop (default 10).
-   */
-  shutdown_drain_secs?: number;
-  /**
-   * An agent not seen (no heartbeat, push or hello) for this long, and not revoked, counts as silent in GET /metrics (cortex_agents_silent, cortex_agents_gone_silent_total). Default 300.
-   */
-  silent_after_secs?: number;
-}
-/**
  * Args of exec.systemctl_status. The unit name is restricted so it can never be read as an option or a path.
  *
  * Schema: `schemas/probes/exec.systemctl_status.args.json`
@@ -587,7 +483,7 @@ export interface ExecSystemctlStatusArgs {
   unit: string;
 }
 /**
- * Output of exec.systemctl_status (the seed's example carries active and substate).
+ * Output of exec.systemctl_status (active and substate are always present).
  *
  * Schema: `schemas/probes/exec.systemctl_status.output.json`
  */

@@ -70,7 +70,7 @@ async function issueLocal(db: string | undefined, host: string | undefined, host
       await join(again.host_id);
       return { ...again, agent_url };
     } catch (error) {
-      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``, { code: 'E_UNKNOWN_HOST' });
       throw error;
     }
   }, { create: host !== undefined });
@@ -166,8 +166,8 @@ export async function agentDelete(args: string[]): Promise<void> {
       await (await import('../security/commands.js')).auditCli(s.db, 'agent.delete', hostId, { purge: values.purge === true });
       return gone;
     } catch (error) {
-      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
-      if (error instanceof ops.HostInUseError) throw new UsageError(`host ${hostId} is ${error.state}: only a revoked or never-connected host can be deleted; \`${PROG} agent revoke ${hostId}\` (or decommission) first`);
+      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``, { code: 'E_UNKNOWN_HOST' });
+      if (error instanceof ops.HostInUseError) throw new UsageError(`host ${hostId} is ${error.state}: only a revoked or never-connected host can be deleted; \`${PROG} agent revoke ${hostId}\` (or decommission) first`, { code: 'E_HOST_STATE' });
       throw error;
     }
   });
@@ -203,7 +203,7 @@ export async function agentTail(args: string[]): Promise<void> {
   const storage = await openDb(values.db);
   try {
     if ((await getAgent(storage.db, hostId)) === undefined) {
-      throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+      throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``, { code: 'E_UNKNOWN_HOST' });
     }
     const rows = await tail(storage.db, hostId, n);
     if (values.json && !values.follow) out(JSON.stringify(rows));

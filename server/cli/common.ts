@@ -104,16 +104,16 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
   try {
     storage = openSqliteStorage({ path, mustExist: !create });
   } catch (error) {
-    throw new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`);
+    throw new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
   }
   try {
     await migrateToLatest(storage);
   } catch (error) {
     await storage.close();
-    if (error instanceof SchemaTooNewError) throw new UsageError(error.message);
+    if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     const e = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
     const code = e.code ?? e.cause?.code;
-    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw new UsageError(`${path} is not a cortex database (${code}); give --db with the database file that serve uses`);
+    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw new UsageError(`${path} is not a cortex database (${code}); give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
     throw error;
   }
   if (!exists) err(`${PROG}: created a new database at ${path}`);
@@ -140,22 +140,22 @@ export function checkSqlitePath(path: string, given: boolean, create: boolean): 
         if (!statSync(dir).isDirectory()) throw new Error('not a folder');
         accessSync(dir, constants.W_OK);
       } catch {
-        throw new UsageError(`cannot create ${which}: ${dir} is not a writable folder; ${instead}`);
+        throw new UsageError(`cannot create ${which}: ${dir} is not a writable folder; ${instead}`, { code: 'E_DB_OPEN' });
       }
       return false;
     }
-    if (code === 'ENOENT') throw new UsageError(`no database at ${which}; nothing was created. ${instead[0]?.toUpperCase()}${instead.slice(1)}`);
-    if (code === 'ENOTDIR') throw new UsageError(`${which}: a part of the path is a file, not a folder; ${instead}`);
-    throw new UsageError(`cannot open ${which}: ${code ?? String(error)}; ${instead}`);
+    if (code === 'ENOENT') throw new UsageError(`no database at ${which}; nothing was created. ${instead[0]?.toUpperCase()}${instead.slice(1)}`, { code: 'E_DB_OPEN' });
+    if (code === 'ENOTDIR') throw new UsageError(`${which}: a part of the path is a file, not a folder; ${instead}`, { code: 'E_DB_OPEN' });
+    throw new UsageError(`cannot open ${which}: ${code ?? String(error)}; ${instead}`, { code: 'E_DB_OPEN' });
   }
-  if (st.isDirectory()) throw new UsageError(`${which} is a folder, not a database file; give the file, e.g. --db ${join(path, 'cortex.db')}`);
-  if (!st.isFile()) throw new UsageError(`${which} is not a regular file; ${instead}`);
+  if (st.isDirectory()) throw new UsageError(`${which} is a folder, not a database file; give the file, e.g. --db ${join(path, 'cortex.db')}`, { code: 'E_DB_OPEN' });
+  if (!st.isFile()) throw new UsageError(`${which} is not a regular file; ${instead}`, { code: 'E_DB_OPEN' });
   try {
     accessSync(path, constants.R_OK | constants.W_OK);
     // WAL mode writes PATH-wal and PATH-shm beside the file.
     accessSync(dirname(path), constants.W_OK);
   } catch (error) {
-    throw new UsageError(`cannot open ${which} for reading and writing (${(error as NodeJS.ErrnoException).code ?? 'denied'}); run as the user that owns it, or ${instead}`);
+    throw new UsageError(`cannot open ${which} for reading and writing (${(error as NodeJS.ErrnoException).code ?? 'denied'}); run as the user that owns it, or ${instead}`, { code: 'E_DB_OPEN' });
   }
   return true;
 }
@@ -184,8 +184,8 @@ export async function adminOp<T>(hostId: string, fn: () => Promise<T>): Promise<
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
-    if (error instanceof HostRevokedError) throw new UsageError(`host ${hostId} is revoked; take it back with \`${PROG} agent issue --host-id ${hostId}\` first`);
+    if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``, { code: 'E_UNKNOWN_HOST' });
+    if (error instanceof HostRevokedError) throw new UsageError(`host ${hostId} is revoked; take it back with \`${PROG} agent issue --host-id ${hostId}\` first`, { code: 'E_HOST_STATE' });
     throw error;
   }
 }

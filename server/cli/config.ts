@@ -83,7 +83,7 @@ export async function agentConfig(args: string[]): Promise<void> {
     try {
       text = readFileSync(values['set-file'], 'utf8');
     } catch (error) {
-      throw new UsageError(`cannot read --set-file ${values['set-file']}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new UsageError(`cannot read --set-file ${values['set-file']}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { code: 'E_FILE_ACCESS' });
     }
   }
   let applyAfter: string | null = null;
@@ -117,7 +117,7 @@ export async function agentConfig(args: string[]): Promise<void> {
       }
       const { getAgent } = await repo();
       const a = await getAgent(s.db, hostId as string);
-      if (a === undefined) throw new UsageError(`no agent with host_id ${hostId}; see \`cortex-server agent list\``);
+      if (a === undefined) throw new UsageError(`no agent with host_id ${hostId}; see \`cortex-server agent list\``, { code: 'E_UNKNOWN_HOST' });
       out(a.agent_config_json ?? JSON.stringify(defaultConfig));
       const from = a.host_config_json !== null ? "the host's own config" : a.agent_config_json !== null ? `group ${a.group_name}'s config` : defaultNote;
       err(`${from}${a.config_apply_after ? ` (applies after ${a.config_apply_after})` : ''}${a.group_name !== null ? `; group: ${a.group_name}` : ''}`);

@@ -43,7 +43,7 @@ Options:
   --server-id ID             this server's name among several on one database (default hostname:port)
   --lease-secs N             a server not renewing its lease this long counts as dead (default 15)
   --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
-  --config FILE              JSON server config (generated/schemas/server-config.json); flags override it
+  --config FILE              JSON server config (docs/configuration.md); flags override it
   --admin-token-file FILE    bearer token for the admin HTTP API, read from FILE (or $CORTEX_ADMIN_TOKEN)
   --admin-token T            the same on the command line (visible to local processes; prefer the file)
   --metrics-public           serve GET /metrics to every client (default: local requests and admin-token holders)

@@ -30,7 +30,7 @@ export async function probeCmd(args: string[]): Promise<void> {
   if (values.db !== undefined) {
     const [{ getAgent }, { withDb }] = await Promise.all([import('../db/agents.repository.js'), import('./common.js')]);
     const known = await withDb(values.db, async (st) => (await getAgent(st.db, hostId)) !== undefined);
-    if (!known) throw new UsageError(`no agent with host_id ${hostId} in ${values.db}; see \`${PROG} agent list --db ${values.db}\``);
+    if (!known) throw new UsageError(`no agent with host_id ${hostId} in ${values.db}; see \`${PROG} agent list --db ${values.db}\``, { code: 'E_UNKNOWN_HOST' });
   }
   const reply = await call(target, 'POST', `/admin/agents/${encodeURIComponent(hostId)}/probe`, { probe, args: probeArgs, timeout_ms });
   if (typeof reply.body !== 'object' || reply.body === null) {

@@ -60,16 +60,16 @@ export function remoteTarget(values: { server?: string | undefined; db?: string 
     try {
       token = readFileSync(file, 'utf8').trim();
     } catch (error) {
-      throw new UsageError(`cannot read --admin-token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+      throw new UsageError(`cannot read --admin-token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { code: 'E_FILE_ACCESS' });
     }
-    if (token === '') throw new UsageError(`--admin-token-file ${file} is empty`);
+    if (token === '') throw new UsageError(`--admin-token-file ${file} is empty`, { code: 'E_TOKEN' });
   }
   let ca: Buffer | undefined;
   if (values.ca !== undefined) {
     try {
       ca = readFileSync(values.ca);
     } catch (error) {
-      throw new UsageError(`cannot read --ca ${values.ca}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+      throw new UsageError(`cannot read --ca ${values.ca}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { code: 'E_FILE_ACCESS' });
     }
     if (!ca.toString('latin1').includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--ca ${values.ca} holds no PEM certificate`);
   }

@@ -1,5 +1,5 @@
 // `cortex-server serve`.
-import type { ServerConfig } from '@cortex/agent-protocol';
+import type { ServerConfig } from '../generated/server-config.js';
 import { isLoopbackHost, readConfigFile, resolveSettings } from '../settings.js';
 import { UsageError, int, out, parse } from './common.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';

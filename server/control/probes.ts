@@ -8,7 +8,7 @@
 //   session closed before the answer        503  -32603
 //   no answer within timeout_ms + grace     504  -32012  (a late answer is dropped and counted)
 import {
-  InternalErrorError,
+  InternalError,
   PeerError,
   ProbeTimeoutError,
   ProbeUnavailableError,
@@ -106,15 +106,15 @@ export class ProbeRouter {
       }
       if (error instanceof PeerError && error.code === 'invalid_result') {
         this.metrics.probeRequests.labels(probe, 'invalid_output').inc();
-        throw new ProbeFailure(502, new InternalErrorError({ reason: `the agent's answer is not a ProbeOutput: ${error.message}` }, 'InternalError'));
+        throw new ProbeFailure(502, new InternalError({ reason: `the agent's answer is not a ProbeOutput: ${error.message}` }, 'InternalError'));
       }
       if (error instanceof PeerError && (error.code === 'closed' || error.code === 'send_failed')) {
         this.metrics.probeRequests.labels(probe, 'session_closed').inc();
-        throw new ProbeFailure(503, new InternalErrorError({ reason: `the session closed before the probe was answered (${error.message})` }, 'InternalError'));
+        throw new ProbeFailure(503, new InternalError({ reason: `the session closed before the probe was answered (${error.message})` }, 'InternalError'));
       }
       this.metrics.probeRequests.labels(probe, 'error').inc();
       this.logger.error({ host_id: id, probe, err: String(error) }, 'probe failed');
-      throw new ProbeFailure(503, new InternalErrorError({ reason: String((error as Error)?.message ?? error) }, 'InternalError'));
+      throw new ProbeFailure(503, new InternalError({ reason: String((error as Error)?.message ?? error) }, 'InternalError'));
     }
   }
 }

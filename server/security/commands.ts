@@ -88,10 +88,10 @@ export function serveAdminToken(flag: string | undefined, file: string | undefin
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      throw new UsageError(`--admin-token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new UsageError(`--admin-token-file ${file}: cannot read it (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { code: 'E_FILE_ACCESS' });
     }
     const t = (text.split(/\r?\n/, 1)[0] ?? '').trim();
-    if (t === '') throw new UsageError(`--admin-token-file ${file} is empty`);
+    if (t === '') throw new UsageError(`--admin-token-file ${file} is empty`, { code: 'E_TOKEN' });
     return t;
   }
   if (flag !== undefined) return flag;
@@ -133,7 +133,7 @@ export async function agentResetSeq(args: string[]): Promise<void> {
       await auditCli(s.db, 'agent.reset-seq', hostId, { from: result.previous_accepted_seq, to: result.accepted_seq, deleted_rows: result.deleted_rows });
       return result;
     } catch (error) {
-      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``);
+      if (error instanceof UnknownHostError) throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``, { code: 'E_UNKNOWN_HOST' });
       if (error instanceof ResetSeqError) throw new UsageError(error.message);
       throw error;
     }

@@ -6,18 +6,16 @@
 // answer and its outgoing check) is the generated runtime's, unchanged; the hello is answered
 // by the peer like any other request.
 import {
-  Peer,
-  WIRE_METHODS,
   errorFromWire,
   validateJsonRpcMessage,
   type AgentToServer,
-  type MethodSpec,
   type PeerSettings,
   type ServerPeer,
   type ServerToAgent,
   type Transport,
   type Validator,
 } from '@cortex/agent-protocol';
+import { Peer, WIRE_METHODS, type MethodSpec } from '@cortex/agent-protocol/runtime';
 
 /** Passes anything: the handshake validates agent.hello params (in its order). */
 const checkedByHandshake = ((value: unknown): value is unknown => (void value, true)) as Validator;

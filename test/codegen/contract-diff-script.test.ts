@@ -1,7 +1,7 @@
 // `npm run contract:diff` runs scripts/contract-diff.mjs: an esbuild bundle of the diff CLI
 // alone (no whole-project build on the way), rebuilt when its sources are newer.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -34,6 +34,23 @@ describe('contract:diff script', () => {
     const r = run('--against', old);
     expect(r.status).toBe(1);
     expect(r.stdout).toMatch(/BREAKING .* at limits\.json:max_frame_bytes/);
-    expect(run('--no-such-option').status).toBe(2);
+    const usage = run('--no-such-option');
+    expect(usage.status).toBe(2);
+    expect(usage.stderr).toMatch(/^contract:diff: error\[E_USAGE\]: unknown option/);
+  });
+
+  it('runs on a fresh clone with nothing built: bundles the diff CLI alone, not the project', { timeout: 60_000 }, () => {
+    const clone = join(temp, 'clone');
+    const git = spawnSync('git', ['clone', '--quiet', '--no-hardlinks', repo, clone], { encoding: 'utf8' });
+    expect(git.status, git.stderr).toBe(0);
+    expect(existsSync(join(clone, 'dist'))).toBe(false);
+    // the installed packages, as `npm ci` would leave them (the clone has none)
+    symlinkSync(join(repo, 'node_modules'), join(clone, 'node_modules'), 'dir');
+    const r = spawnSync(process.execPath, [join(clone, 'scripts', 'contract-diff.mjs'), 'HEAD', '--json'], { cwd: clone, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ changes: [], breaking: 0, exit_code: 0 });
+    // nothing but the one bundle was built
+    const built = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? built(join(dir, e.name)) : [join(dir, e.name).slice(clone.length + 1)]));
+    expect(built(join(clone, 'dist'))).toEqual(['dist/codegen/diff/cli.mjs']);
   });
 });

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -147,24 +147,104 @@ describe('codegen', () => {
     for (const [k, v] of a) expect(b.get(k), k).toBe(v);
   }, 120_000);
 
-  it('starts every generated file with the do-not-edit header and keeps versions out of it', () => {
+  it('starts every generated file with the @generated marker and the do-not-edit header and keeps versions out of it', () => {
     const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? (e.name === 'node_modules' ? [] : walk(join(d, e.name))) : [join(d, e.name)]));
-    for (const f of walk(generatedDir)) {
+    const files = [...walk(generatedDir), ...walk(join(repo, 'server', 'generated'))];
+    expect(files.length).toBeGreaterThan(80);
+    for (const f of files) {
       const text = readFileSync(f, 'utf8');
-      if (f.includes(`${join('generated', 'schemas')}`)) continue; // verbatim contract schemas, for other languages
       if (f === join(generatedDir, 'LICENSE')) continue; // the licence, verbatim
-      expect(text.slice(0, 200), f).toMatch(/Generated from contract\/ by codegen — do not edit/);
+      // schemas carry it in $comment (after $schema and $id), the rest in their first lines
+      const head = f.includes(join('generated', 'schemas')) ? String((JSON.parse(text) as { $comment?: string }).$comment) : text.slice(0, 200);
+      expect(head, f).toMatch(/@generated/);
+      expect(head, f).toMatch(/Generated from contract\/ by codegen — do not edit/);
       expect(text.slice(0, 300), f).not.toMatch(/\d{4}-\d{2}-\d{2}T|version \d/);
     }
     const manifest = JSON.parse(readFileSync(join(generatedDir, 'manifest.json'), 'utf8')) as { contract_sha256: string; tools: Record<string, string> };
     expect(manifest.contract_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(manifest.tools['json-schema-to-typescript']).toBe('16.0.0');
+    // the compiler it names is the one package.json pins and the lockfile installs
+    const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+    const lock = JSON.parse(readFileSync(join(repo, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> };
+    expect(manifest.tools['typescript']).toBe(pkg.devDependencies['typescript']);
+    expect(manifest.tools['typescript']).toBe(lock.packages['node_modules/typescript']!.version);
+  });
+
+  it('cites only what the package ships: no seed, DESIGN or DECISIONS references, no repository paths but the header', () => {
+    const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]));
+    const shipped = walk(generatedDir).filter((f) => !f.endsWith('LICENSE'));
+    const offenders: string[] = [];
+    for (const f of shipped) {
+      const text = readFileSync(f, 'utf8')
+        .replaceAll('Generated from contract/ by codegen', '')
+        .replaceAll('source: "seed"', '')
+        .replaceAll('source: "design"', '')
+        .replaceAll('"source": "seed"', '')
+        .replaceAll('"source": "design"', '')
+        .replaceAll('"seed": a code of the base V1 protocol; "design"', '');
+      for (const m of text.matchAll(/\b(seed|Seed|DESIGN|DECISIONS|MEASURED)\b|§|contract\/|[Ss]ection \d/g)) offenders.push(`${f.slice(generatedDir.length + 1)}: ${text.slice(Math.max(0, m.index - 40), m.index + 40).replace(/\n/g, ' ')}`);
+    }
+    expect(offenders).toEqual([]);
+    // every PROTOCOL.md# citation names a heading of PROTOCOL.md
+    const protocol = readFileSync(join(generatedDir, 'PROTOCOL.md'), 'utf8');
+    const anchors = new Set([...protocol.matchAll(/^#+ (.+)$/gm)].map((m) => m[1]!.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')));
+    const cited = new Set(shipped.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/PROTOCOL\.md#([a-z0-9-]+)/g)].map((m) => m[1]!)));
+    expect(cited.size).toBeGreaterThan(5);
+    for (const a of cited) expect(anchors, a).toContain(a);
+    // every schemas/… citation names a shipped schema (CHANGELOG.md's history may name files of older versions)
+    for (const f of shipped.filter((x) => !x.endsWith('CHANGELOG.md'))) for (const m of readFileSync(f, 'utf8').matchAll(/(?<![\w/.])schemas\/([a-z0-9_./-]+\.json)/g)) expect(existsSync(join(generatedDir, 'schemas', m[1]!)), `${f}: ${m[0]}`).toBe(true);
+  });
+
+  it('ships wire-protocol schemas only; the server config schema is generated for the server', async () => {
+    expect(existsSync(join(generatedDir, 'schemas', 'server-config.json'))).toBe(false);
+    expect(Object.keys(G)).not.toContain('validateServerConfig');
+    expect(readFileSync(join(generatedDir, 'src', 'types.ts'), 'utf8')).not.toMatch(/\bServerConfig\b/);
+    const server = await import('../../server/generated/server-config.js');
+    expect(server.SERVER_CONFIG_SCHEMA.$id).toBe((JSON.parse(readFileSync(join(repo, 'contract', 'schemas', 'server-config.json'), 'utf8')) as { $id: string }).$id);
+    expect(server.validateServerConfig({ listen: '127.0.0.1:3100', max_batch_entries: 500, retention_days: 0 })).toBe(true);
+    expect(server.validateServerConfig({ listen: 'nowhere' })).toBe(false);
+    expect(G.toIssues(server.validateServerConfig.errors)[0]!.path).toBe('/listen');
+    expect(server.validateServerConfig({ default_agent_config: { heartbeat_interval_secs: 'x' } })).toBe(false);
+  });
+
+  it('names error classes without a doubled suffix and keeps the old names as deprecated aliases', () => {
+    const exported = Object.keys(G);
+    for (const e of G.ERROR_TABLE) {
+      const cls = e.name.endsWith('Error') ? e.name : `${e.name}Error`;
+      expect(exported, cls).toContain(cls);
+      expect(G.errorFromWire({ code: e.code, message: e.name })).toBeInstanceOf((G as unknown as Record<string, new () => Error>)[cls]);
+    }
+    expect(exported.filter((n) => /ErrorError$/.test(n)).sort()).toEqual(['InternalErrorError', 'ParseErrorError']);
+    expect(G.ParseErrorError).toBe(G.ParseError);
+    expect(G.InternalErrorError).toBe(G.InternalError);
+    expect(new G.InternalError({ reason: 'x' }).name).toBe('InternalError');
+    const errorsTs = readFileSync(join(generatedDir, 'src', 'errors.ts'), 'utf8');
+    expect(errorsTs).toMatch(/@deprecated Renamed to \{@link ParseError\}[^\n]*\n \*\/\nexport const ParseErrorError = ParseError;/);
+  });
+
+  it('keeps internals out of the main entry: they are in @cortex/agent-protocol/runtime (exports map and typesVersions)', async () => {
+    const runtime = await import('@cortex/agent-protocol/runtime');
+    const main = Object.keys(G);
+    for (const name of ['Peer', 'utf8Length', 'summarizeData', 'metadataProblem', 'nestedDeeperThan', 'storableText', 'WIRE_METHODS', 'checkProbeOutput']) {
+      expect(main, name).not.toContain(name);
+      expect(Object.keys(runtime), name).toContain(name);
+    }
+    // the public runtime names are in both, the same bindings
+    for (const name of ['RpcError', 'PeerError', 'toIssues', 'describeIssues', 'webSocketTransport', 'memoryTransportPair']) expect((runtime as Record<string, unknown>)[name], name).toBe((G as Record<string, unknown>)[name]);
+    // every export of the generated modules is in one entry or the other
+    for (const mod of ['catalog', 'probes']) {
+      const m = (await import(`../../generated/dist/${mod}.js`)) as Record<string, unknown>;
+      for (const name of Object.keys(m)) expect(main.includes(name) || Object.keys(runtime).includes(name), `${mod}.${name}`).toBe(true);
+    }
+    const pkg = JSON.parse(readFileSync(join(generatedDir, 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }>; typesVersions: Record<string, Record<string, string[]>> };
+    expect(pkg.exports['./runtime']).toEqual({ types: './dist/runtime.d.ts', default: './dist/runtime.js' });
+    expect(pkg.typesVersions['*']!['runtime']).toEqual(['./dist/runtime.d.ts']);
   });
 
   it('emits no numbered duplicate types and one type per schema', () => {
     const types = readFileSync(join(generatedDir, 'src', 'types.ts'), 'utf8');
     expect(types).not.toMatch(/export (interface|type) [A-Za-z]+\d\b/);
-    for (const name of ['AgentHelloParams', 'AgentHelloResult', 'LogBatchEntry', 'AgentConfig', 'Severity', 'ProbeOutput', 'ServerConfig', 'RetryAfterData']) {
+    for (const name of ['AgentHelloParams', 'AgentHelloResult', 'LogBatchEntry', 'AgentConfig', 'Severity', 'ProbeOutput', 'RetryAfterData']) {
       expect(types.match(new RegExp(`export (interface|type) ${name}\\b`, 'g'))?.length, name).toBe(1);
     }
   });

@@ -6,16 +6,15 @@ import {
   BackpressureError,
   InvalidParamsError,
   RpcError,
-  checkProbeOutput,
   createAgentPeer,
   createServerPeer,
   errorFromWire,
   registerServerHandlers,
-  summarizeData,
   type Frame,
   type PeerEvent,
   type Transport,
 } from '@cortex/agent-protocol';
+import { checkProbeOutput, summarizeData } from '@cortex/agent-protocol/runtime';
 
 function scripted() {
   const sent: string[] = [];

@@ -127,7 +127,7 @@ describe('@cortex/agent-protocol from npm pack, in an empty project outside the 
   it('every README snippet compiles under strict TypeScript and runs; the tiny agent enrolls, pushes, is acked, closes and exits, then reconnects with its rotated token', { timeout: 120_000 }, async () => {
     const readme = readFileSync(join(project, 'node_modules', '@cortex', 'agent-protocol', 'README.md'), 'utf8');
     const snippets = readmeSnippets(readme);
-    expect(snippets.map((s) => s.file).sort()).toEqual(['from-commonjs.cjs', 'tiny-agent.ts', 'validate.ts']);
+    expect(snippets.map((s) => s.file).sort()).toEqual(['from-commonjs.cjs', 'runtime.ts', 'tiny-agent.ts', 'validate.ts']);
     const dir = join(project, 'readme');
     mkdirSync(dir, { recursive: true });
     for (const s of snippets) writeFileSync(join(dir, s.file), s.code);
@@ -139,6 +139,10 @@ describe('@cortex/agent-protocol from npm pack, in an empty project outside the 
     const validate = await run(process.execPath, ['out/validate.js'], dir);
     expect(validate.code, failed('validate.js', validate)).toBe(0);
     expect(validate.stdout.split('\n')).toEqual(['true', '/seq_start must be integer', '']);
+
+    const runtime = await run(process.execPath, ['out/runtime.js'], dir);
+    expect(runtime.code, failed('runtime.js', runtime)).toBe(0);
+    expect(runtime.stdout.trim()).toBe('2 undefined');
 
     const cjs = await run(process.execPath, ['from-commonjs.cjs'], dir);
     expect(cjs.code, failed('from-commonjs.cjs', cjs)).toBe(0);
@@ -164,7 +168,7 @@ describe('@cortex/agent-protocol from npm pack, in an empty project outside the 
     ]);
   });
 
-  it('types: subpaths resolve under moduleResolution node10 too; a LogSource of another kind does not compile', { timeout: 60_000 }, async () => {
+  it('types: subpaths resolve under moduleResolution node10 too; a LogSource of another kind does not compile', { timeout: 180_000 }, async () => {
     const dir = join(project, 'types');
     mkdirSync(dir, { recursive: true });
     writeFileSync(
@@ -172,6 +176,8 @@ describe('@cortex/agent-protocol from npm pack, in an empty project outside the 
       [
         "import type { LogBatchEntry, LogSource } from '@cortex/agent-protocol';",
         "import { validateLogsPushParams } from '@cortex/agent-protocol/validators';",
+        "import { utf8Length, type MethodSpec } from '@cortex/agent-protocol/runtime';",
+        "export const spec: MethodSpec | undefined = utf8Length('x') === 1 ? undefined : undefined;",
         "const ok: LogSource[] = ['journald', 'file:/var/log/syslog', 'docker:web', 'custom:x'];",
         "// @ts-expect-error: not a source kind of the contract",
         "const wrong: LogSource = 'syslog:/var/log/messages';",
@@ -193,7 +199,7 @@ describe('@cortex/agent-protocol from npm pack, in an empty project outside the 
     writeFileSync(join(dir, 'sources.ts'), readFileSync(join(dir, 'sources.ts'), 'utf8').replace(/\/\/ @ts-expect-error[^\n]*\n/, ''));
     const bad = await run(process.execPath, [tscBin, '-p', 'tsconfig.nodenext.json'], dir);
     expect(bad.code).not.toBe(0);
-    expect(bad.stdout).toMatch(/sources\.ts\(4,7\): error TS2322: Type '"syslog:\/var\/log\/messages"' is not assignable to type 'LogSource'/);
+    expect(bad.stdout).toMatch(/sources\.ts\(6,7\): error TS2322: Type '"syslog:\/var\/log\/messages"' is not assignable to type 'LogSource'/);
   });
 
   it('a bundle with validateLogsPushParams alone is at most 40 KB minified (esbuild), from the root and from /validators', async () => {

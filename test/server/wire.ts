@@ -3,7 +3,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { SUBPROTOCOL, type AgentHelloParams, type ServerConfig } from '@cortex/agent-protocol';
+import { SUBPROTOCOL, type AgentHelloParams } from '@cortex/agent-protocol';
+import type { ServerConfig } from '../../server/generated/server-config.js';
 import { issueAgent } from '../../server/db/agents.repository.js';
 import { createCapturingLogger, type CapturedLogger } from '../../server/log.js';
 import { startServer, type RunningServer, type StartOptions } from '../../server/server.js';

@@ -1,11 +1,12 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
-// Checks a log entry's free-form parts against the contract's caps (limits.json:
+// Checks a log entry's free-form parts against the contract's caps (LIMITS, PROTOCOL.md#limits-and-timings:
 // metadata_max_depth, metadata_max_bytes, max_seq) and makes its text storable. Shared by
 // the reference server (refuses with -32602) and agent (degrades the entry before it is
-// buffered), so both apply the same rule (DECISIONS H1-H3).
+// buffered), so both apply the same rule.
 /**
  * The first cap `metadata` breaks, or undefined. The depth walk is iterative and stops at
  * the first level past the cap, so a value nested thousands deep (which would overflow

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -186,7 +187,7 @@ export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     private readonly requestHandlers;
     private readonly notificationHandlers;
     private readonly pending;
-    /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+    /** Ids of incoming requests whose (asynchronous) answer is not sent yet. */
     private readonly answering;
     private readonly closeListeners;
     private nextId;

@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -40,7 +41,7 @@ export class Peer {
     requestHandlers = new Map();
     notificationHandlers = new Map();
     pending = new Map();
-    /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+    /** Ids of incoming requests whose (asynchronous) answer is not sent yet. */
     answering = new Set();
     closeListeners = [];
     nextId = 1;

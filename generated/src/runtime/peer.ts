@@ -1,4 +1,5 @@
 /*
+ * @generated
  * Generated from contract/ by codegen — do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
@@ -170,7 +171,7 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
   private readonly requestHandlers = new Map<string, RequestHandler<unknown, unknown>>();
   private readonly notificationHandlers = new Map<string, NotificationHandler<unknown>>();
   private readonly pending = new Map<RpcId, Pending>();
-  /** Ids of incoming requests whose (asynchronous) answer is not sent yet (DECISIONS H10). */
+  /** Ids of incoming requests whose (asynchronous) answer is not sent yet. */
   private readonly answering = new Set<RpcId>();
   private readonly closeListeners: Array<(code: number, reason: string) => void> = [];
   private nextId = 1;

@@ -1,0 +1,101 @@
+// common/: the few things every program of the toolkit shares that are not protocol (the
+// protocol is generated/, from the contract). It imports nothing of ours — only Node
+// built-ins — so server, agent, codegen, conformance and fleet may all import it without
+// one of them depending on another (.dependency-cruiser.cjs: common-imports-nothing-of-ours).
+//
+// Errors a user sees from a command line: each has a stable code (docs/error-codes.md, the
+// catalogue; test/architecture/error-codes.test.ts keeps it unique and documented), says
+// what went wrong and what to do, and is printed as
+//
+//   error[E_USAGE]: unknown option --frobnicate — see cortex-server serve --help
+
+/** Stable codes of the errors the command lines print. Never reuse or renumber one. */
+export const ERROR_CODES = {
+  /** Bad usage: an unknown command or option, a missing or malformed argument. Exit 2. */
+  E_USAGE: 'run the command with --help for its usage',
+  /** A configuration (file, flag or environment value) is invalid. Exit 2. */
+  E_CONFIG: 'fix the named setting (docs/configuration.md)',
+  /** A database could not be opened, or is missing where it must exist. Exit 2. */
+  E_DB_OPEN: 'check the --db path or URL (or CORTEX_DB) and its permissions',
+  /** A file that must not exist does (a backup target, ...). Exit 2. */
+  E_FILE_EXISTS: 'choose another path or remove the file first',
+  /** A file or directory could not be read or written. Exit 2. */
+  E_FILE_ACCESS: 'check that the path exists and that this user may read and write it',
+  /** The named host is not known. Exit 2. */
+  E_UNKNOWN_HOST: 'list the hosts with cortex-server agent list',
+  /** The host's state does not allow the command (revoked, connected, ...). Exit 2. */
+  E_HOST_STATE: 'see the host with cortex-server agent list; the message says which state is needed',
+  /** A token given on the command line or in a file is missing or not usable. Exit 2. */
+  E_TOKEN: 'give the token with --token-file (from cortex-server agent issue)',
+  /** The contract in contract/ is inconsistent or cannot be read. Exit 2. */
+  E_CONTRACT: 'fix contract/ as the message says, then run the command again',
+  /** A git ref given to a contract command cannot be read. Exit 2. */
+  E_GIT_REF: 'give a ref that exists in this repository (git log --oneline)',
+  /** contract:release found a breaking change without the protocol bump: nothing recorded. Exit 1. */
+  E_BREAKING_CHANGE: 'see npm run contract:diff; bump protocol_version and subprotocol together, or make the change additive',
+  /** The admin API answered with an error. Exit 1 or 2 as the answer says. */
+  E_ADMIN_API: 'see the message; check --server and the admin token',
+  /** A server or agent could not be reached. Exit 1. */
+  E_CONNECT: 'check that the server runs and that the URL is right',
+  /** Enrollment failed (refused token, unreachable server, ...). Exit 1. */
+  E_ENROLL: 'see the message; get a new token with cortex-server agent issue if the server refused it',
+  /** The state directory holds no enrolled agent. Exit 1. */
+  E_NOT_ENROLLED: 'run cortex-agent enroll first',
+  /** Another agent process runs on this state directory. Exit 1. */
+  E_RUN_LOCK: 'stop the other agent first (its pid is in the message)',
+  /** The agent could not start (its buffer, sources or settings). Exit 1. */
+  E_AGENT_START: 'see the message; cortex-agent status shows the state directory',
+  /** The agent stopped in a state it cannot leave by itself (FatalAuth, Revoked). Exit 1. */
+  E_AGENT_STOPPED: 'see the message: re-enroll with a new token from cortex-server agent issue --host-id',
+  /** The agent's buffer cannot be read. Exit 1. */
+  E_BUFFER: 'check it with cortex-agent buffer check',
+  /** Anything else: a failure the program did not expect. Exit 1. */
+  E_INTERNAL: 'this is a bug or an environment problem: please report the line above',
+} as const satisfies Record<string, string>;
+
+export type ErrorCodeName = keyof typeof ERROR_CODES;
+
+export interface CliErrorOptions {
+  /** The stable code (default E_USAGE). */
+  code?: ErrorCodeName;
+  /** What to do, when it is more specific than the code's default. */
+  hint?: string;
+}
+
+/**
+ * Bad usage or invalid input: the command line exits 2 with this message and nothing has
+ * changed. The one definition for every program of the toolkit.
+ */
+export class UsageError extends Error {
+  readonly code: ErrorCodeName;
+  readonly hint: string;
+  constructor(message: string, options: CliErrorOptions = {}) {
+    super(message);
+    this.name = 'UsageError';
+    this.code = options.code ?? 'E_USAGE';
+    this.hint = options.hint ?? ERROR_CODES[this.code];
+  }
+}
+
+/** Whether `value` is a code of the catalogue. */
+export function isErrorCode(value: unknown): value is ErrorCodeName {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}
+
+/**
+ * The printed form: `error[CODE]: message — what to do`. A message of several lines (one
+ * that ends with a usage text) keeps them: the hint goes after its first line.
+ */
+export function formatCliError(code: ErrorCodeName, message: string, hint: string = ERROR_CODES[code]): string {
+  const [first, ...more] = message.split('\n');
+  return [`error[${code}]: ${first}${hint ? ` — ${hint}` : ''}`, ...more].join('\n');
+}
+
+/** The printed form of any thrown value: its code when it has a catalogued one, E_INTERNAL otherwise. */
+export function describeCliError(error: unknown): { code: ErrorCodeName; text: string } {
+  if (error instanceof UsageError) return { code: error.code, text: formatCliError(error.code, error.message, error.hint) };
+  const e = error as { code?: unknown; message?: unknown; hint?: unknown } | null;
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  const code = isErrorCode(e?.code) ? e.code : 'E_INTERNAL';
+  return { code, text: formatCliError(code, message, typeof e?.hint === 'string' ? e.hint : ERROR_CODES[code]) };
+}
