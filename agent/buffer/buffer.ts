@@ -44,6 +44,8 @@ import type { JsonValue, NewLogEntry } from './entry.js';
 
 export const DEFAULT_SOFT_CAP_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_HARD_CAP_BYTES = 512 * 1024 * 1024;
+/** Text of the newest committed rows kept in memory for readBatch (the rest is read from SQLite). */
+export const TAIL_MAX_BYTES = 4 * 1024 * 1024;
 /** Batch byte budget keeping a logs.push frame under 128 KiB (MEASURED.md). */
 export const DEFAULT_BATCH_MAX_BYTES = 100 * 1024;
 const SCHEMA_VERSION = 1;
@@ -248,6 +250,17 @@ export class DurableBuffer {
   private lastSpace: { at: number; free: number; total: number } | undefined;
   // In-memory mirror of the meta row; assigned only after a transaction committed.
   private meta: MetaRow;
+  /**
+   * The newest committed rows, as stored (seqs tailFirst, tailFirst + 1, ... contiguous), so
+   * that readBatch serves what was just appended without a query: updated only after a
+   * commit, trimmed from the front by every delete (ack, replay, eviction), at most
+   * TAIL_MAX_BYTES of text. A read outside it goes to SQLite.
+   */
+  private tailFirst = 0;
+  private tailHead = 0;
+  private tailJson: string[] = [];
+  private tailSize: number[] = [];
+  private tailBytes = 0;
 
   private readonly insertEntry: Database.Statement<[number, number, string]>;
   private readonly selectFrom: Database.Statement<[number, number], { seq: number; bytes: number; json: string }>;
@@ -265,6 +278,8 @@ export class DurableBuffer {
   private readonly appendTx: (entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined) => {
     result: AppendResult;
     meta: MetaRow;
+    texts: string[];
+    sizes: number[];
   };
   private readonly advanceTx: (target: number, operation: 'ack' | 'applyAccepted') => { result: AckResult; meta: MetaRow };
   private readonly positionTx: (position: SourcePositionUpdate) => void;
@@ -373,8 +388,11 @@ export class DurableBuffer {
         throw typed instanceof BufferStorageError ? typed : new BufferStorageError('other', 'append', this.path, undefined, err);
       }
     }
-    const { result, meta } = this.write('append', () => this.appendTx(entries, position));
+    const { result, meta, texts, sizes } = this.write('append', () => this.appendTx(entries, position));
     this.meta = meta;
+    this.addTail(result.firstSeq, texts, sizes);
+    // the eviction deleted the oldest rows (possibly some of this append's)
+    if (result.evicted) this.trimTail(result.evicted.toSeq);
     return result;
   }
 
@@ -426,6 +444,8 @@ export class DurableBuffer {
    */
   readBatch(fromSeq: number, maxEntries: number, maxBytes: number = DEFAULT_BATCH_MAX_BYTES): BufferBatch | null {
     if (maxEntries < 1) return null;
+    const cached = this.readTail(fromSeq, maxEntries, maxBytes);
+    if (cached !== null) return cached;
     const entries: string[] = [];
     let seqStart = 0;
     let bytes = 0;
@@ -533,24 +553,95 @@ export class DurableBuffer {
   }
 
   close(): void {
+    this.trimTail(Number.MAX_SAFE_INTEGER);
     if (this.db.open) this.db.close();
   }
 
   // ---- internals -------------------------------------------------------------
 
-  private appendInTx(entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined): { result: AppendResult; meta: MetaRow } {
+  /** readBatch from the committed tail, or null when `fromSeq` is not in it (SQLite then answers). */
+  private readTail(fromSeq: number, maxEntries: number, maxBytes: number): BufferBatch | null {
+    const live = this.tailJson.length - this.tailHead;
+    if (live === 0 || fromSeq < this.tailFirst || fromSeq >= this.tailFirst + live) return null;
+    const from = this.tailHead + (fromSeq - this.tailFirst);
+    const end = Math.min(this.tailJson.length, from + maxEntries);
+    let bytes = this.tailSize[from]!;
+    let i = from + 1;
+    // the same rule as the query: at least one entry, then stop before the byte budget
+    for (; i < end; i++) {
+      const size = this.tailSize[i]!;
+      if (bytes + (i - from) + size > maxBytes) break;
+      bytes += size;
+    }
+    return { seqStart: fromSeq, seqEnd: fromSeq + (i - from) - 1, entries: this.tailJson.slice(from, i), bytes };
+  }
+
+  private addTail(firstSeq: number, texts: string[], sizes: number[]): void {
+    if (texts.length === 0) return;
+    let added = 0;
+    for (let i = 0; i < sizes.length; i++) added += sizes[i]!;
+    const live = this.tailJson.length - this.tailHead;
+    // Not contiguous with what is held (a raised next_seq, a reopened buffer), or over the
+    // budget (nothing acked for a while): start over with this append's rows; the older
+    // ones are read from SQLite.
+    if (live === 0 || firstSeq !== this.tailFirst + live || this.tailBytes + added > TAIL_MAX_BYTES) {
+      this.tailJson = [];
+      this.tailSize = [];
+      this.tailHead = 0;
+      this.tailBytes = 0;
+      this.tailFirst = firstSeq;
+      if (added > TAIL_MAX_BYTES) return;
+    }
+    for (let i = 0; i < texts.length; i++) {
+      this.tailJson.push(texts[i]!);
+      this.tailSize.push(sizes[i]!);
+    }
+    this.tailBytes += added;
+  }
+
+  /** Rows <= upToSeq were deleted (or the buffer closes): drop them from the tail. */
+  private trimTail(upToSeq: number): void {
+    while (this.tailHead < this.tailJson.length && this.tailFirst <= upToSeq) this.dropTailHead();
+    this.compactTail();
+  }
+
+  private dropTailHead(): void {
+    this.tailBytes -= this.tailSize[this.tailHead]!;
+    this.tailJson[this.tailHead] = '';
+    this.tailHead++;
+    this.tailFirst++;
+  }
+
+  private compactTail(): void {
+    if (this.tailHead === this.tailJson.length) {
+      this.tailJson = [];
+      this.tailSize = [];
+      this.tailHead = 0;
+      this.tailBytes = 0;
+    } else if (this.tailHead > 4096 && this.tailHead * 2 > this.tailJson.length) {
+      this.tailJson = this.tailJson.slice(this.tailHead);
+      this.tailSize = this.tailSize.slice(this.tailHead);
+      this.tailHead = 0;
+    }
+  }
+
+  private appendInTx(entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined): { result: AppendResult; meta: MetaRow; texts: string[]; sizes: number[] } {
     const m = this.meta;
     const firstSeq = m.next_seq;
     let seq = firstSeq;
     let added = 0;
     const insert = this.insertEntry;
     const degraded = { metadata: 0, chars: 0 };
+    const texts = new Array<string>(entries.length);
+    const sizes = new Array<number>(entries.length);
     for (let i = 0; i < entries.length; i++) {
       const body = entryBody(entries[i] as NewLogEntry, degraded);
       // Put "seq" first; body is an object literal ("{...}") from the entry.
       const json = body.length > 2 ? `{"seq":${seq},${body.slice(1)}` : `{"seq":${seq}}`;
       const size = Buffer.byteLength(json, 'utf8');
       insert.run(seq, size, json);
+      texts[i] = json;
+      sizes[i] = size;
       added += size;
       seq++;
     }
@@ -576,7 +667,7 @@ export class DurableBuffer {
     this.hooks?.beforeCommit?.('append');
     const result: AppendResult = { firstSeq, lastSeq: seq - 1, count: entries.length, evicted };
     if (degraded.metadata > 0 || degraded.chars > 0) result.degraded = degraded;
-    return { result, meta };
+    return { result, meta, texts, sizes };
   }
 
   /** Deletes the oldest rows until at least `excess` bytes are freed. */
@@ -614,6 +705,7 @@ export class DurableBuffer {
       }
       const { result, meta } = step;
       this.meta = meta;
+      this.trimTail(meta.acked_seq);
       if (result.deleted > 0 && (!this.reserveHeld || (this.lastSpace !== undefined && this.lastSpace.free < 2 * this.minFreeBytes(this.lastSpace.total)))) this.afterDelete();
       return result;
     } finally {
@@ -634,6 +726,7 @@ export class DurableBuffer {
     for (let upTo = Math.min(target, this.meta.acked_seq + ACK_STEP_ROWS); ; upTo = Math.min(target, upTo + ACK_STEP_ROWS)) {
       const { result, meta } = this.write(operation, () => this.advanceTx(upTo, operation));
       this.meta = meta;
+      this.trimTail(meta.acked_seq);
       deleted += result.deleted;
       deletedBytes += result.deletedBytes;
       last = result;

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { ProbeUnavailableError, type AgentConfig, type ProbeOutput, type ProbeRequestParams } from '@cortex/agent-protocol';
+import { ProbeUnavailableError, type AgentConfig, type CallContext, type ProbeOutput, type ProbeRequestParams } from '@cortex/agent-protocol';
 import { describe, expect, it } from 'vitest';
 import { Control, DEFAULT_CONFIG, type ControlConn, type ControlSession } from '../../agent/control.js';
 import { createLogger } from '../../agent/log.js';
@@ -60,6 +60,11 @@ function conn(): ControlConn & { done: () => void } {
 }
 
 const tick = () => new Promise((r) => setImmediate(r));
+const CTX: CallContext = { method: 'test', id: undefined, frameLength: 0 };
+/** Calls a registered handler as the peer would. */
+function call<P, R>(handler: ((params: P, ctx: CallContext) => R) | undefined, params: P): R {
+  return handler!(params, CTX);
+}
 
 describe('control: config', () => {
   it("the hello's config is applied: sources, probe concurrency, intervals, status; emitted", () => {
@@ -83,7 +88,7 @@ describe('control: config', () => {
     const c = conn();
     s.current = c;
     const h = control.handlersFor(c);
-    h['config.update']!({ config: { ...DEFAULT_CONFIG, max_batch_entries: 9 } });
+    call(h['config.update'], { config: { ...DEFAULT_CONFIG, max_batch_entries: 9 } });
     await tick();
     expect(s.applied).toHaveLength(0); // hello not handled yet
     c.done();
@@ -92,14 +97,14 @@ describe('control: config', () => {
     // staged: applied when apply_after comes
     const later = new Date(Date.now() + 40).toISOString();
     const staged = new Promise((r) => s.events.once('config_applied', r));
-    h['config.update']!({ config: { ...DEFAULT_CONFIG, max_batch_entries: 3 }, apply_after: later });
+    call(h['config.update'], { config: { ...DEFAULT_CONFIG, max_batch_entries: 3 }, apply_after: later });
     await tick();
     expect(control.config.max_batch_entries).toBe(9);
     await staged;
     expect(control.config.max_batch_entries).toBe(3);
     // not current any more: ignored
     s.current = null;
-    h['config.update']!({ config: { ...DEFAULT_CONFIG, max_batch_entries: 1 } });
+    call(h['config.update'], { config: { ...DEFAULT_CONFIG, max_batch_entries: 1 } });
     await tick();
     expect(control.config.max_batch_entries).toBe(3);
   });
@@ -110,11 +115,11 @@ describe('control: config', () => {
     s.current = c;
     c.done();
     const h = control.handlersFor(c);
-    h['config.update']!({ config: { max_batch_entries: 'lots' } } as never);
+    call(h['config.update'], { config: { max_batch_entries: 'lots' } } as never);
     await tick();
     expect(s.rejected).toHaveLength(1);
     expect(control.config).toBe(DEFAULT_CONFIG);
-    h['config.update']!({ config: { ...DEFAULT_CONFIG, max_batch_entries: 2 }, apply_after: new Date(Date.now() + 20).toISOString() });
+    call(h['config.update'], { config: { ...DEFAULT_CONFIG, max_batch_entries: 2 }, apply_after: new Date(Date.now() + 20).toISOString() });
     await tick();
     control.stop();
     // a later update proves the cancelled one never fires in between
@@ -138,7 +143,7 @@ describe('control: agent.shutdown', () => {
     const c = conn();
     s.current = c;
     c.done();
-    control.handlersFor(c)['agent.shutdown']!({ reason: 'Revoked', drain_seconds: 0 });
+    call(control.handlersFor(c)['agent.shutdown'], { reason: 'Revoked', drain_seconds: 0 });
     await tick();
     expect(s.revoked).toBe(1);
     expect(s.state).toBe('Active'); // no drain
@@ -149,7 +154,7 @@ describe('control: agent.shutdown', () => {
     const c = conn();
     s.current = c;
     c.done();
-    control.handlersFor(c)['agent.shutdown']!({ reason: 'ServerReload', drain_seconds: 30 });
+    call(control.handlersFor(c)['agent.shutdown'], { reason: 'ServerReload', drain_seconds: 30 });
     await tick();
     expect(s.state).toBe('Draining');
     expect(s.pumps).toBe(1);
@@ -166,7 +171,7 @@ describe('control: agent.shutdown', () => {
     const c = conn();
     empty.s.current = c;
     c.done();
-    empty.control.handlersFor(c)['agent.shutdown']!({ reason: 'Decommission', drain_seconds: 30 });
+    call(empty.control.handlersFor(c)['agent.shutdown'], { reason: 'Decommission', drain_seconds: 30 });
     await tick();
     expect(empty.s.drained).toBe(1);
 
@@ -174,7 +179,7 @@ describe('control: agent.shutdown', () => {
     const c2 = conn();
     slow.s.current = c2;
     c2.done();
-    slow.control.handlersFor(c2)['agent.shutdown']!({ reason: 'ServerReload', drain_seconds: 0.02 });
+    call(slow.control.handlersFor(c2)['agent.shutdown'], { reason: 'ServerReload', drain_seconds: 0.02 });
     await new Promise((r) => slow.s.events.once('test_drained', r)); // drain_seconds elapsed
     expect(slow.s.drained).toBe(1);
   });
@@ -185,7 +190,7 @@ describe('control: probe.request', () => {
     const { control, s } = controlFor();
     const c = conn();
     const h = control.handlersFor(c);
-    const answer = h['probe.request']!({ probe: 'uptime', args: {}, timeout_ms: 1000 } as ProbeRequestParams);
+    const answer = call(h['probe.request'], { probe: 'uptime', args: {}, timeout_ms: 1000 } as ProbeRequestParams);
     await tick();
     expect(s.invoked).toHaveLength(0);
     c.done();
@@ -193,6 +198,6 @@ describe('control: probe.request', () => {
     s.probe = async () => {
       throw new ProbeUnavailableError({ probe: 'nope' } as never);
     };
-    await expect(h['probe.request']!({ probe: 'nope', args: {}, timeout_ms: 1000 } as ProbeRequestParams)).rejects.toBeInstanceOf(ProbeUnavailableError);
+    await expect(call(h['probe.request'], { probe: 'nope', args: {}, timeout_ms: 1000 } as ProbeRequestParams)).rejects.toBeInstanceOf(ProbeUnavailableError);
   });
 });

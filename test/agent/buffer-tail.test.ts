@@ -1,0 +1,76 @@
+// readBatch serves the newest committed rows from memory (the buffer's tail): every answer
+// must be the one SQLite gives for the same rows (a second connection, reopened, has no tail).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { DurableBuffer, type BufferBatch } from '../../agent/buffer/buffer.js';
+import type { NewLogEntry } from '../../agent/buffer/entry.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'cortex-tail-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const entries = (n: number, size: number): NewLogEntry[] =>
+  Array.from({ length: n }, (_, i) => ({ ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: `m${i}${'x'.repeat(size)}`, source: 'custom:t' }));
+
+/** What a buffer without a tail (reopened) answers for the same reads. */
+function fromDisk(path: string, reads: [number, number, number][], options = {}): (BufferBatch | null)[] {
+  const b = DurableBuffer.open(path, options);
+  try {
+    return reads.map(([from, max, bytes]) => b.readBatch(from, max, bytes));
+  } finally {
+    b.close();
+  }
+}
+
+type Op = { op: 'append'; n: number; size: number } | { op: 'ack'; k: number } | { op: 'raise'; by: number };
+
+it('readBatch from the tail equals readBatch from SQLite after any appends, acks, raised next_seq and evictions', () => {
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ op: fc.constant('append' as const), n: fc.integer({ min: 0, max: 60 }), size: fc.integer({ min: 0, max: 300 }) }),
+    fc.record({ op: fc.constant('ack' as const), k: fc.integer({ min: 0, max: 80 }) }),
+    fc.record({ op: fc.constant('raise' as const), by: fc.integer({ min: 1, max: 5 }) }),
+  );
+  let run = 0;
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 1, maxLength: 12 }), fc.array(fc.tuple(fc.integer({ min: 0, max: 300 }), fc.integer({ min: 1, max: 70 }), fc.integer({ min: 1, max: 6000 })), { minLength: 1, maxLength: 8 }), (ops, reads) => {
+      const path = join(dir, `b${run++}.db`);
+      const options = { hardCapBytes: 16 * 1024, softCapBytes: 8 * 1024 }; // small: evictions happen
+      const b = DurableBuffer.open(path, options);
+      let got: (BufferBatch | null)[];
+      try {
+        for (const o of ops) {
+          if (o.op === 'append') b.append(entries(o.n, o.size));
+          else if (o.op === 'ack') b.ack(Math.min(b.nextSeq - 1, b.ackedSeq + o.k));
+          else b.raiseNextSeq(b.nextSeq + o.by);
+        }
+        got = reads.map(([from, max, bytes]) => b.readBatch(from, max, bytes));
+      } finally {
+        b.close();
+      }
+      expect(got).toEqual(fromDisk(path, reads, options));
+    }),
+    { numRuns: 60 },
+  );
+});
+
+it('past the tail budget (nothing acked for a while) the older rows come from SQLite, the answers unchanged', () => {
+  const path = join(dir, 'big.db');
+  const b = DurableBuffer.open(path);
+  const reads: [number, number, number][] = [];
+  let got: (BufferBatch | null)[];
+  try {
+    // ~5.5 MiB of rows in appends of 500: more than TAIL_MAX_BYTES
+    for (let i = 0; i < 44; i++) b.append(entries(500, 200));
+    for (const from of [1, 500, 10_000, 20_000, 21_500, 21_999, 22_000, 22_001]) reads.push([from, 1000, 100 * 1024]);
+    got = reads.map(([from, max, bytes]) => b.readBatch(from, max, bytes));
+  } finally {
+    b.close();
+  }
+  expect(got.at(-1)).toBeNull();
+  expect(got).toEqual(fromDisk(path, reads));
+});
