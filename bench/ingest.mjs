@@ -2,16 +2,19 @@
 // End-to-end ingest benchmark: the compiled server runs in its own process (spawned CLI,
 // SQLite file in a temp dir); this process is the load client (N simulated agents over
 // real WebSockets). The in-process ceiling (JSON.parse of the frame Buffer + generated
-// validator + prepared batched insert of the same rows) is measured in the same run.
+// validator + prepared batched insert of the same rows, all on one thread: the inline
+// writer, SQLite checkpointing inside COMMIT) is measured in the same run, and so is the
+// writer ceiling: the server's writer thread alone committing ready (packed) rows.
 // Last output line: one JSON object with the figures.
 // `npm run bench -- ingest --db postgres`: the PostgreSQL run instead (bench/_ingest-pg.mjs).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateLogsPushParams } from '@cortex/agent-protocol';
 import { openSqliteStorage } from '../dist/server/db/dialect.js';
+import { packRows } from '../dist/server/db/packed-rows.js';
 import { migrateToLatest } from '../dist/server/db/migrations/index.js';
 import { issueAgent } from '../dist/server/db/agents.repository.js';
 import { connect as connectTo, entry } from './_wire.mjs';
@@ -28,15 +31,33 @@ const BATCH = 1000;
 const WINDOW = 4;
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 5000);
 
-function pushFrame(id, seqStart, n) {
+function pushFrameJson(id, seqStart, n) {
   const entries = new Array(n);
   for (let i = 0; i < n; i++) entries[i] = entry(seqStart + i);
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'logs.push', params: { seq_start: seqStart, entries } });
 }
 
+// The load client shares the 2 cores with the server: it writes the same frame text as
+// JSON.stringify of the same entries (checked below) without building 1000 objects.
+const [entryHead, entryMid, entryTail] = (() => {
+  const probe = JSON.stringify(entry(7777777));
+  const at = probe.indexOf('7777777');
+  const port = probe.indexOf('port 57777') + 'port 5'.length;
+  return [probe.slice(0, at), probe.slice(at + 7, port), probe.slice(port + 4)];
+})();
+const entryText = (seq) => `${entryHead}${seq}${entryMid}${seq % 10000}${entryTail}`;
+function pushFrame(id, seqStart, n) {
+  let body = '';
+  for (let i = 0; i < n; i++) body += (i === 0 ? '' : ',') + entryText(seqStart + i);
+  return `{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seqStart},"entries":[${body}]}}`;
+}
+for (const [id, s, n] of [[1, 1, 3], [9, 123456, 1000], [2, 99999990, 20]]) {
+  if (pushFrame(id, s, n) !== pushFrameJson(id, s, n)) throw new Error('bench: pushFrame text differs from JSON.stringify');
+}
+
 // ───────────── in-process ceiling ─────────────
 async function ceiling() {
-  const storage = openSqliteStorage({ path: join(dir, 'ceiling.db') });
+  const storage = openSqliteStorage({ path: join(dir, 'ceiling.db'), writer: 'inline' });
   await migrateToLatest(storage);
   const { host_id } = await issueAgent(storage.db, 'ceiling');
   const frames = [];
@@ -60,9 +81,33 @@ async function ceiling() {
   return Math.round((frames.length * BATCH) / secs);
 }
 
+// ───────────── writer ceiling: the writer thread alone, rows packed before the clock starts ─────────────
+async function writerCeiling() {
+  const storage = openSqliteStorage({ path: join(dir, 'writer-ceiling.db'), writer: 'thread' });
+  await migrateToLatest(storage);
+  const { host_id } = await issueAgent(storage.db, 'writer-ceiling');
+  const batches = [];
+  for (let b = 0; b < 70; b++) {
+    const entries = new Array(BATCH);
+    for (let i = 0; i < BATCH; i++) entries[i] = entry(b * BATCH + i + 1);
+    batches.push(packRows(entries));
+  }
+  const w = storage.ingest;
+  for (const p of batches.splice(0, 10)) await w.commitPacked(host_id, p, new Date().toISOString()); // warm-up
+  const t0 = performance.now();
+  // WINDOW commits in flight, as sessions keep the writer's queue full
+  let next = 0;
+  await Promise.all(Array.from({ length: WINDOW }, async () => {
+    while (next < batches.length) await w.commitPacked(host_id, batches[next++], new Date().toISOString());
+  }));
+  const secs = (performance.now() - t0) / 1000;
+  await storage.close();
+  return Math.round((60 * BATCH) / secs);
+}
+
 // ───────────── server process ─────────────
 const dbPath = join(dir, 'server.db');
-const setup = openSqliteStorage({ path: dbPath });
+const setup = openSqliteStorage({ path: dbPath, writer: 'inline' });
 await migrateToLatest(setup);
 async function issueMany(n, prefix) {
   const out = [];
@@ -70,7 +115,7 @@ async function issueMany(n, prefix) {
   return out;
 }
 
-const server = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
+const server = spawn(process.execPath, [...(process.env.BENCH_SERVER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_CPU_PROF] : []), join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
 const url = await new Promise((resolve, reject) => {
   let err = '';
   // The banner ("cortex-server listening on ws://…") is on stdout, the JSON logs on stderr.
@@ -114,14 +159,53 @@ function stream(conn, batches, n = BATCH, frames) {
   });
 }
 
+/** CPU seconds (user + system) the server process used so far, all its threads. */
+function serverCpuSecs() {
+  const f = readFileSync(`/proc/${server.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+/** CPU seconds of each server thread so far: tid → [name, secs]. */
+function serverThreadCpu() {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${server.pid}/task`)) {
+    try {
+      const st = readFileSync(`/proc/${server.pid}/task/${tid}/stat`, 'utf8');
+      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+      const f = st.slice(st.lastIndexOf(') ') + 2).split(' ');
+      out.set(tid, [name, (Number(f[11]) + Number(f[12])) / 100]);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+/** CPU seconds per 100k entries of the last agentsRun, server and this load client. */
+const cpuPer100k = {};
+
 async function agentsRun(n, batchesEach) {
   const agents = await issueMany(n, `load${n}`);
   const conns = await Promise.all(agents.map(connect));
   const t0 = performance.now();
+  const s0 = serverCpuSecs();
+  const threads0 = serverThreadCpu();
+  const c0 = process.cpuUsage();
   await Promise.all(conns.map((c) => stream(c, batchesEach)));
   const secs = (performance.now() - t0) / 1000;
+  const total = n * batchesEach * BATCH;
+  const c1 = process.cpuUsage(c0);
+  const per100k = (s) => +((s * 1e5) / total).toFixed(3);
+  cpuPer100k[n] = {
+    server: per100k(serverCpuSecs() - s0),
+    client: per100k((c1.user + c1.system) / 1e6),
+    // the busiest server threads (main, writer, checkpointer, …) by CPU-s per 100k entries
+    threads: [...serverThreadCpu()]
+      .map(([tid, [name, s]]) => [`${name}:${tid}`, per100k(s - (threads0.get(tid)?.[1] ?? 0))])
+      .filter(([, v]) => v > 0)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 5),
+  };
   for (const c of conns) c.ws.close();
-  return Math.round((n * batchesEach * BATCH) / secs);
+  return Math.round(total / secs);
 }
 
 async function ackLatencyAt10k() {
@@ -194,19 +278,28 @@ async function idleMemory(n) {
   return Math.round(((after - before) * 1024) / n);
 }
 
-const ceil = await ceiling();
-log(`in-process ceiling (parse Buffer + generated validator + prepared insert): ${ceil} entries/s`);
-const a1 = await agentsRun(1, 60);
-log(`1 agent, 1000-entry batches, window ${WINDOW}: ${a1} entries/s (${(a1 / ceil).toFixed(2)} of ceiling)`);
-const a10 = await agentsRun(10, 10);
-log(`10 agents: ${a10} entries/s (${(a10 / ceil).toFixed(2)} of ceiling)`);
-const a100 = await agentsRun(100, 2);
-log(`100 agents: ${a100} entries/s (${(a100 / ceil).toFixed(2)} of ceiling)`);
-const p99 = await ackLatencyAt10k();
+// BENCH_PHASES=ceiling,writer,10 (say) runs only those phases (for profiling one of them:
+// BENCH_SERVER_CPU_PROF=DIR runs the server under `node --cpu-prof`, one .cpuprofile per
+// thread, summarised by `node bench/_cpuprofile-summary.mjs FILE`).
+const phases = new Set((process.env.BENCH_PHASES ?? 'ceiling,writer,1,10,100,latency,hellos,idle').split(','));
+const run = (name, fn) => (phases.has(name) ? fn() : null);
+const ratio = (x) => (x === null || ceil === null ? null : +(x / ceil).toFixed(3));
+
+const ceil = await run('ceiling', ceiling);
+log(`in-process ceiling (parse Buffer + generated validator + prepared insert, one thread): ${ceil} entries/s (${ceil ? (1e5 / ceil).toFixed(3) : null} CPU-s per 100k entries)`);
+const wceil = await run('writer', writerCeiling);
+log(`writer ceiling (the writer thread alone committing packed rows): ${wceil} entries/s (${ratio(wceil)} of ceiling)`);
+const a1 = await run('1', () => agentsRun(1, 60));
+log(`1 agent, 1000-entry batches, window ${WINDOW}: ${a1} entries/s (${ratio(a1)} of ceiling)`);
+const a10 = await run('10', () => agentsRun(10, Number(process.env.BENCH_BATCHES_10 ?? 10)));
+log(`10 agents: ${a10} entries/s (${ratio(a10)} of ceiling); CPU-s per 100k entries: server ${cpuPer100k[10]?.server} (threads ${JSON.stringify(cpuPer100k[10]?.threads)}), load client ${cpuPer100k[10]?.client} (2 cores in all)`);
+const a100 = await run('100', () => agentsRun(100, 2));
+log(`100 agents: ${a100} entries/s (${ratio(a100)} of ceiling)`);
+const p99 = await run('latency', ackLatencyAt10k);
 log(`ack latency p99 at 10,000 entries/s (100-entry pushes every 10 ms): ${p99} ms`);
-const hps = await hellos(1000);
+const hps = (await run('hellos', () => hellos(1000))) ?? { enroll: null, reconnect: null };
 log(`hellos for 1000 agents, 50 connecting at a time: first enrollment (with rotation) ${hps.enroll}/s, reconnect with a long-lived token ${hps.reconnect}/s`);
-const idle = await idleMemory(IDLE_AGENTS);
+const idle = await run('idle', () => idleMemory(IDLE_AGENTS));
 log(`server RSS per idle authenticated connection with ${IDLE_AGENTS} agents: ${idle} bytes`);
 
 server.kill('SIGTERM');
@@ -215,12 +308,16 @@ await setup.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(JSON.stringify({
   ceiling_entries_per_s: ceil,
+  writer_ceiling_entries_per_s: wceil,
+  writer_ceiling_ratio: ratio(wceil),
   agents_1_entries_per_s: a1,
   agents_10_entries_per_s: a10,
   agents_100_entries_per_s: a100,
-  agents_1_ratio: +(a1 / ceil).toFixed(3),
-  agents_10_ratio: +(a10 / ceil).toFixed(3),
-  agents_100_ratio: +(a100 / ceil).toFixed(3),
+  agents_1_ratio: ratio(a1),
+  agents_10_ratio: ratio(a10),
+  agents_100_ratio: ratio(a100),
+  agents_10_server_cpu_s_per_100k: cpuPer100k[10]?.server ?? null,
+  agents_10_client_cpu_s_per_100k: cpuPer100k[10]?.client ?? null,
   ack_p99_ms_at_10k: p99,
   hellos_per_s: hps.enroll,
   hellos_reconnect_per_s: hps.reconnect,

@@ -11,6 +11,7 @@ import addFormats from 'ajv-formats';
 import * as esbuild from 'esbuild';
 import type { Contract, JsonSchema } from './contract.js';
 import type { NamedSchema } from './bundle.js';
+import { HOT_VALIDATORS, emitFastChecks } from './emit-fast-validators.js';
 
 export interface ValidatorExport {
   /** Export name, e.g. validateLogsPushParams. */
@@ -44,7 +45,7 @@ export function validatorExports(named: NamedSchema[]): ValidatorExport[] {
 export async function emitValidators(contract: Contract, exports: ValidatorExport[]): Promise<{ js: string; dts: string }> {
   const ajv = createAjv(contract, true);
   const mapping = Object.fromEntries(exports.map((e) => [e.name, e.ajvRef]));
-  const code = hoistEvaluated(standaloneCode.default(ajv, mapping));
+  const code = withFastPaths(ajv, exports, hoistEvaluated(standaloneCode.default(ajv, mapping)));
   // Resolve ajv's runtime modules from where codegen found ajv itself.
   const require = createRequire(import.meta.url);
   const resolveDir = dirname(dirname(dirname(require.resolve('ajv/package.json'))));
@@ -74,6 +75,36 @@ export async function emitValidators(contract: Contract, exports: ValidatorExpor
     '',
   ].join('\n');
   return { js, dts };
+}
+
+/**
+ * The hot validators (HOT_VALIDATORS) run a compiled exact predicate first and ajv's
+ * validator only for the verdict and errors of an invalid value (see emit-fast-validators.ts).
+ */
+export function withFastPaths(ajv: Ajv2020, exports: ValidatorExport[], code: string): string {
+  const hot = exports.filter((e) => HOT_VALIDATORS.includes(e.name));
+  if (hot.length !== HOT_VALIDATORS.length) throw new Error(`fast validators: no export named ${HOT_VALIDATORS.filter((n) => !hot.some((e) => e.name === n)).join(', ')}`);
+  const fast = emitFastChecks(ajv, hot);
+  let out = code;
+  const wrappers: string[] = [];
+  for (const e of hot) {
+    const re = new RegExp(`^export const ${e.name} = (validate\\d+);$`, 'm');
+    if (!re.test(out)) throw new Error(`fast validators: ajv standalone code has no export of ${e.name}`);
+    out = out.replace(re, `const ${e.name}Ajv = $1;`);
+    const f = fast.predicates.get(e.name)!;
+    wrappers.push(
+      `export function ${e.name}(data, dataCxt) {`,
+      `  if (${f}(data)) {`,
+      `    ${e.name}.errors = null;`,
+      '    return true;',
+      '  }',
+      `  const valid = ${e.name}Ajv(data, dataCxt);`,
+      `  ${e.name}.errors = ${e.name}Ajv.errors;`,
+      '  return valid;',
+      '}',
+    );
+  }
+  return [out, fast.code, ...wrappers, ''].join('\n');
 }
 
 /**

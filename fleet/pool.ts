@@ -3,54 +3,12 @@
 // snapshot a worker sends to the coordinator.
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { validateLogBatchEntry } from '@cortex/agent-protocol';
-import type { BackoffSettings } from './backoff.js';
+import type { PoolContext, PoolCounters, PoolSettings } from './pool-context.js';
 import { TokenJournal, type Identity } from './identities.js';
 import { AGENT_STATES, SimAgent, type AgentInfo, type AgentState } from './sim-agent.js';
 import { Counts, LatencyHistogram, Timeline, type Sparse } from './stats.js';
 
-export interface PoolSettings {
-  /** ws:// or wss:// URL of the server's agent endpoint. */
-  url: string;
-  /** Log entries per second per agent (0: idle agents, heartbeats only). */
-  ratePerAgent: number;
-  backoff: BackoffSettings;
-  /** How long a connection attempt may take to upgrade (ms). */
-  connectTimeoutMs: number;
-  /** How long the agent waits for the hello answer (ms). */
-  helloTimeoutMs: number;
-  /** Timeout of a logs.push (ms); then the connection is treated as dead. */
-  requestTimeoutMs: number;
-  /** logs.push requests in flight per agent. */
-  window: number;
-  /** capabilities.max_batch_entries (and the agent's own cap). */
-  maxBatchEntries: number;
-  /** Approximate size of each entry's message (bytes). */
-  messageBytes: number;
-  /** supported_probes. */
-  probes: readonly string[];
-  agentVersion: string;
-  /** Fixed heartbeat interval (ms) instead of the config's ± jitter (tests). */
-  heartbeatMs?: number;
-  /** Append rotated tokens to this token file. */
-  tokenFile?: string;
-  /** PEM text of a CA to trust for wss://. */
-  ca?: string;
-  /** First connections in flight at once while the fleet starts. */
-  startConcurrency: number;
-  /** Index of this pool's first agent in the whole fleet (for hostnames and varied answers). */
-  indexBase?: number;
-}
-
-export interface PoolCounters {
-  entries_generated: number;
-  entries_sent: number;
-  entries_acked: number;
-  pushes: number;
-  heartbeats: number;
-  config_updates: number;
-  rotated_tokens: number;
-  shutdowns: number;
-}
+export type { PoolCounters, PoolSettings } from './pool-context.js';
 
 export interface HistogramJson {
   buckets: Sparse;
@@ -86,7 +44,7 @@ export interface PoolSnapshot {
 
 const TICK_MS = 100;
 
-export class Pool {
+export class Pool implements PoolContext {
   readonly agents: SimAgent[] = [];
   readonly byHost = new Map<string, SimAgent>();
   readonly counters: PoolCounters = { entries_generated: 0, entries_sent: 0, entries_acked: 0, pushes: 0, heartbeats: 0, config_updates: 0, rotated_tokens: 0, shutdowns: 0 };

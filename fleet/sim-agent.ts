@@ -33,7 +33,7 @@ import {
 } from '@cortex/agent-protocol';
 import { FullJitterBackoff } from './backoff.js';
 import { runProbe } from './probes.js';
-import type { Pool } from './pool.js';
+import type { PoolContext } from './pool-context.js';
 
 export type AgentState =
   | 'Disconnected'
@@ -127,7 +127,7 @@ export class SimAgent {
   private readonly startedAt = Date.now();
 
   constructor(
-    private readonly pool: Pool,
+    private readonly pool: PoolContext,
     readonly index: number,
     readonly host_id: string,
     private token: string,

@@ -20,7 +20,7 @@
 // JSON line on stdout: the tarballs with their sizes.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -34,7 +34,9 @@ const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 
 const PROGRAMS = [
   { name: 'cortex-agent', entry: 'dist/agent/cli.js', unit: 'packaging/systemd/cortex-agent.service' },
-  { name: 'cortex-server', entry: 'dist/server/cli.js', unit: 'packaging/systemd/cortex-server.service' },
+  // The SQLite writer thread runs from a file of its own: lib/sqlite-writer-worker.mjs,
+  // found beside the bundle by server/db/sqlite-writer.ts (locateWriterWorker).
+  { name: 'cortex-server', entry: 'dist/server/cli.js', unit: 'packaging/systemd/cortex-server.service', workers: ['dist/server/db/sqlite-writer-worker.js'] },
 ];
 
 const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
@@ -159,7 +161,7 @@ function operatingReadme(name) {
   return `# ${name} ${VERSION} (${PLATFORM})\n\nThe Cortex reference ${name === 'cortex-agent' ? 'agent' : 'server'}; \`bin/${name} --help\` lists its commands.\n\n${section.trimEnd()}\n`;
 }
 
-async function packageOne({ name, entry, unit }) {
+async function packageOne({ name, entry, unit, workers = [] }) {
   const base = `${name}-${VERSION}-${PLATFORM}`;
   const stage = join(OUT, 'stage', base);
   rmSync(stage, { recursive: true, force: true });
@@ -186,6 +188,27 @@ async function packageOne({ name, entry, unit }) {
     plugins: [bindingsShim],
   });
 
+  const workerInputs = [];
+  for (const w of workers) {
+    const out = join(stage, 'lib', `${basename(w, '.js')}.mjs`);
+    const r = await build({
+      entryPoints: [join(ROOT, w)],
+      outfile: out,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: `node${NODE_MAJOR}`,
+      minify: true,
+      keepNames: true,
+      legalComments: 'none',
+      metafile: true,
+      logLevel: 'warning',
+      banner: { js: banner(name) },
+      plugins: [bindingsShim],
+    });
+    workerInputs.push(r.metafile);
+  }
+
   const addon = join(stage, 'lib', 'better_sqlite3.node');
   copyFileSync(ADDON, addon);
   try {
@@ -198,7 +221,8 @@ async function packageOne({ name, entry, unit }) {
   copyFileSync(join(ROOT, unit), join(stage, 'systemd', `${name}.service`));
   copyFileSync(join(ROOT, 'LICENSE'), join(stage, 'LICENSE'));
   writeFileSync(join(stage, 'README.md'), operatingReadme(name));
-  const n = notices(result.metafile, [join(ROOT, 'node_modules/better-sqlite3')]);
+  const inputs = Object.assign({}, result.metafile.inputs, ...workerInputs.map((m) => m.inputs));
+  const n = notices({ inputs }, [join(ROOT, 'node_modules/better-sqlite3')]);
   writeFileSync(join(stage, 'THIRD-PARTY-NOTICES.txt'), n.text);
   writeFileSync(
     join(stage, 'BUILD.json'),

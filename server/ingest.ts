@@ -15,7 +15,7 @@ import {
 import { metadataProblem, storableText } from '@cortex/agent-protocol/runtime';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
-import { SessionSupersededError, UnknownHostError, type IngestLogEntry, type Storage } from './db/storage.js';
+import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from './db/storage.js';
 
 export interface IngestOptions {
   /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
@@ -258,6 +258,10 @@ export class SessionIngest {
         } else if (error instanceof SessionSupersededError) {
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'this session was replaced by a newer one (a later hello of this host); nothing of the batch was stored' });
           this.ingest.logger.info({ host_id: this.host_id, session_id: this.session_id, entries: count }, 'logs.push of a superseded session refused; nothing stored');
+        } else if (error instanceof WriterStoppedError) {
+          // Maybe committed, maybe not: the resend tells (stored seqs are dropped and acked).
+          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'the ingest writer stopped before confirming the commit; resend the batch (entries it did store are acknowledged, not stored twice)' });
+          this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest writer thread stopped; commit unconfirmed (-32007), a new writer thread takes over');
         } else {
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed; nothing of the batch was stored' });
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest commit failed (-32007)');

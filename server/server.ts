@@ -28,6 +28,7 @@ import { createListener, httpHandler, upgradePathOk } from './http/routes.js';
 import { Connection } from './ws/connection.js';
 import type { ServerContext } from './ws/context.js';
 import { UpgradeGate } from './ws/pre-hello-guard.js';
+import { RowBatch } from './ws/row-batch.js';
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -151,6 +152,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       return registry.serverId;
     },
     registry,
+    rows: new RowBatch(storage),
     onSessionClosed: (conn) => control.onSessionClosed(conn),
     clientKey: (req) => gate.clientKey(req),
     onHelloFailed: (key, code) => gate.helloFailed(key, code),

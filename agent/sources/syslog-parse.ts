@@ -39,22 +39,58 @@ const MONTHS: Record<string, number> = {
 
 const DAY_MS = 86_400_000;
 
-/** Parses `<PRI>` at the start; returns [pri, index after '>'] or null when malformed (RFC 5424 6.2.1: 1–3 digits, ≤ 191, no leading zero except "0"). */
-function parsePri(line: string): [number, number] | null {
-  if (line.charCodeAt(0) !== 60 /* < */) return null;
+/** Two and three digit zero-padded numbers, for formatting timestamps without a Date. */
+const D2: readonly string[] = Array.from({ length: 100 }, (_, i) => (i < 10 ? `0${i}` : `${i}`));
+const D3: readonly string[] = Array.from({ length: 1000 }, (_, i) => `${i}`.padStart(3, '0'));
+/** 9999-12-31T23:59:59.999Z: up to here toISOString() writes a plain four-digit year. */
+const MAX_ISO4_MS = 253_402_300_799_999;
+
+/**
+ * new Date(ms).toISOString(), without allocating a Date: the civil date of an integer
+ * epoch in [1970, 9999] by Howard Hinnant's days-to-civil; anything else (before 1970,
+ * past 9999, a fraction, NaN) is left to Date itself.
+ */
+export function isoFromEpoch(ms: number): string {
+  if (!(ms >= 0 && ms <= MAX_ISO4_MS) || !Number.isInteger(ms)) return new Date(ms).toISOString();
+  const days = Math.floor(ms / 86_400_000);
+  let rest = ms - days * 86_400_000;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const mi = Math.floor(rest / 60_000);
+  rest -= mi * 60_000;
+  const sec = Math.floor(rest / 1000);
+  return `${y}-${D2[m]}-${D2[d]}T${D2[h]}:${D2[mi]}:${D2[sec]}.${D3[rest - sec * 1000]}Z`;
+}
+
+/** The PRI value parsePri() read (valid when it returned an index). */
+let priValue = 0;
+
+/** Parses `<PRI>` at the start; returns the index after '>' (the value in priValue), or -1 when malformed (RFC 5424 6.2.1: 1–3 digits, ≤ 191, no leading zero except "0"). */
+function parsePri(line: string): number {
+  if (line.charCodeAt(0) !== 60 /* < */) return -1;
   let v = 0;
   let i = 1;
   for (; i < line.length && i <= 4; i++) {
     const c = line.charCodeAt(i);
     if (c === 62 /* > */) break;
-    if (c < 48 || c > 57) return null;
+    if (c < 48 || c > 57) return -1;
     v = v * 10 + (c - 48);
   }
   const digits = i - 1;
-  if (digits < 1 || digits > 3 || line.charCodeAt(i) !== 62) return null;
-  if (digits > 1 && line.charCodeAt(1) === 48) return null;
-  if (v > 191) return null;
-  return [v, i + 1];
+  if (digits < 1 || digits > 3 || line.charCodeAt(i) !== 62) return -1;
+  if (digits > 1 && line.charCodeAt(1) === 48) return -1;
+  if (v > 191) return -1;
+  priValue = v;
+  return i + 1;
 }
 
 function isDigit(c: number): boolean {
@@ -71,11 +107,18 @@ function num(s: string, a: number, n: number): number {
   return v;
 }
 
-/**
- * Parses an RFC 3339 timestamp occupying s[a, b); returns epoch ms or NaN.
- * Accepts fractions of any length (truncated to ms), `Z`/`z` or ±hh:mm.
- */
-export function parseRfc3339(s: string, a: number, b: number): number {
+/** The last day of month M (1–12) as Date.UTC(Y, M, 0) finds it (which reads years 0–99 as 1900–1999). */
+function daysInMonth(Y: number, M: number): number {
+  if (M !== 2) return M === 4 || M === 6 || M === 9 || M === 11 ? 30 : 31;
+  const y = Y < 100 ? 1900 + Y : Y;
+  return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+}
+
+/** The ISO text of the timestamp rfc3339() parsed last (what toISOString() gives for it). */
+let rfc3339Iso = '';
+
+/** parseRfc3339, also leaving new Date(result).toISOString() in rfc3339Iso (for a valid timestamp). */
+function rfc3339(s: string, a: number, b: number): number {
   if (b - a < 20) return NaN;
   const Y = num(s, a, 4), M = num(s, a + 5, 2), D = num(s, a + 8, 2);
   const h = num(s, a + 11, 2), m = num(s, a + 14, 2), sec = num(s, a + 17, 2);
@@ -89,8 +132,9 @@ export function parseRfc3339(s: string, a: number, b: number): number {
     const start = i;
     while (i < b && isDigit(s.charCodeAt(i))) i++;
     if (i === start) return NaN;
-    const frac = s.slice(start, Math.min(i, start + 3)).padEnd(3, '0');
-    ms = Number(frac);
+    // the first three digits, padded with zeros: milliseconds (the rest is truncated)
+    const n = i - start;
+    ms = (s.charCodeAt(start) - 48) * 100 + (n > 1 ? (s.charCodeAt(start + 1) - 48) * 10 : 0) + (n > 2 ? s.charCodeAt(start + 2) - 48 : 0);
   }
   let offMin = 0;
   const z = s.charCodeAt(i);
@@ -103,9 +147,24 @@ export function parseRfc3339(s: string, a: number, b: number): number {
     i += 6;
   } else return NaN;
   if (i !== b) return NaN;
-  const daysInMonth = new Date(Date.UTC(Y, M, 0)).getUTCDate();
-  if (D > daysInMonth) return NaN;
-  return Date.UTC(Y, M - 1, D, h, m, Math.min(sec, 59), ms) - offMin * 60_000;
+  if (D > daysInMonth(Y, M)) return NaN;
+  const ts = Date.UTC(Y, M - 1, D, h, m, Math.min(sec, 59), ms) - offMin * 60_000;
+  // In UTC, from year 100 on (Date.UTC reads 0–99 as 1900–1999), the text is the fields
+  // themselves: copied from the line when it has the canonical form.
+  if (offMin === 0 && sec < 60 && Y >= 100) {
+    if (t === 84 && i - a === 24 && s.charCodeAt(a + 19) === 46 && z === 90) rfc3339Iso = s.slice(a, b);
+    else if (t === 84) rfc3339Iso = `${s.slice(a, a + 19)}.${D3[ms]}Z`;
+    else rfc3339Iso = `${s.slice(a, a + 10)}T${s.slice(a + 11, a + 19)}.${D3[ms]}Z`;
+  } else rfc3339Iso = isoFromEpoch(ts);
+  return ts;
+}
+
+/**
+ * Parses an RFC 3339 timestamp occupying s[a, b); returns epoch ms or NaN.
+ * Accepts fractions of any length (truncated to ms), `Z`/`z` or ±hh:mm.
+ */
+export function parseRfc3339(s: string, a: number, b: number): number {
+  return rfc3339(s, a, b);
 }
 
 function nextSpace(s: string, i: number): number {
@@ -117,13 +176,19 @@ function stripBom(s: string): string {
   return s.charCodeAt(0) === 0xfeff ? s.slice(1) : s;
 }
 
-/** RFC 5424 STRUCTURED-DATA starting at s[i] === '['; returns [data, index after] or null. */
-function parseStructuredData(s: string, i: number): [Record<string, Record<string, string>>, number] | null {
+/** Where the structured data parseStructuredData() read last ended. */
+let sdEnd = 0;
+
+/** RFC 5424 STRUCTURED-DATA starting at s[i] === '['; returns the data (its end in sdEnd) or null. */
+function parseStructuredData(s: string, i: number): Record<string, Record<string, string>> | null {
   const out: Record<string, Record<string, string>> = {};
+  const len = s.length;
+  /** The next backslash at or after the value being read (-1: none left). */
+  let bs = s.indexOf('\\', i);
   while (s.charCodeAt(i) === 91 /* [ */) {
     i++;
     let j = i;
-    while (j < s.length) {
+    while (j < len) {
       const c = s.charCodeAt(j);
       if (c === 32 || c === 93 || c === 61 || c === 34) break;
       j++;
@@ -140,15 +205,28 @@ function parseStructuredData(s: string, i: number): [Record<string, Record<strin
       }
       if (c !== 32) return null;
       i++;
-      const eq = s.indexOf('=', i);
-      if (eq < 0 || s.charCodeAt(eq + 1) !== 34) return null;
+      // PARAM-NAME up to '=' (no space or ']' in it), then '"'
+      let eq = i;
+      for (; eq < len; eq++) {
+        const d = s.charCodeAt(eq);
+        if (d === 61) break;
+        if (d === 32 || d === 93) return null; // a name with a space or ']' in it
+      }
+      if (eq >= len || s.charCodeAt(eq + 1) !== 34 || eq === i) return null;
       const name = s.slice(i, eq);
-      if (name.length === 0 || name.includes(' ') || name.includes(']')) return null;
       i = eq + 2;
+      if (bs < i && bs >= 0) bs = s.indexOf('\\', i);
+      const q = s.indexOf('"', i);
+      if (q >= 0 && (bs < 0 || bs > q)) {
+        // no escape before the closing quote: the value as it stands
+        params[name] = s.slice(i, q);
+        i = q + 1;
+        continue;
+      }
       let val = '';
       let start = i;
       for (;;) {
-        if (i >= s.length) return null;
+        if (i >= len) return null;
         const d = s.charCodeAt(i);
         if (d === 92 /* \ */) {
           const e = s.charCodeAt(i + 1);
@@ -164,20 +242,25 @@ function parseStructuredData(s: string, i: number): [Record<string, Record<strin
         if (d === 34) break;
         i++;
       }
-      val += s.slice(start, i);
+      params[name] = start === eq + 2 ? s.slice(start, i) : val + s.slice(start, i);
       i++;
-      params[name] = val;
     }
     out[id] = params;
   }
-  return [out, i];
+  sdEnd = i;
+  return out;
+}
+
+/** An RFC 5424 field: null for the NILVALUE "-". */
+function field(line: string, a: number, b: number): string | null {
+  return b - a === 1 && line.charCodeAt(a) === 45 ? null : line.slice(a, b);
 }
 
 /** RFC 5424. Returns null when the line is not one (the caller tries the next format). */
 export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
-  const p = parsePri(line);
-  if (p === null) return null;
-  const [pri, afterPri] = p;
+  const afterPri = parsePri(line);
+  if (afterPri < 0) return null;
+  const pri = priValue;
   // VERSION: 1–2 digits, non-zero first, then SP.
   const v0 = line.charCodeAt(afterPri);
   if (!(v0 >= 49 && v0 <= 57)) return null;
@@ -185,54 +268,56 @@ export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
   if (isDigit(line.charCodeAt(i))) i++;
   if (line.charCodeAt(i) !== 32) return null;
   i++;
-  let e = nextSpace(line, i);
-  let ts: number;
-  if (e - i === 1 && line.charCodeAt(i) === 45) ts = nowMs;
+  const e = nextSpace(line, i);
+  let ts: string;
+  if (e - i === 1 && line.charCodeAt(i) === 45) ts = isoFromEpoch(nowMs);
   else {
-    ts = parseRfc3339(line, i, e);
-    if (Number.isNaN(ts)) return null;
+    if (Number.isNaN(rfc3339(line, i, e))) return null;
+    ts = rfc3339Iso;
   }
-  const f = [0, 0, 0, 0, 0, 0, 0, 0];
-  for (let k = 0; k < 8; k += 2) {
-    i = e + 1;
-    if (i > line.length) return null;
-    e = nextSpace(line, i);
-    if (e === i) return null;
-    f[k] = i;
-    f[k + 1] = e;
-  }
+  // HOSTNAME APP-NAME PROCID MSGID: each one non-empty token
+  const len = line.length;
+  if (e + 1 > len) return null;
+  const hA = e + 1, hB = nextSpace(line, hA);
+  if (hB === hA || hB + 1 > len) return null;
+  const aA = hB + 1, aB = nextSpace(line, aA);
+  if (aB === aA || aB + 1 > len) return null;
+  const pA = aB + 1, pB = nextSpace(line, pA);
+  if (pB === pA || pB + 1 > len) return null;
+  const mA = pB + 1, mB = nextSpace(line, mA);
+  if (mB === mA) return null;
   // STRUCTURED-DATA
-  i = e + 1;
-  if (i > line.length) return null;
+  i = mB + 1;
+  if (i > len) return null;
   let sd: Record<string, Record<string, string>> | null = null;
-  if (line.charCodeAt(i) === 45 /* - */) {
+  const c = line.charCodeAt(i);
+  if (c === 45 /* - */) {
     i++;
-  } else if (line.charCodeAt(i) === 91) {
-    const r = parseStructuredData(line, i);
-    if (r === null) return null;
-    sd = r[0];
-    i = r[1];
+  } else if (c === 91) {
+    sd = parseStructuredData(line, i);
+    if (sd === null) return null;
+    i = sdEnd;
   } else return null;
   let message = '';
-  if (i < line.length) {
+  if (i < len) {
     if (line.charCodeAt(i) !== 32) return null;
-    message = stripBom(line.slice(i + 1));
+    message = line.charCodeAt(i + 1) === 0xfeff ? line.slice(i + 2) : line.slice(i + 1);
   }
-  const fld = (k: number): string | null => (f[k + 1]! - f[k]! === 1 && line.charCodeAt(f[k]!) === 45 ? null : line.slice(f[k], f[k + 1]));
   let metadata: Record<string, unknown> | null = null;
-  const h = fld(0), m = fld(6);
-  if (h !== null || m !== null || sd !== null) {
+  const h = field(line, hA, hB), m = field(line, mA, mB);
+  if (h !== null && m !== null && sd !== null) metadata = { hostname: h, msgid: m, structured_data: sd };
+  else if (h !== null || m !== null || sd !== null) {
     metadata = {};
     if (h !== null) metadata.hostname = h;
     if (m !== null) metadata.msgid = m;
     if (sd !== null) metadata.structured_data = sd;
   }
   return {
-    ts: new Date(ts).toISOString(),
+    ts,
     severity: SEVERITIES[pri & 7]!,
     facility: FACILITIES[pri >> 3]!,
-    app_name: fld(2),
-    process_id: fld(4),
+    app_name: field(line, aA, aB),
+    process_id: field(line, pA, pB),
     message,
     metadata,
     format: 'rfc5424',
@@ -291,10 +376,9 @@ export function parseRfc3164(line: string, nowMs: number): ParsedLine | null {
   let pri = -1;
   let i = 0;
   if (line.charCodeAt(0) === 60) {
-    const p = parsePri(line);
-    if (p === null) return null;
-    pri = p[0];
-    i = p[1];
+    i = parsePri(line);
+    if (i < 0) return null;
+    pri = priValue;
   }
   let ts: number;
   const c0 = line.charCodeAt(i);
@@ -322,7 +406,7 @@ export function parseRfc3164(line: string, nowMs: number): ParsedLine | null {
   }
   const message = stripBom(tag !== null ? line.slice(tag[2]) : line.slice(i));
   return {
-    ts: new Date(ts).toISOString(),
+    ts: isoFromEpoch(ts),
     severity: pri < 0 ? 'info' : SEVERITIES[pri & 7]!,
     facility: pri < 0 ? null : FACILITIES[pri >> 3]!,
     app_name: tag !== null ? tag[0] : null,
@@ -428,7 +512,7 @@ export function parseJsonLine(line: string, nowMs: number): ParsedLine | null {
   const problem = metadata === null ? undefined : metadataProblem(metadata, METADATA_LIMITS);
   if (problem !== undefined) return { ...plainLine(line, nowMs), metadata: { [METADATA_DROPPED]: problem.kind } };
   return {
-    ts: new Date(ts).toISOString(),
+    ts: isoFromEpoch(ts),
     severity,
     facility: null,
     app_name: null,
@@ -442,7 +526,7 @@ export function parseJsonLine(line: string, nowMs: number): ParsedLine | null {
 /** The plain fallback: the line itself, severity info, the read time. */
 export function plainLine(line: string, nowMs: number, nowIso?: string): ParsedLine {
   return {
-    ts: nowIso ?? new Date(nowMs).toISOString(),
+    ts: nowIso ?? isoFromEpoch(nowMs),
     severity: 'info',
     facility: null,
     app_name: null,

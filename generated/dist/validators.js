@@ -1798,7 +1798,7 @@ function validate27(data, { instancePath = "", parentData, parentDataProperty, r
   validate27.errors = vErrors;
   return errors === 0;
 }
-var validateLogBatchEntry = validate28;
+var validateLogBatchEntryAjv = validate28;
 var schema41 = { "title": "LogBatchEntry", "description": "One parsed log entry inside logs.push. seq is the agent-assigned sequence number (contiguous inside a batch, never reused).", "type": "object", "required": ["seq", "ts", "severity", "message", "source"], "additionalProperties": false, "properties": { "seq": { "type": "integer", "minimum": 0 }, "ts": { "type": "string", "format": "date-time" }, "severity": { "$ref": "defs.json#/$defs/Severity" }, "facility": { "type": ["string", "null"] }, "app_name": { "type": ["string", "null"] }, "process_id": { "type": ["string", "null"] }, "message": { "type": "string", "maxLength": 65536 }, "source": { "$ref": "defs.json#/$defs/LogSource" }, "metadata": { "type": ["object", "null"] } } };
 var func7 = Object.prototype.hasOwnProperty;
 function validate28(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
@@ -4189,7 +4189,7 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
   validate57.errors = vErrors;
   return errors === 0;
 }
-var validateLogsPushParams = validate58;
+var validateLogsPushParamsAjv = validate58;
 function validate58(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   ;
   let vErrors = null;
@@ -6915,6 +6915,165 @@ function validate80(data, { instancePath = "", parentData, parentDataProperty, r
   }
   validate80.errors = vErrors;
   return errors === 0;
+}
+var fastFormatDateTime = /* @__PURE__ */ require_formats().fullFormats["date-time"];
+var fastUcs2length = /* @__PURE__ */ require_ucs2length().default;
+var FAST_DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+function fastD2(s, i) {
+  const a = s.charCodeAt(i) - 48, b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+function fastDateTime(s) {
+  const n = s.length;
+  if (n < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return false;
+  const t = s.charCodeAt(10);
+  if (t !== 84 && t !== 116) return false;
+  const y1 = fastD2(s, 0), y2 = fastD2(s, 2), mo = fastD2(s, 5), da = fastD2(s, 8);
+  const hr = fastD2(s, 11), mi = fastD2(s, 14), se = fastD2(s, 17);
+  if (y1 < 0 || y2 < 0 || mo < 1 || mo > 12 || da < 1 || hr < 0 || hr > 23 || mi < 0 || mi > 59 || se < 0 || se > 59) return false;
+  const y = y1 * 100 + y2;
+  if (da > (mo === 2 && y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : FAST_DAYS[mo])) return false;
+  let i = 19;
+  if (s.charCodeAt(i) === 46) {
+    i++;
+    const f = i;
+    for (let c = s.charCodeAt(i); c >= 48 && c <= 57; c = s.charCodeAt(++i)) ;
+    if (i === f) return false;
+  }
+  const z = s.charCodeAt(i);
+  if (z === 90 || z === 122) return i + 1 === n;
+  if (z !== 43 && z !== 45 || i + 6 !== n || s.charCodeAt(i + 3) !== 58) return false;
+  const th = fastD2(s, i + 1), tm = fastD2(s, i + 4);
+  return th >= 0 && th <= 23 && tm >= 0 && tm <= 59;
+}
+function fast5(d) {
+  if (!(typeof d === "string")) return false;
+  if (!(d === "emerg" || d === "alert" || d === "crit" || d === "err" || d === "warning" || d === "notice" || d === "info" || d === "debug")) return false;
+  return true;
+}
+function fast12(d) {
+  if (!(typeof d === "string")) return false;
+  if (!(d === "journald")) return false;
+  return true;
+}
+var fastRe14 = /* @__PURE__ */ new RegExp("^file:.+$", "u");
+function fast13(d) {
+  if (!(typeof d === "string")) return false;
+  if (!fastRe14.test(d)) return false;
+  return true;
+}
+var fastRe16 = /* @__PURE__ */ new RegExp("^docker:.+$", "u");
+function fast15(d) {
+  if (!(typeof d === "string")) return false;
+  if (!fastRe16.test(d)) return false;
+  return true;
+}
+var fastRe18 = /* @__PURE__ */ new RegExp("^custom:.+$", "u");
+function fast17(d) {
+  if (!(typeof d === "string")) return false;
+  if (!fastRe18.test(d)) return false;
+  return true;
+}
+function fast11(d) {
+  if (typeof d !== "string") return false;
+  if (d.startsWith("journald")) {
+    if (!fast12(d)) return false;
+  } else if (d.startsWith("file:")) {
+    if (!fast13(d)) return false;
+  } else if (d.startsWith("docker:")) {
+    if (!fast15(d)) return false;
+  } else if (d.startsWith("custom:")) {
+    if (!fast17(d)) return false;
+  } else return false;
+  return true;
+}
+function fast0(d) {
+  if (!(d !== null && typeof d === "object" && !Array.isArray(d))) return false;
+  if (d["seq"] === void 0 || d["ts"] === void 0 || d["severity"] === void 0 || d["message"] === void 0 || d["source"] === void 0) return false;
+  for (const k1 in d) {
+    if (!(k1 === "seq" || k1 === "ts" || k1 === "severity" || k1 === "facility" || k1 === "app_name" || k1 === "process_id" || k1 === "message" || k1 === "source" || k1 === "metadata")) return false;
+  }
+  const p2 = d["seq"];
+  if (p2 !== void 0) {
+    if (!(typeof p2 === "number" && !(p2 % 1) && !isNaN(p2) && isFinite(p2))) return false;
+    if (!(p2 >= 0)) return false;
+  }
+  const p3 = d["ts"];
+  if (p3 !== void 0) {
+    if (!(typeof p3 === "string")) return false;
+    if (!fastDateTime(p3) && !fastFormatDateTime.validate(p3)) return false;
+  }
+  const p4 = d["severity"];
+  if (p4 !== void 0) {
+    if (!fast5(p4)) return false;
+  }
+  const p6 = d["facility"];
+  if (p6 !== void 0) {
+    if (!(typeof p6 === "string" || p6 === null)) return false;
+  }
+  const p7 = d["app_name"];
+  if (p7 !== void 0) {
+    if (!(typeof p7 === "string" || p7 === null)) return false;
+  }
+  const p8 = d["process_id"];
+  if (p8 !== void 0) {
+    if (!(typeof p8 === "string" || p8 === null)) return false;
+  }
+  const p9 = d["message"];
+  if (p9 !== void 0) {
+    if (!(typeof p9 === "string")) return false;
+    if (p9.length > 65536 && fastUcs2length(p9) > 65536) return false;
+  }
+  const p10 = d["source"];
+  if (p10 !== void 0) {
+    if (!fast11(p10)) return false;
+  }
+  const p19 = d["metadata"];
+  if (p19 !== void 0) {
+    if (!(p19 !== null && typeof p19 === "object" && !Array.isArray(p19) || p19 === null)) return false;
+  }
+  return true;
+}
+function fast20(d) {
+  if (!(d !== null && typeof d === "object" && !Array.isArray(d))) return false;
+  if (d["seq_start"] === void 0 || d["entries"] === void 0) return false;
+  for (const k21 in d) {
+    if (!(k21 === "seq_start" || k21 === "entries")) return false;
+  }
+  const p22 = d["seq_start"];
+  if (p22 !== void 0) {
+    if (!(typeof p22 === "number" && !(p22 % 1) && !isNaN(p22) && isFinite(p22))) return false;
+    if (!(p22 >= 0)) return false;
+  }
+  const p23 = d["entries"];
+  if (p23 !== void 0) {
+    if (!Array.isArray(p23)) return false;
+    if (p23.length > 1e3) return false;
+    if (p23.length < 1) return false;
+    for (let i24 = 0, i24n = p23.length; i24 < i24n; i24++) {
+      const e25 = p23[i24];
+      if (!fast0(e25)) return false;
+    }
+  }
+  return true;
+}
+function validateLogBatchEntry(data, dataCxt) {
+  if (fast0(data)) {
+    validateLogBatchEntry.errors = null;
+    return true;
+  }
+  const valid = validateLogBatchEntryAjv(data, dataCxt);
+  validateLogBatchEntry.errors = validateLogBatchEntryAjv.errors;
+  return valid;
+}
+function validateLogsPushParams(data, dataCxt) {
+  if (fast20(data)) {
+    validateLogsPushParams.errors = null;
+    return true;
+  }
+  const valid = validateLogsPushParamsAjv(data, dataCxt);
+  validateLogsPushParams.errors = validateLogsPushParamsAjv.errors;
+  return valid;
 }
 export {
   validateAgentConfig,

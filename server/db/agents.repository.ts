@@ -413,6 +413,22 @@ export async function activateSession(
   session: SessionStart,
   options: ActivateOptions,
 ): Promise<boolean> {
+  const result = await activationQuery(db, host_id, session, options).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** What a hello's answer needs of the row once it is activated (read in the same statement). */
+export type ActivatedRow = Pick<AgentRow, 'accepted_seq' | 'config_version' | 'agent_config_json' | 'config_apply_after'>;
+
+/**
+ * activateSession that also returns the activated row's accepted_seq and config (UPDATE …
+ * RETURNING: no second read); undefined when the row no longer matches.
+ */
+export function activateSessionReturning(db: Db, host_id: string, session: SessionStart, options: ActivateOptions): Promise<ActivatedRow | undefined> {
+  return activationQuery(db, host_id, session, options).returning(['accepted_seq', 'config_version', 'agent_config_json', 'config_apply_after']).executeTakeFirst();
+}
+
+function activationQuery(db: Db, host_id: string, session: SessionStart, options: ActivateOptions) {
   const id = normalizeHostId(host_id);
   const tokenSet = options.new_token
     ? {
@@ -460,8 +476,7 @@ export async function activateSession(
   if (options.expect_state !== undefined) {
     query = query.where('connection_state', '=', options.expect_state);
   }
-  const result = await query.executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return query;
 }
 
 /** A hello with a long-lived token (no rotation). See activateSession. */
@@ -472,11 +487,12 @@ export function markActive(
   presented_hash: string,
   options: { clear_prev?: boolean } = {},
 ): Promise<boolean> {
-  return activateSession(db, host_id, session, {
-    presented_hash,
-    match: 'current_or_prev',
-    ...(options.clear_prev !== undefined ? { clear_prev: options.clear_prev } : {}),
-  });
+  return activateSession(db, host_id, session, longLivedActivation(presented_hash, options));
+}
+
+/** The ActivateOptions of markActive. */
+export function longLivedActivation(presented_hash: string, options: { clear_prev?: boolean } = {}): ActivateOptions {
+  return { presented_hash, match: 'current_or_prev', ...(options.clear_prev !== undefined ? { clear_prev: options.clear_prev } : {}) };
 }
 
 /**
@@ -490,12 +506,17 @@ export function rotateOnFirstEnrollment(
   session: SessionStart,
   hashes: { presented_hash: string; new_token_hash: string },
 ): Promise<boolean> {
-  return activateSession(db, host_id, session, {
+  return activateSession(db, host_id, session, firstEnrollmentActivation(hashes));
+}
+
+/** The ActivateOptions of rotateOnFirstEnrollment. */
+export function firstEnrollmentActivation(hashes: { presented_hash: string; new_token_hash: string }): ActivateOptions {
+  return {
     presented_hash: hashes.presented_hash,
     match: 'current',
     expect_state: 'NeverConnected',
     new_token: { token_hash: hashes.new_token_hash, token_hash_prev: null, grace_until: null },
-  });
+  };
 }
 
 /**
@@ -509,7 +530,12 @@ export function rotateOnHello(
   session: SessionStart,
   hashes: { presented_hash: string; new_token_hash: string; grace_until: string },
 ): Promise<boolean> {
-  return activateSession(db, host_id, session, {
+  return activateSession(db, host_id, session, rotationActivation(hashes));
+}
+
+/** The ActivateOptions of rotateOnHello. */
+export function rotationActivation(hashes: { presented_hash: string; new_token_hash: string; grace_until: string }): ActivateOptions {
+  return {
     presented_hash: hashes.presented_hash,
     match: 'current_or_prev',
     new_token: {
@@ -517,7 +543,7 @@ export function rotateOnHello(
       token_hash_prev: hashes.presented_hash,
       grace_until: hashes.grace_until,
     },
-  });
+  };
 }
 
 /**

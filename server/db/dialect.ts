@@ -7,8 +7,23 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  SqliteAdapter,
+  SqliteDriver,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type QueryResult,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+} from 'kysely';
 import type { Database as Schema } from './schema.js';
+import { SqliteThreadWriter, WRITER_AUTOCHECKPOINT_PAGES, locateWriterWorker } from './sqlite-writer.js';
+import { WriteGate } from './write-gate.js';
+import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, SELECT_ACCEPTED, TOUCH_LAST_SEEN } from './sqlite-ingest-sql.js';
 import {
   SessionSupersededError,
   UnknownHostError,
@@ -33,6 +48,16 @@ export interface SqliteStorageOptions {
    * an error (better-sqlite3 `fileMustExist`). The admin commands use this.
    */
   mustExist?: boolean;
+  /**
+   * Where the ingest transactions run. 'thread' (the default when the compiled worker file
+   * is there and the database is a file): a writer thread with a connection of its own,
+   * started on the first commit, plus a checkpointer thread (./sqlite-writer.ts).
+   * 'inline': on this thread, on the kysely connection (the single-thread path; the
+   * bench's ceiling, and what runs from the TypeScript sources).
+   */
+  writer?: 'thread' | 'inline';
+  /** The compiled writer-thread file (default: found beside this module; tests pass dist's). */
+  writerWorker?: URL;
 }
 
 export function openSqliteStorage(options: SqliteStorageOptions): Storage {
@@ -64,8 +89,22 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
     throw error;
   }
 
-  const db = new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  const ingest = new SqliteIngestWriter(db, sqlite);
+  const workerUrl = options.writerWorker ?? locateWriterWorker();
+  // CORTEX_SQLITE_WRITER=inline|thread overrides the default (an operator's way back to the
+  // single-thread path; the benches compare both).
+  const fromEnv = process.env['CORTEX_SQLITE_WRITER'];
+  const wanted = options.writer ?? (fromEnv === 'inline' || fromEnv === 'thread' ? fromEnv : undefined);
+  const threaded = !inMemory && (wanted ?? (workerUrl !== undefined ? 'thread' : 'inline')) === 'thread';
+  const gate = threaded ? new WriteGate() : undefined;
+  const db = new Kysely<Schema>({ dialect: immediateSqliteDialect(withStatementCache(sqlite), gate) });
+  const ingest = threaded
+    ? new SqliteThreadWriter({ path: file, busyTimeoutMs, gate, ...(workerUrl !== undefined ? { workerUrl } : {}) })
+    : new SqliteIngestWriter(db, sqlite);
+  // With the writer thread the WAL is mostly past SQLite's default 1000 pages: this
+  // connection's own small writes (hellos, heartbeats) would each run a checkpoint, fsync
+  // included, on the event loop. The checkpointer thread does that work; this only bounds
+  // the WAL (as on the writer's connection) should it not run.
+  if (threaded) sqlite.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
 
   return {
     dialect: 'sqlite',
@@ -107,8 +146,88 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
         const after = sqlite.pragma('freelist_count', { simple: true }) as number;
         return (before - after) * pageSize;
       }),
-    close: () => db.destroy(),
+    async close() {
+      // The threads answer what they were asked first (a shutdown drain's last commits).
+      if (ingest instanceof SqliteThreadWriter) await ingest.close();
+      await db.destroy();
+    },
   };
+}
+
+/**
+ * kysely's SQLite dialect, with transactions that start with BEGIN IMMEDIATE: the write
+ * lock is taken up front (waiting through busy_timeout), so a transaction that reads
+ * before it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another connection (the
+ * writer thread, another server process) committed in between. Every kysely transaction
+ * of the server writes.
+ *
+ * With a writer thread (`gate`), every write statement and every transaction on this
+ * connection first takes its turn through the WriteGate (./write-gate.ts), waiting
+ * asynchronously instead of in SQLite's busy handler, which would sleep the event loop.
+ */
+function immediateSqliteDialect(database: SqliteDatabase, gate?: WriteGate): Dialect {
+  return {
+    createAdapter: () => new SqliteAdapter(),
+    createDriver: () => new ImmediateSqliteDriver({ database }, database, gate),
+    createIntrospector: (db) => new SqliteIntrospector(db),
+    createQueryCompiler: () => new SqliteQueryCompiler(),
+  };
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly database: SqliteDatabase,
+    private readonly gate: WriteGate | undefined,
+  ) {
+    super(config);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    const gate = this.gate;
+    if (gate === undefined) return connection;
+    const database = this.database;
+    return {
+      async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+        // (a cached statement: preparing it here costs a Map lookup)
+        if (gate.held || (database.prepare(query.sql) as unknown as { readonly: boolean }).readonly) return connection.executeQuery<R>(query);
+        await gate.acquire();
+        try {
+          return await connection.executeQuery<R>(query);
+        } finally {
+          gate.release();
+        }
+      },
+      streamQuery: <R>(query: CompiledQuery, chunkSize?: number) => connection.streamQuery<R>(query, chunkSize),
+    };
+  }
+
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await this.gate?.acquire();
+    try {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    } catch (error) {
+      this.gate?.release();
+      throw error;
+    }
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await connection.executeQuery(CompiledQuery.raw('commit'));
+    } finally {
+      this.gate?.release();
+    }
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await connection.executeQuery(CompiledQuery.raw('rollback'));
+    } finally {
+      this.gate?.release();
+    }
+  }
 }
 
 type Bind = unknown[];
@@ -206,22 +325,11 @@ interface PreparedIngest {
 }
 
 function prepareIngest(sqlite: Database.Database): PreparedIngest {
-  const selectAccepted = sqlite.prepare<Bind, { accepted_seq: number; session_id: string | null }>(
-    'SELECT accepted_seq, session_id FROM agents WHERE host_id = ?',
-  );
-  const insertLog = sqlite.prepare<Bind>(
-    'INSERT INTO logs (host_id, seq, ts, received_at, severity, facility, app_name,' +
-      ' process_id, message, source, metadata_json)' +
-      ' VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)' +
-      ' ON CONFLICT (host_id, seq) DO NOTHING',
-  );
-  const advanceAccepted = sqlite.prepare<Bind>(
-    'UPDATE agents SET accepted_seq = MAX(accepted_seq, ?), last_seen = ? WHERE host_id = ?',
-  );
-  const insertMetric = sqlite.prepare<Bind>(
-    'INSERT INTO metrics (host_id, ts, name, value, labels_json) VALUES (?, ?, ?, ?, ?)',
-  );
-  const touchLastSeen = sqlite.prepare<Bind>('UPDATE agents SET last_seen = ? WHERE host_id = ?');
+  const selectAccepted = sqlite.prepare<Bind, { accepted_seq: number; session_id: string | null }>(SELECT_ACCEPTED);
+  const insertLog = sqlite.prepare<Bind>(INSERT_LOG);
+  const advanceAccepted = sqlite.prepare<Bind>(ADVANCE_ACCEPTED);
+  const insertMetric = sqlite.prepare<Bind>(INSERT_METRIC);
+  const touchLastSeen = sqlite.prepare<Bind>(TOUCH_LAST_SEEN);
 
   const commitTx = sqlite.transaction(
     (host_id: string, entries: readonly IngestLogEntry[], received_at: string, session_id?: string): CommitResult => {

@@ -149,6 +149,19 @@ export class SessionSupersededError extends Error {
   }
 }
 
+/**
+ * The ingest writer (a writer thread) stopped before it answered: the commit may or may
+ * not have happened. Maps to -32007 on the wire; the resend settles it (stored seqs are
+ * dropped as duplicates and acked).
+ */
+export class WriterStoppedError extends Error {
+  readonly code = 'INGEST_WRITER_STOPPED' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'WriterStoppedError';
+  }
+}
+
 /** An admin operation that a Revoked host cannot take (rotate, decommission, config). */
 export class HostRevokedError extends Error {
   readonly code = 'HOST_REVOKED' as const;

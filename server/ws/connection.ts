@@ -20,11 +20,11 @@ import {
   type ProbeRequestParams,
   type Transport,
 } from '@cortex/agent-protocol';
-import { markDisconnected, touchLastSeen, type AgentSummary } from '../db/agents.repository.js';
+import { markDisconnected, touchLastSeen } from '../db/agents.repository.js';
 import { UnknownHostError } from '../db/storage.js';
 import type { SessionIngest } from '../ingest.js';
 import type { ServerContext } from './context.js';
-import { helloAnswer, type HelloAcceptance, type HelloRefusal } from './handshake.js';
+import { helloAnswer, type ActivatedRow, type HelloAcceptance, type HelloRefusal } from './handshake.js';
 import { runHello } from './hello-flow.js';
 import { AgentCalls } from './agent-calls.js';
 import { onPeerEvent } from './peer-events.js';
@@ -125,7 +125,7 @@ export class Connection {
       },
       'agent.heartbeat': (params) => {
         this.lastHeartbeat = { queue_depth: params.queue_depth, buffer_bytes: params.buffer_bytes, at: new Date().toISOString() };
-        void touchLastSeen(this.ctx.storage.db, this.host_id as string).catch((error: unknown) =>
+        void this.ctx.rows.run((db) => touchLastSeen(db, this.host_id as string)).catch((error: unknown) =>
           this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'heartbeat: last_seen update failed'),
         );
       },
@@ -250,6 +250,7 @@ export class Connection {
     try {
       const outcome = await runHello(params, {
         db: this.ctx.storage.db,
+        rows: this.ctx.rows,
         settings: this.ctx.settings,
         serverId: this.ctx.serverId,
         pending: () => this.state === 'hello_pending',
@@ -273,7 +274,7 @@ export class Connection {
   }
 
   /** The row is Active for this session: register it; the HelloResult (undefined when the socket went away). */
-  private async activated(accepted: HelloAcceptance, current: AgentSummary | undefined): Promise<AgentHelloResult | undefined> {
+  private async activated(accepted: HelloAcceptance, current: ActivatedRow): Promise<AgentHelloResult | undefined> {
     const { host_id, session_id } = accepted;
     this.guard.stop();
     this.host_id = host_id;
@@ -340,7 +341,7 @@ export class Connection {
     }
     const text = `${code} ${reason || CLOSE_NAMES[code] || 'closed'}`;
     try {
-      await markDisconnected(this.ctx.storage.db, this.host_id as string, this.session_id as string, text);
+      await this.ctx.rows.run((db) => markDisconnected(db, this.host_id as string, this.session_id as string, text));
     } catch (error) {
       this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'could not record the disconnect');
     }

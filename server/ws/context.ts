@@ -7,6 +7,7 @@ import type { Ingest } from '../ingest.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
 import type { ServerSettings } from '../settings.js';
+import type { RowBatch } from './row-batch.js';
 import type { HeldSession, SessionRegistry } from './session-registry.js';
 
 export interface ServerContext<C extends HeldSession = HeldSession> {
@@ -18,6 +19,8 @@ export interface ServerContext<C extends HeldSession = HeldSession> {
   /** This server's id among the servers on one database (stored as agents.server_id). */
   readonly serverId: string;
   readonly metrics: ServerMetrics;
+  /** The sessions' row writes (activation, heartbeat, close), batched per commit on SQLite. */
+  readonly rows: RowBatch;
   /** Which session holds which host: register() an authenticated session, unregister() on close. */
   readonly registry: SessionRegistry<C>;
   /** After an authenticated session closed and its row was updated (decommission follow-up). */

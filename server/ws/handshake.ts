@@ -87,7 +87,7 @@ export interface HelloAcceptance {
   /** What the handshakes metric counts it as. */
   readonly outcome: 'ok' | 'enrolled' | 'rotated';
   /** When the change does not apply (the row moved on meanwhile): the refusal instead. */
-  readonly onConflict: HelloRefusal;
+  readonly onConflict: () => HelloRefusal;
   /** accepted_seq and config_version of the row as read (for when the re-read finds nothing). */
   readonly row: Pick<HelloLookup, 'accepted_seq' | 'config_version'>;
 }
@@ -227,12 +227,12 @@ export function decideHello(input: HelloInput): HelloDecision {
     change,
     rotatedToken,
     outcome: rotatedToken === undefined ? 'ok' : row.connection_state === 'NeverConnected' ? 'enrolled' : 'rotated',
-    onConflict: activationLost(host_id),
+    onConflict: () => activationLost(host_id),
     row: { accepted_seq: row.accepted_seq, config_version: row.config_version },
   };
 }
 
-/** The row's state once the activation applied (re-read), as the answer needs it. */
+/** The row's state once the activation applied (returned by the activation), as the answer needs it. */
 export interface ActivatedRow {
   readonly accepted_seq: number | bigint | string;
   readonly config_version: number | bigint | string;

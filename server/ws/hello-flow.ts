@@ -6,29 +6,32 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { generateToken } from '../auth/tokens.js';
 import {
+  activateSessionReturning,
   findForHello,
-  getAgent,
-  markActive,
+  firstEnrollmentActivation,
+  longLivedActivation,
   revoke,
-  rotateOnFirstEnrollment,
-  rotateOnHello,
-  type AgentSummary,
+  rotationActivation,
+  type ActivatedRow,
   type SessionStart,
 } from '../db/agents.repository.js';
 import type { Database } from '../db/schema.js';
 import { enrollmentExpiresAt } from '../security/enrollment.js';
+import type { RowBatch } from './row-batch.js';
 import { decideHello, helloHostId, needsEnrollmentExpiry, screenHello, type Activation, type HandshakeSettings, type HelloAcceptance, type HelloRefusal } from './handshake.js';
 
 type Db = Kysely<Database>;
 
 export type HelloOutcome =
   | HelloRefusal
-  | { readonly kind: 'accepted'; readonly accepted: HelloAcceptance; readonly current: AgentSummary | undefined }
+  | { readonly kind: 'accepted'; readonly accepted: HelloAcceptance; readonly current: ActivatedRow }
   /** The socket timed out or closed meanwhile: nothing was changed. */
   | { readonly kind: 'abandoned' };
 
 export interface HelloFlowOptions {
   readonly db: Db;
+  /** Where the activation is written (batched with others per commit on SQLite). */
+  readonly rows: RowBatch;
   readonly settings: HandshakeSettings;
   readonly serverId: string;
   /** False once the socket timed out or closed: stop before the next change. */
@@ -37,15 +40,18 @@ export interface HelloFlowOptions {
   readonly authenticated: () => void;
 }
 
-/** The one compare-and-set statement of an accepted hello; false when the row moved on. */
-export function applyActivation(db: Db, host_id: string, start: SessionStart, change: Activation): Promise<boolean> {
+/**
+ * The one compare-and-set statement of an accepted hello (it also returns what the answer
+ * needs of the row); undefined when the row moved on.
+ */
+export function applyActivation(db: Db, host_id: string, start: SessionStart, change: Activation): Promise<ActivatedRow | undefined> {
   switch (change.op) {
     case 'first_enrollment':
-      return rotateOnFirstEnrollment(db, host_id, start, { presented_hash: change.presented_hash, new_token_hash: change.new_token_hash });
+      return activateSessionReturning(db, host_id, start, firstEnrollmentActivation(change));
     case 'rotate':
-      return rotateOnHello(db, host_id, start, { presented_hash: change.presented_hash, new_token_hash: change.new_token_hash, grace_until: change.grace_until });
+      return activateSessionReturning(db, host_id, start, rotationActivation(change));
     case 'activate':
-      return markActive(db, host_id, start, change.presented_hash, { clear_prev: change.clear_prev });
+      return activateSessionReturning(db, host_id, start, longLivedActivation(change.presented_hash, { clear_prev: change.clear_prev }));
   }
 }
 
@@ -75,8 +81,7 @@ export async function runHello(params: unknown, o: HelloFlowOptions): Promise<He
     return decision;
   }
   o.authenticated();
-  const ok = await applyActivation(o.db, decision.host_id, decision.start, decision.change);
-  if (!ok) return decision.onConflict;
-  const current = await getAgent(o.db, decision.host_id);
+  const current = await o.rows.run((db) => applyActivation(db, decision.host_id, decision.start, decision.change));
+  if (current === undefined) return decision.onConflict();
   return { kind: 'accepted', accepted: decision, current };
 }

@@ -10,8 +10,11 @@ function plain(address: string): string {
 
 export class TrustedProxies {
   private readonly list = new BlockList();
+  /** No proxy configured: every peer is a client (skips BlockList.check on each upgrade). */
+  private readonly none: boolean;
 
   constructor(entries: readonly string[]) {
+    this.none = entries.length === 0;
     for (const entry of entries) {
       const [addr, prefix] = entry.split('/');
       const family = isIP(addr ?? '');
@@ -23,6 +26,7 @@ export class TrustedProxies {
   }
 
   has(address: string): boolean {
+    if (this.none) return false;
     const a = plain(address);
     const family = isIP(a);
     if (family === 0) return false;

@@ -49,9 +49,17 @@ export class UpgradeGate {
     this.throttle = new HelloThrottle(settings.failed_hellos_before_throttle);
   }
 
+  /** clientKey per upgrade request (admit() and the connection both ask). */
+  private readonly keys = new WeakMap<IncomingMessage, string>();
+
   /** The client address the failed-hello throttle counts against. */
   clientKey(req: IncomingMessage): string {
-    return this.proxies.clientAddress(req) ?? (req.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
+    let key = this.keys.get(req);
+    if (key === undefined) {
+      key = this.proxies.clientAddress(req) ?? (req.socket.remoteAddress ?? '').replace(/^::ffff:/i, '');
+      this.keys.set(req, key);
+    }
+    return key;
   }
 
   helloFailed(key: string, code: number): void {

@@ -65,7 +65,9 @@ it('each tarball holds the bundle, the addon, a launcher, LICENSE, the notices o
     expect(a.tarball).toBe(`artifacts/${a.name}-${built.version}-${built.platform}.tar.gz`);
     const d = dirs[a.name]!;
     expect(readdirSync(d).sort()).toEqual(['BUILD.json', 'LICENSE', 'README.md', 'THIRD-PARTY-NOTICES.txt', 'bin', 'lib', 'systemd']);
-    expect(readdirSync(join(d, 'lib')).sort()).toEqual(['better_sqlite3.node', `${a.name}.mjs`]);
+    // the server's SQLite writer thread runs from a file of its own beside the bundle
+    const workers = a.name === 'cortex-server' ? ['sqlite-writer-worker.mjs'] : [];
+    expect(readdirSync(join(d, 'lib')).sort()).toEqual(['better_sqlite3.node', `${a.name}.mjs`, ...workers].sort());
     expect(statSync(join(d, 'bin', a.name)).mode & 0o111).not.toBe(0);
     const info = JSON.parse(readFileSync(join(d, 'BUILD.json'), 'utf8')) as { bundled: string[]; node_abi: string };
     expect(info.node_abi).toBe(process.versions.modules);
@@ -140,7 +142,8 @@ it('unpacked outside the repository: the server runs with its unit\'s command li
     a.replace('/opt/cortex-server', dirs['cortex-server']!).replace('/var/lib/cortex-server', serverState).replace('127.0.0.1:3100', '127.0.0.1:0'),
   );
   const db = exec[exec.indexOf('--db') + 1]!;
-  const server = spawn(exec[0]!, exec.slice(1), { cwd: home, env: env(), stdio: ['ignore', 'ignore', 'pipe'] });
+  // CORTEX_SQLITE_WRITER=thread: the server refuses to start unless it finds the bundled writer thread
+  const server = spawn(exec[0]!, exec.slice(1), { cwd: home, env: { ...env(), CORTEX_SQLITE_WRITER: 'thread' }, stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(server);
   let serr = '';
   server.stderr!.on('data', (d: Buffer) => (serr += d.toString()));

@@ -281,8 +281,8 @@ describe('handshake decision: accepted hellos and their row change', () => {
       server_id: 'srv-a',
     });
     // when the compare-and-set finds the row moved on: -32001, close 4001
-    expect(d.onConflict.error.toJSON()).toEqual({ code: -32001, message: 'AuthFailed', data: { reason: 'token_hash_mismatch' } });
-    expect(d.onConflict.closeCode).toBe(4001);
+    expect(d.onConflict().error.toJSON()).toEqual({ code: -32001, message: 'AuthFailed', data: { reason: 'token_hash_mismatch' } });
+    expect(d.onConflict().closeCode).toBe(4001);
   });
 
   it('a token is minted only when the verdict rotates', () => {

@@ -1,0 +1,137 @@
+// npm run bench -- hellos [--agents N] [--concurrency C] [--cpu-prof DIR]
+// Hellos only: the compiled server in its own process (spawned CLI, SQLite file in a temp
+// dir); this process connects N issued agents, C at a time — first enrollments (one-time
+// token, rotated), then the same agents again with their long-lived tokens — and, in the same
+// run, the same connects against a bare `ws` server in its own process that answers the
+// first frame with a canned result (upgrade + one round trip, no handshake): the ceiling a
+// hello is measured against. --cpu-prof DIR: the server runs under `node --cpu-prof` and
+// writes its profile there on exit.
+// Also the server's CPU time per hello (/proc/<pid>/stat), which a busy machine disturbs far
+// less than the rates. Last output line: one JSON object (hellos_per_s,
+// hellos_reconnect_per_s, ws_connects_per_s, the two ratios to it, and the CPU figures).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve as resolvePath } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openSqliteStorage } from '../dist/server/db/dialect.js';
+import { migrateToLatest } from '../dist/server/db/migrations/index.js';
+import { issueAgent } from '../dist/server/db/agents.repository.js';
+import { connect } from './_wire.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const N = Number(arg('--agents', process.env.BENCH_HELLOS ?? 1000));
+const C = Number(arg('--concurrency', 50));
+const profDir = arg('--cpu-prof', undefined);
+const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-hellos-'));
+const log = (...a) => console.log(...a);
+
+/** A child process; resolves with it and the ws:// URL it printed. */
+function start(args, pattern) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d) => {
+      out += d.toString();
+      const m = pattern.exec(out);
+      if (m) resolve({ child, url: m[1] });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (c) => reject(new Error(`${args[0]} exited ${c}: ${out}`)));
+  });
+}
+
+function stop(child) {
+  return new Promise((r) => {
+    child.removeAllListeners('exit');
+    child.once('exit', r);
+    child.kill('SIGTERM');
+  });
+}
+
+/** CPU time (user + system, ms) a process has used: less sensitive to a busy machine than a rate. */
+function cpuMs(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime in clock ticks (USER_HZ 100)
+}
+
+/** C at a time over `agents`; resolves with connects/s, the server's CPU ms per connect and what each connect returned. */
+async function round(url, agents, pid) {
+  const cpu0 = pid === undefined ? 0 : cpuMs(pid);
+  const t0 = performance.now();
+  const conns = new Array(agents.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: C }, async () => {
+      while (next < agents.length) {
+        const i = next++;
+        conns[i] = await connect(url, agents[i]);
+      }
+    }),
+  );
+  const rate = Math.round(agents.length / ((performance.now() - t0) / 1000));
+  const cpu = pid === undefined ? 0 : +((cpuMs(pid) - cpu0) / agents.length).toFixed(3);
+  await Promise.all(conns.map((c) => new Promise((r) => { c.ws.once('close', r); c.ws.close(); })));
+  // let the server finish the closes (row updates) before the next round
+  await new Promise((r) => setTimeout(r, 300));
+  return { rate, cpu, conns };
+}
+
+// ───────────── bare ws baseline ─────────────
+const BARE = `
+import { WebSocketServer } from 'ws';
+const result = JSON.stringify({ jsonrpc: '2.0', id: 0, result: { server_version: '0', server_time: new Date().toISOString(), accepted_seq: 0, session_id: '00000000-0000-4000-8000-000000000000', config: {} } });
+const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, clientTracking: false, handleProtocols: (p) => (p.has('cortex.v1') ? 'cortex.v1' : false) });
+wss.on('connection', (ws) => ws.once('message', () => ws.send(result)));
+wss.on('listening', () => console.log('listening on ws://127.0.0.1:' + wss.address().port + '/ws/agent'));
+`;
+const bare = await start(['--input-type=module', '-e', BARE], /listening on (ws:\/\/\S+)/);
+const fake = Array.from({ length: N }, (_, i) => ({ host_id: '00000000-0000-4000-8000-000000000000', hostname: `bare-${i}`, token: 'x' }));
+await round(bare.url, fake.slice(0, Math.min(200, N)), bare.child.pid); // warm-up
+const bareRound = await round(bare.url, fake, bare.child.pid);
+const wsRate = bareRound.rate;
+await stop(bare.child);
+
+// ───────────── the server ─────────────
+const dbPath = join(dir, 'server.db');
+const setup = openSqliteStorage({ path: dbPath });
+await migrateToLatest(setup);
+const agents = [];
+for (let i = 0; i < N + 100; i++) agents.push(await issueAgent(setup.db, `hello-${i}`));
+await setup.close();
+const serverArgs = [
+  ...(profDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(profDir)}`] : []),
+  join(ROOT, 'dist/server/cli.js'),
+  'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--hello-timeout-ms', '60000',
+];
+const server = await start(serverArgs, /listening on (ws:\/\/\S+)/);
+// Warm-up (JIT) on 100 agents of their own, not timed.
+const pid = server.child.pid;
+await round(server.url, agents.slice(N), pid);
+const first = await round(server.url, agents.slice(0, N), pid);
+const again = agents.slice(0, N).map((a, i) => ({ ...a, token: first.conns[i].rotated ?? a.token }));
+const reconnect = await round(server.url, again, pid);
+await stop(server.child);
+rmSync(dir, { recursive: true, force: true });
+
+log(`bare ws (upgrade + one round trip), ${C} at a time: ${wsRate}/s (server CPU ${bareRound.cpu} ms per connect)`);
+log(`hellos for ${N} agents, ${C} at a time: first enrollment (with rotation) ${first.rate}/s (${(first.rate / wsRate).toFixed(2)} of bare ws), reconnect with a long-lived token ${reconnect.rate}/s (${(reconnect.rate / wsRate).toFixed(2)} of bare ws); server CPU per hello ${first.cpu} ms / ${reconnect.cpu} ms`);
+log(
+  JSON.stringify({
+    hellos_per_s: first.rate,
+    hellos_reconnect_per_s: reconnect.rate,
+    ws_connects_per_s: wsRate,
+    hellos_ratio: +(first.rate / wsRate).toFixed(3),
+    hellos_reconnect_ratio: +(reconnect.rate / wsRate).toFixed(3),
+    server_cpu_ms_per_hello: first.cpu,
+    server_cpu_ms_per_reconnect: reconnect.cpu,
+    server_cpu_ms_per_bare_connect: bareRound.cpu,
+    agents: N,
+    concurrency: C,
+  }),
+);
