@@ -9,7 +9,31 @@
 import { compile } from 'json-schema-to-typescript';
 import type { Contract, JsonSchema } from './contract.js';
 import { TS_HEADER } from './header.js';
-import { emitValidators } from './emit-validators.js';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import standaloneCode from 'ajv/dist/standalone/index.js';
+import * as esbuild from 'esbuild';
+import { createAjv, hoistEvaluated, markPure } from './emit-validators.js';
+
+/** One precompiled validator as an ES module: ajv standalone code, bundled (no require, no ajv at run time). */
+async function standaloneValidator(contract: Contract, name: string, ref: string): Promise<string> {
+  const ajv = createAjv(contract, true);
+  const code = hoistEvaluated(standaloneCode.default(ajv, { [name]: ref }));
+  const require = createRequire(import.meta.url);
+  const resolveDir = dirname(dirname(dirname(require.resolve('ajv/package.json'))));
+  const result = await esbuild.build({
+    stdin: { contents: code, resolveDir, loader: 'js', sourcefile: 'validator.js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    write: false,
+    legalComments: 'inline',
+    charset: 'utf8',
+    logLevel: 'silent',
+  });
+  return markPure(result.outputFiles[0]!.text.replace(/\/\/ (?:\.\.\/)*node_modules\//g, '// node_modules/').replace(/"(?:\.\.\/)*node_modules\//g, '"node_modules/'));
+}
 
 /** Contract schema files that belong to the server, not to the wire protocol. */
 export const SERVER_ONLY_SCHEMAS: ReadonlySet<string> = new Set(['server-config.json']);
@@ -55,8 +79,8 @@ export async function emitServerFiles(contract: Contract): Promise<Map<string, s
     const constName = `${title.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_SCHEMA`;
     const imports = [...used].sort();
     const base = file.replace(/\.json$/, '');
-    const standalone = await emitValidators(contract, [{ name: `validate${title}`, type: title, ajvRef: String(schema['$id']) }]);
-    out.set(`${base}.validator.ts`, `${TS_HEADER}/* eslint-disable */\n// @ts-nocheck -- ajv standalone code bundled by esbuild (JavaScript); typed by ${base}.ts\n${standalone.js}`);
+    const standalone = await standaloneValidator(contract, `validate${title}`, String(schema['$id']));
+    out.set(`${base}.validator.ts`, `${TS_HEADER}/* eslint-disable */\n// @ts-nocheck -- ajv standalone code bundled by esbuild (JavaScript); typed by ${base}.ts\n${standalone}`);
     const text = `${TS_HEADER}// The reference server's ${file} (contract/schemas/${file}): its type, the schema and a
 // validator. The wire package (@cortex/agent-protocol) ships the protocol's schemas only.
 import type { Validator${imports.map((t) => `, ${t}`).join('')} } from '@cortex/agent-protocol';
