@@ -2,13 +2,38 @@
  * Files codegen writes for the reference server (server/generated/), not for the wire
  * package: contract schemas that describe the server itself rather than the protocol
  * (SERVER_ONLY_SCHEMAS: the `--config FILE` schema). The package ships wire-protocol
- * schemas only; the server gets its config type, the schema as a constant (so a bundle of
- * the server, `npm run package`, carries it) and a validator compiled once on first use
- * with the same ajv options as the package's precompiled validators.
+ * schemas only; the server gets its config type, the schema as a constant and a precompiled
+ * validator (ajv standalone code bundled by esbuild, as the package's validators: no ajv
+ * loaded when the server starts, and a bundle of the server, `npm run package`, carries it).
  */
 import { compile } from 'json-schema-to-typescript';
 import type { Contract, JsonSchema } from './contract.js';
 import { TS_HEADER } from './header.js';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import standaloneCode from 'ajv/dist/standalone/index.js';
+import * as esbuild from 'esbuild';
+import { createAjv, hoistEvaluated, markPure } from './emit-validators.js';
+
+/** One precompiled validator as an ES module: ajv standalone code, bundled (no require, no ajv at run time). */
+async function standaloneValidator(contract: Contract, name: string, ref: string): Promise<string> {
+  const ajv = createAjv(contract, true);
+  const code = hoistEvaluated(standaloneCode.default(ajv, { [name]: ref }));
+  const require = createRequire(import.meta.url);
+  const resolveDir = dirname(dirname(dirname(require.resolve('ajv/package.json'))));
+  const result = await esbuild.build({
+    stdin: { contents: code, resolveDir, loader: 'js', sourcefile: 'validator.js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    write: false,
+    legalComments: 'inline',
+    charset: 'utf8',
+    logLevel: 'silent',
+  });
+  return markPure(result.outputFiles[0]!.text.replace(/\/\/ (?:\.\.\/)*node_modules\//g, '// node_modules/').replace(/"(?:\.\.\/)*node_modules\//g, '"node_modules/'));
+}
 
 /** Contract schema files that belong to the server, not to the wire protocol. */
 export const SERVER_ONLY_SCHEMAS: ReadonlySet<string> = new Set(['server-config.json']);
@@ -53,40 +78,26 @@ export async function emitServerFiles(contract: Contract): Promise<Map<string, s
     });
     const constName = `${title.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_SCHEMA`;
     const imports = [...used].sort();
+    const base = file.replace(/\.json$/, '');
+    const standalone = await standaloneValidator(contract, `validate${title}`, String(schema['$id']));
+    out.set(`${base}.validator.ts`, `${TS_HEADER}/* eslint-disable */\n// @ts-nocheck -- ajv standalone code bundled by esbuild (JavaScript); typed by ${base}.ts\n${standalone}`);
     const text = `${TS_HEADER}// The reference server's ${file} (contract/schemas/${file}): its type, the schema and a
 // validator. The wire package (@cortex/agent-protocol) ships the protocol's schemas only.
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import defs from '@cortex/agent-protocol/schemas/defs.json' with { type: 'json' };
 import type { Validator${imports.map((t) => `, ${t}`).join('')} } from '@cortex/agent-protocol';
+import * as precompiled from './${base}.validator.js';
 
 ${ts.trimEnd()}
 
 /** contract/schemas/${file}, verbatim. */
 export const ${constName} = ${JSON.stringify(schema, null, 2)} as const;
 
-let compiled: ValidateFunction | undefined;
-
 /**
- * Validates a {@link ${title}} (first error only, like the package's validators). On failure
- * \`errors\` lists what failed; \`toIssues\` and \`describeIssues\` make it readable.
+ * Validates a {@link ${title}} (precompiled, first error only, like the package's validators).
+ * On failure \`errors\` lists what failed; \`toIssues\` and \`describeIssues\` make it readable.
  */
-export const validate${title}: Validator<${title}> = Object.assign(
-  (value: unknown): value is ${title} => {
-    if (compiled === undefined) {
-      const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false });
-      addFormats.default(ajv);
-      ajv.addSchema(defs);
-      compiled = ajv.compile(${constName});
-    }
-    const ok = compiled(value);
-    validate${title}.errors = compiled.errors;
-    return ok;
-  },
-  { errors: null as ValidateFunction['errors'] },
-);
+export const validate${title}: Validator<${title}> = (precompiled as unknown as { validate${title}: Validator<${title}> }).validate${title};
 `;
-    out.set(file.replace(/\.json$/, '.ts'), text);
+    out.set(`${base}.ts`, text);
   }
   return out;
 }

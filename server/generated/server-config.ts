@@ -5,10 +5,8 @@
  */
 // The reference server's server-config.json (contract/schemas/server-config.json): its type, the schema and a
 // validator. The wire package (@cortex/agent-protocol) ships the protocol's schemas only.
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import defs from '@cortex/agent-protocol/schemas/defs.json' with { type: 'json' };
 import type { Validator, AgentConfig } from '@cortex/agent-protocol';
+import * as precompiled from './server-config.validator.js';
 
 /**
  * The reference server's configuration file (`cortex-server serve --config FILE`). All keys optional; command-line flags override them.
@@ -264,23 +262,8 @@ export const SERVER_CONFIG_SCHEMA = {
   }
 } as const;
 
-let compiled: ValidateFunction | undefined;
-
 /**
- * Validates a {@link ServerConfig} (first error only, like the package's validators). On failure
- * `errors` lists what failed; `toIssues` and `describeIssues` make it readable.
+ * Validates a {@link ServerConfig} (precompiled, first error only, like the package's validators).
+ * On failure `errors` lists what failed; `toIssues` and `describeIssues` make it readable.
  */
-export const validateServerConfig: Validator<ServerConfig> = Object.assign(
-  (value: unknown): value is ServerConfig => {
-    if (compiled === undefined) {
-      const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false });
-      addFormats.default(ajv);
-      ajv.addSchema(defs);
-      compiled = ajv.compile(SERVER_CONFIG_SCHEMA);
-    }
-    const ok = compiled(value);
-    validateServerConfig.errors = compiled.errors;
-    return ok;
-  },
-  { errors: null as ValidateFunction['errors'] },
-);
+export const validateServerConfig: Validator<ServerConfig> = (precompiled as unknown as { validateServerConfig: Validator<ServerConfig> }).validateServerConfig;
