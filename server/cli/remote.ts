@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { UsageError } from './common.js';
+import { UsageError } from '../../common/errors.js';
 
 /** Options every remote-capable command takes (spread into its parse() options). */
 export const REMOTE_OPTIONS = {
