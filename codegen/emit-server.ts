@@ -9,30 +9,13 @@
 import { compile } from 'json-schema-to-typescript';
 import type { Contract, JsonSchema } from './contract.js';
 import { TS_HEADER } from './header.js';
-import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import * as esbuild from 'esbuild';
-import { createAjv, hoistEvaluated, markPure } from './emit-validators.js';
+import { bundleStandalone, createAjv, hoistEvaluated } from './emit-validators.js';
 
 /** One precompiled validator as an ES module: ajv standalone code, bundled (no require, no ajv at run time). */
 async function standaloneValidator(contract: Contract, name: string, ref: string): Promise<string> {
   const ajv = createAjv(contract, true);
-  const code = hoistEvaluated(standaloneCode.default(ajv, { [name]: ref }));
-  const require = createRequire(import.meta.url);
-  const resolveDir = dirname(dirname(dirname(require.resolve('ajv/package.json'))));
-  const result = await esbuild.build({
-    stdin: { contents: code, resolveDir, loader: 'js', sourcefile: 'validator.js' },
-    bundle: true,
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    write: false,
-    legalComments: 'inline',
-    charset: 'utf8',
-    logLevel: 'silent',
-  });
-  return markPure(result.outputFiles[0]!.text.replace(/\/\/ (?:\.\.\/)*node_modules\//g, '// node_modules/').replace(/"(?:\.\.\/)*node_modules\//g, '"node_modules/'));
+  return bundleStandalone(hoistEvaluated(standaloneCode.default(ajv, { [name]: ref })), 'validator.js');
 }
 
 /** Contract schema files that belong to the server, not to the wire protocol. */

@@ -42,15 +42,17 @@ export function validatorExports(named: NamedSchema[]): ValidatorExport[] {
   return named.map((n) => ({ name: `validate${n.name}`, type: n.name, ajvRef: n.ajvRef }));
 }
 
-export async function emitValidators(contract: Contract, exports: ValidatorExport[]): Promise<{ js: string; dts: string }> {
-  const ajv = createAjv(contract, true);
-  const mapping = Object.fromEntries(exports.map((e) => [e.name, e.ajvRef]));
-  const code = withFastPaths(ajv, exports, hoistEvaluated(standaloneCode.default(ajv, mapping)));
+/**
+ * Bundles ajv standalone code into one ES module (esbuild: ajv's runtime helpers inlined, no
+ * require, no ajv at run time) and marks its factories pure. Used for the package's validators
+ * and for the server's own (emit-server.ts).
+ */
+export async function bundleStandalone(code: string, sourcefile: string): Promise<string> {
   // Resolve ajv's runtime modules from where codegen found ajv itself.
   const require = createRequire(import.meta.url);
   const resolveDir = dirname(dirname(dirname(require.resolve('ajv/package.json'))));
   const result = await esbuild.build({
-    stdin: { contents: code, resolveDir, loader: 'js', sourcefile: 'validators.js' },
+    stdin: { contents: code, resolveDir, loader: 'js', sourcefile },
     bundle: true,
     format: 'esm',
     platform: 'neutral',
@@ -66,7 +68,15 @@ export async function emitValidators(contract: Contract, exports: ValidatorExpor
     .replace(/"(?:\.\.\/)*node_modules\//g, '"node_modules/');
   const js = markPure(bundled);
   // A require( call (not one inside a string literal) would break pure ESM consumers.
-  if (/(?<!["'\w.])require\(/.test(js)) throw new Error('bundled validators still call require(); check the esbuild bundle');
+  if (/(?<!["'\w.])require\(/.test(js)) throw new Error(`bundled ${sourcefile} still calls require(); check the esbuild bundle`);
+  return js;
+}
+
+export async function emitValidators(contract: Contract, exports: ValidatorExport[]): Promise<{ js: string; dts: string }> {
+  const ajv = createAjv(contract, true);
+  const mapping = Object.fromEntries(exports.map((e) => [e.name, e.ajvRef]));
+  const code = withFastPaths(ajv, exports, hoistEvaluated(standaloneCode.default(ajv, mapping)));
+  const js = await bundleStandalone(code, 'validators.js');
   const dts = [
     "import type { Validator } from './runtime/peer.js';",
     "import type * as T from './types.js';",
