@@ -2,9 +2,11 @@
 // End-to-end ingest benchmark: the compiled server runs in its own process (spawned CLI,
 // SQLite file in a temp dir); this process is the load client (N simulated agents over
 // real WebSockets). The in-process ceiling (JSON.parse of the frame Buffer + generated
-// validator + prepared batched insert of the same rows, all on one thread: the inline
-// writer, SQLite checkpointing inside COMMIT) is measured in the same run, and so is the
-// writer ceiling: the server's writer thread alone committing ready (packed) rows.
+// validator + one prepared one-row insert per entry, all on one thread, SQLite
+// checkpointing inside COMMIT: the single-thread path as it was when issue 20 was filed,
+// kept as the yardstick) is measured in the same run, and so are the server's current
+// inline writer (one thread) and the writer ceiling: the server's writer thread alone
+// committing ready (packed) rows.
 // Last output line: one JSON object with the figures.
 // `npm run bench -- ingest --db postgres`: the PostgreSQL run instead (bench/_ingest-pg.mjs).
 import { spawn } from 'node:child_process';
@@ -12,9 +14,11 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { validateLogsPushParams } from '@cortex/agent-protocol';
 import { openSqliteStorage } from '../dist/server/db/dialect.js';
 import { packRows } from '../dist/server/db/packed-rows.js';
+import { ADVANCE_ACCEPTED, INSERT_LOG, SELECT_ACCEPTED } from '../dist/server/db/sqlite-ingest-sql.js';
 import { migrateToLatest } from '../dist/server/db/migrations/index.js';
 import { issueAgent } from '../dist/server/db/agents.repository.js';
 import { connect as connectTo, entry } from './_wire.mjs';
@@ -55,30 +59,70 @@ for (const [id, s, n] of [[1, 1, 3], [9, 123456, 1000], [2, 99999990, 20]]) {
   if (pushFrame(id, s, n) !== pushFrameJson(id, s, n)) throw new Error('bench: pushFrame text differs from JSON.stringify');
 }
 
-// ───────────── in-process ceiling ─────────────
-async function ceiling() {
-  const storage = openSqliteStorage({ path: join(dir, 'ceiling.db'), writer: 'inline' });
-  await migrateToLatest(storage);
-  const { host_id } = await issueAgent(storage.db, 'ceiling');
+// ───────────── in-process ceilings ─────────────
+// `ceiling`: the yardstick issue 20 names — "today's single-thread in-process ceiling" — kept
+// as it was when the issue was filed, so later changes to the server's insert do not move
+// the yardstick: JSON.parse of the frame Buffer + the generated validator + the ingest
+// transaction with ONE prepared one-row INSERT per entry (INSERT_LOG), all on one thread,
+// SQLite checkpointing inside COMMIT, on the server's migrated schema. `inline`: the same on
+// the server's current in-process writer (CORTEX_SQLITE_WRITER=inline: today multi-row
+// inserts, DECISIONS P5) — what one thread of the current code does.
+function ceilingFrames() {
   const frames = [];
   for (let b = 0; b < 70; b++) frames.push(Buffer.from(pushFrame(b + 1, b * BATCH + 1, BATCH)));
-  const run = async (list) => {
-    for (const buf of list) {
-      const msg = JSON.parse(buf.toString());
-      if (!validateLogsPushParams(msg.params)) throw new Error('invalid');
-      await storage.ingest.commitBatch(host_id, msg.params.entries, new Date().toISOString());
-    }
-  };
-  await run(frames.splice(0, 10)); // warm-up (JIT, page cache), not timed
+  return frames;
+}
+async function timeFrames(frames, commit) {
+  for (const buf of frames.splice(0, 10)) { // warm-up (JIT, page cache), not timed
+    const msg = JSON.parse(buf.toString());
+    if (!validateLogsPushParams(msg.params)) throw new Error('invalid');
+    await commit(msg.params.entries);
+  }
+  const n = frames.length;
   const t0 = performance.now();
   for (const buf of frames) {
     const msg = JSON.parse(buf.toString());
     if (!validateLogsPushParams(msg.params)) throw new Error('invalid');
-    await storage.ingest.commitBatch(host_id, msg.params.entries, new Date().toISOString());
+    await commit(msg.params.entries);
   }
-  const secs = (performance.now() - t0) / 1000;
+  return Math.round((n * BATCH) / ((performance.now() - t0) / 1000));
+}
+async function ceiling() {
+  const path = join(dir, 'ceiling.db');
+  const setupDb = openSqliteStorage({ path, writer: 'inline' });
+  await migrateToLatest(setupDb);
+  const { host_id } = await issueAgent(setupDb.db, 'ceiling');
+  await setupDb.close();
+  const sqlite = new Database(path);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  const selectAccepted = sqlite.prepare(SELECT_ACCEPTED);
+  const insertLog = sqlite.prepare(INSERT_LOG);
+  const advanceAccepted = sqlite.prepare(ADVANCE_ACCEPTED);
+  const commitTx = sqlite.transaction((entries, received_at) => {
+    const row = selectAccepted.get(host_id);
+    const previous = row.accepted_seq;
+    let highest = previous;
+    for (const e of entries) {
+      if (e.seq <= previous) continue;
+      insertLog.run(host_id, e.seq, e.ts, received_at, e.severity, e.facility ?? null, e.app_name ?? null, e.process_id ?? null, e.message, e.source, e.metadata == null ? null : JSON.stringify(e.metadata));
+      if (e.seq > highest) highest = e.seq;
+    }
+    advanceAccepted.run(highest, received_at, host_id);
+  });
+  const rate = await timeFrames(ceilingFrames(), async (entries) => commitTx.immediate(entries, new Date().toISOString()));
+  if (sqlite.prepare('SELECT count(*) AS n FROM logs').get().n !== 70 * BATCH) throw new Error('ceiling: rows missing');
+  sqlite.close();
+  return rate;
+}
+async function inlineCeiling() {
+  const storage = openSqliteStorage({ path: join(dir, 'inline.db'), writer: 'inline' });
+  await migrateToLatest(storage);
+  const { host_id } = await issueAgent(storage.db, 'inline');
+  const rate = await timeFrames(ceilingFrames(), (entries) => storage.ingest.commitBatch(host_id, entries, new Date().toISOString()));
   await storage.close();
-  return Math.round((frames.length * BATCH) / secs);
+  return rate;
 }
 
 // ───────────── writer ceiling: the writer thread alone, rows packed before the clock starts ─────────────
@@ -286,7 +330,9 @@ const run = (name, fn) => (phases.has(name) ? fn() : null);
 const ratio = (x) => (x === null || ceil === null ? null : +(x / ceil).toFixed(3));
 
 const ceil = await run('ceiling', ceiling);
-log(`in-process ceiling (parse Buffer + generated validator + prepared insert, one thread): ${ceil} entries/s (${ceil ? (1e5 / ceil).toFixed(3) : null} CPU-s per 100k entries)`);
+log(`in-process ceiling (parse Buffer + generated validator + one-row prepared inserts, one thread, as when issue 20 was filed): ${ceil} entries/s (${ceil ? (1e5 / ceil).toFixed(3) : null} CPU-s per 100k entries)`);
+const inl = await run('ceiling', inlineCeiling);
+log(`in-process, the server's current inline writer (multi-row inserts, one thread): ${inl} entries/s (${ratio(inl)} of ceiling)`);
 const wceil = await run('writer', writerCeiling);
 log(`writer ceiling (the writer thread alone committing packed rows): ${wceil} entries/s (${ratio(wceil)} of ceiling)`);
 const a1 = await run('1', () => agentsRun(1, 60));
@@ -308,6 +354,8 @@ await setup.close();
 rmSync(dir, { recursive: true, force: true });
 console.log(JSON.stringify({
   ceiling_entries_per_s: ceil,
+  inline_entries_per_s: inl,
+  inline_ratio: ratio(inl),
   writer_ceiling_entries_per_s: wceil,
   writer_ceiling_ratio: ratio(wceil),
   agents_1_entries_per_s: a1,

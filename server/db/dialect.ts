@@ -23,7 +23,7 @@ import {
 import type { Database as Schema } from './schema.js';
 import { SqliteThreadWriter, WRITER_AUTOCHECKPOINT_PAGES, locateWriterWorker } from './sqlite-writer.js';
 import { WriteGate } from './write-gate.js';
-import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, SELECT_ACCEPTED, TOUCH_LAST_SEEN } from './sqlite-ingest-sql.js';
+import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, LOG_ROWS_PER_INSERT, LogRowInserter, SELECT_ACCEPTED, TOUCH_LAST_SEEN, insertLogRowsSql } from './sqlite-ingest-sql.js';
 import {
   SessionSupersededError,
   UnknownHostError,
@@ -326,7 +326,7 @@ interface PreparedIngest {
 
 function prepareIngest(sqlite: Database.Database): PreparedIngest {
   const selectAccepted = sqlite.prepare<Bind, { accepted_seq: number; session_id: string | null }>(SELECT_ACCEPTED);
-  const insertLog = sqlite.prepare<Bind>(INSERT_LOG);
+  const rowsOut = new LogRowInserter(sqlite.prepare<Bind>(INSERT_LOG), sqlite.prepare<Bind>(insertLogRowsSql(LOG_ROWS_PER_INSERT)));
   const advanceAccepted = sqlite.prepare<Bind>(ADVANCE_ACCEPTED);
   const insertMetric = sqlite.prepare<Bind>(INSERT_METRIC);
   const touchLastSeen = sqlite.prepare<Bind>(TOUCH_LAST_SEEN);
@@ -338,10 +338,10 @@ function prepareIngest(sqlite: Database.Database): PreparedIngest {
       if (session_id !== undefined && row.session_id !== session_id) throw new SessionSupersededError(host_id);
       const previous = row.accepted_seq;
       let highest = previous;
-      let inserted = 0;
+      rowsOut.reset();
       for (const e of entries) {
         if (e.seq <= previous) continue; // already accepted: dropped, still acked
-        inserted += insertLog.run(
+        rowsOut.add(
           host_id,
           e.seq,
           e.ts,
@@ -353,9 +353,10 @@ function prepareIngest(sqlite: Database.Database): PreparedIngest {
           e.message,
           e.source,
           e.metadata == null ? null : JSON.stringify(e.metadata),
-        ).changes;
+        );
         if (e.seq > highest) highest = e.seq;
       }
+      const inserted = rowsOut.finish();
       advanceAccepted.run(highest, received_at, host_id);
       return { accepted_seq: highest, previous_accepted_seq: previous, inserted };
     },

@@ -16,7 +16,7 @@ import { isMainThread, parentPort, receiveMessageOnPort, workerData } from 'node
 import Database from 'better-sqlite3';
 import { forEachRow } from './packed-rows.js';
 import { writerAcquire, writerRelease } from './write-gate.js';
-import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, SELECT_ACCEPTED, TOUCH_LAST_SEEN } from './sqlite-ingest-sql.js';
+import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, LOG_ROWS_PER_INSERT, LogRowInserter, SELECT_ACCEPTED, TOUCH_LAST_SEEN, insertLogRowsSql } from './sqlite-ingest-sql.js';
 import type { CommitResult, IngestMetricSample } from './storage.js';
 
 export interface WriterWorkerData {
@@ -71,7 +71,7 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
   // The checkpointer thread copies the WAL back; this bounds the WAL (see autocheckpointPages).
   sqlite.pragma(`wal_autocheckpoint = ${Math.max(0, Math.floor(data.autocheckpointPages ?? 16384))}`);
   const selectAccepted = sqlite.prepare<Bind, { accepted_seq: number; session_id: string | null }>(SELECT_ACCEPTED);
-  const insertLog = sqlite.prepare<Bind>(INSERT_LOG);
+  const rowsOut = new LogRowInserter(sqlite.prepare<Bind>(INSERT_LOG), sqlite.prepare<Bind>(insertLogRowsSql(LOG_ROWS_PER_INSERT)));
   const advanceAccepted = sqlite.prepare<Bind>(ADVANCE_ACCEPTED);
   const insertMetric = sqlite.prepare<Bind>(INSERT_METRIC);
   const touchLastSeen = sqlite.prepare<Bind>(TOUCH_LAST_SEEN);
@@ -83,12 +83,13 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
       if (session_id !== null && row.session_id !== session_id) throw new Refusal('superseded');
       const previous = row.accepted_seq;
       let highest = previous;
-      let inserted = 0;
+      rowsOut.reset();
       forEachRow(text, rows, (seq, f) => {
         if (seq <= previous) return; // already accepted: dropped, still acked
-        inserted += insertLog.run(host_id, seq, f[0], received_at, f[1], f[2], f[3], f[4], f[5], f[6], f[7]).changes;
+        rowsOut.add(host_id, seq, f[0] as string, received_at, f[1] as string, f[2] ?? null, f[3] ?? null, f[4] ?? null, f[5] as string, f[6] as string, f[7] ?? null);
         if (seq > highest) highest = seq;
       });
+      const inserted = rowsOut.finish();
       advanceAccepted.run(highest, received_at, host_id);
       return { accepted_seq: highest, previous_accepted_seq: previous, inserted };
     },

@@ -11,6 +11,7 @@ import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
 import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { forEachRow, packRows } from '../../server/db/packed-rows.js';
+import { LOG_ROWS_PER_INSERT, LogRowInserter, type RunStatement } from '../../server/db/sqlite-ingest-sql.js';
 import { SqliteThreadWriter } from '../../server/db/sqlite-writer.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from '../../server/db/storage.js';
 import { Ingest } from '../../server/ingest.js';
@@ -78,6 +79,53 @@ describe('packed rows', () => {
   });
 });
 
+describe('LogRowInserter', () => {
+  /** A statement that records what it was run with and reports `changes` of its own. */
+  function recorder(changesPerRow: (row: unknown[]) => number) {
+    const calls: unknown[][][] = [];
+    const stmt: RunStatement = {
+      run(...params: unknown[]) {
+        const flat = params.length === 1 && Array.isArray(params[0]) ? [...(params[0] as unknown[])] : params;
+        const rowsOf: unknown[][] = [];
+        for (let i = 0; i < flat.length; i += 11) rowsOf.push(flat.slice(i, i + 11));
+        calls.push(rowsOf);
+        return { changes: rowsOf.reduce((n, r) => n + changesPerRow(r), 0) };
+      },
+    };
+    return { calls, stmt };
+  }
+  const add = (w: LogRowInserter, seq: number) => w.add('h', seq, 'ts', 'rcv', 'info', null, `app${seq}`, null, `m${seq}`, 'journald', seq % 2 ? null : '{}');
+
+  it(`hands full chunks of ${LOG_ROWS_PER_INSERT} rows to the multi-row statement, the rest one by one, in order, and counts what was inserted`, () => {
+    const one = recorder(() => 1);
+    const many = recorder((r) => ((r[1] as number) % 10 === 0 ? 0 : 1)); // every 10th a duplicate
+    const w = new LogRowInserter(one.stmt, many.stmt);
+    const n = 2 * LOG_ROWS_PER_INSERT + 3;
+    for (let s = 1; s <= n; s++) add(w, s);
+    expect(many.calls).toHaveLength(2);
+    expect(one.calls).toHaveLength(0); // the remainder waits for finish()
+    const inserted = w.finish();
+    expect(one.calls).toHaveLength(3);
+    const seqs = [...many.calls, ...one.calls].flat().map((r) => r[1]);
+    expect(seqs).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect([...many.calls, ...one.calls].flat()[1]).toEqual(['h', 2, 'ts', 'rcv', 'info', null, 'app2', null, 'm2', 'journald', '{}']);
+    expect(inserted).toBe(n - (2 * LOG_ROWS_PER_INSERT) / 10);
+    expect(w.finish()).toBe(0); // counted once
+  });
+
+  it('reset() drops rows held from a transaction that failed, so the next one does not insert them', () => {
+    const one = recorder(() => 1);
+    const many = recorder(() => 1);
+    const w = new LogRowInserter(one.stmt, many.stmt);
+    add(w, 1);
+    add(w, 2);
+    w.reset();
+    add(w, 3);
+    expect(w.finish()).toBe(1);
+    expect(one.calls.flat().map((r) => r[1])).toEqual([3]);
+  });
+});
+
 describe('which writer', () => {
   it('the thread where the compiled worker is, inline for :memory:; CORTEX_SQLITE_WRITER=inline is the way back', async () => {
     const dir = makeTempDir();
@@ -120,6 +168,32 @@ describe('SQLite writer thread', () => {
     }
     expect(stored[1]).toEqual(stored[0]);
     expect(stored[0]).toHaveLength(4);
+  });
+
+  it(`multi-row inserts (${LOG_ROWS_PER_INSERT} rows a statement): every batch size around the chunk stores exactly its rows, in both writers`, async () => {
+    const received = '2026-05-16T19:42:50.612Z';
+    const sizes = [1, LOG_ROWS_PER_INSERT - 1, LOG_ROWS_PER_INSERT, LOG_ROWS_PER_INSERT + 1, 3 * LOG_ROWS_PER_INSERT + 7];
+    const stored: unknown[][] = [];
+    for (const mode of ['inline', 'thread'] as const) {
+      const { storage } = await open(mode);
+      const { host_id } = await issueAgent(storage.db, 'h');
+      let next = 1;
+      for (const n of sizes) {
+        // every row different (the awkward ones in turn, NULLs included), seqs contiguous
+        const batch = Array.from({ length: n }, (_, i) => ({ ...(awkward[(next + i) % awkward.length] as IngestLogEntry), seq: next + i, message: `m${next + i}` }));
+        const r = await storage.ingest.commitBatch(host_id, batch, received);
+        expect(r).toEqual({ accepted_seq: next + n - 1, previous_accepted_seq: next - 1, inserted: n });
+        next += n;
+      }
+      // a resend overlapping what is stored: only the new tail is inserted and counted
+      const overlap = Array.from({ length: LOG_ROWS_PER_INSERT + 3 }, (_, i) => ({ ...(awkward[0] as IngestLogEntry), seq: next - LOG_ROWS_PER_INSERT + i, message: `again${i}` }));
+      expect(await storage.ingest.commitBatch(host_id, overlap, received)).toEqual({ accepted_seq: next + 2, previous_accepted_seq: next - 1, inserted: 3 });
+      const all = await rows(storage, host_id);
+      expect(all.map((r) => r.seq)).toEqual(Array.from({ length: next + 2 }, (_, i) => i + 1));
+      expect(all.slice(-4).map((r) => r.message)).toEqual([`m${next - 1}`, `again${LOG_ROWS_PER_INSERT}`, `again${LOG_ROWS_PER_INSERT + 1}`, `again${LOG_ROWS_PER_INSERT + 2}`]);
+      stored.push(all.map((r) => ({ ...r, host_id: 'h' })));
+    }
+    expect(stored[1]).toEqual(stored[0]);
   });
 
   it('answers only after COMMIT: when the promise resolves another connection sees the rows', async () => {
