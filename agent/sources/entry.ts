@@ -58,7 +58,12 @@ export function parsedLineEntry(text: string, nowMs: number, nowIso: string, sou
     if (sd !== null) metadata.structured_data = sd;
     if (labels !== null) metadata.labels = labels;
   }
-  const e: NewLogEntry = { ts: f.ts, severity: SEVERITIES[f.pri & 7]!, message: f.message, source, facility: FACILITIES[f.pri >> 3]! };
+  const severity = SEVERITIES[f.pri & 7]!, facility = FACILITIES[f.pri >> 3]!;
+  // the usual line, all fields there: one literal (its properties in the object, no backing store to grow)
+  if (f.app_name !== null && f.process_id !== null && metadata !== null) {
+    return { ts: f.ts, severity, message: f.message, source, facility, app_name: f.app_name, process_id: f.process_id, metadata };
+  }
+  const e: NewLogEntry = { ts: f.ts, severity, message: f.message, source, facility };
   if (f.app_name !== null) e.app_name = f.app_name;
   if (f.process_id !== null) e.process_id = f.process_id;
   if (metadata !== null) e.metadata = metadata;
