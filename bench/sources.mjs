@@ -5,6 +5,11 @@
 // file_rfc5424_vs_plain_ratio (issue 20: target ≥ 0.8) is the median over the runs of
 // RFC 5424 lines/s ÷ plain lines/s, the two measured back to back (order alternating) so
 // that a load change on a shared machine hits both sides of a ratio alike.
+// Where the per-line CPU goes, same run: the file read again chunk by chunk as the tailer
+// reads it, with the CPU of parseChunk (split into lines, parse, build the entries: agent/
+// sources) and of buffer.append (JSON text, SQLite insert, commit: agent/buffer) counted
+// apart. append_rfc5424_vs_plain_cpu_ratio is the ratio buffer.append alone reaches on these
+// entries: about what file_rfc5424_vs_plain_ratio could reach with free parsing.
 // Usage: npx tsc -b && node bench/sources.mjs [lines]   (or npm run bench -- sources)
 import { mkdtempSync, openSync, readSync, closeSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +17,7 @@ import { join } from 'node:path';
 import { DurableBuffer } from '../dist/agent/buffer/buffer.js';
 import { createSource } from '../dist/agent/sources/index.js';
 import { parseLine } from '../dist/agent/sources/syslog-parse.js';
+import { parseChunk } from '../dist/agent/sources/file/parse.js';
 
 const N = Number(process.argv[2] ?? 300_000);
 const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-src-'));
@@ -84,6 +90,41 @@ async function tail(path, run) {
   return N / s;
 }
 
+/**
+ * The file read in 256 KiB chunks from the last line start (as FileTailer reads it), each
+ * chunk parsed into entries (parseChunk) and appended with its position (buffer.append,
+ * synchronous=FULL); the CPU of the two counted apart, µs per line.
+ */
+function cpuSplit(path, run) {
+  const buffer = DurableBuffer.open(join(dir, `split-${run}.db`));
+  const key = `file:${path}`;
+  const o = { source: key, filter: null, labels: { bench: 'yes' }, onFiltered() {}, onDegraded() {} };
+  const fd = openSync(path, 'r');
+  const buf = Buffer.allocUnsafe(256 * 1024);
+  let pos = 0, lines = 0, parseUs = 0, appendUs = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      if (n === 0) break;
+      const c0 = process.cpuUsage();
+      const r = parseChunk(buf, n, false, 0, Date.now(), o);
+      const c1 = process.cpuUsage();
+      if (r.consumed === 0) break;
+      buffer.append(r.entries, { source: key, position: { offset: pos + r.consumed } });
+      const c2 = process.cpuUsage();
+      parseUs += c1.user + c1.system - c0.user - c0.system;
+      appendUs += c2.user + c2.system - c1.user - c1.system;
+      pos += r.consumed;
+      lines += r.lines;
+    }
+  } finally {
+    closeSync(fd);
+    buffer.close();
+  }
+  if (lines !== N) throw new Error(`cpu split read ${lines} lines, expected ${N}`);
+  return { parse: parseUs / N, append: appendUs / N };
+}
+
 /** parseLine over PARSE_LINES RFC 5424 lines (flat strings: timing does not pay for ropes), built for this run and dropped after it. */
 const PARSE_LINES = 100_000;
 function parseRate() {
@@ -103,7 +144,7 @@ try {
   const f5424 = makeFile('rfc5424.log', rfc5424Line);
   const fplain = makeFile('plain.log', plainLine);
   const runs = 3;
-  const raw = [], file5424 = [], filePlain = [], parse = [], ratios = [];
+  const raw = [], file5424 = [], filePlain = [], parse = [], ratios = [], split5424 = [], splitPlain = [];
   for (let r = 0; r < runs; r++) {
     raw.push(rawRead(f5424.path));
     parse.push(parseRate());
@@ -118,6 +159,8 @@ try {
     file5424.push(a);
     filePlain.push(b);
     ratios.push(a / b);
+    split5424.push(cpuSplit(f5424.path, `5424-${r}`));
+    splitPlain.push(cpuSplit(fplain.path, `plain-${r}`));
     globalThis.gc?.();
   }
   const result = {
@@ -138,7 +181,13 @@ try {
     file_cpu_us_per_line: Number(median(cpuUsPerLine.filter((c) => c.path === fplain.path).map((c) => c.us)).toFixed(2)),
     file_rfc5424_cpu_us_per_line: Number(median(cpuUsPerLine.filter((c) => c.path === f5424.path).map((c) => c.us)).toFixed(2)),
     buffer_synchronous: 'FULL',
+    // the same per-line CPU split in two: parseChunk (agent/sources) and buffer.append (agent/buffer)
+    parse_cpu_us_per_line: Number(median(splitPlain.map((x) => x.parse)).toFixed(2)),
+    parse_rfc5424_cpu_us_per_line: Number(median(split5424.map((x) => x.parse)).toFixed(2)),
+    append_cpu_us_per_line: Number(median(splitPlain.map((x) => x.append)).toFixed(2)),
+    append_rfc5424_cpu_us_per_line: Number(median(split5424.map((x) => x.append)).toFixed(2)),
   };
+  result.append_rfc5424_vs_plain_cpu_ratio = Number((result.append_cpu_us_per_line / result.append_rfc5424_cpu_us_per_line).toFixed(3));
   console.log(`file → buffer (plain lines):            ${result.file_lines_per_s.toLocaleString()} lines/s`);
   console.log(`file → buffer (RFC 5424 lines, parsed): ${result.file_rfc5424_lines_per_s.toLocaleString()} lines/s`);
   console.log(`parseLine RFC 5424:                      ${result.rfc5424_lines_per_s.toLocaleString()} lines/s`);
@@ -146,6 +195,8 @@ try {
   console.log(`RFC 5424 ÷ plain (median of runs):       ${result.file_rfc5424_vs_plain_ratio} (target ≥ 0.8)`);
   result.file_rfc5424_vs_plain_cpu_ratio = Number((result.file_cpu_us_per_line / result.file_rfc5424_cpu_us_per_line).toFixed(3));
   console.log(`CPU µs/line plain, RFC 5424 (ratio):     ${result.file_cpu_us_per_line}, ${result.file_rfc5424_cpu_us_per_line} (${result.file_rfc5424_vs_plain_cpu_ratio})`);
+  console.log(`CPU µs/line parseChunk plain, RFC 5424:   ${result.parse_cpu_us_per_line}, ${result.parse_rfc5424_cpu_us_per_line}`);
+  console.log(`CPU µs/line buffer.append plain, 5424:  ${result.append_cpu_us_per_line}, ${result.append_rfc5424_cpu_us_per_line} (ratio ${result.append_rfc5424_vs_plain_cpu_ratio}: buffer.append alone)`);
   console.log(JSON.stringify(result));
 } finally {
   rmSync(dir, { recursive: true, force: true });

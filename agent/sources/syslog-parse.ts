@@ -117,8 +117,12 @@ function daysInMonth(Y: number, M: number): number {
 /** The ISO text of the timestamp rfc3339() parsed last (what toISOString() gives for it). */
 let rfc3339Iso = '';
 
-/** parseRfc3339, also leaving new Date(result).toISOString() in rfc3339Iso (for a valid timestamp). */
-function rfc3339(s: string, a: number, b: number): number {
+/**
+ * parseRfc3339, also leaving new Date(result).toISOString() in rfc3339Iso (for a valid
+ * timestamp). wantMs false: only the text is wanted; a valid UTC timestamp from year 100
+ * on then returns 0 instead of its epoch value (the text is its own fields, no Date.UTC).
+ */
+function rfc3339(s: string, a: number, b: number, wantMs: boolean): number {
   if (b - a < 20) return NaN;
   const Y = num(s, a, 4), M = num(s, a + 5, 2), D = num(s, a + 8, 2);
   const h = num(s, a + 11, 2), m = num(s, a + 14, 2), sec = num(s, a + 17, 2);
@@ -148,14 +152,16 @@ function rfc3339(s: string, a: number, b: number): number {
   } else return NaN;
   if (i !== b) return NaN;
   if (D > daysInMonth(Y, M)) return NaN;
-  const ts = Date.UTC(Y, M - 1, D, h, m, Math.min(sec, 59), ms) - offMin * 60_000;
   // In UTC, from year 100 on (Date.UTC reads 0–99 as 1900–1999), the text is the fields
   // themselves: copied from the line when it has the canonical form.
   if (offMin === 0 && sec < 60 && Y >= 100) {
     if (t === 84 && i - a === 24 && s.charCodeAt(a + 19) === 46 && z === 90) rfc3339Iso = s.slice(a, b);
     else if (t === 84) rfc3339Iso = `${s.slice(a, a + 19)}.${D3[ms]}Z`;
     else rfc3339Iso = `${s.slice(a, a + 10)}T${s.slice(a + 11, a + 19)}.${D3[ms]}Z`;
-  } else rfc3339Iso = isoFromEpoch(ts);
+    return wantMs ? Date.UTC(Y, M - 1, D, h, m, sec, ms) : 0;
+  }
+  const ts = Date.UTC(Y, M - 1, D, h, m, Math.min(sec, 59), ms) - offMin * 60_000;
+  rfc3339Iso = isoFromEpoch(ts);
   return ts;
 }
 
@@ -164,7 +170,7 @@ function rfc3339(s: string, a: number, b: number): number {
  * Accepts fractions of any length (truncated to ms), `Z`/`z` or ±hh:mm.
  */
 export function parseRfc3339(s: string, a: number, b: number): number {
-  return rfc3339(s, a, b);
+  return rfc3339(s, a, b, true);
 }
 
 function nextSpace(s: string, i: number): number {
@@ -174,6 +180,28 @@ function nextSpace(s: string, i: number): number {
 
 function stripBom(s: string): string {
   return s.charCodeAt(0) === 0xfeff ? s.slice(1) : s;
+}
+
+/**
+ * SD-IDs and PARAM-NAMEs seen lately, by a hash of their length and end characters: a
+ * log repeats the same few names on every line, and a name found here is the same string
+ * as before (no slice to allocate, and a property key V8 has already internalised).
+ */
+const sdNames: string[] = new Array<string>(64).fill('');
+
+/** s.slice(a, b) for a structured-data name (b > a), from sdNames when it is there. */
+function sdName(s: string, a: number, b: number): string {
+  const n = b - a;
+  const slot = (n * 7 + s.charCodeAt(a) * 3 + s.charCodeAt(b - 1)) & 63;
+  const c = sdNames[slot]!;
+  if (c.length === n) {
+    let k = 0;
+    while (k < n && c.charCodeAt(k) === s.charCodeAt(a + k)) k++;
+    if (k === n) return c;
+  }
+  const v = s.slice(a, b);
+  sdNames[slot] = v;
+  return v;
 }
 
 /** Where the structured data parseStructuredData() read last ended. */
@@ -194,7 +222,7 @@ function parseStructuredData(s: string, i: number): Record<string, Record<string
       j++;
     }
     if (j === i) return null;
-    const id = s.slice(i, j);
+    const id = sdName(s, i, j);
     const params: Record<string, string> = {};
     i = j;
     for (;;) {
@@ -213,7 +241,7 @@ function parseStructuredData(s: string, i: number): Record<string, Record<string
         if (d === 32 || d === 93) return null; // a name with a space or ']' in it
       }
       if (eq >= len || s.charCodeAt(eq + 1) !== 34 || eq === i) return null;
-      const name = s.slice(i, eq);
+      const name = sdName(s, i, eq);
       i = eq + 2;
       if (bs < i && bs >= 0) bs = s.indexOf('\\', i);
       const q = s.indexOf('"', i);
@@ -256,8 +284,26 @@ function field(line: string, a: number, b: number): string | null {
   return b - a === 1 && line.charCodeAt(a) === 45 ? null : line.slice(a, b);
 }
 
-/** RFC 5424. Returns null when the line is not one (the caller tries the next format). */
-export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
+/**
+ * The fields of the RFC 5424 line scanRfc5424() read last (one shared object, valid until
+ * the next call: no allocation per line for the scan itself). parseRfc5424() builds a
+ * ParsedLine from it, ./entry.ts the file source's entry without the ParsedLine between.
+ */
+export interface Rfc5424Fields {
+  pri: number;
+  ts: string;
+  hostname: string | null;
+  app_name: string | null;
+  process_id: string | null;
+  msgid: string | null;
+  structured_data: Record<string, Record<string, string>> | null;
+  message: string;
+}
+
+const fields5424: Rfc5424Fields = { pri: 0, ts: '', hostname: null, app_name: null, process_id: null, msgid: null, structured_data: null, message: '' };
+
+/** Scans an RFC 5424 line into the shared Rfc5424Fields; null when the line is not one. */
+export function scanRfc5424(line: string, nowMs: number): Rfc5424Fields | null {
   const afterPri = parsePri(line);
   if (afterPri < 0) return null;
   const pri = priValue;
@@ -272,7 +318,8 @@ export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
   let ts: string;
   if (e - i === 1 && line.charCodeAt(i) === 45) ts = isoFromEpoch(nowMs);
   else {
-    if (Number.isNaN(rfc3339(line, i, e))) return null;
+    // only the ISO text is used: the epoch value is not computed for a UTC timestamp
+    if (Number.isNaN(rfc3339(line, i, e, false))) return null;
     ts = rfc3339Iso;
   }
   // HOSTNAME APP-NAME PROCID MSGID: each one non-empty token
@@ -303,8 +350,24 @@ export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
     if (line.charCodeAt(i) !== 32) return null;
     message = line.charCodeAt(i + 1) === 0xfeff ? line.slice(i + 2) : line.slice(i + 1);
   }
+  const f = fields5424;
+  f.pri = pri;
+  f.ts = ts;
+  f.hostname = field(line, hA, hB);
+  f.app_name = field(line, aA, aB);
+  f.process_id = field(line, pA, pB);
+  f.msgid = field(line, mA, mB);
+  f.structured_data = sd;
+  f.message = message;
+  return f;
+}
+
+/** RFC 5424. Returns null when the line is not one (the caller tries the next format). */
+export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
+  const f = scanRfc5424(line, nowMs);
+  if (f === null) return null;
   let metadata: Record<string, unknown> | null = null;
-  const h = field(line, hA, hB), m = field(line, mA, mB);
+  const h = f.hostname, m = f.msgid, sd = f.structured_data;
   if (h !== null && m !== null && sd !== null) metadata = { hostname: h, msgid: m, structured_data: sd };
   else if (h !== null || m !== null || sd !== null) {
     metadata = {};
@@ -313,12 +376,12 @@ export function parseRfc5424(line: string, nowMs: number): ParsedLine | null {
     if (sd !== null) metadata.structured_data = sd;
   }
   return {
-    ts,
-    severity: SEVERITIES[pri & 7]!,
-    facility: FACILITIES[pri >> 3]!,
-    app_name: field(line, aA, aB),
-    process_id: field(line, pA, pB),
-    message,
+    ts: f.ts,
+    severity: SEVERITIES[f.pri & 7]!,
+    facility: FACILITIES[f.pri >> 3]!,
+    app_name: f.app_name,
+    process_id: f.process_id,
+    message: f.message,
     metadata,
     format: 'rfc5424',
   };

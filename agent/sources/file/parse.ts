@@ -6,8 +6,8 @@
 
 import { LIMITS } from '@cortex/agent-protocol';
 import type { LogSource, NewLogEntry } from '../../buffer/entry.js';
-import { lineEntry } from '../entry.js';
-import { METADATA_DROPPED, parseLine } from '../syslog-parse.js';
+import { lineEntry, parsedLineEntry } from '../entry.js';
+import { METADATA_DROPPED } from '../syslog-parse.js';
 import { scanLines, type ScannedChunk, type SplitMark } from '../text.js';
 
 export interface FileLineOptions {
@@ -44,10 +44,14 @@ export function parseChunk(buf: Buffer, n: number, final: boolean, part: number,
       o.onFiltered();
       return;
     }
-    const p = split === null ? parseLine(text, nowMs, nowIso) : null;
-    const dropped = p?.metadata?.[METADATA_DROPPED];
+    if (split !== null) {
+      entries.push(lineEntry(text, null, o.source, o.labels, split, nowIso));
+      return;
+    }
+    const e = parsedLineEntry(text, nowMs, nowIso, o.source, o.labels);
+    const dropped = e.metadata?.[METADATA_DROPPED];
     if (typeof dropped === 'string') o.onDegraded(degradedWhy(dropped));
-    entries.push(lineEntry(text, p, o.source, o.labels, split, nowIso));
+    entries.push(e);
   });
   return { ...scanned, entries };
 }

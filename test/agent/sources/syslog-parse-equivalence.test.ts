@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import * as next from '../../../agent/sources/syslog-parse.js';
 import * as ref from './fixtures/syslog-parse-reference.js';
+import { lineEntry, parsedLineEntry } from '../../../agent/sources/entry.js';
 
 const NOW = Date.parse('2024-06-15T12:00:00.000Z');
 
@@ -190,4 +191,32 @@ describe('the rewritten parser gives what the reference parser gives', () => {
     }
     for (const ms of instants) expect(next.isoFromEpoch(ms), String(ms)).toBe(new Date(ms).toISOString());
   });
+
+  it('parsedLineEntry (the file source path) gives the entry lineEntry(parseLine) gives, key for key', () => {
+    const nowIso = new Date(NOW).toISOString();
+    let fast = 0;
+    for (const line of [...CORPUS, ...generated()]) {
+      for (const labels of [null, { env: 'prod', team: 'a' }]) {
+        const want = lineEntry(line, ref.parseLine(line, NOW, nowIso), 'file:/var/log/x.log', labels, null, nowIso);
+        const got = parsedLineEntry(line, NOW, nowIso, 'file:/var/log/x.log', labels);
+        expect(got, line).toEqual(want);
+        expect(JSON.stringify(got), line).toBe(JSON.stringify(want));
+      }
+      if (ref.parseLine(line, NOW).format === 'rfc5424' && !line.endsWith('\r') && !line.startsWith('\uFEFF')) fast++;
+    }
+    expect(fast).toBeGreaterThan(300); // the direct RFC 5424 path was taken often enough
+  });
+
+  it('structured-data names that share a cache slot stay apart', () => {
+    // same length, first and last character: the same slot of the name cache
+    const lines = ['[kxz@1 pxq="1" pyq="2"]', '[kyz@1 pyq="3" pxq="4"]', '[kxz@1 pzq="5"]'].map((sd) => `<14>1 2024-01-01T00:00:00Z h a 1 m ${sd} msg`);
+    for (let round = 0; round < 3; round++) {
+      for (const line of lines) {
+        expect(next.parseLine(line, NOW), line).toEqual(ref.parseLine(line, NOW));
+        expect(JSON.stringify(next.parseLine(line, NOW))).toBe(JSON.stringify(ref.parseLine(line, NOW)));
+      }
+    }
+    expect(next.parseLine(lines[1]!, NOW).metadata).toEqual({ hostname: 'h', msgid: 'm', structured_data: { 'kyz@1': { pyq: '3', pxq: '4' } } });
+  });
 });
+
