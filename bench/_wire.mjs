@@ -54,9 +54,15 @@ export function maskedFrame(opcode, payload) {
   const head = len < 126 ? 2 : len < 65536 ? 4 : 10;
   const frame = Buffer.allocUnsafe(head + 4 + len);
   frame[0] = 0x80 | opcode;
-  if (head === 2) frame[1] = 0x80 | len;
-  else if (head === 4) (frame[1] = 0x80 | 126), frame.writeUInt16BE(len, 2);
-  else (frame[1] = 0x80 | 127), frame.writeBigUInt64BE(BigInt(len), 2);
+  if (head === 2) {
+    frame[1] = 0x80 | len;
+  } else if (head === 4) {
+    frame[1] = 0x80 | 126;
+    frame.writeUInt16BE(len, 2);
+  } else {
+    frame[1] = 0x80 | 127;
+    frame.writeBigUInt64BE(BigInt(len), 2);
+  }
   const mask = randomBytes(4);
   mask.copy(frame, head);
   for (let i = 0; i < len; i++) frame[head + 4 + i] = payload[i] ^ mask[i & 3];
@@ -137,7 +143,10 @@ export function rawHello(port, host, request, frame) {
       resolve({
         accepted: m.result.accepted_seq,
         rotated: m.result.rotated_token ?? null,
-        close: () => (socket.write(CLOSE_1000), closed),
+        close: () => {
+          socket.write(CLOSE_1000);
+          return closed;
+        },
       });
     });
   });

@@ -34,7 +34,6 @@ const arg = (name, dflt) => {
 const N = Number(arg('--agents', process.env.BENCH_HELLOS ?? 1000));
 const C = Number(arg('--concurrency', 50));
 const profDir = arg('--cpu-prof', undefined);
-const WARM = 200; // agents of the warm-up (JIT): enrolled and reconnected once before the timed rounds
 const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-hellos-'));
 const log = (...a) => console.log(...a);
 
@@ -148,7 +147,7 @@ const dbPath = join(dir, 'server.db');
 const setup = openSqliteStorage({ path: dbPath });
 await migrateToLatest(setup);
 const agents = [];
-for (let i = 0; i < N + WARM; i++) agents.push(await issueAgent(setup.db, `hello-${i}`));
+for (let i = 0; i < 2 * N; i++) agents.push(await issueAgent(setup.db, `hello-${i}`));
 await setup.close();
 const serverArgs = [
   ...(profDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(profDir)}`] : []),
@@ -156,10 +155,13 @@ const serverArgs = [
   'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--hello-timeout-ms', '60000',
 ];
 const server = await start(serverArgs, /listening on (ws:\/\/\S+)/);
-// Warm-up (JIT) on agents of their own, both kinds of hello, not timed.
+// Warm-up on N agents of their own, both kinds of hello: the timed rounds then measure a
+// server that has held N sessions before. The first of them, on the fresh server, is
+// reported too (hellos_cold_per_s): there the server also grows its heap to hold N sessions
+// (most of its young-generation GC work), and its JIT is not warm yet.
 const pid = server.child.pid;
-const warm = await round(server.url, agents.slice(N), pid);
-await round(server.url, agents.slice(N).map((a, i) => ({ ...a, token: warm.conns[i].rotated ?? a.token })), pid);
+const cold = await round(server.url, agents.slice(N), pid);
+await round(server.url, agents.slice(N).map((a, i) => ({ ...a, token: cold.conns[i].rotated ?? a.token })), pid);
 const first = await round(server.url, agents.slice(0, N), pid);
 const again = agents.slice(0, N).map((a, i) => ({ ...a, token: first.conns[i].rotated ?? a.token }));
 const reconnect = await round(server.url, again, pid);
@@ -168,16 +170,19 @@ rmSync(dir, { recursive: true, force: true });
 
 log(`bare ws (upgrade + one round trip), ${C} at a time: ${wsRate}/s (server CPU ${bareRound.cpu} ms, load client CPU ${bareRound.clientCpu} ms per connect); with the \`ws\` client instead: ${wsClientRound.rate}/s (client CPU ${wsClientRound.clientCpu} ms per connect)`);
 log(`hellos for ${N} agents, ${C} at a time: first enrollment (with rotation) ${first.rate}/s (${(first.rate / wsRate).toFixed(2)} of bare ws), reconnect with a long-lived token ${reconnect.rate}/s (${(reconnect.rate / wsRate).toFixed(2)} of bare ws); server CPU per hello ${first.cpu} ms / ${reconnect.cpu} ms, load client CPU ${first.clientCpu} ms / ${reconnect.clientCpu} ms`);
+log(`the same first enrollments on the fresh server (the warm-up, other agents): ${cold.rate}/s (${(cold.rate / wsRate).toFixed(2)} of bare ws), server CPU ${cold.cpu} ms per hello (${JSON.stringify(cold.threads)})`);
 log(`server CPU ms per hello by thread: first enrollment ${JSON.stringify(first.threads)}, reconnect ${JSON.stringify(reconnect.threads)}`);
 log(
   JSON.stringify({
     hellos_per_s: first.rate,
     hellos_reconnect_per_s: reconnect.rate,
+    hellos_cold_per_s: cold.rate,
     ws_connects_per_s: wsRate,
     hellos_ratio: +(first.rate / wsRate).toFixed(3),
     hellos_reconnect_ratio: +(reconnect.rate / wsRate).toFixed(3),
     server_cpu_ms_per_hello: first.cpu,
     server_cpu_ms_per_reconnect: reconnect.cpu,
+    server_cpu_ms_per_cold_hello: cold.cpu,
     server_main_thread_cpu_ms_per_hello: first.mainCpu,
     server_main_thread_cpu_ms_per_reconnect: reconnect.mainCpu,
     server_cpu_ms_per_bare_connect: bareRound.cpu,
