@@ -109,7 +109,8 @@ export type HelloLookup = Pick<
   | 'control_rev'
 >;
 
-const HELLO_COLUMNS = [
+/** The columns of HelloLookup (what findForHello reads). */
+export const HELLO_COLUMNS = [
   'host_id',
   'hostname',
   'connection_state',
