@@ -2,7 +2,6 @@
 // hash lives in agents.token_hash (NeverConnected rows); enrollment_tokens says until when
 // it may enroll. Dialect-neutral kysely only.
 import type { Kysely } from 'kysely';
-import { runCached } from '../db/cached-query.js';
 import type { Database } from '../db/schema.js';
 import { withTrustTables } from './tables.js';
 
@@ -34,11 +33,8 @@ export async function recordEnrollmentToken(db: Kysely<Database>, host_id: strin
 
 /** When host_id's one-time token expires; undefined when none was recorded (no expiry). */
 export async function enrollmentExpiresAt(db: Kysely<Database>, host_id: string): Promise<string | undefined> {
-  // On every first enrollment: compiled once (../db/cached-query.ts).
-  const result = await runCached(withTrustTables(db), 'enrollmentExpiresAt', { host_id: host_id.toLowerCase() }, (d, v) =>
-    d.selectFrom('enrollment_tokens').select('expires_at').where('host_id', '=', v.host_id as string),
-  );
-  return result.rows[0]?.expires_at;
+  const row = await withTrustTables(db).selectFrom('enrollment_tokens').select('expires_at').where('host_id', '=', host_id.toLowerCase()).executeTakeFirst();
+  return row?.expires_at;
 }
 
 export interface UnusedToken {
