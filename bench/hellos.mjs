@@ -5,19 +5,26 @@
 // run, the same connects against a bare `ws` server in its own process that answers the
 // first frame with a canned result (upgrade + one round trip, no handshake): the ceiling a
 // hello is measured against. --cpu-prof DIR: the server runs under `node --cpu-prof` and
-// writes its profile there on exit.
+// writes its profile there on exit. BENCH_SERVER_CLI=path: another build's dist/server/cli.js
+// (an A/B of two builds with the same client).
+// The load client is `rawHello` (./_wire.mjs): plain `net` sockets with the upgrade request
+// and the masked hello frames built before the clock starts, the same client for the bare
+// baseline and for the server, so the ratios compare servers, not clients. The `ws` client
+// (`connect`, what the ingest bench uses) is measured against the bare server too
+// (`ws_client_connects_per_s`): the ceiling the old load client put on every figure. The
+// client's own CPU per connect is reported beside the server's.
 // Also the server's CPU time per hello (/proc/<pid>/stat), which a busy machine disturbs far
 // less than the rates. Last output line: one JSON object (hellos_per_s,
 // hellos_reconnect_per_s, ws_connects_per_s, the two ratios to it, and the CPU figures).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openSqliteStorage } from '../dist/server/db/dialect.js';
 import { migrateToLatest } from '../dist/server/db/migrations/index.js';
 import { issueAgent } from '../dist/server/db/agents.repository.js';
-import { connect } from './_wire.mjs';
+import { connect, helloFrame, rawHello, upgradeRequest } from './_wire.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, dflt) => {
@@ -60,9 +67,42 @@ function cpuMs(pid) {
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime in clock ticks (USER_HZ 100)
 }
 
-/** C at a time over `agents`; resolves with connects/s, the server's CPU ms per connect and what each connect returned. */
-async function round(url, agents, pid) {
+/** CPU ms per thread of a process (comm:tid → ms): where the server's CPU goes. */
+function threadCpuMs(pid) {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const raw = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')'));
+      const f = raw.slice(raw.lastIndexOf(') ') + 2).split(' ');
+      out.set(tid === String(pid) ? 'main' : `${comm}:${tid}`, ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** This process's CPU time (ms). */
+const ownCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/**
+ * C at a time over `agents`; resolves with connects/s, the server's and this client's CPU ms
+ * per connect and what each connect returned. `client`: 'raw' (rawHello, frames built before
+ * the clock starts) or 'ws' (the `ws` client, `connect`).
+ */
+async function round(url, agents, pid, client = 'raw') {
+  const u = new URL(url);
+  const port = Number(u.port);
+  const request = upgradeRequest(url);
+  const frames = client === 'raw' ? agents.map(helloFrame) : [];
+  const one = client === 'raw' ? (i) => rawHello(port, u.hostname, request, frames[i]) : (i) => connect(url, agents[i]);
   const cpu0 = pid === undefined ? 0 : cpuMs(pid);
+  const threads0 = pid === undefined ? new Map() : threadCpuMs(pid);
+  const own0 = ownCpuMs();
   const t0 = performance.now();
   const conns = new Array(agents.length);
   let next = 0;
@@ -70,16 +110,19 @@ async function round(url, agents, pid) {
     Array.from({ length: C }, async () => {
       while (next < agents.length) {
         const i = next++;
-        conns[i] = await connect(url, agents[i]);
+        conns[i] = await one(i);
       }
     }),
   );
   const rate = Math.round(agents.length / ((performance.now() - t0) / 1000));
+  const clientCpu = +((ownCpuMs() - own0) / agents.length).toFixed(3);
   const cpu = pid === undefined ? 0 : +((cpuMs(pid) - cpu0) / agents.length).toFixed(3);
-  await Promise.all(conns.map((c) => new Promise((r) => { c.ws.once('close', r); c.ws.close(); })));
+  const threads = pid === undefined ? [] : [...threadCpuMs(pid)].map(([k, v]) => [k, +((v - (threads0.get(k) ?? 0)) / agents.length).toFixed(3)]).filter(([, v]) => v > 0);
+  const mainCpu = threads.find(([k]) => k === 'main')?.[1] ?? 0;
+  await Promise.all(conns.map((c) => (client === 'raw' ? c.close() : new Promise((r) => { c.ws.once('close', r); c.ws.close(); }))));
   // let the server finish the closes (row updates) before the next round
   await new Promise((r) => setTimeout(r, 300));
-  return { rate, cpu, conns };
+  return { rate, cpu, mainCpu, threads, clientCpu, conns };
 }
 
 // ───────────── bare ws baseline ─────────────
@@ -95,6 +138,8 @@ const fake = Array.from({ length: N }, (_, i) => ({ host_id: '00000000-0000-4000
 await round(bare.url, fake.slice(0, Math.min(200, N)), bare.child.pid); // warm-up
 const bareRound = await round(bare.url, fake, bare.child.pid);
 const wsRate = bareRound.rate;
+await round(bare.url, fake.slice(0, Math.min(200, N)), bare.child.pid, 'ws'); // warm-up
+const wsClientRound = await round(bare.url, fake, bare.child.pid, 'ws');
 await stop(bare.child);
 
 // ───────────── the server ─────────────
@@ -102,35 +147,48 @@ const dbPath = join(dir, 'server.db');
 const setup = openSqliteStorage({ path: dbPath });
 await migrateToLatest(setup);
 const agents = [];
-for (let i = 0; i < N + 100; i++) agents.push(await issueAgent(setup.db, `hello-${i}`));
+for (let i = 0; i < 2 * N; i++) agents.push(await issueAgent(setup.db, `hello-${i}`));
 await setup.close();
 const serverArgs = [
   ...(profDir !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${resolvePath(profDir)}`] : []),
-  join(ROOT, 'dist/server/cli.js'),
+  process.env.BENCH_SERVER_CLI ?? join(ROOT, 'dist/server/cli.js'),
   'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--hello-timeout-ms', '60000',
 ];
 const server = await start(serverArgs, /listening on (ws:\/\/\S+)/);
-// Warm-up (JIT) on 100 agents of their own, not timed.
+// Warm-up on N agents of their own, both kinds of hello: the timed rounds then measure a
+// server that has held N sessions before. The first of them, on the fresh server, is
+// reported too (hellos_cold_per_s): there the server also grows its heap to hold N sessions
+// (most of its young-generation GC work), and its JIT is not warm yet.
 const pid = server.child.pid;
-await round(server.url, agents.slice(N), pid);
+const cold = await round(server.url, agents.slice(N), pid);
+await round(server.url, agents.slice(N).map((a, i) => ({ ...a, token: cold.conns[i].rotated ?? a.token })), pid);
 const first = await round(server.url, agents.slice(0, N), pid);
 const again = agents.slice(0, N).map((a, i) => ({ ...a, token: first.conns[i].rotated ?? a.token }));
 const reconnect = await round(server.url, again, pid);
 await stop(server.child);
 rmSync(dir, { recursive: true, force: true });
 
-log(`bare ws (upgrade + one round trip), ${C} at a time: ${wsRate}/s (server CPU ${bareRound.cpu} ms per connect)`);
-log(`hellos for ${N} agents, ${C} at a time: first enrollment (with rotation) ${first.rate}/s (${(first.rate / wsRate).toFixed(2)} of bare ws), reconnect with a long-lived token ${reconnect.rate}/s (${(reconnect.rate / wsRate).toFixed(2)} of bare ws); server CPU per hello ${first.cpu} ms / ${reconnect.cpu} ms`);
+log(`bare ws (upgrade + one round trip), ${C} at a time: ${wsRate}/s (server CPU ${bareRound.cpu} ms, load client CPU ${bareRound.clientCpu} ms per connect); with the \`ws\` client instead: ${wsClientRound.rate}/s (client CPU ${wsClientRound.clientCpu} ms per connect)`);
+log(`hellos for ${N} agents, ${C} at a time: first enrollment (with rotation) ${first.rate}/s (${(first.rate / wsRate).toFixed(2)} of bare ws), reconnect with a long-lived token ${reconnect.rate}/s (${(reconnect.rate / wsRate).toFixed(2)} of bare ws); server CPU per hello ${first.cpu} ms / ${reconnect.cpu} ms, load client CPU ${first.clientCpu} ms / ${reconnect.clientCpu} ms`);
+log(`the same first enrollments on the fresh server (the warm-up, other agents): ${cold.rate}/s (${(cold.rate / wsRate).toFixed(2)} of bare ws), server CPU ${cold.cpu} ms per hello (${JSON.stringify(cold.threads)})`);
+log(`server CPU ms per hello by thread: first enrollment ${JSON.stringify(first.threads)}, reconnect ${JSON.stringify(reconnect.threads)}`);
 log(
   JSON.stringify({
     hellos_per_s: first.rate,
     hellos_reconnect_per_s: reconnect.rate,
+    hellos_cold_per_s: cold.rate,
     ws_connects_per_s: wsRate,
     hellos_ratio: +(first.rate / wsRate).toFixed(3),
     hellos_reconnect_ratio: +(reconnect.rate / wsRate).toFixed(3),
     server_cpu_ms_per_hello: first.cpu,
     server_cpu_ms_per_reconnect: reconnect.cpu,
+    server_cpu_ms_per_cold_hello: cold.cpu,
+    server_main_thread_cpu_ms_per_hello: first.mainCpu,
+    server_main_thread_cpu_ms_per_reconnect: reconnect.mainCpu,
     server_cpu_ms_per_bare_connect: bareRound.cpu,
+    client_cpu_ms_per_connect: bareRound.clientCpu,
+    ws_client_connects_per_s: wsClientRound.rate,
+    ws_client_cpu_ms_per_connect: wsClientRound.clientCpu,
     agents: N,
     concurrency: C,
   }),

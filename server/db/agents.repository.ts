@@ -6,9 +6,10 @@
 // checked), so a concurrent revoke/reissue from another process can never be undone by a
 // handshake that read the row a moment earlier. They return false when the row changed.
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type RawBuilder, type UpdateObject } from 'kysely';
+import { sql, type Kysely, type QueryResult, type RawBuilder, type UpdateObject } from 'kysely';
 import { generateToken, hashToken } from '../auth/tokens.js';
 import type { AgentRow, ConnectionState, Database } from './schema.js';
+import { runCached } from './cached-query.js';
 import { HostRevokedError, UnknownHostError } from './storage.js';
 
 type Db = Kysely<Database>;
@@ -108,30 +109,33 @@ export type HelloLookup = Pick<
   | 'control_rev'
 >;
 
+/** The columns of HelloLookup (what findForHello reads). */
+export const HELLO_COLUMNS = [
+  'host_id',
+  'hostname',
+  'connection_state',
+  'token_hash',
+  'token_hash_prev',
+  'token_rotated_at',
+  'token_rotation_grace_until',
+  'rotate_requested_at',
+  'rotation_grace_secs',
+  'accepted_seq',
+  'session_id',
+  'agent_config_json',
+  'config_apply_after',
+  'config_version',
+  'decommission_requested_at',
+  'decommission_drain_secs',
+  'control_rev',
+] as const satisfies readonly (keyof HelloLookup)[];
+
+/** The row a hello is decided on (its query compiled once: ./cached-query.ts). */
 export async function findForHello(db: Db, host_id: string): Promise<HelloLookup | undefined> {
-  return db
-    .selectFrom('agents')
-    .select([
-      'host_id',
-      'hostname',
-      'connection_state',
-      'token_hash',
-      'token_hash_prev',
-      'token_rotated_at',
-      'token_rotation_grace_until',
-      'rotate_requested_at',
-      'rotation_grace_secs',
-      'accepted_seq',
-      'session_id',
-      'agent_config_json',
-      'config_apply_after',
-      'config_version',
-      'decommission_requested_at',
-      'decommission_drain_secs',
-      'control_rev',
-    ])
-    .where('host_id', '=', normalizeHostId(host_id))
-    .executeTakeFirst();
+  const result = await runCached(db, 'findForHello', { host_id: normalizeHostId(host_id) }, (d, v) =>
+    d.selectFrom('agents').select(HELLO_COLUMNS).where('host_id', '=', v.host_id as string),
+  );
+  return result.rows[0];
 }
 
 /** The fields a server watches for the hosts it holds sessions for. */
@@ -413,8 +417,8 @@ export async function activateSession(
   session: SessionStart,
   options: ActivateOptions,
 ): Promise<boolean> {
-  const result = await activationQuery(db, host_id, session, options).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const result = await runActivation(db, host_id, session, options, false);
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 /** What a hello's answer needs of the row once it is activated (read in the same statement). */
@@ -424,57 +428,106 @@ export type ActivatedRow = Pick<AgentRow, 'accepted_seq' | 'config_version' | 'a
  * activateSession that also returns the activated row's accepted_seq and config (UPDATE …
  * RETURNING: no second read); undefined when the row no longer matches.
  */
-export function activateSessionReturning(db: Db, host_id: string, session: SessionStart, options: ActivateOptions): Promise<ActivatedRow | undefined> {
-  return activationQuery(db, host_id, session, options).returning(['accepted_seq', 'config_version', 'agent_config_json', 'config_apply_after']).executeTakeFirst();
+export async function activateSessionReturning(db: Db, host_id: string, session: SessionStart, options: ActivateOptions): Promise<ActivatedRow | undefined> {
+  const result = await runActivation(db, host_id, session, options, true);
+  return result.rows[0] as ActivatedRow | undefined;
 }
 
-function activationQuery(db: Db, host_id: string, session: SessionStart, options: ActivateOptions) {
-  const id = normalizeHostId(host_id);
-  const tokenSet = options.new_token
+/** The values of an activation, by name (NULLs as NULL: ./cached-query.ts). */
+type ActivationValues = {
+  host_id: string;
+  presented_hash: string;
+  session_id: string;
+  agent_version: string;
+  hostname: string;
+  platform_json: string;
+  capabilities_json: string;
+  last_handshake: string;
+  server_id: string | null;
+  token_hash: string | null;
+  token_hash_prev: string | null;
+  grace_until: string | null;
+};
+
+/** The activation statement, compiled once per shape (which options, which NULLs). */
+function runActivation(db: Db, host_id: string, session: SessionStart, options: ActivateOptions, returning: boolean): Promise<QueryResult<unknown>> {
+  const values: ActivationValues = {
+    host_id: normalizeHostId(host_id),
+    presented_hash: options.presented_hash,
+    session_id: session.session_id,
+    agent_version: session.agent_version,
+    hostname: session.hostname,
+    platform_json: session.platform_json,
+    capabilities_json: session.capabilities_json,
+    last_handshake: session.last_handshake,
+    server_id: session.server_id ?? null,
+    token_hash: options.new_token?.token_hash ?? null,
+    token_hash_prev: options.new_token?.token_hash_prev ?? null,
+    grace_until: options.new_token?.grace_until ?? null,
+  };
+  const shape = {
+    match: options.match,
+    expect_state: options.expect_state,
+    new_token: options.new_token !== undefined,
+    clear_prev: options.clear_prev === true,
+  };
+  const key = `activation|${shape.match}|${shape.expect_state ?? ''}|${shape.new_token}|${shape.clear_prev}|${returning}`;
+  return runCached<Database, ActivationValues, unknown>(db, key, values, (d, v) => {
+    const query = activationQuery(d, v, shape);
+    return returning ? query.returning(['accepted_seq', 'config_version', 'agent_config_json', 'config_apply_after']) : query;
+  });
+}
+
+function activationQuery(
+  db: Db,
+  v: ActivationValues,
+  shape: { readonly match: ActivateOptions['match']; readonly expect_state: ConnectionState | undefined; readonly new_token: boolean; readonly clear_prev: boolean },
+) {
+  const tokenSet = shape.new_token
     ? {
-        token_hash: options.new_token.token_hash,
-        token_hash_prev: options.new_token.token_hash_prev,
-        token_rotation_grace_until: options.new_token.grace_until,
-        token_rotated_at: session.last_handshake,
+        token_hash: v.token_hash,
+        token_hash_prev: v.token_hash_prev,
+        token_rotation_grace_until: v.grace_until,
+        token_rotated_at: v.last_handshake,
         rotate_requested_at: null,
         rotation_grace_secs: null,
       }
-    : options.clear_prev
+    : shape.clear_prev
       ? { token_hash_prev: null, token_rotation_grace_until: null }
       : {};
   let query = db
     .updateTable('agents')
     .set((eb) => ({
       connection_state: 'Active' as const,
-      session_id: session.session_id,
-      agent_version: session.agent_version,
+      session_id: v.session_id,
+      agent_version: v.agent_version,
       // The operator's label (agents.hostname, from `agent issue --host`) stays; the
       // agent's own name is kept beside it.
-      agent_hostname: session.hostname,
-      platform_json: session.platform_json,
-      capabilities_json: session.capabilities_json,
-      last_handshake: session.last_handshake,
-      last_seen: session.last_handshake,
-      first_seen: eb.fn.coalesce('first_seen', eb.val(session.last_handshake)),
-      server_id: session.server_id ?? null,
+      agent_hostname: v.hostname,
+      platform_json: v.platform_json,
+      capabilities_json: v.capabilities_json,
+      last_handshake: v.last_handshake,
+      last_seen: v.last_handshake,
+      first_seen: eb.fn.coalesce('first_seen', eb.val(v.last_handshake)),
+      server_id: v.server_id,
       control_rev: nextControlRev(),
       ...tokenSet,
     }))
-    .where('host_id', '=', id)
+    .where('host_id', '=', v.host_id)
     .where('connection_state', '<>', 'Revoked');
   // A plain SQL equality is fine here: the caller already compared in constant time, and
   // this only re-checks that the row still holds the hash it matched.
   query =
-    options.match === 'current'
-      ? query.where('token_hash', '=', options.presented_hash)
+    shape.match === 'current'
+      ? query.where('token_hash', '=', v.presented_hash)
       : query.where((eb) =>
           eb.or([
-            eb('token_hash', '=', options.presented_hash),
-            eb('token_hash_prev', '=', options.presented_hash),
+            eb('token_hash', '=', v.presented_hash),
+            eb('token_hash_prev', '=', v.presented_hash),
           ]),
         );
-  if (options.expect_state !== undefined) {
-    query = query.where('connection_state', '=', options.expect_state);
+  if (shape.expect_state !== undefined) {
+    query = query.where('connection_state', '=', shape.expect_state);
   }
   return query;
 }
@@ -559,18 +612,20 @@ export async function markDisconnected(
   reason: string,
   options: { now?: string } = {},
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('agents')
-    .set({
-      connection_state: sql<ConnectionState>`case when connection_state = 'Revoked' then 'Revoked' else 'Disconnected' end`,
-      last_disconnect: options.now ?? nowIso(),
-      last_disconnect_reason: reason,
-      server_id: null,
-    })
-    .where('host_id', '=', normalizeHostId(host_id))
-    .where('session_id', '=', session_id)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const values = { host_id: normalizeHostId(host_id), session_id, reason, now: options.now ?? nowIso() };
+  const result = await runCached(db, 'markDisconnected', values, (d, v) =>
+    d
+      .updateTable('agents')
+      .set({
+        connection_state: sql<ConnectionState>`case when connection_state = 'Revoked' then 'Revoked' else 'Disconnected' end`,
+        last_disconnect: v.now,
+        last_disconnect_reason: v.reason,
+        server_id: null,
+      })
+      .where('host_id', '=', v.host_id)
+      .where('session_id', '=', v.session_id),
+  );
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 /** agent.heartbeat (and other signs of life): last_seen = now. False if the row is gone. */

@@ -1,26 +1,48 @@
-// The I/O around the pure handshake decision (./handshake.ts): reads the host's row (and the
-// enrollment token's expiry), makes the row change the decision names and re-reads the row
+// The I/O around the pure handshake decision (./handshake.ts): reads the host's row and the
+// enrollment token's expiry (one statement), makes the row change the decision names and re-reads the row
 // for the answer. Between each await the caller may have timed out or closed: `pending()`
 // says whether to go on (touch nothing otherwise).
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { generateToken } from '../auth/tokens.js';
+import { runCached } from '../db/cached-query.js';
 import {
+  HELLO_COLUMNS,
   activateSessionReturning,
-  findForHello,
   firstEnrollmentActivation,
   longLivedActivation,
   revoke,
   rotationActivation,
   type ActivatedRow,
+  type HelloLookup,
   type SessionStart,
 } from '../db/agents.repository.js';
 import type { Database } from '../db/schema.js';
-import { enrollmentExpiresAt } from '../security/enrollment.js';
+import { withTrustTables } from '../security/tables.js';
 import type { RowBatch } from './row-batch.js';
 import { decideHello, helloHostId, needsEnrollmentExpiry, screenHello, type Activation, type HandshakeSettings, type HelloAcceptance, type HelloRefusal } from './handshake.js';
 
 type Db = Kysely<Database>;
+
+const JOINED_HELLO_COLUMNS = HELLO_COLUMNS.map((c) => `agents.${c}` as const);
+
+/**
+ * The host's row (findForHello's columns) and its one-time enrollment token's expiry
+ * (enrollmentExpiresAt: undefined when none is recorded), in one statement compiled once.
+ */
+export async function readForHello(db: Db, host_id: string): Promise<{ row: HelloLookup | undefined; expires: string | undefined }> {
+  const result = await runCached(withTrustTables(db), 'readForHello', { host_id: host_id.toLowerCase() }, (d, v) =>
+    d
+      .selectFrom('agents')
+      .leftJoin('enrollment_tokens', 'enrollment_tokens.host_id', 'agents.host_id')
+      .select([...JOINED_HELLO_COLUMNS, 'enrollment_tokens.expires_at as enrollment_expires_at'])
+      .where('agents.host_id', '=', v.host_id as string),
+  );
+  const found = result.rows[0];
+  if (found === undefined) return { row: undefined, expires: undefined };
+  const { enrollment_expires_at, ...row } = found;
+  return { row, expires: enrollment_expires_at ?? undefined };
+}
 
 export type HelloOutcome =
   | HelloRefusal
@@ -59,17 +81,13 @@ export async function runHello(params: unknown, o: HelloFlowOptions): Promise<He
   const screened = screenHello(params, o.settings);
   if (screened !== undefined) return screened;
   const host_id = helloHostId(params);
-  const row = host_id === undefined ? undefined : await findForHello(o.db, host_id);
+  const read = host_id === undefined ? undefined : await readForHello(o.db, host_id);
   if (!o.pending()) return { kind: 'abandoned' };
-  let expires: string | undefined;
-  if (host_id !== undefined && needsEnrollmentExpiry(row)) {
-    expires = await enrollmentExpiresAt(o.db, host_id);
-    if (!o.pending()) return { kind: 'abandoned' };
-  }
+  const row = read?.row;
   const decision = decideHello({
     params,
     row,
-    enrollmentExpiresAt: expires,
+    enrollmentExpiresAt: needsEnrollmentExpiry(row) ? read?.expires : undefined,
     settings: o.settings,
     now: new Date(),
     sessionId: randomUUID(),

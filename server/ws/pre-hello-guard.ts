@@ -13,6 +13,7 @@ import type { ServerMetrics } from '../metrics.js';
 import { HelloThrottle } from '../security/hello-throttle.js';
 import type { ServerSettings } from '../settings.js';
 import { TrustedProxies, UpgradeRateLimiter } from './net.js';
+import { isPlainRequest } from './session-peer.js';
 
 /** Largest WebSocket frame header (2 + 8 length + 4 mask): counted with each frame. */
 export const MAX_HEADER = 14;
@@ -197,7 +198,7 @@ export function parseHello(text: string): { id: string | number; params: unknown
   }
   if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return undefined;
   const m = msg as { method?: unknown; id?: unknown; params?: unknown };
-  if (m.method !== 'agent.hello' || !validateJsonRpcRequest(msg)) return undefined;
+  if (m.method !== 'agent.hello' || !(isPlainRequest(msg) || validateJsonRpcRequest(msg))) return undefined;
   if (typeof m.id !== 'string' && typeof m.id !== 'number') return undefined;
   return { id: m.id, params: m.params };
 }

@@ -22,6 +22,8 @@ import {
 } from '../../server/db/agents.repository.js';
 import { getSetting, getSettings, setSetting, setSettings } from '../../server/db/settings.repository.js';
 import { HostRevokedError, UnknownHostError } from '../../server/db/storage.js';
+import { recordEnrollmentToken } from '../../server/security/enrollment.js';
+import { readForHello } from '../../server/ws/hello-flow.js';
 import { entries, openTempDb, type TempDb } from './helpers.js';
 
 let t: TempDb;
@@ -144,6 +146,19 @@ describe('handshake bookkeeping', () => {
     expect(row?.token_hash_prev).toBeNull();
     expect(row?.accepted_seq).toBe(0);
     expect(await findForHello(t.storage.db, randomUUID())).toBeUndefined();
+  });
+
+  it('readForHello reads the same row as findForHello and the enrollment expiry, in one statement', async () => {
+    const a = await issueAgent(t.storage.db, 'h');
+    const b = await issueAgent(t.storage.db, 'other');
+    expect(await readForHello(t.storage.db, a.host_id)).toEqual({ row: await findForHello(t.storage.db, a.host_id), expires: undefined });
+    const expires = await recordEnrollmentToken(t.storage.db, a.host_id, 3_600_000);
+    await recordEnrollmentToken(t.storage.db, b.host_id, 60_000);
+    const read = await readForHello(t.storage.db, a.host_id.toUpperCase());
+    expect(read.expires).toBe(expires);
+    expect(read.row).toEqual(await findForHello(t.storage.db, a.host_id));
+    expect(Object.keys(read.row ?? {}).sort()).toEqual(Object.keys((await findForHello(t.storage.db, a.host_id)) ?? {}).sort());
+    expect(await readForHello(t.storage.db, randomUUID())).toEqual({ row: undefined, expires: undefined });
   });
 
   it('first enrollment rotates atomically and only once', async () => {
