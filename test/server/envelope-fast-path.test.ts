@@ -1,5 +1,5 @@
 // The session peer's envelope fast path (server/ws/session-peer.ts isPlainRequest, DECISIONS
-// P5): whatever it passes, the generated validator passes too; it does pass the ordinary
+// P7): whatever it passes, the generated validator passes too; it does pass the ordinary
 // requests (so the fast path is taken); and the peer answers a bad envelope as before.
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
