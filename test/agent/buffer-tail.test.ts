@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DurableBuffer, type BufferBatch } from '../../agent/buffer/buffer.js';
@@ -53,6 +54,16 @@ it('readBatch from the tail equals readBatch from SQLite after any appends, acks
         b.close();
       }
       expect(got).toEqual(fromDisk(path, reads, options));
+      // acks count the deleted rows from the tail when it covers them (DECISIONS P5): the
+      // counters must still equal the rows in the file
+      const db = new Database(path, { readonly: true });
+      try {
+        const meta = db.prepare<[], { queue_depth: number; buffer_bytes: number }>('SELECT queue_depth, buffer_bytes FROM meta').get()!;
+        const rows = db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM entries').get()!;
+        expect([meta.queue_depth, meta.buffer_bytes]).toEqual([rows.n, rows.b]);
+      } finally {
+        db.close();
+      }
     }),
     { numRuns: 60 },
   );
