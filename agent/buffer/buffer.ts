@@ -46,8 +46,13 @@ export const DEFAULT_SOFT_CAP_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_HARD_CAP_BYTES = 512 * 1024 * 1024;
 /** Text of the newest committed rows kept in memory for readBatch (the rest is read from SQLite). */
 export const TAIL_MAX_BYTES = 4 * 1024 * 1024;
-/** Batch byte budget keeping a logs.push frame under 128 KiB (MEASURED.md). */
-export const DEFAULT_BATCH_MAX_BYTES = 100 * 1024;
+/**
+ * Batch byte budget (entries and their commas) keeping a logs.push frame under
+ * agent_frame_target_bytes (128 KiB, MEASURED.md): the rest of the frame (jsonrpc, id,
+ * method, seq_start: under 130 bytes with 16-digit numbers) fits in the 1 KiB left.
+ * 100 KiB until 2026-12-03 (DECISIONS P5): ~25% more entries per frame, fewer acks.
+ */
+export const DEFAULT_BATCH_MAX_BYTES = LIMITS.agent_frame_target_bytes - 1024;
 const SCHEMA_VERSION = 1;
 const MIB = 1024 * 1024;
 /** Default size of the reserve file (BufferOptions.reserveBytes). */
