@@ -148,12 +148,31 @@ async function main() {
     }
     const total = 200_000;
     const ingestBatch = Array.from({ length: 1000 }, (_, i) => entry(i));
+    // Wall and CPU time inside the buffer's append and ack (the agent's module instance: the
+    // same file URL), to tell the commit's fsync wait from the CPU work.
+    const inside = { on: false, append: { wallMs: 0, cpuUs: 0 }, ack: { wallMs: 0, cpuUs: 0 } };
+    for (const name of ['append', 'ack']) {
+      const orig = DurableBuffer.prototype[name];
+      DurableBuffer.prototype[name] = function (...a) {
+        if (!inside.on) return orig.apply(this, a);
+        const w0 = performance.now();
+        const c0 = process.cpuUsage();
+        try {
+          return orig.apply(this, a);
+        } finally {
+          const c = process.cpuUsage(c0);
+          inside[name].cpuUs += c.user + c.system;
+          inside[name].wallMs += performance.now() - w0;
+        }
+      };
+    }
     const cpu = { agentBusyMs: 0, agentWallMs: 0, agentUs: 0, e2eServerTicks: 0, aloneServerTicks: 0, e2eEntries: 0, aloneEntries: 0 };
     const serverTicks = () => (server.pid ? cpuTicks(server.pid) : 0);
     const e2eRun = async () => {
       const c0 = process.cpuUsage();
       const s0 = serverTicks();
       const l0 = performance.eventLoopUtilization();
+      inside.on = true;
       const e0 = performance.now();
       // Like a source: append a chunk, then back to the event loop (the sender runs in
       // between). Before 2026-12-03 this loop yielded only every 20 chunks, so ingest and
@@ -166,6 +185,7 @@ async function main() {
       const lastSeq = agent.status().next_seq - 1;
       await agent.waitForAck(lastSeq, 120_000);
       const rate = total / ((performance.now() - e0) / 1000);
+      inside.on = false;
       const c1 = process.cpuUsage(c0);
       const l1 = performance.eventLoopUtilization(l0);
       cpu.agentBusyMs += l1.active;
@@ -201,10 +221,15 @@ async function main() {
       // the agent's event loop busy (running, or blocked in a commit's fsync) per entry, and as a share of the e2e time
       agent_busy_us_per_entry: perEntry(cpu.agentBusyMs * 1000, cpu.e2eEntries),
       agent_event_loop_utilization: cpu.agentWallMs > 0 ? round(cpu.agentBusyMs / cpu.agentWallMs) : null,
+      // inside buffer.append (validation excluded: that is the storage guard's) and buffer.ack, µs per entry:
+      // wall, and the part not on the CPU (the commit's fsync, or waiting for a core)
+      agent_append_wall_us_per_entry: perEntry(inside.append.wallMs * 1000, cpu.e2eEntries),
+      agent_append_off_cpu_us_per_entry: perEntry(Math.max(0, inside.append.wallMs * 1000 - inside.append.cpuUs), cpu.e2eEntries),
+      agent_ack_wall_us_per_entry: perEntry(inside.ack.wallMs * 1000, cpu.e2eEntries),
       server_cpu_us_per_entry_e2e: perEntry(cpu.e2eServerTicks * 10_000, cpu.e2eEntries),
       server_cpu_us_per_entry_alone: perEntry(cpu.aloneServerTicks * 10_000, cpu.aloneEntries),
     };
-    if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}; in buffer.append ${cpuKeys.agent_append_wall_us_per_entry} µs of which ${cpuKeys.agent_append_off_cpu_us_per_entry} off the CPU, in buffer.ack ${cpuKeys.agent_ack_wall_us_per_entry} µs); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     if (e2eOnly) {
       console.log(JSON.stringify({ bench: 'agent', e2e_entries_per_s: Math.round(e2eRate), server_alone_entries_per_s: Math.round(aloneRate), e2e_ratio: round(e2eRate / aloneRate), ...cpuKeys }));
       return;
