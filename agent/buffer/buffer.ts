@@ -271,6 +271,8 @@ export class DurableBuffer {
   private tailJson: string[] = [];
   private tailSize: number[] = [];
   private tailBytes = 0;
+  /** The tail reached its budget and appends skip it until acks have emptied it (addTail). */
+  private tailClosed = false;
 
   private readonly insertEntry: Database.Statement<[number, number, string]>;
   /** INSERT of INSERT_CHUNK rows in one statement (one step of the VDBE, one bind call). */
@@ -617,6 +619,9 @@ export class DurableBuffer {
       if (bytes + (i - from) + size > maxBytes) break;
       bytes += size;
     }
+    // A closed tail is not the newest rows: a batch that would stop at its end goes to SQLite,
+    // which continues past it.
+    if (this.tailClosed && i === this.tailJson.length && i - from < maxEntries) return null;
     return { seqStart: fromSeq, seqEnd: fromSeq + (i - from) - 1, entries: this.tailJson.slice(from, i), bytes };
   }
 
@@ -625,10 +630,18 @@ export class DurableBuffer {
     let added = 0;
     for (let i = 0; i < sizes.length; i++) added += sizes[i]!;
     const live = this.tailJson.length - this.tailHead;
-    // Not contiguous with what is held (a raised next_seq, a reopened buffer), or over the
-    // budget (nothing acked for a while): start over with this append's rows; the older
-    // ones are read from SQLite.
-    if (live === 0 || firstSeq !== this.tailFirst + live || this.tailBytes + added > TAIL_MAX_BYTES) {
+    // Over the budget (the sender is behind): keep the older rows, which the sender reads
+    // next, and leave these to SQLite; the tail stays closed until acks have emptied it, then
+    // starts again at the next append (DECISIONS P5; until 2026-12-03 it started over with
+    // the newest rows, so a sender behind by more than the budget read everything from SQLite).
+    if (live > 0 && (this.tailClosed || (firstSeq === this.tailFirst + live && this.tailBytes + added > TAIL_MAX_BYTES))) {
+      this.tailClosed = true;
+      return;
+    }
+    this.tailClosed = false;
+    // Not contiguous with what is held (a raised next_seq, a reopened buffer): start over with
+    // this append's rows; the older ones are read from SQLite.
+    if (live === 0 || firstSeq !== this.tailFirst + live) {
       this.tailJson = [];
       this.tailSize = [];
       this.tailHead = 0;
