@@ -166,13 +166,22 @@ async function main() {
         }
       };
     }
-    const cpu = { agentBusyMs: 0, agentWallMs: 0, agentUs: 0, e2eServerTicks: 0, aloneServerTicks: 0, e2eEntries: 0, aloneEntries: 0 };
+    // the main thread's time waiting on a run queue (ready, no core free), from /proc/self/schedstat (ns)
+    const runqueueNs = () => {
+      try {
+        return Number(readFileSync('/proc/self/schedstat', 'utf8').split(' ')[1]);
+      } catch {
+        return NaN;
+      }
+    };
+    const cpu = { agentRunqueueNs: 0, agentBusyMs: 0, agentWallMs: 0, agentUs: 0, e2eServerTicks: 0, aloneServerTicks: 0, e2eEntries: 0, aloneEntries: 0 };
     const serverTicks = () => (server.pid ? cpuTicks(server.pid) : 0);
     const e2eRun = async () => {
       const c0 = process.cpuUsage();
       const s0 = serverTicks();
       const l0 = performance.eventLoopUtilization();
       inside.on = true;
+      const q0 = runqueueNs();
       const e0 = performance.now();
       // Like a source: append a chunk, then back to the event loop (the sender runs in
       // between). Before 2026-12-03 this loop yielded only every 20 chunks, so ingest and
@@ -186,6 +195,7 @@ async function main() {
       await agent.waitForAck(lastSeq, 120_000);
       const rate = total / ((performance.now() - e0) / 1000);
       inside.on = false;
+      cpu.agentRunqueueNs += runqueueNs() - q0;
       const c1 = process.cpuUsage(c0);
       const l1 = performance.eventLoopUtilization(l0);
       cpu.agentBusyMs += l1.active;
@@ -226,10 +236,12 @@ async function main() {
       agent_append_wall_us_per_entry: perEntry(inside.append.wallMs * 1000, cpu.e2eEntries),
       agent_append_off_cpu_us_per_entry: perEntry(Math.max(0, inside.append.wallMs * 1000 - inside.append.cpuUs), cpu.e2eEntries),
       agent_ack_wall_us_per_entry: perEntry(inside.ack.wallMs * 1000, cpu.e2eEntries),
+      // of the agent thread's off-CPU time, the part spent ready but waiting for a core (a loaded machine)
+      agent_runqueue_wait_us_per_entry: Number.isFinite(cpu.agentRunqueueNs) ? perEntry(cpu.agentRunqueueNs / 1000, cpu.e2eEntries) : null,
       server_cpu_us_per_entry_e2e: perEntry(cpu.e2eServerTicks * 10_000, cpu.e2eEntries),
       server_cpu_us_per_entry_alone: perEntry(cpu.aloneServerTicks * 10_000, cpu.aloneEntries),
     };
-    if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}; in buffer.append ${cpuKeys.agent_append_wall_us_per_entry} µs of which ${cpuKeys.agent_append_off_cpu_us_per_entry} off the CPU, in buffer.ack ${cpuKeys.agent_ack_wall_us_per_entry} µs); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}; in buffer.append ${cpuKeys.agent_append_wall_us_per_entry} µs of which ${cpuKeys.agent_append_off_cpu_us_per_entry} off the CPU, in buffer.ack ${cpuKeys.agent_ack_wall_us_per_entry} µs; waiting for a core ${cpuKeys.agent_runqueue_wait_us_per_entry} µs); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     if (e2eOnly) {
       console.log(JSON.stringify({ bench: 'agent', e2e_entries_per_s: Math.round(e2eRate), server_alone_entries_per_s: Math.round(aloneRate), e2e_ratio: round(e2eRate / aloneRate), ...cpuKeys }));
       return;
