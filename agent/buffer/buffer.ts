@@ -264,7 +264,8 @@ export class DurableBuffer {
    * The newest committed rows, as stored (seqs tailFirst, tailFirst + 1, ... contiguous), so
    * that readBatch serves what was just appended without a query: updated only after a
    * commit, trimmed from the front by every delete (ack, replay, eviction), at most
-   * TAIL_MAX_BYTES of text. A read outside it goes to SQLite.
+   * TAIL_MAX_BYTES of text; past that budget it keeps its older rows and is closed (see
+   * addTail), so it is then not the newest. A read outside it goes to SQLite.
    */
   private tailFirst = 0;
   private tailHead = 0;
