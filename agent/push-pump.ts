@@ -2,7 +2,7 @@
 // logs.push over the session, with up to `window` requests in flight.
 //
 //   - Batch size: min(config.max_batch_entries, capabilities.max_batch_entries, 1000, the
-//     cap a -32008 PayloadTooLarge halved) entries and ~100 KiB (batchMaxBytes).
+//     cap a -32008 PayloadTooLarge halved) entries and ~127 KiB (batchMaxBytes; frames stay under 128 KiB).
 //   - A batch goes when it is full, or flush_interval_ms after entries arrived (at once
 //     under buffer pressure or while draining).
 //   - Acks advance acked_seq and delete rows in one transaction (buffer.ack); an ack beyond
@@ -21,7 +21,7 @@ import { SendRate } from './send-rate.js';
 export interface PushPumpOptions {
   /** capabilities.max_batch_entries (default 1000). */
   maxBatchEntries?: number;
-  /** Byte budget per batch (default 100 KiB, frames stay < 128 KiB). */
+  /** Byte budget per batch (default 127 KiB, frames stay < 128 KiB). */
   batchMaxBytes?: number;
   /** logs.push requests in flight (default 4). */
   window?: number;

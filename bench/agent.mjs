@@ -12,14 +12,22 @@
 // measured twice, interleaved (alone, e2e, alone, e2e), and the better of each is reported
 // (the machine is shared: the better run is the less disturbed one); every sample is printed.
 //
-// BENCH_AGENT_RSS_ONLY=1 runs only part 3. BENCH_AGENT_E2E_ONLY=1 runs only part 2 (for profiling: node --cpu-prof bench/agent.mjs;
-// BENCH_SERVER_PROF_DIR=<dir> also profiles the server process).
+// CPU per entry (from getrusage of this process and /proc/<pid>/stat of the server, all
+// threads): `agent_cpu_us_per_entry` (this process during the e2e runs: it is the agent),
+// `server_cpu_us_per_entry_e2e` and `server_cpu_us_per_entry_alone` (the server process in
+// each mode). On a 2-core machine both runs are CPU-bound, so e2e ÷ alone is at most about
+// server ÷ (server + agent) CPU per entry: these keys say which side the time goes to.
+//
+// BENCH_AGENT_RSS_ONLY=1 runs only part 3. BENCH_AGENT_E2E_ONLY=1 runs only part 2.
+// --cpu-prof DIR: part 2 only, this process (the agent) and the server under node --cpu-prof
+// (profiles in DIR/agent and DIR/server), then prints bench/_cpuprofile-summary.mjs of each.
+// (BENCH_SERVER_PROF_DIR=<dir> alone profiles only the server process.)
 // Last line: one JSON object.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -51,8 +59,35 @@ if (process.argv[2] === '--acking-server') {
       }
     });
   });
+} else if (process.argv.includes('--cpu-prof')) {
+  await profiled(process.argv[process.argv.indexOf('--cpu-prof') + 1]);
 } else {
   await main();
+}
+
+/** --cpu-prof DIR: reruns part 2 under the profiler and summarises both processes. */
+async function profiled(dir) {
+  if (!dir) throw new Error('--cpu-prof needs a folder');
+  const { mkdirSync, readdirSync } = await import('node:fs');
+  const agentDir = join(dir, 'agent');
+  const serverDir = join(dir, 'server');
+  mkdirSync(agentDir, { recursive: true });
+  mkdirSync(serverDir, { recursive: true });
+  const r = spawnSync(process.execPath, ['--cpu-prof', '--cpu-prof-dir', agentDir, fileURLToPath(import.meta.url)], {
+    env: { ...process.env, BENCH_AGENT_E2E_ONLY: '1', BENCH_SERVER_PROF_DIR: serverDir },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+  });
+  const out = r.stdout.trimEnd().split('\n');
+  for (const line of out.slice(0, -1)) console.log(line);
+  const summary = join(dirname(fileURLToPath(import.meta.url)), '_cpuprofile-summary.mjs');
+  for (const [name, d] of [['agent (this process; includes the bare client of the server-alone runs)', agentDir], ['server (main thread, then its worker threads)', serverDir]]) {
+    for (const f of readdirSync(d).filter((x) => x.endsWith('.cpuprofile')).sort()) {
+      console.log(`=== ${name}: ${join(d, f)}`);
+      console.log(spawnSync(process.execPath, [summary, join(d, f)], { encoding: 'utf8' }).stdout.split('\n').slice(0, 24).join('\n'));
+    }
+  }
+  console.log(out.at(-1));
 }
 
 async function main() {
@@ -113,7 +148,40 @@ async function main() {
     }
     const total = 200_000;
     const ingestBatch = Array.from({ length: 1000 }, (_, i) => entry(i));
+    // Wall and CPU time inside the buffer's append and ack (the agent's module instance: the
+    // same file URL), to tell the commit's fsync wait from the CPU work.
+    const inside = { on: false, append: { wallMs: 0, cpuUs: 0 }, ack: { wallMs: 0, cpuUs: 0 } };
+    for (const name of ['append', 'ack']) {
+      const orig = DurableBuffer.prototype[name];
+      DurableBuffer.prototype[name] = function (...a) {
+        if (!inside.on) return orig.apply(this, a);
+        const w0 = performance.now();
+        const c0 = process.cpuUsage();
+        try {
+          return orig.apply(this, a);
+        } finally {
+          const c = process.cpuUsage(c0);
+          inside[name].cpuUs += c.user + c.system;
+          inside[name].wallMs += performance.now() - w0;
+        }
+      };
+    }
+    // the main thread's time waiting on a run queue (ready, no core free), from /proc/self/schedstat (ns)
+    const runqueueNs = () => {
+      try {
+        return Number(readFileSync('/proc/self/schedstat', 'utf8').split(' ')[1]);
+      } catch {
+        return NaN;
+      }
+    };
+    const cpu = { agentRunqueueNs: 0, agentBusyMs: 0, agentWallMs: 0, agentUs: 0, e2eServerTicks: 0, aloneServerTicks: 0, e2eEntries: 0, aloneEntries: 0 };
+    const serverTicks = () => (server.pid ? cpuTicks(server.pid) : 0);
     const e2eRun = async () => {
+      const c0 = process.cpuUsage();
+      const s0 = serverTicks();
+      const l0 = performance.eventLoopUtilization();
+      inside.on = true;
+      const q0 = runqueueNs();
       const e0 = performance.now();
       // Like a source: append a chunk, then back to the event loop (the sender runs in
       // between). Before 2026-12-03 this loop yielded only every 20 chunks, so ingest and
@@ -125,9 +193,26 @@ async function main() {
       }
       const lastSeq = agent.status().next_seq - 1;
       await agent.waitForAck(lastSeq, 120_000);
-      return total / ((performance.now() - e0) / 1000);
+      const rate = total / ((performance.now() - e0) / 1000);
+      inside.on = false;
+      cpu.agentRunqueueNs += runqueueNs() - q0;
+      const c1 = process.cpuUsage(c0);
+      const l1 = performance.eventLoopUtilization(l0);
+      cpu.agentBusyMs += l1.active;
+      cpu.agentWallMs += l1.active + l1.idle;
+      cpu.agentUs += c1.user + c1.system;
+      cpu.e2eServerTicks += serverTicks() - s0;
+      cpu.e2eEntries += total;
+      return rate;
     };
-    const aloneRun = async () => (server.kind === 'reference server' ? serverAlone(server, ingestBatch, total) : 0);
+    const aloneRun = async () => {
+      if (server.kind !== 'reference server') return 0;
+      const s0 = serverTicks();
+      const rate = await serverAlone(server, ingestBatch, total);
+      cpu.aloneServerTicks += serverTicks() - s0;
+      cpu.aloneEntries += total;
+      return rate;
+    };
     const samples = { alone: [], e2e: [] };
     const rssOnly = process.env.BENCH_AGENT_RSS_ONLY === '1'; // part 3 alone (RSS comparisons)
     for (let round = 0; round < (rssOnly ? 0 : 2); round++) {
@@ -139,8 +224,26 @@ async function main() {
     await agent.stop();
     console.log(`end to end (${server.kind}): ${Math.round(e2eRate)} entries/s (${total} entries ingested durably, sent, acked; runs: ${samples.e2e.map(Math.round).join(', ')})`);
     if (aloneRate > 0) console.log(`server alone (same server, bare client, ready frames of 1000, window 4): ${Math.round(aloneRate)} entries/s (runs: ${samples.alone.map(Math.round).join(', ')}); e2e / server alone = ${(e2eRate / aloneRate).toFixed(2)}`);
+    // /proc ticks are 10 ms; µs per entry
+    const perEntry = (us, n) => (n > 0 ? round(us / n, 2) : null);
+    const cpuKeys = {
+      agent_cpu_us_per_entry: perEntry(cpu.agentUs, cpu.e2eEntries),
+      // the agent's event loop busy (running, or blocked in a commit's fsync) per entry, and as a share of the e2e time
+      agent_busy_us_per_entry: perEntry(cpu.agentBusyMs * 1000, cpu.e2eEntries),
+      agent_event_loop_utilization: cpu.agentWallMs > 0 ? round(cpu.agentBusyMs / cpu.agentWallMs) : null,
+      // inside buffer.append (validation excluded: that is the storage guard's) and buffer.ack, µs per entry:
+      // wall, and the part not on the CPU (the commit's fsync, or waiting for a core)
+      agent_append_wall_us_per_entry: perEntry(inside.append.wallMs * 1000, cpu.e2eEntries),
+      agent_append_off_cpu_us_per_entry: perEntry(Math.max(0, inside.append.wallMs * 1000 - inside.append.cpuUs), cpu.e2eEntries),
+      agent_ack_wall_us_per_entry: perEntry(inside.ack.wallMs * 1000, cpu.e2eEntries),
+      // of the agent thread's off-CPU time, the part spent ready but waiting for a core (a loaded machine)
+      agent_runqueue_wait_us_per_entry: Number.isFinite(cpu.agentRunqueueNs) ? perEntry(cpu.agentRunqueueNs / 1000, cpu.e2eEntries) : null,
+      server_cpu_us_per_entry_e2e: perEntry(cpu.e2eServerTicks * 10_000, cpu.e2eEntries),
+      server_cpu_us_per_entry_alone: perEntry(cpu.aloneServerTicks * 10_000, cpu.aloneEntries),
+    };
+    if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}; in buffer.append ${cpuKeys.agent_append_wall_us_per_entry} µs of which ${cpuKeys.agent_append_off_cpu_us_per_entry} off the CPU, in buffer.ack ${cpuKeys.agent_ack_wall_us_per_entry} µs; waiting for a core ${cpuKeys.agent_runqueue_wait_us_per_entry} µs); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     if (e2eOnly) {
-      console.log(JSON.stringify({ bench: 'agent', e2e_entries_per_s: Math.round(e2eRate), server_alone_entries_per_s: Math.round(aloneRate), e2e_ratio: round(e2eRate / aloneRate) }));
+      console.log(JSON.stringify({ bench: 'agent', e2e_entries_per_s: Math.round(e2eRate), server_alone_entries_per_s: Math.round(aloneRate), e2e_ratio: round(e2eRate / aloneRate), ...cpuKeys }));
       return;
     }
 
@@ -194,6 +297,7 @@ async function main() {
       e2e_server: server.kind,
       server_alone_entries_per_s: Math.round(aloneRate),
       e2e_ratio: aloneRate > 0 ? round(e2eRate / aloneRate) : null,
+      ...cpuKeys,
       rss_bytes: rss,
       rss_target_ratio: round(rss / (80 * 1048576)),
       baseline_node_rss_bytes: bareRss,
@@ -228,7 +332,7 @@ async function startReferenceServer(work, cleanup) {
     await sleep(100);
     try {
       const r = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (r.ok) return { kind: 'reference server', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: host_id, token, db, stop };
+      if (r.ok) return { kind: 'reference server', url: `ws://127.0.0.1:${port}/ws/agent`, hostId: host_id, token, db, stop, pid: child.pid };
     } catch {
       // not listening yet: poll again
     }

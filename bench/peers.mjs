@@ -19,7 +19,8 @@
 // the pipeline waits on acks (a few thousand lines/s here), which is measured too, on a slice
 // of 20,000 lines (--default-window-lines N) to keep the run short.
 // Options: --lines N (default 1000000), --only rsyslog|ours, --profile (run our two
-// processes under `node --cpu-prof` and print where their time went), --no-install.
+// processes under `node --cpu-prof` and print where their time went), --cpu-prof DIR (the
+// same, keeping the profiles in DIR), --no-install.
 // Set-up: rsyslogd and the RELP modules come from the Debian packages rsyslog and
 // rsyslog-relp; when absent they are installed with apt-get if this runs as root with apt,
 // otherwise the bench names them and exits 1.
@@ -40,7 +41,10 @@ const opt = (name, dflt) => {
 };
 const N = Number(opt('lines', 1_000_000));
 const only = opt('only', '');
-const profile = args.includes('--profile');
+// --cpu-prof DIR: as --profile, and the .cpuprofile files are kept in DIR (for
+// bench/_cpuprofile-summary.mjs with a pattern)
+const cpuProfDir = opt('cpu-prof', '');
+const profile = args.includes('--profile') || cpuProfDir !== '';
 const RELP_WINDOW = Number(opt('relp-window', 8192));
 const DEFAULT_WINDOW_LINES = Math.min(N, Number(opt('default-window-lines', 20_000)));
 if (!Number.isInteger(N) || N < 1) throw new Error('--lines must be a positive integer');
@@ -276,7 +280,7 @@ async function runOurs(work, input, cleanup) {
   config.log_sources = [{ kind: 'file', path: watched }];
   server('agent', 'config', host_id, '--set', JSON.stringify(config), '--db', db);
   const port = await freePort();
-  const profDir = join(work, 'profiles');
+  const profDir = cpuProfDir || join(work, 'profiles');
   const prof = (name) => (profile ? ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-name', `${name}.cpuprofile`] : []);
   const serve = start(process.execPath, [...prof('server'), dist('server/cli.js'), 'serve', '--db', db, '--listen', `127.0.0.1:${port}`, '--agent-rate', '100000000'], cleanup);
   await waitFor('cortex-server healthy', async () => (await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined))?.ok === true, 20000, serve);

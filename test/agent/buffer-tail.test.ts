@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DurableBuffer, type BufferBatch } from '../../agent/buffer/buffer.js';
@@ -53,6 +54,16 @@ it('readBatch from the tail equals readBatch from SQLite after any appends, acks
         b.close();
       }
       expect(got).toEqual(fromDisk(path, reads, options));
+      // acks count the deleted rows from the tail when it covers them (DECISIONS P8): the
+      // counters must still equal the rows in the file
+      const db = new Database(path, { readonly: true });
+      try {
+        const meta = db.prepare<[], { queue_depth: number; buffer_bytes: number }>('SELECT queue_depth, buffer_bytes FROM meta').get()!;
+        const rows = db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM entries').get()!;
+        expect([meta.queue_depth, meta.buffer_bytes]).toEqual([rows.n, rows.b]);
+      } finally {
+        db.close();
+      }
     }),
     { numRuns: 60 },
   );
@@ -73,4 +84,46 @@ it('past the tail budget (nothing acked for a while) the older rows come from SQ
   }
   expect(got.at(-1)).toBeNull();
   expect(got).toEqual(fromDisk(path, reads));
+});
+
+it('a sender behind by more than the tail budget reads the oldest rows from memory, then SQLite, and the tail starts again once acks empty it', () => {
+  const path = join(dir, 'behind.db');
+  const b = DurableBuffer.open(path);
+  const disk = DurableBuffer.open(path); // a second connection: never appends, so every read is SQLite's
+  const counters = (): number[] => {
+    const db = new Database(path, { readonly: true });
+    try {
+      const meta = db.prepare<[], { queue_depth: number; buffer_bytes: number }>('SELECT queue_depth, buffer_bytes FROM meta').get()!;
+      const rows = db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM entries').get()!;
+      return [meta.queue_depth - rows.n, meta.buffer_bytes - rows.b];
+    } finally {
+      db.close();
+    }
+  };
+  try {
+    let sent = 1;
+    const sendAndAck = (batches: number): void => {
+      for (let i = 0; i < batches; i++) {
+        const got = b.readBatch(sent, 1000, 100 * 1024);
+        expect(got).toEqual(disk.readBatch(sent, 1000, 100 * 1024));
+        if (got === null) return;
+        sent = got.seqEnd + 1;
+        b.ack(got.seqEnd);
+        expect(counters()).toEqual([0, 0]);
+      }
+    };
+    // ~5.5 MiB appended with nothing acked: past TAIL_MAX_BYTES, the tail closes
+    for (let i = 0; i < 44; i++) b.append(entries(500, 200));
+    sendAndAck(30);
+    for (let i = 0; i < 10; i++) {
+      b.append(entries(500, 200)); // while the sender catches up: the tail reopens after it empties
+      sendAndAck(3);
+    }
+    sendAndAck(1000);
+    expect(b.readBatch(sent, 1000)).toBeNull();
+    expect(b.stats()).toMatchObject({ queueDepth: 0, bufferBytes: 0, ackedSeq: 27_000 });
+  } finally {
+    disk.close();
+    b.close();
+  }
 });

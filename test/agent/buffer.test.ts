@@ -342,3 +342,37 @@ describe('readBufferSnapshot', () => {
     expect(() => readBufferSnapshot(join(dir, 'nope.db'))).toThrow(BufferStorageError);
   });
 });
+
+describe('entry text (DECISIONS P8: JSON without a backslash-u escape skips the text scans)', () => {
+  it('stores exactly what the full path stores, for texts with and without escapes', async () => {
+    const { storableText } = await import('@cortex/agent-protocol/runtime');
+    const base = { ts: '2026-05-16T19:42:50.123Z', severity: 'info' as const, source: 'journald' as const };
+    const cases: { entry: NewLogEntry; chars: number }[] = [
+      { entry: { ...base, message: 'plain text' }, chars: 0 },
+      { entry: { ...base, message: 'C:\\users\\u0041 literal backslash-u' }, chars: 0 },
+      { entry: { ...base, message: 'ctl \u0001 and tab \t' }, chars: 0 },
+      { entry: { ...base, message: 'nul \u0000 here' }, chars: 1 },
+      { entry: { ...base, message: 'pair 😀 ok', app_name: 'lone \ud800 high' }, chars: 1 },
+      { entry: { ...base, message: 'low \udc00 and \u0000', process_id: '\udfff' }, chars: 3 },
+      { entry: { ...base, message: 'metadata keeps its own text', metadata: { k: 'lone \ud800 in metadata', n: 1 } }, chars: 0 },
+    ];
+    const b = openBuffer();
+    for (const { entry, chars } of cases) {
+      const r = b.append([entry]);
+      if (chars === 0) expect(r.degraded).toBeUndefined();
+      else expect(r.degraded).toEqual({ metadata: 0, chars });
+      const expected: Record<string, unknown> = { ...entry };
+      for (const k of ['message', 'facility', 'app_name', 'process_id', 'source'] as const) {
+        const v = expected[k];
+        if (typeof v === 'string') expected[k] = storableText(v).text;
+      }
+      const stored = b.readBatch(r.firstSeq, 1)!.entries[0]!;
+      expect(stored).toBe(`{"seq":${r.firstSeq},${JSON.stringify(expected).slice(1)}`);
+      expect(b.readBatch(r.firstSeq, 1)!.bytes).toBe(Buffer.byteLength(stored));
+    }
+    // the sizes and texts from the tail are the ones SQLite holds
+    const reopened = reopen(b);
+    expect(rawState().seqs).toHaveLength(cases.length);
+    expect(reopened.readBatch(1, 100)!.bytes).toBe(cases.reduce((n, _, i) => n + reopened.readBatch(i + 1, 1)!.bytes, 0));
+  });
+});
