@@ -11,7 +11,8 @@
 //      refused upgrades ─▶ full-jitter backoff bounds
 //      a fresh agent process (its backoff starts over): a hello answered -32603, an
 //      accepted_seq beyond max_seq
-//      Decommission ─▶ drain, close, reconnect, -32002 ─▶ no more connections
+//      Decommission ─▶ drain, close, reconnect, -32002 ─▶ no more connections; started
+//      again, no hello with the revoked token
 //   B. fresh state dir: enroll, run, Revoked ─▶ no more connections
 //   C. fresh state dir: a reconnect refused -32001 ─▶ no more connections
 //   D. fresh state dir: accepted_seq = max_seq ─▶ the session stays open
@@ -697,6 +698,25 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
   run.kill('SIGKILL');
   await run.exited;
+  // Seed 3 step 7: on -32002 the agent deletes its token. Seen from outside: started again on
+  // the same state dir, it never presents the revoked token (it may refuse to start, or send a
+  // hello without it; every hello is still answered -32002).
+  const revokedToken = revokedHello?.hello?.token;
+  await runner.run('agent/revoked-token-deleted', 'after a hello answered -32002, the run command started again on the same state dir never sends the revoked token', async () => {
+    if (revokedHello === undefined || revokedHello.helloAnswered !== 'error') throw new CaseSkip('needs agent/decommission-then-revoked (a hello refused with -32002)');
+    const from = server.sessions.length;
+    const again = startRun(stateDir, enrollToken, hostId);
+    try {
+      const hello = nextHello(from, startTimeout);
+      const outcome = await Promise.race([again.exited.then(() => 'exited' as const), hello.then((h) => h)]);
+      const h = outcome === 'exited' ? server.sessions.slice(from).find((x) => x.helloAnswered !== undefined) : outcome;
+      expect(h?.hello?.token !== revokedToken, 'no hello with the revoked token', 'a hello with the revoked token (the token file was kept)');
+      return outcome === 'exited' ? `the run command exited (${lastLines(again.output(), 1) || 'no output'})` : h === undefined ? `no hello within ${startTimeout} ms` : 'a hello without the revoked token';
+    } finally {
+      again.kill('SIGKILL');
+      await again.exited;
+    }
+  });
   revokeNextHello = false;
 
   // ─────────────────────────── B. Revoked (fresh state dir) ───────────────────────────
