@@ -9,8 +9,13 @@
 //      generated invalid ones), generated invalid agent.shutdown (must be ignored)
 //      ServerReload ─▶ clean close final_seq=<n>, reconnect within the backoff bound
 //      refused upgrades ─▶ full-jitter backoff bounds
-//      Decommission ─▶ drain, close, reconnect, -32002 ─▶ no more connections
+//      a fresh agent process (its backoff starts over): a hello answered -32603, an
+//      accepted_seq beyond max_seq
+//      Decommission ─▶ drain, close, reconnect, -32002 ─▶ no more connections; started
+//      again, no hello with the revoked token
 //   B. fresh state dir: enroll, run, Revoked ─▶ no more connections
+//   C. fresh state dir: a reconnect refused -32001 ─▶ no more connections
+//   D. fresh state dir: accepted_seq = max_seq ─▶ the session stays open
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -162,6 +167,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   let rotateNextHello = false;
   /** How the next hello is answered instead (the hello-error and accepted_seq cases). */
   let nextHelloOverride: 'internal-error' | 'seq-beyond-max' | undefined;
+  /** Every accepted hello is answered accepted_seq = max_seq (the last case, on its own host). */
+  let seqAtMax = false;
   const allHellos: { session: Session; params: unknown }[] = [];
 
   const config = (): AgentConfig => ({ heartbeat_interval_secs: HEARTBEAT_SECS, max_batch_entries: 100, flush_interval_ms: 50, metrics_interval_secs: 3600, probe_concurrency: 4, log_sources: logSources });
@@ -192,7 +199,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       result: {
         server_version: 'cortex-conformance',
         server_time: new Date().toISOString(),
-        accepted_seq: beyondMax ? LIMITS.max_seq + 1 : server.store.accepted,
+        accepted_seq: beyondMax ? LIMITS.max_seq + 1 : seqAtMax ? LIMITS.max_seq : server.store.accepted,
         session_id: randomUUID(),
         config: config(),
         ...(rotated !== undefined ? { rotated_token: rotated } : {}),
@@ -595,6 +602,23 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return `delays ${delays.join(', ')} ms; bounds ${bounds.join(', ')} ms`;
   });
 
+  // A fresh agent process for the rest of story A. The agent's reconnect backoff resets only
+  // after a session has lasted long enough (a minute for the reference agent), so by now (a
+  // reload, refused upgrades) its next delays are drawn from base·2^6 and more: the reconnects
+  // below waited 25-50 s of jitter in all. Everything is acked here, so the kill loses nothing,
+  // and the cases below judge the new process by its own attempt count.
+  await barrier(session);
+  run.kill('SIGKILL');
+  await run.exited;
+  await session.closed;
+  const beforeFresh = server.attempts.length;
+  const freshFrom = server.sessions.length;
+  run = startRun(stateDir, enrollToken, hostId);
+  const fresh = await nextHello(freshFrom, startTimeout);
+  if (fresh === undefined || fresh.helloAnswered !== 'result') return `the agent did not reconnect after a second restart${hint(run)}`;
+  session = fresh;
+  processAttempts = server.attempts.length - beforeFresh;
+
   // ─────────────────── A7b. a failed hello, an accepted_seq beyond max_seq ───────────────────
   /** Closes the current session (1011) and returns the agent's next session that got a hello answer. */
   async function reconnectWith(override: 'internal-error' | 'seq-beyond-max'): Promise<{ bad: Session; next: Session | undefined; closedBy: string }> {
@@ -674,6 +698,25 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
   run.kill('SIGKILL');
   await run.exited;
+  // Seed 3 step 7: on -32002 the agent deletes its token. Seen from outside: started again on
+  // the same state dir, it never presents the revoked token (it may refuse to start, or send a
+  // hello without it; every hello is still answered -32002).
+  const revokedToken = revokedHello?.hello?.token;
+  await runner.run('agent/revoked-token-deleted', 'after a hello answered -32002, the run command started again on the same state dir never sends the revoked token', async () => {
+    if (revokedHello === undefined || revokedHello.helloAnswered !== 'error') throw new CaseSkip('needs agent/decommission-then-revoked (a hello refused with -32002)');
+    const from = server.sessions.length;
+    const again = startRun(stateDir, enrollToken, hostId);
+    try {
+      const hello = nextHello(from, startTimeout);
+      const outcome = await Promise.race([again.exited.then(() => 'exited' as const), hello.then((h) => h)]);
+      const h = outcome === 'exited' ? server.sessions.slice(from).find((x) => x.helloAnswered !== undefined) : outcome;
+      expect(h?.hello?.token !== revokedToken, 'no hello with the revoked token', 'a hello with the revoked token (the token file was kept)');
+      return outcome === 'exited' ? `the run command exited (${lastLines(again.output(), 1) || 'no output'})` : h === undefined ? `no hello within ${startTimeout} ms` : 'a hello without the revoked token';
+    } finally {
+      again.kill('SIGKILL');
+      await again.exited;
+    }
+  });
   revokeNextHello = false;
 
   // ─────────────────────────── B. Revoked (fresh state dir) ───────────────────────────
@@ -751,6 +794,51 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return `-32001 then silent for ${o.quietWindowMs} ms (process ${exited})`;
   });
   authFailNextHello = false;
+
+  // ─────────────────────────── D. accepted_seq = max_seq (fresh state dir) ───────────────────────────
+  // The boundary of agent/accepted-seq-beyond-max: max_seq itself is a valid high-water mark
+  // (the agent can push nothing more, but the session is not a protocol error). Last, on its own
+  // host and without log sources: nothing this agent would read can get a seq.
+  await runner.run('agent/accepted-seq-at-max', `a HelloResult with accepted_seq = max_seq (${LIMITS.max_seq}) is accepted: the agent keeps that session open`, async () => {
+    const dirD = join(work, 'state-d');
+    stateDirNow = dirD;
+    currentHost = randomUUID();
+    const tokD = randomToken();
+    validTokens = new Set([tokD]);
+    enrolled = false;
+    logSources = [];
+    const before = server.sessions.length;
+    let runD: Spawned;
+    if (o.enrollCommand !== undefined) {
+      const r = await runShell(fillTemplate(o.enrollCommand, values(dirD, tokD, currentHost)), startTimeout * 2);
+      expect(r.code === 0, 'the enrollment of a fresh host succeeds', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
+      seqAtMax = true;
+      runD = startRun(dirD, expectedToken, currentHost);
+    } else {
+      seqAtMax = true;
+      runD = startRun(dirD, tokD, currentHost);
+    }
+    try {
+      const from = o.enrollCommand !== undefined ? before + 1 : before;
+      const sess = await nextHello(from, startTimeout);
+      expect(sess !== undefined && sess.helloAnswered === 'result', `a hello answered with accepted_seq ${LIMITS.max_seq}`, sess ? 'hello refused' : `no session${hint(runD)}`);
+      // The agent handles its HelloResult before the next frame: a barrier answered on the same
+      // session means it took max_seq (an agent that refuses it closes at once).
+      try {
+        await sess!.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t });
+      } catch (err) {
+        if (err instanceof PeerError) throw new CaseFailure('the session stays open (a probe.request after the hello answered)', sess!.close ? `${sess!.close.byServer ? 'server' : 'agent'} closed ${sess!.close.code} ${sess!.close.reason}` : describeErr(err));
+      }
+      expect(sess!.isOpen && server.sessions.at(-1) === sess, 'the same session open', sess!.close ? `agent closed ${sess!.close.code} ${sess!.close.reason}` : 'a new session');
+      const beyond = sess!.pushes.filter((p) => p.params.seq_start > LIMITS.max_seq);
+      expect(beyond.length === 0, `no logs.push beyond max_seq`, `logs.push seq_start ${beyond[0]?.params.seq_start}`);
+      return 'accepted_seq max_seq taken; session open';
+    } finally {
+      seqAtMax = false;
+      runD.kill('SIGKILL');
+      await runD.exited;
+    }
+  });
 
   // ─────────────────────────── summary checks over the whole run ───────────────────────────
   await runner.run('agent/hello-valid', 'every agent.hello is valid against the schema (protocol_version 1 included)', async () => {

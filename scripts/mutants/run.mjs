@@ -6,8 +6,8 @@
 // compiled reference server / agent built from the mutated sources (command runner, see
 // scripts/mutants/stryker.config.mjs). Prints per module the mutants killed, survived and
 // the score, then every surviving mutant; the last line is one JSON object. Exit 0 when the
-// score is at least 80 %, 1 below it, 2 on bad usage. Not part of npm test (15-20 minutes a side
-// on 2 shared cores; DECISIONS K7).
+// score is at least 80 %, 1 below it, 2 on bad usage. Not part of npm test (the two sides run at
+// the same time; under 20 minutes on the quiet 2-core machine; DECISIONS K7).
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -30,18 +30,35 @@ const started = Date.now();
 const DETECTED = new Set(['Killed', 'Timeout']);
 const UNDETECTED = new Set(['Survived', 'NoCoverage']);
 
+/** Slots per side: the server side is CPU-bound, the agent side mostly waits (see below). */
+const CONCURRENCY = { server: 2, agent: 4 };
+
 function runStryker(side) {
   // One line per tested mutant (the case that killed it), see mutant.mjs.
   const log = resolve(`reports/mutation/${side}-cases.jsonl`);
   mkdirSync('reports/mutation', { recursive: true });
   writeFileSync(log, '');
+  const t0 = Date.now();
   return new Promise((done) => {
     // nice: the machine is shared (the servers and agents under test inherit it).
     const child = spawn('nice', ['-n', '10', process.execPath, 'node_modules/@stryker-mutator/core/bin/stryker.js', 'run', 'scripts/mutants/stryker.config.mjs'], {
-      env: { ...process.env, CORTEX_MUTANTS_SIDE: side, CORTEX_MUTANTS_LOG: log },
-      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, CORTEX_MUTANTS_SIDE: side, CORTEX_MUTANTS_LOG: log, CORTEX_MUTANTS_CONCURRENCY: process.env.CORTEX_MUTANTS_CONCURRENCY ?? String(CONCURRENCY[side]) },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.on('exit', (code) => done(code ?? 1));
+    // Both sides run at once: every line of their output is prefixed with its side.
+    for (const [from, to] of [[child.stdout, process.stdout], [child.stderr, process.stderr]]) {
+      let rest = '';
+      from.on('data', (d) => {
+        const lines = (rest + d).split('\n');
+        rest = lines.pop();
+        for (const l of lines) to.write(`[${side}] ${l}\n`);
+      });
+      from.on('end', () => rest && to.write(`[${side}] ${rest}\n`));
+    }
+    child.on('exit', (code) => {
+      process.stderr.write(`conformance:mutants: ${side} side done in ${((Date.now() - t0) / 60000).toFixed(1)} min (stryker exit ${code})\n`);
+      done(code ?? 1);
+    });
   });
 }
 
@@ -51,9 +68,12 @@ rmSync('dist/mutants-template', { recursive: true, force: true });
 
 const modules = [];
 const survivors = [];
-for (const side of sides) {
-  process.stderr.write(`conformance:mutants: ${side} side…\n`);
-  const code = await runStryker(side);
+// The two sides at once (separate sandboxes and reports, stryker.config.mjs): the agent side's
+// mutants mostly wait on the agent's timers, so it overlaps the CPU-bound server side well.
+process.stderr.write(`conformance:mutants: ${sides.join(' and ')} side${sides.length > 1 ? 's at once' : ''}…\n`);
+const codes = await Promise.all(sides.map((side) => runStryker(side)));
+for (const [i, side] of sides.entries()) {
+  const code = codes[i];
   if (code !== 0) {
     process.stderr.write(`conformance:mutants: stryker (${side}) exited ${code}\n`);
     process.exit(1);

@@ -24,18 +24,23 @@ export default {
     excludedMutations: ['StringLiteral', 'ObjectLiteral', 'ArrowFunction', 'OptionalChaining', 'Regex', 'ArrayDeclaration'],
   },
   coverageAnalysis: 'off',
-  concurrency: 2,
+  // run.mjs runs both sides at once: the server side is CPU-bound (2 slots on 2 cores), the
+  // agent side mostly waits on the agent's own timers (backoff, quiet windows), so it takes
+  // more slots (CORTEX_MUTANTS_CONCURRENCY; DECISIONS K7).
+  concurrency: Number(process.env.CORTEX_MUTANTS_CONCURRENCY) || 2,
   // A mutant's time limit is its dry run's time × timeoutFactor + timeoutMS: a hung server or
   // agent is mostly caught sooner by the runner's own --timeout-ms per answer.
   timeoutMS: 10_000,
   timeoutFactor: 1.5,
   dryRunTimeoutMinutes: 5,
   disableTypeChecks: true,
-  tempDirName: '.stryker-tmp',
+  // One sandbox directory per side: the two sides run at the same time.
+  tempDirName: `.stryker-tmp/${side}`,
   cleanTempDir: true,
   // dist/ is copied (see buildCommand).
   ignorePatterns: ['reports', 'data', 'artifacts', '.stryker-tmp'],
-  reporters: ['clear-text', 'progress', 'json'],
+  // progress-append-only: the two sides' output is interleaved line by line (run.mjs prefixes it).
+  reporters: ['clear-text', 'progress-append-only', 'json'],
   jsonReporter: { fileName: `reports/mutation/${side}.json` },
   clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
   thresholds: { high: 90, low: 80, break: null },

@@ -54,7 +54,7 @@ describe('cortex-conformance agent', () => {
     const rep = parseJson(r);
     expect(failures(rep), r.stderr).toEqual([]);
     expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
-    for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/probe-round-trip', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'agent/fatal-auth', 'agent/hello-error-retried', 'agent/accepted-seq-beyond-max', 'agent/shutdown-decommission']) {
+    for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/probe-round-trip', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'agent/fatal-auth', 'agent/hello-error-retried', 'agent/accepted-seq-beyond-max', 'agent/shutdown-decommission', 'agent/accepted-seq-at-max', 'agent/revoked-token-deleted']) {
       expect(statusOf(rep, id), `${id}: ${rep.cases.find((c) => c.id === id)?.seen}`).toBe('PASS');
     }
     // The one case the reference agent cannot run: it maps every probe failure to -32011,
