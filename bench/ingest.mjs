@@ -33,6 +33,9 @@ const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-'));
 const log = (...a) => console.log(...a);
 const BATCH = 1000;
 const WINDOW = 4;
+// Batches of 1000 entries each ceiling times (after 10 of warm-up): long enough (about a second)
+// to include the checkpoints and the writer's steady state, not only its first commits.
+const CEILING_BATCHES = Number(process.env.BENCH_CEILING_BATCHES ?? 200);
 const IDLE_AGENTS = Number(process.env.BENCH_IDLE_AGENTS ?? 5000);
 
 function pushFrameJson(id, seqStart, n) {
@@ -69,7 +72,7 @@ for (const [id, s, n] of [[1, 1, 3], [9, 123456, 1000], [2, 99999990, 20]]) {
 // inserts, DECISIONS P5) — what one thread of the current code does.
 function ceilingFrames() {
   const frames = [];
-  for (let b = 0; b < 70; b++) frames.push(Buffer.from(pushFrame(b + 1, b * BATCH + 1, BATCH)));
+  for (let b = 0; b < CEILING_BATCHES + 10; b++) frames.push(Buffer.from(pushFrame(b + 1, b * BATCH + 1, BATCH)));
   return frames;
 }
 async function timeFrames(frames, commit) {
@@ -112,7 +115,7 @@ async function ceiling() {
     advanceAccepted.run(highest, received_at, host_id);
   });
   const rate = await timeFrames(ceilingFrames(), async (entries) => commitTx.immediate(entries, new Date().toISOString()));
-  if (sqlite.prepare('SELECT count(*) AS n FROM logs').get().n !== 70 * BATCH) throw new Error('ceiling: rows missing');
+  if (sqlite.prepare('SELECT count(*) AS n FROM logs').get().n !== (CEILING_BATCHES + 10) * BATCH) throw new Error('ceiling: rows missing');
   sqlite.close();
   return rate;
 }
@@ -131,7 +134,7 @@ async function writerCeiling() {
   await migrateToLatest(storage);
   const { host_id } = await issueAgent(storage.db, 'writer-ceiling');
   const batches = [];
-  for (let b = 0; b < 70; b++) {
+  for (let b = 0; b < CEILING_BATCHES + 10; b++) {
     const entries = new Array(BATCH);
     for (let i = 0; i < BATCH; i++) entries[i] = entry(b * BATCH + i + 1);
     batches.push(packRows(entries));
@@ -146,7 +149,7 @@ async function writerCeiling() {
   }));
   const secs = (performance.now() - t0) / 1000;
   await storage.close();
-  return Math.round((60 * BATCH) / secs);
+  return Math.round((CEILING_BATCHES * BATCH) / secs);
 }
 
 // ───────────── server process ─────────────
@@ -337,7 +340,7 @@ const wceil = await run('writer', writerCeiling);
 log(`writer ceiling (the writer thread alone committing packed rows): ${wceil} entries/s (${ratio(wceil)} of ceiling)`);
 const a1 = await run('1', () => agentsRun(1, 60));
 log(`1 agent, 1000-entry batches, window ${WINDOW}: ${a1} entries/s (${ratio(a1)} of ceiling)`);
-const a10 = await run('10', () => agentsRun(10, Number(process.env.BENCH_BATCHES_10 ?? 10)));
+const a10 = await run('10', () => agentsRun(10, Number(process.env.BENCH_BATCHES_10 ?? 40)));
 log(`10 agents: ${a10} entries/s (${ratio(a10)} of ceiling); CPU-s per 100k entries: server ${cpuPer100k[10]?.server} (threads ${JSON.stringify(cpuPer100k[10]?.threads)}), load client ${cpuPer100k[10]?.client} (2 cores in all)`);
 const a100 = await run('100', () => agentsRun(100, 2));
 log(`100 agents: ${a100} entries/s (${ratio(a100)} of ceiling)`);
