@@ -9,8 +9,9 @@
 //      generated invalid ones), generated invalid agent.shutdown (must be ignored)
 //      ServerReload ─▶ clean close final_seq=<n>, reconnect within the backoff bound
 //      refused upgrades ─▶ full-jitter backoff bounds
-//      a fresh agent process (its backoff starts over): a hello answered -32603, an
-//      accepted_seq beyond max_seq
+//      a fresh agent process (its backoff starts over): the sender (DECISIONS K9): the window
+//      with acks held, a partial ack (then a server restart), -32008, -32020 with
+//      retry_after_ms, an ack beyond what was sent; a hello answered -32603, an accepted_seq beyond max_seq
 //      Decommission ─▶ drain, close, reconnect, -32002 ─▶ no more connections; started
 //      again, no hello with the revoked token
 //   B. fresh state dir: enroll, run, Revoked ─▶ no more connections
@@ -30,19 +31,22 @@ import {
   TokenRevokedError,
   AuthFailedError,
   InternalErrorError,
+  BackpressureError,
+  PayloadTooLargeError,
   validateAgentConfig,
   type AgentConfig,
   type AgentHelloParams,
   type LogSourceConfig,
 } from '@cortex/agent-protocol';
 import { CaseFailure, CaseSkip, Runner, expect, js } from './report.js';
-import { ScriptedServer, type Session } from './scripted-server.js';
+import { ScriptedServer, type PushRecord, type Session } from './scripted-server.js';
 import { UsageError, fillTemplate, intOption, lastLines, randomToken, runShell, spawnShell, templateHas, type ParsedArgs, type Spawned } from './util.js';
 import { clone, loadVectors } from './vectors.js';
 
 export const AGENT_VALUE_OPTIONS = [
   'enroll-command', 'run-command', 'emit-command', 'log-source', 'probe', 'probe-args', 'backoff-base-ms', 'backoff-cap-ms',
   'heartbeat-wait-ms', 'quiet-window-ms', 'backoff-attempts',
+  'push-window',
   'failing-probe', 'failing-probe-args', 'slow-probe', 'slow-probe-args', 'slow-probe-timeout-ms', 'internal-error-probe', 'internal-error-probe-args',
 ];
 export const AGENT_FLAGS: string[] = [];
@@ -60,6 +64,8 @@ export interface AgentSuiteOptions {
   heartbeatWaitMs: number | undefined;
   quietWindowMs: number;
   timeoutMs: number;
+  /** The most logs.push requests the agent under test keeps in flight (its declared window). */
+  pushWindow?: number | undefined;
   /** Probes that make the agent answer -32011 / -32012 / -32603 (name and args). */
   failingProbe?: { probe: string; args: unknown } | undefined;
   slowProbe?: { probe: string; args: unknown } | undefined;
@@ -123,6 +129,7 @@ export function agentOptionsFrom(p: ParsedArgs): AgentSuiteOptions {
     heartbeatWaitMs: intOption(p, 'heartbeat-wait-ms', 1),
     quietWindowMs: intOption(p, 'quiet-window-ms', 1) ?? 3000,
     timeoutMs: intOption(p, 'timeout-ms', 1) ?? 5000,
+    pushWindow: intOption(p, 'push-window', 1),
   };
 }
 
@@ -619,6 +626,198 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   session = fresh;
   processAttempts = server.attempts.length - beforeFresh;
 
+  // ─────────────────── A7a. the sender (DECISIONS K9) ───────────────────
+  /** Most entries one push may carry: min(config, the hello's capabilities, 1000) (DECISIONS B4). */
+  const batchLimit = (): number => Math.min(config().max_batch_entries, session.hello?.capabilities.max_batch_entries ?? LIMITS.logs_push_max_entries, LIMITS.logs_push_max_entries);
+  /** The pushes of every session from `from` (a PushRecord of the current session) on. */
+  const pushesFrom = (from: PushRecord): PushRecord[] => server.sessions.slice(from.session).flatMap((x) => x.pushes).filter((r) => r.session > from.session || server.sessions[from.session]!.pushes.indexOf(r) >= server.sessions[from.session]!.pushes.indexOf(from));
+  /** Runs `body` with a push hook installed; the hook and the B6a retry are reset after it. */
+  async function withHook<T>(hook: NonNullable<ScriptedServer['pushHook']>, body: () => Promise<T>): Promise<T> {
+    server.pushHook = hook;
+    try {
+      return await body();
+    } finally {
+      server.pushHook = undefined;
+      server.followOnRetryMs = 100;
+    }
+  }
+
+  let windowSeen: { max: number; pushes: number } | undefined;
+  await runner.run('agent/push-window-several', 'with acks held and entries for several full batches, the agent keeps more than one logs.push in flight (DESIGN 5.5: a window, not one)', async () => {
+    if (emitMode === 'none') throw new CaseSkip(logsSkip);
+    const sess = session;
+    const b = batchLimit();
+    const from = server.store.accepted + 1;
+    const n = ((o.pushWindow ?? 4) + 2) * b;
+    const first = sess.pushes.length;
+    server.ackMode = 'hold';
+    sess.resetMaxInFlight();
+    try {
+      await emit(n);
+      await sess.until(() => sess.inFlight >= 2, t * 2);
+      // then until no further push arrives for a while (an agent without a bound sends them all)
+      for (let count = -1, end = Date.now() + t * 2; count !== sess.pushes.length && Date.now() < end; ) {
+        count = sess.pushes.length;
+        await sess.until(() => sess.pushes.length > count, 500);
+      }
+      windowSeen = { max: sess.maxInFlight, pushes: sess.pushes.length - first };
+    } finally {
+      server.ackMode = 'ack';
+      sess.release();
+    }
+    const ok = await server.until(() => server.store.accepted >= from + n - 1, t * 4);
+    expect(ok, `${n} entries acked up to seq ${from + n - 1} once acks resume`, `accepted_seq ${server.store.accepted}${hint(run)}`);
+    checkBatches(sess.pushes.slice(first).map((r) => r.params), from);
+    expect(windowSeen.max >= 2, 'at least 2 logs.push in flight', `at most ${windowSeen.max} in flight (${windowSeen.pushes} pushes while acks were held)`);
+    return `${windowSeen.max} logs.push in flight at most while acks were held (batches of up to ${b})`;
+  });
+  await runner.run('agent/push-window-bound', `never more logs.push in flight than the agent's window (--push-window N)`, async () => {
+    if (o.pushWindow === undefined) throw new CaseSkip('the contract sets no window size (DECISIONS K9): pass --push-window N, the most logs.push requests the agent keeps in flight');
+    if (windowSeen === undefined) throw new CaseSkip('needs agent/push-window-several');
+    expect(windowSeen.max <= o.pushWindow, `at most ${o.pushWindow} in flight`, `${windowSeen.max} in flight`);
+    return `${windowSeen.max} in flight at most (window ${o.pushWindow})`;
+  });
+
+  /** Closes the current session (1011, as a server restart) and returns the agent's next accepted session. */
+  async function serverRestart(): Promise<Session> {
+    const sess = session;
+    const from = server.sessions.length;
+    sess.closeWith(1011, 'conformance: server restart');
+    const next = await nextHello(from, bound(processAttempts) + startTimeout);
+    if (next === undefined || next.helloAnswered !== 'result') throw new CaseFailure('a reconnect with an accepted hello', `${next === undefined ? 'none' : 'refused'}${hint(run)}`);
+    processAttempts++;
+    session = next;
+    return next;
+  }
+
+  await runner.run('agent/push-partial-ack', 'a logs.push acked only up to its middle (up_to_seq below its last seq), then a server restart: the agent resumes from that up_to_seq (resume_from_seq, first push at up_to_seq + 1) and sends the unacked tail again, same content', async () => {
+    if (emitMode === 'none') throw new CaseSkip(logsSkip);
+    const sess = session;
+    const from = server.store.accepted + 1;
+    const n = 10;
+    let cut: { start: number; end: number; upTo: number } | undefined;
+    await withHook((p, ss) => {
+      if (ss !== sess) return undefined;
+      if (cut !== undefined) return 'hold'; // nothing after it is acked in this session
+      if (p.entries.length < 2) return undefined;
+      const upTo = p.seq_start + Math.floor(p.entries.length / 2) - 1;
+      cut = { start: p.seq_start, end: p.entries.at(-1)!.seq, upTo };
+      return { upTo, commitTo: upTo };
+    }, async () => {
+      await emit(n);
+      const ok = await sess.until(() => cut !== undefined, t * 2);
+      expect(ok, 'a logs.push of 2 or more entries', `pushes ${describeBatches(sess.pushes.map((r) => r.params))}`);
+      await barrier(sess); // the agent has handled the partial ack
+    });
+    const c = cut!;
+    const next = await serverRestart();
+    const resume = next.hello?.resume_from_seq;
+    expect(resume === undefined || resume === null || resume === c.upTo, `resume_from_seq ${c.upTo} (the partial ack)`, `resume_from_seq ${String(resume)}`);
+    const ok = await server.until(() => server.store.accepted >= from + n - 1, t * 2);
+    const pushes = next.pushes.map((r) => r.params);
+    expect(ok, `seqs up to ${from + n - 1} acked after the restart`, `accepted_seq ${server.store.accepted}; pushes ${describeBatches(pushes)}`);
+    checkBatches(pushes, c.upTo + 1);
+    expect(server.store.reused.length === 0, 'the tail resent with its original content', `seq ${server.store.reused[0]?.seq} changed content`);
+    return `push ${c.start}..${c.end} acked up to ${c.upTo}; resume_from_seq ${String(resume)}; then ${describeBatches(pushes)}`;
+  });
+
+  await runner.run('agent/push-payload-too-large', 'a logs.push answered -32008 PayloadTooLarge: the entries are sent again from the same seq_start in a push of at most half the batch size (DESIGN 5.6), none skipped', async () => {
+    if (emitMode === 'none') throw new CaseSkip(logsSkip);
+    const sess = session;
+    const b = batchLimit();
+    const half = Math.max(1, Math.floor(b / 2));
+    const from = server.store.accepted + 1;
+    const n = 2 * b;
+    const first = sess.pushes.length;
+    let refused: { start: number; n: number; record: PushRecord } | undefined;
+    const ok = await withHook((p, ss) => {
+      if (ss !== sess || refused !== undefined || p.entries.length < 2) return undefined;
+      refused = { start: p.seq_start, n: p.entries.length, record: ss.pushes.at(-1)! };
+      return { error: new PayloadTooLargeError({ max_entries: Math.max(1, Math.floor(p.entries.length / 2)), received: p.entries.length }) };
+    }, async () => {
+      await emit(n);
+      return server.until(() => server.store.accepted >= from + n - 1, t * 4);
+    });
+    const pushes = sess.pushes.slice(first);
+    expect(refused !== undefined, 'a logs.push of 2 or more entries', `pushes ${describeBatches(pushes.map((r) => r.params))}`);
+    const r = refused!;
+    const resend = sess.pushes.slice(sess.pushes.indexOf(r.record) + 1).find((x) => x.params.seq_start <= r.start);
+    expect(resend !== undefined, `the refused entries sent again from seq ${r.start}`, `pushes ${describeBatches(pushes.map((x) => x.params))}${hint(run)}`);
+    expect(resend!.params.seq_start === r.start, `the resend starting at ${r.start}`, `starting at ${resend!.params.seq_start}`);
+    expect(resend!.params.entries.length <= half, `at most ${half} entries (half the batch size ${b})`, `${resend!.params.entries.length} entries (the refused push had ${r.n})`);
+    expect(ok, `all ${n} entries acked up to seq ${from + n - 1}`, `accepted_seq ${server.store.accepted}`);
+    checkBatches(pushes.filter((x) => x.refusedWith === undefined).map((x) => x.params), from);
+    expect(server.store.reused.length === 0, 'resent with the original content', `seq ${server.store.reused[0]?.seq} changed content`);
+    return `-32008 on ${r.start}..${r.start + r.n - 1} (${r.n} entries); resent as ${resend!.params.entries.length} entries; then ${describeBatches(pushes.slice(pushes.indexOf(resend!)).map((x) => x.params))}`;
+  });
+
+  // Not the 1 s default (LIMITS.retry_after_default_ms): an agent that ignores the value is seen.
+  const retryMs = 300;
+  const clockMarginMs = 25;
+  await runner.run('agent/push-backpressure', `a logs.push answered -32020 Backpressure with retry_after_ms ${retryMs}: nothing is pushed during the pause (DESIGN 5.6), then, within ${SLACK_MS} ms of its end, the same entries are sent again from the same seq_start, none skipped`, async () => {
+    if (emitMode === 'none') throw new CaseSkip(logsSkip);
+    const sess = session;
+    const from = server.store.accepted + 1;
+    const n = 5;
+    const first = sess.pushes.length;
+    let refused: { start: number; end: number; record: PushRecord } | undefined;
+    const ok = await withHook((p, ss) => {
+      if (ss !== sess || refused !== undefined) return undefined;
+      refused = { start: p.seq_start, end: p.entries.at(-1)!.seq, record: ss.pushes.at(-1)! };
+      server.followOnRetryMs = retryMs; // the pushes behind it are refused with the same pause (B6a)
+      return { error: new BackpressureError({ retry_after_ms: retryMs }) };
+    }, async () => {
+      await emit(n);
+      return server.until(() => server.store.accepted >= from + n - 1, retryMs + t * 2);
+    });
+    const pushes = sess.pushes.slice(first);
+    expect(refused !== undefined, 'a logs.push', 'none');
+    const r = refused!;
+    const at = r.record.answeredAt!;
+    const later = sess.pushes.slice(sess.pushes.indexOf(r.record) + 1);
+    const resend = later.find((x) => x.params.seq_start <= r.start);
+    expect(resend !== undefined, `the refused entries sent again from seq ${r.start}`, `pushes ${describeBatches(pushes.map((x) => x.params))}${hint(run)}`);
+    const waited = resend!.at - at;
+    expect(waited >= retryMs - clockMarginMs, `the resend at least ${retryMs} ms after the -32020`, `${waited} ms after it`);
+    // "pause for retry_after_ms": not the 1 s default, nor a pause of its own (timer slack allowed)
+    expect(waited <= retryMs + SLACK_MS, `the resend within ${retryMs + SLACK_MS} ms of the -32020 (retry_after_ms ${retryMs} + ${SLACK_MS} ms slack)`, `${waited} ms after it`);
+    // A push that arrives within 50 ms of the refusal was sent before the agent could read it.
+    const early = later.filter((x) => x !== resend && x.at > at + 50 && x.at < at + retryMs - clockMarginMs);
+    expect(early.length === 0, `no logs.push during the ${retryMs} ms pause`, `${early.length} during it, the first ${(early[0]?.at ?? at) - at} ms after the -32020 (${describeBatches(early.map((x) => x.params))})`);
+    expect(resend!.params.seq_start === r.start, `the resend starting at ${r.start}`, `starting at ${resend!.params.seq_start}`);
+    expect(ok, `all ${n} entries acked up to seq ${from + n - 1}`, `accepted_seq ${server.store.accepted}`);
+    checkBatches(pushes.filter((x) => x.refusedWith === undefined).map((x) => x.params), from);
+    expect(server.store.reused.length === 0, 'resent with the original content', `seq ${server.store.reused[0]?.seq} changed content`);
+    // Not judged (DECISIONS K9): how many pushes follow the resend before its ack, and the send rate.
+    const inFlightAfter = Math.max(0, ...later.filter((x) => x.at < (resend!.answeredAt ?? Infinity)).map((x) => x.inFlight));
+    return `-32020 on ${r.start}..${r.end}; resent ${waited} ms later as ${describeBatches([resend!.params])}; ${inFlightAfter} in flight at most until its ack`;
+  });
+
+  await runner.run('agent/push-ack-beyond-sent', 'a logs.push acked with up_to_seq 1000 beyond its last seq (DECISIONS F5: counted only up to what was sent): the next entries still get the next seqs and are all delivered', async () => {
+    if (emitMode === 'none') throw new CaseSkip(logsSkip);
+    const sess = session;
+    const from = server.store.accepted + 1;
+    let lie: { record: PushRecord; end: number } | undefined;
+    await withHook((p, ss) => {
+      if (ss !== sess || lie !== undefined) return undefined;
+      const end = p.entries.at(-1)!.seq;
+      lie = { record: ss.pushes.at(-1)!, end };
+      return { upTo: end + 1000, commitTo: end };
+    }, async () => {
+      await emit(3);
+      const ok = await sess.until(() => lie !== undefined, t * 2);
+      expect(ok, 'a logs.push', 'none');
+      await barrier(sess);
+    });
+    await emit(3);
+    const ok = await server.until(() => server.store.accepted >= from + 5, t * 2);
+    const l = lie!;
+    const after = pushesFrom(l.record).slice(1).map((r) => r.params);
+    expect(ok, `seqs up to ${from + 5} acked`, `accepted_seq ${server.store.accepted}; pushes after the ack: ${describeBatches(after)}`);
+    checkBatches(after.filter((b) => (b.entries.at(-1)?.seq ?? 0) > l.end), l.end + 1);
+    return `ack up_to_seq ${l.end + 1000} for a push ending at ${l.end}; then ${describeBatches(after)}`;
+  });
+
   // ─────────────────── A7b. a failed hello, an accepted_seq beyond max_seq ───────────────────
   /** Closes the current session (1011) and returns the agent's next session that got a hello answer. */
   async function reconnectWith(override: 'internal-error' | 'seq-beyond-max'): Promise<{ bad: Session; next: Session | undefined; closedBy: string }> {
@@ -869,14 +1068,16 @@ function describeBatches(batches: readonly Batch[]): string {
   return batches.length === 0 ? 'none' : batches.map((b) => `${b.seq_start}..${b.entries.at(-1)?.seq}`).join(', ');
 }
 
-/** seq_start = entries[0].seq, entries contiguous, batches moving forward from `start`. */
+/** seq_start = entries[0].seq, entries contiguous, each batch right after the one before, from `start`. */
 function checkBatches(batches: readonly Batch[], start: number): void {
   let expectedNext = start;
   for (const b of batches) {
     expect(b.entries[0]?.seq === b.seq_start, 'seq_start = entries[0].seq', `seq_start ${b.seq_start}, entries[0].seq ${b.entries[0]?.seq}`);
     b.entries.forEach((e, i) => expect(e.seq === b.seq_start + i, 'contiguous entries', `batch ${b.seq_start}: entries[${i}].seq ${e.seq}`));
-    // A window may resend a batch after an error; a batch must never skip ahead of what was sent.
-    expect(b.seq_start <= expectedNext, `next batch starting at or before ${expectedNext}`, `batch starting ${b.seq_start} (batches ${describeBatches(batches)})`);
+    // Callers leave out refused pushes (their resend overlaps them) and judge one session at a
+    // time, so each batch starts right after the one before: none skips ahead, and none sends
+    // again what was sent (seed 7 bounds duplicates by what was in flight at a crash).
+    expect(b.seq_start === expectedNext, `next batch starting at ${expectedNext}`, `batch starting ${b.seq_start} (batches ${describeBatches(batches)})`);
     expectedNext = Math.max(expectedNext, (b.entries.at(-1)?.seq ?? 0) + 1);
   }
   expect(batches[0] === undefined || batches[0].seq_start === start, `first seq_start ${start}`, `first seq_start ${batches[0]?.seq_start}`);

@@ -8,7 +8,10 @@
 //     ▼
 //   Session: first frame must be agent.hello (else -32000 + 4001)
 //     agent.hello ─▶ suite.onHello(params) ─▶ result | error + close code
-//     logs.push   ─▶ recorded; ack mode: commit (seq > accepted) and answer up_to_seq
+//     logs.push   ─▶ recorded; a push starting beyond a refused one of this session ─▶ -32020
+//                    with resend_from_seq until a push starts at or before it (DECISIONS B6a);
+//                    pushHook (the sender cases): an error, an ack of a chosen up_to_seq, or
+//                    held; else ack mode: commit (seq > accepted) and answer up_to_seq;
 //                    hold mode: kept unanswered until release()
 //     metrics.push, agent.heartbeat ─▶ recorded
 import http from 'node:http';
@@ -16,6 +19,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
   AuthRequiredError,
+  BackpressureError,
   LIMITS,
   RpcError,
   SUBPROTOCOL,
@@ -47,7 +51,23 @@ export interface PushRecord {
   at: number;
   params: LogsPushParams;
   acked: boolean;
+  /** When the push was answered (result or error); undefined while unanswered. */
+  answeredAt?: number;
+  /** The error code it was answered with, if any. */
+  refusedWith?: number;
+  /** The up_to_seq it was answered with, if acked. */
+  upTo?: number;
+  /** logs.push requests of this session unanswered when this one arrived (itself included). */
+  inFlight: number;
 }
+
+/**
+ * What the sender cases answer a logs.push with: an error (the push is refused: B6a applies to
+ * the pushes behind it), an ack with a chosen up_to_seq after committing up to `commitTo`
+ * (a partial ack, an ack beyond what was sent), or 'hold' (left unanswered). undefined: the
+ * ordinary answer.
+ */
+export type PushAnswer = { error: RpcError } | { upTo: number; commitTo: number } | 'hold' | undefined;
 
 /** Predicates waited on until they hold, re-checked on every notify(); false at the timeout. */
 class Waiters {
@@ -91,8 +111,12 @@ export class Store {
   }
 
   commit(params: LogsPushParams): number {
-    const last = params.entries.at(-1)?.seq ?? 0;
-    if (last > this.accepted) this.accepted = last;
+    return this.commitTo(params.entries.at(-1)?.seq ?? 0);
+  }
+
+  /** Commits up to `seq` (the entries of a push up to there). */
+  commitTo(seq: number): number {
+    if (seq > this.accepted) this.accepted = seq;
     return this.accepted;
   }
 }
@@ -114,6 +138,11 @@ export class Session {
   readonly peer: ServerPeer;
   readonly client: ServerClient;
   private held: { params: LogsPushParams; resolve: (r: LogsPushResult) => void; record: PushRecord }[] = [];
+  /** logs.push requests unanswered now, and the most there were since resetMaxInFlight(). */
+  inFlight = 0;
+  maxInFlight = 0;
+  /** seq_start of a refused push: later pushes starting beyond it are refused (B6a). */
+  refusedFrom: number | undefined;
   private closingByServer = false;
   private readonly waiters = new Waiters();
 
@@ -166,11 +195,36 @@ export class Session {
         return new Promise<AgentHelloResult>(() => undefined); // answered above
       },
       'logs.push': (params) => {
-        const record: PushRecord = { session: this.index, at: Date.now(), params, acked: false };
+        this.inFlight++;
+        this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+        const record: PushRecord = { session: this.index, at: Date.now(), params, acked: false, inFlight: this.inFlight };
         this.pushes.push(record);
         this.server.store.see(params);
+        if (this.refusedFrom !== undefined) {
+          if (params.seq_start > this.refusedFrom) {
+            this.answered(record, BackpressureError.code);
+            throw new BackpressureError({
+              retry_after_ms: this.server.followOnRetryMs,
+              reason: `an earlier push of this session (from seq ${this.refusedFrom}) was refused; resend from seq ${this.refusedFrom}`,
+              resend_from_seq: this.refusedFrom,
+            });
+          }
+          this.refusedFrom = undefined;
+        }
+        const answer: PushAnswer = this.server.pushHook?.(params, this);
+        if (answer !== undefined && answer !== 'hold' && 'error' in answer) {
+          this.refusedFrom = params.seq_start;
+          this.answered(record, answer.error.code);
+          throw answer.error;
+        }
+        if (answer !== undefined && answer !== 'hold') {
+          record.acked = true;
+          this.server.store.commitTo(answer.commitTo);
+          this.answered(record, undefined, answer.upTo);
+          return { up_to_seq: answer.upTo, received_at: new Date().toISOString() };
+        }
         this.changed();
-        if (this.server.ackMode === 'hold') return new Promise<LogsPushResult>((resolve) => this.held.push({ params, resolve, record }));
+        if (answer === 'hold' || this.server.ackMode === 'hold') return new Promise<LogsPushResult>((resolve) => this.held.push({ params, resolve, record }));
         return this.commit(params, record);
       },
       'metrics.push': (params) => {
@@ -191,8 +245,21 @@ export class Session {
   private commit(params: LogsPushParams, record: PushRecord): LogsPushResult {
     record.acked = true;
     const up_to_seq = this.server.store.commit(params);
-    this.changed(); // waiters on accepted_seq see the commit now, not at the next frame
+    this.answered(record, undefined, up_to_seq); // waiters on accepted_seq see the commit now, not at the next frame
     return { up_to_seq, received_at: new Date().toISOString() };
+  }
+
+  private answered(record: PushRecord, code: number | undefined, upTo?: number): void {
+    record.answeredAt = Date.now();
+    if (code !== undefined) record.refusedWith = code;
+    if (upTo !== undefined) record.upTo = upTo;
+    this.inFlight--;
+    this.changed();
+  }
+
+  /** Starts a new in-flight high-water mark (at the pushes unanswered now). */
+  resetMaxInFlight(): void {
+    this.maxInFlight = this.inFlight;
   }
 
   /** Commit and answer the held pushes (in order). */
@@ -234,6 +301,10 @@ export class ScriptedServer {
   readonly attempts: UpgradeAttempt[] = [];
   readonly store = new Store();
   ackMode: 'ack' | 'hold' = 'ack';
+  /** The sender cases' answers (see PushAnswer); undefined: the ordinary answer. */
+  pushHook: ((params: LogsPushParams, session: Session) => PushAnswer) | undefined;
+  /** retry_after_ms of the -32020 that refuses a push behind a refused one (B6a). */
+  followOnRetryMs = 100;
   /** Upgrades still to refuse with HTTP 503 (backoff measurements). */
   refuseBudget = 0;
   onHello: (params: AgentHelloParams, session: Session) => HelloDecision = () => {

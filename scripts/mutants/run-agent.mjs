@@ -19,6 +19,7 @@ const args = [
   '--probe', 'sys.uptime',
   '--failing-probe', 'exec.systemctl_status', '--failing-probe-args', '{"unit":"cortex-conformance-none.service"}',
   '--slow-probe', 'journal.tail', '--slow-probe-args', '{"unit":"cortex-conformance-none.service"}', '--slow-probe-timeout-ms', '1',
+  '--push-window', '4', // the reference agent's logs.push window (agent/push-window-bound)
   '--backoff-base-ms', '100', '--quiet-window-ms', '1500', '--timeout-ms', '3000',
   '--bail', ...mutant.only,
 ];
