@@ -92,8 +92,23 @@ export class ControlPlane {
     const changes = await listControlChangesSince(this.storage.db, this.lastRev);
     const seen = new Set(changes.map((c) => c.host_id));
     const extra = await listControlStateOf(this.storage.db, hosts.filter((h) => !seen.has(h)));
+    const recheck: string[] = [];
     for (const row of [...changes, ...extra]) {
       this.lastRev = Math.max(this.lastRev, Number(row.control_rev));
+      const conn = this.sessions.get(row.host_id);
+      if (conn === undefined || !conn.open) continue;
+      // A row read before a hello's activation committed still names the session before it,
+      // while the new session may already be registered here by the time the read returns:
+      // closing on that read would close the session that just took the row (seen on
+      // PostgreSQL under load, bench ingest --db postgres). Such a row is read again first.
+      if (row.connection_state !== 'Revoked' && row.session_id !== conn.session_id) {
+        recheck.push(row.host_id);
+        continue;
+      }
+      this.apply(conn, row);
+    }
+    if (recheck.length === 0) return;
+    for (const row of await listControlStateOf(this.storage.db, recheck)) {
       const conn = this.sessions.get(row.host_id);
       if (conn === undefined || !conn.open) continue;
       this.apply(conn, row);
