@@ -127,8 +127,13 @@ async function ceiling(form) {
 }
 
 // ───────────── server processes ─────────────
+// Servers are killed with this process, however it ends (a failed wait, a signal).
+const children = [];
+process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+for (const sig of ['SIGINT', 'SIGTERM']) process.once(sig, () => process.exit(1));
 function startServer(id) {
   const child = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', DB, '--server-id', id, '--db-pool', '10', '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
+  children.push(child);
   const log = { id, text: '' };
   serverLogs.push(log);
   return bounded(new Promise((resolve, reject) => {
