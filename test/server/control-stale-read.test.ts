@@ -55,7 +55,9 @@ async function setUp(rowSessionAtRead: string, rowSessionAfter: string) {
   await migrateToLatest(storage);
   const { host_id } = await issueAgent(storage.db, 'race');
   const other = new Database(path);
-  cleanups.push(() => other.close());
+  cleanups.push(() => {
+    other.close();
+  });
 
   const closed: { code: number; reason: string }[] = [];
   const conn = {
