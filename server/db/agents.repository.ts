@@ -433,21 +433,8 @@ export async function activateSessionReturning(db: Db, host_id: string, session:
   return result.rows[0] as ActivatedRow | undefined;
 }
 
-/** The values of an activation, by name (NULLs as NULL: ./cached-query.ts). */
-type ActivationValues = {
-  host_id: string;
-  presented_hash: string;
-  session_id: string;
-  agent_version: string;
-  hostname: string;
-  platform_json: string;
-  capabilities_json: string;
-  last_handshake: string;
-  server_id: string | null;
-  token_hash: string | null;
-  token_hash_prev: string | null;
-  grace_until: string | null;
-};
+/** The values of an activation, by name (NULLs as NULL: ./cached-query.ts): the session's and the new token's fields. */
+type ActivationValues = { host_id: string; presented_hash: string } & Required<SessionStart> & { [K in keyof NewTokenHash]: string | null };
 
 /** The activation statement, compiled once per shape (which options, which NULLs). */
 function runActivation(db: Db, host_id: string, session: SessionStart, options: ActivateOptions, returning: boolean): Promise<QueryResult<unknown>> {
