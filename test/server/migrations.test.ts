@@ -2,8 +2,8 @@
 // one dialect's own mechanics and say so.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
+import { PostgresIntrospector, SqliteIntrospector, sql } from 'kysely';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { migrateToLatest, migrations, SchemaTooNewError } from '../../server/db/migrations/index.js';
 import { openStorage } from '../../server/db/open.js';
 import type { Storage } from '../../server/db/storage.js';
@@ -15,6 +15,7 @@ const dirs: string[] = [];
 const drops: (() => Promise<void>)[] = [];
 const open: Storage[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   for (const s of open.splice(0)) await s.close();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   for (const d of drops.splice(0)) await d();
@@ -150,6 +151,56 @@ describe('migrations', () => {
     expect(error).toBeInstanceOf(SchemaTooNewError);
     expect(String((error as Error).message)).toMatch(/newer than this cortex-server knows.*0099-from-the-future.*run the newer cortex-server/);
     expect((await tablesOf(storage)).map((t) => t.name).sort()).toEqual(before);
+  });
+
+  // kysely's Migrator lists the tables of every schema of the database before it runs,
+  // and that listing fails when any table is dropped meanwhile (42P01): a day partition
+  // dropped by a server's retention, which does not take the migration lock, failed an
+  // `agent issue` of another process that way.
+  const introspector = dialect === 'postgres' ? PostgresIntrospector : SqliteIntrospector;
+
+  it('take a current database as it is, without listing the tables of the database', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    await migrateToLatest(storage);
+    const listing = vi.spyOn(introspector.prototype, 'getTables').mockRejectedValue(Object.assign(new Error('relation "logs_p20260506" does not exist'), { code: '42P01' }));
+    expect(await migrateToLatest(storage)).toEqual([]);
+    expect(listing).not.toHaveBeenCalled();
+  });
+
+  it('still run the migrations a database lacks (the history short of the last one)', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    await migrateToLatest(storage);
+    const last = Object.keys(migrations).at(-1)!;
+    await storage.withMigrationLock((db) => migrations[last]!.down!(db));
+    await sql`delete from kysely_migration where name = ${last}`.execute(storage.db);
+    expect(await migrateToLatest(storage)).toEqual([last]);
+  });
+
+  itOn('postgres')("try the Migrator's set-up again when a table it listed was dropped meanwhile (42P01), and nothing else", async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    const original = PostgresIntrospector.prototype.getTables;
+    let calls = 0;
+    vi.spyOn(PostgresIntrospector.prototype, 'getTables').mockImplementation(function (this: PostgresIntrospector, ...args) {
+      calls++;
+      if (calls <= 2) return Promise.reject(Object.assign(new Error('relation "logs_p20260506" does not exist'), { code: '42P01' }));
+      return original.apply(this, args);
+    });
+    expect(await migrateToLatest(storage)).toEqual(Object.keys(migrations));
+    expect(calls).toBeGreaterThan(2);
+
+    // another error of the set-up is not taken for a race: it fails at once, naming itself
+    const other = await fresh();
+    const second = await openAt(other.path);
+    calls = 0;
+    vi.spyOn(PostgresIntrospector.prototype, 'getTables').mockImplementation(() => {
+      calls++;
+      return Promise.reject(Object.assign(new Error('permission denied for schema locked_away'), { code: '42501' }));
+    });
+    await expect(migrateToLatest(second)).rejects.toThrow(/database migration failed: permission denied for schema locked_away/);
+    expect(calls).toBe(1);
   });
 
   // SQLite: test/server/multi-process.test.ts (in one process better-sqlite3 would block

@@ -63,29 +63,65 @@ export async function unknownMigrations(db: Kysely<any>): Promise<string[]> {
 }
 
 /**
+ * The applied history, when it is exactly this build's (every migration, none unknown):
+ * then there is nothing to run and the Migrator need not be built at all.
+ */
+async function isCurrent(db: Kysely<any>): Promise<boolean> {
+  let names: string[];
+  try {
+    const rows = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
+    names = rows.rows.map((r) => r.name);
+  } catch {
+    return false; // no migration table yet
+  }
+  const known = Object.keys(migrations).sort();
+  return names.length === known.length && names.every((n, i) => n === known[i]);
+}
+
+/** PostgreSQL's "undefined_table": a relation named in a query was dropped meanwhile. */
+function isRelationGone(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '42P01';
+}
+
+/** Attempts of the Migrator's own set-up before giving up (see migrateToLatest). */
+const SETUP_ATTEMPTS = 5;
+
+/**
  * Brings the database to the latest schema. Safe to call on every start and from several
  * processes at once (the dialect's migration lock serializes them). Returns the names of
  * the migrations this call applied (empty when the database was already current).
+ *
+ * A current database is recognised from its history table alone (every CLI command and
+ * every start passes here). Only otherwise is kysely's Migrator built: its set-up lists the
+ * tables of EVERY schema of the database through the introspector, whose query resolves
+ * each table by name (pg_get_serial_sequence), so a table dropped meanwhile by anyone (a
+ * server's retention dropping a day partition, which does not take the migration lock,
+ * or another application's schema) fails it with 42P01 before any migration ran. That
+ * set-up is tried again (a migration that ran and failed is never retried).
  */
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
   return storage.withMigrationLock(async (db) => {
     // Refuse before the Migrator sees it (it would call the history "corrupted").
     const unknown = await unknownMigrations(db);
     if (unknown.length > 0) throw new SchemaTooNewError(unknown);
+    if (await isCurrent(db)) return [];
     // PostgreSQL: name the schema, or kysely finds a migration table of ANOTHER schema
     // (its existence check looks at every schema) and skips creating ours.
     const schema = storage.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s : undefined;
     const migrator = new Migrator({ db, provider, ...(schema !== undefined ? { migrationTableSchema: schema } : {}) });
-    const { error, results = [] } = await migrator.migrateToLatest();
-    if (error !== undefined) {
-      const failed = results.find((r) => r.status === 'Error')?.migrationName;
+    for (let attempt = 1; ; attempt++) {
+      const { error, results } = await migrator.migrateToLatest();
+      if (error === undefined) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      // `results` undefined: the failure came before any migration ran (the set-up).
+      if (results === undefined && isRelationGone(error) && attempt < SETUP_ATTEMPTS) continue;
+      const all = results ?? [];
+      const failed = all.find((r) => r.status === 'Error')?.migrationName;
       const reason = error instanceof Error ? error.message : String(error);
       throw new MigrationError(
         `database migration ${failed ?? ''} failed: ${reason}`.replace('  ', ' '),
-        results,
+        all,
         { cause: error },
       );
     }
-    return results.filter((r) => r.status === 'Success').map((r) => r.migrationName);
   });
 }
