@@ -338,14 +338,12 @@ function prepareIngest(sqlite: Database.Database): PreparedIngest {
       if (session_id !== undefined && row.session_id !== session_id) throw new SessionSupersededError(host_id);
       const previous = row.accepted_seq;
       let highest = previous;
-      rowsOut.reset();
+      rowsOut.begin(host_id, received_at);
       for (const e of entries) {
         if (e.seq <= previous) continue; // already accepted: dropped, still acked
         rowsOut.add(
-          host_id,
           e.seq,
           e.ts,
-          received_at,
           e.severity,
           e.facility ?? null,
           e.app_name ?? null,

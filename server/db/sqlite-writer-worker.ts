@@ -83,10 +83,10 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
       if (session_id !== null && row.session_id !== session_id) throw new Refusal('superseded');
       const previous = row.accepted_seq;
       let highest = previous;
-      rowsOut.reset();
+      rowsOut.begin(host_id, received_at);
       forEachRow(text, rows, (seq, f) => {
         if (seq <= previous) return; // already accepted: dropped, still acked
-        rowsOut.add(host_id, seq, f[0] as string, received_at, f[1] as string, f[2] ?? null, f[3] ?? null, f[4] ?? null, f[5] as string, f[6] as string, f[7] ?? null);
+        rowsOut.add(seq, f[0] as string, f[1] as string, f[2] ?? null, f[3] ?? null, f[4] ?? null, f[5] as string, f[6] as string, f[7] ?? null);
         if (seq > highest) highest = seq;
       });
       const inserted = rowsOut.finish();

@@ -11,7 +11,7 @@ import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
 import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { forEachRow, packRows } from '../../server/db/packed-rows.js';
-import { LOG_ROWS_PER_INSERT, LogRowInserter, type RunStatement } from '../../server/db/sqlite-ingest-sql.js';
+import { INSERT_LOG, LOG_ROWS_PER_INSERT, LogRowInserter, insertLogRowsSql, type RunStatement } from '../../server/db/sqlite-ingest-sql.js';
 import { SqliteThreadWriter } from '../../server/db/sqlite-writer.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from '../../server/db/storage.js';
 import { Ingest } from '../../server/ingest.js';
@@ -80,49 +80,96 @@ describe('packed rows', () => {
 });
 
 describe('LogRowInserter', () => {
-  /** A statement that records what it was run with and reports `changes` of its own. */
-  function recorder(changesPerRow: (row: unknown[]) => number) {
+  /**
+   * A statement that records its rows as full 11-column rows and reports `changes` of its
+   * own: `layout` 'chunk' is insertLogRowsSql's (host_id, received_at, then 9 per row),
+   * 'row' INSERT_LOG's (11 values in column order).
+   */
+  function recorder(layout: 'chunk' | 'row', changesPerRow: (row: unknown[]) => number) {
     const calls: unknown[][][] = [];
     const stmt: RunStatement = {
       run(...params: unknown[]) {
-        const flat = params.length === 1 && Array.isArray(params[0]) ? [...(params[0] as unknown[])] : params;
+        expect(params.some((p) => Array.isArray(p))).toBe(false); // values as arguments, never an array
         const rowsOf: unknown[][] = [];
-        for (let i = 0; i < flat.length; i += 11) rowsOf.push(flat.slice(i, i + 11));
+        if (layout === 'row') rowsOf.push(params);
+        else {
+          const [host, received, ...rest] = params;
+          expect(rest.length % 9).toBe(0);
+          for (let i = 0; i < rest.length; i += 9) {
+            const [seq, ts, ...tail] = rest.slice(i, i + 9);
+            rowsOf.push([host, seq, ts, received, ...tail]);
+          }
+        }
         calls.push(rowsOf);
         return { changes: rowsOf.reduce((n, r) => n + changesPerRow(r), 0) };
       },
     };
     return { calls, stmt };
   }
-  const add = (w: LogRowInserter, seq: number) => w.add('h', seq, 'ts', 'rcv', 'info', null, `app${seq}`, null, `m${seq}`, 'journald', seq % 2 ? null : '{}');
+  const add = (w: LogRowInserter, seq: number) => w.add(seq, 'ts', 'info', null, `app${seq}`, null, `m${seq}`, 'journald', seq % 2 ? null : '{}');
 
   it(`hands full chunks of ${LOG_ROWS_PER_INSERT} rows to the multi-row statement, the rest one by one, in order, and counts what was inserted`, () => {
-    const one = recorder(() => 1);
-    const many = recorder((r) => ((r[1] as number) % 10 === 0 ? 0 : 1)); // every 10th a duplicate
+    const one = recorder('row', () => 1);
+    const many = recorder('chunk', (r) => ((r[1] as number) % 10 === 0 ? 0 : 1)); // every 10th a duplicate
     const w = new LogRowInserter(one.stmt, many.stmt);
+    w.begin('h', 'rcv');
     const n = 2 * LOG_ROWS_PER_INSERT + 3;
     for (let s = 1; s <= n; s++) add(w, s);
     expect(many.calls).toHaveLength(2);
     expect(one.calls).toHaveLength(0); // the remainder waits for finish()
     const inserted = w.finish();
     expect(one.calls).toHaveLength(3);
-    const seqs = [...many.calls, ...one.calls].flat().map((r) => r[1]);
-    expect(seqs).toEqual(Array.from({ length: n }, (_, i) => i + 1));
-    expect([...many.calls, ...one.calls].flat()[1]).toEqual(['h', 2, 'ts', 'rcv', 'info', null, 'app2', null, 'm2', 'journald', '{}']);
+    const rows = [...many.calls, ...one.calls].flat();
+    expect(rows.map((r) => r[1])).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(rows[1]).toEqual(['h', 2, 'ts', 'rcv', 'info', null, 'app2', null, 'm2', 'journald', '{}']);
+    expect(rows[n - 1]).toEqual(['h', n, 'ts', 'rcv', 'info', null, `app${n}`, null, `m${n}`, 'journald', n % 2 ? null : '{}']);
     expect(inserted).toBe(n - (2 * LOG_ROWS_PER_INSERT) / 10);
     expect(w.finish()).toBe(0); // counted once
   });
 
-  it('reset() drops rows held from a transaction that failed, so the next one does not insert them', () => {
-    const one = recorder(() => 1);
-    const many = recorder(() => 1);
+  it('begin() drops rows held from a transaction that failed, so the next one does not insert them, and takes the new host and time', () => {
+    const one = recorder('row', () => 1);
+    const many = recorder('chunk', () => 1);
     const w = new LogRowInserter(one.stmt, many.stmt);
+    w.begin('h1', 'rcv1');
     add(w, 1);
     add(w, 2);
-    w.reset();
+    w.begin('h2', 'rcv2');
     add(w, 3);
     expect(w.finish()).toBe(1);
-    expect(one.calls.flat().map((r) => r[1])).toEqual([3]);
+    expect(one.calls.flat().map((r) => [r[0], r[1], r[3]])).toEqual([['h2', 3, 'rcv2']]);
+  });
+
+  it('the multi-row statement stores in SQLite exactly the rows one-row inserts store, in seq order, and skips duplicates', () => {
+    const schema = 'create table logs (host_id text not null, seq bigint not null, ts text not null, received_at text not null, severity text not null, facility text, app_name text, process_id text, message text not null, source text not null, metadata_json text, unique (host_id, seq))';
+    const chunked = new Database(':memory:');
+    const single = new Database(':memory:');
+    cleanups.push(async () => {
+      chunked.close();
+      single.close();
+    });
+    chunked.exec(schema);
+    single.exec(schema);
+    const w = new LogRowInserter(chunked.prepare(INSERT_LOG), chunked.prepare(insertLogRowsSql(LOG_ROWS_PER_INSERT)));
+    const s = single.prepare(INSERT_LOG);
+    const n = 3 * LOG_ROWS_PER_INSERT + 7;
+    const row = (seq: number) => [seq, `2026-12-03T10:00:${String(seq % 60).padStart(2, '0')}.000Z`, seq % 3 ? 'info' : 'err', seq % 4 ? null : 'auth', `app${seq}`, seq % 5 ? String(seq) : null, `message ${seq} ✓`, 'file', seq % 2 ? null : `{"k":${seq}}`] as const;
+    const store = (from: number, to: number) => {
+      w.begin('host-a', `rcv-${from}`);
+      let inserted = 0;
+      for (let q = from; q <= to; q++) {
+        const [seq, ts, sev, fac, app, pid, msg, src, meta] = row(q);
+        w.add(seq, ts, sev, fac, app, pid, msg, src, meta);
+        inserted += s.run('host-a', seq, ts, `rcv-${from}`, sev, fac, app, pid, msg, src, meta).changes;
+      }
+      expect(w.finish()).toBe(inserted);
+    };
+    store(1, n);
+    store(n - LOG_ROWS_PER_INSERT - 2, n + 60); // an overlap: its first rows are duplicates
+    const all = (db: Database.Database) => db.prepare('select rowid, * from logs order by rowid').all();
+    expect(all(chunked)).toEqual(all(single));
+    expect(all(chunked)).toHaveLength(n + 60);
+    expect((all(chunked) as { seq: number }[]).map((r) => r.seq)).toEqual(Array.from({ length: n + 60 }, (_, i) => i + 1));
   });
 });
 
