@@ -4,7 +4,11 @@
 // the database connection (acks are never stalled behind one long DELETE). With
 // max_db_bytes set, the oldest rows of either table are deleted, oldest first, until the
 // database's live data fits. retention_days 0 turns the age purge off (the size cap still
-// applies). Dialect-neutral (kysely); indexes from migration 0002.
+// applies). Dialect-neutral (kysely) but for the order of logs: PostgreSQL reads it from the
+// (received_at) index of migration 0002; SQLite from the rowid (migration 0030 dropped that
+// index: one writer appends the rows in commit order, so rowid order is receive order), and
+// deletes a prefix of it (see deleteBatch).
+import { sql } from 'kysely';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -196,6 +200,10 @@ export class Retention {
   }
 
   private async oldest(p: Purgeable): Promise<string | undefined> {
+    if (p.table === 'logs' && this.storage.dialect === 'sqlite') {
+      const first = await this.storage.db.selectFrom('logs').select('received_at').orderBy(sql`rowid`).limit(1).executeTakeFirst();
+      return first?.received_at;
+    }
     const row = await this.storage.db.selectFrom(p.table).select(p.column).orderBy(p.column).limit(1).executeTakeFirst();
     return row === undefined ? undefined : (row as Record<string, string>)[p.column];
   }
@@ -221,9 +229,25 @@ export class Retention {
    * delete on received_at, and keeps each DELETE (which blocks the ingest path's
    * connection) short however many rows one commit stored.
    * metrics (no key): up to the batch-th oldest value, so rows sharing it go together.
+   *
+   * logs on SQLite: the first `batch` rows by rowid (the order they were stored in), and of
+   * those the leading run older than `cutoff`: one range delete on the rowid, no index of
+   * its own. A row stored after a younger one (the server's clock stepped back) waits until
+   * that one is old too: kept a little longer, never deleted early.
    */
   private async deleteBatch(p: Purgeable, cutoff: string | undefined, limit = this.batch): Promise<number> {
     const db = this.storage.db;
+    if (p.table === 'logs' && this.storage.dialect === 'sqlite') {
+      const first = await db.selectFrom('logs').select([sql<number>`rowid`.as('r'), 'received_at']).orderBy(sql`rowid`).limit(limit).execute();
+      let last: number | undefined;
+      for (const row of first) {
+        if (cutoff !== undefined && !(row.received_at < cutoff)) break;
+        last = row.r;
+      }
+      if (last === undefined) return 0;
+      const r = await db.deleteFrom('logs').where(sql<number>`rowid`, '<=', last).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    }
     if (p.table === 'logs') {
       let oldest = db.selectFrom('logs').select(['host_id', 'seq']);
       if (cutoff !== undefined) oldest = oldest.where('received_at', '<', cutoff);

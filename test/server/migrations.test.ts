@@ -203,6 +203,16 @@ describe('migrations', () => {
     expect(calls).toBe(1);
   });
 
+  itOn('sqlite')('leave logs without a (received_at) index on SQLite (retention reads the rowid order), and put it back going down', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    await migrateToLatest(storage);
+    const indexes = async () => (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'logs' and name not like 'sqlite_autoindex%' order by name`.execute(storage.db)).rows.map((r) => r.name);
+    expect(await indexes()).toEqual(['logs_host_id_ts_idx']);
+    await storage.withMigrationLock((db) => migrations['0030-sqlite-logs-insertion-order']!.down!(db));
+    expect(await indexes()).toEqual(['logs_host_id_ts_idx', 'logs_received_at_idx']);
+  });
+
   // SQLite: test/server/multi-process.test.ts (in one process better-sqlite3 would block
   // the event loop waiting for the other connection's lock).
   itOn('postgres')('several connections migrating one database at once: exactly one applies the migrations', async () => {

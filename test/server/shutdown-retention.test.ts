@@ -245,4 +245,42 @@ describe('retention', () => {
       await tdb.cleanup();
     }
   });
+  // SQLite reads the age of logs from the rowid (the order rows were stored in: migration
+  // 0030 dropped the received_at index), PostgreSQL from its received_at index.
+  it('an age purge deletes every old row and no young one, also when the clock stepped back between commits', async () => {
+    const tdb = await openTempDb();
+    try {
+      const h = await issueAgent(tdb.storage.db, 'order');
+      const now = Date.UTC(2026, 5, 1);
+      const day = 86_400_000;
+      // stored in this order: 40 days old, 1 day, 40 days again (the clock stepped back), 1 s
+      const ages = [40 * day, day, 40 * day + 5000, 1000];
+      for (const [i, ago] of ages.entries()) {
+        const from = i * 700 + 1;
+        await tdb.storage.ingest.commitBatch(h.host_id, entries(from, from + 699), new Date(now - ago).toISOString());
+      }
+      const log = createCapturingLogger();
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = new Retention(tdb.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: null, batchRows: 300, pauseMs: 0 });
+      const seqs = async () => (await tdb.storage.db.selectFrom('logs').select('seq').orderBy('seq').execute()).map((x) => Number(x.seq));
+      const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+      const first = await r.run(new Date(now));
+      if (tdb.storage.dialect === 'sqlite') {
+        // the leading old commit goes, in batches of 300; the old one stored after a young
+        // commit waits for it: kept longer, never deleted early
+        expect(first.logs).toBe(700);
+        expect(await seqs()).toEqual(range(701, 2800));
+        // 30 days on, the young commit is old too, and the stepped-back one goes with it
+        const later = await r.run(new Date(now + 30 * day - 2000)); // the 1 s old commit is still young
+        expect(later.logs).toBe(1400);
+        expect(await seqs()).toEqual(range(2101, 2800));
+      } else {
+        expect(first.logs).toBe(1400);
+        expect(await seqs()).toEqual([...range(701, 1400), ...range(2101, 2800)]);
+      }
+      expect(metricValue(await metrics.text(), 'cortex_retention_purged_rows_total', { table: 'logs', reason: 'age' })).toBe(tdb.storage.dialect === 'sqlite' ? 2100 : 1400);
+    } finally {
+      await tdb.cleanup();
+    }
+  });
 });

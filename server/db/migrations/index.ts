@@ -10,6 +10,7 @@ import { logsPartitions } from './0004-logs-partitions.js';
 import { audit } from './0010-audit.js';
 import { enrollmentExpiry } from './0011-enrollment-expiry.js';
 import { hostLabelsAndGroups } from './0020-host-labels-and-groups.js';
+import { sqliteLogsInsertionOrder } from './0030-sqlite-logs-insertion-order.js';
 
 // One history for both dialects: a migration that differs per dialect asks isPostgres()
 // (./dialect-of.ts) itself. Names 0001/0002 are kept: databases created before migrate on.
@@ -21,6 +22,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0010-audit': audit,
   '0011-enrollment-expiry': enrollmentExpiry,
   '0020-host-labels-and-groups': hostLabelsAndGroups,
+  '0030-sqlite-logs-insertion-order': sqliteLogsInsertionOrder,
 };
 
 const provider: MigrationProvider = {
