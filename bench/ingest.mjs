@@ -67,7 +67,8 @@ for (const [id, s, n] of [[1, 1, 3], [9, 123456, 1000], [2, 99999990, 20]]) {
 // as it was when the issue was filed, so later changes to the server's insert do not move
 // the yardstick: JSON.parse of the frame Buffer + the generated validator + the ingest
 // transaction with ONE prepared one-row INSERT per entry (INSERT_LOG), all on one thread,
-// SQLite checkpointing inside COMMIT, on the server's migrated schema. `inline`: the same on
+// SQLite checkpointing inside COMMIT, on the server's migrated schema with the (received_at)
+// index it had then (migration 0030 drops it). `inline`: the same on
 // the server's current in-process writer (CORTEX_SQLITE_WRITER=inline: today multi-row
 // inserts, DECISIONS P5) — what one thread of the current code does.
 function ceilingFrames() {
@@ -100,6 +101,8 @@ async function ceiling() {
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
+  // the schema as it was too: migration 0030 (DECISIONS P5b) dropped this index on SQLite
+  sqlite.exec('CREATE INDEX IF NOT EXISTS logs_received_at_idx ON logs (received_at)');
   const selectAccepted = sqlite.prepare(SELECT_ACCEPTED);
   const insertLog = sqlite.prepare(INSERT_LOG);
   const advanceAccepted = sqlite.prepare(ADVANCE_ACCEPTED);
