@@ -712,7 +712,7 @@ export class DurableBuffer {
         args[a + 1] = sizes[i + j];
         args[a + 2] = texts[i + j];
       }
-      this.insertChunk.run(args);
+      this.insertChunk.run(...args); // as arguments: better-sqlite3 reads an array element by element through V8 (DECISIONS P5a)
     }
     for (; i < n; i++) this.insertEntry.run(seq + i, sizes[i]!, texts[i]!);
     args.fill(undefined); // no texts kept alive between appends
