@@ -52,6 +52,52 @@ export const MODULES = [
     ],
   },
   {
+    side: 'server',
+    name: 'control',
+    // the control watcher: which rows it acts on, revocation (agent.shutdown Revoked, close
+    // 4002), decommission (the drain, then revocation), rotation (ServerReload, then 1012),
+    // config.update after a config change, a session superseded in the database
+    file: 'server/control/control.ts',
+    parts: ['  private async pollOnce(', '  private apply(', '  private closeRevoked(', '  private askRotation(', '  private startDecommission(', '  onSessionClosed(', '  private async finishDecommission('],
+    except: [
+      { text: "this.metrics.controlActions.labels('superseded').inc();", why: 'a server metric' },
+      { text: "this.metrics.controlActions.labels('config_update').inc();\n        this.logger.info({ host_id: row.host_id, config_version: version, apply_after: applyAfter }, 'config.update sent');", why: 'a server metric and a log line' },
+      { text: "this.metrics.controlActions.labels('revoke').inc();", why: 'a server metric' },
+      { text: "this.metrics.controlActions.labels('rotate').inc();", why: 'a server metric' },
+      { text: "this.metrics.controlActions.labels('decommission').inc();", why: 'a server metric' },
+      { text: "this.logger.info({ host_id: row.host_id, session_id: conn.session_id }, 'session superseded in the database: closing');", why: 'a log line' },
+      { text: "this.logger.info({ host_id: conn.host_id, session_id: conn.session_id, why }, 'session revoked: agent.shutdown Revoked, closing 4002');", why: 'a log line' },
+      { text: "this.logger.info({ host_id: conn.host_id, session_id: conn.session_id }, 'rotation requested: asked the agent to reconnect');", why: 'a log line' },
+      { text: "this.logger.info({ host_id: conn.host_id }, 'agent did not reconnect for rotation: closing 1012');", why: 'a log line' },
+      { text: "this.logger.info({ host_id, drain_seconds: drain }, 'decommission: agent.shutdown Decommission sent; revoking after the drain');", why: 'a log line' },
+      { text: "this.logger.info({ host_id }, 'decommission: drain over, host revoked (rows kept)');", why: 'a log line' },
+      { text: "this.logger.error({ host_id, err: String(error) }, 'decommission: revocation failed');", why: 'a log line' },
+      { text: "if (recheck.length === 0) return;\n    for (const row of await listControlStateOf(this.storage.db, recheck)) {\n      const conn = this.sessions.get(row.host_id);\n      if (conn === undefined || !conn.open) continue;\n      this.apply(conn, row);\n    }", why: 'race guard: a row read again because it was read before a hello activation committed (PostgreSQL under load; test/server/control-stale-read.test.ts)' },
+    ],
+    cases: ['handshake/first-enrollment-rotates', 'revocation/*', 'rotation/*', 'control/*', 'close/4002-*', 'close/1012-*', 'error/-32002-*'],
+  },
+  {
+    side: 'server',
+    name: 'probes',
+    // the probe router's outcomes (DESIGN 5.11): 404 -32004, 422 -32010 (nothing sent), the
+    // agent's error passed through, 502 -32603 for an answer that is no ProbeOutput, 503 when
+    // the session closes first, 504 -32012 after timeout_ms + grace
+    file: 'server/control/probes.ts',
+    parts: ['  async invokeLocal('],
+    except: [
+      { text: "const row = /^[0-9a-f-]{36}$/.test(id) ? await getAgent(this.storage.db, id) : undefined;\n      const message =\n        row === undefined\n          ? `unknown host ${host_id}`\n          : row.connection_state === 'Active'\n            ? this.forwarder !== undefined\n              ? `host ${id} is marked Active but no live server on this database holds its session (its server stopped or lost its lease; the agent reconnects shortly)`\n              : `host ${id} has no session on this server (it may be connected to another server process; send the probe to that one)`\n            : `host ${id} is not connected (state ${row.connection_state})`;", why: 'the text of the -32004 reason (which host state it names)' },
+      { text: "this.metrics.probeRequests.labels(probe, 'unlisted').inc();", why: 'a server metric' },
+      { text: "const started = performance.now();", why: 'only feeds a metric' },
+      { text: "this.metrics.probeRequests.labels(probe, 'ok').inc();\n      this.metrics.probeDuration.labels(probe).observe((performance.now() - started) / 1000);", why: 'server metrics' },
+      { text: "this.metrics.probeRequests.labels(probe, 'agent_error').inc();\n        this.metrics.probeDuration.labels(probe).observe((performance.now() - started) / 1000);", why: 'server metrics' },
+      { text: "this.metrics.probeRequests.labels(probe, 'timeout').inc();\n        this.logger.info({ host_id: id, probe, timeout_ms }, 'probe timed out (-32012)');", why: 'a server metric and a log line' },
+      { text: "this.metrics.probeRequests.labels(probe, 'invalid_output').inc();", why: 'a server metric' },
+      { text: "this.metrics.probeRequests.labels(probe, 'session_closed').inc();", why: 'a server metric' },
+      { text: "this.metrics.probeRequests.labels(probe, 'error').inc();\n      this.logger.error({ host_id: id, probe, err: String(error) }, 'probe failed');", why: 'a server metric and a log line' },
+    ],
+    cases: ['handshake/first-enrollment-rotates', 'admin/probe-*', 'error/-32004-*'],
+  },
+  {
     side: 'agent',
     name: 'agent session',
     // the hello and its result (rotated token persisted before anything else, fatal auth,
@@ -65,6 +111,51 @@ export const MODULES = [
       { text: "events.emit('hello', { ...result, rotated_token: result.rotated_token ? '[redacted]' : result.rotated_token });", why: "an in-process event (the library's 'hello'), not wire behaviour" },
     ],
     cases: undefined, // the whole agent suite: every case starts from a hello
+  },
+  {
+    side: 'agent',
+    name: 'sender',
+    // the logs.push sender: the window, batch size and flush, what an ack deletes (F5), and
+    // what each refusal does (-32020/-32030 pause, -32008 halving, -32007 pause, -32004
+    // reconnect, another code, a push timed out)
+    file: 'agent/push-pump.ts',
+    parts: ['  private pump(): void', '  private send(', '  private onAck(', '  private onPushError('],
+    except: [
+      { text: "this.deps.log.error({ err: (err as Error).message }, 'cannot read the buffer; retrying in 1 s');\n        this.deps.setError((err as Error).message);", why: 'a log line and the status text of a local buffer read failure (no peer can cause one)' },
+      { text: "this.deps.log.warn({ up_to_seq: upTo, highest_sent_seq: this.highestSentSeq }, 'server acknowledged entries that were never sent; ignoring the excess');", why: 'a log line' },
+      { text: "if (r.jumped) this.deps.log.warn({ up_to_seq: res.up_to_seq, next_seq: r.nextSeq }, 'ack beyond next_seq: next_seq jumped');", why: 'a log line' },
+      { text: "} catch (err) {\n        // rows stay and are resent later; the server drops the duplicates\n        this.deps.log.error({ err: (err as Error).message }, 'cannot record the ack in the buffer');\n        this.deps.storageError(err);\n      }", why: 'a local buffer write failure while recording an ack (no peer can cause one; its storage-error handling is pinned in-process by test/agent)' },
+      { text: "if (res.up_to_seq < batch.seqEnd && conn === this.deps.connection()) {\n      this.deps.log.debug({ up_to_seq: res.up_to_seq, seq_end: batch.seqEnd }, 'partial ack');\n    }", why: 'a debug log line' },
+      { text: "this.deps.events.emit('push_error', { code, seq_start: batch.seqStart, seq_end: batch.seqEnd });", why: "an in-process event (the library's 'push_error'), not wire behaviour" },
+      { text: "const code = err instanceof RpcError ? err.code : err instanceof PeerError ? err.code : 'unknown';", why: "only feeds the in-process 'push_error' event" },
+      { text: "log.warn({ code: err.code, retry_after_ms: pause, rate_cap: Math.round(this.rate.cap() ?? 0) }, 'server asked to slow down');", why: 'a log line' },
+      { text: "log.warn({ batch_entries: this.batchCap }, 'payload too large: halving the batch size');", why: 'a log line' },
+      { text: "log.warn({ retry_after_ms: pause }, 'server could not store the batch; keeping it and resending after a pause');", why: 'a log line' },
+      { text: "this.deps.setError(`logs.push rejected (${err.code} ${err.message})`);\n          log.error({ code: err.code, data: err.data }, 'logs.push rejected; retrying after a pause');", why: 'the status text and a log line' },
+      { text: "log.warn('logs.push timed out; treating the connection as dead');", why: 'a log line' },
+      { text: "log.error({ err: (err as Error)?.message }, 'logs.push failed locally; retrying after a pause');", why: 'a log line' },
+    ],
+    cases: undefined, // the whole agent suite (its story: each case relies on the ones before)
+  },
+  {
+    side: 'agent',
+    name: 'agent control',
+    // what the server asks of the agent: agent.shutdown (Revoked, drain), probe.request, config.update
+    file: 'agent/control.ts',
+    parts: ['  handlersFor(', '  applyConfig(', '  afterAck(', '  private onShutdown(', '  private finishDrain(', '  private async onProbeRequest(', '  private onConfigUpdate('],
+    except: [
+      { text: "if (from === 'update') log.info({ config: summarizeConfig(config) }, 'config.update applied');", why: 'a log line' },
+      { text: "} catch (err) {\n      log.error({ err: (err as Error).message }, 'applying log sources failed');\n    }", why: 'a log line of a local failure' },
+      { text: "} catch (err) {\n        log.error({ err: (err as Error).message, probe_concurrency: config.probe_concurrency }, 'cannot apply probe_concurrency');\n      }", why: 'a log line of a local failure' },
+      { text: "this.deps.events.emit('config_applied', config);\n    this.deps.writeStatus();", why: "an in-process event and the status file, not wire behaviour" },
+      { text: "this.deps.log.info({ reason: params.reason, drain_seconds: params.drain_seconds }, 'agent.shutdown received');", why: 'a log line' },
+      { text: "this.deps.log.info({ why, acked_seq: this.deps.buffer.ackedSeq, drain_target: this.drainTarget }, 'drain finished');", why: 'a log line' },
+      { text: "const started = Date.now();", why: 'only feeds a log line' },
+      { text: "log.info({ probe: params.probe, duration_ms: out.duration_ms, exit_code: out.exit_code }, 'probe answered');", why: 'a log line' },
+      { text: "if (err instanceof RpcError) {\n        log.info({ probe: params.probe, code: err.code, ms: Date.now() - started }, 'probe failed');\n      } else if (!conn.probeAbort.signal.aborted) {\n        log.error({ probe: params.probe, err: (err as Error)?.message ?? String(err) }, 'probe failed unexpectedly');\n      }", why: 'log lines (the error itself is rethrown as it is)' },
+      { text: "this.deps.log.info({ apply_after: params.apply_after }, 'config.update staged');", why: 'a log line' },
+    ],
+    cases: undefined,
   },
 ];
 
