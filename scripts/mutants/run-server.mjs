@@ -81,6 +81,8 @@ try {
     '--admin-url', `http://127.0.0.1:${port}`,
     '--revoke-command', `${q(process.execPath)} ${q(cli)} agent revoke {host_id} --db ${q(db)}`,
     '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs {grace_secs} --db ${q(db)}`, '--rotation-grace-secs', '1',
+    '--decommission-command', `${q(process.execPath)} ${q(cli)} agent decommission {host_id} --drain-secs {drain_secs} --db ${q(db)}`,
+    '--config-command', `${q(process.execPath)} ${q(cli)} agent config {host_id} --set {config} --db ${q(db)}`,
     '--break-storage-command', `echo break > ${q(fault)}`, '--repair-storage-command', `rm -f ${q(fault)}`,
     '--stall-storage-command', `echo stall > ${q(fault)}`, '--resume-storage-command', `rm -f ${q(fault)}`,
     '--issue-command', `${q(process.execPath)} ${q(cli)} agent issue --host {label} --expires-in {expires_in} --json --db ${q(db)}`,
