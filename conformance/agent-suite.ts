@@ -807,31 +807,6 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     pausedResend(() => new BufferOverflowError({ retry_after_ms: retryMs, reason: 'conformance: the commit failed' })),
   );
 
-  await runner.run('agent/push-ack-beyond-sent', 'a logs.push acked with up_to_seq 1000 beyond its last seq (DECISIONS F5: counted only up to what was sent): the next entries still get the next seqs and are all delivered', async () => {
-    if (emitMode === 'none') throw new CaseSkip(logsSkip);
-    const sess = session;
-    const from = server.store.accepted + 1;
-    let lie: { record: PushRecord; end: number } | undefined;
-    await withHook((p, ss) => {
-      if (ss !== sess || lie !== undefined) return undefined;
-      const end = p.entries.at(-1)!.seq;
-      lie = { record: ss.pushes.at(-1)!, end };
-      return { upTo: end + 1000, commitTo: end };
-    }, async () => {
-      await emit(3);
-      const ok = await sess.until(() => lie !== undefined, t * 2);
-      expect(ok, 'a logs.push', 'none');
-      await barrier(sess);
-    });
-    await emit(3);
-    const ok = await server.until(() => server.store.accepted >= from + 5, t * 2);
-    const l = lie!;
-    const after = pushesFrom(l.record).slice(1).map((r) => r.params);
-    expect(ok, `seqs up to ${from + 5} acked`, `accepted_seq ${server.store.accepted}; pushes after the ack: ${describeBatches(after)}`);
-    checkBatches(after.filter((b) => (b.entries.at(-1)?.seq ?? 0) > l.end), l.end + 1);
-    return `ack up_to_seq ${l.end + 1000} for a push ending at ${l.end}; then ${describeBatches(after)}`;
-  });
-
   // The contract names flush_interval_ms without saying more; the suite reads it as a bound on
   // how long an entry the agent has read waits before it is pushed (DECISIONS K10). The
   // agent's own read delay (a file source polls) is allowed on top, as READ_ALLOWANCE_MS.
@@ -887,6 +862,31 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     checkBatches(pushes, (next!.acceptedAtHello ?? 0) + 1);
     expect(server.store.reused.length === 0, 'resent with the original content', `seq ${server.store.reused[0]?.seq} changed content`);
     return `-32004 on ${refused!.params.seq_start}..; the agent closed ${sess.close!.code} and reconnected after ${next!.openedAt - sess.close!.at} ms; then ${describeBatches(pushes)}`;
+  });
+
+  await runner.run('agent/push-ack-beyond-sent', 'a logs.push acked with up_to_seq 1000 beyond its last seq (DECISIONS F5: counted only up to what was sent): the next entries still get the next seqs and are all delivered', async () => {
+    if (emitMode === 'none') throw new CaseSkip(logsSkip);
+    const sess = session;
+    const from = server.store.accepted + 1;
+    let lie: { record: PushRecord; end: number } | undefined;
+    await withHook((p, ss) => {
+      if (ss !== sess || lie !== undefined) return undefined;
+      const end = p.entries.at(-1)!.seq;
+      lie = { record: ss.pushes.at(-1)!, end };
+      return { upTo: end + 1000, commitTo: end };
+    }, async () => {
+      await emit(3);
+      const ok = await sess.until(() => lie !== undefined, t * 2);
+      expect(ok, 'a logs.push', 'none');
+      await barrier(sess);
+    });
+    await emit(3);
+    const ok = await server.until(() => server.store.accepted >= from + 5, t * 2);
+    const l = lie!;
+    const after = pushesFrom(l.record).slice(1).map((r) => r.params);
+    expect(ok, `seqs up to ${from + 5} acked`, `accepted_seq ${server.store.accepted}; pushes after the ack: ${describeBatches(after)}`);
+    checkBatches(after.filter((b) => (b.entries.at(-1)?.seq ?? 0) > l.end), l.end + 1);
+    return `ack up_to_seq ${l.end + 1000} for a push ending at ${l.end}; then ${describeBatches(after)}`;
   });
 
   // ─────────────────── A7b. a failed hello, an accepted_seq beyond max_seq ───────────────────
