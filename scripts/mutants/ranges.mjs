@@ -26,13 +26,12 @@ export const MODULES = [
     file: 'server/ws/handshake.ts',
     parts: ['export function helloHostId(', 'export function screenHello(', 'export function needsEnrollmentExpiry(', 'export function decideHello('],
     except: [
-      { text: 'if (row.decommission_requested_at !== null) {', why: 'the decommission branch: the runner has no option that decommissions a host while it is not connected (a --decommission-command case is left to do)' },
       { text: '.slice(0, 20)', why: 'how many schema issues the -32602 data lists is not a rule' },
       { text: "outcome: rotatedToken === undefined ? 'ok' : row.connection_state === 'NeverConnected' ? 'enrolled' : 'rotated',", why: 'the label of a server metric, not wire behaviour' },
     ],
     cases: [
       'handshake/*', 'vector/agent.hello/*', 'error/-32001-*', 'error/-32002-*', 'error/-32003-*', 'error/-32005-*',
-      'close/4001-*', 'close/4002-*', 'close/1012-*', 'revocation/*', 'rotation/*', 'ingest/ack-up-to-seq',
+      'close/4001-*', 'close/4002-*', 'close/1012-*', 'revocation/*', 'rotation/*', 'ingest/ack-up-to-seq', 'control/decommission-hello-while-draining',
     ],
   },
   {
@@ -58,7 +57,10 @@ export const MODULES = [
     // 4002), decommission (the drain, then revocation), rotation (ServerReload, then 1012),
     // config.update after a config change, a session superseded in the database
     file: 'server/control/control.ts',
-    parts: ['  private async pollOnce(', '  private apply(', '  private closeRevoked(', '  private askRotation(', '  private startDecommission(', '  onSessionClosed(', '  private async finishDecommission('],
+    // Not onSessionClosed (a decommission drain cut short by the agent's close revokes at once):
+    // the wire cannot tell it from revoking at the next hello, which handshake.ts's
+    // decommission branch refuses -32002 + 4002 either way (DESIGN 5.13).
+    parts: ['  private async pollOnce(', '  private apply(', '  private closeRevoked(', '  private askRotation(', '  private startDecommission(', '  private async finishDecommission('],
     except: [
       { text: "this.metrics.controlActions.labels('superseded').inc();", why: 'a server metric' },
       { text: "this.metrics.controlActions.labels('config_update').inc();\n        this.logger.info({ host_id: row.host_id, config_version: version, apply_after: applyAfter }, 'config.update sent');", why: 'a server metric and a log line' },
@@ -72,6 +74,9 @@ export const MODULES = [
       { text: "this.logger.info({ host_id, drain_seconds: drain }, 'decommission: agent.shutdown Decommission sent; revoking after the drain');", why: 'a log line' },
       { text: "this.logger.info({ host_id }, 'decommission: drain over, host revoked (rows kept)');", why: 'a log line' },
       { text: "this.logger.error({ host_id, err: String(error) }, 'decommission: revocation failed');", why: 'a log line' },
+      { text: "const hosts = [...this.notified].slice(0, 500);\n    for (const h of hosts) this.notified.delete(h);", why: "PostgreSQL's NOTIFY shortcut (hosts named by a notification are read again): it only makes a change seen before the next 300 ms poll, which reads it anyway; the run's reference server uses SQLite" },
+      { text: "const extra = await listControlStateOf(this.storage.db, hosts.filter((h) => !seen.has(h)));", why: "the same NOTIFY shortcut (see above)" },
+      { text: "if (row.connection_state !== 'Revoked' && row.session_id !== conn.session_id) {\n        recheck.push(row.host_id);\n        continue;\n      }", why: 'race guard: a row read before a hello activation committed is read again (PostgreSQL under load; test/server/control-stale-read.test.ts)' },
       { text: "if (recheck.length === 0) return;\n    for (const row of await listControlStateOf(this.storage.db, recheck)) {\n      const conn = this.sessions.get(row.host_id);\n      if (conn === undefined || !conn.open) continue;\n      this.apply(conn, row);\n    }", why: 'race guard: a row read again because it was read before a hello activation committed (PostgreSQL under load; test/server/control-stale-read.test.ts)' },
     ],
     cases: ['handshake/first-enrollment-rotates', 'revocation/*', 'rotation/*', 'control/*', 'close/4002-*', 'close/1012-*', 'error/-32002-*'],
