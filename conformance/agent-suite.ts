@@ -137,6 +137,10 @@ export function agentOptionsFrom(p: ParsedArgs): AgentSuiteOptions {
 
 /** Timer and scheduling slack added to every upper bound measured on the agent. */
 const SLACK_MS = 400;
+/** What a lower bound allows for the two clocks' timers (the agent's and ours). */
+const clockMarginMs = 25;
+/** How long the agent may take to read a line appended to a file source (the reference agent polls every 250 ms). */
+const READ_ALLOWANCE_MS = 300;
 const HEARTBEAT_SECS = 5;
 
 /** Runs the suite; returns a message when the agent could not be driven at all. */
@@ -505,6 +509,30 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return 'still connected';
   });
 
+  const APPLY_AFTER_MS = 1500;
+  await runner.run('agent/config-apply-after', `config.update with apply_after ${APPLY_AFTER_MS} ms ahead, adding a second file source: nothing of that file is pushed before apply_after, and its lines are pushed once it has passed (seed 4.8)`, async () => {
+    if (emitMode !== 'file' || o.logSource !== undefined) throw new CaseSkip('needs the agent\'s "file" source kind (the case adds a second file through config.update)');
+    const sess = session;
+    const file2 = join(work, 'source-2.log');
+    const marker = `conformance staged source ${randomUUID()}`;
+    writeFileSync(file2, `${marker}\n`);
+    const staged: AgentConfig = { ...config(), log_sources: [...logSources, { kind: 'file', path: file2 }] };
+    const applyAt = Date.now() + APPLY_AFTER_MS;
+    sess.client.configUpdate({ config: staged, apply_after: new Date(applyAt).toISOString() });
+    try {
+      await barrier(sess);
+      const pushedAt = () => sess.pushes.find((r) => r.params.entries.some((e) => e.message.includes(marker)))?.at;
+      const ok = await sess.until(() => pushedAt() !== undefined, APPLY_AFTER_MS + READ_ALLOWANCE_MS + SLACK_MS + t);
+      expect(ok, `the staged file's line pushed after apply_after`, `not pushed within ${APPLY_AFTER_MS + READ_ALLOWANCE_MS + SLACK_MS + t} ms${hint(run)}`);
+      const at = pushedAt()! - applyAt;
+      expect(at >= -clockMarginMs, 'not before apply_after (the staged config not yet in force)', `pushed ${-at} ms before apply_after`);
+      return `the staged file's line pushed ${at} ms after apply_after`;
+    } finally {
+      sess.client.configUpdate({ config: config() });
+      await barrier(sess);
+    }
+  });
+
   const agentErrorProvokers: Record<number, () => Promise<string>> = {
     [-32601]: async () => {
       const resp = await rawRequest({ jsonrpc: '2.0', method: 'conformance.no_such_method', params: {} });
@@ -560,12 +588,16 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return { close: sess.close, ms: Date.now() - t0 };
   }
   const finalSeq = /^final_seq=(\d+)$/;
+  /** With nothing left to drain the agent leaves Draining at once (seed 6 "buffer empty"): within this of the last ack. */
+  const EMPTY_CLOSE_MS = 2000;
+  const RELOAD_DRAIN_SECS = 5;
 
   let reload: { close: Session['close']; ms: number } | undefined;
-  await runner.run('agent/shutdown-server-reload', 'agent.shutdown ServerReload: the agent closes cleanly (1000) with reason final_seq=<acked seq>', async () => {
-    reload = await shutdownAndWatch('ServerReload', 1, () => undefined);
+  await runner.run('agent/shutdown-server-reload', `agent.shutdown ServerReload (drain_seconds ${RELOAD_DRAIN_SECS}) with everything acked: the agent closes cleanly (1000) with reason final_seq=<acked seq>, within ${EMPTY_CLOSE_MS} ms (seed 6: Draining ends when the buffer is empty, not only when drain_seconds elapsed)`, async () => {
+    reload = await shutdownAndWatch('ServerReload', RELOAD_DRAIN_SECS, () => undefined);
     const c = reload.close;
     expect(c !== undefined && !c.byServer, 'the agent closes the connection', c ? `closed by the scripted server after the drain (${c.code})` : 'open');
+    if (emitMode !== 'none') expect(reload.ms <= EMPTY_CLOSE_MS, `closed within ${EMPTY_CLOSE_MS} ms (nothing left to drain)`, `closed ${reload.ms} ms after the notification`);
     expect(c!.code === 1000 || c!.code === 1001, 'close 1000', `close ${c!.code}`);
     const m = finalSeq.exec(c!.reason);
     expect(m !== null, 'reason final_seq=<n>', `reason ${JSON.stringify(c!.reason)}`);
@@ -755,7 +787,6 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
 
   // Not the 1 s default (LIMITS.retry_after_default_ms): an agent that ignores the value is seen.
   const retryMs = 300;
-  const clockMarginMs = 25;
   /**
    * A logs.push answered with `refusal` (data.retry_after_ms = retryMs): nothing pushed during
    * the pause, then the refused entries again from the refused seq_start within retryMs + SLACK_MS.
@@ -810,7 +841,6 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   // The contract names flush_interval_ms without saying more; the suite reads it as a bound on
   // how long an entry the agent has read waits before it is pushed (DECISIONS K10). The
   // agent's own read delay (a file source polls) is allowed on top, as READ_ALLOWANCE_MS.
-  const READ_ALLOWANCE_MS = 300;
   const FLUSH_MS = 1000;
   await runner.run('agent/push-flush-latency', `with config.update flush_interval_ms ${FLUSH_MS}, an entry written while nothing else is pending is pushed within flush_interval_ms + ${READ_ALLOWANCE_MS} ms (reading it) + ${SLACK_MS} ms (DECISIONS K10)`, async () => {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
@@ -931,7 +961,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
 
   // ─────────────────────────── A8. Decommission ───────────────────────────
-  await runner.run('agent/shutdown-decommission', 'agent.shutdown Decommission: the agent drains (pushes its unacked entries, acked during the drain) and closes with final_seq=<n>', async () => {
+  const DECOMMISSION_DRAIN_SECS = 10;
+  await runner.run('agent/shutdown-decommission', `agent.shutdown Decommission (drain_seconds ${DECOMMISSION_DRAIN_SECS}): the agent drains (pushes its unacked entries, acked during the drain) and closes with final_seq=<n> once they are acked (within ${EMPTY_CLOSE_MS} ms, not at the drain's end)`, async () => {
     if (!session.isOpen) throw new CaseFailure('a connected agent', 'no session');
     let drainFrom = 0;
     if (emitMode !== 'none') {
@@ -944,7 +975,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
     const sess = session;
     revokeNextHello = true; // the decommissioned host's next hello gets -32002
-    const r = await shutdownAndWatch('Decommission', 2, () => {
+    const r = await shutdownAndWatch('Decommission', DECOMMISSION_DRAIN_SECS, () => {
       server.ackMode = 'ack';
       sess.release();
     });
@@ -953,6 +984,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     const m = finalSeq.exec(c!.reason);
     expect(m !== null, 'reason final_seq=<n>', `reason ${JSON.stringify(c!.reason)}`);
     if (emitMode !== 'none') expect(Number(m![1]) >= drainFrom + 2, `final_seq >= ${drainFrom + 2} (drained)`, `reason ${c!.reason}`);
+    // The held pushes are acked at the notification: then nothing is left to drain (seed 6 "buffer empty").
+    if (emitMode !== 'none') expect(r.ms <= EMPTY_CLOSE_MS, `closed within ${EMPTY_CLOSE_MS} ms of the notification (drain_seconds ${DECOMMISSION_DRAIN_SECS}; everything acked at once)`, `closed ${r.ms} ms after it`);
     return `close ${c!.code} "${c!.reason}" after ${r.ms} ms`;
   });
   const decomAttempts = server.sessions.length;
