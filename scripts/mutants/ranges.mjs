@@ -140,7 +140,10 @@ export const MODULES = [
       { text: "log.warn('logs.push timed out; treating the connection as dead');", why: 'a log line' },
       { text: "log.error({ err: (err as Error)?.message }, 'logs.push failed locally; retrying after a pause');", why: 'a log line' },
     ],
-    cases: undefined, // the whole agent suite (its story: each case relies on the ones before)
+    // The story's steps outside the cases still run (restarts, reconnects); left out are the
+    // cases that judge other modules and cost seconds each (B, C, D: fresh agents, quiet windows;
+    // the hello-error reconnects; backoff; heartbeat; the staged config).
+    cases: ['agent/enroll-exit', 'agent/subprotocol-offered', 'agent/hello-contents', 'agent/rotated-token-used', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/rotated-token-persisted', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/config-update', 'agent/shutdown-server-reload', 'agent/reconnect-after-reload', 'agent/push-*', 'agent/shutdown-decommission', 'agent/requests-valid'],
   },
   {
     side: 'agent',
@@ -160,7 +163,7 @@ export const MODULES = [
       { text: "if (err instanceof RpcError) {\n        log.info({ probe: params.probe, code: err.code, ms: Date.now() - started }, 'probe failed');\n      } else if (!conn.probeAbort.signal.aborted) {\n        log.error({ probe: params.probe, err: (err as Error)?.message ?? String(err) }, 'probe failed unexpectedly');\n      }", why: 'log lines (the error itself is rethrown as it is)' },
       { text: "this.deps.log.info({ apply_after: params.apply_after }, 'config.update staged');", why: 'a log line' },
     ],
-    cases: undefined,
+    cases: ['agent/enroll-exit', 'agent/hello-contents', 'agent/logs-sequencing', 'agent/probe-*', 'vector/*', 'error/*', 'agent/config-*', 'agent/shutdown-*', 'agent/reconnect-after-reload', 'agent/push-window-several', 'agent/push-flush-latency', 'agent/requests-valid'],
   },
 ];
 
