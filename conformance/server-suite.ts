@@ -1119,12 +1119,13 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   // ─────────────────────────── 11a. control: config, decommission ───────────────────────────
   const configNeeds = 'needs --config-command "<command with {host_id} and {config}>" (e.g. "cortex-server agent config {host_id} --set {config} --db F")';
-  await runner.run('control/config-update', `a config set for a connected host (--config-command): config.update with exactly that config within ${LIMITS.control_propagation_ms} ms (+1 s slack), again for a second change, and the next HelloResult.config is it`, async () => {
+  await runner.run('control/config-update', `a config set for a connected host (--config-command): config.update with exactly that config within ${LIMITS.control_propagation_ms} ms (+1 s slack), again for a second change, no agent.shutdown and the session kept, and the next HelloResult.config is it`, async () => {
     if (o.configCommand === undefined) throw new CaseSkip(configNeeds);
     const s = await session();
     try {
       const updates: { at: number; params: ConfigUpdateParams }[] = [];
-      registerAgentHandlers(s.conn.peer, { 'config.update': (p) => void updates.push({ at: Date.now(), params: p }) });
+      const shutdowns: AgentShutdownParams[] = [];
+      registerAgentHandlers(s.conn.peer, { 'config.update': (p) => void updates.push({ at: Date.now(), params: p }), 'agent.shutdown': (p) => void shutdowns.push(p) });
       const cap = Math.min(o.serverMaxBatchEntries ?? LIMITS.logs_push_max_entries, 50);
       const configs: AgentConfig[] = [
         { heartbeat_interval_secs: 37, max_batch_entries: cap, flush_interval_ms: 321, metrics_interval_secs: 41, probe_concurrency: 3, log_sources: [] },
@@ -1144,6 +1145,8 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
         seen.push(`#${i + 1} after ${got!.at - t0} ms`);
       }
       expect(updates.length === configs.length, `${configs.length} config.update (one per change)`, `${updates.length}`);
+      // A config change is a config.update only: the session is not asked to reconnect, nor closed.
+      expect(shutdowns.length === 0 && s.conn.isOpen, 'no agent.shutdown and the session kept', shutdowns.length > 0 ? `agent.shutdown ${js(shutdowns[0])}` : describeClose(s.conn.closeInfo));
       const h = await hello(token);
       await h.conn.dispose();
       expect(h.result !== undefined && JSON.stringify(h.result.config) === JSON.stringify(configs.at(-1)), 'the next HelloResult.config is the last config set', h.result ? js(h.result.config, 300) : describeErr(h.error));
