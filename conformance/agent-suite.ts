@@ -32,7 +32,9 @@ import {
   AuthFailedError,
   InternalErrorError,
   BackpressureError,
+  BufferOverflowError,
   PayloadTooLargeError,
+  UnknownHostError,
   validateAgentConfig,
   type AgentConfig,
   type AgentHelloParams,
@@ -135,6 +137,10 @@ export function agentOptionsFrom(p: ParsedArgs): AgentSuiteOptions {
 
 /** Timer and scheduling slack added to every upper bound measured on the agent. */
 const SLACK_MS = 400;
+/** What a lower bound allows for the two clocks' timers (the agent's and ours). */
+const clockMarginMs = 25;
+/** How long the agent may take to read a line appended to a file source (the reference agent polls every 250 ms). */
+const READ_ALLOWANCE_MS = 300;
 const HEARTBEAT_SECS = 5;
 
 /** Runs the suite; returns a message when the agent could not be driven at all. */
@@ -503,6 +509,30 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return 'still connected';
   });
 
+  const APPLY_AFTER_MS = 1500;
+  await runner.run('agent/config-apply-after', `config.update with apply_after ${APPLY_AFTER_MS} ms ahead, adding a second file source: nothing of that file is pushed before apply_after, and its lines are pushed once it has passed (seed 4.8)`, async () => {
+    if (emitMode !== 'file' || o.logSource !== undefined) throw new CaseSkip('needs the agent\'s "file" source kind (the case adds a second file through config.update)');
+    const sess = session;
+    const file2 = join(work, 'source-2.log');
+    const marker = `conformance staged source ${randomUUID()}`;
+    writeFileSync(file2, `${marker}\n`);
+    const staged: AgentConfig = { ...config(), log_sources: [...logSources, { kind: 'file', path: file2 }] };
+    const applyAt = Date.now() + APPLY_AFTER_MS;
+    sess.client.configUpdate({ config: staged, apply_after: new Date(applyAt).toISOString() });
+    try {
+      await barrier(sess);
+      const pushedAt = () => sess.pushes.find((r) => r.params.entries.some((e) => e.message.includes(marker)))?.at;
+      const ok = await sess.until(() => pushedAt() !== undefined, APPLY_AFTER_MS + READ_ALLOWANCE_MS + SLACK_MS + t);
+      expect(ok, `the staged file's line pushed after apply_after`, `not pushed within ${APPLY_AFTER_MS + READ_ALLOWANCE_MS + SLACK_MS + t} ms${hint(run)}`);
+      const at = pushedAt()! - applyAt;
+      expect(at >= -clockMarginMs, 'not before apply_after (the staged config not yet in force)', `pushed ${-at} ms before apply_after`);
+      return `the staged file's line pushed ${at} ms after apply_after`;
+    } finally {
+      sess.client.configUpdate({ config: config() });
+      await barrier(sess);
+    }
+  });
+
   const agentErrorProvokers: Record<number, () => Promise<string>> = {
     [-32601]: async () => {
       const resp = await rawRequest({ jsonrpc: '2.0', method: 'conformance.no_such_method', params: {} });
@@ -558,12 +588,16 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return { close: sess.close, ms: Date.now() - t0 };
   }
   const finalSeq = /^final_seq=(\d+)$/;
+  /** With nothing left to drain the agent leaves Draining at once (seed 6 "buffer empty"): within this of the last ack. */
+  const EMPTY_CLOSE_MS = 2000;
+  const RELOAD_DRAIN_SECS = 5;
 
   let reload: { close: Session['close']; ms: number } | undefined;
-  await runner.run('agent/shutdown-server-reload', 'agent.shutdown ServerReload: the agent closes cleanly (1000) with reason final_seq=<acked seq>', async () => {
-    reload = await shutdownAndWatch('ServerReload', 1, () => undefined);
+  await runner.run('agent/shutdown-server-reload', `agent.shutdown ServerReload (drain_seconds ${RELOAD_DRAIN_SECS}) with everything acked: the agent closes cleanly (1000) with reason final_seq=<acked seq>, within ${EMPTY_CLOSE_MS} ms (seed 6: Draining ends when the buffer is empty, not only when drain_seconds elapsed)`, async () => {
+    reload = await shutdownAndWatch('ServerReload', RELOAD_DRAIN_SECS, () => undefined);
     const c = reload.close;
     expect(c !== undefined && !c.byServer, 'the agent closes the connection', c ? `closed by the scripted server after the drain (${c.code})` : 'open');
+    if (emitMode !== 'none') expect(reload.ms <= EMPTY_CLOSE_MS, `closed within ${EMPTY_CLOSE_MS} ms (nothing left to drain)`, `closed ${reload.ms} ms after the notification`);
     expect(c!.code === 1000 || c!.code === 1001, 'close 1000', `close ${c!.code}`);
     const m = finalSeq.exec(c!.reason);
     expect(m !== null, 'reason final_seq=<n>', `reason ${JSON.stringify(c!.reason)}`);
@@ -753,8 +787,11 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
 
   // Not the 1 s default (LIMITS.retry_after_default_ms): an agent that ignores the value is seen.
   const retryMs = 300;
-  const clockMarginMs = 25;
-  await runner.run('agent/push-backpressure', `a logs.push answered -32020 Backpressure with retry_after_ms ${retryMs}: nothing is pushed during the pause (DESIGN 5.6), then, within ${SLACK_MS} ms of its end, the same entries are sent again from the same seq_start, none skipped`, async () => {
+  /**
+   * A logs.push answered with `refusal` (data.retry_after_ms = retryMs): nothing pushed during
+   * the pause, then the refused entries again from the refused seq_start within retryMs + SLACK_MS.
+   */
+  async function pausedResend(refusal: () => RpcError): Promise<string> {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
     const sess = session;
     const from = server.store.accepted + 1;
@@ -765,7 +802,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       if (ss !== sess || refused !== undefined) return undefined;
       refused = { start: p.seq_start, end: p.entries.at(-1)!.seq, record: ss.pushes.at(-1)! };
       server.followOnRetryMs = retryMs; // the pushes behind it are refused with the same pause (B6a)
-      return { error: new BackpressureError({ retry_after_ms: retryMs }) };
+      return { error: refusal() };
     }, async () => {
       await emit(n);
       return server.until(() => server.store.accepted >= from + n - 1, retryMs + t * 2);
@@ -773,24 +810,88 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     const pushes = sess.pushes.slice(first);
     expect(refused !== undefined, 'a logs.push', 'none');
     const r = refused!;
+    const code = r.record.refusedWith;
     const at = r.record.answeredAt!;
     const later = sess.pushes.slice(sess.pushes.indexOf(r.record) + 1);
     const resend = later.find((x) => x.params.seq_start <= r.start);
     expect(resend !== undefined, `the refused entries sent again from seq ${r.start}`, `pushes ${describeBatches(pushes.map((x) => x.params))}${hint(run)}`);
     const waited = resend!.at - at;
-    expect(waited >= retryMs - clockMarginMs, `the resend at least ${retryMs} ms after the -32020`, `${waited} ms after it`);
+    expect(waited >= retryMs - clockMarginMs, `the resend at least ${retryMs} ms after the ${code}`, `${waited} ms after it`);
     // "pause for retry_after_ms": not the 1 s default, nor a pause of its own (timer slack allowed)
-    expect(waited <= retryMs + SLACK_MS, `the resend within ${retryMs + SLACK_MS} ms of the -32020 (retry_after_ms ${retryMs} + ${SLACK_MS} ms slack)`, `${waited} ms after it`);
+    expect(waited <= retryMs + SLACK_MS, `the resend within ${retryMs + SLACK_MS} ms of the ${code} (retry_after_ms ${retryMs} + ${SLACK_MS} ms slack)`, `${waited} ms after it`);
     // A push that arrives within 50 ms of the refusal was sent before the agent could read it.
     const early = later.filter((x) => x !== resend && x.at > at + 50 && x.at < at + retryMs - clockMarginMs);
-    expect(early.length === 0, `no logs.push during the ${retryMs} ms pause`, `${early.length} during it, the first ${(early[0]?.at ?? at) - at} ms after the -32020 (${describeBatches(early.map((x) => x.params))})`);
+    expect(early.length === 0, `no logs.push during the ${retryMs} ms pause`, `${early.length} during it, the first ${(early[0]?.at ?? at) - at} ms after the ${code} (${describeBatches(early.map((x) => x.params))})`);
     expect(resend!.params.seq_start === r.start, `the resend starting at ${r.start}`, `starting at ${resend!.params.seq_start}`);
     expect(ok, `all ${n} entries acked up to seq ${from + n - 1}`, `accepted_seq ${server.store.accepted}`);
+    expect(sess.isOpen && server.current === sess, 'the session kept', sess.close ? `closed ${sess.close.code}` : 'a new session');
     checkBatches(pushes.filter((x) => x.refusedWith === undefined).map((x) => x.params), from);
     expect(server.store.reused.length === 0, 'resent with the original content', `seq ${server.store.reused[0]?.seq} changed content`);
     // Not judged (DECISIONS K9): how many pushes follow the resend before its ack, and the send rate.
     const inFlightAfter = Math.max(0, ...later.filter((x) => x.at < (resend!.answeredAt ?? Infinity)).map((x) => x.inFlight));
-    return `-32020 on ${r.start}..${r.end}; resent ${waited} ms later as ${describeBatches([resend!.params])}; ${inFlightAfter} in flight at most until its ack`;
+    return `${code} on ${r.start}..${r.end}; resent ${waited} ms later as ${describeBatches([resend!.params])}; ${inFlightAfter} in flight at most until its ack`;
+  }
+  await runner.run('agent/push-backpressure', `a logs.push answered -32020 Backpressure with retry_after_ms ${retryMs}: nothing is pushed during the pause (DESIGN 5.6), then, within ${SLACK_MS} ms of its end, the same entries are sent again from the same seq_start, none skipped`, () =>
+    pausedResend(() => new BackpressureError({ retry_after_ms: retryMs })),
+  );
+  await runner.run('agent/push-buffer-overflow', `a logs.push answered -32007 BufferOverflow with retry_after_ms ${retryMs} (nothing of it stored): the agent keeps the entries and, after the pause and within ${SLACK_MS} ms of its end, sends them again from the same seq_start (DESIGN 5.6, error-data.json BufferOverflowData), none skipped, the session kept`, () =>
+    pausedResend(() => new BufferOverflowError({ retry_after_ms: retryMs, reason: 'conformance: the commit failed' })),
+  );
+
+  // The contract names flush_interval_ms without saying more; the suite reads it as a bound on
+  // how long an entry the agent has read waits before it is pushed (DECISIONS K10). The
+  // agent's own read delay (a file source polls) is allowed on top, as READ_ALLOWANCE_MS.
+  const FLUSH_MS = 1000;
+  await runner.run('agent/push-flush-latency', `with config.update flush_interval_ms ${FLUSH_MS}, an entry written while nothing else is pending is pushed within flush_interval_ms + ${READ_ALLOWANCE_MS} ms (reading it) + ${SLACK_MS} ms (DECISIONS K10)`, async () => {
+    if (emitMode === 'none') throw new CaseSkip(logsSkip);
+    const sess = session;
+    sess.client.configUpdate({ config: { ...config(), flush_interval_ms: FLUSH_MS } });
+    try {
+      await barrier(sess); // the update is applied before the entry is written
+      const seq = server.store.accepted + 1;
+      const t0 = Date.now();
+      await emit(1);
+      const bound = FLUSH_MS + READ_ALLOWANCE_MS + SLACK_MS;
+      const ok = await sess.until(() => sess.pushes.some((r) => r.params.entries.some((e) => e.seq === seq)), bound + t);
+      const push = sess.pushes.find((r) => r.params.entries.some((e) => e.seq === seq));
+      expect(ok, `a logs.push carrying seq ${seq}`, `none within ${bound + t} ms${hint(run)}`);
+      const ms = push!.at - t0;
+      expect(ms <= bound, `pushed within ${bound} ms of the write`, `${ms} ms after it`);
+      return `seq ${seq} pushed ${ms} ms after it was written (flush_interval_ms ${FLUSH_MS})`;
+    } finally {
+      sess.client.configUpdate({ config: config() });
+      await barrier(sess);
+    }
+  });
+
+  await runner.run('agent/push-unknown-host', 'a logs.push answered -32004 UnknownHost (the host row went away, DESIGN 5.1): the agent closes that session and reconnects; after the accepted hello the refused entries are sent again from accepted_seq + 1, none skipped', async () => {
+    if (emitMode === 'none') throw new CaseSkip(logsSkip);
+    const sess = session;
+    const from = server.store.accepted + 1;
+    const n = 3;
+    const nextFrom = server.sessions.length;
+    let refused: PushRecord | undefined;
+    await withHook((p, ss) => {
+      if (ss !== sess || refused !== undefined) return undefined;
+      refused = ss.pushes.at(-1)!;
+      return { error: new UnknownHostError({ host_id: currentHost }) };
+    }, async () => {
+      await emit(n);
+      await sess.until(() => refused !== undefined, t * 2);
+      await sess.until(() => !sess.isOpen, t);
+    });
+    expect(refused !== undefined, 'a logs.push', 'none');
+    expect(sess.close !== undefined && !sess.close.byServer, 'the agent closes the session after -32004', sess.close ? 'closed by the scripted server' : `still open ${t} ms after the -32004`);
+    const next = await nextHello(nextFrom, bound(processAttempts) + startTimeout);
+    expect(next !== undefined && next.helloAnswered === 'result', 'a reconnect with an accepted hello', `${next === undefined ? 'none' : 'refused'}${hint(run)}`);
+    processAttempts++;
+    session = next!;
+    const ok = await server.until(() => server.store.accepted >= from + n - 1, t * 2);
+    const pushes = next!.pushes.map((r) => r.params);
+    expect(ok, `seqs up to ${from + n - 1} acked after the reconnect`, `accepted_seq ${server.store.accepted}; pushes ${describeBatches(pushes)}`);
+    checkBatches(pushes, (next!.acceptedAtHello ?? 0) + 1);
+    expect(server.store.reused.length === 0, 'resent with the original content', `seq ${server.store.reused[0]?.seq} changed content`);
+    return `-32004 on ${refused!.params.seq_start}..; the agent closed ${sess.close!.code} and reconnected after ${next!.openedAt - sess.close!.at} ms; then ${describeBatches(pushes)}`;
   });
 
   await runner.run('agent/push-ack-beyond-sent', 'a logs.push acked with up_to_seq 1000 beyond its last seq (DECISIONS F5: counted only up to what was sent): the next entries still get the next seqs and are all delivered', async () => {
@@ -860,7 +961,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
 
   // ─────────────────────────── A8. Decommission ───────────────────────────
-  await runner.run('agent/shutdown-decommission', 'agent.shutdown Decommission: the agent drains (pushes its unacked entries, acked during the drain) and closes with final_seq=<n>', async () => {
+  const DECOMMISSION_DRAIN_SECS = 10;
+  await runner.run('agent/shutdown-decommission', `agent.shutdown Decommission (drain_seconds ${DECOMMISSION_DRAIN_SECS}): the agent drains (pushes its unacked entries, acked during the drain) and closes with final_seq=<n> once they are acked (within ${EMPTY_CLOSE_MS} ms, not at the drain's end)`, async () => {
     if (!session.isOpen) throw new CaseFailure('a connected agent', 'no session');
     let drainFrom = 0;
     if (emitMode !== 'none') {
@@ -873,7 +975,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
     const sess = session;
     revokeNextHello = true; // the decommissioned host's next hello gets -32002
-    const r = await shutdownAndWatch('Decommission', 2, () => {
+    const r = await shutdownAndWatch('Decommission', DECOMMISSION_DRAIN_SECS, () => {
       server.ackMode = 'ack';
       sess.release();
     });
@@ -882,6 +984,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     const m = finalSeq.exec(c!.reason);
     expect(m !== null, 'reason final_seq=<n>', `reason ${JSON.stringify(c!.reason)}`);
     if (emitMode !== 'none') expect(Number(m![1]) >= drainFrom + 2, `final_seq >= ${drainFrom + 2} (drained)`, `reason ${c!.reason}`);
+    // The held pushes are acked at the notification: then nothing is left to drain (seed 6 "buffer empty").
+    if (emitMode !== 'none') expect(r.ms <= EMPTY_CLOSE_MS, `closed within ${EMPTY_CLOSE_MS} ms of the notification (drain_seconds ${DECOMMISSION_DRAIN_SECS}; everything acked at once)`, `closed ${r.ms} ms after it`);
     return `close ${c!.code} "${c!.reason}" after ${r.ms} ms`;
   });
   const decomAttempts = server.sessions.length;

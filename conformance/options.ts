@@ -23,6 +23,12 @@ Server suite:
                             "cortex-server agent rotate {host_id} --grace-secs {grace_secs} --db F"): enables
                             the 1012 and -32005 cases ({grace_secs} is --rotation-grace-secs) and, with
                             {grace_secs} in it, the previous-token-in-grace case (a second rotation, 60 s)
+  --decommission-command CMD  decommissions a host; {host_id} and {drain_secs} are replaced (e.g.
+                            "cortex-server agent decommission {host_id} --drain-secs {drain_secs} --db F"):
+                            with --issue-command, enables the decommission cases (fresh hosts)
+  --config-command CMD      sets a host's AgentConfig; {host_id} and {config} (the JSON) are replaced (e.g.
+                            "cortex-server agent config {host_id} --set {config} --db F"): enables the
+                            config.update case
   --rotation-grace-secs N   the grace window of the first rotation (default 300); the -32005 case waits
                             it out, so it needs N <= 10
   --stop-command CMD        stops the server as SIGTERM does (e.g. "kill -TERM PID"): enables the
@@ -108,7 +114,7 @@ export const COMMON_VALUES = ['timeout-ms', 'junit', 'expect-fail', 'only'];
 export const COMMON_FLAGS = ['json', 'json-lines', 'strict', 'bail'];
 
 export const SERVER_VALUES = [
-  'url', 'enroll-token', 'host-id', 'token-2', 'host-id-2', 'revoke-command', 'rotate-command', 'rotation-grace-secs',
+  'url', 'enroll-token', 'host-id', 'token-2', 'host-id-2', 'revoke-command', 'rotate-command', 'rotation-grace-secs', 'decommission-command', 'config-command',
   'stop-command', 'restart-command', 'issue-command', 'break-storage-command', 'repair-storage-command', 'stall-storage-command', 'resume-storage-command', 'metrics-count-command',
   'admin-url', 'admin-token', 'hello-timeout-ms', 'ping-interval-ms', 'missed-pongs', 'server-max-batch-entries', 'agent-rate',
   'ingest-queue-entries', 'agent-version', 'min-agent-version', ...COMMON_VALUES,
@@ -133,7 +139,7 @@ export function serverOptionsFrom(p: ParsedArgs): ServerSuiteOptions {
   if ((breakStorage === undefined) !== (repairStorage === undefined)) throw new UsageError('--break-storage-command and --repair-storage-command go together (the suite must undo what it broke)');
   if (p.values.has('stall-storage-command') !== p.values.has('resume-storage-command')) throw new UsageError('--stall-storage-command and --resume-storage-command go together');
   if (p.values.has('restart-command') && !p.values.has('stop-command')) throw new UsageError('--restart-command needs --stop-command (it restarts what that stopped)');
-  for (const name of ['revoke-command', 'rotate-command', 'metrics-count-command']) {
+  for (const name of ['revoke-command', 'rotate-command', 'metrics-count-command', 'decommission-command', 'config-command']) {
     const v = p.values.get(name);
     if (v !== undefined && !v.includes('{host_id}')) throw new UsageError(`--${name} must contain {host_id}`);
   }
@@ -147,6 +153,8 @@ export function serverOptionsFrom(p: ParsedArgs): ServerSuiteOptions {
     adminToken: p.values.get('admin-token'),
     revokeCommand: p.values.get('revoke-command'),
     rotateCommand: p.values.get('rotate-command'),
+    decommissionCommand: p.values.get('decommission-command'),
+    configCommand: p.values.get('config-command'),
     rotationGraceSecs: intOption(p, 'rotation-grace-secs', 0) ?? LIMITS.rotation_grace_secs,
     stopCommand: p.values.get('stop-command'),
     restartCommand: p.values.get('restart-command'),

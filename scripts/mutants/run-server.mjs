@@ -28,6 +28,8 @@ const env = {
 };
 const q = (v) => `'${v.replace(/'/g, `'\\''`)}'`;
 const cli = join(root, 'dist/server/cli.js');
+/** Hosts issued with the template for the cases that ask --issue-command for one valid an hour (ingest/max-seq, the two decommission cases). */
+const POOL = 3;
 
 /**
  * A database with the two hosts issued, made once per sandbox (the dry run makes it) and
@@ -38,12 +40,14 @@ function template() {
   const at = join(root, 'dist/mutants-template');
   if (!existsSync(join(at, 'hosts.json'))) {
     const tmp = mkdtempSync(join(tmpdir(), 'cortex-mutant-template-'));
-    const issue = (name) => {
-      const r = spawnSync(process.execPath, [cli, 'agent', 'issue', '--host', name, '--json', '--db', join(tmp, 'cortex.db')], { encoding: 'utf8' });
+    const issue = (name, ...more) => {
+      const r = spawnSync(process.execPath, [cli, 'agent', 'issue', '--host', name, '--json', '--db', join(tmp, 'cortex.db'), ...more], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`agent issue: ${r.stderr}`);
       return JSON.parse(r.stdout);
     };
-    writeFileSync(join(tmp, 'hosts.json'), JSON.stringify({ h1: issue('m-1'), h2: issue('m-2') }));
+    // The pool: fresh hosts for the cases that issue one valid for an hour (--issue-command below).
+    const pool = Array.from({ length: POOL }, (_, i) => issue(`m-pool-${i}`, '--expires-in', '12h'));
+    writeFileSync(join(tmp, 'hosts.json'), JSON.stringify({ h1: issue('m-1'), h2: issue('m-2'), pool }));
     try {
       renameSync(tmp, at);
     } catch {
@@ -54,6 +58,8 @@ function template() {
 }
 const tpl = template();
 copyFileSync(tpl.db, db);
+const poolFile = join(dir, 'pool.jsonl');
+writeFileSync(poolFile, tpl.pool.map((h) => `${JSON.stringify({ host_id: h.host_id, token: h.token })}\n`).join(''));
 const serverArgs = (listen) => [join(root, 'test/conformance/fixtures/reference-server.mjs'), fault, '--db', db, '--listen', listen];
 let code = 1;
 const server = spawn(process.execPath, serverArgs('127.0.0.1:0'), { env, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -71,6 +77,8 @@ try {
   server.stderr.resume();
   const port = new URL(url).port;
   const { h1, h2 } = tpl;
+  /** A curl call of the admin API on host {host_id} (the body is shell text: quoted JSON with template values spliced in). */
+  const admin = (method, path, body) => `curl -sfS -X ${method} -H 'content-type: application/json'${body ? ` -d ${body}` : ''} http://127.0.0.1:${port}/admin/agents/{host_id}${path}`;
   const envPrefix = ['CORTEX_TEST_CONFIG', 'CORTEX_TEST_QUEUE_ENTRIES', 'CORTEX_TEST_ROTATION_CLOSE_MS'].map((k) => `${k}=${q(env[k])}`).join(' ');
   const args = [
     join(root, 'dist/conformance/cli.js'), 'server', '--url', url, '--enroll-token', h1.token, '--host-id', h1.host_id, '--token-2', h2.token, '--host-id-2', h2.host_id,
@@ -79,11 +87,17 @@ try {
     '--hello-timeout-ms', '800', '--server-max-batch-entries', '500',
     '--agent-rate', String(RATE), '--ingest-queue-entries', String(QUEUE), '--min-agent-version', '0.1.0', '--timeout-ms', '3000',
     '--admin-url', `http://127.0.0.1:${port}`,
-    '--revoke-command', `${q(process.execPath)} ${q(cli)} agent revoke {host_id} --db ${q(db)}`,
-    '--rotate-command', `${q(process.execPath)} ${q(cli)} agent rotate {host_id} --grace-secs {grace_secs} --db ${q(db)}`, '--rotation-grace-secs', '1',
+    // The admin changes through the server's own admin API (the same repository calls as the
+    // `cortex-server agent …` commands, which test/conformance/server.test.ts uses): curl starts
+    // in milliseconds, a node CLI in a second or more on the loaded machine, several per mutant.
+    '--revoke-command', `${admin('POST', '/revoke')}`,
+    '--rotate-command', `${admin('POST', '/rotate', `'{"grace_secs": '{grace_secs}'}'`)}`, '--rotation-grace-secs', '1',
+    '--decommission-command', `${admin('POST', '/decommission', `'{"drain_secs": '{drain_secs}'}'`)}`,
+    '--config-command', `${admin('PUT', '/config', `'{"config": '{config}'}'`)}`,
     '--break-storage-command', `echo break > ${q(fault)}`, '--repair-storage-command', `rm -f ${q(fault)}`,
     '--stall-storage-command', `echo stall > ${q(fault)}`, '--resume-storage-command', `rm -f ${q(fault)}`,
-    '--issue-command', `${q(process.execPath)} ${q(cli)} agent issue --host {label} --expires-in {expires_in} --json --db ${q(db)}`,
+    // A pooled host when one valid for an hour is asked for, else `agent issue` (the expiry case's 3 s tokens).
+    '--issue-command', `l=$(head -n 1 ${q(poolFile)}); if [ {expires_in} = 1h ] && [ -n "$l" ]; then sed -i 1d ${q(poolFile)}; echo "$l"; else ${q(process.execPath)} ${q(cli)} agent issue --host {label} --expires-in {expires_in} --json --db ${q(db)}; fi`,
     '--metrics-count-command', `${q(process.execPath)} ${q(join(root, 'test/conformance/fixtures/metrics-count.mjs'))} ${q(db)} {host_id}`,
     '--stop-command', `kill -TERM ${server.pid}`, '--restart-command', `${envPrefix} ${q(process.execPath)} ${serverArgs(`127.0.0.1:${port}`).map(q).join(' ')}`,
     '--bail', ...mutant.only,

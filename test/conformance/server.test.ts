@@ -52,6 +52,8 @@ describe('cortex-conformance server', () => {
         '--admin-url', f.httpUrl,
         '--revoke-command', `${cli} agent revoke {host_id} --db ${f.db}`,
         '--rotate-command', `${cli} agent rotate {host_id} --grace-secs {grace_secs} --db ${f.db}`, '--rotation-grace-secs', '0',
+        '--decommission-command', `${cli} agent decommission {host_id} --drain-secs {drain_secs} --db ${f.db}`,
+        '--config-command', `${cli} agent config {host_id} --set {config} --db ${f.db}`,
         '--break-storage-command', `echo break > ${f.faultFile}`, '--repair-storage-command', `rm -f ${f.faultFile}`,
         '--stall-storage-command', `echo stall > ${f.faultFile}`, '--resume-storage-command', `rm -f ${f.faultFile}`,
         '--metrics-count-command', `node ${METRICS_COUNT} ${f.db} {host_id}`,
@@ -82,6 +84,8 @@ describe('cortex-conformance server', () => {
         'handshake/unknown-host', 'handshake/invalid-params', 'close/1000-NormalClosure', 'close/1002-ProtocolError', 'close/1007-InvalidPayload',
         'close/4001-AuthFailed', 'ingest/overlap', 'ingest/gap-accepted', 'vector/metrics.push/params/samples/too_many_items',
         'handshake/resume-from-seq-max', 'handshake/enrollment-token-expired', 'ingest/metadata-limits', 'ingest/max-seq',
+        'admin/probe-timeout', 'admin/probe-invalid-output', 'admin/probe-session-closed',
+        'control/config-update', 'control/decommission', 'control/decommission-hello-while-draining',
       ]) passed(id);
       // Generated cases: one per vector of every agent→server method.
       expect(lines.filter((l) => l.includes(' vector/logs.push/params/')).length).toBeGreaterThan(20);
