@@ -1,6 +1,6 @@
 /*
  * @generated
- * Generated from contract/ by codegen — do not edit.
+ * Generated from contract/ by codegen; do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
 // Checks a log entry's free-form parts against the contract's caps (LIMITS, PROTOCOL.md#limits-and-timings:
