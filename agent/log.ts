@@ -3,11 +3,12 @@
 // levels of nesting, is replaced by "[redacted]" before it is written — the same list as
 // server/log.ts; code must still never put a token in a message string.
 
-import pino from 'pino';
+import type Pino from 'pino';
 import { SECRET_FIELDS } from '@cortex/agent-protocol';
 import { SECRET_HEADERS, redactPaths } from '../common/redact.js';
+import { pino } from './cjs.js';
 
-export type Logger = pino.Logger;
+export type Logger = Pino.Logger;
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /** pino redact paths: the contract's secret fields and the secret headers, at the top level and nested up to depth 3. */

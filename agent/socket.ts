@@ -3,9 +3,11 @@
 // optional extra CA file.
 
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
-import WebSocket from 'ws';
+import type WebSocketClass from 'ws';
+import { WebSocket, tlsModule } from './cjs.js';
+
+type WebSocket = WebSocketClass;
 
 export class UpgradeError extends Error {
   override readonly name = 'UpgradeError';
@@ -60,7 +62,7 @@ export function openSocket(url: string, options: OpenOptions = {}): Promise<WebS
   let ca: string[] | undefined;
   if (options.caFile) {
     try {
-      ca = [...rootCertificates, readFileSync(options.caFile, 'utf8')];
+      ca = [...tlsModule().rootCertificates, readFileSync(options.caFile, 'utf8')];
     } catch (err) {
       return Promise.reject(new UpgradeError(`cannot read CA file ${options.caFile}: ${(err as { code?: string }).code ?? (err as Error).message}`));
     }

@@ -63,6 +63,27 @@ const bindingsShim = {
   },
 };
 
+/**
+ * agent/cjs.js requires the agent's CommonJS packages at run time (DECISIONS P9: an ESM import
+ * of them costs the unbundled agent memory). In the bundle they are imported statically, so
+ * esbuild bundles them; node:tls still loads on first use (the banner's `require`).
+ */
+const agentCjsStatic = {
+  name: 'cortex-agent-cjs-static',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]agent[\\/]cjs\.js$/ }, (args) => ({
+      contents: [
+        `export { default as pino } from 'pino';`,
+        `export { default as Database } from 'better-sqlite3';`,
+        `export { default as WebSocket } from 'ws';`,
+        `export const tlsModule = () => require('node:tls');`,
+      ].join('\n'),
+      loader: 'js',
+      resolveDir: dirname(args.path),
+    }));
+  },
+};
+
 // ESM output: CommonJS dependencies need a real `require` (for node: built-ins and the
 // addon). The ABI check runs before anything else so a wrong Node says so in one line.
 const banner = (name) =>
@@ -185,7 +206,7 @@ async function packageOne({ name, entry, unit, workers = [] }) {
     // Workers socket (loaded only there): none of them is used on a Linux host
     external: ['bufferutil', 'utf-8-validate', 'pg-native', 'pg-cloudflare', 'cloudflare:sockets'],
     banner: { js: banner(name) },
-    plugins: [bindingsShim],
+    plugins: [bindingsShim, agentCjsStatic],
   });
 
   const workerInputs = [];

@@ -36,11 +36,12 @@
 
 import { closeSync, openSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { LIMITS } from '@cortex/agent-protocol';
 import { nestedDeeperThan, storableText } from '@cortex/agent-protocol/runtime';
 import { BufferStorageError, toBufferError } from './errors.js';
 import type { JsonValue, NewLogEntry } from './entry.js';
+import { Database } from '../cjs.js';
 
 export const DEFAULT_SOFT_CAP_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_HARD_CAP_BYTES = 512 * 1024 * 1024;
@@ -245,7 +246,7 @@ export class DurableBuffer {
   readonly softCapBytes: number;
   readonly hardCapBytes: number;
 
-  private readonly db: Database.Database;
+  private readonly db: BetterSqlite3.Database;
   private readonly hooks: BufferTestHooks | undefined;
   private readonly relaxAcks: boolean;
   private readonly diskSpace: () => { free: number; total: number };
@@ -275,23 +276,23 @@ export class DurableBuffer {
   /** The tail reached its budget and appends skip it until acks have emptied it (addTail). */
   private tailClosed = false;
 
-  private readonly insertEntry: Database.Statement<[number, number, string]>;
+  private readonly insertEntry: BetterSqlite3.Statement<[number, number, string]>;
   /** INSERT of INSERT_CHUNK rows in one statement (one step of the VDBE, one bind call). */
-  private readonly insertChunk: Database.Statement<unknown[]>;
+  private readonly insertChunk: BetterSqlite3.Statement<unknown[]>;
   private readonly chunkArgs: unknown[] = new Array<unknown>(INSERT_CHUNK * 3);
-  private readonly selectFromRaw: Database.Statement<[number, number], [number, number, string]>;
+  private readonly selectFromRaw: BetterSqlite3.Statement<[number, number], [number, number, string]>;
   /** Average entry bytes of the last batch read from SQLite (sizes the next read's chunks). */
   private readAvgBytes = 256;
-  private readonly selectOldest: Database.Statement<[], { seq: number; bytes: number }>;
-  private readonly selectMinSeq: Database.Statement<[], { seq: number | null }>;
-  private readonly sumUpTo: Database.Statement<[number], { n: number; b: number }>;
-  private readonly deleteUpTo: Database.Statement<[number]>;
-  private readonly selectMeta: Database.Statement<[], MetaRow>;
-  private readonly updateMeta: Database.Statement<[number, number, number, number, number, number | null, number | null]>;
-  private readonly upsertPosition: Database.Statement<[string, string, string]>;
-  private readonly selectPosition: Database.Statement<[string], { position: string }>;
-  private readonly selectPositions: Database.Statement<[], { source: string; position: string; updated_at: string }>;
-  private readonly deletePosition: Database.Statement<[string]>;
+  private readonly selectOldest: BetterSqlite3.Statement<[], { seq: number; bytes: number }>;
+  private readonly selectMinSeq: BetterSqlite3.Statement<[], { seq: number | null }>;
+  private readonly sumUpTo: BetterSqlite3.Statement<[number], { n: number; b: number }>;
+  private readonly deleteUpTo: BetterSqlite3.Statement<[number]>;
+  private readonly selectMeta: BetterSqlite3.Statement<[], MetaRow>;
+  private readonly updateMeta: BetterSqlite3.Statement<[number, number, number, number, number, number | null, number | null]>;
+  private readonly upsertPosition: BetterSqlite3.Statement<[string, string, string]>;
+  private readonly selectPosition: BetterSqlite3.Statement<[string], { position: string }>;
+  private readonly selectPositions: BetterSqlite3.Statement<[], { source: string; position: string; updated_at: string }>;
+  private readonly deletePosition: BetterSqlite3.Statement<[string]>;
 
   private readonly appendTx: (entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined) => {
     result: AppendResult;
@@ -302,7 +303,7 @@ export class DurableBuffer {
   private readonly advanceTx: (target: number, operation: 'ack' | 'applyAccepted') => { result: AckResult; meta: MetaRow };
   private readonly positionTx: (position: SourcePositionUpdate) => void;
 
-  private constructor(path: string, db: Database.Database, options: BufferOptions) {
+  private constructor(path: string, db: BetterSqlite3.Database, options: BufferOptions) {
     this.path = path;
     this.db = db;
     this.hooks = options.hooks;
@@ -353,7 +354,7 @@ export class DurableBuffer {
     if (!(hard > 0) || !(soft > 0) || soft > hard) {
       throw new RangeError('buffer caps must be positive with softCapBytes <= hardCapBytes');
     }
-    let db: Database.Database | undefined;
+    let db: BetterSqlite3.Database | undefined;
     try {
       db = new Database(path);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
@@ -1075,7 +1076,7 @@ export interface BufferSnapshot {
  * file, so pass the ones the agent runs with to get `pressure` right.
  */
 export function readBufferSnapshot(path: string, caps: { softCapBytes?: number; hardCapBytes?: number } = {}): BufferSnapshot {
-  let db: Database.Database | undefined;
+  let db: BetterSqlite3.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
     db.pragma('busy_timeout = 2000');

@@ -18,9 +18,10 @@
 
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { DurableBuffer, type BufferOptions } from './buffer.js';
 import { BufferStorageError } from './errors.js';
+import { Database } from '../cjs.js';
 
 export const SEQ_FILE = 'seq.json';
 export const RECOVERY_FILE = 'buffer-recovery.json';
@@ -48,7 +49,7 @@ export interface CheckReport {
 /** Checks a buffer file read-only. Never throws for a damaged file: the report says what is wrong. */
 export function checkBuffer(path: string, healedGap?: { from: number; to: number } | null): CheckReport {
   const report: CheckReport = { ok: false, path, integrity: 'not run', problems: [], next_seq: null, acked_seq: null, queue_depth: null, rows: null, sources: null };
-  let db: Database.Database | undefined;
+  let db: BetterSqlite3.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
     db.pragma('busy_timeout = 2000');
@@ -253,7 +254,7 @@ interface Salvage {
 /** Reads what still reads from a damaged buffer file; every part is optional. */
 function salvage(file: string): Salvage {
   const out: Salvage = { acked: 0, next: 1, metaOk: false, entries: [], positions: [] };
-  let db: Database.Database | undefined;
+  let db: BetterSqlite3.Database | undefined;
   try {
     db = new Database(file, { readonly: true, fileMustExist: true });
   } catch {

@@ -1,6 +1,6 @@
 /*
  * @generated
- * Generated from contract/ by codegen — do not edit.
+ * Generated from contract/ by codegen; do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
 import { Peer, type PeerOptions, type RequestOptions, type RequestHandler, type NotificationHandler } from "./runtime/peer.js";

@@ -1,6 +1,6 @@
 /*
  * @generated
- * Generated from contract/ by codegen — do not edit.
+ * Generated from contract/ by codegen; do not edit.
  * Change the contract (or codegen/) and run `npm run codegen` instead.
  */
 // The reference server's server-config.json (contract/schemas/server-config.json): its type, the schema and a

@@ -157,7 +157,7 @@ describe('codegen', () => {
       // schemas carry it in $comment (after $schema and $id), the rest in their first lines
       const head = f.includes(join('generated', 'schemas')) ? String((JSON.parse(text) as { $comment?: string }).$comment) : text.slice(0, 200);
       expect(head, f).toMatch(/@generated/);
-      expect(head, f).toMatch(/Generated from contract\/ by codegen — do not edit/);
+      expect(head, f).toMatch(/Generated from contract\/ by codegen; do not edit/);
       expect(text.slice(0, 300), f).not.toMatch(/\d{4}-\d{2}-\d{2}T|version \d/);
     }
     const manifest = JSON.parse(readFileSync(join(generatedDir, 'manifest.json'), 'utf8')) as { contract_sha256: string; tools: Record<string, string> };
