@@ -77,6 +77,8 @@ export class FileTailer implements LogSourceRunner {
   private readonly cur = new FileCursor();
   private draining = false;
   private quietPolls = 0;
+  /** While draining: when the old file was last seen growing (this.o.clock()). */
+  private grewAt = 0;
   private opened = false; // the first open consults the stored position
   private presentAtStart = false; // a file was at the path when start() ran (start_at)
 
@@ -337,6 +339,7 @@ export class FileTailer implements LogSourceRunner {
       if (!this.cur.isAt(st)) {
         this.draining = true;
         this.quietPolls = 0;
+        this.grewAt = this.o.clock();
         this.state = 'draining';
         this.c.rotations++;
         this.o.logger.info({ source: this.key, gone: st === null }, st === null ? 'file deleted or moved away; finishing it' : 'file rotated; finishing the old file before the new one');
@@ -354,8 +357,13 @@ export class FileTailer implements LogSourceRunner {
     const more = this.readAvailable(fst.size);
     if (more) return true;
     if (this.draining) {
-      if (grew) this.quietPolls = 0;
-      else if (++this.quietPolls > this.o.rotateQuietPolls) {
+      // Quiet for rotateQuietPolls more polls AND for a poll interval of time: a tick can also
+      // come from a watch event (the rename, the new file's creation), so polls alone could
+      // pass within a millisecond, before a writer still holding the old file wrote to it.
+      if (grew) {
+        this.quietPolls = 0;
+        this.grewAt = this.o.clock();
+      } else if (++this.quietPolls > this.o.rotateQuietPolls && this.o.clock() - this.grewAt >= this.o.pollMs) {
         this.flushPartial(fst.size);
         this.o.onPosition?.(this.cur.position(), false);
         this.cur.close();

@@ -1,4 +1,4 @@
-import { appendFileSync, statSync, copyFileSync, mkdirSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, statSync, copyFileSync, mkdirSync, openSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
@@ -241,6 +241,34 @@ describe('file source: rotation and truncation', () => {
     expect(sorted(got)).toEqual(sorted(written));
     expect(new Set(got).size).toBe(got.length);
     expect(r.status().rotations).toBe(4);
+  });
+
+  it('a writer that still holds the renamed file: lines it writes there within one poll interval arrive (watch events do not end the grace)', async () => {
+    const p = join(dir, 'held.log');
+    const r = start(p, {}, { pollMs: 300 });
+    write(p, ['before']);
+    await waitFor(() => messages(buffer).length === 1);
+    const old = openSync(p, 'a');
+    try {
+      renameSync(p, `${p}.1`);
+      writeFileSync(p, ''); // the new file: its creation and the rename are watch events
+      // another writer starts the new file at once: more watch events, each a tick
+      for (const line of ['new 1', 'new 2', 'new 3']) {
+        write(p, [line]);
+        await new Promise((res) => setTimeout(res, 15));
+      }
+      // the daemon writes to the old file a little longer, before its HUP
+      await new Promise((res) => setTimeout(res, 30));
+      writeSync(old, 'late 1\n');
+      await new Promise((res) => setTimeout(res, 60));
+      writeSync(old, 'late 2\n');
+    } finally {
+      closeSync(old);
+    }
+    write(p, ['after']);
+    await waitFor(() => messages(buffer).length >= 7, 10_000, '7 entries');
+    expect(messages(buffer)).toEqual(['before', 'late 1', 'late 2', 'new 1', 'new 2', 'new 3', 'after']);
+    expect(r.status().rotations).toBe(1);
   });
 
   it('a partial last line is flushed when the file is rotated away', async () => {
