@@ -52,32 +52,32 @@ export class SchemaTooNewError extends Error {
   }
 }
 
-/** Applied migration names this build does not know (empty: the schema is not newer). */
-export async function unknownMigrations(db: Kysely<any>): Promise<string[]> {
-  let names: string[];
+/** The applied migration names, or null when there is no migration table yet (a new database). */
+async function appliedMigrations(db: Kysely<any>): Promise<string[] | null> {
   try {
     const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
-    names = rows.rows.map((r) => r.name);
+    return rows.rows.map((r) => r.name);
   } catch {
-    return []; // no migration table yet: a new database
+    return null;
   }
-  return names.filter((n) => !(n in migrations)).sort();
+}
+
+/** Applied migration names this build does not know (empty: the schema is not newer). */
+export async function unknownMigrations(db: Kysely<any>): Promise<string[]> {
+  return unknownOf((await appliedMigrations(db)) ?? []);
+}
+
+function unknownOf(applied: readonly string[]): string[] {
+  return applied.filter((n) => !(n in migrations)).sort();
 }
 
 /**
- * The applied history, when it is exactly this build's (every migration, none unknown):
- * then there is nothing to run and the Migrator need not be built at all.
+ * The applied history is exactly this build's (every migration, none unknown): then there is
+ * nothing to run and the Migrator need not be built at all.
  */
-async function isCurrent(db: Kysely<any>): Promise<boolean> {
-  let names: string[];
-  try {
-    const rows = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(db);
-    names = rows.rows.map((r) => r.name);
-  } catch {
-    return false; // no migration table yet
-  }
-  const known = Object.keys(migrations).sort();
-  return names.length === known.length && names.every((n, i) => n === known[i]);
+function isCurrent(applied: readonly string[]): boolean {
+  const done = new Set(applied);
+  return done.size === Object.keys(migrations).length && Object.keys(migrations).every((n) => done.has(n));
 }
 
 /** PostgreSQL's "undefined_table": a relation named in a query was dropped meanwhile. */
@@ -104,9 +104,11 @@ const SETUP_ATTEMPTS = 5;
 export async function migrateToLatest(storage: Storage): Promise<string[]> {
   return storage.withMigrationLock(async (db) => {
     // Refuse before the Migrator sees it (it would call the history "corrupted").
-    const unknown = await unknownMigrations(db);
+    // One read of the history: refused if newer, done if current.
+    const applied = (await appliedMigrations(db)) ?? [];
+    const unknown = unknownOf(applied);
     if (unknown.length > 0) throw new SchemaTooNewError(unknown);
-    if (await isCurrent(db)) return [];
+    if (isCurrent(applied)) return [];
     // PostgreSQL: name the schema, or kysely finds a migration table of ANOTHER schema
     // (its existence check looks at every schema) and skips creating ours.
     const schema = storage.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s : undefined;
