@@ -15,6 +15,7 @@ import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
+import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.js';
 import { checkServerUrl } from './socket.js';
 import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
@@ -65,6 +66,10 @@ rejected for good (FatalAuth) or revoked.
   --heartbeat-interval-ms N    override the server's heartbeat interval (testing)
   --ping-watchdog-ms N         no server ping for N ms → reconnect (default ${LIMITS.ping_interval_ms * LIMITS.missed_pongs})
   --backoff-base-ms N          reconnect backoff base (default 1000)
+  --hello-timeout-ms N         no hello answer for N ms → close and reconnect (default ${DEFAULT_HELLO_TIMEOUT_MS})
+  --request-timeout-ms N       no answer to a logs.push for N ms → the connection is taken as dead:
+                               closed, reconnected, the entries sent again; a metrics.push that
+                               long unanswered is dropped (default ${DEFAULT_REQUEST_TIMEOUT_MS})
   --source-poll-ms N           how often file sources check their files (default 250)
 
 Log sources come from the server's config (log_sources: file, journald, ...), added and
@@ -206,7 +211,7 @@ function logLevel(p: Parsed): LogLevel {
 }
 
 async function cmdRun(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'source-poll-ms']);
+  const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'source-poll-ms', 'hello-timeout-ms', 'request-timeout-ms']);
   if (p.flags.has('help')) return help('run');
   const stateDir = resolve(str(p, 'state-dir', true));
   const level = logLevel(p);
@@ -214,6 +219,11 @@ async function cmdRun(args: string[]): Promise<number> {
   const pingWatchdogMs = int(p, 'ping-watchdog-ms');
   const backoffBaseMs = int(p, 'backoff-base-ms');
   const sourcePollMs = int(p, 'source-poll-ms');
+  const helloTimeoutMs = int(p, 'hello-timeout-ms');
+  const requestTimeoutMs = int(p, 'request-timeout-ms');
+  for (const [name, v] of [['hello-timeout-ms', helloTimeoutMs], ['request-timeout-ms', requestTimeoutMs]] as const) {
+    if (v !== undefined && (v < 1 || v > 2 ** 31 - 1)) throw new UsageError(`--${name} must be between 1 and ${2 ** 31 - 1} ms`);
+  }
   if (sourcePollMs === 0) throw new UsageError('--source-poll-ms must be at least 1');
   if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`, { code: 'E_FILE_ACCESS' });
   const settings = await readAgentSettings(stateDir);
@@ -257,6 +267,8 @@ async function cmdRun(args: string[]): Promise<number> {
     ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
     ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
     ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
+    ...(helloTimeoutMs !== undefined ? { helloTimeoutMs } : {}),
+    ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
   };
   try {

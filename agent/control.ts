@@ -32,6 +32,9 @@ import type { DurableBuffer } from './buffer/buffer.js';
 import type { Logger } from './log.js';
 import type { ProbeRegistry } from './probes/index.js';
 
+/** The longest delay a Node.js timer takes as given (a longer one fires after 1 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Used until the server's HelloResult.config arrives. */
 export const DEFAULT_CONFIG: AgentConfig = {
   heartbeat_interval_secs: 30,
@@ -216,13 +219,24 @@ export class Control {
     const delay = Number.isFinite(at) ? at - Date.now() : 0;
     if (delay > 0) {
       this.deps.log.info({ apply_after: params.apply_after }, 'config.update staged');
-      this.configTimer = setTimeout(() => {
-        this.configTimer = null;
-        this.applyConfig(params.config, 'update');
-      }, Math.min(delay, 2 ** 31 - 1));
+      this.stageUntil(params.config, at);
     } else {
       this.applyConfig(params.config, 'update');
     }
+  }
+
+  /**
+   * Applies `config` at `at` (ms since the epoch). A Node.js timer longer than 2^31 − 1 ms
+   * fires after 1 ms, so a far apply_after (more than ~24.8 days ahead) waits in steps.
+   */
+  private stageUntil(config: AgentConfig, at: number): void {
+    const delay = at - Date.now();
+    if (delay <= 0) {
+      this.configTimer = null;
+      this.applyConfig(config, 'update');
+      return;
+    }
+    this.configTimer = setTimeout(() => this.stageUntil(config, at), Math.min(delay, MAX_TIMER_MS));
   }
 
   private rejectConfig(why: string): void {

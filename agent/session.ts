@@ -33,6 +33,11 @@ import { StateMachine, type Transition } from './state.js';
 import { TokenKeeper, writeToken } from './token-store.js';
 import { authErrorMessage, authEventFor, closeSocket, helloParams } from './handshake.js';
 
+/** How long a session waits for its HelloResult (SessionOptions.helloTimeoutMs, `run --hello-timeout-ms`). */
+export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
+/** How long a logs.push or metrics.push waits for its answer (SessionOptions.requestTimeoutMs, `run --request-timeout-ms`). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
 export type { Conn } from './connection.js';
 
 export interface SessionOptions {
@@ -248,7 +253,7 @@ export class Session {
       return;
     }
     const conn = createConn(ws, {
-      requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
+      requestTimeoutMs: this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       validateOutgoing: this.options.validateOutgoing ?? true,
       onEvent: (e) => this.deps.onPeerEvent(e),
     });
@@ -272,7 +277,7 @@ export class Session {
     let result;
     try {
       const hello = helloParams({ hostname: this.options.hostname, hostId: this.options.hostId, capabilities: this.deps.capabilities(), token: this.tokens.token ?? '', resumeFromSeq: buffer.ackedSeq });
-      result = await conn.client.agentHello(hello, { timeoutMs: this.options.helloTimeoutMs ?? 10_000 });
+      result = await conn.client.agentHello(hello, { timeoutMs: this.options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS });
     } catch (err) {
       if (conn !== this.conn || this.halted) return;
       const event = err instanceof RpcError ? authEventFor(err.code) : null;

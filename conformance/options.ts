@@ -81,6 +81,14 @@ Agent suite:
                             enables -32012 (the suite sends that timeout_ms)
   --slow-probe-args JSON    its args
   --slow-probe-timeout-ms N the timeout_ms sent with it (default 50)
+  --long-probe NAME         a probe that succeeds and runs 100 ms or more with these args (e.g. the
+                            reference agent's proc.top, which samples for 200 ms): enables
+                            agent/probe-concurrency
+  --long-probe-args JSON    its args
+  --agent-hello-timeout-ms N    how long the agent waits for a HelloResult (as it was started, e.g.
+                            cortex-agent run --hello-timeout-ms N): enables agent/hello-unanswered
+  --agent-request-timeout-ms N  how long the agent waits for a logs.push answer (cortex-agent run
+                            --request-timeout-ms N): enables agent/push-unanswered
   --internal-error-probe NAME   a probe whose handler fails unexpectedly with these args: enables -32603
   --internal-error-probe-args JSON  its args
   --backoff-base-ms N       the agent's reconnect backoff base (default 1000)

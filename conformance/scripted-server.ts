@@ -38,7 +38,8 @@ import {
   type ServerPeer,
 } from '@cortex/agent-protocol';
 
-export type HelloDecision = { result: AgentHelloResult } | { error: RpcError; closeCode: number };
+/** A hello's answer: a result, an error (then the close code), or none at all ('no-answer': the agent's hello timeout is judged). */
+export type HelloDecision = { result: AgentHelloResult } | { error: RpcError; closeCode: number } | 'no-answer';
 
 export interface UpgradeAttempt {
   at: number;
@@ -127,6 +128,8 @@ export class Session {
   helloRaw: unknown;
   helloIssues: string | undefined;
   helloAnswered: 'result' | 'error' | undefined;
+  /** When a hello left unanswered ('no-answer') arrived. */
+  helloHeldAt: number | undefined;
   /** accepted_seq returned in this session's HelloResult. */
   acceptedAtHello: number | undefined;
   readonly pushes: PushRecord[] = [];
@@ -182,6 +185,11 @@ export class Session {
       'agent.hello': (params, ctx) => {
         this.hello = params;
         const d = this.server.onHello(params, this);
+        if (d === 'no-answer') {
+          this.helloHeldAt = Date.now();
+          this.changed();
+          return new Promise<AgentHelloResult>(() => undefined); // never answered
+        }
         if ('result' in d) {
           this.helloAnswered = 'result';
           this.acceptedAtHello = d.result.accepted_seq;

@@ -160,7 +160,7 @@ export const MODULES = [
     name: 'agent control',
     // what the server asks of the agent: agent.shutdown (Revoked, drain), probe.request, config.update
     file: 'agent/control.ts',
-    parts: ['  handlersFor(', '  applyConfig(', '  afterAck(', '  private onShutdown(', '  private finishDrain(', '  private async onProbeRequest(', '  private onConfigUpdate('],
+    parts: ['  handlersFor(', '  applyConfig(', '  afterAck(', '  private onShutdown(', '  private finishDrain(', '  private async onProbeRequest(', '  private onConfigUpdate(', '  private stageUntil('],
     except: [
       { text: "if (from === 'update') log.info({ config: summarizeConfig(config) }, 'config.update applied');", why: 'a log line' },
       { text: "} catch (err) {\n      log.error({ err: (err as Error).message }, 'applying log sources failed');\n    }", why: 'a log line of a local failure' },

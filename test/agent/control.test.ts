@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { ProbeUnavailableError, type AgentConfig, type CallContext, type ProbeOutput, type ProbeRequestParams } from '@cortex/agent-protocol';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { Control, DEFAULT_CONFIG, type ControlConn, type ControlSession } from '../../agent/control.js';
 import { createLogger } from '../../agent/log.js';
 
@@ -107,6 +107,32 @@ describe('control: config', () => {
     call(h['config.update'], { config: { ...DEFAULT_CONFIG, max_batch_entries: 1 } });
     await tick();
     expect(control.config.max_batch_entries).toBe(3);
+  });
+
+  it('an apply_after beyond a Node.js timer (2^31 − 1 ms, ~24.8 days) is kept: not applied after 1 ms, nor at 24.8 days, but at apply_after', async () => {
+    vi.useFakeTimers({ now: Date.parse('2026-12-01T00:00:00Z') });
+    try {
+      const { control, s } = controlFor();
+      const c = conn();
+      s.current = c;
+      c.done();
+      const h = control.handlersFor(c);
+      await vi.advanceTimersByTimeAsync(0);
+      const day = 24 * 3600 * 1000;
+      call(h['config.update'], { config: { ...DEFAULT_CONFIG, max_batch_entries: 7 }, apply_after: new Date(Date.now() + 30 * day).toISOString() });
+      await vi.advanceTimersByTimeAsync(10);
+      expect(s.applied).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(25 * day); // past 2^31 − 1 ms
+      expect(s.applied).toHaveLength(0);
+      expect(control.config.max_batch_entries).toBe(DEFAULT_CONFIG.max_batch_entries);
+      await vi.advanceTimersByTimeAsync(5 * day - 100);
+      expect(s.applied).toHaveLength(0);
+      await vi.advanceTimersByTimeAsync(200);
+      expect(s.applied).toHaveLength(1);
+      expect(control.config.max_batch_entries).toBe(7);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('an invalid config.update is rejected (emitted) and changes nothing; a staged one is cancelled on stop', async () => {

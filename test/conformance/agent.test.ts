@@ -33,8 +33,9 @@ describe('cortex-conformance agent', () => {
       'vector/agent.shutdown/params/drain_seconds/above_maximum', 'agent/push-partial-ack', 'agent/push-flush-latency',
     ]) expect(statusOf(rep, id), id).toBe('PASS');
     // the sender cases it fails (listed in the file with the reason), and the window bound it skips (no --push-window)
-    for (const id of ['agent/push-window-several', 'agent/push-payload-too-large', 'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-unknown-host', 'agent/push-ack-beyond-sent', 'agent/config-apply-after']) expect(statusOf(rep, id), id).toBe('FAIL');
-    expect(statusOf(rep, 'agent/push-window-bound')).toBe('SKIP');
+    for (const id of ['agent/push-window-several', 'agent/push-payload-too-large', 'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-unknown-host', 'agent/push-ack-beyond-sent', 'agent/config-apply-after', 'agent/push-backpressure-default-pause', 'agent/config-apply-after-far', 'agent/config-metrics-interval']) expect(statusOf(rep, id), id).toBe('FAIL');
+    // skipped without the options that enable them (it is given none of them)
+    for (const id of ['agent/push-window-bound', 'agent/push-unanswered', 'agent/hello-unanswered', 'agent/probe-concurrency']) expect(statusOf(rep, id), id).toBe('SKIP');
     // Generated from the vectors of the server→agent methods.
     expect(rep.cases.filter((c) => c.id.startsWith('vector/probe.request/params/') && c.status === 'PASS').length).toBeGreaterThanOrEqual(10);
     expect(rep.cases.filter((c) => c.id.startsWith('vector/agent.shutdown/params/') && c.status === 'PASS').length).toBeGreaterThanOrEqual(8);
@@ -46,8 +47,12 @@ describe('cortex-conformance agent', () => {
     const r = await runConformance([
       'agent',
       '--enroll-command', `node ${AGENT_CLI} enroll --server {url} --token {token} --host-id {host_id} --state-dir {state_dir} --allow-insecure`,
-      '--run-command', `node ${AGENT_CLI} run --state-dir {state_dir} --allow-insecure --backoff-base-ms 100 --heartbeat-interval-ms 300 --log-level warn`,
+      '--run-command', `node ${AGENT_CLI} run --state-dir {state_dir} --allow-insecure --backoff-base-ms 100 --heartbeat-interval-ms 300 --hello-timeout-ms 1000 --request-timeout-ms 1500 --log-level warn`,
       '--probe', 'sys.uptime',
+      // proc.top samples /proc twice, 200 ms apart: agent/probe-concurrency
+      '--long-probe', 'proc.top',
+      // what the run command above was given: agent/hello-unanswered, agent/push-unanswered
+      '--agent-hello-timeout-ms', '1000', '--agent-request-timeout-ms', '1500',
       // systemctl status of a unit that does not exist fails (exit 4, or no systemd at all): -32011
       '--failing-probe', 'exec.systemctl_status', '--failing-probe-args', '{"unit":"cortex-conformance-none.service"}',
       // no probe runs a child process in 1 ms: -32012
@@ -60,7 +65,8 @@ describe('cortex-conformance agent', () => {
     expect(failures(rep), r.stderr).toEqual([]);
     expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
     for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/probe-round-trip', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'agent/fatal-auth', 'agent/hello-error-retried', 'agent/accepted-seq-beyond-max', 'agent/shutdown-decommission', 'agent/accepted-seq-at-max', 'agent/revoked-token-deleted',
-      'agent/push-window-several', 'agent/push-window-bound', 'agent/push-partial-ack', 'agent/push-payload-too-large', 'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-flush-latency', 'agent/push-unknown-host', 'agent/push-ack-beyond-sent', 'agent/config-apply-after']) {
+      'agent/push-window-several', 'agent/push-window-bound', 'agent/push-partial-ack', 'agent/push-payload-too-large', 'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-flush-latency', 'agent/push-unknown-host', 'agent/push-ack-beyond-sent', 'agent/config-apply-after',
+      'agent/push-backpressure-default-pause', 'agent/push-backpressure-zero-pause', 'agent/push-unanswered', 'agent/hello-unanswered', 'agent/config-apply-after-far', 'agent/config-metrics-interval', 'agent/probe-concurrency']) {
       expect(statusOf(rep, id), `${id}: ${rep.cases.find((c) => c.id === id)?.seen}`).toBe('PASS');
     }
     // The one case the reference agent cannot run: it maps every probe failure to -32011,

@@ -14,6 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '@cortex/agent-protocol';
 import { DEFAULT_PROBE_FILE_TAIL_PATHS } from '../../agent/agent.js';
 import { Backoff } from '../../agent/backoff.js';
+import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from '../../agent/session.js';
 import { createFileSource } from '../../agent/sources/file.source.js';
 
 import { resolveSettings } from '../../server/settings.js';
@@ -92,6 +93,8 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
       // Agent: pingWatchdogMs ?? ping_interval_ms × missed_pongs
       '--ping-watchdog-ms': () => LIMITS.ping_interval_ms * LIMITS.missed_pongs,
       '--backoff-base-ms': () => new Backoff().baseMs,
+      '--hello-timeout-ms': () => DEFAULT_HELLO_TIMEOUT_MS,
+      '--request-timeout-ms': () => DEFAULT_REQUEST_TIMEOUT_MS,
       '--source-poll-ms': () => tailer.o.pollMs,
       probe_file_tail_paths: () => JSON.stringify(DEFAULT_PROBE_FILE_TAIL_PATHS),
     });
