@@ -124,7 +124,10 @@ async function main() {
     mkdirSync(dir);
     const connect = async (server) => {
       await writeToken(dir, server.token);
-      const agent = new Agent({ stateDir: dir, serverUrl: server.url, hostId: server.hostId, allowInsecure: true, logger: createLogger({ level: 'warn' }), metricsIntervalMs: 0, statusFile: false });
+      // BENCH_AGENT_TAIL_MIB: the buffer's in-memory tail budget (BufferOptions.tailMaxBytes) for A/B runs
+      const tailMib = process.env.BENCH_AGENT_TAIL_MIB;
+      const bufferOptions = tailMib === undefined ? {} : { bufferOptions: { tailMaxBytes: Number(tailMib) * 1024 * 1024 } };
+      const agent = new Agent({ stateDir: dir, serverUrl: server.url, hostId: server.hostId, allowInsecure: true, logger: createLogger({ level: 'warn' }), metricsIntervalMs: 0, statusFile: false, ...bufferOptions });
       agent.start();
       try {
         await agent.waitForState('Active', 15000);
@@ -176,7 +179,9 @@ async function main() {
     };
     const cpu = { agentRunqueueNs: 0, agentBusyMs: 0, agentWallMs: 0, agentUs: 0, e2eServerTicks: 0, aloneServerTicks: 0, e2eEntries: 0, aloneEntries: 0 };
     const serverTicks = () => (server.pid ? cpuTicks(server.pid) : 0);
+    const reads = { tail: 0, sqlite: 0 };
     const e2eRun = async () => {
+      const r0 = { ...agent.buffer.readCounts };
       const c0 = process.cpuUsage();
       const s0 = serverTicks();
       const l0 = performance.eventLoopUtilization();
@@ -203,6 +208,8 @@ async function main() {
       cpu.agentUs += c1.user + c1.system;
       cpu.e2eServerTicks += serverTicks() - s0;
       cpu.e2eEntries += total;
+      reads.tail += agent.buffer.readCounts.tail - r0.tail;
+      reads.sqlite += agent.buffer.readCounts.sqlite - r0.sqlite;
       return rate;
     };
     const aloneRun = async () => {
@@ -240,8 +247,10 @@ async function main() {
       agent_runqueue_wait_us_per_entry: Number.isFinite(cpu.agentRunqueueNs) ? perEntry(cpu.agentRunqueueNs / 1000, cpu.e2eEntries) : null,
       server_cpu_us_per_entry_e2e: perEntry(cpu.e2eServerTicks * 10_000, cpu.e2eEntries),
       server_cpu_us_per_entry_alone: perEntry(cpu.aloneServerTicks * 10_000, cpu.aloneEntries),
+      // of the entries the sender read in the e2e runs, the share served by the buffer's in-memory tail (the rest: SQLite)
+      agent_tail_read_share: reads.tail + reads.sqlite > 0 ? round(reads.tail / (reads.tail + reads.sqlite)) : null,
     };
-    if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}; in buffer.append ${cpuKeys.agent_append_wall_us_per_entry} µs of which ${cpuKeys.agent_append_off_cpu_us_per_entry} off the CPU, in buffer.ack ${cpuKeys.agent_ack_wall_us_per_entry} µs; waiting for a core ${cpuKeys.agent_runqueue_wait_us_per_entry} µs); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+    if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}; in buffer.append ${cpuKeys.agent_append_wall_us_per_entry} µs of which ${cpuKeys.agent_append_off_cpu_us_per_entry} off the CPU, in buffer.ack ${cpuKeys.agent_ack_wall_us_per_entry} µs; waiting for a core ${cpuKeys.agent_runqueue_wait_us_per_entry} µs; read from the in-memory tail: ${cpuKeys.agent_tail_read_share}); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     if (e2eOnly) {
       console.log(JSON.stringify({ bench: 'agent', e2e_entries_per_s: Math.round(e2eRate), server_alone_entries_per_s: Math.round(aloneRate), e2e_ratio: round(e2eRate / aloneRate), ...cpuKeys }));
       return;

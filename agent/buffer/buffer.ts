@@ -69,6 +69,11 @@ const INSERT_CHUNK = 50;
 export interface BufferOptions {
   /** At or above this many entry bytes, `pressure` is true: the sender flushes eagerly. Default 256 MiB. */
   softCapBytes?: number;
+  /**
+   * Text of the newest committed rows kept in memory so that the sender reads them without a
+   * query (default TAIL_MAX_BYTES). Held only while rows are unacked: an idle agent holds none.
+   */
+  tailMaxBytes?: number;
   /** Above this many entry bytes, the oldest entries are dropped in the append that crossed it. Default 512 MiB. */
   hardCapBytes?: number;
   /** SQLite synchronous level; FULL (default) is what the durability argument above needs. */
@@ -244,6 +249,7 @@ const META_COLUMNS =
 export class DurableBuffer {
   readonly path: string;
   readonly softCapBytes: number;
+  private readonly tailMaxBytes: number;
   readonly hardCapBytes: number;
 
   private readonly db: BetterSqlite3.Database;
@@ -275,6 +281,8 @@ export class DurableBuffer {
   private tailBytes = 0;
   /** The tail reached its budget and appends skip it until acks have emptied it (addTail). */
   private tailClosed = false;
+  /** Entries readBatch returned from the in-memory tail and from SQLite, since open (bench figures). */
+  readonly readCounts = { tail: 0, sqlite: 0 };
 
   private readonly insertEntry: BetterSqlite3.Statement<[number, number, string]>;
   /** INSERT of INSERT_CHUNK rows in one statement (one step of the VDBE, one bind call). */
@@ -309,6 +317,7 @@ export class DurableBuffer {
     this.hooks = options.hooks;
     this.relaxAcks = options.relaxedAcks !== false && options.synchronous !== 'NORMAL';
     this.softCapBytes = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
+    this.tailMaxBytes = options.tailMaxBytes ?? TAIL_MAX_BYTES;
     this.hardCapBytes = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
     this.diskSpace = options.diskSpace ?? (() => statfsFree(dirname(path)));
     this.minFreeOption = options.minFreeBytes;
@@ -465,7 +474,10 @@ export class DurableBuffer {
   readBatch(fromSeq: number, maxEntries: number, maxBytes: number = DEFAULT_BATCH_MAX_BYTES): BufferBatch | null {
     if (maxEntries < 1) return null;
     const cached = this.readTail(fromSeq, maxEntries, maxBytes);
-    if (cached !== null) return cached;
+    if (cached !== null) {
+      this.readCounts.tail += cached.entries.length;
+      return cached;
+    }
     const entries: string[] = [];
     let seqStart = 0;
     let bytes = 0;
@@ -499,6 +511,7 @@ export class DurableBuffer {
     }
     if (entries.length > 0) this.readAvgBytes = Math.max(16, Math.ceil(bytes / entries.length));
     if (entries.length === 0) return null;
+    this.readCounts.sqlite += entries.length;
     return { seqStart, seqEnd: seqStart + entries.length - 1, entries, bytes };
   }
 
@@ -636,7 +649,7 @@ export class DurableBuffer {
     // next, and leave these to SQLite; the tail stays closed until acks have emptied it, then
     // starts again at the next append (DECISIONS P8; until 2026-12-03 it started over with
     // the newest rows, so a sender behind by more than the budget read everything from SQLite).
-    if (live > 0 && (this.tailClosed || (firstSeq === this.tailFirst + live && this.tailBytes + added > TAIL_MAX_BYTES))) {
+    if (live > 0 && (this.tailClosed || (firstSeq === this.tailFirst + live && this.tailBytes + added > this.tailMaxBytes))) {
       this.tailClosed = true;
       return;
     }
@@ -649,7 +662,7 @@ export class DurableBuffer {
       this.tailHead = 0;
       this.tailBytes = 0;
       this.tailFirst = firstSeq;
-      if (added > TAIL_MAX_BYTES) return;
+      if (added > this.tailMaxBytes) return;
     }
     for (let i = 0; i < texts.length; i++) {
       this.tailJson.push(texts[i]!);
