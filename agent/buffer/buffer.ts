@@ -45,8 +45,12 @@ import { Database } from '../cjs.js';
 
 export const DEFAULT_SOFT_CAP_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_HARD_CAP_BYTES = 512 * 1024 * 1024;
-/** Text of the newest committed rows kept in memory for readBatch (the rest is read from SQLite). */
-export const TAIL_MAX_BYTES = 4 * 1024 * 1024;
+/**
+ * Text of the newest committed rows kept in memory for readBatch (the rest is read from SQLite).
+ * 16 MiB since 2026-12-03 (DECISIONS P10; 4 MiB before): a burst the sender is behind on is
+ * read from memory (~0.8 µs per entry against ~2 µs from SQLite). Held only while unacked.
+ */
+export const TAIL_MAX_BYTES = 16 * 1024 * 1024;
 /**
  * Batch byte budget (entries and their commas) keeping a logs.push frame under
  * agent_frame_target_bytes (128 KiB, MEASURED.md): the rest of the frame (jsonrpc, id,

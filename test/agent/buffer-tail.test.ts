@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { DurableBuffer, type BufferBatch } from '../../agent/buffer/buffer.js';
+import { DurableBuffer, TAIL_MAX_BYTES, type BufferBatch } from '../../agent/buffer/buffer.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
 
 let dir: string;
@@ -71,14 +71,17 @@ it('readBatch from the tail equals readBatch from SQLite after any appends, acks
 
 it('past the tail budget (nothing acked for a while) the older rows come from SQLite, the answers unchanged', () => {
   const path = join(dir, 'big.db');
-  const b = DurableBuffer.open(path);
+  const b = DurableBuffer.open(path, { tailMaxBytes: 4 * 1024 * 1024 });
   const reads: [number, number, number][] = [];
   let got: (BufferBatch | null)[];
   try {
-    // ~5.5 MiB of rows in appends of 500: more than TAIL_MAX_BYTES
+    // ~5.5 MiB of rows in appends of 500: more than the 4 MiB tail budget
     for (let i = 0; i < 44; i++) b.append(entries(500, 200));
     for (const from of [1, 500, 10_000, 20_000, 21_500, 21_999, 22_000, 22_001]) reads.push([from, 1000, 100 * 1024]);
     got = reads.map(([from, max, bytes]) => b.readBatch(from, max, bytes));
+    // the oldest rows from memory, the ones past the budget from SQLite
+    expect(b.readCounts.tail).toBeGreaterThan(0);
+    expect(b.readCounts.sqlite).toBeGreaterThan(0);
   } finally {
     b.close();
   }
@@ -86,9 +89,23 @@ it('past the tail budget (nothing acked for a while) the older rows come from SQ
   expect(got).toEqual(fromDisk(path, reads));
 });
 
+it('the default tail budget (TAIL_MAX_BYTES, 16 MiB) holds a ~5.5 MiB backlog: every read from memory', () => {
+  expect(TAIL_MAX_BYTES).toBe(16 * 1024 * 1024);
+  const b = DurableBuffer.open(join(dir, 'default.db'));
+  try {
+    for (let i = 0; i < 44; i++) b.append(entries(500, 200));
+    let from = 1;
+    for (let batch = b.readBatch(from, 1000); batch !== null; batch = b.readBatch(from, 1000)) from = batch.seqEnd + 1;
+    expect(from).toBe(22_001);
+    expect(b.readCounts).toEqual({ tail: 22_000, sqlite: 0 });
+  } finally {
+    b.close();
+  }
+});
+
 it('a sender behind by more than the tail budget reads the oldest rows from memory, then SQLite, and the tail starts again once acks empty it', () => {
   const path = join(dir, 'behind.db');
-  const b = DurableBuffer.open(path);
+  const b = DurableBuffer.open(path, { tailMaxBytes: 4 * 1024 * 1024 });
   const disk = DurableBuffer.open(path); // a second connection: never appends, so every read is SQLite's
   const counters = (): number[] => {
     const db = new Database(path, { readonly: true });
@@ -112,7 +129,7 @@ it('a sender behind by more than the tail budget reads the oldest rows from memo
         expect(counters()).toEqual([0, 0]);
       }
     };
-    // ~5.5 MiB appended with nothing acked: past TAIL_MAX_BYTES, the tail closes
+    // ~5.5 MiB appended with nothing acked: past the 4 MiB budget, the tail closes
     for (let i = 0; i < 44; i++) b.append(entries(500, 200));
     sendAndAck(30);
     for (let i = 0; i < 10; i++) {
@@ -122,6 +139,8 @@ it('a sender behind by more than the tail budget reads the oldest rows from memo
     sendAndAck(1000);
     expect(b.readBatch(sent, 1000)).toBeNull();
     expect(b.stats()).toMatchObject({ queueDepth: 0, bufferBytes: 0, ackedSeq: 27_000 });
+    expect(b.readCounts.tail).toBeGreaterThan(0);
+    expect(b.readCounts.sqlite).toBeGreaterThan(0);
   } finally {
     disk.close();
     b.close();
