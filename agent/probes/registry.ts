@@ -18,7 +18,7 @@
 //                               probe's handler threw something that is not an RpcError (a TypeError,
 //                               a plain Error), or its output failed its own output schema;
 //                               data { probe, reason: 'exception' | 'invalid_output', message (cut
-//                               to 4 KiB) }, logged at error level (DECISIONS K12)
+//                               to 4 KiB) }, logged at error level (DECISIONS F8)
 // Any other RpcError a probe throws is sent as it is.
 // When the caller's own signal aborts (session closed), invoke rejects with that signal's reason
 // and kills the child: nothing is to be sent then.
