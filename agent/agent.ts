@@ -93,7 +93,7 @@ export class Agent extends EventEmitter {
       writeStatus,
       sendMetrics: (samples) => this.telemetry.sendMetrics(samples),
     });
-    this.probes = probeRegistryFor(options, DEFAULT_CONFIG.probe_concurrency);
+    this.probes = probeRegistryFor(options, DEFAULT_CONFIG.probe_concurrency, log);
     this.session = new Session({
       ...base,
       options,

@@ -6,8 +6,8 @@
 //   - probe.request: answered only once the hello outcome is handled (a rotated token is on
 //     disk before anything is sent, seed 3 step 5); the registry validates the args and runs
 //     the probe under config.probe_concurrency. Its RpcErrors (-32602, -32010, -32011,
-//     -32012) travel as they are; when the session ends first, the probe is killed and
-//     nothing is sent.
+//     -32012, and -32603 for a bug in a probe, which the registry logs at error level)
+//     travel as they are; when the session ends first, the probe is killed and nothing is sent.
 //   - config.update: validated (an invalid one is logged, emitted as 'config_rejected' and
 //     ignored), applied at once or at apply_after. The hello's config is applied here too.
 //

@@ -30,7 +30,7 @@ export { checkServerUrl, openSocket, UpgradeError } from './socket.js';
 export { ServerList } from './server-list.js';
 export { readStatusFile, type StatusFile } from './status-file.js';
 export { sourceFactories, createSourceManager, IMPLEMENTED_KINDS as IMPLEMENTED_SOURCE_KINDS } from './sources/index.js';
-export { createProbeRegistry, BUILTIN_PROBES, type ProbeRegistry, type ProbeRegistryOptions } from './probes/index.js';
+export { createProbeRegistry, BUILTIN_PROBES, type ProbeRegistry, type ProbeRegistryOptions, type ProbeDefinition, type ProbeContext, type ProbeRunResult } from './probes/index.js';
 
 export type StartAgentOptions = Omit<AgentOptions, 'serverUrl' | 'hostId'> & {
   /** One server; default: agent.json's servers (server_urls, or server_url). */
@@ -77,7 +77,8 @@ export async function startAgent(options: StartAgentOptions): Promise<Agent> {
         logger: logger.child({ component: 'sources' }),
         ...(sourcePollMs !== undefined ? { pollMs: sourcePollMs } : {}),
       }),
-    ...(options.probes === undefined && options.probeFileTailPaths === undefined && settings?.probe_file_tail_paths !== undefined
+    // (also with probes: { extraProbes } from a site-specific build; a registry given whole ignores it)
+    ...(options.probeFileTailPaths === undefined && settings?.probe_file_tail_paths !== undefined
       ? { probeFileTailPaths: settings.probe_file_tail_paths }
       : {}),
     serverUrl,

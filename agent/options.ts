@@ -44,10 +44,13 @@ export interface IngestOptions {
   position?: SourcePositionUpdate;
 }
 
-/** The registry `options.probes` names, or the built-in probes (file.tail below probeFileTailPaths). */
-export function probeRegistryFor(options: Pick<AgentOptions, 'probes' | 'probeFileTailPaths'>, concurrency: number): ProbeRegistry {
+/**
+ * The registry `options.probes` names, or the built-in probes (file.tail below probeFileTailPaths)
+ * and `options.probes.extraProbes`; probe bugs (-32603) are logged to `log` unless the options name a logger.
+ */
+export function probeRegistryFor(options: Pick<AgentOptions, 'probes' | 'probeFileTailPaths'>, concurrency: number, log?: Logger): ProbeRegistry {
   if (isProbeRegistry(options.probes)) return options.probes;
-  return createProbeRegistry({ allowedTailPaths: options.probeFileTailPaths ?? DEFAULT_PROBE_FILE_TAIL_PATHS, concurrency, ...(options.probes ?? {}) });
+  return createProbeRegistry({ allowedTailPaths: options.probeFileTailPaths ?? DEFAULT_PROBE_FILE_TAIL_PATHS, concurrency, ...(log ? { logger: log } : {}), ...(options.probes ?? {}) });
 }
 
 function isProbeRegistry(p: ProbeRegistry | ProbeRegistryOptions | undefined): p is ProbeRegistry {

@@ -290,6 +290,8 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   if (o.logSource !== undefined) logSources = [JSON.parse(o.logSource.replace(/\{file\}/g, JSON.stringify(logFile).slice(1, -1))) as LogSourceConfig];
   else if (emitMode === 'file') logSources = [{ kind: 'file', path: logFile }];
   if (!validateAgentConfig(config())) throw new UsageError(`--log-source does not make a valid AgentConfig: ${JSON.stringify(validateAgentConfig.errors?.slice(0, 2))}`);
+  const fileSourceNeeds =
+    'needs the suite\'s own "file" log source (the case adds a second file through config.update): runs when the agent declares the "file" source kind and neither --emit-command nor --log-source is given';
   const logsSkip = 'needs a way to make the agent log: it does not declare the "file" source kind; pass --emit-command "<cmd with {state_dir} {count} {file}>" or --log-source JSON';
 
   async function emit(n: number): Promise<void> {
@@ -367,7 +369,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
 
   await runner.run('agent/replay-after-kill', 'after restart the unacked seqs are resent from accepted_seq + 1 with the same content', async () => {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
-    if (heldUpTo === 0) throw new CaseSkip('needs agent/kill-with-unacked');
+    if (heldUpTo === 0) throw new CaseSkip('needs agent/kill-with-unacked to leave entries unacked before the kill (it failed or was skipped, or --only left it out)');
     const accepted = session.acceptedAtHello ?? 0;
     const ok = await server.until(() => server.store.accepted >= heldUpTo, t * 2);
     const pushes = session.pushes.map((p) => p.params);
@@ -523,7 +525,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
 
   const APPLY_AFTER_MS = 1500;
   await runner.run('agent/config-apply-after', `config.update with apply_after ${APPLY_AFTER_MS} ms ahead, adding a second file source: nothing of that file is pushed before apply_after, and its lines are pushed once it has passed (seed 4.8)`, async () => {
-    if (emitMode !== 'file' || o.logSource !== undefined) throw new CaseSkip('needs the agent\'s "file" source kind (the case adds a second file through config.update)');
+    if (emitMode !== 'file' || o.logSource !== undefined) throw new CaseSkip(fileSourceNeeds);
     const sess = session;
     const file2 = join(work, 'source-2.log');
     const marker = `conformance staged source ${randomUUID()}`;
@@ -546,7 +548,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
 
   await runner.run('agent/config-apply-after-far', 'config.update with apply_after 30 days ahead (beyond a Node.js timer\'s 2^31 − 1 ms, which fires after 1 ms when given more), adding a second file source: the staged config is not in force seconds later, and a later config.update replaces it', async () => {
-    if (emitMode !== 'file' || o.logSource !== undefined) throw new CaseSkip('needs the agent\'s "file" source kind (the case adds a second file through config.update)');
+    if (emitMode !== 'file' || o.logSource !== undefined) throw new CaseSkip(fileSourceNeeds);
     const sess = session;
     const file3 = join(work, 'source-3.log');
     const marker = `conformance far staged source ${randomUUID()}`;
@@ -650,7 +652,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     const id = `error/${row.code}-${row.name}`;
     const p = agentErrorProvokers[row.code];
     if (p === undefined) {
-      runner.skip(id, `${row.code} ${row.name}`, `no way to provoke it yet (${row.meaning}): a new code in the contract needs a case in conformance/agent-suite.ts`);
+      runner.skip(id, `${row.code} ${row.name}`, `no option enables it: the suite has no way to provoke it yet (${row.meaning}); a new code in the contract needs a case in conformance/agent-suite.ts`);
       continue;
     }
     await runner.run(id, `error ${row.code} ${row.name} from the agent`, p);
@@ -793,7 +795,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
   await runner.run('agent/push-window-bound', `never more logs.push in flight than the agent's window (--push-window N)`, async () => {
     if (o.pushWindow === undefined) throw new CaseSkip('the contract sets no window size (DECISIONS K9): pass --push-window N, the most logs.push requests the agent keeps in flight');
-    if (windowSeen === undefined) throw new CaseSkip('needs agent/push-window-several');
+    if (windowSeen === undefined) throw new CaseSkip('needs agent/push-window-several to have measured the agent\'s window (it failed or was skipped, or --only left it out)');
     expect(windowSeen.max <= o.pushWindow, `at most ${o.pushWindow} in flight`, `${windowSeen.max} in flight`);
     return `${windowSeen.max} in flight at most (window ${o.pushWindow})`;
   });
@@ -1176,7 +1178,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   // hello without it; every hello is still answered -32002).
   const revokedToken = revokedHello?.hello?.token;
   await runner.run('agent/revoked-token-deleted', 'after a hello answered -32002, the run command started again on the same state dir never sends the revoked token', async () => {
-    if (revokedHello === undefined || revokedHello.helloAnswered !== 'error') throw new CaseSkip('needs agent/decommission-then-revoked (a hello refused with -32002)');
+    if (revokedHello === undefined || revokedHello.helloAnswered !== 'error') throw new CaseSkip('needs agent/decommission-then-revoked to see a hello refused with -32002 (it failed or was skipped, or --only left it out)');
     const from = server.sessions.length;
     const again = startRun(stateDir, enrollToken, hostId);
     try {

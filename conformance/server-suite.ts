@@ -107,6 +107,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   let token = o.enrollToken;
   let rotated = false;
   let enrolled = false;
+  // Skips of the cases that build on the first enrollment: which case, and why it may not have run.
+  const enrolledNeeds =
+    'needs an enrolled primary host: handshake/first-enrollment-rotates did not pass (it failed, or --only left it out); give --enroll-token, a fresh one-time token for --host-id';
+  const rotatedNeeds =
+    'needs handshake/first-enrollment-rotates to pass with a rotated_token (it failed, or --only left it out); give --enroll-token, a fresh one-time token for --host-id';
   // Used by the flows at the end of this function, which cases run from section 6 on.
   const rotateNeeds = 'needs --rotate-command "<command with {host_id}>" (e.g. "cortex-server agent rotate {host_id} --grace-secs 0 --db F")';
   const storageNeeds = 'needs --break-storage-command CMD and --repair-storage-command CMD (make every write of the server fail, and undo it)';
@@ -159,7 +164,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   /** An authenticated session of the primary host; fails the case when hello is refused. */
   async function session(): Promise<{ conn: Conn; hello: AgentHelloResult }> {
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host (the first-enrollment case failed)');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     const h = await hello(token);
     if (!h.result) {
       await h.conn.dispose();
@@ -315,12 +320,12 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   });
 
   await runner.run('handshake/enrollment-token-invalidated', 'hello with the used enrollment token: error -32001 then close 4001', async () => {
-    if (!rotated) throw new CaseSkip('needs the first-enrollment rotation (failed above)');
+    if (!rotated) throw new CaseSkip(rotatedNeeds);
     return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: helloParams(o.hostId, o.enrollToken) }, -32001);
   });
 
   await runner.run('handshake/rotated-token-accepted', 'hello with the rotated token accepted, rotated_token absent or null', async () => {
-    if (!rotated) throw new CaseSkip('needs the first-enrollment rotation (failed above)');
+    if (!rotated) throw new CaseSkip(rotatedNeeds);
     const h = await hello(token);
     await h.conn.dispose();
     if (!h.result) throw new CaseFailure('HelloResult', describeErr(h.error));
@@ -329,25 +334,25 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   });
 
   await runner.run('handshake/protocol-version', 'hello with protocol_version 2: error -32003 then close 4001', async () => {
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), protocol_version: 2 } }, -32003, versionData(2));
   });
   await runner.run('handshake/agent-version-floor', 'hello with an agent_version below the server\'s min_agent_version (--min-agent-version): error -32003 then close 4001', async () => {
     if (o.minAgentVersion === undefined) throw new CaseSkip('needs --min-agent-version V (the server\'s min_agent_version)');
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     // A pre-release of 0.0.0 ranks below every release (semver 2.0.0 precedence).
     return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), agent_version: '0.0.0-conformance' } }, -32003);
   });
 
   await runner.run('handshake/invalid-params', 'hello with the right token but no capabilities: error -32602', async () => {
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     const p: Record<string, unknown> = { ...helloParams(o.hostId, token) };
     delete p['capabilities'];
     return preHelloError({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: p }, -32602);
   });
 
   await runner.run('handshake/protocol-version-not-an-integer', 'hello with protocol_version 1.5, then "1": error -32003 (or -32602) then close 4001; a -32003 data valid against AgentVersionUnsupportedData (current an integer)', async () => {
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     const seen: string[] = [];
     for (const pv of [1.5, '1']) {
       const c = await open();
@@ -370,7 +375,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   });
 
   await runner.run('handshake/host-id-not-a-string', 'hello whose host_id is an array holding the host\'s id: error -32001 or -32602 then close 4001 (not an internal error)', async () => {
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     const c = await open();
     try {
       c.sendJson({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(o.hostId, token), host_id: [o.hostId] } });
@@ -385,7 +390,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   });
 
   await runner.run('handshake/resume-from-seq-max', `hello with resume_from_seq = max_seq (${LIMITS.max_seq}) accepted; max_seq + 1: error -32602 then close 4001 (DECISIONS H1)`, async () => {
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     // Greater than accepted_seq is no error: the server answers with its accepted_seq.
     const h = await hello(token, o.hostId, { resume_from_seq: LIMITS.max_seq });
     await h.conn.dispose();
@@ -405,7 +410,11 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     const first = await hello(a.token, a.host_id);
     await first.conn.dispose();
     if (!first.result) {
-      if (Date.now() - aIssued >= LIFE_MS - 500) throw new CaseSkip(`the first hello came ${Date.now() - aIssued} ms after the token was issued, too close to its ${LIFE_MS} ms lifetime (a loaded machine)`);
+      if (Date.now() - aIssued >= LIFE_MS - 500) {
+        throw new CaseSkip(
+          `not judged: the first hello came ${Date.now() - aIssued} ms after --issue-command returned, too close to the ${LIFE_MS} ms lifetime the case asks for ({expires_in} ${LIFE_MS / 1000}s) — a loaded machine or a slow server; no option lengthens it, run the case again (--only handshake/enrollment-token-expired)`,
+        );
+      }
       throw new CaseFailure('the first hello inside the token lifetime accepted', describeErr(first.error));
     }
     const aToken = first.result.rotated_token ?? a.token;
@@ -480,7 +489,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   /** One agent.hello vector on a fresh socket, with this host's id and token filled in. */
   async function helloVector(v: Vector): Promise<string> {
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     const m = clone(v.message);
     const params = m['params'];
     if (isObj(params)) {
@@ -577,7 +586,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       run: async () => {
         const cap = o.serverMaxBatchEntries;
         if (cap === undefined) throw new CaseSkip('needs --server-max-batch-entries N (the server cap, < 1000)');
-        if (cap >= LIMITS.logs_push_max_entries) throw new CaseSkip(`the server cap is ${cap}: -32008 needs a cap below ${LIMITS.logs_push_max_entries}`);
+        if (cap >= LIMITS.logs_push_max_entries) throw new CaseSkip(`--server-max-batch-entries ${cap}: -32008 needs a server whose cap is below ${LIMITS.logs_push_max_entries} (configure one and pass its cap)`);
         return withSession(async (conn, h) => {
           // exactly the cap is accepted, one more is not
           const at = h.accepted_seq + 1;
@@ -676,7 +685,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
           }
           throw new CaseSkip(
             errors.length > 0
-              ? `the ingest queue filled first (-32020) at ${Math.round(total / seconds)} entries/s; the rate limit was not reached`
+              ? `the ingest queue filled first (-32020) at ${Math.round(total / seconds)} entries/s; the rate limit (--agent-rate ${rate}) was not reached: give a server with a lower rate limit (and pass it as --agent-rate) or a larger ingest queue`
               : `the server took ${seconds.toFixed(2)} s for ${total} entries: too slow to exceed ${rate}/s (pass a lower --agent-rate to a server configured with one)`,
           );
         }),
@@ -712,7 +721,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     const id = `error/${row.code}-${row.name}`;
     const p = errorProvokers[row.code];
     if (!p) {
-      runner.skip(id, `${row.code} ${row.name}`, `no way to provoke it yet (${row.meaning}): a new code in the contract needs a case in conformance/server-suite.ts`);
+      runner.skip(id, `${row.code} ${row.name}`, `no option enables it: the suite has no way to provoke it yet (${row.meaning}); a new code in the contract needs a case in conformance/server-suite.ts`);
       continue;
     }
     await runner.run(id, p.expected, p.run);
@@ -776,7 +785,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       expected: `no pongs: close 1011 after ${o.missedPongs} missed pongs`,
       run: async () => {
         if (o.pingIntervalMs === undefined) throw new CaseSkip('needs --ping-interval-ms N (the server ping interval; the default 20 s makes this case take a minute)');
-        if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+        if (!enrolled) throw new CaseSkip(enrolledNeeds);
         const ws = new WebSocket(o.url, LIMITS.subprotocol, { autoPong: false } as WebSocket.ClientOptions);
         const closed = new Promise<{ code: number }>((resolve) => ws.on('close', (code: number) => resolve({ code })));
         ws.on('error', () => undefined);
@@ -798,7 +807,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
       expected: 'no hello: close 4000',
       run: async () => {
         const r = runner.results.find((x) => x.id === 'handshake/hello-timer');
-        if (r?.status === 'SKIP') throw new CaseSkip(r.seen);
+        if (r?.status === 'SKIP') throw new CaseSkip(`needs handshake/hello-timer, which was skipped: ${r.seen}`);
         expect(r?.status === 'PASS', 'close 4000 (see handshake/hello-timer)', r ? r.seen : 'not run');
         return 'see handshake/hello-timer';
       },
@@ -823,7 +832,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     }
     const p = closeProvokers[row.code];
     if (!p) {
-      runner.skip(id, `close ${row.code}`, `no way to provoke it yet (${row.meaning}): a new close code in the contract needs a case in conformance/server-suite.ts`);
+      runner.skip(id, `close ${row.code}`, `no option enables it: the suite has no way to provoke it yet (${row.meaning}); a new close code in the contract needs a case in conformance/server-suite.ts`);
       continue;
     }
     await runner.run(id, p.expected, p.run);
@@ -831,6 +840,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
 
   // ─────────────────────────── 7. ingest: acks and idempotency ───────────────────────────
   let lastAcked: number | undefined;
+  const ackNeeds = 'needs ingest/ack-up-to-seq to pass (it failed or was skipped, or --only left it out): this case continues from the seq it acked';
   await runner.run('ingest/ack-up-to-seq', 'logs.push of 5 new entries acked with up_to_seq = the last seq', () =>
     withSession(async (conn, h) => {
       const s = h.accepted_seq + 1;
@@ -842,7 +852,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   );
   await runner.run('ingest/duplicates-acked', 'the same batch again: acked, up_to_seq unchanged (not double-counted)', () =>
     withSession(async (conn, h) => {
-      if (lastAcked === undefined) throw new CaseSkip('needs ingest/ack-up-to-seq');
+      if (lastAcked === undefined) throw new CaseSkip(ackNeeds);
       expect(h.accepted_seq === lastAcked, `HelloResult.accepted_seq ${lastAcked} (what was acked)`, `accepted_seq ${h.accepted_seq}`);
       const s = lastAcked - 4;
       const r = await conn.client.logsPush({ seq_start: s, entries: range(s, lastAcked) }, { timeoutMs: t });
@@ -854,7 +864,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   );
   await runner.run('ingest/overlap', 'a batch overlapping the acked range: acked up to its last seq', () =>
     withSession(async (conn) => {
-      if (lastAcked === undefined) throw new CaseSkip('needs ingest/ack-up-to-seq');
+      if (lastAcked === undefined) throw new CaseSkip(ackNeeds);
       const s = lastAcked - 1;
       const r = await conn.client.logsPush({ seq_start: s, entries: range(s, lastAcked + 3) }, { timeoutMs: t });
       expect(r.up_to_seq === lastAcked + 3, `up_to_seq ${lastAcked + 3}`, `up_to_seq ${r.up_to_seq}`);
@@ -903,7 +913,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
     }),
   );
   await runner.run('ingest/replay-accepted-seq', 'after an abrupt disconnect, hello with the rotated token returns accepted_seq = the last acked seq', async () => {
-    if (lastAcked === undefined) throw new CaseSkip('needs the ingest cases above');
+    if (lastAcked === undefined) throw new CaseSkip('needs an acked push from ingest/ack-up-to-seq, ingest/overlap or ingest/window-monotonic (none passed: they failed or were skipped, or --only left them out): this case checks the accepted_seq they left');
     const s = await session();
     const start = s.hello.accepted_seq + 1;
     const r = await s.conn.client.logsPush({ seq_start: start, entries: range(start, start + 2) }, { timeoutMs: t });
@@ -924,7 +934,7 @@ export async function runServerSuite(o: ServerSuiteOptions, runner: Runner): Pro
   );
 
   await runner.run('ingest/metadata-limits', `metadata at metadata_max_depth (${LIMITS.metadata_max_depth}) and metadata_max_bytes (${LIMITS.metadata_max_bytes}) accepted; one level deeper or one byte more: error -32602, nothing accepted (DECISIONS H2)`, async () => {
-    if (!enrolled) throw new CaseSkip('needs an enrolled primary host');
+    if (!enrolled) throw new CaseSkip(enrolledNeeds);
     const nest = (levels: number): Record<string, unknown> => {
       let m: Record<string, unknown> = { leaf: 1 }; // the metadata object itself is level 1
       for (let i = 1; i < levels; i++) m = { n: m };

@@ -164,7 +164,8 @@ export interface ToolOutput {
 
 /**
  * Runs a tool for a probe and turns every failure into ProbeExecutionFailedError:
- * missing executable ("systemctl not found on this host", exit_code null), non-zero exit
+ * missing executable ("systemctl not found on this host", exit_code null), any other spawn
+ * failure ("systemctl could not be run: …"), non-zero exit
  * (its stderr and exit_code), death by a signal, oversized output.
  */
 export async function runTool(
@@ -180,7 +181,12 @@ export async function runTool(
     result = await runner(command, args, options);
   } catch (err) {
     if (err instanceof CommandNotFoundError) throw new ProbeExecutionFailedError({ stderr: err.message, exit_code: null, probe });
-    throw err;
+    // Aborted (timeout, session gone): the registry maps the signal's reason.
+    if (options.signal.aborted) throw err;
+    // Any other spawn failure (EMFILE, EAGAIN, E2BIG, a NUL byte in an argument): the probe's
+    // tool could not be run, a failure of the probe, not an agent bug (-32011, not -32603).
+    const why = err instanceof Error ? err.message : String(err);
+    throw new ProbeExecutionFailedError({ stderr: truncateText(`${basename(command)} could not be run: ${why}`), exit_code: null, probe });
   }
   const name = basename(command);
   const stderr = stderrText(result.stderr);

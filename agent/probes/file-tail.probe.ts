@@ -59,7 +59,8 @@ export async function readTailLines(
     let got = 0;
     while (got < len) {
       const { bytesRead } = await fh.read(buf, got, len - got, pos - len + got);
-      if (bytesRead === 0) throw new Error('the file shrank while it was read');
+      // The file changed under the probe: it ran and failed (-32011), no agent bug.
+      if (bytesRead === 0) throw new ProbeExecutionFailedError({ stderr: 'the file shrank while it was read', exit_code: null });
       got += bytesRead;
     }
     pos -= len;

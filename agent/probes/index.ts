@@ -8,6 +8,7 @@ export {
   type ProbeRegistryOptions,
   type ProbeRegistryStats,
   type InvokeOptions,
+  type ProbeBugLogger,
 } from './registry.js';
 export { defineProbe, type ProbeContext, type ProbeDefinition, type ProbeRunResult, type ProbeSettings } from './types.js';
 export {

@@ -9,10 +9,17 @@
 //   -32602 InvalidParamsError   params or args fail their schema (data.errors[].path, e.g. /args/unit),
 //                               or file.tail's path is outside the allowed paths
 //   -32010 ProbeUnavailableError the probe is not in this registry
-//   -32011 ProbeExecutionFailedError the probe failed (data.stderr cut to 4 KiB, data.exit_code), its
-//                               command is missing ("systemctl not found on this host"), or its
-//                               output failed the output schema (an agent bug; said in data.stderr)
+//   -32011 ProbeExecutionFailedError the probe ran but reported failure (seed 5): its tool exited
+//                               non-zero or was killed (data.stderr cut to 4 KiB, data.exit_code), its
+//                               command is missing or cannot be executed ("systemctl not found on this
+//                               host"), or the probe threw ProbeExecutionFailedError itself
 //   -32012 ProbeTimeoutError    timeout_ms passed; the child's whole process group was SIGKILLed
+//   -32603 InternalError        an agent bug (seed 5 "unhandled exception on the receiver"): the
+//                               probe's handler threw something that is not an RpcError (a TypeError,
+//                               a plain Error), or its output failed its own output schema;
+//                               data { probe, reason: 'exception' | 'invalid_output', message (cut
+//                               to 4 KiB) }, logged at error level (DECISIONS F8)
+// Any other RpcError a probe throws is sent as it is.
 // When the caller's own signal aborts (session closed), invoke rejects with that signal's reason
 // and kills the child: nothing is to be sent then.
 //
@@ -22,8 +29,8 @@
 
 import { performance } from 'node:perf_hooks';
 import {
+  InternalError,
   InvalidParamsError,
-  ProbeExecutionFailedError,
   ProbeTimeoutError,
   ProbeUnavailableError,
   RpcError,
@@ -90,6 +97,13 @@ export interface ProbeRegistryOptions {
   extraProbes?: readonly ProbeDefinition[];
   /** See DEFAULT_KILL_GRACE_MS. */
   killGraceMs?: number;
+  /** Where a probe bug (-32603) is logged at error level (default: not logged here). */
+  logger?: ProbeBugLogger;
+}
+
+/** The part of the agent's (pino) logger the registry uses. */
+export interface ProbeBugLogger {
+  error(fields: Record<string, unknown>, message: string): void;
 }
 
 export interface InvokeOptions {
@@ -129,6 +143,16 @@ function withProbe(err: RpcError, probe: string): RpcError {
     (data as Record<string, unknown>)['probe'] = probe;
   }
   return err;
+}
+
+/** "TypeError: x is not a function", or what was thrown when it is no Error. */
+function describeThrown(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  try {
+    return `a non-Error value: ${typeof err === 'string' ? err : JSON.stringify(err) ?? String(err)}`;
+  } catch {
+    return `a non-Error value: ${String(err)}`;
+  }
 }
 
 export function createProbeRegistry(options: ProbeRegistryOptions = {}): ProbeRegistry {
@@ -182,6 +206,13 @@ export function createProbeRegistry(options: ProbeRegistryOptions = {}): ProbeRe
       }),
   });
 
+  /** -32603 for a bug in a probe (not a failure of what it probes), logged at error level. */
+  function probeBug(probe: string, reason: 'exception' | 'invalid_output', text: string, err?: unknown): InternalError {
+    const message = truncateText(text);
+    options.logger?.error({ probe, reason, err: message, ...(err instanceof Error && err.stack ? { stack: truncateText(err.stack) } : {}) }, 'probe bug: answered -32603 InternalError');
+    return new InternalError({ probe, reason, message }, reason === 'invalid_output' ? 'InternalError: invalid probe output' : 'InternalError: probe failed unexpectedly');
+  }
+
   async function invoke(params: ProbeRequestParams, invokeOptions: InvokeOptions = {}): Promise<ProbeOutput> {
     if (!validateProbeRequestParams(params)) {
       throw new InvalidParamsError({ method: 'probe.request', errors: toIssues(validateProbeRequestParams.errors) });
@@ -227,15 +258,12 @@ export function createProbeRegistry(options: ProbeRegistryOptions = {}): ProbeRe
       } catch (err) {
         if (ac.signal.aborted) throw mapAbort(ac.signal.reason);
         if (err instanceof RpcError) throw withProbe(err, name);
-        throw new ProbeExecutionFailedError({ stderr: truncateText(`probe ${name} failed: ${(err as Error)?.message ?? String(err)}`), exit_code: null, probe: name });
+        throw probeBug(name, 'exception', `probe ${name} threw ${describeThrown(err)}`, err);
       }
       const duration = Math.max(0, Math.round(performance.now() - started));
       if (!def.validateOutput(result.output)) {
         const why = describeIssues(toIssues(def.validateOutput.errors));
-        throw new ProbeExecutionFailedError(
-          { stderr: truncateText(`probe ${name} produced output that does not match its schema (an agent bug): ${why}`), exit_code: null, probe: name, reason: 'invalid_output' },
-          'ProbeExecutionFailed: invalid probe output',
-        );
+        throw probeBug(name, 'invalid_output', `probe ${name} produced output that does not match its schema: ${why}`);
       }
       const out: ProbeOutput = { output: result.output, exit_code: result.exit_code ?? null, stderr: result.stderr ?? null, duration_ms: duration };
       return out;

@@ -48,13 +48,15 @@ export function parseSystemdTimestamp(value: string | undefined): string | null 
   return Number.isNaN(t) ? null : new Date(t).toISOString();
 }
 
-/** systemctl show output → the probe's output. Throws when ActiveState or SubState is missing. */
+/** systemctl show output → the probe's output. Throws ProbeExecutionFailedError when ActiveState or SubState is missing. */
 export function parseSystemctlShow(stdout: string): ExecSystemctlStatusOutput {
   const kv = parseKeyValueLines(stdout);
   const activeState = kv.get('ActiveState');
   const subState = kv.get('SubState');
   if (activeState === undefined || subState === undefined) {
-    throw new Error(`unexpected systemctl show output (no ActiveState/SubState): ${JSON.stringify(stdout.slice(0, 200))}`);
+    // The tool's answer, not the agent, is at fault: the probe ran and failed (-32011).
+    const why = `unexpected systemctl show output (no ActiveState/SubState): ${JSON.stringify(stdout.slice(0, 200))}`;
+    throw new ProbeExecutionFailedError({ stderr: why, exit_code: null }, `ProbeExecutionFailed: ${why}`);
   }
   const out: ExecSystemctlStatusOutput = { active: activeState === 'active', active_state: activeState, substate: subState };
   const load = kv.get('LoadState');
@@ -75,7 +77,9 @@ export const systemctlStatusProbe = defineProbe('exec.systemctl_status', async (
   try {
     output = parseSystemctlShow(res.stdout);
   } catch (err) {
-    throw new ProbeExecutionFailedError({ stderr: res.stderr ?? (err as Error).message, exit_code: res.exitCode, probe: ctx.probe });
+    // Anything else thrown here is a bug in the parser: the registry answers it -32603.
+    if (!(err instanceof ProbeExecutionFailedError)) throw err;
+    throw new ProbeExecutionFailedError({ stderr: res.stderr ?? err.data?.stderr ?? err.message, exit_code: res.exitCode, probe: ctx.probe });
   }
   return { output, exit_code: res.exitCode, stderr: res.stderr };
 });

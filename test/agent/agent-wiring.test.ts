@@ -4,11 +4,16 @@
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ErrorCode, PROBES, validateFsDiskUsageOutput, validateProbeRequestResult, type AgentConfig, type LogBatchEntry } from '@cortex/agent-protocol';
+import { randomUUID } from 'node:crypto';
+import { ErrorCode, PROBES, ProbeExecutionFailedError, type RpcError, validateFsDiskUsageOutput, validateProbeRequestResult, type AgentConfig, type LogBatchEntry } from '@cortex/agent-protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BasicSourceManager, sourceKey, type RunningSource } from '../../agent/sources.js';
 import { sourceFactories } from '../../agent/sources/index.js';
-import { makeAgent, ROTATED, type Harness, stopAfterEach } from './helpers/agent-harness.js';
+import { makeAgent, ROTATED, TOKEN, type Harness, stopAfterEach } from './helpers/agent-harness.js';
+import { startAgent } from '../../agent/index.js';
+import { createCapturingLogger } from '../../agent/log.js';
+import { writeAgentSettings, writeHostId } from '../../agent/state-dir.js';
+import { writeToken } from '../../agent/token-store.js';
 import { FakeServer, TEST_CONFIG } from './helpers/fake-server.js';
 import { testProbe } from './probes/helpers.js';
 
@@ -96,6 +101,42 @@ describe('probes wired into the agent', () => {
     const out = await s.current!.client.probeRequest({ probe: 'file.tail', args: { path: f, lines: 2 }, timeout_ms: 5000 });
     expect(JSON.stringify(out.output)).toContain('three');
     expect(JSON.stringify(out.output)).not.toContain('one');
+  });
+
+  it('a probe whose handler has a bug is answered -32603 InternalError over the wire and logged at error level; a reported failure stays -32011', async () => {
+    const s = await server();
+    const broken = testProbe('site.broken', async (a: { settings: { level: string } }) => ({ output: a.settings.level }));
+    const failing = testProbe('site.failing', async () => {
+      throw new ProbeExecutionFailedError({ stderr: 'queue is down', exit_code: 2 });
+    });
+    const h = await agentFor(s, { probes: { extraProbes: [broken, failing] } });
+    h.agent.start();
+    await h.agent.waitForState('Active');
+    const client = s.current!.client;
+    const err = (await client.probeRequest({ probe: 'site.broken', args: {}, timeout_ms: 2000 }).then(() => null, (e: unknown) => e)) as RpcError | null;
+    expect(err?.code).toBe(-32603);
+    expect(err?.data).toMatchObject({ probe: 'site.broken', reason: 'exception', message: expect.stringMatching(/^probe site\.broken threw TypeError: /) });
+    expect(h.logs.lines).toContainEqual(expect.objectContaining({ level: 'error', probe: 'site.broken', reason: 'exception', host_id: h.hostId }));
+    const failed = (await client.probeRequest({ probe: 'site.failing', args: {}, timeout_ms: 2000 }).then(() => null, (e: unknown) => e)) as RpcError | null;
+    expect(failed?.code).toBe(-32011);
+    expect(failed?.data).toEqual({ stderr: 'queue is down', exit_code: 2, probe: 'site.failing' });
+  });
+
+  it('startAgent with probes: { extraProbes } (a site build) keeps agent.json\'s probe_file_tail_paths', async () => {
+    const s = await server();
+    const logDir = tempDir();
+    const f = join(logDir, 'app.log');
+    writeFileSync(f, 'one\ntwo\n');
+    const state = tempDir();
+    await writeToken(state, TOKEN);
+    await writeHostId(state, randomUUID());
+    await writeAgentSettings(state, { server_url: s.url, allow_insecure: true, probe_file_tail_paths: [logDir] });
+    const agent = await startAgent({ stateDir: state, logger: createCapturingLogger('debug').logger, sourceFactories: [], metricsIntervalMs: 0, probes: { extraProbes: [testProbe('site.echo', async (a) => ({ output: a }))] } });
+    agents.push(agent);
+    await agent.waitForState('Active');
+    expect(s.current!.hello!.capabilities.supported_probes).toContain('site.echo');
+    const out = await s.current!.client.probeRequest({ probe: 'file.tail', args: { path: f, lines: 1 }, timeout_ms: 5000 });
+    expect(JSON.stringify(out.output)).toContain('two');
   });
 
   it('enforces probe_concurrency from HelloResult.config and applies config.update live', async () => {

@@ -23,6 +23,8 @@ import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { serverOptionsFrom, HELP as RUNNER_HELP } from '../../conformance/options.js';
 import { agentOptionsFrom } from '../../conformance/agent-suite.js';
 import { parseArgs } from '../../conformance/util.js';
+import { parseFleetArgs, resolveFleetRun } from '../../fleet/cli-options.js';
+import { planWorkers } from '../../fleet/fleet.js';
 import { buildServer, ROOT } from '../server/spawn.js';
 
 beforeAll(() => buildServer(), 60_000);
@@ -123,6 +125,38 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
     });
     expect(a.timeoutMs).toBe(s.timeoutMs);
   });
+
+  it('cortex-fleet: the options it builds when none is given', () => {
+    const known = Array.from({ length: 3 }, (_, i) => ({ host_id: `00000000-0000-4000-8000-00000000000${i}`, token: `t${i}` }));
+    const args = parseFleetArgs(['--url', 'ws://127.0.0.1:1/ws/agent', '--tokens', '/nonexistent/cortex-fleet-tokens.jsonl']);
+    if (args === 'help') throw new Error('--help was not given');
+    const run = resolveFleetRun(args, known);
+    const o = run.options;
+    // "one per 5,000 agents up to the core count, more if the open-file hard limit needs it"
+    const workersRule =
+      planWorkers(5000, { soft: null, hard: null }, 8) === 1 &&
+      planWorkers(10_001, { soft: null, hard: null }, 8) === 3 &&
+      planWorkers(100_000, { soft: null, hard: null }, 4) === 4 &&
+      planWorkers(5000, { soft: 1024, hard: 1024 }, 1) > 1;
+    checkAll(help('dist/fleet/cli.js', []), {
+      '--agents': () => (o.identities.length === known.length ? 'all of them' : o.identities.length),
+      '--rate': () => (o.ratePerAgent === 0 && run.rate === 0 ? '0: idle, heartbeats only' : o.ratePerAgent),
+      '--minutes': () => (args.runMs === null ? 'until SIGINT or SIGTERM' : args.runMs),
+      '--window': () => o.window,
+      '--batch': () => o.maxBatchEntries,
+      '--message-bytes': () => o.messageBytes,
+      '--probes': () => o.probes.join(','),
+      '--agent-version': () => o.agentVersion,
+      '--backoff-base-ms': () => `${o.backoff.baseMs}${o.backoff.baseMs === LIMITS.backoff_base_s * 1000 ? ", the contract's" : ''}`,
+      '--backoff-cap-ms': () => o.backoff.capMs,
+      '--hello-timeout-ms': () => o.helloTimeoutMs,
+      '--start-concurrency': () => o.startConcurrency,
+      '--workers': () => (o.workers === planWorkers(known.length) && workersRule ? 'one per 5,000 agents up to the core' : o.workers),
+      '--report-every-s': () => run.reportEvery,
+    });
+    // and the token file given is where rotated tokens go (no --no-persist)
+    expect(o.tokenFile).toBe('/nonexistent/cortex-fleet-tokens.jsonl');
+  });
 });
 
 const SERVER_VALUES_FOR_TEST = ['url', 'enroll-token', 'host-id'] as const;
@@ -177,3 +211,82 @@ describe('R-CLI-01 the admin commands use the defaults their --help writes', () 
     }
   });
 });
+
+describe('R-CLI-01 agent issue --expires-in and the admin commands\' --server', () => {
+  it('agent issue without --expires-in: the token expires the written default (7d) after it was issued', () => {
+    const text = help('dist/server/cli.js', ['agent', 'issue']);
+    const written = /--expires-in D[^\n]*; default (\d+)d\)/.exec(text)?.[1];
+    expect(written, text).toBe('7');
+    const db = join(mkdtempSync(join(tmpdir(), 'cortex-cli-defaults-')), 'c.db');
+    const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...args], { cwd: ROOT, encoding: 'utf8', env: envWithout('CORTEX_SERVER', 'CORTEX_DB') });
+    const issued = cli(['agent', 'issue', '--host', 'web-7', '--json', '--db', db]);
+    expect(issued.status, issued.stderr).toBe(0);
+    const { host_id } = JSON.parse(issued.stdout) as { host_id: string };
+    const tokens = JSON.parse(cli(['agent', 'tokens', '--json', '--db', db]).stdout) as { host_id: string; issued_at: string; expires_at: string }[];
+    const row = tokens.find((t) => t.host_id === host_id)!;
+    expect(Date.parse(row.expires_at) - Date.parse(row.issued_at)).toBe(Number(written) * 86_400_000);
+  });
+
+  it('every admin command whose --help says --server "default $CORTEX_SERVER" talks to $CORTEX_SERVER when neither --server nor --db is given', async () => {
+    const HOST = '00000000-0000-4000-8000-000000000007';
+    // The commands and the least each needs besides the target.
+    const commands: Record<string, string[]> = {
+      'agent issue': ['--host', 'web-8'],
+      'agent list': [],
+      'agent tail': [HOST],
+      'agent revoke': [HOST],
+      'agent rotate': [HOST],
+      'agent decommission': [HOST],
+      'agent config': [HOST, '--get'],
+      'agent delete': [HOST],
+      'agent reset-seq': [HOST],
+      'agent tokens': [],
+      'agent withdraw': [HOST],
+      audit: [],
+      probe: [HOST, 'sys.uptime'],
+    };
+    const agentHelp = help('dist/server/cli.js', ['agent']);
+    const subcommands = /agent <([a-z|-]+)>/.exec(agentHelp)![1]!.split('|');
+    expect(Object.keys(commands).filter((c) => c.startsWith('agent ')).map((c) => c.slice(6)).sort()).toEqual([...subcommands].sort());
+    const requests: string[] = [];
+    const srv = http.createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      req.resume();
+      req.on('end', () => res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'unavailable', message: 'cli-defaults test server' } })));
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    const checked: string[] = [];
+    try {
+      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+      for (const [cmd, args] of Object.entries(commands)) {
+        const text = help('dist/server/cli.js', cmd.split(' '));
+        if (!/--server URL[\s\S]*?default \$CORTEX_SERVER\)/.test(text)) continue;
+        checked.push(cmd);
+        const before = requests.length;
+        const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+          const child = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...cmd.split(' '), ...args], {
+            cwd: mkdtempSync(join(tmpdir(), 'cortex-cli-defaults-')), // no ./data/cortex.db to fall back to
+            env: { ...envWithout('CORTEX_SERVER', 'CORTEX_DB', 'CORTEX_ADMIN_TOKEN'), CORTEX_SERVER: url },
+            stdio: ['ignore', 'ignore', 'pipe'],
+          });
+          let stderr = '';
+          child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+          child.on('exit', (code) => resolve({ code, stderr }));
+        });
+        expect(requests.slice(before).length, `${cmd}: no request reached $CORTEX_SERVER (exit ${r.code}: ${r.stderr})`).toBeGreaterThan(0);
+        expect(requests.slice(before).every((q) => / \/admin\//.test(q)), `${cmd}: ${requests.slice(before).join(', ')}`).toBe(true);
+      }
+    } finally {
+      srv.close();
+    }
+    // the commands that offer --server (the help of `agent issue`, `list`, `tail`, … and `probe`)
+    expect(checked).toEqual(expect.arrayContaining(['agent issue', 'agent list', 'agent tail', 'agent revoke', 'agent rotate', 'agent decommission', 'agent config', 'agent delete', 'probe']));
+  }, 60_000);
+});
+
+function envWithout(...names: string[]): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const n of names) delete env[n];
+  return env;
+}
+

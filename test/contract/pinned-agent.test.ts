@@ -90,6 +90,60 @@ describe('R-BP-03 the agent halves its send rate on -32020/-32030 and recovers',
   }
 });
 
+describe('R-BP-03 recovery on a running agent', () => {
+  it(`a running agent answered -32020 once: send_rate_cap is set, rises, and is back to null once the ${LIMITS.backpressure_recovery_ms} ms recovery window has passed`, async () => {
+    const windowMs = LIMITS.backpressure_recovery_ms;
+    const s = await FakeServer.start();
+    servers.push(s);
+    let refusedAt: number | undefined;
+    s.push = (p) => {
+      if (refusedAt === undefined) {
+        refusedAt = Date.now();
+        throw rpcError(-32020, 'Backpressure', { retry_after_ms: 20 });
+      }
+      return s.store(p);
+    };
+    const h = await makeAgent(s.url);
+    agents.push(h.agent);
+    await h.agent.start();
+    await h.agent.waitForState('Active', 5000);
+    expect(h.agent.status().send_rate_cap).toBeNull();
+    h.agent.ingest(entries(50));
+    await h.agent.waitForAck(50, 10_000);
+    expect(refusedAt).toBeDefined();
+    const first = h.agent.status().send_rate_cap;
+    expect(first, 'the cap is set after -32020').not.toBeNull();
+    expect(first!).toBeGreaterThanOrEqual(MIN_RATE_ENTRIES_PER_S);
+
+    // The cap rises while nothing is refused (linear recovery), then is cleared.
+    const rising = await until('the cap to rise above its first value', () => {
+      const cap = h.agent.status().send_rate_cap;
+      return cap !== null && cap > first! ? cap : false;
+    }, windowMs);
+    expect(rising).toBeGreaterThan(first!);
+    await until('send_rate_cap back to null', () => h.agent.status().send_rate_cap === null, refusedAt! + windowMs + 2000 - Date.now(), 100);
+    const clearedAfter = Date.now() - refusedAt!;
+    // not before the window (the agent halved when the answer arrived, after refusedAt), and within 2 s of it
+    expect(clearedAfter).toBeGreaterThanOrEqual(windowMs);
+    expect(clearedAfter).toBeLessThanOrEqual(windowMs + 2000);
+    // and the agent still sends unthrottled afterwards
+    h.agent.ingest(entries(20));
+    await h.agent.waitForAck(70, 5000);
+    expect(h.agent.status().send_rate_cap).toBeNull();
+  }, 25_000);
+});
+
+/** Polls `fn` every `everyMs` until it returns a value other than false, or fails after `timeoutMs`. */
+async function until<T>(what: string, fn: () => T | false, timeoutMs: number, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + Math.max(0, timeoutMs);
+  for (;;) {
+    const v = fn();
+    if (v !== false) return v;
+    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 describe('R-WIRE-05 no permessage-deflate (agent)', () => {
   it('the agent\'s upgrade request offers no Sec-WebSocket-Extensions', async () => {
     const seen: http.IncomingHttpHeaders[] = [];

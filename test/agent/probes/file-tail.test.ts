@@ -103,6 +103,13 @@ describe('file.tail: reading', () => {
     expect(validateFileTailOutput(long)).toBe(true);
   });
 
+  it('a file that shrinks while it is read is -32011 (the probe ran and failed), not an agent bug', async () => {
+    const shrunk = { read: async () => ({ bytesRead: 0 }) };
+    const err = await rpcError(readTailLines(shrunk as never, 100, 5));
+    expect(err).toBeInstanceOf(ProbeExecutionFailedError);
+    expect(err.data).toEqual({ stderr: 'the file shrank while it was read', exit_code: null });
+  });
+
   it('exactly N lines found within the first chunks is not truncated; small chunks give the same answer', async () => {
     const f = join(allowed, 'n.log');
     const text = Array.from({ length: 50 }, (_, i) => `l${i}`).join('\n') + '\n';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   ErrorCode,
+  InternalError,
   InvalidParamsError,
   PROBES,
   ProbeExecutionFailedError,
@@ -13,6 +14,8 @@ import {
   validateProbeRequestResult,
 } from '@cortex/agent-protocol';
 import { createProbeRegistry, FifoLimiter } from '../../../agent/probes/index.js';
+import { createCapturingLogger } from '../../../agent/log.js';
+import { probeRegistryFor } from '../../../agent/options.js';
 import { deferred, fakeRunner, processGone, processGroup, rpcError, testProbe, waitFor } from './helpers.js';
 
 let dir: string;
@@ -86,33 +89,104 @@ describe('probe registry: names and dispatch', () => {
 });
 
 describe('probe registry: failures', () => {
-  it('validates output with the generated validator; a probe bug is -32011 with a clear message', async () => {
+  it('validates output with the generated validator; output that fails it is a probe bug: -32603 naming the probe, logged at error level', async () => {
+    const logged: { fields: Record<string, unknown>; message: string }[] = [];
     const r = createProbeRegistry({
       extraProbes: [testProbe('test.bad_output', async () => ({ output: { path: '/', total_bytes: -1 } }), { validateOutput: validateFsDiskUsageOutput })],
+      logger: { error: (fields, message) => void logged.push({ fields, message }) },
     });
     const err = await rpcError(r.invoke({ probe: 'test.bad_output', args: {}, timeout_ms: 1000 }));
-    expect(err).toBeInstanceOf(ProbeExecutionFailedError);
-    expect(err.code).toBe(-32011);
+    expect(err).toBeInstanceOf(InternalError);
+    expect(err.code).toBe(ErrorCode.InternalError);
+    expect(err.code).toBe(-32603);
     expect(err.message).toMatch(/invalid probe output/);
-    expect(err.data).toMatchObject({ exit_code: null, probe: 'test.bad_output', reason: 'invalid_output' });
-    expect(err.data.stderr).toMatch(/does not match its schema \(an agent bug\)/);
-    expect(err.data.stderr).toMatch(/total_bytes|used_bytes/);
+    expect(err.data).toMatchObject({ probe: 'test.bad_output', reason: 'invalid_output' });
+    expect(err.data.message).toMatch(/^probe test\.bad_output produced output that does not match its schema/);
+    expect(err.data.message).toMatch(/total_bytes|used_bytes/);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]!.fields).toMatchObject({ probe: 'test.bad_output', reason: 'invalid_output' });
+    expect(logged[0]!.message).toMatch(/-32603/);
   });
 
-  it('turns an exception thrown by a probe into -32011 with its message, stderr cut to 4 KiB', async () => {
+  it('turns an exception thrown by a probe\'s handler (not an RpcError: a bug) into -32603 naming the probe, message cut to 4 KiB, logged at error level', async () => {
+    const logged: { fields: Record<string, unknown>; message: string }[] = [];
     const r = createProbeRegistry({
       extraProbes: [
         testProbe('test.throws', async () => {
           throw new Error('boom: ' + 'x'.repeat(100_000));
         }),
+        testProbe('test.type_error', async (a: { n: { m: number } }) => ({ output: a.n.m })),
+        testProbe('test.throws_string', async () => {
+          throw 'a string';
+        }),
       ],
+      logger: { error: (fields, message) => void logged.push({ fields, message }) },
     });
     const err = await rpcError(r.invoke({ probe: 'test.throws', args: {}, timeout_ms: 1000 }));
-    expect(err.code).toBe(-32011);
-    expect(err.data.stderr).toMatch(/^probe test\.throws failed: boom: x+/);
-    expect(err.data.stderr.length).toBeLessThanOrEqual(4096);
-    expect(err.data.stderr).toMatch(/\[truncated/);
-    expect(err.data.exit_code).toBeNull();
+    expect(err).toBeInstanceOf(InternalError);
+    expect(err.code).toBe(-32603);
+    expect(err.data).toMatchObject({ probe: 'test.throws', reason: 'exception' });
+    expect(err.data.message).toMatch(/^probe test\.throws threw Error: boom: x+/);
+    expect(err.data.message.length).toBeLessThanOrEqual(4096);
+    expect(err.data.message).toMatch(/\[truncated/);
+    expect(JSON.stringify(err.toJSON()).length).toBeLessThan(4096 + 200);
+
+    const typeError = await rpcError(r.invoke({ probe: 'test.type_error', args: {}, timeout_ms: 1000 }));
+    expect(typeError.toJSON()).toMatchObject({ code: -32603, data: { probe: 'test.type_error', reason: 'exception', message: expect.stringMatching(/^probe test\.type_error threw TypeError: /) } });
+    const thrownString = await rpcError(r.invoke({ probe: 'test.throws_string', args: {}, timeout_ms: 1000 }));
+    expect(thrownString.data).toMatchObject({ probe: 'test.throws_string', reason: 'exception', message: 'probe test.throws_string threw a non-Error value: a string' });
+
+    expect(logged.map((l) => [l.fields['probe'], l.fields['reason']])).toEqual([['test.throws', 'exception'], ['test.type_error', 'exception'], ['test.throws_string', 'exception']]);
+    expect(logged[1]!.fields['stack']).toMatch(/TypeError/);
+  });
+
+  it('the agent logs a probe bug at error level through its own logger', async () => {
+    const { logger, lines } = createCapturingLogger('info');
+    const r = probeRegistryFor({ probes: { extraProbes: [testProbe('test.throws', async () => {
+      throw new RangeError('bad index');
+    })] } }, 1, logger);
+    const err = await rpcError(r.invoke({ probe: 'test.throws', args: {}, timeout_ms: 1000 }));
+    expect(err.code).toBe(-32603);
+    expect(lines).toEqual([expect.objectContaining({ level: 'error', probe: 'test.throws', reason: 'exception', err: 'probe test.throws threw RangeError: bad index' })]);
+  });
+
+  it('keeps -32011 for failures a probe reports (ProbeExecutionFailedError) and passes its other RpcErrors through', async () => {
+    const logged: unknown[] = [];
+    const r = createProbeRegistry({
+      extraProbes: [
+        testProbe('test.reports_failure', async () => {
+          throw new ProbeExecutionFailedError({ stderr: 'the thing is down', exit_code: 3 });
+        }),
+        testProbe('test.invalid', async () => {
+          throw new InvalidParamsError({ method: 'probe.request', errors: [{ path: '/args/x', message: 'no', keyword: 'custom' }] });
+        }),
+      ],
+      logger: { error: (fields) => void logged.push(fields) },
+    });
+    const failed = await rpcError(r.invoke({ probe: 'test.reports_failure', args: {}, timeout_ms: 1000 }));
+    expect(failed.toJSON()).toEqual({ code: -32011, message: 'ProbeExecutionFailed', data: { stderr: 'the thing is down', exit_code: 3, probe: 'test.reports_failure' } });
+    const invalid = await rpcError(r.invoke({ probe: 'test.invalid', args: {}, timeout_ms: 1000 }));
+    expect(invalid).toBeInstanceOf(InvalidParamsError);
+    expect(invalid.data.errors[0].path).toBe('/args/x');
+    expect(logged).toEqual([]);
+  });
+
+  it('a tool that cannot be spawned (not ENOENT/EACCES) is -32011 naming the tool, not -32603', async () => {
+    const runner = async () => {
+      throw Object.assign(new Error('spawn E2BIG'), { code: 'E2BIG' });
+    };
+    const r = createProbeRegistry({ commandRunner: runner });
+    const err = await rpcError(r.invoke({ probe: 'exec.systemctl_status', args: { unit: 'x.service' }, timeout_ms: 1000 }));
+    expect(err).toBeInstanceOf(ProbeExecutionFailedError);
+    expect(err.data).toEqual({ stderr: 'systemctl could not be run: spawn E2BIG', exit_code: null, probe: 'exec.systemctl_status' });
+  });
+
+  it('systemctl output without ActiveState/SubState is -32011 (the tool\'s answer), not -32603', async () => {
+    const { runner } = fakeRunner(() => ({ exitCode: 0, stdout: 'Foo=bar\n' }));
+    const r = createProbeRegistry({ commandRunner: runner });
+    const err = await rpcError(r.invoke({ probe: 'exec.systemctl_status', args: { unit: 'x.service' }, timeout_ms: 1000 }));
+    expect(err).toBeInstanceOf(ProbeExecutionFailedError);
+    expect(err.data).toMatchObject({ exit_code: 0, probe: 'exec.systemctl_status', stderr: expect.stringMatching(/unexpected systemctl show output/) });
   });
 
   it('passes a failing command\'s stderr (cut to 4 KiB) and exit_code through as -32011', async () => {
@@ -269,19 +343,23 @@ describe('probe registry: probe_concurrency', () => {
     expect(() => r.setConcurrency(1.5)).toThrow(RangeError);
   });
 
-  it('a failing or timed-out probe frees its slot', async () => {
+  it('a failing, buggy or timed-out probe frees its slot', async () => {
     const r = createProbeRegistry({
       concurrency: 1,
       killGraceMs: 200,
       extraProbes: [
         testProbe('test.fail', async () => {
-          throw new Error('nope');
+          throw new ProbeExecutionFailedError({ stderr: 'nope', exit_code: 1 });
+        }),
+        testProbe('test.bug', async () => {
+          throw new Error('a bug');
         }),
         testProbe('test.stuck', () => new Promise(() => undefined)), // ignores its signal entirely
         testProbe('test.ok', async () => ({ output: 'ok' })),
       ],
     });
     await expect(r.invoke({ probe: 'test.fail', args: {}, timeout_ms: 1000 })).rejects.toMatchObject({ code: -32011 });
+    await expect(r.invoke({ probe: 'test.bug', args: {}, timeout_ms: 1000 })).rejects.toMatchObject({ code: -32603 });
     await expect(r.invoke({ probe: 'test.stuck', args: {}, timeout_ms: 100 })).rejects.toMatchObject({ code: -32012 });
     // A probe that ignores its signal holds the slot for at most killGraceMs after the timeout.
     await expect(r.invoke({ probe: 'test.ok', args: {}, timeout_ms: 2000 })).resolves.toMatchObject({ output: 'ok' });

@@ -1,0 +1,482 @@
+// cortex-agent: enroll | run | status (DESIGN.md section 3). The commands themselves; the
+// executable entry is cli.ts (it only calls main). A site-specific build adds its own probes
+// with its own entry (agent/README.md "Site-specific probes"):
+//
+//   import { main } from '<dist>/agent/cli-main.js';
+//   process.exitCode = await main(process.argv.slice(2), { extraProbes: [myProbe] });
+//
+// Results on stdout; logs (JSON) and diagnostics on stderr; --json prints exactly one
+// JSON value on stdout. Exit 0 success, 2 bad usage or invalid input (nothing
+// changed), 1 any other failure. Tokens never appear in output or messages.
+
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
+import type { Agent } from './agent.js';
+import { readBufferSnapshot } from './buffer/buffer.js';
+import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
+import { readRecovery } from './buffer/heal.js';
+import { EnrollError, enroll } from './enroll.js';
+import { startAgent } from './index.js';
+import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
+import { RunLockHeldError, acquireRunLock } from './run-lock.js';
+import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.js';
+import { checkServerUrl } from './socket.js';
+import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
+import { processAlive, readStatusFile } from './status-file.js';
+import { TokenInputError, readTokenInput } from './token-input.js';
+import { checkToken } from './token-store.js';
+import type { ProbeDefinition } from './probes/index.js';
+import { UsageError, describeCliError, formatCliError } from '../common/errors.js';
+
+const USAGE: Record<string, string> = {
+  main: `Usage: cortex-agent <command> [options]
+
+Commands:
+  enroll   enroll this host with a one-time token (writes DIR/token, DIR/host_id, DIR/agent.json)
+  run      run the agent (long-running)
+  status   show the agent's state, sequence numbers, buffer and sources
+  buffer check   check buffer.db (integrity and invariants)
+
+Run "cortex-agent <command> --help" for the options of a command.
+`,
+  enroll: `Usage: cortex-agent enroll --server URL [--server URL ...] (--token-file FILE | --token - | --token TOKEN) --host-id UUID --state-dir DIR [--allow-insecure] [--ca FILE] [--json]
+
+Performs agent.hello with the one-time token, atomically writes the rotated token to
+DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
+  --server URL       full WebSocket URL, used as given (e.g. wss://logs.example.com/ws/agent);
+                     repeat it for several servers on one database: all are kept in
+                     DIR/agent.json and "run" tries them in a shuffled order on each reconnect
+  --token-file FILE  read the one-time enrollment token (from "agent issue") from FILE
+  --token -          read it from stdin
+  --token TOKEN      the token itself (visible to other local processes while enroll runs)
+  --host-id UUID     the host_id the token was issued for
+  --state-dir DIR    agent state directory (created if missing)
+  --allow-insecure   allow a ws:// URL to a loopback host (127.0.0.0/8, ::1, localhost; testing);
+                     ws:// to any other host is refused even with it: use wss://
+  --ca FILE          extra CA certificate (PEM) for wss://, added to the system CAs
+  --json             print the result as one JSON object
+Exit codes: 0 enrolled; 2 bad usage; 1 failure (e.g. -32001 AuthFailed, -32002 TokenRevoked,
+-32003 AgentVersionUnsupported, -32005 TokenRotationRequired, connection refused); no token is
+written on failure.
+`,
+  run: `Usage: cortex-agent run --state-dir DIR [--allow-insecure] [--log-level LEVEL]
+
+Runs the agent: connects to the server in DIR/agent.json, ships buffered entries, sends
+heartbeats and metrics, follows config updates, reconnects with backoff. SIGTERM/SIGINT
+close the connection cleanly (reason final_seq=<n>) and exit 0. Exits 1 when the token is
+rejected for good (FatalAuth) or revoked.
+  --state-dir DIR              state directory written by enroll
+  --allow-insecure             allow a ws:// server URL to a loopback host (never to another host)
+  --log-level LEVEL            fatal|error|warn|info|debug|trace|silent (default info)
+  --heartbeat-interval-ms N    override the server's heartbeat interval (testing)
+  --ping-watchdog-ms N         no server ping for N ms → reconnect (default ${LIMITS.ping_interval_ms * LIMITS.missed_pongs})
+  --backoff-base-ms N          reconnect backoff base (default 1000)
+  --hello-timeout-ms N         no hello answer for N ms → close and reconnect (default ${DEFAULT_HELLO_TIMEOUT_MS})
+  --request-timeout-ms N       no answer to a logs.push for N ms → the connection is taken as dead:
+                               closed, reconnected, the entries sent again; a metrics.push that
+                               long unanswered is dropped (default ${DEFAULT_REQUEST_TIMEOUT_MS})
+  --source-poll-ms N           how often file sources check their files (default 250)
+
+Log sources come from the server's config (log_sources: file, journald, ...), added and
+removed live. The file.tail probe reads only below agent.json's probe_file_tail_paths
+(default ["/var/log"]).
+`,
+  buffer: BUFFER_CHECK_USAGE,
+  status: `Usage: cortex-agent status --state-dir DIR [--json]
+
+Shows the agent's state (works while "run" is running): state, next_seq, acked_seq,
+queue_depth, buffer_bytes, sources (kind, path or name, position, last error), last_error.
+  --state-dir DIR   state directory
+  --json            print one JSON object
+`,
+};
+
+
+interface Parsed {
+  flags: Map<string, string | true>;
+  /** Every value of each option, in order (for options that may be repeated). */
+  lists: Map<string, string[]>;
+}
+
+const BOOLEAN_FLAGS = new Set(['allow-insecure', 'json', 'help']);
+
+function parseArgs(args: string[], allowed: readonly string[]): Parsed {
+  const flags = new Map<string, string | true>();
+  const lists = new Map<string, string[]>();
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-h') {
+      flags.set('help', true);
+      continue;
+    }
+    if (!a.startsWith('--')) throw new UsageError(`unexpected argument "${a}"`);
+    let name = a.slice(2);
+    let value: string | undefined;
+    const eq = name.indexOf('=');
+    if (eq >= 0) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    }
+    if (!allowed.includes(name) && name !== 'help') throw new UsageError(`unknown option --${name}`);
+    if (BOOLEAN_FLAGS.has(name)) {
+      if (value !== undefined) throw new UsageError(`--${name} takes no value`);
+      flags.set(name, true);
+      continue;
+    }
+    if (value === undefined) {
+      value = args[++i];
+      // The next argument is the value unless it is another option of this command: a
+      // base64url token may itself start with "-" or "--".
+      const next = value?.startsWith('--') ? value.slice(2).split('=')[0]! : undefined;
+      if (value === undefined || (next !== undefined && (allowed.includes(next) || next === 'help'))) throw new UsageError(`--${name} needs a value`);
+    }
+    flags.set(name, value);
+    lists.set(name, [...(lists.get(name) ?? []), value]);
+  }
+  return { flags, lists };
+}
+
+/** Every value given for a repeatable option (empty when absent). */
+function all(p: Parsed, name: string): string[] {
+  return p.lists.get(name) ?? [];
+}
+
+function str(p: Parsed, name: string, required: true): string;
+function str(p: Parsed, name: string, required?: false): string | undefined;
+function str(p: Parsed, name: string, required = false): string | undefined {
+  const v = p.flags.get(name);
+  if (v === undefined) {
+    if (required) throw new UsageError(`--${name} is required`);
+    return undefined;
+  }
+  return v === true ? undefined : v;
+}
+
+function int(p: Parsed, name: string): number | undefined {
+  const v = str(p, name);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--${name} must be a non-negative integer`);
+  return n;
+}
+
+function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+function diag(text: string): void {
+  process.stderr.write(`cortex-agent: ${text}\n`);
+}
+
+async function cmdEnroll(args: string[]): Promise<number> {
+  const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
+  if (p.flags.has('help')) return help('enroll');
+  str(p, 'server', true);
+  const servers = all(p, 'server');
+  let input: ReturnType<typeof readTokenInput>;
+  try {
+    input = readTokenInput({ token: str(p, 'token'), tokenFile: str(p, 'token-file') });
+  } catch (err) {
+    if (err instanceof TokenInputError) throw new UsageError(err.message, { code: 'E_TOKEN' });
+    throw err;
+  }
+  const token = input.token;
+  const hostIdRaw = str(p, 'host-id', true);
+  const stateDir = resolve(str(p, 'state-dir', true));
+  const allowInsecure = p.flags.has('allow-insecure');
+  const ca = str(p, 'ca');
+  for (const server of servers) {
+    const urlProblem = checkServerUrl(server, allowInsecure);
+    if (urlProblem) throw new UsageError(urlProblem);
+  }
+  const tokenProblem = checkToken(token);
+  if (tokenProblem) throw new UsageError(`--token: ${tokenProblem}`, { code: 'E_TOKEN' });
+  const hostId = normalizeHostId(hostIdRaw);
+  if (hostId === null) throw new UsageError('--host-id must be a UUID (as printed by "agent issue")');
+  if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`, { code: 'E_FILE_ACCESS' });
+  const logger = createLogger({ level: logLevel(p) });
+  if (input.from === 'argument') diag('note: a token on the command line can be read by every local process (/proc/<pid>/cmdline); prefer --token-file FILE or --token - (stdin)');
+  try {
+    const r = await enroll({ serverUrl: servers[0]!, serverUrls: servers, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
+    for (const w of r.warnings ?? []) diag(`warning: ${w}`);
+    if (p.flags.has('json')) out(JSON.stringify(r));
+    else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
+    return 0;
+  } catch (err) {
+    const msg = err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`;
+    diag(formatCliError('E_ENROLL', msg.split(token).join('[redacted]')));
+    return 1;
+  }
+}
+
+function logLevel(p: Parsed): LogLevel {
+  const l = str(p, 'log-level') ?? 'info';
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(l)) throw new UsageError(`--log-level ${l} is not a level`);
+  return l as LogLevel;
+}
+
+/** What a site-specific build adds to the `cortex-agent` command (see the file comment). */
+export interface CliExtensions {
+  /**
+   * Probes besides the built-in ones, offered in capabilities.supported_probes and run by
+   * `run` (names must not clash with the built-ins). A probe reports a failure of what it
+   * probes by throwing ProbeExecutionFailedError (-32011); anything else it throws that is no
+   * RpcError is answered -32603 InternalError and logged as a bug (DECISIONS F8).
+   */
+  extraProbes?: readonly ProbeDefinition[];
+}
+
+async function cmdRun(args: string[], extensions: CliExtensions): Promise<number> {
+  const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'source-poll-ms', 'hello-timeout-ms', 'request-timeout-ms']);
+  if (p.flags.has('help')) return help('run');
+  const stateDir = resolve(str(p, 'state-dir', true));
+  const level = logLevel(p);
+  const heartbeatIntervalMs = int(p, 'heartbeat-interval-ms');
+  const pingWatchdogMs = int(p, 'ping-watchdog-ms');
+  const backoffBaseMs = int(p, 'backoff-base-ms');
+  const sourcePollMs = int(p, 'source-poll-ms');
+  const helloTimeoutMs = int(p, 'hello-timeout-ms');
+  const requestTimeoutMs = int(p, 'request-timeout-ms');
+  for (const [name, v] of [['hello-timeout-ms', helloTimeoutMs], ['request-timeout-ms', requestTimeoutMs]] as const) {
+    if (v !== undefined && (v < 1 || v > 2 ** 31 - 1)) throw new UsageError(`--${name} must be between 1 and ${2 ** 31 - 1} ms`);
+  }
+  if (sourcePollMs === 0) throw new UsageError('--source-poll-ms must be at least 1');
+  if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`, { code: 'E_FILE_ACCESS' });
+  const settings = await readAgentSettings(stateDir);
+  if (settings === null) {
+    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no agent.json`, 'run "cortex-agent enroll" first'));
+    return 1;
+  }
+  if (!existsSync(statePaths(stateDir).token)) {
+    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no token (never enrolled, or revoked: the agent deletes its token on -32002)`, 'enroll again with a new token from "agent issue --host-id"'));
+    return 1;
+  }
+  const allowInsecure = p.flags.has('allow-insecure') || settings.allow_insecure === true;
+  for (const url of settingsServerUrls(settings)) {
+    const problem = checkServerUrl(url, allowInsecure);
+    if (problem) throw new UsageError(problem);
+  }
+  const logger = createLogger({ level });
+  let releaseLock: () => void;
+  try {
+    releaseLock = acquireRunLock(stateDir, (pid) => logger.info({ stale_pid: pid }, 'run.lock of an agent that is gone: taken over'));
+  } catch (err) {
+    if (err instanceof RunLockHeldError) {
+      diag(formatCliError('E_RUN_LOCK', err.message));
+      return 1;
+    }
+    throw err;
+  }
+  // A crash line must not carry the token: whatever the token file holds now is cut out.
+  logCrashes(logger, (text) => {
+    try {
+      return scrubSecret(text, readFileSync(statePaths(stateDir).token, 'utf8').trim());
+    } catch {
+      return text;
+    }
+  });
+  let agent: Agent;
+  const startOptions = {
+    stateDir,
+    allowInsecure,
+    logger,
+    ...(heartbeatIntervalMs !== undefined ? { heartbeatIntervalMs, heartbeatJitterMs: 0 } : {}),
+    ...(pingWatchdogMs !== undefined ? { pingWatchdogMs } : {}),
+    ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
+    ...(helloTimeoutMs !== undefined ? { helloTimeoutMs } : {}),
+    ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
+    ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
+    ...(extensions.extraProbes !== undefined && extensions.extraProbes.length > 0 ? { probes: { extraProbes: extensions.extraProbes } } : {}),
+  };
+  try {
+    agent = await startAgent({ ...startOptions });
+  } catch (err) {
+    releaseLock();
+    diag(formatCliError('E_AGENT_START', (err as Error).message));
+    return 1;
+  }
+  void agent.done.finally(releaseLock);
+  let signalled = false;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal: sig }, 'stopping');
+    void agent.stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  // A buffer damaged at run time: stop, and start again (opening heals it; DECISIONS H5).
+  let restarts = 0;
+  let final: AgentState;
+  for (;;) {
+    let corrupt = false;
+    agent.once('buffer_corrupt', () => {
+      corrupt = true;
+      void agent.stop();
+    });
+    final = await agent.done;
+    if (!corrupt || signalled || restarts >= 3) break;
+    restarts++;
+    try {
+      agent = await startAgent({ ...startOptions });
+    } catch (err) {
+      diag(formatCliError('E_AGENT_START', (err as Error).message));
+      return 1;
+    }
+  }
+  if (signalled) return 0;
+  if (isTerminalState(final)) {
+    diag(formatCliError('E_AGENT_STOPPED', agent.status().last_error ?? `stopped in state ${final}`));
+    return 1;
+  }
+  return 0;
+}
+
+function cmdStatus(args: string[]): number {
+  const p = parseArgs(args, ['state-dir', 'json']);
+  if (p.flags.has('help')) return help('status');
+  const stateDir = resolve(str(p, 'state-dir', true));
+  const paths = statePaths(stateDir);
+  if (!existsSync(paths.bufferDb)) {
+    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${stateDir}`));
+    return 1;
+  }
+  let snap;
+  try {
+    snap = readBufferSnapshot(paths.bufferDb);
+  } catch (err) {
+    diag(formatCliError('E_BUFFER', (err as Error).message, `check it with: cortex-agent buffer check --state-dir ${stateDir}`));
+    return 1;
+  }
+  const file = readStatusFile(stateDir);
+  const running = file !== null && !file.stopped && processAlive(file.pid);
+  let state: AgentState = 'Disconnected';
+  if (file !== null && (running || isTerminalState(file.state))) state = file.state;
+  const sources = (file?.sources ?? []).map((s) => ({ ...s }));
+  for (const pos of snap.sources) {
+    if (pos.source.startsWith('agent:')) continue;
+    const m = sources.find((s) => s.path === pos.source || s.name === pos.source || `file:${s.path}` === pos.source);
+    if (m) m.position = pos.position;
+    else if (!sources.some((s) => s.name === pos.source.slice(pos.source.indexOf(':') + 1))) {
+      sources.push({ kind: 'custom', path: null, name: pos.source, position: pos.position, last_error: null, paused: false });
+    }
+  }
+  const st = snap.stats;
+  const status = {
+    state,
+    running,
+    pid: running ? file!.pid : null,
+    host_id: file?.host_id ?? safeHostId(stateDir),
+    server_url: file?.server_url ?? null,
+    server_urls: file?.server_urls ?? safeServerUrls(stateDir),
+    session_id: running ? (file?.session_id ?? null) : null,
+    next_seq: st.nextSeq,
+    acked_seq: st.ackedSeq,
+    queue_depth: st.queueDepth,
+    buffer_bytes: st.bufferBytes,
+    push_lag_seq: st.pushLagSeq,
+    oldest_seq: st.oldestSeq,
+    evicted_entries: st.evictedEntries,
+    evicted_oldest_seq: st.evictedOldestSeq,
+    sources_paused: file?.sources_paused ?? false,
+    sources,
+    last_error: file?.last_error ?? null,
+    updated_at: file?.updated_at ?? null,
+    degraded: readRecovery(stateDir),
+  };
+  if (p.flags.has('json')) {
+    out(JSON.stringify(status));
+    return 0;
+  }
+  const lines = [
+    `state:        ${state}${running ? ` (running, pid ${status.pid})` : ' (not running)'}`,
+    `host_id:      ${status.host_id ?? '-'}`,
+    `server:       ${status.server_url ?? '-'}${status.server_urls.length > 1 ? ` (of ${status.server_urls.length}: ${status.server_urls.join(', ')})` : ''}`,
+    `next_seq:     ${status.next_seq}`,
+    `acked_seq:    ${status.acked_seq}`,
+    `queue_depth:  ${status.queue_depth}`,
+    `buffer_bytes: ${status.buffer_bytes}`,
+    `push_lag_seq: ${status.push_lag_seq}`,
+    `evicted:      ${status.evicted_entries}`,
+    `last_error:   ${status.last_error ?? '-'}`,
+    ...(status.degraded !== null
+      ? [`degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`]
+      : []),
+    `sources:      ${sources.length === 0 ? '-' : ''}`,
+    ...sources.map(
+      (s) => `  ${s.kind} ${s.path ?? s.name ?? ''} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`,
+    ),
+  ];
+  out(lines.join('\n'));
+  return 0;
+}
+
+function safeServerUrls(dir: string): string[] {
+  try {
+    const v = JSON.parse(readFileSync(statePaths(dir).agentJson, 'utf8')) as { server_url?: unknown; server_urls?: unknown };
+    if (Array.isArray(v.server_urls)) return v.server_urls.filter((u): u is string => typeof u === 'string');
+    return typeof v.server_url === 'string' ? [v.server_url] : [];
+  } catch {
+    return [];
+  }
+}
+
+function cmdBuffer(args: string[]): number {
+  const [sub, ...rest] = args;
+  if (sub === '--help' || sub === '-h') return help('buffer');
+  if (sub !== 'check') throw new UsageError(sub === undefined ? 'give a buffer command: check' : `unknown buffer command "${sub}"`);
+  const p = parseArgs(rest, ['state-dir', 'json']);
+  if (p.flags.has('help')) return help('buffer');
+  const r = bufferCheck(resolve(str(p, 'state-dir', true)), p.flags.has('json'));
+  process.stdout.write(r.stdout);
+  process.stderr.write(r.stderr);
+  return r.code;
+}
+
+function safeHostId(dir: string): string | null {
+  try {
+    return normalizeHostId(readFileSync(statePaths(dir).hostId, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+function help(cmd: string): number {
+  out(USAGE[cmd] ?? USAGE.main!);
+  return 0;
+}
+
+/** Runs one `cortex-agent` command line (argv without node and the script) and resolves with its exit code. */
+export async function main(argv: readonly string[], extensions: CliExtensions = {}): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case undefined:
+        process.stderr.write(USAGE.main!);
+        return 2;
+      case '--help':
+      case '-h':
+      case 'help':
+        return help('main');
+      case 'enroll':
+        return await cmdEnroll(rest);
+      case 'run':
+        return await cmdRun(rest, extensions);
+      case 'status':
+        return cmdStatus(rest);
+      case 'buffer':
+        return cmdBuffer(rest);
+      default:
+        diag(formatCliError('E_USAGE', `unknown command "${cmd}"`, 'see cortex-agent --help'));
+        return 2;
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      diag(formatCliError(err.code, err.message, err.code === 'E_USAGE' ? `see cortex-agent ${cmd} --help` : err.hint));
+      return 2;
+    }
+    diag(describeCliError(err).text);
+    return 1;
+  }
+}
