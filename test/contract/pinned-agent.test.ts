@@ -1,7 +1,7 @@
 // Agent-side rules of the seed that nothing pinned on main (issue 15). Rule ids: contract/rules.json.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { LIMITS } from '@cortex/agent-protocol';
 import { Backoff } from '../../agent/backoff.js';
 import { DEFAULT_CONFIG, heartbeatDelayMs } from '../../agent/agent.js';
@@ -12,6 +12,36 @@ import { FakeServer, rpcError } from '../agent/helpers/fake-server.js';
 const { agents, servers } = stopAfterEach();
 
 describe('R-DEF-02 agent defaults: backoff base/cap/reset, ping watchdog, heartbeat jitter, recovery, retry pause', () => {
+  it('with no pingWatchdogMs the agent arms a ping watchdog of ping_interval × missed_pongs (20 s × 3 = 60 s) once Active, and re-arms it on each server ping', async () => {
+    expect([LIMITS.ping_interval_ms, LIMITS.missed_pongs]).toEqual([20_000, 3]);
+    const s = await FakeServer.start();
+    servers.push(s);
+    const h = await makeAgent(s.url);
+    agents.push(h.agent);
+    // Every timer the agent arms, with its delay (the watchdog is the one whose callback ends the connection).
+    const armed: { ms: number; timer: NodeJS.Timeout }[] = [];
+    const realSetTimeout = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number, ...rest: unknown[]) => {
+      const timer = realSetTimeout(fn, ms, ...rest);
+      armed.push({ ms: ms ?? 0, timer });
+      return timer;
+    }) as typeof setTimeout);
+    try {
+      await h.agent.start();
+      await h.agent.waitForState('Active', 5000);
+      const watchdogs = () => armed.filter((a) => a.ms === LIMITS.ping_interval_ms * LIMITS.missed_pongs);
+      expect(watchdogs()).toHaveLength(1);
+      // the seed's server pings every 20 s; each ping refreshes the same timer (no second one)
+      const before = watchdogs()[0]!.timer;
+      const refreshed = vi.spyOn(before, 'refresh');
+      s.current!.ws.ping();
+      await vi.waitFor(() => expect(refreshed).toHaveBeenCalled(), { timeout: 5000 });
+      expect(watchdogs()).toHaveLength(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('Backoff() with no options is base 1 s, cap 60 s, reset after 60 s Active, as limits.json and the seed say', () => {
     const b = new Backoff();
     expect([b.baseMs, b.capMs, b.resetAfterMs]).toEqual([1000, 60_000, 60_000]);
