@@ -22,7 +22,7 @@ describe('R-DEF-02 agent defaults: backoff base/cap/reset, ping watchdog, heartb
     const armed: { ms: number; timer: NodeJS.Timeout }[] = [];
     const realSetTimeout = globalThis.setTimeout;
     const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number, ...rest: unknown[]) => {
-      const timer = realSetTimeout(fn, ms, ...rest);
+      const timer = realSetTimeout(fn, ms, ...rest) as unknown as NodeJS.Timeout;
       armed.push({ ms: ms ?? 0, timer });
       return timer;
     }) as typeof setTimeout);
