@@ -111,20 +111,24 @@ async function responsiveness(http, ms, whileRunning) {
   while (Date.now() < end - 1500) {
     await sleep(1500);
     const header = k++ % 2 === 0 ? 'Last seen' : 'Hostname';
-    const first = await page.locator('table.fleet tbody tr').first().getAttribute('data-host-id');
-    const t = await page.evaluate(async ([label, before]) => {
+    // The re-sorted table: the ids of its first 20 rows differ from before the click. (Until
+    // 2026-12-04 this compared the first row only, which two orders can share — ties in
+    // last_seen are broken by hostname — and the bench then waited forever.)
+    const t = await page.evaluate(async (label) => {
+      const rows = () => [...document.querySelectorAll('table.fleet tbody tr')].slice(0, 20).map((r) => r.getAttribute('data-host-id')).join(',');
+      const before = rows();
       const start = performance.now();
       const btn = [...document.querySelectorAll('button.sort')].find((b) => b.textContent.startsWith(label));
       btn.click();
-      return await new Promise((resolve) => {
+      return await new Promise((resolve, reject) => {
         const check = () => {
-          const now = document.querySelector('table.fleet tbody tr')?.getAttribute('data-host-id');
-          if (now !== before) resolve(performance.now() - start);
+          if (rows() !== before) resolve(performance.now() - start);
+          else if (performance.now() - start > 10_000) reject(new Error(`sorting by "${label}" did not change the table's first 20 rows within 10 s`));
           else requestAnimationFrame(check);
         };
         check();
       });
-    }, [header, first]);
+    }, header);
     clicks.push(t);
   }
   await sleep(Math.max(0, end - Date.now()));
