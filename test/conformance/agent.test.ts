@@ -67,7 +67,7 @@ describe('cortex-conformance agent', () => {
       // the reference agent's logs.push window (PushPumpOptions.window, default 4)
       '--push-window', '4',
       ...COMMON,
-    ]);
+    ], 170_000);
     const rep = parseJson(r);
     expect(failures(rep), r.stderr).toEqual([]);
     expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
@@ -80,7 +80,8 @@ describe('cortex-conformance agent', () => {
     expect(statusOf(rep, 'error/-32603-InternalError'), rep.cases.find((c) => c.id === 'error/-32603-InternalError')?.seen).toBe('PASS');
     expect(rep.cases.filter((c) => c.status === 'SKIP').map((c) => `${c.id}: ${c.seen}`)).toEqual([]);
     expect(rep.skipped).toBe(0);
-  }, 90_000);
+    // about 70 s on a quiet machine (the cases wait out real timeouts and reconnects); more under the whole suite's load
+  }, 180_000);
 
   it('an agent that never connects is reported with a clear message and exit 1', async () => {
     const r = await runConformance(['agent', '--run-command', 'node -e "process.exit(3)" {url} {token} {host_id} {state_dir}', '--timeout-ms', '1000', '--json']);
