@@ -8,6 +8,7 @@ import { DEFAULT_CONFIG, heartbeatDelayMs } from '../../agent/agent.js';
 import { MIN_RATE_ENTRIES_PER_S, SendRate } from '../../agent/send-rate.js';
 import { entries, makeAgent, stopAfterEach } from '../agent/helpers/agent-harness.js';
 import { FakeServer, rpcError } from '../agent/helpers/fake-server.js';
+import { until } from '../support/procs.js';
 
 const { agents, servers } = stopAfterEach();
 
@@ -96,23 +97,10 @@ describe('R-BP-03 the agent halves its send rate on -32020/-32030 and recovers',
     expect(d.delayFor(100)).toBeGreaterThan(0);
   });
 
-  for (const code of [-32020, -32030]) {
+  for (const code of [-32020, -32030] as const) {
     it(`a running agent answered ${code} throttles (status send_rate_cap set) and still delivers everything`, async () => {
-      const s = await FakeServer.start();
-      servers.push(s);
-      let refused = 0;
-      s.push = (p) => {
-        if (refused++ === 0) throw rpcError(code, code === -32020 ? 'Backpressure' : 'QuotaExceeded', { retry_after_ms: 20 });
-        return s.store(p);
-      };
-      const h = await makeAgent(s.url);
-      agents.push(h.agent);
-      await h.agent.start();
-      await h.agent.waitForState('Active', 5000);
-      expect(h.agent.status().send_rate_cap).toBeNull();
-      h.agent.ingest(entries(50));
-      await h.agent.waitForAck(50, 10_000);
-      expect(refused).toBeGreaterThan(1);
+      const { h, pushes } = await agentRefusedOnce(code);
+      expect(pushes()).toBeGreaterThan(1);
       const cap = h.agent.status().send_rate_cap;
       expect(cap).not.toBeNull();
       expect(cap!).toBeGreaterThanOrEqual(MIN_RATE_ENTRIES_PER_S);
@@ -120,27 +108,38 @@ describe('R-BP-03 the agent halves its send rate on -32020/-32030 and recovers',
   }
 });
 
+/**
+ * An Active agent whose first logs.push the fake server refuses with `code` (retry_after_ms 20)
+ * and later ones stores, once it has shipped 50 entries: the harness, how many pushes the server
+ * saw, and when it refused (the agent was unthrottled before, which is checked).
+ */
+async function agentRefusedOnce(code: -32020 | -32030): Promise<{ h: Awaited<ReturnType<typeof makeAgent>>; pushes: () => number; refusedAt: number }> {
+  const s = await FakeServer.start();
+  servers.push(s);
+  let pushes = 0;
+  let refusedAt: number | undefined;
+  s.push = (p) => {
+    if (pushes++ === 0) {
+      refusedAt = Date.now();
+      throw rpcError(code, code === -32020 ? 'Backpressure' : 'QuotaExceeded', { retry_after_ms: 20 });
+    }
+    return s.store(p);
+  };
+  const h = await makeAgent(s.url);
+  agents.push(h.agent);
+  await h.agent.start();
+  await h.agent.waitForState('Active', 5000);
+  expect(h.agent.status().send_rate_cap).toBeNull();
+  h.agent.ingest(entries(50));
+  await h.agent.waitForAck(50, 10_000);
+  expect(refusedAt).toBeDefined();
+  return { h, pushes: () => pushes, refusedAt: refusedAt! };
+}
+
 describe('R-BP-03 recovery on a running agent', () => {
   it(`a running agent answered -32020 once: send_rate_cap is set, rises, and is back to null once the ${LIMITS.backpressure_recovery_ms} ms recovery window has passed`, async () => {
     const windowMs = LIMITS.backpressure_recovery_ms;
-    const s = await FakeServer.start();
-    servers.push(s);
-    let refusedAt: number | undefined;
-    s.push = (p) => {
-      if (refusedAt === undefined) {
-        refusedAt = Date.now();
-        throw rpcError(-32020, 'Backpressure', { retry_after_ms: 20 });
-      }
-      return s.store(p);
-    };
-    const h = await makeAgent(s.url);
-    agents.push(h.agent);
-    await h.agent.start();
-    await h.agent.waitForState('Active', 5000);
-    expect(h.agent.status().send_rate_cap).toBeNull();
-    h.agent.ingest(entries(50));
-    await h.agent.waitForAck(50, 10_000);
-    expect(refusedAt).toBeDefined();
+    const { h, refusedAt } = await agentRefusedOnce(-32020);
     const first = h.agent.status().send_rate_cap;
     expect(first, 'the cap is set after -32020').not.toBeNull();
     expect(first!).toBeGreaterThanOrEqual(MIN_RATE_ENTRIES_PER_S);
@@ -151,8 +150,8 @@ describe('R-BP-03 recovery on a running agent', () => {
       return cap !== null && cap > first! ? cap : false;
     }, windowMs);
     expect(rising).toBeGreaterThan(first!);
-    await until('send_rate_cap back to null', () => h.agent.status().send_rate_cap === null, refusedAt! + windowMs + 2000 - Date.now(), 100);
-    const clearedAfter = Date.now() - refusedAt!;
+    await until('send_rate_cap back to null', () => h.agent.status().send_rate_cap === null, refusedAt + windowMs + 2000 - Date.now(), 100);
+    const clearedAfter = Date.now() - refusedAt;
     // not before the window (the agent halved when the answer arrived, after refusedAt), and within 2 s of it
     expect(clearedAfter).toBeGreaterThanOrEqual(windowMs);
     expect(clearedAfter).toBeLessThanOrEqual(windowMs + 2000);
@@ -162,17 +161,6 @@ describe('R-BP-03 recovery on a running agent', () => {
     expect(h.agent.status().send_rate_cap).toBeNull();
   }, 25_000);
 });
-
-/** Polls `fn` every `everyMs` until it returns a value other than false, or fails after `timeoutMs`. */
-async function until<T>(what: string, fn: () => T | false, timeoutMs: number, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + Math.max(0, timeoutMs);
-  for (;;) {
-    const v = fn();
-    if (v !== false) return v;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 describe('R-WIRE-05 no permessage-deflate (agent)', () => {
   it('the agent\'s upgrade request offers no Sec-WebSocket-Extensions', async () => {
