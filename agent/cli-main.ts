@@ -2,8 +2,8 @@
 // executable entry is cli.ts (it only calls main). A site-specific build adds its own probes
 // with its own entry (agent/README.md "Site-specific probes"):
 //
-//   import { main } from '<dist>/agent/cli-main.js';
-//   process.exitCode = await main(process.argv.slice(2), { extraProbes: [myProbe] });
+//   import { runCli } from '<dist>/agent/cli-main.js';
+//   runCli({ extraProbes: [myProbe] });
 //
 // Results on stdout; logs (JSON) and diagnostics on stderr; --json prints exactly one
 // JSON value on stdout. Exit 0 success, 2 bad usage or invalid input (nothing
@@ -479,4 +479,25 @@ export async function main(argv: readonly string[], extensions: CliExtensions = 
     diag(describeCliError(err).text);
     return 1;
   }
+}
+
+/**
+ * The `cortex-agent` executable: runs the command line of this process with `extensions` and
+ * sets the exit code. `cortex-agent status | head` (the reader went away) stops quietly, with
+ * no EPIPE stack trace. agent/cli.ts calls it with none; a site-specific build with its probes.
+ */
+export function runCli(extensions: CliExtensions = {}): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+  main(process.argv.slice(2), extensions).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      diag(formatCliError('E_INTERNAL', `unexpected error: ${(err as Error).message}`));
+      process.exitCode = 1;
+    },
+  );
 }
