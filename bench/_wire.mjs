@@ -13,10 +13,13 @@ export function entry(seq) {
 /**
  * Opens a session for an issued agent ({ host_id, hostname, token }); resolves with the
  * socket, the server's accepted_seq and the rotated token (null when none was sent).
+ * `zeroMask`: frames go with an all-zero masking key, which ws then does not apply (no copy
+ * of each frame): a load client's saving on loopback — the server unmasks every frame as
+ * always (RFC 6455 wants an unpredictable key to protect proxies; there is none here).
  */
-export function connect(url, agent) {
+export function connect(url, agent, { zeroMask = false } = {}) {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false });
+    const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false, ...(zeroMask ? { generateMask: (mask) => mask.fill(0) } : {}) });
     ws.once('error', reject);
     ws.once('open', () => {
       ws.send(JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'agent.hello', params: { protocol_version: 1, agent_version: '0.1.0', hostname: agent.hostname, host_id: agent.host_id, platform: { os: 'linux', arch: 'x86_64', kernel: '6.6', distro: null }, capabilities: { supported_probes: [], sources: ['journald'], max_batch_entries: 1000, compression: [] }, token: agent.token, resume_from_seq: 0 } }));

@@ -58,8 +58,23 @@ function pushFrame(id, seqStart, n) {
   for (let i = 0; i < n; i++) body += (i === 0 ? '' : ',') + entryText(seqStart + i);
   return `{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seqStart},"entries":[${body}]}}`;
 }
-for (const [id, s, n] of [[1, 1, 3], [9, 123456, 1000], [2, 99999990, 20]]) {
+// The same frame as bytes, built 100 entries at a time: a JS string over 128 KiB is a V8
+// "large object", which costs the client ~4 ns per byte to make here (DECISIONS P12), and
+// ws.send of a string makes one flat string of the whole frame first.
+const FRAME_HEAD = (id, seqStart) => `{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seqStart},"entries":[`;
+function pushFrameBytes(id, seqStart, n) {
+  const pieces = [Buffer.from(FRAME_HEAD(id, seqStart))];
+  for (let i = 0; i < n; i += 100) {
+    let body = '';
+    for (let k = i; k < Math.min(n, i + 100); k++) body += (k === 0 ? '' : ',') + entryText(seqStart + k);
+    pieces.push(Buffer.from(body));
+  }
+  pieces.push(Buffer.from(']}}'));
+  return Buffer.concat(pieces);
+}
+for (const [id, s, n] of [[1, 1, 3], [9, 123456, 1000], [2, 99999990, 20], [3, 5, 250]]) {
   if (pushFrame(id, s, n) !== pushFrameJson(id, s, n)) throw new Error('bench: pushFrame text differs from JSON.stringify');
+  if (pushFrameBytes(id, s, n).toString() !== pushFrameJson(id, s, n)) throw new Error('bench: pushFrameBytes differs from JSON.stringify');
 }
 
 // ───────────── in-process ceilings ─────────────
@@ -165,7 +180,7 @@ async function issueMany(n, prefix) {
   return out;
 }
 
-const server = spawn(process.execPath, [...(process.env.BENCH_SERVER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_CPU_PROF] : []), join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
+const server = spawn(process.execPath, [...(process.env.X_FLAGS ? process.env.X_FLAGS.split(' ') : []), ...(process.env.BENCH_SERVER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_CPU_PROF] : []), join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
 const url = await new Promise((resolve, reject) => {
   let err = '';
   // The banner ("cortex-server listening on ws://…") is on stdout, the JSON logs on stderr.
@@ -176,6 +191,7 @@ const url = await new Promise((resolve, reject) => {
   };
   server.stdout.on('data', onData);
   server.stderr.on('data', onData);
+  if (process.env.X_FLAGS) { server.stdout.on('data', (d) => { for (const l of d.toString().split('\n')) if (/tenure/.test(l)) console.log('SRV', l); }); }
   server.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
 });
 const connect = (agent) => connectTo(url, agent);
@@ -191,9 +207,9 @@ function stream(conn, batches, n = BATCH, frames) {
     const lat = [];
     const pump = () => {
       while (sent < batches && sent - acked < WINDOW) {
-        const frame = frames ? frames(id, seq) : pushFrame(id, seq, n);
+        const frame = frames ? frames(id, seq) : pushFrameBytes(id, seq, n);
         sentAt.set(id, performance.now());
-        ws.send(frame);
+        ws.send(frame, { binary: false }); // a text frame, as an agent sends
         id++; seq += n; sent++;
       }
     };
@@ -234,12 +250,17 @@ const cpuPer100k = {};
 
 async function agentsRun(n, batchesEach) {
   const agents = await issueMany(n, `load${n}`);
-  const conns = await Promise.all(agents.map(connect));
+  const conns = await Promise.all(agents.map((a) => connectTo(url, a, { zeroMask: true })));
+  // Every frame built before the clock starts (as bench hellos builds its hellos): the load
+  // client shares the 2 cores with the server, so what it spends building frames is taken
+  // from the server. What it still does while timed: ws sends each frame (masked with a zero
+  // key: no copy, see _wire.mjs; the server unmasks as always) and reads the acks.
+  const built = conns.map((c) => Array.from({ length: batchesEach }, (_, k) => pushFrameBytes(k + 1, c.accepted + 1 + k * BATCH, BATCH)));
   const t0 = performance.now();
   const s0 = serverCpuSecs();
   const threads0 = serverThreadCpu();
   const c0 = process.cpuUsage();
-  await Promise.all(conns.map((c) => stream(c, batchesEach)));
+  await Promise.all(conns.map((c, i) => stream(c, batchesEach, BATCH, (id) => built[i][id - 1])));
   const secs = (performance.now() - t0) / 1000;
   const total = n * batchesEach * BATCH;
   const c1 = process.cpuUsage(c0);

@@ -68,7 +68,7 @@ export function emitRuntimeEntry(): string {
   return (
     doc +
     [
-      ...['peer', 'errors', 'transport', 'entry-guard'].map((m) => `export * from './runtime/${m}.js';`),
+      ...['peer', 'errors', 'transport', 'entry-guard', 'frame-json'].map((m) => `export * from './runtime/${m}.js';`),
       ...Object.entries(RUNTIME_PARTS).map(([m, names]) => `export { ${names.join(', ')} } from './${m}.js';`),
     ].join('\n') +
     '\n'

@@ -11,5 +11,6 @@ export * from './runtime/peer.js';
 export * from './runtime/errors.js';
 export * from './runtime/transport.js';
 export * from './runtime/entry-guard.js';
+export * from './runtime/frame-json.js';
 export { WIRE_METHODS } from './catalog.js';
 export { checkProbeOutput } from './probes.js';

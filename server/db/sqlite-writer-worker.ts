@@ -6,7 +6,7 @@
 // nor the main thread pays for checkpoints (fsync included).
 //
 // Protocol (parentPort, in order; every request answered once, by id):
-//   → { t: 'commit', id, host_id, session_id, received_at, text, rows }  (text: packRows)
+//   → { t: 'commit', id, host_id, session_id, received_at, texts, rows }  (texts: packRows)
 //   ← { t: 'done', id, result: CommitResult }
 //   → { t: 'metrics', id, host_id, ts, samples, received_at }
 //   ← { t: 'done', id, result: number }
@@ -39,7 +39,7 @@ export interface WriterWorkerData {
 }
 
 export type WriterRequest =
-  | { t: 'commit'; id: number; host_id: string; session_id: string | null; received_at: string; text: string; rows: number }
+  | { t: 'commit'; id: number; host_id: string; session_id: string | null; received_at: string; texts: string[]; rows: number }
   | { t: 'metrics'; id: number; host_id: string; ts: string; samples: readonly IngestMetricSample[]; received_at: string }
   | { t: 'close' };
 
@@ -77,14 +77,14 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
   const touchLastSeen = sqlite.prepare<Bind>(TOUCH_LAST_SEEN);
 
   const commitTx = sqlite.transaction(
-    (host_id: string, text: string, rows: number, received_at: string, session_id: string | null): CommitResult => {
+    (host_id: string, texts: string[], rows: number, received_at: string, session_id: string | null): CommitResult => {
       const row = selectAccepted.get(host_id);
       if (row === undefined) throw new Refusal('unknown_host');
       if (session_id !== null && row.session_id !== session_id) throw new Refusal('superseded');
       const previous = row.accepted_seq;
       let highest = previous;
       rowsOut.begin(host_id, received_at);
-      forEachRow(text, rows, (seq, f) => {
+      forEachRow(texts, rows, (seq, f) => {
         if (seq <= previous) return; // already accepted: dropped, still acked
         rowsOut.add(seq, f[0] as string, f[1] as string, f[2] ?? null, f[3] ?? null, f[4] ?? null, f[5] as string, f[6] as string, f[7] ?? null);
         if (seq > highest) highest = seq;
@@ -103,7 +103,7 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
   const runOne = (msg: Exclude<WriterRequest, { t: 'close' }>, nested: boolean): CommitResult | number => {
     if (msg.t === 'commit') {
       const tx = nested ? commitTx : commitTx.immediate;
-      return tx(msg.host_id, msg.text, msg.rows, msg.received_at, msg.session_id);
+      return tx(msg.host_id, msg.texts, msg.rows, msg.received_at, msg.session_id);
     }
     return (nested ? metricsTx : metricsTx.immediate)(msg.host_id, msg.ts, msg.samples, msg.received_at);
   };

@@ -89,7 +89,7 @@ export class SqliteThreadWriter implements IngestWriter {
 
   /** commitBatch with rows packed already (the bench's writer ceiling). */
   commitPacked(host_id: string, packed: PackedRows, received_at: string, session_id?: string): Promise<CommitResult> {
-    return this.request(host_id, (id) => ({ t: 'commit', id, host_id, session_id: session_id ?? null, received_at, text: packed.text, rows: packed.rows })) as Promise<CommitResult>;
+    return this.request(host_id, (id) => ({ t: 'commit', id, host_id, session_id: session_id ?? null, received_at, texts: packed.texts, rows: packed.rows })) as Promise<CommitResult>;
   }
 
   insertMetrics(host_id: string, ts: string, samples: readonly IngestMetricSample[], received_at?: string): Promise<number> {

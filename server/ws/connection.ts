@@ -195,7 +195,8 @@ export class Connection {
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (this.state === 'active') {
-      this.frameListener?.(isBinary ? { kind: 'binary', byteLength: data.length } : { kind: 'text', text: data.toString() });
+      // the bytes as they are: the peer parses a large frame in pieces (no string of the whole, DECISIONS P12)
+      this.frameListener?.(isBinary ? { kind: 'binary', byteLength: data.length } : { kind: 'utf8', bytes: data });
       return;
     }
     this.guard.frame(data, isBinary);

@@ -10,7 +10,7 @@ import type { LogBatchEntry } from '@cortex/agent-protocol';
 import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
 import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
-import { forEachRow, packRows } from '../../server/db/packed-rows.js';
+import { PIECE_MAX_CHARS, forEachRow, packRows } from '../../server/db/packed-rows.js';
 import { INSERT_LOG, LOG_ROWS_PER_INSERT, LogRowInserter, insertLogRowsSql, type RunStatement } from '../../server/db/sqlite-ingest-sql.js';
 import { SqliteThreadWriter } from '../../server/db/sqlite-writer.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from '../../server/db/storage.js';
@@ -67,15 +67,43 @@ describe('packed rows', () => {
   it('round-trip every field, NULLs and empty strings apart', () => {
     const packed = packRows(awkward);
     const out: unknown[] = [];
-    forEachRow(packed.text, packed.rows, (seq, f) => out.push([seq, ...f]));
+    forEachRow(packed.texts, packed.rows, (seq, f) => out.push([seq, ...f]));
     expect(out).toEqual(
       awkward.map((e) => [e.seq, e.ts, e.severity, e.facility ?? null, e.app_name ?? null, e.process_id ?? null, e.message, e.source, e.metadata == null ? null : JSON.stringify(e.metadata)]),
     );
   });
 
+  it('a large batch goes in pieces of whole rows, each under the large-object size, in order', () => {
+    const many: IngestLogEntry[] = Array.from({ length: 1000 }, (_, i) => ({ seq: i + 1, ts: '2026-05-16T19:42:50.123Z', severity: 'info', app_name: 'sshd', message: `line ${i} `.padEnd(200, 'x'), source: 'journald' }));
+    const packed = packRows(many);
+    expect(packed.texts.length).toBeGreaterThan(4);
+    // under V8's 128 KiB large-object threshold, and full: a piece ends only where the next row would cross the bound
+    for (const t of packed.texts) expect(t.length).toBeLessThanOrEqual(PIECE_MAX_CHARS);
+    for (const t of packed.texts.slice(0, -1)) expect(t.length).toBeGreaterThan(PIECE_MAX_CHARS - 300);
+    const seqs: number[] = [];
+    forEachRow(packed.texts, packed.rows, (seq, f) => {
+      seqs.push(seq);
+      expect(f[5]).toBe(many[seq - 1]?.message);
+    });
+    expect(seqs).toEqual(many.map((e) => e.seq));
+    // one long row is a piece of its own (awkward[3] holds 70,000 characters)
+    expect(packRows(awkward).texts.map((t) => t.length > 70_000)).toEqual([false, true]);
+    expect(packRows([...awkward.slice(3), ...awkward.slice(0, 3)]).texts.map((t) => t.length > 70_000)).toEqual([true, false]);
+  });
+
+  it('a NUL in a later piece refuses the whole batch before any row is handed on', () => {
+    const many: IngestLogEntry[] = Array.from({ length: 1000 }, (_, i) => ({ seq: i + 1, ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: `line ${i} `.padEnd(200, 'x'), source: 'journald' }));
+    const packed = packRows(many);
+    const texts = [...packed.texts];
+    texts[2] = (texts[2] as string).replace('line', 'li\u0000ne');
+    let calls = 0;
+    expect(() => forEachRow(texts, packed.rows, () => calls++)).toThrow(/NUL/);
+    expect(calls).toBe(0);
+  });
+
   it('a NUL inside a field is refused whole, not stored shifted', () => {
     const packed = packRows([{ ...(awkward[0] as IngestLogEntry), message: 'a\u0000b' }]);
-    expect(() => forEachRow(packed.text, packed.rows, () => undefined)).toThrow(/NUL/);
+    expect(() => forEachRow(packed.texts, packed.rows, () => undefined)).toThrow(/NUL/);
   });
 });
 
@@ -300,7 +328,7 @@ describe('SQLite writer thread', () => {
       w.commitBatch(a, entries(1, 5000), at),
       w.commitBatch(b, entries(1, 10), at),
       w.commitBatch('00000000-0000-4000-8000-000000000000', entries(1, 10), at),
-      w.commitPacked(b, { text: packRows(entries(11, 12)).text.replace('message 11', 'message\u000011'), rows: 2 }, at),
+      w.commitPacked(b, { texts: packRows(entries(11, 12)).texts.map((t) => t.replace('message 11', 'message\u000011')), rows: 2 }, at),
       w.commitBatch(a, entries(5001, 5010), at),
       w.insertMetrics(b, at, [{ name: 'm', value: 2 }], at),
     ];

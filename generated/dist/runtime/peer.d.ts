@@ -65,7 +65,7 @@ export interface CallContext {
     readonly method: string;
     /** The request id; undefined for notifications. */
     readonly id: RpcId | undefined;
-    /** Byte-free length of the frame in UTF-16 code units (cheap; for logging and limits). */
+    /** Length of the frame, cheap (for logging and limits): UTF-16 code units of a `text` frame, bytes of a `utf8` one. */
     readonly frameLength: number;
 }
 export type RequestHandler<P, R> = (params: P, ctx: CallContext) => R | Promise<R>;

@@ -31,6 +31,7 @@
  *   response
  */
 import { PeerError, RpcError, describeIssues, toIssues } from './errors.js';
+import { parseJsonFrame } from './frame-json.js';
 const MAX_FRAME_BYTES = 1_048_576;
 const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 export class Peer {
@@ -184,10 +185,9 @@ export class Peer {
             this.transport.close(1003, 'binary frames are not supported in V1');
             return;
         }
-        const text = frame.text;
         let msg;
         try {
-            msg = JSON.parse(text);
+            msg = frame.kind === 'utf8' ? parseJsonFrame(frame.bytes) : JSON.parse(frame.text);
         }
         catch (err) {
             const reason = err.message;
@@ -213,7 +213,7 @@ export class Peer {
         const m = msg;
         if (m.method === undefined)
             return this.receiveResponse(m);
-        this.receiveCall(m.method, hasOwn(m, 'id') ? m.id : undefined, m.params, text.length);
+        this.receiveCall(m.method, hasOwn(m, 'id') ? m.id : undefined, m.params, frame.kind === 'utf8' ? frame.bytes.length : frame.text.length);
     }
     receiveResponse(m) {
         const entry = m.id === null ? undefined : this.pending.get(m.id);

@@ -32,6 +32,7 @@
  */
 import { PeerError, RpcError, describeIssues, toIssues, type RpcErrorObject, type SchemaErrorLike, type ValidationIssue } from './errors.js';
 import type { Frame, Transport } from './transport.js';
+import { parseJsonFrame } from './frame-json.js';
 
 /** A compiled validator (ajv standalone): returns true when valid and sets `errors` otherwise. */
 export interface Validator<T = unknown> {
@@ -69,7 +70,7 @@ export interface CallContext {
   readonly method: string;
   /** The request id; undefined for notifications. */
   readonly id: RpcId | undefined;
-  /** Byte-free length of the frame in UTF-16 code units (cheap; for logging and limits). */
+  /** Length of the frame, cheap (for logging and limits): UTF-16 code units of a `text` frame, bytes of a `utf8` one. */
   readonly frameLength: number;
 }
 
@@ -322,10 +323,9 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
       this.transport.close(1003, 'binary frames are not supported in V1');
       return;
     }
-    const text = frame.text;
     let msg: unknown;
     try {
-      msg = JSON.parse(text);
+      msg = frame.kind === 'utf8' ? parseJsonFrame(frame.bytes) : JSON.parse(frame.text);
     } catch (err) {
       const reason = (err as Error).message;
       this.emit({ type: 'parse_error', reason });
@@ -348,7 +348,7 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     }
     const m = msg as { id?: RpcId | null; method?: string; params?: unknown; result?: unknown; error?: RpcErrorObject };
     if (m.method === undefined) return this.receiveResponse(m as { id: RpcId | null; result?: unknown; error?: RpcErrorObject });
-    this.receiveCall(m.method, hasOwn(m, 'id') ? (m.id as RpcId) : undefined, m.params, text.length);
+    this.receiveCall(m.method, hasOwn(m, 'id') ? (m.id as RpcId) : undefined, m.params, frame.kind === 'utf8' ? frame.bytes.length : frame.text.length);
   }
 
   private receiveResponse(m: { id: RpcId | null; result?: unknown; error?: RpcErrorObject }): void {

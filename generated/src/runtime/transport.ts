@@ -8,8 +8,16 @@
  * protocol layer; WebSocket specifics live in the adapters below.
  */
 
-/** One received frame. Binary frames are reported (the contract rejects them) but never decoded. */
-export type Frame = { readonly kind: 'text'; readonly text: string } | { readonly kind: 'binary'; readonly byteLength: number };
+/**
+ * One received frame. A text frame comes as a string (`text`) or as its UTF-8 bytes not yet
+ * decoded (`utf8`: the peer decodes and parses them, a large frame in pieces without one
+ * string of the whole, see ./frame-json.ts). Binary frames are reported (the contract
+ * rejects them) but never decoded.
+ */
+export type Frame =
+  | { readonly kind: 'text'; readonly text: string }
+  | { readonly kind: 'utf8'; readonly bytes: Uint8Array }
+  | { readonly kind: 'binary'; readonly byteLength: number };
 
 export interface Transport {
   /** Send one text frame. */
