@@ -25,6 +25,7 @@ import { checkServerUrl } from './socket.js';
 import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
+import { applyAgentV8Flags } from './v8-flags.js';
 import { checkToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
 import { UsageError, describeCliError, formatCliError } from '../common/errors.js';
@@ -482,11 +483,12 @@ export async function main(argv: readonly string[], extensions: CliExtensions = 
 }
 
 /**
- * The `cortex-agent` executable: runs the command line of this process with `extensions` and
- * sets the exit code. `cortex-agent status | head` (the reader went away) stops quietly, with
+ * The `cortex-agent` executable: applies the agent's V8 settings (./v8-flags.ts), runs the
+ * command line of this process with `extensions` and sets the exit code. `cortex-agent status | head` (the reader went away) stops quietly, with
  * no EPIPE stack trace. agent/cli.ts calls it with none; a site-specific build with its probes.
  */
 export function runCli(extensions: CliExtensions = {}): void {
+  applyAgentV8Flags();
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;

@@ -30,6 +30,10 @@ import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { applyAgentV8Flags } from '../dist/agent/v8-flags.js';
+
+// This process runs the agent's code: with the V8 settings the agent process has (agent/v8-flags.ts).
+applyAgentV8Flags();
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (p) => join(root, 'dist', p);

@@ -18,6 +18,10 @@ import { DurableBuffer } from '../dist/agent/buffer/buffer.js';
 import { createSource } from '../dist/agent/sources/index.js';
 import { parseLine } from '../dist/agent/sources/syslog-parse.js';
 import { parseChunk } from '../dist/agent/sources/file/parse.js';
+import { applyAgentV8Flags } from '../dist/agent/v8-flags.js';
+
+// This process runs the agent's code: with the V8 settings the agent process has (agent/v8-flags.ts).
+applyAgentV8Flags();
 
 const N = Number(process.argv[2] ?? 300_000);
 const dir = mkdtempSync(join(tmpdir(), 'cortex-bench-src-'));
