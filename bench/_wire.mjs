@@ -119,23 +119,31 @@ export function rawHello(port, host, request, frame) {
         buf = buf.subarray(end + 4);
         socket.write(frame);
       }
-      if (buf.length < 2) return;
-      let len = buf[1] & 0x7f;
-      let off = 2;
-      if (len === 126) {
-        if (buf.length < 4) return;
-        len = buf.readUInt16BE(2);
-        off = 4;
-      } else if (len === 127) {
-        if (buf.length < 10) return;
-        len = Number(buf.readBigUInt64BE(2));
-        off = 10;
+      // frames until the answer: a ping or pong before it (the server's keepalive) is skipped
+      let payload;
+      for (;;) {
+        if (buf.length < 2) return;
+        let len = buf[1] & 0x7f;
+        let off = 2;
+        if (len === 126) {
+          if (buf.length < 4) return;
+          len = buf.readUInt16BE(2);
+          off = 4;
+        } else if (len === 127) {
+          if (buf.length < 10) return;
+          len = Number(buf.readBigUInt64BE(2));
+          off = 10;
+        }
+        if (buf.length < off + len) return;
+        const opcode = buf[0] & 0x0f;
+        payload = buf.subarray(off, off + len);
+        const fin = (buf[0] & 0x80) !== 0;
+        buf = buf.subarray(off + len);
+        if (opcode === 0x9 || opcode === 0xa) continue;
+        if (opcode === 0x8) return fail(new Error(`closed ${len >= 2 ? payload.readUInt16BE(0) : 1005} before the answer: ${payload.subarray(2).toString()}`));
+        if (opcode !== 0x1 || !fin) return fail(new Error(`unexpected frame (opcode ${opcode})`));
+        break;
       }
-      if (buf.length < off + len) return;
-      const opcode = buf[0] & 0x0f;
-      const payload = buf.subarray(off, off + len);
-      if (opcode === 0x8) return fail(new Error(`closed ${len >= 2 ? payload.readUInt16BE(0) : 1005} before the answer: ${payload.subarray(2).toString()}`));
-      if (opcode !== 0x1 || (buf[0] & 0x80) === 0) return fail(new Error(`unexpected frame (opcode ${opcode})`));
       const m = JSON.parse(payload.toString());
       if (m.error) return fail(new Error(JSON.stringify(m.error)));
       done = true;
