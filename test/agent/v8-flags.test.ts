@@ -11,7 +11,7 @@ import { ROOT } from '../support/procs.js';
 const WORKLOAD = `
 function make(i) { return { ts: 'a' + i, metadata: { hostname: 'h' + i } }; }
 let sink = 0;
-for (let r = 0; r < 20; r++) {
+for (let r = 0; r < 60; r++) {
   const batch = [];
   for (let i = 0; i < 2000; i++) batch.push(make(i));
   // garbage while the batch is alive: scavenges find all of the batch's objects alive
@@ -29,16 +29,20 @@ function tenureDecisions(prelude: string): number {
 
 describe('agent V8 flags', () => {
   it('a plain process pretenures the surviving literals (the workload shows the effect)', () => {
-    expect(tenureDecisions('')).toBeGreaterThan(0);
-  });
+    // Whether V8 decides within one run depends on when its scavenges fall (about 1 run in 6
+    // decides nothing here): up to 5 runs, the first decision is enough.
+    let decisions = 0;
+    for (let run = 0; run < 5 && decisions === 0; run++) decisions = tenureDecisions('');
+    expect(decisions).toBeGreaterThan(0);
+  }, 120_000);
 
   it('applyAgentV8Flags() turns pretenuring off', () => {
     const url = JSON.stringify(`file://${join(ROOT, 'dist/agent/v8-flags.js')}`);
-    expect(tenureDecisions(`(await import(${url})).applyAgentV8Flags();`)).toBe(0);
-  });
+    for (let run = 0; run < 2; run++) expect(tenureDecisions(`(await import(${url})).applyAgentV8Flags();`)).toBe(0);
+  }, 120_000);
 
   it('the cortex-agent executable (runCli) applies them before its command runs', () => {
     const url = JSON.stringify(`file://${join(ROOT, 'dist/agent/cli-main.js')}`);
-    expect(tenureDecisions(`process.argv = [process.argv[0], 'cortex-agent', '--help']; (await import(${url})).runCli();`)).toBe(0);
-  });
+    for (let run = 0; run < 2; run++) expect(tenureDecisions(`process.argv = [process.argv[0], 'cortex-agent', '--help']; (await import(${url})).runCli();`)).toBe(0);
+  }, 120_000);
 });
