@@ -7,8 +7,12 @@
 //   3. RSS and idle CPU of `node dist/agent/cli.js run` (the way users run it), idle and Active.
 // Server alone (`server_alone_entries_per_s`): the same reference server in the same run, fed
 // by a bare client (another host) that sends ready logs.push frames of the same entries,
-// 1000 per batch, 4 in flight, the agent's batch and window: what the server takes without
-// an agent in front. `e2e_ratio` = e2e / server alone (issue 20 asks ≥ 0.8). Both are
+// 1000 per batch, 4 in flight, the agent's batch size and window: what the server takes without
+// an agent in front. `e2e_ratio` = e2e / server alone (issue 20 asks ≥ 0.8). The agent's own
+// frames stop at 128 KiB (~610 of these entries): `server_alone_agent_frames_entries_per_s` is
+// the server alone fed frames cut the same way, and `e2e_ratio_agent_frames` e2e ÷ that (added
+// 2026-12-04, when the 1000-entry frames, ~211 KB, stopped costing the server more per entry
+// than the agent's: DECISIONS P12). Both are
 // measured twice, interleaved (alone, e2e, alone, e2e), and the better of each is reported
 // (the machine is shared: the better run is the less disturbed one); every sample is printed.
 //
@@ -216,25 +220,31 @@ async function main() {
       reads.sqlite += agent.buffer.readCounts.sqlite - r0.sqlite;
       return rate;
     };
-    const aloneRun = async () => {
+    const aloneRun = async (maxBytes) => {
       if (server.kind !== 'reference server') return 0;
       const s0 = serverTicks();
-      const rate = await serverAlone(server, ingestBatch, total);
-      cpu.aloneServerTicks += serverTicks() - s0;
-      cpu.aloneEntries += total;
+      const rate = await serverAlone(server, ingestBatch, total, maxBytes);
+      if (maxBytes === undefined) {
+        cpu.aloneServerTicks += serverTicks() - s0;
+        cpu.aloneEntries += total;
+      }
       return rate;
     };
-    const samples = { alone: [], e2e: [] };
+    const { DEFAULT_BATCH_MAX_BYTES } = await import(dist('agent/buffer/buffer.js'));
+    const samples = { alone: [], aloneAgentFrames: [], e2e: [] };
     const rssOnly = process.env.BENCH_AGENT_RSS_ONLY === '1'; // part 3 alone (RSS comparisons)
     for (let round = 0; round < (rssOnly ? 0 : 2); round++) {
       samples.alone.push(await aloneRun());
+      samples.aloneAgentFrames.push(await aloneRun(DEFAULT_BATCH_MAX_BYTES));
       samples.e2e.push(await e2eRun());
     }
     const e2eRate = Math.max(0, ...samples.e2e);
     const aloneRate = Math.max(0, ...samples.alone);
+    const aloneAgentFramesRate = Math.max(0, ...samples.aloneAgentFrames);
     await agent.stop();
     console.log(`end to end (${server.kind}): ${Math.round(e2eRate)} entries/s (${total} entries ingested durably, sent, acked; runs: ${samples.e2e.map(Math.round).join(', ')})`);
     if (aloneRate > 0) console.log(`server alone (same server, bare client, ready frames of 1000, window 4): ${Math.round(aloneRate)} entries/s (runs: ${samples.alone.map(Math.round).join(', ')}); e2e / server alone = ${(e2eRate / aloneRate).toFixed(2)}`);
+    if (aloneAgentFramesRate > 0) console.log(`server alone, frames cut as the agent cuts them (at most ${DEFAULT_BATCH_MAX_BYTES} B of entries): ${Math.round(aloneAgentFramesRate)} entries/s (runs: ${samples.aloneAgentFrames.map(Math.round).join(', ')}); e2e / that = ${(e2eRate / aloneAgentFramesRate).toFixed(2)}`);
     // /proc ticks are 10 ms; µs per entry
     const perEntry = (us, n) => (n > 0 ? round(us / n, 2) : null);
     const cpuKeys = {
@@ -256,7 +266,7 @@ async function main() {
     };
     if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}; in buffer.append ${cpuKeys.agent_append_wall_us_per_entry} µs of which ${cpuKeys.agent_append_off_cpu_us_per_entry} off the CPU, in buffer.ack ${cpuKeys.agent_ack_wall_us_per_entry} µs; waiting for a core ${cpuKeys.agent_runqueue_wait_us_per_entry} µs; read from the in-memory tail: ${cpuKeys.agent_tail_read_share}); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     if (e2eOnly) {
-      console.log(JSON.stringify({ bench: 'agent', e2e_entries_per_s: Math.round(e2eRate), server_alone_entries_per_s: Math.round(aloneRate), e2e_ratio: round(e2eRate / aloneRate), ...cpuKeys }));
+      console.log(JSON.stringify({ bench: 'agent', e2e_entries_per_s: Math.round(e2eRate), server_alone_entries_per_s: Math.round(aloneRate), e2e_ratio: round(e2eRate / aloneRate), server_alone_agent_frames_entries_per_s: Math.round(aloneAgentFramesRate), e2e_ratio_agent_frames: aloneAgentFramesRate > 0 ? round(e2eRate / aloneAgentFramesRate) : null, ...cpuKeys }));
       return;
     }
 
@@ -310,6 +320,8 @@ async function main() {
       e2e_server: server.kind,
       server_alone_entries_per_s: Math.round(aloneRate),
       e2e_ratio: aloneRate > 0 ? round(e2eRate / aloneRate) : null,
+      server_alone_agent_frames_entries_per_s: Math.round(aloneAgentFramesRate),
+      e2e_ratio_agent_frames: aloneAgentFramesRate > 0 ? round(e2eRate / aloneAgentFramesRate) : null,
       ...cpuKeys,
       rss_bytes: rss,
       rss_target_ratio: round(rss / (80 * 1048576)),
@@ -356,10 +368,12 @@ async function startReferenceServer(work, cleanup) {
 
 /**
  * The server alone: a bare client for another host sends `total` entries as ready logs.push
- * frames (built before the clock starts) of the agent's batch (1000) with 4 in flight, and
- * waits for every ack. Entries/s.
+ * frames (built before the clock starts) of 1000 entries (the agent's batch size in entries)
+ * with 4 in flight, and waits for every ack. Entries/s. With `maxBytes`, each frame holds as
+ * many entries as the agent's readBatch puts in one (its bytes plus one per separator within
+ * maxBytes: frames under 128 KiB, ~610 of these entries), the frames the agent sends.
  */
-async function serverAlone(server, batch, total) {
+async function serverAlone(server, batch, total, maxBytes) {
   const { connect } = await import('./_wire.mjs');
   if (!server.alone) {
     const issued = spawnSync(process.execPath, [dist('server/cli.js'), 'agent', 'issue', '--host', `bench-alone`, '--json', '--db', server.db], { encoding: 'utf8', timeout: 20000 });
@@ -372,10 +386,18 @@ async function serverAlone(server, batch, total) {
   const texts = batch.map((e) => JSON.stringify(e).slice(1)); // '"ts":…}' — seq goes in front
   const frames = [];
   let seq = conn.accepted + 1;
-  for (let id = 1; id <= total / batch.length; id++) {
-    const entries = texts.map((t, i) => `{"seq":${seq + i},${t}`).join(',');
-    frames.push(`{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seq},"entries":[${entries}]}}`);
-    seq += batch.length;
+  const last = seq + total - 1;
+  for (let id = 1; seq <= last; id++) {
+    const parts = [];
+    let bytes = 0;
+    for (let i = 0; i < batch.length && seq + i <= last; i++) {
+      const text = `{"seq":${seq + i},${texts[(seq + i) % batch.length]}`;
+      if (maxBytes !== undefined && parts.length > 0 && bytes + parts.length + text.length > maxBytes) break;
+      parts.push(text);
+      bytes += text.length;
+    }
+    frames.push(`{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seq},"entries":[${parts.join(',')}]}}`);
+    seq += parts.length;
   }
   const WINDOW = 4;
   const t0 = performance.now();
