@@ -16,9 +16,19 @@ export const AGENT_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenur
 
 let applied = false;
 
-/** Applies AGENT_V8_FLAGS to this process (once; later calls do nothing). */
+/**
+ * Applies AGENT_V8_FLAGS to this process (once; later calls do nothing). A Node.js that would
+ * refuse flags at run time leaves the agent as it is, only slower on bursts of entries: the
+ * settings are a performance matter, never a reason not to start.
+ */
 export function applyAgentV8Flags(): void {
   if (applied) return;
   applied = true;
-  for (const flag of AGENT_V8_FLAGS) setFlagsFromString(flag);
+  for (const flag of AGENT_V8_FLAGS) {
+    try {
+      setFlagsFromString(flag);
+    } catch {
+      // see above
+    }
+  }
 }
