@@ -180,22 +180,26 @@ async function issueMany(n, prefix) {
   return out;
 }
 
-const server = spawn(process.execPath, [...(process.env.X_FLAGS ? process.env.X_FLAGS.split(' ') : []), ...(process.env.BENCH_SERVER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_CPU_PROF] : []), join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', dbPath, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
-const url = await new Promise((resolve, reject) => {
-  let err = '';
-  // The banner ("cortex-server listening on ws://…") is on stdout, the JSON logs on stderr.
-  const onData = (d) => {
-    err += d.toString();
-    const m = /listening on (ws:\/\/\S+)/.exec(err);
-    if (m) resolve(m[1]);
-  };
-  server.stdout.on('data', onData);
-  server.stderr.on('data', onData);
-  if (process.env.X_FLAGS) { server.stdout.on('data', (d) => { for (const l of d.toString().split('\n')) if (/tenure/.test(l)) console.log('SRV', l); }); }
-  server.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
-});
+/** Starts `cortex-server serve` on `db`; resolves with the process and its ws:// URL. */
+async function startServer(db, extraNodeArgs = []) {
+  const proc = spawn(process.execPath, [...extraNodeArgs, join(ROOT, 'dist/server/cli.js'), 'serve', '--listen', '127.0.0.1:0', '--db', db, '--agent-rate', '100000000', '--upgrades-per-minute', '0', '--ingest-queue-batches', '1000', '--hello-timeout-ms', '60000'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CORTEX_LOG_LEVEL: 'warn' } });
+  const address = await new Promise((resolve, reject) => {
+    let err = '';
+    // The banner ("cortex-server listening on ws://…") is on stdout, the JSON logs on stderr.
+    const onData = (d) => {
+      err += d.toString();
+      const m = /listening on (ws:\/\/\S+)/.exec(err);
+      if (m) resolve(m[1]);
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.on('exit', (c) => reject(new Error(`server exited ${c}: ${err}`)));
+  });
+  return { proc, url: address };
+}
+const { proc: server, url } = await startServer(dbPath, process.env.BENCH_SERVER_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_SERVER_CPU_PROF] : []);
 const connect = (agent) => connectTo(url, agent);
-const rssKiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))[1]);
+const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 
 
 /** One agent streaming `batches` pushes of `n` entries with WINDOW in flight; resolves with ack latencies. */
@@ -343,19 +347,43 @@ async function hellos(n) {
   return { enroll: first.rate, reconnect: again.rate };
 }
 
+/**
+ * Server RSS per idle authenticated connection: a fresh server on a database of its own, so
+ * that nothing the ingest phases left (heap the GC gives back, page cache of the WAL) moves
+ * its RSS between the two samples (on the ingest phases' server the figure came out negative).
+ */
 async function idleMemory(n) {
-  const agents = await issueMany(n, 'idle');
-  await new Promise((r) => setTimeout(r, 1000));
-  const before = rssKiB();
-  const conns = [];
-  let next = 0;
-  await Promise.all(Array.from({ length: 50 }, async () => {
-    while (next < agents.length) conns.push(await connect(agents[next++]));
-  }));
-  await new Promise((r) => setTimeout(r, 2000));
-  const after = rssKiB();
-  for (const c of conns) c.ws.terminate();
-  return Math.round(((after - before) * 1024) / n);
+  const idleDb = join(dir, 'idle.db');
+  const storage = openSqliteStorage({ path: idleDb, writer: 'inline' });
+  await migrateToLatest(storage);
+  const WARM = 300;
+  const agents = [];
+  for (let i = 0; i < n + WARM; i++) agents.push(await issueAgent(storage.db, `idle-${i}`));
+  await storage.close();
+  const fresh = await startServer(idleDb);
+  const connectAll = async (list) => {
+    const conns = [];
+    let next = 0;
+    await Promise.all(Array.from({ length: 50 }, async () => {
+      while (next < list.length) conns.push(await connectTo(fresh.url, list[next++]));
+    }));
+    return conns;
+  };
+  try {
+    // WARM agents connect and leave first: the code a connection runs is loaded and compiled,
+    // and the heap has grown to its working size, before `before` (as bench fleet's empty RSS)
+    for (const c of await connectAll(agents.slice(n))) c.ws.terminate();
+    await new Promise((r) => setTimeout(r, 1000));
+    const before = rssKiB(fresh.proc.pid);
+    const conns = await connectAll(agents.slice(0, n));
+    await new Promise((r) => setTimeout(r, 2000));
+    const after = rssKiB(fresh.proc.pid);
+    for (const c of conns) c.ws.terminate();
+    return Math.round(((after - before) * 1024) / n);
+  } finally {
+    fresh.proc.kill('SIGTERM');
+    await new Promise((r) => fresh.proc.once('exit', r));
+  }
 }
 
 // BENCH_PHASES=ceiling,writer,10 (say) runs only those phases (for profiling one of them:
