@@ -53,17 +53,11 @@ const [entryHead, entryMid, entryTail] = (() => {
   return [probe.slice(0, at), probe.slice(at + 7, port), probe.slice(port + 4)];
 })();
 const entryText = (seq) => `${entryHead}${seq}${entryMid}${seq % 10000}${entryTail}`;
+// The frame as bytes, built 100 entries at a time: a JS string over 128 KiB is a V8 "large
+// object", which costs ~4 ns per byte to make here (DECISIONS P12), and ws.send of a string
+// makes one flat string of the whole frame first.
 function pushFrame(id, seqStart, n) {
-  let body = '';
-  for (let i = 0; i < n; i++) body += (i === 0 ? '' : ',') + entryText(seqStart + i);
-  return `{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seqStart},"entries":[${body}]}}`;
-}
-// The same frame as bytes, built 100 entries at a time: a JS string over 128 KiB is a V8
-// "large object", which costs the client ~4 ns per byte to make here (DECISIONS P12), and
-// ws.send of a string makes one flat string of the whole frame first.
-const FRAME_HEAD = (id, seqStart) => `{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seqStart},"entries":[`;
-function pushFrameBytes(id, seqStart, n) {
-  const pieces = [Buffer.from(FRAME_HEAD(id, seqStart))];
+  const pieces = [Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seqStart},"entries":[`)];
   for (let i = 0; i < n; i += 100) {
     let body = '';
     for (let k = i; k < Math.min(n, i + 100); k++) body += (k === 0 ? '' : ',') + entryText(seqStart + k);
@@ -73,8 +67,7 @@ function pushFrameBytes(id, seqStart, n) {
   return Buffer.concat(pieces);
 }
 for (const [id, s, n] of [[1, 1, 3], [9, 123456, 1000], [2, 99999990, 20], [3, 5, 250]]) {
-  if (pushFrame(id, s, n) !== pushFrameJson(id, s, n)) throw new Error('bench: pushFrame text differs from JSON.stringify');
-  if (pushFrameBytes(id, s, n).toString() !== pushFrameJson(id, s, n)) throw new Error('bench: pushFrameBytes differs from JSON.stringify');
+  if (pushFrame(id, s, n).toString() !== pushFrameJson(id, s, n)) throw new Error('bench: pushFrame text differs from JSON.stringify');
 }
 
 // ───────────── in-process ceilings ─────────────
@@ -88,7 +81,7 @@ for (const [id, s, n] of [[1, 1, 3], [9, 123456, 1000], [2, 99999990, 20], [3, 5
 // inserts, DECISIONS P5) — what one thread of the current code does.
 function ceilingFrames() {
   const frames = [];
-  for (let b = 0; b < CEILING_BATCHES + 10; b++) frames.push(Buffer.from(pushFrame(b + 1, b * BATCH + 1, BATCH)));
+  for (let b = 0; b < CEILING_BATCHES + 10; b++) frames.push(pushFrame(b + 1, b * BATCH + 1, BATCH));
   return frames;
 }
 async function timeFrames(frames, commit) {
@@ -202,19 +195,18 @@ const connect = (agent) => connectTo(url, agent);
 const rssKiB = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
 
 
-/** One agent streaming `batches` pushes of `n` entries with WINDOW in flight; resolves with ack latencies. */
-function stream(conn, batches, n = BATCH, frames) {
+/** One agent streaming `batches` pushes, frame(id) each (ids 1, 2, …), with WINDOW in flight; resolves with ack latencies. */
+function stream(conn, batches, frame) {
   return new Promise((resolve, reject) => {
     const { ws } = conn;
-    let sent = 0, acked = 0, seq = conn.accepted + 1, id = 1;
+    let sent = 0, acked = 0, id = 1;
     const sentAt = new Map();
     const lat = [];
     const pump = () => {
       while (sent < batches && sent - acked < WINDOW) {
-        const frame = frames ? frames(id, seq) : pushFrameBytes(id, seq, n);
         sentAt.set(id, performance.now());
-        ws.send(frame, { binary: false }); // a text frame, as an agent sends
-        id++; seq += n; sent++;
+        ws.send(frame(id), { binary: false }); // a text frame, as an agent sends
+        id++; sent++;
       }
     };
     ws.on('message', (d) => {
@@ -259,12 +251,12 @@ async function agentsRun(n, batchesEach) {
   // client shares the 2 cores with the server, so what it spends building frames is taken
   // from the server. What it still does while timed: ws sends each frame (masked with a zero
   // key: no copy, see _wire.mjs; the server unmasks as always) and reads the acks.
-  const built = conns.map((c) => Array.from({ length: batchesEach }, (_, k) => pushFrameBytes(k + 1, c.accepted + 1 + k * BATCH, BATCH)));
+  const built = conns.map((c) => Array.from({ length: batchesEach }, (_, k) => pushFrame(k + 1, c.accepted + 1 + k * BATCH, BATCH)));
   const t0 = performance.now();
   const s0 = serverCpuSecs();
   const threads0 = serverThreadCpu();
   const c0 = process.cpuUsage();
-  await Promise.all(conns.map((c, i) => stream(c, batchesEach, BATCH, (id) => built[i][id - 1])));
+  await Promise.all(conns.map((c, i) => stream(c, batchesEach, (id) => built[i][id - 1])));
   const secs = (performance.now() - t0) / 1000;
   const total = n * batchesEach * BATCH;
   const c1 = process.cpuUsage(c0);
@@ -302,7 +294,7 @@ async function ackLatencyAt10k() {
       const due = Math.min(total, Math.floor((performance.now() - start) / 10) + 1);
       while (i < due) {
         sentAt.set(id, performance.now());
-        ws.send(pushFrame(id, seq, 100));
+        ws.send(pushFrame(id, seq, 100), { binary: false });
         id++; seq += 100; i++;
       }
       if (i < total) setTimeout(tick, 2); else resolve();
