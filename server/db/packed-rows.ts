@@ -9,9 +9,9 @@
 // Pieces: the rows go into strings of at most PIECE_MAX_CHARS characters each (a row is
 // never cut: a row longer than that is a piece of its own). A V8 string over 128 KiB is a
 // "large object", which V8 maps and unmaps on its own pages: on the 2-vCPU machines here
-// making one costs about 4 ns per byte against 0.1 for a smaller one (bench/_large-strings.mjs,
-// DECISIONS P12), and one 1000-entry batch packed whole is about 230 KiB — paid once on
-// the main thread (join) and once in the writer (postMessage's copy).
+// making one costs about 4 ns per byte against 0.1 for a smaller one (DECISIONS P12), and
+// one 1000-entry batch packed whole is about 230 KiB — paid once on the main thread (join)
+// and once in the writer (postMessage's copy).
 //
 // Layout: for each row, 9 parts, every part followed by NUL (U+0000):
 //   <mask char><seq in decimal>  mask = '@' (0x40) | one bit per NULL field (NULLABLE)
