@@ -53,8 +53,10 @@ const CLOSE_ARRAY = 0x5d;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 
-// A placeholder no peer can send on purpose: random per process, with a NUL.
-const PLACEHOLDER = `\u0000frame-json:${Math.random().toString(36).slice(2)}${Math.random().toString(36).slice(2)}`;
+// A placeholder no peer can send on purpose: 128 random bits per process (Web Crypto, in
+// Node.js and browsers alike), with a NUL. Were a frame to carry it elsewhere while a
+// duplicate key dropped the real one, its array would land in the wrong place.
+const PLACEHOLDER = `\u0000frame-json:${Array.from(globalThis.crypto.getRandomValues(new Uint32Array(4)), (w) => w.toString(16)).join('')}`;
 const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER);
 
 type BufferLike = Uint8Array & { toString(encoding: 'utf8', start: number, end: number): string };
@@ -131,9 +133,9 @@ function parseSplit(bytes: Uint8Array, span: ArraySpan): unknown {
     elements = [];
     let from = span.start + 1;
     let last = from; // the start of the current piece
-    const bounds = [...span.commas, span.end];
-    for (let k = 0; k < bounds.length; k++) {
-      const at = bounds[k] as number;
+    const { commas } = span;
+    for (let k = 0; k <= commas.length; k++) {
+      const at = k < commas.length ? (commas[k] as number) : span.end; // the element's end: its comma, or the ]
       // close the piece before the element that would take it past PIECE_BYTES
       if (at - last > PIECE_BYTES && from > last) {
         appendPiece(elements, bytes, last, from - 1);
