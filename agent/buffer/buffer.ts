@@ -60,6 +60,16 @@ export const TAIL_MAX_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_BATCH_MAX_BYTES = LIMITS.agent_frame_target_bytes - 1024;
 const SCHEMA_VERSION = 1;
 const MIB = 1024 * 1024;
+/**
+ * Page size of a new buffer file (SQLite's default is 4 KiB; an existing file keeps its own).
+ * An append's cost follows the pages it fills more than the bytes (DECISIONS P14): with 16 KiB
+ * pages, 1000-entry appends take 20-35 % less CPU, and entries of ~390 B (RFC 5424 lines
+ * with structured data) cost about as much as entries of ~250 B.
+ */
+export const BUFFER_PAGE_SIZE = 16384;
+/** WAL size between automatic checkpoints (SQLite's default: 1000 pages of 4 KiB), and while space is short. */
+const WAL_CHECKPOINT_BYTES = 4 * MIB;
+const WAL_CHECKPOINT_BYTES_LOW = 256 * 1024;
 /** Default size of the reserve file (BufferOptions.reserveBytes). */
 export const DEFAULT_RESERVE_BYTES = MIB;
 /** Rows deleted per transaction when an ack has to be applied in steps (full disk). */
@@ -266,8 +276,10 @@ export class DurableBuffer {
   private reserveHeld = false;
   private readonly onSeqReserve: ((upTo: number) => number) | undefined;
   private seqReservedUpTo = 0;
-  /** True while space is short: the WAL is checkpointed every 64 pages (see shrinkWal). */
+  /** True while space is short: the WAL is checkpointed every 256 KiB (see shrinkWal). */
   private smallWal = false;
+  /** The file's page size (BUFFER_PAGE_SIZE for a file this version created). */
+  private readonly pageSize: number;
   private lastSpace: { at: number; free: number; total: number } | undefined;
   // In-memory mirror of the meta row; assigned only after a transaction committed.
   private meta: MetaRow;
@@ -328,6 +340,8 @@ export class DurableBuffer {
     this.reserveBytes = Math.max(0, Math.floor(options.reserveBytes ?? DEFAULT_RESERVE_BYTES));
     this.reservePath = `${path}.reserve`;
     this.onSeqReserve = options.onSeqReserve;
+    this.pageSize = Number(db.pragma('page_size', { simple: true }));
+    db.pragma(`wal_autocheckpoint = ${this.walCheckpointPages(false)}`);
 
     this.insertEntry = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
     this.insertChunk = db.prepare(`INSERT INTO entries (seq, bytes, json) VALUES ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?)').join(', ')}`);
@@ -370,6 +384,8 @@ export class DurableBuffer {
     let db: BetterSqlite3.Database | undefined;
     try {
       db = new Database(path);
+      // Takes effect only when this creates the file (before its first page is written).
+      db.pragma(`page_size = ${BUFFER_PAGE_SIZE}`);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)}, WAL required`));
       db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
@@ -440,7 +456,7 @@ export class DurableBuffer {
     const floor = this.minFreeBytes(space.total);
     if (floor === 0) return;
     // Near the mark the WAL is checkpointed and cut back first, and kept small from then on
-    // (64 pages), so the WAL and a checkpoint into the main file (which reuses the pages of
+    // (256 KiB), so the WAL and a checkpoint into the main file (which reuses the pages of
     // acked rows) cannot take much more than the entries themselves.
     // The entries go into the WAL, and a checkpoint copies them into the main file, which
     // grows by what the free pages of acked rows cannot hold.
@@ -913,11 +929,16 @@ export class DurableBuffer {
     }
   }
 
-  /** low: checkpoint and truncate the WAL, then checkpoint every 64 pages; else back to SQLite's 1000. */
+  /** WAL pages between automatic checkpoints: WAL_CHECKPOINT_BYTES, or WAL_CHECKPOINT_BYTES_LOW while space is short. */
+  private walCheckpointPages(low: boolean): number {
+    return Math.max(8, Math.round((low ? WAL_CHECKPOINT_BYTES_LOW : WAL_CHECKPOINT_BYTES) / this.pageSize));
+  }
+
+  /** low: checkpoint and truncate the WAL, then checkpoint every 256 KiB; else every 4 MiB. */
   private shrinkWal(low: boolean): void {
     try {
       if (low) this.db.pragma('wal_checkpoint(TRUNCATE)');
-      if (low !== this.smallWal) this.db.pragma(`wal_autocheckpoint = ${low ? 64 : 1000}`);
+      if (low !== this.smallWal) this.db.pragma(`wal_autocheckpoint = ${this.walCheckpointPages(low)}`);
       this.smallWal = low;
     } catch {
       // a reader holds the WAL: the next attempt does it

@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DurableBuffer, readBufferSnapshot, type BufferOptions } from '../../agent/buffer/buffer.js';
+import { BUFFER_PAGE_SIZE, DurableBuffer, readBufferSnapshot, type BufferOptions } from '../../agent/buffer/buffer.js';
 import { BufferStorageError, classifyStorageCode } from '../../agent/buffer/errors.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
 import { logsPushParamsJson, logsPushRequestFrame } from '../../agent/buffer/frame.js';
@@ -260,6 +260,62 @@ describe('source positions', () => {
     b = reopen(b);
     expect(b.getSourcePosition(source)).toEqual({ offset: 1200 });
     expect(rawState().seqs).toEqual(range(1, 12));
+  });
+});
+
+describe('file layout (DECISIONS P14)', () => {
+  const pageSize = (): number => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return Number(db.pragma('page_size', { simple: true }));
+    } finally {
+      db.close();
+    }
+  };
+  const walBytes = (): number => {
+    try {
+      return statSync(`${path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  };
+  /** Appends ~10 MiB in 100 KB commits, nothing acked; returns the largest WAL file seen after a commit. */
+  const fillAndWatchWal = (b: DurableBuffer): number => {
+    let largest = 0;
+    for (let i = 0; i < 100; i++) {
+      b.append(entries(100, `w${i}-`, 1000));
+      largest = Math.max(largest, walBytes());
+    }
+    return largest;
+  };
+
+  it('a new buffer file has 16 KiB pages and is checkpointed every 4 MiB of WAL', () => {
+    const b = openBuffer();
+    expect(BUFFER_PAGE_SIZE).toBe(16384);
+    expect(pageSize()).toBe(BUFFER_PAGE_SIZE);
+    // SQLite's default of 1000 pages would let this WAL grow to 16 MiB: all ~10 MiB appended
+    const largest = fillAndWatchWal(b);
+    expect(b.stats().queueDepth).toBe(10_000);
+    expect(largest).toBeGreaterThan(2 * 1024 * 1024);
+    expect(largest).toBeLessThan(5 * 1024 * 1024);
+  });
+
+  it('a file made with 4 KiB pages keeps them and works as before, with the same WAL bound', () => {
+    const db = new Database(path);
+    db.pragma('page_size = 4096');
+    db.pragma('journal_mode = WAL');
+    db.close();
+    let b = openBuffer();
+    expect(pageSize()).toBe(4096);
+    const largest = fillAndWatchWal(b);
+    expect(largest).toBeLessThan(5 * 1024 * 1024);
+    b = reopen(b);
+    expect(pageSize()).toBe(4096);
+    const batch = b.readBatch(1, 50)!;
+    expect(batch).toMatchObject({ seqStart: 1, seqEnd: 50 });
+    expect(JSON.parse(batch.entries[0]!)).toMatchObject({ seq: 1, message: `w0-0${'x'.repeat(1000)}` });
+    expect(b.ack(5000).ackedSeq).toBe(5000);
+    expect(rawState().seqs).toEqual(range(5001, 10_000));
   });
 });
 
