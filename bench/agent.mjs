@@ -6,7 +6,9 @@
 //      a child process (reported in `e2e_server`);
 //   3. RSS and idle CPU of `node dist/agent/cli.js run` (the way users run it), idle and Active.
 // Server alone (`server_alone_entries_per_s`): the same reference server in the same run, fed
-// by a bare client (another host) that sends ready logs.push frames of the same entries,
+// by a bare client (another host) that sends ready logs.push frames of the same entries (bytes
+// built before the clock, zero mask key, since 2026-12-04 eighth session: the client's CPU
+// was taken from the server's two cores),
 // 1000 per batch, 4 in flight, the agent's batch size and window: what the server takes without
 // an agent in front. `e2e_ratio` = e2e / server alone (issue 20 asks ≥ 0.8). The agent's own
 // frames stop at 128 KiB (~610 of these entries): `server_alone_agent_frames_entries_per_s` is
@@ -381,7 +383,10 @@ async function serverAlone(server, batch, total, maxBytes) {
     const { host_id, token } = JSON.parse(issued.stdout);
     server.alone = { host_id, token, hostname: 'bench-alone' };
   }
-  const conn = await connect(server.url, server.alone);
+  // Frames as bytes built before the clock, sent with ws's all-zero mask (ws then skips the
+  // masking copy; the server still unmasks): the load client's own CPU stays off the two cores
+  // the server is measured on, as in bench ingest (DECISIONS P12).
+  const conn = await connect(server.url, server.alone, { zeroMask: true });
   if (conn.rotated) server.alone.token = conn.rotated;
   const texts = batch.map((e) => JSON.stringify(e).slice(1)); // '"ts":…}' — seq goes in front
   const frames = [];
@@ -396,7 +401,7 @@ async function serverAlone(server, batch, total, maxBytes) {
       parts.push(text);
       bytes += text.length;
     }
-    frames.push(`{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seq},"entries":[${parts.join(',')}]}}`);
+    frames.push(Buffer.from(`{"jsonrpc":"2.0","id":${id},"method":"logs.push","params":{"seq_start":${seq},"entries":[${parts.join(',')}]}}`));
     seq += parts.length;
   }
   const WINDOW = 4;
@@ -405,8 +410,10 @@ async function serverAlone(server, batch, total, maxBytes) {
     let sent = 0;
     let acked = 0;
     const pump = () => {
-      while (sent < frames.length && sent - acked < WINDOW) conn.ws.send(frames[sent++]);
+      while (sent < frames.length && sent - acked < WINDOW) conn.ws.send(frames[sent++], { binary: false }); // a text frame, as an agent sends
     };
+    // a refused frame closes the connection: fail the run instead of waiting for acks forever
+    conn.ws.once('close', (code, reason) => reject(new Error(`server alone: the server closed the connection (${code} ${String(reason)}) after ${acked} of ${frames.length} frames were acked`)));
     conn.ws.on('message', (d) => {
       const m = JSON.parse(String(d));
       if (m.id === undefined) return; // a notification
