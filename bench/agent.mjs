@@ -132,8 +132,10 @@ async function main() {
     const dir = join(work, 'e2e');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(dir);
-    const connect = async (server) => {
-      await writeToken(dir, server.token);
+    // keepToken: a later start in the same state dir uses the token the agent stored (the
+    // first hello swapped the issued one for a rotated token)
+    const connect = async (server, { keepToken = false } = {}) => {
+      if (!keepToken) await writeToken(dir, server.token);
       // BENCH_AGENT_TAIL_MIB: the buffer's in-memory tail budget (BufferOptions.tailMaxBytes) for A/B runs
       const tailMib = process.env.BENCH_AGENT_TAIL_MIB;
       const bufferOptions = tailMib === undefined ? {} : { bufferOptions: { tailMaxBytes: Number(tailMib) * 1024 * 1024 } };
@@ -241,9 +243,47 @@ async function main() {
       samples.e2e.push(await e2eRun());
     }
     const e2eRate = Math.max(0, ...samples.e2e);
+    await agent.stop();
+    // 2b. Backlog drain: the buffer already holds `total` entries (written while no agent ran, as
+    // after a server outage), then the agent starts: buffer → reference server → acked, with no
+    // ingest running beside it. Timed from the agent's start to the ack of the last entry (the
+    // hello included); the buffer is fresh from disk, so its in-memory tail is empty and every
+    // entry is read back from SQLite. Interleaved with one more server-alone run of each kind.
+    const { openHealing, markCleanStop } = await import(dist('agent/buffer/heal.js'));
+    const drain = { samples: [], agentUs: 0, serverTicks: 0, entries: 0 };
+    const drainRun = async () => {
+      const { buffer } = openHealing(dir);
+      for (let i = 0; i < total; i += 1000) buffer.append(ingestBatch);
+      const lastSeq = buffer.nextSeq - 1;
+      markCleanStop(dir, buffer.nextSeq);
+      buffer.close();
+      const c0 = process.cpuUsage();
+      const s0 = serverTicks();
+      const t0 = performance.now();
+      const a = await connect(server, { keepToken: true });
+      try {
+        await a.waitForAck(lastSeq, 120_000);
+      } finally {
+        const rate = total / ((performance.now() - t0) / 1000);
+        const c1 = process.cpuUsage(c0);
+        drain.agentUs += c1.user + c1.system;
+        drain.serverTicks += serverTicks() - s0;
+        drain.entries += total;
+        drain.samples.push(rate);
+        await a.stop();
+      }
+    };
+    for (let round = 0; round < (rssOnly ? 0 : 2); round++) {
+      await drainRun();
+      if (round === 0) {
+        samples.alone.push(await aloneRun());
+        samples.aloneAgentFrames.push(await aloneRun(DEFAULT_BATCH_MAX_BYTES));
+      }
+    }
+    const drainRate = Math.max(0, ...drain.samples);
     const aloneRate = Math.max(0, ...samples.alone);
     const aloneAgentFramesRate = Math.max(0, ...samples.aloneAgentFrames);
-    await agent.stop();
+    if (drainRate > 0) console.log(`backlog drain (${total} entries already in the buffer, agent started): ${Math.round(drainRate)} entries/s (runs: ${drain.samples.map(Math.round).join(', ')}); ÷ server alone = ${(drainRate / aloneRate).toFixed(2)}, ÷ server alone with the agent's frames = ${(drainRate / aloneAgentFramesRate).toFixed(2)}`);
     console.log(`end to end (${server.kind}): ${Math.round(e2eRate)} entries/s (${total} entries ingested durably, sent, acked; runs: ${samples.e2e.map(Math.round).join(', ')})`);
     if (aloneRate > 0) console.log(`server alone (same server, bare client, ready frames of 1000, window 4): ${Math.round(aloneRate)} entries/s (runs: ${samples.alone.map(Math.round).join(', ')}); e2e / server alone = ${(e2eRate / aloneRate).toFixed(2)}`);
     if (aloneAgentFramesRate > 0) console.log(`server alone, frames cut as the agent cuts them (at most ${DEFAULT_BATCH_MAX_BYTES} B of entries): ${Math.round(aloneAgentFramesRate)} entries/s (runs: ${samples.aloneAgentFrames.map(Math.round).join(', ')}); e2e / that = ${(e2eRate / aloneAgentFramesRate).toFixed(2)}`);
@@ -265,6 +305,12 @@ async function main() {
       server_cpu_us_per_entry_alone: perEntry(cpu.aloneServerTicks * 10_000, cpu.aloneEntries),
       // of the entries the sender read in the e2e runs, the share served by the buffer's in-memory tail (the rest: SQLite)
       agent_tail_read_share: reads.tail + reads.sqlite > 0 ? round(reads.tail / (reads.tail + reads.sqlite)) : null,
+      // 2b: a backlog already in the buffer shipped and acked (no ingest beside it)
+      drain_entries_per_s: drainRate > 0 ? Math.round(drainRate) : null,
+      drain_ratio: drainRate > 0 && aloneRate > 0 ? round(drainRate / aloneRate) : null,
+      drain_ratio_agent_frames: drainRate > 0 && aloneAgentFramesRate > 0 ? round(drainRate / aloneAgentFramesRate) : null,
+      drain_agent_cpu_us_per_entry: perEntry(drain.agentUs, drain.entries),
+      drain_server_cpu_us_per_entry: perEntry(drain.serverTicks * 10_000, drain.entries),
     };
     if (cpu.e2eEntries > 0) console.log(`CPU per entry: agent ${cpuKeys.agent_cpu_us_per_entry} µs (e2e; event loop busy ${cpuKeys.agent_busy_us_per_entry} µs per entry, utilization ${cpuKeys.agent_event_loop_utilization}; in buffer.append ${cpuKeys.agent_append_wall_us_per_entry} µs of which ${cpuKeys.agent_append_off_cpu_us_per_entry} off the CPU, in buffer.ack ${cpuKeys.agent_ack_wall_us_per_entry} µs; waiting for a core ${cpuKeys.agent_runqueue_wait_us_per_entry} µs; read from the in-memory tail: ${cpuKeys.agent_tail_read_share}); server ${cpuKeys.server_cpu_us_per_entry_e2e} µs (e2e), ${cpuKeys.server_cpu_us_per_entry_alone} µs (alone); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
     if (e2eOnly) {
