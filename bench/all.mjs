@@ -51,7 +51,7 @@ const PLAN = [
   { id: 'validators', headline: ['logs_push_params_vs_ajv_ratio', 'log_batch_entry_vs_ajv_ratio', 'logs_push_params_entries_per_s', 'logs_push_params_ajv_entries_per_s', 'import_ms'] },
   { id: 'codegen', headline: ['generate_ms', 'check_ms', 'check_vs_10s_target_ratio'] },
   { id: 'sources', headline: ['file_lines_per_s', 'file_rfc5424_lines_per_s', 'file_rfc5424_vs_plain_ratio', 'rfc5424_lines_per_s', 'file_vs_raw_ratio'] },
-  { id: 'agent', headline: ['e2e_entries_per_s', 'server_alone_entries_per_s', 'e2e_ratio', 'e2e_ratio_agent_frames', 'buffer_append_entries_per_s', 'rss_bytes', 'rss_ratio_to_bare_node', 'idle_cpu_percent'] },
+  { id: 'agent', headline: ['e2e_entries_per_s', 'server_alone_entries_per_s', 'e2e_ratio', 'e2e_ratio_agent_frames', 'drain_entries_per_s', 'drain_ratio', 'buffer_append_entries_per_s', 'rss_bytes', 'rss_ratio_to_bare_node', 'idle_cpu_percent'] },
   { id: 'ingest', env: { BENCH_IDLE_AGENTS: '2000' }, headline: ['ceiling_entries_per_s', 'agents_1_entries_per_s', 'agents_10_entries_per_s', 'agents_10_ratio', 'ack_p99_ms_at_10k', 'hellos_per_s', 'hellos_reconnect_per_s', 'writer_ceiling_entries_per_s'] },
   { id: 'ingest-postgres', bench: 'ingest', args: ['--db', 'postgres'], env: { BENCH_IDLE_AGENTS: '2000' }, check: needsPostgres, headline: ['pg_ceiling_entries_per_s', 'pg_one_server_entries_per_s', 'pg_one_server_ratio', 'pg_two_servers_ratio_vs_one', 'pg_ack_p99_ms_at_10k', 'pg_hellos_per_s'] },
   { id: 'hellos', headline: ['hellos_per_s', 'hellos_reconnect_per_s', 'ws_connects_per_s', 'hellos_ratio', 'hellos_reconnect_ratio', 'server_cpu_ms_per_hello', 'server_cpu_ms_per_reconnect'] },
