@@ -70,6 +70,11 @@ export const BUFFER_PAGE_SIZE = 16384;
 /** WAL size between automatic checkpoints (SQLite's default: 1000 pages of 4 KiB), and while space is short. */
 const WAL_CHECKPOINT_BYTES = 4 * MIB;
 const WAL_CHECKPOINT_BYTES_LOW = 256 * 1024;
+/**
+ * Live data up to which open() rebuilds a file made with another page size (an agent before
+ * P14 made 4 KiB pages): VACUUM writes the live pages once more, well under a second here.
+ */
+const PAGE_SIZE_REBUILD_MAX_BYTES = 16 * MIB;
 /** Default size of the reserve file (BufferOptions.reserveBytes). */
 export const DEFAULT_RESERVE_BYTES = MIB;
 /** Rows deleted per transaction when an ack has to be applied in steps (full disk). */
@@ -399,6 +404,7 @@ export class DurableBuffer {
       if (version !== SCHEMA_VERSION) {
         throw new BufferStorageError('schema', 'open', path, undefined, new Error(`schema_version ${String(version)}`));
       }
+      adoptPageSize(db, path, options);
       const buffer = new DurableBuffer(path, db, options);
       buffer.keepReserve();
       return buffer;
@@ -1011,6 +1017,40 @@ export class DurableBuffer {
       throw toBufferError(err, operation, this.path);
     }
   }
+}
+
+/**
+ * Rebuilds a buffer file made with another page size with BUFFER_PAGE_SIZE (DECISIONS P14) when
+ * its live data is at most PAGE_SIZE_REBUILD_MAX_BYTES and the disk has room for the rebuild
+ * (the low-water mark plus three times the live data: the copy and its journal). SQLite changes
+ * the page size only by a VACUUM outside WAL mode, so the file goes to rollback-journal mode for
+ * it and back. VACUUM is one transaction: the file has the new size and every row, or the old
+ * one. Anything that stops it (another process reading the file, a full disk) leaves the page
+ * size as it was; only failing to get back to WAL mode fails the open.
+ */
+function adoptPageSize(db: BetterSqlite3.Database, path: string, options: BufferOptions): void {
+  const pageSize = Number(db.pragma('page_size', { simple: true }));
+  if (pageSize === BUFFER_PAGE_SIZE || options.maxPageCount !== undefined) return;
+  const live = (Number(db.pragma('page_count', { simple: true })) - Number(db.pragma('freelist_count', { simple: true }))) * pageSize;
+  if (live > PAGE_SIZE_REBUILD_MAX_BYTES) return;
+  try {
+    const space = (options.diskSpace ?? (() => statfsFree(dirname(path))))();
+    const floor = options.minFreeBytes ?? Math.min(64 * MIB, Math.max(MIB, Math.floor(space.total * 0.05)));
+    if (space.free < floor + 3 * live) return;
+  } catch {
+    return; // the filesystem cannot say: do not risk it
+  }
+  try {
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    if (db.pragma('journal_mode = DELETE', { simple: true }) === 'delete') {
+      db.pragma(`page_size = ${BUFFER_PAGE_SIZE}`);
+      db.exec('VACUUM');
+    }
+  } catch {
+    // the page size stays as it was
+  }
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)} after the page size rebuild, WAL required`));
 }
 
 function statfsFree(dir: string): { free: number; total: number } {

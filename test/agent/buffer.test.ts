@@ -300,22 +300,70 @@ describe('file layout (DECISIONS P14)', () => {
     expect(largest).toBeLessThan(5 * 1024 * 1024);
   });
 
-  it('a file made with 4 KiB pages keeps them and works as before, with the same WAL bound', () => {
+  /** A buffer file as an agent before P14 made it: 4 KiB pages (maxPageCount: no rebuild at this open). */
+  const openOld = (): DurableBuffer => {
     const db = new Database(path);
     db.pragma('page_size = 4096');
     db.pragma('journal_mode = WAL');
     db.close();
-    let b = openBuffer();
+    return openBuffer({ maxPageCount: 1_000_000 });
+  };
+
+  it('a file made with 4 KiB pages and more than 16 MiB of rows keeps its pages and works, with the same WAL bound', () => {
+    let b = openOld();
     expect(pageSize()).toBe(4096);
-    const largest = fillAndWatchWal(b);
+    const largest = Math.max(fillAndWatchWal(b), fillAndWatchWal(b));
     expect(largest).toBeLessThan(5 * 1024 * 1024);
     b = reopen(b);
     expect(pageSize()).toBe(4096);
     const batch = b.readBatch(1, 50)!;
     expect(batch).toMatchObject({ seqStart: 1, seqEnd: 50 });
     expect(JSON.parse(batch.entries[0]!)).toMatchObject({ seq: 1, message: `w0-0${'x'.repeat(1000)}` });
-    expect(b.ack(5000).ackedSeq).toBe(5000);
-    expect(rawState().seqs).toEqual(range(5001, 10_000));
+    expect(b.ack(15_000).ackedSeq).toBe(15_000);
+    expect(rawState().seqs).toEqual(range(15_001, 20_000));
+  });
+
+  it('a small file made with 4 KiB pages is rebuilt with 16 KiB pages when opened: every row, the counters and the positions kept', () => {
+    let b = openOld();
+    const source = 'file:/var/log/app.log';
+    b.append(entries(1000, 'old-', 100), { source, position: { offset: 4242 } });
+    b.ack(100);
+    const before = rawState();
+    expect(pageSize()).toBe(4096);
+    b = reopen(b);
+    expect(pageSize()).toBe(BUFFER_PAGE_SIZE);
+    expect(rawState()).toEqual(before);
+    // the WAL file is there again: the agent's next open does not take it for a lost WAL (heal.ts)
+    expect(statSync(`${path}-wal`).isFile()).toBe(true);
+    expect(b.getSourcePosition(source)).toEqual({ offset: 4242 });
+    expect(b.readBatch(101, 5)).toMatchObject({ seqStart: 101, seqEnd: 105 });
+    expect(b.append(entries(3))).toMatchObject({ firstSeq: 1001, lastSeq: 1003 });
+    expect(b.stats()).toMatchObject({ ackedSeq: 100, queueDepth: 903 });
+    b = reopen(b);
+    expect(rawState().seqs).toEqual(range(101, 1003));
+  });
+
+  it('no rebuild without room on the disk for it, nor while another connection reads the file', () => {
+    let b = openOld();
+    b.append(entries(100));
+    b = reopen(b, { diskSpace: () => ({ free: 10 * 1024 * 1024, total: 10 * 1024 ** 3 }) });
+    expect(pageSize()).toBe(4096);
+    b.close();
+    open.splice(open.indexOf(b), 1);
+    const reader = new Database(path, { readonly: true });
+    try {
+      const read = reader.prepare('SELECT seq FROM entries ORDER BY seq').iterate();
+      read.next(); // holds a read transaction open
+      b = openBuffer();
+      expect(pageSize()).toBe(4096);
+      read.return?.();
+    } finally {
+      reader.close();
+    }
+    expect(b.append(entries(2))).toMatchObject({ firstSeq: 101, lastSeq: 102 });
+    b = reopen(b);
+    expect(pageSize()).toBe(BUFFER_PAGE_SIZE);
+    expect(rawState().seqs).toEqual(range(1, 102));
   });
 });
 
