@@ -82,6 +82,15 @@ export class LeakyBucket {
   }
 }
 
+/** A push of a group being committed: its entries are no longer held (see commitPending). */
+interface CommittingPush {
+  first: number | undefined;
+  n: number;
+  at: number;
+  resolve(result: LogsPushResult): void;
+  reject(error: Error): void;
+}
+
 interface PendingPush {
   entries: readonly IngestLogEntry[];
   /** performance.now() when the push arrived (ack lag). */
@@ -221,14 +230,19 @@ export class SessionIngest {
   private async commitPending(): Promise<void> {
     while (this.flushWanted && this.pending.length > 0) {
       this.flushWanted = false;
-      const group = this.pending;
+      const pushes = this.pending;
       const count = this.pendingEntries;
       this.pending = [];
       this.pendingEntries = 0;
-      const rows = group.length === 1 ? (group[0] as PendingPush).entries : group.flatMap((p) => p.entries);
+      // What the answers and the metrics need once the commit is done. The entries themselves
+      // are not kept past the commit's start (the writer thread gets them packed), so they die
+      // young instead of being copied by the scavenges that run while the commit waits.
+      const group: CommittingPush[] = pushes.map((p) => ({ first: p.entries[0]?.seq, n: p.entries.length, at: p.at, resolve: p.resolve, reject: p.reject }));
       const received_at = new Date().toISOString();
       try {
-        const { accepted_seq, previous_accepted_seq, inserted } = await this.ingest.storage.ingest.commitBatch(this.host_id, rows, received_at, this.session_id);
+        const committed = this.ingest.storage.ingest.commitBatch(this.host_id, pushes.length === 1 ? (pushes[0] as PendingPush).entries : pushes.flatMap((p) => p.entries), received_at, this.session_id);
+        pushes.length = 0;
+        const { accepted_seq, previous_accepted_seq, inserted } = await committed;
         const ack: LogsPushResult = { up_to_seq: accepted_seq, received_at };
         for (const p of group) p.resolve(ack);
         const m = this.ingest.options.metrics;
@@ -238,15 +252,15 @@ export class SessionIngest {
           let expected = previous_accepted_seq + 1;
           for (const p of group) {
             m.ackLag.observe((now - p.at) / 1000);
-            const first = p.entries[0];
+            const first = p.first;
             if (first === undefined) continue;
-            if (first.seq > expected) {
+            if (first > expected) {
               // seq_start beyond accepted_seq + 1: the agent evicted entries (DESIGN 5.4).
               m.gaps.labels('evicted').inc();
-              m.gapEntries.labels('evicted').inc(first.seq - expected);
-              this.ingest.logger.warn({ host_id: this.host_id, from: expected, to: first.seq - 1 }, 'sequence gap: entries missing (evicted by the agent?)');
+              m.gapEntries.labels('evicted').inc(first - expected);
+              this.ingest.logger.warn({ host_id: this.host_id, from: expected, to: first - 1 }, 'sequence gap: entries missing (evicted by the agent?)');
             }
-            expected = Math.max(expected, first.seq + p.entries.length);
+            expected = Math.max(expected, first + p.n);
           }
         }
       } catch (error) {
@@ -268,7 +282,7 @@ export class SessionIngest {
         }
         for (const p of group) p.reject(rpc);
         // Nothing after the failed group may be committed before it is resent (see refusedFrom).
-        const first = group[0]?.entries[0]?.seq;
+        const first = group[0]?.first;
         if (first !== undefined) {
           this.refusedFrom = Math.min(this.refusedFrom ?? first, first);
           const later = this.pending.filter((p) => (p.entries[0]?.seq ?? 0) > first);

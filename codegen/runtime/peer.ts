@@ -437,10 +437,13 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     }
     if (out instanceof Promise) {
       this.answering.add(id);
+      // The params only when a check of the outgoing result reads them: a large request's
+      // params (a logs.push's entries) are not kept alive until its answer.
+      const kept = this.validatesOutgoing && this.options.checkOutgoingResult !== undefined ? params : undefined;
       out.then(
         (result) => {
           this.answering.delete(id);
-          this.answer(spec, id, params, result);
+          this.answer(spec, id, kept, result);
         },
         (error: unknown) => {
           this.answering.delete(id);

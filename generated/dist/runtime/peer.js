@@ -311,9 +311,12 @@ export class Peer {
         }
         if (out instanceof Promise) {
             this.answering.add(id);
+            // The params only when a check of the outgoing result reads them: a large request's
+            // params (a logs.push's entries) are not kept alive until its answer.
+            const kept = this.validatesOutgoing && this.options.checkOutgoingResult !== undefined ? params : undefined;
             out.then((result) => {
                 this.answering.delete(id);
-                this.answer(spec, id, params, result);
+                this.answer(spec, id, kept, result);
             }, (error) => {
                 this.answering.delete(id);
                 this.answerError(method, id, error);
