@@ -485,7 +485,8 @@ export async function main(argv: readonly string[], extensions: CliExtensions = 
 /**
  * The `cortex-agent` executable: applies the agent's V8 settings (./v8-flags.ts), runs the
  * command line of this process with `extensions` and sets the exit code. `cortex-agent status
- * | head` (the reader went away) stops quietly, with no EPIPE stack trace. agent/cli.ts calls it with none; a site-specific build with its probes.
+ * | head` (the reader went away) stops quietly, with no EPIPE stack trace. agent/cli.ts calls
+ * it with none; a site-specific build with its probes.
  */
 export function runCli(extensions: CliExtensions = {}): void {
   applyAgentV8Flags();

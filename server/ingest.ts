@@ -82,14 +82,8 @@ export class LeakyBucket {
   }
 }
 
-/** A push of a group being committed: its entries are no longer held (see commitPending). */
-interface CommittingPush {
-  first: number | undefined;
-  n: number;
-  at: number;
-  resolve(result: LogsPushResult): void;
-  reject(error: Error): void;
-}
+/** A push of a group being committed: its first seq and count instead of its entries (see commitPending). */
+type CommittingPush = Omit<PendingPush, 'entries'> & { first: number | undefined; n: number };
 
 interface PendingPush {
   entries: readonly IngestLogEntry[];

@@ -340,7 +340,7 @@ export class DurableBuffer {
     this.softCapBytes = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
     this.tailMaxBytes = options.tailMaxBytes ?? TAIL_MAX_BYTES;
     this.hardCapBytes = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
-    this.diskSpace = options.diskSpace ?? (() => statfsFree(dirname(path)));
+    this.diskSpace = diskSpaceOf(path, options);
     this.minFreeOption = options.minFreeBytes;
     this.reserveBytes = Math.max(0, Math.floor(options.reserveBytes ?? DEFAULT_RESERVE_BYTES));
     this.reservePath = `${path}.reserve`;
@@ -910,8 +910,7 @@ export class DurableBuffer {
   }
 
   private minFreeBytes(total: number): number {
-    if (this.minFreeOption !== undefined) return Math.max(0, this.minFreeOption);
-    return Math.min(64 * MIB, Math.max(MIB, Math.floor(total * 0.05)));
+    return minFreeFor(this.minFreeOption, total);
   }
 
   /** statfs at most every 250 ms (unless `fresh`); undefined when the filesystem cannot say. */
@@ -1034,9 +1033,8 @@ function adoptPageSize(db: BetterSqlite3.Database, path: string, options: Buffer
   const live = (Number(db.pragma('page_count', { simple: true })) - Number(db.pragma('freelist_count', { simple: true }))) * pageSize;
   if (live > PAGE_SIZE_REBUILD_MAX_BYTES) return;
   try {
-    const space = (options.diskSpace ?? (() => statfsFree(dirname(path))))();
-    const floor = options.minFreeBytes ?? Math.min(64 * MIB, Math.max(MIB, Math.floor(space.total * 0.05)));
-    if (space.free < floor + 3 * live) return;
+    const space = diskSpaceOf(path, options)();
+    if (space.free < minFreeFor(options.minFreeBytes, space.total) + 3 * live) return;
   } catch {
     return; // the filesystem cannot say: do not risk it
   }
@@ -1051,6 +1049,17 @@ function adoptPageSize(db: BetterSqlite3.Database, path: string, options: Buffer
   }
   const mode = db.pragma('journal_mode = WAL', { simple: true });
   if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)} after the page size rebuild, WAL required`));
+}
+
+/** The low-water mark of free space on a filesystem of `total` bytes (BufferOptions.minFreeBytes, else 5 %, 1 to 64 MiB). */
+function minFreeFor(option: number | undefined, total: number): number {
+  if (option !== undefined) return Math.max(0, option);
+  return Math.min(64 * MIB, Math.max(MIB, Math.floor(total * 0.05)));
+}
+
+/** How the buffer at `path` reads its filesystem's free space (BufferOptions.diskSpace, else statfs). */
+function diskSpaceOf(path: string, options: BufferOptions): () => { free: number; total: number } {
+  return options.diskSpace ?? (() => statfsFree(dirname(path)));
 }
 
 function statfsFree(dir: string): { free: number; total: number } {
