@@ -34,7 +34,7 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
-import { closeSync, openSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { LIMITS } from '@cortex/agent-protocol';
@@ -75,6 +75,12 @@ const WAL_CHECKPOINT_BYTES_LOW = 256 * 1024;
  * P14 made 4 KiB pages): VACUUM writes the live pages once more, well under a second here.
  */
 const PAGE_SIZE_REBUILD_MAX_BYTES = 16 * MIB;
+/**
+ * Suffix of the file (`buffer.db.rebuild`) that exists while a page size rebuild has the buffer
+ * out of WAL mode (adoptPageSize). A start that finds no -wal but this file knows the WAL went
+ * away in a full checkpoint, not in a crash that lost commits (heal.ts).
+ */
+export const PAGE_SIZE_REBUILD_MARK = '.rebuild';
 /** Default size of the reserve file (BufferOptions.reserveBytes). */
 export const DEFAULT_RESERVE_BYTES = MIB;
 /** Rows deleted per transaction when an ack has to be applied in steps (full disk). */
@@ -405,6 +411,8 @@ export class DurableBuffer {
         throw new BufferStorageError('schema', 'open', path, undefined, new Error(`schema_version ${String(version)}`));
       }
       adoptPageSize(db, path, options);
+      // back in WAL mode (adoptPageSize throws otherwise): a rebuild that was cut short is over
+      rmSync(`${path}${PAGE_SIZE_REBUILD_MARK}`, { force: true });
       const buffer = new DurableBuffer(path, db, options);
       buffer.keepReserve();
       return buffer;
@@ -1025,7 +1033,10 @@ export class DurableBuffer {
  * the page size only by a VACUUM outside WAL mode, so the file goes to rollback-journal mode for
  * it and back. VACUUM is one transaction: the file has the new size and every row, or the old
  * one. Anything that stops it (another process reading the file, a full disk) leaves the page
- * size as it was; only failing to get back to WAL mode fails the open.
+ * size as it was; only failing to get back to WAL mode fails the open. While the file is out of
+ * WAL mode, `buffer.db.rebuild` (PAGE_SIZE_REBUILD_MARK) exists: the WAL was checkpointed whole
+ * before it went, so a start after a crash in that time has lost nothing (heal.ts); open()
+ * removes it once the file is in WAL mode again.
  */
 function adoptPageSize(db: BetterSqlite3.Database, path: string, options: BufferOptions): void {
   const pageSize = Number(db.pragma('page_size', { simple: true }));
@@ -1040,6 +1051,8 @@ function adoptPageSize(db: BetterSqlite3.Database, path: string, options: Buffer
   }
   try {
     db.pragma('wal_checkpoint(TRUNCATE)');
+    // Before the -wal goes away: a crash from here until WAL mode is back must not read as a lost WAL.
+    writeDurably(`${path}${PAGE_SIZE_REBUILD_MARK}`, `page size rebuild of ${path} started ${new Date().toISOString()}\n`);
     if (db.pragma('journal_mode = DELETE', { simple: true }) === 'delete') {
       db.pragma(`page_size = ${BUFFER_PAGE_SIZE}`);
       db.exec('VACUUM');
@@ -1049,6 +1062,23 @@ function adoptPageSize(db: BetterSqlite3.Database, path: string, options: Buffer
   }
   const mode = db.pragma('journal_mode = WAL', { simple: true });
   if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)} after the page size rebuild, WAL required`));
+}
+
+/** Writes a small file and fsyncs it and its folder (it exists on disk before the caller goes on). */
+function writeDurably(file: string, text: string): void {
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  const dir = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
 }
 
 /** The low-water mark of free space on a filesystem of `total` bytes (BufferOptions.minFreeBytes, else 5 %, 1 to 64 MiB). */

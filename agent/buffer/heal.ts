@@ -19,7 +19,7 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { DurableBuffer, type BufferOptions } from './buffer.js';
+import { DurableBuffer, PAGE_SIZE_REBUILD_MARK, type BufferOptions } from './buffer.js';
 import { BufferStorageError } from './errors.js';
 import { Database } from '../cjs.js';
 
@@ -174,7 +174,9 @@ export interface HealingOpen {
 export function openHealing(dir: string, options: BufferOptions = {}): HealingOpen {
   const path = join(dir, 'buffer.db');
   const seq = readSeqState(dir);
-  const walMissing = existsSync(path) && !existsSync(`${path}-wal`);
+  // No -wal while a page size rebuild was under way (DECISIONS P14) is not a lost WAL: the
+  // rebuild checkpointed it whole before leaving WAL mode.
+  const walMissing = existsSync(path) && !existsSync(`${path}-wal`) && !existsSync(`${path}${PAGE_SIZE_REBUILD_MARK}`);
   let recovery: RecoveryReport | null = null;
   let buffer: DurableBuffer | undefined;
   let reason: string | undefined;

@@ -154,6 +154,63 @@ describe('a deleted -wal', () => {
     }
   });
 
+  it('a crash while a page size rebuild has the file out of WAL mode (DECISIONS P14) is not a lost WAL', () => {
+    // A buffer an agent before P14 made (4 KiB pages), 50 entries committed to its WAL, the
+    // agent killed while running: the crash image is buffer.db, its -wal and seq.json.
+    const d = dir();
+    const db = new Database(join(d, 'buffer.db'));
+    db.pragma('page_size = 4096');
+    db.pragma('journal_mode = WAL');
+    db.close();
+    const h = openHealing(d, { synchronous: 'NORMAL', reserveBytes: 0, maxPageCount: 1_000_000 });
+    h.buffer.append(entries(50));
+    const crashed = dir();
+    for (const f of ['buffer.db', 'buffer.db-wal', 'seq.json']) copyFileSync(join(d, f), join(crashed, f));
+    h.buffer.close();
+    // The next start rebuilds the file with 16 KiB pages; a second crash just before its VACUUM
+    // (the -wal checkpointed and gone, the file in rollback-journal mode) leaves `again`.
+    const again = dir();
+    const exec = Database.prototype.exec;
+    Database.prototype.exec = function (this: Database.Database, source: string) {
+      if (source === 'VACUUM') for (const f of readdirSync(crashed)) copyFileSync(join(crashed, f), join(again, f));
+      return exec.call(this, source);
+    };
+    try {
+      const restarted = openHealing(crashed, { synchronous: 'NORMAL', reserveBytes: 0 });
+      expect(restarted.walLost).toBeNull();
+      restarted.buffer.close();
+    } finally {
+      Database.prototype.exec = exec;
+    }
+    expect(readdirSync(again).sort()).toEqual(['buffer.db', 'buffer.db.rebuild', 'seq.json']);
+    // Without the mark this image reads as a lost WAL (what happened before the mark existed).
+    const unmarked = dir();
+    for (const f of ['buffer.db', 'seq.json']) copyFileSync(join(again, f), join(unmarked, f));
+    const lost = openHealing(unmarked, { synchronous: 'NORMAL', reserveBytes: 0 });
+    expect(lost.walLost).toEqual({ from: 51, to: expect.any(Number) });
+    lost.buffer.close();
+    // With it, the third start keeps next_seq and every entry, rebuilds, and clears the mark.
+    const third = openHealing(again, { synchronous: 'NORMAL', reserveBytes: 0 });
+    try {
+      expect(third.walLost).toBeNull();
+      expect(third.recovery).toBeNull();
+      expect(third.buffer.nextSeq).toBe(51);
+      const batch = third.buffer.readBatch(1, 100)!;
+      expect(batch).toMatchObject({ seqStart: 1, seqEnd: 50 });
+      expect(JSON.parse(batch.entries[49]!)).toMatchObject({ seq: 50, message: expect.stringMatching(/^m 49 /) });
+      expect(third.buffer.append(entries(1)).firstSeq).toBe(51);
+    } finally {
+      third.buffer.close();
+    }
+    expect(existsSync(join(again, 'buffer.db.rebuild'))).toBe(false);
+    const check = new Database(join(again, 'buffer.db'), { readonly: true });
+    try {
+      expect(check.pragma('page_size', { simple: true })).toBe(16384);
+    } finally {
+      check.close();
+    }
+  });
+
   it('after a clean stop, a missing -wal is normal and nothing moves', () => {
     const d = dir();
     const h = openHealing(d, { synchronous: 'NORMAL', reserveBytes: 0 });
