@@ -34,7 +34,15 @@ const DEGRADED = 'degraded:';
 export const DEFAULT_CHUNK = 256 * 1024;
 /** A full read buffer must always hold more than one maximal part (65536 four-byte code points). */
 const MIN_READ = MAX_MESSAGE_CODE_POINTS * 4 + 16;
-const MAX_CHUNKS_PER_TICK = 8;
+/**
+ * Chunks read and committed per turn of the event loop before the tailer yields (its next read
+ * is queued at once). One: a 256 KiB chunk is ~2,000 lines and ~5 ms of parsing and committing,
+ * and the sender's acks and next pushes wait for the turn to end. With 8 (~40 ms a turn) the
+ * window of pushes in flight sat empty behind a catching-up file: `npm run bench -- peers`
+ * shipped 97k-102k lines/s against 109k-115k with 1 (same run, alternating); the file → buffer
+ * rate (`bench sources`) did not move.
+ */
+const MAX_CHUNKS_PER_TICK = 1;
 
 export interface TailerOptions {
   path: string;
