@@ -56,6 +56,8 @@ export interface StorageGuardDeps {
 
 export class StorageGuard {
   private retryTimer: NodeJS.Timeout | null = null;
+  /** The largest write refused at the low-water mark since the sources paused: what the probe must find room for. */
+  private refusedBytes = 0;
   private recoveryReport: RecoveryReport | null;
 
   constructor(private readonly deps: StorageGuardDeps) {
@@ -96,6 +98,7 @@ export class StorageGuard {
     if (!(err instanceof BufferStorageError)) return;
     const { log, events, sources } = this.deps;
     this.deps.setError(err.message);
+    if (err.bytes !== undefined) this.refusedBytes = Math.max(this.refusedBytes, err.bytes);
     if (err.kind === 'corrupt' && events.listenerCount('buffer_corrupt') > 0) {
       // `run` restarts the agent, and opening heals the buffer (DECISIONS H5).
       log.error({ code: err.code }, `buffer damaged at run time: restarting to move it aside and heal it (${err.message})`);
@@ -162,7 +165,9 @@ export class StorageGuard {
 
   private probe(): void {
     try {
-      this.deps.buffer.assertSpace('storage probe'); // above the low-water mark again (DECISIONS H4)
+      // Room above the low-water mark again (DECISIONS H4) for the write that was refused: with
+      // less, the sources would resume, be refused the same write and pause again, forever.
+      this.deps.buffer.assertSpace('storage probe', this.refusedBytes, true);
       this.deps.buffer.setSourcePosition({ source: 'agent:storage-probe', position: Date.now() });
       this.recovered();
     } catch {
@@ -172,6 +177,7 @@ export class StorageGuard {
 
   private recovered(): void {
     this.stop();
+    this.refusedBytes = 0;
     if (!this.deps.sources.paused) return;
     this.deps.sources.resume();
     this.deps.clearError();

@@ -462,10 +462,11 @@ export class DurableBuffer {
   /**
    * Throws BufferStorageError disk_full when an append of about `bytes` would leave less
    * than the low-water mark free (see BufferOptions.minFreeBytes). The agent's storage probe
-   * calls it to decide whether sources may resume.
+   * calls it (`probe`: a fresh reading, and nothing counted as used) with the size of the
+   * write that was refused, to decide whether sources may resume.
    */
-  assertSpace(operation = 'append', bytes = 0): void {
-    let space = this.space(bytes === 0);
+  assertSpace(operation = 'append', bytes = 0, probe = false): void {
+    let space = this.space(bytes === 0 || probe);
     if (space === undefined) return;
     const floor = this.minFreeBytes(space.total);
     if (floor === 0) return;
@@ -481,16 +482,14 @@ export class DurableBuffer {
       need = bytes + Math.max(0, bytes - this.freePageBytes());
     } else if (this.smallWal && space.free > 8 * floor) this.shrinkWal(false);
     if (space.free - need < floor) {
-      throw new BufferStorageError(
-        'disk_full',
-        operation,
-        this.path,
-        'LOW_DISK_SPACE',
-        new Error(`${space.free} bytes free on the buffer's filesystem, below the low-water mark of ${floor} bytes`),
-      );
+      const why =
+        space.free < floor
+          ? `${space.free} bytes free on the buffer's filesystem, below the low-water mark of ${floor} bytes`
+          : `${space.free} bytes free on the buffer's filesystem: this ${operation} needs about ${need} of them and the low-water mark keeps ${floor} free`;
+      throw new BufferStorageError('disk_full', operation, this.path, 'LOW_DISK_SPACE', new Error(why), bytes);
     }
     // The cached figure ages: count what this append will use against it.
-    if (this.lastSpace !== undefined) this.lastSpace.free -= need;
+    if (!probe && this.lastSpace !== undefined) this.lastSpace.free -= need;
   }
 
   /** Free space, the low-water mark, and whether the reserve file is held. */
@@ -969,8 +968,11 @@ export class DurableBuffer {
     } catch {
       // not there yet
     }
+    // Taken only where it leaves twice the low-water mark free: taken back at the mark itself, it
+    // would leave appends too little room above the mark to store anything while the storage
+    // probe (which asks for the mark) keeps resuming the sources.
     const space = this.space(true);
-    if (space !== undefined && space.free - this.reserveBytes < this.minFreeBytes(space.total)) return;
+    if (space !== undefined && space.free - this.reserveBytes < 2 * this.minFreeBytes(space.total)) return;
     let fd: number | undefined;
     try {
       fd = openSync(this.reservePath, 'w', 0o600);

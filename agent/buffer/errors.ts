@@ -38,8 +38,13 @@ export class BufferStorageError extends Error {
    * an operator can fix it (damaged file, newer layout).
    */
   readonly retryable: boolean;
+  /**
+   * A write refused at the low-water mark (`LOW_DISK_SPACE`): the estimated bytes it would
+   * have written, which a retry must find room for (the storage probe waits for that much).
+   */
+  readonly bytes: number | undefined;
 
-  constructor(kind: BufferErrorKind, operation: string, path: string, code: string | undefined, cause?: unknown) {
+  constructor(kind: BufferErrorKind, operation: string, path: string, code: string | undefined, cause?: unknown, bytes?: number) {
     const detail = cause instanceof Error && cause.message ? `: ${cause.message}` : '';
     super(
       `buffer ${path}: ${operation} failed${detail}${code ? ` (${code})` : ''} — ${REMEDY[kind]}; nothing from this ${operation} was stored`,
@@ -49,6 +54,7 @@ export class BufferStorageError extends Error {
     this.code = code;
     this.operation = operation;
     this.retryable = kind === 'disk_full' || kind === 'io' || kind === 'read_only' || kind === 'busy' || kind === 'other';
+    this.bytes = bytes;
   }
 }
 

@@ -94,6 +94,55 @@ describe('storage guard', () => {
     guard.stop();
   });
 
+  it('refused at the low-water mark, the sources resume only once the refused write has room (not at the mark itself)', async () => {
+    const MIB = 1024 * 1024;
+    let free = MIB + 200 * 1024; // above the 1 MiB mark, but not by what the batch needs
+    const b = DurableBuffer.open(join(dir, 'low.db'), { reserveBytes: 0, minFreeBytes: MIB, diskSpace: () => ({ free, total: 1024 * MIB }) });
+    try {
+      let probes = 0;
+      let fifthProbe: () => void = () => undefined;
+      const probed = new Promise<string>((r) => (fifthProbe = () => r('probed')));
+      const watched: GuardedBuffer = {
+        append: (e, p) => b.append(e, p),
+        applyAccepted: (n) => b.applyAccepted(n),
+        assertSpace: (op, bytes, probe) => {
+          if (op === 'storage probe' && ++probes === 5) fifthProbe();
+          b.assertSpace(op, bytes, probe);
+        },
+        setSourcePosition: (p) => b.setSourcePosition(p),
+        get ackedSeq() {
+          return b.ackedSeq;
+        },
+        stats: () => b.stats(),
+        hardCapBytes: b.hardCapBytes,
+      };
+      const { guard, s, events } = guardFor(watched);
+      const batch = Array.from({ length: 100 }, (_, i) => entry(`${i} ${'x'.repeat(3000)}`));
+      let refused: unknown;
+      try {
+        guard.append(batch);
+      } catch (err) {
+        refused = err;
+      }
+      expect(refused).toMatchObject({ kind: 'disk_full', code: 'LOW_DISK_SPACE' });
+      expect((refused as BufferStorageError).bytes).toBeGreaterThan(300_000);
+      expect((refused as BufferStorageError).message).toMatch(/needs about \d+ of them and the low-water mark keeps 1048576 free/);
+      expect(s.paused).not.toBeNull();
+      const recovered = new Promise<string>((r) => events.once('storage_recovered', () => r('recovered')));
+      // With room for the mark alone, resuming would only be refused the same batch again.
+      expect(await Promise.race([probed, recovered])).toBe('probed');
+      expect(s.resumed).toBe(0);
+      expect(b.nextSeq).toBe(1);
+      free = 10 * MIB;
+      expect(await recovered).toBe('recovered');
+      expect(s.resumed).toBe(1);
+      expect(guard.append(batch).count).toBe(100);
+      guard.stop();
+    } finally {
+      b.close();
+    }
+  });
+
   it('a corrupt buffer asks for a restart only when someone listens for it', () => {
     const corrupt: GuardedBuffer = Object.assign(Object.create(buffer) as DurableBuffer, {
       append: () => {

@@ -3,7 +3,7 @@
 // free-space figure instead, and the cases that need a real ENOSPC are reported as not run
 // in the test output (they are asserted whenever the mount works, as it does in CI here).
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -95,6 +95,9 @@ describe('buffer on a full disk', () => {
       return;
     }
     const path = join(disk.dir, 'buffer.db');
+    // Another program's 2 MiB, deleted at the end to show when the reserve is taken back.
+    const ballast = join(disk.dir, 'other-program.data');
+    writeFileSync(ballast, Buffer.alloc(2 * 1024 * 1024));
     const b = DurableBuffer.open(path, { synchronous: 'NORMAL' });
     try {
       expect(b.diskStatus().reserveHeld).toBe(true);
@@ -114,15 +117,24 @@ describe('buffer on a full disk', () => {
       expect(ack.deleted).toBeGreaterThan(0);
       expect(b.diskStatus().reserveHeld).toBe(false); // given back so the ack could commit
       expect(() => b.append(entries(1))).toThrow(BufferStorageError);
-      // The operator frees space: appends resume, the reserve is taken again at the next ack.
+      // The operator frees space: appends resume. The reserve is not taken back while that
+      // would leave less than twice the low-water mark free (taken at the mark itself, it left
+      // appends no room above the mark, and the agent paused and resumed for ever: DECISIONS H4).
       unlinkSync(join(disk.dir, 'other-program.log'));
       b.assertSpace();
       const more = b.append(entries(10));
       expect(more.firstSeq).toBe(before.nextSeq);
       b.ack(more.firstSeq);
+      const { freeBytes, minFreeBytes } = b.diskStatus();
+      expect(freeBytes! - 1024 * 1024).toBeLessThan(2 * minFreeBytes);
+      expect(b.diskStatus().reserveHeld).toBe(false);
+      expect(b.append(entries(10)).firstSeq).toBe(more.lastSeq + 1);
+      // More room: the next ack takes it back.
+      unlinkSync(ballast);
+      b.ack(more.lastSeq + 1);
       expect(b.diskStatus().reserveHeld).toBe(true);
       const s = b.stats();
-      expect(s.nextSeq).toBe(more.lastSeq + 1);
+      expect(s.nextSeq).toBe(more.lastSeq + 11);
     } finally {
       b.close();
     }
