@@ -34,7 +34,7 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
-import { closeSync, fsyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { LIMITS } from '@cortex/agent-protocol';
@@ -411,8 +411,6 @@ export class DurableBuffer {
         throw new BufferStorageError('schema', 'open', path, undefined, new Error(`schema_version ${String(version)}`));
       }
       adoptPageSize(db, path, options);
-      // back in WAL mode (adoptPageSize throws otherwise): a rebuild that was cut short is over
-      rmSync(`${path}${PAGE_SIZE_REBUILD_MARK}`, { force: true });
       const buffer = new DurableBuffer(path, db, options);
       buffer.keepReserve();
       return buffer;
@@ -1037,33 +1035,45 @@ export class DurableBuffer {
  * one. Anything that stops it (another process reading the file, a full disk) leaves the page
  * size as it was; only failing to get back to WAL mode fails the open. While the file is out of
  * WAL mode, `buffer.db.rebuild` (PAGE_SIZE_REBUILD_MARK) exists: the WAL was checkpointed whole
- * before it went, so a start after a crash in that time has lost nothing (heal.ts); open()
- * removes it once the file is in WAL mode again.
+ * before it went, so a start after a crash in that time has lost nothing (heal.ts); it is removed
+ * once the file is in WAL mode again and its -wal exists.
  */
 function adoptPageSize(db: BetterSqlite3.Database, path: string, options: BufferOptions): void {
+  const mark = `${path}${PAGE_SIZE_REBUILD_MARK}`;
   const pageSize = Number(db.pragma('page_size', { simple: true }));
-  if (pageSize === BUFFER_PAGE_SIZE || options.maxPageCount !== undefined) return;
+  const rebuild = pageSize !== BUFFER_PAGE_SIZE && options.maxPageCount === undefined && rebuildFits(db, pageSize, path, options);
+  if (rebuild) {
+    try {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+      // Before the -wal goes away: a crash from here until WAL mode is back must not read as a lost WAL.
+      writeDurably(mark, `page size rebuild of ${path} started ${new Date().toISOString()}\n`);
+      if (db.pragma('journal_mode = DELETE', { simple: true }) === 'delete') {
+        db.pragma(`page_size = ${BUFFER_PAGE_SIZE}`);
+        db.exec('VACUUM');
+      }
+    } catch {
+      // the page size stays as it was
+    }
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)} after the page size rebuild, WAL required`));
+  }
+  // The mark of this rebuild, or of one a crash cut short, goes only once the -wal exists again:
+  // SQLite creates it at the first read after the switch back to WAL mode.
+  if (!existsSync(mark)) return;
+  db.prepare('SELECT schema_version FROM meta WHERE id = 1').get();
+  rmSync(mark, { force: true });
+}
+
+/** A file of `pageSize` pages holds at most PAGE_SIZE_REBUILD_MAX_BYTES of live data and the disk has room to rebuild it. */
+function rebuildFits(db: BetterSqlite3.Database, pageSize: number, path: string, options: BufferOptions): boolean {
   const live = (Number(db.pragma('page_count', { simple: true })) - Number(db.pragma('freelist_count', { simple: true }))) * pageSize;
-  if (live > PAGE_SIZE_REBUILD_MAX_BYTES) return;
+  if (live > PAGE_SIZE_REBUILD_MAX_BYTES) return false;
   try {
     const space = diskSpaceOf(path, options)();
-    if (space.free < minFreeFor(options.minFreeBytes, space.total) + 3 * live) return;
+    return space.free >= minFreeFor(options.minFreeBytes, space.total) + 3 * live;
   } catch {
-    return; // the filesystem cannot say: do not risk it
+    return false; // the filesystem cannot say: do not risk it
   }
-  try {
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    // Before the -wal goes away: a crash from here until WAL mode is back must not read as a lost WAL.
-    writeDurably(`${path}${PAGE_SIZE_REBUILD_MARK}`, `page size rebuild of ${path} started ${new Date().toISOString()}\n`);
-    if (db.pragma('journal_mode = DELETE', { simple: true }) === 'delete') {
-      db.pragma(`page_size = ${BUFFER_PAGE_SIZE}`);
-      db.exec('VACUUM');
-    }
-  } catch {
-    // the page size stays as it was
-  }
-  const mode = db.pragma('journal_mode = WAL', { simple: true });
-  if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)} after the page size rebuild, WAL required`));
 }
 
 /** Writes a small file and fsyncs it and its folder (it exists on disk before the caller goes on). */
