@@ -34,15 +34,6 @@ const DEGRADED = 'degraded:';
 export const DEFAULT_CHUNK = 256 * 1024;
 /** A full read buffer must always hold more than one maximal part (65536 four-byte code points). */
 const MIN_READ = MAX_MESSAGE_CODE_POINTS * 4 + 16;
-/**
- * Chunks read and committed per turn of the event loop before the tailer yields (its next read
- * is queued at once). One: a 256 KiB chunk is ~2,000 lines and ~5 ms of parsing and committing,
- * and the sender's acks and next pushes wait for the turn to end. With 8 (~40 ms a turn) the
- * window of pushes in flight sat empty behind a catching-up file: `npm run bench -- peers`
- * shipped 97k-102k lines/s against 109k-115k with 1 (same run, alternating); the file → buffer
- * rate (`bench sources`) did not move.
- */
-const MAX_CHUNKS_PER_TICK = 1;
 
 export interface TailerOptions {
   path: string;
@@ -385,17 +376,20 @@ export class FileTailer implements LogSourceRunner {
     return false;
   }
 
-  /** Reads and commits complete lines up to `size` (at most MAX_CHUNKS_PER_TICK chunks); true if more is left. */
+  /**
+   * Reads one chunk up to `size` and commits its complete lines; true if more may be left (the
+   * poller reads again on the next turn of the event loop). One chunk a turn: 256 KiB is ~2,000
+   * lines and ~5 ms of parsing and committing, and the sender's acks and next pushes wait for the
+   * turn to end. With 8 chunks a turn (~40 ms) the pushes in flight sat empty behind a
+   * catching-up file: `npm run bench -- peers` shipped 97k-102k lines/s against 109k-115k (same
+   * run, alternating); the file → buffer rate (`bench sources`) did not move.
+   */
   private readAvailable(size: number): boolean {
-    for (let chunks = 0; chunks < MAX_CHUNKS_PER_TICK; chunks++) {
-      if (this.cur.offset >= size) return false;
-      const want = Math.min(this.readBuf.length, size - this.cur.offset);
-      const n = fs.readSync(this.cur.fd!, this.readBuf, 0, want, this.cur.offset);
-      if (n === 0) return false;
-      const consumed = this.processChunk(this.readBuf, n, false);
-      if (consumed === 0) return false; // only a partial line left
-    }
-    return true;
+    if (this.cur.offset >= size) return false;
+    const want = Math.min(this.readBuf.length, size - this.cur.offset);
+    const n = fs.readSync(this.cur.fd!, this.readBuf, 0, want, this.cur.offset);
+    if (n === 0) return false;
+    return this.processChunk(this.readBuf, n, false) > 0; // 0: only a partial line left
   }
 
   /** Flushes a partial last line of a file rotated away (it will never get its newline). */
