@@ -34,8 +34,9 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
-import { closeSync, existsSync, fsyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { writeDurably } from './durable.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { LIMITS } from '@cortex/agent-protocol';
 import { nestedDeeperThan, storableText } from '@cortex/agent-protocol/runtime';
@@ -1073,23 +1074,6 @@ function rebuildFits(db: BetterSqlite3.Database, pageSize: number, path: string,
     return space.free >= minFreeFor(options.minFreeBytes, space.total) + 3 * live;
   } catch {
     return false; // the filesystem cannot say: do not risk it
-  }
-}
-
-/** Writes a small file and fsyncs it and its folder (it exists on disk before the caller goes on). */
-function writeDurably(file: string, text: string): void {
-  const fd = openSync(file, 'w');
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  const dir = openSync(dirname(file), 'r');
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
   }
 }
 

@@ -16,11 +16,12 @@
 //                        After an unclean stop with buffer.db-wal missing (deleted), the
 //                        committed tail may be gone, so next_seq moves up to R.
 
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DurableBuffer, PAGE_SIZE_REBUILD_MARK, type BufferOptions } from './buffer.js';
 import { BufferStorageError } from './errors.js';
+import { replaceDurably, syncFolder } from './durable.js';
 import { Database } from '../cjs.js';
 
 export const SEQ_FILE = 'seq.json';
@@ -126,21 +127,9 @@ export function readSeqState(dir: string): SeqState | null {
 
 /** Writes seq.json atomically and durably (temp file, fsync, rename). */
 export function writeSeqState(dir: string, s: SeqState): void {
-  const path = join(dir, SEQ_FILE);
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    const fd = openSync(tmp, 'w', 0o600);
-    try {
-      writeSync(fd, `${JSON.stringify(s)}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
+  // Durable with its folder: a rename the folder has not recorded can come back after a power
+  // cut as the old seq.json, whose lower reservation would let a lost WAL reuse seqs.
+  replaceDurably(join(dir, SEQ_FILE), `${JSON.stringify(s)}\n`);
 }
 
 // ---- healing -------------------------------------------------------------------------
@@ -298,6 +287,8 @@ function heal(dir: string, path: string, reason: string, seq: SeqState | null, o
   const moved = join(dir, `${basename(path)}.corrupt-${at.replace(/[:.]/g, '-')}`);
   renameSync(path, moved);
   for (const ext of ['-wal', '-shm']) if (existsSync(path + ext)) renameSync(path + ext, moved + ext);
+  // the damaged files are out of the way on disk before a fresh buffer.db takes the name
+  syncFolder(dir);
   const s = salvage(moved);
   // Keep only the contiguous run of salvaged entries (a logs.push batch must be contiguous).
   const entries: Salvage['entries'] = [];

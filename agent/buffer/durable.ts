@@ -1,0 +1,52 @@
+// Small files that must survive a power cut: the data is fsynced before its name points at it,
+// and the folder is fsynced after the name changed (a rename or a new file is an entry of the
+// folder: without the folder's fsync a crash can bring back the old entry).
+
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** fsync of a folder: its entries (new names, renames, removals) are on disk when it returns. */
+export function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes a small file and fsyncs it and its folder (it exists on disk before the caller goes on). */
+export function writeDurably(file: string, text: string): void {
+  const fd = openSync(file, 'w');
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  syncFolder(dirname(file));
+}
+
+/**
+ * Replaces `file` with `text` atomically and durably: a temp file beside it, written and
+ * fsynced, renamed over it, then the folder fsynced. A crash leaves the old content or the new,
+ * never a mix, and once it returns the new content survives a power cut. The temp file goes
+ * if anything fails.
+ */
+export function replaceDurably(file: string, text: string, mode = 0o600): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  try {
+    const fd = openSync(tmp, 'w', mode);
+    try {
+      writeSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  syncFolder(dirname(file));
+}
