@@ -3,7 +3,7 @@
 // cannot bring back an older seq.json (whose lower seq reservation would let a lost WAL reuse
 // seqs the server already holds). node:fs is wrapped to record, in order, every rename and every
 // fsync with the path its descriptor points at (/proc/self/fd).
-import { mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
