@@ -206,6 +206,8 @@ async function packageOne({ name, entry, unit, workers = [] }) {
     // Workers socket (loaded only there): none of them is used on a Linux host
     external: ['bufferutil', 'utf-8-validate', 'pg-native', 'pg-cloudflare', 'cloudflare:sockets'],
     banner: { js: banner(name) },
+    // the program knows it runs from the tarball (server/cli/hints.ts: its hints name bin/, not npm run)
+    define: { __CORTEX_PACKAGED__: JSON.stringify(name) },
     plugins: [bindingsShim, agentCjsStatic],
   });
 

@@ -143,10 +143,12 @@ it('unpacked outside the repository: the server runs with its unit\'s command li
   );
   const db = exec[exec.indexOf('--db') + 1]!;
   // CORTEX_SQLITE_WRITER=thread: the server refuses to start unless it finds the bundled writer thread
-  const server = spawn(exec[0]!, exec.slice(1), { cwd: home, env: { ...env(), CORTEX_SQLITE_WRITER: 'thread' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const server = spawn(exec[0]!, exec.slice(1), { cwd: home, env: { ...env(), CORTEX_SQLITE_WRITER: 'thread' }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(server);
   let serr = '';
+  let sout = '';
   server.stderr!.on('data', (d: Buffer) => (serr += d.toString()));
+  server.stdout!.on('data', (d: Buffer) => (sout += d.toString()));
   const url = await until(
     'server listening',
     () =>
@@ -157,6 +159,20 @@ it('unpacked outside the repository: the server runs with its unit\'s command li
         .find((r) => r.msg === 'listening')?.url,
     20_000,
   );
+
+  // The hints name this install's launcher and the agent tarball's command: there is no clone
+  // here, so no `npm run`.
+  const launcher = join(dirs['cortex-server']!, 'bin', 'cortex-server');
+  await until('the banner', () => (sout.includes('Operator console:') ? sout : undefined), 10_000);
+  expect(sout).toContain(`  1. ${launcher} agent issue --host HOSTNAME --db ${db}\n`);
+  expect(sout).toContain(`  2. cortex-agent enroll --server ${url} --token TOKEN --host-id HOST_ID --state-dir /var/lib/cortex-agent --allow-insecure\n`);
+  expect(sout).toContain('  3. cortex-agent run --state-dir /var/lib/cortex-agent --allow-insecure\n');
+  const human = run('cortex-server', ['agent', 'issue', '--host', 'hinted-host', '--db', db]);
+  expect(human.code, human.stderr).toBe(0);
+  const humanToken = /^token: +(\S+)$/m.exec(human.stdout)?.[1] as string;
+  tokens.add(humanToken);
+  expect(human.stdout).toContain(`  cortex-agent enroll --server ${url} --token ${humanToken} --host-id `);
+  for (const text of [sout, human.stdout]) expect(text).not.toContain('npm run');
 
   const issue = run('cortex-server', ['agent', 'issue', '--host', 'packaged-host', '--json', '--db', db]);
   expect(issue.code, issue.stderr).toBe(0);
