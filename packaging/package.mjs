@@ -10,6 +10,7 @@
 //   bin/<name>                  launcher (POSIX sh): checks the Node version, runs the bundle
 //   lib/<name>.mjs              the program: one esbuild bundle of dist/<agent|server>/cli.js
 //   lib/better_sqlite3.node     the native SQLite addon, copied from this build (stripped)
+//   console/                    (server) the operator console served at /ui/ (scripts/build-console.mjs)
 //   systemd/<name>.service      hardened unit (see README "Operating")
 //   LICENSE                     this project's licence
 //   README.md                   the repository README's "Operating" section
@@ -23,6 +24,7 @@ import { copyFileSync, chmodSync, existsSync, mkdirSync, readFileSync, readdirSy
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildConsole } from '../scripts/build-console.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, 'artifacts');
@@ -36,7 +38,8 @@ const PROGRAMS = [
   { name: 'cortex-agent', entry: 'dist/agent/cli.js', unit: 'packaging/systemd/cortex-agent.service' },
   // The SQLite writer thread runs from a file of its own: lib/sqlite-writer-worker.mjs,
   // found beside the bundle by server/db/sqlite-writer.ts (locateWriterWorker).
-  { name: 'cortex-server', entry: 'dist/server/cli.js', unit: 'packaging/systemd/cortex-server.service', workers: ['dist/server/db/sqlite-writer-worker.js'] },
+  // The console (/ui/) is found in console/ beside lib/ by server/console.ts (consoleDir).
+  { name: 'cortex-server', entry: 'dist/server/cli.js', unit: 'packaging/systemd/cortex-server.service', workers: ['dist/server/db/sqlite-writer-worker.js'], console: true },
 ];
 
 const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
@@ -132,7 +135,7 @@ function readmeLicence(dir) {
 }
 
 /** THIRD-PARTY-NOTICES.txt for the inputs of an esbuild metafile (plus `extra` package folders). Throws when a package ships no licence file. */
-export function notices(metafile, extra) {
+export function notices(metafile, extra, withConsole = false) {
   const packages = new Map();
   for (const input of Object.keys(metafile.inputs)) {
     const owner = owningPackage(input.replace(/^[a-z-]+:/, ''));
@@ -151,7 +154,7 @@ export function notices(metafile, extra) {
   return {
     text:
       `Third-party software in this distribution\n\n` +
-      `The program in lib/ bundles the packages below (their code is inside lib/*.mjs), and\n` +
+      `The program in lib/ bundles the packages below (their code is inside lib/*.mjs${withConsole ? ' and\nconsole/app.js, the operator console' : ''}), and\n` +
       `lib/better_sqlite3.node is better-sqlite3's addon, which embeds SQLite (public domain:\n` +
       `https://www.sqlite.org/copyright.html).\n\n${blocks.join('\n')}`,
     packages: list.map(({ pkg }) => `${pkg.name}@${pkg.version}`),
@@ -182,7 +185,7 @@ function operatingReadme(name) {
   return `# ${name} ${VERSION} (${PLATFORM})\n\nThe Cortex reference ${name === 'cortex-agent' ? 'agent' : 'server'}; \`bin/${name} --help\` lists its commands.\n\n${section.trimEnd()}\n`;
 }
 
-async function packageOne({ name, entry, unit, workers = [] }) {
+async function packageOne({ name, entry, unit, workers = [], console: withConsole = false }) {
   const base = `${name}-${VERSION}-${PLATFORM}`;
   const stage = join(OUT, 'stage', base);
   rmSync(stage, { recursive: true, force: true });
@@ -232,6 +235,9 @@ async function packageOne({ name, entry, unit, workers = [] }) {
     workerInputs.push(r.metafile);
   }
 
+  // the console's page, script and stylesheet (no source maps: they are for working on it)
+  const consoleInputs = withConsole ? (await buildConsole(join(stage, 'console'), { sourcemap: false })).inputs : {};
+
   const addon = join(stage, 'lib', 'better_sqlite3.node');
   copyFileSync(ADDON, addon);
   try {
@@ -244,8 +250,8 @@ async function packageOne({ name, entry, unit, workers = [] }) {
   copyFileSync(join(ROOT, unit), join(stage, 'systemd', `${name}.service`));
   copyFileSync(join(ROOT, 'LICENSE'), join(stage, 'LICENSE'));
   writeFileSync(join(stage, 'README.md'), operatingReadme(name));
-  const inputs = Object.assign({}, result.metafile.inputs, ...workerInputs.map((m) => m.inputs));
-  const n = notices({ inputs }, [join(ROOT, 'node_modules/better-sqlite3')]);
+  const inputs = Object.assign({}, result.metafile.inputs, ...workerInputs.map((m) => m.inputs), consoleInputs);
+  const n = notices({ inputs }, [join(ROOT, 'node_modules/better-sqlite3')], withConsole);
   writeFileSync(join(stage, 'THIRD-PARTY-NOTICES.txt'), n.text);
   writeFileSync(
     join(stage, 'BUILD.json'),

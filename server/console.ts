@@ -5,6 +5,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+// Defined by packaging/package.mjs in the tarball's bundle (see ./cli/hints.ts).
+declare const __CORTEX_PACKAGED__: string | undefined;
+
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
@@ -21,7 +24,7 @@ const SECURITY_HEADERS: Record<string, string> = {
   'X-Frame-Options': 'DENY',
 };
 
-/** dist/console next to dist/server (compiled), or <repo>/dist/console (sources run by tests). */
+/** dist/console next to dist/server (compiled), console/ next to lib/ (the tarball), or <repo>/dist/console (sources run by tests). */
 export function consoleDir(): string | undefined {
   const here = dirname(fileURLToPath(import.meta.url));
   for (const dir of [join(here, '..', 'console'), join(here, '..', 'dist', 'console')]) {
@@ -45,7 +48,11 @@ export function handleConsole(req: IncomingMessage, res: ServerResponse, path: s
   }
   const dir = consoleDir();
   if (dir === undefined) {
-    res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end('The console is not built: run `npm run build` (npm install and npm start do it).\n');
+    const why =
+      typeof __CORTEX_PACKAGED__ === 'string'
+        ? `The console is missing from this install (no console/app.js beside lib/ in ${join(dirname(fileURLToPath(import.meta.url)), '..')}): unpack the cortex-server tarball again.\n`
+        : 'The console is not built: run `npm run build` (npm install and npm start do it).\n';
+    res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end(why);
     return true;
   }
   let rel: string;

@@ -64,7 +64,10 @@ it('each tarball holds the bundle, the addon, a launcher, LICENSE, the notices o
   for (const a of built.artifacts) {
     expect(a.tarball).toBe(`artifacts/${a.name}-${built.version}-${built.platform}.tar.gz`);
     const d = dirs[a.name]!;
-    expect(readdirSync(d).sort()).toEqual(['BUILD.json', 'LICENSE', 'README.md', 'THIRD-PARTY-NOTICES.txt', 'bin', 'lib', 'systemd']);
+    // the server also carries the operator console it serves at /ui/
+    const extra = a.name === 'cortex-server' ? ['console'] : [];
+    expect(readdirSync(d).sort()).toEqual(['BUILD.json', 'LICENSE', 'README.md', 'THIRD-PARTY-NOTICES.txt', 'bin', ...extra, 'lib', 'systemd'].sort());
+    if (a.name === 'cortex-server') expect(readdirSync(join(d, 'console')).sort()).toEqual(['app.css', 'app.js', 'index.html']);
     // the server's SQLite writer thread runs from a file of its own beside the bundle
     const workers = a.name === 'cortex-server' ? ['sqlite-writer-worker.mjs'] : [];
     expect(readdirSync(join(d, 'lib')).sort()).toEqual(['better_sqlite3.node', `${a.name}.mjs`, ...workers].sort());
@@ -74,7 +77,7 @@ it('each tarball holds the bundle, the addon, a launcher, LICENSE, the notices o
     const notices = readFileSync(join(d, 'THIRD-PARTY-NOTICES.txt'), 'utf8');
     expect(info.bundled.length).toBeGreaterThan(3);
     for (const p of info.bundled) expect(notices, p).toContain(`${p} (`);
-    for (const p of ['ws@', 'better-sqlite3@']) expect(info.bundled.some((b) => b.startsWith(p)), p).toBe(true);
+    for (const p of ['ws@', 'better-sqlite3@', ...(a.name === 'cortex-server' ? ['preact@', 'uplot@'] : [])]) expect(info.bundled.some((b) => b.startsWith(p)), p).toBe(true);
     // the operating instructions travel with the program
     expect(readFileSync(join(d, 'README.md'), 'utf8')).toMatch(/## Operating[\s\S]*Install[\s\S]*Upgrade[\s\S]*Backup[\s\S]*Uninstall/);
   }
@@ -173,6 +176,18 @@ it('unpacked outside the repository: the server runs with its unit\'s command li
   tokens.add(humanToken);
   expect(human.stdout).toContain(`  cortex-agent enroll --server ${url} --token ${humanToken} --host-id `);
   for (const text of [sout, human.stdout]) expect(text).not.toContain('npm run');
+
+  // the console the banner names is there: its page and the script the page loads
+  const http = url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, '');
+  const page = await fetch(`${http}/ui/`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get('content-type')).toContain('text/html');
+  const html = await page.text();
+  const script = /<script[^>]+src="([^"]+)"/.exec(html)?.[1];
+  expect(script, html).toBeDefined();
+  const js = await fetch(new URL(script!, `${http}/ui/`));
+  expect(js.status).toBe(200);
+  expect((await js.text()).length).toBeGreaterThan(10_000);
 
   const issue = run('cortex-server', ['agent', 'issue', '--host', 'packaged-host', '--json', '--db', db]);
   expect(issue.code, issue.stderr).toBe(0);
