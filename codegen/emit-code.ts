@@ -225,15 +225,21 @@ ${contract.probes.map((p) => `  ${lit(p.name)}: { args: T.${typeOf(p.name, 'args
 
 export type ProbeName = keyof ProbeTypes;
 
+${doc('A JSON Schema (draft 2020-12) of the contract, as data.')}export type ProbeSchema = { readonly [keyword: string]: unknown };
+
 export interface ProbeInfo {
   readonly name: ProbeName;
   readonly summary: string;
   readonly validateArgs: Validator;
   readonly validateOutput: Validator;
+  /** The args schema (the same as schemas/probes/<name>.args.json): for a form or a catalog, without reading the package's files. */
+  readonly argsSchema: ProbeSchema;
+  /** The output schema (schemas/probes/<name>.output.json). */
+  readonly outputSchema: ProbeSchema;
 }
 
 export const PROBES: readonly ProbeInfo[] = [
-${contract.probes.map((p) => `  { name: ${lit(p.name)}, summary: ${lit(p.summary)}, validateArgs: V.validate${typeOf(p.name, 'args')}, validateOutput: V.validate${typeOf(p.name, 'output')} },`).join('\n')}
+${contract.probes.map((p) => `  { name: ${lit(p.name)}, summary: ${lit(p.summary)}, validateArgs: V.validate${typeOf(p.name, 'args')}, validateOutput: V.validate${typeOf(p.name, 'output')}, argsSchema: ${JSON.stringify(p.args)}, outputSchema: ${JSON.stringify(p.output)} },`).join('\n')}
 ];
 
 ${doc(

@@ -33,7 +33,7 @@ const MAIN_MODULES = ['types', 'validators', 'errors', 'constants', 'state-machi
 /** Generated modules the main entry exports in part (the rest is runtime). */
 const MAIN_PARTS: Record<string, { values: string[]; types: string[] }> = {
   catalog: { values: ['METHOD_CATALOG'], types: ['MethodName', 'MethodInfo', 'AgentToServer', 'ServerToAgent'] },
-  probes: { values: ['PROBES'], types: ['ProbeTypes', 'ProbeName', 'ProbeInfo'] },
+  probes: { values: ['PROBES'], types: ['ProbeTypes', 'ProbeName', 'ProbeInfo', 'ProbeSchema'] },
 };
 
 /** What only the runtime subpath exports from the generated (non-runtime) modules. */

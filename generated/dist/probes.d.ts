@@ -44,11 +44,21 @@ export interface ProbeTypes {
     };
 }
 export type ProbeName = keyof ProbeTypes;
+/**
+ * A JSON Schema (draft 2020-12) of the contract, as data.
+ */
+export type ProbeSchema = {
+    readonly [keyword: string]: unknown;
+};
 export interface ProbeInfo {
     readonly name: ProbeName;
     readonly summary: string;
     readonly validateArgs: Validator;
     readonly validateOutput: Validator;
+    /** The args schema (the same as schemas/probes/<name>.args.json): for a form or a catalog, without reading the package's files. */
+    readonly argsSchema: ProbeSchema;
+    /** The output schema (schemas/probes/<name>.output.json). */
+    readonly outputSchema: ProbeSchema;
 }
 export declare const PROBES: readonly ProbeInfo[];
 /**

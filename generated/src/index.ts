@@ -14,7 +14,7 @@ export * from './constants.js';
 export * from './state-machine.js';
 export * from './client.js';
 export { METHOD_CATALOG, type MethodName, type MethodInfo, type AgentToServer, type ServerToAgent } from './catalog.js';
-export { PROBES, type ProbeTypes, type ProbeName, type ProbeInfo } from './probes.js';
+export { PROBES, type ProbeTypes, type ProbeName, type ProbeInfo, type ProbeSchema } from './probes.js';
 export { RpcError, PeerError, toIssues, describeIssues, type RpcErrorObject, type PeerErrorCode, type ValidationIssue, type SchemaErrorLike } from './runtime/errors.js';
 export { type Validator, type Direction, type RpcId, type CallContext, type RequestHandler, type NotificationHandler, type PeerEvent, type IncomingCall, type PeerOptions, type AbortSignalLike, type RequestOptions } from './runtime/peer.js';
 export { webSocketTransport, memoryTransportPair, type Frame, type Transport, type WebSocketLike } from './runtime/transport.js';

@@ -1,8 +1,5 @@
 // /admin/openapi.json, /admin/session (console sign-in), /admin/settings, /admin/probes and
 // the probe call itself (DESIGN.md section 3).
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { PROBES, describeIssues, toIssues, validateProbeRequestParams } from '@cortex/agent-protocol';
 import { getSettings } from '../db/settings.repository.js';
 import { ProbeFailure } from '../control/probes.js';
@@ -15,16 +12,8 @@ import { authorize, keysFor, signIn } from './access.js';
 /** Default timeout_ms when a probe body leaves it out. */
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
 
-let probeCatalog: unknown[] | undefined;
-function probes(): unknown[] {
-  if (probeCatalog === undefined) {
-    const require = createRequire(import.meta.url);
-    const dir = join(dirname(require.resolve('@cortex/agent-protocol/package.json')), 'schemas', 'probes');
-    const read = (f: string): unknown => JSON.parse(readFileSync(join(dir, f), 'utf8')) as unknown;
-    probeCatalog = PROBES.map((p) => ({ name: p.name, summary: p.summary, args_schema: read(`${p.name}.args.json`), output_schema: read(`${p.name}.output.json`) }));
-  }
-  return probeCatalog;
-}
+/** The probe registry with its schemas (GET /admin/probes), from the generated package's data: no file is read, so a bundled server (the tarball) answers too. */
+const probes = (): unknown[] => PROBES.map((p) => ({ name: p.name, summary: p.summary, args_schema: p.argsSchema, output_schema: p.outputSchema }));
 
 function modeOf(adminToken: string | undefined): 'token' | 'loopback' {
   return adminToken !== undefined && adminToken !== '' ? 'token' : 'loopback';

@@ -1,7 +1,10 @@
 // The admin HTTP API (DESIGN.md sections 3 and 6, server/admin/openapi.json) against a real
 // in-process server, a real SQLite file and scripted WebSocket agents. Every answer checked
 // here is also checked against the schema the document gives for it.
+import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectAgent, httpBase, httpRequest, type HttpReply } from '../server/control-helpers.js';
 import { startTestServer, waitFor, type TestServer } from '../server/wire.js';
@@ -310,6 +313,18 @@ describe('server', () => {
     const res = await call('/admin/probes', 'GET', '/admin/probes');
     const disk = res.body.find((p: { name: string }) => p.name === 'fs.disk_usage');
     expect(disk.args_schema.required).toEqual(['path']);
+    // each schema is the package's schemas/probes/ file (less its @generated comment), served from data
+    const dir = join(dirname(fileURLToPath(import.meta.url)), '../../generated/schemas/probes');
+    const file = (f: string): unknown => {
+      const { $comment: _generated, ...schema } = JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown>;
+      return schema;
+    };
+    const names = readdirSync(dir).filter((f) => f.endsWith('.args.json')).map((f) => f.slice(0, -'.args.json'.length)).sort();
+    expect(res.body.map((p: { name: string }) => p.name).sort()).toEqual(names);
+    for (const p of res.body as { name: string; args_schema: unknown; output_schema: unknown }[]) {
+      expect(p.args_schema, p.name).toEqual(file(`${p.name}.args.json`));
+      expect(p.output_schema, p.name).toEqual(file(`${p.name}.output.json`));
+    }
   });
 
   it('an unknown admin path is 404 pointing at the document', async () => {

@@ -188,6 +188,11 @@ it('unpacked outside the repository: the server runs with its unit\'s command li
   const js = await fetch(new URL(script!, `${http}/ui/`));
   expect(js.status).toBe(200);
   expect((await js.text()).length).toBeGreaterThan(10_000);
+  // and the admin API the console calls answers from the bundle alone (the probe catalog once read the package's files)
+  const catalog = await fetch(`${http}/admin/probes`);
+  expect(catalog.status).toBe(200);
+  const probes = (await catalog.json()) as { name: string; args_schema: { required?: string[] } }[];
+  expect(probes.find((p) => p.name === 'fs.disk_usage')?.args_schema.required).toEqual(['path']);
 
   const issue = run('cortex-server', ['agent', 'issue', '--host', 'packaged-host', '--json', '--db', db]);
   expect(issue.code, issue.stderr).toBe(0);
