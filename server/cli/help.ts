@@ -4,8 +4,12 @@ import { REMOTE_HELP } from './remote.js';
 
 export const PROG = 'cortex-server';
 
+// Defined by packaging/package.mjs in the tarball's bundle (see ./hints.ts): no npm script there.
+declare const __CORTEX_PACKAGED__: string | undefined;
+const OR_NPM = typeof __CORTEX_PACKAGED__ === 'string' ? '' : '   (or: npm run server -- <command>)';
+
 export const HELP = {
-  main: `Usage: ${PROG} <command> [options]   (or: npm run server -- <command>)
+  main: `Usage: ${PROG} <command> [options]${OR_NPM}
 
 Commands:
   serve                          run the server (WebSocket endpoint /ws/agent, GET /healthz)

@@ -175,7 +175,9 @@ it('unpacked outside the repository: the server runs with its unit\'s command li
   const humanToken = /^token: +(\S+)$/m.exec(human.stdout)?.[1] as string;
   tokens.add(humanToken);
   expect(human.stdout).toContain(`  cortex-agent enroll --server ${url} --token ${humanToken} --host-id `);
-  for (const text of [sout, human.stdout]) expect(text).not.toContain('npm run');
+  const help = run('cortex-server', ['--help']);
+  expect(help.stdout).toMatch(/^Usage: cortex-server <command> \[options\]\n/);
+  for (const text of [sout, human.stdout, help.stdout]) expect(text).not.toContain('npm run');
 
   // the console the banner names is there: its page and the script the page loads
   const http = url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, '');
