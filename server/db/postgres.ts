@@ -54,10 +54,14 @@ const types = {
 } as pg.CustomTypesConfig;
 
 export function openPostgresStorage(options: PostgresStorageOptions): Storage {
+  const max = Math.max(2, options.poolSize ?? 10);
   const pool = new pg.Pool({
     connectionString: options.url,
-    // At least 2: a background job (retention) holds one connection for its advisory lock.
-    max: Math.max(2, options.poolSize ?? 10),
+    max,
+    // Idle connections beyond these close after 10 s. A connection opened while the acks wait
+    // costs them its start (backend start, the first plan of the ingest statement): kept warm,
+    // a burst or a background job finds one ready.
+    min: Math.min(3, max),
     types,
     // A connection attempt that hangs (firewall) fails instead of stalling the server.
     connectionTimeoutMillis: 10_000,
@@ -117,15 +121,25 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     fileShrinks: () => true,
     releaseFreePages: async () => 0,
     async exclusiveJob<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
-      return db.connection().execute(async (locked) => {
-        const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(hashtext(${`cortex-job:${name}`})::bigint) as ok`.execute(locked);
+      // The lock is held on a connection of its own for the whole job, not on one of the pool:
+      // a pool connection held that long is one the ingest path must then open anew while its
+      // acks wait (40-90 ms of stalled acks at the start of each retention pass, 2026-12-04,
+      // bench retention --db postgres). The session lock goes with the connection at the end.
+      const key = `cortex-job:${name}`;
+      const locked = new pg.Client({ connectionString: options.url, types, connectionTimeoutMillis: 10_000, application_name: `cortex-server ${name}` });
+      locked.on('error', () => undefined);
+      await locked.connect();
+      try {
+        const got = await locked.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)::bigint) as ok', [key]);
         if (got.rows[0]?.ok !== true) return undefined;
         try {
           return await fn();
         } finally {
-          await sql`select pg_advisory_unlock(hashtext(${`cortex-job:${name}`})::bigint)`.execute(locked);
+          await locked.query('select pg_advisory_unlock(hashtext($1)::bigint)', [key]).catch(() => undefined);
         }
-      });
+      } finally {
+        await locked.end().catch(() => undefined);
+      }
     },
     async maintainPartitions(now: Date, dropBefore: string | null) {
       const created = await ensurePartitionsAround(db, now);

@@ -88,6 +88,13 @@ describe('logs partitioned by day', () => {
         return new Promise<void>((r) => (release = r));
       });
       await running;
+      // The lock is held on a connection of the job's own (application_name says so), not on one
+      // of the pool, which the ingest path would otherwise have to replace while its acks wait.
+      const holders = await sql<{ app: string }>`
+        select a.application_name as app from pg_locks l join pg_stat_activity a on a.pid = l.pid
+        where l.locktype = 'advisory' and l.granted and l.database = (select oid from pg_database where datname = current_database())
+          and l.objid::bigint = (hashtext('cortex-job:retention')::bigint & 4294967295)`.execute(t.storage.db);
+      expect(holders.rows.map((r) => r.app)).toEqual(['cortex-server retention']);
       const log = createCapturingLogger({ level: 'debug' });
       const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
       const r = new Retention(t.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
