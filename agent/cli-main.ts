@@ -206,7 +206,11 @@ async function cmdEnroll(args: string[]): Promise<number> {
     return 0;
   } catch (err) {
     const msg = err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`;
-    diag(formatCliError('E_ENROLL', msg.split(token).join('[redacted]')));
+    // No server took the WebSocket upgrade: the token (sent only in agent.hello, after it) never
+    // left this host and still works; what to check is the server and the URL, not the token.
+    const unreachable = err instanceof EnrollError && err.code === 'upgrade_failed';
+    const text = unreachable ? `${msg} (the token was not sent and is still good)` : msg;
+    diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]')));
     return 1;
   }
 }

@@ -35,9 +35,9 @@ export const ERROR_CODES = {
   E_BREAKING_CHANGE: 'see npm run contract:diff; bump protocol_version and subprotocol together, or make the change additive',
   /** The admin API answered with an error. Exit 1 or 2 as the answer says. */
   E_ADMIN_API: 'see the message; check --server and the admin token',
-  /** A server or agent could not be reached. Exit 1. */
+  /** A server or agent could not be reached (enroll: no server took the upgrade; the token was not sent). Exit 1. */
   E_CONNECT: 'check that the server runs and that the URL is right',
-  /** Enrollment failed (refused token, unreachable server, ...). Exit 1. */
+  /** Enrollment failed after the connection (refused or expired token, unknown host, ...). Exit 1. */
   E_ENROLL: 'see the message; get a new token with cortex-server agent issue if the server refused it',
   /** The state directory holds no enrolled agent. Exit 1. */
   E_NOT_ENROLLED: 'run cortex-agent enroll first',

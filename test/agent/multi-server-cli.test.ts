@@ -51,7 +51,15 @@ describe('cortex-agent with several --server', () => {
       const bad = await runCli(['enroll', '--server', a.url, '--server', 'http://127.0.0.1:1/', '--token-file', tokenFile, '--host-id', hostId, '--state-dir', tempDir(), '--allow-insecure']);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('http://127.0.0.1:1/');
-      for (const out of [r.stdout, r.stderr, s.stdout, bad.stderr]) {
+      // no server answers: the error points at the servers and says the token is unspent
+      const down = await runCli(['enroll', '--server', 'ws://127.0.0.1:1/ws/agent', '--server', 'ws://127.0.0.1:2/ws/agent', '--token-file', tokenFile, '--host-id', hostId, '--state-dir', tempDir(), '--allow-insecure']);
+      expect(down.code).toBe(1);
+      expect(down.stderr).toContain('error[E_CONNECT]: no server answered: ');
+      expect(down.stderr).toContain('127.0.0.1:1');
+      expect(down.stderr).toContain('127.0.0.1:2');
+      expect(down.stderr).toContain('the token was not sent and is still good');
+      expect(down.stderr).toContain('check that the server runs and that the URL is right');
+      for (const out of [r.stdout, r.stderr, s.stdout, bad.stderr, down.stderr]) {
         expect(out).not.toContain(TOKEN);
         expect(out).not.toContain(ROTATED);
       }
