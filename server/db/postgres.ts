@@ -123,7 +123,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     async exclusiveJob<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
       // The lock is held on a connection of its own for the whole job, not on one of the pool:
       // a pool connection held that long is one the ingest path must then open anew while its
-      // acks wait (40-90 ms of stalled acks at the start of each retention pass, 2026-12-04,
+      // acks wait (35-90 ms of stalled acks at the start of most retention passes, 2026-12-04,
       // bench retention --db postgres). The session lock goes with the connection at the end.
       const key = `cortex-job:${name}`;
       const locked = new pg.Client({ connectionString: options.url, types, connectionTimeoutMillis: 10_000, application_name: `cortex-server ${name}` });
