@@ -17,7 +17,7 @@
 // 4.12 round's baseline itself had a 37 ms push). `p99_ratio_pooled` is the p99 of every round's
 // "during" pushes over the p99 of every baseline push. BENCH_RETENTION_TOP=1 prints each round's
 // slowest pushes with the time they were sent: how the 35-90 ms stall at the start of most
-// pass was found (the retention's advisory lock took the ingest path's pool connection).
+// passes was found (the retention's advisory lock took the ingest path's pool connection).
 // Last line: one JSON object with the figures and the ratio vs the baseline.
 import { spawn } from 'node:child_process';
 import { join, dirname } from 'node:path';
