@@ -4,9 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-// Defined by packaging/package.mjs in the tarball's bundle (see ./cli/hints.ts).
-declare const __CORTEX_PACKAGED__: string | undefined;
+import { PACKAGED_HOME } from './packaged.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -49,9 +47,9 @@ export function handleConsole(req: IncomingMessage, res: ServerResponse, path: s
   const dir = consoleDir();
   if (dir === undefined) {
     const why =
-      typeof __CORTEX_PACKAGED__ === 'string'
-        ? `The console is missing from this install (no console/app.js beside lib/ in ${join(dirname(fileURLToPath(import.meta.url)), '..')}): unpack the cortex-server tarball again.\n`
-        : 'The console is not built: run `npm run build` (npm install and npm start do it).\n';
+      PACKAGED_HOME === undefined
+        ? 'The console is not built: run `npm run build` (npm install and npm start do it).\n'
+        : `The console is missing from this install (no console/app.js in ${PACKAGED_HOME}): unpack the cortex-server tarball again.\n`;
     res.writeHead(503, { 'Content-Type': 'text/plain; charset=utf-8' }).end(why);
     return true;
   }

@@ -5,7 +5,7 @@ import type { LogView } from '../db/logs.repository.js';
 import { UnknownHostError } from '../db/storage.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { HELP, PROG } from './help.js';
-import { enrollCommand, hintStyle, runCommand } from './hints.js';
+import { HINTS, enrollCommand, runCommand } from './hints.js';
 import { REMOTE_OPTIONS, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
 
 export async function agentIssue(args: string[]): Promise<void> {
@@ -83,8 +83,7 @@ function printIssued(issued: Issued, json: boolean, group: string | undefined): 
     // The token is the result (stdout), so the complete enroll command with it goes there
     // too; stderr (which may be logged) never carries it.
     const url = issued.agent_url ?? 'ws://SERVER:3100/ws/agent';
-    const style = hintStyle();
-    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\n${style.where.charAt(0).toUpperCase()}${style.where.slice(1)}:\n  ${enrollCommand(url, issued.host_id, issued.token, style)}\n  ${runCommand(url, style)}`);
+    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\nRun these ${HINTS.where}:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}`);
     err(`The token is shown once and works for one enrollment. To keep it out of ps on the host, save it to a file (mode 0600) and give --token-file FILE instead of --token TOKEN.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
   }
 }

@@ -1,12 +1,12 @@
 // The help texts of every cortex-server command (DESIGN: docs/cli.md).
 import { DEFAULT_DB, DEFAULT_LISTEN } from '../settings.js';
+import { PACKAGED_HOME } from '../packaged.js';
 import { REMOTE_HELP } from './remote.js';
 
 export const PROG = 'cortex-server';
 
-// Defined by packaging/package.mjs in the tarball's bundle (see ./hints.ts): no npm script there.
-declare const __CORTEX_PACKAGED__: string | undefined;
-const OR_NPM = typeof __CORTEX_PACKAGED__ === 'string' ? '' : '   (or: npm run server -- <command>)';
+// No npm script in the packaged tarball.
+const OR_NPM = PACKAGED_HOME === undefined ? '   (or: npm run server -- <command>)' : '';
 
 export const HELP = {
   main: `Usage: ${PROG} <command> [options]${OR_NPM}
