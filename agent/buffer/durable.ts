@@ -1,6 +1,8 @@
 // Small files that must survive a power cut: the data is fsynced before its name points at it,
 // and the folder is fsynced after the name changed (a rename or a new file is an entry of the
-// folder: without the folder's fsync a crash can bring back the old entry).
+// folder: without the folder's fsync a crash can bring back the old entry). Synchronous, for the
+// buffer's synchronous open and append; the agent's asynchronous twin is ../atomic-file.ts,
+// which the buffer may not import (README: Node built-ins only).
 
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -15,15 +17,20 @@ export function syncFolder(dir: string): void {
   }
 }
 
-/** Writes a small file and fsyncs it and its folder (it exists on disk before the caller goes on). */
-export function writeDurably(file: string, text: string): void {
-  const fd = openSync(file, 'w');
+/** Writes `text` to `file` (created with `mode`, or truncated) and fsyncs it. */
+function writeSynced(file: string, text: string, mode: number): void {
+  const fd = openSync(file, 'w', mode);
   try {
     writeSync(fd, text);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Writes a small file and fsyncs it and its folder (it exists on disk before the caller goes on). */
+export function writeDurably(file: string, text: string, mode = 0o600): void {
+  writeSynced(file, text, mode);
   syncFolder(dirname(file));
 }
 
@@ -36,13 +43,7 @@ export function writeDurably(file: string, text: string): void {
 export function replaceDurably(file: string, text: string, mode = 0o600): void {
   const tmp = `${file}.tmp-${process.pid}`;
   try {
-    const fd = openSync(tmp, 'w', mode);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    writeSynced(tmp, text, mode);
     renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });
