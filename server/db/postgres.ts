@@ -53,19 +53,26 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+/** What every connection of the server uses: the pool's, a job's, the LISTEN client's. */
+function clientConfig(url: string, applicationName: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    types,
+    // A connection attempt that hangs (firewall) fails instead of stalling the server.
+    connectionTimeoutMillis: 10_000,
+    application_name: applicationName,
+  };
+}
+
 export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   const max = Math.max(2, options.poolSize ?? 10);
   const pool = new pg.Pool({
-    connectionString: options.url,
+    ...clientConfig(options.url, 'cortex-server'),
     max,
     // Idle connections beyond these close after 10 s. A connection opened while the acks wait
     // costs them its start (backend start, the first plan of the ingest statement): kept warm,
     // a burst or a background job finds one ready.
     min: Math.min(3, max),
-    types,
-    // A connection attempt that hangs (firewall) fails instead of stalling the server.
-    connectionTimeoutMillis: 10_000,
-    application_name: 'cortex-server',
   });
   // An idle client's error (the server restarted) must not take the process down; the
   // pool drops that client and the next query opens a new one.
@@ -126,7 +133,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       // acks wait (35-90 ms of stalled acks at the start of most retention passes, 2026-12-04,
       // bench retention --db postgres). The session lock goes with the connection at the end.
       const key = `cortex-job:${name}`;
-      const locked = new pg.Client({ connectionString: options.url, types, connectionTimeoutMillis: 10_000, application_name: `cortex-server ${name}` });
+      const locked = new pg.Client(clientConfig(options.url, `cortex-server ${name}`));
       locked.on('error', () => undefined);
       await locked.connect();
       try {
@@ -320,7 +327,7 @@ class PostgresNotifyBus implements NotifyBus {
   private connect(): Promise<void> {
     if (this.client !== undefined || this.closed) return Promise.resolve();
     this.connecting ??= (async () => {
-      const client = new pg.Client({ connectionString: this.url, types, application_name: 'cortex-server-listen' });
+      const client = new pg.Client(clientConfig(this.url, 'cortex-server-listen'));
       client.on('notification', (m) => {
         const set = this.listeners.get(m.channel);
         if (set !== undefined) for (const fn of set) fn(m.payload ?? '');
