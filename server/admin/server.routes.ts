@@ -13,7 +13,7 @@ import { authorize, keysFor, signIn } from './access.js';
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
 
 /** The probe registry with its schemas (GET /admin/probes), from the generated package's data: no file is read, so a bundled server (the tarball) answers too. */
-const probes = (): unknown[] => PROBES.map((p) => ({ name: p.name, summary: p.summary, args_schema: p.argsSchema, output_schema: p.outputSchema }));
+const PROBE_CATALOG: readonly unknown[] = PROBES.map((p) => ({ name: p.name, summary: p.summary, args_schema: p.argsSchema, output_schema: p.outputSchema }));
 
 function modeOf(adminToken: string | undefined): 'token' | 'loopback' {
   return adminToken !== undefined && adminToken !== '' ? 'token' : 'loopback';
@@ -84,7 +84,7 @@ export const serverRoutes: Route[] = [
     method: 'GET',
     path: '/admin/probes',
     async handler(ctx) {
-      send(ctx.res, 200, probes());
+      send(ctx.res, 200, PROBE_CATALOG);
     },
   },
   {
