@@ -9,11 +9,12 @@
 // JSON value on stdout. Exit 0 success, 2 bad usage or invalid input (nothing
 // changed), 1 any other failure. Tokens never appear in output or messages.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
-import { readBufferSnapshot } from './buffer/buffer.js';
+import { defaultMinFreeBytes, readBufferSnapshot } from './buffer/buffer.js';
+import { BufferStorageError } from './buffer/errors.js';
 import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
 import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
@@ -24,6 +25,7 @@ import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.
 import { checkServerUrl } from './socket.js';
 import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
+import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
 import { applyAgentV8Flags } from './v8-flags.js';
 import { checkToken } from './token-store.js';
@@ -351,7 +353,17 @@ function cmdStatus(args: string[]): number {
   try {
     snap = readBufferSnapshot(paths.bufferDb);
   } catch (err) {
-    diag(formatCliError('E_BUFFER', (err as Error).message, `check it with: cortex-agent buffer check --state-dir ${stateDir}`));
+    const full = err instanceof BufferStorageError && err.kind === 'disk_full';
+    const disk = diskOf(stateDir);
+    diag(
+      formatCliError(
+        'E_BUFFER',
+        (err as Error).message,
+        full
+          ? `${disk.disk_free_bytes === null ? 'the' : `${disk.disk_free_bytes} bytes free on the`} state dir's filesystem: free space there (the buffer cannot be read until then)`
+          : `check it with: cortex-agent buffer check --state-dir ${stateDir}`,
+      ),
+    );
     return 1;
   }
   const file = readStatusFile(stateDir);
@@ -388,6 +400,9 @@ function cmdStatus(args: string[]): number {
     sources,
     last_error: file?.last_error ?? null,
     updated_at: file?.updated_at ?? null,
+    // how long ago the running agent last wrote status.json (null when not running)
+    status_age_secs: running && file !== null ? Math.max(0, Math.round((Date.now() - Date.parse(file.updated_at)) / 1000)) : null,
+    ...diskOf(stateDir),
     degraded: readRecovery(stateDir),
   };
   if (p.flags.has('json')) {
@@ -405,6 +420,17 @@ function cmdStatus(args: string[]): number {
     `push_lag_seq: ${status.push_lag_seq}`,
     `evicted:      ${status.evicted_entries}`,
     `last_error:   ${status.last_error ?? '-'}`,
+    ...(status.disk_free_bytes !== null
+      ? [`disk:         ${mib(status.disk_free_bytes)} free of ${mib(status.disk_total_bytes ?? 0)} on the state dir's filesystem (sources pause below ${mib(status.disk_low_water_bytes ?? 0)})`]
+      : []),
+    ...(status.status_age_secs !== null && status.status_age_secs * 1000 > 2 * STATUS_REFRESH_MS
+      ? [
+          `note:         the agent last wrote status.json ${status.status_age_secs} s ago (it rewrites it every ${STATUS_REFRESH_MS / 1000} s): what it says may be old` +
+            (status.disk_free_bytes !== null && status.disk_low_water_bytes !== null && status.disk_free_bytes < status.disk_low_water_bytes
+              ? '; the disk is full: free space on it'
+              : `; check the agent's log`),
+        ]
+      : []),
     ...(status.degraded !== null
       ? [`degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`]
       : []),
@@ -415,6 +441,21 @@ function cmdStatus(args: string[]): number {
   ];
   out(lines.join('\n'));
   return 0;
+}
+
+/** Free and total bytes of the state dir's filesystem and the buffer's default low-water mark there (nulls when statfs fails). */
+function diskOf(dir: string): { disk_free_bytes: number | null; disk_total_bytes: number | null; disk_low_water_bytes: number | null } {
+  try {
+    const fs = statfsSync(dir);
+    const total = fs.blocks * fs.bsize;
+    return { disk_free_bytes: fs.bavail * fs.bsize, disk_total_bytes: total, disk_low_water_bytes: defaultMinFreeBytes(total) };
+  } catch {
+    return { disk_free_bytes: null, disk_total_bytes: null, disk_low_water_bytes: null };
+  }
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
 function safeServerUrls(dir: string): string[] {

@@ -2,8 +2,9 @@
 // (instead of both connecting with the same host_id and closing each other's sessions).
 //
 // The lock file holds the owner's pid (and host name). It is created with O_EXCL; a lock
-// whose process is gone (SIGKILL, a crash, a reboot) is taken over. Removed on exit.
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+// whose process is gone (SIGKILL, a crash, a reboot) is taken over. Removed on exit. On a full
+// disk it is a symlink whose target is that content (takeLockOnFullDisk).
+import { closeSync, openSync, readFileSync, readlinkSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 
@@ -26,10 +27,41 @@ interface LockContent {
 
 function readLock(path: string): LockContent | null {
   try {
-    const v = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockContent>;
+    const v = JSON.parse(lockText(path)) as Partial<LockContent>;
     return typeof v.pid === 'number' ? { pid: v.pid, host: String(v.host ?? '') } : null;
   } catch {
     return null; // gone, or half written by a process that died: treat as stale
+  }
+}
+
+/** The lock's content: the file's, or the target of the symlink a full disk made it (takeLockOnFullDisk). */
+function lockText(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EINVAL') throw error; // EINVAL: a regular file
+  }
+  return readFileSync(path, 'utf8');
+}
+
+/**
+ * On a full disk the lock's few bytes cannot be written (ENOSPC), and an empty lock reads as
+ * stale. A symlink whose target is the content needs no data block (ext4 keeps targets under
+ * 60 bytes in the inode, tmpfs under 128) and is created as atomically as O_EXCL: so the agent
+ * still starts on a full disk, ships what its buffer holds, and waits for space (DECISIONS H12).
+ * 'lost': another process made the lock meanwhile; 'failed': no symlink either.
+ */
+function takeLockOnFullDisk(path: string, content: string): 'taken' | 'lost' | 'failed' {
+  try {
+    unlinkSync(path); // the empty file this process just created
+  } catch {
+    // gone already
+  }
+  try {
+    symlinkSync(content, path);
+    return 'taken';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EEXIST' ? 'lost' : 'failed';
   }
 }
 
@@ -76,10 +108,19 @@ export function acquireRunLock(stateDir: string, onTakeover?: (stalePid: number)
       }
       continue;
     }
+    let writeError: unknown = null;
     try {
       writeSync(fd, JSON.stringify(mine));
+    } catch (error) {
+      writeError = error;
     } finally {
       closeSync(fd);
+    }
+    if (writeError !== null) {
+      const code = (writeError as NodeJS.ErrnoException).code;
+      const taken = code === 'ENOSPC' || code === 'EDQUOT' ? takeLockOnFullDisk(path, JSON.stringify(mine)) : 'failed';
+      if (taken === 'failed') throw writeError;
+      if (taken === 'lost') continue;
     }
     // Two processes taking over the same stale lock: the later unlink removed the earlier
     // one's file; whoever no longer finds its own pid there gives way.

@@ -1,9 +1,10 @@
 // DIR/status.json: the live state `run` publishes for `status` (which also reads
 // buffer.db read-only for the counters). Written by temp file + rename, so a reader
-// sees the old or the new file; not fsynced — it is advisory and rewritten every
+// sees the old or the new file (on a full disk it is rewritten in place: overwriteInPlace); not fsynced — it is advisory and rewritten every
 // second while anything changes. Never contains the token.
 
 import { promises as fsp, readFileSync } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AgentState } from '@cortex/agent-protocol';
 import type { RecoveryReport } from './buffer/heal.js';
@@ -79,22 +80,68 @@ export function toStatusFile(s: AgentStatus, pid: number = process.pid, now: Dat
 export async function writeStatusFile(dir: string, status: StatusFile): Promise<void> {
   const path = join(dir, STATUS_FILE);
   const tmp = `${path}.tmp-${process.pid}`;
+  const text = `${JSON.stringify(status)}\n`;
   try {
-    await fsp.writeFile(tmp, `${JSON.stringify(status)}\n`, { mode: 0o644 });
+    await fsp.writeFile(tmp, text, { mode: 0o644 });
     await fsp.rename(tmp, path);
   } catch (err) {
     // A full disk leaves a short or empty temp file: never keep it (DECISIONS H4).
     await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    if (isNoSpace(err) && (await overwriteInPlace(path, status))) return;
     throw err;
   }
 }
 
-export function readStatusFile(dir: string): StatusFile | null {
+function isNoSpace(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/**
+ * On a full disk no new file can be made, yet that is when `status` must say why the sources
+ * paused (DECISIONS H12). status.json's own blocks can still be rewritten: the new text goes
+ * over the old one in place when it fits in the space the file already holds (st_blocks),
+ * padded with spaces to the old length so that the file is one JSON text at every moment of
+ * the write (trailing whitespace is valid JSON). Without room for the sources, they are left
+ * out. Returns false when even that does not fit or the write fails (a copy-on-write
+ * filesystem needs new blocks for any write).
+ */
+async function overwriteInPlace(path: string, status: StatusFile): Promise<boolean> {
+  let fh: FileHandle;
   try {
-    return JSON.parse(readFileSync(join(dir, STATUS_FILE), 'utf8')) as StatusFile;
+    fh = await fsp.open(path, 'r+');
   } catch {
-    return null;
+    return false;
   }
+  try {
+    const st = await fh.stat();
+    const room = Math.max(st.size, st.blocks * 512);
+    let json = JSON.stringify(status);
+    if (Buffer.byteLength(json) + 1 > room) json = JSON.stringify({ ...status, sources: [] });
+    const length = Buffer.byteLength(json) + 1;
+    if (length > room) return false;
+    const data = Buffer.alloc(Math.max(length, st.size), ' ');
+    data.write(json, 0);
+    data[data.length - 1] = 0x0a;
+    const { bytesWritten } = await fh.write(data, 0, data.length, 0);
+    return bytesWritten === data.length;
+  } catch {
+    return false;
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+/** DIR/status.json, or null when absent or unreadable (read twice: a rewrite in place may be under way). */
+export function readStatusFile(dir: string): StatusFile | null {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      return JSON.parse(readFileSync(join(dir, STATUS_FILE), 'utf8')) as StatusFile;
+    } catch {
+      // absent, or read mid-write
+    }
+  }
+  return null;
 }
 
 export function processAlive(pid: number): boolean {

@@ -75,7 +75,12 @@ export class StatusWriter {
     this.lastJson = sig;
     this.lastWrite = this.now();
     this.writing = this.writeFile(this.stateDir, content)
-      .catch((err: unknown) => this.log.debug({ err: (err as Error).message }, 'cannot write status.json'))
+      .catch((err: unknown) => {
+        // Tried again at the next tick (not only after STATUS_REFRESH_MS): the file is stale.
+        this.dirty = true;
+        this.lastJson = '';
+        this.log.debug({ err: (err as Error).message }, 'cannot write status.json');
+      })
       .finally(() => {
         this.writing = null;
         if (this.again) {

@@ -388,6 +388,23 @@ export class DurableBuffer {
 
   /** Opens (creating if needed) the buffer at `path`. Throws BufferStorageError. */
   static open(path: string, options: BufferOptions = {}): DurableBuffer {
+    try {
+      return DurableBuffer.openOnce(path, options);
+    } catch (err) {
+      // Started on a full disk (another program filled it while the agent was stopped):
+      // opening needs a little room (the WAL index, -shm), which is what the reserve is for.
+      // It is taken again once space is back (keepReserve). DECISIONS H12.
+      if (!(err instanceof BufferStorageError && err.kind === 'disk_full') || !existsSync(`${path}.reserve`)) throw err;
+      try {
+        unlinkSync(`${path}.reserve`);
+      } catch {
+        throw err;
+      }
+      return DurableBuffer.openOnce(path, options);
+    }
+  }
+
+  private static openOnce(path: string, options: BufferOptions): DurableBuffer {
     const soft = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
     const hard = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
     if (!(hard > 0) || !(soft > 0) || soft > hard) {
@@ -1080,6 +1097,11 @@ function rebuildFits(db: BetterSqlite3.Database, pageSize: number, path: string,
 /** The low-water mark of free space on a filesystem of `total` bytes (BufferOptions.minFreeBytes, else 5 %, 1 to 64 MiB). */
 function minFreeFor(option: number | undefined, total: number): number {
   if (option !== undefined) return Math.max(0, option);
+  return defaultMinFreeBytes(total);
+}
+
+/** The default low-water mark on a filesystem of `total` bytes: 5 %, at least 1 MiB, at most 64 MiB (DECISIONS H4). */
+export function defaultMinFreeBytes(total: number): number {
   return Math.min(64 * MIB, Math.max(MIB, Math.floor(total * 0.05)));
 }
 

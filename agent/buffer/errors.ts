@@ -4,7 +4,7 @@
 // transaction is rolled back in full, and the buffer stays usable.
 
 export type BufferErrorKind =
-  | 'disk_full' // SQLITE_FULL, ENOSPC: free space (or raise the page limit) and retry
+  | 'disk_full' // SQLITE_FULL, ENOSPC, SQLITE_IOERR_SHMSIZE: free space (or raise the page limit) and retry
   | 'io' // SQLITE_IOERR_*: the disk or filesystem failed a read or write
   | 'read_only' // SQLITE_READONLY_*, EROFS, EACCES/EPERM: the file or folder is not writable
   | 'busy' // SQLITE_BUSY/LOCKED: another process holds the database
@@ -23,6 +23,9 @@ const REMEDY: Record<BufferErrorKind, string> = {
   schema: 'the buffer file was written by a newer agent; use that version or move the file aside',
   other: 'unexpected storage error',
 };
+
+/** An agent cannot start on a full disk without its reserve (buffer.ts open): it does not wait, it says so. */
+const OPEN_DISK_FULL = 'the disk is full; free space on it (df shows it), then start the agent again (nothing buffered is lost)';
 
 export class BufferStorageError extends Error {
   override readonly name = 'BufferStorageError';
@@ -47,7 +50,7 @@ export class BufferStorageError extends Error {
   constructor(kind: BufferErrorKind, operation: string, path: string, code: string | undefined, cause?: unknown, bytes?: number) {
     const detail = cause instanceof Error && cause.message ? `: ${cause.message}` : '';
     super(
-      `buffer ${path}: ${operation} failed${detail}${code ? ` (${code})` : ''} — ${REMEDY[kind]}; nothing from this ${operation} was stored`,
+      `buffer ${path}: ${operation} failed${detail}${code ? ` (${code})` : ''} — ${kind === 'disk_full' && operation === 'open' ? OPEN_DISK_FULL : REMEDY[kind]}; nothing from this ${operation} was stored`,
       cause === undefined ? undefined : { cause },
     );
     this.kind = kind;
@@ -60,7 +63,8 @@ export class BufferStorageError extends Error {
 
 /** Maps an error code to a kind; undefined when the error is not a storage error. */
 export function classifyStorageCode(code: string): BufferErrorKind | undefined {
-  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT') return 'disk_full';
+  // SHMSIZE: SQLite could not grow the WAL index (-shm), which on Linux fails only for space.
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_IOERR_SHMSIZE') return 'disk_full';
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return 'io';
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return 'read_only';
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';

@@ -3,7 +3,7 @@
 // tokens never printed.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode } from '@cortex/agent-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -140,6 +140,31 @@ describe('cortex-agent run and status', () => {
     expect(after).toMatchObject({ state: 'Disconnected', running: false });
     expect(readFileSync(join(dir, 'status.json'), 'utf8')).not.toContain(TOKEN);
     await server.close();
+  });
+
+  it("status names the state dir's free disk space, and says when the running agent's status.json is old", async () => {
+    const server = await FakeServer.start();
+    const { dir } = await enrolled(server);
+    await server.close();
+    // A running agent (this process stands in for it) whose last write was 5 minutes ago:
+    // on a full disk it could not write status.json at all.
+    const old = new Date(Date.now() - 300_000).toISOString();
+    writeFileSync(join(dir, 'status.json'), JSON.stringify({ pid: process.pid, updated_at: old, state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null }));
+    const json = await runCli(['status', '--state-dir', dir, '--json']);
+    expect(json.code).toBe(0);
+    const st = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(st).toMatchObject({ running: true, state: 'Active' });
+    expect(st.status_age_secs).toBeGreaterThanOrEqual(299);
+    const fs = statfsSync(dir);
+    expect(st.disk_total_bytes).toBe(fs.blocks * fs.bsize);
+    expect(st.disk_free_bytes).toBeGreaterThan(0);
+    expect(st.disk_low_water_bytes).toBeGreaterThanOrEqual(1024 * 1024);
+    const text = await runCli(['status', '--state-dir', dir]);
+    expect(text.stdout).toMatch(/^disk: +\d+\.\d MiB free of \d+\.\d MiB on the state dir's filesystem \(sources pause below \d+\.\d MiB\)$/m);
+    expect(text.stdout).toMatch(/^note: +the agent last wrote status\.json (29\d|30\d) s ago .*what it says may be old/m);
+    // A fresh status.json: no note.
+    writeFileSync(join(dir, 'status.json'), JSON.stringify({ pid: process.pid, updated_at: new Date().toISOString(), state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null }));
+    expect((await runCli(['status', '--state-dir', dir])).stdout).not.toMatch(/^note:/m);
   });
 
   it('run exits 1 with a clear message on a fatal auth error', async () => {

@@ -402,6 +402,7 @@ describe('storage errors', () => {
   it('classifies storage error codes', () => {
     expect(classifyStorageCode('SQLITE_FULL')).toBe('disk_full');
     expect(classifyStorageCode('ENOSPC')).toBe('disk_full');
+    expect(classifyStorageCode('SQLITE_IOERR_SHMSIZE')).toBe('disk_full'); // the WAL index could not grow: space
     expect(classifyStorageCode('SQLITE_IOERR_WRITE')).toBe('io');
     expect(classifyStorageCode('SQLITE_IOERR_FSYNC')).toBe('io');
     expect(classifyStorageCode('SQLITE_READONLY')).toBe('read_only');

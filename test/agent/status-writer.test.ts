@@ -120,6 +120,19 @@ describe('status writer', () => {
     expect(h.writes[1]!.status.stopped).toBe(true);
   });
 
+  it('after a failed write the next tick writes again, not 30 s later (a full disk must not leave status.json stale)', async () => {
+    const h = writerFor(() => ({ ...base, sources_paused: true }));
+    h.w.write(true);
+    h.writes[0]!.fail(Object.assign(new Error('ENOSPC'), { code: 'ENOSPC' }));
+    await settle();
+    h.w.write(false); // the periodic tick, content unchanged
+    expect(h.writes).toHaveLength(2);
+    h.writes[1]!.done();
+    await settle();
+    h.w.write(false); // written now: an unchanged status waits for the refresh again
+    expect(h.writes).toHaveLength(2);
+  });
+
   it('disabled: never writes', async () => {
     let writes = 0;
     const w = new StatusWriter('/nonexistent', () => toStatusFile(base), createLogger({ level: 'silent' }), {

@@ -3,7 +3,7 @@
 // free-space figure instead, and the cases that need a real ENOSPC are reported as not run
 // in the test output (they are asserted whenever the mount works, as it does in CI here).
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, statfsSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import { BufferStorageError } from '../../agent/buffer/errors.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
-import { writeStatusFile, type StatusFile } from '../../agent/status-file.js';
+import { RunLockHeldError, acquireRunLock } from '../../agent/run-lock.js';
+import { readStatusFile, writeStatusFile, type StatusFile } from '../../agent/status-file.js';
 
 interface SmallDisk {
   dir: string;
@@ -187,3 +188,78 @@ describe('status.json on a full disk', () => {
     expect(readdirSync(disk.dir).sort()).toEqual(['filler', 'status.json']);
   });
 });
+
+describe('status.json with no room for a temp file', () => {
+  it('with no room for a temp file, status.json is rewritten in place (padded: one JSON text), so status still says why the sources paused', async () => {
+    const disk = smallDisk(1024 * 1024);
+    if (!disk.mounted) {
+      console.warn('disk-full: tmpfs mount not allowed here; the status-file in-place case did not run');
+      return;
+    }
+    const status = { pid: process.pid, updated_at: new Date().toISOString(), state: 'Active', stopped: false, server_url: 'ws://x', session_id: null, host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1, send_rate_cap: null } as StatusFile;
+    await writeStatusFile(disk.dir, { ...status, last_error: 'an older and longer error '.repeat(10) });
+    const before = statSync(join(disk.dir, 'status.json')).size;
+    fillDisk(join(disk.dir, 'filler'));
+    expect(statfsSync(disk.dir).bavail).toBe(0);
+    const paused = { ...status, sources_paused: true, last_error: 'append failed: 0 bytes free (LOW_DISK_SPACE)' };
+    await writeStatusFile(disk.dir, paused);
+    expect(readStatusFile(disk.dir)).toEqual(paused);
+    const text = readFileSync(join(disk.dir, 'status.json'), 'utf8');
+    expect(text.length).toBe(before); // padded to the old length, ends in a newline
+    expect(text.endsWith(' \n')).toBe(true);
+    expect(readdirSync(disk.dir).sort()).toEqual(['filler', 'status.json']);
+    // Larger than the old file but within its block: written whole.
+    const sources = Array.from({ length: 8 }, (_, i) => ({ kind: 'file', path: `/var/log/app-${i}.log`, name: null, position: null, last_error: null, paused: true }));
+    const longer = { ...paused, sources } as StatusFile;
+    await writeStatusFile(disk.dir, longer);
+    expect(readStatusFile(disk.dir)).toEqual(longer);
+    // Once space is back, the usual temp file + rename writes an unpadded file.
+    unlinkSync(join(disk.dir, 'filler'));
+    await writeStatusFile(disk.dir, status);
+    expect(readFileSync(join(disk.dir, 'status.json'), 'utf8')).toBe(`${JSON.stringify(status)}\n`);
+  });
+});
+
+describe('starting on a full disk', () => {
+  it('the run lock is taken as a symlink, the buffer opens by giving back its reserve, and without a reserve the open says to free space', () => {
+    const disk = smallDisk(8 * 1024 * 1024);
+    if (!disk.mounted) {
+      console.warn('disk-full: tmpfs mount not allowed here; the full-disk start case did not run');
+      return;
+    }
+    const dir = join(disk.dir, 'state');
+    mkdirSync(dir);
+    const path = join(dir, 'buffer.db');
+    const first = DurableBuffer.open(path, { reserveBytes: 1024 * 1024, minFreeBytes: 1024 * 1024 });
+    first.append(entries(100));
+    first.close();
+    expect(existsSync(`${path}.reserve`)).toBe(true);
+    expect(existsSync(`${path}-shm`)).toBe(false); // a clean close removes the WAL index
+    fillDisk(join(disk.dir, 'filler'));
+
+    const release = acquireRunLock(dir);
+    expect(lstatSync(join(dir, 'run.lock')).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(readlinkSync(join(dir, 'run.lock')))).toMatchObject({ pid: process.pid });
+    expect(() => acquireRunLock(dir)).toThrow(RunLockHeldError); // the symlink is read as a held lock
+
+    const b = DurableBuffer.open(path, { reserveBytes: 1024 * 1024, minFreeBytes: 1024 * 1024 });
+    expect(existsSync(`${path}.reserve`)).toBe(false);
+    expect(b.stats().queueDepth).toBe(100);
+    b.close();
+    release();
+    expect(existsSync(join(dir, 'run.lock'))).toBe(false);
+
+    // No reserve left and the disk full again: the open fails as disk_full, saying what to do.
+    fillDisk(join(disk.dir, 'filler2'));
+    let err: unknown;
+    try {
+      DurableBuffer.open(path, { reserveBytes: 1024 * 1024, minFreeBytes: 1024 * 1024 }).close();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(BufferStorageError);
+    expect((err as BufferStorageError).kind).toBe('disk_full');
+    expect((err as Error).message).toMatch(/the disk is full; free space on it .*then start the agent again/);
+  });
+});
+
