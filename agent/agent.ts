@@ -146,6 +146,11 @@ export class Agent extends EventEmitter {
       afterAck: () => this.control.afterAck(),
       storageError: (err) => this.storage.storageError(err),
       closeConnection: (conn) => this.session.closeConnection(conn),
+      clearErrorIf: (message) => {
+        if (this.lastError !== message) return;
+        this.lastError = null;
+        markDirty();
+      },
       markDirty,
     });
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));

@@ -56,6 +56,8 @@ export interface PushPumpDeps {
   storageError(err: unknown): void;
   /** Records last_error (scrubbed); returns what was stored. */
   setError(message: string): string;
+  /** Clears last_error when it is still `message` (what setError returned). */
+  clearErrorIf(message: string): void;
   /** -32004 UnknownHost: close the connection cleanly (its close handler reconnects). */
   closeConnection(conn: PushConn): void;
   /** Something status shows changed (acked_seq). */
@@ -78,6 +80,8 @@ export class PushPump {
   private batchCap: number = LIMITS.logs_push_max_entries; // lowered by -32008
   private pausedUntil = 0;
   private flushDue = false;
+  /** last_error set by a -32007 (the server could not store a batch): cleared by the next ack. */
+  private storeError: string | null = null;
   private avgEntryBytes = 250;
   private scheduled = false;
   private flushTimer: NodeJS.Timeout | null = null;
@@ -235,6 +239,10 @@ export class PushPump {
   private onAck(conn: PushConn, batch: BufferBatch, res: LogsPushResult): void {
     conn.inFlight--;
     this.deps.markDirty();
+    if (this.storeError !== null) {
+      this.deps.clearErrorIf(this.storeError);
+      this.storeError = null;
+    }
     const buffer = this.deps.buffer;
     let upTo = res.up_to_seq;
     if (upTo > this.highestSentSeq) {
@@ -286,10 +294,16 @@ export class PushPump {
           this.batchCap = Math.max(1, Math.floor(this.batchSize() / 2));
           log.warn({ batch_entries: this.batchCap }, 'payload too large: halving the batch size');
           break;
-        case ErrorCode.BufferOverflow:
+        case ErrorCode.BufferOverflow: {
           this.pauseFor(pause);
-          log.warn({ retry_after_ms: pause }, 'server could not store the batch; keeping it and resending after a pause');
+          // The server's reason (its disk is full, its writer restarted, …) is what an operator
+          // looking at this agent needs; status shows it until an ack comes (DECISIONS H12).
+          const reason = (err.data as { reason?: unknown } | undefined)?.reason;
+          const why = typeof reason === 'string' && reason !== '' ? reason.slice(0, 300) : err.message;
+          this.storeError = this.deps.setError(`the server could not store logs.push (-32007: ${why}); the entries are kept and resent`);
+          log.warn({ retry_after_ms: pause, reason: why }, 'server could not store the batch; keeping it and resending after a pause');
           break;
+        }
         case ErrorCode.UnknownHost:
           log.warn(this.deps.setError('server no longer knows this host (-32004 UnknownHost); reconnecting'));
           this.deps.closeConnection(conn);

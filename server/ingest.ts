@@ -269,10 +269,16 @@ export class SessionIngest {
         } else if (error instanceof WriterStoppedError) {
           // Maybe committed, maybe not: the resend tells (stored seqs are dropped and acked).
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'the ingest writer stopped before confirming the commit; resend the batch (entries it did store are acknowledged, not stored twice)' });
+          this.ingest.options.metrics?.ingestFailures.labels('writer_stopped').inc();
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest writer thread stopped; commit unconfirmed (-32007), a new writer thread takes over');
         } else {
-          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed; nothing of the batch was stored' });
-          this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest commit failed (-32007)');
+          const full = isDiskFull(error);
+          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: full ? "commit failed: the server's disk is full; nothing of the batch was stored" : 'commit failed; nothing of the batch was stored' });
+          this.ingest.options.metrics?.ingestFailures.labels(full ? 'disk_full' : 'error').inc();
+          this.ingest.logger.error(
+            { host_id: this.host_id, err: errorSummary(error), entries: count },
+            full ? "ingest commit failed (-32007): the database's disk is full — free space there (or set --max-db-bytes); agents keep their entries and resend" : 'ingest commit failed (-32007)',
+          );
         }
         for (const p of group) p.reject(rpc);
         // Nothing after the failed group may be committed before it is resent (see refusedFrom).
@@ -327,6 +333,12 @@ function makeStorable(e: IngestLogEntry): number {
     }
   }
   return n;
+}
+
+/** A commit refused for lack of space: SQLite's SQLITE_FULL, PostgreSQL's disk_full (53100), or ENOSPC. */
+function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_FULL' || code === '53100' || code === 'ENOSPC';
 }
 
 function errorSummary(error: unknown): { name: string; message: string; code?: unknown } {

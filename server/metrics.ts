@@ -30,6 +30,7 @@ export class ServerMetrics {
   readonly probeLateAnswers: Counter;
   readonly disconnects: Counter<'code'>;
   readonly ingestQueueDepth: Gauge;
+  readonly ingestFailures: Counter<'reason'>;
   readonly gaps: Counter<'kind'>;
   readonly gapEntries: Counter<'kind'>;
   readonly retentionPurged: Counter<'table' | 'reason'>;
@@ -89,6 +90,12 @@ export class ServerMetrics {
       collect() {
         this.set(sources.queueDepth());
       },
+    });
+    this.ingestFailures = new Counter({
+      name: 'cortex_ingest_commit_failures_total',
+      help: 'logs.push commits that failed (answered -32007, nothing stored, the agent resends), by reason: disk_full, writer_stopped, error',
+      labelNames: ['reason'],
+      registers,
     });
     this.gaps = new Counter({ name: 'cortex_gaps_seen_total', help: 'Sequence gaps: seq_start beyond accepted_seq+1 (evicted) or resume_from_seq beyond accepted_seq (lost)', labelNames: ['kind'], registers });
     this.gapEntries = new Counter({ name: 'cortex_gap_entries_total', help: 'Entries missing in the gaps counted by cortex_gaps_seen_total', labelNames: ['kind'], registers });

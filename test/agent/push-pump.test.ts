@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BackpressureError, PayloadTooLargeError, PeerError, UnknownHostError, type LogsPushResult } from '@cortex/agent-protocol';
+import { BackpressureError, BufferOverflowError, PayloadTooLargeError, PeerError, UnknownHostError, type LogsPushResult } from '@cortex/agent-protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
@@ -65,7 +65,7 @@ function entries(n: number): NewLogEntry[] {
 function pumpFor(overrides: Partial<PushPumpDeps> = {}, config = { max_batch_entries: 1000, flush_interval_ms: 10 }) {
   const c = fakeConn();
   const events = new EventEmitter();
-  const state = { draining: false, sending: true, acked: [] as number[], closed: 0, errors: [] as string[] };
+  const state = { draining: false, sending: true, acked: [] as number[], closed: 0, errors: [] as string[], lastError: null as string | null };
   const pump = new PushPump({
     options: {},
     log: createLogger({ level: 'silent' }),
@@ -77,7 +77,8 @@ function pumpFor(overrides: Partial<PushPumpDeps> = {}, config = { max_batch_ent
     acked: (seq) => state.acked.push(seq),
     afterAck: () => false,
     storageError: () => undefined,
-    setError: (m) => (state.errors.push(m), m),
+    setError: (m) => (state.errors.push(m), (state.lastError = m)),
+    clearErrorIf: (m) => void (state.lastError === m && (state.lastError = null)),
     closeConnection: () => void state.closed++,
     markDirty: () => undefined,
     events,
@@ -200,6 +201,21 @@ describe('push pump: errors', () => {
     await new Promise((r) => setTimeout(r, 50));
     expect(p.conn.inFlight).toBe(1);
     expect(p.pushes).toHaveLength(5);
+  });
+
+  it("-32007 keeps the batch, resends it after retry_after_ms and shows the server's reason as last_error until an ack", async () => {
+    buffer.append(entries(5));
+    const p = pumpFor({ options: { window: 1 } });
+    p.pump.schedule();
+    await p.sent(1);
+    p.pushes[0]!.reject(new BufferOverflowError({ retry_after_ms: 5, reason: "commit failed: the server's disk is full; nothing of the batch was stored" } as never));
+    await p.sent(2);
+    expect(p.pushes[1]!.seqStart).toBe(1);
+    expect(p.state.lastError).toBe("the server could not store logs.push (-32007: commit failed: the server's disk is full; nothing of the batch was stored); the entries are kept and resent");
+    p.pushes[1]!.resolve({ up_to_seq: 5 } as LogsPushResult);
+    await new Promise((r) => setImmediate(r));
+    expect(p.state.lastError).toBeNull();
+    expect(buffer.ackedSeq).toBe(5);
   });
 
   it('-32008 halves the batch size', async () => {

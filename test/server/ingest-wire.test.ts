@@ -5,6 +5,7 @@ import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import type { Storage } from '../../server/db/storage.js';
 import { countRows, enroll, logEntries, startTestServer, waitFor, type TestServer } from './wire.js';
+import { metricValue } from './control-helpers.js';
 
 let t: TestServer | undefined;
 afterEach(async () => {
@@ -135,6 +136,9 @@ describe('logs.push', () => {
     const a = await enroll(t);
     const r1 = await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) });
     expect(r1.error?.code).toBe(-32007);
+    // The agent shows this reason in its status; /metrics counts the failure by reason.
+    expect(r1.error?.data.reason).toBe("commit failed: the server's disk is full; nothing of the batch was stored");
+    expect(metricValue(await t.server.metrics!.text(), 'cortex_ingest_commit_failures_total', { reason: 'disk_full' })).toBe(1);
     expect(await countRows(t, a.host_id)).toBe(0);
     expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) })).result.up_to_seq).toBe(100);
     a.client.ws.close();
