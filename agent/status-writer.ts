@@ -1,14 +1,20 @@
 // StatusWriter: publishes DIR/status.json (status-file.ts) for `cortex-agent status`.
 // Written when something changed (markDirty) on a timer, or at once on write(true) (a state
 // transition, an applied config, storage recovered); at most one write at a time (a write
-// asked for meanwhile runs after it). Idle cost: nothing is recomputed unless something
-// changed, and an unchanged file is rewritten only every 30 s (its updated_at moves).
+// asked for meanwhile runs after it). Idle cost: the status is recomputed every 5 s unless
+// something changed sooner, and an unchanged file is rewritten only every 30 s (its updated_at moves).
 
 import type { Logger } from './log.js';
 import { writeStatusFile, type StatusFile } from './status-file.js';
 
 /** An unchanged status is rewritten this often (updated_at shows the agent is alive). */
 export const STATUS_REFRESH_MS = 30_000;
+/**
+ * Nothing marked dirty: the status is still recomputed this often and written when it changed.
+ * A source's own state (an error such as "is a FIFO", a file appearing) changes without
+ * telling the agent, and showed up only at the 30 s refresh. Recomputing costs microseconds.
+ */
+export const STATUS_RECHECK_MS = 5_000;
 
 export interface StatusWriterOptions {
   /** Write DIR/status.json at all (default true). */
@@ -26,6 +32,7 @@ export class StatusWriter {
   private again = false;
   private lastJson = '';
   private lastWrite = 0;
+  private lastCheck = 0;
   private dirty = true;
   private readonly enabled: boolean;
   private readonly writeFile: (dir: string, status: StatusFile) => Promise<void>;
@@ -61,8 +68,9 @@ export class StatusWriter {
       this.again = true;
       return;
     }
-    if (!force && !this.dirty && this.now() - this.lastWrite < STATUS_REFRESH_MS) return;
+    if (!force && !this.dirty && this.now() - this.lastCheck < STATUS_RECHECK_MS) return;
     this.dirty = false;
+    this.lastCheck = this.now();
     let content: StatusFile;
     try {
       content = this.content();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../agent/log.js';
-import { STATUS_REFRESH_MS, StatusWriter } from '../../agent/status-writer.js';
+import { STATUS_RECHECK_MS, STATUS_REFRESH_MS, StatusWriter } from '../../agent/status-writer.js';
 import { toStatusFile, type AgentStatus, type StatusFile } from '../../agent/status-file.js';
 
 const base: AgentStatus = {
@@ -90,6 +90,28 @@ describe('status writer', () => {
     h.advance(STATUS_REFRESH_MS);
     h.w.write(false);
     expect(h.writes).toHaveLength(3);
+  });
+
+  it('a change nobody marked (a source that failed on its own) is written within STATUS_RECHECK_MS, not at the 30 s refresh', async () => {
+    let s = base;
+    const h = writerFor(() => s);
+    h.w.write(false);
+    h.writes[0]!.done();
+    await settle();
+    s = { ...base, sources: [{ kind: 'file', path: '/x/fifo.log', name: null, position: null, last_error: '/x/fifo.log: EINVAL is a FIFO (named pipe)', paused: false }] };
+    h.advance(STATUS_RECHECK_MS - 1);
+    h.w.write(false);
+    expect(h.writes).toHaveLength(1); // not yet recomputed
+    h.advance(1);
+    h.w.write(false);
+    expect(h.writes).toHaveLength(2);
+    expect(h.writes[1]!.status.sources[0]!.last_error).toMatch(/FIFO/);
+    h.writes[1]!.done();
+    await settle();
+    h.advance(STATUS_RECHECK_MS);
+    h.w.write(false); // recomputed, unchanged: not written
+    expect(h.computed()).toBe(3);
+    expect(h.writes).toHaveLength(2);
   });
 
   it('one write at a time: a write asked for meanwhile runs after it, forced', async () => {

@@ -223,7 +223,7 @@ export class FileTailer implements LogSourceRunner {
       this.state = 'waiting';
       return false;
     }
-    if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'EISDIR' });
+    if (!st.isFile()) throw notRegular(st);
     const fd = fs.openSync(this.path, 'r');
     const fst = fs.fstatSync(fd);
     this.openFresh(fst, fd);
@@ -411,4 +411,14 @@ export class FileTailer implements LogSourceRunner {
     this.c.bytes_read += r.consumed;
     return r.consumed;
   }
+}
+
+/**
+ * A path that is not a regular file: a file source never reads it (a FIFO would block the
+ * read, /dev/zero never ends). Says what it is and what to configure instead.
+ */
+function notRegular(st: fs.Stats): Error {
+  if (st.isDirectory()) return Object.assign(new Error('is a directory, not a file: give a file, or a glob such as DIR/*.log'), { code: 'EISDIR' });
+  const what = st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : 'not a regular file';
+  return Object.assign(new Error(`is ${what}: a file source reads regular files only (for a stream, use a custom source: a command or a socket)`), { code: 'EINVAL' });
 }

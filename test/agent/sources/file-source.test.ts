@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { appendFileSync, closeSync, statSync, copyFileSync, mkdirSync, openSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -79,6 +80,22 @@ describe('file source: basics', () => {
     appendFileSync(p, 'ial\r\n');
     await waitFor(() => messages(buffer).length === 2);
     expect(messages(buffer)).toEqual(['complete', 'partial']);
+  });
+
+  it('a FIFO, a character device (a link to /dev/zero) or a directory at the path is never read: the error says what it is', async () => {
+    const fifo = join(dir, 'fifo.log');
+    execFileSync('mkfifo', [fifo]);
+    const zero = join(dir, 'zero.log');
+    symlinkSync('/dev/zero', zero);
+    const folder = join(dir, 'folder.log');
+    mkdirSync(folder);
+    const runs = [start(fifo), start(zero), start(folder)];
+    await waitFor(() => runs.every((r) => r.status().last_error !== null));
+    expect(runs.map((r) => r.status().state)).toEqual(['error', 'error', 'error']);
+    expect(runs[0]!.status().last_error).toMatch(/fifo\.log: EINVAL is a FIFO \(named pipe\): a file source reads regular files only/);
+    expect(runs[1]!.status().last_error).toMatch(/zero\.log: EINVAL is a character device: a file source reads regular files only/);
+    expect(runs[2]!.status().last_error).toMatch(/folder\.log: EISDIR is a directory, not a file: give a file, or a glob such as DIR\/\*\.log/);
+    expect(messages(buffer)).toEqual([]);
   });
 
   it('invalid UTF-8 is replaced with U+FFFD, never dropped; empty lines are skipped', async () => {
