@@ -212,9 +212,18 @@ async function cmdEnroll(args: string[]): Promise<number> {
     // left this host and still works; what to check is the server and the URL, not the token.
     const unreachable = err instanceof EnrollError && err.code === 'upgrade_failed';
     const text = unreachable ? `${msg} (the token was not sent and is still good)` : msg;
-    diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]')));
+    diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined) : undefined));
     return 1;
   }
+}
+
+/** What to check when no server took the upgrade: the TLS trust when that is what failed. */
+function connectHint(message: string, caGiven: boolean): string | undefined {
+  if (/altnames|does not match certificate/i.test(message)) return "the URL's host name is not one the server's certificate names: use a name it lists (openssl x509 -noout -ext subjectAltName -in CERT)";
+  if (/self[- ]signed|unable to (verify|get local issuer)|certificate (has expired|is not yet valid)|CERT_/i.test(message)) {
+    return caGiven ? 'the --ca file given does not vouch for the server certificate: give the CA that signed it' : "the server's certificate is not trusted here: give the CA that signed it (or a self-signed certificate itself) with --ca FILE";
+  }
+  return undefined; // the catalogue's: check that the server runs and that the URL is right
 }
 
 function logLevel(p: Parsed): LogLevel {

@@ -1,12 +1,27 @@
 // wss:// with the system CAs plus an optional --ca FILE (a self-signed test CA).
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { cleanupDirs, makeAgent, tempDir } from './helpers/agent-harness.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleChild } from './fixtures/bundle.js';
+import { TOKEN, cleanupDirs, makeAgent, tempDir } from './helpers/agent-harness.js';
 import { FakeServer } from './helpers/fake-server.js';
 
+let cli = '';
+beforeAll(async () => {
+  cli = await bundleChild(new URL('../../agent/cli.ts', import.meta.url).pathname, tempDir(), 'cli');
+}, 60_000);
 afterAll(cleanupDirs);
+
+function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('exit', (code) => resolve({ code, stderr }));
+  });
+}
 
 function selfSigned(): { cert: string; key: string; certFile: string } {
   const dir = tempDir();
@@ -30,6 +45,29 @@ describe('wss://', () => {
       trusted.agent.start();
       await trusted.agent.waitForState('Active');
       await trusted.agent.stop();
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('cortex-agent enroll against wss:// it cannot trust', () => {
+  it('says what to do: give --ca, give the right CA, or use a host name the certificate lists', async () => {
+    const tls = selfSigned();
+    const other = selfSigned();
+    const s = await FakeServer.start({ tls });
+    try {
+      const tokenFile = join(tempDir(), 'enroll-token');
+      writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
+      const enroll = (url: string, ...extra: string[]) => runCli(['enroll', '--server', url, '--token-file', tokenFile, '--host-id', randomUUID(), '--state-dir', tempDir(), ...extra]);
+      const noCa = await enroll(s.url);
+      expect(noCa.code).toBe(1);
+      expect(noCa.stderr).toMatch(/error\[E_CONNECT\]: .*self-signed certificate \(the token was not sent and is still good\) — the server's certificate is not trusted here: give the CA that signed it .* with --ca FILE/);
+      const wrongCa = await enroll(s.url, '--ca', other.certFile);
+      expect(wrongCa.stderr).toMatch(/— the --ca file given does not vouch for the server certificate/);
+      const wrongName = await enroll(s.url.replace('127.0.0.1', 'localhost'), '--ca', tls.certFile);
+      expect(wrongName.stderr).toMatch(/— the URL's host name is not one the server's certificate names/);
+      for (const r of [noCa, wrongCa, wrongName]) expect(r.stderr).not.toContain(TOKEN);
     } finally {
       await s.close();
     }
