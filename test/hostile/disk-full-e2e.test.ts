@@ -4,8 +4,9 @@
 // keep status.json current without leaving temp files, and — once 2 MiB are freed — read the
 // rest, so that every written line is stored exactly once. Needs root for the mount; without
 // it the case is reported as not run (test/hostile/disk-full.test.ts has the injected part).
-import { execFileSync } from 'node:child_process';
-import { closeSync, ftruncateSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+// Second case: `cortex-agent run` started on a disk with no byte free (DECISIONS H12).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { appendFileSync, closeSync, existsSync, ftruncateSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import { startAgent, type Agent } from '../../agent/index.js';
 import { enroll } from '../../agent/enroll.js';
 import { createCapturingLogger } from '../../agent/log.js';
 import { readStatusFile } from '../../agent/status-file.js';
-import { SERVER_CLI, cleanupTempDirs, cliSync, issueAgent, openDbReadOnly, rememberStateToken, requireDist, startServer, tempDir, until } from '../support/procs.js';
+import { AGENT_CLI, SERVER_CLI, cleanupTempDirs, cliSync, enroll as enrollCli, exitOf, issueAgent, openDbReadOnly, rememberStateToken, requireDist, startServer, tempDir, until } from '../support/procs.js';
 
 beforeAll(() => requireDist());
 // A test that times out never reaches its finally: unmount whatever is still mounted.
@@ -143,3 +144,87 @@ it('fills up, pauses before ENOSPC, keeps acking, writes status without temp fil
     disk.umount();
   }
 }, 120_000);
+
+/** Zeros into `path` until ENOSPC. */
+function fill(path: string): void {
+  const fd = openSync(path, 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+it('`cortex-agent run` started on a disk with no byte free starts, says why it waits, and reads everything once space is back (DECISIONS H12)', async () => {
+  const disk = mountTmpfs(8 * 1024 * 1024);
+  if (disk === undefined) {
+    console.warn('disk-full e2e: tmpfs mount not allowed here; not run');
+    return;
+  }
+  const dir = tempDir();
+  const db = join(dir, 'server.db');
+  const server = await startServer(db);
+  let child: ChildProcess | undefined;
+  const run = (): ChildProcess => spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure', '--log-level', 'warn'], { stdio: 'ignore' });
+  const stateDir = join(disk.dir, 'state');
+  const rows = (hostId: string): number => {
+    const conn = openDbReadOnly(db);
+    try {
+      return (conn.prepare('SELECT COUNT(DISTINCT seq) AS n FROM logs WHERE host_id = ?').get(hostId) as { n: number }).n;
+    } finally {
+      conn.close();
+    }
+  };
+  try {
+    // The application's log is on another disk: only the agent's state dir fills up.
+    const appLog = join(dir, 'app.log');
+    appendFileSync(appLog, Array.from({ length: 500 }, (_, i) => `app line ${i + 1}\n`).join(''));
+    const x = issueAgent(db, 'fullstart');
+    const config = { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 50, metrics_interval_secs: null, probe_concurrency: 1, log_sources: [{ kind: 'file', path: appLog }] };
+    expect(cliSync(SERVER_CLI, ['agent', 'config', x.host_id, '--set', JSON.stringify(config), '--db', db]).code).toBe(0);
+    mkdirSync(stateDir);
+    await enrollCli(server.url, x, stateDir);
+    child = run();
+    await until('the first 500 lines stored', () => rows(x.host_id) === 500, 30_000);
+    await until('the buffer holds its reserve', () => existsSync(join(stateDir, 'buffer.db.reserve')), 10_000);
+    child.kill('SIGTERM');
+    expect(await exitOf(child)).toBe(0);
+    child = undefined;
+
+    // Another program fills the disk while the agent is stopped; the application writes on.
+    fill(join(disk.dir, 'filler'));
+    expect(statfsSync(disk.dir).bavail).toBe(0);
+    appendFileSync(appLog, Array.from({ length: 500 }, (_, i) => `app line ${i + 501}\n`).join(''));
+    child = run();
+    const st = await until('status: running, sources paused for lack of space', () => {
+      const r = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
+      if (r.code !== 0) return undefined;
+      const v = JSON.parse(r.stdout) as { running: boolean; state: string; sources_paused: boolean; last_error: string | null; disk_free_bytes: number; disk_low_water_bytes: number };
+      return v.running && v.state === 'Active' && v.sources_paused ? v : undefined;
+    }, 30_000, 200);
+    expect(st.last_error).toMatch(/LOW_DISK_SPACE/);
+    expect(st.disk_free_bytes).toBeLessThan(st.disk_low_water_bytes);
+    expect(rows(x.host_id)).toBe(500);
+
+    unlinkSync(join(disk.dir, 'filler'));
+    await until('all 1000 lines stored', () => rows(x.host_id) === 1000, 60_000, 100);
+    const conn = openDbReadOnly(db);
+    try {
+      const n = (conn.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT message) AS d FROM logs WHERE host_id = ?').get(x.host_id) as { n: number; d: number });
+      expect(n).toEqual({ n: 1000, d: 1000 });
+    } finally {
+      conn.close();
+    }
+  } finally {
+    if (child !== undefined) {
+      child.kill('SIGKILL');
+      await exitOf(child);
+    }
+    await server.kill();
+    disk.umount();
+  }
+}, 120_000);
+
