@@ -49,6 +49,8 @@ export const ERROR_CODES = {
   E_AGENT_STOPPED: 'see the message: re-enroll with a new token from cortex-server agent issue --host-id',
   /** The agent's buffer cannot be read. Exit 1. */
   E_BUFFER: 'check it with cortex-agent buffer check',
+  /** A disk the command writes to is full (SQLITE_FULL, ENOSPC, the WAL index that could not grow, PostgreSQL 53100). Exit 1. */
+  E_DISK_FULL: 'free space on the disk of the database or file the command writes (df shows it), then run the command again; nothing already stored is lost',
   /** Anything else: a failure the program did not expect. Exit 1. */
   E_INTERNAL: 'this is a bug or an environment problem: please report the line above',
 } as const satisfies Record<string, string>;
@@ -77,6 +79,14 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * Error codes that mean "no space left": errno's, SQLite's (SHMSIZE: the -shm index of a WAL
+ * database could not grow, which on Linux fails only for space) and PostgreSQL's disk_full.
+ */
+export function isDiskFullCode(code: unknown): boolean {
+  return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_SHMSIZE' || code === '53100';
+}
+
 /** Whether `value` is a code of the catalogue. */
 export function isErrorCode(value: unknown): value is ErrorCodeName {
   return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
@@ -96,6 +106,6 @@ export function describeCliError(error: unknown): { code: ErrorCodeName; text: s
   if (error instanceof UsageError) return { code: error.code, text: formatCliError(error.code, error.message, error.hint) };
   const e = error as { code?: unknown; message?: unknown; hint?: unknown } | null;
   const message = typeof e?.message === 'string' ? e.message : String(error);
-  const code = isErrorCode(e?.code) ? e.code : 'E_INTERNAL';
+  const code = isErrorCode(e?.code) ? e.code : isDiskFullCode(e?.code) ? 'E_DISK_FULL' : 'E_INTERNAL';
   return { code, text: formatCliError(code, message, typeof e?.hint === 'string' ? e.hint : ERROR_CODES[code]) };
 }

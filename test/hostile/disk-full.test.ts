@@ -2,7 +2,7 @@
 // test (root only). Where mounting is not allowed, the low-water case runs with an injected
 // free-space figure instead, and the cases that need a real ENOSPC are reported as not run
 // in the test output (they are asserted whenever the mount works, as it does in CI here).
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, statfsSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +12,7 @@ import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import { BufferStorageError } from '../../agent/buffer/errors.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
 import { RunLockHeldError, acquireRunLock } from '../../agent/run-lock.js';
+import { SERVER_CLI } from '../support/procs.js';
 import { readStatusFile, writeStatusFile, type StatusFile } from '../../agent/status-file.js';
 
 interface SmallDisk {
@@ -260,6 +261,23 @@ describe('starting on a full disk', () => {
     expect(err).toBeInstanceOf(BufferStorageError);
     expect((err as BufferStorageError).kind).toBe('disk_full');
     expect((err as Error).message).toMatch(/the disk is full; free space on it .*then start the agent again/);
+  });
+});
+
+describe('the server on a full disk', () => {
+  it('serve on a database whose disk has no byte free exits 1 with E_DISK_FULL, not "a bug" (E_INTERNAL)', () => {
+    const disk = smallDisk(4 * 1024 * 1024);
+    if (!disk.mounted) {
+      console.warn('disk-full: tmpfs mount not allowed here; the server full-disk start did not run');
+      return;
+    }
+    const db = join(disk.dir, 'cortex.db');
+    const issue = spawnSync(process.execPath, [SERVER_CLI, 'agent', 'issue', '--host', 'h', '--db', db], { encoding: 'utf8' });
+    expect(issue.status).toBe(0);
+    fillDisk(join(disk.dir, 'filler'));
+    const r = spawnSync(process.execPath, [SERVER_CLI, 'serve', '--db', db, '--listen', '127.0.0.1:0'], { encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/error\[E_DISK_FULL\]: SQLITE_IOERR_SHMSIZE: .* — free space on the disk of the database/);
   });
 });
 
