@@ -31,6 +31,7 @@ import { applyAgentV8Flags } from './v8-flags.js';
 import { checkToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
 import { UsageError, describeCliError, formatCliError } from '../common/errors.js';
+import { printable } from '../common/printable.js';
 
 const USAGE: Record<string, string> = {
   main: `Usage: cortex-agent <command> [options]
@@ -428,7 +429,7 @@ function cmdStatus(args: string[]): number {
     `buffer_bytes: ${status.buffer_bytes}`,
     `push_lag_seq: ${status.push_lag_seq}`,
     `evicted:      ${status.evicted_entries}`,
-    `last_error:   ${status.last_error ?? '-'}`,
+    `last_error:   ${status.last_error === null ? '-' : printable(status.last_error)}`,
     ...(status.disk_free_bytes !== null
       ? [`disk:         ${mib(status.disk_free_bytes)} free of ${mib(status.disk_total_bytes ?? 0)} on the state dir's filesystem (sources pause below ${mib(status.disk_low_water_bytes ?? 0)})`]
       : []),
@@ -445,7 +446,7 @@ function cmdStatus(args: string[]): number {
       : []),
     `sources:      ${sources.length === 0 ? '-' : ''}`,
     ...sources.map(
-      (s) => `  ${s.kind} ${s.path ?? s.name ?? ''} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`,
+      (s) => printable(`  ${s.kind} ${s.path ?? s.name ?? ''} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`),
     ),
   ];
   out(lines.join('\n'));

@@ -4,6 +4,7 @@ import type { GroupSummary } from '../db/operator.repository.js';
 import type { LogView } from '../db/logs.repository.js';
 import { UnknownHostError } from '../db/storage.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
+import { printable } from '../../common/printable.js';
 import { HELP, PROG } from './help.js';
 import { HINTS, enrollCommand, runCommand } from './hints.js';
 import { REMOTE_OPTIONS, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
@@ -145,7 +146,8 @@ export function groupView(g: GroupSummary): Record<string, unknown> {
   return { name: g.name, members: g.members, agent_config_json: g.agent_config_json, config_apply_after: g.config_apply_after, created_at: g.created_at, updated_at: g.updated_at };
 }
 
-function table(head: string[], rows: string[][]): void {
+function table(head: string[], raw: string[][]): void {
+  const rows = raw.map((r) => r.map(printable)); // AGENT_HOSTNAME and the like come from the agent
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
   for (const r of [head, ...rows]) out(r.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd());
 }
@@ -184,7 +186,7 @@ function normalizeAgent(a: AgentSummary): AgentSummary {
 
 function formatLog(l: LogView): string {
   const app = l.app_name ? ` ${l.app_name}${l.process_id ? `[${l.process_id}]` : ''}:` : '';
-  return `${l.seq} ${l.ts} ${l.severity.padEnd(7)} ${l.source}${app} ${l.message}`;
+  return printable(`${l.seq} ${l.ts} ${l.severity.padEnd(7)} ${l.source}${app} ${l.message}`);
 }
 
 export async function agentTail(args: string[]): Promise<void> {

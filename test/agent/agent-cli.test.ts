@@ -149,7 +149,8 @@ describe('cortex-agent run and status', () => {
     // A running agent (this process stands in for it) whose last write was 5 minutes ago:
     // on a full disk it could not write status.json at all.
     const old = new Date(Date.now() - 300_000).toISOString();
-    writeFileSync(join(dir, 'status.json'), JSON.stringify({ pid: process.pid, updated_at: old, state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null }));
+    // last_error may carry a server's text (a -32007 reason): printed escaped, never as control characters.
+    writeFileSync(join(dir, 'status.json'), JSON.stringify({ pid: process.pid, updated_at: old, state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: 'the server could not store logs.push (-32007: \u001b]0;pwned\u0007)', sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null }));
     const json = await runCli(['status', '--state-dir', dir, '--json']);
     expect(json.code).toBe(0);
     const st = JSON.parse(json.stdout) as Record<string, unknown>;
@@ -162,6 +163,8 @@ describe('cortex-agent run and status', () => {
     const text = await runCli(['status', '--state-dir', dir]);
     expect(text.stdout).toMatch(/^disk: +\d+\.\d MiB free of \d+\.\d MiB on the state dir's filesystem \(sources pause below \d+\.\d MiB\)$/m);
     expect(text.stdout).toMatch(/^note: +the agent last wrote status\.json (29\d|30\d) s ago .*what it says may be old/m);
+    expect(text.stdout).toContain('last_error:   the server could not store logs.push (-32007: \\x1b]0;pwned\\x07)');
+    expect(text.stdout).not.toContain('\u001b');
     // A fresh status.json: no note.
     writeFileSync(join(dir, 'status.json'), JSON.stringify({ pid: process.pid, updated_at: new Date().toISOString(), state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null }));
     expect((await runCli(['status', '--state-dir', dir])).stdout).not.toMatch(/^note:/m);

@@ -70,6 +70,24 @@ describe('cortex-server CLI', () => {
     expect(cli(['agent', 'tail', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--db', db]).code).toBe(2);
   });
 
+  it('agent tail escapes control characters a log line carries: no escape sequence reaches the terminal, no forged row; --json keeps the text', async () => {
+    const db = join(makeTempDir(), 'data', 'c.db');
+    const issued = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout);
+    const storage = openSqliteStorage({ path: db });
+    await migrateToLatest(storage);
+    const hostile = 'title \u001b]0;pwned\u0007 clear \u001b[2J\r\n9999 2026-01-01T00:00:00.000Z info    forged row \u202egnp.exe \u009b31m';
+    const e = logEntries(1, 1).map((x) => ({ ...x, message: hostile, app_name: 'app\u001b[31m' }));
+    await storage.ingest.commitBatch(issued.host_id, e, new Date().toISOString());
+    await storage.close();
+    const human = cli(['agent', 'tail', issued.host_id, '--db', db]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(human.stdout.trim().split('\n')).toHaveLength(1);
+    expect(human.stdout).toContain('app\\x1b[31m: title \\x1b]0;pwned\\x07 clear \\x1b[2J\\r\\n9999 2026-01-01T00:00:00.000Z info    forged row \\u202egnp.exe \\x9b31m');
+    const json = JSON.parse(cli(['agent', 'tail', issued.host_id, '--json', '--db', db]).stdout) as { message: string }[];
+    expect(json[0]!.message).toBe(hostile);
+  });
+
   it('serve: bad --config exits 2 naming the failing path; cap violation and non-loopback bind exit 2', () => {
     const dir = makeTempDir();
     const file = join(dir, 'server.json');
