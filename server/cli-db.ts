@@ -1,7 +1,7 @@
 // The database side of the CLI: which database --db / CORTEX_DB names, opening and
 // migrating it for an admin command, and `cortex-server migrate`. Kept out of ./cli.ts so
 // the command table there only gains small hooks.
-import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget } from './db/open.js';
+import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
 import { DEFAULT_DB, UsageError } from './settings.js';
 
@@ -22,6 +22,38 @@ export function checkDbArg(value: string): string {
   }
 }
 
+/**
+ * A PostgreSQL database that cannot be used, as the user's error to fix (exit 2, E_DB_OPEN),
+ * naming what is wrong: not reachable, the user refused, no such database, no rights. Without
+ * it these printed as E_CONNECT "check that the server runs" (which server?) or as E_INTERNAL
+ * "this is a bug" (SQLSTATE 28000). Undefined for anything else. The password never shows.
+ */
+export function postgresOpenError(error: unknown, db: string): UsageError | undefined {
+  if (!/^postgres(ql)?:\/\//i.test(db)) return undefined;
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  let where = redactDbUrl(db);
+  let user = '';
+  let database = '';
+  try {
+    const u = new URL(db);
+    where = `${u.hostname}:${u.port || '5432'}`;
+    user = decodeURIComponent(u.username);
+    database = decodeURIComponent(u.pathname.replace(/^\//, ''));
+  } catch {
+    // parseDbTarget accepted it; show it redacted
+  }
+  const fail = (problem: string, hint: string): UsageError => new UsageError(`${problem} (--db ${redactDbUrl(db)})`, { code: 'E_DB_OPEN', hint });
+  if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET'].includes(code) || /timeout expired|Connection terminated/i.test(message)) {
+    return fail(`cannot reach PostgreSQL at ${where}: ${code || message}`, 'is PostgreSQL running there? check the host and port in the URL');
+  }
+  if (code === '28000' || code === '28P01') return fail(`PostgreSQL refused the user ${JSON.stringify(user)}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
+  if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);
+  if (code === '42501') return fail(`the user ${JSON.stringify(user)} may not create or change the tables: ${message}`, 'run with the database owner, or grant it the rights');
+  return undefined;
+}
+
 export function poolArg(value: string | undefined): number {
   if (value === undefined) return DEFAULT_DB_POOL;
   if (!/^\d+$/.test(value) || Number(value) < 2 || Number(value) > 1000) {
@@ -40,13 +72,15 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
     import('./db/open.js'),
     import('./db/migrations/index.js'),
   ]);
-  const storage = await openStorage(value, { poolSize });
+  const storage = await openStorage(value, { poolSize }).catch((error: unknown) => {
+    throw postgresOpenError(error, value) ?? error;
+  });
   try {
     await migrateToLatest(storage);
   } catch (error) {
     await storage.close().catch(() => undefined);
     if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
-    throw error;
+    throw postgresOpenError(error, value) ?? error;
   }
   return storage;
 }
@@ -67,7 +101,9 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
     import('./db/open.js'),
     import('./db/migrations/index.js'),
   ]);
-  const storage = await openStorage(db, { poolSize: 1 });
+  const storage = await openStorage(db, { poolSize: 1 }).catch((error: unknown) => {
+    throw postgresOpenError(error, db) ?? error;
+  });
   try {
     const applied = await migrateToLatest(storage);
     if (values.json) return JSON.stringify({ dialect: storage.dialect, applied });
@@ -76,7 +112,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
       : `applied ${applied.length} migration(s) to the ${storage.dialect} database: ${applied.join(', ')}`;
   } catch (error) {
     if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
-    throw error;
+    throw postgresOpenError(error, db) ?? error;
   } finally {
     await storage.close();
   }

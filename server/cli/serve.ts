@@ -96,7 +96,7 @@ export async function serve(args: string[]): Promise<void> {
     ...(serverId !== undefined ? { serverId } : {}),
     ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
   }).catch((error: unknown) => {
-    throw serveStartError(error);
+    throw serveStartError(error, settings.db);
   });
   logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(

@@ -92,3 +92,15 @@ describe('admin commands never create a database', () => {
     expect(blocked.stderr).toContain(join(dir, 'ro', 'blocker', 'c.db'));
   }, 120_000); // CLI runs: about 0.5 s each, more under load
 });
+
+describe('a PostgreSQL --db that cannot be used', () => {
+  it('unreachable: exit 2 E_DB_OPEN naming host and port, the password redacted (was E_CONNECT "check that the server runs")', () => {
+    for (const args of [['serve', '--listen', '127.0.0.1:0'], ['agent', 'list'], ['migrate']]) {
+      const r = server([...args, '--db', 'postgres://cortex:hunter2@127.0.0.1:1/cortex']);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toContain('error[E_DB_OPEN]: cannot reach PostgreSQL at 127.0.0.1:1: ECONNREFUSED (--db postgres://cortex:***@127.0.0.1:1/cortex) — is PostgreSQL running there? check the host and port in the URL');
+      expect(r.stderr).not.toContain('hunter2');
+    }
+  });
+});
+
