@@ -7,6 +7,7 @@
 import { closeSync, openSync, readFileSync, readlinkSync, symlinkSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { isDiskFullCode } from '../common/errors.js';
 
 export const RUN_LOCK_FILE = 'run.lock';
 
@@ -118,7 +119,7 @@ export function acquireRunLock(stateDir: string, onTakeover?: (stalePid: number)
     }
     if (writeError !== null) {
       const code = (writeError as NodeJS.ErrnoException).code;
-      const taken = code === 'ENOSPC' || code === 'EDQUOT' ? takeLockOnFullDisk(path, JSON.stringify(mine)) : 'failed';
+      const taken = isDiskFullCode(code) ? takeLockOnFullDisk(path, JSON.stringify(mine)) : 'failed';
       if (taken === 'failed') throw writeError;
       if (taken === 'lost') continue;
     }

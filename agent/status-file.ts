@@ -1,7 +1,8 @@
 // DIR/status.json: the live state `run` publishes for `status` (which also reads
 // buffer.db read-only for the counters). Written by temp file + rename, so a reader
-// sees the old or the new file (on a full disk it is rewritten in place: overwriteInPlace); not fsynced — it is advisory and rewritten every
-// second while anything changes. Never contains the token.
+// sees the old or the new file (on a full disk it is rewritten in place instead:
+// overwriteInPlace); not fsynced — it is advisory and rewritten every second while
+// anything changes. Never contains the token.
 
 import { promises as fsp, readFileSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import type { AgentState } from '@cortex/agent-protocol';
 import type { RecoveryReport } from './buffer/heal.js';
 import type { SourceStatus } from './agent-sources.js';
+import { isDiskFullCode } from '../common/errors.js';
 
 export const STATUS_FILE = 'status.json';
 
@@ -87,23 +89,18 @@ export async function writeStatusFile(dir: string, status: StatusFile): Promise<
   } catch (err) {
     // A full disk leaves a short or empty temp file: never keep it (DECISIONS H4).
     await fsp.rm(tmp, { force: true }).catch(() => undefined);
-    if (isNoSpace(err) && (await overwriteInPlace(path, status))) return;
+    if (isDiskFullCode((err as { code?: unknown } | null)?.code) && (await overwriteInPlace(path, status))) return;
     throw err;
   }
-}
-
-function isNoSpace(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return code === 'ENOSPC' || code === 'EDQUOT';
 }
 
 /**
  * On a full disk no new file can be made, yet that is when `status` must say why the sources
  * paused (DECISIONS H12). status.json's own blocks can still be rewritten: the new text goes
  * over the old one in place when it fits in the space the file already holds (st_blocks),
- * padded with spaces to the old length so that the file is one JSON text at every moment of
- * the write (trailing whitespace is valid JSON). Without room for the sources, they are left
- * out. Returns false when even that does not fit or the write fails (a copy-on-write
+ * padded with spaces to the old length so that no byte of the old text is left after it
+ * (trailing whitespace is valid JSON); a read that lands mid-write may see a mix and is read
+ * again (readStatusFile). Without room for the sources, they are left out. Returns false when even that does not fit or the write fails (a copy-on-write
  * filesystem needs new blocks for any write).
  */
 async function overwriteInPlace(path: string, status: StatusFile): Promise<boolean> {

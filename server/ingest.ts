@@ -16,6 +16,7 @@ import { metadataProblem, storableText } from '@cortex/agent-protocol/runtime';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from './db/storage.js';
+import { isDiskFullCode } from '../common/errors.js';
 
 export interface IngestOptions {
   /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
@@ -272,7 +273,7 @@ export class SessionIngest {
           this.ingest.options.metrics?.ingestFailures.labels('writer_stopped').inc();
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest writer thread stopped; commit unconfirmed (-32007), a new writer thread takes over');
         } else {
-          const full = isDiskFull(error);
+          const full = isDiskFullCode((error as { code?: unknown } | null)?.code);
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: full ? "commit failed: the server's disk is full; nothing of the batch was stored" : 'commit failed; nothing of the batch was stored' });
           this.ingest.options.metrics?.ingestFailures.labels(full ? 'disk_full' : 'error').inc();
           this.ingest.logger.error(
@@ -333,12 +334,6 @@ function makeStorable(e: IngestLogEntry): number {
     }
   }
   return n;
-}
-
-/** A commit refused for lack of space: SQLite's SQLITE_FULL, PostgreSQL's disk_full (53100), or ENOSPC. */
-function isDiskFull(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_FULL' || code === '53100' || code === 'ENOSPC';
 }
 
 function errorSummary(error: unknown): { name: string; message: string; code?: unknown } {

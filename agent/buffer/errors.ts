@@ -3,6 +3,8 @@
 // stored — and retries later if `retryable`. A failed operation changes nothing: its
 // transaction is rolled back in full, and the buffer stays usable.
 
+import { isDiskFullCode } from '../../common/errors.js';
+
 export type BufferErrorKind =
   | 'disk_full' // SQLITE_FULL, ENOSPC, SQLITE_IOERR_SHMSIZE: free space (or raise the page limit) and retry
   | 'io' // SQLITE_IOERR_*: the disk or filesystem failed a read or write
@@ -63,8 +65,7 @@ export class BufferStorageError extends Error {
 
 /** Maps an error code to a kind; undefined when the error is not a storage error. */
 export function classifyStorageCode(code: string): BufferErrorKind | undefined {
-  // SHMSIZE: SQLite could not grow the WAL index (-shm), which on Linux fails only for space.
-  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_IOERR_SHMSIZE') return 'disk_full';
+  if (isDiskFullCode(code)) return 'disk_full'; // SQLITE_IOERR_SHMSIZE included: the WAL index could not grow
   if (code.startsWith('SQLITE_IOERR') || code === 'EIO') return 'io';
   if (code.startsWith('SQLITE_READONLY') || code === 'EROFS' || code === 'EACCES' || code === 'EPERM') return 'read_only';
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'busy';

@@ -15,7 +15,6 @@ export const repo = () => import('../db/agents.repository.js');
 export const logsRepo = () => import('../db/logs.repository.js');
 
 export const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
-
 export const err = (s: string) => process.stderr.write(s.endsWith('\n') ? s : `${s}\n`);
 
 /**
