@@ -35,6 +35,19 @@ export const DEFAULT_CHUNK = 256 * 1024;
 /** A full read buffer must always hold more than one maximal part (65536 four-byte code points). */
 const MIN_READ = MAX_MESSAGE_CODE_POINTS * 4 + 16;
 
+/**
+ * The one read buffer of every tailer in this process. A read and the parse and commit of what
+ * it read run in one synchronous call (readAvailable) and keep nothing of the buffer (parseChunk
+ * makes strings; a partial last line is read again from the file), so no two tailers ever use it
+ * at once. One buffer per tailer held 256 KiB each for as long as the source lived: a glob over
+ * 3,000 files kept 750 MB of RSS (eleventh session).
+ */
+let sharedReadBuf: Buffer | null = null;
+export function readBufferOf(bytes: number): Buffer {
+  if (sharedReadBuf === null || sharedReadBuf.length < bytes) sharedReadBuf = Buffer.allocUnsafe(bytes);
+  return sharedReadBuf;
+}
+
 export interface TailerOptions {
   path: string;
   key: `file:${string}`;
@@ -71,7 +84,8 @@ export class FileTailer implements LogSourceRunner {
   readonly path: string;
   private readonly o: TailerOptions;
   private readonly lineOptions: FileLineOptions;
-  private readBuf: Buffer;
+  /** Bytes a read asks for (the shared buffer may be larger: another source's chunk size). */
+  private readonly readBytes: number;
 
   private readonly cur = new FileCursor();
   private draining = false;
@@ -100,7 +114,7 @@ export class FileTailer implements LogSourceRunner {
     this.o = options;
     this.key = options.key;
     this.path = options.path;
-    this.readBuf = Buffer.allocUnsafe(Math.max(options.chunkBytes, MIN_READ));
+    this.readBytes = Math.max(options.chunkBytes, MIN_READ);
     this.poll = new Poller(options.path, options.watch, () => this.run());
     this.lineOptions = {
       source: options.key, filter: options.filter, labels: options.labels,
@@ -386,10 +400,11 @@ export class FileTailer implements LogSourceRunner {
    */
   private readAvailable(size: number): boolean {
     if (this.cur.offset >= size) return false;
-    const want = Math.min(this.readBuf.length, size - this.cur.offset);
-    const n = fs.readSync(this.cur.fd!, this.readBuf, 0, want, this.cur.offset);
+    const buf = readBufferOf(this.readBytes);
+    const want = Math.min(this.readBytes, size - this.cur.offset);
+    const n = fs.readSync(this.cur.fd!, buf, 0, want, this.cur.offset);
     if (n === 0) return false;
-    return this.processChunk(this.readBuf, n, false) > 0; // 0: only a partial line left
+    return this.processChunk(buf, n, false) > 0; // 0: only a partial line left
   }
 
   /** Flushes a partial last line of a file rotated away (it will never get its newline). */

@@ -365,6 +365,19 @@ describe('file source: globs', () => {
     await waitFor(() => (q.status().files?.length ?? 0) === 1);
   });
 
+  it('300 matching files share one read buffer: memory does not grow by 256 KiB per file (it held 750 MB for 3,000)', async () => {
+    const many = join(dir, 'many');
+    mkdirSync(many);
+    for (let i = 0; i < 300; i++) write(join(many, `f${i}.log`), [`file ${i}`]);
+    const before = process.memoryUsage().arrayBuffers;
+    const r = start(join(many, '*.log'));
+    await waitFor(() => messages(buffer).length === 300, 20_000);
+    expect(r.status().files?.length).toBe(300);
+    // one buffer per file would be 300 × 256 KiB = 75 MiB of ArrayBuffer memory
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 1024 * 1024);
+    expect(new Set(messages(buffer))).toEqual(new Set(Array.from({ length: 300 }, (_, i) => `file ${i}`)));
+  });
+
   it('rotation to a name the glob also matches: no duplicates', async () => {
     const p = join(dir, 'app.log');
     write(p, lines('x', 0, 20));
