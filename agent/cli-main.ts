@@ -306,13 +306,46 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
     ...(extensions.extraProbes !== undefined && extensions.extraProbes.length > 0 ? { probes: { extraProbes: extensions.extraProbes } } : {}),
   };
-  try {
-    agent = await startAgent({ ...startOptions });
-  } catch (err) {
-    releaseLock();
-    diag(formatCliError('E_AGENT_START', (err as Error).message));
-    return 1;
+  // Started on a disk with not one byte free and no reserve left (DECISIONS H12): the buffer
+  // cannot open until space is freed. Wait for it here rather than exit: systemd's start limit
+  // (5 in 300 s) would give up on an agent that exits every 5 s, and a stopped agent ships nothing.
+  let stopWaiting: (() => void) | null = null;
+  const stopWait = (): void => stopWaiting?.();
+  process.once('SIGTERM', stopWait);
+  process.once('SIGINT', stopWait);
+  let waitedSince = 0;
+  for (;;) {
+    try {
+      agent = await startAgent({ ...startOptions });
+      if (waitedSince > 0) logger.info({ waited_ms: Date.now() - waitedSince }, 'buffer opened: space was freed');
+      break;
+    } catch (err) {
+      if (!(err instanceof BufferStorageError && err.kind === 'disk_full' && err.operation === 'open')) {
+        releaseLock();
+        diag(formatCliError('E_AGENT_START', (err as Error).message));
+        return 1;
+      }
+      if (waitedSince === 0) {
+        waitedSince = Date.now();
+        logger.error({ kind: err.kind, code: err.code, ...diskOf(stateDir) }, `cannot open the buffer: the disk of ${stateDir} is full; free space there — trying again every ${DISK_FULL_RETRY_MS / 1000} s`);
+      }
+      const stopped = await new Promise<boolean>((resolve) => {
+        const timer = setTimeout(() => resolve(false), DISK_FULL_RETRY_MS);
+        stopWaiting = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+      });
+      stopWaiting = null;
+      if (stopped) {
+        releaseLock();
+        logger.info('stopped while waiting for disk space');
+        return 0;
+      }
+    }
   }
+  process.off('SIGTERM', stopWait);
+  process.off('SIGINT', stopWait);
   void agent.done.finally(releaseLock);
   let signalled = false;
   const onSignal = (sig: NodeJS.Signals) => {
@@ -349,6 +382,9 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   }
   return 0;
 }
+
+/** How often `run` tries again to open a buffer on a full disk (DECISIONS H12). */
+const DISK_FULL_RETRY_MS = 5_000;
 
 function cmdStatus(args: string[]): number {
   const p = parseArgs(args, ['state-dir', 'json']);

@@ -26,8 +26,8 @@ const REMEDY: Record<BufferErrorKind, string> = {
   other: 'unexpected storage error',
 };
 
-/** An agent cannot start on a full disk without its reserve (buffer.ts open): it does not wait, it says so. */
-const OPEN_DISK_FULL = 'the disk is full; free space on it (df shows it), then start the agent again (nothing buffered is lost)';
+/** Opening needs a little room (buffer.ts open gives back the reserve first); `run` waits for it (DECISIONS H12). */
+const OPEN_DISK_FULL = 'the disk is full; free space on it (df shows it): cortex-agent run waits and starts once there is room (nothing buffered is lost)';
 
 export class BufferStorageError extends Error {
   override readonly name = 'BufferStorageError';

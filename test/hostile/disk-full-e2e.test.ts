@@ -211,10 +211,27 @@ it('`cortex-agent run` started on a disk with no byte free starts, says why it w
 
     unlinkSync(join(disk.dir, 'filler'));
     await until('all 1000 lines stored', () => rows(x.host_id) === 1000, 60_000, 100);
+
+    // Stopped again; the reserve is gone (taken by an earlier full disk) and the disk fills up:
+    // `run` cannot open the buffer, so it waits (it does not exit: systemd's start limit would
+    // give up on it), and starts by itself once space is freed.
+    child.kill('SIGTERM');
+    expect(await exitOf(child)).toBe(0);
+    rmSync(join(stateDir, 'buffer.db.reserve'), { force: true });
+    fill(join(disk.dir, 'filler'));
+    appendFileSync(appLog, Array.from({ length: 500 }, (_, i) => `app line ${i + 1001}\n`).join(''));
+    let stderr = '';
+    child = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure', '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    await until('run says it waits for space', () => stderr.includes('cannot open the buffer: the disk of'), 30_000);
+    expect(child.exitCode).toBeNull();
+    unlinkSync(join(disk.dir, 'filler'));
+    await until('all 1500 lines stored', () => rows(x.host_id) === 1500, 60_000, 100);
+    expect(stderr).toContain('buffer opened: space was freed');
     const conn = openDbReadOnly(db);
     try {
       const n = (conn.prepare('SELECT COUNT(*) AS n, COUNT(DISTINCT message) AS d FROM logs WHERE host_id = ?').get(x.host_id) as { n: number; d: number });
-      expect(n).toEqual({ n: 1000, d: 1000 });
+      expect(n).toEqual({ n: 1500, d: 1500 });
     } finally {
       conn.close();
     }

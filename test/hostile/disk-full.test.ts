@@ -260,7 +260,7 @@ describe('starting on a full disk', () => {
     }
     expect(err).toBeInstanceOf(BufferStorageError);
     expect((err as BufferStorageError).kind).toBe('disk_full');
-    expect((err as Error).message).toMatch(/the disk is full; free space on it .*then start the agent again/);
+    expect((err as Error).message).toMatch(/the disk is full; free space on it .*cortex-agent run waits and starts once there is room/);
   });
 });
 
