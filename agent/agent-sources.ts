@@ -38,21 +38,33 @@ export function sourceStatusWithPositions(sources: Pick<SourceManager, 'status' 
   } catch {
     // status still works without positions
   }
+  // By every name a stored position may use for a source (its key, file:<path>, its name, its
+  // path), first listed first: one lookup per position (a find over the list for each was
+  // 3,000 × 3,000 comparisons for a glob over 3,000 files, 0.1-0.2 s per status).
+  const byName = new Map<string, SourceStatus>();
+  const index = (s: SourceStatus): void => {
+    for (const name of [s.key, s.kind === 'file' ? `file:${s.path}` : s.name, s.path]) {
+      if (typeof name === 'string' && !byName.has(name)) byName.set(name, s);
+    }
+  };
+  list.forEach(index);
   for (const p of positions) {
     if (p.source.startsWith('agent:')) continue;
-    const match = list.find((s) => s.key === p.source || (s.kind === 'file' ? `file:${s.path}` : s.name) === p.source || s.path === p.source);
+    const match = byName.get(p.source);
     if (match) match.position = p.position;
     else {
       const kind = (['file', 'docker', 'custom', 'journald'] as const).find((k) => p.source === k || p.source.startsWith(`${k}:`)) ?? 'custom';
       const rest = p.source.includes(':') ? p.source.slice(p.source.indexOf(':') + 1) : p.source;
-      list.push({
+      const stored: SourceStatus = {
         kind,
         path: kind === 'file' ? rest : null,
         name: kind === 'file' ? null : rest,
         position: p.position,
         last_error: null,
         paused: sources.paused,
-      });
+      };
+      list.push(stored);
+      index(stored);
     }
   }
   return list;

@@ -6,6 +6,8 @@ import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { BufferStorageError } from '../../../agent/buffer/errors.js';
 import { createSource, createSourceManager, sinkFromBuffer, type LogSourceRunner, type SourceDeps, type SourceSink } from '../../../agent/sources/index.js';
 import { allEntries, messages, openBuffer, sorted, tempDir, waitFor } from './helpers.js';
+import { watchedFolderCount } from '../../../agent/sources/file/poll.js';
+import { nextPollMs } from '../../../agent/sources/file/tailer.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -376,6 +378,25 @@ describe('file source: globs', () => {
     // one buffer per file would be 300 × 256 KiB = 75 MiB of ArrayBuffer memory
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(16 * 1024 * 1024);
     expect(new Set(messages(buffer))).toEqual(new Set(Array.from({ length: 300 }, (_, i) => `file ${i}`)));
+  });
+
+  it('one folder watch serves every file of a folder (a watch each ran every file\'s callback on every write), closed with the last', async () => {
+    const many = join(dir, 'watched');
+    mkdirSync(many);
+    for (let i = 0; i < 50; i++) write(join(many, `w${i}.log`), [`w ${i}`]);
+    const before = watchedFolderCount();
+    const r = start(join(many, '*.log'), {}, { watch: true });
+    await waitFor(() => messages(buffer).length === 50);
+    expect(watchedFolderCount() - before).toBe(1);
+    write(join(many, 'w7.log'), ['w 7 again']);
+    await waitFor(() => messages(buffer).includes('w 7 again'));
+    await stopRunner(r);
+    expect(watchedFolderCount()).toBe(before);
+  });
+
+  it('an idle file is polled less often only while its folder is watched, up to 8 × the poll interval', () => {
+    expect([0, 7, 8, 16, 55, 56, 1000].map((n) => nextPollMs(250, n, true))).toEqual([250, 250, 500, 750, 1750, 2000, 2000]);
+    expect(nextPollMs(250, 1000, false)).toBe(250);
   });
 
   it('rotation to a name the glob also matches: no duplicates', async () => {
