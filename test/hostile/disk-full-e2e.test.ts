@@ -69,15 +69,22 @@ async function writeUntilFull(path: string, from: number): Promise<number> {
   }
 }
 
-it('fills up, pauses before ENOSPC, keeps acking, writes status without temp files, and recovers with nothing lost or doubled', async () => {
-  const disk = mountTmpfs(16 * 1024 * 1024);
+/** A tmpfs of `bytes` and a server whose database is outside it; undefined where mounting is not allowed (said once). */
+async function diskAndServer(bytes: number) {
+  const disk = mountTmpfs(bytes);
   if (disk === undefined) {
     console.warn('disk-full e2e: tmpfs mount not allowed here; not run');
-    return;
+    return undefined;
   }
   const dir = tempDir();
   const db = join(dir, 'server.db');
-  const server = await startServer(db);
+  return { disk, dir, db, server: await startServer(db) };
+}
+
+it('fills up, pauses before ENOSPC, keeps acking, writes status without temp files, and recovers with nothing lost or doubled', async () => {
+  const setup = await diskAndServer(16 * 1024 * 1024);
+  if (setup === undefined) return;
+  const { disk, db, server } = setup;
   const log = createCapturingLogger('info');
   let agent: Agent | undefined;
   try {
@@ -159,14 +166,9 @@ function fill(path: string): void {
 }
 
 it('`cortex-agent run` started on a disk with no byte free starts, says why it waits, and reads everything once space is back (DECISIONS H12)', async () => {
-  const disk = mountTmpfs(8 * 1024 * 1024);
-  if (disk === undefined) {
-    console.warn('disk-full e2e: tmpfs mount not allowed here; not run');
-    return;
-  }
-  const dir = tempDir();
-  const db = join(dir, 'server.db');
-  const server = await startServer(db);
+  const setup = await diskAndServer(8 * 1024 * 1024);
+  if (setup === undefined) return;
+  const { disk, dir, db, server } = setup;
   let child: ChildProcess | undefined;
   const run = (): ChildProcess => spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure', '--log-level', 'warn'], { stdio: 'ignore' });
   const stateDir = join(disk.dir, 'state');

@@ -174,6 +174,9 @@ describe('buffer on a full disk', () => {
   });
 });
 
+/** A running agent's status.json content, nothing wrong. */
+const activeStatus = (): StatusFile => ({ pid: process.pid, updated_at: new Date().toISOString(), state: 'Active', stopped: false, server_url: 'ws://x', session_id: null, host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1, send_rate_cap: null });
+
 describe('status.json on a full disk', () => {
   it('a failed write leaves no temp file and keeps the previous status.json', async () => {
     const disk = smallDisk(1024 * 1024);
@@ -181,23 +184,21 @@ describe('status.json on a full disk', () => {
       console.warn('disk-full: tmpfs mount not allowed here; the status-file ENOSPC case did not run');
       return;
     }
-    const status = { pid: process.pid, updated_at: new Date().toISOString(), state: 'Active', stopped: false, server_url: 'ws://x', session_id: null, host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1, send_rate_cap: null } as StatusFile;
+    const status = activeStatus();
     await writeStatusFile(disk.dir, status);
     fillDisk(join(disk.dir, 'filler'));
     const big = { ...status, last_error: 'x'.repeat(256 * 1024) };
     await expect(writeStatusFile(disk.dir, big)).rejects.toMatchObject({ code: 'ENOSPC' });
     expect(readdirSync(disk.dir).sort()).toEqual(['filler', 'status.json']);
   });
-});
 
-describe('status.json with no room for a temp file', () => {
-  it('with no room for a temp file, status.json is rewritten in place (padded: one JSON text), so status still says why the sources paused', async () => {
+  it('with no room for a temp file, status.json is rewritten in place (padded with spaces), so status still says why the sources paused', async () => {
     const disk = smallDisk(1024 * 1024);
     if (!disk.mounted) {
       console.warn('disk-full: tmpfs mount not allowed here; the status-file in-place case did not run');
       return;
     }
-    const status = { pid: process.pid, updated_at: new Date().toISOString(), state: 'Active', stopped: false, server_url: 'ws://x', session_id: null, host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1, send_rate_cap: null } as StatusFile;
+    const status = activeStatus();
     await writeStatusFile(disk.dir, { ...status, last_error: 'an older and longer error '.repeat(10) });
     const before = statSync(join(disk.dir, 'status.json')).size;
     fillDisk(join(disk.dir, 'filler'));
