@@ -84,10 +84,20 @@ export class LeakyBucket {
 }
 
 /** A push of a group being committed: its first seq and count instead of its entries (see commitPending). */
-type CommittingPush = Omit<PendingPush, 'entries'> & { first: number | undefined; n: number };
+type CommittingPush = Omit<PendingPush, 'entries' | 'chars'> & { first: number | undefined; n: number };
+
+/**
+ * Pending message text (UTF-16 code units) that commits at once, below K entries (DECISIONS H16).
+ * K = 100 entries is ~25 KB of ordinary lines; entries of 64 KiB (a long line's parts) reach
+ * K only after ~6 MiB, more than an agent keeps in flight (4 pushes of 128 KiB), so each push
+ * waited T = 200 ms: 1.4 MB/s. The protocol lets the server answer sooner than K or T.
+ */
+export const ACK_FLUSH_CHARS = 256 * 1024;
 
 interface PendingPush {
   entries: readonly IngestLogEntry[];
+  /** Summed message lengths (ACK_FLUSH_CHARS). */
+  chars: number;
   /** performance.now() when the push arrived (ack lag). */
   at: number;
   resolve(result: LogsPushResult): void;
@@ -98,6 +108,7 @@ interface PendingPush {
 export class SessionIngest {
   private pending: PendingPush[] = [];
   private pendingEntries = 0;
+  private pendingChars = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private flushWanted = false;
   private committing: Promise<void> | undefined;
@@ -197,10 +208,13 @@ export class SessionIngest {
       throw new BackpressureError({ retry_after_ms: this.ingest.flushMs });
     }
     this.ingest.queuedEntries += n;
+    let chars = 0;
+    for (let i = 0; i < n; i++) chars += (entries[i] as IngestLogEntry).message.length;
     return new Promise<LogsPushResult>((resolve, reject) => {
-      this.pending.push({ entries: entries as readonly IngestLogEntry[], at: performance.now(), resolve, reject });
+      this.pending.push({ entries: entries as readonly IngestLogEntry[], chars, at: performance.now(), resolve, reject });
       this.pendingEntries += n;
-      if (this.pendingEntries >= this.ingest.flushEntries) this.requestFlush();
+      this.pendingChars += chars;
+      if (this.pendingEntries >= this.ingest.flushEntries || this.pendingChars >= ACK_FLUSH_CHARS) this.requestFlush();
       else if (this.timer === undefined && !this.flushWanted) {
         this.timer = setTimeout(() => this.requestFlush(), this.ingest.flushMs);
       }
@@ -229,6 +243,7 @@ export class SessionIngest {
       const count = this.pendingEntries;
       this.pending = [];
       this.pendingEntries = 0;
+      this.pendingChars = 0;
       // What the answers and the metrics need once the commit is done. The entries themselves
       // are not kept past the commit's start (the writer thread gets them packed), so they die
       // young instead of being copied by the scavenges that run while the commit waits.
@@ -291,6 +306,7 @@ export class SessionIngest {
             this.pending = this.pending.filter((p) => !later.includes(p));
             for (const p of later) {
               this.pendingEntries -= p.entries.length;
+              this.pendingChars -= p.chars;
               this.ingest.queuedEntries -= p.entries.length;
               p.reject(rpc);
             }

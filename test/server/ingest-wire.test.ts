@@ -113,6 +113,20 @@ describe('logs.push', () => {
     await a.client.closed;
   });
 
+  it('pushes of a few large entries commit once 256 KiB of text is pending, without waiting for K entries or T (set to 60 s here)', async () => {
+    t = await startTestServer({}, { flushMs: 60_000 });
+    const a = await enroll(t);
+    const big = (from: number) => logEntries(from, 2).map((e) => ({ ...e, message: 'x'.repeat(65_536) }));
+    // 2 pushes of 2 × 64 Ki characters: 256 Ki pending, 4 entries (K is 100).
+    const ids = [a.client.fire('logs.push', { seq_start: 1, entries: big(1) }), a.client.fire('logs.push', { seq_start: 3, entries: big(3) })];
+    const [r1, r2] = await Promise.all(ids.map((id) => a.client.response(id)));
+    expect(r1!.result.up_to_seq).toBe(4);
+    expect(r2!.result.up_to_seq).toBe(4);
+    expect(await countRows(t, a.host_id)).toBe(4);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
   it('-32007 when the commit fails: nothing stored; the resend succeeds', async () => {
     const dir = (await import('./helpers.js')).makeTempDir();
     const real = openSqliteStorage({ path: `${dir}/c.db` });
