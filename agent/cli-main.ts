@@ -9,11 +9,11 @@
 // JSON value on stdout. Exit 0 success, 2 bad usage or invalid input (nothing
 // changed), 1 any other failure. Tokens never appear in output or messages.
 
-import { existsSync, readFileSync, statfsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
-import { defaultMinFreeBytes, readBufferSnapshot } from './buffer/buffer.js';
+import { defaultMinFreeBytes, readBufferSnapshot, statfsFree } from './buffer/buffer.js';
 import { BufferStorageError } from './buffer/errors.js';
 import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
 import { readRecovery } from './buffer/heal.js';
@@ -306,13 +306,20 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
     ...(extensions.extraProbes !== undefined && extensions.extraProbes.length > 0 ? { probes: { extraProbes: extensions.extraProbes } } : {}),
   };
+  // SIGTERM/SIGINT: stop the agent, or end the wait below if it has not started yet.
+  let signalled = false;
+  let onStop: () => void = () => undefined;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal: sig }, 'stopping');
+    onStop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   // Started on a disk with not one byte free and no reserve left (DECISIONS H12): the buffer
   // cannot open until space is freed. Wait for it here rather than exit: systemd's start limit
   // (5 in 300 s) would give up on an agent that exits every 5 s, and a stopped agent ships nothing.
-  let stopWaiting: (() => void) | null = null;
-  const stopWait = (): void => stopWaiting?.();
-  process.once('SIGTERM', stopWait);
-  process.once('SIGINT', stopWait);
   let waitedSince = 0;
   for (;;) {
     try {
@@ -329,33 +336,25 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
         waitedSince = Date.now();
         logger.error({ kind: err.kind, code: err.code, ...diskOf(stateDir) }, `cannot open the buffer: the disk of ${stateDir} is full; free space there — trying again every ${DISK_FULL_RETRY_MS / 1000} s`);
       }
-      const stopped = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => resolve(false), DISK_FULL_RETRY_MS);
-        stopWaiting = () => {
-          clearTimeout(timer);
-          resolve(true);
-        };
-      });
-      stopWaiting = null;
-      if (stopped) {
+      if (!signalled) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, DISK_FULL_RETRY_MS);
+          onStop = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      if (signalled) {
         releaseLock();
         logger.info('stopped while waiting for disk space');
         return 0;
       }
     }
   }
-  process.off('SIGTERM', stopWait);
-  process.off('SIGINT', stopWait);
   void agent.done.finally(releaseLock);
-  let signalled = false;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) return;
-    signalled = true;
-    logger.info({ signal: sig }, 'stopping');
-    void agent.stop();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  onStop = () => void agent.stop();
+  if (signalled) onStop(); // a signal while the agent was starting
   // A buffer damaged at run time: stop, and start again (opening heals it; DECISIONS H5).
   let restarts = 0;
   let final: AgentState;
@@ -492,9 +491,8 @@ function cmdStatus(args: string[]): number {
 /** Free and total bytes of the state dir's filesystem and the buffer's default low-water mark there (nulls when statfs fails). */
 function diskOf(dir: string): { disk_free_bytes: number | null; disk_total_bytes: number | null; disk_low_water_bytes: number | null } {
   try {
-    const fs = statfsSync(dir);
-    const total = fs.blocks * fs.bsize;
-    return { disk_free_bytes: fs.bavail * fs.bsize, disk_total_bytes: total, disk_low_water_bytes: defaultMinFreeBytes(total) };
+    const { free, total } = statfsFree(dir);
+    return { disk_free_bytes: free, disk_total_bytes: total, disk_low_water_bytes: defaultMinFreeBytes(total) };
   } catch {
     return { disk_free_bytes: null, disk_total_bytes: null, disk_low_water_bytes: null };
   }

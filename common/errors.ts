@@ -87,6 +87,11 @@ export function isDiskFullCode(code: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === 'SQLITE_IOERR_SHMSIZE' || code === '53100';
 }
 
+/** Errno codes that mean "nothing answered at that address": a peer not running, a wrong host or port. */
+export function isUnreachableCode(code: unknown): boolean {
+  return code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT' || code === 'EHOSTUNREACH';
+}
+
 /** Whether `value` is a code of the catalogue. */
 export function isErrorCode(value: unknown): value is ErrorCodeName {
   return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);

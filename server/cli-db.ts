@@ -3,6 +3,7 @@
 // the command table there only gains small hooks.
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
+import { isUnreachableCode } from '../common/errors.js';
 import { DEFAULT_DB, UsageError } from './settings.js';
 
 /** --db, else $CORTEX_DB, else the default SQLite file. */
@@ -45,7 +46,7 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
     // parseDbTarget accepted it; show it redacted
   }
   const fail = (problem: string, hint: string): UsageError => new UsageError(`${problem} (--db ${redactDbUrl(db)})`, { code: 'E_DB_OPEN', hint });
-  if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET'].includes(code) || /timeout expired|Connection terminated/i.test(message)) {
+  if (isUnreachableCode(code) || /timeout expired|Connection terminated/i.test(message)) {
     return fail(`cannot reach PostgreSQL at ${where}: ${code || message}`, 'is PostgreSQL running there? check the host and port in the URL');
   }
   if (code === '28000' || code === '28P01') return fail(`PostgreSQL refused the user ${JSON.stringify(user)}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');

@@ -5,7 +5,7 @@
 //
 // This file only dispatches: each command lives in a module under ./cli/. To add a
 // command, write its module and add one line to COMMANDS or AGENT_COMMANDS.
-import { UsageError, formatCliError, isDiskFullCode } from '../common/errors.js';
+import { UsageError, formatCliError, isDiskFullCode, isUnreachableCode } from '../common/errors.js';
 import { err, out } from './cli/common.js';
 import { exitQuietlyOnEpipe } from './cli/epipe.js';
 import { HELP, PROG } from './cli/help.js';
@@ -80,7 +80,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     ? 'E_DISK_FULL'
     : ['ENOENT', 'EACCES', 'EPERM', 'EISDIR', 'ENOTDIR', 'EROFS'].includes(e?.code ?? '')
       ? 'E_FILE_ACCESS'
-      : ['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH'].includes(e?.code ?? '')
+      : isUnreachableCode(e?.code)
         ? 'E_CONNECT'
         : 'E_INTERNAL';
   err(`${PROG}: ${formatCliError(code, `${e?.code ? `${e.code}: ` : ''}${e?.message ?? String(error)}`)}`);

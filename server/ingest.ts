@@ -160,6 +160,7 @@ export class SessionIngest {
     // (Compared one seq at a time: seq_start + n itself may already be rounded.)
     if (seq_start > LIMITS.max_seq) throw invalid('/seq_start', beyondMaxSeq);
     let replaced = 0;
+    let chars = 0;
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i] as IngestLogEntry;
       if (e.seq > LIMITS.max_seq) throw invalid(`/entries/${i}/seq`, beyondMaxSeq);
@@ -172,6 +173,7 @@ export class SessionIngest {
         if (problem !== undefined) throw invalid(`/entries/${i}/metadata`, problem.message);
       }
       replaced += makeStorable(e);
+      chars += e.message.length;
     }
     if (replaced > 0) {
       this.ingest.options.metrics?.charsReplaced.inc(replaced);
@@ -188,14 +190,15 @@ export class SessionIngest {
       this.refusedFrom = undefined; // the agent is resending from the refused point
     }
     try {
-      return this.accept(params);
+      return this.accept(params, chars);
     } catch (error) {
       this.refusedFrom = seq_start;
       throw error;
     }
   }
 
-  private accept(params: LogsPushParams): Promise<LogsPushResult> {
+  /** `chars`: the entries' summed message lengths (push counts them in its pass over the entries). */
+  private accept(params: LogsPushParams, chars: number): Promise<LogsPushResult> {
     const { entries } = params;
     const n = entries.length;
     if (n > this.ingest.options.maxBatchEntries) {
@@ -208,8 +211,6 @@ export class SessionIngest {
       throw new BackpressureError({ retry_after_ms: this.ingest.flushMs });
     }
     this.ingest.queuedEntries += n;
-    let chars = 0;
-    for (let i = 0; i < n; i++) chars += (entries[i] as IngestLogEntry).message.length;
     return new Promise<LogsPushResult>((resolve, reject) => {
       this.pending.push({ entries: entries as readonly IngestLogEntry[], chars, at: performance.now(), resolve, reject });
       this.pendingEntries += n;

@@ -1110,7 +1110,8 @@ function diskSpaceOf(path: string, options: BufferOptions): () => { free: number
   return options.diskSpace ?? (() => statfsFree(dirname(path)));
 }
 
-function statfsFree(dir: string): { free: number; total: number } {
+/** Free (for this user) and total bytes of the filesystem holding `dir`. */
+export function statfsFree(dir: string): { free: number; total: number } {
   const s = statfsSync(dir);
   return { free: s.bavail * s.bsize, total: s.blocks * s.bsize };
 }
