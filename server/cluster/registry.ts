@@ -39,6 +39,10 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   private timer: ReturnType<typeof setInterval> | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
+  /** When this server's lease was last written (ms; 0: not yet). */
+  private renewedAt = 0;
+  /** No other server is swept before this time (ms): see renewAndSweep. */
+  private sweepNotBefore = 0;
   private readonly log: Logger;
   /** Called after dead servers' sessions were released (the control watcher re-reads). */
   onReleased: (() => void) | undefined;
@@ -93,6 +97,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
         .values(row)
         .onConflict((oc) => oc.column('server_id').doUpdateSet({ url: row.url, started_at: row.started_at, lease_until: row.lease_until, settings_json: row.settings_json }))
         .execute();
+      this.renewedAt = Date.now();
     });
     this.timer = setInterval(() => void this.tick(), Math.max(200, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
@@ -118,6 +123,20 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
       this.log.warn({ server_id: this.serverId }, 'this server\'s lease had expired and was swept; re-registering');
       await db.insertInto('servers').values({ server_id: this.serverId, url: null, started_at: now.toISOString(), lease_until, settings_json: null }).onConflict((oc) => oc.column('server_id').doUpdateSet({ lease_until })).execute();
     }
+    // A renewal after a gap (renewals failed or hung, or this process stalled): the
+    // database was out of reach, most likely for every server alike, so the others could not
+    // renew either and their leases may have run out while they are alive. Each gets one
+    // lease from now to renew before it counts as dead; otherwise the server that reconnects
+    // first would drop every session of the others and their agents would all reconnect at
+    // once (DECISIONS G10).
+    const done = Date.now();
+    const gap = done - this.renewedAt;
+    this.renewedAt = done;
+    if (gap > this.leaseMs / 2) {
+      this.sweepNotBefore = done + this.leaseMs;
+      this.log.info({ since_last_renewal_ms: gap, grace_ms: this.leaseMs }, 'lease renewed after a gap: other servers get one lease to renew theirs before any counts as dead');
+    }
+    if (done < this.sweepNotBefore) return;
     const dead = await db.selectFrom('servers').select(['server_id', 'lease_until']).where('lease_until', '<', now.toISOString()).execute();
     let any = false;
     for (const d of dead) {

@@ -2,7 +2,7 @@
 // leases, cross-server probes and control, settings agreement. Two in-process servers on
 // one database (a fresh PostgreSQL schema in the "postgres" run, one SQLite file in the
 // "sqlite" run); the multi-process end-to-end run is test/e2e/scale-out.pg.test.ts.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { getAgent, requestDecommission, requestRotation, revoke, setAgentConfig } from '../../server/db/agents.repository.js';
 import { getSetting } from '../../server/db/settings.repository.js';
 import { SettingsConflictError } from '../../server/cluster/settings-agreement.js';
@@ -178,6 +178,40 @@ describe('one database, two servers', () => {
     // and A re-registers at its next renewal
     await a.server.registry.tick();
     expect((await db.selectFrom('servers').select('server_id').orderBy('server_id').execute()).map((r) => r.server_id)).toEqual(['server-a', 'server-b']);
+  });
+
+  it('after the database was out of reach, the first server back gives the others one lease to renew before it sweeps them (G10)', async () => {
+    const leaseMs = 3000;
+    const [a, b] = await pair({}, { leaseMs });
+    const agent = await connectAgent(b);
+    const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    // The database is out of reach for both servers: no lease can be written.
+    const aDown = vi.spyOn(a.server.storage.db, 'updateTable').mockImplementation(() => {
+      throw outage();
+    });
+    const bDown = vi.spyOn(b.server.storage.db, 'updateTable').mockImplementation(() => {
+      throw outage();
+    });
+    const failures = () => a.log.records().filter((r) => r['msg'] === 'lease renewal failed; retrying').length;
+    // A misses two renewals (every leaseMs / 3): more than half a lease without one
+    await waitFor(() => failures() >= 2, 10_000);
+    // meanwhile B's lease ran out, as it would have (it could not renew either)
+    const db = a.server.storage.db;
+    aDown.mockRestore();
+    await db.updateTable('servers').set({ lease_until: '2000-01-01T00:00:00.000Z' }).where('server_id', '=', 'server-b').execute();
+    const back = Date.now();
+    await a.server.registry.tick();
+    // B is not declared dead at once: its agent keeps its session
+    expect(await getAgent(db, agent.host_id)).toMatchObject({ connection_state: 'Active', server_id: 'server-b' });
+    expect(a.log.records().some((r) => r['msg'] === 'lease renewed after a gap: other servers get one lease to renew theirs before any counts as dead')).toBe(true);
+    // B stays out of reach (it is dead after all): swept once the lease of grace has passed
+    await waitFor(async () => {
+      await a.server.registry.tick();
+      return (await getAgent(db, agent.host_id))?.connection_state === 'Disconnected';
+    }, 15_000);
+    expect(Date.now() - back).toBeGreaterThanOrEqual(leaseMs - 50);
+    expect(await getAgent(db, agent.host_id)).toMatchObject({ server_id: null, last_disconnect_reason: '1006 server server-b lease expired' });
+    bDown.mockRestore();
   });
 });
 
