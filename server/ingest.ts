@@ -17,6 +17,7 @@ import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from './db/storage.js';
 import { isDiskFullCode } from '../common/errors.js';
+import { DatabaseOutage } from './db/outage.js';
 
 export interface IngestOptions {
   /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
@@ -31,6 +32,8 @@ export interface IngestOptions {
   flushMs?: number;
   /** Counters for /metrics (entries stored, ack lag, gaps). */
   metrics?: ServerMetrics;
+  /** Where a database out of reach is told (default: one of this Ingest's own). */
+  outage?: DatabaseOutage;
 }
 
 /** Shared by all sessions of one server: the bounded queue and the storage. */
@@ -39,6 +42,7 @@ export class Ingest {
   queuedEntries = 0;
   readonly flushEntries: number;
   readonly flushMs: number;
+  readonly outage: DatabaseOutage;
 
   constructor(
     readonly storage: Storage,
@@ -47,6 +51,7 @@ export class Ingest {
   ) {
     this.flushEntries = options.flushEntries ?? LIMITS.ack_flush_entries;
     this.flushMs = options.flushMs ?? LIMITS.ack_flush_ms;
+    this.outage = options.outage ?? new DatabaseOutage({ logger });
   }
 
   /**
@@ -256,6 +261,7 @@ export class SessionIngest {
         const { accepted_seq, previous_accepted_seq, inserted } = await committed;
         const ack: LogsPushResult = { up_to_seq: accepted_seq, received_at };
         for (const p of group) p.resolve(ack);
+        this.ingest.outage.succeeded();
         const m = this.ingest.options.metrics;
         if (m !== undefined) {
           const now = performance.now();
@@ -288,6 +294,10 @@ export class SessionIngest {
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'the ingest writer stopped before confirming the commit; resend the batch (entries it did store are acknowledged, not stored twice)' });
           this.ingest.options.metrics?.ingestFailures.labels('writer_stopped').inc();
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest writer thread stopped; commit unconfirmed (-32007), a new writer thread takes over');
+        } else if (this.ingest.outage.failed('ingest', error)) {
+          // logged by the outage, once (not once per push of every agent)
+          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed: the server cannot reach its database; nothing of the batch was stored' });
+          this.ingest.options.metrics?.ingestFailures.labels('db_unreachable').inc();
         } else {
           const full = isDiskFullCode((error as { code?: unknown } | null)?.code);
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: full ? "commit failed: the server's disk is full; nothing of the batch was stored" : 'commit failed; nothing of the batch was stored' });

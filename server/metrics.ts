@@ -31,6 +31,8 @@ export class ServerMetrics {
   readonly disconnects: Counter<'code'>;
   readonly ingestQueueDepth: Gauge;
   readonly ingestFailures: Counter<'reason'>;
+  /** 1 while the database answers, 0 from the first failure to reach it to the next success (server/db/outage.ts). */
+  readonly databaseUp: Gauge;
   readonly gaps: Counter<'kind'>;
   readonly gapEntries: Counter<'kind'>;
   readonly retentionPurged: Counter<'table' | 'reason'>;
@@ -46,7 +48,7 @@ export class ServerMetrics {
   readonly pushIn: Counter.Internal;
   readonly pushOut: Counter.Internal;
 
-  constructor(sources: { activeSessions: () => number; queueDepth: () => number }, options: { defaultMetrics?: boolean } = {}) {
+  constructor(sources: { activeSessions: () => number; queueDepth: () => number; databaseUp?: () => boolean }, options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaultMetrics) {
       collectDefaultMetrics({ register: this.registry, prefix: 'cortex_process_' });
@@ -91,9 +93,17 @@ export class ServerMetrics {
         this.set(sources.queueDepth());
       },
     });
+    this.databaseUp = new Gauge({
+      name: 'cortex_database_up',
+      help: 'Whether the database answers: 0 from the first operation that could not reach it to the next that succeeded',
+      registers,
+      collect() {
+        this.set(sources.databaseUp === undefined || sources.databaseUp() ? 1 : 0);
+      },
+    });
     this.ingestFailures = new Counter({
       name: 'cortex_ingest_commit_failures_total',
-      help: 'logs.push commits that failed (answered -32007, nothing stored, the agent resends), by reason: disk_full, writer_stopped, error',
+      help: 'logs.push commits that failed (answered -32007, nothing stored, the agent resends), by reason: disk_full, db_unreachable, writer_stopped, error',
       labelNames: ['reason'],
       registers,
     });

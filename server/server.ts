@@ -11,6 +11,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
 import { migrateToLatest } from './db/migrations/index.js';
 import { openStorage, redactDbUrl } from './db/open.js';
+import { DatabaseOutage } from './db/outage.js';
 import type { Storage } from './db/storage.js';
 import { ClusterRegistry, defaultServerId } from './cluster/registry.js';
 import { ProbeForwarder } from './cluster/probe-forward.js';
@@ -106,8 +107,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // PostgreSQL: the day partitions of logs exist ahead before the first commit.
   await storage.maintainPartitions?.(new Date(), null);
   const dbDisplay = redactDbUrl(settings.db);
+  // One account of the database being out of reach for every part of this server (logs, /metrics).
+  const outage = new DatabaseOutage({ logger });
 
   const ingest = new Ingest(storage, logger, {
+    outage,
     maxBatchEntries: settings.max_batch_entries,
     queueCapacityEntries: options.ingestQueueEntries ?? settings.ingest_queue_batches * LIMITS.logs_push_max_entries,
     agentRatePerSec: settings.agent_rate_entries_per_s,
@@ -115,24 +119,28 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
   });
   // The server id needs the port: the registry learns it when it joins the cluster (after listen).
-  const registry = new ClusterRegistry<Connection>(storage, { logger, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
+  const registry = new ClusterRegistry<Connection>(storage, { logger, outage, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
   const { connections, sessions } = registry;
   const metrics = new ServerMetrics(
-    { activeSessions: () => sessions.size, queueDepth: () => ingest.queuedEntries },
+    { activeSessions: () => sessions.size, queueDepth: () => ingest.queuedEntries, databaseUp: () => !outage.down },
     { defaultMetrics: options.processMetrics ?? true },
   );
   ingest.options.metrics = metrics;
   registerFleetMetrics(metrics.registry, storage.db, {
     silentAfterSecs: settings.silent_after_secs,
-    onError: (error) => logger.warn({ err: String(error) }, 'fleet metrics: reading the agents table failed'),
+    onError: (error) => {
+      if (!outage.failed('fleet metrics', error)) logger.warn({ err: String(error) }, 'fleet metrics: reading the agents table failed');
+    },
   });
   const control = new ControlPlane(sessions, storage, settings, logger, metrics, {
+    outage,
     ...(options.controlPollMs !== undefined ? { pollMs: options.controlPollMs } : {}),
     ...(options.rotationCloseGraceMs !== undefined ? { rotationCloseGraceMs: options.rotationCloseGraceMs } : {}),
   });
   const probeGraceMs = options.probeGraceMs ?? PROBE_GRACE_MS;
   const probes = new ProbeRouter(sessions, storage, metrics, logger, probeGraceMs);
   const retention = new Retention(storage, logger, metrics, {
+    outage,
     retentionDays: settings.retention_days,
     maxDbBytes: settings.max_db_bytes,
     ...(options.retentionIntervalMs !== undefined ? { intervalMs: options.retentionIntervalMs } : {}),
@@ -147,6 +155,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     storage,
     ingest,
     logger,
+    outage,
     serverVersion: SERVER_VERSION,
     get serverId() {
       return registry.serverId;
@@ -167,6 +176,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       settings,
       storage,
       logger,
+      outage,
       metrics,
       isTrustedProxy,
       counts: () => ({ connections: connections.size, sessions: sessions.size }),
@@ -199,7 +209,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   }
   registry.onReleased = () => void control.poll();
   gate.joined = true;
-  const forwarder = new ProbeForwarder(storage, registry, probes, logger, probeGraceMs);
+  const forwarder = new ProbeForwarder(storage, registry, probes, logger, probeGraceMs, outage);
   probes.forwarder = forwarder;
 
   await control.start();

@@ -13,6 +13,7 @@
 // connection was down), both sides poll the table every pollMs.
 import { randomUUID } from 'node:crypto';
 import { errorFromWire, ProbeTimeoutError, type ProbeOutput, type RpcErrorObject } from '@cortex/agent-protocol';
+import { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import { ProbeFailure, type ProbeRouter } from '../control/probes.js';
@@ -37,6 +38,7 @@ export class ProbeForwarder {
     private readonly router: ProbeRouter,
     private readonly logger: Logger,
     private readonly graceMs: number,
+    private readonly outage = new DatabaseOutage({ logger }),
     private readonly pollMs = storage.notifyBus === undefined ? 250 : 1000,
   ) {}
 
@@ -77,9 +79,12 @@ export class ProbeForwarder {
         .where('target_server', '=', this.registry.serverId)
         .where('state', '=', 'pending')
         .execute();
+      this.outage.succeeded();
       for (const r of rows) void this.take(r.request_id);
     })()
-      .catch((error: unknown) => this.logger.warn({ err: String(error) }, 'forwarded probes: database read failed; retrying'))
+      .catch((error: unknown) => {
+        if (!this.outage.failed('forwarded probes', error)) this.logger.warn({ err: String(error) }, 'forwarded probes: database read failed; retrying');
+      })
       .finally(() => (this.scanning = undefined));
   }
 

@@ -9,6 +9,7 @@
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import { releaseSessionsOf } from '../db/agents.repository.js';
+import { DatabaseOutage } from '../db/outage.js';
 import type { Database } from '../db/schema.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
@@ -27,6 +28,8 @@ export interface RegistryOptions {
   serverId?: string;
   leaseMs?: number;
   logger: Logger;
+  /** Where a database out of reach is told (default: one of the registry's own). */
+  outage?: DatabaseOutage;
 }
 
 export function defaultServerId(port: number): string {
@@ -44,6 +47,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   /** No other server is swept before this time (ms): see renewAndSweep. */
   private sweepNotBefore = 0;
   private readonly log: Logger;
+  private readonly outage: DatabaseOutage;
   /** Called after dead servers' sessions were released (the control watcher re-reads). */
   onReleased: (() => void) | undefined;
 
@@ -55,6 +59,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     this.id = options.serverId;
     this.leaseMs = Math.max(1000, options.leaseMs ?? DEFAULT_LEASE_MS);
     this.log = options.logger;
+    this.outage = options.outage ?? new DatabaseOutage({ logger: options.logger });
   }
 
   /** This server's id among the servers on one database (agents.server_id of its sessions). */
@@ -107,7 +112,9 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   tick(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     this.ticking ??= this.renewAndSweep()
-      .catch((error: unknown) => this.log.warn({ err: String(error) }, 'lease renewal failed; retrying'))
+      .catch((error: unknown) => {
+        if (!this.outage.failed('lease renewal', error)) this.log.warn({ err: String(error) }, 'lease renewal failed; retrying');
+      })
       .finally(() => (this.ticking = undefined));
     return this.ticking;
   }
@@ -129,6 +136,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     // lease from now to renew before it counts as dead; otherwise the server that reconnects
     // first would drop every session of the others and their agents would all reconnect at
     // once (DECISIONS G10).
+    this.outage.succeeded();
     const done = Date.now();
     const gap = done - this.renewedAt;
     this.renewedAt = done;

@@ -7,6 +7,7 @@
 // each serve their own sessions.
 import { LIMITS, type AgentConfig } from '@cortex/agent-protocol';
 import { currentControlRev, listControlChangesSince, listControlStateOf, revoke, type ControlState } from '../db/agents.repository.js';
+import { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -18,6 +19,8 @@ export interface ControlOptions {
   pollMs?: number;
   /** How long a connected agent has to reconnect for a rotation before close 1012 (ms). */
   rotationCloseGraceMs?: number;
+  /** Where a database out of reach is told (default: one of the watcher's own). */
+  outage?: DatabaseOutage;
 }
 
 export class ControlPlane {
@@ -29,6 +32,7 @@ export class ControlPlane {
   /** Hosts named by a notification since the last pass (re-read whatever their rev). */
   private readonly notified = new Set<string>();
   private readonly pollMs: number;
+  private readonly outage: DatabaseOutage;
   private readonly rotationCloseGraceMs: number;
   /** Decommission drains in progress, by host. */
   private readonly drains = new Map<string, { conn: Connection; timer: ReturnType<typeof setTimeout> }>();
@@ -42,6 +46,7 @@ export class ControlPlane {
     options: ControlOptions = {},
   ) {
     this.pollMs = options.pollMs ?? 300;
+    this.outage = options.outage ?? new DatabaseOutage({ logger });
     this.rotationCloseGraceMs = options.rotationCloseGraceMs ?? LIMITS.rotation_close_grace_ms;
   }
 
@@ -75,7 +80,10 @@ export class ControlPlane {
       return this.running;
     }
     this.running = this.pollOnce()
-      .catch((error: unknown) => this.logger.warn({ err: String(error) }, 'control watcher: database read failed; retrying'))
+      .then(() => this.outage.succeeded())
+      .catch((error: unknown) => {
+        if (!this.outage.failed('control watcher', error)) this.logger.warn({ err: String(error) }, 'control watcher: database read failed; retrying');
+      })
       .finally(() => {
         this.running = undefined;
         if (this.again) {

@@ -9,6 +9,7 @@
 // index: one writer appends the rows in commit order, so rowid order is receive order), and
 // deletes a prefix of it (see deleteBatch).
 import { sql } from 'kysely';
+import type { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -23,6 +24,8 @@ export interface RetentionOptions {
   batchRows?: number;
   /** Pause between batches (default 10 ms). */
   pauseMs?: number;
+  /** Where a database out of reach is told (a pass failing for it logs nothing of its own). */
+  outage?: DatabaseOutage;
 }
 
 export interface PurgeResult {
@@ -87,7 +90,7 @@ export class Retention {
   run(now = new Date()): Promise<PurgeResult> {
     this.running ??= this.exclusivePass(now)
       .catch((error: unknown) => {
-        this.logger.error({ err: String(error) }, 'retention pass failed; retrying at the next interval');
+        if (!this.options.outage?.failed('retention', error)) this.logger.error({ err: String(error) }, 'retention pass failed; retrying at the next interval');
         return { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
       })
       .finally(() => (this.running = undefined));

@@ -77,6 +77,13 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   // An idle client's error (the server restarted) must not take the process down; the
   // pool drops that client and the next query opens a new one.
   pool.on('error', () => undefined);
+  // Nor a checked-out one's: pg emits 'error' on a client whose connection ends unexpectedly
+  // (a TCP reset, PostgreSQL killed, the network cut) even while a query of it is running,
+  // which gets the same error; the pool listens only while the client is idle, and kysely
+  // not at all, so a connection lost mid-query was an uncaught exception that ended the
+  // server (DECISIONS G11). The query's caller handles the failure; the pool drops the
+  // client when it comes back (it is no longer queryable).
+  pool.on('connect', (client) => client.on('error', () => undefined));
 
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day));

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { LIMITS } from '@cortex/agent-protocol';
 import { handleAdmin, type AdminDeps } from '../admin.js';
 import { handleConsole } from '../console.js';
+import type { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -25,6 +26,8 @@ export interface RoutesContext {
   readonly storage: Storage;
   readonly logger: Logger;
   readonly metrics: ServerMetrics;
+  /** The database out of reach: a request that failed for it is answered 503, not logged each time. */
+  readonly outage: DatabaseOutage;
   isTrustedProxy(address: string): boolean;
   /** Open sockets and authenticated sessions (for /healthz). */
   counts(): { connections: number; sessions: number };
@@ -37,6 +40,13 @@ export interface RoutesContext {
 export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
     void route(c, req, res).catch((error: unknown) => {
+      if (c.outage.failed('admin API', error)) {
+        if (!res.headersSent) {
+          res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '5' });
+          res.end(JSON.stringify({ error: 'the server cannot reach its database; try again shortly (the server log says why)' }));
+        }
+        return;
+      }
       c.logger.error({ err: String(error), path: (req.url ?? '').split('?')[0] }, 'HTTP handler failed');
       if (!res.headersSent) res.writeHead(500).end();
     });

@@ -125,9 +125,9 @@ export class Connection {
       },
       'agent.heartbeat': (params) => {
         this.lastHeartbeat = { queue_depth: params.queue_depth, buffer_bytes: params.buffer_bytes, at: new Date().toISOString() };
-        void this.ctx.rows.run((db) => touchLastSeen(db, this.host_id as string)).catch((error: unknown) =>
-          this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'heartbeat: last_seen update failed'),
-        );
+        void this.ctx.rows.run((db) => touchLastSeen(db, this.host_id as string)).catch((error: unknown) => {
+          if (!this.ctx.outage.failed('heartbeat', error)) this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'heartbeat: last_seen update failed');
+        });
       },
     });
 
@@ -268,8 +268,9 @@ export class Connection {
       return result;
     } catch (error) {
       if (error instanceof RpcError) throw error;
-      this.ctx.logger.error({ address: this.address, err: String(error) }, 'hello failed with an internal error');
-      this.afterHelloAnswer = () => this.closeWith(1011, 'internal error');
+      const unreachable = this.ctx.outage.failed('hello', error);
+      if (!unreachable) this.ctx.logger.error({ address: this.address, err: String(error) }, 'hello failed with an internal error');
+      this.afterHelloAnswer = () => this.closeWith(1011, unreachable ? 'server database unavailable' : 'internal error');
       throw new RpcError(-32603, 'InternalError');
     }
   }
@@ -344,7 +345,7 @@ export class Connection {
     try {
       await this.ctx.rows.run((db) => markDisconnected(db, this.host_id as string, this.session_id as string, text));
     } catch (error) {
-      this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'could not record the disconnect');
+      if (!this.ctx.outage.failed('disconnect', error)) this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'could not record the disconnect');
     }
     this.ctx.logger.info({ host_id: this.host_id, session_id: this.session_id, reason: text }, 'agent disconnected');
   }

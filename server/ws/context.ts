@@ -2,6 +2,7 @@
 // imports nothing of ./connection.ts (no import circle): the server passes
 // ServerContext<Connection>.
 import type { IncomingMessage } from 'node:http';
+import type { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Ingest } from '../ingest.js';
 import type { Logger } from '../log.js';
@@ -15,6 +16,8 @@ export interface ServerContext<C extends HeldSession = HeldSession> {
   readonly storage: Storage;
   readonly ingest: Ingest;
   readonly logger: Logger;
+  /** The database out of reach: told here, logged once (not per hello, heartbeat or close). */
+  readonly outage: DatabaseOutage;
   readonly serverVersion: string;
   /** This server's id among the servers on one database (stored as agents.server_id). */
   readonly serverId: string;

@@ -184,8 +184,9 @@ describe('one database, two servers', () => {
     const leaseMs = 3000;
     const [a, b] = await pair({}, { leaseMs });
     const agent = await connectAgent(b);
-    const outage = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
-    // The database is out of reach for both servers: no lease can be written.
+    // Neither server can write its lease (as when the database is out of reach; an error of
+    // its own here, so that each failed renewal is logged as one).
+    const outage = () => new Error('simulated: the servers table cannot be written');
     const aDown = vi.spyOn(a.server.storage.db, 'updateTable').mockImplementation(() => {
       throw outage();
     });

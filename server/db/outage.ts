@@ -1,0 +1,99 @@
+// The database out of reach (PostgreSQL stopped or restarting, the network to it cut, a
+// pooled connection killed): every part of the server that uses it fails at its own pace —
+// the control watcher every 300 ms, each agent's pushes every second, the lease every 5 s,
+// the console's requests — and each used to log every failure: with a thousand agents a
+// thousand error lines a second, the cause buried among them (DECISIONS G11).
+//
+// One DatabaseOutage per server process turns that into: one error line when it starts
+// (the cause, what the server does meanwhile, what to check), one summary a minute while it
+// lasts (how long, how many operations failed, by kind), one line when an operation succeeds
+// again (how long it lasted); `cortex_database_up` is 0 meanwhile. Failures of a statement of
+// its own (a constraint, a bug) are not an outage: their callers log them as before.
+import { isUnreachableCode } from '../../common/errors.js';
+import type { Logger } from '../log.js';
+
+/** PostgreSQL SQLSTATEs that say the server cannot take work now (not what a statement did). */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+
+/**
+ * Whether `error` says the database could not be reached or used at all: a refused or
+ * broken connection, PostgreSQL shutting down or starting up, its connection class (08…),
+ * no connection slot left, a pool that could not connect in time.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null | undefined;
+  const code = e?.code;
+  if (isUnreachableCode(code)) return true;
+  if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code))) return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
+}
+
+export interface OutageOptions {
+  logger: Logger;
+  /** Milliseconds between two "still out of reach" lines (default 60,000). */
+  summaryEveryMs?: number;
+  now?: () => number;
+}
+
+export class DatabaseOutage {
+  private since: number | null = null;
+  private lastLine = 0;
+  private readonly failedOps = new Map<string, number>();
+  private readonly summaryEveryMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly o: OutageOptions) {
+    this.summaryEveryMs = o.summaryEveryMs ?? 60_000;
+    this.now = o.now ?? Date.now;
+  }
+
+  /** The database is out of reach (from the first such failure to the next success). */
+  get down(): boolean {
+    return this.since !== null;
+  }
+
+  /**
+   * Reports a failed database operation (`what`: which part of the server, e.g. "ingest").
+   * Returns true when the failure was the database out of reach: it is logged here, rate
+   * limited, and the caller logs nothing of it. False: a failure of the operation itself,
+   * for the caller to report as it did.
+   */
+  failed(what: string, error: unknown): boolean {
+    if (!isDatabaseUnreachable(error)) return false;
+    const now = this.now();
+    this.failedOps.set(what, (this.failedOps.get(what) ?? 0) + 1);
+    const err = describe(error);
+    if (this.since === null) {
+      this.since = now;
+      this.lastLine = now;
+      this.o.logger.error(
+        { err, failed: what },
+        'database out of reach: pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check that the database runs and that this host reaches it (--db)',
+      );
+    } else if (now - this.lastLine >= this.summaryEveryMs) {
+      this.lastLine = now;
+      this.o.logger.error({ err, down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, 'database still out of reach');
+    }
+    return true;
+  }
+
+  /** A database operation succeeded: ends an outage, with one line saying how long it lasted. */
+  succeeded(): void {
+    if (this.since === null) return;
+    const downMs = this.now() - this.since;
+    this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, 'database reachable again');
+    this.since = null;
+    this.failedOps.clear();
+  }
+
+  private counts(): Record<string, number> {
+    return Object.fromEntries(this.failedOps);
+  }
+}
+
+function describe(error: unknown): string {
+  const e = error as { code?: unknown; message?: unknown } | null | undefined;
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  return typeof e?.code === 'string' && !message.includes(e.code) ? `${e.code}: ${message}` : message;
+}

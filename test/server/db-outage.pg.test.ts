@@ -1,0 +1,132 @@
+// PostgreSQL out of reach under a running server (DECISIONS G11): the server talks to the
+// database through a TCP relay this test cuts (every open connection dropped, new ones
+// refused) and restores, as when PostgreSQL is stopped or restarted or the network to it
+// fails. Nothing is stored while it is out, every push is answered -32007 with the reason,
+// a hello gets -32603 and close 1011 saying why, the admin API 503; the log holds one line
+// for the outage instead of one per failed operation, /metrics says it; once the database
+// is back the resent entries are stored exactly once.
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TestClient, countRows, enroll, helloParams, logEntries, startTestServer, waitFor, type TestServer } from './wire.js';
+import { httpBase, metricValue } from './control-helpers.js';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { PG_TEST_URL, newTestDb } from '../support/dialects.js';
+
+/** A TCP relay to PostgreSQL that can be cut (connections dropped, the port closed) and restored. */
+class Relay {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async open(): Promise<void> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** Queries `select pg_sleep(10)` running on PostgreSQL now (seen directly, not through the relay). */
+async function sleepingQueries(): Promise<number> {
+  const client = new pg.Client({ connectionString: PG_TEST_URL });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where query = 'select pg_sleep(10)' and state = 'active'");
+    return r.rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+let t: TestServer | undefined;
+let relay: Relay | undefined;
+let dropDb: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await relay?.open().catch(() => undefined); // the server's close needs its database
+  await t?.close();
+  await relay?.cut();
+  await dropDb?.();
+  t = relay = dropDb = undefined;
+});
+
+describe('PostgreSQL out of reach under a running server', () => {
+  it('pushes get -32007 with the reason, a hello 1011, the admin API 503; one log line, cortex_database_up 0; once it is back, every entry stored once', async () => {
+    const target = await newTestDb('postgres');
+    dropDb = target.drop;
+    const url = new URL(target.db);
+    relay = new Relay({ host: url.hostname, port: Number(url.port || 5432) });
+    await relay.open();
+    url.hostname = '127.0.0.1';
+    url.port = String(relay.port);
+    t = await startTestServer({ db: url.toString() }, { dialect: 'postgres' });
+    const a = await enroll(t);
+    const other = await t.issue('web-2');
+    expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) })).result.up_to_seq).toBe(100);
+
+    // A query running when the connection is lost fails; the server process goes on (pg
+    // emits 'error' on that client too: unhandled, it was an uncaught exception that ended
+    // the server, and vitest fails the file on one).
+    const running = sql`select pg_sleep(10)`.execute(t.server.storage.db);
+    await waitFor(async () => (await sleepingQueries()) === 1);
+    await relay.cut();
+    await expect(running).rejects.toThrow(/Connection terminated unexpectedly/);
+    for (let i = 0; i < 3; i++) {
+      const r = await a.client.request('logs.push', { seq_start: 101, entries: logEntries(101, 100) });
+      expect(r.error?.code).toBe(-32007);
+      expect(r.error?.data.reason).toBe('commit failed: the server cannot reach its database; nothing of the batch was stored');
+    }
+    // A hello cannot be checked: -32603, then close 1011 with the reason.
+    const b = await TestClient.open(t.url);
+    const hello = await b.request('agent.hello', helloParams(other.host_id, other.token));
+    expect(hello.error?.code).toBe(-32603);
+    expect(await b.closed).toEqual({ code: 1011, reason: 'server database unavailable' });
+    // The admin API says so instead of an empty 500.
+    const admin = await fetch(`${httpBase(t)}/admin/agents`);
+    expect(admin.status).toBe(503);
+    expect(admin.headers.get('retry-after')).toBe('5');
+    expect(((await admin.json()) as { error: string }).error).toMatch(/cannot reach its database/);
+    const metrics = await t.server.metrics!.text();
+    expect(metricValue(metrics, 'cortex_database_up')).toBe(0);
+    expect(metricValue(metrics, 'cortex_ingest_commit_failures_total', { reason: 'db_unreachable' })).toBe(3);
+    const msgs = () => t!.log.records().map((r) => r['msg']);
+    expect(msgs().filter((m) => typeof m === 'string' && m.startsWith('database out of reach'))).toHaveLength(1);
+    expect(msgs()).not.toContain('ingest commit failed (-32007)');
+    expect(msgs()).not.toContain('hello failed with an internal error');
+    expect(msgs()).not.toContain('HTTP handler failed');
+
+    await relay.open();
+    // The agent resends after retry_after_ms; the pool connects again.
+    await waitFor(async () => (await a.client.request('logs.push', { seq_start: 101, entries: logEntries(101, 100) })).result?.up_to_seq === 200, 15_000);
+    expect(await countRows(t, a.host_id)).toBe(200);
+    await waitFor(() => msgs().includes('database reachable again'));
+    const back = t.log.records().find((r) => r['msg'] === 'database reachable again')!;
+    expect(back['failed_operations']).toMatchObject({ ingest: expect.any(Number), hello: 1, 'admin API': 1 });
+    expect(metricValue(await t.server.metrics!.text(), 'cortex_database_up')).toBe(1);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+});

@@ -1,0 +1,83 @@
+// The account of the database out of reach (server/db/outage.ts, DECISIONS G11): which errors
+// count, and the three kinds of lines an outage gives however many operations fail.
+import { describe, expect, it } from 'vitest';
+import { DatabaseOutage, isDatabaseUnreachable } from '../../server/db/outage.js';
+import { createCapturingLogger } from '../../server/log.js';
+
+const err = (message: string, code?: string) => Object.assign(new Error(message), code === undefined ? {} : { code });
+
+describe('isDatabaseUnreachable', () => {
+  it('counts a refused, reset or timed-out connection, PostgreSQL shutting down or starting, its 08 class and a lost connection', () => {
+    for (const e of [
+      err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
+      err('read ECONNRESET', 'ECONNRESET'),
+      err('getaddrinfo ENOTFOUND db.internal', 'ENOTFOUND'),
+      err('the database system is shutting down', '57P03'),
+      err('terminating connection due to administrator command', '57P01'),
+      err('connection failure', '08006'),
+      err('sorry, too many clients already', '53300'),
+      err('Connection terminated unexpectedly'),
+      err('timeout exceeded when trying to connect'),
+    ]) {
+      expect(isDatabaseUnreachable(e), e.message).toBe(true);
+    }
+  });
+
+  it('does not count what a statement did itself', () => {
+    for (const e of [err('duplicate key value violates unique constraint', '23505'), err('disk I/O error', 'SQLITE_IOERR'), err('database or disk is full', 'SQLITE_FULL'), err('relation "logs" does not exist', '42P01'), err('boom'), null, undefined, 'a string']) {
+      expect(isDatabaseUnreachable(e)).toBe(false);
+    }
+  });
+});
+
+describe('DatabaseOutage', () => {
+  function setup() {
+    const log = createCapturingLogger();
+    let now = 1_000_000;
+    const outage = new DatabaseOutage({ logger: log.logger, now: () => now, summaryEveryMs: 60_000 });
+    return { log, outage, advance: (ms: number) => (now += ms), msgs: () => log.records().map((r) => r['msg'] as string) };
+  }
+  const refused = err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED');
+
+  it('one line when it starts, one a minute while it lasts, one when it ends, whatever the number of failures', () => {
+    const { log, outage, advance, msgs } = setup();
+    expect(outage.down).toBe(false);
+    outage.succeeded(); // nothing to end
+    expect(log.lines).toHaveLength(0);
+    for (let i = 0; i < 500; i++) {
+      expect(outage.failed(i % 2 === 0 ? 'ingest' : 'control watcher', refused)).toBe(true);
+      advance(100);
+    }
+    expect(outage.down).toBe(true);
+    // 50 s: the first line only
+    expect(msgs()).toEqual([expect.stringMatching(/^database out of reach: .*check that the database runs/)]);
+    expect(log.records()[0]).toMatchObject({ level: 'error', err: 'connect ECONNREFUSED 127.0.0.1:5432', failed: 'ingest' });
+    for (let i = 0; i < 200; i++) {
+      outage.failed('ingest', refused);
+      advance(100);
+    }
+    // 70 s: and one summary
+    expect(msgs()).toHaveLength(2);
+    expect(log.records()[1]).toMatchObject({ msg: 'database still out of reach', down_secs: 60, failed_operations: { ingest: 351, 'control watcher': 250 } });
+    advance(5_000);
+    outage.succeeded();
+    outage.succeeded();
+    expect(outage.down).toBe(false);
+    expect(msgs()).toHaveLength(3);
+    expect(log.records()[2]).toMatchObject({ level: 'info', msg: 'database reachable again', down_secs: 75, failed_operations: { ingest: 450, 'control watcher': 250 } });
+    // a new outage starts over
+    outage.failed('lease renewal', refused);
+    outage.succeeded();
+    expect(log.records().slice(3).map((r) => [r['msg'], r['failed_operations']])).toEqual([
+      [expect.stringMatching(/^database out of reach/), undefined],
+      ['database reachable again', { 'lease renewal': 1 }],
+    ]);
+  });
+
+  it('leaves other failures to their caller: not logged, not an outage', () => {
+    const { log, outage } = setup();
+    expect(outage.failed('ingest', err('duplicate key', '23505'))).toBe(false);
+    expect(outage.down).toBe(false);
+    expect(log.lines).toHaveLength(0);
+  });
+});
