@@ -297,7 +297,14 @@ export class Session {
         this.machine.fire('auth_fatal');
         return;
       }
-      const what = err instanceof RpcError ? `hello rejected (${err.code} ${err.message})` : `hello failed: ${(err as Error).message}`;
+      // -32603: the server failed to decide (the reference server answers it when its database
+      // is out of reach); the agent retries with backoff, and the server's log says why.
+      const what =
+        err instanceof RpcError
+          ? err.code === ErrorCode.InternalError
+            ? `hello failed on the server: ${err.message}; retrying (the server's log says why: its database out of reach, for one)`
+            : `hello rejected: ${err.message}`
+          : `hello failed: ${(err as Error).message}`;
       const msg = this.deps.setError(this.scrub(what));
       this.log.warn({ code: err instanceof RpcError ? err.code : (err as PeerError).code }, msg);
       this.endConnection(conn, 1000);

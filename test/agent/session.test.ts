@@ -123,6 +123,17 @@ describe('session', () => {
     expect(existsSync(join(dir, 'token'))).toBe(false);
   });
 
+  it('-32603 at hello (the server could not decide: its database out of reach) is retried, and the error says so once, not the code twice', async () => {
+    server.scriptNextHello(() => {
+      throw rpcError(ErrorCode.InternalError, 'InternalError');
+    });
+    const a = sessionFor();
+    a.session.start();
+    await a.reach('Active');
+    expect(a.r.errors).toEqual(["hello failed on the server: InternalError (-32603); retrying (the server's log says why: its database out of reach, for one)"]);
+    expect(a.r.transitions.map((t) => t.to)).toContain('Reconnecting');
+  });
+
   it('a lost connection goes Reconnecting, schedules the backoff and comes back Active', async () => {
     const { session, r, events, reach } = sessionFor();
     session.start();
