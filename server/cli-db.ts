@@ -55,6 +55,21 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   return undefined;
 }
 
+/**
+ * A SQLite file that is not a database of ours (another kind of file, or damaged), as the
+ * user's error (E_DB_OPEN); undefined for anything else. `serve` printed it as E_INTERNAL
+ * "this is a bug".
+ */
+export function sqliteNotADbError(error: unknown, path: string): UsageError | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = e?.code ?? e?.cause?.code;
+  if (code !== 'SQLITE_NOTADB' && code !== 'SQLITE_CORRUPT') return undefined;
+  return new UsageError(`${path} is not a cortex database (${code}: another kind of file, or a damaged one); give --db with the database file that serve uses`, {
+    code: 'E_DB_OPEN',
+    hint: 'a damaged database: restore the latest `cortex-server backup` copy (docs/operations.md), or move the file aside to start with an empty one',
+  });
+}
+
 export function poolArg(value: string | undefined): number {
   if (value === undefined) return DEFAULT_DB_POOL;
   if (!/^\d+$/.test(value) || Number(value) < 2 || Number(value) > 1000) {

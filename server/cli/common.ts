@@ -91,7 +91,7 @@ export interface OpenDbOptions {
  */
 export async function openDb(db: string | undefined, options: OpenDbOptions = {}): Promise<Storage> {
   // --db, else $CORTEX_DB, else the default file; a postgres:// URL goes to PostgreSQL.
-  const { checkDbArg, dbArg, openDbForCli } = await import('../cli-db.js');
+  const { checkDbArg, dbArg, openDbForCli, sqliteNotADbError } = await import('../cli-db.js');
   const given = db ?? (process.env['CORTEX_DB'] !== undefined && process.env['CORTEX_DB'] !== '' ? process.env['CORTEX_DB'] : undefined);
   const value = checkDbArg(dbArg(given));
   const { parseDbTarget } = await import('../db/open.js');
@@ -104,17 +104,14 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
   try {
     storage = openSqliteStorage({ path, mustExist: !create });
   } catch (error) {
-    throw new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
+    throw sqliteNotADbError(error, path) ?? new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
   }
   try {
     await migrateToLatest(storage);
   } catch (error) {
     await storage.close();
     if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
-    const e = error as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-    const code = e.code ?? e.cause?.code;
-    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') throw new UsageError(`${path} is not a cortex database (${code}); give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
-    throw error;
+    throw sqliteNotADbError(error, path) ?? error;
   }
   if (!exists) err(`${PROG}: created a new database at ${path}`);
   return storage;

@@ -1,7 +1,7 @@
 // Start-up refusals of `serve` that are the user's to fix (exit 2, nothing changed).
 import { DbTargetError } from '../db/open.js';
 import { SchemaTooNewError } from '../db/migrations/index.js';
-import { postgresOpenError } from '../cli-db.js';
+import { postgresOpenError, sqliteNotADbError } from '../cli-db.js';
 import { UsageError } from '../settings.js';
 import { SettingsConflictError } from './settings-agreement.js';
 
@@ -9,5 +9,5 @@ export function serveStartError(error: unknown, db: string): unknown {
   if (error instanceof SchemaTooNewError || error instanceof SettingsConflictError || error instanceof DbTargetError) {
     return new UsageError(error.message);
   }
-  return postgresOpenError(error, db) ?? error;
+  return postgresOpenError(error, db) ?? (/^postgres(ql)?:\/\//i.test(db) ? undefined : sqliteNotADbError(error, db)) ?? error;
 }

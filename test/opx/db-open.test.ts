@@ -63,6 +63,14 @@ describe('admin commands never create a database', () => {
     expect(notDb.code).toBe(2);
     expect(notDb.stderr).toContain(text);
     expect(notDb.stderr).toContain('not a');
+    // serve too (it printed E_INTERNAL "this is a bug"), and a file with SQLite's header but damaged pages
+    const damaged = join(dir, 'damaged.db');
+    writeFileSync(damaged, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(40_000, 0x5a)]));
+    for (const f of [text, damaged]) {
+      const s = server(['serve', '--db', f, '--listen', '127.0.0.1:0']);
+      expect(s.code, f).toBe(2);
+      expect(s.stderr, f).toMatch(/error\[E_DB_OPEN\]: .* is not a cortex database \(SQLITE_(NOTADB|CORRUPT): another kind of file, or a damaged one\).*restore the latest `cortex-server backup` copy/);
+    }
 
     const file = join(dir, 'file');
     writeFileSync(file, '');
