@@ -23,7 +23,7 @@ import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.js';
 import { checkServerUrl } from './socket.js';
-import { normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
+import { StateDirError, normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
 import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
@@ -260,7 +260,15 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   }
   if (sourcePollMs === 0) throw new UsageError('--source-poll-ms must be at least 1');
   if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`, { code: 'E_FILE_ACCESS' });
-  const settings = await readAgentSettings(stateDir);
+  let settings: Awaited<ReturnType<typeof readAgentSettings>>;
+  try {
+    settings = await readAgentSettings(stateDir);
+  } catch (err) {
+    // a damaged agent.json is the operator's to mend, not a bug (it printed E_INTERNAL)
+    if (!(err instanceof StateDirError && err.code === 'EMALFORMED')) throw err;
+    diag(formatCliError('E_AGENT_START', err.message, 'mend the file, or enroll again ("cortex-agent enroll" writes it)'));
+    return 1;
+  }
   if (settings === null) {
     diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no agent.json`, 'run "cortex-agent enroll" first'));
     return 1;

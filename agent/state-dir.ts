@@ -168,8 +168,8 @@ export async function readAgentSettings(dir: string): Promise<AgentSettings | nu
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
-    throw new StateDirError(`${path} is not valid JSON`, 'EMALFORMED');
+  } catch (err) {
+    throw new StateDirError(`${path} is not valid JSON (${(err as Error).message})`, 'EMALFORMED');
   }
   const problem = checkAgentSettings(value);
   if (problem !== null) throw new StateDirError(`${path}: ${problem}`, 'EMALFORMED');

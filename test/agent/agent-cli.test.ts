@@ -170,6 +170,23 @@ describe('cortex-agent run and status', () => {
     expect((await runCli(['status', '--state-dir', dir])).stdout).not.toMatch(/^note:/m);
   });
 
+  it('run on a damaged agent.json exits 1 naming the file, what is wrong and what to do (was E_INTERNAL "a bug")', async () => {
+    const server = await FakeServer.start();
+    const { dir } = await enrolled(server);
+    for (const [text, problem] of [
+      ['{"server_url": ', /is not valid JSON \(.+\)/],
+      ['{"server_url": 5}', /agent\.json: server_url must be a string/],
+    ] as const) {
+      writeFileSync(join(dir, 'agent.json'), text);
+      const r = await runCli(['run', '--state-dir', dir]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`error[E_AGENT_START]: ${join(dir, 'agent.json')}`);
+      expect(r.stderr).toMatch(problem);
+      expect(r.stderr).toContain('mend the file, or enroll again ("cortex-agent enroll" writes it)');
+    }
+    await server.close();
+  });
+
   it('run exits 1 with a clear message on a fatal auth error', async () => {
     const server = await FakeServer.start();
     const { dir } = await enrolled(server);
