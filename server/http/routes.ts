@@ -42,8 +42,9 @@ export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: 
     void route(c, req, res).catch((error: unknown) => {
       if (c.outage.failed('admin API', error)) {
         if (!res.headersSent) {
-          res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '5' });
-          res.end(JSON.stringify({ error: 'the server cannot reach its database; try again shortly (the server log says why)' }));
+          // the admin API's error shape (code = the HTTP status, as for 401/403)
+          res.writeHead(503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Retry-After': '5' });
+          res.end(JSON.stringify({ error: { code: 503, message: 'the server cannot reach its database; try again shortly (the server log says why)' } }));
         }
         return;
       }
