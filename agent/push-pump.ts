@@ -82,6 +82,8 @@ export class PushPump {
   private flushDue = false;
   /** last_error set by a -32007 (the server could not store a batch): cleared by the next ack. */
   private storeError: string | null = null;
+  /** The -32007 warning last logged, and the refusals since (logged again on a new reason, or after a minute). */
+  private storeWarned: { reason: string; at: number; since: number } | null = null;
   private avgEntryBytes = 250;
   private scheduled = false;
   private flushTimer: NodeJS.Timeout | null = null;
@@ -242,6 +244,8 @@ export class PushPump {
     if (this.storeError !== null) {
       this.deps.clearErrorIf(this.storeError);
       this.storeError = null;
+      if (this.storeWarned !== null && this.storeWarned.since > 0) this.deps.log.info({ refused_since_last_line: this.storeWarned.since }, 'the server stores logs.push again');
+      this.storeWarned = null;
     }
     const buffer = this.deps.buffer;
     let upTo = res.up_to_seq;
@@ -301,7 +305,13 @@ export class PushPump {
           const reason = (err.data as { reason?: unknown } | undefined)?.reason;
           const why = typeof reason === 'string' && reason !== '' ? reason.slice(0, 300) : err.message;
           this.storeError = this.deps.setError(`the server could not store logs.push (-32007: ${why}); the entries are kept and resent`);
-          log.warn({ retry_after_ms: pause, reason: why }, 'server could not store the batch; keeping it and resending after a pause');
+          // Every push in flight is refused, again at each retry: one line per reason and minute,
+          // not four a second for as long as the server's database is out.
+          const w = this.storeWarned;
+          if (w === null || w.reason !== why || this.now() - w.at >= 60_000) {
+            log.warn({ retry_after_ms: pause, reason: why, ...(w !== null && w.since > 0 ? { refused_since_last_line: w.since } : {}) }, 'server could not store the batch; keeping it and resending after a pause');
+            this.storeWarned = { reason: why, at: this.now(), since: 0 };
+          } else w.since++;
           break;
         }
         case ErrorCode.UnknownHost:

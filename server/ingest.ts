@@ -296,7 +296,7 @@ export class SessionIngest {
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest writer thread stopped; commit unconfirmed (-32007), a new writer thread takes over');
         } else if (this.ingest.outage.failed('ingest', error)) {
           // logged by the outage, once (not once per push of every agent)
-          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed: the server cannot reach its database; nothing of the batch was stored' });
+          rpc = new BufferOverflowError({ retry_after_ms: this.ingest.outage.retryAfterMs(), reason: 'commit failed: the server cannot reach its database; nothing of the batch was stored' });
           this.ingest.options.metrics?.ingestFailures.labels('db_unreachable').inc();
         } else {
           const full = isDiskFullCode((error as { code?: unknown } | null)?.code);

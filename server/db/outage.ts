@@ -78,6 +78,15 @@ export class DatabaseOutage {
     return true;
   }
 
+  /**
+   * The retry_after_ms for a push refused by the outage: 1 s in its first 10 s (a restart is
+   * over soon), then 5 s, so that a fleet resending every batch does not keep the server busy
+   * parsing pushes it can only refuse.
+   */
+  retryAfterMs(): number {
+    return this.since !== null && this.now() - this.since >= 10_000 ? 5_000 : 1_000;
+  }
+
   /** A database operation succeeded: ends an outage, with one line saying how long it lasted. */
   succeeded(): void {
     if (this.since === null) return;

@@ -218,6 +218,39 @@ describe('push pump: errors', () => {
     expect(buffer.ackedSeq).toBe(5);
   });
 
+  it('-32007 again and again (the server database out): one warning per reason and minute, then one line when pushes are stored again', async () => {
+    buffer.append(entries(5));
+    const lines: Record<string, unknown>[] = [];
+    let now = 1_000_000;
+    const p = pumpFor({ options: { window: 1 }, now: () => now, log: createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }) });
+    p.pump.schedule();
+    const refuse = async (i: number, reason: string) => {
+      await p.sent(i + 1);
+      p.pushes[i]!.reject(new BufferOverflowError({ retry_after_ms: 0, reason } as never));
+    };
+    const out = 'commit failed: the server cannot reach its database; nothing of the batch was stored';
+    for (let i = 0; i < 10; i++) {
+      await refuse(i, out);
+      now += 1000;
+    }
+    const warned = () => lines.filter((l) => l['msg'] === 'server could not store the batch; keeping it and resending after a pause');
+    expect(warned()).toHaveLength(1);
+    now += 60_000;
+    await refuse(10, out);
+    expect(warned()).toHaveLength(2);
+    expect(warned()[1]).toMatchObject({ reason: out, refused_since_last_line: 9 });
+    const full = "commit failed: the server's disk is full; nothing of the batch was stored";
+    await refuse(11, full); // another reason: said at once
+    await refuse(12, full);
+    await refuse(13, full);
+    expect(warned()).toHaveLength(3);
+    await p.sent(15);
+    p.pushes[14]!.resolve({ up_to_seq: 5 } as LogsPushResult);
+    await new Promise((r) => setImmediate(r));
+    expect(lines.filter((l) => l['msg'] === 'the server stores logs.push again')).toEqual([expect.objectContaining({ refused_since_last_line: 2 })]);
+    expect(p.state.lastError).toBeNull();
+  });
+
   it('-32008 halves the batch size', async () => {
     buffer.append(entries(20));
     const p = pumpFor({ options: { window: 1 } });

@@ -49,6 +49,7 @@ describe('DatabaseOutage', () => {
       advance(100);
     }
     expect(outage.down).toBe(true);
+    expect(outage.retryAfterMs()).toBe(5_000); // 50 s into it (1 s in its first 10 s: below)
     // 50 s: the first line only
     expect(msgs()).toEqual([expect.stringMatching(/^database out of reach: .*check that the database runs/)]);
     expect(log.records()[0]).toMatchObject({ level: 'error', err: 'connect ECONNREFUSED 127.0.0.1:5432', failed: 'ingest' });
@@ -67,6 +68,11 @@ describe('DatabaseOutage', () => {
     expect(log.records()[2]).toMatchObject({ level: 'info', msg: 'database reachable again', down_secs: 75, failed_operations: { ingest: 450, 'control watcher': 250 } });
     // a new outage starts over
     outage.failed('lease renewal', refused);
+    expect(outage.retryAfterMs()).toBe(1_000);
+    advance(9_999);
+    expect(outage.retryAfterMs()).toBe(1_000);
+    advance(1);
+    expect(outage.retryAfterMs()).toBe(5_000);
     outage.succeeded();
     expect(log.records().slice(3).map((r) => [r['msg'], r['failed_operations']])).toEqual([
       [expect.stringMatching(/^database out of reach/), undefined],
