@@ -40,6 +40,12 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export type { Conn } from './connection.js';
 
+/** The reference server's close reason when a newer hello of the same host takes over. */
+const REPLACED_REASON = 'replaced by a newer session';
+/** This many replacements of a live session within REPLACED_WINDOW_MS: another agent holds this identity. */
+const REPLACED_LIMIT = 3;
+const REPLACED_WINDOW_MS = 10 * 60_000;
+
 export interface SessionOptions {
   /** State dir: the token lives here. */
   stateDir: string;
@@ -112,6 +118,8 @@ export class Session {
   private id: string | null = null;
   private halted = false;
   private reconnectTimer: NodeJS.Timeout | null = null;
+  /** When a live session of this agent was replaced by another hello of its host (ms). */
+  private replacedAt: number[] = [];
 
   constructor(private readonly deps: SessionDeps) {
     this.options = deps.options;
@@ -340,7 +348,11 @@ export class Session {
     const resumeAt = hooks.accepted(result.accepted_seq);
     this.id = result.session_id;
     if (!this.machine.fire('hello_accepted')) return;
-    this.deps.clearError();
+    // A shared identity stays the error until ten minutes pass without a replacement.
+    const now = Date.now();
+    const replaced = this.replacedAt.filter((t) => now - t < REPLACED_WINDOW_MS).length;
+    if (replaced >= REPLACED_LIMIT) this.deps.setError(this.cloneMessage(replaced));
+    else this.deps.clearError();
     this.log.info(
       { session_id: result.session_id, accepted_seq: result.accepted_seq, server_version: result.server_version, resume_at: resumeAt, server_url: this.servers.held },
       'connected',
@@ -350,6 +362,29 @@ export class Session {
     hooks.active(result);
   }
 
+  /**
+   * Counts a replacement of this agent's live session; returns how many there were in the
+   * last 10 minutes once that reaches REPLACED_LIMIT, else null. One replacement has innocent
+   * causes (a server that stalled past its lease), but two agents presenting the same
+   * host_id and token (a state directory copied with a cloned VM or disk image) replace each
+   * other's session at every reconnect — and the server then takes the entries of the one
+   * behind as duplicates of the other's, with the same seqs, and drops them.
+   */
+  private replacedAgain(): number | null {
+    const now = Date.now();
+    this.replacedAt = this.replacedAt.filter((t) => now - t < REPLACED_WINDOW_MS);
+    this.replacedAt.push(now);
+    return this.replacedAt.length >= REPLACED_LIMIT ? this.replacedAt.length : null;
+  }
+
+  private cloneMessage(times: number): string {
+    return (
+      `another agent is using this host's identity (host_id ${this.options.hostId}): its hellos replaced this agent's session ${times} times in 10 minutes. ` +
+      'A copied state directory (a cloned VM or disk image)? The two agents number their entries alike, and the server drops one agent\'s entries as duplicates of the other\'s. ' +
+      'Give each host its own enrollment: on the server `cortex-server agent issue --host NAME`, then on the copy `cortex-agent enroll` into an empty state directory'
+    );
+  }
+
   private onClosed(conn: Conn, code: number, reason: string): void {
     if (conn !== this.conn) return;
     this.conn = null;
@@ -357,8 +392,13 @@ export class Session {
     if (this.halted) return;
     const state = this.machine.state;
     if (state === 'Active') {
-      this.deps.setError(`connection closed (${code}${reason ? ` ${reason}` : ''})`);
-      this.log.warn({ code, reason, server_url: this.servers.held }, 'connection lost');
+      const clone = code === 1000 && reason === REPLACED_REASON ? this.replacedAgain() : null;
+      if (clone !== null) {
+        this.log.error({ code, reason, server_url: this.servers.held, replaced: clone }, this.deps.setError(this.cloneMessage(clone)));
+      } else {
+        this.deps.setError(`connection closed (${code}${reason ? ` ${reason}` : ''})`);
+        this.log.warn({ code, reason, server_url: this.servers.held }, 'connection lost');
+      }
       this.backoff.markInactive();
       this.servers.sessionEnded();
       if (this.machine.fire('connection_lost')) this.scheduleReconnect();

@@ -35,7 +35,7 @@ afterEach(async () => {
 
 /** A session against the fake server; `r` records what it told the rest of the agent. */
 function sessionFor(options: Partial<SessionOptions> = {}) {
-  const r = { transitions: [] as Transition[], accepted: [] as number[], active: [] as AgentHelloResult[], ended: 0, errors: [] as string[], tokenAtActive: null as string | null };
+  const r = { transitions: [] as Transition[], accepted: [] as number[], active: [] as AgentHelloResult[], ended: 0, errors: [] as string[], cleared: 0, tokenAtActive: null as string | null };
   const events = new EventEmitter();
   const session = new Session({
     options: { stateDir: dir, serverUrl: server.url, hostId: HOST, backoff: { baseMs: 10, capMs: 20, random: () => 0.5 }, ...options },
@@ -46,7 +46,7 @@ function sessionFor(options: Partial<SessionOptions> = {}) {
     handlers: () => ({}),
     onPeerEvent: () => undefined,
     setError: (m) => (r.errors.push(m), m),
-    clearError: () => undefined,
+    clearError: () => void r.cleared++,
     events,
     hooks: {
       transition: (t) => {
@@ -132,6 +132,27 @@ describe('session', () => {
     await a.reach('Active');
     expect(a.r.errors).toEqual(["hello failed on the server: InternalError (-32603); retrying (the server's log says why: its database out of reach, for one)"]);
     expect(a.r.transitions.map((t) => t.to)).toContain('Reconnecting');
+  });
+
+  it("a session replaced again and again by another hello of its host says another agent uses this host's identity (a copied state directory)", async () => {
+    const a = sessionFor();
+    a.session.start();
+    for (let i = 1; i <= 3; i++) {
+      await a.reach('Active');
+      const lost = new Promise<void>((resolve) => a.events.on('state', (t: Transition) => t.event === 'connection_lost' && resolve()));
+      server.current!.ws.close(1000, 'replaced by a newer session');
+      await lost;
+      // once is not a sign (a server that stalled past its lease replaces sessions too)
+      if (i < 3) expect(a.r.errors.at(-1)).toBe('connection closed (1000 replaced by a newer session)');
+    }
+    const clone = a.r.errors.at(-1);
+    expect(clone).toMatch(/^another agent is using this host's identity \(host_id 6f1c1a8e-2b7d-4c55-9f0e-1a2b3c4d5e6f\): its hellos replaced this agent's session 3 times in 10 minutes\. A copied state directory/);
+    expect(clone).toContain('cortex-server agent issue --host NAME');
+    // it stays the error when the next hello succeeds (until 10 minutes pass without one)
+    const cleared = a.r.cleared;
+    await a.reach('Active');
+    expect(a.r.cleared).toBe(cleared);
+    expect(a.r.errors.at(-1)).toBe(clone);
   });
 
   it('a lost connection goes Reconnecting, schedules the backoff and comes back Active', async () => {
