@@ -123,7 +123,7 @@ export function FleetPage() {
       </form>
       <ErrorText error={error} />
       <p class="summary" aria-live="polite">
-        {rows === undefined ? 'Loading agents…' : total === 0 ? (query !== '' || state !== '' ? 'No agent matches the filter.' : 'No agents yet: enroll one from "Enroll a host".') : `Agents ${offset + 1}–${offset + rows.length} of ${total}`}
+        {rows === undefined ? (error === undefined ? 'Loading agents…' : 'Agents not loaded; trying again.') : total === 0 ? (query !== '' || state !== '' ? 'No agent matches the filter.' : 'No agents yet: enroll one from "Enroll a host".') : `Agents ${offset + 1}–${offset + rows.length} of ${total}`}
       </p>
       <div class="table-wrap">
         <table class="fleet" aria-label="Agents">
