@@ -9,5 +9,5 @@ export function serveStartError(error: unknown, db: string): unknown {
   if (error instanceof SchemaTooNewError || error instanceof SettingsConflictError || error instanceof DbTargetError) {
     return new UsageError(error.message);
   }
-  return postgresOpenError(error, db) ?? (/^postgres(ql)?:\/\//i.test(db) ? undefined : sqliteNotADbError(error, db)) ?? error;
+  return postgresOpenError(error, db) ?? sqliteNotADbError(error, db) ?? error;
 }
