@@ -5,6 +5,10 @@ import { UsageError, int, out, parse } from './common.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';
 import { HELP } from './help.js';
 
+/** How long `serve` waits for a database out of reach at start (--db-wait-secs). */
+export const DEFAULT_DB_WAIT_SECS = 60;
+const DB_RETRY_MS = 2000;
+
 export async function serve(args: string[]): Promise<void> {
   const { values } = parse(
     args,
@@ -32,6 +36,7 @@ export async function serve(args: string[]): Promise<void> {
       'db-pool': { type: 'string' },
       'server-id': { type: 'string' },
       'lease-secs': { type: 'string' },
+      'db-wait-secs': { type: 'string' },
       'metrics-public': { type: 'boolean' },
       'failed-hellos-before-throttle': { type: 'string' },
       'allow-origin': { type: 'string', multiple: true },
@@ -86,18 +91,43 @@ export async function serve(args: string[]): Promise<void> {
   }
   const leaseSecs = int('--lease-secs', values['lease-secs']);
   if (leaseSecs !== undefined && (leaseSecs < 3 || leaseSecs > 3600)) throw new UsageError('--lease-secs must be 3..3600');
+  const dbWaitSecs = int('--db-wait-secs', values['db-wait-secs']) ?? DEFAULT_DB_WAIT_SECS;
+  if (dbWaitSecs < 0 || dbWaitSecs > 86_400) throw new UsageError('--db-wait-secs must be 0..86400');
   const [{ createLogger, logCrashes }, { startServer }, { serveStartError }] = await Promise.all([import('../log.js'), import('../server.js'), import('../cluster/errors.js')]);
   const logger = createLogger({ name: 'cortex-server' });
   logCrashes(logger);
-  const server = await startServer({
-    settings,
-    logger,
-    dbPool,
-    ...(serverId !== undefined ? { serverId } : {}),
-    ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
-  }).catch((error: unknown) => {
-    throw serveStartError(error, settings.db);
-  });
+  const [{ isDatabaseUnreachable }, { redactDbUrl }] = await Promise.all([import('../db/outage.js'), import('../db/open.js')]);
+  const start = () =>
+    startServer({
+      settings,
+      logger,
+      dbPool,
+      ...(serverId !== undefined ? { serverId } : {}),
+      ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
+    });
+  // A database out of reach at start (PostgreSQL still starting at boot, restarting, on a host
+  // that is not up yet) is waited for, up to --db-wait-secs: exiting at once made systemd
+  // give up after five quick restarts, and the server stayed down once PostgreSQL was up.
+  const giveUpAt = Date.now() + dbWaitSecs * 1000;
+  let said = 0;
+  let server: Awaited<ReturnType<typeof startServer>>;
+  for (;;) {
+    try {
+      server = await start();
+      break;
+    } catch (error) {
+      if (!isDatabaseUnreachable(error) || Date.now() >= giveUpAt) throw serveStartError(error, settings.db);
+      if (Date.now() - said >= 60_000) {
+        said = Date.now();
+        logger.warn(
+          { db: redactDbUrl(settings.db), err: String((error as Error).message ?? error), gives_up_in_secs: Math.ceil((giveUpAt - Date.now()) / 1000) },
+          `the database is out of reach; trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs)`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(DB_RETRY_MS, Math.max(0, giveUpAt - Date.now()))));
+    }
+  }
+  if (said > 0) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
   logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(
     { enroll: { issue: issueCommand(server.dbDisplay), enroll: enrollCommand(server.url), url: server.url } },

@@ -3,6 +3,7 @@
 // default in a --help text fails this test until it is checked.
 import { poolArg } from '../../server/cli-db.js';
 import { SessionRegistry, defaultServerId } from '../../server/cluster/registry.js';
+import { DEFAULT_DB_WAIT_SECS } from '../../server/cli/serve.js';
 import { hostname } from 'node:os';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -79,6 +80,7 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
       '--shutdown-drain-secs': () => s.shutdown_drain_secs,
       '--retention-days': () => s.retention_days,
       '--db-pool': () => poolArg(undefined),
+      '--db-wait-secs': () => DEFAULT_DB_WAIT_SECS,
       '--lease-secs': () => new SessionRegistry({} as never, { serverId: 'defaults', logger: {} as never }).leaseMs / 1000,
       '--failed-hellos-before-throttle': () => s.failed_hellos_before_throttle,
       '--metrics-public': () => (s.metrics_public === false ? 'local requests and admin-token holders' : 'every client'),

@@ -1,9 +1,13 @@
 // A PostgreSQL that answers but refuses what --db asks (PostgreSQL project only): an unknown
 // user and a missing database are the operator's to fix (exit 2, E_DB_OPEN, what to do), not
 // "this is a bug" (E_INTERNAL, as SQLSTATE 28000 printed before).
+import { spawn } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../server/spawn.js';
+import { CLI, ROOT, buildServer } from '../server/spawn.js';
+import { waitFor } from '../server/wire.js';
+import { newTestDb } from '../support/dialects.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
+import { Relay } from '../support/tcp-relay.js';
 import { server } from './helpers.js';
 
 beforeAll(() => buildServer(), 120_000);
@@ -37,4 +41,34 @@ describe('PostgreSQL refuses the --db', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/error\[E_DB_OPEN\]: PostgreSQL has no database "cortex_no_such_db": .* — create it \(createdb cortex_no_such_db\) or fix the URL/);
   });
+});
+
+describe('PostgreSQL not up yet when serve starts (at boot, during a restart)', () => {
+  it('serve waits for it and starts once it answers (systemd gave up after five quick failures before)', async () => {
+    const target = await newTestDb('postgres');
+    const pg = new URL(PG_TEST_URL);
+    const relay = new Relay({ host: pg.hostname, port: Number(pg.port || 5432) });
+    await relay.open();
+    await relay.cut(); // its port refuses connections until it opens again
+    const db = new URL(target.db);
+    db.hostname = '127.0.0.1';
+    db.port = String(relay.port);
+    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db.toString()], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => err.includes('the database is out of reach; trying again every 2 s'), 20_000);
+      expect(child.exitCode).toBeNull();
+      await relay.open();
+      await waitFor(() => err.includes('"msg":"listening"'), 20_000);
+      expect(err).toContain('"msg":"the database is reachable: starting"');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await relay.cut();
+      await target.drop();
+    }
+  }, 60_000);
 });

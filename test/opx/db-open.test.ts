@@ -103,12 +103,27 @@ describe('admin commands never create a database', () => {
 
 describe('a PostgreSQL --db that cannot be used', () => {
   it('unreachable: exit 2 E_DB_OPEN naming host and port, the password redacted (was E_CONNECT "check that the server runs")', () => {
-    for (const args of [['serve', '--listen', '127.0.0.1:0'], ['agent', 'list'], ['migrate']]) {
+    for (const args of [['serve', '--listen', '127.0.0.1:0', '--db-wait-secs', '0'], ['agent', 'list'], ['migrate']]) {
       const r = server([...args, '--db', 'postgres://cortex:hunter2@127.0.0.1:1/cortex']);
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr, args.join(' ')).toContain('error[E_DB_OPEN]: cannot reach PostgreSQL at 127.0.0.1:1: ECONNREFUSED (--db postgres://cortex:***@127.0.0.1:1/cortex) — is PostgreSQL running there? check the host and port in the URL');
       expect(r.stderr).not.toContain('hunter2');
     }
+  });
+
+  it('serve waits --db-wait-secs for it (trying every 2 s, one line saying so), then gives up the same way', () => {
+    const t0 = Date.now();
+    const r = server(['serve', '--listen', '127.0.0.1:0', '--db-wait-secs', '3', '--db', 'postgres://cortex:hunter2@127.0.0.1:1/cortex']);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(3000);
+    expect(r.code).toBe(2);
+    const waiting = r.stderr.split('\n').filter((l) => l.includes('the database is out of reach; trying again every 2 s (--db-wait-secs)'));
+    expect(waiting).toHaveLength(1);
+    const line = JSON.parse(waiting[0]!) as { gives_up_in_secs: number };
+    expect(line).toMatchObject({ level: 'warn', db: 'postgres://cortex:***@127.0.0.1:1/cortex' });
+    expect(line.gives_up_in_secs).toBeGreaterThanOrEqual(1);
+    expect(line.gives_up_in_secs).toBeLessThanOrEqual(3);
+    expect(r.stderr).toContain('error[E_DB_OPEN]: cannot reach PostgreSQL at 127.0.0.1:1: ECONNREFUSED');
+    expect(r.stderr).not.toContain('hunter2');
   });
 });
 

@@ -5,50 +5,13 @@
 // a hello gets -32603 and close 1011 saying why, the admin API 503; the log holds one line
 // for the outage instead of one per failed operation, /metrics says it; once the database
 // is back the resent entries are stored exactly once.
-import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TestClient, countRows, enroll, helloParams, logEntries, startTestServer, waitFor, type TestServer } from './wire.js';
 import { httpBase, metricValue } from './control-helpers.js';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { PG_TEST_URL, newTestDb } from '../support/dialects.js';
-
-/** A TCP relay to PostgreSQL that can be cut (connections dropped, the port closed) and restored. */
-class Relay {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-}
+import { Relay } from '../support/tcp-relay.js';
 
 /** Queries `select pg_sleep(10)` running on PostgreSQL now (seen directly, not through the relay). */
 async function sleepingQueries(): Promise<number> {
