@@ -6,7 +6,7 @@ import { enrollCommand, issueCommand, serveBanner } from './hints.js';
 import { HELP } from './help.js';
 
 /** How long `serve` waits for a database out of reach at start (--db-wait-secs). */
-export const DEFAULT_DB_WAIT_SECS = 60;
+export const DEFAULT_DB_WAIT_SECS = 90;
 const DB_RETRY_MS = 2000;
 
 export async function serve(args: string[]): Promise<void> {
