@@ -37,6 +37,28 @@ afterEach(async () => {
 });
 
 describe('PostgreSQL out of reach under a running server', () => {
+  it('a hello whose check waits on a locked table past the hello timer: close 4000 saying so (not as if no hello came)', async () => {
+    t = await startTestServer({ hello_timeout_ms: 300 }, { dialect: 'postgres' });
+    const h = await t.issue();
+    const locker = new pg.Client({ connectionString: t.dbPath });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table agents in access exclusive mode');
+      const c = await TestClient.open(t.url);
+      c.fire('agent.hello', helloParams(h.host_id, h.token));
+      expect(await c.closed).toEqual({ code: 4000, reason: 'hello not checked in time' });
+      expect(t.log.records().some((r) => r['msg'] === 'hello received but not checked in time (the database slow or locked?): closing 4000')).toBe(true);
+      await locker.query('commit');
+    } finally {
+      await locker.end();
+    }
+    // and with the table free again the hello goes through
+    const a = await enroll(t, h);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
   it('pushes get -32007 with the reason, a hello 1011, the admin API 503; one log line, cortex_database_up 0; once it is back, every entry stored once', async () => {
     const target = await newTestDb('postgres');
     dropDb = target.drop;
