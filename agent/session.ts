@@ -349,8 +349,7 @@ export class Session {
     this.id = result.session_id;
     if (!this.machine.fire('hello_accepted')) return;
     // A shared identity stays the error until ten minutes pass without a replacement.
-    const now = Date.now();
-    const replaced = this.replacedAt.filter((t) => now - t < REPLACED_WINDOW_MS).length;
+    const replaced = this.replacedRecently();
     if (replaced >= REPLACED_LIMIT) this.deps.setError(this.cloneMessage(replaced));
     else this.deps.clearError();
     this.log.info(
@@ -363,18 +362,16 @@ export class Session {
   }
 
   /**
-   * Counts a replacement of this agent's live session; returns how many there were in the
-   * last 10 minutes once that reaches REPLACED_LIMIT, else null. One replacement has innocent
-   * causes (a server that stalled past its lease), but two agents presenting the same
-   * host_id and token (a state directory copied with a cloned VM or disk image) replace each
-   * other's session at every reconnect — and the server then takes the entries of the one
-   * behind as duplicates of the other's, with the same seqs, and drops them.
+   * Replacements of this agent's live session in the last 10 minutes (older ones forgotten).
+   * One has innocent causes (a server that stalled past its lease), but two agents presenting
+   * the same host_id and token (a state directory copied with a cloned VM or disk image)
+   * replace each other's session at every reconnect — and the server then takes the entries
+   * of the one behind as duplicates of the other's, with the same seqs, and drops them.
    */
-  private replacedAgain(): number | null {
+  private replacedRecently(): number {
     const now = Date.now();
     this.replacedAt = this.replacedAt.filter((t) => now - t < REPLACED_WINDOW_MS);
-    this.replacedAt.push(now);
-    return this.replacedAt.length >= REPLACED_LIMIT ? this.replacedAt.length : null;
+    return this.replacedAt.length;
   }
 
   private cloneMessage(times: number): string {
@@ -392,9 +389,13 @@ export class Session {
     if (this.halted) return;
     const state = this.machine.state;
     if (state === 'Active') {
-      const clone = code === 1000 && reason === REPLACED_REASON ? this.replacedAgain() : null;
-      if (clone !== null) {
-        this.log.error({ code, reason, server_url: this.servers.held, replaced: clone }, this.deps.setError(this.cloneMessage(clone)));
+      let replaced = 0;
+      if (code === 1000 && reason === REPLACED_REASON) {
+        this.replacedAt.push(Date.now());
+        replaced = this.replacedRecently();
+      }
+      if (replaced >= REPLACED_LIMIT) {
+        this.log.error({ code, reason, server_url: this.servers.held, replaced }, this.deps.setError(this.cloneMessage(replaced)));
       } else {
         this.deps.setError(`connection closed (${code}${reason ? ` ${reason}` : ''})`);
         this.log.warn({ code, reason, server_url: this.servers.held }, 'connection lost');
