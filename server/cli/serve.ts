@@ -127,17 +127,8 @@ export async function serve(args: string[]): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, Math.min(DB_RETRY_MS, Math.max(0, giveUpAt - Date.now()))));
     }
   }
-  if (said > 0) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
-  logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
-  logger.info(
-    { enroll: { issue: issueCommand(server.dbDisplay), enroll: enrollCommand(server.url), url: server.url } },
-    'to enroll an agent: issue a token, then run the agent enroll command with it',
-  );
-  // The URL agents use, so that `agent issue` can print a complete enroll command.
-  const { setSetting } = await import('../db/settings.repository.js');
-  await setSetting(server.storage.db, 'agent_url', server.url);
-  // Human banner on stdout only; the JSON log lines above go to stderr only.
-  out(serveBanner(server.url, server.dbDisplay));
+  // SIGTERM drains from the moment the server exists: before "listening" is logged (a
+  // supervisor may stop it as soon as it reads that line).
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -158,4 +149,15 @@ export async function serve(args: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  if (said > 0) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
+  logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
+  logger.info(
+    { enroll: { issue: issueCommand(server.dbDisplay), enroll: enrollCommand(server.url), url: server.url } },
+    'to enroll an agent: issue a token, then run the agent enroll command with it',
+  );
+  // The URL agents use, so that `agent issue` can print a complete enroll command.
+  const { setSetting } = await import('../db/settings.repository.js');
+  await setSetting(server.storage.db, 'agent_url', server.url);
+  // Human banner on stdout only; the JSON log lines above go to stderr only.
+  out(serveBanner(server.url, server.dbDisplay));
 }
