@@ -4,6 +4,7 @@
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
 import { isUnreachableCode } from '../common/errors.js';
+import { isDatabaseUnreachable } from './db/outage.js';
 import { DEFAULT_DB, UsageError } from './settings.js';
 
 /** --db, else $CORTEX_DB, else the default SQLite file. */
@@ -46,8 +47,10 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
     // parseDbTarget accepted it; show it redacted
   }
   const fail = (problem: string, hint: string): UsageError => new UsageError(`${problem} (--db ${redactDbUrl(db)})`, { code: 'E_DB_OPEN', hint });
-  if (isUnreachableCode(code) || /timeout expired|Connection terminated/i.test(message)) {
-    return fail(`cannot reach PostgreSQL at ${where}: ${code || message}`, 'is PostgreSQL running there? check the host and port in the URL');
+  // The same test as the running server's (server/db/outage.ts): `serve --db-wait-secs` waits on
+  // exactly these, and names them so when it gives up (PostgreSQL still starting: 57P03).
+  if (isDatabaseUnreachable(error)) {
+    return fail(`cannot reach PostgreSQL at ${where}: ${isUnreachableCode(code) ? code : code !== '' ? `${code} ${message}` : message}`, 'is PostgreSQL running there? check the host and port in the URL');
   }
   if (code === '28000' || code === '28P01') return fail(`PostgreSQL refused the user ${JSON.stringify(user)}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
   if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);

@@ -26,7 +26,7 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   if (isUnreachableCode(code)) return true;
   if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code))) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
+  return /Connection terminated|timeout expired|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
 }
 
 export interface OutageOptions {

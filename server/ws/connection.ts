@@ -144,17 +144,14 @@ export class Connection {
         deliver: (frame) => this.frameListener?.(frame),
         unauthenticated: () => this.closeWith(4001, 'agent.hello required'),
         timedOut: () => {
-          if (this.state === 'new') {
-            this.ctx.logger.info({ address: this.address }, 'hello timeout: closing 4000');
-            this.ctx.metrics.handshakes.labels('timeout').inc();
-            this.closeWith(4000, '');
-          } else if (this.state === 'hello_pending') {
-            // The hello came in time; checking it did not end in time (its reads waited on the
-            // database: locked, overloaded). Said apart, or it reads as agents that send nothing.
-            this.ctx.logger.warn({ address: this.address, hello_timeout_ms: ctx.settings.hello_timeout_ms }, 'hello received but not checked in time (the database slow or locked?): closing 4000');
-            this.ctx.metrics.handshakes.labels('timeout').inc();
-            this.closeWith(4000, 'hello not checked in time');
-          }
+          if (this.state !== 'new' && this.state !== 'hello_pending') return;
+          // A hello that came in time but whose check did not end in time (its reads waited on
+          // the database: locked, overloaded) is said apart, or it reads as agents that send nothing.
+          const checking = this.state === 'hello_pending';
+          if (checking) this.ctx.logger.warn({ address: this.address, hello_timeout_ms: ctx.settings.hello_timeout_ms }, 'hello received but not checked in time (the database slow or locked?): closing 4000');
+          else this.ctx.logger.info({ address: this.address }, 'hello timeout: closing 4000');
+          this.ctx.metrics.handshakes.labels('timeout').inc();
+          this.closeWith(4000, checking ? 'hello not checked in time' : '');
         },
       },
       ctx.settings.hello_timeout_ms,

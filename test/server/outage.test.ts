@@ -1,6 +1,7 @@
 // The account of the database out of reach (server/db/outage.ts, DECISIONS G11): which errors
 // count, and the three kinds of lines an outage gives however many operations fail.
 import { describe, expect, it } from 'vitest';
+import { postgresOpenError } from '../../server/cli-db.js';
 import { DatabaseOutage, isDatabaseUnreachable } from '../../server/db/outage.js';
 import { createCapturingLogger } from '../../server/log.js';
 
@@ -27,6 +28,19 @@ describe('isDatabaseUnreachable', () => {
     for (const e of [err('duplicate key value violates unique constraint', '23505'), err('disk I/O error', 'SQLITE_IOERR'), err('database or disk is full', 'SQLITE_FULL'), err('relation "logs" does not exist', '42P01'), err('boom'), null, undefined, 'a string']) {
       expect(isDatabaseUnreachable(e)).toBe(false);
     }
+  });
+});
+
+describe('postgresOpenError: what serve waited on (--db-wait-secs) is named when it gives up', () => {
+  it('PostgreSQL still starting (57P03) is "cannot reach", not E_INTERNAL "this is a bug"; an errno stays as it was', () => {
+    const db = 'postgres://cortex:hunter2@db.internal:5432/cortex';
+    const starting = postgresOpenError(err('the database system is starting up', '57P03'), db);
+    expect(starting?.code).toBe('E_DB_OPEN');
+    expect(starting?.message).toBe('cannot reach PostgreSQL at db.internal:5432: 57P03 the database system is starting up (--db postgres://cortex:***@db.internal:5432/cortex)');
+    expect(postgresOpenError(err('connect ECONNREFUSED 10.0.0.5:5432', 'ECONNREFUSED'), db)?.message).toBe('cannot reach PostgreSQL at db.internal:5432: ECONNREFUSED (--db postgres://cortex:***@db.internal:5432/cortex)');
+    expect(postgresOpenError(err('Connection terminated unexpectedly'), db)?.message).toContain('cannot reach PostgreSQL at db.internal:5432: Connection terminated unexpectedly');
+    // what a statement did is not this error
+    expect(postgresOpenError(err('duplicate key', '23505'), db)).toBeUndefined();
   });
 });
 
