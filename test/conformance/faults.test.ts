@@ -52,7 +52,7 @@ const SERVER_FAULTS: Fault[] = [
   },
   {
     name: 'hello timeout not enforced',
-    patches: [{ file: 'dist/server/ws/connection.js', from: "this.closeWith(4000, '');", to: 'void 0;' }],
+    patches: [{ file: 'dist/server/ws/connection.js', from: "this.closeWith(4000, checking ? 'hello not checked in time' : '');", to: 'void 0;' }],
     caught: ['handshake/hello-timer', 'close/4000-HandshakeTimeout'],
   },
   {
