@@ -11,7 +11,13 @@
 //   2. one server process (spawned CLI), 10 agents streaming: entries/s, server CPU-s per 100k;
 //   3. two server processes on the same database, 5 agents each: total entries/s, CPU-s per 100k;
 //   4. ack p99 at 10,000 entries/s (one server);
-//   5. hellos/s (first enrollment with rotation, 50 connecting at a time).
+//   5. hellos/s (first enrollment with rotation, 50 connecting at a time);
+//   6. the fleet shape: many hosts, a few entries a push (DECISIONS G13). In-process, 1,000
+//      hosts each committing 2-entry batches back to back through the writer (pool 10), with
+//      one statement per batch (maxGroupHosts 1: the writer before G13) and grouped (the
+//      server's default), same run: pg_small_batches_group_ratio; then one server process and
+//      1,000 agents pushing 2 entries at a time (4 pushes in flight each): entries acked/s and
+//      ack p99.
 // Last line: one JSON object, with the ratios against the ceiling measured in this run.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -231,6 +237,77 @@ async function hellos(url, n) {
   return rate;
 }
 
+const SMALL_HOSTS = 1000;
+const SMALL_SECS = 5;
+/** In-process: SMALL_HOSTS hosts each committing 2-entry batches back to back for SMALL_SECS; batches/s. */
+async function smallBatches(maxGroupHosts, prefix) {
+  const storage = await openStorage(DB, { poolSize: 10, maxGroupHosts });
+  try {
+    const ids = [];
+    for (let i = 0; i < SMALL_HOSTS; i++) ids.push((await issueAgent(setup.db, `${prefix}-${i}`)).host_id);
+    let done = 0;
+    let stop = false;
+    const t0 = performance.now();
+    await Promise.all(ids.map(async (id) => {
+      let seq = 1;
+      while (!stop) {
+        await storage.ingest.commitBatch(id, [entry(seq), entry(seq + 1)], new Date().toISOString());
+        seq += 2;
+        done++;
+        if (performance.now() - t0 > SMALL_SECS * 1000) stop = true;
+      }
+    }));
+    return Math.round(done / ((performance.now() - t0) / 1000));
+  } finally {
+    await storage.close();
+  }
+}
+/**
+ * One server, SMALL_HOSTS agents pushing 2 entries at a time, WINDOW pushes in flight each (a
+ * real agent's window), for SMALL_SECS: entries acked/s and ack p99 ms. The server acks a
+ * session's pending pushes together after T = 200 ms (or K = 100 entries), so each agent
+ * makes about 5 commits a second: 5,000 a second from the fleet.
+ */
+async function smallPushes(url) {
+  const agents = await issueMany(SMALL_HOSTS, 'small');
+  const conns = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: 50 }, async () => {
+    while (next < agents.length) conns.push(await connectTo(url, agents[next++]));
+  }));
+  const lat = [];
+  let stop = false;
+  const t0 = performance.now();
+  await bounded(Promise.all(conns.map((c) => new Promise((resolve, reject) => {
+    let seq = c.accepted + 1, id = 1, inFlight = 0;
+    const sentAt = new Map();
+    const pump = () => {
+      if (stop || performance.now() - t0 > SMALL_SECS * 1000) stop = true;
+      if (stop) return inFlight === 0 && resolve();
+      while (inFlight < WINDOW) {
+        sentAt.set(id, performance.now());
+        c.ws.send(pushFrame(id++, seq, 2));
+        seq += 2;
+        inFlight++;
+      }
+    };
+    c.ws.on('message', (d) => {
+      const m = JSON.parse(d.toString());
+      if (m.method !== undefined) return; // a server request (config, probe): not an answer
+      if (m.error) return reject(new Error(JSON.stringify(m.error)));
+      lat.push(performance.now() - sentAt.get(m.id));
+      sentAt.delete(m.id);
+      inFlight--;
+      pump();
+    });
+    pump();
+  }))), `the acks of ${SMALL_HOSTS} agents pushing 2 entries at a time`);
+  const secs = (performance.now() - t0) / 1000;
+  for (const c of conns) c.ws.close();
+  lat.sort((a, b) => a - b);
+  return { rate: Math.round((lat.length * 2) / secs), p99: +lat[Math.floor(lat.length * 0.99)].toFixed(1) };
+}
+
 const ceilings = {};
 for (const form of ['prepared', 'multirow', 'copy']) {
   ceilings[form] = await ceiling(form);
@@ -249,6 +326,11 @@ const p99 = await ackP99At10k(s1.url);
 log(`ack p99 at 10,000 entries/s (100-entry pushes every 10 ms), one server: ${p99} ms`);
 const hps = await hellos(s1.url, 500);
 log(`hellos (first enrollment with rotation), 500 agents, 50 connecting at a time: ${hps}/s`);
+const smallOne = await smallBatches(1, 'small-one');
+const smallGrouped = await smallBatches(undefined, 'small-group');
+log(`fleet shape in-process, ${SMALL_HOSTS} hosts committing 2-entry batches: ${smallOne} batches/s one statement each, ${smallGrouped} grouped (${(smallGrouped / smallOne).toFixed(2)}x)`);
+const small = await smallPushes(s1.url);
+log(`fleet shape, one server, ${SMALL_HOSTS} agents pushing 2 entries, ${WINDOW} pushes in flight each: ${small.rate} entries acked/s, ack p99 ${small.p99} ms`);
 s1.child.kill('SIGTERM');
 await new Promise((r) => s1.child.on('exit', r));
 await setup.close();
@@ -268,4 +350,9 @@ console.log(JSON.stringify({
   pg_two_servers_cpu_s_per_100k: two.cpuPer100k,
   pg_ack_p99_ms_at_10k: p99,
   pg_hellos_per_s: hps,
+  pg_small_batches_one_statement_per_s: smallOne,
+  pg_small_batches_grouped_per_s: smallGrouped,
+  pg_small_batches_group_ratio: +(smallGrouped / smallOne).toFixed(3),
+  pg_small_pushes_entries_per_s: small.rate,
+  pg_small_push_ack_p99_ms: small.p99,
 }));

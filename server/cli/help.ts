@@ -43,7 +43,8 @@ Every command takes --help. Documentation: docs/cli.md.
 Options:
   --db PATH|URL              SQLite file (created with its folder) or postgres://USER@HOST:PORT/DATABASE
                              (also postgresql://; default $CORTEX_DB, then ${DEFAULT_DB})
-  --db-pool N                PostgreSQL connections of this process (default 10)
+  --db-pool N                PostgreSQL connections of this process (default 10; at most half of them
+                             commit logs, each commit taking every batch waiting for it)
   --server-id ID             this server's name among several on one database (default hostname:port)
   --lease-secs N             a server not renewing its lease this long counts as dead (default 15)
   --db-wait-secs N           a database out of reach at start (PostgreSQL starting, restarting) is

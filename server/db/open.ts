@@ -55,6 +55,8 @@ export function parseDbTarget(value: string): DbTarget {
 export interface OpenOptions {
   /** PostgreSQL pool size (default 10; ignored for SQLite). */
   poolSize?: number;
+  /** PostgreSQL: batches one ingest statement commits together (default 256; 1: one statement per batch, as the bench's baseline). */
+  maxGroupHosts?: number;
 }
 
 /** Opens (not migrates) the database a --db value names. */
@@ -63,5 +65,9 @@ export async function openStorage(value: string, options: OpenOptions = {}): Pro
   if (target.dialect === 'sqlite') return openSqliteStorage({ path: target.path });
   // Loaded only when used: a SQLite deployment never loads `pg`.
   const { openPostgresStorage } = await import('./postgres.js');
-  return openPostgresStorage({ url: target.url, ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}) });
+  return openPostgresStorage({
+    url: target.url,
+    ...(options.poolSize !== undefined ? { poolSize: options.poolSize } : {}),
+    ...(options.maxGroupHosts !== undefined ? { maxGroupHosts: options.maxGroupHosts } : {}),
+  });
 }

@@ -20,6 +20,7 @@
 //     retention pass plans its deletes from one measurement: usedBytesIsCostly).
 //   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
 import pg from 'pg';
+import { isDatabaseUnreachable } from './outage.js';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { dayOf, dropPartitionsBefore, ensureDayPartition, ensurePartitionsAround } from './pg-partitions.js';
 import type { Database as Schema } from './schema.js';
@@ -39,6 +40,8 @@ export interface PostgresStorageOptions {
   url: string;
   /** Pool size (default 10, at least 2). */
   poolSize?: number;
+  /** Batches (hosts) one ingest statement commits together (default 256; 1: a statement per batch). */
+  maxGroupHosts?: number;
 }
 
 /** Key of the migration advisory lock (any constant; "cortex" in ASCII). */
@@ -86,7 +89,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   pool.on('connect', (client) => client.on('error', () => undefined));
 
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
-  const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day));
+  const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day), Math.max(1, Math.floor(max / 2)), options.maxGroupHosts ?? DEFAULT_GROUP_MAX_HOSTS);
   let bus: PostgresNotifyBus | undefined;
 
   return {
@@ -202,6 +205,46 @@ select (select accepted_seq from a) as prev,
        (select accepted_seq from upd) as now,
        (select count(*) from ins)::int as inserted`;
 
+/**
+ * COMMIT_SQL for several hosts at once (one batch each): $1 hosts, $2 their sessions (NULL:
+ * any), $3 their batches' highest seq, $4 their received_at; $5 each row's host, then the
+ * row columns. The host rows are locked in host_id order, as every grouped statement of
+ * every server locks them, so two of them never wait on each other in a cycle. One result
+ * row per host: prev NULL = no host row, now NULL = the session was replaced.
+ */
+const COMMIT_GROUP_SQL = `
+with h as (
+  select * from unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) as h(host_id, session_id, max_seq, received_at)
+), a as (
+  select agents.host_id, agents.accepted_seq, agents.session_id from agents
+  where agents.host_id = any($1::text[])
+  order by agents.host_id
+  for update
+), ok as (
+  select a.host_id, a.accepted_seq, h.max_seq, h.received_at from a join h on h.host_id = a.host_id
+  where h.session_id is null or a.session_id = h.session_id
+), ins as (
+  insert into logs (host_id, seq, ts, received_at, severity, facility, app_name, process_id, message, source, metadata_json)
+  select u.host_id, u.seq, u.ts, ok.received_at, u.severity, u.facility, u.app_name, u.process_id, u.message, u.source, u.metadata_json
+  from unnest($5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+    as u(host_id, seq, ts, severity, facility, app_name, process_id, message, source, metadata_json)
+    join ok on ok.host_id = u.host_id
+  where u.seq > ok.accepted_seq
+  on conflict do nothing
+  returning host_id
+), upd as (
+  update agents set accepted_seq = greatest(agents.accepted_seq, ok.max_seq), last_seen = ok.received_at
+  from ok where agents.host_id = ok.host_id
+  returning agents.host_id, agents.accepted_seq
+), n as (
+  select host_id, count(*)::int as inserted from ins group by host_id
+)
+select h.host_id, a.accepted_seq as prev, upd.accepted_seq as now, coalesce(n.inserted, 0) as inserted
+from h
+left join a on a.host_id = h.host_id
+left join upd on upd.host_id = h.host_id
+left join n on n.host_id = h.host_id`;
+
 const METRICS_SQL = `
 with t as (
   update agents set last_seen = $3 where host_id = $1 returning 1
@@ -214,26 +257,184 @@ with t as (
 )
 select (select count(*) from t)::int as found, (select count(*) from ins)::int as n`;
 
+/** The column arrays of a commit statement's rows (passed through unnest). */
+class Columns {
+  readonly seq: number[];
+  readonly ts: string[];
+  readonly severity: string[];
+  readonly facility: (string | null)[];
+  readonly app: (string | null)[];
+  readonly pid: (string | null)[];
+  readonly message: string[];
+  readonly source: string[];
+  readonly meta: (string | null)[];
+  private n = 0;
+
+  constructor(rows: number) {
+    this.seq = new Array<number>(rows);
+    this.ts = new Array<string>(rows);
+    this.severity = new Array<string>(rows);
+    this.facility = new Array<string | null>(rows);
+    this.app = new Array<string | null>(rows);
+    this.pid = new Array<string | null>(rows);
+    this.message = new Array<string>(rows);
+    this.source = new Array<string>(rows);
+    this.meta = new Array<string | null>(rows);
+  }
+
+  /** Appends the entries' rows; returns their highest seq (0 for none). */
+  add(entries: readonly IngestLogEntry[]): number {
+    let max = 0;
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j] as IngestLogEntry;
+      const i = this.n++;
+      this.seq[i] = e.seq;
+      if (e.seq > max) max = e.seq;
+      this.ts[i] = e.ts;
+      this.severity[i] = e.severity;
+      this.facility[i] = e.facility ?? null;
+      this.app[i] = e.app_name ?? null;
+      this.pid[i] = e.process_id ?? null;
+      this.message[i] = e.message;
+      this.source[i] = e.source;
+      this.meta[i] = e.metadata == null ? null : JSON.stringify(e.metadata);
+    }
+    return max;
+  }
+}
+
+/** A commit statement's row of one host: its result, or why nothing of its batch was stored. */
+function commitResult(host_id: string, row: Row): CommitResult {
+  if (row['prev'] === null || row['prev'] === undefined) throw new UnknownHostError(host_id);
+  if (row['now'] === null || row['now'] === undefined) throw new SessionSupersededError(host_id);
+  return { accepted_seq: Number(row['now']), previous_accepted_seq: Number(row['prev']), inserted: Number(row['inserted']) };
+}
+
+/** A commitBatch call waiting for its statement (see PostgresIngestWriter). */
+interface QueuedCommit {
+  host_id: string;
+  entries: readonly IngestLogEntry[];
+  received_at: string;
+  session_id: string | undefined;
+  resolve: (r: CommitResult) => void;
+  reject: (e: unknown) => void;
+}
+
+/** Rows of one grouped statement: a batch larger than this still goes, alone. */
+const GROUP_MAX_ROWS = 4000;
+/** Hosts of one grouped statement. */
+const DEFAULT_GROUP_MAX_HOSTS = 256;
+
+/**
+ * Group commit across hosts (DECISIONS G13). A commit is one transaction, and a transaction
+ * costs PostgreSQL a WAL flush and a backend round of its own: one statement per push held
+ * one server to ~2,200 pushes/s, so a fleet of 3,000 hosts shipping 2 lines/s each (one or two
+ * entries a push) got -32020 and acks seconds late, and its hellos waited behind the pushes
+ * for a pool connection. Now at most `maxInFlight` ingest statements run at once (half the
+ * pool: the other half stays free for hellos, heartbeats, the control plane); a commitBatch
+ * arriving while they are all busy waits, and the next statement takes every waiting batch
+ * (up to GROUP_MAX_ROWS rows and maxGroupHosts hosts, one batch per host) in one transaction.
+ * At low load a batch goes at once, as before; under load the waiting time is what one
+ * statement takes, and it buys every waiting host one shared commit.
+ * What a batch gets is unchanged: its own accepted_seq, UnknownHostError or
+ * SessionSupersededError from its own host row, and nothing acked before COMMIT. A grouped
+ * statement that fails for another reason than a lost database is run again batch by batch,
+ * so one batch PostgreSQL refuses fails alone, not every host that shared its statement.
+ */
 class PostgresIngestWriter implements IngestWriter {
+  private queue: QueuedCommit[] = [];
+  private inFlight = 0;
+
   constructor(
     private readonly pool: pg.Pool,
     private readonly ensurePartition: (day: string) => Promise<boolean>,
+    private readonly maxInFlight: number,
+    private readonly maxGroupHosts: number,
   ) {}
 
-  async commitBatch(
+  commitBatch(
     host_id: string,
     entries: readonly IngestLogEntry[],
     received_at: string,
     session_id?: string,
   ): Promise<CommitResult> {
-    try {
-      return await this.commitOnce(host_id, entries, received_at, session_id);
-    } catch (error) {
-      // No partition for this day yet (clock past the days created ahead): create it, once.
-      if ((error as { code?: string }).code !== '23514' || !/no partition/.test((error as Error).message)) throw error;
-      await this.ensurePartition(dayOf(received_at));
-      return this.commitOnce(host_id, entries, received_at, session_id);
+    return new Promise<CommitResult>((resolve, reject) => {
+      this.queue.push({ host_id, entries, received_at, session_id, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+      const group = this.takeGroup();
+      this.inFlight++;
+      void this.run(group).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
     }
+  }
+
+  /** The waiting batches of the next statement, in arrival order; a host's second batch waits for the next one. */
+  private takeGroup(): QueuedCommit[] {
+    const group: QueuedCommit[] = [];
+    const hosts = new Set<string>();
+    const rest: QueuedCommit[] = [];
+    let rows = 0;
+    let i = 0;
+    for (; i < this.queue.length; i++) {
+      const c = this.queue[i] as QueuedCommit;
+      if (group.length > 0 && (rows + c.entries.length > GROUP_MAX_ROWS || group.length >= this.maxGroupHosts)) break;
+      if (hosts.has(c.host_id)) {
+        rest.push(c);
+        continue;
+      }
+      hosts.add(c.host_id);
+      group.push(c);
+      rows += c.entries.length;
+    }
+    this.queue = i === this.queue.length && rest.length === 0 ? [] : rest.concat(this.queue.slice(i));
+    return group;
+  }
+
+  private async run(group: QueuedCommit[]): Promise<void> {
+    if (group.length === 1) {
+      const c = group[0] as QueuedCommit;
+      await this.commitAlone(c.host_id, c.entries, c.received_at, c.session_id).then(c.resolve, c.reject);
+      return;
+    }
+    let results: (CommitResult | Error)[];
+    try {
+      results = await this.withPartitions(group.map((c) => c.received_at), () => this.commitGroup(group));
+    } catch (error) {
+      if (isDatabaseUnreachable(error)) {
+        for (const c of group) c.reject(error);
+        return;
+      }
+      // Nothing of the group was stored: each batch alone, so only the one at fault fails.
+      for (const c of group) await this.commitAlone(c.host_id, c.entries, c.received_at, c.session_id).then(c.resolve, c.reject);
+      return;
+    }
+    group.forEach((c, i) => {
+      const r = results[i] as CommitResult | Error;
+      if (r instanceof Error) c.reject(r);
+      else c.resolve(r);
+    });
+  }
+
+  /** fn(), and once more after creating the day partitions of `days` when there was none (clock past the days created ahead). */
+  private async withPartitions<T>(days: readonly string[], fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if ((error as { code?: string }).code !== '23514' || !/no partition/.test((error as Error).message)) throw error;
+      for (const day of new Set(days.map(dayOf))) await this.ensurePartition(day);
+      return fn();
+    }
+  }
+
+  private commitAlone(host_id: string, entries: readonly IngestLogEntry[], received_at: string, session_id: string | undefined): Promise<CommitResult> {
+    return this.withPartitions([received_at], () => this.commitOnce(host_id, entries, received_at, session_id));
   }
 
   private async commitOnce(
@@ -242,39 +443,43 @@ class PostgresIngestWriter implements IngestWriter {
     received_at: string,
     session_id?: string,
   ): Promise<CommitResult> {
-    const n = entries.length;
-    const seq = new Array<number>(n);
-    const ts = new Array<string>(n);
-    const severity = new Array<string>(n);
-    const facility = new Array<string | null>(n);
-    const app = new Array<string | null>(n);
-    const pid = new Array<string | null>(n);
-    const message = new Array<string>(n);
-    const source = new Array<string>(n);
-    const meta = new Array<string | null>(n);
-    let max = 0;
-    for (let i = 0; i < n; i++) {
-      const e = entries[i] as IngestLogEntry;
-      seq[i] = e.seq;
-      if (e.seq > max) max = e.seq;
-      ts[i] = e.ts;
-      severity[i] = e.severity;
-      facility[i] = e.facility ?? null;
-      app[i] = e.app_name ?? null;
-      pid[i] = e.process_id ?? null;
-      message[i] = e.message;
-      source[i] = e.source;
-      meta[i] = e.metadata == null ? null : JSON.stringify(e.metadata);
-    }
+    const c = new Columns(entries.length);
+    const max = c.add(entries);
     const r = await this.pool.query<Row>({
       name: 'cortex_commit_batch',
       text: COMMIT_SQL,
-      values: [host_id, received_at, seq, ts, severity, facility, app, pid, message, source, meta, session_id ?? null, max],
+      values: [host_id, received_at, c.seq, c.ts, c.severity, c.facility, c.app, c.pid, c.message, c.source, c.meta, session_id ?? null, max],
     });
-    const row = r.rows[0] as Row;
-    if (row['prev'] === null || row['prev'] === undefined) throw new UnknownHostError(host_id);
-    if (row['now'] === null || row['now'] === undefined) throw new SessionSupersededError(host_id);
-    return { accepted_seq: Number(row['now']), previous_accepted_seq: Number(row['prev']), inserted: Number(row['inserted']) };
+    return commitResult(host_id, r.rows[0] as Row);
+  }
+
+  /** The batches of `group` (one per host) in one statement; each batch's result or error, in order. */
+  private async commitGroup(group: readonly QueuedCommit[]): Promise<(CommitResult | Error)[]> {
+    let rows = 0;
+    for (const g of group) rows += g.entries.length;
+    const c = new Columns(rows);
+    const hosts = group.map((g) => g.host_id);
+    const rowHost = new Array<string>(rows);
+    const maxSeq = new Array<number>(group.length);
+    let k = 0;
+    group.forEach((g, i) => {
+      for (let j = 0; j < g.entries.length; j++) rowHost[k++] = g.host_id;
+      maxSeq[i] = c.add(g.entries);
+    });
+    const r = await this.pool.query<Row>({
+      name: 'cortex_commit_group',
+      text: COMMIT_GROUP_SQL,
+      values: [hosts, group.map((g) => g.session_id ?? null), maxSeq, group.map((g) => g.received_at), rowHost, c.seq, c.ts, c.severity, c.facility, c.app, c.pid, c.message, c.source, c.meta],
+    });
+    const byHost = new Map<string, Row>();
+    for (const row of r.rows) byHost.set(String(row['host_id']), row);
+    return group.map((g) => {
+      try {
+        return commitResult(g.host_id, byHost.get(g.host_id) ?? {});
+      } catch (error) {
+        return error as Error;
+      }
+    });
   }
 
   async insertMetrics(
