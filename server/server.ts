@@ -288,7 +288,7 @@ function acceptAgents(server: http.Server, gate: UpgradeGate, ctx: ServerContext
   // upgrade request, its headers and head buffer, ~2 KB per connected agent (bench fleet).
   const onUpgradeSocketError = (err: NodeJS.ErrnoException): void => logger.debug({ err: err.code ?? err.message }, 'socket error during the upgrade');
   const fdWatch = new FdWatch(logger);
-  server.on('connection', () => fdWatch.check(ctx.registry.connections.size));
+  server.on('connection', (socket: Socket) => fdWatch.connection(socket));
   server.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
     // Node's HTTP server drops its own error listener from a socket it hands to 'upgrade':
     // without this one, a client that resets the connection while we answer (a refusal
