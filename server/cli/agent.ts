@@ -125,7 +125,7 @@ export async function agentList(args: string[]): Promise<void> {
     table(['GROUP', 'MEMBERS', 'CONFIG', 'UPDATED'], groups.map((g) => [g.name, String(g.members), g.agent_config_json === null ? 'server default' : 'own', g.updated_at]));
     return;
   }
-  let agents = remote !== undefined ? await ok<AgentSummary[]>(remote, 'GET', '/admin/agents?limit=10000') : await withDb(values.db, (s) => listAgents(s.db));
+  let agents = remote !== undefined ? await listRemote(remote) : await withDb(values.db, (s) => listAgents(s.db));
   if (values.group !== undefined) agents = agents.filter((a) => a.group_name === values.group);
   if (values.json) {
     out(JSON.stringify(agents.map((a) => ({ ...normalizeAgent(a), state: displayState(a) }))));
@@ -139,6 +139,24 @@ export async function agentList(args: string[]): Promise<void> {
     ['HOST_ID', 'LABEL', 'AGENT_HOSTNAME', 'GROUP', 'STATE', 'ACCEPTED_SEQ', 'LAST_SEEN', 'LAST_DISCONNECT', 'SERVER'],
     agents.map((a) => [a.host_id, a.hostname, a.agent_hostname ?? '-', a.group_name ?? '-', displayState(a), String(a.accepted_seq), a.last_seen ?? '-', displayDisconnect(a), a.server_id ?? '-']),
   );
+}
+
+/** Agents the admin API gives in one page (its largest `limit`). */
+const LIST_PAGE = 10_000;
+
+/**
+ * Every agent through the admin API, a page at a time, in `agent list --db`'s order (hostname,
+ * then host_id). One page of 10,000 used to be all: a fleet beyond it was listed in part, with
+ * nothing said (DECISIONS I15).
+ */
+async function listRemote(remote: Parameters<typeof ok>[0]): Promise<AgentSummary[]> {
+  const all = new Map<string, AgentSummary>();
+  for (let offset = 0; ; offset += LIST_PAGE) {
+    const page = await ok<AgentSummary[]>(remote, 'GET', `/admin/agents?sort=hostname&limit=${LIST_PAGE}&offset=${offset}`);
+    // a host issued between two pages shifts the rest by one: listed once all the same
+    for (const a of page) all.set(a.host_id, a);
+    if (page.length < LIST_PAGE) return [...all.values()];
+  }
 }
 
 /** A group as `agent list --groups --json` and GET /admin/groups show it. */

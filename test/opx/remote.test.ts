@@ -5,6 +5,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { buildServer } from '../server/spawn.js';
 import { httpBase } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
@@ -134,4 +135,22 @@ describe('remote admin CLI', () => {
     expect(readdirSync(cwd)).toEqual([]);
     for (const r of [viaEnv, noToken, noCa, probe]) expect(`${r.stdout}${r.stderr}`).not.toContain(ADMIN);
   }, 120_000); // many CLI runs (about 0.5 s each, more under load)
+
+  it('agent list --server lists a fleet larger than one page of the admin API (10,000), in the order of --db', async () => {
+    const n = 10_050;
+    await sql`insert into agents (host_id, hostname, created_at)
+      with recursive k(i) as (select 1 union all select i + 1 from k where i < ${n})
+      select printf('bulk-%05d', i), printf('bulk-%05d', i), '2026-01-01T00:00:00.000Z' from k`.execute(t.server.storage.db);
+    try {
+      const viaApi = await remote(['agent', 'list', '--json']);
+      expect(viaApi.code, viaApi.stderr).toBe(0);
+      const ids = (JSON.parse(viaApi.stdout) as { host_id: string }[]).map((a) => a.host_id);
+      const viaDb = await serverAsync(['agent', 'list', '--json', '--db', t.dbPath], { cwd });
+      expect(ids).toEqual((JSON.parse(viaDb.stdout) as { host_id: string }[]).map((a) => a.host_id));
+      expect(ids.filter((id) => id.startsWith('bulk-'))).toHaveLength(n);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      await sql`delete from agents where host_id like 'bulk-%'`.execute(t.server.storage.db);
+    }
+  }, 120_000);
 });
