@@ -69,7 +69,9 @@ export class DatabaseOutage {
       this.lastLine = now;
       this.o.logger.error(
         { err, failed: what },
-        'database out of reach: pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check that the database runs and that this host reaches it (--db)',
+        poolBusy(error)
+          ? 'database unusable: no pool connection came free in time (every one busy: PostgreSQL slow, locked or out of reach, or this server overloaded); pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check PostgreSQL (pg_stat_activity) and this server\'s CPU; raise --db-pool or add servers if the load is real'
+          : 'database out of reach: pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check that the database runs and that this host reaches it (--db)',
       );
     } else if (now - this.lastLine >= this.summaryEveryMs) {
       this.lastLine = now;
@@ -101,7 +103,17 @@ export class DatabaseOutage {
   }
 }
 
+/**
+ * pg-pool's error for a caller that waited its whole connection timeout for a connection of a
+ * full pool (a new connection that times out says "Connection terminated due to connection
+ * timeout"): the database may be reachable but slow, or the server too busy to use it (DECISIONS G15).
+ */
+function poolBusy(error: unknown): boolean {
+  return (error as { message?: unknown } | null)?.message === 'timeout exceeded when trying to connect';
+}
+
 function describe(error: unknown): string {
+  if (poolBusy(error)) return 'timeout exceeded when trying to connect: every connection of the pool stayed busy';
   const e = error as { code?: unknown; message?: unknown } | null | undefined;
   const message = typeof e?.message === 'string' ? e.message : String(error);
   return typeof e?.code === 'string' && !message.includes(e.code) ? `${e.code}: ${message}` : message;

@@ -53,6 +53,14 @@ describe('DatabaseOutage', () => {
   }
   const refused = err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED');
 
+  it("a pool whose connections all stayed busy is not told as a database that does not run: the line names the load too (G15)", () => {
+    const { log, outage, msgs } = setup();
+    expect(outage.failed('hello', err('timeout exceeded when trying to connect'))).toBe(true);
+    expect(msgs()).toEqual([expect.stringMatching(/^database unusable: no pool connection came free in time .*this server overloaded.*--db-pool or add servers/)]);
+    expect(msgs()[0]).not.toContain('check that the database runs');
+    expect(log.records()[0]).toMatchObject({ err: 'timeout exceeded when trying to connect: every connection of the pool stayed busy', failed: 'hello' });
+  });
+
   it('one line when it starts, one a minute while it lasts, one when it ends, whatever the number of failures', () => {
     const { log, outage, advance, msgs } = setup();
     expect(outage.down).toBe(false);
