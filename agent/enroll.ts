@@ -116,7 +116,11 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
           const msg = known.includes(err.code) ? authErrorMessage(err.code, o.hostId) : `enrollment rejected (${err.code} ${err.message})`;
           throw new EnrollError(msg, err.code);
         }
-        throw new EnrollError(`enrollment failed: ${(err as Error).message}`, (err as { code?: string }).code ?? 'error');
+        const code = (err as { code?: string }).code ?? 'error';
+        // The server may still be enrolling the host (a slow database): it gives the one-time
+        // token back when it finds the hello's socket gone (DECISIONS G16), so a retry works.
+        const retry = code === 'timeout' ? ': the server did not answer in time (busy?); run enroll again with the same token — if it then says authentication failed, issue a new token on the server (agent issue --host-id ' + o.hostId + ')' : '';
+        throw new EnrollError(`enrollment failed: ${(err as Error).message}${retry}`, code);
       }
       // The one-time token is now invalid: persist the new one before anything else.
       const token = typeof result.rotated_token === 'string' ? result.rotated_token : o.token;

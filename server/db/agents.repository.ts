@@ -615,6 +615,27 @@ export async function markDisconnected(
   return (result.numAffectedRows ?? 0n) > 0n;
 }
 
+/**
+ * A first enrollment whose answer could not be delivered: the agent closed its socket (its
+ * hello timed out) while the row was being activated, so it never got the rotated token, and
+ * its one-time token no longer matched — the host could not connect again until an operator
+ * issued a new token (DECISIONS G16). The row goes back to NeverConnected with the one-time
+ * token's hash (the enrollment token row and its expiry were left in place), so the agent's
+ * retry with its token enrolls. Compare-and-set: only while the row still holds this session
+ * and the undelivered token's hash (nobody can have used that token: it never left the server).
+ */
+export async function undoUndeliveredEnrollment(db: Db, host_id: string, session_id: string, hashes: { presented_hash: string; new_token_hash: string }): Promise<boolean> {
+  const result = await db
+    .updateTable('agents')
+    .set({ token_hash: hashes.presented_hash, connection_state: 'NeverConnected', session_id: null, server_id: null })
+    .where('host_id', '=', normalizeHostId(host_id))
+    .where('session_id', '=', session_id)
+    .where('token_hash', '=', hashes.new_token_hash)
+    .where('connection_state', 'in', ['Active', 'Disconnected'])
+    .executeTakeFirst();
+  return (result.numUpdatedRows ?? 0n) > 0n;
+}
+
 /** agent.heartbeat (and other signs of life): last_seen = now. False if the row is gone. */
 export async function touchLastSeen(
   db: Db,

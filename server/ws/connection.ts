@@ -20,7 +20,7 @@ import {
   type ProbeRequestParams,
   type Transport,
 } from '@cortex/agent-protocol';
-import { markDisconnected, touchLastSeen } from '../db/agents.repository.js';
+import { markDisconnected, touchLastSeen, undoUndeliveredEnrollment } from '../db/agents.repository.js';
 import { UnknownHostError } from '../db/storage.js';
 import type { SessionIngest } from '../ingest.js';
 import type { ServerContext } from './context.js';
@@ -289,6 +289,7 @@ export class Connection {
       // The socket went away while the row was being activated: record the close now.
       this.state = 'active';
       await this.onCloseAuthenticated(1006, 'closed during hello');
+      if (accepted.change.op === 'first_enrollment') await this.undoEnrollment(host_id, session_id, accepted.change);
       return undefined;
     }
     this.state = 'active';
@@ -311,6 +312,17 @@ export class Connection {
       if (answer.staged !== undefined) this.sendConfig(answer.staged.config, answer.staged.apply_after);
     };
     return answer.result;
+  }
+
+  /** The rotated token of a first enrollment never reached the agent: give it back its one-time token (DECISIONS G16). */
+  private async undoEnrollment(host_id: string, session_id: string, hashes: { presented_hash: string; new_token_hash: string }): Promise<void> {
+    try {
+      const undone = await undoUndeliveredEnrollment(this.ctx.storage.db, host_id, session_id, hashes);
+      if (undone) this.ctx.logger.warn({ host_id, address: this.address }, 'first enrollment not delivered (the agent closed before its answer): the host is NeverConnected again and its one-time token still enrolls it');
+    } catch (error) {
+      this.ctx.outage.failed('enrollment undo', error);
+      this.ctx.logger.error({ host_id, err: String(error) }, `first enrollment not delivered and could not be undone: issue a new token for this host (agent issue --host-id ${host_id})`);
+    }
   }
 
   private async metricsPush(ts: string, samples: { name: string; value: number; labels?: Record<string, string> }[]): Promise<MetricsPushResult> {

@@ -147,6 +147,18 @@ describe('enroll with several servers', () => {
     expect(() => readFileSync(join(dir, 'agent.json'))).toThrow();
   });
 
+  it('a hello with no answer in time: the message says to run enroll again with the same token, and what to do if that fails (G16)', async () => {
+    const slow = await fake();
+    slow.scriptNextHello(() => new Promise<never>(() => undefined)); // the server never answers
+    const dir = tempDir();
+    const hostId = randomUUID();
+    const logs = createCapturingLogger('debug');
+    const failed = enroll({ serverUrl: slow.url, serverUrls: [slow.url], token: TOKEN, hostId, stateDir: dir, allowInsecure: true, caFile: null, logger: logs.logger, timeoutMs: 300 });
+    await expect(failed).rejects.toThrow(/agent\.hello got no response within 300 ms: the server did not answer in time \(busy\?\); run enroll again with the same token/);
+    await expect(failed).rejects.toThrow(`issue a new token on the server (agent issue --host-id ${hostId})`);
+    expect(() => readFileSync(join(dir, 'token'))).toThrow();
+  });
+
   it('agent.json with a bad server_urls entry is refused naming the field', async () => {
     const dir = tempDir();
     await expect(writeAgentSettings(dir, { server_url: 'ws://127.0.0.1:1/ws/agent', server_urls: ['http://x/'] })).rejects.toThrow(/server_urls\[0\]/);
