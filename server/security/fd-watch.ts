@@ -13,7 +13,6 @@
 // sockets opened since; a listing is taken at most once a second while that estimate is at or
 // above 75 % of the limit, at most every 10 s below it.
 import { readFileSync, readdirSync } from 'node:fs';
-import type { Socket } from 'node:net';
 
 export interface FdWatchLogger {
   error(obj: object, msg: string): void;
@@ -69,7 +68,7 @@ export class FdWatch {
   }
 
   /** Call with every socket the server accepts (before its other listeners run). */
-  connection(socket: Pick<Socket, 'once'>): void {
+  connection(socket: { once(event: 'close', listener: () => void): unknown }): void {
     if (this.limit === undefined) return;
     this.sockets++;
     socket.once('close', () => this.sockets--);
