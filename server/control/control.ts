@@ -6,7 +6,7 @@
 // and ignores hosts whose session it does not hold, so several servers on one database
 // each serve their own sessions.
 import { LIMITS, type AgentConfig } from '@cortex/agent-protocol';
-import { currentControlRev, listControlChangesSince, listControlStateOf, revoke, type ControlState } from '../db/agents.repository.js';
+import { CONTROL_PAGE, currentControlRev, listControlChangesSince, listControlStateOf, revoke, type ControlState } from '../db/agents.repository.js';
 import { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
@@ -97,7 +97,13 @@ export class ControlPlane {
   private async pollOnce(): Promise<void> {
     const hosts = [...this.notified].slice(0, 500);
     for (const h of hosts) this.notified.delete(h);
-    const changes = await listControlChangesSince(this.storage.db, this.lastRev);
+    const changes: ControlState[] = [];
+    for (let page = await listControlChangesSince(this.storage.db, this.lastRev); ; ) {
+      changes.push(...page);
+      if (page.length < CONTROL_PAGE) break;
+      const last = page[page.length - 1] as ControlState;
+      page = await listControlChangesSince(this.storage.db, Number(last.control_rev), last.host_id);
+    }
     const seen = new Set(changes.map((c) => c.host_id));
     const extra = await listControlStateOf(this.storage.db, hosts.filter((h) => !seen.has(h)));
     const recheck: string[] = [];

@@ -283,6 +283,25 @@ describe('handshake bookkeeping', () => {
 });
 
 describe('admin requests and the control revision', () => {
+  it('changes are read a page at a time, in (control_rev, host_id) order, each row once, however many share one control_rev (G18)', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await issueAgent(t.storage.db, `p${i}`)).host_id);
+    const base = await currentControlRev(t.storage.db);
+    // one change of many rows (a group's config) gives them one control_rev
+    await t.storage.db.updateTable('agents').set({ control_rev: base + 1 }).where('host_id', 'in', ids.slice(0, 6)).execute();
+    await t.storage.db.updateTable('agents').set({ control_rev: base + 2 }).where('host_id', '=', ids[6]!).execute();
+    const read: string[] = [];
+    let page = await listControlChangesSince(t.storage.db, base, undefined, 4);
+    for (;;) {
+      read.push(...page.map((c) => c.host_id));
+      if (page.length < 4) break;
+      const last = page[page.length - 1]!;
+      page = await listControlChangesSince(t.storage.db, Number(last.control_rev), last.host_id, 4);
+    }
+    expect(read).toEqual([...[...ids.slice(0, 6)].sort(), ids[6]]);
+    expect((await listControlChangesSince(t.storage.db, base, undefined, 4)).map((c) => Number(c.control_rev))).toEqual([base + 1, base + 1, base + 1, base + 1]);
+  });
+
   it('every admin change raises the database-wide control_rev', async () => {
     const start = await currentControlRev(t.storage.db);
     expect(start).toBe(0);
