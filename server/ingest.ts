@@ -36,6 +36,9 @@ export interface IngestOptions {
   outage?: DatabaseOutage;
 }
 
+/** The longest pause a -32020 advises (a queue that full drains slower than this only under a stall). */
+const BACKPRESSURE_MAX_RETRY_MS = 5_000;
+
 /** Shared by all sessions of one server: the bounded queue and the storage. */
 export class Ingest {
   /** Entries accepted by some session and not yet committed (or failed). */
@@ -43,6 +46,11 @@ export class Ingest {
   readonly flushEntries: number;
   readonly flushMs: number;
   readonly outage: DatabaseOutage;
+  /** Entries that left the queue (committed or failed), and the rate they leave at (entries/s, smoothed; 0 until measured). */
+  private drainedEntries = 0;
+  private drainSampleAt = performance.now();
+  private drainSampleEntries = 0;
+  private drainRate = 0;
 
   constructor(
     readonly storage: Storage,
@@ -52,6 +60,35 @@ export class Ingest {
     this.flushEntries = options.flushEntries ?? LIMITS.ack_flush_entries;
     this.flushMs = options.flushMs ?? LIMITS.ack_flush_ms;
     this.outage = options.outage ?? new DatabaseOutage({ logger });
+  }
+
+  /** `n` entries left the queue (their commit returned or failed). */
+  drained(n: number): void {
+    this.queuedEntries -= n;
+    this.drainedEntries += n;
+    // The rate over windows of 1–5 s; a longer one was mostly idle and says nothing of what the writer can do.
+    const now = performance.now();
+    const dt = now - this.drainSampleAt;
+    if (dt < 1000) return;
+    if (dt <= 5000) {
+      const rate = ((this.drainedEntries - this.drainSampleEntries) * 1000) / dt;
+      this.drainRate = this.drainRate === 0 ? rate : (this.drainRate + rate) / 2;
+    }
+    this.drainSampleAt = now;
+    this.drainSampleEntries = this.drainedEntries;
+  }
+
+  /**
+   * The retry_after_ms of a -32020 (the queue full): about the time the queue takes to drain
+   * at the rate it drained lately, at least T and at most 5 s, spread over half to one and a
+   * half times that so the refused agents do not all come back at once (DECISIONS G17). A
+   * fleet replaying its buffers after a server restart was refused every 200 ms: the server
+   * spent its time parsing pushes it could only refuse.
+   */
+  backpressureRetryMs(): number {
+    const drainMs = this.drainRate > 0 ? (this.queuedEntries / this.drainRate) * 1000 : this.flushMs;
+    const base = Math.min(BACKPRESSURE_MAX_RETRY_MS, Math.max(this.flushMs, drainMs));
+    return Math.round(base * (0.5 + Math.random()));
   }
 
   /**
@@ -213,7 +250,7 @@ export class SessionIngest {
     const wait = this.bucket.take(n);
     if (wait > 0) throw new QuotaExceededError({ retry_after_ms: wait });
     if (this.ingest.queuedEntries + n > this.ingest.options.queueCapacityEntries) {
-      throw new BackpressureError({ retry_after_ms: this.ingest.flushMs });
+      throw new BackpressureError({ retry_after_ms: this.ingest.backpressureRetryMs() });
     }
     this.ingest.queuedEntries += n;
     return new Promise<LogsPushResult>((resolve, reject) => {
@@ -324,7 +361,7 @@ export class SessionIngest {
           }
         }
       } finally {
-        this.ingest.queuedEntries -= count;
+        this.ingest.drained(count);
       }
     }
   }
