@@ -30,6 +30,7 @@ import { Connection } from './ws/connection.js';
 import type { ServerContext } from './ws/context.js';
 import { UpgradeGate } from './ws/pre-hello-guard.js';
 import { RowBatch } from './ws/row-batch.js';
+import { LastSeenBatch } from './ws/last-seen-batch.js';
 
 export const SERVER_VERSION = '0.1.0';
 
@@ -162,6 +163,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     },
     registry,
     rows: new RowBatch(storage),
+    lastSeen: new LastSeenBatch(storage, outage, logger),
     onSessionClosed: (conn) => control.onSessionClosed(conn),
     clientKey: (req) => gate.clientKey(req),
     onHelloFailed: (key, code) => gate.helloFailed(key, code),
@@ -253,6 +255,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         server.closeAllConnections?.();
         await done;
         await forwarder.stop();
+        await ctx.lastSeen.flush();
         await registry.leave();
         if (ownStorage) await storage.close();
       })();

@@ -647,6 +647,22 @@ export async function undoUndeliveredEnrollment(db: Db, host_id: string, session
   return (result.numUpdatedRows ?? 0n) > 0n;
 }
 
+/**
+ * last_seen = `now` for many hosts in one statement (the heartbeats of a moment, DECISIONS G19).
+ * PostgreSQL: the rows are locked in host_id order, as the grouped ingest statement locks them,
+ * so the two never wait on each other in a cycle.
+ */
+export async function touchLastSeenMany(db: Db, dialect: 'sqlite' | 'postgres', host_ids: readonly string[], now: string = nowIso()): Promise<void> {
+  if (host_ids.length === 0) return;
+  const ids = host_ids.map(normalizeHostId);
+  if (dialect === 'postgres') {
+    await sql`with t as (select host_id from agents where host_id = any(${ids}::text[]) order by host_id for update)
+      update agents set last_seen = ${now} from t where agents.host_id = t.host_id`.execute(db);
+    return;
+  }
+  await db.updateTable('agents').set({ last_seen: now }).where('host_id', 'in', ids).execute();
+}
+
 /** agent.heartbeat (and other signs of life): last_seen = now. False if the row is gone. */
 export async function touchLastSeen(
   db: Db,

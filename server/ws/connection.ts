@@ -20,7 +20,7 @@ import {
   type ProbeRequestParams,
   type Transport,
 } from '@cortex/agent-protocol';
-import { markDisconnected, touchLastSeen, undoUndeliveredEnrollment } from '../db/agents.repository.js';
+import { markDisconnected, undoUndeliveredEnrollment } from '../db/agents.repository.js';
 import { UnknownHostError } from '../db/storage.js';
 import type { SessionIngest } from '../ingest.js';
 import type { ServerContext } from './context.js';
@@ -125,9 +125,7 @@ export class Connection {
       },
       'agent.heartbeat': (params) => {
         this.lastHeartbeat = { queue_depth: params.queue_depth, buffer_bytes: params.buffer_bytes, at: new Date().toISOString() };
-        void this.ctx.rows.run((db) => touchLastSeen(db, this.host_id as string)).catch((error: unknown) => {
-          if (!this.ctx.outage.failed('heartbeat', error)) this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'heartbeat: last_seen update failed');
-        });
+        this.ctx.lastSeen.touch(this.host_id as string);
       },
     });
 

@@ -9,6 +9,7 @@ import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
 import type { ServerSettings } from '../settings.js';
 import type { RowBatch } from './row-batch.js';
+import type { LastSeenBatch } from './last-seen-batch.js';
 import type { HeldSession, SessionRegistry } from './session-registry.js';
 
 export interface ServerContext<C extends HeldSession = HeldSession> {
@@ -22,8 +23,10 @@ export interface ServerContext<C extends HeldSession = HeldSession> {
   /** This server's id among the servers on one database (stored as agents.server_id). */
   readonly serverId: string;
   readonly metrics: ServerMetrics;
-  /** The sessions' row writes (activation, heartbeat, close), batched per commit on SQLite. */
+  /** The sessions' row writes (activation, close), batched per commit on SQLite. */
   readonly rows: RowBatch;
+  /** Heartbeats: last_seen of many hosts in one statement (DECISIONS G19). */
+  readonly lastSeen: LastSeenBatch;
   /** Which session holds which host: register() an authenticated session, unregister() on close. */
   readonly registry: SessionRegistry<C>;
   /** After an authenticated session closed and its row was updated (decommission follow-up). */

@@ -15,6 +15,7 @@ export const STORAGE_SUITES = [
   'test/server/shutdown-retention.test.ts',
   'test/server/cli-db.test.ts',
   'test/server/cluster.test.ts',
+  'test/server/last-seen-batch.test.ts',
   'test/admin/admin-api.test.ts',
   'test/admin/admin-audit.test.ts',
   'test/**/*.pg.test.ts',
