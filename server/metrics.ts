@@ -31,6 +31,8 @@ export class ServerMetrics {
   readonly disconnects: Counter<'code'>;
   readonly ingestQueueDepth: Gauge;
   readonly ingestFailures: Counter<'reason'>;
+  /** logs.push answered with an error before anything was queued, by code (-32020 queue full, -32030 agent rate, -32008, -32602, -32004). */
+  readonly pushRefused: Counter<'code'>;
   /** 1 while the database answers, 0 from the first failure to reach it to the next success (server/db/outage.ts). */
   readonly databaseUp: Gauge;
   readonly gaps: Counter<'kind'>;
@@ -105,6 +107,12 @@ export class ServerMetrics {
       name: 'cortex_ingest_commit_failures_total',
       help: 'logs.push commits that failed (answered -32007, nothing stored, the agent resends), by reason: disk_full, db_unreachable, writer_stopped, error',
       labelNames: ['reason'],
+      registers,
+    });
+    this.pushRefused = new Counter({
+      name: 'cortex_logs_push_refused_total',
+      help: 'logs.push refused before anything was queued, by JSON-RPC error code: -32020 the ingest queue full (the server at capacity), -32030 an agent over its rate, -32008 a batch over the cap, -32602 invalid, -32004 host gone',
+      labelNames: ['code'],
       registers,
     });
     this.gaps = new Counter({ name: 'cortex_gaps_seen_total', help: 'Sequence gaps: seq_start beyond accepted_seq+1 (evicted) or resume_from_seq beyond accepted_seq (lost)', labelNames: ['kind'], registers });

@@ -15,6 +15,7 @@ import {
   type AgentConfig,
   type AgentHelloResult,
   type Frame,
+  type LogsPushResult,
   type MetricsPushResult,
   type ProbeOutput,
   type ProbeRequestParams,
@@ -111,7 +112,14 @@ export class Connection {
     registerServerHandlers(peer, {
       'agent.hello': (params) => this.hello(params),
       'logs.push': (params) => {
-        const answered = (this.ingest as SessionIngest).push(params);
+        let answered: Promise<LogsPushResult>;
+        try {
+          answered = (this.ingest as SessionIngest).push(params);
+        } catch (error) {
+          // refused before anything was queued (the peer answers the error)
+          if (error instanceof RpcError) out.pushRefused.labels(String(error.code)).inc();
+          throw error;
+        }
         void answered.then(
           () => out.pushOut.inc(),
           () => out.pushOut.inc(),

@@ -93,6 +93,8 @@ describe('logs.push', () => {
     const r2 = await a.client.request('logs.push', { seq_start: 51, entries: logEntries(51, 20) });
     expect(r2.error?.code).toBe(-32020);
     expect(r2.error?.data.retry_after_ms).toBeGreaterThan(0);
+    // /metrics counts the refusal by code (an operator's sign the server is at capacity)
+    expect(metricValue(await t.server.metrics!.text(), 'cortex_logs_push_refused_total', { code: '-32020' })).toBe(1);
     expect((await a.client.response(id1)).result.up_to_seq).toBe(50);
     // drained: accepted again
     expect((await a.client.request('logs.push', { seq_start: 51, entries: logEntries(51, 20) })).result.up_to_seq).toBe(70);
@@ -107,6 +109,9 @@ describe('logs.push', () => {
     const r = await a.client.request('logs.push', { seq_start: 151, entries: logEntries(151, 100) });
     expect(r.error?.code).toBe(-32030);
     expect(r.error?.data.retry_after_ms).toBeGreaterThan(0);
+    const text = await t.server.metrics!.text();
+    expect(metricValue(text, 'cortex_logs_push_refused_total', { code: '-32030' })).toBe(1);
+    expect(metricValue(text, 'cortex_logs_push_refused_total', { code: '-32020' })).toBeNaN(); // none refused for the queue
     await new Promise((res) => setTimeout(res, r.error!.data.retry_after_ms + 20));
     expect((await a.client.request('logs.push', { seq_start: 151, entries: logEntries(151, 100) })).result.up_to_seq).toBe(250);
     a.client.ws.close();
