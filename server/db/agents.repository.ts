@@ -648,33 +648,21 @@ export async function undoUndeliveredEnrollment(db: Db, host_id: string, session
 }
 
 /**
- * last_seen = `now` for many hosts in one statement (the heartbeats of a moment, DECISIONS G19).
- * PostgreSQL: the rows are locked in host_id order, as the grouped ingest statement locks them,
- * so the two never wait on each other in a cycle.
+ * agent.heartbeat (and other signs of life): last_seen = `now` for many hosts in one statement
+ * (the heartbeats of a moment, DECISIONS G19); returns the rows written (a host whose row is
+ * gone is not one). PostgreSQL: the rows are locked in host_id order, as the grouped ingest
+ * statement locks them, so the two never wait on each other in a cycle.
  */
-export async function touchLastSeenMany(db: Db, dialect: 'sqlite' | 'postgres', host_ids: readonly string[], now: string = nowIso()): Promise<void> {
-  if (host_ids.length === 0) return;
+export async function touchLastSeenMany(db: Db, dialect: 'sqlite' | 'postgres', host_ids: readonly string[], now: string = nowIso()): Promise<number> {
+  if (host_ids.length === 0) return 0;
   const ids = host_ids.map(normalizeHostId);
   if (dialect === 'postgres') {
-    await sql`with t as (select host_id from agents where host_id = any(${ids}::text[]) order by host_id for update)
+    const r = await sql`with t as (select host_id from agents where host_id = any(${ids}::text[]) order by host_id for update)
       update agents set last_seen = ${now} from t where agents.host_id = t.host_id`.execute(db);
-    return;
+    return Number(r.numAffectedRows ?? 0n);
   }
-  await db.updateTable('agents').set({ last_seen: now }).where('host_id', 'in', ids).execute();
-}
-
-/** agent.heartbeat (and other signs of life): last_seen = now. False if the row is gone. */
-export async function touchLastSeen(
-  db: Db,
-  host_id: string,
-  options: { now?: string } = {},
-): Promise<boolean> {
-  const result = await db
-    .updateTable('agents')
-    .set({ last_seen: options.now ?? nowIso() })
-    .where('host_id', '=', normalizeHostId(host_id))
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const r = await db.updateTable('agents').set({ last_seen: now }).where('host_id', 'in', ids).executeTakeFirst();
+  return Number(r.numUpdatedRows);
 }
 
 /**

@@ -17,7 +17,7 @@ import {
   rotateOnFirstEnrollment,
   rotateOnHello,
   setAgentConfig,
-  touchLastSeen,
+  touchLastSeenMany,
   type SessionStart,
 } from '../../server/db/agents.repository.js';
 import { getSetting, getSettings, setSetting, setSettings } from '../../server/db/settings.repository.js';
@@ -274,11 +274,11 @@ describe('handshake bookkeeping', () => {
     await expect(setAgentConfig(t.storage.db, a.host_id, '{}')).rejects.toBeInstanceOf(HostRevokedError);
   });
 
-  it('touchLastSeen moves last_seen and reports a missing row', async () => {
+  it('touchLastSeenMany moves last_seen and reports a missing row', async () => {
     const a = await issueAgent(t.storage.db, 'h');
-    expect(await touchLastSeen(t.storage.db, a.host_id, { now: '2026-03-03T03:03:03.003Z' })).toBe(true);
+    expect(await touchLastSeenMany(t.storage.db, t.storage.dialect, [a.host_id], '2026-03-03T03:03:03.003Z')).toBe(1);
     expect((await getAgent(t.storage.db, a.host_id))?.last_seen).toBe('2026-03-03T03:03:03.003Z');
-    expect(await touchLastSeen(t.storage.db, randomUUID())).toBe(false);
+    expect(await touchLastSeenMany(t.storage.db, t.storage.dialect, [randomUUID()])).toBe(0);
   });
 });
 
