@@ -37,7 +37,6 @@ export interface FdWatchOptions {
   limit?: number | undefined;
   /** Counts the open descriptors (default: lists /proc/self/fd); may throw (EMFILE: at the limit). */
   countOpen?: () => number;
-  now?: () => number;
 }
 
 /** Listings while the estimate is at or above 75 % of the limit: at most one per this many ms. */
@@ -48,7 +47,6 @@ const FAR_EVERY_MS = 10_000;
 export class FdWatch {
   private readonly limit: number | undefined;
   private readonly countOpen: () => number;
-  private readonly now: () => number;
   /** The server's sockets open now. */
   private sockets = 0;
   private lastCount = Number.NEGATIVE_INFINITY;
@@ -64,7 +62,6 @@ export class FdWatch {
   ) {
     this.limit = 'limit' in options ? options.limit : softLimit();
     this.countOpen = options.countOpen ?? listOpen;
-    this.now = options.now ?? Date.now;
   }
 
   /** Call with every socket the server accepts (before its other listeners run). */
@@ -80,15 +77,9 @@ export class FdWatch {
     return this.lastOpen + (this.sockets - this.socketsAtCount);
   }
 
-  /** Stops a listing put off for later. */
-  close(): void {
-    clearTimeout(this.due);
-    this.due = undefined;
-  }
-
   private check(): void {
     const limit = this.limit as number;
-    const now = this.now();
+    const now = Date.now();
     const near = this.estimate() >= 0.75 * limit;
     const every = near ? NEAR_EVERY_MS : FAR_EVERY_MS;
     if (now - this.lastCount < every) {
