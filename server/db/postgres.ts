@@ -403,9 +403,9 @@ class PostgresIngestWriter implements IngestWriter {
       await this.commitAlone(c.host_id, c.entries, c.received_at, c.session_id).then(c.resolve, c.reject);
       return;
     }
-    let results: (CommitResult | Error)[];
+    let rows: Map<string, Row>;
     try {
-      results = await this.withPartitions(group.map((c) => c.received_at), () => this.commitGroup(group));
+      rows = await this.withPartitions(group.map((c) => c.received_at), () => this.commitGroup(group));
     } catch (error) {
       if (isDatabaseUnreachable(error)) {
         for (const c of group) c.reject(error);
@@ -415,11 +415,13 @@ class PostgresIngestWriter implements IngestWriter {
       for (const c of group) await this.commitAlone(c.host_id, c.entries, c.received_at, c.session_id).then(c.resolve, c.reject);
       return;
     }
-    group.forEach((c, i) => {
-      const r = results[i] as CommitResult | Error;
-      if (r instanceof Error) c.reject(r);
-      else c.resolve(r);
-    });
+    for (const c of group) {
+      try {
+        c.resolve(commitResult(c.host_id, rows.get(c.host_id) ?? {}));
+      } catch (error) {
+        c.reject(error);
+      }
+    }
   }
 
   /** fn(), and once more after creating the day partitions of `days` when there was none (clock past the days created ahead). */
@@ -453,8 +455,8 @@ class PostgresIngestWriter implements IngestWriter {
     return commitResult(host_id, r.rows[0] as Row);
   }
 
-  /** The batches of `group` (one per host) in one statement; each batch's result or error, in order. */
-  private async commitGroup(group: readonly QueuedCommit[]): Promise<(CommitResult | Error)[]> {
+  /** The batches of `group` (one per host) in one statement; its result row of each host, by host_id. */
+  private async commitGroup(group: readonly QueuedCommit[]): Promise<Map<string, Row>> {
     let rows = 0;
     for (const g of group) rows += g.entries.length;
     const c = new Columns(rows);
@@ -471,15 +473,7 @@ class PostgresIngestWriter implements IngestWriter {
       text: COMMIT_GROUP_SQL,
       values: [hosts, group.map((g) => g.session_id ?? null), maxSeq, group.map((g) => g.received_at), rowHost, c.seq, c.ts, c.severity, c.facility, c.app, c.pid, c.message, c.source, c.meta],
     });
-    const byHost = new Map<string, Row>();
-    for (const row of r.rows) byHost.set(String(row['host_id']), row);
-    return group.map((g) => {
-      try {
-        return commitResult(g.host_id, byHost.get(g.host_id) ?? {});
-      } catch (error) {
-        return error as Error;
-      }
-    });
+    return new Map(r.rows.map((row) => [String(row['host_id']), row]));
   }
 
   async insertMetrics(
