@@ -25,6 +25,8 @@ const transactions = async (ids: readonly string[]) =>
   Number((await sql<{ n: number }>`select count(distinct xmin::text)::int as n from logs where host_id in (${sql.join(ids)})`.execute(t.storage.db)).rows[0]?.n);
 const xminOf = async (id: string) => (await sql<{ x: string }>`select distinct xmin::text as x from logs where host_id = ${id}`.execute(t.storage.db)).rows.map((r) => r.x);
 const now = () => new Date().toISOString();
+/** A commit's result, or the error it failed with. */
+const settle = (p: Promise<CommitResult>) => p.then((r) => r, (e: unknown) => e);
 
 describe('PostgreSQL group commit across hosts', () => {
   it('batches of many hosts waiting for the writer share one transaction; each host gets its own accepted_seq', async () => {
@@ -43,7 +45,6 @@ describe('PostgreSQL group commit across hosts', () => {
     const [first, ok, replaced, replay] = await hosts(4, 'm');
     await one.ingest.commitBatch(replay!, entries(1, 5), now());
     await sql`update agents set session_id = 'session-new' where host_id in (${ok!}, ${replaced!})`.execute(t.storage.db);
-    const settle = (p: Promise<CommitResult>) => p.then((r) => r, (e: unknown) => e);
     const [r0, rOk, rGone, rReplaced, rReplay] = await Promise.all([
       settle(one.ingest.commitBatch(first!, entries(1, 3), now())),
       settle(one.ingest.commitBatch(ok!, entries(1, 10), now(), 'session-new')),
@@ -66,7 +67,6 @@ describe('PostgreSQL group commit across hosts', () => {
 
   it('a batch PostgreSQL refuses fails alone: the hosts that shared its statement are committed', async () => {
     const [first, good, bad, other] = await hosts(4, 'f');
-    const settle = (p: Promise<CommitResult>) => p.then((r) => r, (e: unknown) => e);
     const results = await Promise.all([
       settle(one.ingest.commitBatch(first!, entries(1, 2), now())),
       settle(one.ingest.commitBatch(good!, entries(1, 7), now())),
