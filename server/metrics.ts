@@ -35,6 +35,8 @@ export class ServerMetrics {
   readonly pushRefused: Counter<'code'>;
   /** 1 while the database answers, 0 from the first failure to reach it to the next success (server/db/outage.ts). */
   readonly databaseUp: Gauge;
+  /** This server's clock minus the database's, seconds (DECISIONS G20; 0 on SQLite). */
+  readonly clockOffset: Gauge;
   readonly gaps: Counter<'kind'>;
   readonly gapEntries: Counter<'kind'>;
   readonly retentionPurged: Counter<'table' | 'reason'>;
@@ -50,7 +52,7 @@ export class ServerMetrics {
   readonly pushIn: Counter.Internal;
   readonly pushOut: Counter.Internal;
 
-  constructor(sources: { activeSessions: () => number; queueDepth: () => number; databaseUp?: () => boolean }, options: { defaultMetrics?: boolean } = {}) {
+  constructor(sources: { activeSessions: () => number; queueDepth: () => number; databaseUp?: () => boolean; clockOffsetMs?: () => number }, options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaultMetrics) {
       collectDefaultMetrics({ register: this.registry, prefix: 'cortex_process_' });
@@ -101,6 +103,14 @@ export class ServerMetrics {
       registers,
       collect() {
         this.set(sources.databaseUp === undefined || sources.databaseUp() ? 1 : 0);
+      },
+    });
+    this.clockOffset = new Gauge({
+      name: 'cortex_server_clock_offset_seconds',
+      help: "This server's clock minus the database's, as measured at its last lease renewal (PostgreSQL; 0 on SQLite, where they are one clock)",
+      registers,
+      collect() {
+        this.set((sources.clockOffsetMs?.() ?? 0) / 1000);
       },
     });
     this.ingestFailures = new Counter({

@@ -45,6 +45,8 @@ export interface StartOptions {
   serverId?: string;
   /** Lease of this server's row (ms, default 15,000): past it without renewal it is dead. */
   leaseMs?: number;
+  /** This machine's clock, ms since the epoch (default Date.now; tests simulate a skewed server). */
+  clock?: () => number;
   /** Test knobs that the config file does not offer. */
   ingestQueueEntries?: number;
   flushEntries?: number;
@@ -120,10 +122,15 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
   });
   // The server id needs the port: the registry learns it when it joins the cluster (after listen).
-  const registry = new ClusterRegistry<Connection>(storage, { logger, outage, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
+  const registry = new ClusterRegistry<Connection>(storage, {
+    logger,
+    outage,
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+    ...(options.clock !== undefined ? { clock: options.clock } : {}),
+  });
   const { connections, sessions } = registry;
   const metrics = new ServerMetrics(
-    { activeSessions: () => sessions.size, queueDepth: () => ingest.queuedEntries, databaseUp: () => !outage.down },
+    { activeSessions: () => sessions.size, queueDepth: () => ingest.queuedEntries, databaseUp: () => !outage.down, clockOffsetMs: () => registry.clockOffsetMs },
     { defaultMetrics: options.processMetrics ?? true },
   );
   ingest.options.metrics = metrics;

@@ -94,7 +94,7 @@ export class ProbeForwarder {
    */
   async forward(host_id: string, probe: string, args: unknown, timeout_ms: number): Promise<ProbeOutput | undefined> {
     const db = this.storage.db;
-    const now = new Date();
+    const now = this.registry.now(); // leases are in the database's time (G20)
     const holder = await db
       .selectFrom('agents')
       .innerJoin('servers', 'servers.server_id', 'agents.server_id')

@@ -23,6 +23,13 @@ type Db = Kysely<Database>;
 /** Default lease: a server not renewing it for this long counts as dead. */
 export const DEFAULT_LEASE_MS = 15_000;
 
+/**
+ * A clock this far from the database's is told (ms). NTP keeps machines within a few ms;
+ * leases do not depend on it (they are kept by the database's clock), the times a server
+ * writes do.
+ */
+export const CLOCK_SKEW_WARN_MS = 2000;
+
 export interface RegistryOptions {
   /** This server's id; may be left out until join() (it needs the listening port). */
   serverId?: string;
@@ -30,6 +37,8 @@ export interface RegistryOptions {
   logger: Logger;
   /** Where a database out of reach is told (default: one of the registry's own). */
   outage?: DatabaseOutage;
+  /** This machine's clock, ms since the epoch (default Date.now; tests simulate a skewed machine). */
+  clock?: () => number;
 }
 
 export function defaultServerId(port: number): string {
@@ -48,6 +57,10 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   private sweepNotBefore = 0;
   private readonly log: Logger;
   private readonly outage: DatabaseOutage;
+  private readonly clock: () => number;
+  /** This clock minus the database's (ms), as last measured; 0 where they are one (SQLite). */
+  private offsetMs = 0;
+  private skewTold = false;
   /** Called after dead servers' sessions were released (the control watcher re-reads). */
   onReleased: (() => void) | undefined;
 
@@ -60,6 +73,43 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     this.leaseMs = Math.max(1000, options.leaseMs ?? DEFAULT_LEASE_MS);
     this.log = options.logger;
     this.outage = options.outage ?? new DatabaseOutage({ logger: options.logger });
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /** This server's clock minus the database's, ms, as last measured (0 on SQLite). */
+  get clockOffsetMs(): number {
+    return this.offsetMs;
+  }
+
+  /**
+   * The database's time as best known: this clock less the offset measured at the last
+   * renewal. Leases are written and compared in it, so servers whose clocks disagree still
+   * agree on which lease ran out (DECISIONS G20).
+   */
+  now(): Date {
+    return new Date(this.clock() - this.offsetMs);
+  }
+
+  /** Reads the database's clock (where it has one of its own) and tells a skew once. */
+  private async measureClock(db: Db): Promise<void> {
+    if (this.storage.clockMs === undefined) return;
+    const before = this.clock();
+    const dbMs = await this.storage.clockMs(db);
+    const after = this.clock();
+    if (!Number.isFinite(dbMs)) return;
+    this.offsetMs = Math.round((before + after) / 2 - dbMs);
+    const off = Math.abs(this.offsetMs);
+    if (off >= CLOCK_SKEW_WARN_MS && !this.skewTold) {
+      this.skewTold = true;
+      this.log.warn(
+        { clock_offset_ms: this.offsetMs },
+        `this server's clock is ${(off / 1000).toFixed(1)} s ${this.offsetMs > 0 ? 'ahead of' : 'behind'} the database's: leases are kept by the database's clock, ` +
+          'but the times this server writes (received_at of logs, last_seen, token expiry and rotation grace) are off by as much; synchronize its clock (NTP: timedatectl status, chronyc tracking)',
+      );
+    } else if (this.skewTold && off < CLOCK_SKEW_WARN_MS / 2) {
+      this.skewTold = false;
+      this.log.info({ clock_offset_ms: this.offsetMs }, "this server's clock agrees with the database's again");
+    }
   }
 
   /** This server's id among the servers on one database (agents.server_id of its sessions). */
@@ -78,7 +128,8 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   async join(url: string, cluster: Record<ClusterSettingKey, unknown>, perServer: Record<string, unknown>, serverId?: string): Promise<void> {
     if (serverId !== undefined) this.id = serverId;
     await this.storage.withMigrationLock(async (db) => {
-      const now = new Date();
+      await this.measureClock(db);
+      const now = this.now();
       const live = await db
         .selectFrom('servers')
         .select('server_id')
@@ -102,7 +153,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
         .values(row)
         .onConflict((oc) => oc.column('server_id').doUpdateSet({ url: row.url, started_at: row.started_at, lease_until: row.lease_until, settings_json: row.settings_json }))
         .execute();
-      this.renewedAt = Date.now();
+      this.renewedAt = this.clock();
     });
     this.timer = setInterval(() => void this.tick(), Math.max(200, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
@@ -121,7 +172,8 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
 
   private async renewAndSweep(): Promise<void> {
     const db: Db = this.storage.db;
-    const now = new Date();
+    await this.measureClock(db);
+    const now = this.now();
     const lease_until = new Date(now.getTime() + this.leaseMs).toISOString();
     const renewed = await db.updateTable('servers').set({ lease_until }).where('server_id', '=', this.serverId).executeTakeFirst();
     if (renewed.numUpdatedRows === 0n) {
@@ -137,7 +189,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     // first would drop every session of the others and their agents would all reconnect at
     // once (DECISIONS G10).
     this.outage.succeeded();
-    const done = Date.now();
+    const done = this.clock();
     const gap = done - this.renewedAt;
     this.renewedAt = done;
     if (gap > this.leaseMs / 2) {

@@ -107,6 +107,10 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
         }
       });
     },
+    async clockMs(on = db) {
+      const r = await sql<{ ms: number }>`select (extract(epoch from clock_timestamp()) * 1000)::float8 as ms`.execute(on);
+      return Number(r.rows[0]?.ms);
+    },
     async usedBytes() {
       // 28 bytes a row: tuple header (23, aligned to 24) and its line pointer (4). logs is
       // partitioned: its sizes are the sums over its partitions.

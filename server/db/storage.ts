@@ -110,6 +110,14 @@ export interface Storage {
    */
   exclusiveJob?<T>(name: string, fn: () => Promise<T>): Promise<T | undefined>;
   /**
+   * The database server's clock (ms since the epoch), read on `on` (default: the pool),
+   * where the database runs on a machine of its own (PostgreSQL: clock_timestamp()).
+   * Servers on one database keep their leases by it, not by their own clocks (DECISIONS
+   * G20). Without it (SQLite: the processes on one file share one machine's clock) the
+   * local clock is the database's.
+   */
+  clockMs?(on?: Kysely<Database>): Promise<number>;
+  /**
    * Runs `fn` holding the database-wide migration lock, so that several server processes
    * starting on one database migrate it once. `fn` gets a kysely instance bound to the
    * locked connection and must use only that one.
