@@ -16,8 +16,7 @@ import { metadataProblem, storableText } from '@cortex/agent-protocol/runtime';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from './db/storage.js';
-import { isDiskFullCode } from '../common/errors.js';
-import { DatabaseOutage } from './db/outage.js';
+import { DatabaseOutage, writeRefusal } from './db/outage.js';
 
 export interface IngestOptions {
   /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
@@ -333,16 +332,14 @@ export class SessionIngest {
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest writer thread stopped; commit unconfirmed (-32007), a new writer thread takes over');
         } else if (this.ingest.outage.failed('ingest', error)) {
           // logged by the outage, once (not once per push of every agent)
-          rpc = new BufferOverflowError({ retry_after_ms: this.ingest.outage.retryAfterMs(), reason: 'commit failed: the server cannot reach its database; nothing of the batch was stored' });
-          this.ingest.options.metrics?.ingestFailures.labels('db_unreachable').inc();
+          const refusal = writeRefusal(error);
+          const why = refusal === 'read_only' ? "the server's database is read-only" : refusal === 'disk_full' ? "the server's disk is full" : 'the server cannot reach its database';
+          rpc = new BufferOverflowError({ retry_after_ms: this.ingest.outage.retryAfterMs(), reason: `commit failed: ${why}; nothing of the batch was stored` });
+          this.ingest.options.metrics?.ingestFailures.labels(refusal ?? 'db_unreachable').inc();
         } else {
-          const full = isDiskFullCode((error as { code?: unknown } | null)?.code);
-          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: full ? "commit failed: the server's disk is full; nothing of the batch was stored" : 'commit failed; nothing of the batch was stored' });
-          this.ingest.options.metrics?.ingestFailures.labels(full ? 'disk_full' : 'error').inc();
-          this.ingest.logger.error(
-            { host_id: this.host_id, err: errorSummary(error), entries: count },
-            full ? "ingest commit failed (-32007): the database's disk is full — free space there (or set --max-db-bytes); agents keep their entries and resend" : 'ingest commit failed (-32007)',
-          );
+          rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed; nothing of the batch was stored' });
+          this.ingest.options.metrics?.ingestFailures.labels('error').inc();
+          this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest commit failed (-32007)');
         }
         for (const p of group) p.reject(rpc);
         // Nothing after the failed group may be committed before it is resent (see refusedFrom).

@@ -115,7 +115,7 @@ export class ServerMetrics {
     });
     this.ingestFailures = new Counter({
       name: 'cortex_ingest_commit_failures_total',
-      help: 'logs.push commits that failed (answered -32007, nothing stored, the agent resends), by reason: disk_full, db_unreachable, writer_stopped, error',
+      help: 'logs.push commits that failed (answered -32007, nothing stored, the agent resends), by reason: disk_full, read_only, db_unreachable, writer_stopped, error',
       labelNames: ['reason'],
       registers,
     });

@@ -79,7 +79,7 @@ export class ProbeForwarder {
         .where('target_server', '=', this.registry.serverId)
         .where('state', '=', 'pending')
         .execute();
-      this.outage.succeeded();
+      this.outage.readSucceeded();
       for (const r of rows) void this.take(r.request_id);
     })()
       .catch((error: unknown) => {

@@ -80,7 +80,7 @@ export class ControlPlane {
       return this.running;
     }
     this.running = this.pollOnce()
-      .then(() => this.outage.succeeded())
+      .then(() => this.outage.readSucceeded())
       .catch((error: unknown) => {
         if (!this.outage.failed('control watcher', error)) this.logger.warn({ err: String(error) }, 'control watcher: database read failed; retrying');
       })

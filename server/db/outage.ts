@@ -9,7 +9,14 @@
 // lasts (how long, how many operations failed, by kind), one line when an operation succeeds
 // again (how long it lasted); `cortex_database_up` is 0 meanwhile. Failures of a statement of
 // its own (a constraint, a bug) are not an outage: their callers log them as before.
-import { isUnreachableCode } from '../../common/errors.js';
+//
+// A database that answers but refuses every write — read-only (a standby reached after a
+// failover, default_transaction_read_only, a managed database made read-only when its
+// storage filled) or its disk full — is told the same way, in its own words (DECISIONS G21).
+// Reads still succeed then, so only a write that succeeds ends it (`succeeded`), not a read
+// (`readSucceeded`): otherwise the control watcher's next read would end it every 300 ms and
+// the next failed push start it again, one error line each time.
+import { isDiskFullCode, isUnreachableCode } from '../../common/errors.js';
 import type { Logger } from '../log.js';
 
 /** PostgreSQL SQLSTATEs that say the server cannot take work now (not what a statement did). */
@@ -29,6 +36,26 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   return /Connection terminated|timeout expired|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
 }
 
+/** Why a database that answers refuses writes, if it does: read-only (25006) or its disk full. */
+export type WriteRefusal = 'read_only' | 'disk_full';
+
+export function writeRefusal(error: unknown): WriteRefusal | undefined {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  if (code === '25006') return 'read_only';
+  if (isDiskFullCode(code)) return 'disk_full';
+  return undefined;
+}
+
+type OutageKind = 'unreachable' | WriteRefusal;
+
+const FIRST_LINE: Record<WriteRefusal, string> = {
+  read_only:
+    'database refuses writes: it is read-only (a standby — after a failover --db may lead to the old primary —, default_transaction_read_only on, or a managed database made read-only, often because its storage filled); ' +
+    'pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — point --db at the primary, or lift the read-only setting',
+  disk_full:
+    "database refuses writes: its disk is full; pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — free space where the database lives (or cap it with --max-db-bytes)",
+};
+
 export interface OutageOptions {
   logger: Logger;
   /** Milliseconds between two "still out of reach" lines (default 60,000). */
@@ -38,6 +65,7 @@ export interface OutageOptions {
 
 export class DatabaseOutage {
   private since: number | null = null;
+  private kind: OutageKind = 'unreachable';
   private lastLine = 0;
   private readonly failedOps = new Map<string, number>();
   private readonly summaryEveryMs: number;
@@ -48,34 +76,38 @@ export class DatabaseOutage {
     this.now = o.now ?? Date.now;
   }
 
-  /** The database is out of reach (from the first such failure to the next success). */
+  /** The database is out of reach (from the first such failure to the next success); not while it only refuses writes. */
   get down(): boolean {
-    return this.since !== null;
+    return this.since !== null && this.kind === 'unreachable';
   }
 
   /**
    * Reports a failed database operation (`what`: which part of the server, e.g. "ingest").
-   * Returns true when the failure was the database out of reach: it is logged here, rate
-   * limited, and the caller logs nothing of it. False: a failure of the operation itself,
-   * for the caller to report as it did.
+   * Returns true when the failure was the database out of reach or refusing writes
+   * (writeRefusal): it is logged here, rate limited, and the caller logs nothing of it.
+   * False: a failure of the operation itself, for the caller to report as it did.
    */
   failed(what: string, error: unknown): boolean {
-    if (!isDatabaseUnreachable(error)) return false;
+    const refusal = isDatabaseUnreachable(error) ? undefined : writeRefusal(error);
+    if (refusal === undefined && !isDatabaseUnreachable(error)) return false;
     const now = this.now();
     this.failedOps.set(what, (this.failedOps.get(what) ?? 0) + 1);
     const err = describe(error);
     if (this.since === null) {
       this.since = now;
       this.lastLine = now;
+      this.kind = refusal ?? 'unreachable';
       this.o.logger.error(
         { err, failed: what },
-        poolBusy(error)
+        refusal !== undefined
+          ? FIRST_LINE[refusal]
+          : poolBusy(error)
           ? 'database unusable: no pool connection came free in time (every one busy: PostgreSQL slow, locked or out of reach, or this server overloaded); pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check PostgreSQL (pg_stat_activity) and this server\'s CPU; raise --db-pool or add servers if the load is real'
           : 'database out of reach: pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check that the database runs and that this host reaches it (--db)',
       );
     } else if (now - this.lastLine >= this.summaryEveryMs) {
       this.lastLine = now;
-      this.o.logger.error({ err, down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, 'database still out of reach');
+      this.o.logger.error({ err, down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, this.kind === 'unreachable' ? 'database still out of reach' : 'database still refusing writes');
     }
     return true;
   }
@@ -89,14 +121,20 @@ export class DatabaseOutage {
     return this.since !== null && this.now() - this.since >= 10_000 ? 5_000 : 1_000;
   }
 
-  /** A database operation succeeded: ends an outage, with one line saying how long it lasted. */
+  /** A write to the database succeeded: ends an outage, with one line saying how long it lasted. */
   succeeded(): void {
     if (this.since === null) return;
     const downMs = this.now() - this.since;
-    this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, 'database reachable again');
+    this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, this.kind === 'unreachable' ? 'database reachable again' : 'database takes writes again');
     this.since = null;
     this.failedOps.clear();
   }
+
+  /** A read succeeded: ends the database out of reach, not one that refuses writes. */
+  readSucceeded(): void {
+    if (this.kind === 'unreachable') this.succeeded();
+  }
+
 
   private counts(): Record<string, number> {
     return Object.fromEntries(this.failedOps);

@@ -10,7 +10,7 @@ import { sql } from 'kysely';
 import { LIMITS } from '@cortex/agent-protocol';
 import { handleAdmin, type AdminDeps } from '../admin.js';
 import { handleConsole } from '../console.js';
-import type { DatabaseOutage } from '../db/outage.js';
+import { writeRefusal, type DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -44,7 +44,12 @@ export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: 
         if (!res.headersSent) {
           // the admin API's error shape (code = the HTTP status, as for 401/403)
           res.writeHead(503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Retry-After': '5' });
-          res.end(JSON.stringify({ error: { code: 503, message: 'the server cannot reach its database; try again shortly (the server log says why)' } }));
+          const refusal = writeRefusal(error);
+          const message =
+            refusal === undefined
+              ? 'the server cannot reach its database; try again shortly (the server log says why)'
+              : `the database refuses writes (${refusal === 'read_only' ? 'it is read-only' : 'its disk is full'}); try again once it takes them (the server log says why)`;
+          res.end(JSON.stringify({ error: { code: 503, message } }));
         }
         return;
       }

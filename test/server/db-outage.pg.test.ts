@@ -7,7 +7,7 @@
 // is back the resent entries are stored exactly once.
 import { afterEach, describe, expect, it } from 'vitest';
 import { TestClient, countRows, enroll, helloParams, logEntries, startTestServer, waitFor, type TestServer } from './wire.js';
-import { httpBase, metricValue } from './control-helpers.js';
+import { httpBase, httpRequest, metricValue } from './control-helpers.js';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { PG_TEST_URL, newTestDb } from '../support/dialects.js';
@@ -113,5 +113,72 @@ describe('PostgreSQL out of reach under a running server', () => {
     expect(metricValue(await t.server.metrics!.text(), 'cortex_database_up')).toBe(1);
     a.client.ws.close();
     await a.client.closed;
+  });
+
+  it('a database that turns read-only (a standby after a failover): pushes -32007 "read-only", one log line however long it lasts, admin writes 503; once it takes writes, every entry stored once (G21)', async () => {
+    // A role of its own, so that making it read-only touches no other test's connections.
+    const role = `cx_ro_${process.pid}_${Date.now().toString(36)}`;
+    const su = new pg.Client({ connectionString: PG_TEST_URL });
+    await su.connect();
+    const kick = () => su.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role]);
+    try {
+      await su.query(`create role ${role} login`);
+      await su.query(`create schema ${role} authorization ${role}`);
+      const url = new URL(PG_TEST_URL);
+      url.username = role;
+      url.searchParams.set('options', `-c search_path=${role}`);
+      t = await startTestServer({ db: url.toString() }, { dialect: 'postgres', controlPollMs: 100 });
+      const a = await enroll(t);
+      expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) })).result.up_to_seq).toBe(100);
+
+      // The failover: every connection dropped, the new ones land on a read-only database.
+      await su.query(`alter role ${role} set default_transaction_read_only = on`);
+      await kick();
+      const push = () => a.client.request('logs.push', { seq_start: 101, entries: logEntries(101, 100) });
+      const readOnly = 'commit failed: the server\'s database is read-only; nothing of the batch was stored';
+      await waitFor(async () => (await push()).error?.data?.reason === readOnly, 15_000);
+      // Reads still work meanwhile (the control watcher's, every 100 ms here): they must not
+      // end the account, or each failed push would start it again with an error line.
+      const until = Date.now() + 1500;
+      let refused = 1;
+      while (Date.now() < until) {
+        const r = await push();
+        expect(r.error?.code).toBe(-32007);
+        expect(r.error?.data.reason).toBe(readOnly);
+        expect(r.error?.data.retry_after_ms).toBeGreaterThanOrEqual(1000);
+        refused++;
+      }
+      expect(refused).toBeGreaterThan(3);
+      const msgs = () => t!.log.records().map((r) => r['msg']);
+      const told = t.log.records().filter((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('database refuses writes: it is read-only'));
+      expect(told).toHaveLength(1);
+      expect(String(told[0]?.['err'])).toMatch(/^25006: cannot execute .* in a read-only transaction/);
+      expect(told[0]?.['msg']).toMatch(/point --db at the primary, or lift the read-only setting$/);
+      expect(msgs()).not.toContain('ingest commit failed (-32007)');
+      expect(msgs()).not.toContain('database takes writes again');
+      // An admin write says why; the database still answers, so cortex_database_up stays 1.
+      const issue = await httpRequest(`${httpBase(t)}/admin/agents`, { body: { hostname: 'web-9' } });
+      expect(issue.status).toBe(503);
+      expect(issue.body.error.message).toBe('the database refuses writes (it is read-only); try again once it takes them (the server log says why)');
+      const metrics = await t.server.metrics!.text();
+      expect(metricValue(metrics, 'cortex_ingest_commit_failures_total', { reason: 'read_only' })).toBeGreaterThanOrEqual(refused);
+      expect(metricValue(metrics, 'cortex_database_up')).toBe(1);
+
+      // Back to a primary.
+      await su.query(`alter role ${role} reset default_transaction_read_only`);
+      await kick();
+      await waitFor(async () => (await push()).result?.up_to_seq === 200, 15_000);
+      expect(await countRows(t, a.host_id)).toBe(200);
+      await waitFor(() => msgs().includes('database takes writes again'));
+      a.client.ws.close();
+      await a.client.closed;
+    } finally {
+      await t?.close();
+      t = undefined;
+      await su.query(`drop schema if exists ${role} cascade`).catch(() => undefined);
+      await kick().catch(() => undefined);
+      await su.query(`drop role if exists ${role}`).catch(() => undefined);
+      await su.end();
+    }
   });
 });

@@ -2,7 +2,7 @@
 // count, and the three kinds of lines an outage gives however many operations fail.
 import { describe, expect, it } from 'vitest';
 import { postgresOpenError } from '../../server/cli-db.js';
-import { DatabaseOutage, isDatabaseUnreachable } from '../../server/db/outage.js';
+import { DatabaseOutage, isDatabaseUnreachable, writeRefusal } from '../../server/db/outage.js';
 import { createCapturingLogger } from '../../server/log.js';
 
 const err = (message: string, code?: string) => Object.assign(new Error(message), code === undefined ? {} : { code });
@@ -107,5 +107,36 @@ describe('DatabaseOutage', () => {
     expect(outage.failed('ingest', err('duplicate key', '23505'))).toBe(false);
     expect(outage.down).toBe(false);
     expect(log.lines).toHaveLength(0);
+  });
+
+  it('a database that refuses writes (read-only, disk full) is told in its own words; reads do not end it, a write does (G21)', () => {
+    const { log, outage, advance, msgs } = setup();
+    const readOnly = err('cannot execute UPDATE in a read-only transaction', '25006');
+    for (let i = 0; i < 100; i++) {
+      expect(outage.failed(i % 2 === 0 ? 'ingest' : 'lease renewal', readOnly)).toBe(true);
+      outage.readSucceeded(); // the control watcher's read, between the failed writes
+      advance(1000);
+    }
+    expect(outage.down).toBe(false); // the database answers: cortex_database_up stays 1
+    expect(msgs()).toEqual([expect.stringMatching(/^database refuses writes: it is read-only \(a standby .*point --db at the primary/), 'database still refusing writes']);
+    expect(log.records()[0]).toMatchObject({ level: 'error', err: '25006: cannot execute UPDATE in a read-only transaction', failed: 'ingest' });
+    outage.succeeded();
+    expect(log.records()[2]).toMatchObject({ msg: 'database takes writes again', down_secs: 100, failed_operations: { ingest: 50, 'lease renewal': 50 } });
+
+    expect(outage.failed('ingest', err('could not extend file: No space left on device', '53100'))).toBe(true);
+    expect(outage.failed('ingest', err('database or disk is full', 'SQLITE_FULL'))).toBe(true);
+    outage.readSucceeded();
+    expect(msgs().slice(3)).toEqual([expect.stringMatching(/^database refuses writes: its disk is full; .*free space where the database lives \(or cap it with --max-db-bytes\)$/)]);
+    // an outage that began out of reach ends with a read, as before
+    outage.succeeded();
+    outage.failed('control watcher', err('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'));
+    outage.readSucceeded();
+    expect(msgs().slice(-2)).toEqual([expect.stringMatching(/^database out of reach/), 'database reachable again']);
+  });
+
+  it('writeRefusal: read-only and disk full only', () => {
+    expect(writeRefusal(err('cannot execute INSERT in a read-only transaction', '25006'))).toBe('read_only');
+    for (const code of ['53100', 'SQLITE_FULL', 'ENOSPC']) expect(writeRefusal(err('full', code))).toBe('disk_full');
+    for (const e of [err('duplicate key', '23505'), err('connect ECONNREFUSED', 'ECONNREFUSED'), err('boom'), null, undefined]) expect(writeRefusal(e)).toBeUndefined();
   });
 });
