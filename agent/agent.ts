@@ -13,7 +13,8 @@
 //
 // Events: state, hello, acked, push_error, heartbeat, metrics, config_applied,
 // config_rejected, reconnect_scheduled, evicted, storage_error, storage_recovered,
-// buffer_corrupt (only when listened to: `run` restarts to heal), stopped.
+// buffer_corrupt (only when listened to: `run` restarts to heal), state_dir_read_only (only
+// when listened to: `run` stops, waits for the folder to be writable and starts again), stopped.
 
 import { EventEmitter } from 'node:events';
 import type { AgentConfig, AgentState, MetricSample } from '@cortex/agent-protocol';

@@ -23,7 +23,7 @@ import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.js';
 import { checkServerUrl } from './socket.js';
-import { StateDirError, normalizeHostId, readAgentSettings, settingsServerUrls, statePaths } from './state-dir.js';
+import { StateDirError, normalizeHostId, readAgentSettings, readOnlyStateDirText, settingsServerUrls, stateDirWriteProblem, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
 import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
@@ -283,12 +283,25 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     if (problem) throw new UsageError(problem);
   }
   const logger = createLogger({ level });
+  // A state folder this process cannot write (DECISIONS H18): refused at once when the user
+  // may not write it; waited for when its filesystem is read-only, holding nothing open there.
+  const blocked = await waitForWritableStateDir(stateDir, logger);
+  if (blocked === 'stopped') return 0;
+  if (blocked !== null) {
+    diag(formatCliError('E_FILE_ACCESS', blocked));
+    return 1;
+  }
   let releaseLock: () => void;
   try {
     releaseLock = acquireRunLock(stateDir, (pid) => logger.info({ stale_pid: pid }, 'run.lock of an agent that is gone: taken over'));
   } catch (err) {
     if (err instanceof RunLockHeldError) {
       diag(formatCliError('E_RUN_LOCK', err.message));
+      return 1;
+    }
+    const problem = stateDirWriteProblem(stateDir); // it changed since the wait above
+    if (problem !== null) {
+      diag(formatCliError('E_FILE_ACCESS', problem.kind === 'read_only' ? `${readOnlyStateDirText(stateDir)}, then start the agent again` : deniedText(stateDir, problem.code)));
       return 1;
     }
     throw err;
@@ -360,28 +373,52 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
       }
     }
   }
-  void agent.done.finally(releaseLock);
   onStop = () => void agent.stop();
   if (signalled) onStop(); // a signal while the agent was starting
   // A buffer damaged at run time: stop, and start again (opening heals it; DECISIONS H5).
+  // The state folder's filesystem gone read-only: stop (letting go of the folder), wait until
+  // it can be written again, and start again (H18).
   let restarts = 0;
   let final: AgentState;
   for (;;) {
-    let corrupt = false;
-    agent.once('buffer_corrupt', () => {
-      corrupt = true;
+    let restart: 'corrupt' | 'read_only' | null = null;
+    const onCorrupt = () => {
+      restart ??= 'corrupt';
       void agent.stop();
-    });
+    };
+    const onReadOnly = () => {
+      restart ??= 'read_only';
+      void agent.stop();
+    };
+    agent.once('buffer_corrupt', onCorrupt);
+    agent.once('state_dir_read_only', onReadOnly);
     final = await agent.done;
-    if (!corrupt || signalled || restarts >= 3) break;
-    restarts++;
+    agent.off('buffer_corrupt', onCorrupt);
+    agent.off('state_dir_read_only', onReadOnly);
+    if (restart === null || signalled || (restart === 'corrupt' && restarts >= 3)) break;
+    if (restart === 'corrupt') restarts++;
+    else {
+      const blocked = await waitForWritableStateDir(stateDir, logger);
+      if (blocked === 'stopped') {
+        releaseLock();
+        return 0;
+      }
+      if (blocked !== null) {
+        releaseLock();
+        diag(formatCliError('E_FILE_ACCESS', blocked));
+        return 1;
+      }
+    }
     try {
       agent = await startAgent({ ...startOptions });
     } catch (err) {
+      releaseLock();
       diag(formatCliError('E_AGENT_START', (err as Error).message));
       return 1;
     }
+    onStop = () => void agent.stop();
   }
+  releaseLock();
   if (signalled) return 0;
   if (isTerminalState(final)) {
     diag(formatCliError('E_AGENT_STOPPED', agent.status().last_error ?? `stopped in state ${final}`));
@@ -390,8 +427,60 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   return 0;
 }
 
-/** How often `run` tries again to open a buffer on a full disk (DECISIONS H12). */
+/** How often `run` tries again to open a buffer on a full disk (DECISIONS H12), or to write a read-only state folder (H18). */
 const DISK_FULL_RETRY_MS = 5_000;
+
+function deniedText(stateDir: string, code: string): string {
+  return `this user may not write the state folder ${stateDir} (${code}): run the agent as the user that owns it (the packaged unit runs as cortex-agent), or give that user the folder (chown -R)`;
+}
+
+/**
+ * Null once this process can write the state folder. On a read-only filesystem it logs that
+ * once and tries again every DISK_FULL_RETRY_MS, holding nothing open in the folder (so that
+ * it can be unmounted and repaired); 'stopped' on SIGTERM/SIGINT meanwhile. A folder this user
+ * may not write: the message, at once (waiting would not mend it).
+ */
+async function waitForWritableStateDir(stateDir: string, logger: ReturnType<typeof createLogger>): Promise<string | 'stopped' | null> {
+  let problem = stateDirWriteProblem(stateDir);
+  if (problem === null) return null;
+  if (problem.kind === 'denied') return deniedText(stateDir, problem.code);
+  const since = Date.now();
+  logger.error(
+    { code: problem.code },
+    `waiting for the state folder to be writable: ${readOnlyStateDirText(stateDir)}; the agent starts by itself once it can write there (trying again every ${DISK_FULL_RETRY_MS / 1000} s; nothing is held open in the folder meanwhile, and sources resume where they stopped)`,
+  );
+  let stopped = false;
+  let wake: () => void = () => undefined;
+  const onSignal = () => {
+    stopped = true;
+    wake();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    while (!stopped) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, DISK_FULL_RETRY_MS);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      if (stopped) break;
+      problem = stateDirWriteProblem(stateDir);
+      if (problem === null) {
+        logger.info({ waited_ms: Date.now() - since }, 'the state folder is writable again: starting');
+        return null;
+      }
+      if (problem.kind === 'denied') return deniedText(stateDir, problem.code);
+    }
+    logger.info('stopped while waiting for the state folder to become writable');
+    return 'stopped';
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
 
 function cmdStatus(args: string[]): number {
   const p = parseArgs(args, ['state-dir', 'json']);
@@ -456,6 +545,8 @@ function cmdStatus(args: string[]): number {
     // how long ago the running agent last wrote status.json (null when not running)
     status_age_secs: running && file !== null ? Math.max(0, Math.round((Date.now() - Date.parse(file.updated_at)) / 1000)) : null,
     ...diskOf(stateDir),
+    // true when the state folder's filesystem is read-only: nothing the agent does is stored (H18)
+    state_dir_read_only: stateDirWriteProblem(stateDir)?.kind === 'read_only',
     degraded: readRecovery(stateDir),
   };
   if (p.flags.has('json')) {
@@ -476,7 +567,8 @@ function cmdStatus(args: string[]): number {
     ...(status.disk_free_bytes !== null
       ? [`disk:         ${mib(status.disk_free_bytes)} free of ${mib(status.disk_total_bytes ?? 0)} on the state dir's filesystem (sources pause below ${mib(status.disk_low_water_bytes ?? 0)})`]
       : []),
-    ...(status.status_age_secs !== null && status.status_age_secs * 1000 > 2 * STATUS_REFRESH_MS
+    ...(status.state_dir_read_only ? [`note:         ${readOnlyStateDirText(stateDir)}; what this shows is from before`] : []),
+    ...(!status.state_dir_read_only && status.status_age_secs !== null && status.status_age_secs * 1000 > 2 * STATUS_REFRESH_MS
       ? [
           `note:         the agent last wrote status.json ${status.status_age_secs} s ago (it rewrites it every ${STATUS_REFRESH_MS / 1000} s): what it says may be old` +
             (status.disk_free_bytes !== null && status.disk_low_water_bytes !== null && status.disk_free_bytes < status.disk_low_water_bytes

@@ -104,8 +104,10 @@ export function acquireRunLock(stateDir: string, onTakeover?: (stalePid: number)
       onTakeover?.(held?.pid ?? 0);
       try {
         unlinkSync(path);
-      } catch {
-        // another process took it over first: try again
+      } catch (unlinkError) {
+        // ENOENT: another process took it over first: try again. Anything else (a read-only
+        // filesystem, no write permission) would fail the same way three times: say it.
+        if ((unlinkError as NodeJS.ErrnoException).code !== 'ENOENT') throw unlinkError;
       }
       continue;
     }

@@ -5,7 +5,7 @@
 //   buffer.db   the durable buffer (buffer/buffer.ts)
 // host_id and agent.json are replaced atomically like the token.
 
-import { promises as fsp } from 'node:fs';
+import { accessSync, closeSync, constants as fsConstants, openSync, promises as fsp, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno, writeFileAtomic } from './atomic-file.js';
 import type { JsonValue } from './buffer/entry.js';
@@ -194,6 +194,38 @@ async function readOptional(path: string): Promise<string | null> {
     if (isErrno(err, 'ENOENT')) return null;
     throw fsError(err, `cannot read ${path}`);
   }
+}
+
+/**
+ * Why this process cannot write the state dir, if it cannot (DECISIONS H18): `read_only`
+ * (EROFS: the filesystem is mounted read-only — often remounted so by the kernel after an
+ * I/O error) or `denied` (EACCES/EPERM: this user may not write it). null when it can, or
+ * when the check itself says nothing (the dir gone, the disk full: the caller's own errors
+ * tell). access(2) sees a read-only mount; a filesystem the kernel stopped writing after an
+ * error may still be mounted rw (ext4's emergency_ro), so an empty file is also created and
+ * removed.
+ */
+export function stateDirWriteProblem(dir: string): { kind: 'read_only' | 'denied'; code: string } | null {
+  const probe = join(dir, `.write-check-${process.pid}`);
+  try {
+    accessSync(dir, fsConstants.W_OK);
+    closeSync(openSync(probe, 'w', 0o600));
+    unlinkSync(probe);
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EROFS') return { kind: 'read_only', code };
+    if (code === 'EACCES' || code === 'EPERM') return { kind: 'denied', code };
+    return null;
+  }
+}
+
+/** The words for a state dir on a read-only filesystem, and what to do (log, status, errors). */
+export function readOnlyStateDirText(dir: string): string {
+  return (
+    `the state folder ${dir} is on a read-only filesystem (EROFS; after an I/O error the kernel remounts a filesystem read-only: dmesg says why): ` +
+    'the agent cannot store entries, acks or source positions there. Repair the filesystem (umount, fsck) and mount it read-write'
+  );
 }
 
 function fsError(err: unknown, what: string): StateDirError {

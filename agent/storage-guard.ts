@@ -18,6 +18,7 @@ import { BufferStorageError } from './buffer/errors.js';
 import { clearRecovery, openHealing, type RecoveryReport } from './buffer/heal.js';
 import type { SourceControl } from './agent-sources.js';
 import type { Logger } from './log.js';
+import { readOnlyStateDirText, stateDirWriteProblem } from './state-dir.js';
 
 /** Opens DIR/buffer.db, healing a damaged one; logs what healing did. */
 export function openAgentBuffer(stateDir: string, options: BufferOptions | undefined, log: Logger): { buffer: DurableBuffer; recovery: RecoveryReport | null } {
@@ -40,7 +41,7 @@ export interface StorageGuardDeps {
   /** Set when the buffer was healed at open (the range it lost). */
   recovery: RecoveryReport | null;
   sources: SourceControl;
-  /** Emits storage_error, storage_recovered, buffer_corrupt (only when someone listens), evicted, acked (replay). */
+  /** Emits storage_error, storage_recovered, buffer_corrupt and state_dir_read_only (only when someone listens), evicted, acked (replay). */
   events: Pick<EventEmitter, 'emit' | 'listenerCount'>;
   stopping(): boolean;
   setError(message: string): string;
@@ -97,7 +98,18 @@ export class StorageGuard {
   storageError(err: unknown): void {
     if (!(err instanceof BufferStorageError)) return;
     const { log, events, sources } = this.deps;
-    this.deps.setError(err.message);
+    // A write refused because the state folder's filesystem went read-only (the kernel does
+    // that after an I/O error; SQLite reports SQLITE_IOERR_WRITE or SQLITE_READONLY): say so.
+    // `run` then stops the agent, which lets go of the folder so that it can be unmounted and
+    // repaired, and starts it again once it can write there (DECISIONS H18).
+    const readOnly = (err.kind === 'io' || err.kind === 'read_only') && stateDirWriteProblem(this.deps.stateDir)?.kind === 'read_only';
+    const restarts = readOnly && events.listenerCount('state_dir_read_only') > 0;
+    const text = !readOnly
+      ? err.message
+      : restarts
+        ? `${readOnlyStateDirText(this.deps.stateDir)}; the agent stops (letting go of the folder so that it can be unmounted) and starts by itself once it can write there; sources resume where they stopped (${err.message})`
+        : `${readOnlyStateDirText(this.deps.stateDir)}, after stopping the agent (it holds the buffer open), then start it again; nothing is read from the sources until then, and they resume where they stopped (${err.message})`;
+    this.deps.setError(text);
     if (err.bytes !== undefined) this.refusedBytes = Math.max(this.refusedBytes, err.bytes);
     if (err.kind === 'corrupt' && events.listenerCount('buffer_corrupt') > 0) {
       // `run` restarts the agent, and opening heals the buffer (DECISIONS H5).
@@ -105,9 +117,13 @@ export class StorageGuard {
       events.emit('buffer_corrupt', err);
     }
     if (!sources.paused) {
-      log.error({ kind: err.kind, code: err.code }, `buffer write failed, sources paused: ${err.message}`);
+      log.error({ kind: readOnly ? 'read_only' : err.kind, code: err.code }, `buffer write failed, sources paused: ${text}`);
       sources.pause(err.message);
       events.emit('storage_error', err);
+    }
+    if (restarts) {
+      events.emit('state_dir_read_only', err);
+      return;
     }
     if (err.retryable && !this.retryTimer && !this.deps.stopping()) {
       this.retryTimer = setInterval(() => this.probe(), this.deps.retryMs ?? 5000);
