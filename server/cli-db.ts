@@ -4,7 +4,7 @@
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
 import { isUnreachableCode } from '../common/errors.js';
-import { isDatabaseUnreachable } from './db/outage.js';
+import { NO_SLOT_HINT, isDatabaseUnreachable, noConnectionSlot } from './db/outage.js';
 import { DEFAULT_DB, UsageError } from './settings.js';
 
 /** --db, else $CORTEX_DB, else the default SQLite file. */
@@ -49,6 +49,7 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   const fail = (problem: string, hint: string): UsageError => new UsageError(`${problem} (--db ${redactDbUrl(db)})`, { code: 'E_DB_OPEN', hint });
   // The same test as the running server's (server/db/outage.ts): `serve --db-wait-secs` waits on
   // exactly these, and names them so when it gives up (PostgreSQL still starting: 57P03).
+  if (noConnectionSlot(error)) return fail(`PostgreSQL at ${where} has no connection slot left: ${code} ${message}`, NO_SLOT_HINT);
   if (isDatabaseUnreachable(error)) {
     return fail(`cannot reach PostgreSQL at ${where}: ${isUnreachableCode(code) ? code : code !== '' ? `${code} ${message}` : message}`, 'is PostgreSQL running there? check the host and port in the URL');
   }

@@ -96,7 +96,7 @@ export async function serve(args: string[]): Promise<void> {
   const [{ createLogger, logCrashes }, { startServer }, { serveStartError }] = await Promise.all([import('../log.js'), import('../server.js'), import('../cluster/errors.js')]);
   const logger = createLogger({ name: 'cortex-server' });
   logCrashes(logger);
-  const [{ isDatabaseUnreachable }, { redactDbUrl }] = await Promise.all([import('../db/outage.js'), import('../db/open.js')]);
+  const [{ NO_SLOT_HINT, isDatabaseUnreachable, noConnectionSlot }, { redactDbUrl }] = await Promise.all([import('../db/outage.js'), import('../db/open.js')]);
   const start = () =>
     startServer({
       settings,
@@ -121,7 +121,9 @@ export async function serve(args: string[]): Promise<void> {
         said = Date.now();
         logger.warn(
           { db: redactDbUrl(settings.db), err: String((error as Error).message ?? error), gives_up_in_secs: Math.ceil((giveUpAt - Date.now()) / 1000) },
-          `the database is out of reach; trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs)`,
+          noConnectionSlot(error)
+            ? `PostgreSQL has no connection slot left (${NO_SLOT_HINT}); trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs)`
+            : `the database is out of reach; trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs)`,
         );
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(DB_RETRY_MS, Math.max(0, giveUpAt - Date.now()))));

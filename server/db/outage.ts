@@ -56,6 +56,16 @@ const FIRST_LINE: Record<WriteRefusal, string> = {
     "database refuses writes: its disk is full; pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — free space where the database lives (or cap it with --max-db-bytes)",
 };
 
+/** What to do when PostgreSQL has no connection slot left for this server (53300). */
+export const NO_SLOT_HINT =
+  'other clients hold every connection PostgreSQL allows (max_connections; see pg_stat_activity): each cortex-server opens up to --db-pool + 2 (default 12); ' +
+  'close idle clients, lower --db-pool, or raise max_connections';
+
+/** PostgreSQL refused a new connection: every slot it allows is taken (53300 too_many_connections). */
+export function noConnectionSlot(error: unknown): boolean {
+  return (error as { code?: unknown } | null | undefined)?.code === '53300';
+}
+
 export interface OutageOptions {
   logger: Logger;
   /** Milliseconds between two "still out of reach" lines (default 60,000). */
@@ -101,6 +111,8 @@ export class DatabaseOutage {
         { err, failed: what },
         refusal !== undefined
           ? FIRST_LINE[refusal]
+          : noConnectionSlot(error)
+          ? `database unusable: PostgreSQL has no connection slot left for this server; pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — ${NO_SLOT_HINT}`
           : poolBusy(error)
           ? 'database unusable: no pool connection came free in time (every one busy: PostgreSQL slow, locked or out of reach, or this server overloaded); pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check PostgreSQL (pg_stat_activity) and this server\'s CPU; raise --db-pool or add servers if the load is real'
           : 'database out of reach: pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check that the database runs and that this host reaches it (--db)',

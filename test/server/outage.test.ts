@@ -42,6 +42,13 @@ describe('postgresOpenError: what serve waited on (--db-wait-secs) is named when
     // what a statement did is not this error
     expect(postgresOpenError(err('duplicate key', '23505'), db)).toBeUndefined();
   });
+
+  it('every connection slot taken (53300) is not "is PostgreSQL running there?": it names max_connections and --db-pool', () => {
+    const full = postgresOpenError(err('sorry, too many clients already', '53300'), 'postgres://cortex@db.internal:5432/cortex');
+    expect(full?.code).toBe('E_DB_OPEN');
+    expect(full?.message).toBe('PostgreSQL at db.internal:5432 has no connection slot left: 53300 sorry, too many clients already (--db postgres://cortex@db.internal:5432/cortex)');
+    expect(full?.hint).toMatch(/max_connections; see pg_stat_activity\): each cortex-server opens up to --db-pool \+ 2 .*lower --db-pool, or raise max_connections$/);
+  });
 });
 
 describe('DatabaseOutage', () => {
@@ -59,6 +66,13 @@ describe('DatabaseOutage', () => {
     expect(msgs()).toEqual([expect.stringMatching(/^database unusable: no pool connection came free in time .*this server overloaded.*--db-pool or add servers/)]);
     expect(msgs()[0]).not.toContain('check that the database runs');
     expect(log.records()[0]).toMatchObject({ err: 'timeout exceeded when trying to connect: every connection of the pool stayed busy', failed: 'hello' });
+  });
+
+  it('no connection slot left (53300) says so, not "check that the database runs"', () => {
+    const { outage, msgs } = setup();
+    expect(outage.failed('ingest', err('sorry, too many clients already', '53300'))).toBe(true);
+    expect(outage.down).toBe(true);
+    expect(msgs()).toEqual([expect.stringMatching(/^database unusable: PostgreSQL has no connection slot left for this server; .*raise max_connections$/)]);
   });
 
   it('one line when it starts, one a minute while it lasts, one when it ends, whatever the number of failures', () => {
