@@ -37,6 +37,8 @@ export class ServerMetrics {
   readonly databaseUp: Gauge;
   /** This server's clock minus the database's, seconds (DECISIONS G20; 0 on SQLite). */
   readonly clockOffset: Gauge;
+  /** When the TLS certificate served expires (DECISIONS H19; only with TLS). */
+  readonly tlsExpiry: Gauge | undefined;
   readonly gaps: Counter<'kind'>;
   readonly gapEntries: Counter<'kind'>;
   readonly retentionPurged: Counter<'table' | 'reason'>;
@@ -52,7 +54,7 @@ export class ServerMetrics {
   readonly pushIn: Counter.Internal;
   readonly pushOut: Counter.Internal;
 
-  constructor(sources: { activeSessions: () => number; queueDepth: () => number; databaseUp?: () => boolean; clockOffsetMs?: () => number }, options: { defaultMetrics?: boolean } = {}) {
+  constructor(sources: { activeSessions: () => number; queueDepth: () => number; databaseUp?: () => boolean; clockOffsetMs?: () => number; tlsExpiresAtMs?: () => number }, options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaultMetrics) {
       collectDefaultMetrics({ register: this.registry, prefix: 'cortex_process_' });
@@ -113,6 +115,18 @@ export class ServerMetrics {
         this.set((sources.clockOffsetMs?.() ?? 0) / 1000);
       },
     });
+    const tlsExpiresAtMs = sources.tlsExpiresAtMs;
+    this.tlsExpiry =
+      tlsExpiresAtMs === undefined
+        ? undefined
+        : new Gauge({
+            name: 'cortex_tls_certificate_expiry_timestamp_seconds',
+            help: 'When the TLS certificate this server serves expires (Unix time); it is read again on SIGHUP and when its file changes',
+            registers,
+            collect() {
+              this.set(tlsExpiresAtMs() / 1000);
+            },
+          });
     this.ingestFailures = new Counter({
       name: 'cortex_ingest_commit_failures_total',
       help: 'logs.push commits that failed (answered -32007, nothing stored, the agent resends), by reason: disk_full, read_only, db_unreachable, writer_stopped, error',

@@ -6,6 +6,7 @@
 // (across servers: ./cluster/registry.ts); the ingest path in ./ingest.ts; the control
 // plane (database watcher, probes, retention) in ./control/.
 import type http from 'node:http';
+import type https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
@@ -26,6 +27,7 @@ import { registerFleetMetrics } from './fleet-metrics.js';
 import { ServerMetrics } from './metrics.js';
 import type { ServerSettings } from './settings.js';
 import { createListener, httpHandler, upgradePathOk } from './http/routes.js';
+import { TlsCertificate } from './http/tls-reload.js';
 import { Connection } from './ws/connection.js';
 import type { ServerContext } from './ws/context.js';
 import { UpgradeGate } from './ws/pre-hello-guard.js';
@@ -64,6 +66,8 @@ export interface StartOptions {
   retentionPauseMs?: number;
   /** Include prom-client's process metrics (default true). */
   processMetrics?: boolean;
+  /** How often the TLS certificate and key files are checked for a change (ms, default 60,000). */
+  tlsCheckMs?: number;
   /**
    * Time a client gets to send a complete HTTP request head (the upgrade request), and a
    * TLS client to finish its handshake (ms, default 10,000). Node's own defaults (60 s for
@@ -100,12 +104,20 @@ export interface RunningServer {
   shutdown(drainSecs?: number): Promise<void>;
   /** Commits what is pending, closes every session (1001), the listener and the database. */
   close(): Promise<void>;
+  /**
+   * Reads --tls-cert/--tls-key again and serves them to new handshakes (SIGHUP); false when
+   * the new files were refused (the previous pair stays), undefined without TLS.
+   */
+  reloadTls(why: string): boolean | undefined;
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const settings = options.settings;
   const logger = options.logger ?? createLogger({ name: 'cortex-server' });
   const ownStorage = options.storage === undefined;
+  // Before the database: a certificate that cannot be served stops the start at once (H19).
+  const certificate = settings.tls_cert !== undefined && settings.tls_key !== undefined ? new TlsCertificate(settings.tls_cert, settings.tls_key, logger) : undefined;
+  const tls = certificate !== undefined;
   const storage = options.storage ?? (await openMigrated(settings, options.dbPool));
   // PostgreSQL: the day partitions of logs exist ahead before the first commit.
   await storage.maintainPartitions?.(new Date(), null);
@@ -130,7 +142,13 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   });
   const { connections, sessions } = registry;
   const metrics = new ServerMetrics(
-    { activeSessions: () => sessions.size, queueDepth: () => ingest.queuedEntries, databaseUp: () => !outage.down, clockOffsetMs: () => registry.clockOffsetMs },
+    {
+      activeSessions: () => sessions.size,
+      queueDepth: () => ingest.queuedEntries,
+      databaseUp: () => !outage.down,
+      clockOffsetMs: () => registry.clockOffsetMs,
+      ...(certificate !== undefined ? { tlsExpiresAtMs: () => certificate.expiresAt } : {}),
+    },
     { defaultMetrics: options.processMetrics ?? true },
   );
   ingest.options.metrics = metrics;
@@ -179,8 +197,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   let url = '';
   const isTrustedProxy = (a: string): boolean => gate.proxies.has(a);
-  const { server, tls } = createListener(
-    settings,
+  const server = createListener(
     httpHandler({
       settings,
       storage,
@@ -200,7 +217,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       }),
     }),
     options.headersTimeoutMs,
+    certificate?.pair,
   );
+  if (certificate !== undefined) certificate.attach(server as https.Server, options.tlsCheckMs);
   acceptAgents(server, gate, ctx, logger);
   const pinger = startPinger(connections, settings, logger);
 
@@ -212,6 +231,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     await registry.join(url, clusterSettings(settings), perServerSettings(settings, { db_pool: options.dbPool ?? null, dialect: storage.dialect }), serverId);
   } catch (error) {
     clearInterval(pinger);
+    certificate?.stop();
     await new Promise<void>((r) => server.close(() => r()));
     if (ownStorage) await storage.close().catch(() => undefined);
     throw error;
@@ -253,6 +273,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       closing ??= (async () => {
         gate.draining = true;
         clearInterval(pinger);
+        certificate?.stop();
         await control.stop();
         await retention.stop();
         const done = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -267,6 +288,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         if (ownStorage) await storage.close();
       })();
       return closing;
+    },
+    reloadTls(why) {
+      return certificate?.reload(why);
     },
   };
   return running;

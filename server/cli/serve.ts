@@ -151,6 +151,11 @@ export async function serve(args: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // SIGHUP (systemctl reload, a certificate renewal hook): the TLS certificate is read again
+  // (H19). Without a handler SIGHUP ended the process.
+  process.on('SIGHUP', () => {
+    if (server.reloadTls('SIGHUP') === undefined) logger.info('SIGHUP: nothing to reload (no --tls-cert); the server goes on');
+  });
   if (said > 0) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
   logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(

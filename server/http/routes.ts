@@ -2,7 +2,6 @@
 // handshake times) and its routes — GET /healthz, GET /metrics, the admin API (../admin.ts),
 // the console (../console.ts) and 404 for anything else — and which upgrade path carries the
 // agent WebSocket (any other path is refused 404).
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
@@ -17,6 +16,7 @@ import type { ServerMetrics } from '../metrics.js';
 import { metricsAccess } from '../security/access.js';
 import type { ServerSettings } from '../settings.js';
 import { refuse } from '../ws/pre-hello-guard.js';
+import type { TlsPair } from './tls-reload.js';
 
 export const HEADERS_TIMEOUT_MS = 10_000;
 
@@ -103,9 +103,8 @@ export function upgradePathOk(req: http.IncomingMessage, socket: Socket): boolea
   return false;
 }
 
-/** The listener: HTTPS when settings name a certificate and key, else HTTP. */
-export function createListener(settings: ServerSettings, handler: http.RequestListener, headersTimeoutMs = HEADERS_TIMEOUT_MS): { server: http.Server; tls: boolean } {
-  const tls = settings.tls_cert !== undefined && settings.tls_key !== undefined;
+/** The listener: HTTPS with `certificate` (read by ./tls-reload.ts from --tls-cert/--tls-key), else HTTP. */
+export function createListener(handler: http.RequestListener, headersTimeoutMs = HEADERS_TIMEOUT_MS, certificate?: TlsPair): http.Server {
   const headersTimeout = Math.max(1, headersTimeoutMs);
   const bounds: http.ServerOptions = {
     headersTimeout,
@@ -113,8 +112,5 @@ export function createListener(settings: ServerSettings, handler: http.RequestLi
     // how often Node checks the two timeouts above (default 30 s)
     connectionsCheckingInterval: Math.min(1000, headersTimeout),
   };
-  const server = tls
-    ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: readFileSync(settings.tls_cert as string), key: readFileSync(settings.tls_key as string) }, handler)
-    : http.createServer(bounds, handler);
-  return { server, tls };
+  return certificate !== undefined ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: certificate.cert, key: certificate.key }, handler) : http.createServer(bounds, handler);
 }

@@ -108,12 +108,13 @@ export class TestClient {
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   }
 
-  static open(url: string, opts: { protocol?: string | null; autoPong?: boolean; headers?: Record<string, string> } = {}): Promise<TestClient> {
+  static open(url: string, opts: { protocol?: string | null; autoPong?: boolean; headers?: Record<string, string>; ca?: Buffer } = {}): Promise<TestClient> {
     const protocol = opts.protocol === undefined ? SUBPROTOCOL : opts.protocol;
     const ws = new WebSocket(url, protocol === null ? [] : [protocol], {
       perMessageDeflate: false,
       autoPong: opts.autoPong ?? true,
       ...(opts.headers ? { headers: opts.headers } : {}),
+      ...(opts.ca ? { ca: opts.ca } : {}),
     });
     const client = new TestClient(ws);
     return new Promise((resolve, reject) => {
