@@ -69,6 +69,11 @@ export interface StartOptions {
   /** How often the TLS certificate and key files are checked for a change (ms, default 60,000). */
   tlsCheckMs?: number;
   /**
+   * Called once the server has closed itself because it cannot go on (another process took
+   * its server id over, DECISIONS G23); `serve` exits 1 with the message.
+   */
+  onFatal?: (message: string) => void;
+  /**
    * Time a client gets to send a complete HTTP request head (the upgrade request), and a
    * TLS client to finish its handshake (ms, default 10,000). Node's own defaults (60 s for
    * headers, checked every 30 s; 120 s for TLS) let a slow-header client hold a socket for
@@ -292,6 +297,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     reloadTls(why) {
       return certificate?.reload(why);
     },
+  };
+  registry.onTakenOver = (message) => {
+    void running.close().finally(() => options.onFatal?.(message));
   };
   return running;
 }

@@ -2,6 +2,7 @@
 import type { ServerConfig } from '../generated/server-config.js';
 import { isLoopbackHost, readConfigFile, resolveSettings } from '../settings.js';
 import { UsageError, int, out, parse } from './common.js';
+import { formatCliError } from '../../common/errors.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';
 import { HELP } from './help.js';
 
@@ -104,6 +105,11 @@ export async function serve(args: string[]): Promise<void> {
       dbPool,
       ...(serverId !== undefined ? { serverId } : {}),
       ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
+      // Another process took this server id over (G23): the server has closed; exit 1.
+      onFatal: (message: string) => {
+        process.stderr.write(`${formatCliError('E_CONFIG', message)}\n`);
+        process.exit(1);
+      },
     });
   // A database out of reach at start (PostgreSQL still starting at boot, restarting, on a host
   // that is not up yet) is waited for, up to --db-wait-secs: exiting at once made systemd

@@ -4,9 +4,10 @@ import { SchemaTooNewError } from '../db/migrations/index.js';
 import { postgresOpenError, sqliteNotADbError } from '../cli-db.js';
 import { UsageError } from '../settings.js';
 import { SettingsConflictError } from './settings-agreement.js';
+import { ServerIdInUseError } from './registry.js';
 
 export function serveStartError(error: unknown, db: string): unknown {
-  if (error instanceof SchemaTooNewError || error instanceof SettingsConflictError || error instanceof DbTargetError) {
+  if (error instanceof SchemaTooNewError || error instanceof SettingsConflictError || error instanceof DbTargetError || error instanceof ServerIdInUseError) {
     return new UsageError(error.message);
   }
   return postgresOpenError(error, db) ?? sqliteNotADbError(error, db) ?? error;

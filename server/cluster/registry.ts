@@ -6,6 +6,7 @@
 // A newer hello on another server replaces the row's session_id; this server's control
 // watcher then closes its older session, and its pushes are refused at commit
 // (IngestWriter.commitBatch with session_id), so nothing of it is acked afterwards.
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Kysely } from 'kysely';
 import { releaseSessionsOf } from '../db/agents.repository.js';
@@ -45,6 +46,58 @@ export function defaultServerId(port: number): string {
   return `${hostname()}:${port}`;
 }
 
+/** This boot of this machine (random per boot: a cloned machine has its own), or '' where unknown. */
+function bootId(): string {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
+/** Whether `pid` runs on this machine as a node process (where /proc tells; any live pid otherwise). */
+function nodeProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    return /node|cortex/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Which process wrote a servers row (kept in its settings_json): this boot's id and its pid. */
+interface ProcessMark {
+  boot: string;
+  pid: number;
+}
+
+function markOf(settingsJson: string | null): ProcessMark | undefined {
+  try {
+    const m = (JSON.parse(settingsJson ?? 'null') as { process?: Partial<ProcessMark> } | null)?.process;
+    return typeof m?.boot === 'string' && typeof m.pid === 'number' ? { boot: m.boot, pid: m.pid } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Another live process renews the lease of the server id this one was to start under (DECISIONS G23). */
+export class ServerIdInUseError extends Error {
+  constructor(
+    readonly serverId: string,
+    readonly other: { started_at: string; url: string | null },
+  ) {
+    super(
+      `another live cortex-server uses the server id ${serverId} (started ${other.started_at}${other.url !== null ? `, listening at ${other.url}` : ''}; it renewed its lease while this one waited): ` +
+        'give each server its own --server-id (the default, hostname:port, is the same on machines cloned with one hostname), or stop the other first',
+    );
+    this.name = 'ServerIdInUseError';
+  }
+}
+
 export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   private id: string | undefined;
   readonly leaseMs: number;
@@ -63,6 +116,11 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   private skewTold = false;
   /** Called after dead servers' sessions were released (the control watcher re-reads). */
   onReleased: (() => void) | undefined;
+  /** Called when another process took this server id over while this one ran (G23): the server stops. */
+  onTakenOver: ((message: string) => void) | undefined;
+  /** started_at of this process's row: which process holds the id (another one writes its own). */
+  private startedAt = '';
+  private takenOver = false;
 
   constructor(
     private readonly storage: Storage,
@@ -127,6 +185,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
    */
   async join(url: string, cluster: Record<ClusterSettingKey, unknown>, perServer: Record<string, unknown>, serverId?: string): Promise<void> {
     if (serverId !== undefined) this.id = serverId;
+    await this.refuseLiveTwin();
     await this.storage.withMigrationLock(async (db) => {
       await this.measureClock(db);
       const now = this.now();
@@ -141,12 +200,13 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
       // one host:port); its sessions are released at once instead of after its lease.
       const released = await releaseSessionsOf(db, this.serverId, `1006 server ${this.serverId} restarted`);
       if (released > 0) this.log.info({ server_id: this.serverId, sessions: released }, 'sessions of this server id\'s previous process marked Disconnected');
+      this.startedAt = now.toISOString();
       const row = {
         server_id: this.serverId,
         url,
-        started_at: now.toISOString(),
+        started_at: this.startedAt,
         lease_until: new Date(now.getTime() + this.leaseMs).toISOString(),
-        settings_json: JSON.stringify(perServer),
+        settings_json: JSON.stringify({ ...perServer, process: { boot: bootId(), pid: process.pid } satisfies ProcessMark }),
       };
       await db
         .insertInto('servers')
@@ -157,6 +217,29 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     });
     this.timer = setInterval(() => void this.tick(), Math.max(200, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
+  }
+
+  /**
+   * A row under this id whose lease is still live is either what a process that died left
+   * (a crash, a kill: a graceful stop deletes it) or a live process on another machine with
+   * the same id. A process of this machine's boot that no longer runs is taken over at once
+   * (the usual restart after a crash); otherwise wait one renewal period and look again: a
+   * lease renewed meanwhile is a live process, and this one is refused rather than take its
+   * sessions away (G23).
+   * @throws ServerIdInUseError
+   */
+  private async refuseLiveTwin(): Promise<void> {
+    const read = () => this.storage.db.selectFrom('servers').select(['started_at', 'url', 'lease_until', 'settings_json']).where('server_id', '=', this.serverId).executeTakeFirst();
+    await this.measureClock(this.storage.db);
+    const before = await read();
+    if (before === undefined || before.lease_until <= this.now().toISOString()) return;
+    const mark = markOf(before.settings_json);
+    const boot = bootId();
+    if (mark !== undefined && boot !== '' && mark.boot === boot && !nodeProcessAlive(mark.pid)) return;
+    this.log.info({ server_id: this.serverId, lease_until: before.lease_until }, 'a live lease holds this server id: waiting one renewal period to tell a process that died from one that runs');
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(this.leaseMs / 3) + 500));
+    const after = await read();
+    if (after !== undefined && after.lease_until !== before.lease_until) throw new ServerIdInUseError(this.serverId, after);
   }
 
   /** One lease renewal and dead-server sweep (passes never overlap; also callable directly). */
@@ -175,12 +258,26 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     await this.measureClock(db);
     const now = this.now();
     const lease_until = new Date(now.getTime() + this.leaseMs).toISOString();
-    const renewed = await db.updateTable('servers').set({ lease_until }).where('server_id', '=', this.serverId).executeTakeFirst();
+    const renewed = await db.updateTable('servers').set({ lease_until }).where('server_id', '=', this.serverId).where('started_at', '=', this.startedAt).executeTakeFirst();
     if (renewed.numUpdatedRows === 0n) {
+      const holder = await db.selectFrom('servers').select(['started_at', 'url']).where('server_id', '=', this.serverId).executeTakeFirst();
+      if (holder !== undefined) {
+        // Another process joined under this id (G23): two processes holding one id would
+        // release each other's sessions and keep a dead one's lease alive. This one stops.
+        this.stopped = true;
+        this.takenOver = true;
+        clearInterval(this.timer);
+        const message =
+          `another cortex-server process took over the server id ${this.serverId} (started ${holder.started_at}${holder.url !== null ? `, listening at ${holder.url}` : ''}): ` +
+          'two processes must not share one id; this one stops — give each server its own --server-id (the default, hostname:port, is the same on machines cloned with one hostname)';
+        this.log.error({ server_id: this.serverId, other_started_at: holder.started_at, other_url: holder.url }, message);
+        this.onTakenOver?.(message);
+        return;
+      }
       // Another server found our lease expired (we were stalled) and released our
       // sessions; they close themselves (superseded). Rejoin under the same id.
       this.log.warn({ server_id: this.serverId }, 'this server\'s lease had expired and was swept; re-registering');
-      await db.insertInto('servers').values({ server_id: this.serverId, url: null, started_at: now.toISOString(), lease_until, settings_json: null }).onConflict((oc) => oc.column('server_id').doUpdateSet({ lease_until })).execute();
+      await db.insertInto('servers').values({ server_id: this.serverId, url: null, started_at: this.startedAt, lease_until, settings_json: null }).onConflict((oc) => oc.doNothing()).execute();
     }
     // A renewal after a gap (renewals failed or hung, or this process stalled): the
     // database was out of reach, most likely for every server alike, so the others could not
@@ -215,6 +312,8 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     this.stopped = true;
     clearInterval(this.timer);
     await this.ticking;
+    // Taken over: the row and the sessions under this id are the other process's now.
+    if (this.takenOver) return;
     try {
       await releaseSessionsOf(this.storage.db, this.serverId, '1001 server shutdown');
       await this.storage.db.deleteFrom('servers').where('server_id', '=', this.serverId).execute();

@@ -2,10 +2,13 @@
 // leases, cross-server probes and control, settings agreement. Two in-process servers on
 // one database (a fresh PostgreSQL schema in the "postgres" run, one SQLite file in the
 // "sqlite" run); the multi-process end-to-end run is test/e2e/scale-out.pg.test.ts.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { getAgent, requestDecommission, requestRotation, revoke, setAgentConfig } from '../../server/db/agents.repository.js';
 import { getSetting } from '../../server/db/settings.repository.js';
 import { SettingsConflictError } from '../../server/cluster/settings-agreement.js';
+import { ServerIdInUseError } from '../../server/cluster/registry.js';
 import { answer, answerError, connectAgent, httpBase, httpRequest, nextProbe } from './control-helpers.js';
 import { countRows, logEntries, startTestServer, waitFor, type TestServer } from './wire.js';
 
@@ -251,5 +254,72 @@ describe('settings of servers on one database (DECISIONS G5)', () => {
     const again = await startTestServer({}, { serverId: 'server-x', sameDbAs: a });
     open.push(again);
     expect(await getAgent(a.server.storage.db, issued.host_id)).toMatchObject({ connection_state: 'Disconnected', server_id: null, last_disconnect_reason: '1006 server server-x restarted' });
+  });
+});
+
+describe('one server id, two processes (DECISIONS G23)', () => {
+  it('a second live process under the same server id is refused; the first keeps its sessions', async () => {
+    const a = await startTestServer({}, { serverId: 'server-a', leaseMs: 1500 });
+    open.push(a);
+    const agent = await connectAgent(a);
+    const refused = await startTestServer({}, { serverId: 'server-a', sameDbAs: a, leaseMs: 1500 }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ServerIdInUseError);
+    expect(String((refused as Error).message)).toMatch(/^another live cortex-server uses the server id server-a \(started .*, listening at ws:\/\/127\.0\.0\.1:\d+\/ws\/agent; it renewed its lease while this one waited\): give each server its own --server-id/);
+    expect(await getAgent(a.server.storage.db, agent.host_id)).toMatchObject({ connection_state: 'Active', server_id: 'server-a', session_id: agent.hello.session_id });
+    const ok = await agent.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 5) });
+    expect(ok.result?.up_to_seq).toBe(5);
+    agent.client.ws.close();
+    await agent.client.closed;
+  });
+
+  it("a live lease that nobody renews (a process that died) is waited out once, then its sessions are taken over", async () => {
+    const a = await startTestServer({}, { serverId: 'server-a' });
+    open.push(a);
+    const db = a.server.storage.db;
+    const issued = await a.issue('left-behind');
+    await db.insertInto('servers').values({ server_id: 'server-x', url: null, started_at: new Date(Date.now() - 60_000).toISOString(), lease_until: new Date(Date.now() + 60_000).toISOString(), settings_json: null }).execute();
+    await db.updateTable('agents').set({ connection_state: 'Active', session_id: 'old', server_id: 'server-x' }).where('host_id', '=', issued.host_id).execute();
+    const started = Date.now();
+    const again = await startTestServer({}, { serverId: 'server-x', sameDbAs: a, leaseMs: 1500 });
+    open.push(again);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // one renewal period (500 ms) and 500 ms more
+    expect(again.log.records().some((r) => r['msg'] === 'a live lease holds this server id: waiting one renewal period to tell a process that died from one that runs')).toBe(true);
+    expect(await getAgent(db, issued.host_id)).toMatchObject({ connection_state: 'Disconnected', server_id: null, last_disconnect_reason: '1006 server server-x restarted' });
+  });
+
+  it('a live lease left by a process of this machine that no longer runs (a crash, then the restart) is taken over at once', async () => {
+    const a = await startTestServer({}, { serverId: 'server-a' });
+    open.push(a);
+    const db = a.server.storage.db;
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => gone.once('exit', r));
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const settings_json = JSON.stringify({ listen: '127.0.0.1:0', process: { boot, pid: gone.pid } });
+    await db.insertInto('servers').values({ server_id: 'server-y', url: null, started_at: new Date(Date.now() - 60_000).toISOString(), lease_until: new Date(Date.now() + 60_000).toISOString(), settings_json }).execute();
+    const again = await startTestServer({}, { serverId: 'server-y', sameDbAs: a, leaseMs: 60_000 });
+    open.push(again);
+    // no wait of a renewal period (20 s with this lease)
+    expect(again.log.records().some((r) => r['msg'] === 'a live lease holds this server id: waiting one renewal period to tell a process that died from one that runs')).toBe(false);
+    const row = await db.selectFrom('servers').select(['settings_json']).where('server_id', '=', 'server-y').executeTakeFirstOrThrow();
+    expect(JSON.parse(row.settings_json ?? '{}')).toMatchObject({ process: { boot, pid: process.pid } });
+  });
+
+  it('a running process whose id another one took over stops, says why, and leaves that one\'s row and sessions alone', async () => {
+    let fatal: string | undefined;
+    const a = await startTestServer({}, { serverId: 'server-a', onFatal: (m) => (fatal = m) });
+    open.push(a);
+    const agent = await connectAgent(a);
+    const b = await startTestServer({}, { serverId: 'server-b', sameDbAs: a });
+    open.push(b);
+    const db = b.server.storage.db; // A closes its own
+    // what another process's join under the same id writes (as from a race at start)
+    await db.updateTable('servers').set({ started_at: '2026-01-01T00:00:00.000Z', url: 'wss://twin.example:3100/ws/agent' }).where('server_id', '=', 'server-a').execute();
+    await a.server.registry.tick();
+    await waitFor(() => fatal !== undefined);
+    expect(fatal).toMatch(/^another cortex-server process took over the server id server-a \(started 2026-01-01T00:00:00\.000Z, listening at wss:\/\/twin\.example:3100\/ws\/agent\): two processes must not share one id; this one stops/);
+    expect(a.log.records().some((r) => r['level'] === 'error' && r['msg'] === fatal)).toBe(true);
+    expect((await agent.client.closed).code).toBe(1001); // the server closed
+    // the other process's row stays; the session row was not released by this one's leave
+    expect(await db.selectFrom('servers').select(['server_id', 'started_at']).where('server_id', '=', 'server-a').execute()).toEqual([{ server_id: 'server-a', started_at: '2026-01-01T00:00:00.000Z' }]);
   });
 });
