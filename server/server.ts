@@ -68,6 +68,8 @@ export interface StartOptions {
   processMetrics?: boolean;
   /** How often the TLS certificate and key files are checked for a change (ms, default 60,000). */
   tlsCheckMs?: number;
+  /** A live tail whose client took nothing for this long is closed (ms, default 60,000). */
+  tailStallMs?: number;
   /**
    * Called once the server has closed itself because it cannot go on (another process took
    * its server id over, DECISIONS G23); `serve` exits 1 with the message.
@@ -219,6 +221,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         wsUrl: url,
         tls,
         serverVersion: SERVER_VERSION,
+        ...(options.tailStallMs !== undefined ? { tailStallMs: options.tailStallMs } : {}),
       }),
     }),
     options.headersTimeoutMs,

@@ -29,6 +29,8 @@ export interface AdminDeps {
   isTrustedProxy?: (address: string) => boolean;
   /** Live tail poll interval (ms, default 200). */
   tailPollMs?: number;
+  /** A live tail whose client has not read for this long is closed (ms, default 60,000; it resumes with Last-Event-ID). */
+  tailStallMs?: number;
 }
 
 export interface RouteContext {

@@ -14,6 +14,12 @@ const TAIL_POLL_MS = 200;
 const TAIL_BATCH = 1000;
 /** A comment line this often keeps proxies from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
+/**
+ * A client that has not taken what was written for this long is let go (DECISIONS J10): the
+ * tail writes nothing more until the client drained what it has, so one that stopped reading
+ * (a suspended laptop, a stuck proxy) would otherwise hold its socket and buffers for good.
+ */
+const TAIL_STALL_MS = 60_000;
 
 async function knownHost(ctx: RouteContext): Promise<string> {
   const id = hostIdParam(ctx.params['host_id'] as string);
@@ -43,6 +49,7 @@ async function streamTail(ctx: RouteContext): Promise<void> {
   const { req, res } = ctx;
   const db = ctx.deps.storage.db;
   const pollMs = ctx.deps.tailPollMs ?? TAIL_POLL_MS;
+  const stallMs = ctx.deps.tailStallMs ?? TAIL_STALL_MS;
 
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
@@ -82,20 +89,30 @@ async function streamTail(ctx: RouteContext): Promise<void> {
   }
   let lastWrite = Date.now();
   while (!closed) {
+    if (res.writableNeedDrain) {
+      // Nothing more until the client took what it has (before: more rows after every 15 s
+      // without a drain, so a client that stopped reading grew the server's memory).
+      const waiting = pause(stallMs);
+      const onDrain = (): void => wake?.();
+      res.once('drain', onDrain);
+      await waiting;
+      res.off('drain', onDrain);
+      if (closed) break;
+      if (res.writableNeedDrain) {
+        ctx.deps.logger?.info({ host_id: id, last_event_id: last, stalled_ms: stallMs }, 'live tail closed: its client took nothing for too long (it resumes with Last-Event-ID)');
+        res.destroy();
+        break;
+      }
+    }
     const rows = await logsAfter(db, id, last, TAIL_BATCH);
     if (closed) break;
     if (rows.length > 0) {
       last = rows[rows.length - 1]!.seq;
       const text = rows.filter((r) => logMatches(r, filter)).map((r) => `id: ${r.seq}\nevent: log\ndata: ${JSON.stringify(r)}\n\n`).join('');
       // Rows filtered out still move the resume point: send it as a bare id.
-      const ok = res.write(text !== '' ? text : `id: ${last}\n\n`);
+      res.write(text !== '' ? text : `id: ${last}\n\n`);
       lastWrite = Date.now();
-      if (!ok) {
-        const drained = pause(KEEPALIVE_MS);
-        res.once('drain', () => wake?.());
-        await drained;
-      }
-      if (rows.length === TAIL_BATCH) continue; // more waiting: no pause
+      if (rows.length === TAIL_BATCH) continue; // more waiting: no pause (the loop's top waits for a drain)
     } else if (Date.now() - lastWrite >= KEEPALIVE_MS) {
       res.write(`: keepalive\n\n`);
       lastWrite = Date.now();
