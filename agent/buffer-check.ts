@@ -3,7 +3,8 @@
 // the buffer is sound, 1 when it is damaged (with what to do), 2 bad usage.
 import { existsSync } from 'node:fs';
 import { checkBuffer, readRecovery, type CheckReport } from './buffer/heal.js';
-import { statePaths } from './state-dir.js';
+import { stateDirReadDenied, statePaths } from './state-dir.js';
+import { formatCliError } from '../common/errors.js';
 
 export const BUFFER_CHECK_USAGE = `Usage: cortex-agent buffer check --state-dir DIR [--json]
 
@@ -23,6 +24,8 @@ export interface BufferCheckResult {
 
 export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult {
   const path = statePaths(stateDir).bufferDb;
+  const denied = stateDirReadDenied(stateDir);
+  if (denied !== null) return { code: 1, stdout: '', stderr: `cortex-agent: ${formatCliError('E_FILE_ACCESS', denied)}\n` };
   if (!existsSync(path)) {
     return { code: 1, stdout: '', stderr: `cortex-agent: ${stateDir} has no buffer.db; is it an enrolled agent's state dir?\n` };
   }

@@ -23,7 +23,7 @@ import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.js';
 import { checkServerUrl } from './socket.js';
-import { StateDirError, normalizeHostId, readAgentSettings, readOnlyStateDirText, settingsServerUrls, stateDirWriteProblem, statePaths } from './state-dir.js';
+import { StateDirError, normalizeHostId, readAgentSettings, readOnlyStateDirText, settingsServerUrls, stateDirDeniedText, stateDirReadDenied, stateDirWriteProblem, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
 import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
@@ -208,6 +208,11 @@ async function cmdEnroll(args: string[]): Promise<number> {
     else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
     return 0;
   } catch (err) {
+    // The state folder is written before the hello: a folder this user may not write spent nothing.
+    if (err instanceof StateDirError && (err.code === 'EACCES' || err.code === 'EPERM')) {
+      diag(formatCliError('E_FILE_ACCESS', `${stateDirDeniedText(stateDir, err.code, 'write')} (the token was not sent and is still good)`));
+      return 1;
+    }
     const msg = err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`;
     // No server took the WebSocket upgrade: the token (sent only in agent.hello, after it) never
     // left this host and still works; what to check is the server and the URL, not the token.
@@ -259,6 +264,11 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     if (v !== undefined && (v < 1 || v > 2 ** 31 - 1)) throw new UsageError(`--${name} must be between 1 and ${2 ** 31 - 1} ms`);
   }
   if (sourcePollMs === 0) throw new UsageError('--source-poll-ms must be at least 1');
+  const readDenied = stateDirReadDenied(stateDir);
+  if (readDenied !== null) {
+    diag(formatCliError('E_FILE_ACCESS', readDenied));
+    return 1;
+  }
   if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`, { code: 'E_FILE_ACCESS' });
   let settings: Awaited<ReturnType<typeof readAgentSettings>>;
   try {
@@ -301,7 +311,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     }
     const problem = stateDirWriteProblem(stateDir); // it changed since the wait above
     if (problem !== null) {
-      diag(formatCliError('E_FILE_ACCESS', problem.kind === 'read_only' ? `${readOnlyStateDirText(stateDir)}, then start the agent again` : deniedText(stateDir, problem.code)));
+      diag(formatCliError('E_FILE_ACCESS', problem.kind === 'read_only' ? `${readOnlyStateDirText(stateDir)}, then start the agent again` : stateDirDeniedText(stateDir, problem.code, 'write')));
       return 1;
     }
     throw err;
@@ -430,10 +440,6 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
 /** How often `run` tries again to open a buffer on a full disk (DECISIONS H12), or to write a read-only state folder (H18). */
 const DISK_FULL_RETRY_MS = 5_000;
 
-function deniedText(stateDir: string, code: string): string {
-  return `this user may not write the state folder ${stateDir} (${code}): run the agent as the user that owns it (the packaged unit runs as cortex-agent), or give that user the folder (chown -R)`;
-}
-
 /**
  * Null once this process can write the state folder. On a read-only filesystem it logs that
  * once and tries again every DISK_FULL_RETRY_MS, holding nothing open in the folder (so that
@@ -443,7 +449,7 @@ function deniedText(stateDir: string, code: string): string {
 async function waitForWritableStateDir(stateDir: string, logger: ReturnType<typeof createLogger>): Promise<string | 'stopped' | null> {
   let problem = stateDirWriteProblem(stateDir);
   if (problem === null) return null;
-  if (problem.kind === 'denied') return deniedText(stateDir, problem.code);
+  if (problem.kind === 'denied') return stateDirDeniedText(stateDir, problem.code, 'write');
   const since = Date.now();
   logger.error(
     { code: problem.code },
@@ -472,7 +478,7 @@ async function waitForWritableStateDir(stateDir: string, logger: ReturnType<type
         logger.info({ waited_ms: Date.now() - since }, 'the state folder is writable again: starting');
         return null;
       }
-      if (problem.kind === 'denied') return deniedText(stateDir, problem.code);
+      if (problem.kind === 'denied') return stateDirDeniedText(stateDir, problem.code, 'write');
     }
     logger.info('stopped while waiting for the state folder to become writable');
     return 'stopped';
@@ -487,6 +493,11 @@ function cmdStatus(args: string[]): number {
   if (p.flags.has('help')) return help('status');
   const stateDir = resolve(str(p, 'state-dir', true));
   const paths = statePaths(stateDir);
+  const readDenied = stateDirReadDenied(stateDir);
+  if (readDenied !== null) {
+    diag(formatCliError('E_FILE_ACCESS', readDenied));
+    return 1;
+  }
   if (!existsSync(paths.bufferDb)) {
     diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${stateDir}`));
     return 1;

@@ -5,8 +5,9 @@
 //   buffer.db   the durable buffer (buffer/buffer.ts)
 // host_id and agent.json are replaced atomically like the token.
 
-import { accessSync, closeSync, constants as fsConstants, openSync, promises as fsp, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, closeSync, constants as fsConstants, openSync, promises as fsp, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
 import { isErrno, writeFileAtomic } from './atomic-file.js';
 import type { JsonValue } from './buffer/entry.js';
 
@@ -217,6 +218,62 @@ export function stateDirWriteProblem(dir: string): { kind: 'read_only' | 'denied
     if (code === 'EROFS') return { kind: 'read_only', code };
     if (code === 'EACCES' || code === 'EPERM') return { kind: 'denied', code };
     return null;
+  }
+}
+
+/** The name of user `uid` (from /etc/passwd), or `uid N`. */
+function userName(uid: number): string {
+  try {
+    const line = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((l) => l.split(':')[2] === String(uid));
+    if (line !== undefined) return line.split(':')[0] ?? `uid ${uid}`;
+  } catch {
+    // no /etc/passwd
+  }
+  return `uid ${uid}`;
+}
+
+/**
+ * The words for a state folder (or a file in it) this user may not read or write (EACCES,
+ * EPERM): who owns it and how to run the command instead. Running a command without sudo on
+ * /var/lib/cortex-agent (0700) is the usual cause; it read "not enrolled" or "this is a bug".
+ */
+export function stateDirDeniedText(dir: string, code: string, what: 'read' | 'write'): string {
+  let owner = '';
+  for (const d of [dir, dirname(dir)]) {
+    try {
+      owner = userName(statSync(d).uid); // the folder's, or (not made yet) its parent's
+      break;
+    } catch {
+      // gone, or not even stat-able: try the parent
+    }
+  }
+  let me = '';
+  try {
+    me = userInfo().username;
+  } catch {
+    me = `uid ${process.getuid?.() ?? '?'}`;
+  }
+  const how =
+    owner === me
+      ? `its mode keeps its own owner out: chmod u+rwx ${dir}`
+      : owner === 'root'
+      ? 'run the command as root (sudo cortex-agent …)'
+      : owner === '' || owner.startsWith('uid ')
+        ? "run the command as the agent's user or as root (e.g. sudo -u cortex-agent cortex-agent …)"
+        : `run the command as ${owner} or as root (e.g. sudo -u ${owner} cortex-agent …)`;
+  return `this user (${me}) may not ${what} the state folder ${dir} (${code})${owner !== '' ? `, which belongs to ${owner}` : ''}: ${how}`;
+}
+
+/** EACCES/EPERM on reading the state folder (list it, open its files), as stateDirDeniedText; null when it can be read. */
+export function stateDirReadDenied(dir: string): string | null {
+  try {
+    accessSync(dir, fsConstants.R_OK | fsConstants.X_OK);
+    return null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'EACCES' || code === 'EPERM' ? stateDirDeniedText(dir, code, 'read') : null;
   }
 }
 

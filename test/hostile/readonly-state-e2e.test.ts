@@ -11,8 +11,8 @@
 // ext4 abort as on a real I/O error (/sys/fs/ext4/DEV/trigger_fs_error) while the agent runs,
 // then unmounts, checks and mounts it again. Where either is not allowed the case is
 // reported as not run.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -202,8 +202,38 @@ it('`run` as a user who may not write the state folder says so at once (E_FILE_A
     let stderr = '';
     r.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     expect(await exitOf(r)).toBe(1);
-    expect(stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: this user may not write the state folder ${stateDir} (EACCES): run the agent as the user that owns it`);
+    expect(stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: this user (nobody) may not write the state folder ${stateDir} (EACCES), which belongs to nobody: its mode keeps its own owner out: chmod u+rwx ${stateDir}`);
     expect(stderr).not.toContain('E_INTERNAL');
+  } finally {
+    await server.kill();
+  }
+}, 60_000);
+
+it('status, buffer check, run and enroll by a user who may not read the state folder (no sudo) say so: not "not enrolled", not "this is a bug" (H18)', async () => {
+  if (process.getuid?.() !== 0) {
+    console.warn('read-only state e2e: needs root to run the agent as another user; not run');
+    return;
+  }
+  const stateDir = join(tempDir(), 'state');
+  mkdirSync(stateDir);
+  const appLog = join(tempDir(), 'app.log');
+  const { server, x } = await serverAndHost(appLog, stateDir);
+  try {
+    execFileSync('chmod', ['0700', stateDir]); // root's, as /var/lib/cortex-agent is the agent user's
+    execFileSync('chmod', ['0755', dirname(stateDir)]);
+    const asNobody = (args: string[]) => spawnSync(process.execPath, [AGENT_CLI, ...args], { uid: 65534, gid: 65534, encoding: 'utf8' });
+    const denied = `may not read the state folder ${stateDir} (EACCES), which belongs to root: run the command as root (sudo cortex-agent …)`;
+    for (const args of [['status', '--state-dir', stateDir], ['buffer', 'check', '--state-dir', stateDir], ['run', '--state-dir', stateDir, '--allow-insecure']]) {
+      const r = asNobody(args);
+      expect([args[0], r.status]).toEqual([args[0], 1]);
+      expect(r.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: this user (nobody) ${denied}`);
+      expect(r.stderr).not.toMatch(/E_INTERNAL|E_NOT_ENROLLED|has no buffer\.db/);
+    }
+    const tokenFile = join(dirname(stateDir), 'token');
+    writeFileSync(tokenFile, 'A'.repeat(43), { mode: 0o644 });
+    const enrolling = asNobody(['enroll', '--server', server.url, '--token-file', tokenFile, '--host-id', x.host_id, '--state-dir', join(stateDir, 'inner'), '--allow-insecure']);
+    expect(enrolling.status).toBe(1);
+    expect(enrolling.stderr).toMatch(/^cortex-agent: error\[E_FILE_ACCESS\]: this user \(nobody\) may not write the state folder .*inner \(EACCES\), which belongs to root: run the command as root .* \(the token was not sent and is still good\)/);
   } finally {
     await server.kill();
   }
