@@ -1,6 +1,9 @@
 // The database side of the CLI: which database --db / CORTEX_DB names, opening and
 // migrating it for an admin command, and `cortex-server migrate`. Kept out of ./cli.ts so
 // the command table there only gains small hooks.
+import { accessSync, constants } from 'node:fs';
+import { userInfo } from 'node:os';
+import { dirname } from 'node:path';
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
 import { isUnreachableCode } from '../common/errors.js';
@@ -57,6 +60,39 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);
   if (code === '42501') return fail(`the user ${JSON.stringify(user)} may not create or change the tables: ${message}`, 'run with the database owner, or grant it the rights');
   return undefined;
+}
+
+/**
+ * A SQLite database `serve` may not open for writing (SQLITE_CANTOPEN, SQLITE_READONLY…,
+ * EACCES: run as another user than the files'), as the user's error (E_DB_OPEN) naming what
+ * this user cannot write; undefined for anything else. It printed E_INTERNAL "this is a bug".
+ */
+export function sqliteAccessError(error: unknown, path: string): UsageError | undefined {
+  if (/^postgres(ql)?:\/\//i.test(path)) return undefined;
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = String(e?.code ?? e?.cause?.code ?? '');
+  if (code !== 'SQLITE_CANTOPEN' && !code.startsWith('SQLITE_READONLY') && code !== 'EACCES' && code !== 'EPERM') return undefined;
+  const blocked: string[] = [];
+  for (const [what, p, mode] of [
+    ['the folder', dirname(path), constants.W_OK | constants.X_OK],
+    ['the file', path, constants.R_OK | constants.W_OK],
+  ] as const) {
+    try {
+      accessSync(p, mode);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') blocked.push(`${what} ${p} (${(err as NodeJS.ErrnoException).code})`);
+    }
+  }
+  let me = '';
+  try {
+    me = userInfo().username;
+  } catch {
+    me = `uid ${process.getuid?.() ?? '?'}`;
+  }
+  return new UsageError(
+    `cannot open the database ${path} for reading and writing (${code})${blocked.length > 0 ? `: this user (${me}) may not write ${blocked.join(' nor ')}` : ''}; serve writes the file and, beside it, its -wal and -shm files`,
+    { code: 'E_DB_OPEN', hint: 'run serve as the user that owns them (cortex-server for the packaged unit), or give that user the folder (chown -R)' },
+  );
 }
 
 /**

@@ -1,7 +1,8 @@
 // Opening a database for an admin command never creates one (DECISIONS I1): a missing
 // file, a folder, a special or unwritable file, or a file that is not a database is a
 // clear error (exit 2) naming the path, at once.
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../server/spawn.js';
@@ -127,3 +128,21 @@ describe('a PostgreSQL --db that cannot be used', () => {
   });
 });
 
+
+describe('serve run by a user who may not write the SQLite database', () => {
+  it('E_DB_OPEN naming what this user may not write and whose it should be (was E_INTERNAL SQLITE_CANTOPEN "this is a bug")', () => {
+    if (process.getuid?.() !== 0) {
+      console.warn('serve as another user: needs root; not run');
+      return;
+    }
+    const dir = tmp();
+    const db = join(dir, 'cortex.db');
+    expect(server(['agent', 'issue', '--host', 'web-1', '--db', db]).code).toBe(0); // root's database
+    chmodSync(dir, 0o755); // a temp folder is 0700: let "nobody" reach the file (the system's tmp is 1777)
+    const r = spawnSync(process.execPath, [join(process.cwd(), 'dist/server/cli.js'), 'serve', '--db', db, '--listen', '127.0.0.1:0'], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 20_000 });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`cortex-server: error[E_DB_OPEN]: cannot open the database ${db} for reading and writing (`);
+    expect(r.stderr).toContain(`this user (nobody) may not write the folder ${dir} (EACCES) nor the file ${db} (EACCES); serve writes the file and, beside it, its -wal and -shm files — run serve as the user that owns them`);
+    expect(r.stderr).not.toContain('E_INTERNAL');
+  });
+});
