@@ -16,7 +16,7 @@ import { metadataProblem, storableText } from '@cortex/agent-protocol/runtime';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from './db/storage.js';
-import { DatabaseOutage, writeRefusal } from './db/outage.js';
+import { DatabaseOutage, loginRefused, writeRefusal } from './db/outage.js';
 
 export interface IngestOptions {
   /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
@@ -333,7 +333,14 @@ export class SessionIngest {
         } else if (this.ingest.outage.failed('ingest', error)) {
           // logged by the outage, once (not once per push of every agent)
           const refusal = writeRefusal(error);
-          const why = refusal === 'read_only' ? "the server's database is read-only" : refusal === 'disk_full' ? "the server's disk is full" : 'the server cannot reach its database';
+          const why =
+            refusal === 'read_only'
+              ? "the server's database is read-only"
+              : refusal === 'disk_full'
+                ? "the server's disk is full"
+                : loginRefused(error)
+                  ? "the server's database refused its login"
+                  : 'the server cannot reach its database';
           rpc = new BufferOverflowError({ retry_after_ms: this.ingest.outage.retryAfterMs(), reason: `commit failed: ${why}; nothing of the batch was stored` });
           this.ingest.options.metrics?.ingestFailures.labels(refusal ?? 'db_unreachable').inc();
         } else {

@@ -46,7 +46,20 @@ export function writeRefusal(error: unknown): WriteRefusal | undefined {
   return undefined;
 }
 
-type OutageKind = 'unreachable' | WriteRefusal;
+/**
+ * PostgreSQL refused this server's login (28P01: the password is wrong now; 28000: the role
+ * or pg_hba.conf no longer lets it in) — a password rotated under a running server. Connections
+ * already open go on working until the pool closes them, so successes come between the failures.
+ */
+export function loginRefused(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return code === '28P01' || code === '28000';
+}
+
+/** A login outage ends only after this long without a refused login (old connections still succeed meanwhile). */
+const LOGIN_SETTLE_MS = 30_000;
+
+type OutageKind = 'unreachable' | 'login' | WriteRefusal;
 
 const FIRST_LINE: Record<WriteRefusal, string> = {
   read_only:
@@ -76,6 +89,7 @@ export interface OutageOptions {
 export class DatabaseOutage {
   private since: number | null = null;
   private kind: OutageKind = 'unreachable';
+  private lastLoginRefused = 0;
   private lastLine = 0;
   private readonly failedOps = new Map<string, number>();
   private readonly summaryEveryMs: number;
@@ -88,7 +102,7 @@ export class DatabaseOutage {
 
   /** The database is out of reach (from the first such failure to the next success); not while it only refuses writes. */
   get down(): boolean {
-    return this.since !== null && this.kind === 'unreachable';
+    return this.since !== null && (this.kind === 'unreachable' || this.kind === 'login');
   }
 
   /**
@@ -98,19 +112,25 @@ export class DatabaseOutage {
    * False: a failure of the operation itself, for the caller to report as it did.
    */
   failed(what: string, error: unknown): boolean {
-    const refusal = isDatabaseUnreachable(error) ? undefined : writeRefusal(error);
-    if (refusal === undefined && !isDatabaseUnreachable(error)) return false;
+    const unreachable = isDatabaseUnreachable(error);
+    const login = !unreachable && loginRefused(error);
+    const refusal = unreachable || login ? undefined : writeRefusal(error);
+    if (refusal === undefined && !unreachable && !login) return false;
     const now = this.now();
+    if (login) this.lastLoginRefused = now;
     this.failedOps.set(what, (this.failedOps.get(what) ?? 0) + 1);
     const err = describe(error);
     if (this.since === null) {
       this.since = now;
       this.lastLine = now;
-      this.kind = refusal ?? 'unreachable';
+      this.kind = refusal ?? (login ? 'login' : 'unreachable');
       this.o.logger.error(
         { err, failed: what },
         refusal !== undefined
           ? FIRST_LINE[refusal]
+          : login
+          ? "database unusable: PostgreSQL refused this server's login (its password was changed, or the role or pg_hba.conf no longer lets it in); connections already open work until they close, new ones fail: " +
+            'pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — restore the login, or start serve again with the --db that has the new password'
           : noConnectionSlot(error)
           ? `database unusable: PostgreSQL has no connection slot left for this server; pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — ${NO_SLOT_HINT}`
           : poolBusy(error)
@@ -119,7 +139,7 @@ export class DatabaseOutage {
       );
     } else if (now - this.lastLine >= this.summaryEveryMs) {
       this.lastLine = now;
-      this.o.logger.error({ err, down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, this.kind === 'unreachable' ? 'database still out of reach' : 'database still refusing writes');
+      this.o.logger.error({ err, down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, this.kind === 'unreachable' ? 'database still out of reach' : this.kind === 'login' ? "database still refusing this server's login" : 'database still refusing writes');
     }
     return true;
   }
@@ -136,15 +156,21 @@ export class DatabaseOutage {
   /** A write to the database succeeded: ends an outage, with one line saying how long it lasted. */
   succeeded(): void {
     if (this.since === null) return;
+    // A login outage: operations on connections opened before go on succeeding between the
+    // refused ones; it is over once no login was refused for a while.
+    if (this.kind === 'login' && this.now() - this.lastLoginRefused < LOGIN_SETTLE_MS) return;
     const downMs = this.now() - this.since;
-    this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, this.kind === 'unreachable' ? 'database reachable again' : 'database takes writes again');
+    this.o.logger.info(
+      { down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() },
+      this.kind === 'unreachable' ? 'database reachable again' : this.kind === 'login' ? "database takes this server's login again" : 'database takes writes again',
+    );
     this.since = null;
     this.failedOps.clear();
   }
 
   /** A read succeeded: ends the database out of reach, not one that refuses writes. */
   readSucceeded(): void {
-    if (this.kind === 'unreachable') this.succeeded();
+    if (this.kind === 'unreachable' || this.kind === 'login') this.succeeded();
   }
 
 

@@ -115,6 +115,48 @@ describe('PostgreSQL out of reach under a running server', () => {
     await a.client.closed;
   });
 
+  it("this server's login refused (its password rotated, the role altered): one log line, pushes -32007 saying so, cortex_database_up 0; once it logs in again, every entry stored once (G21)", async () => {
+    const role = `cx_login_${process.pid}_${Date.now().toString(36)}`;
+    const su = new pg.Client({ connectionString: PG_TEST_URL });
+    await su.connect();
+    const kick = () => su.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role]);
+    try {
+      await su.query(`create role ${role} login`);
+      await su.query(`create schema ${role} authorization ${role}`);
+      const url = new URL(PG_TEST_URL);
+      url.username = role;
+      url.searchParams.set('options', `-c search_path=${role}`);
+      t = await startTestServer({ db: url.toString() }, { dialect: 'postgres', controlPollMs: 100 });
+      const a = await enroll(t);
+      expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) })).result.up_to_seq).toBe(100);
+      // New connections are refused from now on (28000), open ones are ended.
+      await su.query(`alter role ${role} nologin`);
+      await kick();
+      const push = () => a.client.request('logs.push', { seq_start: 101, entries: logEntries(101, 100) });
+      const refusedLogin = "commit failed: the server's database refused its login; nothing of the batch was stored";
+      await waitFor(async () => (await push()).error?.data?.reason === refusedLogin, 15_000);
+      for (let i = 0; i < 5; i++) expect((await push()).error?.data.reason).toBe(refusedLogin);
+      const told = t.log.records().filter((r) => typeof r['msg'] === 'string' && r['msg'].startsWith("database unusable: PostgreSQL refused this server's login"));
+      expect(told).toHaveLength(1);
+      expect(String(told[0]?.['err'])).toMatch(/^28000: role .* is not permitted to log in/);
+      expect(t.log.records().map((r) => r['msg'])).not.toContain('ingest commit failed (-32007)');
+      expect(t.log.records().map((r) => r['msg'])).not.toContain('control watcher: database read failed; retrying');
+      expect(metricValue(await t.server.metrics!.text(), 'cortex_database_up')).toBe(0);
+      await su.query(`alter role ${role} login`);
+      await waitFor(async () => (await push()).result?.up_to_seq === 200, 15_000);
+      expect(await countRows(t, a.host_id)).toBe(200);
+      a.client.ws.close();
+      await a.client.closed;
+    } finally {
+      await t?.close();
+      t = undefined;
+      await su.query(`drop schema if exists ${role} cascade`).catch(() => undefined);
+      await kick().catch(() => undefined);
+      await su.query(`drop role if exists ${role}`).catch(() => undefined);
+      await su.end();
+    }
+  });
+
   it('a database that turns read-only (a standby after a failover): pushes -32007 "read-only", one log line however long it lasts, admin writes 503; once it takes writes, every entry stored once (G21)', async () => {
     // A role of its own, so that making it read-only touches no other test's connections.
     const role = `cx_ro_${process.pid}_${Date.now().toString(36)}`;

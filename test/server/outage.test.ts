@@ -148,6 +148,29 @@ describe('DatabaseOutage', () => {
     expect(msgs().slice(-2)).toEqual([expect.stringMatching(/^database out of reach/), 'database reachable again']);
   });
 
+  it("a refused login (a password rotated under the running server) is one account, not ended by the old connections' successes between the refusals", () => {
+    const { outage, advance, msgs, log } = setup();
+    const refused = err('password authentication failed for user "cortex"', '28P01');
+    for (let i = 0; i < 40; i++) {
+      expect(outage.failed('control watcher', refused)).toBe(true);
+      advance(500);
+      outage.readSucceeded(); // a pooled connection opened before the change still works
+      outage.succeeded();
+      advance(500);
+    }
+    expect(outage.down).toBe(true);
+    expect(msgs()).toEqual([expect.stringMatching(/^database unusable: PostgreSQL refused this server's login \(its password was changed, .*start serve again with the --db that has the new password$/)]);
+    expect(log.records()[0]).toMatchObject({ err: '28P01: password authentication failed for user "cortex"' });
+    // 30 s without a refused login (the last one 1 s ago): over
+    advance(28_000);
+    outage.succeeded();
+    expect(msgs()).toHaveLength(1);
+    advance(1_000);
+    outage.succeeded();
+    expect(msgs()[1]).toBe("database takes this server's login again");
+    expect(outage.down).toBe(false);
+  });
+
   it('writeRefusal: read-only and disk full only', () => {
     expect(writeRefusal(err('cannot execute INSERT in a read-only transaction', '25006'))).toBe('read_only');
     for (const code of ['53100', 'SQLITE_FULL', 'ENOSPC']) expect(writeRefusal(err('full', code))).toBe('disk_full');
