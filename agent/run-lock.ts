@@ -8,6 +8,7 @@ import { closeSync, openSync, readFileSync, readlinkSync, symlinkSync, unlinkSyn
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { isDiskFullCode } from '../common/errors.js';
+import { nodeProcessAlive } from '../common/process.js';
 
 export const RUN_LOCK_FILE = 'run.lock';
 
@@ -66,22 +67,6 @@ function takeLockOnFullDisk(path: string, content: string): 'taken' | 'lost' | '
   }
 }
 
-/** Whether `pid` is a live process that can be an agent (a node process, where /proc tells). */
-export function agentProcessAlive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  try {
-    // After a reboot the pid may belong to something else entirely.
-    return /node|cortex/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-  } catch {
-    return true; // no /proc: trust kill(0)
-  }
-}
-
 /**
  * Takes DIR/run.lock for this process. Throws RunLockHeldError when a live agent holds it.
  * Returns the release function (also run on process exit).
@@ -96,7 +81,7 @@ export function acquireRunLock(stateDir: string, onTakeover?: (stalePid: number)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const held = readLock(path);
-      if (held !== null && held.host === mine.host && agentProcessAlive(held.pid)) throw new RunLockHeldError(path, held.pid);
+      if (held !== null && held.host === mine.host && nodeProcessAlive(held.pid)) throw new RunLockHeldError(path, held.pid);
       if (held !== null && held.host !== mine.host) {
         // A state folder on shared storage used from another machine: its pid says nothing here.
         throw new RunLockHeldError(path, held.pid);

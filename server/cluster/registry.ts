@@ -8,6 +8,7 @@
 // (IngestWriter.commitBatch with session_id), so nothing of it is acked afterwards.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { nodeProcessAlive } from '../../common/process.js';
 import type { Kysely } from 'kysely';
 import { releaseSessionsOf } from '../db/agents.repository.js';
 import { DatabaseOutage } from '../db/outage.js';
@@ -52,20 +53,6 @@ function bootId(): string {
     return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
   } catch {
     return '';
-  }
-}
-
-/** Whether `pid` runs on this machine as a node process (where /proc tells; any live pid otherwise). */
-function nodeProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  try {
-    return /node|cortex/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-  } catch {
-    return true;
   }
 }
 
