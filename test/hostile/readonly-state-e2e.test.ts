@@ -184,24 +184,33 @@ it('a running agent whose state filesystem aborts on an I/O error lets go of it,
   }
 }, 120_000);
 
-it('`run` as a user who may not write the state folder says so at once (E_FILE_ACCESS), instead of waiting or "this is a bug"', async () => {
+/** An agent CLI command run as "nobody" (uid 65534). */
+const asNobody = (args: string[]) => spawnSync(process.execPath, [AGENT_CLI, ...args], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 30_000 });
+
+/** As root: a host enrolled into a state folder that "nobody" can reach (its parent 0755); undefined (said) when not root. */
+async function enrolledForNobody() {
   if (process.getuid?.() !== 0) {
     console.warn('read-only state e2e: needs root to run the agent as another user; not run');
-    return;
+    return undefined;
   }
   const stateDir = join(tempDir(), 'state');
   mkdirSync(stateDir);
-  const appLog = join(tempDir(), 'app.log');
-  const { server } = await serverAndHost(appLog, stateDir);
+  const { server, x } = await serverAndHost(join(tempDir(), 'app.log'), stateDir);
+  execFileSync('chmod', ['0755', dirname(stateDir)]); // a temp folder is 0700: let "nobody" in
+  return { stateDir, server, x };
+}
+
+it('`run` as a user who may not write the state folder says so at once (E_FILE_ACCESS), instead of waiting or "this is a bug"', async () => {
+  const setup = await enrolledForNobody();
+  if (setup === undefined) return;
+  const { stateDir, server } = setup;
   try {
     // the folder and its files belong to "nobody", who may read but not write the folder
     execFileSync('chown', ['-R', '65534:65534', stateDir]);
     execFileSync('chmod', ['0500', stateDir]);
-    execFileSync('chmod', ['0755', dirname(stateDir)]); // a temp folder is 0700: let "nobody" in
-    const r = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { uid: 65534, gid: 65534, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    r.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    expect(await exitOf(r)).toBe(1);
+    const r = asNobody(['run', '--state-dir', stateDir, '--allow-insecure']);
+    expect(r.status).toBe(1);
+    const stderr = r.stderr;
     expect(stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: this user (nobody) may not write the state folder ${stateDir} (EACCES), which belongs to nobody: its mode keeps its own owner out: chmod u+rwx ${stateDir}`);
     expect(stderr).not.toContain('E_INTERNAL');
   } finally {
@@ -210,18 +219,11 @@ it('`run` as a user who may not write the state folder says so at once (E_FILE_A
 }, 60_000);
 
 it('status, buffer check, run and enroll by a user who may not read the state folder (no sudo) say so: not "not enrolled", not "this is a bug" (H18)', async () => {
-  if (process.getuid?.() !== 0) {
-    console.warn('read-only state e2e: needs root to run the agent as another user; not run');
-    return;
-  }
-  const stateDir = join(tempDir(), 'state');
-  mkdirSync(stateDir);
-  const appLog = join(tempDir(), 'app.log');
-  const { server, x } = await serverAndHost(appLog, stateDir);
+  const setup = await enrolledForNobody();
+  if (setup === undefined) return;
+  const { stateDir, server, x } = setup;
   try {
     execFileSync('chmod', ['0700', stateDir]); // root's, as /var/lib/cortex-agent is the agent user's
-    execFileSync('chmod', ['0755', dirname(stateDir)]);
-    const asNobody = (args: string[]) => spawnSync(process.execPath, [AGENT_CLI, ...args], { uid: 65534, gid: 65534, encoding: 'utf8' });
     const denied = `may not read the state folder ${stateDir} (EACCES), which belongs to root: run the command as root (sudo cortex-agent …)`;
     for (const args of [['status', '--state-dir', stateDir], ['buffer', 'check', '--state-dir', stateDir], ['run', '--state-dir', stateDir, '--allow-insecure']]) {
       const r = asNobody(args);

@@ -25,6 +25,34 @@ async function sleepingQueries(): Promise<number> {
   }
 }
 
+/**
+ * A login role and schema of the test's own, so that altering the role (read-only, NOLOGIN)
+ * touches no other test's connections; `kick` ends the role's connections (as a failover does).
+ */
+async function ownRole(prefix: string) {
+  const role = `${prefix}_${process.pid}_${Date.now().toString(36)}`;
+  const su = new pg.Client({ connectionString: PG_TEST_URL });
+  await su.connect();
+  const kick = () => su.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role]);
+  await su.query(`create role ${role} login`);
+  await su.query(`create schema ${role} authorization ${role}`);
+  const url = new URL(PG_TEST_URL);
+  url.username = role;
+  url.searchParams.set('options', `-c search_path=${role}`);
+  return {
+    role,
+    url: url.toString(),
+    su,
+    kick,
+    async drop() {
+      await su.query(`drop schema if exists ${role} cascade`).catch(() => undefined);
+      await kick().catch(() => undefined);
+      await su.query(`drop role if exists ${role}`).catch(() => undefined);
+      await su.end();
+    },
+  };
+}
+
 let t: TestServer | undefined;
 let relay: Relay | undefined;
 let dropDb: (() => Promise<void>) | undefined;
@@ -116,17 +144,9 @@ describe('PostgreSQL out of reach under a running server', () => {
   });
 
   it("this server's login refused (its password rotated, the role altered): one log line, pushes -32007 saying so, cortex_database_up 0; once it logs in again, every entry stored once (G21)", async () => {
-    const role = `cx_login_${process.pid}_${Date.now().toString(36)}`;
-    const su = new pg.Client({ connectionString: PG_TEST_URL });
-    await su.connect();
-    const kick = () => su.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role]);
+    const { role, url, su, kick, drop } = await ownRole('cx_login');
     try {
-      await su.query(`create role ${role} login`);
-      await su.query(`create schema ${role} authorization ${role}`);
-      const url = new URL(PG_TEST_URL);
-      url.username = role;
-      url.searchParams.set('options', `-c search_path=${role}`);
-      t = await startTestServer({ db: url.toString() }, { dialect: 'postgres', controlPollMs: 100 });
+      t = await startTestServer({ db: url }, { dialect: 'postgres', controlPollMs: 100 });
       const a = await enroll(t);
       expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) })).result.up_to_seq).toBe(100);
       // New connections are refused from now on (28000), open ones are ended.
@@ -150,26 +170,14 @@ describe('PostgreSQL out of reach under a running server', () => {
     } finally {
       await t?.close();
       t = undefined;
-      await su.query(`drop schema if exists ${role} cascade`).catch(() => undefined);
-      await kick().catch(() => undefined);
-      await su.query(`drop role if exists ${role}`).catch(() => undefined);
-      await su.end();
+      await drop();
     }
   });
 
   it('a database that turns read-only (a standby after a failover): pushes -32007 "read-only", one log line however long it lasts, admin writes 503; once it takes writes, every entry stored once (G21)', async () => {
-    // A role of its own, so that making it read-only touches no other test's connections.
-    const role = `cx_ro_${process.pid}_${Date.now().toString(36)}`;
-    const su = new pg.Client({ connectionString: PG_TEST_URL });
-    await su.connect();
-    const kick = () => su.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role]);
+    const { role, url, su, kick, drop } = await ownRole('cx_ro');
     try {
-      await su.query(`create role ${role} login`);
-      await su.query(`create schema ${role} authorization ${role}`);
-      const url = new URL(PG_TEST_URL);
-      url.username = role;
-      url.searchParams.set('options', `-c search_path=${role}`);
-      t = await startTestServer({ db: url.toString() }, { dialect: 'postgres', controlPollMs: 100 });
+      t = await startTestServer({ db: url }, { dialect: 'postgres', controlPollMs: 100 });
       const a = await enroll(t);
       expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) })).result.up_to_seq).toBe(100);
 
@@ -217,10 +225,7 @@ describe('PostgreSQL out of reach under a running server', () => {
     } finally {
       await t?.close();
       t = undefined;
-      await su.query(`drop schema if exists ${role} cascade`).catch(() => undefined);
-      await kick().catch(() => undefined);
-      await su.query(`drop role if exists ${role}`).catch(() => undefined);
-      await su.end();
+      await drop();
     }
   });
 });
