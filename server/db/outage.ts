@@ -100,6 +100,11 @@ export class DatabaseOutage {
     this.now = o.now ?? Date.now;
   }
 
+  /** What is wrong with the database now, or null: for /healthz, which a load balancer asks. */
+  get condition(): OutageKind | null {
+    return this.since === null ? null : this.kind;
+  }
+
   /** The database is out of reach (from the first such failure to the next success); not while it only refuses writes. */
   get down(): boolean {
     return this.since !== null && (this.kind === 'unreachable' || this.kind === 'login');

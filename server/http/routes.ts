@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { LIMITS } from '@cortex/agent-protocol';
 import { handleAdmin, type AdminDeps } from '../admin.js';
 import { handleConsole } from '../console.js';
-import { writeRefusal, type DatabaseOutage } from '../db/outage.js';
+import { loginRefused, writeRefusal, type DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -75,9 +75,15 @@ async function health(c: RoutesContext, res: http.ServerResponse): Promise<void>
   let database = 'ok';
   try {
     await sql`select 1`.execute(c.storage.db);
-  } catch {
-    database = 'unreachable';
+    c.outage.readSucceeded();
+  } catch (error) {
+    database = loginRefused(error) ? 'login_refused' : 'unreachable';
   }
+  // A database that answers `select 1` may still take nothing this server sends (read-only,
+  // disk full, a login refused to new connections): a load balancer should send agents to a
+  // server that can store their logs (DECISIONS G21).
+  const condition = c.outage.condition;
+  if (database === 'ok' && condition !== null) database = condition === 'login' ? 'login_refused' : condition;
   const ok = database === 'ok';
   res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify({ status: ok ? (c.draining() ? 'draining' : 'ok') : 'degraded', database, ...c.counts() }));

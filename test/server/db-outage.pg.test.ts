@@ -162,6 +162,9 @@ describe('PostgreSQL out of reach under a running server', () => {
       expect(t.log.records().map((r) => r['msg'])).not.toContain('ingest commit failed (-32007)');
       expect(t.log.records().map((r) => r['msg'])).not.toContain('control watcher: database read failed; retrying');
       expect(metricValue(await t.server.metrics!.text(), 'cortex_database_up')).toBe(0);
+      // a load balancer's health check sends agents elsewhere meanwhile
+      const health = await fetch(`${httpBase(t)}/healthz`);
+      expect([health.status, ((await health.json()) as { database: string }).database]).toEqual([503, 'login_refused']);
       await su.query(`alter role ${role} login`);
       await waitFor(async () => (await push()).result?.up_to_seq === 200, 15_000);
       expect(await countRows(t, a.host_id)).toBe(200);
@@ -213,6 +216,10 @@ describe('PostgreSQL out of reach under a running server', () => {
       const metrics = await t.server.metrics!.text();
       expect(metricValue(metrics, 'cortex_ingest_commit_failures_total', { reason: 'read_only' })).toBeGreaterThanOrEqual(refused);
       expect(metricValue(metrics, 'cortex_database_up')).toBe(1);
+      // `select 1` works on a read-only database, but this server can store nothing: /healthz says so
+      const health = await fetch(`${httpBase(t)}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ status: 'degraded', database: 'read_only' });
 
       // Back to a primary.
       await su.query(`alter role ${role} reset default_transaction_read_only`);
@@ -220,6 +227,8 @@ describe('PostgreSQL out of reach under a running server', () => {
       await waitFor(async () => (await push()).result?.up_to_seq === 200, 15_000);
       expect(await countRows(t, a.host_id)).toBe(200);
       await waitFor(() => msgs().includes('database takes writes again'));
+      const healthy = await fetch(`${httpBase(t)}/healthz`);
+      expect([healthy.status, ((await healthy.json()) as { database: string }).database]).toEqual([200, 'ok']);
       a.client.ws.close();
       await a.client.closed;
     } finally {
