@@ -116,6 +116,8 @@ export interface RunningServer {
    * the new files were refused (the previous pair stays), undefined without TLS.
    */
   reloadTls(why: string): boolean | undefined;
+  /** Replaces the admin token (SIGHUP re-read --admin-token-file): the previous one is refused from now on. */
+  setAdminToken(token: string): void;
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -148,6 +150,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.clock !== undefined ? { clock: options.clock } : {}),
   });
   const { connections, sessions } = registry;
+  let adminToken = settings.admin_token;
   const metrics = new ServerMetrics(
     {
       activeSessions: () => sessions.size,
@@ -214,6 +217,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       isTrustedProxy,
       counts: () => ({ connections: connections.size, sessions: sessions.size }),
       draining: () => gate.draining,
+      adminToken: () => adminToken,
       admin: () => ({
         router: probes,
         connectedHere: (host_id) => sessions.get(host_id)?.open === true,
@@ -299,6 +303,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     },
     reloadTls(why) {
       return certificate?.reload(why);
+    },
+    setAdminToken(token) {
+      adminToken = token;
     },
   };
   registry.onTakenOver = (message) => {

@@ -108,7 +108,7 @@ export function readConfigFile(file: string): ServerConfig {
   return value as ServerConfig;
 }
 
-function checkServerConfig(value: unknown, what: string): asserts value is ServerConfig {
+export function checkServerConfig(value: unknown, what: string): asserts value is ServerConfig {
   if (!validateServerConfig(value)) {
     const issues = toIssues(validateServerConfig.errors);
     throw new UsageError(

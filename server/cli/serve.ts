@@ -1,6 +1,6 @@
 // `cortex-server serve`.
 import type { ServerConfig } from '../generated/server-config.js';
-import { isLoopbackHost, readConfigFile, resolveSettings } from '../settings.js';
+import { checkServerConfig, isLoopbackHost, readConfigFile, resolveSettings } from '../settings.js';
 import { UsageError, int, out, parse } from './common.js';
 import { formatCliError } from '../../common/errors.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';
@@ -157,10 +157,28 @@ export async function serve(args: string[]): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  // SIGHUP (systemctl reload, a certificate renewal hook): the TLS certificate is read again
-  // (H19). Without a handler SIGHUP ended the process.
+  // SIGHUP (systemctl reload, a certificate renewal hook): the TLS certificate and the admin
+  // token file are read again (H19). Without a handler SIGHUP ended the process.
+  const tokenFile = values['admin-token-file'];
+  let adminToken = settings.admin_token;
   process.on('SIGHUP', () => {
-    if (server.reloadTls('SIGHUP') === undefined) logger.info('SIGHUP: nothing to reload (no --tls-cert); the server goes on');
+    const tls = server.reloadTls('SIGHUP');
+    if (tokenFile !== undefined) {
+      try {
+        const next = security.serveAdminToken(undefined, tokenFile, undefined) ?? '';
+        checkServerConfig({ admin_token: next }, `--admin-token-file ${tokenFile}`);
+        if (next === adminToken) {
+          logger.info({ admin_token_file: tokenFile }, 'SIGHUP: the admin token file holds the same token');
+        } else {
+          adminToken = next;
+          server.setAdminToken(next);
+          logger.info({ admin_token_file: tokenFile }, 'admin token reloaded (SIGHUP): the previous token is refused from now on, and console sessions signed with it end');
+        }
+      } catch (error) {
+        logger.error({ admin_token_file: tokenFile, err: (error as Error).message }, 'admin token not reloaded: the file was refused; the previous token still works — fix the file, then send SIGHUP again');
+      }
+    }
+    if (tls === undefined && tokenFile === undefined) logger.info('SIGHUP: nothing to reload (no --tls-cert, no --admin-token-file); the server goes on');
   });
   if (said > 0) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
   logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');

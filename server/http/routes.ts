@@ -32,6 +32,8 @@ export interface RoutesContext {
   /** Open sockets and authenticated sessions (for /healthz). */
   counts(): { connections: number; sessions: number };
   draining(): boolean;
+  /** The admin token now (settings.admin_token, or what SIGHUP read from --admin-token-file since). */
+  adminToken(): string | undefined;
   /** The admin API's context, once the server listens (its URL is known). */
   admin(): Omit<AdminDeps, 'adminToken' | 'settings' | 'storage' | 'logger' | 'isTrustedProxy'>;
 }
@@ -64,7 +66,7 @@ async function route(c: RoutesContext, req: http.IncomingMessage, res: http.Serv
   if (req.method === 'GET' && path === '/healthz') return health(c, res);
   if (req.method === 'GET' && path === '/metrics') return metricsRoute(c, req, res);
   const { settings, storage, logger } = c;
-  const admin = await handleAdmin(req, res, path, { ...c.admin(), storage, adminToken: settings.admin_token, settings, logger, isTrustedProxy: (a) => c.isTrustedProxy(a) });
+  const admin = await handleAdmin(req, res, path, { ...c.admin(), storage, adminToken: c.adminToken(), settings, logger, isTrustedProxy: (a) => c.isTrustedProxy(a) });
   if (admin) return;
   if (handleConsole(req, res, path)) return;
   res.writeHead(404, { 'Content-Type': 'application/json' });
@@ -90,7 +92,7 @@ async function health(c: RoutesContext, res: http.ServerResponse): Promise<void>
 }
 
 async function metricsRoute(c: RoutesContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-  const access = metricsAccess(req, { adminToken: c.settings.admin_token, metricsPublic: c.settings.metrics_public, isTrustedProxy: (a) => c.isTrustedProxy(a) });
+  const access = metricsAccess(req, { adminToken: c.adminToken(), metricsPublic: c.settings.metrics_public, isTrustedProxy: (a) => c.isTrustedProxy(a) });
   if (!access.ok) {
     res.writeHead(access.status, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ error: { code: access.status, message: access.message } }));

@@ -2,7 +2,7 @@
 // (DECISIONS H19); before, only at start: a renewal needed a restart, and a forgotten one left
 // an expired certificate in front of every agent that reconnected.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync, renameSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
@@ -122,7 +122,7 @@ it('SIGHUP to `serve`: with TLS the certificate is read again, without it nothin
     withTls.child.kill('SIGHUP');
     expect(await reloaded).toMatchObject({ subject: 'CN=after-hup' });
     expect(await servedCn(withTls.port)).toBe('after-hup');
-    const told = plain.waitForLog((r) => r['msg'] === 'SIGHUP: nothing to reload (no --tls-cert); the server goes on', 10_000);
+    const told = plain.waitForLog((r) => r['msg'] === 'SIGHUP: nothing to reload (no --tls-cert, no --admin-token-file); the server goes on', 10_000);
     plain.child.kill('SIGHUP');
     await told;
     expect((await fetch(`${plain.http}/healthz`)).status).toBe(200);
@@ -131,5 +131,34 @@ it('SIGHUP to `serve`: with TLS the certificate is read again, without it nothin
   } finally {
     await withTls.kill();
     await plain.kill();
+  }
+}, 60_000);
+
+it('SIGHUP re-reads --admin-token-file: the new token works at once, the old one is refused; a refused file keeps the old token; no token in the log', async () => {
+  requireDist();
+  const tokenFile = join(dir, 'admin.token');
+  const first = 'first-admin-token-0123456789';
+  const second = 'second-admin-token-9876543210';
+  writeFileSync(tokenFile, `${first}\n`, { mode: 0o600 });
+  const s = await startServerProcess(join(tempDir(), 'a.db'), ['--admin-token-file', tokenFile]);
+  const status = async (token: string) => (await fetch(`${s.http}/admin/agents`, { headers: { Authorization: `Bearer ${token}` } })).status;
+  try {
+    expect(await status(first)).toBe(200);
+    writeFileSync(tokenFile, `${second}\n`);
+    const reloaded = s.waitForLog((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('admin token reloaded (SIGHUP)'), 10_000);
+    s.child.kill('SIGHUP');
+    expect(await reloaded).toMatchObject({ admin_token_file: tokenFile, msg: 'admin token reloaded (SIGHUP): the previous token is refused from now on, and console sessions signed with it end' });
+    expect(await status(first)).toBe(401);
+    expect(await status(second)).toBe(200);
+    // a token the server would not start with is refused; the one in use stays
+    writeFileSync(tokenFile, 'short\n');
+    const refused = s.waitForLog((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('admin token not reloaded'), 10_000);
+    s.child.kill('SIGHUP');
+    expect(String((await refused)['err'])).toMatch(/must NOT have fewer than 16 characters/);
+    expect(await status(second)).toBe(200);
+    expect(s.stderr()).not.toContain(first);
+    expect(s.stderr()).not.toContain(second);
+  } finally {
+    await s.kill();
   }
 }, 60_000);
