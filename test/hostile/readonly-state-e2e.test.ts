@@ -9,8 +9,9 @@
 //
 // Case 1 remounts a tmpfs read-only (root needed for the mount); case 2 makes a loop-mounted
 // ext4 abort as on a real I/O error (/sys/fs/ext4/DEV/trigger_fs_error) while the agent runs,
-// then unmounts, checks and mounts it again. Where either is not allowed the case is
-// reported as not run.
+// then unmounts, checks and mounts it again. The cases after them run the agent's commands as
+// another user ("nobody": a folder or a log file it may not read or write), as root may.
+// Where a case is not allowed here it is reported as not run.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -195,9 +196,10 @@ async function enrolledForNobody() {
   }
   const stateDir = join(tempDir(), 'state');
   mkdirSync(stateDir);
-  const { server, x } = await serverAndHost(join(tempDir(), 'app.log'), stateDir);
+  const appLog = join(tempDir(), 'app.log');
+  const { server, x, db } = await serverAndHost(appLog, stateDir);
   execFileSync('chmod', ['0755', dirname(stateDir)]); // a temp folder is 0700: let "nobody" in
-  return { stateDir, server, x };
+  return { stateDir, server, x, db, appLog };
 }
 
 it('`run` as a user who may not write the state folder says so at once (E_FILE_ACCESS), instead of waiting or "this is a bug"', async () => {
@@ -240,3 +242,31 @@ it('status, buffer check, run and enroll by a user who may not read the state fo
     await server.kill();
   }
 }, 60_000);
+
+it('a log file the agent\'s user may not read: the source says who runs and how to grant access, and resumes by itself once it may', async () => {
+  const setup = await enrolledForNobody();
+  if (setup === undefined) return;
+  const { stateDir, server, x, db, appLog } = setup;
+  appendFileSync(appLog, lines(1, 200)); // root's, in a root-only (0700) folder
+  execFileSync('chown', ['-R', '65534:65534', stateDir]);
+  const agent = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure', '--source-poll-ms', '50'], { uid: 65534, gid: 65534, stdio: 'ignore' });
+  try {
+    const source = await until('the source reports it may not read the file', () => {
+      const r = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
+      if (r.code !== 0) return undefined;
+      const v = JSON.parse(r.stdout) as { sources: { last_error: string | null }[] };
+      return v.sources.find((s) => s.last_error !== null && s.last_error.includes('EACCES'));
+    }, 30_000, 200);
+    expect(source.last_error).toContain(`${appLog}: EACCES`);
+    expect(source.last_error).toContain(`the agent runs as nobody, who may not read it: give that user read access to the file and search access to its folders (an ACL: setfacl -m u:nobody:r ${appLog}, and the source resumes by itself`);
+    // access granted (the folder searchable, the file readable): the lines arrive, once each
+    execFileSync('chmod', ['0755', dirname(appLog)]);
+    execFileSync('chmod', ['0644', appLog]);
+    await until('all 200 lines stored', () => stored(db, x.host_id).n === 200, 30_000, 100);
+    expect(stored(db, x.host_id)).toEqual({ n: 200, d: 200 });
+  } finally {
+    agent.kill('SIGKILL');
+    await exitOf(agent);
+    await server.kill();
+  }
+}, 90_000);

@@ -19,6 +19,7 @@
 // counted as lost (from the copy when found in the folder, else estimated).
 
 import * as fs from 'node:fs';
+import { userInfo } from 'node:os';
 import { BufferStorageError } from '../../buffer/errors.js';
 import type { JsonValue, NewLogEntry } from '../../buffer/entry.js';
 import { METADATA_DROPPED } from '../syslog-parse.js';
@@ -27,6 +28,17 @@ import type { LogSourceRunner, SourceLogger, SourceRunnerStatus, SourceSink } fr
 import { FileCursor, endOfLastLine, findByIdentity, isFilePosition, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition } from './identity.js';
 import { parseChunk, type FileLineOptions } from './parse.js';
 import { Poller } from './poll.js';
+
+/** What to do about a log file this agent may not read: name the user it runs as, and the usual ways in. */
+function permissionHint(path: string): string {
+  let user = '';
+  try {
+    user = userInfo().username;
+  } catch {
+    user = `uid ${process.getuid?.() ?? '?'}`;
+  }
+  return ` — the agent runs as ${user}, who may not read it: give that user read access to the file and search access to its folders (an ACL: setfacl -m u:${user}:r ${path}, and the source resumes by itself; or a group: usermod -aG adm ${user} — most of /var/log on Debian — then restart the agent)`;
+}
 
 /** last_error prefix of lines sent degraded (kept until the next error: it is not cleared by a good read). */
 const DEGRADED = 'degraded:';
@@ -194,7 +206,7 @@ export class FileTailer implements LogSourceRunner {
         return;
       }
       const e = err as NodeJS.ErrnoException;
-      const msg = `${this.path}: ${e.code ?? ''} ${e.message}`.trim();
+      const msg = `${this.path}: ${e.code ?? ''} ${e.message}`.trim() + (e.code === 'EACCES' || e.code === 'EPERM' ? permissionHint(this.path) : '');
       if (msg !== this.lastError) this.o.logger.error({ source: this.key, code: e.code }, `file source error: ${msg}`);
       this.lastError = msg;
       this.state = 'error';
