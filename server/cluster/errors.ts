@@ -10,5 +10,26 @@ export function serveStartError(error: unknown, db: string): unknown {
   if (error instanceof SchemaTooNewError || error instanceof SettingsConflictError || error instanceof DbTargetError || error instanceof ServerIdInUseError) {
     return new UsageError(error.message);
   }
-  return postgresOpenError(error, db) ?? sqliteNotADbError(error, db) ?? sqliteAccessError(error, db) ?? error;
+  return listenError(error) ?? postgresOpenError(error, db) ?? sqliteNotADbError(error, db) ?? sqliteAccessError(error, db) ?? error;
+}
+
+/**
+ * The listen address refused (a port in use, an address not of this machine, a privileged
+ * port), as the user's error (E_CONFIG) saying what to do; undefined for anything else. These
+ * printed E_INTERNAL "this is a bug".
+ */
+function listenError(error: unknown): UsageError | undefined {
+  const e = error as { code?: unknown; syscall?: unknown; address?: unknown; port?: unknown } | null;
+  if (e?.syscall !== 'listen') return undefined;
+  const where = `${String(e.address ?? '')}:${String(e.port ?? '')}`;
+  const port = String(e.port ?? 'PORT');
+  const why =
+    e.code === 'EADDRINUSE'
+      ? `another process listens on it (another cortex-server? \`ss -ltnp 'sport = :${port}'\` shows which): stop it, or give this server another --listen port`
+      : e.code === 'EADDRNOTAVAIL'
+        ? `${String(e.address)} is not an address of this machine (\`ip -brief address\` lists them): listen on one of them, or on 0.0.0.0 for all`
+        : e.code === 'EACCES'
+          ? `ports below 1024 need root or the capability CAP_NET_BIND_SERVICE (AmbientCapabilities=CAP_NET_BIND_SERVICE in the unit): give it that, or listen on a port from 1024 behind a proxy`
+          : undefined;
+  return why === undefined ? undefined : new UsageError(`cannot listen on ${where} (${String(e.code)}): ${why}`, { code: 'E_CONFIG', hint: 'fix --listen (or the config file\'s listen)' });
 }
