@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
 import { isUnreachableCode } from '../common/errors.js';
-import { NO_SLOT_HINT, isDatabaseUnreachable, noConnectionSlot } from './db/outage.js';
+import { NO_SLOT_HINT, READ_ONLY_DB_HINT, isDatabaseUnreachable, noConnectionSlot } from './db/outage.js';
 import { DEFAULT_DB, UsageError } from './settings.js';
 
 /** --db, else $CORTEX_DB, else the default SQLite file. */
@@ -58,6 +58,7 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   }
   if (code === '28000' || code === '28P01') return fail(`PostgreSQL refused the user ${JSON.stringify(user)}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
   if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);
+  if (code === '25006') return fail(`PostgreSQL at ${where} takes no writes: ${message}`, READ_ONLY_DB_HINT);
   if (code === '42501') return fail(`the user ${JSON.stringify(user)} may not create or change the tables: ${message}`, 'run with the database owner, or grant it the rights');
   return undefined;
 }

@@ -8,6 +8,7 @@
 import { UsageError, formatCliError, isDiskFullCode, isUnreachableCode } from '../common/errors.js';
 import { err, out } from './cli/common.js';
 import { exitQuietlyOnEpipe } from './cli/epipe.js';
+import { READ_ONLY_DB_HINT } from './db/outage.js';
 import { HELP, PROG } from './cli/help.js';
 
 type Command = (args: string[]) => Promise<void>;
@@ -74,6 +75,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     // an admin API answer other than 2xx (server/cli/remote.ts)
     err(`${PROG}: ${formatCliError('E_ADMIN_API', e.message)}`);
     process.exit(e.exitCode);
+  }
+  if (e?.code === '25006') {
+    // an admin command's write on a read-only PostgreSQL (a standby)
+    err(`${PROG}: ${formatCliError('E_DB_OPEN', `the database takes no writes (25006: ${e.message})`, READ_ONLY_DB_HINT)}`);
+    process.exit(1);
   }
   // errno codes of the file system and the network name what to check
   const code = isDiskFullCode(e?.code)

@@ -69,6 +69,10 @@ const FIRST_LINE: Record<WriteRefusal, string> = {
     "database refuses writes: its disk is full; pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — free space where the database lives (or cap it with --max-db-bytes)",
 };
 
+/** What an admin command or `serve` says about a PostgreSQL database that is read-only (25006) for its user. */
+export const READ_ONLY_DB_HINT =
+  'it is read-only: a standby (after a failover --db may still name the old primary), or default_transaction_read_only set for this user or database — point --db at the primary, or lift the setting';
+
 /** What to do when PostgreSQL has no connection slot left for this server (53300). */
 export const NO_SLOT_HINT =
   'other clients hold every connection PostgreSQL allows (max_connections; see pg_stat_activity): each cortex-server opens up to --db-pool + 2 (default 12); ' +

@@ -2,6 +2,7 @@
 // user and a missing database are the operator's to fix (exit 2, E_DB_OPEN, what to do), not
 // "this is a bug" (E_INTERNAL, as SQLSTATE 28000 printed before).
 import { spawn } from 'node:child_process';
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, buildServer } from '../server/spawn.js';
 import { waitFor } from '../server/wire.js';
@@ -30,6 +31,32 @@ describe('PostgreSQL refuses the --db', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/error\[E_DB_OPEN\]: PostgreSQL refused the user "cortex_no_such_role": .* — check the user and password in the URL, and pg_hba\.conf/);
       expect(r.stderr).not.toContain('hunter2');
+    }
+  });
+
+  it('a read-only database (a standby; default_transaction_read_only for the user): serve and an admin write say so, E_DB_OPEN, not E_INTERNAL', async () => {
+    const role = `cx_rostart_${process.pid}`;
+    const su = new pg.Client({ connectionString: PG_TEST_URL });
+    await su.connect();
+    try {
+      await su.query(`create role ${role} login`);
+      await su.query(`create schema ${role} authorization ${role}`);
+      const db = withUrl((u) => {
+        u.username = role;
+        u.searchParams.set('options', `-c search_path=${role}`);
+      });
+      expect(server(['migrate', '--db', db]).code).toBe(0);
+      await su.query(`alter role ${role} set default_transaction_read_only = on`);
+      const serve = server(['serve', '--listen', '127.0.0.1:0', '--db', db]);
+      expect(serve.code).toBe(2);
+      expect(serve.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: PostgreSQL at 127\.0\.0\.1:5432 takes no writes: cannot execute \w+ in a read-only transaction \(--db .*\) — it is read-only: a standby .*point --db at the primary, or lift the setting/);
+      const issue = server(['agent', 'issue', '--host', 'web-1', '--db', db]);
+      expect(issue.code).toBe(1);
+      expect(issue.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: the database takes no writes \(25006: cannot execute INSERT in a read-only transaction\) — it is read-only/);
+    } finally {
+      await su.query(`drop schema if exists ${role} cascade`).catch(() => undefined);
+      await su.query(`drop role if exists ${role}`).catch(() => undefined);
+      await su.end();
     }
   });
 
