@@ -23,7 +23,7 @@ import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.js';
 import { checkServerUrl } from './socket.js';
-import { StateDirError, normalizeHostId, readAgentSettings, readOnlyStateDirText, settingsServerUrls, stateDirDeniedText, stateDirReadDenied, stateDirWriteProblem, statePaths } from './state-dir.js';
+import { StateDirError, normalizeHostId, readAgentSettings, readOnlyStateDirText, settingsServerUrls, notAFolderText, stateDirDeniedText, stateDirReadDenied, stateDirWriteProblem, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
 import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
@@ -209,6 +209,10 @@ async function cmdEnroll(args: string[]): Promise<number> {
     return 0;
   } catch (err) {
     // The state folder is written before the hello: a folder this user may not write spent nothing.
+    if (err instanceof StateDirError && (err.code === 'EEXIST' || err.code === 'ENOTDIR')) {
+      diag(formatCliError('E_FILE_ACCESS', `${notAFolderText(stateDir, err.code === 'ENOTDIR')} (the token was not sent and is still good)`));
+      return 1;
+    }
     if (err instanceof StateDirError && (err.code === 'EACCES' || err.code === 'EPERM')) {
       diag(formatCliError('E_FILE_ACCESS', `${stateDirDeniedText(stateDir, err.code, 'write')} (the token was not sent and is still good)`));
       return 1;

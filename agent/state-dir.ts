@@ -266,8 +266,22 @@ export function stateDirDeniedText(dir: string, code: string, what: 'read' | 'wr
   return `this user (${me}) may not ${what} the state folder ${dir} (${code})${owner !== '' ? `, which belongs to ${owner}` : ''}: ${how}`;
 }
 
-/** EACCES/EPERM on reading the state folder (list it, open its files), as stateDirDeniedText; null when it can be read. */
+/** The words for a --state-dir that names a file. */
+export function notAFolderText(dir: string, partOfPath = false): string {
+  return `${partOfPath ? `a part of the path ${dir}` : dir} is a file, not a folder: give --state-dir the agent's state folder (the packaged unit's is /var/lib/cortex-agent)`;
+}
+
+/**
+ * Why the state folder cannot be read, if it cannot: a file where the folder should be, or
+ * EACCES/EPERM on listing it (stateDirDeniedText); null when it can be read (or is missing:
+ * the caller says "not enrolled").
+ */
 export function stateDirReadDenied(dir: string): string | null {
+  try {
+    if (!statSync(dir).isDirectory()) return notAFolderText(dir);
+  } catch {
+    // missing, or its parent not searchable: access() below tells which
+  }
   try {
     accessSync(dir, fsConstants.R_OK | fsConstants.X_OK);
     return null;

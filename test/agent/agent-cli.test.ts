@@ -187,6 +187,26 @@ describe('cortex-agent run and status', () => {
     await server.close();
   });
 
+  it('a --state-dir that names a file: status, run, buffer check and enroll say so (E_FILE_ACCESS), not "no permission" or E_ENROLL', async () => {
+    const file = join(tempDir(), 'not-a-folder');
+    writeFileSync(file, 'x');
+    const isFile = `cortex-agent: error[E_FILE_ACCESS]: ${file} is a file, not a folder: give --state-dir the agent's state folder`;
+    for (const args of [['status'], ['run', '--allow-insecure'], ['buffer', 'check']]) {
+      const r = await runCli([...args, '--state-dir', file]);
+      expect([args[0], r.code]).toEqual([args[0], 1]);
+      expect(r.stderr).toContain(isFile);
+    }
+    const tokenFile = join(tempDir(), 'token');
+    writeFileSync(tokenFile, TOKEN);
+    const host = randomUUID();
+    const enrolled = await runCli(['enroll', '--server', 'ws://127.0.0.1:1/ws/agent', '--token-file', tokenFile, '--host-id', host, '--state-dir', file, '--allow-insecure']);
+    expect(enrolled.code).toBe(1);
+    expect(enrolled.stderr).toContain(isFile);
+    expect(enrolled.stderr).toContain('(the token was not sent and is still good)');
+    const below = await runCli(['enroll', '--server', 'ws://127.0.0.1:1/ws/agent', '--token-file', tokenFile, '--host-id', host, '--state-dir', join(file, 'sub'), '--allow-insecure']);
+    expect(below.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: a part of the path ${join(file, 'sub')} is a file, not a folder`);
+  });
+
   it('run exits 1 with a clear message on a fatal auth error', async () => {
     const server = await FakeServer.start();
     const { dir } = await enrolled(server);
