@@ -64,6 +64,21 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
 }
 
 /**
+ * A SQLite path with a file where a folder must be (`--db data.db/cortex.db`: the folder cannot
+ * be made, EEXIST or ENOTDIR), as the user's error (E_DB_OPEN); undefined for anything else.
+ * `serve` and `migrate` printed E_INTERNAL "this is a bug".
+ */
+export function sqlitePathError(error: unknown, path: string): UsageError | undefined {
+  if (/^postgres(ql)?:\/\//i.test(path)) return undefined;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code !== 'EEXIST' && code !== 'ENOTDIR') return undefined;
+  return new UsageError(`--db ${path}: a part of the path is a file, not a folder (${code})`, {
+    code: 'E_DB_OPEN',
+    hint: 'give --db the database file in a folder, e.g. /var/lib/cortex-server/cortex.db',
+  });
+}
+
+/**
  * A SQLite database `serve` may not open for writing (SQLITE_CANTOPEN, SQLITE_READONLY…,
  * EACCES: run as another user than the files'), as the user's error (E_DB_OPEN) naming what
  * this user cannot write; undefined for anything else. It printed E_INTERNAL "this is a bug".
@@ -159,7 +174,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
     import('./db/migrations/index.js'),
   ]);
   const storage = await openStorage(db, { poolSize: 1 }).catch((error: unknown) => {
-    throw postgresOpenError(error, db) ?? error;
+    throw postgresOpenError(error, db) ?? sqlitePathError(error, db) ?? sqliteAccessError(error, db) ?? error;
   });
   try {
     const applied = await migrateToLatest(storage);

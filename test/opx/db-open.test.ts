@@ -146,3 +146,16 @@ describe('serve run by a user who may not write the SQLite database', () => {
     expect(r.stderr).not.toContain('E_INTERNAL');
   });
 });
+
+describe('serve and migrate on a --db whose path has a file where a folder must be', () => {
+  it('E_DB_OPEN saying so, exit 2 (was E_INTERNAL EEXIST "this is a bug")', () => {
+    const dir = tmp();
+    const file = join(dir, 'data.db');
+    writeFileSync(file, '');
+    for (const args of [['serve', '--listen', '127.0.0.1:0'], ['migrate']]) {
+      const r = server([...args, '--db', join(file, 'cortex.db')]);
+      expect([args[0], r.code]).toEqual([args[0], 2]);
+      expect(r.stderr).toContain(`cortex-server: error[E_DB_OPEN]: --db ${join(file, 'cortex.db')}: a part of the path is a file, not a folder (EEXIST) — give --db the database file in a folder`);
+    }
+  });
+});
