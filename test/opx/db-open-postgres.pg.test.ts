@@ -6,7 +6,7 @@ import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, buildServer } from '../server/spawn.js';
 import { waitFor } from '../server/wire.js';
-import { newTestDb } from '../support/dialects.js';
+import { dropSchemaUnderLock, newTestDb } from '../support/dialects.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
 import { Relay } from '../support/tcp-relay.js';
 import { server } from './helpers.js';
@@ -54,7 +54,7 @@ describe('PostgreSQL refuses the --db', () => {
       expect(issue.code).toBe(1);
       expect(issue.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: the database takes no writes \(25006: cannot execute INSERT in a read-only transaction\) — it is read-only/);
     } finally {
-      await su.query(`drop schema if exists ${role} cascade`).catch(() => undefined);
+      await dropSchemaUnderLock(su, role).catch(() => undefined);
       await su.query(`drop role if exists ${role}`).catch(() => undefined);
       await su.end();
     }

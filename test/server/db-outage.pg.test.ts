@@ -10,7 +10,7 @@ import { TestClient, countRows, enroll, helloParams, logEntries, startTestServer
 import { httpBase, httpRequest, metricValue } from './control-helpers.js';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { PG_TEST_URL, newTestDb } from '../support/dialects.js';
+import { PG_TEST_URL, dropSchemaUnderLock, newTestDb } from '../support/dialects.js';
 import { Relay } from '../support/tcp-relay.js';
 
 /** Queries `select pg_sleep(10)` running on PostgreSQL now (seen directly, not through the relay). */
@@ -45,7 +45,7 @@ async function ownRole(prefix: string) {
     su,
     kick,
     async drop() {
-      await su.query(`drop schema if exists ${role} cascade`).catch(() => undefined);
+      await dropSchemaUnderLock(su, role).catch(() => undefined);
       await kick().catch(() => undefined);
       await su.query(`drop role if exists ${role}`).catch(() => undefined);
       await su.end();

@@ -76,15 +76,26 @@ const MIGRATION_LOCK_KEY = 0x636f72746578;
 async function dropSchema(schema: string): Promise<void> {
   if (!created.has(schema)) return;
   created.delete(schema);
-  // Under the migration lock: kysely's Migrator lists the tables of EVERY schema, and a
-  // schema dropped in the middle of that (another test file's) fails the listing.
   const client = new pg.Client({ connectionString: PG_TEST_URL });
   await client.connect();
   try {
-    await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    await client.query(`drop schema if exists ${schema} cascade`);
+    await dropSchemaUnderLock(client, schema);
   } finally {
     await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Drops `schema` holding the migration lock: kysely's Migrator lists the tables of EVERY
+ * schema, and a schema dropped in the middle of that (another test file's) fails the listing.
+ * For tests that make schemas of their own (a role's); `client` must be a superuser's.
+ */
+export async function dropSchemaUnderLock(client: pg.Client, schema: string): Promise<void> {
+  await client.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+  try {
+    await client.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
   }
 }
 
