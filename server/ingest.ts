@@ -16,7 +16,7 @@ import { metadataProblem, storableText } from '@cortex/agent-protocol/runtime';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from './db/storage.js';
-import { DatabaseOutage, loginRefused, writeRefusal } from './db/outage.js';
+import { DatabaseOutage, OUTAGE_WHY, outageKind } from './db/outage.js';
 
 export interface IngestOptions {
   /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
@@ -332,17 +332,9 @@ export class SessionIngest {
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest writer thread stopped; commit unconfirmed (-32007), a new writer thread takes over');
         } else if (this.ingest.outage.failed('ingest', error)) {
           // logged by the outage, once (not once per push of every agent)
-          const refusal = writeRefusal(error);
-          const why =
-            refusal === 'read_only'
-              ? "the server's database is read-only"
-              : refusal === 'disk_full'
-                ? "the server's disk is full"
-                : loginRefused(error)
-                  ? "the server's database refused its login"
-                  : 'the server cannot reach its database';
-          rpc = new BufferOverflowError({ retry_after_ms: this.ingest.outage.retryAfterMs(), reason: `commit failed: ${why}; nothing of the batch was stored` });
-          this.ingest.options.metrics?.ingestFailures.labels(refusal ?? 'db_unreachable').inc();
+          const kind = outageKind(error) ?? 'unreachable';
+          rpc = new BufferOverflowError({ retry_after_ms: this.ingest.outage.retryAfterMs(), reason: `commit failed: ${OUTAGE_WHY[kind]}; nothing of the batch was stored` });
+          this.ingest.options.metrics?.ingestFailures.labels(kind === 'read_only' || kind === 'disk_full' ? kind : 'db_unreachable').inc();
         } else {
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed; nothing of the batch was stored' });
           this.ingest.options.metrics?.ingestFailures.labels('error').inc();

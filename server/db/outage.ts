@@ -59,14 +59,59 @@ export function loginRefused(error: unknown): boolean {
 /** A login outage ends only after this long without a refused login (old connections still succeed meanwhile). */
 const LOGIN_SETTLE_MS = 30_000;
 
-type OutageKind = 'unreachable' | 'login' | WriteRefusal;
+export type OutageKind = 'unreachable' | 'login' | WriteRefusal;
 
-const FIRST_LINE: Record<WriteRefusal, string> = {
-  read_only:
-    'database refuses writes: it is read-only (a standby — after a failover --db may lead to the old primary —, default_transaction_read_only on, or a managed database made read-only, often because its storage filled); ' +
-    'pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — point --db at the primary, or lift the read-only setting',
-  disk_full:
-    "database refuses writes: its disk is full; pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — free space where the database lives (or cap it with --max-db-bytes)",
+/**
+ * Which database-wide condition `error` shows, if any: the one classification that the outage
+ * account, the ingest path's -32007, the admin API's 503, /healthz and the grouped PostgreSQL
+ * commit all go by. Undefined: a failure of the statement itself.
+ */
+export function outageKind(error: unknown): OutageKind | undefined {
+  if (isDatabaseUnreachable(error)) return 'unreachable';
+  if (loginRefused(error)) return 'login';
+  return writeRefusal(error);
+}
+
+/** What the condition means for this server, as a -32007 reason says it. */
+export const OUTAGE_WHY: Readonly<Record<OutageKind, string>> = {
+  unreachable: 'the server cannot reach its database',
+  login: "the server's database refused its login",
+  read_only: "the server's database is read-only",
+  disk_full: "the server's disk is full",
+};
+
+const MEANWHILE = 'pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying';
+
+/** The outage's first log line: what happened, what the server does meanwhile, what to check. */
+function firstLine(kind: OutageKind, error: unknown): string {
+  switch (kind) {
+    case 'read_only':
+      return `database refuses writes: it is read-only (a standby — after a failover --db may lead to the old primary —, default_transaction_read_only on, or a managed database made read-only, often because its storage filled); ${MEANWHILE} — point --db at the primary, or lift the read-only setting`;
+    case 'disk_full':
+      return `database refuses writes: its disk is full; ${MEANWHILE} — free space where the database lives (or cap it with --max-db-bytes)`;
+    case 'login':
+      return `database unusable: PostgreSQL refused this server's login (its password was changed, or the role or pg_hba.conf no longer lets it in); connections already open work until they close, new ones fail: ${MEANWHILE} — restore the login, or start serve again with the --db that has the new password`;
+    case 'unreachable':
+      if (noConnectionSlot(error)) return `database unusable: PostgreSQL has no connection slot left for this server; ${MEANWHILE} — ${NO_SLOT_HINT}`;
+      if (poolBusy(error)) {
+        return `database unusable: no pool connection came free in time (every one busy: PostgreSQL slow, locked or out of reach, or this server overloaded); ${MEANWHILE} — check PostgreSQL (pg_stat_activity) and this server's CPU; raise --db-pool or add servers if the load is real`;
+      }
+      return `database out of reach: ${MEANWHILE} — check that the database runs and that this host reaches it (--db)`;
+  }
+}
+
+const STILL: Readonly<Record<OutageKind, string>> = {
+  unreachable: 'database still out of reach',
+  login: "database still refusing this server's login",
+  read_only: 'database still refusing writes',
+  disk_full: 'database still refusing writes',
+};
+
+const OVER: Readonly<Record<OutageKind, string>> = {
+  unreachable: 'database reachable again',
+  login: "database takes this server's login again",
+  read_only: 'database takes writes again',
+  disk_full: 'database takes writes again',
 };
 
 /** What an admin command or `serve` says about a PostgreSQL database that is read-only (25006) for its user. */
@@ -121,34 +166,23 @@ export class DatabaseOutage {
    * False: a failure of the operation itself, for the caller to report as it did.
    */
   failed(what: string, error: unknown): boolean {
-    const unreachable = isDatabaseUnreachable(error);
-    const login = !unreachable && loginRefused(error);
-    const refusal = unreachable || login ? undefined : writeRefusal(error);
-    if (refusal === undefined && !unreachable && !login) return false;
+    const kind = outageKind(error);
+    if (kind === undefined) return false;
     const now = this.now();
-    if (login) this.lastLoginRefused = now;
+    if (kind === 'login') this.lastLoginRefused = now;
     this.failedOps.set(what, (this.failedOps.get(what) ?? 0) + 1);
     const err = describe(error);
-    if (this.since === null) {
-      this.since = now;
+    if (this.since === null || (this.kind === 'unreachable' && kind !== 'unreachable')) {
+      // A new account; or connections that were cut (a failover, a restart) and now the
+      // cause behind it shows (read-only, a refused login): said once, in its own words.
+      // Never back to "out of reach": in-flight queries cut later would flap the account.
+      this.since ??= now;
       this.lastLine = now;
-      this.kind = refusal ?? (login ? 'login' : 'unreachable');
-      this.o.logger.error(
-        { err, failed: what },
-        refusal !== undefined
-          ? FIRST_LINE[refusal]
-          : login
-          ? "database unusable: PostgreSQL refused this server's login (its password was changed, or the role or pg_hba.conf no longer lets it in); connections already open work until they close, new ones fail: " +
-            'pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — restore the login, or start serve again with the --db that has the new password'
-          : noConnectionSlot(error)
-          ? `database unusable: PostgreSQL has no connection slot left for this server; pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — ${NO_SLOT_HINT}`
-          : poolBusy(error)
-          ? 'database unusable: no pool connection came free in time (every one busy: PostgreSQL slow, locked or out of reach, or this server overloaded); pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check PostgreSQL (pg_stat_activity) and this server\'s CPU; raise --db-pool or add servers if the load is real'
-          : 'database out of reach: pushes are answered -32007 (agents keep their entries and resend them), hellos fail and agents retry; retrying — check that the database runs and that this host reaches it (--db)',
-      );
+      this.kind = kind;
+      this.o.logger.error({ err, failed: what }, firstLine(kind, error));
     } else if (now - this.lastLine >= this.summaryEveryMs) {
       this.lastLine = now;
-      this.o.logger.error({ err, down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, this.kind === 'unreachable' ? 'database still out of reach' : this.kind === 'login' ? "database still refusing this server's login" : 'database still refusing writes');
+      this.o.logger.error({ err, down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, STILL[this.kind]);
     }
     return true;
   }
@@ -169,10 +203,7 @@ export class DatabaseOutage {
     // refused ones; it is over once no login was refused for a while.
     if (this.kind === 'login' && this.now() - this.lastLoginRefused < LOGIN_SETTLE_MS) return;
     const downMs = this.now() - this.since;
-    this.o.logger.info(
-      { down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() },
-      this.kind === 'unreachable' ? 'database reachable again' : this.kind === 'login' ? "database takes this server's login again" : 'database takes writes again',
-    );
+    this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, OVER[this.kind]);
     this.since = null;
     this.failedOps.clear();
   }
@@ -181,7 +212,6 @@ export class DatabaseOutage {
   readSucceeded(): void {
     if (this.kind === 'unreachable' || this.kind === 'login') this.succeeded();
   }
-
 
   private counts(): Record<string, number> {
     return Object.fromEntries(this.failedOps);

@@ -20,7 +20,7 @@
 //     retention pass plans its deletes from one measurement: usedBytesIsCostly).
 //   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
 import pg from 'pg';
-import { isDatabaseUnreachable, loginRefused, writeRefusal } from './outage.js';
+import { outageKind } from './outage.js';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { dayOf, dropPartitionsBefore, ensureDayPartition, ensurePartitionsAround } from './pg-partitions.js';
 import type { Database as Schema } from './schema.js';
@@ -412,7 +412,7 @@ class PostgresIngestWriter implements IngestWriter {
       rows = await this.withPartitions(group.map((c) => c.received_at), () => this.commitGroup(group));
     } catch (error) {
       // Out of reach, its login refused, read-only or its disk full: every batch alone would fail the same way.
-      if (isDatabaseUnreachable(error) || loginRefused(error) || writeRefusal(error) !== undefined) {
+      if (outageKind(error) !== undefined) {
         for (const c of group) c.reject(error);
         return;
       }

@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { LIMITS } from '@cortex/agent-protocol';
 import { handleAdmin, type AdminDeps } from '../admin.js';
 import { handleConsole } from '../console.js';
-import { loginRefused, writeRefusal, type DatabaseOutage } from '../db/outage.js';
+import { outageKind, type DatabaseOutage, type OutageKind } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -46,11 +46,11 @@ export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: 
         if (!res.headersSent) {
           // the admin API's error shape (code = the HTTP status, as for 401/403)
           res.writeHead(503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Retry-After': '5' });
-          const refusal = writeRefusal(error);
+          const kind = outageKind(error);
           const message =
-            refusal === undefined
-              ? 'the server cannot reach its database; try again shortly (the server log says why)'
-              : `the database refuses writes (${refusal === 'read_only' ? 'it is read-only' : 'its disk is full'}); try again once it takes them (the server log says why)`;
+            kind === 'read_only' || kind === 'disk_full'
+              ? `the database refuses writes (${kind === 'read_only' ? 'it is read-only' : 'its disk is full'}); try again once it takes them (the server log says why)`
+              : 'the server cannot reach its database; try again shortly (the server log says why)';
           res.end(JSON.stringify({ error: { code: 503, message } }));
         }
         return;
@@ -73,19 +73,22 @@ async function route(c: RoutesContext, req: http.IncomingMessage, res: http.Serv
   res.end(JSON.stringify({ error: `no such endpoint: ${req.method} ${path} (GET /healthz, GET /metrics, GET /admin/openapi.json, the console at /ui/, WebSocket ${LIMITS.ws_path})` }));
 }
 
+/** /healthz's `database` for each condition of the outage account. */
+const HEALTH_NAME: Readonly<Record<OutageKind, string>> = { unreachable: 'unreachable', login: 'login_refused', read_only: 'read_only', disk_full: 'disk_full' };
+
 async function health(c: RoutesContext, res: http.ServerResponse): Promise<void> {
   let database = 'ok';
   try {
     await sql`select 1`.execute(c.storage.db);
     c.outage.readSucceeded();
   } catch (error) {
-    database = loginRefused(error) ? 'login_refused' : 'unreachable';
+    database = HEALTH_NAME[outageKind(error) ?? 'unreachable'];
   }
   // A database that answers `select 1` may still take nothing this server sends (read-only,
   // disk full, a login refused to new connections): a load balancer should send agents to a
   // server that can store their logs (DECISIONS G21).
   const condition = c.outage.condition;
-  if (database === 'ok' && condition !== null) database = condition === 'login' ? 'login_refused' : condition;
+  if (database === 'ok' && condition !== null) database = HEALTH_NAME[condition];
   const ok = database === 'ok';
   res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json' });
   res.end(JSON.stringify({ status: ok ? (c.draining() ? 'draining' : 'ok') : 'degraded', database, ...c.counts() }));
