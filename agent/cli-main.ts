@@ -297,9 +297,32 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     if (problem) throw new UsageError(problem);
   }
   const logger = createLogger({ level });
+  // SIGTERM/SIGINT: stop the agent, or end a wait (below) before it has started.
+  let signalled = false;
+  let onStop: () => void = () => undefined;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (signalled) return;
+    signalled = true;
+    logger.info({ signal: sig }, 'stopping');
+    onStop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  /** Waits `ms`, or less when a signal comes: the one wait of the disk-full and read-only waits. */
+  const pause = (ms: number): Promise<void> =>
+    signalled
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, ms);
+          onStop = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+  const waiter: StateDirWait = { logger, pause, stopped: () => signalled };
   // A state folder this process cannot write (DECISIONS H18): refused at once when the user
   // may not write it; waited for when its filesystem is read-only, holding nothing open there.
-  const blocked = await waitForWritableStateDir(stateDir, logger);
+  const blocked = await waitForWritableStateDir(stateDir, waiter);
   if (blocked === 'stopped') return 0;
   if (blocked !== null) {
     diag(formatCliError('E_FILE_ACCESS', blocked));
@@ -341,17 +364,6 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
     ...(extensions.extraProbes !== undefined && extensions.extraProbes.length > 0 ? { probes: { extraProbes: extensions.extraProbes } } : {}),
   };
-  // SIGTERM/SIGINT: stop the agent, or end the wait below if it has not started yet.
-  let signalled = false;
-  let onStop: () => void = () => undefined;
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (signalled) return;
-    signalled = true;
-    logger.info({ signal: sig }, 'stopping');
-    onStop();
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
   // Started on a disk with not one byte free and no reserve left (DECISIONS H12): the buffer
   // cannot open until space is freed. Wait for it here rather than exit: systemd's start limit
   // (5 in 300 s) would give up on an agent that exits every 5 s, and a stopped agent ships nothing.
@@ -371,15 +383,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
         waitedSince = Date.now();
         logger.error({ kind: err.kind, code: err.code, ...diskOf(stateDir) }, `cannot open the buffer: the disk of ${stateDir} is full; free space there — trying again every ${DISK_FULL_RETRY_MS / 1000} s`);
       }
-      if (!signalled) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, DISK_FULL_RETRY_MS);
-          onStop = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-      }
+      await pause(DISK_FULL_RETRY_MS);
       if (signalled) {
         releaseLock();
         logger.info('stopped while waiting for disk space');
@@ -412,7 +416,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     if (restart === null || signalled || (restart === 'corrupt' && restarts >= 3)) break;
     if (restart === 'corrupt') restarts++;
     else {
-      const blocked = await waitForWritableStateDir(stateDir, logger);
+      const blocked = await waitForWritableStateDir(stateDir, waiter);
       if (blocked === 'stopped') {
         releaseLock();
         return 0;
@@ -444,51 +448,40 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
 /** How often `run` tries again to open a buffer on a full disk (DECISIONS H12), or to write a read-only state folder (H18). */
 const DISK_FULL_RETRY_MS = 5_000;
 
+/** How `run` waits: its logger, its one signal-aware pause, whether a signal came. */
+interface StateDirWait {
+  logger: ReturnType<typeof createLogger>;
+  pause(ms: number): Promise<void>;
+  stopped(): boolean;
+}
+
 /**
  * Null once this process can write the state folder. On a read-only filesystem it logs that
  * once and tries again every DISK_FULL_RETRY_MS, holding nothing open in the folder (so that
  * it can be unmounted and repaired); 'stopped' on SIGTERM/SIGINT meanwhile. A folder this user
  * may not write: the message, at once (waiting would not mend it).
  */
-async function waitForWritableStateDir(stateDir: string, logger: ReturnType<typeof createLogger>): Promise<string | 'stopped' | null> {
+async function waitForWritableStateDir(stateDir: string, w: StateDirWait): Promise<string | 'stopped' | null> {
   let problem = stateDirWriteProblem(stateDir);
   if (problem === null) return null;
   if (problem.kind === 'denied') return stateDirDeniedText(stateDir, problem.code, 'write');
   const since = Date.now();
-  logger.error(
+  w.logger.error(
     { code: problem.code },
     `waiting for the state folder to be writable: ${readOnlyStateDirText(stateDir)}; the agent starts by itself once it can write there (trying again every ${DISK_FULL_RETRY_MS / 1000} s; nothing is held open in the folder meanwhile, and sources resume where they stopped)`,
   );
-  let stopped = false;
-  let wake: () => void = () => undefined;
-  const onSignal = () => {
-    stopped = true;
-    wake();
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
-  try {
-    while (!stopped) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, DISK_FULL_RETRY_MS);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      if (stopped) break;
-      problem = stateDirWriteProblem(stateDir);
-      if (problem === null) {
-        logger.info({ waited_ms: Date.now() - since }, 'the state folder is writable again: starting');
-        return null;
-      }
-      if (problem.kind === 'denied') return stateDirDeniedText(stateDir, problem.code, 'write');
+  for (;;) {
+    await w.pause(DISK_FULL_RETRY_MS);
+    if (w.stopped()) {
+      w.logger.info('stopped while waiting for the state folder to become writable');
+      return 'stopped';
     }
-    logger.info('stopped while waiting for the state folder to become writable');
-    return 'stopped';
-  } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+    problem = stateDirWriteProblem(stateDir);
+    if (problem === null) {
+      w.logger.info({ waited_ms: Date.now() - since }, 'the state folder is writable again: starting');
+      return null;
+    }
+    if (problem.kind === 'denied') return stateDirDeniedText(stateDir, problem.code, 'write');
   }
 }
 
