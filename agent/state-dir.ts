@@ -6,7 +6,7 @@
 // host_id and agent.json are replaced atomically like the token.
 
 import { accessSync, closeSync, constants as fsConstants, openSync, promises as fsp, readFileSync, statSync, unlinkSync } from 'node:fs';
-import { userInfo } from 'node:os';
+import { currentUserName } from '../common/process.js';
 import { dirname, join } from 'node:path';
 import { isErrno, writeFileAtomic } from './atomic-file.js';
 import type { JsonValue } from './buffer/entry.js';
@@ -249,12 +249,7 @@ export function stateDirDeniedText(dir: string, code: string, what: 'read' | 'wr
       // gone, or not even stat-able: try the parent
     }
   }
-  let me = '';
-  try {
-    me = userInfo().username;
-  } catch {
-    me = `uid ${process.getuid?.() ?? '?'}`;
-  }
+  const me = currentUserName();
   const how =
     owner === me
       ? `its mode keeps its own owner out: chmod u+rwx ${dir}`

@@ -2,7 +2,7 @@
 // migrating it for an admin command, and `cortex-server migrate`. Kept out of ./cli.ts so
 // the command table there only gains small hooks.
 import { accessSync, constants } from 'node:fs';
-import { userInfo } from 'node:os';
+import { currentUserName } from '../common/process.js';
 import { dirname } from 'node:path';
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
@@ -99,14 +99,8 @@ export function sqliteAccessError(error: unknown, path: string): UsageError | un
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') blocked.push(`${what} ${p} (${(err as NodeJS.ErrnoException).code})`);
     }
   }
-  let me = '';
-  try {
-    me = userInfo().username;
-  } catch {
-    me = `uid ${process.getuid?.() ?? '?'}`;
-  }
   return new UsageError(
-    `cannot open the database ${path} for reading and writing (${code})${blocked.length > 0 ? `: this user (${me}) may not write ${blocked.join(' nor ')}` : ''}; serve writes the file and, beside it, its -wal and -shm files`,
+    `cannot open the database ${path} for reading and writing (${code})${blocked.length > 0 ? `: this user (${currentUserName()}) may not write ${blocked.join(' nor ')}` : ''}; serve writes the file and, beside it, its -wal and -shm files`,
     { code: 'E_DB_OPEN', hint: 'run serve as the user that owns them (cortex-server for the packaged unit), or give that user the folder (chown -R)' },
   );
 }

@@ -19,7 +19,7 @@
 // counted as lost (from the copy when found in the folder, else estimated).
 
 import * as fs from 'node:fs';
-import { userInfo } from 'node:os';
+import { currentUserName } from '../../../common/process.js';
 import { BufferStorageError } from '../../buffer/errors.js';
 import type { JsonValue, NewLogEntry } from '../../buffer/entry.js';
 import { METADATA_DROPPED } from '../syslog-parse.js';
@@ -31,12 +31,7 @@ import { Poller } from './poll.js';
 
 /** What to do about a log file this agent may not read: name the user it runs as, and the usual ways in. */
 function permissionHint(path: string): string {
-  let user = '';
-  try {
-    user = userInfo().username;
-  } catch {
-    user = `uid ${process.getuid?.() ?? '?'}`;
-  }
+  const user = currentUserName();
   return ` — the agent runs as ${user}, who may not read it: give that user read access to the file and search access to its folders (an ACL: setfacl -m u:${user}:r ${path}, and the source resumes by itself; or a group: usermod -aG adm ${user} — most of /var/log on Debian — then restart the agent)`;
 }
 
