@@ -116,8 +116,8 @@ export interface RunningServer {
    * the new files were refused (the previous pair stays), undefined without TLS.
    */
   reloadTls(why: string): boolean | undefined;
-  /** Replaces the admin token (SIGHUP re-read --admin-token-file): the previous one is refused from now on. */
-  setAdminToken(token: string): void;
+  /** Replaces the admin token (SIGHUP re-read --admin-token-file): the previous one is refused from now on. False: it was that token already. */
+  setAdminToken(token: string): boolean;
 }
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
@@ -305,7 +305,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       return certificate?.reload(why);
     },
     setAdminToken(token) {
+      if (token === adminToken) return false;
       adminToken = token;
+      return true;
     },
   };
   registry.onTakenOver = (message) => {

@@ -160,18 +160,15 @@ export async function serve(args: string[]): Promise<void> {
   // SIGHUP (systemctl reload, a certificate renewal hook): the TLS certificate and the admin
   // token file are read again (H19). Without a handler SIGHUP ended the process.
   const tokenFile = values['admin-token-file'];
-  let adminToken = settings.admin_token;
   process.on('SIGHUP', () => {
     const tls = server.reloadTls('SIGHUP');
     if (tokenFile !== undefined) {
       try {
         const next = security.serveAdminToken(undefined, tokenFile, undefined) ?? '';
         checkServerConfig({ admin_token: next }, `--admin-token-file ${tokenFile}`);
-        if (next === adminToken) {
+        if (!server.setAdminToken(next)) {
           logger.info({ admin_token_file: tokenFile }, 'SIGHUP: the admin token file holds the same token');
         } else {
-          adminToken = next;
-          server.setAdminToken(next);
           logger.info({ admin_token_file: tokenFile }, 'admin token reloaded (SIGHUP): the previous token is refused from now on, and console sessions signed with it end');
         }
       } catch (error) {

@@ -174,8 +174,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     if (serverId !== undefined) this.id = serverId;
     await this.refuseLiveTwin();
     await this.storage.withMigrationLock(async (db) => {
-      await this.measureClock(db);
-      const now = this.now();
+      const now = this.now(); // the offset refuseLiveTwin just measured
       const live = await db
         .selectFrom('servers')
         .select('server_id')
@@ -183,8 +182,8 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
         .where('server_id', '<>', this.serverId)
         .execute();
       await agreeOnClusterSettings(db, cluster, live.map((r) => r.server_id));
-      // Same id again: the previous process under it is gone (two processes cannot hold
-      // one host:port); its sessions are released at once instead of after its lease.
+      // Same id again: the previous process under it is gone (refuseLiveTwin, G23); its
+      // sessions are released at once instead of after its lease.
       const released = await releaseSessionsOf(db, this.serverId, `1006 server ${this.serverId} restarted`);
       if (released > 0) this.log.info({ server_id: this.serverId, sessions: released }, 'sessions of this server id\'s previous process marked Disconnected');
       this.startedAt = now.toISOString();
