@@ -63,6 +63,11 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   return undefined;
 }
 
+/** Any of the database-opening errors below as the user's error (E_DB_OPEN), or undefined. */
+export function dbOpenError(error: unknown, db: string): UsageError | undefined {
+  return postgresOpenError(error, db) ?? sqliteNotADbError(error, db) ?? sqlitePathError(error, db) ?? sqliteAccessError(error, db);
+}
+
 /**
  * A SQLite path with a file where a folder must be (`--db data.db/cortex.db`: the folder cannot
  * be made, EEXIST or ENOTDIR), as the user's error (E_DB_OPEN); undefined for anything else.
@@ -168,7 +173,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
     import('./db/migrations/index.js'),
   ]);
   const storage = await openStorage(db, { poolSize: 1 }).catch((error: unknown) => {
-    throw postgresOpenError(error, db) ?? sqlitePathError(error, db) ?? sqliteAccessError(error, db) ?? error;
+    throw dbOpenError(error, db) ?? error;
   });
   try {
     const applied = await migrateToLatest(storage);

@@ -1,7 +1,7 @@
 // Start-up refusals of `serve` that are the user's to fix (exit 2, nothing changed).
 import { DbTargetError } from '../db/open.js';
 import { SchemaTooNewError } from '../db/migrations/index.js';
-import { postgresOpenError, sqliteAccessError, sqliteNotADbError, sqlitePathError } from '../cli-db.js';
+import { dbOpenError } from '../cli-db.js';
 import { UsageError } from '../settings.js';
 import { SettingsConflictError } from './settings-agreement.js';
 import { ServerIdInUseError } from './registry.js';
@@ -10,7 +10,7 @@ export function serveStartError(error: unknown, db: string): unknown {
   if (error instanceof SchemaTooNewError || error instanceof SettingsConflictError || error instanceof DbTargetError || error instanceof ServerIdInUseError) {
     return new UsageError(error.message);
   }
-  return listenError(error) ?? postgresOpenError(error, db) ?? sqliteNotADbError(error, db) ?? sqlitePathError(error, db) ?? sqliteAccessError(error, db) ?? error;
+  return listenError(error) ?? dbOpenError(error, db) ?? error;
 }
 
 /**
