@@ -59,6 +59,9 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   if (code === '28000' || code === '28P01') return fail(`PostgreSQL refused the user ${JSON.stringify(user)}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
   if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);
   if (code === '25006') return fail(`PostgreSQL at ${where} takes no writes: ${message}`, READ_ONLY_DB_HINT);
+  if (code === 'CORTEX_POOLED_SESSIONS') {
+    return fail(message, 'point --db at PostgreSQL itself (a managed database\'s direct or session-mode connection string), or set pool_mode = session for this database in pgbouncer.ini');
+  }
   if (code === '42501') return fail(`the user ${JSON.stringify(user)} may not create or change the tables: ${message}`, 'run with the database owner, or grant it the rights');
   return undefined;
 }

@@ -91,6 +91,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day), Math.max(1, Math.floor(max / 2)), options.maxGroupHosts ?? DEFAULT_GROUP_MAX_HOSTS);
   let bus: PostgresNotifyBus | undefined;
+  let sessionChecked: Promise<void> | undefined;
 
   return {
     dialect: 'postgres',
@@ -99,6 +100,10 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     usedBytesIsCostly: true,
     async withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>): Promise<T> {
       return db.connection().execute(async (locked) => {
+        // Before the first lock: behind a pooler that shares sessions, the lock would be taken
+        // in one session and released in another, and stay held there (DECISIONS G24).
+        sessionChecked ??= refuseSessionSharingPooler(locked, pool);
+        await sessionChecked;
         await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(locked);
         try {
           return await fn(locked);
@@ -176,6 +181,56 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       await db.destroy(); // ends the pool
     },
   };
+}
+
+/** Thrown when --db leads to a pooler that runs one connection's statements in different PostgreSQL sessions. */
+export class SessionSharingPoolerError extends Error {
+  readonly code = 'CORTEX_POOLED_SESSIONS';
+  constructor(readonly evidence: string) {
+    super(
+      `the connection goes through a pooler that shares PostgreSQL sessions between its clients (PgBouncer with pool_mode = transaction or statement, ` +
+        `or a managed database's pooled port): ${evidence}. cortex-server needs each of its connections to keep one session ` +
+        '(advisory locks, LISTEN/NOTIFY, prepared statements)',
+    );
+    this.name = 'SessionSharingPoolerError';
+  }
+}
+
+/**
+ * Refuses a pooler in transaction or statement mode (DECISIONS G24). `locked` is one pinned
+ * connection: its session is P1. Another connection then opens a transaction and reads its
+ * session P2, and `locked` reads its session again (P3). PostgreSQL itself, or a pooler in
+ * session mode, gives a connection one session for its life: P1 = P3 and P2 ≠ P1. A pooler
+ * that shares sessions gave `locked`'s session back after its statement: the transaction
+ * most likely got it (P2 = P1, PgBouncer reuses the session freed last), or else `locked`
+ * now runs in another (P3 ≠ P1). Statement mode refuses the transaction itself.
+ */
+async function refuseSessionSharingPooler(locked: Kysely<Schema>, pool: pg.Pool): Promise<void> {
+  const pidOf = async (): Promise<number> => Number((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(locked)).rows[0]?.pid);
+  const p1 = await pidOf();
+  const other = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    try {
+      await other.query('begin');
+    } catch (err) {
+      broken = err as Error;
+      if (/statement pooling/i.test(broken.message)) throw new SessionSharingPoolerError(`it refused a transaction (${broken.message})`);
+      throw err;
+    }
+    const p2 = Number((await other.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid);
+    // P2 = P1 settles it; asking again would wait for a session the transaction holds.
+    const p3 = p2 === p1 ? p1 : await pidOf();
+    await other.query('rollback');
+    if (p2 === p1) throw new SessionSharingPoolerError(`a second connection ran in the session the first had used (backend pid ${p1})`);
+    if (p3 !== p1) throw new SessionSharingPoolerError(`one connection's statements ran in two sessions (backend pids ${p1} and ${p3})`);
+  } catch (err) {
+    broken ??= err as Error;
+    throw err;
+  } finally {
+    // A connection left in a transaction or an error state is not given back to the pool.
+    other.release(broken);
+  }
 }
 
 type Row = Record<string, unknown>;

@@ -1,0 +1,166 @@
+// --db leading to a pooler that shares PostgreSQL sessions (PostgreSQL project only;
+// DECISIONS G24). Through PgBouncer in transaction mode the migration lock was taken in one
+// session and released in another (a warning, no error), and stayed held in the first: the
+// first command worked, the next `serve` or admin command waited for that lock forever. Each
+// command now refuses such a pooler at once (exit 2, E_DB_OPEN, what to do), and works through
+// one in session mode. A real PgBouncer (Debian's pgbouncer; .ci/run installs it), one
+// database entry per pool mode, all on one fresh database.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../server/spawn.js';
+import { waitFor } from '../server/wire.js';
+import { PG_TEST_URL } from '../support/postgres-project.js';
+import { server, serverAsync } from './helpers.js';
+
+const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => spawnSync(p, ['--version']).status === 0);
+const base = new URL(PG_TEST_URL);
+const database = `cx_pooler_${process.pid}`;
+let bouncer: ChildProcess | undefined;
+let port = 0;
+let dir = '';
+let notRun = '';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      s.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+/** The --db URL of one of the pooler's database entries. */
+function via(entry: 'txn' | 'stmt' | 'session'): string {
+  return `postgres://${encodeURIComponent(decodeURIComponent(base.username) || 'postgres')}@127.0.0.1:${port}/${entry}`;
+}
+
+/** A direct connection (not through the pooler) to PostgreSQL's test database, or to `db`. */
+async function su<T>(fn: (c: pg.Client) => Promise<T>, db?: string): Promise<T> {
+  const u = new URL(PG_TEST_URL);
+  u.search = '';
+  if (db !== undefined) u.pathname = `/${db}`;
+  const c = new pg.Client({ connectionString: u.toString() });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** Advisory locks held in the test database (a lock left behind is what made the next command wait). */
+function advisoryLocks(): Promise<number> {
+  return su(async (c) => Number((await c.query<{ n: string }>("select count(*) as n from pg_locks l join pg_database d on d.oid = l.database where l.locktype = 'advisory' and d.datname = $1", [database])).rows[0]?.n));
+}
+
+beforeAll(async () => {
+  await buildServer();
+  if (PGBOUNCER === undefined) {
+    expect(process.env['CI'], 'pgbouncer is missing: apt-get install pgbouncer').not.toBe('true');
+    notRun = 'pgbouncer is not installed';
+    return;
+  }
+  await su((c) => c.query(`create database ${database}`));
+  port = await freePort();
+  dir = mkdtempSync(join(tmpdir(), 'cortex-pooler-'));
+  const target = `host=${base.hostname} port=${base.port || 5432} dbname=${database}`;
+  writeFileSync(
+    join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `txn = ${target} pool_mode=transaction`,
+      `stmt = ${target} pool_mode=statement`,
+      `session = ${target} pool_mode=session`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'users.txt')}`,
+      'default_pool_size = 20',
+      'max_client_conn = 200',
+      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(dir, 'users.txt'), `"${decodeURIComponent(base.username) || 'postgres'}" ""\n`);
+  // PgBouncer will not run as root: then as the postgres user (PostgreSQL is installed here).
+  let ids: { uid: number; gid: number } | undefined;
+  if (process.getuid?.() === 0) {
+    const id = (flag: string): number => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim());
+    ids = { uid: id('-u'), gid: id('-g') };
+    for (const f of ['', 'pgbouncer.ini', 'users.txt']) chownSync(join(dir, f), ids.uid, ids.gid);
+  }
+  let output = '';
+  bouncer = spawn(PGBOUNCER, [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'pipe', 'pipe'], ...ids });
+  bouncer.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  bouncer.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  const exited = new Promise<void>((resolve) => bouncer?.once('exit', () => resolve()));
+  const up = waitFor(async () => {
+    const c = new pg.Client({ connectionString: via('session'), connectionTimeoutMillis: 1000 });
+    try {
+      await c.connect();
+      await c.end();
+      return true;
+    } catch {
+      return false;
+    }
+  }, 15_000);
+  await Promise.race([up, exited.then(() => Promise.reject(new Error(`pgbouncer exited: ${output}`)))]);
+}, 180_000);
+
+afterAll(async () => {
+  bouncer?.kill('SIGTERM');
+  if (bouncer !== undefined && bouncer.exitCode === null) await new Promise((r) => bouncer?.once('exit', r));
+  if (PGBOUNCER !== undefined) await su((c) => c.query(`drop database if exists ${database} with (force)`)).catch(() => undefined);
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+});
+
+const POOLED = /^cortex-server: error\[E_DB_OPEN\]: the connection goes through a pooler that shares PostgreSQL sessions between its clients \(PgBouncer with pool_mode = transaction or statement, or a managed database's pooled port\): /;
+const HINT = /cortex-server needs each of its connections to keep one session \(advisory locks, LISTEN\/NOTIFY, prepared statements\) \(--db postgres:\/\/.*\) — point --db at PostgreSQL itself \(a managed database's direct or session-mode connection string\), or set pool_mode = session for this database in pgbouncer\.ini/;
+
+describe('a pooler that shares sessions is refused, one in session mode works', () => {
+  it('transaction mode: migrate, serve and an admin command exit 2 at once, time after time, and leave no lock held', async (ctx) => {
+    if (notRun !== '') {
+      console.warn(`pooler: ${notRun}; not run`);
+      ctx.skip();
+    }
+    for (const args of [['migrate'], ['serve', '--listen', '127.0.0.1:0'], ['agent', 'issue', '--host', 'web-1'], ['migrate']]) {
+      const r = await serverAsync([...args, '--db', via('txn')]);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(POOLED);
+      expect(r.stderr).toMatch(/a second connection ran in the session the first had used \(backend pid \d+\)|one connection's statements ran in two sessions \(backend pids \d+ and \d+\)/);
+      expect(r.stderr).toMatch(HINT);
+    }
+    expect(await advisoryLocks()).toBe(0);
+    // Nothing was created through it.
+    expect(await su(async (c) => (await c.query<{ n: number }>("select count(*)::int as n from information_schema.tables where table_name = 'agents'")).rows[0]?.n, database)).toBe(0);
+  });
+
+  it('statement mode: refused, saying it refused a transaction', (ctx) => {
+    if (notRun !== '') ctx.skip();
+    const r = server(['agent', 'list', '--db', via('stmt')]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(POOLED);
+    expect(r.stderr).toMatch(/it refused a transaction \(transaction blocks not allowed in statement pooling mode\)/);
+    expect(r.stderr).toMatch(HINT);
+  });
+
+  it('session mode: migrate and admin commands work through it, and release their lock', async (ctx) => {
+    if (notRun !== '') ctx.skip();
+    expect(server(['migrate', '--db', via('session')]).code).toBe(0);
+    const issued = server(['agent', 'issue', '--host', 'web-1', '--json', '--db', via('session')]);
+    expect(issued.code, issued.stderr).toBe(0);
+    const list = server(['agent', 'list', '--json', '--db', via('session')]);
+    expect(list.code, list.stderr).toBe(0);
+    expect(list.stdout).toContain('web-1');
+    expect(await advisoryLocks()).toBe(0);
+  });
+});
