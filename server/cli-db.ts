@@ -142,7 +142,7 @@ export function poolArg(value: string | undefined): number {
  */
 export async function openDbForCli(value: string, poolSize = 2): Promise<Storage> {
   checkDbArg(value);
-  const [{ openStorage }, { migrateToLatest, SchemaTooNewError }] = await Promise.all([
+  const [{ openStorage }, { migrateToLatest, migrationLockWaitMessage, SchemaTooNewError }] = await Promise.all([
     import('./db/open.js'),
     import('./db/migrations/index.js'),
   ]);
@@ -150,7 +150,7 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
     throw postgresOpenError(error, value) ?? error;
   });
   try {
-    await migrateToLatest(storage);
+    await migrateToLatest(storage, (holder) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(holder)}\n`));
   } catch (error) {
     await storage.close().catch(() => undefined);
     if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
@@ -171,7 +171,7 @@ export const MIGRATE_HELP = `Usage: cortex-server migrate [--db PATH|URL] [--jso
 /** `cortex-server migrate`: returns what to print on stdout. */
 export async function migrateCommand(values: { db?: string | undefined; json?: boolean | undefined }): Promise<string> {
   const db = checkDbArg(dbArg(values.db));
-  const [{ openStorage }, { migrateToLatest, SchemaTooNewError }] = await Promise.all([
+  const [{ openStorage }, { migrateToLatest, migrationLockWaitMessage, SchemaTooNewError }] = await Promise.all([
     import('./db/open.js'),
     import('./db/migrations/index.js'),
   ]);
@@ -179,7 +179,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
     throw dbOpenError(error, db) ?? error;
   });
   try {
-    const applied = await migrateToLatest(storage);
+    const applied = await migrateToLatest(storage, (holder) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(holder)}\n`));
     if (values.json) return JSON.stringify({ dialect: storage.dialect, applied });
     return applied.length === 0
       ? `the ${storage.dialect} database is up to date; nothing applied`

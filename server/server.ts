@@ -10,7 +10,7 @@ import type https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
-import { migrateToLatest } from './db/migrations/index.js';
+import { migrateToLatest, migrationLockWaitMessage } from './db/migrations/index.js';
 import { openStorage, redactDbUrl } from './db/open.js';
 import { DatabaseOutage } from './db/outage.js';
 import type { Storage } from './db/storage.js';
@@ -127,7 +127,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // Before the database: a certificate that cannot be served stops the start at once (H19).
   const certificate = settings.tls_cert !== undefined && settings.tls_key !== undefined ? new TlsCertificate(settings.tls_cert, settings.tls_key, logger) : undefined;
   const tls = certificate !== undefined;
-  const storage = options.storage ?? (await openMigrated(settings, options.dbPool));
+  const storage = options.storage ?? (await openMigrated(settings, options.dbPool, logger));
   // PostgreSQL: the day partitions of logs exist ahead before the first commit.
   await storage.maintainPartitions?.(new Date(), null);
   const dbDisplay = redactDbUrl(settings.db);
@@ -317,10 +317,10 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 }
 
 /** Opens settings.db and migrates it to the latest schema (closing it again on failure). */
-async function openMigrated(settings: ServerSettings, dbPool: number | undefined): Promise<Storage> {
+async function openMigrated(settings: ServerSettings, dbPool: number | undefined, logger: Logger): Promise<Storage> {
   const storage = await openStorage(settings.db, dbPool !== undefined ? { poolSize: dbPool } : {});
   try {
-    await migrateToLatest(storage);
+    await migrateToLatest(storage, (holder) => logger.warn({ holder }, migrationLockWaitMessage(holder)));
   } catch (error) {
     await storage.close().catch(() => undefined);
     throw error;

@@ -12,6 +12,7 @@ import { nodeProcessAlive } from '../../common/process.js';
 import type { Kysely } from 'kysely';
 import { releaseSessionsOf } from '../db/agents.repository.js';
 import { DatabaseOutage } from '../db/outage.js';
+import { migrationLockWaitMessage } from '../db/migrations/index.js';
 import type { Database } from '../db/schema.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
@@ -200,7 +201,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
         .onConflict((oc) => oc.column('server_id').doUpdateSet({ url: row.url, started_at: row.started_at, lease_until: row.lease_until, settings_json: row.settings_json }))
         .execute();
       this.renewedAt = this.clock();
-    });
+    }, (holder) => this.log.warn({ holder }, migrationLockWaitMessage(holder)));
     this.timer = setInterval(() => void this.tick(), Math.max(200, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
   }

@@ -98,13 +98,18 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     db,
     ingest,
     usedBytesIsCostly: true,
-    async withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>): Promise<T> {
+    async withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>, onWait?: (holder: string) => void): Promise<T> {
       return db.connection().execute(async (locked) => {
         // Before the first lock: behind a pooler that shares sessions, the lock would be taken
         // in one session and released in another, and stay held there (DECISIONS G24).
         sessionChecked ??= refuseSessionSharingPooler(locked, pool);
         await sessionChecked;
-        await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(locked);
+        const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) as ok`.execute(locked);
+        if (got.rows[0]?.ok !== true) {
+          // Said before waiting, so a wait that does not end has a name (DECISIONS G25).
+          onWait?.(await migrationLockHolder(locked).catch((err: unknown) => `a session this user cannot see (${(err as Error).message})`));
+          await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(locked);
+        }
         try {
           return await fn(locked);
         } finally {
@@ -181,6 +186,26 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       await db.destroy(); // ends the pool
     },
   };
+}
+
+/** Who holds the migration lock, as told to an operator waiting for it. */
+async function migrationLockHolder(on: Kysely<Schema>): Promise<string> {
+  // A bigint key is (classid, objid) = its high and low 32 bits, objsubid 1.
+  const hi = Math.floor(MIGRATION_LOCK_KEY / 2 ** 32);
+  const lo = MIGRATION_LOCK_KEY % 2 ** 32;
+  const r = await sql<{ pid: number; app: string | null; addr: string | null; state: string | null; secs: number | null; query: string | null }>`
+    select a.pid, a.application_name as app, host(a.client_addr) as addr, a.state,
+           extract(epoch from clock_timestamp() - coalesce(a.state_change, a.backend_start))::float8 as secs,
+           left(a.query, 120) as query
+    from pg_locks l join pg_stat_activity a on a.pid = l.pid
+    where l.locktype = 'advisory' and l.granted and l.database = (select oid from pg_database where datname = current_database())
+      and l.classid = ${hi}::oid and l.objid = ${lo}::oid and l.objsubid = 1`.execute(on);
+  const h = r.rows[0];
+  if (h === undefined) return 'a session that has just let it go';
+  const parts = [h.app ? `"${h.app}"` : null, h.addr ? `from ${h.addr}` : null, h.state ? `${h.state}${h.secs !== null ? ` for ${Math.round(Number(h.secs))} s` : ''}` : null];
+  if (h.state !== null && h.state !== 'active' && h.query) parts.push(`last query: ${JSON.stringify(h.query)}`);
+  const known = parts.filter((p) => p !== null);
+  return `PostgreSQL backend pid ${h.pid}${known.length > 0 ? ` (${known.join(', ')})` : ''}`;
 }
 
 /** Thrown when --db leads to a pooler that runs one connection's statements in different PostgreSQL sessions. */

@@ -120,9 +120,11 @@ export interface Storage {
   /**
    * Runs `fn` holding the database-wide migration lock, so that several server processes
    * starting on one database migrate it once. `fn` gets a kysely instance bound to the
-   * locked connection and must use only that one.
+   * locked connection and must use only that one. `onWait` is told who holds the lock when
+   * it is taken (PostgreSQL: another process migrating or starting, or a session left
+   * holding it), before this waits for it.
    */
-  withMigrationLock<T>(fn: (db: Kysely<Database>) => Promise<T>): Promise<T>;
+  withMigrationLock<T>(fn: (db: Kysely<Database>) => Promise<T>, onWait?: (holder: string) => void): Promise<T>;
   /**
    * Bytes the database's live data occupies (free pages not counted), for the size cap of
    * the retention purge.

@@ -99,3 +99,52 @@ describe('PostgreSQL not up yet when serve starts (at boot, during a restart)', 
     }
   }, 60_000);
 });
+
+describe('the migration lock held by another session', () => {
+  it('serve and an admin command say who holds it (pid, application, address, what it last ran) and go on once it is released', async () => {
+    const target = await newTestDb('postgres');
+    expect(server(['migrate', '--db', target.db]).code).toBe(0);
+    const holder = new pg.Client({ connectionString: target.db, application_name: 'stuck-migration' });
+    await holder.connect();
+    const children: ReturnType<typeof spawn>[] = [];
+    const start = (args: string[]) => {
+      const child = spawn(process.execPath, [CLI, ...args, '--db', target.db], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      children.push(child);
+      const out = { stdout: '', stderr: '', code: undefined as number | null | undefined };
+      child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
+      child.on('exit', (code) => (out.code = code));
+      return out;
+    };
+    try {
+      // The key of server/db/postgres.ts's MIGRATION_LOCK_KEY ("cortex" in ASCII). Held only
+      // for the seconds this takes: every test file's migration waits for it meanwhile.
+      await holder.query('select pg_advisory_lock(x\'636f72746578\'::bigint)');
+      const pid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
+      const list = start(['agent', 'list']);
+      const serve = start(['serve', '--listen', '127.0.0.1:0']);
+      const said = new RegExp(
+        `^waiting for the database's migration lock, held by PostgreSQL backend pid ${pid} \\("stuck-migration", from 127\\.0\\.0\\.1, idle for \\d+ s, last query: "select pg_backend_pid\\(\\) as pid"\\): another cortex-server starting or migrating holds it for seconds; if the wait goes on, that session is stuck: stop its process, or end the session \\(select pg_terminate_backend\\(PID\\)\\)$`,
+      );
+      const printed = () => list.stderr.split('\n').some((l) => said.test(l.replace(/^cortex-server: /, '')));
+      const logged = () =>
+        serve.stderr
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as { level?: string; msg?: string; holder?: string })
+          .find((l) => said.test(l.msg ?? ''));
+      await waitFor(() => printed() && logged() !== undefined, 20_000);
+      expect(list.stderr).toMatch(/^cortex-server: waiting for the database's migration lock/);
+      expect(logged()).toMatchObject({ level: 'warn', holder: expect.stringMatching(new RegExp(`^PostgreSQL backend pid ${pid} `)) });
+      expect(list.code).toBeUndefined();
+      expect(serve.stderr).not.toContain('"msg":"listening"');
+      await holder.query('select pg_advisory_unlock(x\'636f72746578\'::bigint)');
+      await waitFor(() => list.code !== undefined && serve.stderr.includes('"msg":"listening"'), 20_000);
+      expect(list.code, list.stderr).toBe(0);
+    } finally {
+      for (const c of children) c.kill('SIGKILL');
+      await holder.end().catch(() => undefined);
+      await target.drop();
+    }
+  }, 60_000);
+});

@@ -40,6 +40,14 @@ export class MigrationError extends Error {
   }
 }
 
+/** What `serve` logs and an admin command prints when the migration lock is taken (DECISIONS G25). */
+export function migrationLockWaitMessage(holder: string): string {
+  return (
+    `waiting for the database's migration lock, held by ${holder}: another cortex-server starting or migrating holds it for seconds; ` +
+    'if the wait goes on, that session is stuck: stop its process, or end the session (select pg_terminate_backend(PID))'
+  );
+}
+
 /** The database was migrated by a newer cortex-server: refused, nothing changed. */
 export class SchemaTooNewError extends Error {
   readonly code = 'SCHEMA_TOO_NEW' as const;
@@ -101,7 +109,7 @@ const SETUP_ATTEMPTS = 5;
  * or another application's schema) fails it with 42P01 before any migration ran. That
  * set-up is tried again (a migration that ran and failed is never retried).
  */
-export async function migrateToLatest(storage: Storage): Promise<string[]> {
+export async function migrateToLatest(storage: Storage, onWait?: (holder: string) => void): Promise<string[]> {
   return storage.withMigrationLock(async (db) => {
     // Refuse before the Migrator sees it (it would call the history "corrupted").
     // One read of the history: refused if newer, done if current.
@@ -127,5 +135,5 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
         { cause: error },
       );
     }
-  });
+  }, onWait);
 }
