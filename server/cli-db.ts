@@ -59,6 +59,16 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   if (code === '28000' || code === '28P01') return fail(`PostgreSQL refused the user ${JSON.stringify(user)}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
   if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);
   if (code === '25006') return fail(`PostgreSQL at ${where} takes no writes: ${message}`, READ_ONLY_DB_HINT);
+  // A setting the URL's ?options= passes at connection start that PostgreSQL refuses (an unknown
+  // parameter, a value it cannot parse: -c search_path="two words" split at the space).
+  if ((code === '22023' || code === '42704') && /parameter/i.test(message)) {
+    return fail(`PostgreSQL refused a setting of the connection: ${code} ${message}`, 'check the ?options= of the URL: each setting as -c NAME=VALUE, the settings separated by %20 (a space inside a value as %5C%20)');
+  }
+  if (code === 'CORTEX_NO_SCHEMA') {
+    const named = /search_path is (.*), and no schema/.exec(message)?.[1]?.split(',')[0]?.trim().replace(/^"|"$/g, '') ?? 'NAME';
+    const schema = /^[a-z_][a-z0-9_]*$/.test(named) ? named : 'NAME';
+    return fail(message, `create the schema first (create schema ${schema} authorization ${user === '' ? 'USER' : user}), or name one that exists in the URL (?options=-c%20search_path%3D${schema}) or for the user (alter role ${user === '' ? 'USER' : user} set search_path = ${schema})`);
+  }
   if (code === 'CORTEX_POOLED_SESSIONS') {
     return fail(message, 'point --db at PostgreSQL itself (a managed database\'s direct or session-mode connection string), or set pool_mode = session for this database in pgbouncer.ini');
   }

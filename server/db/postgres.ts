@@ -102,7 +102,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       return db.connection().execute(async (locked) => {
         // Before the first lock: behind a pooler that shares sessions, the lock would be taken
         // in one session and released in another, and stay held there (DECISIONS G24).
-        sessionChecked ??= refuseSessionSharingPooler(locked, pool);
+        sessionChecked ??= refuseSessionSharingPooler(locked, pool).then(() => refuseNoSchema(locked));
         await sessionChecked;
         const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) as ok`.execute(locked);
         if (got.rows[0]?.ok !== true) {
@@ -206,6 +206,26 @@ async function migrationLockHolder(on: Kysely<Schema>): Promise<string> {
   if (h.state !== null && h.state !== 'active' && h.query) parts.push(`last query: ${JSON.stringify(h.query)}`);
   const known = parts.filter((p) => p !== null);
   return `PostgreSQL backend pid ${h.pid}${known.length > 0 ? ` (${known.join(', ')})` : ''}`;
+}
+
+/** Thrown when the connection's search_path names no schema that exists: nowhere to create the tables. */
+export class NoSchemaError extends Error {
+  readonly code = 'CORTEX_NO_SCHEMA';
+  constructor(readonly searchPath: string) {
+    super(`the database has no schema to keep cortex-server's tables in: search_path is ${searchPath}, and no schema of it exists`);
+    this.name = 'NoSchemaError';
+  }
+}
+
+/**
+ * Refuses a search_path that names no existing schema (`?options=-c search_path=cortex` before
+ * `create schema cortex`): kysely's Migrator then failed on its own lock table, E_INTERNAL
+ * "this is a bug" (DECISIONS G26).
+ */
+async function refuseNoSchema(on: Kysely<Schema>): Promise<void> {
+  const r = await sql<{ schema: string | null; path: string }>`select current_schema() as schema, current_setting('search_path') as path`.execute(on);
+  const row = r.rows[0];
+  if (row !== undefined && row.schema === null) throw new NoSchemaError(row.path);
 }
 
 /** Thrown when --db leads to a pooler that runs one connection's statements in different PostgreSQL sessions. */

@@ -60,6 +60,30 @@ describe('PostgreSQL refuses the --db', () => {
     }
   });
 
+  it('a search_path naming no schema that exists: E_DB_OPEN saying to create it (was E_INTERNAL: relation "kysely_migration_lock" does not exist)', () => {
+    const db = withUrl((u) => u.searchParams.set('options', '-c search_path=cortex_no_such_schema'));
+    for (const args of [['migrate'], ['serve', '--listen', '127.0.0.1:0'], ['agent', 'list']]) {
+      const r = server([...args, '--db', db]);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(
+        /^cortex-server: error\[E_DB_OPEN\]: the database has no schema to keep cortex-server's tables in: search_path is cortex_no_such_schema, and no schema of it exists \(--db .*\) — create the schema first \(create schema cortex_no_such_schema authorization \w+\), or name one that exists in the URL \(\?options=-c%20search_path%3Dcortex_no_such_schema\) or for the user \(alter role \w+ set search_path = cortex_no_such_schema\)\n$/,
+      );
+    }
+  });
+
+  it('a setting of the URL PostgreSQL refuses at connection (an unknown parameter, a value it cannot parse): E_DB_OPEN naming it', () => {
+    for (const [options, said] of [
+      ['-c cortex_no_such_param=1', /42704 unrecognized configuration parameter "cortex_no_such_param"/],
+      ['-c search_path="two words"', /22023 invalid value for parameter "search_path"/],
+    ] as const) {
+      const r = server(['agent', 'list', '--db', withUrl((u) => u.searchParams.set('options', options))]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: PostgreSQL refused a setting of the connection: /);
+      expect(r.stderr).toMatch(said);
+      expect(r.stderr).toMatch(/— check the \?options= of the URL: each setting as -c NAME=VALUE/);
+    }
+  });
+
   it('a database that does not exist: E_DB_OPEN saying to create it', () => {
     const db = withUrl((u) => {
       u.pathname = '/cortex_no_such_db';
