@@ -58,21 +58,4 @@ export function scrubSecret(text: string, secret: string | null | undefined): st
   return text.split(secret).join('[redacted]');
 }
 
-/**
- * For the long-running commands: an uncaught exception or unhandled rejection (a bug) is
- * logged as one JSON line at level fatal, with its stack, before the process exits 1 —
- * instead of Node's multi-line trace that log shippers split apart. `scrub` removes
- * secrets the process knows of from the text.
- */
-export function logCrashes(logger: Logger, scrub: (text: string) => string = (t) => t, exit: (code: number) => void = (c) => process.exit(c)): void {
-  const onCrash = (kind: string) => (error: unknown) => {
-    const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
-    try {
-      logger.fatal({ err: scrub(text), kind }, `${kind}: exiting (a bug; please report this line)`);
-    } finally {
-      exit(1);
-    }
-  };
-  process.on('uncaughtException', onCrash('uncaught exception'));
-  process.on('unhandledRejection', onCrash('unhandled rejection'));
-}
+export { logCrashes } from '../common/process.js';

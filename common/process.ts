@@ -1,6 +1,6 @@
 // Whether a pid recorded in a file (run.lock, a servers row) still names a live process of
-// ours on this machine; and the name of the user this process runs as (for messages that say
-// who may not read or write something).
+// ours on this machine; the name of the user this process runs as (for messages that say who
+// may not read or write something); and the long-running commands' crash and warning lines.
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 
@@ -30,4 +30,36 @@ export function currentUserName(): string {
   } catch {
     return `uid ${process.getuid?.() ?? '?'}`;
   }
+}
+
+/** What logCrashes needs of a logger (the server's and the agent's both are). */
+export interface FaultLogger {
+  fatal(fields: Record<string, unknown>, msg: string): void;
+  warn(fields: Record<string, unknown>, msg: string): void;
+}
+
+/**
+ * For the long-running commands (`serve`, `cortex-agent run`): an uncaught exception or
+ * unhandled rejection (a bug) is logged as one JSON line at level fatal, with its stack,
+ * before the process exits 1 — instead of Node's multi-line trace that log shippers split
+ * apart. A process warning (a library's notice, such as pg's on `sslmode=require`) is one
+ * JSON warn line instead of Node's lines of plain text (DECISIONS G27). `scrub` removes
+ * secrets the process knows of from the text.
+ */
+export function logCrashes(logger: FaultLogger, scrub: (text: string) => string = (t) => t, exit: (code: number) => void = (c) => process.exit(c)): void {
+  const onCrash = (kind: string) => (error: unknown) => {
+    const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+    try {
+      logger.fatal({ err: scrub(text), kind }, `${kind}: exiting (a bug; please report this line)`);
+    } finally {
+      exit(1);
+    }
+  };
+  process.on('uncaughtException', onCrash('uncaught exception'));
+  process.on('unhandledRejection', onCrash('unhandled rejection'));
+  // Node's own printer is a 'warning' listener: replaced, not added to.
+  process.removeAllListeners('warning');
+  process.on('warning', (w: Error & { code?: string }) => {
+    logger.warn({ warning: w.name, ...(w.code !== undefined ? { code: w.code } : {}) }, scrub(w.message));
+  });
 }

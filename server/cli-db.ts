@@ -27,6 +27,29 @@ export function checkDbArg(value: string): string {
   }
 }
 
+/** Node's codes for a TLS peer certificate it does not accept. */
+const TLS_TRUST_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** A query parameter of a postgres:// URL, or undefined. */
+function sslParam(db: string, name: string): string | undefined {
+  try {
+    return new URL(db).searchParams.get(name) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * A PostgreSQL database that cannot be used, as the user's error to fix (exit 2, E_DB_OPEN),
  * naming what is wrong: not reachable, the user refused, no such database, no rights. Without
@@ -59,6 +82,25 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   if (code === '28000' || code === '28P01') return fail(`PostgreSQL refused the user ${JSON.stringify(user)}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
   if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);
   if (code === '25006') return fail(`PostgreSQL at ${where} takes no writes: ${message}`, READ_ONLY_DB_HINT);
+  // TLS to PostgreSQL (DECISIONS G27). pg takes sslmode=require as verify-full: a certificate
+  // signed by a CA the system does not know (a managed database's) is refused.
+  if (/does not support SSL connections/i.test(message)) {
+    return fail(`PostgreSQL at ${where} does not accept TLS connections, and the URL asks for one (sslmode=${sslParam(db, 'sslmode') ?? 'on'})`, 'turn ssl on in its postgresql.conf (ssl = on, with a certificate and key), or leave sslmode out of the URL where the network is trusted');
+  }
+  if (TLS_TRUST_CODES.has(code)) {
+    const hint =
+      code === 'ERR_TLS_CERT_ALTNAME_INVALID'
+        ? 'connect by a host name its certificate names (the URL\'s host), or use a certificate that names this one'
+        : code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID'
+          ? 'renew the certificate on the PostgreSQL server (or check this machine\'s clock)'
+          : 'give the CA that signed it in the URL: sslrootcert=/path/to/ca.pem (a managed database publishes its CA bundle). Note that sslmode=require verifies the certificate here, as verify-full does';
+    return fail(`PostgreSQL at ${where} presented a TLS certificate this machine does not trust: ${message} (${code})`, hint);
+  }
+  const file = (error as { path?: unknown } | null)?.path;
+  const sslFile = typeof file === 'string' ? (['sslrootcert', 'sslcert', 'sslkey'] as const).find((k) => sslParam(db, k) === file) : undefined;
+  if (sslFile !== undefined && typeof file === 'string') {
+    return fail(`cannot read ${file}, the URL's ${sslFile}: ${code} ${message.replace(/^\w+: /, '')}`, `give ${sslFile} the path of a PEM file this user (${currentUserName()}) may read`);
+  }
   // A setting the URL's ?options= passes at connection start that PostgreSQL refuses (an unknown
   // parameter, a value it cannot parse: -c search_path="two words" split at the space).
   if ((code === '22023' || code === '42704') && /parameter/i.test(message)) {

@@ -38,3 +38,24 @@ for (const module of ['server', 'agent'] as const) {
     });
   }
 }
+
+for (const module of ['server', 'agent'] as const) {
+  it(`${module}: a process warning (pg's on sslmode=require, a deprecation) → one warn JSON line, no secret, the process goes on`, () => {
+    const url = new URL(`file://${join(ROOT, 'dist', module, 'log.js')}`).href;
+    const script = `
+      const { createLogger, logCrashes } = await import(${JSON.stringify(url)});
+      logCrashes(createLogger({}), (t) => t.split('s3cr3t-token').join('[redacted]'));
+      process.emitWarning('first line with s3cr3t-token\\nsecond line', 'SecurityWarning');
+      process.emitWarning('old API', { type: 'DeprecationWarning', code: 'DEP0999' });
+      setTimeout(() => process.stdout.write('still running'), 50);
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 15_000 });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('still running');
+    const lines = r.stderr.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toMatchObject([
+      { level: 'warn', warning: 'SecurityWarning', msg: 'first line with [redacted]\nsecond line' },
+      { level: 'warn', warning: 'DeprecationWarning', code: 'DEP0999', msg: 'old API' },
+    ]);
+  });
+}
