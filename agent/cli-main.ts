@@ -217,18 +217,46 @@ async function cmdEnroll(args: string[]): Promise<number> {
       diag(formatCliError('E_FILE_ACCESS', `${stateDirDeniedText(stateDir, err.code, 'write')} (the token was not sent and is still good)`));
       return 1;
     }
-    const msg = err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`;
+    const msg = tidyTlsText(err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`);
     // No server took the WebSocket upgrade: the token (sent only in agent.hello, after it) never
     // left this host and still works; what to check is the server and the URL, not the token.
     const unreachable = err instanceof EnrollError && err.code === 'upgrade_failed';
     const text = unreachable ? `${msg} (the token was not sent and is still good)` : msg;
-    diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined) : undefined));
+    diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined, servers[0]!) : undefined));
     return 1;
   }
 }
 
-/** What to check when no server took the upgrade: the TLS trust when that is what failed. */
-function connectHint(message: string, caGiven: boolean): string | undefined {
+/** OpenSSL's error text (`EPROTO 80FC…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/…:350:` and a newline) as its reason alone. */
+export function tidyTlsText(message: string): string {
+  return message.replace(/(\w+ )?(EPROTO) [0-9A-F]+:error:[0-9A-F]+:SSL routines:[^:]*:([^:]+):\S*/g, '$2 (TLS: $3)').replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/**
+ * What to check when no server took the upgrade: the TLS trust when that is what failed; the
+ * scheme when one side spoke TLS and the other did not; the path when the server has no
+ * agent endpoint there.
+ */
+export function connectHint(message: string, caGiven: boolean, serverUrl: string): string | undefined {
+  let url: URL | undefined;
+  try {
+    url = new URL(serverUrl);
+  } catch {
+    url = undefined;
+  }
+  if (url !== undefined) {
+    const other = (scheme: string) => `${scheme}//${url.host}${url.pathname}`;
+    // OpenSSL's words for a TLS handshake answered in plain HTTP
+    if (url.protocol === 'wss:' && /wrong version number|packet length too long|unknown protocol|EPROTO/i.test(message)) {
+      return `the server does not speak TLS on that port (it answered in plain text): use ${other('ws:')} with --allow-insecure, or start serve there with --tls-cert and --tls-key`;
+    }
+    if (url.protocol === 'ws:' && /socket hang up|ECONNRESET/i.test(message)) {
+      return `the server closed the connection at once: if it serves TLS on that port (serve --tls-cert), use ${other('wss:')}; otherwise check that it runs and that the URL is right`;
+    }
+    if (/HTTP 404/.test(message) && url.pathname !== '/ws/agent') {
+      return `the server has no agent endpoint at ${url.pathname}: the agent's URL ends in /ws/agent (${url.protocol}//${url.host}/ws/agent)`;
+    }
+  }
   if (/altnames|does not match certificate/i.test(message)) return "the URL's host name is not one the server's certificate names: use a name it lists (openssl x509 -noout -ext subjectAltName -in CERT)";
   if (/self[- ]signed|unable to (verify|get local issuer)|certificate (has expired|is not yet valid)|CERT_/i.test(message)) {
     return caGiven ? 'the --ca file given does not vouch for the server certificate: give the CA that signed it' : "the server's certificate is not trusted here: give the CA that signed it (or a self-signed certificate itself) with --ca FILE";

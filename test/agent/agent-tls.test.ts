@@ -73,3 +73,35 @@ describe('cortex-agent enroll against wss:// it cannot trust', () => {
     }
   });
 });
+
+describe('cortex-agent enroll with the scheme or the path wrong', () => {
+  it('wss:// to a server without TLS, ws:// to one with TLS: says to switch the scheme, in one line without OpenSSL\'s internals', async () => {
+    const tls = selfSigned();
+    const plain = await FakeServer.start();
+    const secure = await FakeServer.start({ tls });
+    try {
+      const tokenFile = join(tempDir(), 'enroll-token');
+      writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
+      const enroll = (url: string) => runCli(['enroll', '--server', url, '--token-file', tokenFile, '--host-id', randomUUID(), '--state-dir', tempDir(), '--allow-insecure']);
+      const toPlain = await enroll(plain.url.replace('ws://', 'wss://'));
+      expect(toPlain.code).toBe(1);
+      expect(toPlain.stderr).toMatch(
+        /^cortex-agent: error\[E_CONNECT\]: cannot connect to wss:\/\/127\.0\.0\.1:\d+\/ws\/agent: EPROTO \(TLS: wrong version number\) \(the token was not sent and is still good\) — the server does not speak TLS on that port \(it answered in plain text\): use ws:\/\/127\.0\.0\.1:\d+\/ws\/agent with --allow-insecure, or start serve there with --tls-cert and --tls-key\n$/,
+      );
+      const toSecure = await enroll(secure.url.replace('wss://', 'ws://'));
+      expect(toSecure.code).toBe(1);
+      expect(toSecure.stderr).toMatch(/error\[E_CONNECT\]: cannot connect to ws:\/\/127\.0\.0\.1:\d+\/ws\/agent: .*\(the token was not sent and is still good\) — the server closed the connection at once: if it serves TLS on that port \(serve --tls-cert\), use wss:\/\/127\.0\.0\.1:\d+\/ws\/agent/);
+    } finally {
+      await plain.close();
+      await secure.close();
+    }
+  });
+
+  it('a path where the server has no agent endpoint (HTTP 404): the URL ends in /ws/agent', async () => {
+    const { connectHint } = await import('../../agent/cli-main.js');
+    expect(connectHint('server refused the WebSocket upgrade: HTTP 404 Not Found', false, 'wss://logs.example.com:3100/')).toBe(
+      "the server has no agent endpoint at /: the agent's URL ends in /ws/agent (wss://logs.example.com:3100/ws/agent)",
+    );
+    expect(connectHint('server refused the WebSocket upgrade: HTTP 404 Not Found', false, 'wss://logs.example.com/ws/agent')).toBeUndefined();
+  });
+});
