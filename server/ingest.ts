@@ -163,6 +163,12 @@ export class SessionIngest {
    * the refused entries, so their resend would be dropped as duplicates — silent loss.
    */
   private refusedFrom: number | undefined;
+  /**
+   * The highest seq this session acked. A commit whose previous accepted_seq is below it
+   * found the database holding less than it acked before: restored from an older copy
+   * under the running server (DECISIONS G28), not entries the agent evicted.
+   */
+  private ackedHigh = 0;
 
   constructor(
     private readonly ingest: Ingest,
@@ -297,12 +303,25 @@ export class SessionIngest {
         const { accepted_seq, previous_accepted_seq, inserted } = await committed;
         const ack: LogsPushResult = { up_to_seq: accepted_seq, received_at };
         for (const p of group) p.resolve(ack);
+        const ackedBefore = this.ackedHigh;
+        if (accepted_seq > ackedBefore) this.ackedHigh = accepted_seq;
         this.ingest.outage.succeeded();
         const m = this.ingest.options.metrics;
         if (m !== undefined) {
           const now = performance.now();
           m.logsPushed.inc(inserted);
           let expected = previous_accepted_seq + 1;
+          if (previous_accepted_seq < ackedBefore) {
+            // This session acked up to ackedBefore; the database no longer holds it.
+            const lost = ackedBefore - previous_accepted_seq;
+            m.gaps.labels('lost').inc();
+            m.gapEntries.labels('lost').inc(lost);
+            this.ingest.logger.warn(
+              { host_id: this.host_id, from: expected, to: ackedBefore, lost },
+              'the database holds less than this server acked (restored from an older copy, or rows deleted by hand?): range lost',
+            );
+            expected = ackedBefore + 1;
+          }
           for (const p of group) {
             m.ackLag.observe((now - p.at) / 1000);
             const first = p.first;

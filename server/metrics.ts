@@ -139,7 +139,7 @@ export class ServerMetrics {
       labelNames: ['code'],
       registers,
     });
-    this.gaps = new Counter({ name: 'cortex_gaps_seen_total', help: 'Sequence gaps: seq_start beyond accepted_seq+1 (evicted) or resume_from_seq beyond accepted_seq (lost)', labelNames: ['kind'], registers });
+    this.gaps = new Counter({ name: 'cortex_gaps_seen_total', help: 'Sequence gaps: seq_start beyond accepted_seq+1 (evicted), or the database holding less than was acked: resume_from_seq beyond accepted_seq, or accepted_seq gone back under a session (lost)', labelNames: ['kind'], registers });
     this.gapEntries = new Counter({ name: 'cortex_gap_entries_total', help: 'Entries missing in the gaps counted by cortex_gaps_seen_total', labelNames: ['kind'], registers });
     this.retentionPurged = new Counter({ name: 'cortex_retention_purged_rows_total', help: 'Rows deleted by retention (age) or the size cap (size)', labelNames: ['table', 'reason'], registers });
     this.retentionRuns = new Counter({ name: 'cortex_retention_runs_total', help: 'Retention passes completed', registers });

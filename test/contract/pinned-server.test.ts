@@ -137,6 +137,37 @@ describe('R-SEQ-05 resume_from_seq greater than accepted_seq (database restored 
   });
 });
 
+describe('R-SEQ-05 under a running session: the database goes back to an older copy (restored while the server ran)', () => {
+  it('the range this session had acked and the database lost is logged as lost, not as entries the agent evicted', async () => {
+    t = await startTestServer();
+    const a = await enroll(t);
+    expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 5) })).result.up_to_seq).toBe(5);
+    // What a restore of a copy taken after seq 2 leaves: rows 3..5 gone, accepted_seq 2.
+    const db = t.server.storage.db;
+    await db.deleteFrom('logs').where('host_id', '=', a.host_id).where('seq', '>', 2).execute();
+    await db.updateTable('agents').set({ accepted_seq: 2 }).where('host_id', '=', a.host_id).execute();
+    // The agent carries on from what it had acked.
+    expect((await a.client.request('logs.push', { seq_start: 6, entries: logEntries(6, 3) })).result.up_to_seq).toBe(8);
+    const line = t.log.lines.find((l) => l.includes('range lost'));
+    expect(JSON.parse(line ?? '{}')).toMatchObject({
+      level: 'warn',
+      host_id: a.host_id,
+      from: 3,
+      to: 5,
+      lost: 3,
+      msg: 'the database holds less than this server acked (restored from an older copy, or rows deleted by hand?): range lost',
+    });
+    expect(t.log.lines.some((l) => l.includes('sequence gap'))).toBe(false);
+    expect(await metricValue(t, 'cortex_gap_entries_total', 'kind="lost"')).toBe(3);
+    expect(await metricValue(t, 'cortex_gap_entries_total', 'kind="evicted"')).toBe(0);
+    // The next push is no gap at all.
+    await a.client.request('logs.push', { seq_start: 9, entries: logEntries(9, 2) });
+    expect(t.log.lines.filter((l) => l.includes('range lost'))).toHaveLength(1);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+});
+
 describe('R-SEQ-04 the eviction gap: a seq_start beyond accepted_seq + 1 is accepted and the gap counted exactly', () => {
   it('entries 6..15 missing: acked, counted as 10 evicted entries in one gap, logged with the range', async () => {
     t = await startTestServer();
