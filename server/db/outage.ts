@@ -56,10 +56,19 @@ export function loginRefused(error: unknown): boolean {
   return code === '28P01' || code === '28000';
 }
 
+/**
+ * PostgreSQL has no database of the --db name any more (3D000 at each new connection): dropped
+ * (`drop database … with (force)` ends every connection first, as out of reach), renamed, or a
+ * failover to a server restored without it (DECISIONS G29).
+ */
+export function databaseMissing(error: unknown): boolean {
+  return (error as { code?: unknown } | null | undefined)?.code === '3D000';
+}
+
 /** A login outage ends only after this long without a refused login (old connections still succeed meanwhile). */
 const LOGIN_SETTLE_MS = 30_000;
 
-export type OutageKind = 'unreachable' | 'login' | WriteRefusal;
+export type OutageKind = 'unreachable' | 'login' | 'missing' | WriteRefusal;
 
 /**
  * Which database-wide condition `error` shows, if any: the one classification that the outage
@@ -69,6 +78,7 @@ export type OutageKind = 'unreachable' | 'login' | WriteRefusal;
 export function outageKind(error: unknown): OutageKind | undefined {
   if (isDatabaseUnreachable(error)) return 'unreachable';
   if (loginRefused(error)) return 'login';
+  if (databaseMissing(error)) return 'missing';
   return writeRefusal(error);
 }
 
@@ -76,6 +86,7 @@ export function outageKind(error: unknown): OutageKind | undefined {
 export const OUTAGE_WHY: Readonly<Record<OutageKind, string>> = {
   unreachable: 'the server cannot reach its database',
   login: "the server's database refused its login",
+  missing: "the server's database does not exist any more",
   read_only: "the server's database is read-only",
   disk_full: "the server's disk is full",
 };
@@ -91,6 +102,10 @@ function firstLine(kind: OutageKind, error: unknown): string {
       return `database refuses writes: its disk is full; ${MEANWHILE} — free space where the database lives (or cap it with --max-db-bytes)`;
     case 'login':
       return `database unusable: PostgreSQL refused this server's login (its password was changed, or the role or pg_hba.conf no longer lets it in); connections already open work until they close, new ones fail: ${MEANWHILE} — restore the login, or start serve again with the --db that has the new password`;
+    case 'missing': {
+      const name = /database "(.*)" does not exist/.exec(describe(error))?.[1];
+      return `database unusable: PostgreSQL has no database ${name === undefined ? 'of the --db name' : JSON.stringify(name)} any more (dropped or renamed, or --db now leads to a server without it, e.g. a new primary restored without it); ${MEANWHILE} — restore or recreate it (cortex-server migrate makes the tables; serve goes on by itself once it answers), or point --db at the right database`;
+    }
     case 'unreachable':
       if (noConnectionSlot(error)) return `database unusable: PostgreSQL has no connection slot left for this server; ${MEANWHILE} — ${NO_SLOT_HINT}`;
       if (poolBusy(error)) {
@@ -103,6 +118,7 @@ function firstLine(kind: OutageKind, error: unknown): string {
 const STILL: Readonly<Record<OutageKind, string>> = {
   unreachable: 'database still out of reach',
   login: "database still refusing this server's login",
+  missing: 'database still missing',
   read_only: 'database still refusing writes',
   disk_full: 'database still refusing writes',
 };
@@ -110,6 +126,7 @@ const STILL: Readonly<Record<OutageKind, string>> = {
 const OVER: Readonly<Record<OutageKind, string>> = {
   unreachable: 'database reachable again',
   login: "database takes this server's login again",
+  missing: 'database exists again',
   read_only: 'database takes writes again',
   disk_full: 'database takes writes again',
 };
@@ -156,7 +173,7 @@ export class DatabaseOutage {
 
   /** The database is out of reach (from the first such failure to the next success); not while it only refuses writes. */
   get down(): boolean {
-    return this.since !== null && (this.kind === 'unreachable' || this.kind === 'login');
+    return this.since !== null && (this.kind === 'unreachable' || this.kind === 'login' || this.kind === 'missing');
   }
 
   /**
@@ -210,7 +227,7 @@ export class DatabaseOutage {
 
   /** A read succeeded: ends the database out of reach, not one that refuses writes. */
   readSucceeded(): void {
-    if (this.kind === 'unreachable' || this.kind === 'login') this.succeeded();
+    if (this.kind === 'unreachable' || this.kind === 'login' || this.kind === 'missing') this.succeeded();
   }
 
   private counts(): Record<string, number> {

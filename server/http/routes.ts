@@ -74,7 +74,7 @@ async function route(c: RoutesContext, req: http.IncomingMessage, res: http.Serv
 }
 
 /** /healthz's `database` for each condition of the outage account. */
-const HEALTH_NAME: Readonly<Record<OutageKind, string>> = { unreachable: 'unreachable', login: 'login_refused', read_only: 'read_only', disk_full: 'disk_full' };
+const HEALTH_NAME: Readonly<Record<OutageKind, string>> = { unreachable: 'unreachable', login: 'login_refused', missing: 'missing', read_only: 'read_only', disk_full: 'disk_full' };
 
 async function health(c: RoutesContext, res: http.ServerResponse): Promise<void> {
   let database = 'ok';

@@ -12,6 +12,8 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { PG_TEST_URL, dropSchemaUnderLock, newTestDb } from '../support/dialects.js';
 import { Relay } from '../support/tcp-relay.js';
+import { openStorage } from '../../server/db/open.js';
+import { migrateToLatest } from '../../server/db/migrations/index.js';
 
 /** Queries `select pg_sleep(10)` running on PostgreSQL now (seen directly, not through the relay). */
 async function sleepingQueries(): Promise<number> {
@@ -174,6 +176,48 @@ describe('PostgreSQL out of reach under a running server', () => {
       await t?.close();
       t = undefined;
       await drop();
+    }
+  });
+
+  it('the database dropped under the server (3D000 for every new connection): one log line naming it, pushes -32007 saying so, /healthz "missing"; once it exists again, one line (G29)', async () => {
+    const name = `cx_gone_${process.pid}_${Date.now().toString(36)}`;
+    const su = new pg.Client({ connectionString: PG_TEST_URL });
+    await su.connect();
+    await su.query(`create database ${name}`);
+    const url = new URL(PG_TEST_URL);
+    url.search = '';
+    url.pathname = `/${name}`;
+    try {
+      t = await startTestServer({ db: url.toString() }, { dialect: 'postgres', controlPollMs: 100 });
+      const a = await enroll(t);
+      expect((await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 100) })).result.up_to_seq).toBe(100);
+      await su.query(`drop database ${name} with (force)`);
+      const push = () => a.client.request('logs.push', { seq_start: 101, entries: logEntries(101, 100) });
+      const missing = "commit failed: the server's database does not exist any more; nothing of the batch was stored";
+      await waitFor(async () => (await push()).error?.data?.reason === missing, 15_000);
+      for (let i = 0; i < 5; i++) expect((await push()).error?.data.reason).toBe(missing);
+      const records = () => t!.log.records().filter((r) => typeof r['msg'] === 'string');
+      const told = records().filter((r) => String(r['msg']).startsWith(`database unusable: PostgreSQL has no database "${name}" any more (dropped or renamed`));
+      expect(told).toHaveLength(1);
+      expect(String(told[0]?.['msg'])).toMatch(/— restore or recreate it \(cortex-server migrate makes the tables; serve goes on by itself once it answers\), or point --db at the right database$/);
+      const msgs = records().map((r) => r['msg']);
+      for (const noisy of ['ingest commit failed (-32007)', 'control watcher: database read failed; retrying', 'forwarded probes: database read failed; retrying']) expect(msgs).not.toContain(noisy);
+      expect(metricValue(await t.server.metrics!.text(), 'cortex_database_up')).toBe(0);
+      const health = await fetch(`${httpBase(t)}/healthz`);
+      expect([health.status, ((await health.json()) as { database: string }).database]).toEqual([503, 'missing']);
+      // Recreated and migrated (empty): the outage ends.
+      await su.query(`create database ${name}`);
+      const fresh = await openStorage(url.toString(), { poolSize: 2 });
+      await migrateToLatest(fresh);
+      await fresh.close();
+      await waitFor(() => records().some((r) => r['msg'] === 'database exists again'), 15_000);
+      a.client.ws.close();
+      await a.client.closed;
+    } finally {
+      await t?.close();
+      t = undefined;
+      await su.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      await su.end();
     }
   });
 
