@@ -357,7 +357,9 @@ export class SessionIngest {
         } else {
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed; nothing of the batch was stored' });
           this.ingest.options.metrics?.ingestFailures.labels('error').inc();
-          this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest commit failed (-32007)');
+          // Once a minute for the same error, however many pushes of however many hosts get it.
+          const say = this.ingest.outage.shouldLog('ingest', error);
+          if (say !== undefined) this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count, ...say }, 'ingest commit failed (-32007)');
         }
         for (const p of group) p.reject(rpc);
         // Nothing after the failed group may be committed before it is resent (see refusedFrom).

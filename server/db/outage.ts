@@ -158,6 +158,7 @@ export class DatabaseOutage {
   private lastLoginRefused = 0;
   private lastLine = 0;
   private readonly failedOps = new Map<string, number>();
+  private readonly otherFailures = new Map<string, { at: number; unlogged: number }>();
   private readonly summaryEveryMs: number;
   private readonly now: () => number;
 
@@ -223,6 +224,26 @@ export class DatabaseOutage {
     this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, OVER[this.kind]);
     this.since = null;
     this.failedOps.clear();
+  }
+
+  /**
+   * For a failure `failed` did not take (the statement's own: a table dropped, a right revoked,
+   * a statement timeout, a trigger refusing): whether the caller logs it now (DECISIONS G30).
+   * The first of a kind (caller, code and message) is logged; the same again within a minute
+   * is only counted, and the next one after it is logged with `repeated`: how many were not.
+   * Undefined: say nothing now.
+   */
+  shouldLog(what: string, error: unknown): { repeated?: number } | undefined {
+    const key = `${what}\u0000${describe(error)}`;
+    const now = this.now();
+    const seen = this.otherFailures.get(key);
+    if (seen !== undefined && now - seen.at < this.summaryEveryMs) {
+      seen.unlogged++;
+      return undefined;
+    }
+    if (seen === undefined && this.otherFailures.size >= 200) this.otherFailures.clear(); // many distinct messages: each is logged anyway
+    this.otherFailures.set(key, { at: now, unlogged: 0 });
+    return seen !== undefined && seen.unlogged > 0 ? { repeated: seen.unlogged } : {};
   }
 
   /** A read succeeded: ends the database out of reach, not one that refuses writes. */

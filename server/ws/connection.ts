@@ -278,7 +278,10 @@ export class Connection {
     } catch (error) {
       if (error instanceof RpcError) throw error;
       const unreachable = this.ctx.outage.failed('hello', error);
-      if (!unreachable) this.ctx.logger.error({ address: this.address, err: String(error) }, 'hello failed with an internal error');
+      if (!unreachable) {
+        const say = this.ctx.outage.shouldLog('hello', error);
+        if (say !== undefined) this.ctx.logger.error({ address: this.address, err: String(error), ...say }, 'hello failed with an internal error');
+      }
       this.afterHelloAnswer = () => this.closeWith(1011, unreachable ? 'server database unavailable' : 'internal error');
       throw new RpcError(-32603, 'InternalError');
     }
@@ -366,7 +369,10 @@ export class Connection {
     try {
       await this.ctx.rows.run((db) => markDisconnected(db, this.host_id as string, this.session_id as string, text));
     } catch (error) {
-      if (!this.ctx.outage.failed('disconnect', error)) this.ctx.logger.warn({ host_id: this.host_id, err: String(error) }, 'could not record the disconnect');
+      if (!this.ctx.outage.failed('disconnect', error)) {
+        const say = this.ctx.outage.shouldLog('disconnect', error);
+        if (say !== undefined) this.ctx.logger.warn({ host_id: this.host_id, err: String(error), ...say }, 'could not record the disconnect');
+      }
     }
     this.ctx.logger.info({ host_id: this.host_id, session_id: this.session_id, reason: text }, 'agent disconnected');
   }

@@ -177,3 +177,28 @@ describe('DatabaseOutage', () => {
     for (const e of [err('duplicate key', '23505'), err('connect ECONNREFUSED', 'ECONNREFUSED'), err('boom'), null, undefined]) expect(writeRefusal(e)).toBeUndefined();
   });
 });
+
+describe('shouldLog: a failure that is not the database down, repeated (G30)', () => {
+  it('the first is logged, the same again within a minute only counted, the next after it logged with how many were not; other callers and messages apart', () => {
+    let now = 1_000_000;
+    const outage = new DatabaseOutage({ logger: createCapturingLogger({}).logger, now: () => now });
+    const gone = err('relation "logs" does not exist', '42P01');
+    expect(outage.failed('ingest', gone)).toBe(false);
+    expect(outage.shouldLog('ingest', gone)).toEqual({});
+    for (let i = 0; i < 500; i++) {
+      now += 100;
+      expect(outage.shouldLog('ingest', gone)).toBeUndefined();
+    }
+    // another caller, another message: each logged at once
+    expect(outage.shouldLog('control watcher', gone)).toEqual({});
+    expect(outage.shouldLog('ingest', err('permission denied for table logs', '42501'))).toEqual({});
+    now += 10_001; // a minute after the first
+    expect(outage.shouldLog('ingest', gone)).toEqual({ repeated: 500 });
+    now += 1_000;
+    expect(outage.shouldLog('ingest', gone)).toBeUndefined();
+    now += 60_000;
+    expect(outage.shouldLog('ingest', gone)).toEqual({ repeated: 1 });
+    now += 60_000; // nothing in between: logged plainly
+    expect(outage.shouldLog('ingest', gone)).toEqual({});
+  });
+});
