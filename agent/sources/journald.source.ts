@@ -5,11 +5,13 @@
 // becomes one buffer append whose position is the cursor of its last entry. When the
 // stored cursor is refused (journal rotated or vacuumed, machine reinstalled) journalctl
 // exits with an error; the source then falls back explicitly — counted, logged, shown in
-// status — to `--since=@<realtime of the cursor>` and skips entries at or before that
-// time. A missing journalctl (or no journal) is an error in status, retried with backoff;
-// it never affects other sources.
+// time. A missing journalctl is an error in status, retried with backoff; no journal file
+// (journalctl then waits without a word) is said in status until one appears. Neither
+// affects other sources.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { BufferStorageError } from '../buffer/errors.js';
 import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
@@ -80,9 +82,38 @@ export function mapJournalEntry(o: Record<string, unknown>, nowMs: number): Omit
   };
 }
 
+/** Where systemd-journald keeps the system journal: volatile, then persistent. */
+export const JOURNAL_DIRS: readonly string[] = ['/run/log/journal', '/var/log/journal'];
+
+/** Whether any of `dirs` (or a machine-id folder in one) holds a journal file. */
+export function hasJournalFiles(dirs: readonly string[]): boolean {
+  const isJournal = (name: string) => name.endsWith('.journal') || name.endsWith('.journal~');
+  for (const dir of dirs) {
+    let names;
+    try {
+      names = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const d of names) {
+      if (d.isFile() && isJournal(d.name)) return true;
+      if (!d.isDirectory()) continue;
+      try {
+        if (readdirSync(join(dir, d.name)).some(isJournal)) return true;
+      } catch {
+        // unreadable: journalctl will say so
+      }
+    }
+  }
+  return false;
+}
+
 function isJournalPosition(v: JsonValue | null): v is JournalPosition {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.cursor === 'string' && typeof v.realtime_usec === 'string';
 }
+
+const NO_JOURNAL = (dirs: readonly string[]) =>
+  `no journal on this machine: ${dirs.join(' and ')} hold no journal file (is systemd-journald running? in a container, mount the host's /var/log/journal read-only); reading none until one appears`;
 
 export class JournaldSource implements LogSourceRunner {
   readonly kind = 'journald' as const;
@@ -96,6 +127,14 @@ export class JournaldSource implements LogSourceRunner {
   private readonly command: string;
   private readonly retryMinMs: number;
   private readonly retryMaxMs: number;
+  /** The journal's folders, checked when the command is journalctl itself (null: not checked). */
+  private readonly journalDirs: readonly string[] | null;
+  private readonly journalRecheckMs: number;
+  private journalTimer: NodeJS.Timeout | null = null;
+  /** journalctl follows no journal: told in status until one appears (then journalctl is started again). */
+  private noJournal = false;
+  private noJournalTold = false;
+  private restartingForJournal = false;
 
   private child: ChildProcess | null = null;
   private started = false;
@@ -129,6 +168,8 @@ export class JournaldSource implements LogSourceRunner {
     this.clock = deps.clock ?? Date.now;
     this.labels = config.labels && Object.keys(config.labels).length > 0 ? { ...config.labels } : null;
     this.command = typeof config.journalctl === 'string' ? config.journalctl : 'journalctl';
+    this.journalDirs = this.command === 'journalctl' ? (deps.journalDirs ?? JOURNAL_DIRS) : null;
+    this.journalRecheckMs = deps.journalRecheckMs ?? 30_000;
     this.retryMinMs = deps.retryMinMs ?? 250;
     this.retryMaxMs = deps.retryMaxMs ?? 5000;
   }
@@ -143,6 +184,7 @@ export class JournaldSource implements LogSourceRunner {
     this.stopped = true;
     this.state = 'stopped';
     if (this.timer) clearTimeout(this.timer);
+    if (this.journalTimer) clearTimeout(this.journalTimer);
     const c = this.child;
     this.child = null;
     if (c !== null && c.exitCode === null && c.signalCode === null) {
@@ -226,10 +268,52 @@ export class JournaldSource implements LogSourceRunner {
       this.onExit(code, spawnError, usedCursor, signal);
     });
     if (this.paused) child.stdout!.pause();
+    // Once it runs: a journalctl that is not there says so itself.
+    child.once('spawn', () => this.checkJournal(child));
+  }
+
+  /**
+   * journalctl --follow with no journal file waits without a word (a container, a system
+   * without systemd-journald): the source looked fine and read nothing (DECISIONS D22). Said
+   * in status and once in the log; looked at again every journalRecheckMs, and journalctl is
+   * started again once a journal appears (it would not notice the folder created later).
+   */
+  private checkJournal(child: ChildProcess): void {
+    if (this.journalDirs === null || this.stopped) return;
+    if (hasJournalFiles(this.journalDirs)) {
+      if (this.noJournal) {
+        this.noJournal = false;
+        if (this.lastError === NO_JOURNAL(this.journalDirs)) this.lastError = null;
+      }
+      return;
+    }
+    this.noJournal = true;
+    this.lastError = NO_JOURNAL(this.journalDirs);
+    if (!this.noJournalTold) {
+      this.noJournalTold = true;
+      this.log.warn({ source: this.key }, `journald source: ${this.lastError}`);
+    }
+    this.journalTimer = setTimeout(() => {
+      this.journalTimer = null;
+      if (this.stopped || this.child !== child) return;
+      if (!hasJournalFiles(this.journalDirs ?? [])) {
+        this.checkJournal(child);
+        return;
+      }
+      this.log.info({ source: this.key }, 'journald source: a journal appeared; reading it');
+      this.restartingForJournal = true;
+      child.kill('SIGTERM');
+    }, this.journalRecheckMs);
+    this.journalTimer.unref?.();
   }
 
   private onExit(code: number | null, spawnError: string | null, usedCursor: boolean, signal: NodeJS.Signals | null = null): void {
     if (this.stopped) return;
+    if (this.restartingForJournal) {
+      this.restartingForJournal = false;
+      this.spawnJournal();
+      return;
+    }
     if (spawnError === null && (code === 0 || signal === 'SIGINT' || signal === 'SIGTERM' || signal === 'SIGHUP')) {
       // Ctrl-C in a terminal and a service stop signal the whole process group (cgroup):
       // journalctl then ends (it exits 0 on SIGINT/SIGTERM; `--follow` never ends with 0

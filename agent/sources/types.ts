@@ -151,6 +151,9 @@ export interface SourceDeps {
   /** Reconnect/restart backoff of docker (engine unreachable) and custom (command exited, socket failed) sources. Defaults 1 s doubling to 30 s. */
   restartMinMs?: number;
   restartMaxMs?: number;
+  /** journald: the folders of the system journal (default /run/log/journal and /var/log/journal), and how often to look again while they hold none (default 30 s). */
+  journalDirs?: readonly string[];
+  journalRecheckMs?: number;
 }
 
 /** The sink of deps (or one over deps.buffer); null when neither is given. */

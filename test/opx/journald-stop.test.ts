@@ -49,7 +49,7 @@ const calls = () => readFileSync(argsFile, 'utf8').split('\n').filter(Boolean).l
 const childOf = (r: JournaldSource) => (r as unknown as { child: ChildProcess | null }).child;
 
 async function startAndSignal(signal: NodeJS.Signals): Promise<JournaldSource> {
-  runner = createSource({ kind: 'journald' }, { buffer, retryMinMs: 10, logger }) as JournaldSource;
+  runner = createSource({ kind: 'journald' }, { buffer, retryMinMs: 10, logger, journalDirs: [join(fixtures, 'journal')] }) as JournaldSource;
   runner.start();
   await waitFor(() => calls() === 1);
   const child = childOf(runner) as ChildProcess;
@@ -82,7 +82,7 @@ it('journalctl ended by SIGTERM (it exits 0, as the real one does), then the age
 
 it('journalctl failing on its own is still an error', async () => {
   process.env.FAKE_JOURNAL = '/nonexistent/journal.jsonl'; // the fake crashes reading it
-  runner = createSource({ kind: 'journald' }, { buffer, retryMinMs: 10, logger }) as JournaldSource;
+  runner = createSource({ kind: 'journald' }, { buffer, retryMinMs: 10, logger, journalDirs: [join(fixtures, 'journal')] }) as JournaldSource;
   runner.start();
   await waitFor(() => logged.some((l) => l.level === 'error'));
   expect(runner.status().last_error).toMatch(/journalctl exited with 1/);

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { createSource, createSourceManager, mapJournalEntry, parseJournalMatches, type JournaldSource, type LogSourceRunner } from '../../../agent/sources/index.js';
 import { allEntries, messages, openBuffer, tempDir, waitFor } from './helpers.js';
+import { silentLogger } from '../../../agent/sources/types.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const recorded = readFileSync(join(fixtures, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
@@ -42,7 +43,8 @@ afterEach(async () => {
 });
 
 function start(extra: Record<string, unknown> = {}): JournaldSource {
-  const r = createSource({ kind: 'journald', ...extra }, { buffer, retryMinMs: 10 }) as JournaldSource;
+  // journalDirs: a folder with a journal file (this machine may have no journal at all)
+  const r = createSource({ kind: 'journald', ...extra }, { buffer, retryMinMs: 10, journalDirs: [join(fixtures, 'journal')] }) as JournaldSource;
   runners.push(r);
   r.start();
   return r;
@@ -115,6 +117,44 @@ describe('journald source (fake journalctl on PATH)', () => {
     await waitFor(() => (m.status()[0]!.last_error ?? '').length > 0);
     expect(m.status()[0]!.last_error).toMatch(/journalctl not found on PATH/);
     await m.close();
+  });
+
+  it('no journal file on the machine (no systemd-journald, a container): said in status and once in the log; journalctl started again once one appears, and read (D22)', async () => {
+    const journalDirs = [join(dir, 'run-log-journal'), join(dir, 'var-log-journal')];
+    mkdirSync(journalDirs[1]!);
+    const warned: string[] = [];
+    const logger = { ...silentLogger, warn: (_o: unknown, msg: string) => void warned.push(msg), info: () => undefined };
+    const r = createSource({ kind: 'journald' }, { buffer, retryMinMs: 10, journalDirs, journalRecheckMs: 50, logger }) as JournaldSource;
+    runners.push(r);
+    r.start();
+    await waitFor(() => r.status().last_error !== null);
+    expect(r.status().last_error).toBe(
+      `no journal on this machine: ${journalDirs.join(' and ')} hold no journal file (is systemd-journald running? in a container, mount the host's /var/log/journal read-only); reading none until one appears`,
+    );
+    expect(r.status().state).toBe('reading');
+    // looked at again every 50 ms: told once
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(warned.filter((m) => m.includes('no journal on this machine'))).toHaveLength(1);
+    expect(calls()).toHaveLength(1);
+    // systemd-journald starts: a machine-id folder with a journal file
+    mkdirSync(join(journalDirs[1]!, '0123456789abcdef0123456789abcdef'));
+    writeFileSync(join(journalDirs[1]!, '0123456789abcdef0123456789abcdef', 'system.journal'), '');
+    await waitFor(() => calls().length === 2);
+    await waitFor(() => r.status().last_error === null);
+    appendFileSync(journal, recorded.join('\n') + '\n');
+    await waitFor(() => messages(buffer).length === recorded.length);
+  });
+
+  it('a journal file present: nothing said', async () => {
+    const journalDirs = [join(dir, 'var-log-journal')];
+    mkdirSync(journalDirs[0]!);
+    writeFileSync(join(journalDirs[0]!, 'system.journal'), '');
+    const r = createSource({ kind: 'journald' }, { buffer, retryMinMs: 10, journalDirs, journalRecheckMs: 50 }) as JournaldSource;
+    runners.push(r);
+    r.start();
+    await waitFor(() => calls().length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(r.status().last_error).toBeNull();
   });
 
   it('mapJournalEntry defaults', () => {
