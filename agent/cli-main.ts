@@ -617,11 +617,21 @@ function cmdStatus(args: string[]): number {
       : []),
     `sources:      ${sources.length === 0 ? '-' : ''}`,
     ...sources.map(
-      (s) => printable(`  ${s.kind} ${s.path ?? s.name ?? ''} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`),
+      (s) => printable(`  ${s.kind} ${s.path ?? s.name ?? ''}: ${sourceStateText(s)} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`),
     ),
   ];
   out(lines.join('\n'));
   return 0;
+}
+
+/** What a source is doing, in words: an operator whose logs do not arrive sees a file that is not there yet, or a glob that matches nothing. */
+export function sourceStateText(s: { kind: string; state?: string | undefined; lines_read?: number | undefined; files?: unknown }): string {
+  const lines = `${s.lines_read ?? 0} lines read`;
+  if (s.state === undefined) return lines;
+  const files = Array.isArray(s.files) ? s.files.length : undefined; // a glob's matching files
+  if (s.kind === 'file' && s.state === 'waiting') return files !== undefined ? 'waiting: no file matches yet' : 'waiting: no such file yet';
+  if (s.kind === 'file' && files !== undefined && s.state === 'reading') return `reading ${files} file${files === 1 ? '' : 's'}, ${lines}`;
+  return `${s.state}, ${lines}`;
 }
 
 /** Free and total bytes of the state dir's filesystem and the buffer's default low-water mark there (nulls when statfs fails). */

@@ -95,7 +95,7 @@ export class GlobFileSource implements LogSourceRunner {
     for (const f of files) if (f.position !== null) position[f.key] = f.position;
     return {
       kind: 'file', key: this.key, path: this.pattern, name: null,
-      state: this.stopped ? 'stopped' : this.paused ? 'paused' : 'reading',
+      state: this.stopped ? 'stopped' : this.paused ? 'paused' : files.length === 0 ? 'waiting' : 'reading',
       position, last_error: this.lastError ?? files.find((f) => f.last_error !== null)?.last_error ?? null,
       lines_read: sum('lines_read'), bytes_read: sum('bytes_read'), lines_filtered: sum('lines_filtered'),
       lines_lost: sum('lines_lost'), bytes_lost: sum('bytes_lost'), lost_estimated: files.some((f) => f.lost_estimated),
@@ -134,10 +134,13 @@ export class GlobFileSource implements LogSourceRunner {
         }
       }
       let names: string[] = [];
+      let noDir = false;
       try {
         names = fs.readdirSync(this.dir);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+        noDir = true; // a typo, or a folder made later: said in status, looked at every poll
       }
       // A name whose file a tailer already follows needs no realpath and stat (a lstat per path
       // component, then a stat: 3,000 files every 250 ms were 60,000 system calls a second);
@@ -191,7 +194,7 @@ export class GlobFileSource implements LogSourceRunner {
         if (this.paused) t.pause();
         t.start();
       }
-      this.lastError = null;
+      this.lastError = noDir ? `${this.pattern}: the folder ${this.dir} does not exist (yet); files that match are read once it does` : null;
     } catch (err) {
       this.lastError = `${this.pattern}: ${(err as Error).message}`;
     }

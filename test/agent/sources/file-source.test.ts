@@ -348,6 +348,24 @@ describe('file source: rotation and truncation', () => {
 });
 
 describe('file source: globs', () => {
+  it('a glob whose folder does not exist, or that matches nothing: waiting, the missing folder said; read once a file appears', async () => {
+    const folder = join(dir, 'later');
+    const r = start(join(folder, '*.log'));
+    await waitFor(() => r.status().last_error !== null);
+    expect(r.status()).toMatchObject({ state: 'waiting', files: [], last_error: `${join(folder, '*.log')}: the folder ${folder} does not exist (yet); files that match are read once it does` });
+    mkdirSync(folder);
+    await waitFor(() => r.status().last_error === null);
+    expect(r.status().state).toBe('waiting'); // the folder is there, nothing matches yet
+    write(join(folder, 'app.log'), ['at last']);
+    await waitFor(() => messages(buffer).length === 1);
+    expect(r.status()).toMatchObject({ state: 'reading', last_error: null });
+    const { sourceStateText } = await import('../../../agent/cli-main.js');
+    expect(sourceStateText(r.status())).toBe('reading 1 file, 1 lines read');
+    expect(sourceStateText({ kind: 'file', state: 'waiting', files: [] })).toBe('waiting: no file matches yet');
+    expect(sourceStateText({ kind: 'file', state: 'waiting' })).toBe('waiting: no such file yet');
+    expect(sourceStateText({ kind: 'docker', state: 'retrying', lines_read: 3 })).toBe('retrying, 3 lines read');
+  });
+
   it('each matching file is its own source file:<real path>; a new matching file is picked up', async () => {
     write(join(dir, 'a.log'), ['a1']);
     write(join(dir, 'b.txt'), ['not matched']);
