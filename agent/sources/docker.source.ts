@@ -19,6 +19,7 @@
 // dropped.
 
 import * as http from 'node:http';
+import { currentUserName } from '../../common/process.js';
 import { TextDecoder } from 'node:util';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { BufferStorageError } from '../buffer/errors.js';
@@ -627,6 +628,8 @@ export class DockerSource implements LogSourceRunner {
   private restartMs = 0;
   private generation = 0;
   private engineError: string | null = null;
+  private loggedEngineError: string | null = null;
+  private loggedEngineErrorAt = 0;
   private connected = false;
   private readonly counters: Counters = { lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_split: 0, lines_skipped: 0 };
 
@@ -757,6 +760,7 @@ export class DockerSource implements LogSourceRunner {
     this.restartMs = 0;
     if (this.engineError !== null) this.shared.log.info({ source: this.key }, 'docker: engine reachable again');
     this.engineError = null;
+    this.loggedEngineError = null;
     for (const c of list as Record<string, unknown>[]) {
       const id = typeof c.Id === 'string' ? c.Id : null;
       const name = containerName(c.Names);
@@ -867,12 +871,32 @@ export class DockerSource implements LogSourceRunner {
     this.events = null;
     for (const c of this.streams.values()) c.close();
     this.streams.clear();
-    this.engineError = `Docker Engine unreachable at ${this.socketPath}: ${message}`;
+    this.engineError = `Docker Engine unreachable at ${this.socketPath}: ${message}${engineHint(this.socketPath, message)}`;
     this.restartMs = Math.min(this.restartMaxMs, this.restartMs === 0 ? this.restartMinMs : this.restartMs * 2);
-    this.shared.log.error({ source: this.key, retry_ms: this.restartMs }, `docker: ${this.engineError}; retrying`);
+    // Logged when it changes, then every 10 minutes (a host without Docker under a fleet-wide
+    // config would log it at every retry, for good); status always has it (DECISIONS D24).
+    const now = Date.now();
+    if (this.engineError !== this.loggedEngineError || now - this.loggedEngineErrorAt >= ENGINE_ERROR_LOG_EVERY_MS) {
+      this.loggedEngineError = this.engineError;
+      this.loggedEngineErrorAt = now;
+      this.shared.log.error({ source: this.key, retry_ms: this.restartMs }, `docker: ${this.engineError}; retrying`);
+    }
     this.timer = setTimeout(() => this.connect(), this.restartMs);
     this.timer.unref?.();
   }
+}
+
+/** How often the same engine error is logged again while it lasts. */
+const ENGINE_ERROR_LOG_EVERY_MS = 10 * 60_000;
+
+/** What to do when the Docker socket cannot be used: no Docker there, or this user may not use it. */
+export function engineHint(socketPath: string, message: string): string {
+  if (/EACCES|EPERM/.test(message)) {
+    const user = currentUserName();
+    return ` — the agent runs as ${user}, who may not use the Docker socket: add it to the docker group (usermod -aG docker ${user}, then restart the agent), or give the source a socket it may use`;
+  }
+  if (/ENOENT|ECONNREFUSED/.test(message)) return ` — is Docker running on this host? (no engine listens at ${socketPath}; a host without Docker can leave this source out of its config)`;
+  return '';
 }
 
 export interface ContainerStatus {

@@ -260,12 +260,17 @@ describe('docker source (fake Engine API on a unix socket)', () => {
   it('engine down: clear last_error, retried with backoff; engine up: reads; other sources unaffected', async () => {
     const f = join(dir, 'f.log');
     writeFileSync(f, 'file line\n');
-    const m = createSourceManager({ buffer, pollMs: 20, restartMinMs: 20, restartMaxMs: 50 });
+    const errors: string[] = [];
+    const logger = { info: () => undefined, warn: () => undefined, error: (_o: object, msg = '') => void errors.push(msg) };
+    const m = createSourceManager({ buffer, pollMs: 20, restartMinMs: 20, restartMaxMs: 50, logger });
     m.apply([{ kind: 'docker', socket }, { kind: 'file', path: f }]);
     await waitFor(() => messages(buffer).includes('file line'), 5000);
     await waitFor(() => (m.status()[0]!.last_error ?? '').length > 0, 5000);
-    expect(m.status()[0]!.last_error).toMatch(/Docker Engine unreachable at .*docker\.sock/);
+    expect(m.status()[0]!.last_error).toMatch(/Docker Engine unreachable at .*docker\.sock: .*ENOENT.* — is Docker running on this host\? \(no engine listens at .*docker\.sock; a host without Docker can leave this source out of its config\)/);
     expect(m.status()[0]).toMatchObject({ kind: 'docker', state: 'error' });
+    // retried every 20-50 ms, logged once (D24)
+    await sleep(300);
+    expect(errors.filter((e) => e.startsWith('docker: Docker Engine unreachable'))).toHaveLength(1);
 
     await docker.listen();
     const id = docker.add('late');
@@ -276,12 +281,19 @@ describe('docker source (fake Engine API on a unix socket)', () => {
     // goes away again mid-stream, and comes back: nothing lost or duplicated
     await docker.close();
     await waitFor(() => /unreachable/.test(m.status()[0]!.last_error ?? ''), 5000, 'down again');
+    expect(errors.filter((e) => e.startsWith('docker: Docker Engine unreachable'))).toHaveLength(2); // a new outage is told again
     docker.log(id, 'while down\n');
     await docker.listen();
     await waitFor(() => messages(buffer).includes('while down'), 5000, 'back up');
     await sleep(100);
     expect(messages(buffer).filter((x) => x !== 'file line')).toEqual(['engine is up', 'while down']);
     await m.close();
+  });
+
+  it('a socket this user may not use (EACCES): names the user and the docker group', async () => {
+    const { engineHint } = await import('../../../agent/sources/docker.source.js');
+    expect(engineHint('/var/run/docker.sock', 'connect EACCES /var/run/docker.sock')).toMatch(/^ — the agent runs as \S+, who may not use the Docker socket: add it to the docker group \(usermod -aG docker \S+, then restart the agent\), or give the source a socket it may use$/);
+    expect(engineHint('/var/run/docker.sock', 'socket hang up')).toBe('');
   });
 
   it('back-pressure: a failing buffer pauses the HTTP stream; nothing is lost once it recovers; pause()/resume()', async () => {
