@@ -115,6 +115,9 @@ function firstLine(kind: OutageKind, error: unknown): string {
   }
 }
 
+/** The conditions under which reads fail too (a read that succeeds ends them); the others refuse only writes. */
+const READS_FAIL: ReadonlySet<OutageKind> = new Set<OutageKind>(['unreachable', 'login', 'missing']);
+
 const STILL: Readonly<Record<OutageKind, string>> = {
   unreachable: 'database still out of reach',
   login: "database still refusing this server's login",
@@ -174,7 +177,7 @@ export class DatabaseOutage {
 
   /** The database is out of reach (from the first such failure to the next success); not while it only refuses writes. */
   get down(): boolean {
-    return this.since !== null && (this.kind === 'unreachable' || this.kind === 'login' || this.kind === 'missing');
+    return this.since !== null && READS_FAIL.has(this.kind);
   }
 
   /**
@@ -248,7 +251,7 @@ export class DatabaseOutage {
 
   /** A read succeeded: ends the database out of reach, not one that refuses writes. */
   readSucceeded(): void {
-    if (this.kind === 'unreachable' || this.kind === 'login' || this.kind === 'missing') this.succeeded();
+    if (READS_FAIL.has(this.kind)) this.succeeded();
   }
 
   private counts(): Record<string, number> {

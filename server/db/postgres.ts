@@ -102,7 +102,13 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       return db.connection().execute(async (locked) => {
         // Before the first lock: behind a pooler that shares sessions, the lock would be taken
         // in one session and released in another, and stay held there (DECISIONS G24).
-        sessionChecked ??= refuseSessionSharingPooler(locked, pool).then(() => refuseNoSchema(locked));
+        sessionChecked ??= refuseSessionSharingPooler(locked, pool)
+          .then(() => refuseNoSchema(locked))
+          .catch((error: unknown) => {
+            // A verdict stays; a failure to ask (the database out of reach) is asked again next time.
+            if (!(error instanceof SessionSharingPoolerError || error instanceof NoSchemaError)) sessionChecked = undefined;
+            throw error;
+          });
         await sessionChecked;
         const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) as ok`.execute(locked);
         if (got.rows[0]?.ok !== true) {
