@@ -44,6 +44,9 @@ export interface PostgresStorageOptions {
   maxGroupHosts?: number;
 }
 
+/** How long the migration lock is waited for before who holds it is said (a server starting holds it for less). */
+const MIGRATION_LOCK_QUIET_MS = 5000;
+
 /** Key of the migration advisory lock (any constant; "cortex" in ASCII). */
 const MIGRATION_LOCK_KEY = 0x636f72746578;
 
@@ -110,9 +113,17 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
             throw error;
           });
         await sessionChecked;
-        const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) as ok`.execute(locked);
-        if (got.rows[0]?.ok !== true) {
-          // Said before waiting, so a wait that does not end has a name (DECISIONS G25).
+        // Held for a moment by another server starting or migrating: waited for quietly. Held
+        // longer: who holds it is said before waiting on, so a wait that does not end has a
+        // name (DECISIONS G25).
+        const tryLock = async () => (await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) as ok`.execute(locked)).rows[0]?.ok === true;
+        const quietUntil = Date.now() + MIGRATION_LOCK_QUIET_MS;
+        let got = await tryLock();
+        while (!got && Date.now() < quietUntil) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          got = await tryLock();
+        }
+        if (!got) {
           onWait?.(await migrationLockHolder(locked).catch((err: unknown) => `a session this user cannot see (${(err as Error).message})`));
           await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(locked);
         }
