@@ -103,6 +103,9 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await enrollAndRun(b.host_id, b.token, 'console-b');
     // leaving the page drops the token from the page
     await page.getByRole('link', { name: 'Fleet' }).click();
+    // the view renders after the hash change: wait for it (page.content() right after the
+    // click once caught the enrollment page still there)
+    await page.waitForSelector('nav a[href="#/"][aria-current="page"]');
     expect(await page.content()).not.toContain(token);
   });
 

@@ -126,7 +126,22 @@ describe('PostgreSQL not up yet when serve starts (at boot, during a restart)', 
 
 describe('the migration lock held by another session', () => {
   it('serve and an admin command say who holds it (pid, application, address, what it last ran) and go on once it is released', async () => {
-    const target = await newTestDb('postgres');
+    // A database of the test's own: an advisory lock belongs to one database, so holding it
+    // here for seconds holds up no other test file's migration.
+    const name = `cx_lockwait_${process.pid}`;
+    const su = new pg.Client({ connectionString: withUrl(() => undefined) });
+    await su.connect();
+    await su.query(`drop database if exists ${name} with (force)`);
+    await su.query(`create database ${name}`);
+    const target = {
+      db: withUrl((u) => {
+        u.pathname = `/${name}`;
+      }),
+      drop: async () => {
+        await su.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+        await su.end();
+      },
+    };
     expect(server(['migrate', '--db', target.db]).code).toBe(0);
     const holder = new pg.Client({ connectionString: target.db, application_name: 'stuck-migration' });
     await holder.connect();
@@ -141,8 +156,7 @@ describe('the migration lock held by another session', () => {
       return out;
     };
     try {
-      // The key of server/db/postgres.ts's MIGRATION_LOCK_KEY ("cortex" in ASCII). Held only
-      // for the seconds this takes: every test file's migration waits for it meanwhile.
+      // The key of server/db/postgres.ts's MIGRATION_LOCK_KEY ("cortex" in ASCII).
       await holder.query('select pg_advisory_lock(x\'636f72746578\'::bigint)');
       const pid = (await holder.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid;
       const list = start(['agent', 'list']);
