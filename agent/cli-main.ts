@@ -30,7 +30,7 @@ import { TokenInputError, readTokenInput } from './token-input.js';
 import { applyAgentV8Flags } from './v8-flags.js';
 import { checkToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
-import { UsageError, describeCliError, formatCliError } from '../common/errors.js';
+import { UsageError, describeCliError, formatCliError, tidyTlsText } from '../common/errors.js';
 import { printable } from '../common/printable.js';
 
 const USAGE: Record<string, string> = {
@@ -225,11 +225,6 @@ async function cmdEnroll(args: string[]): Promise<number> {
     diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined, servers[0]!) : undefined));
     return 1;
   }
-}
-
-/** OpenSSL's error text (`EPROTO 80FC…:error:0A00010B:SSL routines:ssl3_get_record:wrong version number:../deps/…:350:` and a newline) as its reason alone. */
-export function tidyTlsText(message: string): string {
-  return message.replace(/(\w+ )?(EPROTO) [0-9A-F]+:error:[0-9A-F]+:SSL routines:[^:]*:([^:]+):\S*/g, '$2 (TLS: $3)').replace(/\s*\n\s*/g, ' ').trim();
 }
 
 /**

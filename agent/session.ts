@@ -32,6 +32,7 @@ import { openSocket } from './socket.js';
 import { StateMachine, type Transition } from './state.js';
 import { TokenKeeper, writeToken } from './token-store.js';
 import { authErrorMessage, authEventFor, closeSocket, helloParams } from './handshake.js';
+import { tidyTlsText } from '../common/errors.js';
 
 /** How long a session waits for its HelloResult (SessionOptions.helloTimeoutMs, `run --hello-timeout-ms`). */
 export const DEFAULT_HELLO_TIMEOUT_MS = 10_000;
@@ -251,8 +252,9 @@ export class Session {
       ws = await openSocket(url, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs });
     } catch (err) {
       if (this.halted) return;
-      this.deps.setError(`connect: ${this.scrub((err as Error).message)}`);
-      this.log.warn({ err: this.scrub((err as Error).message) }, 'connection attempt failed');
+      const why = tidyTlsText(this.scrub((err as Error).message));
+      this.deps.setError(`connect: ${why}`);
+      this.log.warn({ err: why }, 'connection attempt failed');
       if (this.machine.fire('upgrade_failed')) this.scheduleReconnect();
       return;
     }

@@ -114,3 +114,12 @@ export function describeCliError(error: unknown): { code: ErrorCodeName; text: s
   const code = isErrorCode(e?.code) ? e.code : isDiskFullCode(e?.code) ? 'E_DISK_FULL' : 'E_INTERNAL';
   return { code, text: formatCliError(code, message, typeof e?.hint === 'string' ? e.hint : ERROR_CODES[code]) };
 }
+
+/**
+ * OpenSSL's error text (`write EPROTO 80FC…:error:0A00010B:SSL routines:ssl3_get_record:wrong
+ * version number:../deps/…:350:` and a line break) as its reason alone, on one line: what
+ * `cortex-agent enroll` prints and a running agent's status shows (DECISIONS I17).
+ */
+export function tidyTlsText(message: string): string {
+  return message.replace(/(\w+ )?(EPROTO) [0-9A-F]+:error:[0-9A-F]+:SSL routines:[^:]*:([^:]+):\S*/g, '$2 (TLS: $3)').replace(/\s*\n\s*/g, ' ').trim();
+}

@@ -97,6 +97,19 @@ describe('cortex-agent enroll with the scheme or the path wrong', () => {
     }
   });
 
+  it('a running agent whose wss:// server speaks no TLS: status shows the reason in one line, not OpenSSL\'s internals', async () => {
+    const plain = await FakeServer.start();
+    try {
+      const a = await makeAgent(plain.url.replace('ws://', 'wss://'), { allowInsecure: false });
+      a.agent.start();
+      await a.agent.waitForState('Reconnecting');
+      expect(a.agent.status().last_error).toMatch(/^connect: cannot connect to wss:\/\/127\.0\.0\.1:\d+\/ws\/agent: EPROTO \(TLS: wrong version number\)$/);
+      await a.agent.stop();
+    } finally {
+      await plain.close();
+    }
+  });
+
   it('a path where the server has no agent endpoint (HTTP 404): the URL ends in /ws/agent', async () => {
     const { connectHint } = await import('../../agent/cli-main.js');
     expect(connectHint('server refused the WebSocket upgrade: HTTP 404 Not Found', false, 'wss://logs.example.com:3100/')).toBe(
