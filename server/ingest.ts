@@ -42,6 +42,11 @@ const BACKPRESSURE_MAX_RETRY_MS = 5_000;
 export class Ingest {
   /** Entries accepted by some session and not yet committed (or failed). */
   queuedEntries = 0;
+  /** Set when nothing more may be committed (the database file is gone, H20): every commit fails with it. */
+  private halted: Error | undefined;
+  /** Commits running now, and who waits for them to be over. */
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
   readonly flushEntries: number;
   readonly flushMs: number;
   readonly outage: DatabaseOutage;
@@ -59,6 +64,24 @@ export class Ingest {
     this.flushEntries = options.flushEntries ?? LIMITS.ack_flush_entries;
     this.flushMs = options.flushMs ?? LIMITS.ack_flush_ms;
     this.outage = options.outage ?? new DatabaseOutage({ logger });
+  }
+
+  /** From now on every commit fails with `error` (answered as its outage kind says); resolves once the commits running now are over. */
+  halt(error: Error): Promise<void> {
+    this.halted = error;
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Runs one commit, unless halted; counted so that halt() can wait for it. */
+  async commit<T>(run: () => Promise<T>): Promise<T> {
+    if (this.halted !== undefined) throw this.halted;
+    this.inFlight++;
+    try {
+      return await run();
+    } finally {
+      if (--this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
   }
 
   /** `n` entries left the queue (their commit returned or failed). */
@@ -298,7 +321,10 @@ export class SessionIngest {
       const group: CommittingPush[] = pushes.map((p) => ({ first: p.entries[0]?.seq, n: p.entries.length, at: p.at, resolve: p.resolve, reject: p.reject }));
       const received_at = new Date().toISOString();
       try {
-        const committed = this.ingest.storage.ingest.commitBatch(this.host_id, pushes.length === 1 ? (pushes[0] as PendingPush).entries : pushes.flatMap((p) => p.entries), received_at, this.session_id);
+        // run() is called at once, inside commit(): the entries are handed over before pushes is emptied.
+        const committed = this.ingest.commit(() =>
+          this.ingest.storage.ingest.commitBatch(this.host_id, pushes.length === 1 ? (pushes[0] as PendingPush).entries : pushes.flatMap((p) => p.entries), received_at, this.session_id),
+        );
         pushes.length = 0;
         const { accepted_seq, previous_accepted_seq, inserted } = await committed;
         const ack: LogsPushResult = { up_to_seq: accepted_seq, received_at };

@@ -13,6 +13,7 @@ import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
 import { migrateToLatest, migrationLockWaitMessage } from './db/migrations/index.js';
 import { openStorage, redactDbUrl } from './db/open.js';
 import { DatabaseOutage } from './db/outage.js';
+import { rescueTarget, watchDbFile } from './db/file-watch.js';
 import type { Storage } from './db/storage.js';
 import { ClusterRegistry, defaultServerId } from './cluster/registry.js';
 import { ProbeForwarder } from './cluster/probe-forward.js';
@@ -74,7 +75,9 @@ export interface StartOptions {
    * Called once the server has closed itself because it cannot go on (another process took
    * its server id over, DECISIONS G23); `serve` exits 1 with the message.
    */
-  onFatal?: (message: string) => void;
+  onFatal?: (message: string, code?: 'E_DB_OPEN') => void;
+  /** How often the SQLite database file's path is looked at (ms, default 2,000; H20). */
+  dbFileCheckMs?: number;
   /**
    * Time a client gets to send a complete HTTP request head (the upgrade request), and a
    * TLS client to finish its handshake (ms, default 10,000). Node's own defaults (60 s for
@@ -316,6 +319,40 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   registry.onTakenOver = (message) => {
     void running.close().finally(() => options.onFatal?.(message));
   };
+  // SQLite: the database file deleted or replaced under the server (H20).
+  const file = storage.file;
+  if (file !== undefined && storage.rescueCopy !== undefined && ownStorage) {
+    const rescueCopy = storage.rescueCopy;
+    const stopWatch = watchDbFile(
+      file,
+      (how) =>
+        void (async () => {
+          const gone = Object.assign(new Error(`the database file ${file} was ${how} while the server ran`), { code: 'CORTEX_DB_FILE_GONE' });
+          logger.error({ db: file, how }, `${gone.message}: nothing more is stored (pushes are answered -32007; the agents keep their entries); copying what this server holds back`);
+          await ingest.halt(gone);
+          const target = rescueTarget(file, how);
+          let message: string;
+          try {
+            await rescueCopy(target);
+            message =
+              target === file
+                ? `${gone.message}; what this server held (hosts, tokens, logs) was copied back to ${target} and the server stopped: start it again (systemd does) and the agents resend what was not stored`
+                : `${gone.message} (another file is there now); what this server held was copied to ${target} and the server stopped: keep the file you want at ${file} (the copy has everything this server stored), then start it again`;
+            logger.error({ db: file, rescued_to: target }, message);
+          } catch (error) {
+            message = `${gone.message}, and copying what the server held to ${target} failed (${(error as Error).message}): the server stopped; what it stored since the file was ${how} is lost`;
+            logger.fatal({ db: file, err: (error as Error).message }, message);
+          }
+          void running.close().finally(() => options.onFatal?.(message, 'E_DB_OPEN'));
+        })(),
+      options.dbFileCheckMs,
+    );
+    const close = running.close.bind(running);
+    running.close = () => {
+      stopWatch();
+      return close();
+    };
+  }
   return running;
 }
 

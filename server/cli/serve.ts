@@ -106,8 +106,9 @@ export async function serve(args: string[]): Promise<void> {
       ...(serverId !== undefined ? { serverId } : {}),
       ...(leaseSecs !== undefined ? { leaseMs: leaseSecs * 1000 } : {}),
       // Another process took this server id over (G23): the server has closed; exit 1.
-      onFatal: (message: string) => {
-        process.stderr.write(`${formatCliError('E_CONFIG', message)}\n`);
+      // The database file deleted or replaced under it (H20): stopped after rescuing its data; exit 1.
+      onFatal: (message: string, code?: 'E_DB_OPEN') => {
+        process.stderr.write(`cortex-server: ${formatCliError(code ?? 'E_CONFIG', message, code === undefined ? undefined : 'see the message; the server log has the same lines')}\n`);
         process.exit(1);
       },
     });

@@ -111,6 +111,10 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
     db,
     ingest,
     usedBytesIsCostly: false,
+    ...(inMemory ? {} : { file }),
+    async rescueCopy(to: string) {
+      await sqlite.backup(to);
+    },
     withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>): Promise<T> {
       // kysely's SqliteAdapter takes no lock and runs migrations outside a transaction.
       // Holding one connection and a BEGIN IMMEDIATE transaction around the whole run

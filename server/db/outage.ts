@@ -62,7 +62,8 @@ export function loginRefused(error: unknown): boolean {
  * failover to a server restored without it (DECISIONS G29).
  */
 export function databaseMissing(error: unknown): boolean {
-  return (error as { code?: unknown } | null | undefined)?.code === '3D000';
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return code === '3D000' || code === 'CORTEX_DB_FILE_GONE'; // the SQLite file deleted under the server (H20)
 }
 
 /** A login outage ends only after this long without a refused login (old connections still succeed meanwhile). */
@@ -103,6 +104,7 @@ function firstLine(kind: OutageKind, error: unknown): string {
     case 'login':
       return `database unusable: PostgreSQL refused this server's login (its password was changed, or the role or pg_hba.conf no longer lets it in); connections already open work until they close, new ones fail: ${MEANWHILE} — restore the login, or start serve again with the --db that has the new password`;
     case 'missing': {
+      if ((error as { code?: unknown } | null)?.code === 'CORTEX_DB_FILE_GONE') return `database unusable: ${(error as Error).message}; ${MEANWHILE}`;
       const name = /database "(.*)" does not exist/.exec(describe(error))?.[1];
       return `database unusable: PostgreSQL has no database ${name === undefined ? 'of the --db name' : JSON.stringify(name)} any more (dropped or renamed, or --db now leads to a server without it, e.g. a new primary restored without it); ${MEANWHILE} — restore or recreate it (cortex-server migrate makes the tables; serve goes on by itself once it answers), or point --db at the right database`;
     }

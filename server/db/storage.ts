@@ -126,6 +126,13 @@ export interface Storage {
    */
   withMigrationLock<T>(fn: (db: Kysely<Database>) => Promise<T>, onWait?: (holder: string) => void): Promise<T>;
   /**
+   * SQLite: the database file's path, and a consistent copy of the open database written to
+   * `to` (SQLite's backup API, through this process's connection): what rescues the data when
+   * the file was deleted or replaced under the running server (DECISIONS H20).
+   */
+  file?: string;
+  rescueCopy?(to: string): Promise<void>;
+  /**
    * Bytes the database's live data occupies (free pages not counted), for the size cap of
    * the retention purge.
    */
