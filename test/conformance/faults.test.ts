@@ -29,8 +29,8 @@ const SERVER_FAULTS: Fault[] = [
     patches: [
       {
         file: 'dist/server/ingest.js',
-        from: 'const committed = this.ingest.storage.ingest.commitBatch(',
-        to: 'for (const p of group) p.resolve({ up_to_seq: p.first + p.n - 1, received_at }); const committed = this.ingest.storage.ingest.commitBatch(',
+        from: 'const committed = this.ingest.commit(',
+        to: 'for (const p of group) p.resolve({ up_to_seq: p.first + p.n - 1, received_at }); const committed = this.ingest.commit(',
       },
     ],
     caught: ['error/-32007-BufferOverflow'],
