@@ -375,17 +375,19 @@ export class SessionIngest {
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'the ingest writer stopped before confirming the commit; resend the batch (entries it did store are acknowledged, not stored twice)' });
           this.ingest.options.metrics?.ingestFailures.labels('writer_stopped').inc();
           this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count }, 'ingest writer thread stopped; commit unconfirmed (-32007), a new writer thread takes over');
-        } else if (this.ingest.outage.failed('ingest', error)) {
-          // logged by the outage, once (not once per push of every agent)
+        } else if (
+          // the database down: logged by the outage, once; any other failure: once a minute,
+          // however many pushes of however many hosts get it
+          this.ingest.outage.report('ingest', error, (say) =>
+            this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count, ...say }, 'ingest commit failed (-32007)'),
+          )
+        ) {
           const kind = outageKind(error) ?? 'unreachable';
           rpc = new BufferOverflowError({ retry_after_ms: this.ingest.outage.retryAfterMs(), reason: `commit failed: ${OUTAGE_WHY[kind]}; nothing of the batch was stored` });
           this.ingest.options.metrics?.ingestFailures.labels(kind === 'read_only' || kind === 'disk_full' ? kind : 'db_unreachable').inc();
         } else {
           rpc = new BufferOverflowError({ retry_after_ms: 1000, reason: 'commit failed; nothing of the batch was stored' });
           this.ingest.options.metrics?.ingestFailures.labels('error').inc();
-          // Once a minute for the same error, however many pushes of however many hosts get it.
-          const say = this.ingest.outage.shouldLog('ingest', error);
-          if (say !== undefined) this.ingest.logger.error({ host_id: this.host_id, err: errorSummary(error), entries: count, ...say }, 'ingest commit failed (-32007)');
         }
         for (const p of group) p.reject(rpc);
         // Nothing after the failed group may be committed before it is resent (see refusedFrom).

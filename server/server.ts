@@ -168,10 +168,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   registerFleetMetrics(metrics.registry, storage.db, {
     silentAfterSecs: settings.silent_after_secs,
     onError: (error) => {
-      if (!outage.failed('fleet metrics', error)) {
-        const say = outage.shouldLog('fleet metrics', error);
-        if (say !== undefined) logger.warn({ err: String(error), ...say }, 'fleet metrics: reading the agents table failed');
-      }
+      outage.report('fleet metrics', error, (say) => logger.warn({ err: String(error), ...say }, 'fleet metrics: reading the agents table failed'));
     },
   });
   const control = new ControlPlane(sessions, storage, settings, logger, metrics, {

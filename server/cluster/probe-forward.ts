@@ -83,10 +83,7 @@ export class ProbeForwarder {
       for (const r of rows) void this.take(r.request_id);
     })()
       .catch((error: unknown) => {
-        if (!this.outage.failed('forwarded probes', error)) {
-          const say = this.outage.shouldLog('forwarded probes', error);
-          if (say !== undefined) this.logger.warn({ err: String(error), ...say }, 'forwarded probes: database read failed; retrying');
-        }
+        this.outage.report('forwarded probes', error, (say) => this.logger.warn({ err: String(error), ...say }, 'forwarded probes: database read failed; retrying'));
       })
       .finally(() => (this.scanning = undefined));
   }

@@ -234,10 +234,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     if (this.stopped) return Promise.resolve();
     this.ticking ??= this.renewAndSweep()
       .catch((error: unknown) => {
-        if (!this.outage.failed('lease renewal', error)) {
-          const say = this.outage.shouldLog('lease renewal', error);
-          if (say !== undefined) this.log.warn({ err: String(error), ...say }, 'lease renewal failed; retrying');
-        }
+        this.outage.report('lease renewal', error, (say) => this.log.warn({ err: String(error), ...say }, 'lease renewal failed; retrying'));
       })
       .finally(() => (this.ticking = undefined));
     return this.ticking;

@@ -82,10 +82,7 @@ export class ControlPlane {
     this.running = this.pollOnce()
       .then(() => this.outage.readSucceeded())
       .catch((error: unknown) => {
-        if (!this.outage.failed('control watcher', error)) {
-          const say = this.outage.shouldLog('control watcher', error);
-          if (say !== undefined) this.logger.warn({ err: String(error), ...say }, 'control watcher: database read failed; retrying');
-        }
+        this.outage.report('control watcher', error, (say) => this.logger.warn({ err: String(error), ...say }, 'control watcher: database read failed; retrying'));
       })
       .finally(() => {
         this.running = undefined;

@@ -251,6 +251,18 @@ export class DatabaseOutage {
     return seen !== undefined && seen.unlogged > 0 ? { repeated: seen.unlogged } : {};
   }
 
+  /**
+   * A failed database operation, told once: `failed` takes the database-wide conditions;
+   * anything else is handed to `log` as `shouldLog` allows (the caller's line, with `repeated`).
+   * Returns what `failed` returned: true when it was the database down or refusing writes.
+   */
+  report(what: string, error: unknown, log: (fields: { repeated?: number }) => void): boolean {
+    if (this.failed(what, error)) return true;
+    const say = this.shouldLog(what, error);
+    if (say !== undefined) log(say);
+    return false;
+  }
+
   /** A read succeeded: ends the database out of reach, not one that refuses writes. */
   readSucceeded(): void {
     if (READS_FAIL.has(this.kind)) this.succeeded();

@@ -277,11 +277,7 @@ export class Connection {
       return result;
     } catch (error) {
       if (error instanceof RpcError) throw error;
-      const unreachable = this.ctx.outage.failed('hello', error);
-      if (!unreachable) {
-        const say = this.ctx.outage.shouldLog('hello', error);
-        if (say !== undefined) this.ctx.logger.error({ address: this.address, err: String(error), ...say }, 'hello failed with an internal error');
-      }
+      const unreachable = this.ctx.outage.report('hello', error, (say) => this.ctx.logger.error({ address: this.address, err: String(error), ...say }, 'hello failed with an internal error'));
       this.afterHelloAnswer = () => this.closeWith(1011, unreachable ? 'server database unavailable' : 'internal error');
       throw new RpcError(-32603, 'InternalError');
     }
@@ -369,10 +365,7 @@ export class Connection {
     try {
       await this.ctx.rows.run((db) => markDisconnected(db, this.host_id as string, this.session_id as string, text));
     } catch (error) {
-      if (!this.ctx.outage.failed('disconnect', error)) {
-        const say = this.ctx.outage.shouldLog('disconnect', error);
-        if (say !== undefined) this.ctx.logger.warn({ host_id: this.host_id, err: String(error), ...say }, 'could not record the disconnect');
-      }
+      this.ctx.outage.report('disconnect', error, (say) => this.ctx.logger.warn({ host_id: this.host_id, err: String(error), ...say }, 'could not record the disconnect'));
     }
     this.ctx.logger.info({ host_id: this.host_id, session_id: this.session_id, reason: text }, 'agent disconnected');
   }
