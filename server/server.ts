@@ -262,6 +262,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 
   let closing: Promise<void> | undefined;
   let shuttingDown: Promise<void> | undefined;
+  let stopFileWatch = (): void => undefined; // H20, below
   const running: RunningServer = {
     url,
     port: addr.port,
@@ -286,6 +287,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     },
     close() {
       closing ??= (async () => {
+        stopFileWatch();
         gate.draining = true;
         clearInterval(pinger);
         certificate?.stop();
@@ -320,7 +322,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const file = storage.file;
   if (file !== undefined && storage.rescueCopy !== undefined && ownStorage) {
     const rescueCopy = storage.rescueCopy;
-    const stopWatch = watchDbFile(
+    stopFileWatch = watchDbFile(
       file,
       (how) =>
         void (async () => {
@@ -344,11 +346,6 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         })(),
       options.dbFileCheckMs,
     );
-    const close = running.close.bind(running);
-    running.close = () => {
-      stopWatch();
-      return close();
-    };
   }
   return running;
 }
