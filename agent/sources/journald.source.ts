@@ -131,8 +131,7 @@ export class JournaldSource implements LogSourceRunner {
   private readonly journalDirs: readonly string[] | null;
   private readonly journalRecheckMs: number;
   private journalTimer: NodeJS.Timeout | null = null;
-  /** journalctl follows no journal: told in status until one appears (then journalctl is started again). */
-  private noJournal = false;
+  /** No journal was said once in the log (status says it until one appears). */
   private noJournalTold = false;
   private restartingForJournal = false;
 
@@ -281,13 +280,9 @@ export class JournaldSource implements LogSourceRunner {
   private checkJournal(child: ChildProcess): void {
     if (this.journalDirs === null || this.stopped) return;
     if (hasJournalFiles(this.journalDirs)) {
-      if (this.noJournal) {
-        this.noJournal = false;
-        if (this.lastError === NO_JOURNAL(this.journalDirs)) this.lastError = null;
-      }
+      if (this.lastError === NO_JOURNAL(this.journalDirs)) this.lastError = null;
       return;
     }
-    this.noJournal = true;
     this.lastError = NO_JOURNAL(this.journalDirs);
     if (!this.noJournalTold) {
       this.noJournalTold = true;
