@@ -396,8 +396,10 @@ function startPinger(connections: ReadonlySet<Connection>, settings: ServerSetti
   const pinger = setInterval(() => {
     for (const conn of connections) {
       if (conn.missedPongs >= settings.missed_pongs) {
-        logger.info({ host_id: conn.host_id, address: conn.address }, 'missed pongs: closing 1011');
-        conn.closeWith(1011, 'missed pongs', { terminateAfterMs: 1000 });
+        // Pongs are unread too while the agent reads nothing of what was sent (Connection.holdReads).
+        if (conn.readsHeld) logger.info({ host_id: conn.host_id, address: conn.address }, 'agent read nothing the server sent for the missed-pong limit: closing 1011');
+        else logger.info({ host_id: conn.host_id, address: conn.address }, 'missed pongs: closing 1011');
+        conn.closeWith(1011, conn.readsHeld ? 'not reading' : 'missed pongs', { terminateAfterMs: 1000 });
         continue;
       }
       conn.missedPongs++;

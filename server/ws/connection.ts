@@ -35,6 +35,14 @@ import { createSessionPeer } from './session-peer.js';
 export { parseStoredConfig } from './handshake.js';
 
 
+/**
+ * Bytes queued for an agent above which the server stops reading its frames until they have
+ * gone out: an agent that sends without reading (a stuck or hostile peer) cannot make the
+ * server hold its answers — a 7-byte malformed frame earns a 100-byte -32700 — without bound
+ * (DECISIONS H21). Far above what a reading agent ever has queued (acks, notifications).
+ */
+export const OUTBOUND_HIGH_WATER_BYTES = 1024 * 1024;
+
 const CLOSE_NAMES: Record<number, string> = { 1000: 'normal', 1001: 'going away', 1005: 'no status', 1006: 'abnormal' };
 const WS_ERRORS: Record<string, [number, string]> = {
   WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: [1009, 'oversize'],
@@ -47,6 +55,10 @@ export class Connection {
   session_id: string | undefined;
   /** Pings sent without a pong since (the server's ping sweep reads and resets it). */
   missedPongs = 0;
+  /** Frames are not read while the agent has more than OUTBOUND_HIGH_WATER_BYTES to take. */
+  readsHeld = false;
+  private toldReadsHeld = false;
+  private readonly socket: Socket;
   /** The last agent.heartbeat's buffer figures (the console shows them). */
   lastHeartbeat: { queue_depth: number; buffer_bytes: number; at: string } | undefined;
   readonly address: string;
@@ -85,6 +97,7 @@ export class Connection {
     const transport: Transport = {
       send: (text) => {
         ws.send(text);
+        if (ws.bufferedAmount > OUTBOUND_HIGH_WATER_BYTES) this.holdReads();
         const after = this.afterHelloAnswer;
         this.afterHelloAnswer = undefined;
         after?.();
@@ -138,6 +151,7 @@ export class Connection {
     });
 
     const socket = (ws as unknown as { _socket: Socket })._socket;
+    this.socket = socket;
     this.guard = new PreHelloGuard(
       {
         state: () => this.state,
@@ -184,10 +198,36 @@ export class Connection {
     if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
   }
 
+  /**
+   * The agent has more than OUTBOUND_HIGH_WATER_BYTES queued: read nothing more from it until
+   * the socket drained (TCP then holds its sends back). One that never reads again is closed
+   * by the ping sweep, its pongs being unread too.
+   */
+  private holdReads(): void {
+    if (this.readsHeld || this.ws.readyState !== this.ws.OPEN) return;
+    this.readsHeld = true;
+    this.ws.pause();
+    this.ctx.metrics.readsHeld.inc();
+    if (!this.toldReadsHeld) {
+      this.toldReadsHeld = true;
+      this.ctx.logger.info(
+        { host_id: this.host_id, address: this.address, queued_bytes: this.ws.bufferedAmount },
+        'agent does not read what the server sends: its frames are not read until it does (closed at the missed-pong limit if it never does)',
+      );
+    }
+    this.socket.once('drain', () => {
+      this.readsHeld = false;
+      this.ws.resume();
+    });
+  }
+
   /** Close with our own code and reason (recorded as last_disconnect_reason). */
   closeWith(code: number, reason: string, opts: { terminateAfterMs?: number } = {}): void {
     if (this.serverClose === undefined) this.serverClose = { code, reason };
     if (this.state !== 'active' && this.state !== 'closed') this.state = 'closed';
+    // Read again: the agent's close frame ends the handshake (whatever else it sends after our
+    // close is dropped by ws unanswered).
+    if (this.readsHeld) this.ws.resume();
     try {
       this.ws.close(code, reason);
     } catch {

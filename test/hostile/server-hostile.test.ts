@@ -411,6 +411,44 @@ describe('server under hostile input', () => {
     await assertHealthy();
   }, 60_000);
 
+  it('an authenticated peer that sends without reading: the server stops reading it, holds ~1 MiB of answers, not its flood, and closes it at the pong limit', async () => {
+    const host = issueAgent(db, 'never-reads');
+    const ws = await authed({ host_id: host.host_id, token: host.token });
+    ws.socket.pause(); // reads nothing the server sends from here on
+    // Tiny malformed frames: each one (7 bytes) makes the server answer -32700 (~100 bytes).
+    const x = encodeFrame(1, Buffer.from('x'));
+    const chunk = Buffer.concat(Array.from({ length: 10_000 }, () => x));
+    const MAX_CHUNKS = 300; // 3 million frames: ~300 MB of answers if the server read them all
+    let chunks = 0;
+    let stalled = false;
+    const closedLog = server.waitForLog((r) => r['host_id'] === host.host_id && r['msg'] === 'agent disconnected', 30_000);
+    const heldLog = server.waitForLog((r) => r['host_id'] === host.host_id && String(r['msg']).startsWith('agent does not read'), 30_000);
+    await whileIngestContinues(async () => {
+      while (chunks < MAX_CHUNKS && !stalled && !ws.socket.destroyed) {
+        chunks++;
+        if (ws.socket.write(chunk)) continue;
+        // the client's own send buffer filled: does the server still take its bytes?
+        stalled = !(await new Promise<boolean>((resolve) => {
+          const t = setTimeout(() => resolve(false), 3000);
+          ws.socket.once('drain', () => (clearTimeout(t), resolve(true)));
+        }));
+      }
+    });
+    fuzzCases += chunks * 10_000;
+    expect(stalled, `the server read all ${chunks} chunks (${chunks * 10_000} frames)`).toBe(true);
+    expect(chunks).toBeLessThan(MAX_CHUNKS);
+    const held = await heldLog;
+    expect(held['queued_bytes'] as number).toBeGreaterThan(1024 * 1024);
+    // the pong sweep (every 1 s here, 3 missed) ends the session; the good agent carried on
+    const closed = await closedLog;
+    expect(String(closed['reason'])).toContain('1011');
+    ws.destroy();
+    const metrics = await fetch(`${server.http}/metrics`).then((r) => r.text());
+    expect(metrics).toMatch(/^cortex_agent_reads_held_total [1-9]/m);
+    recordFigure('hostile_never_reads', { frames_taken: chunks * 10_000, rss_now_mib: +(rssBytes(server.pid) / MiB).toFixed(1) });
+    await assertHealthy();
+  }, 60_000);
+
   it('server RSS stayed under 2 × idle + 50 MiB; no token in any output', async () => {
     await assertHealthy();
     expect(peakRss).toBeGreaterThan(0);
