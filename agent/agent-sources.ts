@@ -48,8 +48,14 @@ export function sourceStatusWithPositions(sources: Pick<SourceManager, 'status' 
     }
   };
   list.forEach(index);
+  // A glob's files commit under their own keys: their positions are in the glob's status already.
+  const globMembers = new Set<string>();
+  for (const s of list) {
+    if (!Array.isArray(s.files)) continue;
+    for (const f of s.files) if (f !== null && typeof f === 'object' && !Array.isArray(f) && typeof f['key'] === 'string') globMembers.add(f['key']);
+  }
   for (const p of positions) {
-    if (p.source.startsWith('agent:')) continue;
+    if (p.source.startsWith('agent:') || globMembers.has(p.source)) continue;
     const match = byName.get(p.source);
     if (match) match.position = p.position;
     else {

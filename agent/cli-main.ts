@@ -544,8 +544,10 @@ function cmdStatus(args: string[]): number {
   let state: AgentState = 'Disconnected';
   if (file !== null && (running || isTerminalState(file.state))) state = file.state;
   const sources = (file?.sources ?? []).map((s) => ({ ...s }));
+  // a glob's files commit under their own keys; the glob's status lists them
+  const globMembers = new Set(sources.flatMap((s) => (Array.isArray(s.files) ? (s.files as { key?: unknown }[]).map((f) => f.key) : [])));
   for (const pos of snap.sources) {
-    if (pos.source.startsWith('agent:')) continue;
+    if (pos.source.startsWith('agent:') || globMembers.has(pos.source)) continue;
     const m = sources.find((s) => s.path === pos.source || s.name === pos.source || `file:${s.path}` === pos.source);
     if (m) m.position = pos.position;
     else if (!sources.some((s) => s.name === pos.source.slice(pos.source.indexOf(':') + 1))) {
@@ -611,12 +613,32 @@ function cmdStatus(args: string[]): number {
       ? [`degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`]
       : []),
     `sources:      ${sources.length === 0 ? '-' : ''}`,
-    ...sources.map(
-      (s) => printable(`  ${s.kind} ${s.path ?? s.name ?? ''}: ${sourceStateText(s)} position=${JSON.stringify(s.position)}${s.last_error ? ` error: ${s.last_error}` : ''}`),
-    ),
+    ...sources.flatMap((s) => sourceLines(s).map(printable)),
   ];
   out(lines.join('\n'));
   return 0;
+}
+
+/** A glob's files listed one by one in `status` (beyond it, only those with something to say). */
+const GLOB_FILES_LISTED = 20;
+
+type StatusSource = { kind: string; path: string | null; name: string | null; position: unknown; last_error: string | null; state?: string | undefined; lines_read?: number | undefined; files?: unknown };
+
+/**
+ * A source's lines in `status`. A glob: its own line (without the map of every file's
+ * position: `--json` has it), then its files indented — every one when there are few, else
+ * those not being read as usual (skipped as not text, an error, draining).
+ */
+export function sourceLines(s: StatusSource): string[] {
+  const error = (e: string | null) => (e ? ` error: ${e}` : '');
+  if (!Array.isArray(s.files)) return [`  ${s.kind} ${s.path ?? s.name ?? ''}: ${sourceStateText(s)} position=${JSON.stringify(s.position)}${error(s.last_error)}`];
+  const files = s.files as { path?: string | null; state?: string; lines_read?: number; last_error?: string | null }[];
+  const notable = (f: (typeof files)[number]) => f.state !== 'reading' || (f.last_error ?? null) !== null;
+  const shown = files.length <= GLOB_FILES_LISTED ? files : files.filter(notable);
+  const lines = [`  ${s.kind} ${s.path ?? ''}: ${sourceStateText(s)}${error(s.last_error)}`];
+  for (const f of shown) lines.push(`    ${f.path ?? ''}: ${f.state ?? '-'}, ${f.lines_read ?? 0} lines read${error(f.last_error ?? null)}`);
+  if (shown.length < files.length) lines.push(`    (${files.length - shown.length} more files reading)`);
+  return lines;
 }
 
 /** What a source is doing, in words: an operator whose logs do not arrive sees a file that is not there yet, or a glob that matches nothing. */
@@ -625,7 +647,11 @@ export function sourceStateText(s: { kind: string; state?: string | undefined; l
   if (s.state === undefined) return lines;
   const files = Array.isArray(s.files) ? s.files.length : undefined; // a glob's matching files
   if (s.kind === 'file' && s.state === 'waiting') return files !== undefined ? 'waiting: no file matches yet' : 'waiting: no such file yet';
-  if (s.kind === 'file' && files !== undefined && s.state === 'reading') return `reading ${files} file${files === 1 ? '' : 's'}, ${lines}`;
+  if (s.kind === 'file' && files !== undefined && s.state === 'reading') {
+    const skipped = (s.files as { state?: string }[]).filter((f) => f.state === 'skipped').length;
+    const reading = files - skipped;
+    return `reading ${reading} file${reading === 1 ? '' : 's'}${skipped > 0 ? ` (${skipped} not read: not text)` : ''}, ${lines}`;
+  }
   return `${s.state}, ${lines}`;
 }
 

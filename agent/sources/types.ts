@@ -54,8 +54,8 @@ export interface SourceRunnerStatus extends SourceReport {
   key: string;
   path: string | null;
   name: string | null;
-  /** waiting (file missing), reading, draining (rotated-away file), paused, retrying (storage), error, stopped. */
-  state: 'idle' | 'waiting' | 'reading' | 'draining' | 'paused' | 'retrying' | 'error' | 'stopped';
+  /** waiting (file missing), reading, draining (rotated-away file), skipped (not text: compressed, binary; last_error says which), paused, retrying (storage), error, stopped. */
+  state: 'idle' | 'waiting' | 'reading' | 'draining' | 'skipped' | 'paused' | 'retrying' | 'error' | 'stopped';
   lines_read: number;
   bytes_read: number;
   /** Lines dropped by `filter` (their offset still advances). */

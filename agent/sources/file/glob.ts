@@ -96,7 +96,8 @@ export class GlobFileSource implements LogSourceRunner {
     return {
       kind: 'file', key: this.key, path: this.pattern, name: null,
       state: this.stopped ? 'stopped' : this.paused ? 'paused' : files.length === 0 ? 'waiting' : 'reading',
-      position, last_error: this.lastError ?? files.find((f) => f.last_error !== null)?.last_error ?? null,
+      // a file not read for being compressed or binary is said on its own line, not as the glob's error
+      position, last_error: this.lastError ?? files.find((f) => f.last_error !== null && f.state !== 'skipped')?.last_error ?? null,
       lines_read: sum('lines_read'), bytes_read: sum('bytes_read'), lines_filtered: sum('lines_filtered'),
       lines_lost: sum('lines_lost'), bytes_lost: sum('bytes_lost'), lost_estimated: files.some((f) => f.lost_estimated),
       truncations: sum('truncations'), rotations: sum('rotations'), lines_split: sum('lines_split'),

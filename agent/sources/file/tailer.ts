@@ -26,6 +26,7 @@ import { METADATA_DROPPED } from '../syslog-parse.js';
 import { MAX_MESSAGE_CODE_POINTS } from '../text.js';
 import type { LogSourceRunner, SourceLogger, SourceRunnerStatus, SourceSink } from '../types.js';
 import { FileCursor, endOfLastLine, findByIdentity, isFilePosition, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition } from './identity.js';
+import { SNIFF_BYTES, notTextReason } from './content.js';
 import { parseChunk, type FileLineOptions } from './parse.js';
 import { Poller } from './poll.js';
 
@@ -121,6 +122,12 @@ export class FileTailer implements LogSourceRunner {
   };
   /** Lines whose metadata broke a contract cap: sent as plain text with a marker (DECISIONS H2). */
   private linesDegraded = 0;
+  /** Why the open file is not read (its first bytes are not text: ./content.ts), null while it is. */
+  private notText: string | null = null;
+  /** Its size then: a file that shrinks below it (truncated) is looked at again. */
+  private notTextSize = 0;
+  /** The open file's first bytes were looked at (checkHead). */
+  private headChecked = false;
 
   constructor(options: TailerOptions) {
     this.o = options;
@@ -169,9 +176,10 @@ export class FileTailer implements LogSourceRunner {
   }
 
   status(): SourceRunnerStatus {
+    const skipped = this.notText !== null && (this.state === 'reading' || this.state === 'draining');
     return {
-      kind: 'file', key: this.key, path: this.path, name: null, state: this.state,
-      position: this.committed, last_error: this.lastError, ...this.c, lines_degraded: this.linesDegraded,
+      kind: 'file', key: this.key, path: this.path, name: null, state: skipped ? 'skipped' : this.state,
+      position: this.committed, last_error: skipped ? `not read: ${this.notText}` : this.lastError, ...this.c, lines_degraded: this.linesDegraded,
     };
   }
 
@@ -316,6 +324,8 @@ export class FileTailer implements LogSourceRunner {
   }
 
   private openFresh(st: fs.Stats, fd: number): void {
+    this.notText = null;
+    this.headChecked = false;
     this.cur.openAt(st, fd);
     this.draining = false;
     this.quietPolls = 0;
@@ -424,7 +434,15 @@ export class FileTailer implements LogSourceRunner {
    * run, alternating); the file → buffer rate (`bench sources`) did not move.
    */
   private readAvailable(size: number): boolean {
-    if (this.cur.offset >= size) return false;
+    if (this.notText !== null && size < this.notTextSize) {
+      this.notText = null; // truncated: its new first bytes decide again
+      this.headChecked = false;
+    }
+    if (!this.headChecked && size > 0) {
+      this.headChecked = true;
+      this.checkHead(size);
+    }
+    if (this.notText !== null || this.cur.offset >= size) return false;
     const buf = readBufferOf(this.readBytes);
     const want = Math.min(this.readBytes, size - this.cur.offset);
     const n = fs.readSync(this.cur.fd!, buf, 0, want, this.cur.offset);
@@ -432,9 +450,25 @@ export class FileTailer implements LogSourceRunner {
     return this.processChunk(buf, n, false) > 0; // 0: only a partial line left
   }
 
+  /**
+   * Looks at the first bytes of the open file once (whatever the offset: a stored position
+   * from an older agent, start_at "end"). One that is not text (compressed, binary:
+   * ./content.ts) is not read — nothing committed, so a restart looks again — until it is
+   * truncated or another file takes the path. Said once per file, in the log and in status.
+   */
+  private checkHead(size: number): void {
+    const head = Buffer.allocUnsafe(Math.min(size, SNIFF_BYTES));
+    const n = fs.readSync(this.cur.fd!, head, 0, head.length, 0);
+    const why = notTextReason(head.subarray(0, n));
+    if (why === null) return;
+    this.notText = why;
+    this.notTextSize = size;
+    this.o.logger.warn({ source: this.key, size }, `${this.path} is not read: ${why}`);
+  }
+
   /** Flushes a partial last line of a file rotated away (it will never get its newline). */
   private flushPartial(size: number): void {
-    if (this.cur.offset >= size) return;
+    if (this.cur.offset >= size || this.notText !== null) return;
     const len = size - this.cur.offset;
     const b = Buffer.allocUnsafe(len);
     const n = fs.readSync(this.cur.fd!, b, 0, len, this.cur.offset);
