@@ -12,7 +12,7 @@
 
 import type { EventEmitter } from 'node:events';
 import { describeIssues, toIssues, validateLogBatchEntry, type MetricSample } from '@cortex/agent-protocol';
-import type { AppendResult, BufferOptions, DurableBuffer, EvictionReport, SourcePositionUpdate } from './buffer/buffer.js';
+import { RECLAIM_MAX_LIVE_BYTES, type AppendResult, type BufferOptions, type DurableBuffer, type EvictionReport, type SourcePositionUpdate } from './buffer/buffer.js';
 import type { NewLogEntry } from './buffer/entry.js';
 import { BufferStorageError } from './buffer/errors.js';
 import { clearRecovery, openHealing, type RecoveryReport } from './buffer/heal.js';
@@ -30,7 +30,10 @@ export function openAgentBuffer(stateDir: string, options: BufferOptions | undef
   return { buffer: healed.buffer, recovery: healed.recovery };
 }
 
-export type GuardedBuffer = Pick<DurableBuffer, 'append' | 'applyAccepted' | 'assertSpace' | 'setSourcePosition' | 'ackedSeq' | 'stats' | 'hardCapBytes'>;
+export type GuardedBuffer = Pick<DurableBuffer, 'append' | 'applyAccepted' | 'assertSpace' | 'setSourcePosition' | 'ackedSeq' | 'stats' | 'hardCapBytes' | 'reclaim'>;
+
+/** How often, at most, an ack looks whether a drained buffer can give its file space back. */
+export const RECLAIM_CHECK_MS = 10_000;
 
 export interface StorageGuardDeps {
   stateDir: string;
@@ -53,10 +56,13 @@ export interface StorageGuardDeps {
   /** Writes status.json now (storage recovered). */
   writeStatus(): void;
   sendMetrics(samples: MetricSample[]): void;
+  /** Epoch milliseconds (the reclaim check's spacing). Default Date.now. */
+  now?: () => number;
 }
 
 export class StorageGuard {
   private retryTimer: NodeJS.Timeout | null = null;
+  private reclaimCheckedAt = 0;
   /** The largest write refused at the low-water mark since the sources paused: what the probe must find room for. */
   private refusedBytes = 0;
   private recoveryReport: RecoveryReport | null;
@@ -156,11 +162,32 @@ export class StorageGuard {
 
   /** acked_seq advanced: once past the range a damaged buffer lost, no longer degraded. */
   acked(ackedSeq: number): void {
+    this.maybeReclaim();
     if (this.recoveryReport === null || ackedSeq < this.recoveryReport.next_seq) return;
     this.deps.log.info({ acked_seq: this.deps.buffer.ackedSeq, ...this.recoveryReport }, 'the server has acked past the range lost with the damaged buffer: no longer degraded');
     this.recoveryReport = null;
     clearRecovery(this.deps.stateDir);
     this.deps.markDirty();
+  }
+
+  /**
+   * After an ack, at most every RECLAIM_CHECK_MS and only with little left queued: a buffer file
+   * grown by a backlog gives its free pages back (DurableBuffer.reclaim, DECISIONS H22).
+   */
+  private maybeReclaim(): void {
+    const now = (this.deps.now ?? Date.now)();
+    if (now - this.reclaimCheckedAt < RECLAIM_CHECK_MS || this.retryTimer !== null) return;
+    this.reclaimCheckedAt = now;
+    const stats = this.deps.buffer.stats();
+    if (stats.bufferBytes > RECLAIM_MAX_LIVE_BYTES) return;
+    const started = performance.now();
+    const freed = this.deps.buffer.reclaim();
+    if (freed > 0) {
+      this.deps.log.info(
+        { freed_bytes: freed, queue_depth: stats.queueDepth, took_ms: Math.round(performance.now() - started) },
+        `buffer.db gave ${(freed / 1048576).toFixed(1)} MiB back to the filesystem: the backlog it grew for has been sent`,
+      );
+    }
   }
 
   /** The range a damaged buffer took with it, reported like an eviction (DECISIONS H5), or [] . */

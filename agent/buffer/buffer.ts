@@ -82,6 +82,10 @@ const PAGE_SIZE_REBUILD_MAX_BYTES = 16 * MIB;
  * away in a full checkpoint, not in a crash that lost commits (heal.ts).
  */
 export const PAGE_SIZE_REBUILD_MARK = '.rebuild';
+/** Free pages from which a drained buffer gives its space back (DurableBuffer.reclaim). */
+export const RECLAIM_MIN_FREE_BYTES = 64 * MIB;
+/** Live data up to which reclaim rebuilds the file. */
+export const RECLAIM_MAX_LIVE_BYTES = 16 * MIB;
 /** Default size of the reserve file (BufferOptions.reserveBytes). */
 export const DEFAULT_RESERVE_BYTES = MIB;
 /** Rows deleted per transaction when an ack has to be applied in steps (full disk). */
@@ -641,6 +645,35 @@ export class DurableBuffer {
     const meta = { ...this.meta, next_seq: next };
     this.write('raiseNextSeq', () => this.writeMeta(meta));
     this.meta = meta;
+  }
+
+  /**
+   * Gives the file's free pages back to the filesystem once a backlog has drained. SQLite reuses
+   * the pages of acked rows but never returns them: after an outage the file kept the size the
+   * backlog grew it to (126 MB for 120 MB of entries, up to the hard cap's ~600 MB) with nothing
+   * queued. When the free pages are at least RECLAIM_MIN_FREE_BYTES and more than the live data,
+   * the live data is at most RECLAIM_MAX_LIVE_BYTES (the rebuild writes it once more: well under
+   * a second) and the disk has room for that copy above the low-water mark, the file is rebuilt
+   * (VACUUM, in WAL mode: one transaction — every row and position, or the file as it was) and
+   * the WAL checkpointed, which truncates it. Returns the bytes given back (0: nothing done;
+   * a reader holding the WAL defers the truncation to a later checkpoint).
+   */
+  reclaim(): number {
+    let before: number;
+    try {
+      const pages = Number(this.db.pragma('page_count', { simple: true }));
+      const free = Number(this.db.pragma('freelist_count', { simple: true })) * this.pageSize;
+      const live = pages * this.pageSize - free;
+      if (free < RECLAIM_MIN_FREE_BYTES || free <= live || live > RECLAIM_MAX_LIVE_BYTES) return 0;
+      const space = this.space(true);
+      if (space === undefined || space.free < this.minFreeBytes(space.total) + 2 * live) return 0;
+      before = statSync(this.path).size;
+      this.db.exec('VACUUM'); // rows keep their seqs and text: the in-memory tail stays right
+      this.db.pragma('wal_checkpoint(TRUNCATE)');
+      return Math.max(0, before - statSync(this.path).size);
+    } catch {
+      return 0; // a full disk, a reader in the way: the next call tries again
+    }
   }
 
   /** Changes the page limit (see BufferOptions.maxPageCount); returns the effective limit. */

@@ -367,6 +367,76 @@ describe('file layout (DECISIONS P14)', () => {
   });
 });
 
+describe('giving space back after a backlog (DECISIONS H22)', () => {
+  const MB = 1024 * 1024;
+  /** 80 MB of entries in 20 appends, the last with a source position. */
+  function backlog(b: DurableBuffer): void {
+    for (let i = 0; i < 19; i++) b.append(entries(1000, `b${i}-`, 4000));
+    b.append(entries(1000, 'b19-', 4000), { source: 'file:/var/log/app.log', position: { offset: 123456 } });
+  }
+
+  it('a drained buffer gives its free pages back: the unacked rows, the counters and the positions kept; then it goes on', () => {
+    const b = openBuffer();
+    backlog(b);
+    b.ack(19_990);
+    const grown = statSync(path).size;
+    expect(grown).toBeGreaterThan(80 * MB);
+    const stats = b.stats();
+    const batch = b.readBatch(19_991, 1000);
+    const raw = rawState();
+    const freed = b.reclaim();
+    expect(freed).toBeGreaterThan(70 * MB);
+    expect(statSync(path).size).toBeLessThan(2 * MB);
+    expect(statSync(path).size).toBe(grown - freed);
+    expect(b.stats()).toEqual(stats);
+    expect(b.readBatch(19_991, 1000)).toEqual(batch);
+    expect(batch).toMatchObject({ seqStart: 19_991, seqEnd: 20_000 });
+    expect(batch?.entries).toHaveLength(10);
+    expect(rawState()).toEqual(raw);
+    expect(b.getSourcePosition('file:/var/log/app.log')).toEqual({ offset: 123456 });
+    expect(b.reclaim()).toBe(0); // nothing more to give
+    expect(b.append(entries(2))).toMatchObject({ firstSeq: 20_001, lastSeq: 20_002 });
+    const again = reopen(b);
+    expect(again.stats()).toMatchObject({ nextSeq: 20_003, ackedSeq: 19_990, queueDepth: 12 });
+    expect(rawState().seqs).toEqual(range(19_991, 20_002));
+  });
+
+  it('not while much is still queued, nor for little free space, nor without room on the disk for the copy', () => {
+    let b = openBuffer();
+    backlog(b);
+    b.ack(10_000); // 40 MB still queued: the rebuild would copy it all
+    expect(b.reclaim()).toBe(0);
+    b.ack(20_000);
+    b.append(entries(10, 'live', 400_000)); // 4 MB live
+    b = reopen(b, { diskSpace: () => ({ free: 65 * MB, total: 10 * 1024 ** 3 }) }); // the low-water mark is 64 MiB: no room for the copy above it
+    expect(b.reclaim()).toBe(0);
+    expect(statSync(path).size).toBeGreaterThan(80 * MB);
+    b = reopen(b);
+    expect(b.reclaim()).toBeGreaterThan(70 * MB);
+    expect(rawState().seqs).toEqual(range(20_001, 20_010));
+  });
+
+  it('a reader holding the WAL (cortex-agent status) does not stop it; the file shrinks at a later checkpoint', () => {
+    const b = openBuffer();
+    backlog(b);
+    b.ack(20_000);
+    const reader = new Database(path, { readonly: true });
+    try {
+      const read = reader.prepare('SELECT source FROM source_positions').iterate();
+      read.next(); // a read transaction open
+      expect(() => b.reclaim()).not.toThrow();
+      read.return?.();
+    } finally {
+      reader.close();
+    }
+    b.append(entries(1));
+    b.reclaim();
+    const c = reopen(b);
+    expect(statSync(path).size).toBeLessThan(2 * MB);
+    expect(c.stats()).toMatchObject({ nextSeq: 20_002, queueDepth: 1 });
+  });
+});
+
 describe('storage errors', () => {
   it('a full disk gives a typed error, changes nothing, and the buffer recovers when space returns', () => {
     const b = openBuffer({ maxPageCount: 40 });

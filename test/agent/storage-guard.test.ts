@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MetricSample } from '@cortex/agent-protocol';
@@ -25,14 +25,15 @@ afterEach(() => {
 const entry = (m: string): NewLogEntry => ({ ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: m, source: 'custom:test' });
 
 /** A guard over `buf`; sources and effects recorded in `s`. */
-function guardFor(buf: GuardedBuffer, recovery: RecoveryReport | null = null) {
+function guardFor(buf: GuardedBuffer, recovery: RecoveryReport | null = null, extra: { lines?: string[]; now?: () => number } = {}) {
   const s = { paused: null as string | null, resumed: 0, stored: 0, errors: [] as string[], cleared: 0, metrics: [] as MetricSample[][], statusWrites: 0, events: [] as string[] };
   const events = new EventEmitter();
   for (const e of ['storage_error', 'storage_recovered', 'evicted', 'acked']) events.on(e, () => s.events.push(e));
   const guard = new StorageGuard({
     stateDir: dir,
     retryMs: 10,
-    log: createLogger({ level: 'silent' }),
+    log: extra.lines ? createLogger({ destination: { write: (l: string) => void extra.lines!.push(l) } }) : createLogger({ level: 'silent' }),
+    ...(extra.now ? { now: extra.now } : {}),
     buffer: buf,
     recovery,
     sources: {
@@ -114,6 +115,7 @@ describe('storage guard', () => {
           return b.ackedSeq;
         },
         stats: () => b.stats(),
+        reclaim: () => b.reclaim(),
         hardCapBytes: b.hardCapBytes,
       };
       const { guard, s, events } = guardFor(watched);
@@ -182,6 +184,43 @@ describe('storage guard', () => {
     guard.acked(10);
     expect(guard.recovery).toBeNull();
     expect(guard.lostRangeMetrics()).toEqual([]);
+  });
+
+  it('an ack with little left queued has a drained buffer give its file space back, looked at most every 10 s (DECISIONS H22)', () => {
+    let reclaims = 0;
+    let now = 1_000_000;
+    const counting: GuardedBuffer = {
+      append: (e, p) => buffer.append(e, p),
+      applyAccepted: (n) => buffer.applyAccepted(n),
+      assertSpace: (op, bytes, probe) => buffer.assertSpace(op, bytes, probe),
+      setSourcePosition: (p) => buffer.setSourcePosition(p),
+      get ackedSeq() {
+        return buffer.ackedSeq;
+      },
+      stats: () => buffer.stats(),
+      reclaim: () => (reclaims++, buffer.reclaim()),
+      hardCapBytes: buffer.hardCapBytes,
+    };
+    const lines: string[] = [];
+    const { guard } = guardFor(counting, null, { lines, now: () => now });
+    for (let i = 0; i < 20; i++) guard.append(Array.from({ length: 1000 }, () => entry('z'.repeat(4000))));
+    buffer.ack(10_000);
+    guard.acked(10_000); // 40 MB still queued: not looked at
+    expect(reclaims).toBe(0);
+    buffer.ack(20_000);
+    guard.acked(20_000); // within 10 s of the last look
+    expect(reclaims).toBe(0);
+    now += 10_000;
+    const grown = statSync(join(dir, 'buffer.db')).size;
+    guard.acked(20_000);
+    expect(reclaims).toBe(1);
+    expect(statSync(join(dir, 'buffer.db')).size).toBeLessThan(grown / 20);
+    const said = lines.map((l) => JSON.parse(l) as { msg: string; freed_bytes: number });
+    expect(said).toHaveLength(1);
+    expect(said[0]!.msg).toMatch(/^buffer\.db gave \d+\.\d MiB back to the filesystem: the backlog it grew for has been sent$/);
+    expect(said[0]!.freed_bytes).toBe(grown - statSync(join(dir, 'buffer.db')).size);
+    guard.acked(20_000);
+    expect(reclaims).toBe(1);
   });
 
   it('evictions at the hard cap are emitted and reported as metrics', () => {
