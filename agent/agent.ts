@@ -24,6 +24,7 @@ import type { NewLogEntry } from './buffer/entry.js';
 import { markCleanStop } from './buffer/heal.js';
 import { createAgentSources, sourceStatusWithPositions, type SourceManager } from './agent-sources.js';
 import { probeRegistryFor, type AgentOptions, type IngestOptions } from './options.js';
+import { ConfigStore } from './config-store.js';
 import { Control, DEFAULT_CONFIG } from './control.js';
 import { createLogger, type Logger } from './log.js';
 import type { ProbeRegistry } from './probes/index.js';
@@ -55,6 +56,7 @@ export class Agent extends EventEmitter {
   private readonly telemetry: Telemetry;
   private readonly storage: StorageGuard;
   private readonly statusWriter: StatusWriter;
+  private readonly configStore: ConfigStore;
   private readonly ownsBuffer: boolean;
   private lastError: string | null = null;
   private stoppedFlag = false;
@@ -121,8 +123,10 @@ export class Agent extends EventEmitter {
         },
       },
     });
+    this.configStore = new ConfigStore(options.stateDir, log);
     this.control = new Control({
       ...base,
+      keep: (config) => void this.configStore.store(config),
       probes: this.probes,
       sources: this.sources,
       session: this.session,
@@ -192,7 +196,10 @@ export class Agent extends EventEmitter {
   start(): void {
     if (this.session.state !== 'Disconnected' || this.session.stopping) return;
     this.statusWriter.start();
-    this.sources.apply(this.control.config.log_sources);
+    // What the server last put in force is read from now on, whether or not a server answers (F9).
+    const stored = this.configStore.read();
+    if (stored !== null) this.control.applyConfig(stored, 'stored');
+    else this.sources.apply(this.control.config.log_sources);
     this.session.start();
   }
 
@@ -300,7 +307,10 @@ export class Agent extends EventEmitter {
     this.storage.stop();
     this.statusWriter.stop();
     await Promise.resolve(this.sources.close()).catch(() => undefined);
-    if (this.state === 'Revoked') await this.session.forgetToken(); // idempotent; makes sure it is gone
+    if (this.state === 'Revoked') {
+      await this.session.forgetToken(); // idempotent; makes sure it is gone
+      await this.configStore.forget();
+    } else await this.configStore.settled();
     this.stoppedFlag = true;
     await this.statusWriter.flush();
     if (this.ownsBuffer) {

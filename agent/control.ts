@@ -81,6 +81,8 @@ export interface ControlDeps {
   writeStatus(): void;
   /** Emits config_applied and config_rejected. */
   events: Pick<EventEmitter, 'emit'>;
+  /** Keeps a config the server put in force for the next start (./config-store.ts). */
+  keep?(config: AgentConfig): void;
 }
 
 export class Control {
@@ -117,18 +119,23 @@ export class Control {
     else this.deps.log.debug({ event: e.type }, 'protocol event');
   }
 
-  /** Puts `config` in force: sources, probe concurrency, intervals, batch size. */
-  applyConfig(config: AgentConfig, from: 'hello' | 'update'): void {
+  /**
+   * Puts `config` in force: sources, probe concurrency, intervals, batch size. `stored`: the
+   * config last in force before this start (DIR/config.json), until the server's arrives.
+   */
+  applyConfig(config: AgentConfig, from: 'hello' | 'update' | 'stored'): void {
     const { log, session } = this.deps;
     const previous = this.configInForce;
     this.configInForce = config;
     if (from === 'update') log.info({ config: summarizeConfig(config) }, 'config.update applied');
+    if (from === 'stored') log.info({ config: summarizeConfig(config) }, "the config last in force (config.json) applies until the server's arrives");
+    else this.deps.keep?.(config);
     try {
       this.deps.sources.apply(config.log_sources);
     } catch (err) {
       log.error({ err: (err as Error).message }, 'applying log sources failed');
     }
-    if (previous.probe_concurrency !== config.probe_concurrency || from === 'hello') {
+    if (previous.probe_concurrency !== config.probe_concurrency || from !== 'update') {
       try {
         this.deps.probes.setConcurrency(config.probe_concurrency);
       } catch (err) {

@@ -63,6 +63,7 @@ export interface StorageGuardDeps {
 export class StorageGuard {
   private retryTimer: NodeJS.Timeout | null = null;
   private reclaimCheckedAt = 0;
+  private reclaimTimer: NodeJS.Timeout | null = null;
   /** The largest write refused at the low-water mark since the sources paused: what the probe must find room for. */
   private refusedBytes = 0;
   private recoveryReport: RecoveryReport | null;
@@ -157,7 +158,10 @@ export class StorageGuard {
     } catch (err) {
       log.error({ err: (err as Error).message }, 'replay: cannot apply accepted_seq to the buffer');
       this.storageError(err);
+      return;
     }
+    // At each hello too: an agent that starts on a drained file and reads nothing acks nothing.
+    this.maybeReclaim();
   }
 
   /** acked_seq advanced: once past the range a damaged buffer lost, no longer degraded. */
@@ -171,20 +175,32 @@ export class StorageGuard {
   }
 
   /**
-   * After an ack, at most every RECLAIM_CHECK_MS and only with little left queued: a buffer file
-   * grown by a backlog gives its free pages back (DurableBuffer.reclaim, DECISIONS H22).
+   * After an ack with at most RECLAIM_MAX_LIVE_BYTES left queued: a buffer file grown by a
+   * backlog gives its free pages back (DurableBuffer.reclaim, DECISIONS H22). Looked at most
+   * every RECLAIM_CHECK_MS; an ack inside that time leaves one look for its end, so the last
+   * acks of a backlog, after which the agent may be idle for hours, are not missed.
    */
   private maybeReclaim(): void {
+    if (this.retryTimer !== null || this.deps.stopping()) return;
+    if (this.deps.buffer.stats().bufferBytes > RECLAIM_MAX_LIVE_BYTES) return;
     const now = (this.deps.now ?? Date.now)();
-    if (now - this.reclaimCheckedAt < RECLAIM_CHECK_MS || this.retryTimer !== null) return;
+    const wait = this.reclaimCheckedAt + RECLAIM_CHECK_MS - now;
+    if (wait > 0) {
+      if (this.reclaimTimer === null) {
+        this.reclaimTimer = setTimeout(() => {
+          this.reclaimTimer = null;
+          this.maybeReclaim();
+        }, wait);
+        this.reclaimTimer.unref();
+      }
+      return;
+    }
     this.reclaimCheckedAt = now;
-    const stats = this.deps.buffer.stats();
-    if (stats.bufferBytes > RECLAIM_MAX_LIVE_BYTES) return;
     const started = performance.now();
     const freed = this.deps.buffer.reclaim();
     if (freed > 0) {
       this.deps.log.info(
-        { freed_bytes: freed, queue_depth: stats.queueDepth, took_ms: Math.round(performance.now() - started) },
+        { freed_bytes: freed, queue_depth: this.deps.buffer.stats().queueDepth, took_ms: Math.round(performance.now() - started) },
         `buffer.db gave ${(freed / 1048576).toFixed(1)} MiB back to the filesystem: the backlog it grew for has been sent`,
       );
     }
@@ -204,6 +220,8 @@ export class StorageGuard {
   stop(): void {
     if (this.retryTimer) clearInterval(this.retryTimer);
     this.retryTimer = null;
+    if (this.reclaimTimer) clearTimeout(this.reclaimTimer);
+    this.reclaimTimer = null;
   }
 
   private probe(): void {

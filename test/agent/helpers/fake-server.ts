@@ -49,6 +49,8 @@ export interface FakeServerOptions {
   refuseStatus?: number;
   /** Serve wss:// with this certificate and key (PEM). */
   tls?: { cert: string; key: string };
+  /** Listen on this port (default 0: any free one), e.g. a server back where it was. */
+  port?: number;
 }
 
 type Scripted<P, R> = (params: P, session: Session) => R | Promise<R>;
@@ -74,7 +76,7 @@ export class FakeServer extends EventEmitter {
     this.options = options;
     this.https = options.tls ? createHttpsServer(options.tls) : null;
     this.wss = new WebSocketServer({
-      ...(this.https ? { server: this.https } : { host: '127.0.0.1', port: 0 }),
+      ...(this.https ? { server: this.https } : { host: '127.0.0.1', port: options.port ?? 0 }),
       perMessageDeflate: false,
       handleProtocols: (protocols) => {
         const p = this.options.protocol;
