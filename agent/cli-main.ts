@@ -643,6 +643,9 @@ export function sourceLines(s: StatusSource): string[] {
 
 /** What a source is doing, in words: an operator whose logs do not arrive sees a file that is not there yet, or a glob that matches nothing. */
 export function sourceStateText(s: { kind: string; state?: string | undefined; lines_read?: number | undefined; files?: unknown }): string {
+  // No state and no count: a position stored in buffer.db that no running source reports (the
+  // agent is stopped, or the source left its config): what was read before, not a count of 0.
+  if (s.state === undefined && s.lines_read === undefined) return 'not being read (stored position)';
   const lines = `${s.lines_read ?? 0} lines read`;
   if (s.state === undefined) return lines;
   const files = Array.isArray(s.files) ? s.files.length : undefined; // a glob's matching files

@@ -100,6 +100,8 @@ describe('file source: files that are not text', () => {
     // the glob's own error stays clear: a skipped file is no fault of the source
     expect(r.status()).toMatchObject({ state: 'reading', last_error: null, lines_read: 50 });
     expect(sourceStateText(r.status())).toBe('reading 1 file (3 not read: not text), 50 lines read');
+    // a stored position with no running source behind it (the agent stopped): not "0 lines read"
+    expect(sourceStateText({ kind: 'file', state: undefined })).toBe('not being read (stored position)');
     const shown = sourceLines({ ...r.status(), position: r.status().position });
     expect(shown[0]).toBe(`  file ${join(dir, '*')}: reading 1 file (3 not read: not text), 50 lines read`);
     expect(shown).toContain(`    ${join(dir, 'app.log')}: reading, 50 lines read`);
