@@ -59,8 +59,10 @@ DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
   --allow-insecure   allow a ws:// URL to a loopback host (127.0.0.0/8, ::1, localhost; testing);
                      ws:// to any other host is refused even with it: use wss://
   --ca FILE          extra CA certificate (PEM) for wss://, added to the system CAs
+  --replace          the state folder is enrolled as another host: start it afresh for this one
+                     (that host's buffer, token and positions are moved to DIR/replaced-<host_id>-<time>/)
   --json             print the result as one JSON object
-Exit codes: 0 enrolled; 2 bad usage; 1 failure (e.g. -32001 AuthFailed, -32002 TokenRevoked,
+Exit codes: 0 enrolled; 2 bad usage, or the folder is another host's (without --replace); 1 failure (e.g. -32001 AuthFailed, -32002 TokenRevoked,
 -32003 AgentVersionUnsupported, -32005 TokenRotationRequired, connection refused); no token is
 written on failure.
 `,
@@ -103,7 +105,7 @@ interface Parsed {
   lists: Map<string, string[]>;
 }
 
-const BOOLEAN_FLAGS = new Set(['allow-insecure', 'json', 'help']);
+const BOOLEAN_FLAGS = new Set(['replace', 'allow-insecure', 'json', 'help']);
 
 function parseArgs(args: string[], allowed: readonly string[]): Parsed {
   const flags = new Map<string, string | true>();
@@ -174,7 +176,7 @@ function diag(text: string): void {
 }
 
 async function cmdEnroll(args: string[]): Promise<number> {
-  const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level']);
+  const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level', 'replace']);
   if (p.flags.has('help')) return help('enroll');
   str(p, 'server', true);
   const servers = all(p, 'server');
@@ -202,7 +204,8 @@ async function cmdEnroll(args: string[]): Promise<number> {
   const logger = createLogger({ level: logLevel(p) });
   if (input.from === 'argument') diag('note: a token on the command line can be read by every local process (/proc/<pid>/cmdline); prefer --token-file FILE or --token - (stdin)');
   try {
-    const r = await enroll({ serverUrl: servers[0]!, serverUrls: servers, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger });
+    const r = await enroll({ serverUrl: servers[0]!, serverUrls: servers, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger, replace: p.flags.has('replace') });
+    if (r.replaced !== undefined) diag(`note: the folder was enrolled as host ${r.replaced.host_id}: its files (buffer, token, positions) were moved to ${r.replaced.moved_to}`);
     for (const w of r.warnings ?? []) diag(`warning: ${w}`);
     if (p.flags.has('json')) out(JSON.stringify(r));
     else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
@@ -216,6 +219,11 @@ async function cmdEnroll(args: string[]): Promise<number> {
     if (err instanceof StateDirError && (err.code === 'EACCES' || err.code === 'EPERM')) {
       diag(formatCliError('E_FILE_ACCESS', `${stateDirDeniedText(stateDir, err.code, 'write')} (the token was not sent and is still good)`));
       return 1;
+    }
+    // Refused before anything was sent: the folder is in use, or is another host's.
+    if (err instanceof EnrollError && (err.code === 'agent_running' || err.code === 'enrolled_as_other')) {
+      diag(formatCliError(err.code === 'agent_running' ? 'E_RUN_LOCK' : 'E_STATE_DIR_ENROLLED', `${err.message} (the token was not sent and is still good)`));
+      return err.code === 'agent_running' ? 1 : 2;
     }
     const msg = tidyTlsText(err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`);
     // No server took the WebSocket upgrade: the token (sent only in agent.hello, after it) never

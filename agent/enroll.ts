@@ -2,7 +2,8 @@
 // atomically to DIR/token (0600) before anything else is sent, then DIR/host_id and
 // DIR/agent.json. On an auth error nothing is written.
 
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import {
   AgentClient,
   ErrorCode,
@@ -15,8 +16,13 @@ import { authErrorMessage, closeSocket, helloParams } from './handshake.js';
 import { DurableBuffer } from './buffer/buffer.js';
 import type { Logger } from './log.js';
 import { openSocket } from './socket.js';
-import { ensureStateDir, statePaths, writeAgentSettings, writeHostId } from './state-dir.js';
-import { writeToken } from './token-store.js';
+import { syncFolder } from './buffer/durable.js';
+import { SEQ_FILE } from './buffer/heal.js';
+import { CONFIG_FILE } from './config-store.js';
+import { runLockHolder } from './run-lock.js';
+import { HOST_ID_FILE, ensureStateDir, readHostId, statePaths, writeAgentSettings, writeHostId } from './state-dir.js';
+import { STATUS_FILE } from './status-file.js';
+import { TOKEN_FILE, writeToken } from './token-store.js';
 
 export interface EnrollOptions {
   serverUrl: string;
@@ -34,6 +40,12 @@ export interface EnrollOptions {
   logger: Logger;
   timeoutMs?: number;
   hostname?: string;
+  /**
+   * The state folder is enrolled as another host: start it afresh for this one, its files of
+   * the other host (buffer, token, positions) moved into DIR/replaced-<old host_id>-<time>/.
+   * Without it such a folder is refused (EnrollError 'enrolled_as_other').
+   */
+  replace?: boolean;
 }
 
 export interface EnrollResult {
@@ -48,6 +60,8 @@ export interface EnrollResult {
   token_rotated: boolean;
   /** Problems after the token was written: the enrollment stands (the one-time token is spent), the operator has to act. */
   warnings?: string[];
+  /** Where the files of the host this folder was enrolled as went (`replace`). */
+  replaced?: { host_id: string; moved_to: string };
 }
 
 export class EnrollError extends Error {
@@ -60,9 +74,24 @@ export class EnrollError extends Error {
   }
 }
 
+/** The files that belong to the host a state folder is enrolled as (moved aside by `replace`). */
+const HOST_FILES = [TOKEN_FILE, HOST_ID_FILE, 'buffer.db', 'buffer.db-wal', 'buffer.db-shm', 'buffer.db.reserve', SEQ_FILE, CONFIG_FILE, STATUS_FILE];
+
 export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   await ensureStateDir(o.stateDir);
   const paths = statePaths(o.stateDir);
+  // Nothing is written (and the token not sent) while `run` uses the folder, nor over another host's.
+  const running = runLockHolder(o.stateDir);
+  if (running !== null) {
+    throw new EnrollError(`a cortex-agent run (pid ${running}) is using the state folder ${o.stateDir}: stop it first (systemctl stop cortex-agent, or kill ${running}), then enroll`, 'agent_running');
+  }
+  const previous = await readHostId(o.stateDir);
+  let replaced: EnrollResult['replaced'];
+  if (previous !== null && previous !== o.hostId) {
+    if (o.replace !== true) throw new EnrollError(enrolledAsOtherText(o.stateDir, previous, o.hostId), 'enrolled_as_other');
+    replaced = { host_id: previous, moved_to: moveHostFiles(o.stateDir, previous) };
+    o.logger.debug({ previous_host_id: previous, moved_to: replaced.moved_to }, 'the state folder was enrolled as another host: its files were moved aside');
+  }
   // host_id and agent.json are written BEFORE the hello: the one-time token is spent the
   // moment the server answers, so once the rotated token is on disk the state dir must
   // already be complete — a kill between the writes must not leave a token that `run`
@@ -154,12 +183,67 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
         accepted_seq: result.accepted_seq,
         token_rotated: typeof result.rotated_token === 'string',
         ...(warnings.length > 0 ? { warnings } : {}),
+        ...(replaced !== undefined ? { replaced } : {}),
       };
     } finally {
       if (ws.readyState !== ws.CLOSED) await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
     }
   } finally {
     buffer.close();
-    if (!enrolled) for (const f of created) rmSync(f, { force: true });
+    if (!enrolled) {
+      for (const f of created) rmSync(f, { force: true });
+      // Not enrolled: the folder goes back to the host it was (the other host's files return).
+      if (replaced !== undefined) moveBack(o.stateDir, replaced.moved_to);
+    }
   }
+}
+
+/** What refusing a folder enrolled as another host says: what would happen, and the two ways on. */
+function enrolledAsOtherText(stateDir: string, previous: string, hostId: string): string {
+  let unsent = '';
+  try {
+    const buffer = DurableBuffer.open(join(stateDir, 'buffer.db'));
+    try {
+      const depth = buffer.stats().queueDepth;
+      if (depth > 0) unsent = ` (${depth} log entries not yet sent)`;
+    } finally {
+      buffer.close();
+    }
+  } catch {
+    // no buffer, or one that cannot be read: nothing to count
+  }
+  return (
+    `the state folder ${stateDir} is enrolled as host ${previous}${unsent}: enrolling it as ${hostId} would send them, and read the log files on from where ${previous} stopped, as ${hostId} ` +
+    `(to enroll ${previous} itself again, use a token from "cortex-server agent issue --host-id ${previous}")`
+  );
+}
+
+/** Moves the previous host's files into DIR/replaced-<host_id>-<time>/ (0700) and returns that folder. */
+function moveHostFiles(stateDir: string, previous: string): string {
+  const to = join(stateDir, `replaced-${previous}-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  mkdirSync(to, { mode: 0o700 });
+  for (const name of HOST_FILES) {
+    try {
+      renameSync(join(stateDir, name), join(to, name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  syncFolder(to);
+  syncFolder(stateDir);
+  return to;
+}
+
+/** An enrollment with `replace` that failed: the previous host's files go back where they were. */
+function moveBack(stateDir: string, from: string): void {
+  for (const name of HOST_FILES) {
+    rmSync(join(stateDir, name), { force: true }); // what the failed enrollment made (a new buffer)
+    try {
+      renameSync(join(from, name), join(stateDir, name));
+    } catch {
+      // not there
+    }
+  }
+  rmSync(from, { recursive: true, force: true });
+  syncFolder(stateDir);
 }

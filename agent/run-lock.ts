@@ -67,6 +67,14 @@ function takeLockOnFullDisk(path: string, content: string): 'taken' | 'lost' | '
   }
 }
 
+/** The pid of a live `cortex-agent run` holding DIR/run.lock (on this machine, or any pid written by another), or null. */
+export function runLockHolder(stateDir: string): number | null {
+  const held = readLock(join(stateDir, RUN_LOCK_FILE));
+  if (held === null) return null;
+  if (held.host !== hostname()) return held.pid;
+  return held.pid !== process.pid && nodeProcessAlive(held.pid) ? held.pid : null;
+}
+
 /**
  * Takes DIR/run.lock for this process. Throws RunLockHeldError when a live agent holds it.
  * Returns the release function (also run on process exit).

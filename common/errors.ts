@@ -41,6 +41,8 @@ export const ERROR_CODES = {
   E_ENROLL: 'see the message; get a new token with cortex-server agent issue if the server refused it',
   /** The state directory holds no enrolled agent. Exit 1. */
   E_NOT_ENROLLED: 'run cortex-agent enroll first',
+  /** enroll: the state directory is enrolled as another host. Exit 2. */
+  E_STATE_DIR_ENROLLED: "give this enrollment its own --state-dir, or add --replace to start the folder afresh (the other host's buffer, token and positions are moved to DIR/replaced-<host_id>-<time>/, not sent)",
   /** Another agent process runs on this state directory. Exit 1. */
   E_RUN_LOCK: 'stop the other agent first (its pid is in the message)',
   /** The agent could not start (its buffer, sources or settings). Exit 1. */

@@ -1,0 +1,142 @@
+// `cortex-agent enroll` into a state folder already in use: one enrolled as another host is
+// refused unless --replace, one a running agent holds is refused; the token is not sent either
+// way (DECISIONS I18).
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { ErrorCode } from '@cortex/agent-protocol';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DurableBuffer } from '../../agent/buffer/buffer.js';
+import { EnrollError, enroll } from '../../agent/enroll.js';
+import { createCapturingLogger } from '../../agent/log.js';
+import { RUN_LOCK_FILE } from '../../agent/run-lock.js';
+import { ROTATED, TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
+import { FakeServer, rpcError } from './helpers/fake-server.js';
+
+const servers: FakeServer[] = [];
+afterAll(async () => {
+  for (const s of servers) await s.close();
+  cleanupDirs();
+});
+
+async function fake(): Promise<FakeServer> {
+  const s = await FakeServer.start();
+  s.rotatedToken = ROTATED;
+  servers.push(s);
+  return s;
+}
+
+/** The CLI, asynchronously (the fake server answers in this process). */
+function cli(...args: string[]): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['dist/agent/cli.js', 'enroll', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (status) => resolve({ status, stderr }));
+  });
+}
+
+const enrollInto = (s: FakeServer, dir: string, hostId: string, replace = false) =>
+  enroll({ serverUrl: s.url, token: TOKEN, hostId, stateDir: dir, allowInsecure: true, caFile: null, logger: createCapturingLogger('debug').logger, replace });
+
+/** A folder enrolled as host X, with `unsent` entries in its buffer. */
+async function enrolledAs(s: FakeServer, unsent: number): Promise<{ dir: string; x: string }> {
+  const dir = tempDir();
+  const x = randomUUID();
+  await enrollInto(s, dir, x);
+  const b = DurableBuffer.open(join(dir, 'buffer.db'));
+  b.append(Array.from({ length: unsent }, (_, i) => ({ ts: '2026-12-05T10:00:00.000Z', severity: 'info', message: `from x ${i}`, source: 'custom:t' })));
+  b.close();
+  return { dir, x };
+}
+
+describe('enroll into a state folder in use (DECISIONS I18)', () => {
+  it("a folder enrolled as another host is refused, naming it and its unsent entries; nothing written, no hello", async () => {
+    const s = await fake();
+    const { dir, x } = await enrolledAs(s, 5);
+    const hellos = s.sessions.length;
+    const y = randomUUID();
+    const refused = enrollInto(s, dir, y);
+    await expect(refused).rejects.toThrow(EnrollError);
+    await expect(refused).rejects.toMatchObject({ code: 'enrolled_as_other' });
+    await expect(refused).rejects.toThrow(`is enrolled as host ${x} (5 log entries not yet sent): enrolling it as ${y} would send them`);
+    expect(s.sessions.length).toBe(hellos);
+    expect(readFileSync(join(dir, 'host_id'), 'utf8').trim()).toBe(x);
+    expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
+    const b = DurableBuffer.open(join(dir, 'buffer.db'));
+    expect(b.stats().queueDepth).toBe(5);
+    b.close();
+  });
+
+  it('--replace moves the other host\'s files aside and starts the folder afresh; the same host enrolls again as before', async () => {
+    const s = await fake();
+    const { dir, x } = await enrolledAs(s, 5);
+    const y = randomUUID();
+    const r = await enrollInto(s, dir, y, true);
+    expect(r.replaced?.host_id).toBe(x);
+    expect(r.replaced?.moved_to).toMatch(new RegExp(`/replaced-${x}-\\d{4}-`));
+    expect(s.current!.hello).toMatchObject({ host_id: y, resume_from_seq: 0 });
+    expect(readFileSync(join(dir, 'host_id'), 'utf8').trim()).toBe(y);
+    const fresh = DurableBuffer.open(join(dir, 'buffer.db'));
+    expect(fresh.stats()).toMatchObject({ nextSeq: 1, queueDepth: 0 });
+    fresh.close();
+    const aside = r.replaced!.moved_to;
+    expect(readdirSync(aside).sort()).toEqual(expect.arrayContaining(['buffer.db', 'host_id', 'token']));
+    expect(readFileSync(join(aside, 'host_id'), 'utf8').trim()).toBe(x);
+    const old = DurableBuffer.open(join(aside, 'buffer.db'));
+    expect(old.stats().queueDepth).toBe(5);
+    old.close();
+    // the same host again (a lost token: agent issue --host-id): no refusal, its buffer kept
+    const b = DurableBuffer.open(join(dir, 'buffer.db'));
+    b.append([{ ts: '2026-12-05T10:00:00.000Z', severity: 'info', message: 'from y', source: 'custom:t' }]);
+    b.close();
+    await enrollInto(s, dir, y);
+    const kept = DurableBuffer.open(join(dir, 'buffer.db'));
+    expect(kept.stats().queueDepth).toBe(1);
+    kept.close();
+  });
+
+  it('--replace whose enrollment the server refuses puts the other host\'s files back', async () => {
+    const s = await fake();
+    const { dir, x } = await enrolledAs(s, 3);
+    s.scriptNextHello(() => {
+      throw rpcError(ErrorCode.AuthFailed, 'AuthFailed');
+    });
+    await expect(enrollInto(s, dir, randomUUID(), true)).rejects.toThrow(EnrollError);
+    expect(readFileSync(join(dir, 'host_id'), 'utf8').trim()).toBe(x);
+    expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
+    expect(readdirSync(dir).filter((n) => n.startsWith('replaced-'))).toEqual([]);
+    const b = DurableBuffer.open(join(dir, 'buffer.db'));
+    expect(b.stats().queueDepth).toBe(3);
+    b.close();
+  });
+
+  it('a folder a running agent holds is refused, naming its pid; the CLI exits 1 (E_RUN_LOCK) and 2 for another host (E_STATE_DIR_ENROLLED)', async () => {
+    const s = await fake();
+    const { dir, x } = await enrolledAs(s, 0);
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      writeFileSync(join(dir, RUN_LOCK_FILE), JSON.stringify({ pid: other.pid, host: (await import('node:os')).hostname() }));
+      const hellos = s.sessions.length;
+      await expect(enrollInto(s, dir, x)).rejects.toMatchObject({ code: 'agent_running', message: expect.stringContaining(`a cortex-agent run (pid ${other.pid}) is using the state folder`) });
+      expect(s.sessions.length).toBe(hellos);
+      const running = await cli('--server', s.url, '--token', TOKEN, '--host-id', x, '--state-dir', dir, '--allow-insecure');
+      expect(running.status).toBe(1);
+      expect(running.stderr).toContain('error[E_RUN_LOCK]');
+      expect(running.stderr).toContain('(the token was not sent and is still good)');
+    } finally {
+      other.kill();
+    }
+    const y = randomUUID();
+    const r = await cli('--server', s.url, '--token', TOKEN, '--host-id', y, '--state-dir', dir, '--allow-insecure');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`error[E_STATE_DIR_ENROLLED]: the state folder ${dir} is enrolled as host ${x}`);
+    expect(r.stderr).toContain('add --replace');
+    expect(r.stderr).not.toContain(TOKEN);
+    const replaced = await cli('--server', s.url, '--token', TOKEN, '--host-id', y, '--state-dir', dir, '--allow-insecure', '--replace');
+    expect(replaced.status).toBe(0);
+    expect(replaced.stderr).toContain(`note: the folder was enrolled as host ${x}: its files (buffer, token, positions) were moved to ${dir}/replaced-${x}-`);
+    expect(existsSync(join(dir, 'token'))).toBe(true);
+  });
+});
