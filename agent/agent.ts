@@ -99,6 +99,11 @@ export class Agent extends EventEmitter {
     this.probes = probeRegistryFor(options, DEFAULT_CONFIG.probe_concurrency, log);
     this.session = new Session({
       ...base,
+      // A hello that succeeds ends a connection error, not a storage one: sources paused because
+      // the buffer cannot store (the sources run from the start, before any hello: F9) stay said.
+      clearError: () => {
+        if (!this.sources.paused) clearError();
+      },
       options,
       random,
       capabilities: () => ({ supported_probes: this.probes.names(), sources: [...this.sources.kinds], max_batch_entries: this.pump.capabilityBatch(), compression: [] }),
