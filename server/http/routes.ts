@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { LIMITS } from '@cortex/agent-protocol';
 import { handleAdmin, type AdminDeps } from '../admin.js';
 import { handleConsole } from '../console.js';
-import { outageKind, type DatabaseOutage, type OutageKind } from '../db/outage.js';
+import { OUTAGE_WHY, outageKind, type DatabaseOutage, type OutageKind } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
@@ -38,6 +38,24 @@ export interface RoutesContext {
   admin(): Omit<AdminDeps, 'adminToken' | 'settings' | 'storage' | 'logger' | 'isTrustedProxy'>;
 }
 
+/**
+ * The admin API's 503 text for a database-wide condition: what it is and whether waiting helps
+ * (a refused login or a dropped database wait for an operator, an unreachable one usually not).
+ */
+export function unavailableMessage(kind: OutageKind | undefined): string {
+  switch (kind) {
+    case 'read_only':
+    case 'disk_full':
+      return `the database refuses writes (${kind === 'read_only' ? 'it is read-only' : 'its disk is full'}); try again once it takes them (the server log says why)`;
+    case 'login':
+      return `${OUTAGE_WHY.login}: an operator has to mend its credentials (the server log says why); try again after`;
+    case 'missing':
+      return `${OUTAGE_WHY.missing}: an operator has to restore or recreate it (the server log says why); try again after`;
+    default:
+      return 'the server cannot reach its database; try again shortly (the server log says why)';
+  }
+}
+
 /** The request handler of the listener (errors become 500 and a log line). */
 export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
@@ -47,11 +65,7 @@ export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: 
           // the admin API's error shape (code = the HTTP status, as for 401/403)
           res.writeHead(503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Retry-After': '5' });
           const kind = outageKind(error);
-          const message =
-            kind === 'read_only' || kind === 'disk_full'
-              ? `the database refuses writes (${kind === 'read_only' ? 'it is read-only' : 'its disk is full'}); try again once it takes them (the server log says why)`
-              : 'the server cannot reach its database; try again shortly (the server log says why)';
-          res.end(JSON.stringify({ error: { code: 503, message } }));
+          res.end(JSON.stringify({ error: { code: 503, message: unavailableMessage(kind) } }));
         }
         return;
       }

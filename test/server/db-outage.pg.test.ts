@@ -167,6 +167,10 @@ describe('PostgreSQL out of reach under a running server', () => {
       // a load balancer's health check sends agents elsewhere meanwhile
       const health = await fetch(`${httpBase(t)}/healthz`);
       expect([health.status, ((await health.json()) as { database: string }).database]).toEqual([503, 'login_refused']);
+      // the admin API says what it is, not "cannot reach": waiting alone will not end it
+      const admin = await fetch(`${httpBase(t)}/admin/agents`);
+      expect(admin.status).toBe(503);
+      expect(((await admin.json()) as { error: { message: string } }).error.message).toBe("the server's database refused its login: an operator has to mend its credentials (the server log says why); try again after");
       await su.query(`alter role ${role} login`);
       await waitFor(async () => (await push()).result?.up_to_seq === 200, 15_000);
       expect(await countRows(t, a.host_id)).toBe(200);
@@ -205,6 +209,9 @@ describe('PostgreSQL out of reach under a running server', () => {
       expect(metricValue(await t.server.metrics!.text(), 'cortex_database_up')).toBe(0);
       const health = await fetch(`${httpBase(t)}/healthz`);
       expect([health.status, ((await health.json()) as { database: string }).database]).toEqual([503, 'missing']);
+      const admin = await fetch(`${httpBase(t)}/admin/agents`);
+      expect(admin.status).toBe(503);
+      expect(((await admin.json()) as { error: { message: string } }).error.message).toBe("the server's database does not exist any more: an operator has to restore or recreate it (the server log says why); try again after");
       // Recreated and migrated (empty): the outage ends.
       await su.query(`create database ${name}`);
       const fresh = await openStorage(url.toString(), { poolSize: 2 });
