@@ -308,6 +308,14 @@ export class CustomCommandSource extends CustomBase {
   private restarts = 0;
   private pid: number | null = null;
   private lastStderr: string[] = [];
+  /** The last end of the command logged (logExit), when, and how often it repeated since. */
+  private loggedExit: string | null = null;
+  private loggedExitAt = 0;
+  private repeatedExits = 0;
+  /** stderr lines logged in the minute from stderrWindowAt, and those not (stderrLine). */
+  private stderrWindowAt = 0;
+  private stderrLogged = 0;
+  private stderrSuppressed = 0;
   private lastExit: string | null = null;
 
   constructor(config: LogSourceConfig, cfg: CustomConfig, deps: SourceDeps) {
@@ -374,7 +382,8 @@ export class CustomCommandSource extends CustomBase {
     this.child = child;
     this.pid = child.pid ?? null;
     this.state = this.paused ? 'paused' : 'reading';
-    this.c.log.info({ source: this.key, pid: this.pid, run: this.run }, `custom: started ${this.command[0]}`);
+    // Not at each restart of a command that keeps ending: its exits say it (logExit).
+    if (this.loggedExit === null) this.c.log.info({ source: this.key, pid: this.pid, run: this.run }, `custom: started ${this.command[0]}`);
     child.stdout!.on('data', (b: Buffer) => {
       const items: LineItem[] = [];
       const lines = out.push(b, items);
@@ -403,25 +412,63 @@ export class CustomCommandSource extends CustomBase {
     if (this.storageBlocked) child.stdout!.pause();
   }
 
+  /**
+   * A line the command wrote to stderr: kept for the exit's error, and logged — at most
+   * STDERR_LOG_PER_MINUTE a minute, then one line saying how many were not (a command that
+   * chatters on stderr would otherwise make the agent's own log as large as its output).
+   */
   private stderrLine(text: string): void {
     this.lastStderr.push(text.slice(0, 1000));
     if (this.lastStderr.length > 5) this.lastStderr.shift();
+    const now = this.c.clock();
+    if (now - this.stderrWindowAt >= 60_000) {
+      if (this.stderrSuppressed > 0) this.c.log.warn({ source: this.key, lines: this.stderrSuppressed }, `custom: ${this.stderrSuppressed} more stderr lines of the command not logged (more than ${STDERR_LOG_PER_MINUTE} a minute)`);
+      this.stderrWindowAt = now;
+      this.stderrLogged = 0;
+      this.stderrSuppressed = 0;
+    }
+    if (this.stderrLogged >= STDERR_LOG_PER_MINUTE) {
+      this.stderrSuppressed++;
+      return;
+    }
+    this.stderrLogged++;
     this.c.log.warn({ source: this.key, pid: this.pid, stderr: text.slice(0, 1000) }, 'custom: command stderr');
+  }
+
+  /**
+   * One end of the command, in the log: said when it differs from the last one said, then every
+   * EXIT_LOG_EVERY_MS with how many times it repeated — a command that cannot work here (missing,
+   * not permitted) or that ends at once (dmesg without --follow) would otherwise log at each
+   * restart, every 30 s for good. A run that lasted (STABLE_RUN_MS) starts the count afresh.
+   */
+  private logExit(level: 'error' | 'info', what: string, msg: string, fields: Record<string, unknown>): void {
+    const now = this.c.clock();
+    this.repeatedExits = what === this.loggedExit ? this.repeatedExits + 1 : 0;
+    if (what === this.loggedExit && now - this.loggedExitAt < EXIT_LOG_EVERY_MS) return;
+    const again = what === this.loggedExit ? ` (the same ${this.repeatedExits} more times since it was last logged)` : '';
+    this.c.log[level]({ source: this.key, ...fields, ...(again ? { repeated: this.repeatedExits } : {}) }, `${msg}${again}`);
+    if (again) this.repeatedExits = 0;
+    this.loggedExit = what;
+    this.loggedExitAt = now;
   }
 
   private exited(startedAt: number, code: number | null, sig: NodeJS.Signals | null, spawnError: string | null): void {
     if (this.stopped) return;
-    if (Date.now() - startedAt >= STABLE_RUN_MS) this.restartMs = 0;
+    if (Date.now() - startedAt >= STABLE_RUN_MS) {
+      this.restartMs = 0;
+      this.loggedExit = null; // it ran for a while: its end is news again
+    }
     this.restartMs = Math.min(this.c.restartMaxMs, this.restartMs === 0 ? this.c.restartMinMs : this.restartMs * 2);
     const how = spawnError ?? (sig !== null ? `killed by ${sig}` : `exited with code ${code}`);
     this.lastExit = how;
     if (spawnError !== null || code !== 0) {
       const tail = this.lastStderr.at(-1);
-      this.lastError = `${spawnError ?? `command ${how}`}${tail !== undefined && spawnError === null ? `: ${tail}` : ''}; restarting in ${this.restartMs} ms`;
-      this.c.log.error({ source: this.key, code, signal: sig }, `custom: ${this.lastError}`);
+      const failure = `${spawnError ?? `command ${how}`}${tail !== undefined && spawnError === null ? `: ${tail}` : ''}`;
+      this.lastError = `${failure}; restarting in ${this.restartMs} ms`;
+      this.logExit('error', failure, `custom: ${this.lastError}`, { code, signal: sig });
     } else {
-      this.c.log.info({ source: this.key, restart_ms: this.restartMs }, 'custom: command exited with code 0; restarting');
       if (this.lastError !== null && !this.lastError.startsWith('buffer storage')) this.lastError = null;
+      this.logExit('info', 'exit 0', 'custom: command exited with code 0; restarting', { restart_ms: this.restartMs });
     }
     if (this.state !== 'retrying') this.state = 'waiting';
     this.restarts++;
@@ -429,6 +476,11 @@ export class CustomCommandSource extends CustomBase {
     this.timer.unref?.();
   }
 }
+
+/** How often the same end of the command is logged again while it repeats (DECISIONS D26). */
+const EXIT_LOG_EVERY_MS = 10 * 60_000;
+/** stderr lines of the command logged per minute; the rest are counted in one line. */
+const STDERR_LOG_PER_MINUTE = 10;
 
 function signal(c: ChildProcess, sig: NodeJS.Signals): void {
   try {

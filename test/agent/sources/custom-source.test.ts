@@ -92,6 +92,35 @@ describe('custom source: command', () => {
     expect(buffer.getSourcePosition('custom:gen')).toEqual(st.position);
   });
 
+  it('a command that keeps failing the same way is logged when it starts failing, then every 10 minutes with a count; its stderr at most 10 lines a minute (DECISIONS D26)', async () => {
+    let now = Date.parse('2026-12-05T12:00:00Z');
+    const runs = (): number => Number(r.status().runs);
+    const r = start<CustomCommandSource>({ path: 'denied', command: ['/bin/sh', '-c', 'echo "dmesg: read kernel buffer failed: Operation not permitted" >&2; exit 1'] }, { clock: () => now });
+    await waitFor(() => runs() >= 25, 10_000, '25 runs');
+    const errors = () => logged.filter((l) => l.level === 'error');
+    const stderr = () => logged.filter((l) => l.msg === 'custom: command stderr');
+    expect(errors()).toHaveLength(1);
+    expect(errors()[0]!.msg).toMatch(/^custom: command exited with code 1: dmesg: read kernel buffer failed: Operation not permitted; restarting in \d+ ms$/);
+    expect(logged.filter((l) => l.msg.startsWith('custom: started'))).toHaveLength(1);
+    expect(stderr()).toHaveLength(10);
+    expect(r.status().last_error).toMatch(/Operation not permitted; restarting in/); // status always says it
+    now += 10 * 60_000;
+    const before = runs();
+    await waitFor(() => errors().length === 2 && runs() > before + 1, 10_000, 'the 10-minute repeat');
+    expect(errors()[1]!.msg).toMatch(/ \(the same \d+ more times since it was last logged\)$/);
+    expect(errors()[1]!.obj['repeated']).toBeGreaterThanOrEqual(23);
+    expect(logged.find((l) => /more stderr lines of the command not logged \(more than 10 a minute\)$/.test(l.msg))?.obj['lines']).toBeGreaterThanOrEqual(15);
+    expect(errors()).toHaveLength(2);
+  });
+
+  it('a command that ends at once with code 0 (dmesg without --follow) is said once, not at each restart', async () => {
+    const r = start<CustomCommandSource>({ path: 'once', command: ['/bin/sh', '-c', 'echo one line'] });
+    await waitFor(() => Number(r.status().runs) >= 10, 10_000, '10 runs');
+    expect(logged.filter((l) => l.msg === 'custom: command exited with code 0; restarting')).toHaveLength(1);
+    expect(logged.filter((l) => l.msg.startsWith('custom: started'))).toHaveLength(1);
+    expect(messages(buffer).length).toBeGreaterThanOrEqual(10); // what it prints is still read each time
+  });
+
   it('a missing command: clear error in status, retried; other sources unaffected', async () => {
     const f = join(dir, 'f.log');
     writeFileSync(f, 'file line\n');
