@@ -30,6 +30,7 @@ export class ServerMetrics {
   readonly probeLateAnswers: Counter;
   readonly disconnects: Counter<'code'>;
   readonly readsHeld: Counter;
+  readonly metricsRefused: Counter;
   readonly ingestQueueDepth: Gauge;
   readonly ingestFailures: Counter<'reason'>;
   /** logs.push answered with an error before anything was queued, by code (-32020 queue full, -32030 agent rate, -32008, -32602, -32004). */
@@ -91,6 +92,7 @@ export class ServerMetrics {
       registers,
     });
     this.probeLateAnswers = new Counter({ name: 'cortex_probe_late_answers_total', help: 'Probe answers that arrived after the caller was failed with -32012 (dropped)', registers });
+    this.metricsRefused = new Counter({ name: 'cortex_metrics_push_refused_total', help: 'metrics.push requests answered -32020: the agent had 4 being stored already (it sends without waiting for the answers)', registers });
     this.readsHeld = new Counter({ name: 'cortex_agent_reads_held_total', help: 'Times the server stopped reading an agent that had more than 1 MiB of answers queued (it sends without reading)', registers });
     this.disconnects = new Counter({ name: 'cortex_disconnects_total', help: 'Closed authenticated sessions by close code', labelNames: ['code'], registers });
     this.ingestQueueDepth = new Gauge({

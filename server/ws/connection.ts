@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { WebSocket } from 'ws';
 import {
   AuthRequiredError,
+  BackpressureError,
   InvalidRequestError,
   RpcError,
   ServerClient,
@@ -43,6 +44,16 @@ export { parseStoredConfig } from './handshake.js';
  */
 export const OUTBOUND_HIGH_WATER_BYTES = 1024 * 1024;
 
+/**
+ * metrics.push requests of one session being stored at once; more are answered -32020 (the
+ * contract's Backpressure for metrics.push) instead of queued: an agent that sends them without
+ * waiting for the answers (a loop in a third-party agent) made the server hold every one, 1.3 GB
+ * in 21 s (DECISIONS H23). The reference agent sends one per metrics_interval_secs.
+ */
+export const METRICS_PUSH_IN_FLIGHT = 4;
+/** What such a refusal advises. */
+const METRICS_RETRY_AFTER_MS = 1000;
+
 const CLOSE_NAMES: Record<number, string> = { 1000: 'normal', 1001: 'going away', 1005: 'no status', 1006: 'abnormal' };
 const WS_ERRORS: Record<string, [number, string]> = {
   WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: [1009, 'oversize'],
@@ -55,6 +66,9 @@ export class Connection {
   session_id: string | undefined;
   /** Pings sent without a pong since (the server's ping sweep reads and resets it). */
   missedPongs = 0;
+  /** metrics.push requests of this session being stored (METRICS_PUSH_IN_FLIGHT). */
+  private metricsInFlight = 0;
+  private toldMetricsRefused = false;
   /** Frames are not read while the agent has more than OUTBOUND_HIGH_WATER_BYTES to take. */
   readsHeld = false;
   private toldReadsHeld = false;
@@ -140,8 +154,22 @@ export class Connection {
         return answered;
       },
       'metrics.push': (params) => {
+        if (this.metricsInFlight >= METRICS_PUSH_IN_FLIGHT) {
+          out.metricsRefused.inc();
+          if (!this.toldMetricsRefused) {
+            this.toldMetricsRefused = true;
+            this.ctx.logger.info({ host_id: this.host_id, address: this.address, in_flight: this.metricsInFlight }, `agent sends metrics.push without waiting for the answers: more than ${METRICS_PUSH_IN_FLIGHT} at once are refused -32020`);
+          }
+          throw new BackpressureError({ retry_after_ms: METRICS_RETRY_AFTER_MS });
+        }
+        this.metricsInFlight++;
         const answered = this.metricsPush(params.ts, params.samples);
-        void answered.finally(() => out.framesOut.labels('metrics.push').inc()).catch(() => undefined);
+        void answered
+          .finally(() => {
+            this.metricsInFlight--;
+            out.framesOut.labels('metrics.push').inc();
+          })
+          .catch(() => undefined);
         return answered;
       },
       'agent.heartbeat': (params) => {

@@ -449,6 +449,31 @@ describe('server under hostile input', () => {
     await assertHealthy();
   }, 60_000);
 
+  it('metrics.push sent without waiting for the answers: at most 4 stored at once, the rest answered -32020 at once; every request answered', async () => {
+    const host = issueAgent(db, 'metrics-flood');
+    const ws = await authed({ host_id: host.host_id, token: host.token });
+    const samples = Array.from({ length: 100 }, (_, i) => ({ name: `flood_${i}`, value: i, labels: { k: 'v' } }));
+    const N = 5000;
+    await whileIngestContinues(async () => {
+      for (let i = 0; i < N; i++) ws.text(JSON.stringify({ jsonrpc: '2.0', id: `mp-${i}`, method: 'metrics.push', params: { ts: new Date().toISOString(), samples } }));
+      await ws.until(() => ws.messages().filter((m) => String((m as { id?: unknown }).id).startsWith('mp-')).length === N || !ws.open, 30_000);
+    });
+    fuzzCases += N;
+    const answers = ws.messages().filter((m) => String((m as { id?: unknown }).id).startsWith('mp-')) as { result?: { accepted: number }; error?: { code: number; data?: { retry_after_ms?: number } } }[];
+    expect(answers).toHaveLength(N);
+    const refused = answers.filter((a) => a.error?.code === -32020);
+    const stored = answers.filter((a) => a.result?.accepted === 100);
+    expect(refused.length + stored.length).toBe(N);
+    expect(refused.length).toBeGreaterThan(N / 2);
+    expect(stored.length).toBeGreaterThan(0);
+    expect(refused[0]!.error!.data).toEqual({ retry_after_ms: 1000 });
+    const metrics = await fetch(`${server.http}/metrics`).then((r) => r.text());
+    expect(metrics).toMatch(new RegExp(`^cortex_metrics_push_refused_total ${refused.length}$`, 'm'));
+    ws.destroy();
+    recordFigure('hostile_metrics_flood', { sent: N, stored: stored.length, refused: refused.length, rss_now_mib: +(rssBytes(server.pid) / MiB).toFixed(1) });
+    await assertHealthy();
+  }, 60_000);
+
   it('server RSS stayed under 2 × idle + 50 MiB; no token in any output', async () => {
     await assertHealthy();
     expect(peakRss).toBeGreaterThan(0);
