@@ -40,14 +40,29 @@ function cli(...args: string[]): Promise<{ status: number | null; stderr: string
 const enrollInto = (s: FakeServer, dir: string, hostId: string, replace = false) =>
   enroll({ serverUrl: s.url, token: TOKEN, hostId, stateDir: dir, allowInsecure: true, caFile: null, logger: createCapturingLogger('debug').logger, replace });
 
+/** The buffer's figures in `folder` (opened and closed again). */
+function bufferIn(folder: string): ReturnType<DurableBuffer['stats']> {
+  const b = DurableBuffer.open(join(folder, 'buffer.db'));
+  try {
+    return b.stats();
+  } finally {
+    b.close();
+  }
+}
+
+/** `n` entries appended to the buffer in `folder`. */
+function appendIn(folder: string, n: number, tag: string): void {
+  const b = DurableBuffer.open(join(folder, 'buffer.db'));
+  b.append(Array.from({ length: n }, (_, i) => ({ ts: '2026-12-05T10:00:00.000Z', severity: 'info' as const, message: `${tag} ${i}`, source: 'custom:t' })));
+  b.close();
+}
+
 /** A folder enrolled as host X, with `unsent` entries in its buffer. */
 async function enrolledAs(s: FakeServer, unsent: number): Promise<{ dir: string; x: string }> {
   const dir = tempDir();
   const x = randomUUID();
   await enrollInto(s, dir, x);
-  const b = DurableBuffer.open(join(dir, 'buffer.db'));
-  b.append(Array.from({ length: unsent }, (_, i) => ({ ts: '2026-12-05T10:00:00.000Z', severity: 'info', message: `from x ${i}`, source: 'custom:t' })));
-  b.close();
+  if (unsent > 0) appendIn(dir, unsent, 'from x');
   return { dir, x };
 }
 
@@ -64,9 +79,7 @@ describe('enroll into a state folder in use (DECISIONS I18)', () => {
     expect(s.sessions.length).toBe(hellos);
     expect(readFileSync(join(dir, 'host_id'), 'utf8').trim()).toBe(x);
     expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
-    const b = DurableBuffer.open(join(dir, 'buffer.db'));
-    expect(b.stats().queueDepth).toBe(5);
-    b.close();
+    expect(bufferIn(dir).queueDepth).toBe(5);
   });
 
   it('--replace moves the other host\'s files aside and starts the folder afresh; the same host enrolls again as before', async () => {
@@ -78,23 +91,15 @@ describe('enroll into a state folder in use (DECISIONS I18)', () => {
     expect(r.replaced?.moved_to).toMatch(new RegExp(`/replaced-${x}-\\d{4}-`));
     expect(s.current!.hello).toMatchObject({ host_id: y, resume_from_seq: 0 });
     expect(readFileSync(join(dir, 'host_id'), 'utf8').trim()).toBe(y);
-    const fresh = DurableBuffer.open(join(dir, 'buffer.db'));
-    expect(fresh.stats()).toMatchObject({ nextSeq: 1, queueDepth: 0 });
-    fresh.close();
+    expect(bufferIn(dir)).toMatchObject({ nextSeq: 1, queueDepth: 0 });
     const aside = r.replaced!.moved_to;
     expect(readdirSync(aside).sort()).toEqual(expect.arrayContaining(['buffer.db', 'host_id', 'token']));
     expect(readFileSync(join(aside, 'host_id'), 'utf8').trim()).toBe(x);
-    const old = DurableBuffer.open(join(aside, 'buffer.db'));
-    expect(old.stats().queueDepth).toBe(5);
-    old.close();
+    expect(bufferIn(aside).queueDepth).toBe(5);
     // the same host again (a lost token: agent issue --host-id): no refusal, its buffer kept
-    const b = DurableBuffer.open(join(dir, 'buffer.db'));
-    b.append([{ ts: '2026-12-05T10:00:00.000Z', severity: 'info', message: 'from y', source: 'custom:t' }]);
-    b.close();
+    appendIn(dir, 1, 'from y');
     await enrollInto(s, dir, y);
-    const kept = DurableBuffer.open(join(dir, 'buffer.db'));
-    expect(kept.stats().queueDepth).toBe(1);
-    kept.close();
+    expect(bufferIn(dir).queueDepth).toBe(1);
   });
 
   it('--replace whose enrollment the server refuses puts the other host\'s files back', async () => {
@@ -107,9 +112,7 @@ describe('enroll into a state folder in use (DECISIONS I18)', () => {
     expect(readFileSync(join(dir, 'host_id'), 'utf8').trim()).toBe(x);
     expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
     expect(readdirSync(dir).filter((n) => n.startsWith('replaced-'))).toEqual([]);
-    const b = DurableBuffer.open(join(dir, 'buffer.db'));
-    expect(b.stats().queueDepth).toBe(3);
-    b.close();
+    expect(bufferIn(dir).queueDepth).toBe(3);
   });
 
   it('a folder a running agent holds is refused, naming its pid; the CLI exits 1 (E_RUN_LOCK) and 2 for another host (E_STATE_DIR_ENROLLED)', async () => {
