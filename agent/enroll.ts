@@ -13,7 +13,7 @@ import {
   webSocketTransport,
 } from '@cortex/agent-protocol';
 import { authErrorMessage, closeSocket, helloParams } from './handshake.js';
-import { DurableBuffer } from './buffer/buffer.js';
+import { DurableBuffer, readBufferSnapshot } from './buffer/buffer.js';
 import type { Logger } from './log.js';
 import { openSocket } from './socket.js';
 import { syncFolder } from './buffer/durable.js';
@@ -202,13 +202,9 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
 function enrolledAsOtherText(stateDir: string, previous: string, hostId: string): string {
   let unsent = '';
   try {
-    const buffer = DurableBuffer.open(join(stateDir, 'buffer.db'));
-    try {
-      const depth = buffer.stats().queueDepth;
-      if (depth > 0) unsent = ` (${depth} log entries not yet sent)`;
-    } finally {
-      buffer.close();
-    }
+    // read-only: a refusal writes nothing, not even a buffer where there is none
+    const depth = readBufferSnapshot(join(stateDir, 'buffer.db')).stats.queueDepth;
+    if (depth > 0) unsent = ` (${depth} log entries not yet sent)`;
   } catch {
     // no buffer, or one that cannot be read: nothing to count
   }
