@@ -19,6 +19,7 @@ import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
 import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
+import { ConfigStore } from './config-store.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.js';
@@ -589,6 +590,8 @@ function cmdStatus(args: string[]): number {
     // true when the state folder's filesystem is read-only: nothing the agent does is stored (H18)
     state_dir_read_only: stateDirWriteProblem(stateDir)?.kind === 'read_only',
     degraded: readRecovery(stateDir),
+    // What a stopped agent reads once started: the config last in force (config.json, F9)
+    stored_config_sources: running ? null : (new ConfigStore(stateDir, createLogger({ level: 'silent' })).read()?.log_sources ?? null),
   };
   if (p.flags.has('json')) {
     out(JSON.stringify(status));
@@ -619,6 +622,13 @@ function cmdStatus(args: string[]): number {
       : []),
     ...(status.degraded !== null
       ? [`degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`]
+      : []),
+    ...(status.stored_config_sources !== null
+      ? [
+          printable(
+            `config:       ${status.stored_config_sources.length} log source${status.stored_config_sources.length === 1 ? '' : 's'} in config.json (read as soon as the agent starts, before any server answers)${status.stored_config_sources.length === 0 ? '' : `: ${status.stored_config_sources.map((c) => `${c.kind} ${c.path ?? ''}`.trim()).join(', ')}`}`,
+          ),
+        ]
       : []),
     `sources:      ${sources.length === 0 ? '-' : ''}`,
     ...sources.flatMap((s) => sourceLines(s).map(printable)),

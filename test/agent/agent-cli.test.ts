@@ -113,6 +113,7 @@ describe('cortex-agent run and status', () => {
   it('status --json works while run is running; SIGTERM closes with final_seq and exits 0', async () => {
     const server = await FakeServer.start();
     const { dir, hostId } = await enrolled(server);
+    server.config = { ...server.config, log_sources: [{ kind: 'file', path: join(dir, 'app.log') }] };
     const hello = server.next('hello');
     const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--log-level', 'debug'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -138,6 +139,9 @@ describe('cortex-agent run and status', () => {
     expect(stderr).not.toContain(TOKEN);
     const after = JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout) as Record<string, unknown>;
     expect(after).toMatchObject({ state: 'Disconnected', running: false });
+    // stopped: what it will read once started, from the config last in force (F9)
+    expect(after.stored_config_sources).toEqual(server.config.log_sources);
+    expect((await runCli(['status', '--state-dir', dir])).stdout).toContain(`config:       1 log source in config.json (read as soon as the agent starts, before any server answers): file ${join(dir, 'app.log')}`);
     expect(readFileSync(join(dir, 'status.json'), 'utf8')).not.toContain(TOKEN);
     await server.close();
   });
