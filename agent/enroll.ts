@@ -20,7 +20,7 @@ import { syncFolder } from './buffer/durable.js';
 import { SEQ_FILE } from './buffer/heal.js';
 import { CONFIG_FILE } from './config-store.js';
 import { runLockHolder } from './run-lock.js';
-import { HOST_ID_FILE, ensureStateDir, readHostId, statePaths, writeAgentSettings, writeHostId } from './state-dir.js';
+import { BUFFER_DB_FILE, HOST_ID_FILE, ensureStateDir, readHostId, statePaths, writeAgentSettings, writeHostId } from './state-dir.js';
 import { STATUS_FILE } from './status-file.js';
 import { TOKEN_FILE, writeToken } from './token-store.js';
 
@@ -75,7 +75,7 @@ export class EnrollError extends Error {
 }
 
 /** The files that belong to the host a state folder is enrolled as (moved aside by `replace`). */
-const HOST_FILES = [TOKEN_FILE, HOST_ID_FILE, 'buffer.db', 'buffer.db-wal', 'buffer.db-shm', 'buffer.db.reserve', SEQ_FILE, CONFIG_FILE, STATUS_FILE];
+const HOST_FILES = [TOKEN_FILE, HOST_ID_FILE, ...['', '-wal', '-shm', '.reserve'].map((suffix) => `${BUFFER_DB_FILE}${suffix}`), SEQ_FILE, CONFIG_FILE, STATUS_FILE];
 
 export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   await ensureStateDir(o.stateDir);
@@ -203,7 +203,7 @@ function enrolledAsOtherText(stateDir: string, previous: string, hostId: string)
   let unsent = '';
   try {
     // read-only: a refusal writes nothing, not even a buffer where there is none
-    const depth = readBufferSnapshot(join(stateDir, 'buffer.db')).stats.queueDepth;
+    const depth = readBufferSnapshot(join(stateDir, BUFFER_DB_FILE)).stats.queueDepth;
     if (depth > 0) unsent = ` (${depth} log entries not yet sent)`;
   } catch {
     // no buffer, or one that cannot be read: nothing to count

@@ -30,7 +30,7 @@ export function openAgentBuffer(stateDir: string, options: BufferOptions | undef
   return { buffer: healed.buffer, recovery: healed.recovery };
 }
 
-export type GuardedBuffer = Pick<DurableBuffer, 'append' | 'applyAccepted' | 'assertSpace' | 'setSourcePosition' | 'ackedSeq' | 'stats' | 'hardCapBytes' | 'reclaim'>;
+export type GuardedBuffer = Pick<DurableBuffer, 'append' | 'applyAccepted' | 'assertSpace' | 'setSourcePosition' | 'ackedSeq' | 'bufferBytes' | 'queueDepth' | 'stats' | 'hardCapBytes' | 'reclaim'>;
 
 /** How often, at most, an ack looks whether a drained buffer can give its file space back. */
 export const RECLAIM_CHECK_MS = 10_000;
@@ -182,7 +182,8 @@ export class StorageGuard {
    */
   private maybeReclaim(): void {
     if (this.retryTimer !== null || this.deps.stopping()) return;
-    if (this.deps.buffer.stats().bufferBytes > RECLAIM_MAX_LIVE_BYTES) return;
+    // on every ack: the in-memory figure (stats() would query the oldest seq each time)
+    if (this.deps.buffer.bufferBytes > RECLAIM_MAX_LIVE_BYTES) return;
     const now = (this.deps.now ?? Date.now)();
     const wait = this.reclaimCheckedAt + RECLAIM_CHECK_MS - now;
     if (wait > 0) {
@@ -200,7 +201,7 @@ export class StorageGuard {
     const freed = this.deps.buffer.reclaim();
     if (freed > 0) {
       this.deps.log.info(
-        { freed_bytes: freed, queue_depth: this.deps.buffer.stats().queueDepth, took_ms: Math.round(performance.now() - started) },
+        { freed_bytes: freed, queue_depth: this.deps.buffer.queueDepth, took_ms: Math.round(performance.now() - started) },
         `buffer.db gave ${(freed / 1048576).toFixed(1)} MiB back to the filesystem: the backlog it grew for has been sent`,
       );
     }

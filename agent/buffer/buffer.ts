@@ -625,6 +625,15 @@ export class DurableBuffer {
     return this.meta.acked_seq;
   }
 
+  /** Entry bytes queued (stats().bufferBytes without stats()'s query of the oldest seq). */
+  get bufferBytes(): number {
+    return this.meta.buffer_bytes;
+  }
+
+  get queueDepth(): number {
+    return this.meta.queue_depth;
+  }
+
   /** True at or above the soft cap. */
   get pressure(): boolean {
     return this.meta.buffer_bytes >= this.softCapBytes;

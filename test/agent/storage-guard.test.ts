@@ -114,6 +114,12 @@ describe('storage guard', () => {
         get ackedSeq() {
           return b.ackedSeq;
         },
+        get bufferBytes() {
+          return b.bufferBytes;
+        },
+        get queueDepth() {
+          return b.queueDepth;
+        },
         stats: () => b.stats(),
         reclaim: () => b.reclaim(),
         hardCapBytes: b.hardCapBytes,
@@ -196,6 +202,12 @@ describe('storage guard', () => {
       setSourcePosition: (p) => buffer.setSourcePosition(p),
       get ackedSeq() {
         return buffer.ackedSeq;
+      },
+      get bufferBytes() {
+        return buffer.bufferBytes;
+      },
+      get queueDepth() {
+        return buffer.queueDepth;
       },
       stats: () => buffer.stats(),
       reclaim: () => (reclaims++, buffer.reclaim()),

@@ -66,6 +66,12 @@ afterEach(async () => {
   t = relay = dropDb = undefined;
 });
 
+/** What the admin API answers GET /admin/agents with: its status and error message. */
+async function adminAnswer(server: NonNullable<typeof t>): Promise<{ status: number; message: string | undefined }> {
+  const r = await fetch(`${httpBase(server)}/admin/agents`);
+  return { status: r.status, message: ((await r.json()) as { error?: { message: string } }).error?.message };
+}
+
 describe('PostgreSQL out of reach under a running server', () => {
   it('a hello whose check waits on a locked table past the hello timer: close 4000 saying so (not as if no hello came)', async () => {
     t = await startTestServer({ hello_timeout_ms: 300 }, { dialect: 'postgres' });
@@ -168,9 +174,9 @@ describe('PostgreSQL out of reach under a running server', () => {
       const health = await fetch(`${httpBase(t)}/healthz`);
       expect([health.status, ((await health.json()) as { database: string }).database]).toEqual([503, 'login_refused']);
       // the admin API says what it is, not "cannot reach": waiting alone will not end it
-      const admin = await fetch(`${httpBase(t)}/admin/agents`);
+      const admin = await adminAnswer(t);
       expect(admin.status).toBe(503);
-      expect(((await admin.json()) as { error: { message: string } }).error.message).toBe("the server's database refused its login: an operator has to mend its credentials (the server log says why); try again after");
+      expect(admin.message).toBe("the server's database refused its login: an operator has to mend its credentials (the server log says why); try again after");
       await su.query(`alter role ${role} login`);
       await waitFor(async () => (await push()).result?.up_to_seq === 200, 15_000);
       expect(await countRows(t, a.host_id)).toBe(200);
@@ -209,9 +215,9 @@ describe('PostgreSQL out of reach under a running server', () => {
       expect(metricValue(await t.server.metrics!.text(), 'cortex_database_up')).toBe(0);
       const health = await fetch(`${httpBase(t)}/healthz`);
       expect([health.status, ((await health.json()) as { database: string }).database]).toEqual([503, 'missing']);
-      const admin = await fetch(`${httpBase(t)}/admin/agents`);
+      const admin = await adminAnswer(t);
       expect(admin.status).toBe(503);
-      expect(((await admin.json()) as { error: { message: string } }).error.message).toBe("the server's database does not exist any more: an operator has to restore or recreate it (the server log says why); try again after");
+      expect(admin.message).toBe("the server's database does not exist any more: an operator has to restore or recreate it (the server log says why); try again after");
       // Recreated and migrated (empty): the outage ends.
       await su.query(`create database ${name}`);
       const fresh = await openStorage(url.toString(), { poolSize: 2 });
