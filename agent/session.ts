@@ -262,10 +262,19 @@ export class Session {
       await closeSocket(ws, 1000, this.finalSeqReason());
       return;
     }
+    let toldReadsHeld = false;
     const conn = createConn(ws, {
       requestTimeoutMs: this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       validateOutgoing: this.options.validateOutgoing ?? true,
       onEvent: (e) => this.deps.onPeerEvent(e),
+      onReadsHeld: (queued) => {
+        if (toldReadsHeld) return;
+        toldReadsHeld = true;
+        this.log.warn(
+          { queued_bytes: queued },
+          'the server does not read what the agent sends: nothing more is read from it until it does (the connection is ended when no ping arrives in time)',
+        );
+      },
     });
     this.conn = conn;
     ws.on('error', (err) => this.log.warn({ err: this.scrub(err.message) }, 'websocket error'));
@@ -438,7 +447,8 @@ export class Session {
     if (conn !== this.conn) return;
     feedWatchdog(conn, ms, () => {
       if (conn !== this.conn) return;
-      this.log.warn({ watchdog_ms: ms }, 'no ping from the server in time; treating the connection as dead');
+      if (conn.readsHeld) this.log.warn({ watchdog_ms: ms, queued_bytes: conn.ws.bufferedAmount }, 'the server still does not read what the agent sends; ending the connection to reconnect');
+      else this.log.warn({ watchdog_ms: ms }, 'no ping from the server in time; treating the connection as dead');
       conn.ws.terminate();
     });
   }
