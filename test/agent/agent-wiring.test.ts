@@ -16,6 +16,7 @@ import { writeAgentSettings, writeHostId } from '../../agent/state-dir.js';
 import { writeToken } from '../../agent/token-store.js';
 import { FakeServer, TEST_CONFIG } from './helpers/fake-server.js';
 import { testProbe } from './probes/helpers.js';
+import { until } from '../support/procs.js';
 
 const { agents, servers } = stopAfterEach();
 const tmp: string[] = [];
@@ -38,15 +39,6 @@ function tempDir(): string {
   return d;
 }
 
-async function until<T>(what: string, f: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = f();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Every entry the fake server received (first copy of each seq), in seq order. */
 function received(s: FakeServer): LogBatchEntry[] {

@@ -9,16 +9,10 @@ import { createCapturingLogger } from '../../agent/log.js';
 import { sourceFactories } from '../../agent/sources/index.js';
 import { makeAgent, stopAfterEach, tempDir } from './helpers/agent-harness.js';
 import { FakeServer, TEST_CONFIG } from './helpers/fake-server.js';
+import { until } from '../support/procs.js';
 
 const { agents, servers } = stopAfterEach();
 
-async function until(what: string, f: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function received(s: FakeServer): LogBatchEntry[] {
   const bySeq = new Map<number, LogBatchEntry>();

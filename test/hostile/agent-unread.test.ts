@@ -8,16 +8,10 @@ import type { Agent } from '../../agent/agent.js';
 import { OUTBOUND_HIGH_WATER_BYTES } from '../../agent/connection.js';
 import { entries, makeAgent, stopAfterEach } from '../agent/helpers/agent-harness.js';
 import { FakeServer } from '../agent/helpers/fake-server.js';
+import { until } from '../support/procs.js';
 
 const { agents, servers } = stopAfterEach();
 
-async function until(what: string, f: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!f()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** What the agent has queued towards the server (its socket's bufferedAmount). */
 function agentQueued(agent: Agent): number {

@@ -389,7 +389,7 @@ export function expectExactlyOnce(dbPath: string, hostIds: readonly string[], n:
   return { lost, duplicates };
 }
 
-export async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs: number, everyMs = 50): Promise<T> {
+export async function until<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   const maxPolls = Math.ceil(timeoutMs / Math.max(1, everyMs)) + 10;
   for (let i = 0; i < maxPolls * 4; i++) {
