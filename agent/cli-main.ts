@@ -13,6 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
+import { sourceStatusWithPositions } from './agent-sources.js';
 import { defaultMinFreeBytes, readBufferSnapshot, statfsFree } from './buffer/buffer.js';
 import { BufferStorageError } from './buffer/errors.js';
 import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
@@ -552,17 +553,9 @@ function cmdStatus(args: string[]): number {
   const running = file !== null && !file.stopped && processAlive(file.pid);
   let state: AgentState = 'Disconnected';
   if (file !== null && (running || isTerminalState(file.state))) state = file.state;
-  const sources = (file?.sources ?? []).map((s) => ({ ...s }));
-  // a glob's files commit under their own keys; the glob's status lists them
-  const globMembers = new Set(sources.flatMap((s) => (Array.isArray(s.files) ? (s.files as { key?: unknown }[]).map((f) => f.key) : [])));
-  for (const pos of snap.sources) {
-    if (pos.source.startsWith('agent:') || globMembers.has(pos.source)) continue;
-    const m = sources.find((s) => s.path === pos.source || s.name === pos.source || `file:${s.path}` === pos.source);
-    if (m) m.position = pos.position;
-    else if (!sources.some((s) => s.name === pos.source.slice(pos.source.indexOf(':') + 1))) {
-      sources.push({ kind: 'custom', path: null, name: pos.source, position: pos.position, last_error: null, paused: false });
-    }
-  }
+  // The positions in buffer.db are fresher than those status.json was written with.
+  const positions = snap.sources;
+  const sources = sourceStatusWithPositions({ status: () => (file?.sources ?? []).map((s) => ({ ...s })), paused: file?.sources_paused ?? false }, { sourcePositions: () => positions });
   const st = snap.stats;
   const status = {
     state,
@@ -630,7 +623,7 @@ function cmdStatus(args: string[]): number {
           ),
         ]
       : []),
-    `sources:      ${sources.length === 0 ? '-' : ''}`,
+    sources.length === 0 ? `sources:      -` : `sources:`,
     ...sources.flatMap((s) => sourceLines(s).map(printable)),
   ];
   out(lines.join('\n'));

@@ -7,6 +7,7 @@ import { existsSync, readFileSync, statSync, statfsSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { ErrorCode } from '@cortex/agent-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import { bundleChild } from './fixtures/bundle.js';
 import { ROTATED, TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
 import { FakeServer, rpcError } from './helpers/fake-server.js';
@@ -143,6 +144,19 @@ describe('cortex-agent run and status', () => {
     expect(after.stored_config_sources).toEqual(server.config.log_sources);
     expect((await runCli(['status', '--state-dir', dir])).stdout).toContain(`config:       1 log source in config.json (read as soon as the agent starts, before any server answers): file ${join(dir, 'app.log')}`);
     expect(readFileSync(join(dir, 'status.json'), 'utf8')).not.toContain(TOKEN);
+    // Positions stored for sources no longer configured are listed by their kind, as not read.
+    const buffer = DurableBuffer.open(join(dir, 'buffer.db'));
+    buffer.setSourcePosition({ source: 'file:/var/log/old.log', position: { offset: 10 } });
+    buffer.setSourcePosition({ source: 'custom:tool', position: { line: 3 } });
+    buffer.close();
+    const listed = JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout) as { sources: Record<string, unknown>[] };
+    expect(listed.sources).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ kind: 'file', path: '/var/log/old.log', position: { offset: 10 } }),
+        expect.objectContaining({ kind: 'custom', name: 'tool', position: { line: 3 } }),
+      ]),
+    );
+    expect((await runCli(['status', '--state-dir', dir])).stdout).toMatch(/file \/var\/log\/old\.log: not being read \(stored position\)/);
     await server.close();
   });
 
