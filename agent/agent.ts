@@ -14,7 +14,9 @@
 // Events: state, hello, acked, push_error, heartbeat, metrics, config_applied,
 // config_rejected, reconnect_scheduled, evicted, storage_error, storage_recovered,
 // buffer_corrupt (only when listened to: `run` restarts to heal), state_dir_read_only (only
-// when listened to: `run` stops, waits for the folder to be writable and starts again), stopped.
+// when listened to: `run` stops, waits for the folder to be writable and starts again),
+// buffer_gone (buffer.db deleted or replaced: the agent stops, copies its open buffer back,
+// and `run` starts again on the copy; see bufferRescued), stopped.
 
 import { EventEmitter } from 'node:events';
 import type { AgentConfig, AgentState, MetricSample } from '@cortex/agent-protocol';
@@ -23,6 +25,7 @@ import type { AppendResult, DurableBuffer } from './buffer/buffer.js';
 import type { NewLogEntry } from './buffer/entry.js';
 import { markCleanStop } from './buffer/heal.js';
 import { createAgentSources, sourceStatusWithPositions, type SourceManager } from './agent-sources.js';
+import { BufferRescue, type BufferRescueOutcome } from './buffer-rescue.js';
 import { probeRegistryFor, type AgentOptions, type IngestOptions } from './options.js';
 import { ConfigStore } from './config-store.js';
 import { Control, DEFAULT_CONFIG } from './control.js';
@@ -58,6 +61,7 @@ export class Agent extends EventEmitter {
   private readonly statusWriter: StatusWriter;
   private readonly configStore: ConfigStore;
   private readonly ownsBuffer: boolean;
+  private readonly rescue: BufferRescue;
   private lastError: string | null = null;
   private stoppedFlag = false;
   private stopPromise: Promise<void> | null = null;
@@ -163,6 +167,13 @@ export class Agent extends EventEmitter {
       },
       markDirty,
     });
+    this.rescue = new BufferRescue({
+      stateDir: options.stateDir,
+      buffer: this.buffer,
+      log,
+      restoreToken: () => this.session.restoreTokenFile(),
+      restoreConfig: () => this.configStore.restore(),
+    });
     this.finished = new Promise((resolve) => (this.resolveFinished = resolve));
   }
 
@@ -192,6 +203,11 @@ export class Agent extends EventEmitter {
     return this.session.servers;
   }
 
+  /** Set once the agent stopped because buffer.db was deleted or replaced under it: where its copy went (H25). */
+  get bufferRescued(): BufferRescueOutcome | null {
+    return this.rescue.outcome;
+  }
+
   /** Resolves when the agent stops for good (stop(), FatalAuth or Revoked), with the state. */
   get done(): Promise<AgentState> {
     return this.finished;
@@ -201,6 +217,12 @@ export class Agent extends EventEmitter {
   start(): void {
     if (this.session.state !== 'Disconnected' || this.session.stopping) return;
     this.statusWriter.start();
+    if (this.ownsBuffer) {
+      this.rescue.start(this.options.bufferFileCheckMs ?? 2000, () => {
+        this.emit('buffer_gone');
+        void this.stop();
+      });
+    }
     // What the server last put in force is read from now on, whether or not a server answers (F9).
     const stored = this.configStore.read();
     if (stored !== null) this.control.applyConfig(stored, 'stored');
@@ -311,11 +333,14 @@ export class Agent extends EventEmitter {
     this.pump.stop();
     this.storage.stop();
     this.statusWriter.stop();
+    this.rescue.stop();
     await Promise.resolve(this.sources.close()).catch(() => undefined);
     if (this.state === 'Revoked') {
       await this.session.forgetToken(); // idempotent; makes sure it is gone
       await this.configStore.forget();
     } else await this.configStore.settled();
+    // Nothing more is appended now: the buffer's copy holds every entry read (H25).
+    if (this.ownsBuffer) await this.rescue.rescue();
     this.stoppedFlag = true;
     await this.statusWriter.flush();
     if (this.ownsBuffer) {

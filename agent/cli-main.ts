@@ -429,10 +429,12 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   // A buffer damaged at run time: stop, and start again (opening heals it; DECISIONS H5).
   // The state folder's filesystem gone read-only: stop (letting go of the folder), wait until
   // it can be written again, and start again (H18).
+  // buffer.db deleted under the agent: it stops, copies its open buffer back, and starts again
+  // on the copy; replaced by another file: it stops, naming both (H25).
   let restarts = 0;
   let final: AgentState;
   for (;;) {
-    let restart: 'corrupt' | 'read_only' | null = null;
+    let restart: 'corrupt' | 'read_only' | 'gone' | null = null;
     const onCorrupt = () => {
       restart ??= 'corrupt';
       void agent.stop();
@@ -441,14 +443,33 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
       restart ??= 'read_only';
       void agent.stop();
     };
+    const onGone = () => void (restart ??= 'gone');
     agent.once('buffer_corrupt', onCorrupt);
     agent.once('state_dir_read_only', onReadOnly);
+    agent.once('buffer_gone', onGone);
     final = await agent.done;
     agent.off('buffer_corrupt', onCorrupt);
     agent.off('state_dir_read_only', onReadOnly);
+    agent.off('buffer_gone', onGone);
     if (restart === null || signalled || (restart === 'corrupt' && restarts >= 3)) break;
     if (restart === 'corrupt') restarts++;
-    else {
+    else if (restart === 'gone') {
+      const rescued = agent.bufferRescued;
+      if (rescued === null || !rescued.copied || rescued.how !== 'deleted') {
+        releaseLock();
+        diag(formatCliError('E_BUFFER', rescued?.message ?? 'buffer.db was deleted or replaced while the agent ran'));
+        return 1;
+      }
+      // run.lock went with the folder's files: take it again.
+      try {
+        releaseLock();
+        releaseLock = acquireRunLock(stateDir);
+      } catch (err) {
+        diag(formatCliError(err instanceof RunLockHeldError ? 'E_RUN_LOCK' : 'E_FILE_ACCESS', (err as Error).message));
+        return 1;
+      }
+      logger.info({ buffer: rescued.target }, 'starting again on the copied buffer');
+    } else {
       const blocked = await waitForWritableStateDir(stateDir, waiter);
       if (blocked === 'stopped') {
         releaseLock();

@@ -7,7 +7,7 @@
 // in that time were gone. The copy is written (atomically, durably, 0600) whenever another config
 // comes in force, and put in force at start until the server's arrives.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeIssues, toIssues, validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
 import { unlinkDurable, writeFileAtomic } from './atomic-file.js';
@@ -81,6 +81,16 @@ export class ConfigStore {
   /** Resolves once every write started has ended. */
   settled(): Promise<void> {
     return this.writing;
+  }
+
+  /** Writes the config last read or stored back when its file is gone (buffer.db rescued, H25); true when written. */
+  async restore(): Promise<boolean> {
+    await this.writing;
+    if (this.lastJson === null || existsSync(this.path)) return false;
+    const config = JSON.parse(this.lastJson) as AgentConfig;
+    this.lastJson = null;
+    await this.store(config);
+    return existsSync(this.path);
   }
 
   /** Forgets the stored config (the host was revoked). */

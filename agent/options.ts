@@ -26,6 +26,8 @@ export interface AgentOptions extends SessionOptions, PushPumpOptions, Telemetry
   /** Write DIR/status.json for `status` (default true). */
   statusFile?: boolean;
   statusIntervalMs?: number;
+  /** How often buffer.db's path is looked at (deleted or replaced under the agent: DECISIONS H25). Default 2 s; 0: never. */
+  bufferFileCheckMs?: number;
   sourceFactories?: SourceFactory[];
   /**
    * The probe registry (capabilities.supported_probes = its names(), probe.request runs

@@ -239,6 +239,11 @@ export class Session {
     return this.tokens.scrub(text);
   }
 
+  /** Writes the token held back when DIR/token is gone (buffer.db rescued, H25); true when written. */
+  restoreTokenFile(): Promise<boolean> {
+    return this.tokens.restore();
+  }
+
   private async connect(): Promise<void> {
     if (this.halted) return;
     let ws: WebSocket;

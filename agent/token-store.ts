@@ -117,6 +117,17 @@ export class TokenKeeper {
     return run;
   }
 
+  /** Writes the token held back when DIR/token is gone (buffer.db rescued, H25); true when written. */
+  restore(): Promise<boolean> {
+    const token = this.current;
+    if (this.fixed !== undefined || token === null) return Promise.resolve(false);
+    return this.io(async () => {
+      if ((await readToken(this.stateDir).catch(() => 'unreadable')) !== null) return false;
+      await writeToken(this.stateDir, token);
+      return true;
+    });
+  }
+
   /** The token for the next hello: waits for pending writes, then re-reads DIR/token (unless fixed). */
   async load(): Promise<string | null> {
     await this.io(async () => undefined);

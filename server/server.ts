@@ -13,7 +13,7 @@ import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
 import { migrateToLatest, migrationLockWaitMessage } from './db/migrations/index.js';
 import { openStorage, redactDbUrl } from './db/open.js';
 import { DatabaseOutage } from './db/outage.js';
-import { rescueTarget, watchDbFile } from './db/file-watch.js';
+import { rescueTarget, watchDbFile } from '../common/file-watch.js';
 import type { Storage } from './db/storage.js';
 import { ClusterRegistry, defaultServerId } from './cluster/registry.js';
 import { ProbeForwarder } from './cluster/probe-forward.js';

@@ -34,7 +34,7 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
-import { closeSync, existsSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeDurably } from './durable.js';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -688,6 +688,15 @@ export class DurableBuffer {
   /** Changes the page limit (see BufferOptions.maxPageCount); returns the effective limit. */
   setMaxPageCount(pages: number): number {
     return Number(this.db.pragma(`max_page_count = ${Math.floor(pages)}`, { simple: true }));
+  }
+
+  /**
+   * Copies the open database (every entry, position and meta row committed) to `target` with
+   * SQLite's backup API, mode 0600: buffer.db deleted or replaced under the agent (DECISIONS H25).
+   */
+  async copyTo(target: string): Promise<void> {
+    await this.db.backup(target);
+    chmodSync(target, 0o600);
   }
 
   close(): void {

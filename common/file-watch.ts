@@ -1,10 +1,9 @@
-// The SQLite database file deleted or replaced under a running server (DECISIONS H20). The
-// server keeps its file open: SQLite went on writing into the deleted file, every push was
-// acked, and all of it (hosts, tokens, logs) was gone at the next start — with no line in the
-// log. The path is looked at every few seconds; once it is gone or is another file, the
-// server stops committing (pushes are answered -32007 and stay in the agents' buffers), copies
-// what its open database holds back to the path (or beside it when another file is there now)
-// with SQLite's backup API, and stops, so that its next start opens the rescued copy.
+// A SQLite file deleted or replaced under the process that has it open: the server's database
+// (DECISIONS H20) and the agent's buffer.db (H25). SQLite goes on writing into the deleted
+// file, every write succeeds, and all of it is gone at the next start — with no line in the
+// log. The path is looked at every few seconds; once it is gone or is another file, the owner
+// stops writing, copies what its open database holds back to the path (or beside it when
+// another file is there now) with SQLite's backup API, and stops or starts again on the copy.
 import { existsSync, statSync } from 'node:fs';
 
 export type FileGone = 'deleted' | 'replaced';

@@ -1,0 +1,116 @@
+// buffer.db deleted or replaced under a running `cortex-agent run` (DECISIONS H25): SQLite went
+// on writing into the deleted file, and at the next start the agent had no positions (its log
+// files read again from their beginning, every line stored twice) — or, with the folder's
+// other files gone too, no token to connect with. Now the agent stops, copies its open buffer
+// back (writing back the identity files that went with it) and starts again on the copy; a
+// buffer.db replaced by another file is left alone, the copy put beside it, and run exits 1.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { appendFileSync, copyFileSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DurableBuffer } from '../../agent/buffer/buffer.js';
+import { bundleChild } from '../agent/fixtures/bundle.js';
+import { TOKEN, cleanupDirs, tempDir } from '../agent/helpers/agent-harness.js';
+import { FakeServer } from '../agent/helpers/fake-server.js';
+import { until } from '../support/procs.js';
+
+let cli = '';
+beforeAll(async () => {
+  cli = await bundleChild(new URL('../../agent/cli.ts', import.meta.url).pathname, tempDir(), 'cli');
+}, 60_000);
+afterAll(cleanupDirs);
+
+const servers: FakeServer[] = [];
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+  for (const s of servers.splice(0)) await s.close();
+});
+
+interface Run {
+  child: ChildProcess;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function run(dir: string): Run {
+  const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--source-poll-ms', '50'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return { child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+}
+
+async function enrolled(server: FakeServer): Promise<string> {
+  const dir = tempDir();
+  const child = spawn(process.execPath, [cli, 'enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'], { stdio: 'ignore' });
+  expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+  return dir;
+}
+
+/** The messages the server stored, in seq order. */
+const stored = (s: FakeServer): string[] => [...s.stored.entries()].sort((a, b) => a[0] - b[0]).map(([, m]) => m);
+
+async function setUp(): Promise<{ server: FakeServer; dir: string; log: string }> {
+  const server = await FakeServer.start();
+  servers.push(server);
+  const dir = await enrolled(server);
+  const log = join(tempDir(), 'app.log');
+  writeFileSync(log, 'a1\na2\na3\n');
+  server.config = { ...server.config, log_sources: [{ kind: 'file', path: log }] };
+  return { server, dir, log };
+}
+
+describe('buffer.db deleted or replaced under the running agent (DECISIONS H25)', () => {
+  it('deleted with every file of the state folder: the agent copies its buffer back, writes its identity back and goes on; nothing is read twice', async () => {
+    const { server, dir, log } = await setUp();
+    const token = readFileSync(join(dir, 'token'), 'utf8');
+    const first = run(dir);
+    await until('a1-a3 stored', () => stored(server).length === 3, 15_000);
+    for (const f of readdirSync(dir)) rmSync(join(dir, f), { recursive: true, force: true });
+    appendFileSync(log, 'b1\nb2\nb3\n');
+    await until('buffer.db copied back', () => existsSync(join(dir, 'buffer.db')) && first.stderr().includes('starting again on the copied buffer'), 15_000);
+    await until('b1-b3 stored', () => stored(server).length === 6, 15_000);
+    expect(first.stderr()).toContain('"msg":"buffer.db was deleted while the agent ran: stopping, and copying what the agent holds (unsent entries, source positions) back before it starts again"');
+    const rescued = first.stderr().split('\n').find((l) => l.includes('"rescued_to"'));
+    expect(JSON.parse(rescued!)).toMatchObject({ level: 'error', rescued_to: join(dir, 'buffer.db'), restored: ['host_id', 'agent.json', 'token', 'config.json'] });
+    expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(token);
+    for (const f of ['buffer.db', 'token', 'host_id', 'agent.json', 'config.json']) expect(statSync(join(dir, f)).mode & 0o777, f).toBe(0o600);
+    expect(first.child.exitCode).toBeNull();
+    expect(first.stderr()).not.toContain(token);
+
+    // The next start reads on from the stored position: nothing is sent twice.
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    appendFileSync(log, 'c1\n');
+    const second = run(dir);
+    await until('c1 stored', () => stored(server).length === 7, 15_000);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+    expect(stored(server)).toEqual(['a1', 'a2', 'a3', 'b1', 'b2', 'b3', 'c1']);
+  }, 60_000);
+
+  it('replaced by another file: that file is left alone, the copy goes beside it with every position, and run exits 1 naming both', async () => {
+    const { server, dir, log } = await setUp();
+    const r = run(dir);
+    await until('a1-a3 stored', () => stored(server).length === 3, 15_000);
+    copyFileSync(join(dir, 'buffer.db'), join(dir, 'other.db'));
+    const otherBytes = readFileSync(join(dir, 'other.db'));
+    appendFileSync(log, 'b1\n');
+    await until('b1 stored', () => stored(server).length === 4, 15_000);
+    renameSync(join(dir, 'other.db'), join(dir, 'buffer.db'));
+    expect(await r.exited).toBe(1);
+    const copy = readdirSync(dir).find((f) => f.startsWith('buffer.db.rescued-'));
+    expect(copy).toBeDefined();
+    expect(r.stderr()).toContain(`error[E_BUFFER]: buffer.db was replaced while the agent ran (another file is there now); what the agent held was copied to ${join(dir, copy!)}`);
+    expect(readFileSync(join(dir, 'buffer.db')).equals(otherBytes)).toBe(true);
+    const b = DurableBuffer.open(join(dir, copy!));
+    try {
+      expect(b.getSourcePosition(`file:${log}`)).toMatchObject({ offset: statSync(log).size });
+      expect(b.ackedSeq).toBe(4);
+    } finally {
+      b.close();
+    }
+  }, 60_000);
+});
