@@ -260,6 +260,7 @@ export class Agent extends EventEmitter {
       last_error: this.lastError,
       batch_entries: this.pump.batchSize(),
       send_rate_cap: this.pump.rateCap(),
+      clock_offset_ms: this.session.clockOffsetMs,
       ...(recovery !== null ? { degraded: recovery } : {}),
     };
   }

@@ -23,7 +23,7 @@ import { startAgent } from './index.js';
 import { ConfigStore } from './config-store.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
-import { DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS } from './session.js';
+import { CLOCK_WARN_MS, DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, clockOffsetText } from './session.js';
 import { checkServerUrl } from './socket.js';
 import { StateDirError, normalizeHostId, readAgentSettings, readOnlyStateDirText, settingsServerUrls, notAFolderText, stateDirDeniedText, stateDirReadDenied, stateDirWriteProblem, statePaths } from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
@@ -586,6 +586,8 @@ function cmdStatus(args: string[]): number {
     server_url: file?.server_url ?? null,
     server_urls: file?.server_urls ?? safeServerUrls(stateDir),
     session_id: running ? (file?.session_id ?? null) : null,
+    // the host's clock against the server's at the last hello, ms (> 0: behind; F10)
+    clock_offset_ms: running ? (file?.clock_offset_ms ?? null) : null,
     next_seq: st.nextSeq,
     acked_seq: st.ackedSeq,
     queue_depth: st.queueDepth,
@@ -615,6 +617,13 @@ function cmdStatus(args: string[]): number {
     `state:        ${state}${running ? ` (running, pid ${status.pid})` : ' (not running)'}`,
     `host_id:      ${status.host_id ?? '-'}`,
     `server:       ${status.server_url ?? '-'}${status.server_urls.length > 1 ? ` (of ${status.server_urls.length}: ${status.server_urls.join(', ')})` : ''}`,
+    ...(status.clock_offset_ms !== null
+      ? [
+          Math.abs(status.clock_offset_ms) > CLOCK_WARN_MS
+            ? `clock:        ${clockOffsetText(status.clock_offset_ms)} the server's at the last hello: set this host's clock right (timedatectl status)`
+            : `clock:        in step with the server's (${Math.abs(status.clock_offset_ms)} ms at the last hello)`,
+        ]
+      : []),
     `next_seq:     ${status.next_seq}`,
     `acked_seq:    ${status.acked_seq}`,
     `queue_depth:  ${status.queue_depth}`,

@@ -144,6 +144,10 @@ export class Session {
     return this.conn;
   }
 
+  /** The host's clock against the server's at the last hello, ms (> 0: behind); null before one. */
+  clockOffsetMs: number | null = null;
+  private clockWarned = false;
+
   get sessionId(): string | null {
     return this.id;
   }
@@ -239,6 +243,29 @@ export class Session {
     return this.tokens.scrub(text);
   }
 
+  /**
+   * The host's clock against the server's at the last hello (DECISIONS F10): server_time minus
+   * the middle of the hello's round trip, ms (> 0: this host is behind). Said once when it is
+   * off by more than CLOCK_WARN_MS beyond what the round trip leaves open, and once when back.
+   */
+  private noteClock(serverTime: string, sentAt: number, answeredAt: number): void {
+    const server = Date.parse(serverTime);
+    if (!Number.isFinite(server)) return;
+    const offset = Math.round(server - (sentAt + answeredAt) / 2);
+    this.clockOffsetMs = offset;
+    const off = Math.abs(offset) - (answeredAt - sentAt) / 2 > CLOCK_WARN_MS;
+    if (off && !this.clockWarned) {
+      this.clockWarned = true;
+      this.log.warn(
+        { clock_offset_ms: offset, server_time: serverTime },
+        `this host's clock is ${clockOffsetText(offset)} the server's: lines without a time of their own are stamped with this clock, and sort wrongly against other hosts' — set it right (timedatectl status; timedatectl set-ntp true)`,
+      );
+    } else if (!off && this.clockWarned) {
+      this.clockWarned = false;
+      this.log.info({ clock_offset_ms: offset }, "this host's clock is in step with the server's again");
+    }
+  }
+
   /** Writes the token held back when DIR/token is gone (buffer.db rescued, H25); true when written. */
   restoreTokenFile(): Promise<boolean> {
     return this.tokens.restore();
@@ -301,7 +328,9 @@ export class Session {
     let result;
     try {
       const hello = helloParams({ hostname: this.options.hostname, hostId: this.options.hostId, capabilities: this.deps.capabilities(), token: this.tokens.token ?? '', resumeFromSeq: buffer.ackedSeq });
+      const sentAt = Date.now();
       result = await conn.client.agentHello(hello, { timeoutMs: this.options.helloTimeoutMs ?? DEFAULT_HELLO_TIMEOUT_MS });
+      this.noteClock(result.server_time, sentAt, Date.now());
     } catch (err) {
       if (conn !== this.conn || this.halted) return;
       const event = err instanceof RpcError ? authEventFor(err.code) : null;
@@ -481,4 +510,14 @@ export class Session {
     }
     return `final_seq=${acked}`;
   }
+}
+
+/** A clock off by more than this (beyond the hello's round trip) is said (DECISIONS F10). */
+export const CLOCK_WARN_MS = 10_000;
+
+/** "42 s behind", "3 min ahead of", "2.5 h behind": how `offsetMs` (> 0: the host behind) reads. */
+export function clockOffsetText(offsetMs: number): string {
+  const abs = Math.abs(offsetMs) / 1000;
+  const size = abs < 120 ? `${Math.round(abs)} s` : abs < 7200 ? `${Math.round(abs / 60)} min` : `${(abs / 3600).toFixed(1)} h`;
+  return offsetMs > 0 ? `${size} behind` : `${size} ahead of`;
 }

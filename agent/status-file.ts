@@ -30,6 +30,8 @@ export interface StatusFile {
   sources: SourceStatus[];
   batch_entries: number;
   send_rate_cap: number | null;
+  /** The host's clock against the server's at the last hello, ms (> 0: behind; absent in files of older agents). */
+  clock_offset_ms?: number | null;
   /** The buffer was damaged and replaced (agent/buffer/heal.ts); until the server acked past what was lost. */
   degraded?: RecoveryReport;
 }
@@ -55,6 +57,8 @@ export interface AgentStatus {
   last_error: string | null;
   batch_entries: number;
   send_rate_cap: number | null;
+  /** The host's clock against the server's at the last hello, ms (> 0: this host is behind); null before a hello. */
+  clock_offset_ms: number | null;
   /** Set while the buffer is degraded: it was damaged and replaced, and the server has not acked past the lost range. */
   degraded?: RecoveryReport;
 }
@@ -75,6 +79,7 @@ export function toStatusFile(s: AgentStatus, pid: number = process.pid, now: Dat
     sources: s.sources,
     batch_entries: s.batch_entries,
     send_rate_cap: s.send_rate_cap === null ? null : Math.round(s.send_rate_cap),
+    clock_offset_ms: s.clock_offset_ms,
     ...(s.degraded !== undefined ? { degraded: s.degraded } : {}),
   };
 }

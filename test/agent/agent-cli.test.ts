@@ -168,11 +168,12 @@ describe('cortex-agent run and status', () => {
     // on a full disk it could not write status.json at all.
     const old = new Date(Date.now() - 300_000).toISOString();
     // last_error may carry a server's text (a -32007 reason): printed escaped, never as control characters.
-    writeFileSync(join(dir, 'status.json'), JSON.stringify({ pid: process.pid, updated_at: old, state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: 'the server could not store logs.push (-32007: \u001b]0;pwned\u0007)', sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null }));
+    writeFileSync(join(dir, 'status.json'), JSON.stringify({ pid: process.pid, updated_at: old, state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: 'the server could not store logs.push (-32007: \u001b]0;pwned\u0007)', sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null, clock_offset_ms: -42_000 }));
     const json = await runCli(['status', '--state-dir', dir, '--json']);
     expect(json.code).toBe(0);
     const st = JSON.parse(json.stdout) as Record<string, unknown>;
-    expect(st).toMatchObject({ running: true, state: 'Active' });
+    expect(st).toMatchObject({ running: true, state: 'Active', clock_offset_ms: -42_000 });
+    expect((await runCli(['status', '--state-dir', dir])).stdout).toMatch(/^clock: +42 s ahead of the server's at the last hello: set this host's clock right \(timedatectl status\)$/m);
     expect(st.status_age_secs).toBeGreaterThanOrEqual(299);
     const fs = statfsSync(dir);
     expect(st.disk_total_bytes).toBe(fs.blocks * fs.bsize);

@@ -21,6 +21,7 @@ const base: AgentStatus = {
   last_error: null,
   batch_entries: 1000,
   send_rate_cap: null,
+  clock_offset_ms: null,
 };
 
 /** A writer whose file writes the test completes by hand. */
@@ -62,6 +63,7 @@ describe('status writer', () => {
       sources: [],
       batch_entries: 1000,
       send_rate_cap: 124,
+      clock_offset_ms: null,
     });
     const degraded = { next_seq: 5, lost_from: 1, lost_to: 4 } as unknown as NonNullable<AgentStatus['degraded']>;
     expect(toStatusFile({ ...base, degraded }).degraded).toBe(degraded);
