@@ -185,3 +185,10 @@ export function recordableSettings(s: ServerSettings): Record<string, unknown> {
     shutdown_drain_secs: s.shutdown_drain_secs,
   };
 }
+
+/** The settings whose values differ between `a` and `b` (SIGHUP names those waiting for a restart). */
+export function changedSettings(a: ServerSettings, b: ServerSettings): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const value = (s: ServerSettings, k: string) => JSON.stringify((s as unknown as Record<string, unknown>)[k]);
+  return [...keys].filter((k) => value(a, k) !== value(b, k)).sort();
+}

@@ -1,6 +1,6 @@
 // `cortex-server serve`.
 import type { ServerConfig } from '../generated/server-config.js';
-import { checkServerConfig, isLoopbackHost, readConfigFile, resolveSettings } from '../settings.js';
+import { changedSettings, checkServerConfig, isLoopbackHost, readConfigFile, resolveSettings, type ServerSettings } from '../settings.js';
 import { UsageError, int, out, parse } from './common.js';
 import { formatCliError } from '../../common/errors.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';
@@ -159,24 +159,46 @@ export async function serve(args: string[]): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   // SIGHUP (systemctl reload, a certificate renewal hook): the TLS certificate and the admin
-  // token file are read again (H19). Without a handler SIGHUP ended the process.
+  // token file are read again (H19), and so is --config: its admin_token, when the token comes
+  // from there, takes effect at once; any other setting it changed is named as waiting for a
+  // restart (I19). Without a handler SIGHUP ended the process.
   const tokenFile = values['admin-token-file'];
+  const configFile = values.config;
+  const tokenFromConfig = flags['admin_token'] === undefined && file.admin_token !== undefined ? configFile : undefined;
+  const applyToken = (next: string, source: Record<string, string>, what: string) => {
+    if (!server.setAdminToken(next)) logger.info(source, `SIGHUP: the ${what} holds the same admin token`);
+    else logger.info(source, 'admin token reloaded (SIGHUP): the previous token is refused from now on, and console sessions signed with it end');
+  };
   process.on('SIGHUP', () => {
     const tls = server.reloadTls('SIGHUP');
     if (tokenFile !== undefined) {
       try {
         const next = security.serveAdminToken(undefined, tokenFile, undefined) ?? '';
         checkServerConfig({ admin_token: next }, `--admin-token-file ${tokenFile}`);
-        if (!server.setAdminToken(next)) {
-          logger.info({ admin_token_file: tokenFile }, 'SIGHUP: the admin token file holds the same token');
-        } else {
-          logger.info({ admin_token_file: tokenFile }, 'admin token reloaded (SIGHUP): the previous token is refused from now on, and console sessions signed with it end');
-        }
+        applyToken(next, { admin_token_file: tokenFile }, 'admin token file');
       } catch (error) {
         logger.error({ admin_token_file: tokenFile, err: (error as Error).message }, 'admin token not reloaded: the file was refused; the previous token still works — fix the file, then send SIGHUP again');
       }
     }
-    if (tls === undefined && tokenFile === undefined) logger.info('SIGHUP: nothing to reload (no --tls-cert, no --admin-token-file); the server goes on');
+    if (configFile !== undefined) {
+      let next: ServerSettings;
+      let nextFile: ServerConfig;
+      try {
+        nextFile = readConfigFile(configFile);
+        next = resolveSettings(nextFile, flags as ServerConfig);
+      } catch (error) {
+        logger.error({ config: configFile, err: (error as Error).message }, 'config file not reloaded (SIGHUP): it was refused; the server goes on with the settings it has — fix the file, then send SIGHUP again');
+        return;
+      }
+      if (tokenFromConfig !== undefined) {
+        if (nextFile.admin_token === undefined) {
+          logger.error({ config: configFile }, 'admin token not reloaded (SIGHUP): the config file has no admin_token any more; the previous token still works (going without one takes a restart)');
+        } else applyToken(nextFile.admin_token, { config: configFile }, 'config file');
+      }
+      const waiting = changedSettings(settings, next).filter((k) => k !== 'admin_token');
+      if (waiting.length > 0) logger.warn({ config: configFile, settings: waiting }, `config file read again (SIGHUP): ${waiting.join(', ')} changed, which take effect at the next restart`);
+    }
+    if (tls === undefined && tokenFile === undefined && configFile === undefined) logger.info('SIGHUP: nothing to reload (no --tls-cert, no --admin-token-file, no --config); the server goes on');
   });
   if (said > 0) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
   logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');

@@ -122,7 +122,7 @@ it('SIGHUP to `serve`: with TLS the certificate is read again, without it nothin
     withTls.child.kill('SIGHUP');
     expect(await reloaded).toMatchObject({ subject: 'CN=after-hup' });
     expect(await servedCn(withTls.port)).toBe('after-hup');
-    const told = plain.waitForLog((r) => r['msg'] === 'SIGHUP: nothing to reload (no --tls-cert, no --admin-token-file); the server goes on', 10_000);
+    const told = plain.waitForLog((r) => r['msg'] === 'SIGHUP: nothing to reload (no --tls-cert, no --admin-token-file, no --config); the server goes on', 10_000);
     plain.child.kill('SIGHUP');
     await told;
     expect((await fetch(`${plain.http}/healthz`)).status).toBe(200);
@@ -156,6 +156,44 @@ it('SIGHUP re-reads --admin-token-file: the new token works at once, the old one
     s.child.kill('SIGHUP');
     expect(String((await refused)['err'])).toMatch(/must NOT have fewer than 16 characters/);
     expect(await status(second)).toBe(200);
+    expect(s.stderr()).not.toContain(first);
+    expect(s.stderr()).not.toContain(second);
+  } finally {
+    await s.kill();
+  }
+}, 60_000);
+
+it('SIGHUP re-reads --config: its admin_token takes effect at once; other changed settings are named as waiting for a restart; a refused file changes nothing (I19)', async () => {
+  requireDist();
+  const configFile = join(dir, 'server.json');
+  const first = 'config-admin-token-0123456789';
+  const second = 'config-admin-token-9876543210';
+  writeFileSync(configFile, JSON.stringify({ admin_token: first, retention_days: 7 }), { mode: 0o600 });
+  const s = await startServerProcess(join(tempDir(), 'a.db'), ['--config', configFile]);
+  const status = async (token: string) => (await fetch(`${s.http}/admin/agents`, { headers: { Authorization: `Bearer ${token}` } })).status;
+  try {
+    expect(await status(first)).toBe(200);
+    writeFileSync(configFile, JSON.stringify({ admin_token: second, retention_days: 14, upgrades_per_minute: 50 }));
+    const reloaded = s.waitForLog((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('admin token reloaded (SIGHUP)'), 10_000);
+    const waiting = s.waitForLog((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('config file read again (SIGHUP)'), 10_000);
+    s.child.kill('SIGHUP');
+    expect(await reloaded).toMatchObject({ config: configFile });
+    expect(await waiting).toMatchObject({ level: 'warn', settings: ['retention_days', 'upgrades_per_minute'], msg: 'config file read again (SIGHUP): retention_days, upgrades_per_minute changed, which take effect at the next restart' });
+    expect(await status(first)).toBe(401);
+    expect(await status(second)).toBe(200);
+    // Not JSON: refused as a whole, the token in use stays.
+    writeFileSync(configFile, '{"admin_token": ');
+    const refused = s.waitForLog((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('config file not reloaded (SIGHUP)'), 10_000);
+    s.child.kill('SIGHUP');
+    expect(await refused).toMatchObject({ level: 'error', config: configFile });
+    expect(await status(second)).toBe(200);
+    // No admin_token any more: the previous one stays (going without takes a restart).
+    writeFileSync(configFile, JSON.stringify({ retention_days: 7 }));
+    const kept = s.waitForLog((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('admin token not reloaded (SIGHUP): the config file has no admin_token'), 10_000);
+    s.child.kill('SIGHUP');
+    await kept;
+    expect(await status(second)).toBe(200);
+    expect(s.child.exitCode).toBeNull();
     expect(s.stderr()).not.toContain(first);
     expect(s.stderr()).not.toContain(second);
   } finally {
