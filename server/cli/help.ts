@@ -73,6 +73,9 @@ Options:
   --retention-days N         delete logs/metrics older than N days (default 30; 0 keeps everything)
   --max-db-bytes N           also delete the oldest rows while the database holds more than N bytes
   --help                     show this help
+
+SIGHUP (systemctl reload) reads the TLS certificate and key, --admin-token-file and --config
+again: a new admin token takes effect at once; other settings wait for a restart (the log names them).
 `,
   agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|delete|reset-seq|tokens|withdraw> [options]   (--help on each)
 `,
