@@ -9,10 +9,17 @@
 // GC: measured on 300,000 RFC 5424 lines into a fresh buffer, 145 MB promoted instead of 8,
 // scavenges of ~10 ms instead of ~3, ~25 % more CPU per line. Nothing the agent keeps for
 // long is built in such bursts, so it loses nothing by it.
+//
+// Fallback to the linear-time regular expression engine (DECISIONS H26): a source's `filter`
+// is an operator's regular expression run on every line, and one that backtracks
+// catastrophically (`^(a|aa)+$` against 60 `a` and a `b`: 2^60 steps) stopped the agent's only
+// thread for good. With this flag V8 runs an expression that has backtracked more than
+// --regexp-backtracks-before-fallback times (50,000) again in its linear-time engine, which
+// gives the same answer: a match costs what it cost before until it goes wrong.
 import { setFlagsFromString } from 'node:v8';
 
 /** The V8 flags the agent process runs with. */
-export const AGENT_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring'];
+export const AGENT_V8_FLAGS: readonly string[] = ['--no-allocation-site-pretenuring', '--enable-experimental-regexp-engine-on-excessive-backtracks'];
 
 let applied = false;
 

@@ -4,63 +4,15 @@
 // other files gone too, no token to connect with. Now the agent stops, copies its open buffer
 // back (writing back the identity files that went with it) and starts again on the copy; a
 // buffer.db replaced by another file is left alone, the copy put beside it, and run exits 1.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
-import { appendFileSync, copyFileSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
-import { bundleChild } from '../agent/fixtures/bundle.js';
-import { TOKEN, cleanupDirs, tempDir } from '../agent/helpers/agent-harness.js';
-import { FakeServer } from '../agent/helpers/fake-server.js';
+import { cliAgent, storedMessages as stored } from '../agent/helpers/cli-agent.js';
 import { until } from '../support/procs.js';
 
-let cli = '';
-beforeAll(async () => {
-  cli = await bundleChild(new URL('../../agent/cli.ts', import.meta.url).pathname, tempDir(), 'cli');
-}, 60_000);
-afterAll(cleanupDirs);
-
-const servers: FakeServer[] = [];
-const children: ChildProcess[] = [];
-afterEach(async () => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
-  for (const s of servers.splice(0)) await s.close();
-});
-
-interface Run {
-  child: ChildProcess;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-function run(dir: string): Run {
-  const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--source-poll-ms', '50'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  children.push(child);
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-  return { child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
-}
-
-async function enrolled(server: FakeServer): Promise<string> {
-  const dir = tempDir();
-  const child = spawn(process.execPath, [cli, 'enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'], { stdio: 'ignore' });
-  expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
-  return dir;
-}
-
-/** The messages the server stored, in seq order. */
-const stored = (s: FakeServer): string[] => [...s.stored.entries()].sort((a, b) => a[0] - b[0]).map(([, m]) => m);
-
-async function setUp(): Promise<{ server: FakeServer; dir: string; log: string }> {
-  const server = await FakeServer.start();
-  servers.push(server);
-  const dir = await enrolled(server);
-  const log = join(tempDir(), 'app.log');
-  writeFileSync(log, 'a1\na2\na3\n');
-  server.config = { ...server.config, log_sources: [{ kind: 'file', path: log }] };
-  return { server, dir, log };
-}
+const { run, setUp: setUpWith } = cliAgent();
+const setUp = () => setUpWith('a1\na2\na3\n');
 
 describe('buffer.db deleted or replaced under the running agent (DECISIONS H25)', () => {
   it('deleted with every file of the state folder: the agent copies its buffer back, writes its identity back and goes on; nothing is read twice', async () => {
