@@ -492,6 +492,9 @@ function signal(c: ChildProcess, sig: NodeJS.Signals): void {
 
 // ---- socket ------------------------------------------------------------------------------------
 
+/** Clients connected to one custom socket at once; more are closed as they connect (DECISIONS D27). */
+export const MAX_SOCKET_CLIENTS = 256;
+
 export class CustomSocketSource extends CustomBase {
   readonly socketPath: string;
   private readonly mode: number;
@@ -500,6 +503,9 @@ export class CustomSocketSource extends CustomBase {
   private timer: NodeJS.Timeout | null = null;
   private restartMs = 0;
   private connections = 0;
+  /** Connections closed at once because MAX_SOCKET_CLIENTS were connected. */
+  private refused = 0;
+  private refusedToldAt = 0;
 
   constructor(config: LogSourceConfig, cfg: CustomConfig, deps: SourceDeps) {
     super(common(config, cfg.name!, deps));
@@ -538,7 +544,7 @@ export class CustomSocketSource extends CustomBase {
   }
 
   protected extraStatus(): Record<string, JsonValue> {
-    return { socket: this.socketPath, listening: this.server !== null, clients: this.conns.size, connections: this.connections };
+    return { socket: this.socketPath, listening: this.server !== null, clients: this.conns.size, connections: this.connections, refused_connections: this.refused };
   }
 
   private removeSocketFile(): boolean {
@@ -564,6 +570,11 @@ export class CustomSocketSource extends CustomBase {
       return;
     }
     const srv = net.createServer((s) => this.onConnection(s));
+    // Clients at once are bounded (DECISIONS D27): each holds a descriptor and up to a line's
+    // worth of buffer, and a local process that opens thousands would take the agent's
+    // descriptors (its connection to the server, the files it reads) and memory.
+    srv.maxConnections = MAX_SOCKET_CLIENTS;
+    srv.on('drop', () => this.refusedClient());
     srv.once('error', (err) => {
       if (this.server === srv) this.server = null;
       srv.close();
@@ -595,6 +606,17 @@ export class CustomSocketSource extends CustomBase {
     this.c.log.error({ source: this.key }, `custom: ${this.lastError}`);
     this.timer = setTimeout(() => this.listen(), this.restartMs);
     this.timer.unref?.();
+  }
+
+  private refusedClient(): void {
+    this.refused++;
+    const now = Date.now();
+    if (now - this.refusedToldAt < 60_000) return;
+    this.refusedToldAt = now;
+    this.c.log.warn(
+      { source: this.key, socket: this.socketPath, max_clients: MAX_SOCKET_CLIENTS, refused_connections: this.refused },
+      `custom: ${MAX_SOCKET_CLIENTS} clients are connected to ${this.socketPath} already; more are closed at once until some end (said at most once a minute)`,
+    );
   }
 
   private onConnection(s: net.Socket): void {

@@ -30,7 +30,7 @@ export {
   DockerSource, DockerStreamDecoder, DEFAULT_DOCKER_SOCKET, DOCKER_PARTIAL_BYTES, compileContainerSelector, dockerTsNanos, formatNanos, isDockerPosition,
   type ContainerStatus, type DockerMessage, type DockerPosition,
 } from './docker.source.js';
-export { CustomCommandSource, CustomSocketSource, InProcessCustomSource, parseCustomConfig, type CustomConfig } from './custom.source.js';
+export { CustomCommandSource, CustomSocketSource, MAX_SOCKET_CLIENTS, InProcessCustomSource, parseCustomConfig, type CustomConfig } from './custom.source.js';
 export { parseLine, parseRfc5424, parseRfc3164, parseJsonLine, mapLevel, type ParsedLine } from './syslog-parse.js';
 
 /** Kinds this module can run. */

@@ -9,6 +9,7 @@ import { BufferStorageError } from '../../../agent/buffer/errors.js';
 import {
   createSource,
   createSourceManager,
+  MAX_SOCKET_CLIENTS,
   sinkFromBuffer,
   type CustomCommandSource,
   type CustomSocketSource,
@@ -187,6 +188,35 @@ describe('custom source: socket', () => {
     expect(ms.slice(4).sort()).toEqual(['a1', 'a2', 'b1']);
     expect(allEntries(buffer)[2]).toMatchObject({ source: 'custom:app', app_name: 'nginx', process_id: '12', metadata: { hostname: 'web1', labels: { via: 'sock' } } });
     expect(r.status()).toMatchObject({ connections: 3, last_error: null, position: { connections: 3, lines: 7 } });
+  });
+
+  it('at most 256 clients at once: more are closed as they connect, said once; clients that stay are read; a place that frees is taken (DECISIONS D27)', async () => {
+    const path = join(dir, 'many.sock');
+    const r = start<CustomSocketSource>({ path: 'many', socket: path });
+    await waitFor(() => r.status().listening === true, 5000);
+    const open = (): Promise<{ s: net.Socket; closed: Promise<void> }> =>
+      new Promise((resolve, reject) => {
+        const s = net.createConnection(path, () => resolve({ s, closed: new Promise<void>((c) => s.once('close', () => c())) }));
+        s.once('error', reject);
+      });
+    const clients: { s: net.Socket; closed: Promise<void> }[] = [];
+    for (let i = 0; i < MAX_SOCKET_CLIENTS + 20; i++) clients.push(await open());
+    await waitFor(() => r.status().refused_connections === 20, 5000);
+    expect(r.status()).toMatchObject({ clients: MAX_SOCKET_CLIENTS, connections: MAX_SOCKET_CLIENTS });
+    // The ones over the cap were closed by the agent.
+    await Promise.all(clients.slice(MAX_SOCKET_CLIENTS).map((c) => c.closed));
+    clients[0]!.s.write('from the first\n');
+    await waitFor(() => messages(buffer).includes('from the first'), 5000);
+    // One place frees: the next client is read.
+    clients[1]!.s.end();
+    await clients[1]!.closed;
+    await waitFor(() => r.status().clients === MAX_SOCKET_CLIENTS - 1, 5000);
+    await connectAndWrite(path, ['from a newcomer\n']);
+    await waitFor(() => messages(buffer).includes('from a newcomer'), 5000);
+    const told = logged.filter((l) => l.msg.startsWith(`custom: ${MAX_SOCKET_CLIENTS} clients are connected`));
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ level: 'warn', obj: { socket: path, max_clients: MAX_SOCKET_CLIENTS, refused_connections: 1 } });
+    for (const c of clients) c.s.destroy();
   });
 
   it('a stale socket file is replaced; a regular file at the path is an error in status', async () => {
