@@ -53,6 +53,12 @@ function str(v: unknown): string | null {
   return null;
 }
 
+/** The fields mapJournalEntry reads: journalctl prints only these (and its own __ fields), not a coredump's bytes (H27). */
+export const JOURNAL_FIELDS: readonly string[] = ['MESSAGE', 'PRIORITY', 'SYSLOG_FACILITY', 'SYSLOG_IDENTIFIER', 'SYSLOG_PID', '_COMM', '_PID', '_SYSTEMD_UNIT', '_HOSTNAME', '_TRANSPORT', '_BOOT_ID'];
+
+/** One journalctl JSON line longer than this is not read (H27): 64 MiB of text. */
+export const MAX_JOURNAL_LINE_CHARS = 64 * 1024 * 1024;
+
 /** Maps one `journalctl --output=json` object to entry fields (without source/labels). */
 export function mapJournalEntry(o: Record<string, unknown>, nowMs: number): Omit<NewLogEntry, 'source'> {
   const int = (v: unknown): number => {
@@ -130,6 +136,7 @@ export class JournaldSource implements LogSourceRunner {
   /** The journal's folders, checked when the command is journalctl itself (null: not checked). */
   private readonly journalDirs: readonly string[] | null;
   private readonly journalRecheckMs: number;
+  private readonly maxLineChars: number;
   private journalTimer: NodeJS.Timeout | null = null;
   /** No journal was said once in the log (status says it until one appears). */
   private noJournalTold = false;
@@ -142,7 +149,6 @@ export class JournaldSource implements LogSourceRunner {
   private timer: NodeJS.Timeout | null = null;
   private retryMs = 0;
   private restartMs = 0;
-  private partial = '';
   private pending: { entries: NewLogEntry[]; pos: JournalPosition } | null = null;
   private stderr = '';
   /** Entries at or before this realtime are skipped (after a cursor fallback). */
@@ -154,6 +160,16 @@ export class JournaldSource implements LogSourceRunner {
   private linesRead = 0;
   private bytesRead = 0;
   private split = 0;
+  /** The part of a line after the last newline, in pieces (joined once its newline comes). */
+  private partialParts: string[] = [];
+  private partialChars = 0;
+  /** An entry over MAX_JOURNAL_LINE_CHARS is being dropped up to its newline. */
+  private skippingLine = false;
+  /** Entries dropped for their size (status `entries_too_large`). */
+  private tooLarge = 0;
+  private tooLargeToldAt = 0;
+  /** journalctl takes --output-fields (systemd 236 and later). */
+  private outputFields = true;
   /** Times a stored cursor was refused and the source fell back to the cursor's time. */
   cursorFallbacks = 0;
 
@@ -169,6 +185,7 @@ export class JournaldSource implements LogSourceRunner {
     this.command = typeof config.journalctl === 'string' ? config.journalctl : 'journalctl';
     this.journalDirs = this.command === 'journalctl' ? (deps.journalDirs ?? JOURNAL_DIRS) : null;
     this.journalRecheckMs = deps.journalRecheckMs ?? 30_000;
+    this.maxLineChars = deps.journalMaxLineChars ?? MAX_JOURNAL_LINE_CHARS;
     this.retryMinMs = deps.retryMinMs ?? 250;
     this.retryMaxMs = deps.retryMaxMs ?? 5000;
   }
@@ -212,17 +229,18 @@ export class JournaldSource implements LogSourceRunner {
     this.flushPending();
   }
 
-  status(): SourceRunnerStatus & { cursor_fallbacks: number } {
+  status(): SourceRunnerStatus & { cursor_fallbacks: number; entries_too_large: number } {
     return {
       kind: 'journald', key: this.key, path: null, name: this.matches.join(' ') || null, state: this.state,
       position: this.committed, last_error: this.lastError,
       lines_read: this.linesRead, bytes_read: this.bytesRead, lines_filtered: 0, lines_lost: 0, bytes_lost: 0,
-      lost_estimated: false, truncations: 0, rotations: 0, lines_split: this.split, cursor_fallbacks: this.cursorFallbacks,
+      lost_estimated: false, truncations: 0, rotations: 0, lines_split: this.split, cursor_fallbacks: this.cursorFallbacks, entries_too_large: this.tooLarge,
     };
   }
 
   private args(): string[] {
     const a = ['--follow', '--output=json', '--no-pager', '--all'];
+    if (this.outputFields) a.push(`--output-fields=${JOURNAL_FIELDS.join(',')}`);
     const stored = this.committed ?? this.storedPosition();
     if (stored !== null && this.useCursor) a.push(`--after-cursor=${stored.cursor}`);
     else if (stored !== null) {
@@ -240,7 +258,9 @@ export class JournaldSource implements LogSourceRunner {
   private spawnJournal(): void {
     if (this.stopped) return;
     this.stderr = '';
-    this.partial = '';
+    this.partialParts = [];
+    this.partialChars = 0;
+    this.skippingLine = false;
     const args = this.args();
     const usedCursor = args.some((a) => a.startsWith('--after-cursor='));
     let child: ChildProcess;
@@ -325,6 +345,13 @@ export class JournaldSource implements LogSourceRunner {
       return;
     }
     const stderr = this.stderr.trim();
+    if (spawnError === null && this.outputFields && code !== 0 && /output-fields/.test(stderr)) {
+      // journalctl before systemd 236 has no --output-fields: every field is read then.
+      this.outputFields = false;
+      this.log.info({ source: this.key }, 'journald: this journalctl has no --output-fields; reading every field of each entry');
+      this.spawnJournal();
+      return;
+    }
     if (spawnError === null && usedCursor && code !== 0 && /cursor/i.test(stderr)) {
       this.cursorFallbacks++;
       this.useCursor = false;
@@ -342,14 +369,50 @@ export class JournaldSource implements LogSourceRunner {
     this.timer.unref?.();
   }
 
+  /** Keeps `piece` of a line whose newline has not come; past MAX_JOURNAL_LINE_CHARS the line is dropped (H27). */
+  private holdPartial(piece: string): void {
+    if (piece === '' || this.skippingLine) return;
+    this.partialParts.push(piece);
+    this.partialChars += piece.length;
+    if (this.partialChars <= this.maxLineChars) return;
+    this.partialParts = [];
+    this.partialChars = 0;
+    this.skippingLine = true;
+    this.tooLarge++;
+    const now = Date.now();
+    if (now - this.tooLargeToldAt < 60_000) return;
+    this.tooLargeToldAt = now;
+    this.log.warn(
+      { source: this.key, max_chars: this.maxLineChars, entries_too_large: this.tooLarge },
+      `journald: an entry of more than ${this.maxLineChars} characters of JSON was not read (it stays in the journal: journalctl shows it); said at most once a minute`,
+    );
+  }
+
   private onData(chunk: string): void {
-    const text = this.partial + chunk;
-    const lastNl = text.lastIndexOf('\n');
-    if (lastNl < 0) {
-      this.partial = text;
+    // Only the new chunk is looked at for a newline: an entry of many MB arrives in thousands
+    // of chunks, and scanning what was held each time was quadratic (40 MB: 51 s, H27).
+    const chunkNl = chunk.lastIndexOf('\n');
+    if (chunkNl < 0) {
+      this.holdPartial(chunk);
       return;
     }
-    this.partial = text.slice(lastNl + 1);
+    const held = this.partialParts;
+    const skipping = this.skippingLine;
+    this.partialParts = [];
+    this.partialChars = 0;
+    this.skippingLine = false;
+    let text: string;
+    let lastNl: number;
+    if (skipping) {
+      // The rest of an entry too large to read: dropped up to its newline.
+      text = chunk.slice(chunk.indexOf('\n') + 1);
+      lastNl = text.lastIndexOf('\n');
+    } else {
+      text = held.length === 0 ? chunk : held.join('') + chunk;
+      lastNl = text.length - (chunk.length - chunkNl);
+    }
+    this.holdPartial(text.slice(lastNl + 1));
+    if (lastNl < 0) return;
     const nowMs = this.clock();
     const entries: NewLogEntry[] = [];
     let pos: JournalPosition | null = null;

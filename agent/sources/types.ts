@@ -154,6 +154,8 @@ export interface SourceDeps {
   /** journald: the folders of the system journal (default /run/log/journal and /var/log/journal), and how often to look again while they hold none (default 30 s). */
   journalDirs?: readonly string[];
   journalRecheckMs?: number;
+  /** journald: a journalctl JSON line longer than this is not read (default MAX_JOURNAL_LINE_CHARS, 64 MiB). */
+  journalMaxLineChars?: number;
 }
 
 /** The sink of deps (or one over deps.buffer); null when neither is given. */

@@ -6,6 +6,7 @@ import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { createSource, createSourceManager, mapJournalEntry, parseJournalMatches, type JournaldSource, type LogSourceRunner } from '../../../agent/sources/index.js';
 import { allEntries, messages, openBuffer, tempDir, waitFor } from './helpers.js';
 import { silentLogger } from '../../../agent/sources/types.js';
+import { JOURNAL_FIELDS } from '../../../agent/sources/journald.source.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const recorded = readFileSync(join(fixtures, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
@@ -42,9 +43,9 @@ afterEach(async () => {
   cleanup();
 });
 
-function start(extra: Record<string, unknown> = {}): JournaldSource {
+function start(extra: Record<string, unknown> = {}, deps: Record<string, unknown> = {}): JournaldSource {
   // journalDirs: a folder with a journal file (this machine may have no journal at all)
-  const r = createSource({ kind: 'journald', ...extra }, { buffer, retryMinMs: 10, journalDirs: [join(fixtures, 'journal')] }) as JournaldSource;
+  const r = createSource({ kind: 'journald', ...extra }, { buffer, retryMinMs: 10, journalDirs: [join(fixtures, 'journal')], ...deps }) as JournaldSource;
   runners.push(r);
   r.start();
   return r;
@@ -56,7 +57,7 @@ describe('journald source (fake journalctl on PATH)', () => {
     appendFileSync(journal, 'x'.repeat(0) + recorded[0]! + '\n'); // history before start: not read
     const r = start({ labels: { role: 'web' } });
     await waitFor(() => calls().length === 1);
-    expect(calls()[0]).toEqual(['--follow', '--output=json', '--no-pager', '--all', '--lines=0']);
+    expect(calls()[0]).toEqual(['--follow', '--output=json', '--no-pager', '--all', `--output-fields=${JOURNAL_FIELDS.join(',')}`, '--lines=0']);
     appendFileSync(journal, recorded.slice(1).join('\n') + '\n');
     await waitFor(() => messages(buffer).length === 3);
     const es = allEntries(buffer);
@@ -69,6 +70,32 @@ describe('journald source (fake journalctl on PATH)', () => {
     expect(es[2]).toMatchObject({ severity: 'debug', message: 'debug line', app_name: 'app', process_id: '99' });
     expect(buffer.getSourcePosition('journald')).toEqual({ cursor: 's=abc;i=4', realtime_usec: '1718452803000000' });
     expect(r.status()).toMatchObject({ kind: 'journald', last_error: null, lines_read: 3 });
+  });
+
+  it('an entry over the line cap is not read, counted and said; one under it is read across many pieces; the entries around both arrive (DECISIONS H27)', async () => {
+    const logged: { obj: unknown; msg: string }[] = [];
+    const logger = { ...silentLogger, warn: (obj: unknown, msg?: string) => void logged.push({ obj, msg: msg ?? '' }) };
+    const r = start({}, { journalMaxLineChars: 1024 * 1024, logger });
+    await waitFor(() => calls().length === 1);
+    const entry = (i: number, message: string) => JSON.stringify({ __CURSOR: `s=big;i=${i}`, __REALTIME_TIMESTAMP: `${1718452800 + i}000000`, PRIORITY: '6', MESSAGE: message });
+    appendFileSync(journal, [entry(1, 'before'), entry(2, 'x'.repeat(2 * 1024 * 1024)), entry(3, 'between'), entry(4, 'y'.repeat(900 * 1024)), entry(5, 'after')].join('\n') + '\n');
+    await waitFor(() => messages(buffer).includes('after'), 10_000);
+    const ms = messages(buffer);
+    expect(ms.filter((m) => !m.startsWith('y'))).toEqual(['before', 'between', 'after']);
+    expect(ms.filter((m) => m.startsWith('y')).join('')).toBe('y'.repeat(900 * 1024)); // split in parts of 65536 (D8)
+    expect(r.status()).toMatchObject({ entries_too_large: 1, last_error: null });
+    expect(buffer.getSourcePosition('journald')).toMatchObject({ cursor: 's=big;i=5' });
+    expect(logged.filter((l) => l.msg.startsWith('journald: an entry of more than 1048576 characters of JSON was not read'))).toHaveLength(1);
+  });
+
+  it('asks journalctl for the fields it maps only; a journalctl without --output-fields is run without it', async () => {
+    process.env.FAKE_JOURNAL_OLD = '1';
+    start();
+    await waitFor(() => calls().length === 2);
+    expect(calls()[0]).toContain(`--output-fields=${JOURNAL_FIELDS.join(',')}`);
+    expect(calls()[1]!.some((a) => a.startsWith('--output-fields'))).toBe(false);
+    appendFileSync(journal, recorded[0]! + '\n');
+    await waitFor(() => messages(buffer).length === 1);
   });
 
   it('resumes after the stored cursor: no duplicate, no loss (entries written while stopped)', async () => {
@@ -91,7 +118,7 @@ describe('journald source (fake journalctl on PATH)', () => {
     process.env.FAKE_JOURNAL_BAD_CURSORS = 's=gone;i=2';
     const r = start();
     await waitFor(() => messages(buffer).length === 2);
-    expect(calls().map((c) => c[4])).toEqual(['--after-cursor=s=gone;i=2', '--since=@1718452801']);
+    expect(calls().map((c) => c[5])).toEqual(['--after-cursor=s=gone;i=2', '--since=@1718452801']);
     expect(allEntries(buffer).map((e) => e.message)).toEqual(['bad \uFFFD utf', 'debug line']);
     expect(r.status().cursor_fallbacks).toBe(1);
     expect(r.status().last_error).toMatch(/cursor refused/);
