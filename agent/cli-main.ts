@@ -54,7 +54,7 @@ DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
                      repeat it for several servers on one database: all are kept in
                      DIR/agent.json and "run" tries them in a shuffled order on each reconnect
   --token-file FILE  read the one-time enrollment token (from "agent issue") from FILE
-  --token -          read it from stdin
+  --token -          read it from stdin (at a terminal: asks for it, ends at Enter)
   --token TOKEN      the token itself (visible to other local processes while enroll runs)
   --host-id UUID     the host_id the token was issued for
   --state-dir DIR    agent state directory (created if missing)

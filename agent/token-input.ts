@@ -3,7 +3,8 @@
 // read in /proc/<pid>/cmdline for as long as the command runs. A literal --token still
 // works and is warned about.
 
-import { readFileSync } from 'node:fs';
+import { readFileSync, readSync } from 'node:fs';
+import { isatty } from 'node:tty';
 
 export class TokenInputError extends Error {
   override readonly name = 'TokenInputError';
@@ -16,8 +17,22 @@ export interface TokenInput {
   tokenFile?: string | undefined;
 }
 
-/** Reads all of stdin (fd 0) synchronously; '' when it is closed or empty. */
+/**
+ * Reads all of stdin (fd 0) synchronously; '' when it is closed or empty. A terminal (someone
+ * typed `--token -` without a pipe) is asked for the token and read up to Enter: reading it to
+ * its end waited for Ctrl-D without a word, and looked like a hang.
+ */
 function readStdin(): string {
+  if (isatty(0)) {
+    process.stderr.write('cortex-agent: paste the one-time token (from "cortex-server agent issue"), then press Enter: ');
+    const buf = Buffer.alloc(4096);
+    try {
+      const n = readSync(0, buf, 0, buf.length, null);
+      return buf.toString('utf8', 0, n);
+    } catch {
+      return '';
+    }
+  }
   try {
     return readFileSync(0, 'utf8');
   } catch (err) {

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleChild } from '../agent/fixtures/bundle.js';
 import { ROTATED, TOKEN, cleanupDirs, tempDir } from '../agent/helpers/agent-harness.js';
 import { FakeServer } from '../agent/helpers/fake-server.js';
+import { until } from '../support/procs.js';
 
 let cli = '';
 beforeAll(async () => {
@@ -84,6 +85,30 @@ describe('enroll: the token from a file or stdin', () => {
     noSecrets(r);
     await server.close();
   });
+
+  it('--token - at a terminal asks for the token and takes it at Enter (it waited for Ctrl-D without a word)', async () => {
+    const server = await FakeServer.start();
+    server.rotatedToken = ROTATED;
+    const dir = tempDir();
+    const cmd = [process.execPath, cli, 'enroll', '--server', server.url, '--token', '-', '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'].map((a) => `'${a}'`).join(' ');
+    // util-linux script(1) runs the command on a pseudo-terminal; what is written to its stdin is typed there.
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await until('the prompt', () => out.includes('cortex-agent: paste the one-time token (from "cortex-server agent issue"), then press Enter: '), 15_000);
+      child.stdin.write(`${TOKEN}\n`); // the pipe stays open: only Enter ends the token
+      expect(await exited).toBe(0);
+    } finally {
+      child.stdin.end();
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    expect(server.current!.hello!.token).toBe(TOKEN);
+    expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
+    expect(out).toContain('enrolled host');
+    await server.close();
+  }, 30_000);
 
   it('a missing or empty token file, or both --token and --token-file, exit 2 and write nothing', async () => {
     const dir = tempDir();
