@@ -663,7 +663,27 @@ function cmdStatus(args: string[]): number {
 /** A glob's files listed one by one in `status` (beyond it, only those with something to say). */
 const GLOB_FILES_LISTED = 20;
 
-type StatusSource = { kind: string; path: string | null; name: string | null; position: unknown; last_error: string | null; state?: string | undefined; lines_read?: number | undefined; files?: unknown };
+type StatusSource = {
+  kind: string;
+  path: string | null;
+  name: string | null;
+  position: unknown;
+  last_error: string | null;
+  state?: string | undefined;
+  lines_read?: number | undefined;
+  files?: unknown;
+  entries_too_large?: unknown;
+  refused_connections?: unknown;
+};
+
+/** Counts an operator should see in the text too: journal entries skipped for their size (H27), socket clients refused (D27). */
+function sourceNotes(s: StatusSource): string {
+  const n = (v: unknown) => (typeof v === 'number' && v > 0 ? v : 0);
+  const notes: string[] = [];
+  if (n(s.entries_too_large) > 0) notes.push(`${n(s.entries_too_large)} entries too large, not read`);
+  if (n(s.refused_connections) > 0) notes.push(`${n(s.refused_connections)} clients refused (at most 256 at once)`);
+  return notes.length === 0 ? '' : `, ${notes.join(', ')}`;
+}
 
 /**
  * A source's lines in `status`. A glob: its own line (without the map of every file's
@@ -672,7 +692,7 @@ type StatusSource = { kind: string; path: string | null; name: string | null; po
  */
 export function sourceLines(s: StatusSource): string[] {
   const error = (e: string | null) => (e ? ` error: ${e}` : '');
-  if (!Array.isArray(s.files)) return [`  ${s.kind} ${s.path ?? s.name ?? ''}: ${sourceStateText(s)} position=${JSON.stringify(s.position)}${error(s.last_error)}`];
+  if (!Array.isArray(s.files)) return [`  ${s.kind} ${s.path ?? s.name ?? ''}: ${sourceStateText(s)}${sourceNotes(s)} position=${JSON.stringify(s.position)}${error(s.last_error)}`];
   const files = s.files as { path?: string | null; state?: string; lines_read?: number; last_error?: string | null }[];
   const notable = (f: (typeof files)[number]) => f.state !== 'reading' || (f.last_error ?? null) !== null;
   const shown = files.length <= GLOB_FILES_LISTED ? files : files.filter(notable);

@@ -18,6 +18,7 @@ import {
   type SourceSink,
 } from '../../../agent/sources/index.js';
 import { allEntries, messages, openBuffer, sleep, tempDir, waitFor } from './helpers.js';
+import { sourceLines } from '../../../agent/cli-main.js';
 
 const script = fileURLToPath(new URL('./fixtures/custom-cmd.mjs', import.meta.url));
 
@@ -203,6 +204,7 @@ describe('custom source: socket', () => {
     for (let i = 0; i < MAX_SOCKET_CLIENTS + 20; i++) clients.push(await open());
     await waitFor(() => r.status().refused_connections === 20, 5000);
     expect(r.status()).toMatchObject({ clients: MAX_SOCKET_CLIENTS, connections: MAX_SOCKET_CLIENTS });
+    expect(sourceLines(r.status())[0]).toMatch(/^ {2}custom many: reading, 0 lines read, 20 clients refused \(at most 256 at once\) position=/);
     // The ones over the cap were closed by the agent.
     await Promise.all(clients.slice(MAX_SOCKET_CLIENTS).map((c) => c.closed));
     clients[0]!.s.write('from the first\n');

@@ -7,6 +7,7 @@ import { createSource, createSourceManager, mapJournalEntry, parseJournalMatches
 import { allEntries, messages, openBuffer, tempDir, waitFor } from './helpers.js';
 import { silentLogger } from '../../../agent/sources/types.js';
 import { JOURNAL_FIELDS } from '../../../agent/sources/journald.source.js';
+import { sourceLines } from '../../../agent/cli-main.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const recorded = readFileSync(join(fixtures, 'journal.jsonl'), 'utf8').split('\n').filter(Boolean);
@@ -84,6 +85,7 @@ describe('journald source (fake journalctl on PATH)', () => {
     expect(ms.filter((m) => !m.startsWith('y'))).toEqual(['before', 'between', 'after']);
     expect(ms.filter((m) => m.startsWith('y')).join('')).toBe('y'.repeat(900 * 1024)); // split in parts of 65536 (D8)
     expect(r.status()).toMatchObject({ entries_too_large: 1, last_error: null });
+    expect(sourceLines(r.status())[0]).toContain(', 1 entries too large, not read position=');
     expect(buffer.getSourcePosition('journald')).toMatchObject({ cursor: 's=big;i=5' });
     expect(logged.filter((l) => l.msg.startsWith('journald: an entry of more than 1048576 characters of JSON was not read'))).toHaveLength(1);
   });
