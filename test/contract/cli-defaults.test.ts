@@ -6,12 +6,12 @@ import { SessionRegistry, defaultServerId } from '../../server/cluster/registry.
 import { DEFAULT_DB_WAIT_SECS } from '../../server/cli/serve.js';
 import { hostname } from 'node:os';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '@cortex/agent-protocol';
 import { DEFAULT_PROBE_FILE_TAIL_PATHS } from '../../agent/agent.js';
 import { Backoff } from '../../agent/backoff.js';
@@ -27,6 +27,17 @@ import { parseArgs } from '../../conformance/util.js';
 import { parseFleetArgs, resolveFleetRun } from '../../fleet/cli-options.js';
 import { planWorkers } from '../../fleet/fleet.js';
 import { buildServer, ROOT } from '../server/spawn.js';
+
+/** A temporary folder, removed after this file's tests. */
+const folders: string[] = [];
+function tempFolder(): string {
+  const d = mkdtempSync(join(tmpdir(), 'cortex-cli-defaults-'));
+  folders.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of folders.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 beforeAll(() => buildServer(), 60_000);
 
@@ -167,7 +178,7 @@ describe('R-CLI-01 the admin commands use the defaults their --help writes', () 
   it('agent tail -n 20, agent rotate --grace-secs 300, agent decommission --drain-secs 30, probe --args {} --timeout-ms 10000', async () => {
     const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...args], { cwd: ROOT, encoding: 'utf8' });
     const written = (cmd: string[], flag: string) => defaults(help('dist/server/cli.js', cmd)).get(flag);
-    const db = join(mkdtempSync(join(tmpdir(), 'cortex-cli-defaults-')), 'c.db');
+    const db = join(tempFolder(), 'c.db');
     const host = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout) as { host_id: string };
     const storage = openSqliteStorage({ path: db });
     await migrateToLatest(storage);
@@ -219,7 +230,7 @@ describe('R-CLI-01 agent issue --expires-in and the admin commands\' --server', 
     const text = help('dist/server/cli.js', ['agent', 'issue']);
     const written = /--expires-in D[^\n]*; default (\d+)d\)/.exec(text)?.[1];
     expect(written, text).toBe('7');
-    const db = join(mkdtempSync(join(tmpdir(), 'cortex-cli-defaults-')), 'c.db');
+    const db = join(tempFolder(), 'c.db');
     const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...args], { cwd: ROOT, encoding: 'utf8', env: envWithout('CORTEX_SERVER', 'CORTEX_DB') });
     const issued = cli(['agent', 'issue', '--host', 'web-7', '--json', '--db', db]);
     expect(issued.status, issued.stderr).toBe(0);
@@ -267,7 +278,7 @@ describe('R-CLI-01 agent issue --expires-in and the admin commands\' --server', 
         const before = requests.length;
         const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
           const child = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...cmd.split(' '), ...args], {
-            cwd: mkdtempSync(join(tmpdir(), 'cortex-cli-defaults-')), // no ./data/cortex.db to fall back to
+            cwd: tempFolder(), // no ./data/cortex.db to fall back to
             env: { ...envWithout('CORTEX_SERVER', 'CORTEX_DB', 'CORTEX_ADMIN_TOKEN'), CORTEX_SERVER: url },
             stdio: ['ignore', 'ignore', 'pipe'],
           });

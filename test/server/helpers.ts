@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { openStorage } from '../../server/db/open.js';
 import { testDialect } from '../support/dialects.js';
@@ -18,8 +19,18 @@ export interface TempDb {
   cleanup(): Promise<void>;
 }
 
+const madeDirs: string[] = [];
+// Registered on the suite of the test file that imports this module (each file has its own
+// module instance): the folders it made are removed after its tests, its servers stopped by then.
+afterAll(() => {
+  for (const d of madeDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** A temporary folder, removed after the test file that made it. */
 export function makeTempDir(prefix = 'cortex-server-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  madeDirs.push(dir);
+  return dir;
 }
 
 /**
