@@ -32,17 +32,11 @@ import { AgentCalls } from './agent-calls.js';
 import { onPeerEvent } from './peer-events.js';
 import { MAX_HEADER, PreHelloGuard, type ConnectionState } from './pre-hello-guard.js';
 import { createSessionPeer } from './session-peer.js';
+import { readHold, type ReadHold } from '../../common/read-hold.js';
 
 export { parseStoredConfig } from './handshake.js';
 
 
-/**
- * Bytes queued for an agent above which the server stops reading its frames until they have
- * gone out: an agent that sends without reading (a stuck or hostile peer) cannot make the
- * server hold its answers — a 7-byte malformed frame earns a 100-byte -32700 — without bound
- * (DECISIONS H21). Far above what a reading agent ever has queued (acks, notifications).
- */
-export const OUTBOUND_HIGH_WATER_BYTES = 1024 * 1024;
 
 /**
  * metrics.push requests of one session being stored at once; more are answered -32020 (the
@@ -69,10 +63,9 @@ export class Connection {
   /** metrics.push requests of this session being stored (METRICS_PUSH_IN_FLIGHT). */
   private metricsInFlight = 0;
   private toldMetricsRefused = false;
-  /** Frames are not read while the agent has more than OUTBOUND_HIGH_WATER_BYTES to take. */
-  readsHeld = false;
+  /** Frames are not read while the agent has more than 1 MiB to take (common/read-hold.ts, DECISIONS H21). */
+  private readonly hold: ReadHold;
   private toldReadsHeld = false;
-  private readonly socket: Socket;
   /** The last agent.heartbeat's buffer figures (the console shows them). */
   lastHeartbeat: { queue_depth: number; buffer_bytes: number; at: string } | undefined;
   readonly address: string;
@@ -111,7 +104,7 @@ export class Connection {
     const transport: Transport = {
       send: (text) => {
         ws.send(text);
-        if (ws.bufferedAmount > OUTBOUND_HIGH_WATER_BYTES) this.holdReads();
+        this.hold.afterSend();
         const after = this.afterHelloAnswer;
         this.afterHelloAnswer = undefined;
         after?.();
@@ -179,7 +172,7 @@ export class Connection {
     });
 
     const socket = (ws as unknown as { _socket: Socket })._socket;
-    this.socket = socket;
+    this.hold = readHold(ws, (queued) => this.readsHeldNow(queued));
     this.guard = new PreHelloGuard(
       {
         state: () => this.state,
@@ -226,27 +219,20 @@ export class Connection {
     if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
   }
 
-  /**
-   * The agent has more than OUTBOUND_HIGH_WATER_BYTES queued: read nothing more from it until
-   * the socket drained (TCP then holds its sends back). One that never reads again is closed
-   * by the ping sweep, its pongs being unread too.
-   */
-  private holdReads(): void {
-    if (this.readsHeld || this.ws.readyState !== this.ws.OPEN) return;
-    this.readsHeld = true;
-    this.ws.pause();
+  /** Whether the agent's frames are not read now (it has not taken what was sent: H21). */
+  get readsHeld(): boolean {
+    return this.hold.held;
+  }
+
+  /** Reads were held: counted each time, said once per session. */
+  private readsHeldNow(queued: number): void {
     this.ctx.metrics.readsHeld.inc();
-    if (!this.toldReadsHeld) {
-      this.toldReadsHeld = true;
-      this.ctx.logger.info(
-        { host_id: this.host_id, address: this.address, queued_bytes: this.ws.bufferedAmount },
-        'agent does not read what the server sends: its frames are not read until it does (closed at the missed-pong limit if it never does)',
-      );
-    }
-    this.socket.once('drain', () => {
-      this.readsHeld = false;
-      this.ws.resume();
-    });
+    if (this.toldReadsHeld) return;
+    this.toldReadsHeld = true;
+    this.ctx.logger.info(
+      { host_id: this.host_id, address: this.address, queued_bytes: queued },
+      'agent does not read what the server sends: its frames are not read until it does (closed at the missed-pong limit if it never does)',
+    );
   }
 
   /** Close with our own code and reason (recorded as last_disconnect_reason). */
@@ -255,7 +241,7 @@ export class Connection {
     if (this.state !== 'active' && this.state !== 'closed') this.state = 'closed';
     // Read again: the agent's close frame ends the handshake (whatever else it sends after our
     // close is dropped by ws unanswered).
-    if (this.readsHeld) this.ws.resume();
+    this.hold.release();
     try {
       this.ws.close(code, reason);
     } catch {

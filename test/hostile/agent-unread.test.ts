@@ -5,7 +5,7 @@
 import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../../agent/agent.js';
-import { OUTBOUND_HIGH_WATER_BYTES } from '../../agent/connection.js';
+import { OUTBOUND_HIGH_WATER_BYTES } from '../../common/read-hold.js';
 import { entries, makeAgent, stopAfterEach } from '../agent/helpers/agent-harness.js';
 import { FakeServer } from '../agent/helpers/fake-server.js';
 import { until } from '../support/procs.js';
