@@ -11,7 +11,7 @@
 // `cortex-agent run` then starts again on the copy (deleted) or stops naming both files
 // (replaced: the operator chooses).
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rescueTarget, watchDbFile, type FileGone } from '../common/file-watch.js';
 import { writeFileAtomic } from './atomic-file.js';
@@ -79,11 +79,6 @@ export class BufferRescue {
     this.stopWatch();
   }
 
-  /** Whether buffer.db was found gone or replaced (the agent is stopping to rescue it). */
-  get pending(): boolean {
-    return this.gone !== null;
-  }
-
   /** Copies the open buffer (the sources stopped, before it closes) and writes back what went with it. */
   async rescue(): Promise<BufferRescueOutcome | null> {
     const how = this.gone;
@@ -121,11 +116,7 @@ export class BufferRescue {
 }
 
 async function writeIfMissing(path: string, text: string): Promise<boolean> {
-  try {
-    readFileSync(path);
-    return false;
-  } catch {
-    await writeFileAtomic(path, text, { mode: 0o600 });
-    return true;
-  }
+  if (existsSync(path)) return false;
+  await writeFileAtomic(path, text, { mode: 0o600 });
+  return true;
 }

@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
 import { sourceStatusWithPositions } from './agent-sources.js';
+import { MAX_SOCKET_CLIENTS } from './sources/custom.source.js';
 import { defaultMinFreeBytes, readBufferSnapshot, statfsFree } from './buffer/buffer.js';
 import { BufferStorageError } from './buffer/errors.js';
 import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
@@ -681,7 +682,7 @@ function sourceNotes(s: StatusSource): string {
   const n = (v: unknown) => (typeof v === 'number' && v > 0 ? v : 0);
   const notes: string[] = [];
   if (n(s.entries_too_large) > 0) notes.push(`${n(s.entries_too_large)} entries too large, not read`);
-  if (n(s.refused_connections) > 0) notes.push(`${n(s.refused_connections)} clients refused (at most 256 at once)`);
+  if (n(s.refused_connections) > 0) notes.push(`${n(s.refused_connections)} clients refused (at most ${MAX_SOCKET_CLIENTS} at once)`);
   return notes.length === 0 ? '' : `, ${notes.join(', ')}`;
 }
 
