@@ -55,7 +55,7 @@ DIR/token (mode 0600), DIR/host_id and DIR/agent.json, and exits 0.
                      repeat it for several servers on one database: all are kept in
                      DIR/agent.json and "run" tries them in a shuffled order on each reconnect
   --token-file FILE  read the one-time enrollment token (from "agent issue") from FILE
-  --token -          read it from stdin (at a terminal: asks for it, ends at Enter)
+  --token -          read it from stdin (at a terminal: asks for it, not shown, ends at Enter)
   --token TOKEN      the token itself (visible to other local processes while enroll runs)
   --host-id UUID     the host_id the token was issued for
   --state-dir DIR    agent state directory (created if missing)
@@ -183,10 +183,14 @@ async function cmdEnroll(args: string[]): Promise<number> {
   if (p.flags.has('help')) return help('enroll');
   str(p, 'server', true);
   const servers = all(p, 'server');
-  let input: ReturnType<typeof readTokenInput>;
+  let input: Awaited<ReturnType<typeof readTokenInput>>;
   try {
-    input = readTokenInput({ token: str(p, 'token'), tokenFile: str(p, 'token-file') });
+    input = await readTokenInput({ token: str(p, 'token'), tokenFile: str(p, 'token-file') });
   } catch (err) {
+    if (err instanceof TokenInputError && err.reason === 'canceled') {
+      diag(err.message);
+      return 130; // as a shell reports a command ended by Ctrl-C
+    }
     if (err instanceof TokenInputError) throw new UsageError(err.message, { code: 'E_TOKEN' });
     throw err;
   }

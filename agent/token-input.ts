@@ -3,11 +3,18 @@
 // read in /proc/<pid>/cmdline for as long as the command runs. A literal --token still
 // works and is warned about.
 
-import { readFileSync, readSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
 
 export class TokenInputError extends Error {
   override readonly name = 'TokenInputError';
+  /** `canceled`: the user pressed Ctrl-C at the prompt (exit 130, not a usage error). */
+  constructor(
+    message: string,
+    readonly reason: 'usage' | 'canceled' = 'usage',
+  ) {
+    super(message);
+  }
 }
 
 export interface TokenInput {
@@ -17,20 +24,30 @@ export interface TokenInput {
   tokenFile?: string | undefined;
 }
 
+/** What `--token -` asks at a terminal (stderr: stdout stays for --json). */
+export const TOKEN_PROMPT = 'cortex-agent: paste the one-time token (from "cortex-server agent issue"), then press Enter:';
+
 /**
- * Reads all of stdin (fd 0) synchronously; '' when it is closed or empty. A terminal (someone
- * typed `--token -` without a pipe) is asked for the token and read up to Enter: reading it to
- * its end waited for Ctrl-D without a word, and looked like a hang.
+ * Reads all of stdin (fd 0); '' when it is closed or empty. A terminal (someone typed
+ * `--token -` without a pipe) is asked for the token, which is read up to Enter without being
+ * echoed (DECISIONS I20): reading it to its end waited for Ctrl-D without a word and looked like
+ * a hang, and an echoed token stayed on the screen and in the terminal's scrollback. The
+ * terminal reading is npm's own `read` package (readline with its output muted): the terminal
+ * is in raw mode only while it reads, and is put back on Enter, on Ctrl-C (TokenInputError
+ * `canceled`) and when the process exits.
  */
-function readStdin(): string {
+async function readStdin(): Promise<string> {
   if (isatty(0)) {
-    process.stderr.write('cortex-agent: paste the one-time token (from "cortex-server agent issue"), then press Enter: ');
-    const buf = Buffer.alloc(4096);
+    const { read } = await import('read');
     try {
-      const n = readSync(0, buf, 0, buf.length, null);
-      return buf.toString('utf8', 0, n);
-    } catch {
-      return '';
+      return await read({ prompt: TOKEN_PROMPT, silent: true, terminal: true, input: process.stdin, output: process.stderr });
+    } catch (err) {
+      if (err instanceof Error && err.message === 'canceled') throw new TokenInputError('canceled at the token prompt (Ctrl-C); nothing was enrolled', 'canceled');
+      throw err;
+    } finally {
+      // the muted prompt wrote no line end for the Enter; the next message starts on a line of its own
+      process.stderr.write('\n');
+      process.stdin.pause();
     }
   }
   try {
@@ -47,7 +64,7 @@ function readStdin(): string {
  * none or both are given, or the file/stdin is unreadable or empty. The message never
  * contains the token.
  */
-export function readTokenInput(input: TokenInput, stdin: () => string = readStdin): { token: string; from: 'argument' | 'file' | 'stdin' } {
+export async function readTokenInput(input: TokenInput, stdin: () => Promise<string> = readStdin): Promise<{ token: string; from: 'argument' | 'file' | 'stdin' }> {
   const { token, tokenFile } = input;
   if (token !== undefined && tokenFile !== undefined) throw new TokenInputError('give either --token or --token-file, not both');
   if (token === undefined && tokenFile === undefined) throw new TokenInputError('--token-file FILE (or --token - to read stdin) is required');
@@ -63,7 +80,7 @@ export function readTokenInput(input: TokenInput, stdin: () => string = readStdi
     return { token: t, from: 'file' };
   }
   if (token === '-') {
-    const t = firstLine(stdin());
+    const t = firstLine(await stdin());
     if (t === '') throw new TokenInputError('--token -: stdin is empty; pipe the token from "cortex-server agent issue" into it');
     return { token: t, from: 'stdin' };
   }

@@ -86,7 +86,7 @@ describe('enroll: the token from a file or stdin', () => {
     await server.close();
   });
 
-  it('--token - at a terminal asks for the token and takes it at Enter (it waited for Ctrl-D without a word)', async () => {
+  it('--token - at a terminal asks for the token and takes it at Enter, without echoing it (it waited for Ctrl-D without a word, then echoed it)', async () => {
     const server = await FakeServer.start();
     server.rotatedToken = ROTATED;
     const dir = tempDir();
@@ -107,6 +107,38 @@ describe('enroll: the token from a file or stdin', () => {
     expect(server.current!.hello!.token).toBe(TOKEN);
     expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
     expect(out).toContain('enrolled host');
+    // the terminal showed the prompt and the result, never the token typed at it
+    expect(out).not.toContain(TOKEN);
+    expect(out).not.toContain(TOKEN.slice(0, 8));
+    await server.close();
+  }, 30_000);
+
+  it('Ctrl-C at the token prompt ends enroll with 130, enrolls nothing and leaves the terminal echoing', async () => {
+    const server = await FakeServer.start();
+    const dir = join(tempDir(), 'state');
+    const enrollCmd = [process.execPath, cli, 'enroll', '--server', server.url, '--token', '-', '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'].map((a) => `'${a}'`).join(' ');
+    // after enroll, the same terminal says its exit code and whether it echoes and reads lines again
+    const cmd = `${enrollCmd}; echo "rc=$?"; stty -a | tr ' ' '\\n' | grep -xE -- '-?(echo|icanon)' | tr '\\n' ' '; echo`;
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await until('the prompt', () => out.includes('then press Enter: '), 15_000);
+      child.stdin.write('half-a-tok\x03');
+      await until('the terminal modes', () => /rc=\d+[\s\S]*icanon/.test(out), 15_000);
+      expect(await exited).toBe(0);
+    } finally {
+      child.stdin.end();
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+    expect(out).toContain('canceled at the token prompt (Ctrl-C); nothing was enrolled');
+    expect(out).toMatch(/rc=130/);
+    expect(out).toMatch(/(^|\s)echo(\s|$)/m);
+    expect(out).toMatch(/(^|\s)icanon(\s|$)/m);
+    expect(out).not.toContain('half-a-tok');
+    expect(server.current).toBeUndefined();
+    expect(existsSync(dir)).toBe(false);
     await server.close();
   }, 30_000);
 
