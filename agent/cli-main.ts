@@ -30,11 +30,13 @@ import { StateDirError, normalizeHostId, readAgentSettings, readOnlyStateDirText
 import { processAlive, readStatusFile } from './status-file.js';
 import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
+import { reportHangup } from './hangup.js';
 import { applyAgentV8Flags } from './v8-flags.js';
 import { checkToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
 import { UsageError, describeCliError, formatCliError, tidyTlsText } from '../common/errors.js';
 import { printable } from '../common/printable.js';
+import { endBySignal, stdioTerminals, terminalGone } from '../common/process.js';
 
 const USAGE: Record<string, string> = {
   main: `Usage: cortex-agent <command> [options]
@@ -73,8 +75,10 @@ written on failure.
 
 Runs the agent: connects to the server in DIR/agent.json, ships buffered entries, sends
 heartbeats and metrics, follows config updates, reconnects with backoff. SIGTERM/SIGINT
-close the connection cleanly (reason final_seq=<n>) and exit 0. Exits 1 when the token is
-rejected for good (FatalAuth) or revoked.
+close the connection cleanly (reason final_seq=<n>) and exit 0. SIGHUP reads DIR/agent.json
+again and logs what changed (applied at the next start); the agent goes on (a terminal that
+closes stops it as SIGTERM does). Exits 1 when the token is rejected for good (FatalAuth) or
+revoked.
   --state-dir DIR              state directory written by enroll
   --allow-insecure             allow a ws:// server URL to a loopback host (never to another host)
   --log-level LEVEL            fatal|error|warn|info|debug|trace|silent (default info)
@@ -177,6 +181,10 @@ function out(text: string): void {
 function diag(text: string): void {
   process.stderr.write(`cortex-agent: ${text}\n`);
 }
+
+/** The terminals `run` had at start (a SIGHUP is a hang-up when one is gone), and whether one hung up. */
+const terminalsAtStart = stdioTerminals();
+let hungUp = false;
 
 async function cmdEnroll(args: string[]): Promise<number> {
   const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level', 'replace']);
@@ -346,6 +354,16 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // SIGHUP from `kill -HUP` no longer ends the agent (DECISIONS I21): agent.json is read again and
+  // what changed is named. From the terminal closing, the agent stops as for SIGTERM and ends by
+  // SIGHUP, as before, without Node's exit step that aborts on a hung-up terminal (runCli).
+  let settingsInForce = settings;
+  process.on('SIGHUP', () => {
+    if (!terminalGone(terminalsAtStart)) return void reportHangup(stateDir, settingsInForce, logger);
+    hungUp = true;
+    logger.info({ signal: 'SIGHUP' }, 'the terminal went away: stopping');
+    onSignal('SIGHUP');
+  });
   /** Waits `ms`, or less when a signal comes: the one wait of the disk-full and read-only waits. */
   const pause = (ms: number): Promise<void> =>
     signalled
@@ -494,6 +512,8 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
       return 1;
     }
     onStop = () => void agent.stop();
+    // the agent started again has read agent.json again
+    settingsInForce = (await readAgentSettings(stateDir).catch(() => null)) ?? settingsInForce;
   }
   releaseLock();
   if (signalled) return 0;
@@ -821,7 +841,8 @@ export function runCli(extensions: CliExtensions = {}): void {
   });
   main(process.argv.slice(2), extensions).then(
     (code) => {
-      process.exitCode = code;
+      if (hungUp) endBySignal('SIGHUP');
+      else process.exitCode = code;
     },
     (err: unknown) => {
       diag(formatCliError('E_INTERNAL', `unexpected error: ${(err as Error).message}`));

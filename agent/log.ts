@@ -6,6 +6,7 @@
 import type Pino from 'pino';
 import { SECRET_FIELDS } from '@cortex/agent-protocol';
 import { SECRET_HEADERS, redactPaths } from '../common/redact.js';
+import { LOG_HOLD_BYTES, keepLogging } from '../common/log-destination.js';
 import { pino } from './cjs.js';
 
 export type Logger = Pino.Logger;
@@ -23,11 +24,13 @@ export interface LoggerOptions {
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const destination = options.destination ?? pino.destination({ dest: 2, sync: true });
+  const base = { name: 'cortex-agent', ...options.base };
+  // a write that fails on stderr (a full disk, a terminal gone) does not end the agent (DECISIONS H28)
+  const destination = options.destination ?? keepLogging(pino.destination({ dest: 2, sync: true, maxLength: LOG_HOLD_BYTES }), base);
   return pino(
     {
       level: options.level ?? 'info',
-      base: { name: 'cortex-agent', ...options.base },
+      base,
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },

@@ -1,8 +1,10 @@
 // Whether a pid recorded in a file (run.lock, a servers row) still names a live process of
 // ours on this machine; the name of the user this process runs as (for messages that say who
-// may not read or write something); and the long-running commands' crash and warning lines.
+// may not read or write something); the long-running commands' crash and warning lines; what a
+// SIGHUP reads (the settings changed in a file read again; whether the terminal hung up).
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { isatty } from 'node:tty';
 
 /**
  * Whether `pid` runs here as a node (cortex) process: kill(0) says it exists (EPERM: it does,
@@ -62,4 +64,42 @@ export function logCrashes(logger: FaultLogger, scrub: (text: string) => string 
   process.on('warning', (w: Error & { code?: string }) => {
     logger.warn({ warning: w.name, ...(w.code !== undefined ? { code: w.code } : {}) }, scrub(w.message));
   });
+}
+
+/**
+ * The keys whose values differ between two settings objects (compared as JSON), sorted: what a
+ * SIGHUP names as changed in a file read again (the server's --config, I19; the agent's
+ * agent.json, I21).
+ */
+export function changedKeys(a: object, b: object): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  const value = (s: object, k: string) => JSON.stringify((s as Record<string, unknown>)[k]);
+  return [...keys].filter((k) => value(a, k) !== value(b, k)).sort();
+}
+
+/** Which of stdin, stdout and stderr are terminals: taken at start, looked at again on SIGHUP (terminalGone). */
+export function stdioTerminals(): readonly boolean[] {
+  return [0, 1, 2].map((fd) => isatty(fd));
+}
+
+/**
+ * Whether a terminal the process had at start (stdioTerminals) has gone away: a SIGHUP from the
+ * terminal closing (an ssh session ended, a terminal window shut), not from `kill -HUP`. A hung-up
+ * terminal answers no terminal request, so it is no longer a terminal to isatty().
+ */
+export function terminalGone(atStart: readonly boolean[]): boolean {
+  return atStart.some((wasTerminal, fd) => wasTerminal && !isatty(fd));
+}
+
+/**
+ * Ends this process by `signal`'s default action, as if no handler had been installed. For a
+ * process whose terminal hung up: Node's own exit puts the terminal's settings back, and on a
+ * hung-up terminal that fails an assertion and aborts (nodejs/node#42433) or crashes; the
+ * default action of SIGHUP ends the process without that step, as it always did. (Measured with
+ * a hung-up pseudo-terminal on stdout: process.exit ended the agent and the server with 139 or
+ * 134 — a crash or an abort — where this ends them with 129.)
+ */
+export function endBySignal(signal: 'SIGHUP'): void {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
 }

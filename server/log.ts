@@ -5,6 +5,7 @@
 import pino from 'pino';
 import { SECRET_FIELDS } from '@cortex/agent-protocol';
 import { SECRET_HEADERS, redactPaths } from '../common/redact.js';
+import { LOG_HOLD_BYTES, keepLogging } from '../common/log-destination.js';
 
 export type Logger = pino.Logger;
 export type LogLevel = pino.LevelWithSilent;
@@ -32,8 +33,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const envLevel = process.env['CORTEX_LOG_LEVEL'];
   const level: LogLevel =
     options.level ?? (envLevel !== undefined && isLevel(envLevel) ? envLevel : 'info');
+  // a write that fails on stderr (a full disk, a terminal gone) does not end the server (DECISIONS H28)
   let destination: pino.DestinationStream =
-    options.destination ?? pino.destination({ fd: 2, sync: true });
+    options.destination ?? keepLogging(pino.destination({ fd: 2, sync: true, maxLength: LOG_HOLD_BYTES }), { pid: process.pid, ...(options.name !== undefined ? { name: options.name } : {}) });
   const captureFile = process.env['CORTEX_LOG_CAPTURE_FILE'];
   if (captureFile) {
     destination = pino.multistream([

@@ -12,6 +12,7 @@ import {
 } from '@cortex/agent-protocol';
 import { validateServerConfig, type ServerConfig } from './generated/server-config.js';
 import { UsageError } from '../common/errors.js';
+import { changedKeys } from '../common/process.js';
 
 /** Bad usage or invalid input: the CLI exits 2 with this message (common/errors.ts, one definition). */
 export { UsageError };
@@ -188,7 +189,5 @@ export function recordableSettings(s: ServerSettings): Record<string, unknown> {
 
 /** The settings whose values differ between `a` and `b` (SIGHUP names those waiting for a restart). */
 export function changedSettings(a: ServerSettings, b: ServerSettings): string[] {
-  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
-  const value = (s: ServerSettings, k: string) => JSON.stringify((s as unknown as Record<string, unknown>)[k]);
-  return [...keys].filter((k) => value(a, k) !== value(b, k)).sort();
+  return changedKeys(a, b);
 }

@@ -76,6 +76,7 @@ Options:
 
 SIGHUP (systemctl reload) reads the TLS certificate and key, --admin-token-file and --config
 again: a new admin token takes effect at once; other settings wait for a restart (the log names them).
+The terminal of a foreground serve closing stops it as SIGTERM does.
 `,
   agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|delete|reset-seq|tokens|withdraw> [options]   (--help on each)
 `,

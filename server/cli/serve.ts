@@ -5,6 +5,10 @@ import { UsageError, int, out, parse } from './common.js';
 import { formatCliError } from '../../common/errors.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';
 import { HELP } from './help.js';
+import { endBySignal, stdioTerminals, terminalGone } from '../../common/process.js';
+
+/** The terminals the process had at start: a SIGHUP is a hang-up when one of them is gone. */
+const terminalsAtStart = stdioTerminals();
 
 /** How long `serve` waits for a database out of reach at start (--db-wait-secs). */
 export const DEFAULT_DB_WAIT_SECS = 90;
@@ -139,6 +143,10 @@ export async function serve(args: string[]): Promise<void> {
   // SIGTERM drains from the moment the server exists: before "listening" is logged (a
   // supervisor may stop it as soon as it reads that line).
   let stopping = false;
+  // A terminal that hung up: the server stops as for SIGTERM and ends by SIGHUP, without Node's
+  // exit step that aborts on a hung-up terminal (common/process.ts endBySignal).
+  let hungUp = false;
+  const exit = (code: number) => (hungUp ? endBySignal('SIGHUP') : process.exit(code));
   const stop = (signal: string) => {
     if (stopping) {
       // A second signal: stop draining and close now.
@@ -149,10 +157,10 @@ export async function serve(args: string[]): Promise<void> {
     stopping = true;
     logger.info({ signal, drain_seconds: settings.shutdown_drain_secs }, 'stopping: draining sessions');
     server.shutdown(settings.shutdown_drain_secs).then(
-      () => process.exit(0),
+      () => exit(0),
       (error: unknown) => {
         logger.error({ err: String(error) }, 'error while stopping');
-        process.exit(1);
+        exit(1);
       },
     );
   };
@@ -170,6 +178,12 @@ export async function serve(args: string[]): Promise<void> {
     else logger.info(source, 'admin token reloaded (SIGHUP): the previous token is refused from now on, and console sessions signed with it end');
   };
   process.on('SIGHUP', () => {
+    if (terminalGone(terminalsAtStart)) {
+      hungUp = true;
+      logger.info({ signal: 'SIGHUP' }, 'the terminal went away: stopping');
+      stop('SIGHUP');
+      return;
+    }
     const tls = server.reloadTls('SIGHUP');
     if (tokenFile !== undefined) {
       try {

@@ -17,8 +17,10 @@ export interface Run {
 }
 
 export interface CliAgent {
-  /** Starts `cortex-agent run --state-dir DIR` (sources polled every 50 ms). */
-  run(dir: string): Run;
+  /** Starts `cortex-agent run --state-dir DIR` (sources polled every 50 ms); `stderrFd`: its stderr goes there instead of to `stderr()`. */
+  run(dir: string, options?: { stderrFd?: number }): Run;
+  /** The bundled CLI (after beforeAll), for a test that starts it its own way. */
+  path(): string;
   /** A FakeServer whose config reads `log` (created with `lines`) and a state folder enrolled with it. */
   setUp(lines: string, config?: Partial<AgentConfig['log_sources'][number]>): Promise<{ server: FakeServer; dir: string; log: string }>;
 }
@@ -36,11 +38,11 @@ export function cliAgent(): CliAgent {
     for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
     for (const s of servers.splice(0)) await s.close();
   });
-  const run = (dir: string): Run => {
-    const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--source-poll-ms', '50'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const run = (dir: string, options: { stderrFd?: number } = {}): Run => {
+    const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--source-poll-ms', '50'], { stdio: ['ignore', 'ignore', options.stderrFd ?? 'pipe'] });
     children.push(child);
     let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     return { child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
   };
   const setUp: CliAgent['setUp'] = async (lines, config = {}) => {
@@ -54,7 +56,7 @@ export function cliAgent(): CliAgent {
     server.config = { ...server.config, log_sources: [{ kind: 'file', path: log, ...config }] };
     return { server, dir, log };
   };
-  return { run, setUp };
+  return { run, setUp, path: () => cli };
 }
 
 /** The messages a FakeServer stored, in seq order. */
