@@ -36,7 +36,7 @@ import { checkToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
 import { UsageError, describeCliError, formatCliError, tidyTlsText } from '../common/errors.js';
 import { printable } from '../common/printable.js';
-import { endBySignal, stdioTerminals, terminalGone } from '../common/process.js';
+import { endBySignal, refuseInspectorSignal, stdioTerminals, terminalGone } from '../common/process.js';
 
 const USAGE: Record<string, string> = {
   main: `Usage: cortex-agent <command> [options]
@@ -343,6 +343,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     if (problem) throw new UsageError(problem);
   }
   const logger = createLogger({ level });
+  refuseInspectorSignal(logger, 'cortex-agent');
   // SIGTERM/SIGINT: stop the agent, or end a wait (below) before it has started.
   let signalled = false;
   let onStop: () => void = () => undefined;

@@ -67,6 +67,22 @@ export function logCrashes(logger: FaultLogger, scrub: (text: string) => string 
 }
 
 /**
+ * Keeps SIGUSR1 from opening Node's inspector (DECISIONS H29). Node's default for SIGUSR1 is
+ * to start the debugger on 127.0.0.1:9229, without authentication: any local user can then read
+ * its address from http://127.0.0.1:9229/json/list and run code in the process — the agent,
+ * which reads the host's logs and holds its token; the server, which holds the database and the
+ * admin token. Daemons take SIGUSR1 as "reopen your log files" (nginx) and a logrotate
+ * postrotate line sending it to every node process is easy to write. With a listener installed
+ * Node no longer starts the inspector on the signal; it is said in one warn line instead.
+ * (`node --disable-sigusr1` does the same from Node 22.14, not in Node 20.)
+ */
+export function refuseInspectorSignal(logger: FaultLogger, program: string): void {
+  process.on('SIGUSR1', () => {
+    logger.warn({ signal: 'SIGUSR1' }, `SIGUSR1 ignored: ${program} does not open the Node.js inspector on a signal (it would listen on 127.0.0.1:9229 without authentication); to debug, start it with node --inspect`);
+  });
+}
+
+/**
  * The keys whose values differ between two settings objects (compared as JSON), sorted: what a
  * SIGHUP names as changed in a file read again (the server's --config, I19; the agent's
  * agent.json, I21).

@@ -5,7 +5,7 @@ import { UsageError, int, out, parse } from './common.js';
 import { formatCliError } from '../../common/errors.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';
 import { HELP } from './help.js';
-import { endBySignal, stdioTerminals, terminalGone } from '../../common/process.js';
+import { endBySignal, refuseInspectorSignal, stdioTerminals, terminalGone } from '../../common/process.js';
 
 /** The terminals the process had at start: a SIGHUP is a hang-up when one of them is gone. */
 const terminalsAtStart = stdioTerminals();
@@ -101,6 +101,7 @@ export async function serve(args: string[]): Promise<void> {
   const [{ createLogger, logCrashes }, { startServer }, { serveStartError }] = await Promise.all([import('../log.js'), import('../server.js'), import('../cluster/errors.js')]);
   const logger = createLogger({ name: 'cortex-server' });
   logCrashes(logger);
+  refuseInspectorSignal(logger, 'cortex-server');
   const [{ NO_SLOT_HINT, isDatabaseUnreachable, noConnectionSlot }, { redactDbUrl }] = await Promise.all([import('../db/outage.js'), import('../db/open.js')]);
   const start = () =>
     startServer({

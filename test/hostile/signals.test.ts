@@ -1,17 +1,19 @@
-// SIGHUP and a stderr that cannot be written (DECISIONS I21, H28), with the real programs:
+// SIGHUP, SIGUSR1 and a stderr that cannot be written (DECISIONS I21, H28, H29), with the real programs:
 // the agent's CLI bundled from source against a FakeServer, the compiled server CLI.
 //   - `kill -HUP` ended the agent (Node's default for SIGHUP), and systemd does not restart a
 //     service a SIGHUP ended: it now reads agent.json again, says what it found, and ships on;
 //   - the terminal closing (a hang-up) stops the agent and the server as SIGTERM does, and they
 //     end by SIGHUP as before — not by an abort in Node's exit on the hung-up terminal;
-//   - a log line that cannot be written to stderr (a full disk) ended the process: it goes on.
+//   - a log line that cannot be written to stderr (a full disk) ended the process: it goes on;
+//   - SIGUSR1 opened Node's inspector on 127.0.0.1:9229, without authentication: refused now.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { cliAgent, storedMessages } from '../agent/helpers/cli-agent.js';
 import { tempDir } from '../agent/helpers/agent-harness.js';
-import { SERVER_CLI, cleanupTempDirs, requireDist, tempDir as faultsTempDir, until } from '../support/procs.js';
+import { SERVER_CLI, cleanupTempDirs, requireDist, startServer, tempDir as faultsTempDir, until } from '../support/procs.js';
 
 const agent = cliAgent();
 afterAll(cleanupTempDirs);
@@ -128,4 +130,49 @@ describe('the server and a terminal that hangs up', () => {
     expect(text).toContain('"msg":"the terminal went away: stopping"');
     expect(text).toContain('"msg":"stopping: draining sessions"');
   }, 45_000);
+});
+
+/** Whether something answers HTTP on 127.0.0.1:9229, the inspector's port (its /json/list gives the debugger's address to anyone). */
+function inspectorAnswers(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port: 9229, path: '/json/list', timeout: 2000 }, (res) => {
+      res.resume();
+      resolve(true);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
+    req.end();
+  });
+}
+
+describe('SIGUSR1 does not open the Node.js inspector', () => {
+  it('cortex-agent run says it ignored the signal; no debugger listens', async () => {
+    const { server, dir } = await agent.setUp('one\n');
+    const run = agent.run(dir);
+    await until('the line stored', () => storedMessages(server).length === 1);
+    const before = await inspectorAnswers(); // another program's inspector would make the port check meaningless
+    run.child.kill('SIGUSR1');
+    await until('the ignored line', () => run.stderr().includes('SIGUSR1 ignored: cortex-agent does not open the Node.js inspector on a signal'));
+    expect(run.stderr()).not.toContain('Debugger listening');
+    if (!before) expect(await inspectorAnswers()).toBe(false);
+    expect(run.child.exitCode).toBeNull();
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  }, 30_000);
+
+  it('cortex-server serve says it ignored the signal; no debugger listens', async () => {
+    requireDist();
+    const srv = await startServer(join(faultsTempDir(), 'cortex.db'));
+    started.push(srv.child);
+    const before = await inspectorAnswers();
+    srv.child.kill('SIGUSR1');
+    await until('the ignored line', () => srv.stderr().includes('SIGUSR1 ignored: cortex-server does not open the Node.js inspector on a signal'));
+    expect(srv.stderr()).not.toContain('Debugger listening');
+    if (!before) expect(await inspectorAnswers()).toBe(false);
+    srv.child.kill('SIGTERM');
+    expect(await srv.exited).toBe(0);
+  }, 30_000);
 });
