@@ -12,33 +12,26 @@ import { changedKeys } from '../common/process.js';
 import type { Logger } from './log.js';
 import { readAgentSettings, type AgentSettings } from './state-dir.js';
 
-/** What a SIGHUP found in agent.json, as logged. */
-export type HangupOutcome = { kind: 'unchanged' } | { kind: 'changed'; keys: string[] } | { kind: 'refused'; problem: string };
-
 /**
  * Reads agent.json in `stateDir` again and logs the outcome against `inForce` (the settings the
  * running agent started with). Never throws: the agent goes on whatever the file says.
  */
-export async function reportHangup(stateDir: string, inForce: AgentSettings, logger: Logger): Promise<HangupOutcome> {
+export async function reportHangup(stateDir: string, inForce: AgentSettings, logger: Logger): Promise<void> {
   let next: AgentSettings | null;
   try {
     next = await readAgentSettings(stateDir);
   } catch (err) {
-    next = null;
-    const problem = (err as Error).message;
-    logger.error({ signal: 'SIGHUP', err: problem }, 'agent.json read again (SIGHUP) and refused; the agent goes on with the settings it started with — mend the file before the next start');
-    return { kind: 'refused', problem };
+    logger.error({ signal: 'SIGHUP', err: (err as Error).message }, 'agent.json read again (SIGHUP) and refused; the agent goes on with the settings it started with — mend the file before the next start');
+    return;
   }
   if (next === null) {
-    const problem = `${stateDir} has no agent.json any more`;
-    logger.error({ signal: 'SIGHUP', state_dir: stateDir }, `SIGHUP: ${problem}; the agent goes on with the settings it started with, but will not start again without it — run "cortex-agent enroll" or put the file back`);
-    return { kind: 'refused', problem };
+    logger.error({ signal: 'SIGHUP', state_dir: stateDir }, `SIGHUP: ${stateDir} has no agent.json any more; the agent goes on with the settings it started with, but will not start again without it — run "cortex-agent enroll" or put the file back`);
+    return;
   }
   const keys = changedKeys(inForce, next);
   if (keys.length > 0) {
     logger.warn({ signal: 'SIGHUP', settings: keys }, `agent.json read again (SIGHUP): ${keys.join(', ')} changed, which take effect at the next start (systemctl restart cortex-agent); the agent goes on`);
-    return { kind: 'changed', keys };
+    return;
   }
   logger.info({ signal: 'SIGHUP' }, 'SIGHUP: agent.json unchanged, nothing to reload (sources, filters and intervals come from the server: cortex-server agent config); the agent goes on');
-  return { kind: 'unchanged' };
 }

@@ -2,7 +2,7 @@
 // reported as a failure once the rotated token is written (the one-time token is spent),
 // and the enrollment token can come from a file or stdin instead of the command line
 // (where any local process reads it from /proc/<pid>/cmdline).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,6 +60,18 @@ describe('enroll: after the rotated token is written, never "failed"', () => {
   });
 });
 
+/** The shell command of `enroll --token -` (the token typed at its prompt) into `dir`. */
+const enrollAtPrompt = (url: string, dir: string): string =>
+  [process.execPath, cli, 'enroll', '--server', url, '--token', '-', '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'].map((a) => `'${a}'`).join(' ');
+
+/** Runs the shell command `cmd` on a pseudo-terminal (util-linux script): what is written to `child.stdin` is typed there; `out()` is what the terminal showed. */
+function onTerminal(cmd: string): { child: ChildProcessWithoutNullStreams; out: () => string; exited: Promise<number | null> } {
+  const child = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  return { child, out: () => out, exited: new Promise((resolve) => child.on('exit', resolve)) };
+}
+
 describe('enroll: the token from a file or stdin', () => {
   it('--token-file FILE (a trailing newline is ignored) enrolls', async () => {
     const server = await FakeServer.start();
@@ -90,14 +102,9 @@ describe('enroll: the token from a file or stdin', () => {
     const server = await FakeServer.start();
     server.rotatedToken = ROTATED;
     const dir = tempDir();
-    const cmd = [process.execPath, cli, 'enroll', '--server', server.url, '--token', '-', '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'].map((a) => `'${a}'`).join(' ');
-    // util-linux script(1) runs the command on a pseudo-terminal; what is written to its stdin is typed there.
-    const child = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { child, out, exited } = onTerminal(enrollAtPrompt(server.url, dir));
     try {
-      await until('the prompt', () => out.includes('cortex-agent: paste the one-time token (from "cortex-server agent issue"), then press Enter: '), 15_000);
+      await until('the prompt', () => out().includes('cortex-agent: paste the one-time token (from "cortex-server agent issue"), then press Enter: '), 15_000);
       child.stdin.write(`${TOKEN}\n`); // the pipe stays open: only Enter ends the token
       expect(await exited).toBe(0);
     } finally {
@@ -106,37 +113,33 @@ describe('enroll: the token from a file or stdin', () => {
     }
     expect(server.current!.hello!.token).toBe(TOKEN);
     expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
-    expect(out).toContain('enrolled host');
+    expect(out()).toContain('enrolled host');
     // the terminal showed the prompt and the result, never the token typed at it
-    expect(out).not.toContain(TOKEN);
-    expect(out).not.toContain(TOKEN.slice(0, 8));
+    expect(out()).not.toContain(TOKEN);
+    expect(out()).not.toContain(TOKEN.slice(0, 8));
     await server.close();
   }, 30_000);
 
   it('Ctrl-C at the token prompt ends enroll with 130, enrolls nothing and leaves the terminal echoing', async () => {
     const server = await FakeServer.start();
     const dir = join(tempDir(), 'state');
-    const enrollCmd = [process.execPath, cli, 'enroll', '--server', server.url, '--token', '-', '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure'].map((a) => `'${a}'`).join(' ');
     // after enroll, the same terminal says its exit code and whether it echoes and reads lines again
-    const cmd = `${enrollCmd}; echo "rc=$?"; stty -a | tr ' ' '\\n' | grep -xE -- '-?(echo|icanon)' | tr '\\n' ' '; echo`;
-    const child = spawn('script', ['-qec', cmd, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const cmd = `${enrollAtPrompt(server.url, dir)}; echo "rc=$?"; stty -a | tr ' ' '\\n' | grep -xE -- '-?(echo|icanon)' | tr '\\n' ' '; echo`;
+    const { child, out, exited } = onTerminal(cmd);
     try {
-      await until('the prompt', () => out.includes('then press Enter: '), 15_000);
+      await until('the prompt', () => out().includes('then press Enter: '), 15_000);
       child.stdin.write('half-a-tok\x03');
-      await until('the terminal modes', () => /rc=\d+[\s\S]*icanon/.test(out), 15_000);
+      await until('the terminal modes', () => /rc=\d+[\s\S]*icanon/.test(out()), 15_000);
       expect(await exited).toBe(0);
     } finally {
       child.stdin.end();
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-    expect(out).toContain('canceled at the token prompt (Ctrl-C); nothing was enrolled');
-    expect(out).toMatch(/rc=130/);
-    expect(out).toMatch(/(^|\s)echo(\s|$)/m);
-    expect(out).toMatch(/(^|\s)icanon(\s|$)/m);
-    expect(out).not.toContain('half-a-tok');
+    expect(out()).toContain('canceled at the token prompt (Ctrl-C); nothing was enrolled');
+    expect(out()).toMatch(/rc=130/);
+    expect(out()).toMatch(/(^|\s)echo(\s|$)/m);
+    expect(out()).toMatch(/(^|\s)icanon(\s|$)/m);
+    expect(out()).not.toContain('half-a-tok');
     expect(server.current).toBeUndefined();
     expect(existsSync(dir)).toBe(false);
     await server.close();
