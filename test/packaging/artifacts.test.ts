@@ -108,7 +108,7 @@ it('the launcher says in one line when Node is missing or has another native ABI
 it('the systemd units are hardened, stop later than the drain, and pass systemd-analyze verify (where it exists)', () => {
   for (const name of ['cortex-agent', 'cortex-server']) {
     const unit = readFileSync(join(dirs[name]!, 'systemd', `${name}.service`), 'utf8');
-    for (const line of ['ProtectSystem=strict', `StateDirectory=${name}`, 'Restart=on-failure', 'KillSignal=SIGTERM', `User=${name}`, 'NoNewPrivileges=yes', 'LimitNOFILE=65536']) {
+    for (const line of ['ProtectSystem=strict', `StateDirectory=${name}`, 'Restart=on-failure', 'KillSignal=SIGTERM', `User=${name}`, 'NoNewPrivileges=yes', 'LimitNOFILE=65536', 'ExecReload=/bin/kill -HUP $MAINPID']) {
       expect(unit.split('\n'), `${name}: ${line}`).toContain(line);
     }
     const stop = Number(/^TimeoutStopSec=(\d+)$/m.exec(unit)?.[1]);
