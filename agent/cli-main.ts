@@ -36,6 +36,7 @@ import { checkToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
 import { UsageError, describeCliError, formatCliError, tidyTlsText } from '../common/errors.js';
 import { printable } from '../common/printable.js';
+import { stdoutIsBannerOnly, watchStdout } from '../common/stdout.js';
 import { endBySignal, refuseInspectorSignal, stdioTerminals, terminalGone } from '../common/process.js';
 
 const USAGE: Record<string, string> = {
@@ -302,6 +303,7 @@ export interface CliExtensions {
 async function cmdRun(args: string[], extensions: CliExtensions): Promise<number> {
   const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'source-poll-ms', 'hello-timeout-ms', 'request-timeout-ms']);
   if (p.flags.has('help')) return help('run');
+  stdoutIsBannerOnly(); // run prints nothing its work needs on stdout (H30)
   const stateDir = resolve(str(p, 'state-dir', true));
   const level = logLevel(p);
   const heartbeatIntervalMs = int(p, 'heartbeat-interval-ms');
@@ -836,10 +838,7 @@ export async function main(argv: readonly string[], extensions: CliExtensions = 
  */
 export function runCli(extensions: CliExtensions = {}): void {
   applyAgentV8Flags();
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(0);
-    throw error;
-  });
+  watchStdout('cortex-agent');
   main(process.argv.slice(2), extensions).then(
     (code) => {
       if (hungUp) endBySignal('SIGHUP');

@@ -7,7 +7,7 @@
 // command, write its module and add one line to COMMANDS or AGENT_COMMANDS.
 import { UsageError, formatCliError, isDiskFullCode, isUnreachableCode } from '../common/errors.js';
 import { err, out } from './cli/common.js';
-import { exitQuietlyOnEpipe } from './cli/epipe.js';
+import { watchStdout } from '../common/stdout.js';
 import { READ_ONLY_DB_HINT } from './db/outage.js';
 import { HELP, PROG } from './cli/help.js';
 
@@ -64,7 +64,7 @@ async function main(argv: string[]): Promise<void> {
   return (await load())(rest);
 }
 
-exitQuietlyOnEpipe();
+watchStdout('cortex-server');
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     err(`${PROG}: ${formatCliError(error.code, error.message, error.hint)}`);

@@ -6,6 +6,7 @@ import { formatCliError } from '../../common/errors.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';
 import { HELP } from './help.js';
 import { endBySignal, refuseInspectorSignal, stdioTerminals, terminalGone } from '../../common/process.js';
+import { stdoutIsBannerOnly } from '../../common/stdout.js';
 
 /** The terminals the process had at start: a SIGHUP is a hang-up when one of them is gone. */
 const terminalsAtStart = stdioTerminals();
@@ -224,6 +225,8 @@ export async function serve(args: string[]): Promise<void> {
   // The URL agents use, so that `agent issue` can print a complete enroll command.
   const { setSetting } = await import('../db/settings.repository.js');
   await setSetting(server.storage.db, 'agent_url', server.url);
-  // Human banner on stdout only; the JSON log lines above go to stderr only.
+  // Human banner on stdout only; the JSON log lines above go to stderr only. A stdout that
+  // refuses it (a full disk) does not stop the server (H30).
+  stdoutIsBannerOnly();
   out(serveBanner(server.url, server.dbDisplay));
 }
