@@ -31,9 +31,8 @@ import {
 import type { DurableBuffer } from './buffer/buffer.js';
 import type { Logger } from './log.js';
 import type { ProbeRegistry } from './probes/index.js';
+import { MAX_TIMER_MS } from './timers.js';
 
-/** The longest delay a Node.js timer takes as given (a longer one fires after 1 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Used until the server's HelloResult.config arrives. */
 export const DEFAULT_CONFIG: AgentConfig = {

@@ -18,6 +18,13 @@ import { logsPushParamsJson } from './buffer/frame.js';
 import type { Logger } from './log.js';
 import { SendRate } from './send-rate.js';
 
+/**
+ * The longest pause the agent takes on a server's retry_after_ms (-32020, -32030, -32007): as long
+ * as the longest drain a server may announce (max_drain_seconds, 300 s). The contract sets no
+ * maximum, and a longer advice — a bug, a hostile peer — would stop the agent for days (DECISIONS F11).
+ */
+export const RETRY_AFTER_MAX_MS = LIMITS.max_drain_seconds * 1000;
+
 export interface PushPumpOptions {
   /** capabilities.max_batch_entries (default 1000). */
   maxBatchEntries?: number;
@@ -284,7 +291,11 @@ export class PushPump {
     const log = this.deps.log;
     if (err instanceof RpcError) {
       const retry = (err.data as Partial<RetryAfterData> | undefined)?.retry_after_ms;
-      const pause = typeof retry === 'number' && retry >= 0 ? retry : LIMITS.retry_after_default_ms;
+      const advised = typeof retry === 'number' && retry >= 0 ? retry : LIMITS.retry_after_default_ms;
+      // A server's advice is followed up to RETRY_AFTER_MAX_MS (DECISIONS F11): a longer one
+      // (a bug, a hostile peer: retry_after_ms has no maximum) would stop the agent for days.
+      const pause = Math.min(advised, RETRY_AFTER_MAX_MS);
+      const capped = advised > pause ? { advised_retry_after_ms: advised } : {};
       switch (err.code) {
         case ErrorCode.Backpressure:
         case ErrorCode.QuotaExceeded:
@@ -292,7 +303,7 @@ export class PushPump {
           // about the server's load: pause, but do not halve the rate again.
           if (typeof (err.data as { resend_from_seq?: unknown } | undefined)?.resend_from_seq !== 'number') this.rate.halve();
           this.pauseFor(pause);
-          log.warn({ code: err.code, retry_after_ms: pause, rate_cap: Math.round(this.rate.cap() ?? 0) }, 'server asked to slow down');
+          log.warn({ code: err.code, retry_after_ms: pause, ...capped, rate_cap: Math.round(this.rate.cap() ?? 0) }, 'server asked to slow down');
           break;
         case ErrorCode.PayloadTooLarge:
           this.batchCap = Math.max(1, Math.floor(this.batchSize() / 2));
@@ -309,7 +320,7 @@ export class PushPump {
           // not four a second for as long as the server's database is out.
           const w = this.storeWarned;
           if (w === null || w.reason !== why || this.now() - w.at >= 60_000) {
-            log.warn({ retry_after_ms: pause, reason: why, ...(w !== null && w.since > 0 ? { refused_since_last_line: w.since } : {}) }, 'server could not store the batch; keeping it and resending after a pause');
+            log.warn({ retry_after_ms: pause, ...capped, reason: why, ...(w !== null && w.since > 0 ? { refused_since_last_line: w.since } : {}) }, 'server could not store the batch; keeping it and resending after a pause');
             this.storeWarned = { reason: why, at: this.now(), since: 0 };
           } else w.since++;
           break;

@@ -1,6 +1,7 @@
 // Telemetry of one session: agent.heartbeat (DESIGN 5.10: config.heartbeat_interval_secs
 // ± jitter, never below the minimum) and metrics.push (host metrics every
-// config.metrics_interval_secs, plus the one-off eviction and recovery reports). Nothing is
+// config.metrics_interval_secs — absent: 60 s, null: none — plus the one-off eviction and
+// recovery reports). Nothing is
 // sent unless the session is Active or Draining (`client()` is null otherwise); a metrics
 // batch the server refuses is logged at debug and dropped (metrics are not buffered).
 
@@ -9,6 +10,7 @@ import { LIMITS, type AgentClient, type AgentConfig, type MetricSample, type Met
 import type { DurableBuffer } from './buffer/buffer.js';
 import { DEFAULT_MOUNTS, collectHostMetrics } from './host-metrics.js';
 import type { Logger } from './log.js';
+import { LongTimer } from './timers.js';
 
 export interface TelemetryOptions {
   /** Overrides config.heartbeat_interval_secs (tests). */
@@ -39,7 +41,8 @@ export interface TelemetryDeps {
 
 export class Telemetry {
   private heartbeatTimer: NodeJS.Timeout | null = null;
-  private metricsTimer: NodeJS.Timeout | null = null;
+  /** Any metrics_interval_secs: the contract sets no maximum, and a Node timer holds 24.8 days (./timers.ts). */
+  private readonly metricsTimer = new LongTimer();
 
   constructor(private readonly deps: TelemetryDeps) {}
 
@@ -58,9 +61,8 @@ export class Telemetry {
   /** The session ended (or the agent stops): no more heartbeats or metrics. */
   stop(): void {
     if (this.heartbeatTimer) clearTimeout(this.heartbeatTimer);
-    if (this.metricsTimer) clearTimeout(this.metricsTimer);
+    this.metricsTimer.stop();
     this.heartbeatTimer = null;
-    this.metricsTimer = null;
   }
 
   hostMetrics(): MetricSample[] {
@@ -114,15 +116,15 @@ export class Telemetry {
   }
 
   private scheduleMetrics(): void {
-    if (this.metricsTimer) clearTimeout(this.metricsTimer);
-    this.metricsTimer = null;
-    const ms = this.deps.options.metricsIntervalMs ?? (this.deps.config().metrics_interval_secs ?? 60) * 1000;
+    this.metricsTimer.stop();
+    // absent: every 60 s; null: none (the contract's description, docs/configuration.md); it sent every 60 s for null too
+    const secs = this.deps.config().metrics_interval_secs;
+    const ms = this.deps.options.metricsIntervalMs ?? (secs === null ? 0 : (secs ?? 60) * 1000);
     if (ms <= 0) return;
-    this.metricsTimer = setTimeout(() => {
-      this.metricsTimer = null;
+    this.metricsTimer.start(ms, () => {
       this.sendMetrics(this.hostMetrics());
       this.scheduleMetrics();
-    }, ms);
+    });
   }
 }
 

@@ -160,6 +160,9 @@ export interface AgentConfig {
   heartbeat_interval_secs: number;
   max_batch_entries: number;
   flush_interval_ms: number;
+  /**
+   * Host metrics (metrics.push) every this many seconds; absent: 60; null: no periodic metrics (the one-off reports of evictions and recoveries still go). No maximum: an agent waits intervals longer than its timers hold (Node.js: 24.8 days) in steps.
+   */
   metrics_interval_secs?: number | null;
   probe_concurrency: number;
   log_sources: LogSourceConfig[];

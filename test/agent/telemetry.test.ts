@@ -111,3 +111,35 @@ describe('telemetry: metrics', () => {
     expect(sent.metrics).toHaveLength(1);
   });
 });
+
+describe('telemetry: metrics_interval_secs absent, null, beyond a timer', () => {
+  it('absent: every 60 s; null: none (it sent them every 60 s, as if absent)', () => {
+    const absent = telemetryFor();
+    const { metrics_interval_secs: _, ...withoutInterval } = absent.config();
+    absent.setConfig(withoutInterval as AgentConfig);
+    absent.t.start();
+    vi.advanceTimersByTime(60_000);
+    expect(absent.sent.metrics).toHaveLength(1);
+    absent.t.stop();
+
+    const none = telemetryFor();
+    none.setConfig({ ...none.config(), metrics_interval_secs: null });
+    none.t.start();
+    vi.advanceTimersByTime(3_600_000);
+    expect(none.sent.metrics).toHaveLength(0);
+    none.t.stop();
+  });
+
+  it('3,000,000 s (35 days, past the 24.8 days a Node timer holds): one push after 35 days, none before', () => {
+    const { t, sent, setConfig, config } = telemetryFor();
+    setConfig({ ...config(), metrics_interval_secs: 3_000_000 });
+    t.start();
+    vi.advanceTimersByTime(10_000); // a timer over 2^31 − 1 ms fires after 1 ms: this pushed 10,000 times
+    expect(sent.metrics).toHaveLength(0);
+    vi.advanceTimersByTime(2_999_989_000);
+    expect(sent.metrics).toHaveLength(0);
+    vi.advanceTimersByTime(1_000);
+    expect(sent.metrics).toHaveLength(1);
+    t.stop();
+  });
+});
