@@ -587,6 +587,23 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
   });
 
+  await runner.run('agent/config-metrics-interval-long', 'config.update metrics_interval_secs 3000000 (35 days: longer than a 32-bit millisecond timer holds; the contract sets no maximum) while connected: no metrics.push comes (a timer that overflows fires at once, and again)', async () => {
+    const sess = session;
+    sess.client.configUpdate({ config: { ...config(), metrics_interval_secs: 3_000_000 } });
+    try {
+      await barrier(sess);
+      const before = sess.metrics.length;
+      const watch = 2 * 1000 + SLACK_MS;
+      const seen = await sess.until(() => sess.metrics.length > before, watch);
+      expect(!seen, `no metrics.push within ${watch} ms (the next is due in 35 days)`, `${sess.metrics.length - before} metrics.push within ${watch} ms: the interval overflowed a timer`);
+      expect(sess.isOpen && server.current === sess, 'the same session', sess.close ? `closed ${sess.close.code}` : 'a new session');
+      return `no metrics.push within ${watch} ms`;
+    } finally {
+      sess.client.configUpdate({ config: config() });
+      await barrier(sess);
+    }
+  });
+
   await runner.run('agent/probe-concurrency', 'config.update probe_concurrency 1 (from 4) while connected: two probe.requests of --long-probe sent together run one after the other (DESIGN 11: the agent enforces probe_concurrency); with 4 again, two run at once', async () => {
     const lp = o.longProbe;
     if (lp === undefined) throw new CaseSkip('needs --long-probe NAME [--long-probe-args JSON]: a probe that succeeds and runs 100 ms or more with those args (the reference agent: proc.top)');

@@ -33,7 +33,7 @@ describe('cortex-conformance agent', () => {
       'agent/heartbeat', 'agent/probe-unknown', 'agent/probe-round-trip', 'error/-32602-InvalidParams',
       'agent/config-update', 'agent/shutdown-server-reload', 'agent/reconnect-after-reload', 'agent/backoff-bounds',
       'agent/shutdown-revoked', 'agent/hello-valid', 'agent/requests-valid', 'agent/hello-error-retried',
-      'vector/agent.shutdown/params/drain_seconds/above_maximum', 'agent/push-partial-ack', 'agent/push-flush-latency',
+      'vector/agent.shutdown/params/drain_seconds/above_maximum', 'agent/push-partial-ack', 'agent/push-flush-latency', 'agent/config-metrics-interval-long',
     ]) expect(statusOf(rep, id), id).toBe('PASS');
     // the sender cases it fails (listed in the file with the reason), and the window bound it skips (no --push-window)
     for (const id of ['agent/push-window-several', 'agent/push-payload-too-large', 'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-unknown-host', 'agent/push-ack-beyond-sent', 'agent/config-apply-after', 'agent/push-backpressure-default-pause', 'agent/config-apply-after-far', 'agent/config-metrics-interval']) expect(statusOf(rep, id), id).toBe('FAIL');
@@ -73,7 +73,7 @@ describe('cortex-conformance agent', () => {
     expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
     for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/probe-round-trip', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'agent/fatal-auth', 'agent/hello-error-retried', 'agent/accepted-seq-beyond-max', 'agent/shutdown-decommission', 'agent/accepted-seq-at-max', 'agent/revoked-token-deleted',
       'agent/push-window-several', 'agent/push-window-bound', 'agent/push-partial-ack', 'agent/push-payload-too-large', 'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-flush-latency', 'agent/push-unknown-host', 'agent/push-ack-beyond-sent', 'agent/config-apply-after',
-      'agent/push-backpressure-default-pause', 'agent/push-backpressure-zero-pause', 'agent/push-unanswered', 'agent/hello-unanswered', 'agent/config-apply-after-far', 'agent/config-metrics-interval', 'agent/probe-concurrency']) {
+      'agent/push-backpressure-default-pause', 'agent/push-backpressure-zero-pause', 'agent/push-unanswered', 'agent/hello-unanswered', 'agent/config-apply-after-far', 'agent/config-metrics-interval', 'agent/config-metrics-interval-long', 'agent/probe-concurrency']) {
       expect(statusOf(rep, id), `${id}: ${rep.cases.find((c) => c.id === id)?.seen}`).toBe('PASS');
     }
     // A probe bug is -32603 InternalError (DECISIONS K6, F8): with every option given, no case is skipped.
