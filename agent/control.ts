@@ -33,7 +33,6 @@ import type { Logger } from './log.js';
 import type { ProbeRegistry } from './probes/index.js';
 import { MAX_TIMER_MS } from './timers.js';
 
-
 /** Used until the server's HelloResult.config arrives. */
 export const DEFAULT_CONFIG: AgentConfig = {
   heartbeat_interval_secs: 30,

@@ -1,9 +1,9 @@
 // Telemetry of one session: agent.heartbeat (DESIGN 5.10: config.heartbeat_interval_secs
 // ± jitter, never below the minimum) and metrics.push (host metrics every
 // config.metrics_interval_secs — absent: 60 s, null: none — plus the one-off eviction and
-// recovery reports). Nothing is
-// sent unless the session is Active or Draining (`client()` is null otherwise); a metrics
-// batch the server refuses is logged at debug and dropped (metrics are not buffered).
+// recovery reports). Nothing is sent unless the session is Active or Draining (`client()` is
+// null otherwise); a metrics batch the server refuses is logged at debug and dropped (metrics
+// are not buffered).
 
 import type { EventEmitter } from 'node:events';
 import { LIMITS, type AgentClient, type AgentConfig, type MetricSample, type MetricsPushParams, type RpcError } from '@cortex/agent-protocol';

@@ -1,7 +1,8 @@
 // Whether a pid recorded in a file (run.lock, a servers row) still names a live process of
 // ours on this machine; the name of the user this process runs as (for messages that say who
-// may not read or write something); the long-running commands' crash and warning lines; what a
-// SIGHUP reads (the settings changed in a file read again; whether the terminal hung up).
+// may not read or write something); the long-running commands' crash and warning lines, and
+// their signals: what a SIGHUP reads (the settings changed in a file read again; whether the
+// terminal hung up), SIGUSR1 kept from opening the inspector.
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { isatty } from 'node:tty';
