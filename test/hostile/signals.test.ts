@@ -19,8 +19,20 @@ const agent = cliAgent();
 afterAll(cleanupTempDirs);
 
 const started: ChildProcess[] = [];
+/** Files naming the shell and the command each onTerminal started (they outlive script(1) by design). */
+const pidFiles: string[] = [];
 afterEach(() => {
   for (const c of started.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  // a program that did not end on the hang-up (the test failed) must not outlive the test
+  for (const f of pidFiles.splice(0)) {
+    for (const pid of read(f).split(/\s+/).filter((x) => /^\d+$/.test(x))) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
 });
 
 /**
@@ -34,7 +46,9 @@ function onTerminal(command: string[], err: string, status: string): ChildProces
   const dir = tempDir();
   const script = join(dir, 'run.sh');
   const quoted = command.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
-  writeFileSync(script, [`trap 'kill -HUP $pid' HUP`, `${quoted} 2>'${err}' &`, 'pid=$!', 'wait $pid', 'wait $pid', `echo "status=$?" > '${status}'`, ''].join('\n'));
+  const pids = join(dir, 'pids');
+  pidFiles.push(pids);
+  writeFileSync(script, [`trap 'kill -HUP $pid' HUP`, `${quoted} 2>'${err}' &`, 'pid=$!', `echo "$$ $pid" > '${pids}'`, 'wait $pid', 'wait $pid', `echo "status=$?" > '${status}'`, ''].join('\n'));
   const child = spawn('script', ['-qec', `sh ${script}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
   child.stdout!.resume();
   started.push(child);
