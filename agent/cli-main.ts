@@ -37,7 +37,7 @@ import type { ProbeDefinition } from './probes/index.js';
 import { UsageError, describeCliError, formatCliError, tidyTlsText } from '../common/errors.js';
 import { printable } from '../common/printable.js';
 import { stdoutIsBannerOnly, watchStdout } from '../common/stdout.js';
-import { endBySignal, refuseInspectorSignal, stdioTerminals, terminalGone } from '../common/process.js';
+import { endIfHungUp, onSighup, refuseInspectorSignal } from '../common/process.js';
 
 const USAGE: Record<string, string> = {
   main: `Usage: cortex-agent <command> [options]
@@ -182,10 +182,6 @@ function out(text: string): void {
 function diag(text: string): void {
   process.stderr.write(`cortex-agent: ${text}\n`);
 }
-
-/** The terminals `run` had at start (a SIGHUP is a hang-up when one is gone), and whether one hung up. */
-const terminalsAtStart = stdioTerminals();
-let hungUp = false;
 
 async function cmdEnroll(args: string[]): Promise<number> {
   const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level', 'replace']);
@@ -361,12 +357,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   // what changed is named. From the terminal closing, the agent stops as for SIGTERM and ends by
   // SIGHUP, as before, without Node's exit step that aborts on a hung-up terminal (runCli).
   let settingsInForce = settings;
-  process.on('SIGHUP', () => {
-    if (!terminalGone(terminalsAtStart)) return void reportHangup(stateDir, settingsInForce, logger);
-    hungUp = true;
-    logger.info({ signal: 'SIGHUP' }, 'the terminal went away: stopping');
-    onSignal('SIGHUP');
-  });
+  onSighup(logger, { reload: () => void reportHangup(stateDir, settingsInForce, logger), stop: () => onSignal('SIGHUP') });
   /** Waits `ms`, or less when a signal comes: the one wait of the disk-full and read-only waits. */
   const pause = (ms: number): Promise<void> =>
     signalled
@@ -841,8 +832,7 @@ export function runCli(extensions: CliExtensions = {}): void {
   watchStdout('cortex-agent');
   main(process.argv.slice(2), extensions).then(
     (code) => {
-      if (hungUp) endBySignal('SIGHUP');
-      else process.exitCode = code;
+      if (!endIfHungUp()) process.exitCode = code;
     },
     (err: unknown) => {
       diag(formatCliError('E_INTERNAL', `unexpected error: ${(err as Error).message}`));

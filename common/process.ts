@@ -94,29 +94,43 @@ export function changedKeys(a: object, b: object): string[] {
   return [...keys].filter((k) => value(a, k) !== value(b, k)).sort();
 }
 
-/** Which of stdin, stdout and stderr are terminals: taken at start, looked at again on SIGHUP (terminalGone). */
-export function stdioTerminals(): readonly boolean[] {
-  return [0, 1, 2].map((fd) => isatty(fd));
+/** The terminals this process had at start (this module loads at start): a SIGHUP is a hang-up when one of them is gone. */
+const terminalsAtStart: readonly boolean[] = [0, 1, 2].map((fd) => isatty(fd));
+let hungUp = false;
+
+/** What onSighup logs with (a pino logger). */
+export interface SignalLogger {
+  info(fields: Record<string, unknown>, msg: string): void;
 }
 
 /**
- * Whether a terminal the process had at start (stdioTerminals) has gone away: a SIGHUP from the
- * terminal closing (an ssh session ended, a terminal window shut), not from `kill -HUP`. A hung-up
- * terminal answers no terminal request, so it is no longer a terminal to isatty().
+ * SIGHUP for a long-running command (`serve`: DECISIONS I19; `run`: I21). Sent by `kill -HUP` or
+ * `systemctl reload`, it calls `reload`. Sent because the terminal closed (an ssh session ended, a
+ * terminal window shut) it is a hang-up: the command logs it and `stop`s as for SIGTERM, and
+ * must then end through endIfHungUp. A hung-up terminal answers no terminal request, so one the
+ * process had at start is no longer a terminal to isatty().
  */
-export function terminalGone(atStart: readonly boolean[]): boolean {
-  return atStart.some((wasTerminal, fd) => wasTerminal && !isatty(fd));
+export function onSighup(logger: SignalLogger, handlers: { reload(): void; stop(): void }): void {
+  process.on('SIGHUP', () => {
+    if (!terminalsAtStart.some((wasTerminal, fd) => wasTerminal && !isatty(fd))) return handlers.reload();
+    hungUp = true;
+    logger.info({ signal: 'SIGHUP' }, 'the terminal went away: stopping');
+    handlers.stop();
+  });
 }
 
 /**
- * Ends this process by `signal`'s default action, as if no handler had been installed. For a
- * process whose terminal hung up: Node's own exit puts the terminal's settings back, and on a
- * hung-up terminal that fails an assertion and aborts (nodejs/node#42433) or crashes; the
- * default action of SIGHUP ends the process without that step, as it always did. (Measured with
- * a hung-up pseudo-terminal on stdout: process.exit ended the agent and the server with 139 or
- * 134 — a crash or an abort — where this ends them with 129.)
+ * After a hang-up (onSighup), ends this process by SIGHUP's default action, as if no handler had
+ * been installed, and returns true; otherwise returns false and the command exits as usual. Not
+ * by Node's own exit: it puts the terminal's settings back, and on a hung-up terminal that fails
+ * an assertion and aborts (nodejs/node#42433) or crashes; SIGHUP's default action ends the
+ * process without that step, as it always did. (Measured with a hung-up pseudo-terminal on
+ * stdout: process.exit ended the agent and the server with 139 or 134 — a crash or an abort —
+ * where this ends them with 129.)
  */
-export function endBySignal(signal: 'SIGHUP'): void {
-  process.removeAllListeners(signal);
-  process.kill(process.pid, signal);
+export function endIfHungUp(): boolean {
+  if (!hungUp) return false;
+  process.removeAllListeners('SIGHUP');
+  process.kill(process.pid, 'SIGHUP');
+  return true;
 }

@@ -3,7 +3,7 @@
 // full disk: ENOSPC; a terminal gone: EIO) is said in one line on stderr, exit 1 — it threw, and
 // Node printed a stack trace. A long-running command (`serve`, `run`) writes to stdout only its
 // banner: its work goes on whatever became of stdout (`serve > FILE` on a full disk did not start).
-import { formatCliError } from './errors.js';
+import { formatCliError, isDiskFullCode } from './errors.js';
 
 let banner = false;
 
@@ -13,7 +13,7 @@ export function watchStdout(program: string, stream: NodeJS.WritableStream = pro
     if (banner) return;
     if (error.code === 'EPIPE') process.exit(0);
     const code = error.code ?? error.message;
-    process.stderr.write(`${program}: ${formatCliError(code === 'ENOSPC' ? 'E_DISK_FULL' : 'E_FILE_ACCESS', `cannot write the output to stdout (${code}): it goes to a file or device that refuses it`)}\n`);
+    process.stderr.write(`${program}: ${formatCliError(isDiskFullCode(error.code) ? 'E_DISK_FULL' : 'E_FILE_ACCESS', `cannot write the output to stdout (${code}): it goes to a file or device that refuses it`)}\n`);
     process.exit(1);
   });
 }

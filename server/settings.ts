@@ -12,7 +12,6 @@ import {
 } from '@cortex/agent-protocol';
 import { validateServerConfig, type ServerConfig } from './generated/server-config.js';
 import { UsageError } from '../common/errors.js';
-import { changedKeys } from '../common/process.js';
 
 /** Bad usage or invalid input: the CLI exits 2 with this message (common/errors.ts, one definition). */
 export { UsageError };
@@ -185,9 +184,4 @@ export function recordableSettings(s: ServerSettings): Record<string, unknown> {
     rotation_grace_secs: s.rotation_grace_secs,
     shutdown_drain_secs: s.shutdown_drain_secs,
   };
-}
-
-/** The settings whose values differ between `a` and `b` (SIGHUP names those waiting for a restart). */
-export function changedSettings(a: ServerSettings, b: ServerSettings): string[] {
-  return changedKeys(a, b);
 }

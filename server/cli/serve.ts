@@ -1,15 +1,12 @@
 // `cortex-server serve`.
 import type { ServerConfig } from '../generated/server-config.js';
-import { changedSettings, checkServerConfig, isLoopbackHost, readConfigFile, resolveSettings, type ServerSettings } from '../settings.js';
+import { checkServerConfig, isLoopbackHost, readConfigFile, resolveSettings, type ServerSettings } from '../settings.js';
 import { UsageError, int, out, parse } from './common.js';
 import { formatCliError } from '../../common/errors.js';
 import { enrollCommand, issueCommand, serveBanner } from './hints.js';
 import { HELP } from './help.js';
-import { endBySignal, refuseInspectorSignal, stdioTerminals, terminalGone } from '../../common/process.js';
+import { changedKeys, endIfHungUp, onSighup, refuseInspectorSignal } from '../../common/process.js';
 import { stdoutIsBannerOnly } from '../../common/stdout.js';
-
-/** The terminals the process had at start: a SIGHUP is a hang-up when one of them is gone. */
-const terminalsAtStart = stdioTerminals();
 
 /** How long `serve` waits for a database out of reach at start (--db-wait-secs). */
 export const DEFAULT_DB_WAIT_SECS = 90;
@@ -145,10 +142,8 @@ export async function serve(args: string[]): Promise<void> {
   // SIGTERM drains from the moment the server exists: before "listening" is logged (a
   // supervisor may stop it as soon as it reads that line).
   let stopping = false;
-  // A terminal that hung up: the server stops as for SIGTERM and ends by SIGHUP, without Node's
-  // exit step that aborts on a hung-up terminal (common/process.ts endBySignal).
-  let hungUp = false;
-  const exit = (code: number) => (hungUp ? endBySignal('SIGHUP') : process.exit(code));
+  // After a terminal that hung up the server ends by SIGHUP, not by Node's exit (common/process.ts endIfHungUp).
+  const exit = (code: number) => void (endIfHungUp() || process.exit(code));
   const stop = (signal: string) => {
     if (stopping) {
       // A second signal: stop draining and close now.
@@ -171,7 +166,8 @@ export async function serve(args: string[]): Promise<void> {
   // SIGHUP (systemctl reload, a certificate renewal hook): the TLS certificate and the admin
   // token file are read again (H19), and so is --config: its admin_token, when the token comes
   // from there, takes effect at once; any other setting it changed is named as waiting for a
-  // restart (I19). Without a handler SIGHUP ended the process.
+  // restart (I19). Without a handler SIGHUP ended the process. The terminal of a foreground
+  // serve closing (a hang-up) stops it as SIGTERM does instead (I21, common/process.ts onSighup).
   const tokenFile = values['admin-token-file'];
   const configFile = values.config;
   const tokenFromConfig = flags['admin_token'] === undefined && file.admin_token !== undefined ? configFile : undefined;
@@ -179,13 +175,8 @@ export async function serve(args: string[]): Promise<void> {
     if (!server.setAdminToken(next)) logger.info(source, `SIGHUP: the ${what} holds the same admin token`);
     else logger.info(source, 'admin token reloaded (SIGHUP): the previous token is refused from now on, and console sessions signed with it end');
   };
-  process.on('SIGHUP', () => {
-    if (terminalGone(terminalsAtStart)) {
-      hungUp = true;
-      logger.info({ signal: 'SIGHUP' }, 'the terminal went away: stopping');
-      stop('SIGHUP');
-      return;
-    }
+  onSighup(logger, { stop: () => stop('SIGHUP'), reload });
+  function reload(): void {
     const tls = server.reloadTls('SIGHUP');
     if (tokenFile !== undefined) {
       try {
@@ -211,11 +202,11 @@ export async function serve(args: string[]): Promise<void> {
           logger.error({ config: configFile }, 'admin token not reloaded (SIGHUP): the config file has no admin_token any more; the previous token still works (going without one takes a restart)');
         } else applyToken(nextFile.admin_token, { config: configFile }, 'config file');
       }
-      const waiting = changedSettings(settings, next).filter((k) => k !== 'admin_token');
+      const waiting = changedKeys(settings, next).filter((k) => k !== 'admin_token');
       if (waiting.length > 0) logger.warn({ config: configFile, settings: waiting }, `config file read again (SIGHUP): ${waiting.join(', ')} changed, which take effect at the next restart`);
     }
     if (tls === undefined && tokenFile === undefined && configFile === undefined) logger.info('SIGHUP: nothing to reload (no --tls-cert, no --admin-token-file, no --config); the server goes on');
-  });
+  }
   if (said > 0) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
   logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(

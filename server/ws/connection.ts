@@ -36,8 +36,6 @@ import { readHold, type ReadHold } from '../../common/read-hold.js';
 
 export { parseStoredConfig } from './handshake.js';
 
-
-
 /**
  * metrics.push requests of one session being stored at once; more are answered -32020 (the
  * contract's Backpressure for metrics.push) instead of queued: an agent that sends them without
