@@ -40,6 +40,12 @@ import {
 export const DEFAULT_DOCKER_SOCKET = '/var/run/docker.sock';
 /** Docker's log copier cuts lines without a newline into messages of this many bytes (moby daemon/logger/copier.go). */
 export const DOCKER_PARTIAL_BYTES = 16 * 1024;
+/**
+ * The largest frame payload taken as a frame (DECISIONS H31): Docker writes one message of at
+ * most 16 KiB (plus its timestamp) per frame; a header that declares more is not Docker's,
+ * and waiting for its payload would hold (and copy, read by read) up to 4 GiB.
+ */
+export const MAX_FRAME_BYTES = 1024 * 1024;
 /** A line still being reassembled commits its whole 65536-code-point parts once it holds this many UTF-16 units (bounded memory). */
 const MAX_PENDING_UNITS = 4 * 65536;
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -120,6 +126,8 @@ export class DockerStreamDecoder {
   private ts: string | null = null;
   /** Set when a multiplexed stream turned out not to be (bad header): decoded as raw from there. */
   corrupt = false;
+  /** Why `corrupt` was set: the header's bytes, in words. */
+  corruptReason: string | null = null;
 
   constructor(tty: boolean) {
     this.raw = tty;
@@ -146,14 +154,18 @@ export class DockerStreamDecoder {
     let p = 0;
     while (b.length - p >= 8) {
       const type = b[p]!;
-      if (type > 3 || b[p + 1] !== 0 || b[p + 2] !== 0 || b[p + 3] !== 0) {
+      const size = b.readUInt32BE(p + 4);
+      if (type > 3 || b[p + 1] !== 0 || b[p + 2] !== 0 || b[p + 3] !== 0 || size > MAX_FRAME_BYTES) {
         // Not a multiplexed stream after all (a TTY container whose Config we misread): raw from here.
         this.corrupt = true;
+        this.corruptReason =
+          size > MAX_FRAME_BYTES && type <= 3
+            ? `a frame header declares ${size} bytes (Docker's frames hold at most 16 KiB)`
+            : `bytes ${b.subarray(p, p + 8).toString('hex')} are not a frame header`;
         this.raw = true;
         this.buf = b.subarray(p);
         return;
       }
-      const size = b.readUInt32BE(p + 4);
       if (b.length - p - 8 < size) break;
       this.frame(type === 2 ? 'stderr' : type === 3 ? 'system' : 'stdout', b.subarray(p + 8, p + 8 + size), out);
       p += 8 + size;
@@ -434,7 +446,13 @@ class ContainerStream {
   private onData(chunk: Buffer): void {
     if (this.closed) return;
     this.s.counters.bytes_read += chunk.length;
-    this.process(this.decoder.push(chunk), false);
+    const wasCorrupt = this.decoder.corrupt;
+    const msgs = this.decoder.push(chunk);
+    if (!wasCorrupt && this.decoder.corrupt) {
+      this.lastError = `logs of ${this.name} are not a multiplexed stream: ${this.decoder.corruptReason}; read as plain text from there`;
+      this.s.log.warn({ source: this.source }, `docker: ${this.lastError}`);
+    }
+    this.process(msgs, false);
   }
 
   private process(msgs: DockerMessage[], final: boolean): void {

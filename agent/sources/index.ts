@@ -27,7 +27,7 @@ export { compileFilter, countCodePoints, MAX_MESSAGE_CODE_POINTS, scanLines, spl
 export { createFileSource, FileTailer, GlobFileSource, isFilePosition, type FilePosition } from './file.source.js';
 export { JournaldSource, mapJournalEntry, parseJournalMatches, type JournalPosition } from './journald.source.js';
 export {
-  DockerSource, DockerStreamDecoder, DEFAULT_DOCKER_SOCKET, DOCKER_PARTIAL_BYTES, compileContainerSelector, dockerTsNanos, formatNanos, isDockerPosition,
+  DockerSource, DockerStreamDecoder, DEFAULT_DOCKER_SOCKET, DOCKER_PARTIAL_BYTES, MAX_FRAME_BYTES, compileContainerSelector, dockerTsNanos, formatNanos, isDockerPosition,
   type ContainerStatus, type DockerMessage, type DockerPosition,
 } from './docker.source.js';
 export { CustomCommandSource, CustomSocketSource, MAX_SOCKET_CLIENTS, InProcessCustomSource, parseCustomConfig, type CustomConfig } from './custom.source.js';

@@ -6,7 +6,9 @@ import { BufferStorageError } from '../../../agent/buffer/errors.js';
 import {
   createSource,
   createSourceManager,
+  DOCKER_PARTIAL_BYTES,
   DockerStreamDecoder,
+  MAX_FRAME_BYTES,
   dockerTsNanos,
   formatNanos,
   sinkFromBuffer,
@@ -109,7 +111,28 @@ describe('docker: stream decoding', () => {
     const d = new DockerStreamDecoder(false);
     const out = d.push(Buffer.from(`${ts1} tty line\n`));
     expect(d.corrupt).toBe(true);
+    expect(d.corruptReason).toBe('bytes 323032342d30362d are not a frame header'); // "2024-06-"
     expect(out.map((m) => m.content.toString())).toEqual(['tty line']);
+  });
+
+  it('a frame header declaring more than Docker ever frames is not waited for: raw from there, nothing held (H31)', () => {
+    const d = new DockerStreamDecoder(false);
+    const good = frame(1, Buffer.from(`${ts1} framed line\n`));
+    const huge = Buffer.from([1, 0, 0, 0, 0x7f, 0xff, 0xff, 0xf0]); // 2 GiB declared
+    const out = d.push(Buffer.concat([good, huge, Buffer.from(` after the header\n${ts2} next line\n`)]));
+    expect(d.corrupt).toBe(true);
+    expect(d.corruptReason).toBe("a frame header declares 2147483632 bytes (Docker's frames hold at most 16 KiB)");
+    expect(out.map((m) => [m.ts, m.content.toString('latin1'), m.complete])).toEqual([
+      [ts1, 'framed line', true],
+      [null, '\x01\x00\x00\x00\x7f\xff\xff\xf0 after the header', true],
+      [ts2, 'next line', true],
+    ]);
+    // nothing waits for the declared payload: a megabyte more comes out as it arrives
+    const more = d.push(Buffer.from('x'.repeat(1 << 20)));
+    expect(more.reduce((n, m) => n + m.content.length, 0)).toBeGreaterThanOrEqual((1 << 20) - DOCKER_PARTIAL_BYTES);
+    // a frame of MAX_FRAME_BYTES is still a frame
+    const big = `${ts1} ${'y'.repeat(MAX_FRAME_BYTES - ts1.length - 2)}\n`;
+    expect(decodeAll(false, [frame(1, Buffer.from(big))])).toEqual([{ stream: 'stdout', ts: ts1, content: big.slice(ts1.length + 1, -1), complete: true }]);
   });
 
   it('timestamps: nanosecond precision, offsets, formatting', () => {
@@ -238,6 +261,26 @@ describe('docker source (fake Engine API on a unix socket)', () => {
     await sleep(100);
     expect(messages(buffer).slice(-2)).toEqual(['a11', 'after restart']);
     expect(logsRequests()).toHaveLength(3);
+  });
+
+  it('a frame header declaring gigabytes: said once, the stream read on as text, the agent not held (H31)', async () => {
+    await docker.listen();
+    const id = docker.add('odd');
+    docker.log(id, 'first\n');
+    const warns: string[] = [];
+    const logger = { info: () => undefined, warn: (_o: object, msg = '') => void warns.push(msg), error: () => undefined };
+    const r = start({}, { logger });
+    await waitFor(() => messages(buffer).length === 1, 5000, 'first line');
+    docker.writeBytes(id, Buffer.concat([Buffer.from([1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]), Buffer.from(' after a bad header\n')]));
+    await waitFor(() => messages(buffer).length === 2, 5000, 'the text after the header');
+    expect(messages(buffer)[1]).toMatch(/ after a bad header$/);
+    const said = `logs of odd are not a multiplexed stream: a frame header declares 4294967295 bytes (Docker's frames hold at most 16 KiB); read as plain text from there`;
+    expect(warns).toEqual([`docker: ${said}`]);
+    expect(r.status().last_error).toBe(said);
+    docker.writeBytes(id, Buffer.from('more text\n'));
+    await waitFor(() => messages(buffer).length === 3, 5000, 'read on');
+    expect(messages(buffer)[2]).toBe('more text');
+    expect(warns).toHaveLength(1);
   });
 
   it('a partial line pending when the source stops is read again whole, not cut', async () => {

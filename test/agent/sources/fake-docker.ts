@@ -127,6 +127,11 @@ export class FakeDocker {
     this.log(id, Buffer.concat([b.subarray(p), Buffer.from('\n')]), stream);
   }
 
+  /** Writes bytes as they are to the container's live log streams (a stream that is not Docker's framing). */
+  writeBytes(id: string, bytes: Buffer): void {
+    for (const r of this.containers.get(id)!.followers) this.writeLive(r, bytes);
+  }
+
   /** Resolves once every live write issued so far is on the wire. */
   flushed(): Promise<void> {
     return this.writing;
