@@ -26,7 +26,20 @@ import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock } from './run-lock.js';
 import { CLOCK_WARN_MS, DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, clockOffsetText } from './session.js';
 import { checkServerUrl } from './socket.js';
-import { StateDirError, normalizeHostId, readAgentSettings, readOnlyStateDirText, settingsServerUrls, notAFolderText, stateDirDeniedText, stateDirReadDenied, stateDirWriteProblem, statePaths } from './state-dir.js';
+import {
+  StateDirError,
+  normalizeHostId,
+  readAgentSettings,
+  readOnlyStateDirText,
+  settingsServerUrls,
+  notAFolderText,
+  stateDirDeniedText,
+  stateDirReadDenied,
+  stateDirWriteProblem,
+  statePaths,
+  unknownAgentSettingsKeys,
+  unknownAgentSettingsText,
+} from './state-dir.js';
 import { processAlive, readStatusFile } from './status-file.js';
 import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
@@ -218,6 +231,8 @@ async function cmdEnroll(args: string[]): Promise<number> {
   try {
     const r = await enroll({ serverUrl: servers[0]!, serverUrls: servers, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger, replace: p.flags.has('replace') });
     if (r.replaced !== undefined) diag(`note: the folder was enrolled as host ${r.replaced.host_id}: its files (buffer, token, positions) were moved to ${r.replaced.moved_to}`);
+    if (r.kept_settings !== undefined) diag(`note: kept from ${statePaths(stateDir).agentJson}: ${r.kept_settings.join(', ')}`);
+    if (r.settings_rewritten !== undefined) diag(`note: ${statePaths(stateDir).agentJson} was written afresh: the one there was refused (${r.settings_rewritten})`);
     for (const w of r.warnings ?? []) diag(`warning: ${w}`);
     if (p.flags.has('json')) out(JSON.stringify(r));
     else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
@@ -342,6 +357,8 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   }
   const logger = createLogger({ level });
   refuseInspectorSignal(logger, 'cortex-agent');
+  const unknownKeys = unknownAgentSettingsKeys(settings);
+  if (unknownKeys.length > 0) logger.warn({ unknown_keys: unknownKeys }, unknownAgentSettingsText(unknownKeys));
   // SIGTERM/SIGINT: stop the agent, or end a wait (below) before it has started.
   let signalled = false;
   let onStop: () => void = () => undefined;
@@ -604,6 +621,8 @@ function cmdStatus(args: string[]): number {
     host_id: file?.host_id ?? safeHostId(stateDir),
     server_url: file?.server_url ?? null,
     server_urls: file?.server_urls ?? safeServerUrls(stateDir),
+    // keys of agent.json this agent does not read (I22): a misspelt or misplaced setting
+    agent_json_unknown_keys: safeUnknownKeys(stateDir),
     session_id: running ? (file?.session_id ?? null) : null,
     // the host's clock against the server's at the last hello, ms (> 0: behind; F10)
     clock_offset_ms: running ? (file?.clock_offset_ms ?? null) : null,
@@ -654,6 +673,7 @@ function cmdStatus(args: string[]): number {
       ? [`disk:         ${mib(status.disk_free_bytes)} free of ${mib(status.disk_total_bytes ?? 0)} on the state dir's filesystem (sources pause below ${mib(status.disk_low_water_bytes ?? 0)})`]
       : []),
     ...(status.state_dir_read_only ? [`note:         ${readOnlyStateDirText(stateDir)}; what this shows is from before`] : []),
+    ...(status.agent_json_unknown_keys.length > 0 ? [printable(`note:         ${unknownAgentSettingsText(status.agent_json_unknown_keys)}`)] : []),
     ...(!status.state_dir_read_only && status.status_age_secs !== null && status.status_age_secs * 1000 > 2 * STATUS_REFRESH_MS
       ? [
           `note:         the agent last wrote status.json ${status.status_age_secs} s ago (it rewrites it every ${STATUS_REFRESH_MS / 1000} s): what it says may be old` +
@@ -750,6 +770,16 @@ function diskOf(dir: string): { disk_free_bytes: number | null; disk_total_bytes
 
 function mib(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** Keys of agent.json this agent does not read; none when the file cannot be read (status says so elsewhere). */
+function safeUnknownKeys(dir: string): string[] {
+  try {
+    const v: unknown = JSON.parse(readFileSync(statePaths(dir).agentJson, 'utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? unknownAgentSettingsKeys(v) : [];
+  } catch {
+    return [];
+  }
 }
 
 function safeServerUrls(dir: string): string[] {

@@ -2,7 +2,7 @@
 // atomically to DIR/token (0600) before anything else is sent, then DIR/host_id and
 // DIR/agent.json. On an auth error nothing is written.
 
-import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   AgentClient,
@@ -20,7 +20,8 @@ import { syncFolder } from './buffer/durable.js';
 import { SEQ_FILE } from './buffer/heal.js';
 import { CONFIG_FILE } from './config-store.js';
 import { runLockHolder } from './run-lock.js';
-import { BUFFER_DB_FILE, HOST_ID_FILE, ensureStateDir, readHostId, statePaths, writeAgentSettings, writeHostId } from './state-dir.js';
+import { writeFileAtomic } from './atomic-file.js';
+import { BUFFER_DB_FILE, HOST_ID_FILE, checkAgentSettings, ensureStateDir, readHostId, statePaths, writeAgentSettings, writeHostId, type AgentSettings } from './state-dir.js';
 import { STATUS_FILE } from './status-file.js';
 import { TOKEN_FILE, writeToken } from './token-store.js';
 
@@ -62,6 +63,37 @@ export interface EnrollResult {
   warnings?: string[];
   /** Where the files of the host this folder was enrolled as went (`replace`). */
   replaced?: { host_id: string; moved_to: string };
+  /** The settings of the agent.json already there that enrollment kept (the caps, file.tail's paths, …: DECISIONS I22). */
+  kept_settings?: string[];
+  /** The agent.json already there was not valid: written afresh, and why the old one was refused. */
+  settings_rewritten?: string;
+}
+
+/** The keys of agent.json that enroll writes; every other key of a file already there is kept. */
+const ENROLL_KEYS: readonly string[] = ['server_url', 'server_urls', 'allow_insecure', 'ca_file'];
+
+/**
+ * agent.json as it is before enroll writes it: its text (put back when the enrollment fails),
+ * and the settings enroll keeps (every key it does not write itself), or why none are kept.
+ */
+function previousSettings(path: string): { text: string | null; keep: Record<string, AgentSettings[string]>; invalid: string | null } {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return { text: null, keep: {}, invalid: null };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { text, keep: {}, invalid: `not valid JSON (${(err as Error).message})` };
+  }
+  const problem = checkAgentSettings(value);
+  if (problem !== null) return { text, keep: {}, invalid: problem };
+  const keep: Record<string, AgentSettings[string]> = {};
+  for (const [k, v] of Object.entries(value as AgentSettings)) if (!ENROLL_KEYS.includes(k)) keep[k] = v;
+  return { text, keep, invalid: null };
 }
 
 export class EnrollError extends Error {
@@ -96,7 +128,11 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   // moment the server answers, so once the rotated token is on disk the state dir must
   // already be complete — a kill between the writes must not leave a token that `run`
   // cannot use. (Files this call created are removed again when the enrollment fails.)
+  // An agent.json already there keeps the settings enroll does not write (the buffer's caps,
+  // file.tail's paths: the machine's, not the enrollment's), and is put back as it was when
+  // the enrollment fails: a mistyped --server must not leave a working agent pointing at it.
   const created = [paths.hostId, paths.agentJson].filter((f) => !existsSync(f));
+  const before = previousSettings(paths.agentJson);
   const serverUrls = [...new Set(o.serverUrls !== undefined && o.serverUrls.length > 0 ? o.serverUrls : [o.serverUrl])];
   await writeHostId(o.stateDir, o.hostId);
   await writeAgentSettings(o.stateDir, {
@@ -104,6 +140,7 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
     ...(serverUrls.length > 1 ? { server_urls: serverUrls } : {}),
     allow_insecure: o.allowInsecure,
     ca_file: o.caFile,
+    ...before.keep,
   });
   let enrolled = false;
   const buffer = DurableBuffer.open(paths.bufferDb);
@@ -184,6 +221,8 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
         token_rotated: typeof result.rotated_token === 'string',
         ...(warnings.length > 0 ? { warnings } : {}),
         ...(replaced !== undefined ? { replaced } : {}),
+        ...(Object.keys(before.keep).length > 0 ? { kept_settings: Object.keys(before.keep) } : {}),
+        ...(before.invalid !== null ? { settings_rewritten: before.invalid } : {}),
       };
     } finally {
       if (ws.readyState !== ws.CLOSED) await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
@@ -192,6 +231,11 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
     buffer.close();
     if (!enrolled) {
       for (const f of created) rmSync(f, { force: true });
+      if (before.text !== null) {
+        await writeFileAtomic(paths.agentJson, before.text, { mode: 0o600 }).catch((err: unknown) =>
+          o.logger.warn({ err: (err as Error).message }, `the enrollment failed and ${paths.agentJson} could not be put back as it was: check its server URLs before the next start`),
+        );
+      }
       // Not enrolled: the folder goes back to the host it was (the other host's files return).
       if (replaced !== undefined) moveBack(o.stateDir, replaced.moved_to);
     }

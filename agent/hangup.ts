@@ -10,7 +10,7 @@
 
 import { changedKeys } from '../common/process.js';
 import type { Logger } from './log.js';
-import { readAgentSettings, type AgentSettings } from './state-dir.js';
+import { readAgentSettings, unknownAgentSettingsKeys, unknownAgentSettingsText, type AgentSettings } from './state-dir.js';
 
 /**
  * Reads agent.json in `stateDir` again and logs the outcome against `inForce` (the settings the
@@ -28,6 +28,8 @@ export async function reportHangup(stateDir: string, inForce: AgentSettings, log
     logger.error({ signal: 'SIGHUP', state_dir: stateDir }, `SIGHUP: ${stateDir} has no agent.json any more; the agent goes on with the settings it started with, but will not start again without it — run "cortex-agent enroll" or put the file back`);
     return;
   }
+  const unknown = unknownAgentSettingsKeys(next);
+  if (unknown.length > 0) logger.warn({ signal: 'SIGHUP', unknown_keys: unknown }, unknownAgentSettingsText(unknown));
   const keys = changedKeys(inForce, next);
   if (keys.length > 0) {
     logger.warn({ signal: 'SIGHUP', settings: keys }, `agent.json read again (SIGHUP): ${keys.join(', ')} changed, which take effect at the next start (systemctl restart cortex-agent); the agent goes on`);

@@ -9,6 +9,7 @@ import { accessSync, closeSync, constants as fsConstants, openSync, promises as 
 import { currentUserName } from '../common/process.js';
 import { dirname, join } from 'node:path';
 import { isErrno, writeFileAtomic } from './atomic-file.js';
+import { DEFAULT_HARD_CAP_BYTES, DEFAULT_SOFT_CAP_BYTES } from './buffer/buffer.js';
 import type { JsonValue } from './buffer/entry.js';
 
 export const HOST_ID_FILE = 'host_id';
@@ -115,6 +116,31 @@ export interface AgentSettings {
   [key: string]: JsonValue | undefined;
 }
 
+/** The keys of agent.json this agent reads (docs/configuration.md "The agent's own settings"). */
+export const AGENT_SETTINGS_KEYS: readonly string[] = [
+  'server_url', 'server_urls', 'allow_insecure', 'ca_file', 'buffer_soft_cap_bytes', 'buffer_hard_cap_bytes', 'probe_file_tail_paths',
+];
+
+/**
+ * The keys of agent.json this agent does not read (DECISIONS I22): kept in the file (a newer
+ * agent may have written them), but a misspelt key or one that belongs elsewhere (`log_sources`
+ * come from the server) would otherwise be ignored without a word.
+ */
+export function unknownAgentSettingsKeys(settings: object): string[] {
+  return Object.keys(settings).filter((k) => !AGENT_SETTINGS_KEYS.includes(k));
+}
+
+/** What the agent says of unknown keys (run's log at start and at SIGHUP, status's note). */
+export function unknownAgentSettingsText(keys: readonly string[]): string {
+  return (
+    `agent.json has ${keys.length === 1 ? 'a key' : 'keys'} this agent does not read: ${keys.map((k) => JSON.stringify(k)).join(', ')} (kept, ignored; ` +
+    `it reads ${AGENT_SETTINGS_KEYS.join(', ')}; log sources, filters and intervals come from the server: cortex-server agent config HOST_ID --set …)`
+  );
+}
+
+/** Buffer caps below this are refused: a size in bytes, and an entry can take ~260 KiB (DECISIONS I22). */
+export const MIN_BUFFER_CAP_BYTES = 1024 * 1024;
+
 /** Checks agent.json's shape; returns a message naming the failing field, or null. */
 export function checkAgentSettings(value: unknown): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be a JSON object';
@@ -145,6 +171,13 @@ export function checkAgentSettings(value: unknown): string | null {
   for (const key of ['buffer_soft_cap_bytes', 'buffer_hard_cap_bytes'] as const) {
     const n = v[key];
     if (n !== undefined && !(typeof n === 'number' && Number.isSafeInteger(n) && n > 0)) return `${key} must be a positive integer`;
+    if (n !== undefined && n < MIN_BUFFER_CAP_BYTES) return `${key} is ${n} bytes, below the least a buffer takes (${MIN_BUFFER_CAP_BYTES}, 1 MiB): it is a size in bytes (512 MiB is 536870912)`;
+  }
+  const soft = (v.buffer_soft_cap_bytes as number | undefined) ?? DEFAULT_SOFT_CAP_BYTES;
+  const hard = (v.buffer_hard_cap_bytes as number | undefined) ?? DEFAULT_HARD_CAP_BYTES;
+  if (soft > hard) {
+    const what = (key: string, n: number, dflt: boolean) => `${key} (${n}${dflt ? ', the default' : ''})`;
+    return `${what('buffer_soft_cap_bytes', soft, v.buffer_soft_cap_bytes === undefined)} must not exceed ${what('buffer_hard_cap_bytes', hard, v.buffer_hard_cap_bytes === undefined)}: the soft cap is where the agent starts sending at once, the hard cap where it drops the oldest entries`;
   }
   const tail = v.probe_file_tail_paths;
   if (tail !== undefined) {

@@ -189,12 +189,44 @@ describe('cortex-agent run and status', () => {
     expect((await runCli(['status', '--state-dir', dir])).stdout).not.toMatch(/^note:/m);
   });
 
+  it('a key of agent.json the agent does not read is named by run (once, at start) and by status (I22)', async () => {
+    const server = await FakeServer.start();
+    const { dir } = await enrolled(server);
+    const path = join(dir, 'agent.json');
+    writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), log_sources: [{ kind: 'file', path: '/var/log/syslog' }], buffer_hard_cap: 1 }));
+    const said =
+      'agent.json has keys this agent does not read: "log_sources", "buffer_hard_cap" (kept, ignored; it reads server_url, server_urls, allow_insecure, ca_file, buffer_soft_cap_bytes, buffer_hard_cap_bytes, probe_file_tail_paths; log sources, filters and intervals come from the server: cortex-server agent config HOST_ID --set …)';
+    const status = await runCli(['status', '--state-dir', dir]);
+    expect(status.stdout).toContain(`note:         ${said}`);
+    expect(JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout)).toMatchObject({ agent_json_unknown_keys: ['log_sources', 'buffer_hard_cap'] });
+    const hello = server.next('hello');
+    const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    await hello;
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const warned = stderr.split('\n').filter((l) => l.includes('does not read')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(warned).toEqual([expect.objectContaining({ level: 'warn', unknown_keys: ['log_sources', 'buffer_hard_cap'], msg: said })]);
+    // a folder with only the keys it reads: no note
+    writeFileSync(path, JSON.stringify({ server_url: server.url, allow_insecure: true }));
+    expect((await runCli(['status', '--state-dir', dir])).stdout).not.toContain('does not read');
+    await server.close();
+  });
+
   it('run on a damaged agent.json exits 1 naming the file, what is wrong and what to do (was E_INTERNAL "a bug")', async () => {
     const server = await FakeServer.start();
     const { dir } = await enrolled(server);
     for (const [text, problem] of [
       ['{"server_url": ', /is not valid JSON \(.+\)/],
       ['{"server_url": 5}', /agent\.json: server_url must be a string/],
+      // caps that could not work: said with the file's key, not as the buffer's RangeError (I22)
+      [
+        `{"server_url": "${server.url}", "buffer_soft_cap_bytes": 2147483648}`,
+        /agent\.json: buffer_soft_cap_bytes \(2147483648\) must not exceed buffer_hard_cap_bytes \(536870912, the default\)/,
+      ],
+      [`{"server_url": "${server.url}", "buffer_hard_cap_bytes": 512}`, /agent\.json: buffer_hard_cap_bytes is 512 bytes, below the least a buffer takes \(1048576, 1 MiB\): it is a size in bytes/],
     ] as const) {
       writeFileSync(join(dir, 'agent.json'), text);
       const r = await runCli(['run', '--state-dir', dir]);

@@ -143,3 +143,58 @@ describe('enroll into a state folder in use (DECISIONS I18)', () => {
     expect(existsSync(join(dir, 'token'))).toBe(true);
   });
 });
+
+describe("enroll keeps agent.json's own settings, and puts the file back when it fails (DECISIONS I22)", () => {
+  const local = { buffer_hard_cap_bytes: 1024 ** 3, probe_file_tail_paths: ['/var/log', '/srv/app/logs'], from_a_newer_agent: { x: 1 } };
+  const withLocal = (dir: string) => {
+    const path = join(dir, 'agent.json');
+    writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), ...local }, null, 2));
+    return readFileSync(path, 'utf8');
+  };
+
+  it('the same host enrolled again (a new token): the caps, file.tail paths and unknown keys stay; the server URLs are the new ones', async () => {
+    const s = await fake();
+    const { dir, x } = await enrolledAs(s, 0);
+    withLocal(dir);
+    const s2 = await fake();
+    const r = await enroll({ serverUrl: s2.url, token: TOKEN, hostId: x, stateDir: dir, allowInsecure: true, caFile: null, logger: createCapturingLogger('debug').logger });
+    expect(r.kept_settings).toEqual(['buffer_hard_cap_bytes', 'probe_file_tail_paths', 'from_a_newer_agent']);
+    expect(JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8'))).toEqual({ server_url: s2.url, allow_insecure: true, ca_file: null, ...local });
+    // and through the CLI, which says what it kept
+    const again = await cli('--server', s.url, '--token', TOKEN, '--host-id', x, '--state-dir', dir, '--allow-insecure');
+    expect(again.status).toBe(0);
+    expect(again.stderr).toContain(`note: kept from ${dir}/agent.json: buffer_hard_cap_bytes, probe_file_tail_paths, from_a_newer_agent`);
+    expect(JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8'))).toMatchObject({ server_url: s.url, ...local });
+  });
+
+  it('a failed enrollment (refused token, or a server not reached) leaves agent.json as it was', async () => {
+    const s = await fake();
+    const { dir, x } = await enrolledAs(s, 0);
+    const text = withLocal(dir);
+    s.scriptNextHello(() => {
+      throw rpcError(ErrorCode.AuthFailed, 'AuthFailed');
+    });
+    const other = await fake();
+    await expect(
+      enroll({ serverUrl: s.url, serverUrls: [s.url, other.url], token: TOKEN, hostId: x, stateDir: dir, allowInsecure: true, caFile: null, logger: createCapturingLogger('debug').logger }),
+    ).rejects.toThrow(EnrollError);
+    expect(readFileSync(join(dir, 'agent.json'), 'utf8')).toBe(text);
+    await other.close();
+    const typo = await cli('--server', other.url, '--token', TOKEN, '--host-id', x, '--state-dir', dir, '--allow-insecure');
+    expect(typo.status).toBe(1);
+    expect(typo.stderr).toContain('error[E_CONNECT]');
+    expect(readFileSync(join(dir, 'agent.json'), 'utf8')).toBe(text);
+  });
+
+  it('an agent.json that is refused is written afresh, and enroll says why', async () => {
+    const s = await fake();
+    const { dir, x } = await enrolledAs(s, 0);
+    writeFileSync(join(dir, 'agent.json'), JSON.stringify({ server_url: s.url, buffer_soft_cap_bytes: 2 * 1024 ** 3 }));
+    const r = await cli('--server', s.url, '--token', TOKEN, '--host-id', x, '--state-dir', dir, '--allow-insecure');
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain(
+      `note: ${dir}/agent.json was written afresh: the one there was refused (buffer_soft_cap_bytes (2147483648) must not exceed buffer_hard_cap_bytes (536870912, the default)`,
+    );
+    expect(JSON.parse(readFileSync(join(dir, 'agent.json'), 'utf8'))).toEqual({ server_url: s.url, allow_insecure: true, ca_file: null });
+  });
+});

@@ -79,6 +79,9 @@ describe('the agent and SIGHUP', () => {
     writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(settings), probe_file_tail_paths: ['/srv/log'] }));
     sighup();
     await until('the changed line', () => run.stderr().includes('agent.json read again (SIGHUP): probe_file_tail_paths changed, which take effect at the next start'));
+    writeFileSync(settingsFile, JSON.stringify({ ...JSON.parse(settings), probe_file_tail_paths: ['/srv/log'], log_sources: [] }));
+    sighup();
+    await until('the unknown key named', () => run.stderr().includes('agent.json has a key this agent does not read: \\"log_sources\\" (kept, ignored;'));
 
     writeFileSync(settingsFile, '{ not json');
     sighup();
