@@ -257,7 +257,9 @@ async function cmdEnroll(args: string[]): Promise<number> {
     // left this host and still works; what to check is the server and the URL, not the token.
     const unreachable = err instanceof EnrollError && err.code === 'upgrade_failed';
     const text = unreachable ? `${msg} (the token was not sent and is still good)` : msg;
-    diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined, servers[0]!) : undefined));
+    // A refusal for a known reason says what to do in its own words: no second hint after it.
+    const advised = err instanceof EnrollError && typeof err.code === 'number' && !text.startsWith('enrollment rejected');
+    diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined, servers[0]!) : advised ? '' : undefined));
     return 1;
   }
 }

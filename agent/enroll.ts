@@ -179,7 +179,13 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
       } catch (err) {
         if (err instanceof RpcError) {
           const known = [ErrorCode.AuthFailed, ErrorCode.TokenRevoked, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired] as number[];
-          const msg = known.includes(err.code) ? authErrorMessage(err.code, o.hostId) : `enrollment rejected (${err.code} ${err.message})`;
+          const msg =
+            err.code === ErrorCode.TokenRevoked
+              ? // authErrorMessage speaks of a running agent's token file; at enroll there is none yet
+                `token revoked (-32002 TokenRevoked): the server holds host ${o.hostId} as revoked or decommissioned, so nothing was enrolled; to take the host back, issue a new token for it on the server (agent issue --host-id ${o.hostId}) and run enroll again`
+              : known.includes(err.code)
+                ? authErrorMessage(err.code, o.hostId)
+                : `enrollment rejected (${err.code} ${err.message})`;
           throw new EnrollError(msg, err.code);
         }
         const code = (err as { code?: string }).code ?? 'error';

@@ -80,7 +80,11 @@ describe('cortex-agent enroll', () => {
       const r = await runCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(String(code));
-      if (code === ErrorCode.TokenRotationRequired) expect(r.stderr).toMatch(/agent issue --host-id/);
+      if (code === ErrorCode.TokenRotationRequired || code === ErrorCode.TokenRevoked || code === ErrorCode.AuthFailed) expect(r.stderr).toMatch(/agent issue --host-id/);
+      // at enroll there is no token file to delete, and the advice is said once (no catalogue hint after it)
+      if (code === ErrorCode.TokenRevoked) expect(r.stderr).toMatch(/revoked or decommissioned, so nothing was enrolled; to take the host back, issue a new token for it/);
+      expect(r.stderr).not.toContain('token file was deleted');
+      expect(r.stderr).not.toContain(' — see the message');
       expect(existsSync(join(dir, 'token'))).toBe(false);
       noSecrets(r);
       await server.close();
