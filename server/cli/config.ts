@@ -33,6 +33,8 @@ export async function checkedConfig(text: string, what: string, cap: number): Pr
     throw new UsageError(
       `${what} is not a valid AgentConfig (${issues.length} problem${issues.length === 1 ? '' : 's'}; nothing changed):\n${formatIssues(issues)}\n` +
         'Give a complete config (see docs/configuration.md: one example per source kind).',
+      // the advice is the last line, after the problems: not a hint after the first line's colon
+      { code: 'E_CONFIG', hint: '' },
     );
   }
   return text;

@@ -58,7 +58,7 @@ describe('agent config --get / --set on a database', () => {
       '/log_sources/3/path: is not a journald source key',
       "/max_batch_entries: 5000 exceeds the server's max_batch_entries (1000)",
     ]) expect(r.stderr).toContain(want);
-    expect(r.stderr).toContain('7 problems');
+    expect(r.stderr).toContain('error[E_CONFIG]: --set is not a valid AgentConfig (7 problems; nothing changed):\n');
     expect(server(['agent', 'config', host, '--get', '--db', db]).stdout).toBe(before);
   }, 120_000); // CLI runs: about 0.5 s each, more under load
 
