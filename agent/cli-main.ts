@@ -10,7 +10,7 @@
 // changed), 1 any other failure. Tokens never appear in output or messages.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
 import { sourceStatusWithPositions } from './agent-sources.js';
@@ -23,7 +23,7 @@ import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
 import { ConfigStore } from './config-store.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
-import { RunLockHeldError, acquireRunLock } from './run-lock.js';
+import { RunLockHeldError, acquireRunLock, runLockHolder } from './run-lock.js';
 import { CLOCK_WARN_MS, DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, clockOffsetText } from './session.js';
 import { checkServerUrl } from './socket.js';
 import {
@@ -40,7 +40,7 @@ import {
   unknownAgentSettingsKeys,
   unknownAgentSettingsText,
 } from './state-dir.js';
-import { processAlive, readStatusFile } from './status-file.js';
+import { STATUS_FILE, processAlive, readStatusFileChecked } from './status-file.js';
 import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
 import { reportHangup } from './hangup.js';
@@ -608,8 +608,10 @@ function cmdStatus(args: string[]): number {
     );
     return 1;
   }
-  const file = readStatusFile(stateDir);
-  const running = file !== null && !file.stopped && processAlive(file.pid);
+  const { file, problem: statusFileProblem } = readStatusFileChecked(stateDir);
+  // A damaged status.json (H32) says nothing of the agent: whether one runs is run.lock's to tell.
+  const lockPid = statusFileProblem !== null ? runLockHolder(stateDir) : null;
+  const running = file !== null ? !file.stopped && processAlive(file.pid) : lockPid !== null;
   let state: AgentState = 'Disconnected';
   if (file !== null && (running || isTerminalState(file.state))) state = file.state;
   // The positions in buffer.db are fresher than those status.json was written with.
@@ -619,7 +621,9 @@ function cmdStatus(args: string[]): number {
   const status = {
     state,
     running,
-    pid: running ? file!.pid : null,
+    pid: running ? (file?.pid ?? lockPid) : null,
+    // status.json there but not showable: why (its state, server, sources and last error are then not shown)
+    status_file_problem: statusFileProblem,
     host_id: file?.host_id ?? safeHostId(stateDir),
     server_url: file?.server_url ?? null,
     server_urls: file?.server_urls ?? safeServerUrls(stateDir),
@@ -675,6 +679,14 @@ function cmdStatus(args: string[]): number {
       ? [`disk:         ${mib(status.disk_free_bytes)} free of ${mib(status.disk_total_bytes ?? 0)} on the state dir's filesystem (sources pause below ${mib(status.disk_low_water_bytes ?? 0)})`]
       : []),
     ...(status.state_dir_read_only ? [`note:         ${readOnlyStateDirText(stateDir)}; what this shows is from before`] : []),
+    ...(status.status_file_problem !== null
+      ? [
+          printable(
+            `note:         ${join(stateDir, STATUS_FILE)} is damaged (${status.status_file_problem}): the agent's state, server, sources and last error are not shown` +
+              (running ? `; the running agent rewrites it within ${STATUS_REFRESH_MS / 1000} s` : '; the agent rewrites it when it next runs'),
+          ),
+        ]
+      : []),
     ...(status.agent_json_unknown_keys.length > 0 ? [printable(`note:         ${unknownAgentSettingsText(status.agent_json_unknown_keys)}`)] : []),
     ...(!status.state_dir_read_only && status.status_age_secs !== null && status.status_age_secs * 1000 > 2 * STATUS_REFRESH_MS
       ? [

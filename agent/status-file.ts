@@ -7,7 +7,7 @@
 import { promises as fsp, readFileSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AgentState } from '@cortex/agent-protocol';
+import { AGENT_STATE_MACHINE, type AgentState } from '@cortex/agent-protocol';
 import type { RecoveryReport } from './buffer/heal.js';
 import type { SourceStatus } from './agent-sources.js';
 import { isDiskFullCode } from '../common/errors.js';
@@ -134,15 +134,57 @@ async function overwriteInPlace(path: string, status: StatusFile): Promise<boole
   }
 }
 
-/** DIR/status.json, or null when absent or unreadable (read twice: a rewrite in place may be under way). */
+/** DIR/status.json, or null when absent, unreadable or damaged (readStatusFileChecked says why). */
 export function readStatusFile(dir: string): StatusFile | null {
+  return readStatusFileChecked(dir).file;
+}
+
+/**
+ * DIR/status.json and, when it is there but cannot be shown, why (`problem`): not JSON, or a
+ * field without the type the agent writes (a damaged disk block, a hand edit). Read twice: a
+ * rewrite in place may be under way.
+ */
+export function readStatusFileChecked(dir: string): { file: StatusFile | null; problem: string | null } {
+  let problem: string | null = null;
   for (let attempt = 0; attempt < 2; attempt++) {
+    let text: string;
     try {
-      return JSON.parse(readFileSync(join(dir, STATUS_FILE), 'utf8')) as StatusFile;
+      text = readFileSync(join(dir, STATUS_FILE), 'utf8');
     } catch {
-      // absent, or read mid-write
+      return { file: null, problem: null }; // absent, or unreadable: status says what it can without it
     }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      problem = `not valid JSON (${(err as Error).message})`;
+      continue;
+    }
+    problem = statusFileProblem(value);
+    if (problem === null) return { file: value as StatusFile, problem: null };
   }
+  return { file: null, problem };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const stringOrNull = (v: unknown): boolean => v === null || typeof v === 'string';
+
+/** Why a parsed status.json cannot be shown, or null when its fields have the types the agent writes. */
+export function statusFileProblem(v: unknown): string | null {
+  if (!isRecord(v)) return 'not a JSON object';
+  if (!(typeof v.pid === 'number' && Number.isSafeInteger(v.pid) && v.pid > 0)) return 'pid is not a process id';
+  if (typeof v.updated_at !== 'string' || Number.isNaN(Date.parse(v.updated_at))) return 'updated_at is not a time';
+  if (!AGENT_STATE_MACHINE.states.some((st) => st.name === v.state)) return 'state is not an agent state';
+  if (typeof v.stopped !== 'boolean') return 'stopped is not a boolean';
+  for (const key of ['server_url', 'host_id'] as const) if (typeof v[key] !== 'string') return `${key} is not a string`;
+  for (const key of ['session_id', 'last_error'] as const) if (!stringOrNull(v[key])) return `${key} is not a string or null`;
+  if (v.server_urls !== undefined && !(Array.isArray(v.server_urls) && v.server_urls.every((u) => typeof u === 'string'))) return 'server_urls is not a list of URLs';
+  if (v.clock_offset_ms !== undefined && v.clock_offset_ms !== null && typeof v.clock_offset_ms !== 'number') return 'clock_offset_ms is not a number';
+  if (typeof v.sources_paused !== 'boolean') return 'sources_paused is not a boolean';
+  const sourceOk = (x: unknown): boolean =>
+    isRecord(x) && typeof x.kind === 'string' && (x.files === undefined || (Array.isArray(x.files) && x.files.every(sourceOk)));
+  if (!Array.isArray(v.sources) || !v.sources.every(sourceOk)) return 'sources is not a list of sources';
+  if (v.degraded !== undefined && !isRecord(v.degraded)) return 'degraded is not an object';
   return null;
 }
 

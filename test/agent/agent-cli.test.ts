@@ -193,6 +193,45 @@ describe('cortex-agent run and status', () => {
     expect((await runCli(['status', '--state-dir', dir])).stdout).not.toMatch(/^note:/m);
   });
 
+  it('a damaged status.json: status says so and what it cannot show, exit 0 (was E_INTERNAL for sources that are not a list); a running agent is told by run.lock (H32)', async () => {
+    const server = await FakeServer.start();
+    const { dir } = await enrolled(server);
+    const path = join(dir, 'status.json');
+    const good = { pid: process.pid, updated_at: new Date().toISOString(), state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: null, sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null };
+    for (const [text, problem] of [
+      ['{"state":', /not valid JSON \(.+\)/],
+      ['[1,2]', /not a JSON object/],
+      [JSON.stringify({ ...good, sources: 5 }), /sources is not a list of sources/],
+      [JSON.stringify({ ...good, sources: [{ kind: 5 }] }), /sources is not a list of sources/],
+      [JSON.stringify({ ...good, state: 'Bogus' }), /state is not an agent state/],
+      [JSON.stringify({ ...good, pid: 'x' }), /pid is not a process id/],
+    ] as const) {
+      writeFileSync(path, text);
+      const r = await runCli(['status', '--state-dir', dir]);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe('');
+      expect(r.stdout).toMatch(/^state: +Disconnected \(not running\)$/m);
+      expect(r.stdout).toContain(`note:         ${path} is damaged (`);
+      expect(r.stdout).toMatch(problem);
+      expect(r.stdout).toContain("the agent's state, server, sources and last error are not shown; the agent rewrites it when it next runs");
+      const json = await runCli(['status', '--state-dir', dir, '--json']);
+      expect(JSON.parse(json.stdout)).toMatchObject({ running: false, status_file_problem: expect.stringMatching(problem) });
+    }
+    // an agent that holds run.lock runs, whatever status.json says
+    const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    try {
+      writeFileSync(join(dir, 'run.lock'), JSON.stringify({ pid: other.pid, host: (await import('node:os')).hostname() }));
+      const r = await runCli(['status', '--state-dir', dir, '--json']);
+      expect(JSON.parse(r.stdout)).toMatchObject({ running: true, pid: other.pid, status_file_problem: expect.any(String) });
+      expect((await runCli(['status', '--state-dir', dir])).stdout).toContain('the running agent rewrites it within');
+    } finally {
+      other.kill();
+    }
+    writeFileSync(path, JSON.stringify(good));
+    expect(JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout)).toMatchObject({ status_file_problem: null, state: 'Active' });
+    await server.close();
+  });
+
   it('a key of agent.json the agent does not read is named by run (once, at start) and by status (I22)', async () => {
     const server = await FakeServer.start();
     const { dir } = await enrolled(server);
