@@ -48,6 +48,7 @@ import { applyAgentV8Flags } from './v8-flags.js';
 import { checkToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
 import { UsageError, describeCliError, formatCliError, tidyTlsText } from '../common/errors.js';
+import { unknownOptionText } from '../common/cli-args.js';
 import { printable } from '../common/printable.js';
 import { stdoutIsBannerOnly, watchStdout } from '../common/stdout.js';
 import { endIfHungUp, onSighup, refuseInspectorSignal } from '../common/process.js';
@@ -145,7 +146,7 @@ function parseArgs(args: string[], allowed: readonly string[]): Parsed {
       value = name.slice(eq + 1);
       name = name.slice(0, eq);
     }
-    if (!allowed.includes(name) && name !== 'help') throw new UsageError(`unknown option --${name}`);
+    if (!allowed.includes(name) && name !== 'help') throw new UsageError(unknownOptionText(`--${name}`, allowed));
     if (BOOLEAN_FLAGS.has(name)) {
       if (value !== undefined) throw new UsageError(`--${name} takes no value`);
       flags.set(name, true);

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
 import { UsageError } from '../common/errors.js';
+import { unknownOptionText } from '../common/cli-args.js';
 
 export { UsageError };
 
@@ -27,7 +28,7 @@ export function parseArgs(argv: readonly string[], known: readonly string[], fla
       out.flags.add(name);
       continue;
     }
-    if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
+    if (!known.includes(name)) throw new UsageError(unknownOptionText(`--${name}`, [...known, ...flags]));
     const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);
     out.values.set(name, value);

@@ -8,6 +8,7 @@ import { planWorkers, type FleetOptions } from './fleet.js';
 import type { Identity } from './identities.js';
 import { FLEET_PROBES } from './probes.js';
 import { UsageError } from '../common/errors.js';
+import { parseArgsErrorText } from '../common/cli-args.js';
 
 export const HELP = `Usage: cortex-fleet --url URL --tokens FILE [options]   (or: npm run fleet -- ...)
 
@@ -108,7 +109,7 @@ export function parseFleetArgs(argv: string[]): FleetArgs | 'help' {
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(parseArgsErrorText(err, Object.keys(OPTIONS)));
   }
   const v = parsed.values;
   if (v.help) return 'help';

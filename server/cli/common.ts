@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UnknownHostError, type Storage } from '../db/storage.js';
 import { DEFAULT_DB, UsageError } from '../settings.js';
+import { parseArgsErrorText } from '../../common/cli-args.js';
 import { PROG } from './help.js';
 
 export { UsageError };
@@ -63,7 +64,7 @@ export function parse<T extends Options>(args: string[], options: T, help: strin
     return { values: parsed.values as Values<T>, positionals: parsed.positionals };
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new UsageError(`${(error as Error).message}\n\n${help}`);
+    throw new UsageError(`${parseArgsErrorText(error, Object.keys(options))}\n\n${help}`);
   }
 }
 

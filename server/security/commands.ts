@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { UnknownHostError, type Storage } from '../db/storage.js';
 import { UsageError } from '../settings.js';
+import { parseArgsErrorText } from '../../common/cli-args.js';
 import { cliActor, listAudit, recordAudit, type AuditRow } from './audit.js';
 import { DEFAULT_ENROLLMENT_TTL_MS, listUnusedTokens, parseDuration, recordEnrollmentToken, withdrawToken } from './enrollment.js';
 import { ResetSeqError, resetSeq } from './reset-seq.js';
@@ -54,7 +55,7 @@ function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[]
     }
     return parsed;
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${help}`);
+    throw new UsageError(`${parseArgsErrorText(error, [...Object.keys(options), 'db'])}\n\n${help}`);
   }
 }
 

@@ -200,7 +200,7 @@ describe('import boundary', () => {
       const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g), ...text.matchAll(/\bimport\s*\(?\s*['"]([^'"]+)['"]/g)];
       for (const m of specs) {
         const spec = m[1] as string;
-        const ok = spec === '@cortex/agent-protocol' || spec === '@cortex/agent-protocol/runtime' || spec === 'ws' || spec === '../common/errors.js' || spec.startsWith('node:') || (spec.startsWith('./') && !spec.includes('..'));
+        const ok = spec === '@cortex/agent-protocol' || spec === '@cortex/agent-protocol/runtime' || spec === 'ws' || /^\.\.\/common\/[a-z-]+\.js$/.test(spec) || spec.startsWith('node:') || (spec.startsWith('./') && !spec.includes('..'));
         if (!ok) bad.push(`${f}: ${spec}`);
       }
     }
