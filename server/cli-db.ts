@@ -194,7 +194,7 @@ export function poolArg(value: string | undefined): number {
  */
 export async function openDbForCli(value: string, poolSize = 2): Promise<Storage> {
   checkDbArg(value);
-  const [{ openStorage }, { migrateToLatest, migrationLockWaitMessage, SchemaTooNewError }] = await Promise.all([
+  const [{ openStorage }, { migrateToLatest, migrationLockWaitMessage, DatabaseRefusedError }] = await Promise.all([
     import('./db/open.js'),
     import('./db/migrations/index.js'),
   ]);
@@ -205,7 +205,7 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
     await migrateToLatest(storage, (holder) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(holder)}\n`));
   } catch (error) {
     await storage.close().catch(() => undefined);
-    if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
+    if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     throw postgresOpenError(error, value) ?? error;
   }
   return storage;
@@ -223,7 +223,7 @@ export const MIGRATE_HELP = `Usage: cortex-server migrate [--db PATH|URL] [--jso
 /** `cortex-server migrate`: returns what to print on stdout. */
 export async function migrateCommand(values: { db?: string | undefined; json?: boolean | undefined }): Promise<string> {
   const db = checkDbArg(dbArg(values.db));
-  const [{ openStorage }, { migrateToLatest, migrationLockWaitMessage, SchemaTooNewError }] = await Promise.all([
+  const [{ openStorage }, { migrateToLatest, migrationLockWaitMessage, DatabaseRefusedError }] = await Promise.all([
     import('./db/open.js'),
     import('./db/migrations/index.js'),
   ]);
@@ -237,7 +237,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
       ? `the ${storage.dialect} database is up to date; nothing applied`
       : `applied ${applied.length} migration(s) to the ${storage.dialect} database: ${applied.join(', ')}`;
   } catch (error) {
-    if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
+    if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     throw postgresOpenError(error, db) ?? error;
   } finally {
     await storage.close();

@@ -100,7 +100,7 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
   const path = resolve(value);
   const create = options.create === true && given !== undefined;
   const exists = checkSqlitePath(path, given !== undefined, create);
-  const [{ openSqliteStorage }, { migrateToLatest, SchemaTooNewError }] = await Promise.all([import('../db/dialect.js'), import('../db/migrations/index.js')]);
+  const [{ openSqliteStorage }, { migrateToLatest, DatabaseRefusedError }] = await Promise.all([import('../db/dialect.js'), import('../db/migrations/index.js')]);
   let storage: Storage;
   try {
     storage = openSqliteStorage({ path, mustExist: !create });
@@ -111,7 +111,7 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
     await migrateToLatest(storage);
   } catch (error) {
     await storage.close();
-    if (error instanceof SchemaTooNewError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
+    if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     throw sqliteNotADbError(error, path) ?? error;
   }
   if (!exists) err(`${PROG}: created a new database at ${path}`);

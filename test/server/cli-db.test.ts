@@ -93,6 +93,41 @@ describe('--db selection', () => {
     }
   });
 
+  it("another application's database (its tables, or its own kysely history, none of ours): refused (exit 2, E_DB_OPEN), nothing created in it (H33)", async () => {
+    for (const [setUp, said] of [
+      [sql`create table users (id integer primary key, name text)`, /the database holds tables of another application \(users\) and none of cortex-server's: give --db the database serve uses/],
+      [
+        sql`create table kysely_migration (name varchar(255) primary key, timestamp varchar(255) not null)`,
+        /the database holds another application's migration history \(2024-01-01-create-invoices\) and none of cortex-server's/,
+      ],
+    ] as const) {
+      const t = await fresh();
+      const storage = await openStorage(t.db);
+      try {
+        await setUp.execute(storage.db);
+        if (String(said).includes('history')) await sql`insert into kysely_migration values ('2024-01-01-create-invoices', '2024-01-01T00:00:00.000Z')`.execute(storage.db);
+      } finally {
+        await storage.close();
+      }
+      for (const args of [['migrate'], ['agent', 'list'], ['agent', 'issue', '--host', 'h'], ['serve', '--listen', '127.0.0.1:0']]) {
+        const r = cli([...args, '--db', t.db]);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toContain('error[E_DB_OPEN]: the database holds ');
+        expect(r.stderr).toMatch(said);
+      }
+      const check = await openStorage(t.db);
+      try {
+        const tables =
+          t.dialect === 'postgres'
+            ? (await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema() order by 1`.execute(check.db)).rows
+            : (await sql<{ name: string }>`select name from sqlite_master where type = 'table' order by 1`.execute(check.db)).rows;
+        expect(tables.map((r) => r.name).filter((n) => n !== 'kysely_migration')).toEqual(String(said).includes('history') ? [] : ['users']);
+      } finally {
+        await check.close();
+      }
+    }
+  });
+
   itOn('postgres')('serve on a postgres:// URL: the password never appears in its output; the lease row carries --server-id', async () => {
     const t = await fresh();
     const u = new URL(t.db);

@@ -48,8 +48,11 @@ export function migrationLockWaitMessage(holder: string): string {
   );
 }
 
+/** A database this cortex-server will not migrate (the user's to fix, exit 2): nothing changed. */
+export class DatabaseRefusedError extends Error {}
+
 /** The database was migrated by a newer cortex-server: refused, nothing changed. */
-export class SchemaTooNewError extends Error {
+export class SchemaTooNewError extends DatabaseRefusedError {
   readonly code = 'SCHEMA_TOO_NEW' as const;
   constructor(readonly unknown: readonly string[]) {
     super(
@@ -58,6 +61,34 @@ export class SchemaTooNewError extends Error {
     );
     this.name = 'SchemaTooNewError';
   }
+}
+
+/**
+ * The database holds another application's tables and none of cortex-server's (DECISIONS H33):
+ * `--db` names the wrong database. Refused before anything is created in it: migrating would
+ * have added a dozen tables to, say, another program's SQLite file.
+ */
+export class ForeignDatabaseError extends DatabaseRefusedError {
+  readonly code = 'FOREIGN_DATABASE' as const;
+  constructor(readonly tables: readonly string[], readonly otherMigrations: readonly string[]) {
+    const shown = (names: readonly string[]) => `${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … (${names.length} in all)` : ''}`;
+    super(
+      (otherMigrations.length > 0
+        ? `the database holds another application's migration history (${shown(otherMigrations)}) and none of cortex-server's`
+        : `the database holds tables of another application (${shown(tables)}) and none of cortex-server's`) +
+        ': give --db the database serve uses, or a new one (an empty SQLite file path; for PostgreSQL CREATE DATABASE cortex); nothing was changed',
+    );
+    this.name = 'ForeignDatabaseError';
+  }
+}
+
+/** Tables of the database (PostgreSQL: of the connection's schema), kysely's own history tables left out. */
+async function userTables(db: Kysely<any>, dialect: Storage['dialect']): Promise<string[]> {
+  const rows =
+    dialect === 'postgres'
+      ? await sql<{ name: string }>`select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = current_schema() and c.relkind in ('r', 'p') and not c.relispartition order by 1`.execute(db)
+      : await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite!_%' escape '!' order by 1`.execute(db);
+  return rows.rows.map((r) => r.name).filter((n) => n !== 'kysely_migration' && n !== 'kysely_migration_lock');
 }
 
 /** The applied migration names, or null when there is no migration table yet (a new database). */
@@ -115,7 +146,13 @@ export async function migrateToLatest(storage: Storage, onWait?: (holder: string
     // One read of the history: refused if newer, done if current.
     const applied = (await appliedMigrations(db)) ?? [];
     const unknown = unknownOf(applied);
+    // None of the history is ours (another kysely application's), or no history and tables: another application's database.
+    if (unknown.length > 0 && unknown.length === applied.length) throw new ForeignDatabaseError(await userTables(db, storage.dialect), unknown);
     if (unknown.length > 0) throw new SchemaTooNewError(unknown);
+    if (applied.length === 0) {
+      const tables = await userTables(db, storage.dialect);
+      if (tables.length > 0) throw new ForeignDatabaseError(tables, []);
+    }
     if (isCurrent(applied)) return [];
     // PostgreSQL: name the schema, or kysely finds a migration table of ANOTHER schema
     // (its existence check looks at every schema) and skips creating ours.
