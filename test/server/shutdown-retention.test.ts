@@ -190,7 +190,8 @@ describe('retention', () => {
     const path = join(dir, 'old.db');
     const raw = new Database(path);
     raw.pragma('journal_mode = WAL');
-    raw.exec('CREATE TABLE legacy_marker (x INTEGER)'); // a table exists: auto_vacuum can no longer change
+    // a table was created (and dropped: a database of another application is refused, H33): the file has pages, auto_vacuum can no longer change
+    raw.exec('CREATE TABLE legacy_marker (x INTEGER); DROP TABLE legacy_marker');
     raw.close();
     const storage = openSqliteStorage({ path });
     try {
