@@ -9,6 +9,11 @@
 // ServerReload) is tried last, so its agents move to the others. The full-jitter backoff
 // between attempts is the caller's (backoff.ts); this module only says where to go.
 //
+// A server that refuses the host for good (-32001, -32003, -32005: DECISIONS F12) is left out
+// of the next attempts while another has not refused it too: one server on another database,
+// or behind the others' upgrade, does not stop an agent the others take. Refusals are
+// forgotten once a hello is accepted.
+//
 // Imports nothing: a pure module, tested directly (test/agent/server-list.test.ts).
 
 export class ServerList {
@@ -16,6 +21,8 @@ export class ServerList {
   private readonly random: () => number;
   private order: string[] = [];
   private current: string | null = null;
+  /** Servers that refused the host for good since the last accepted hello. */
+  private readonly refusing = new Set<string>();
 
   /** `urls`: at least one; duplicates are dropped (first occurrence kept). */
   constructor(urls: readonly string[], random: () => number = Math.random) {
@@ -30,12 +37,27 @@ export class ServerList {
     return this.current;
   }
 
-  /** The URL for the next connection attempt. */
+  /** The URL for the next connection attempt: one that has not refused the host, while there is one. */
   next(): string {
-    if (this.order.length === 0) this.order = this.shuffled(null);
-    const url = this.order.shift()!;
+    if (this.order.length === 0 || this.order.every((u) => this.refusing.has(u))) this.order = this.shuffled(null);
+    const i = Math.max(0, this.order.findIndex((u) => !this.refusing.has(u)));
+    const url = this.order.splice(i, 1)[0]!;
     this.current = url;
     return url;
+  }
+
+  /**
+   * `held` refused the host for good. Returns how many of the servers have since the last
+   * accepted hello: when that is all of them, the refusal is the agent's answer.
+   */
+  refusedByHeld(): number {
+    if (this.current !== null) this.refusing.add(this.current);
+    return this.refusing.size;
+  }
+
+  /** A hello was accepted: a server that refused before is worth trying again. */
+  accepted(): void {
+    this.refusing.clear();
   }
 
   /**

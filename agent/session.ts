@@ -344,8 +344,22 @@ export class Session {
         return;
       }
       if (event === 'auth_fatal') {
-        const msg = this.deps.setError(authErrorMessage((err as RpcError).code, this.options.hostId));
-        this.log.error({ code: (err as RpcError).code }, msg);
+        const code = (err as RpcError).code;
+        const refused = this.servers.refusedByHeld();
+        const total = this.servers.urls.length;
+        if (refused < total) {
+          // One server of several: it may be on another database, or run a newer minimum
+          // version than the others; the others are asked before this is the answer (F12).
+          const msg = this.deps.setError(
+            `${this.servers.held} refused this host: ${authErrorMessage(code, this.options.hostId)} — ${refused} of the ${total} servers of agent.json refused it; trying the others before stopping (is that server on another database?)`,
+          );
+          this.log.error({ code, server_url: this.servers.held, servers_refused: refused, servers: total }, msg);
+          this.endConnection(conn, 1000);
+          if (this.machine.fire('handshake_failed')) this.scheduleReconnect();
+          return;
+        }
+        const msg = this.deps.setError(authErrorMessage(code, this.options.hostId) + (total > 1 ? ` (every server of agent.json, ${total}, refused it)` : ''));
+        this.log.error({ code, ...(total > 1 ? { servers_refused: refused } : {}) }, msg);
         this.endConnection(conn, 1000);
         this.machine.fire('auth_fatal');
         return;
@@ -391,6 +405,7 @@ export class Session {
       return;
     }
     const resumeAt = hooks.accepted(result.accepted_seq);
+    this.servers.accepted();
     this.id = result.session_id;
     if (!this.machine.fire('hello_accepted')) return;
     // A shared identity stays the error until ten minutes pass without a replacement.

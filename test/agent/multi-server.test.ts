@@ -11,7 +11,8 @@ import { createCapturingLogger } from '../../agent/log.js';
 import { readAgentSettings, settingsServerUrls, writeAgentSettings } from '../../agent/state-dir.js';
 import { startAgent } from '../../agent/index.js';
 import { ROTATED, TOKEN, entries, makeAgent, stopAfterEach, tempDir } from './helpers/agent-harness.js';
-import { FakeServer } from './helpers/fake-server.js';
+import { ErrorCode } from '@cortex/agent-protocol';
+import { FakeServer, rpcError } from './helpers/fake-server.js';
 
 const { agents, servers } = stopAfterEach();
 
@@ -71,6 +72,48 @@ describe('agent with several servers', () => {
     expect(agent.status().server_url).toBe(other.url);
     await agent.waitForAck(20);
     expect([...other.stored.keys()].sort((x, y) => x - y)).toEqual([11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+  });
+
+  it('a server that refuses the host for good (-32001: another database) does not stop the agent: the other takes it (F12)', async () => {
+    const wrong = await fake();
+    wrong.hello = () => {
+      throw rpcError(ErrorCode.AuthFailed, 'AuthFailed');
+    };
+    const right = await fake();
+    // random just below 1: the configured order, so the refusing server is asked first
+    const { agent, logs } = await makeAgent(wrong.url, { serverUrls: [wrong.url, right.url], random: () => 0.999 });
+    agents.push(agent);
+    agent.start();
+    await agent.waitForState('Active');
+    expect(agent.status().server_url).toBe(right.url);
+    expect(wrong.sessions).toHaveLength(1);
+    const said = logs.lines.find((r) => String(r['msg']).startsWith(`${wrong.url} refused this host: authentication failed (-32001 AuthFailed)`));
+    expect(said).toMatchObject({ level: 'error', server_url: wrong.url, servers_refused: 1, servers: 2 });
+    expect(String(said?.['msg'])).toContain('1 of the 2 servers of agent.json refused it; trying the others before stopping');
+    agent.ingest(entries(3));
+    await agent.waitForAck(3);
+    expect(right.stored.size).toBe(3);
+    // accepted: the refusal is forgotten, and the agent goes on (no FatalAuth) when its server goes away
+    const hello = wrong.next('hello');
+    await right.close();
+    await hello;
+    expect(agent.status().state).not.toBe('FatalAuth');
+  });
+
+  it('every server refusing the host is the answer: FatalAuth, naming that all of them did (F12)', async () => {
+    const a = await fake();
+    const b = await fake();
+    for (const s of [a, b]) {
+      s.hello = () => {
+        throw rpcError(ErrorCode.TokenRotationRequired, 'TokenRotationRequired');
+      };
+    }
+    const { agent } = await makeAgent(a.url, { serverUrls: [a.url, b.url] });
+    agents.push(agent);
+    agent.start();
+    expect(await agent.done).toBe('FatalAuth');
+    expect(a.sessions.length + b.sessions.length).toBe(2); // each asked once
+    expect(agent.status().last_error).toMatch(/-32005 TokenRotationRequired.*\(every server of agent\.json, 2, refused it\)$/);
   });
 
   it('a drain (agent.shutdown ServerReload) moves the agent to the other server', async () => {

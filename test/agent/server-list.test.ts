@@ -68,4 +68,24 @@ describe('ServerList', () => {
     expect(new ServerList([A, A, B]).urls).toEqual([A, B]);
     expect(() => new ServerList([])).toThrow(RangeError);
   });
+
+  it('a server that refused the host is left out while another has not refused it; an accepted hello forgets refusals (F12)', () => {
+    const list = new ServerList([A, B, C], seeded(3));
+    const first = list.next();
+    expect(list.refusedByHeld()).toBe(1);
+    for (let i = 0; i < 12; i++) expect(list.next()).not.toBe(first);
+    const second = list.held!;
+    expect(list.refusedByHeld()).toBe(2);
+    const third = [A, B, C].find((u) => u !== first && u !== second)!;
+    for (let i = 0; i < 6; i++) expect(list.next()).toBe(third);
+    expect(list.refusedByHeld()).toBe(3); // all of them: the caller stops
+    list.accepted();
+    const seen = new Set(Array.from({ length: 6 }, () => list.next())); // the rest of this round, then a new one
+    expect(seen).toEqual(new Set([A, B, C]));
+    // refusing twice counts once
+    const one = new ServerList([A, B]);
+    one.next();
+    one.refusedByHeld();
+    expect(one.refusedByHeld()).toBe(1);
+  });
 });
