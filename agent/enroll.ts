@@ -96,6 +96,43 @@ function previousSettings(path: string): { text: string | null; keep: Record<str
   return { text, keep, invalid: null };
 }
 
+/** Refusals for good that another of several servers may not give (F12): it may be on another database, or accept older agents. */
+const REFUSALS_TRIED_ELSEWHERE: readonly number[] = [ErrorCode.AuthFailed, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired];
+
+/** The enrollment hello on an open socket: the HelloResult, or an EnrollError saying why not. */
+async function helloWith(ws: Awaited<ReturnType<typeof openSocket>>, o: EnrollOptions, ackedSeq: number): Promise<Awaited<ReturnType<AgentClient['agentHello']>>> {
+  const peer = createAgentPeer(webSocketTransport(ws), { requestTimeoutMs: o.timeoutMs ?? 10_000 });
+  const client = new AgentClient(peer);
+  try {
+    return await client.agentHello(
+      helloParams({
+        hostname: o.hostname,
+        hostId: o.hostId,
+        capabilities: { supported_probes: [], sources: ['custom'], max_batch_entries: 1000, compression: [] },
+        token: o.token,
+        resumeFromSeq: ackedSeq,
+      }),
+    );
+  } catch (err) {
+    if (err instanceof RpcError) {
+      const known = [ErrorCode.AuthFailed, ErrorCode.TokenRevoked, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired] as number[];
+      const msg =
+        err.code === ErrorCode.TokenRevoked
+          ? // authErrorMessage speaks of a running agent's token file; at enroll there is none yet
+            `token revoked (-32002 TokenRevoked): the server holds host ${o.hostId} as revoked or decommissioned, so nothing was enrolled; to take the host back, issue a new token for it on the server (agent issue --host-id ${o.hostId}) and run enroll again`
+          : known.includes(err.code)
+            ? authErrorMessage(err.code, o.hostId)
+            : `enrollment rejected (${err.code} ${err.message})`;
+      throw new EnrollError(msg, err.code);
+    }
+    const code = (err as { code?: string }).code ?? 'error';
+    // The server may still be enrolling the host (a slow database): it gives the one-time
+    // token back when it finds the hello's socket gone (DECISIONS G16), so a retry works.
+    const retry = code === 'timeout' ? ': the server did not answer in time (busy?); run enroll again with the same token — if it then says authentication failed, issue a new token on the server (agent issue --host-id ' + o.hostId + ')' : '';
+    throw new EnrollError(`enrollment failed: ${(err as Error).message}${retry}`, code);
+  }
+}
+
 export class EnrollError extends Error {
   override readonly name = 'EnrollError';
   constructor(
@@ -147,53 +184,45 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   try {
     let ws: Awaited<ReturnType<typeof openSocket>> | undefined;
     let usedUrl = serverUrls[0]!;
+    let result: Awaited<ReturnType<AgentClient['agentHello']>> | undefined;
     const failures: string[] = [];
+    // Refusals for good from servers of several (-32001, -32003, -32005): a server on another
+    // database does not know the token, so it is not spent there; the next server is asked (F12).
+    const refusals: { url: string; error: EnrollError }[] = [];
     for (const url of serverUrls) {
       try {
         ws = await openSocket(url, { caFile: o.caFile, timeoutMs: o.timeoutMs ?? 10_000 });
         usedUrl = url;
-        break;
       } catch (err) {
         failures.push((err as Error).message);
         if (serverUrls.length > 1) o.logger.warn({ server_url: url, err: (err as Error).message }, 'enrollment: server unreachable, trying the next');
+        continue;
+      }
+      try {
+        result = await helloWith(ws, o, buffer.ackedSeq);
+        break;
+      } catch (err) {
+        const more = url !== serverUrls[serverUrls.length - 1];
+        if (!(err instanceof EnrollError && typeof err.code === 'number' && REFUSALS_TRIED_ELSEWHERE.includes(err.code) && (more || refusals.length > 0))) {
+          if (ws.readyState !== ws.CLOSED) await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
+          throw err;
+        }
+        if (ws.readyState !== ws.CLOSED) await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
+        ws = undefined;
+        refusals.push({ url, error: err });
+        if (more) o.logger.warn({ server_url: url, code: err.code }, `enrollment: ${url} refused it (${err.message}); trying the next`);
       }
     }
-    if (ws === undefined) {
+    if (ws === undefined || result === undefined) {
+      if (refusals.length > 0) {
+        const last = refusals[refusals.length - 1]!.error;
+        const each = refusals.map((r) => r.url).join(', ');
+        throw new EnrollError(`${last.message} (refused by ${refusals.length === 1 ? each : `each of ${each}`}${failures.length > 0 ? `; not reached: ${failures.join('; ')}` : ''})`, last.code);
+      }
       const msg = failures.length === 1 ? failures[0]! : `no server answered: ${failures.join('; ')}`;
       throw new EnrollError(msg, 'upgrade_failed');
     }
-    const peer = createAgentPeer(webSocketTransport(ws), { requestTimeoutMs: o.timeoutMs ?? 10_000 });
-    const client = new AgentClient(peer);
     try {
-      let result;
-      try {
-        result = await client.agentHello(
-          helloParams({
-            hostname: o.hostname,
-            hostId: o.hostId,
-            capabilities: { supported_probes: [], sources: ['custom'], max_batch_entries: 1000, compression: [] },
-            token: o.token,
-            resumeFromSeq: buffer.ackedSeq,
-          }),
-        );
-      } catch (err) {
-        if (err instanceof RpcError) {
-          const known = [ErrorCode.AuthFailed, ErrorCode.TokenRevoked, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired] as number[];
-          const msg =
-            err.code === ErrorCode.TokenRevoked
-              ? // authErrorMessage speaks of a running agent's token file; at enroll there is none yet
-                `token revoked (-32002 TokenRevoked): the server holds host ${o.hostId} as revoked or decommissioned, so nothing was enrolled; to take the host back, issue a new token for it on the server (agent issue --host-id ${o.hostId}) and run enroll again`
-              : known.includes(err.code)
-                ? authErrorMessage(err.code, o.hostId)
-                : `enrollment rejected (${err.code} ${err.message})`;
-          throw new EnrollError(msg, err.code);
-        }
-        const code = (err as { code?: string }).code ?? 'error';
-        // The server may still be enrolling the host (a slow database): it gives the one-time
-        // token back when it finds the hello's socket gone (DECISIONS G16), so a retry works.
-        const retry = code === 'timeout' ? ': the server did not answer in time (busy?); run enroll again with the same token — if it then says authentication failed, issue a new token on the server (agent issue --host-id ' + o.hostId + ')' : '';
-        throw new EnrollError(`enrollment failed: ${(err as Error).message}${retry}`, code);
-      }
       // The one-time token is now invalid: persist the new one before anything else.
       const token = typeof result.rotated_token === 'string' ? result.rotated_token : o.token;
       await writeToken(o.stateDir, token);

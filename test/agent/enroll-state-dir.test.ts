@@ -175,6 +175,9 @@ describe("enroll keeps agent.json's own settings, and puts the file back when it
       throw rpcError(ErrorCode.AuthFailed, 'AuthFailed');
     });
     const other = await fake();
+    other.hello = () => {
+      throw rpcError(ErrorCode.AuthFailed, 'AuthFailed'); // refused by every server: another one's refusal alone is passed over (F12)
+    };
     await expect(
       enroll({ serverUrl: s.url, serverUrls: [s.url, other.url], token: TOKEN, hostId: x, stateDir: dir, allowInsecure: true, caFile: null, logger: createCapturingLogger('debug').logger }),
     ).rejects.toThrow(EnrollError);

@@ -178,6 +178,31 @@ describe('enroll with several servers', () => {
     expect(logs.raw.join("")).not.toContain(TOKEN);
   });
 
+  it('enroll passes over a server that refuses the token (another database) and enrolls through the next; all refusing fails naming each (F12)', async () => {
+    const wrong = await fake();
+    wrong.hello = () => {
+      throw rpcError(ErrorCode.AuthFailed, 'AuthFailed');
+    };
+    const right = await fake();
+    right.rotatedToken = ROTATED;
+    const dir = tempDir();
+    const logs = createCapturingLogger('debug');
+    const r = await enroll({ serverUrl: wrong.url, serverUrls: [wrong.url, right.url], token: TOKEN, hostId: randomUUID(), stateDir: dir, allowInsecure: true, caFile: null, logger: logs.logger });
+    expect(r.server_url).toBe(right.url);
+    expect(wrong.sessions).toHaveLength(1);
+    expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
+    expect(logs.lines.find((l) => String(l['msg']).startsWith(`enrollment: ${wrong.url} refused it (authentication failed (-32001 AuthFailed)`))).toMatchObject({ level: 'warn', code: ErrorCode.AuthFailed });
+    expect(logs.raw.join('')).not.toContain(TOKEN);
+
+    const other = await fake();
+    other.hello = wrong.hello;
+    const dir2 = tempDir();
+    await expect(
+      enroll({ serverUrl: wrong.url, serverUrls: [wrong.url, other.url], token: TOKEN, hostId: randomUUID(), stateDir: dir2, allowInsecure: true, caFile: null, logger: logs.logger }),
+    ).rejects.toMatchObject({ code: ErrorCode.AuthFailed, message: expect.stringMatching(new RegExp(`-32001 AuthFailed.*\\(refused by each of ${wrong.url}, ${other.url}\\)$`)) });
+    expect(() => readFileSync(join(dir2, 'token'))).toThrow();
+  });
+
   it('fails naming every server when none answers, and writes no token', async () => {
     const d1 = await deadUrl();
     const d2 = await deadUrl();
