@@ -255,7 +255,7 @@ function summarizeConfig(c: AgentConfig): Record<string, unknown> {
     heartbeat_interval_secs: c.heartbeat_interval_secs,
     max_batch_entries: c.max_batch_entries,
     flush_interval_ms: c.flush_interval_ms,
-    metrics_interval_secs: c.metrics_interval_secs ?? null,
+    metrics_interval_secs: c.metrics_interval_secs === undefined ? 60 : c.metrics_interval_secs, // the interval in force: null is "none" since F11
     probe_concurrency: c.probe_concurrency,
     log_sources: c.log_sources.length,
   };

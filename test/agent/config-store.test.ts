@@ -20,7 +20,11 @@ function received(s: FakeServer): LogBatchEntry[] {
   return [...bySeq.entries()].sort((a, b) => a[0] - b[0]).map(([, e]) => e);
 }
 
-const config = (log: string, extra: Partial<AgentConfig> = {}): AgentConfig => ({ ...TEST_CONFIG, log_sources: [{ kind: 'file', path: log }], ...extra });
+/** TEST_CONFIG without metrics_interval_secs (absent: every 60 s), reading `log`. */
+const config = (log: string, extra: Partial<AgentConfig> = {}): AgentConfig => {
+  const { metrics_interval_secs: _absent, ...rest } = TEST_CONFIG;
+  return { ...rest, log_sources: [{ kind: 'file', path: log }], ...extra };
+};
 
 describe('the config last in force, kept for the next start (DECISIONS F9)', () => {
   it('an agent started while its server is down reads what its last config says, and sends it once the server is back', async () => {
@@ -48,7 +52,10 @@ describe('the config last in force, kept for the next start (DECISIONS F9)', () 
     second.agent.start();
     await until('b1-b3 buffered with no server', () => second.agent.buffer.stats().queueDepth === 3);
     expect(second.agent.state).not.toBe('Active');
-    expect(second.logs.lines.some((r) => r['msg'] === "the config last in force (config.json) applies until the server's arrives")).toBe(true);
+    const applied = second.logs.lines.find((r) => r['msg'] === "the config last in force (config.json) applies until the server's arrives");
+    // the interval in force: absent is 60 s (null would say "none", F11)
+    expect(stored.config.metrics_interval_secs).toBeUndefined();
+    expect(applied?.['config']).toMatchObject({ metrics_interval_secs: 60, log_sources: 1 });
     expect(second.agent.status().sources.find((x) => x.path === log)).toMatchObject({ kind: 'file', lines_read: 3 });
 
     // The server is back (same port): what was read meanwhile is sent, exactly once.
