@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, qs, request, type Agent, type ConnectionState, type FleetSummary } from './api.js';
 import { ErrorText, StateBadge } from './components.js';
-import { bytes, platformText, relativeTime, STATE_LABEL } from './util.js';
+import { bytes, disconnectText, platformText, relativeTime, STATE_LABEL } from './util.js';
 
 const PAGE = 100;
 const POLL_MS = 1000;
@@ -150,7 +150,7 @@ export function FleetPage() {
                 <td title={a.last_seen ?? ''}>{relativeTime(a.last_seen, now)}</td>
                 <td>{a.agent_version ?? '—'}</td>
                 <td>{platformText(a.platform_json)}</td>
-                <td>{a.last_disconnect_reason ?? '—'}</td>
+                <td title={a.last_disconnect ?? ''}>{disconnectText(a, now)}</td>
                 <td class="num">{a.accepted_seq}</td>
                 <td class="num">{a.buffer === null ? '—' : `${a.buffer.queue_depth} (${bytes(a.buffer.buffer_bytes)})`}</td>
                 {withServer && <td>{a.server_id ?? '—'}</td>}

@@ -8,7 +8,7 @@ import { LogSearch } from './logsearch.js';
 import { MetricsPanel } from './metrics.js';
 import { ProbePanel } from './probe.js';
 import { LiveTail } from './tail.js';
-import { bytes, plural, relativeTime } from './util.js';
+import { bytes, disconnectText, plural, relativeTime } from './util.js';
 
 type Action = 'rotate' | 'revoke' | 'decommission' | 'token';
 
@@ -123,7 +123,7 @@ export function HostPage(props: { hostId: string }) {
             <dt>Last seen</dt><dd title={agent.last_seen ?? ''}>{relativeTime(agent.last_seen, now)}</dd>
             <dt>Last handshake</dt><dd title={agent.last_handshake ?? ''}>{relativeTime(agent.last_handshake, now)}</dd>
             <dt>First seen</dt><dd title={agent.first_seen ?? ''}>{relativeTime(agent.first_seen, now)}</dd>
-            <dt>Last disconnect</dt><dd>{agent.last_disconnect === null ? '—' : `${relativeTime(agent.last_disconnect, now)}: ${agent.last_disconnect_reason ?? ''}`}</dd>
+            <dt>Last disconnect</dt><dd title={agent.last_disconnect ?? ''}>{disconnectText(agent, now)}</dd>
             <dt>Accepted seq</dt><dd>{agent.accepted_seq}</dd>
             <dt>Buffer</dt><dd>{agent.buffer === null ? 'not reported to this server' : `${plural(agent.buffer.queue_depth, 'entry', 'entries')} queued, ${bytes(agent.buffer.buffer_bytes)}`}</dd>
             <dt>Session</dt><dd>{agent.session_id === null ? '—' : <span class="mono">{agent.session_id}</span>}{agent.connected_here ? ' (on this server)' : ''}{agent.server_id ? ` on ${agent.server_id}` : ''}</dd>

@@ -13,6 +13,20 @@ export function relativeTime(iso: string | null, now = Date.now()): string {
   return `${Math.floor(s / 86400)} d ago`;
 }
 
+/**
+ * The last disconnect with when it was. For an Active host it belongs to an earlier session
+ * (the enrollment's, a reconnect's): marked "earlier:", as `agent list` does (DECISIONS I7),
+ * never shown as if it were the host's state.
+ */
+export function disconnectText(
+  a: { connection_state: string; last_handshake: string | null; last_disconnect: string | null; last_disconnect_reason: string | null },
+  now = Date.now(),
+): string {
+  if (a.last_disconnect === null) return '—';
+  const earlier = a.connection_state === 'Active' && (a.last_handshake === null || a.last_disconnect <= a.last_handshake);
+  return `${earlier ? 'earlier: ' : ''}${relativeTime(a.last_disconnect, now)}: ${a.last_disconnect_reason ?? ''}`.trimEnd();
+}
+
 export function platformText(json: string | null): string {
   if (json === null) return '—';
   try {

@@ -114,6 +114,8 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     const row = (h: { host_id: string }) => page.locator(`tr[data-host-id="${h.host_id}"]`);
     for (const h of hosts) await expect.poll(() => row(h).locator('.state').textContent(), { timeout: 15_000 }).toBe('Active');
     expect(await page.locator('[data-state="Active"] .n').textContent()).toBe('2');
+    // an Active host's last disconnect is its enrollment session's: marked earlier, with its time (as agent list)
+    expect(await row(hosts[0]!).locator('td').nth(6).textContent()).toMatch(/^earlier: \d+ (s|min) ago: 1000 final_seq=0$/);
     await shot('fleet');
     // sorting by keyboard: Tab reaches the column buttons, Enter sorts
     await page.getByRole('button', { name: 'Hostname' }).focus();
@@ -123,7 +125,7 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     b.child?.kill('SIGTERM');
     await expect.poll(() => row(b).locator('.state').textContent(), { timeout: 15_000 }).toBe('Disconnected');
     expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker)).toBe(42); // same document: no reload
-    expect(await row(b).locator('td').nth(6).textContent()).not.toBe('—'); // last disconnect reason
+    await expect.poll(() => row(b).locator('td').nth(6).textContent()).toMatch(/^\d+ s ago: 1000 final_seq=\d+$/); // this disconnect: not "earlier
   });
 
   it('host page: a config is checked in the browser, then saved, and the agent applies it', async () => {
