@@ -5,7 +5,7 @@
 //
 // This file only dispatches: each command lives in a module under ./cli/. To add a
 // command, write its module and add one line to COMMANDS or AGENT_COMMANDS.
-import { UsageError, formatCliError, isDiskFullCode, isUnreachableCode } from '../common/errors.js';
+import { UsageError, describeCliError, formatCliError, isDiskFullCode, isErrorCode, isUnreachableCode } from '../common/errors.js';
 import { err, out } from './cli/common.js';
 import { watchStdout } from '../common/stdout.js';
 import { READ_ONLY_DB_HINT } from './db/outage.js';
@@ -79,6 +79,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (e?.code === '25006') {
     // an admin command's write on a read-only PostgreSQL (a standby)
     err(`${PROG}: ${formatCliError('E_DB_OPEN', `the database takes no writes (25006: ${e.message})`, READ_ONLY_DB_HINT)}`);
+    process.exit(1);
+  }
+  // an error that carries one of the catalogue's codes (the admin API out of reach: E_CONNECT)
+  if (isErrorCode(e?.code)) {
+    err(`${PROG}: ${describeCliError(error).text}`);
     process.exit(1);
   }
   // errno codes of the file system and the network name what to check

@@ -25,6 +25,8 @@ export interface RemoteTarget {
   base: URL;
   token: string | undefined;
   ca: Buffer | undefined;
+  /** Where the token came from (`--admin-token-file FILE`, `CORTEX_ADMIN_TOKEN`), for a 401's message. */
+  tokenFrom?: string;
 }
 
 /** The admin API base URL from --server or CORTEX_SERVER (ws:// and wss:// URLs are mapped). */
@@ -73,7 +75,8 @@ export function remoteTarget(values: { server?: string | undefined; db?: string 
     }
     if (!ca.toString('latin1').includes('-----BEGIN CERTIFICATE-----')) throw new UsageError(`--ca ${values.ca} holds no PEM certificate`);
   }
-  return { base, token: token === '' ? undefined : token, ca };
+  const tokenFrom = file !== undefined ? `--admin-token-file ${file}` : 'CORTEX_ADMIN_TOKEN';
+  return { base, token: token === '' ? undefined : token, ca, ...(token !== undefined && token !== '' ? { tokenFrom } : {}) };
 }
 
 export interface ApiReply {
@@ -116,7 +119,8 @@ function transport(t: RemoteTarget): typeof http | typeof https {
 
 function unreachable(t: RemoteTarget, error: NodeJS.ErrnoException): Error {
   const hint = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(error.code ?? '') ? ' (a private CA? give --ca FILE)' : '';
-  return new Error(`cannot reach ${t.base.origin}: ${error.code ?? error.message}${hint}; is the server running there? (serve prints its address)`);
+  // E_CONNECT, not E_INTERNAL "a bug": the message says what to check, so no second hint
+  return Object.assign(new Error(`cannot reach ${t.base.origin}: ${error.code ?? error.message}${hint}; is the server running there? (serve prints its address)`), { code: 'E_CONNECT', hint: '' });
 }
 
 /** One admin API call with a JSON body (or none); resolves with any status. */
@@ -148,7 +152,12 @@ export function call(t: RemoteTarget, method: string, path: string, body?: unkno
 export function replyError(t: RemoteTarget, method: string, path: string, reply: ApiReply): ApiCallError {
   const e = (reply.body as { error?: { code?: unknown; message?: unknown; data?: unknown } } | null)?.error;
   let message = typeof e?.message === 'string' ? e.message : typeof reply.body === 'string' ? reply.body.slice(0, 200) : `HTTP ${reply.status}`;
-  if (reply.status === 401) message = `${t.base.origin} needs its admin token: give --admin-token-file FILE or set CORTEX_ADMIN_TOKEN (${message})`;
+  if (reply.status === 401) {
+    message =
+      t.token === undefined
+        ? `${t.base.origin} needs its admin token: give --admin-token-file FILE or set CORTEX_ADMIN_TOKEN (${message})`
+        : `${t.base.origin} refused the admin token of ${t.tokenFrom ?? 'CORTEX_ADMIN_TOKEN'}: it is not the one this server was started with (serve --admin-token-file, or its config's admin_token) (${message})`;
+  }
   if (reply.status === 403) message = `${t.base.origin} refused the admin call (${message}); from another machine the server needs an admin token (serve --admin-token-file)`;
   if (reply.status === 404 && typeof e?.message === 'string' && e.message.startsWith('no such admin endpoint')) {
     message = `${t.base.origin} does not offer ${method} ${path.split('?')[0]} (an older server?): ${e.message}`;

@@ -2,7 +2,7 @@
 // CORTEX_ADMIN_TOKEN, --ca): every agent command and probe over the admin API, over TLS
 // with a private CA; the token never printed; no database file touched on the client.
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
@@ -117,12 +117,21 @@ describe('remote admin CLI', () => {
     const noToken = await serverAsync(['agent', 'list', '--server', base, '--ca', ca], { cwd, env: { CORTEX_ADMIN_TOKEN: undefined } });
     expect(noToken.code).toBe(1);
     expect(noToken.stderr).toContain('needs its admin token: give --admin-token-file FILE or set CORTEX_ADMIN_TOKEN');
+    // a token that is not this server's: said so, not "give a token"
+    const wrongFile = join(cwd, 'wrong.tok');
+    writeFileSync(wrongFile, 'not-the-admin-token\n');
+    const wrong = await serverAsync(['agent', 'list', '--server', base, '--ca', ca, '--admin-token-file', wrongFile], { cwd, env: { CORTEX_ADMIN_TOKEN: undefined } });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(`refused the admin token of --admin-token-file ${wrongFile}: it is not the one this server was started with`);
+    expect(wrong.stderr).not.toContain('not-the-admin-token');
+    rmSync(wrongFile);
     const noCa = await serverAsync(['agent', 'list', '--server', base, '--admin-token-file', tokenFile], { cwd });
     expect(noCa.code).toBe(1);
     expect(noCa.stderr).toContain('--ca FILE');
     const down = await serverAsync(['agent', 'list', '--server', 'http://127.0.0.1:1'], { cwd });
     expect(down.code).toBe(1);
-    expect(down.stderr).toContain('cannot reach http://127.0.0.1:1');
+    expect(down.stderr).toContain('error[E_CONNECT]: cannot reach http://127.0.0.1:1');
+    expect(down.stderr).not.toContain('this is a bug'); // was E_INTERNAL
     const both = await serverAsync(['agent', 'list', '--server', base, '--db', join(cwd, 'x.db')], { cwd });
     expect(both.code).toBe(2);
     expect((await serverAsync(['agent', 'list', '--server', 'ftp://x'], { cwd })).code).toBe(2);
