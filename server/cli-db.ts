@@ -1,9 +1,9 @@
 // The database side of the CLI: which database --db / CORTEX_DB names, opening and
 // migrating it for an admin command, and `cortex-server migrate`. Kept out of ./cli.ts so
 // the command table there only gains small hooks.
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { currentUserName } from '../common/process.js';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
 import { isUnreachableCode } from '../common/errors.js';
@@ -18,13 +18,30 @@ export function dbArg(value: string | undefined): string {
 
 /** Checks a --db value (exit 2 on a URL we cannot open); returns it. */
 export function checkDbArg(value: string): string {
+  let target: ReturnType<typeof parseDbTarget>;
   try {
-    parseDbTarget(value);
-    return value;
+    target = parseDbTarget(value);
   } catch (error) {
     if (error instanceof DbTargetError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     throw error;
   }
+  if (target.dialect === 'sqlite') {
+    // A device, a pipe or a socket (`--db /dev/null`): SQLite opens it and fails at its first
+    // sync (SQLITE_IOERR_FSYNC), which serve and migrate printed as E_INTERNAL "a bug".
+    let st: ReturnType<typeof statSync> | undefined;
+    try {
+      st = statSync(target.path, { throwIfNoEntry: false });
+    } catch {
+      st = undefined; // ENOTDIR, EACCES: said where the file is opened
+    }
+    if (st?.isDirectory() === true) {
+      throw new UsageError(`--db ${target.path} is a folder, not a database file; give the file, e.g. --db ${join(target.path, 'cortex.db')}`, { code: 'E_DB_OPEN', hint: '' });
+    }
+    if (st !== undefined && !st.isFile()) {
+      throw new UsageError(`--db ${target.path} is not a regular file (a device, a pipe or a socket): give the path of a SQLite database file`, { code: 'E_DB_OPEN', hint: '' });
+    }
+  }
+  return value;
 }
 
 /** Node's codes for a TLS peer certificate it does not accept. */

@@ -1,6 +1,7 @@
 // Which database the CLI opens (--db PATH|URL, CORTEX_DB), `migrate`, and the refusals
 // (unknown URL scheme, a schema newer than this version) on both dialects.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
@@ -59,6 +60,20 @@ describe('--db selection', () => {
     const pool = cli(['serve', '--db-pool', '0']);
     expect(pool.code).toBe(2);
     expect(pool.stderr).toMatch(/--db-pool must be an integer 2\.\.1000/);
+  });
+
+  itOn('sqlite')('a --db that is a device or a folder: E_DB_OPEN saying so from every command (serve and migrate printed E_INTERNAL SQLITE_IOERR_FSYNC)', () => {
+    const folder = mkdtempSync(join(tmpdir(), 'cortex-db-folder-'));
+    for (const args of [['migrate'], ['agent', 'list'], ['serve', '--listen', '127.0.0.1:0']]) {
+      const dev = cli([...args, '--db', '/dev/null']);
+      expect(dev.code, `${args.join(' ')}: ${dev.stderr}`).toBe(2);
+      expect(dev.stderr).toContain(args[0] === 'agent' ? 'error[E_DB_OPEN]: --db /dev/null is not a regular file' : 'error[E_DB_OPEN]: --db /dev/null is not a regular file (a device, a pipe or a socket)');
+      const dir = cli([...args, '--db', folder]);
+      expect(dir.code, `${args.join(' ')}: ${dir.stderr}`).toBe(2);
+      expect(dir.stderr).toContain(`error[E_DB_OPEN]: --db ${folder} is a folder, not a database file; give the file, e.g. --db ${join(folder, 'cortex.db')}`);
+    }
+    expect(readdirSync(folder)).toEqual([]);
+    rmSync(folder, { recursive: true });
   });
 
   it('CORTEX_DB is the fallback when --db is not given', async () => {
