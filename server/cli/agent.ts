@@ -259,16 +259,61 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
   if (json && !follow) out(JSON.stringify(rows));
   else for (const r of rows) out(json ? JSON.stringify(r) : formatLog(r));
   if (!follow) return;
-  const last = rows.length > 0 ? (rows[rows.length - 1] as LogView).seq : 0;
-  const stream = followEvents(t, `/admin/agents/${hostId}/logs/stream?after_seq=${last}&backlog=0`, (_id, event, data) => {
-    if (event !== 'log') return;
-    const r = JSON.parse(data) as LogView;
-    out(json ? JSON.stringify(r) : formatLog(r));
-  });
-  process.once('SIGINT', stream.stop);
-  process.once('SIGTERM', stream.stop);
-  await stream.done;
+  let last = rows.length > 0 ? (rows[rows.length - 1] as LogView).seq : 0;
+  // The live tail follows on across a server's restart (a rolling restart, a drain): a stream
+  // the server ends, or a server out of reach, is opened again after the last seq shown, until
+  // Ctrl-C. A refusal (unknown host, the admin token) ends the command as before.
+  let stopped = false;
+  let current: ReturnType<typeof followEvents> | undefined;
+  let wake: () => void = () => undefined;
+  const stop = () => {
+    stopped = true;
+    current?.stop();
+    wake();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  let cut: string | null = null;
+  let delayMs = FOLLOW_RETRY_MIN_MS;
+  while (!stopped) {
+    current = followEvents(
+      t,
+      `/admin/agents/${hostId}/logs/stream?after_seq=${last}&backlog=0`,
+      (_id, event, data) => {
+        if (event !== 'log') return;
+        const r = JSON.parse(data) as LogView;
+        last = Math.max(last, r.seq);
+        out(json ? JSON.stringify(r) : formatLog(r));
+      },
+      () => {
+        if (cut !== null) err(`${PROG}: following ${hostId} again from seq ${last + 1}`);
+        cut = null;
+        delayMs = FOLLOW_RETRY_MIN_MS;
+      },
+    );
+    let why: string;
+    try {
+      await current.done;
+      why = 'the server ended the live tail (stopping or restarting?)';
+    } catch (error) {
+      if (stopped) break;
+      if ((error as { code?: unknown }).code !== 'E_CONNECT') throw error;
+      why = (error as Error).message;
+    }
+    if (stopped) break;
+    if (cut === null) err(`${PROG}: ${why}; following again from seq ${last + 1} as soon as the server answers (Ctrl-C ends)`);
+    cut = why;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, delayMs);
+      wake = () => (clearTimeout(timer), resolve());
+    });
+    delayMs = Math.min(FOLLOW_RETRY_MAX_MS, delayMs * 2);
+  }
 }
+
+/** Delays between attempts to follow a host's live tail again after it was cut (`agent tail --follow --server`). */
+const FOLLOW_RETRY_MIN_MS = 500;
+const FOLLOW_RETRY_MAX_MS = 5000;
 
 export async function agentRevoke(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { db: { type: 'string' }, ...REMOTE_OPTIONS }, HELP.revoke, true);

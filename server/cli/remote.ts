@@ -176,9 +176,15 @@ export async function ok<T>(t: RemoteTarget, method: string, path: string, body?
 
 /**
  * Follows a Server-Sent Events stream (GET path), calling onEvent per event with its id
- * and data. Resolves when the server ends the stream or stop() is called.
+ * and data (onOpen once the server answered 200). Resolves when the server ends the stream or
+ * stop() is called.
  */
-export function followEvents(t: RemoteTarget, path: string, onEvent: (id: string | undefined, event: string, data: string) => void): { done: Promise<void>; stop: () => void } {
+export function followEvents(
+  t: RemoteTarget,
+  path: string,
+  onEvent: (id: string | undefined, event: string, data: string) => void,
+  onOpen?: () => void,
+): { done: Promise<void>; stop: () => void } {
   let req: http.ClientRequest | undefined;
   const done = new Promise<void>((resolve, reject) => {
     req = transport(t).request({ ...requestOptions(t, 'GET', path, { Accept: 'text/event-stream' }), timeout: 0 }, (res) => {
@@ -196,6 +202,7 @@ export function followEvents(t: RemoteTarget, path: string, onEvent: (id: string
         });
         return;
       }
+      onOpen?.();
       res.setEncoding('utf8');
       let buf = '';
       res.on('data', (chunk: string) => {
