@@ -234,8 +234,22 @@ export async function agentTail(args: string[]): Promise<void> {
     const onSignal = () => (stop = true);
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    const { isDatabaseUnreachable } = await import('../db/outage.js');
+    let cut = false;
     while (!stop) {
-      const more = await since(storage.db, hostId, last, 1000);
+      let more: LogView[];
+      try {
+        more = await since(storage.db, hostId, last, 1000);
+      } catch (error) {
+        // PostgreSQL restarting, failing over: said once, polled again (as over --server, I25)
+        if (!isDatabaseUnreachable(error)) throw error;
+        if (!cut) err(`${PROG}: the database is out of reach (${(error as Error).message}); following again from seq ${last + 1} as soon as it answers (Ctrl-C ends)`);
+        cut = true;
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      if (cut) err(`${PROG}: following ${hostId} again from seq ${last + 1}`);
+      cut = false;
       for (const r of more) out(values.json ? JSON.stringify(r) : formatLog(r));
       if (more.length > 0) last = (more[more.length - 1] as LogView).seq;
       else await new Promise((r) => setTimeout(r, 250));

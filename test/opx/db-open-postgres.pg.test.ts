@@ -186,3 +186,52 @@ describe('the migration lock held by another session', () => {
     }
   }, 60_000);
 });
+
+describe('agent tail --follow --db on PostgreSQL that goes away for a while (I25)', () => {
+  it('says once that the database is out of reach, and follows on from the next seq when it answers', async () => {
+    const target = await newTestDb('postgres');
+    const pgUrl = new URL(PG_TEST_URL);
+    const relay = new Relay({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) });
+    await relay.open();
+    const db = new URL(target.db);
+    db.hostname = '127.0.0.1';
+    db.port = String(relay.port);
+    const issued = server(['agent', 'issue', '--host', 'followed', '--json', '--db', target.db]);
+    const hostId = (JSON.parse(issued.stdout) as { host_id: string }).host_id;
+    const { openStorage } = await import('../../server/db/open.js');
+    const commit = async (from: number, to: number) => {
+      const s = await openStorage(target.db);
+      try {
+        const now = new Date().toISOString();
+        await s.ingest.commitBatch(hostId, Array.from({ length: to - from + 1 }, (_, i) => ({ seq: from + i, ts: now, severity: 'info', message: `line ${from + i}`, source: 'custom:t' })), now);
+      } finally {
+        await s.close();
+      }
+    };
+    await commit(1, 1);
+    const child = spawn(process.execPath, [CLI, 'agent', 'tail', hostId, '--follow', '--db', db.toString()], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => out.includes('line 1'), 20_000);
+      await relay.cut();
+      await waitFor(() => err.includes('the database is out of reach ('), 20_000);
+      expect(err).toContain('following again from seq 2 as soon as it answers (Ctrl-C ends)');
+      await commit(2, 3);
+      await relay.open();
+      await waitFor(() => out.includes('line 3'), 20_000);
+      expect(err).toContain(`following ${hostId} again from seq 2`);
+      expect(err.match(/out of reach/g)).toHaveLength(1);
+      expect(out.trim().split('\n').map((l) => /line (\d+)$/.exec(l)?.[1])).toEqual(['1', '2', '3']);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await relay.cut();
+      await target.drop();
+    }
+  }, 60_000);
+});
