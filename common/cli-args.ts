@@ -65,5 +65,15 @@ export function parseArgsErrorText(error: unknown, known: readonly string[]): st
     const m = /^Unknown option '([^']+)'/.exec(message);
     if (m !== null) return unknownOptionText(m[1]!, known);
   }
+  if (e?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    // Node's three lines name a `--n=-XYZ` form for a short option that has no long name
+    const ambiguous = /^Option '([^']+)' argument is ambiguous/.exec(message);
+    if (ambiguous !== null) {
+      const opt = ambiguous[1]!;
+      return `${opt} needs a value, and the argument after it starts with "-": if that is the value, write ${opt.startsWith('--') ? `${opt}=VALUE` : `${opt}VALUE`} (e.g. ${opt.startsWith('--') ? `${opt}=-x` : `${opt}-x`})`;
+    }
+    const missing = /^Option '(\S+)(?: <value>)?' argument missing/.exec(message);
+    if (missing !== null) return `${missing[1]!} needs a value`;
+  }
   return message;
 }

@@ -28,7 +28,12 @@ describe('closestOption', () => {
     expect(unknownOptionText('-q', ['json'])).toBe('unknown option -q');
     const e = Object.assign(new Error(`Unknown option '--folow'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- "--folow"`), { code: 'ERR_PARSE_ARGS_UNKNOWN_OPTION' });
     expect(parseArgsErrorText(e, ['follow'])).toBe('unknown option --folow (did you mean --follow?)');
-    expect(parseArgsErrorText(Object.assign(new Error("Option '--db <value>' argument missing"), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' }), ['db'])).toBe("Option '--db <value>' argument missing");
+    expect(parseArgsErrorText(Object.assign(new Error("Option '--db <value>' argument missing"), { code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' }), ['db'])).toBe('--db needs a value');
+    // Node's text for a value that starts with "-" named a --n that does not exist
+    const ambiguous = Object.assign(new Error("Option '-n' argument is ambiguous.\nDid you forget to specify the option argument for '-n'?\nTo specify an option argument starting with a dash use '--n=-XYZ' or '-n-XYZ'."), {
+      code: 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE',
+    });
+    expect(parseArgsErrorText(ambiguous, ['n'])).toBe('-n needs a value, and the argument after it starts with "-": if that is the value, write -nVALUE (e.g. -n-x)');
   });
 });
 
@@ -42,6 +47,8 @@ describe('every program says it the same way', () => {
     [CLI, ['serve', '--listn', '127.0.0.1:0'], 'cortex-server: error[E_USAGE]: unknown option --listn (did you mean --listen?)'],
     [CLI, ['agent', 'tail', '5f0c0000-0000-4000-8000-000000000000', '--limit', '3'], 'cortex-server: error[E_USAGE]: unknown option --limit — run the command with --help for its usage'],
     [AGENT_CLI, ['status', '--state-dr', '/tmp'], 'cortex-agent: error[E_USAGE]: unknown option --state-dr (did you mean --state-dir?)'],
+    [CLI, ['agent', 'tail', '5f0c0000-0000-4000-8000-000000000000', '-n', '-5'], 'cortex-server: error[E_USAGE]: -n needs a value, and the argument after it starts with "-": if that is the value, write -nVALUE (e.g. -n-x)'],
+    [CLI, ['agent', 'list', '--db'], 'cortex-server: error[E_USAGE]: --db needs a value'],
     [join(ROOT, 'dist/fleet/cli.js'), ['--url', 'ws://127.0.0.1:1/ws/agent', '--agnets', '3'], 'cortex-fleet: error[E_USAGE]: unknown option --agnets (did you mean --agents?)'],
   ])('%s %j', (file, args, said) => {
     const r = run(file, args);
