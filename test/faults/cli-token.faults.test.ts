@@ -34,6 +34,6 @@ it('server commands accept an --admin-token that begins with "-", and still refu
   expect(r.stderr).toMatch(/cannot reach/);
   expect(r.code).toBe(1);
   const usage = cliSync(SERVER_CLI, ['agent', 'list', '--db', '--json']);
-  expect(usage.stderr).toMatch(/'--db' argument is ambiguous/);
+  expect(usage.stderr).toContain('--db needs a value, and the argument after it starts with "-": if that is the value, write --db=VALUE');
   expect(usage.code).toBe(2);
 });
