@@ -37,6 +37,7 @@ import {
   stateDirReadDenied,
   stateDirWriteProblem,
   statePaths,
+  smallBufferCapText,
   unknownAgentSettingsKeys,
   unknownAgentSettingsText,
 } from './state-dir.js';
@@ -362,6 +363,8 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   refuseInspectorSignal(logger, 'cortex-agent');
   const unknownKeys = unknownAgentSettingsKeys(settings);
   if (unknownKeys.length > 0) logger.warn({ unknown_keys: unknownKeys }, unknownAgentSettingsText(unknownKeys));
+  const smallCap = smallBufferCapText(settings);
+  if (smallCap !== null) logger.warn({ buffer_hard_cap_bytes: settings.buffer_hard_cap_bytes }, smallCap);
   // SIGTERM/SIGINT: stop the agent, or end a wait (below) before it has started.
   let signalled = false;
   let onStop: () => void = () => undefined;

@@ -138,8 +138,19 @@ export function unknownAgentSettingsText(keys: readonly string[]): string {
   );
 }
 
-/** Buffer caps below this are refused: a size in bytes, and an entry can take ~260 KiB (DECISIONS I22). */
-export const MIN_BUFFER_CAP_BYTES = 1024 * 1024;
+/**
+ * A hard cap below this is said at start (DECISIONS I22): the caps are sizes in bytes, and one
+ * entry can take ~260 KiB, so such a buffer drops nearly all it is given. Not refused: a tiny
+ * buffer may be meant (and ran before), and the soft cap's default (256 MiB) above it is.
+ */
+export const SMALL_BUFFER_CAP_BYTES = 1024 * 1024;
+
+/** The warning for a hard cap under SMALL_BUFFER_CAP_BYTES, or null. */
+export function smallBufferCapText(settings: AgentSettings): string | null {
+  const hard = settings.buffer_hard_cap_bytes;
+  if (hard === undefined || hard >= SMALL_BUFFER_CAP_BYTES) return null;
+  return `agent.json: buffer_hard_cap_bytes is ${hard} bytes, under 1 MiB: the buffer keeps at most that much and drops the oldest entries beyond it (the caps are sizes in bytes: 512 MiB is 536870912)`;
+}
 
 /** Checks agent.json's shape; returns a message naming the failing field, or null. */
 export function checkAgentSettings(value: unknown): string | null {
@@ -171,7 +182,6 @@ export function checkAgentSettings(value: unknown): string | null {
   for (const key of ['buffer_soft_cap_bytes', 'buffer_hard_cap_bytes'] as const) {
     const n = v[key];
     if (n !== undefined && !(typeof n === 'number' && Number.isSafeInteger(n) && n > 0)) return `${key} must be a positive integer`;
-    if (n !== undefined && n < MIN_BUFFER_CAP_BYTES) return `${key} is ${n} bytes, below the least a buffer takes (${MIN_BUFFER_CAP_BYTES}, 1 MiB): it is a size in bytes (512 MiB is 536870912)`;
   }
   const soft = (v.buffer_soft_cap_bytes as number | undefined) ?? DEFAULT_SOFT_CAP_BYTES;
   const hard = (v.buffer_hard_cap_bytes as number | undefined) ?? DEFAULT_HARD_CAP_BYTES;

@@ -232,11 +232,14 @@ describe('cortex-agent run and status', () => {
     await server.close();
   });
 
-  it('a key of agent.json the agent does not read is named by run (once, at start) and by status (I22)', async () => {
+  it('a key of agent.json the agent does not read is named by run (once, at start) and by status; a hard cap under 1 MiB is said, not refused (I22)', async () => {
     const server = await FakeServer.start();
     const { dir } = await enrolled(server);
     const path = join(dir, 'agent.json');
-    writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), log_sources: [{ kind: 'file', path: '/var/log/syslog' }], buffer_hard_cap: 1 }));
+    writeFileSync(
+      path,
+      JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), log_sources: [{ kind: 'file', path: '/var/log/syslog' }], buffer_hard_cap: 1, buffer_soft_cap_bytes: 512, buffer_hard_cap_bytes: 1024 }),
+    );
     const said =
       'agent.json has keys this agent does not read: "log_sources", "buffer_hard_cap" (kept, ignored; it reads server_url, server_urls, allow_insecure, ca_file, buffer_soft_cap_bytes, buffer_hard_cap_bytes, probe_file_tail_paths; log sources, filters and intervals come from the server: cortex-server agent config HOST_ID --set …)';
     const status = await runCli(['status', '--state-dir', dir]);
@@ -252,6 +255,14 @@ describe('cortex-agent run and status', () => {
     expect(await exited).toBe(0);
     const warned = stderr.split('\n').filter((l) => l.includes('does not read')).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(warned).toEqual([expect.objectContaining({ level: 'warn', unknown_keys: ['log_sources', 'buffer_hard_cap'], msg: said })]);
+    const small = stderr.split('\n').filter((l) => l.includes('under 1 MiB')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(small).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        buffer_hard_cap_bytes: 1024,
+        msg: 'agent.json: buffer_hard_cap_bytes is 1024 bytes, under 1 MiB: the buffer keeps at most that much and drops the oldest entries beyond it (the caps are sizes in bytes: 512 MiB is 536870912)',
+      }),
+    ]);
     // a folder with only the keys it reads: no note
     writeFileSync(path, JSON.stringify({ server_url: server.url, allow_insecure: true }));
     expect((await runCli(['status', '--state-dir', dir])).stdout).not.toContain('does not read');
@@ -269,7 +280,8 @@ describe('cortex-agent run and status', () => {
         `{"server_url": "${server.url}", "buffer_soft_cap_bytes": 2147483648}`,
         /agent\.json: buffer_soft_cap_bytes \(2147483648\) must not exceed buffer_hard_cap_bytes \(536870912, the default\)/,
       ],
-      [`{"server_url": "${server.url}", "buffer_hard_cap_bytes": 512}`, /agent\.json: buffer_hard_cap_bytes is 512 bytes, below the least a buffer takes \(1048576, 1 MiB\): it is a size in bytes/],
+      // a hard cap under the default soft cap, without a soft cap: the unit mistake (1024 meant as MiB) is caught here
+      [`{"server_url": "${server.url}", "buffer_hard_cap_bytes": 1024}`, /agent\.json: buffer_soft_cap_bytes \(268435456, the default\) must not exceed buffer_hard_cap_bytes \(1024\)/],
     ] as const) {
       writeFileSync(join(dir, 'agent.json'), text);
       const r = await runCli(['run', '--state-dir', dir]);
