@@ -290,6 +290,7 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
   let cut: string | null = null;
   let delayMs = FOLLOW_RETRY_MIN_MS;
   while (!stopped) {
+    let opened = false;
     current = followEvents(
       t,
       `/admin/agents/${hostId}/logs/stream?after_seq=${last}&backlog=0`,
@@ -300,19 +301,26 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
         out(json ? JSON.stringify(r) : formatLog(r));
       },
       () => {
+        opened = true;
         if (cut !== null) err(`${PROG}: following ${hostId} again from seq ${last + 1}`);
         cut = null;
         delayMs = FOLLOW_RETRY_MIN_MS;
       },
     );
+    const ended = 'the server ended the live tail (stopping or restarting?)';
     let why: string;
     try {
       await current.done;
-      why = 'the server ended the live tail (stopping or restarting?)';
+      why = ended;
     } catch (error) {
       if (stopped) break;
-      if ((error as { code?: unknown }).code !== 'E_CONNECT') throw error;
-      why = (error as Error).message;
+      // out of reach, or a server answering 5xx while it stops or its database is away: tried
+      // again; a refusal (401, 403, 404: the token, the host) ends the command
+      const status = (error as { status?: unknown }).status;
+      if ((error as { code?: unknown }).code !== 'E_CONNECT' && !(typeof status === 'number' && status >= 500)) throw error;
+      // a stream that was open and is reset (the server's process gone) ended as well; only a
+      // server that never answered is "cannot reach"
+      why = opened ? ended : (error as Error).message;
     }
     if (stopped) break;
     if (cut === null) err(`${PROG}: ${why}; following again from seq ${last + 1} as soon as the server answers (Ctrl-C ends)`);

@@ -54,3 +54,50 @@ it('follows on after the server restarts: what was stored meanwhile is shown onc
     tail.kill('SIGKILL');
   }
 }, 120_000);
+
+it('a server that answers 503 while it stops (or its database is away) is asked again; a 404 ends the command', async () => {
+  const { createServer } = await import('node:http');
+  const hostId = '5f0c0000-0000-4000-8000-000000000001';
+  const row = (seq: number) => ({ host_id: hostId, seq, ts: '2026-12-06T00:00:00.000Z', received_at: '2026-12-06T00:00:00.000Z', severity: 'info', message: `line ${seq}`, source: 'custom:t', facility: null, app_name: null, process_id: null, metadata: null });
+  const streams: number[] = [];
+  let answers = ['stream 1', '503', 'stream 2', '404'];
+  const fake = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (!url.pathname.endsWith('/logs/stream')) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ items: [row(1)], next_cursor: null }));
+      return;
+    }
+    streams.push(Number(url.searchParams.get('after_seq')));
+    const answer = answers[0]!;
+    answers = answers.slice(1);
+    if (answer === '503' || answer === '404') {
+      res.writeHead(Number(answer), { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: Number(answer), message: answer === '503' ? 'the server cannot reach its database' : `no agent with host_id ${hostId}` } }));
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    const seq = answer === 'stream 1' ? 2 : 3;
+    res.end(`retry: 1000\n\nid: ${seq}\nevent: log\ndata: ${JSON.stringify(row(seq))}\n\n`); // one row, then the stream ends
+  });
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', () => resolve()));
+  const port = (fake.address() as { port: number }).port;
+  try {
+    const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const child = spawn(process.execPath, [CLI, 'agent', 'tail', hostId, '--follow', '--server', `http://127.0.0.1:${port}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('exit', (code) => resolve({ code, out, err }));
+    });
+    expect(r.out.trim().split('\n').map((l) => /line (\d+)$/.exec(l)?.[1])).toEqual(['1', '2', '3']);
+    expect(streams).toEqual([1, 2, 2, 3]); // each attempt after the last seq shown
+    expect(r.err).toContain('the server ended the live tail (stopping or restarting?); following again from seq 3');
+    expect(r.err).toContain(`following ${hostId} again from seq 3`);
+    expect(r.err).toContain(`error[E_ADMIN_API]: HTTP 404: no agent with host_id ${hostId}`); // a refusal ends it
+    expect(r.code).toBe(2);
+  } finally {
+    await new Promise<void>((resolve) => fake.close(() => resolve()));
+  }
+}, 60_000);
