@@ -1,17 +1,35 @@
 // A PostgreSQL that answers but refuses what --db asks (PostgreSQL project only): an unknown
 // user and a missing database are the operator's to fix (exit 2, E_DB_OPEN, what to do), not
 // "this is a bug" (E_INTERNAL, as SQLSTATE 28000 printed before).
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, buildServer } from '../server/spawn.js';
 import { waitFor } from '../server/wire.js';
-import { dropSchemaUnderLock, newTestDb } from '../support/dialects.js';
+import { dropSchemaUnderLock, newTestDb, type TestDbTarget } from '../support/dialects.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
 import { Relay } from '../support/tcp-relay.js';
-import { server } from './helpers.js';
+import { background, commitLines, server } from './helpers.js';
 
 beforeAll(() => buildServer(), 120_000);
+
+/** A relay to the test PostgreSQL, open, and `db` (a test database's URL) pointed through it. */
+async function throughRelay(db: string): Promise<{ relay: Relay; url: string }> {
+  const pg = new URL(PG_TEST_URL);
+  const relay = new Relay({ host: pg.hostname, port: Number(pg.port || 5432) });
+  await relay.open();
+  const url = new URL(db);
+  url.hostname = '127.0.0.1';
+  url.port = String(relay.port);
+  return { relay, url: url.toString() };
+}
+
+/** After a relay test: its CLI killed (if still running), the relay closed, the test database dropped. */
+async function cleanUp(child: ChildProcess, relay: Relay, target: TestDbTarget): Promise<void> {
+  child.kill('SIGKILL');
+  await relay.cut();
+  await target.drop();
+}
 
 function withUrl(change: (u: URL) => void): string {
   const u = new URL(PG_TEST_URL);
@@ -97,14 +115,9 @@ describe('PostgreSQL refuses the --db', () => {
 describe('PostgreSQL not up yet when serve starts (at boot, during a restart)', () => {
   it('serve waits for it and starts once it answers (systemd gave up after five quick failures before)', async () => {
     const target = await newTestDb('postgres');
-    const pg = new URL(PG_TEST_URL);
-    const relay = new Relay({ host: pg.hostname, port: Number(pg.port || 5432) });
-    await relay.open();
+    const { relay, url: db } = await throughRelay(target.db);
     await relay.cut(); // its port refuses connections until it opens again
-    const db = new URL(target.db);
-    db.hostname = '127.0.0.1';
-    db.port = String(relay.port);
-    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db.toString()], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -117,9 +130,7 @@ describe('PostgreSQL not up yet when serve starts (at boot, during a restart)', 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     } finally {
-      child.kill('SIGKILL');
-      await relay.cut();
-      await target.drop();
+      await cleanUp(child, relay, target);
     }
   }, 60_000);
 });
@@ -190,48 +201,27 @@ describe('the migration lock held by another session', () => {
 describe('agent tail --follow --db on PostgreSQL that goes away for a while (I25)', () => {
   it('says once that the database is out of reach, and follows on from the next seq when it answers', async () => {
     const target = await newTestDb('postgres');
-    const pgUrl = new URL(PG_TEST_URL);
-    const relay = new Relay({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) });
-    await relay.open();
-    const db = new URL(target.db);
-    db.hostname = '127.0.0.1';
-    db.port = String(relay.port);
+    const { relay, url: db } = await throughRelay(target.db);
     const issued = server(['agent', 'issue', '--host', 'followed', '--json', '--db', target.db]);
     const hostId = (JSON.parse(issued.stdout) as { host_id: string }).host_id;
-    const { openStorage } = await import('../../server/db/open.js');
-    const commit = async (from: number, to: number) => {
-      const s = await openStorage(target.db);
-      try {
-        const now = new Date().toISOString();
-        await s.ingest.commitBatch(hostId, Array.from({ length: to - from + 1 }, (_, i) => ({ seq: from + i, ts: now, severity: 'info', message: `line ${from + i}`, source: 'custom:t' })), now);
-      } finally {
-        await s.close();
-      }
-    };
+    const commit = (from: number, to: number) => commitLines(target.db, hostId, from, to);
     await commit(1, 1);
-    const child = spawn(process.execPath, [CLI, 'agent', 'tail', hostId, '--follow', '--db', db.toString()], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const { child, out, err, exited } = background(CLI, ['agent', 'tail', hostId, '--follow', '--db', db]);
     try {
-      await waitFor(() => out.includes('line 1'), 20_000);
+      await waitFor(() => out().includes('line 1'), 20_000);
       await relay.cut();
-      await waitFor(() => err.includes('the database is out of reach ('), 20_000);
-      expect(err).toContain('following again from seq 2 as soon as it answers (Ctrl-C ends)');
+      await waitFor(() => err().includes('the database is out of reach ('), 20_000);
+      expect(err()).toContain('following again from seq 2 as soon as it answers (Ctrl-C ends)');
       await commit(2, 3);
       await relay.open();
-      await waitFor(() => out.includes('line 3'), 20_000);
-      expect(err).toContain(`following ${hostId} again from seq 2`);
-      expect(err.match(/out of reach/g)).toHaveLength(1);
-      expect(out.trim().split('\n').map((l) => /line (\d+)$/.exec(l)?.[1])).toEqual(['1', '2', '3']);
+      await waitFor(() => out().includes('line 3'), 20_000);
+      expect(err()).toContain(`following ${hostId} again from seq 2`);
+      expect(err().match(/out of reach/g)).toHaveLength(1);
+      expect(out().trim().split('\n').map((l) => /line (\d+)$/.exec(l)?.[1])).toEqual(['1', '2', '3']);
       child.kill('SIGINT');
       expect(await exited).toBe(0);
     } finally {
-      child.kill('SIGKILL');
-      await relay.cut();
-      await target.drop();
+      await cleanUp(child, relay, target);
     }
   }, 60_000);
 });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { CLI, ROOT } from '../server/spawn.js';
+import { openStorage } from '../../server/db/open.js';
 
 export { CLI, ROOT };
 export const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
@@ -53,4 +54,26 @@ export function serverAsync(args: string[], options: { cwd?: string; env?: Recor
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Rows `line FROM` … `line TO` (seq FROM … TO) committed for a host through --db (the database opened for it and closed again). */
+export async function commitLines(db: string, hostId: string, from: number, to: number): Promise<void> {
+  const s = await openStorage(db);
+  try {
+    const now = new Date().toISOString();
+    await s.ingest.commitBatch(hostId, Array.from({ length: to - from + 1 }, (_, i) => ({ seq: from + i, ts: now, severity: 'info', message: `line ${from + i}`, source: 'custom:t' })), now);
+  } finally {
+    await s.close();
+  }
+}
+
+/** A compiled CLI running in the background: what it wrote so far, and its exit status. */
+export function background(file: string, args: string[]): { child: ReturnType<typeof spawn>; out: () => string; err: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [file, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, out: () => out, err: () => err, exited };
 }
