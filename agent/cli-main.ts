@@ -613,6 +613,7 @@ function cmdStatus(args: string[]): number {
     return 1;
   }
   const { file, problem: statusFileProblem } = readStatusFileChecked(stateDir);
+  const agentJson = rawAgentJson(stateDir); // read once: the servers when status.json has none, the unknown keys
   // A damaged status.json (H32) says nothing of the agent: whether one runs is run.lock's to tell.
   const lockPid = statusFileProblem !== null ? runLockHolder(stateDir) : null;
   const running = file !== null ? !file.stopped && processAlive(file.pid) : lockPid !== null;
@@ -630,9 +631,9 @@ function cmdStatus(args: string[]): number {
     status_file_problem: statusFileProblem,
     host_id: file?.host_id ?? safeHostId(stateDir),
     server_url: file?.server_url ?? null,
-    server_urls: file?.server_urls ?? safeServerUrls(stateDir),
+    server_urls: file?.server_urls ?? safeServerUrls(agentJson),
     // keys of agent.json this agent does not read (I22): a misspelt or misplaced setting
-    agent_json_unknown_keys: safeUnknownKeys(stateDir),
+    agent_json_unknown_keys: agentJson === null ? [] : unknownAgentSettingsKeys(agentJson),
     session_id: running ? (file?.session_id ?? null) : null,
     // the host's clock against the server's at the last hello, ms (> 0: behind; F10)
     clock_offset_ms: running ? (file?.clock_offset_ms ?? null) : null,
@@ -790,24 +791,20 @@ function mib(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
-/** Keys of agent.json this agent does not read; none when the file cannot be read (status says so elsewhere). */
-function safeUnknownKeys(dir: string): string[] {
+/** agent.json as an object, unchecked (status shows what it can of a damaged one); null when it cannot be read or is not an object. */
+function rawAgentJson(dir: string): Record<string, unknown> | null {
   try {
     const v: unknown = JSON.parse(readFileSync(statePaths(dir).agentJson, 'utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? unknownAgentSettingsKeys(v) : [];
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
   } catch {
-    return [];
+    return null;
   }
 }
 
-function safeServerUrls(dir: string): string[] {
-  try {
-    const v = JSON.parse(readFileSync(statePaths(dir).agentJson, 'utf8')) as { server_url?: unknown; server_urls?: unknown };
-    if (Array.isArray(v.server_urls)) return v.server_urls.filter((u): u is string => typeof u === 'string');
-    return typeof v.server_url === 'string' ? [v.server_url] : [];
-  } catch {
-    return [];
-  }
+function safeServerUrls(v: Record<string, unknown> | null): string[] {
+  if (v === null) return [];
+  if (Array.isArray(v.server_urls)) return v.server_urls.filter((u): u is string => typeof u === 'string');
+  return typeof v.server_url === 'string' ? [v.server_url] : [];
 }
 
 function cmdBuffer(args: string[]): number {

@@ -1,14 +1,15 @@
 // The database side of the CLI: which database --db / CORTEX_DB names, opening and
 // migrating it for an admin command, and `cortex-server migrate`. Kept out of ./cli.ts so
 // the command table there only gains small hooks.
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import { currentUserName } from '../common/process.js';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import type { Storage } from './db/storage.js';
 import { isUnreachableCode } from '../common/errors.js';
 import { NO_SLOT_HINT, READ_ONLY_DB_HINT, isDatabaseUnreachable, noConnectionSlot } from './db/outage.js';
 import { DEFAULT_DB, UsageError } from './settings.js';
+import { notASqliteFileError } from './cli/sqlite-path.js';
 
 /** --db, else $CORTEX_DB, else the default SQLite file. */
 export function dbArg(value: string | undefined): string {
@@ -28,18 +29,14 @@ export function checkDbArg(value: string): string {
   if (target.dialect === 'sqlite') {
     // A device, a pipe or a socket (`--db /dev/null`): SQLite opens it and fails at its first
     // sync (SQLITE_IOERR_FSYNC), which serve and migrate printed as E_INTERNAL "a bug".
-    let st: ReturnType<typeof statSync> | undefined;
+    let st: Stats | undefined;
     try {
       st = statSync(target.path, { throwIfNoEntry: false });
     } catch {
       st = undefined; // ENOTDIR, EACCES: said where the file is opened
     }
-    if (st?.isDirectory() === true) {
-      throw new UsageError(`--db ${target.path} is a folder, not a database file; give the file, e.g. --db ${join(target.path, 'cortex.db')}`, { code: 'E_DB_OPEN', hint: '' });
-    }
-    if (st !== undefined && !st.isFile()) {
-      throw new UsageError(`--db ${target.path} is not a regular file (a device, a pipe or a socket): give the path of a SQLite database file`, { code: 'E_DB_OPEN', hint: '' });
-    }
+    const notAFile = st === undefined ? undefined : notASqliteFileError(target.path, st, `--db ${target.path}`, 'give the path of a SQLite database file');
+    if (notAFile !== undefined) throw notAFile;
   }
   return value;
 }

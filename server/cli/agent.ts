@@ -235,7 +235,7 @@ export async function agentTail(args: string[]): Promise<void> {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     const { isDatabaseUnreachable } = await import('../db/outage.js');
-    let cut = false;
+    const notes = followNotes(hostId);
     while (!stop) {
       let more: LogView[];
       try {
@@ -243,13 +243,11 @@ export async function agentTail(args: string[]): Promise<void> {
       } catch (error) {
         // PostgreSQL restarting, failing over: said once, polled again (as over --server, I25)
         if (!isDatabaseUnreachable(error)) throw error;
-        if (!cut) err(`${PROG}: the database is out of reach (${(error as Error).message}); following again from seq ${last + 1} as soon as it answers (Ctrl-C ends)`);
-        cut = true;
+        notes.cut(`the database is out of reach (${(error as Error).message})`, last + 1, 'it');
         await new Promise((r) => setTimeout(r, 1000));
         continue;
       }
-      if (cut) err(`${PROG}: following ${hostId} again from seq ${last + 1}`);
-      cut = false;
+      notes.resumed(last + 1);
       for (const r of more) out(values.json ? JSON.stringify(r) : formatLog(r));
       if (more.length > 0) last = (more[more.length - 1] as LogView).seq;
       else await new Promise((r) => setTimeout(r, 250));
@@ -287,7 +285,7 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  let cut: string | null = null;
+  const notes = followNotes(hostId);
   let delayMs = FOLLOW_RETRY_MIN_MS;
   while (!stopped) {
     let opened = false;
@@ -302,8 +300,7 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
       },
       () => {
         opened = true;
-        if (cut !== null) err(`${PROG}: following ${hostId} again from seq ${last + 1}`);
-        cut = null;
+        notes.resumed(last + 1);
         delayMs = FOLLOW_RETRY_MIN_MS;
       },
     );
@@ -323,14 +320,28 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
       why = opened ? ended : (error as Error).message;
     }
     if (stopped) break;
-    if (cut === null) err(`${PROG}: ${why}; following again from seq ${last + 1} as soon as the server answers (Ctrl-C ends)`);
-    cut = why;
+    notes.cut(why, last + 1, 'the server');
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, delayMs);
       wake = () => (clearTimeout(timer), resolve());
     });
     delayMs = Math.min(FOLLOW_RETRY_MAX_MS, delayMs * 2);
   }
+}
+
+/** What a follow says on stderr when it is cut and when it goes on (I25), each once per cut. */
+function followNotes(hostId: string): { cut(why: string, nextSeq: number, who: string): void; resumed(nextSeq: number): void } {
+  let isCut = false;
+  return {
+    cut(why, nextSeq, who) {
+      if (!isCut) err(`${PROG}: ${why}; following again from seq ${nextSeq} as soon as ${who} answers (Ctrl-C ends)`);
+      isCut = true;
+    },
+    resumed(nextSeq) {
+      if (isCut) err(`${PROG}: following ${hostId} again from seq ${nextSeq}`);
+      isCut = false;
+    },
+  };
 }
 
 /** Delays between attempts to follow a host's live tail again after it was cut (`agent tail --follow --server`). */

@@ -1,12 +1,13 @@
 // Shared by the cortex-server commands: argument parsing, output, database opening and the
 // error mapping of the admin operations.
 import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UnknownHostError, type Storage } from '../db/storage.js';
 import { DEFAULT_DB, UsageError } from '../settings.js';
 import { parseArgsErrorText } from '../../common/cli-args.js';
 import { PROG } from './help.js';
+import { notASqliteFileError } from './sqlite-path.js';
 
 export { UsageError };
 
@@ -146,8 +147,8 @@ export function checkSqlitePath(path: string, given: boolean, create: boolean): 
     if (code === 'ENOTDIR') throw new UsageError(`${which}: a part of the path is a file, not a folder; ${instead}`, { code: 'E_DB_OPEN' });
     throw new UsageError(`cannot open ${which}: ${code ?? String(error)}; ${instead}`, { code: 'E_DB_OPEN' });
   }
-  if (st.isDirectory()) throw new UsageError(`${which} is a folder, not a database file; give the file, e.g. --db ${join(path, 'cortex.db')}`, { code: 'E_DB_OPEN' });
-  if (!st.isFile()) throw new UsageError(`${which} is not a regular file; ${instead}`, { code: 'E_DB_OPEN' });
+  const notAFile = notASqliteFileError(path, st, which, instead);
+  if (notAFile !== undefined) throw notAFile;
   try {
     accessSync(path, constants.R_OK | constants.W_OK);
     // WAL mode writes PATH-wal and PATH-shm beside the file.
