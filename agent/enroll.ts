@@ -12,7 +12,7 @@ import {
   createAgentPeer,
   webSocketTransport,
 } from '@cortex/agent-protocol';
-import { authErrorMessage, closeSocket, helloParams } from './handshake.js';
+import { authErrorMessage, authEventFor, closeSocket, helloParams } from './handshake.js';
 import { DurableBuffer, readBufferSnapshot } from './buffer/buffer.js';
 import type { Logger } from './log.js';
 import { openSocket } from './socket.js';
@@ -95,9 +95,6 @@ function previousSettings(path: string): { text: string | null; keep: Record<str
   for (const [k, v] of Object.entries(value as AgentSettings)) if (!ENROLL_KEYS.includes(k)) keep[k] = v;
   return { text, keep, invalid: null };
 }
-
-/** Refusals for good that another of several servers may not give (F12): it may be on another database, or accept older agents. */
-const REFUSALS_TRIED_ELSEWHERE: readonly number[] = [ErrorCode.AuthFailed, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired];
 
 /** The enrollment hello on an open socket: the HelloResult, or an EnrollError saying why not. */
 async function helloWith(ws: Awaited<ReturnType<typeof openSocket>>, o: EnrollOptions, ackedSeq: number): Promise<Awaited<ReturnType<AgentClient['agentHello']>>> {
@@ -203,7 +200,7 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
         break;
       } catch (err) {
         const more = url !== serverUrls[serverUrls.length - 1];
-        if (!(err instanceof EnrollError && typeof err.code === 'number' && REFUSALS_TRIED_ELSEWHERE.includes(err.code) && (more || refusals.length > 0))) {
+        if (!(err instanceof EnrollError && typeof err.code === 'number' && authEventFor(err.code) === 'auth_fatal' && (more || refusals.length > 0))) {
           if (ws.readyState !== ws.CLOSED) await closeSocket(ws, 1000, `final_seq=${buffer.ackedSeq}`);
           throw err;
         }
