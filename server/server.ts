@@ -165,6 +165,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     { defaultMetrics: options.processMetrics ?? true },
   );
   ingest.options.metrics = metrics;
+  // What this server writes to and compares with the database is in the database's time: on
+  // PostgreSQL this clock less the offset the registry measures at join and each renewal, so
+  // a server whose clock is wrong neither purges the cluster's rows early nor keeps a rotated
+  // token alive (DECISIONS G31); on SQLite the machine's clock.
+  const dbNow = (): Date => registry.now();
+  ingest.options.now = () => dbNow().getTime();
   registerFleetMetrics(metrics.registry, storage.db, {
     silentAfterSecs: settings.silent_after_secs,
     onError: (error) => {
@@ -180,6 +186,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const probes = new ProbeRouter(sessions, storage, metrics, logger, probeGraceMs);
   const retention = new Retention(storage, logger, metrics, {
     outage,
+    now: dbNow,
     retentionDays: settings.retention_days,
     maxDbBytes: settings.max_db_bytes,
     ...(options.retentionIntervalMs !== undefined ? { intervalMs: options.retentionIntervalMs } : {}),
@@ -201,7 +208,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     },
     registry,
     rows: new RowBatch(storage),
-    lastSeen: new LastSeenBatch(storage, outage, logger),
+    now: dbNow,
+    lastSeen: new LastSeenBatch(storage, outage, logger, dbNow),
     onSessionClosed: (conn) => control.onSessionClosed(conn),
     clientKey: (req) => gate.clientKey(req),
     onHelloFailed: (key, code) => gate.helloFailed(key, code),
@@ -224,6 +232,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       admin: () => ({
         router: probes,
         connectedHere: (host_id) => sessions.get(host_id)?.open === true,
+        now: dbNow,
         heartbeatOf: (host_id) => sessions.get(host_id)?.lastHeartbeat,
         wsUrl: url,
         tls,

@@ -93,7 +93,7 @@ async function configView(ctx: RouteContext, row: AgentSummary): Promise<Record<
   // 0020); host_config_json the host's own.
   const stored = row.host_config_json === null ? null : parseJson(row.host_config_json);
   const running = row.agent_config_json === null ? null : parseJson(row.agent_config_json);
-  const pending = row.config_apply_after !== null && row.config_apply_after > new Date().toISOString();
+  const pending = row.config_apply_after !== null && row.config_apply_after > (ctx.deps.now?.() ?? new Date()).toISOString();
   const usable = running !== null && validateAgentConfig(running);
   return {
     host_id: row.host_id,
@@ -123,7 +123,7 @@ export const agentRoutes: Route[] = [
     async handler(ctx) {
       const by_state = await countByState(ctx.deps.storage.db);
       const total = Object.values(by_state).reduce((a, b) => a + b, 0);
-      send(ctx.res, 200, { total, by_state, server_time: new Date().toISOString() });
+      send(ctx.res, 200, { total, by_state, server_time: (ctx.deps.now?.() ?? new Date()).toISOString() });
     },
   },
   {
@@ -160,7 +160,7 @@ export const agentRoutes: Route[] = [
       const body = checkBody<{ hostname: string }>('IssueRequest', await readJson(ctx.req, '{"hostname": "web-01"}'));
       const issued = await issueAgent(ctx.deps.storage.db, body.hostname);
       // The one-time token expires as one from `agent issue` does (DECISIONS H8: default 7 days).
-      const expires_at = await recordEnrollmentToken(ctx.deps.storage.db, issued.host_id, DEFAULT_ENROLLMENT_TTL_MS);
+      const expires_at = await recordEnrollmentToken(ctx.deps.storage.db, issued.host_id, DEFAULT_ENROLLMENT_TTL_MS, ctx.deps.now?.());
       await auditRequest(ctx, 'agent.issue', issued.host_id, { hostname: issued.hostname, expires_at });
       send(ctx.res, 201, issuedView(ctx, issued));
     },
@@ -186,7 +186,7 @@ export const agentRoutes: Route[] = [
     async handler(ctx) {
       const id = hostIdParam(ctx.params['host_id'] as string);
       const issued = await hostOp(id, () => reissueToken(ctx.deps.storage.db, id));
-      await recordEnrollmentToken(ctx.deps.storage.db, id, DEFAULT_ENROLLMENT_TTL_MS);
+      await recordEnrollmentToken(ctx.deps.storage.db, id, DEFAULT_ENROLLMENT_TTL_MS, ctx.deps.now?.());
       send(ctx.res, 201, issuedView(ctx, issued));
     },
   },

@@ -27,6 +27,8 @@ export interface AdminDeps {
   serverVersion?: string;
   /** Configured trusted proxies (they may vouch for a loopback client; DECISIONS H6). */
   isTrustedProxy?: (address: string) => boolean;
+  /** The database's time (DECISIONS G31): token expiry, staged configs, server_time. Default: this machine's clock. */
+  now?: () => Date;
   /** Live tail poll interval (ms, default 200). */
   tailPollMs?: number;
   /** A live tail whose client has not read for this long is closed (ms, default 60,000; it resumes with Last-Event-ID). */

@@ -149,8 +149,8 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
       this.skewTold = true;
       this.log.warn(
         { clock_offset_ms: this.offsetMs },
-        `this server's clock is ${(off / 1000).toFixed(1)} s ${this.offsetMs > 0 ? 'ahead of' : 'behind'} the database's: leases are kept by the database's clock, ` +
-          'but the times this server writes (received_at of logs, last_seen, token expiry and rotation grace) are off by as much; synchronize its clock (NTP: timedatectl status, chronyc tracking)',
+        `this server's clock is ${(off / 1000).toFixed(1)} s ${this.offsetMs > 0 ? 'ahead of' : 'behind'} the database's: leases, retention, received_at, last_seen and token grace ` +
+          'are kept in the database\'s time, but its log lines, audit records and the expiry of tokens issued through its admin API are off by as much; synchronize its clock (NTP: timedatectl status, chronyc tracking)',
       );
     } else if (this.skewTold && off < CLOCK_SKEW_WARN_MS / 2) {
       this.skewTold = false;

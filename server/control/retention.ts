@@ -26,6 +26,11 @@ export interface RetentionOptions {
   pauseMs?: number;
   /** Where a database out of reach is told (a pass failing for it logs nothing of its own). */
   outage?: DatabaseOutage;
+  /**
+   * The time the cutoff counts back from: the database's (DECISIONS G31; received_at is written
+   * in it). Default: this machine's clock.
+   */
+  now?: () => Date;
 }
 
 export interface PurgeResult {
@@ -87,7 +92,7 @@ export class Retention {
    * One pass (passes never overlap; on PostgreSQL not even between servers: a server whose
    * peer is running its pass skips this one, so a size cap is not purged twice over).
    */
-  run(now = new Date()): Promise<PurgeResult> {
+  run(now = this.options.now?.() ?? new Date()): Promise<PurgeResult> {
     this.running ??= this.exclusivePass(now)
       .catch((error: unknown) => {
         if (!this.options.outage?.failed('retention', error)) this.logger.error({ err: String(error) }, 'retention pass failed; retrying at the next interval');

@@ -315,6 +315,7 @@ export class Connection {
         rows: this.ctx.rows,
         settings: this.ctx.settings,
         serverId: this.ctx.serverId,
+        now: this.ctx.now(),
         pending: () => this.state === 'hello_pending',
         // Authenticated. From here the hello timer no longer closes the socket.
         authenticated: () => (this.state = 'activating'),
@@ -350,7 +351,7 @@ export class Connection {
       return undefined;
     }
     this.state = 'active';
-    const answer = helloAnswer(accepted, current, { serverVersion: this.ctx.serverVersion, defaultConfig: this.ctx.settings.default_agent_config, now: new Date() });
+    const answer = helloAnswer(accepted, current, { serverVersion: this.ctx.serverVersion, defaultConfig: this.ctx.settings.default_agent_config, now: this.ctx.now() });
     this.supportedProbes = new Set(accepted.hello.capabilities.supported_probes);
     this.configVersion = answer.config_version;
     this.ctx.registry.register(this);
@@ -384,7 +385,7 @@ export class Connection {
 
   private async metricsPush(ts: string, samples: { name: string; value: number; labels?: Record<string, string> }[]): Promise<MetricsPushResult> {
     try {
-      const accepted = await this.ctx.storage.ingest.insertMetrics(this.host_id as string, ts, samples);
+      const accepted = await this.ctx.storage.ingest.insertMetrics(this.host_id as string, ts, samples, this.ctx.now().toISOString());
       return { accepted, dropped: samples.length - accepted };
     } catch (error) {
       if (error instanceof UnknownHostError) throw new UnknownHostRpcError({ host_id: this.host_id as string });
@@ -415,7 +416,7 @@ export class Connection {
     }
     const text = `${code} ${reason || CLOSE_NAMES[code] || 'closed'}`;
     try {
-      await this.ctx.rows.run((db) => markDisconnected(db, this.host_id as string, this.session_id as string, text));
+      await this.ctx.rows.run((db) => markDisconnected(db, this.host_id as string, this.session_id as string, text, { now: this.ctx.now().toISOString() }));
     } catch (error) {
       this.ctx.outage.report('disconnect', error, (say) => this.ctx.logger.warn({ host_id: this.host_id, err: String(error), ...say }, 'could not record the disconnect'));
     }

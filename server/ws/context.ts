@@ -23,6 +23,12 @@ export interface ServerContext<C extends HeldSession = HeldSession> {
   /** This server's id among the servers on one database (stored as agents.server_id). */
   readonly serverId: string;
   readonly metrics: ServerMetrics;
+  /**
+   * The time this server writes into the database and compares with what is there (received_at,
+   * last_seen, token grace and enrollment expiry, staged configs): the database's, on PostgreSQL
+   * this machine's clock less the offset the cluster registry measures (DECISIONS G20, G31).
+   */
+  now(): Date;
   /** The sessions' row writes (activation, close), batched per commit on SQLite. */
   readonly rows: RowBatch;
   /** Heartbeats: last_seen of many hosts in one statement (DECISIONS G19). */

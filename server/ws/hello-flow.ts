@@ -56,6 +56,8 @@ export interface HelloFlowOptions {
   readonly rows: RowBatch;
   readonly settings: HandshakeSettings;
   readonly serverId: string;
+  /** The database's time (token grace, enrollment expiry and last_handshake are compared and written in it). */
+  readonly now: Date;
   /** False once the socket timed out or closed: stop before the next change. */
   readonly pending: () => boolean;
   /** Called once the hello is authenticated, before its row change (the hello timer stops counting). */
@@ -89,7 +91,7 @@ export async function runHello(params: unknown, o: HelloFlowOptions): Promise<He
     row,
     enrollmentExpiresAt: needsEnrollmentExpiry(row) ? read?.expires : undefined,
     settings: o.settings,
-    now: new Date(),
+    now: o.now,
     sessionId: randomUUID(),
     serverId: o.serverId,
     mintToken: generateToken,

@@ -62,7 +62,7 @@ describe('servers whose clocks disagree (PostgreSQL)', () => {
     const [warnB, ...moreB] = skewWarnings(b);
     expect(moreB).toEqual([]); // told once, not at every renewal
     expect(warnB?.['level']).toBe('warn');
-    expect(String(warnB?.['msg'])).toMatch(/^this server's clock is 60\.\d s ahead of the database's: leases are kept by the database's clock.*synchronize its clock \(NTP/);
+    expect(String(warnB?.['msg'])).toMatch(/^this server's clock is 60\.\d s ahead of the database's: leases, retention, received_at, last_seen and token grace are kept in the database's time.*synchronize its clock \(NTP/);
     expect(Math.abs(Number(warnB?.['clock_offset_ms']) - MINUTE)).toBeLessThan(1000);
     const [warnC, ...moreC] = skewWarnings(c);
     expect(moreC).toEqual([]);

@@ -142,9 +142,12 @@ export interface ServerProc {
  * Spawns `serve` on 127.0.0.1 (port 0 unless given) and resolves once its "listening"
  * log line names the URL.
  */
-export function startServer(db: string, args: string[] = [], opts: { port?: number; timeoutMs?: number } = {}): Promise<ServerProc> {
-  const child = spawn(process.execPath, [SERVER_CLI, 'serve', '--listen', `127.0.0.1:${opts.port ?? 0}`, '--db', db, ...args], {
+export function startServer(db: string, args: string[] = [], opts: { port?: number; timeoutMs?: number; clockSkewMs?: number } = {}): Promise<ServerProc> {
+  // clockSkewMs: the server runs as on a machine whose clock is that far ahead (behind when negative)
+  const skew = opts.clockSkewMs === undefined ? [] : ['--import', resolve(ROOT, 'test/support/skewed-clock.mjs')];
+  const child = spawn(process.execPath, [...skew, SERVER_CLI, 'serve', '--listen', `127.0.0.1:${opts.port ?? 0}`, '--db', db, ...args], {
     cwd: ROOT,
+    ...(opts.clockSkewMs === undefined ? {} : { env: { ...process.env, CORTEX_TEST_CLOCK_SKEW_MS: String(opts.clockSkewMs) } }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out = collect(child);
