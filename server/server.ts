@@ -173,6 +173,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   ingest.options.now = () => dbNow().getTime();
   registerFleetMetrics(metrics.registry, storage.db, {
     silentAfterSecs: settings.silent_after_secs,
+    now: () => dbNow().getTime(),
     onError: (error) => {
       outage.report('fleet metrics', error, (say) => logger.warn({ err: String(error), ...say }, 'fleet metrics: reading the agents table failed'));
     },

@@ -50,15 +50,15 @@ async function connect(server: ServerProc, name: string): Promise<{ client: Test
   return { client, host_id: issued.host_id, token: String(res.result.rotated_token), serverTime: String(res.result.server_time) };
 }
 
-async function retentionRuns(server: ServerProc): Promise<number> {
+async function metric(server: ServerProc, name: string): Promise<number> {
   const text = await (await fetch(`${server.http}/metrics`)).text();
-  const m = /^cortex_retention_runs_total (\d+)/m.exec(text);
+  const m = new RegExp(`^${name} (\\d+)`, 'm').exec(text);
   return m === null ? 0 : Number(m[1]);
 }
 
 const near = (iso: unknown, ms: number, within = 10_000) => Math.abs(Date.parse(String(iso)) - ms) < within;
 
-it('a server 60 days ahead keeps the rows another just stored; one 40 days behind stamps rows, last_seen and a token grace in the database\'s time', async () => {
+it('a server 60 days ahead keeps the rows another just stored and counts no agent silent; one 40 days behind stamps rows, last_seen and a token grace in the database\'s time', async () => {
   const a = await serve('server-a');
   const onA = await connect(a, 'right-clock');
   expect((await onA.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 5) })).result).toMatchObject({ up_to_seq: 5 });
@@ -66,7 +66,7 @@ it('a server 60 days ahead keeps the rows another just stored; one 40 days behin
   // the server 60 days ahead: its first retention pass (5 s after start) leaves them all
   const ahead = await serve('server-ahead', 60 * DAY);
   expect(ahead.stderr()).toContain("this server's clock is 5184000.0 s ahead of the database's");
-  for (let i = 0; (await retentionRuns(ahead)) < 1; i++) {
+  for (let i = 0; (await metric(ahead, 'cortex_retention_runs_total')) < 1; i++) {
     if (i > 150) throw new Error(`no retention pass on the server ahead: ${ahead.stderr()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -75,6 +75,9 @@ it('a server 60 days ahead keeps the rows another just stored; one 40 days behin
   expect((await query<{ n: string }>('select count(*) as n from logs'))[0]?.n).toBe('5');
   const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
   expect(await query(`select 1 from pg_tables where tablename = $1 and schemaname = current_schema()`, [`logs_p${today}`])).toHaveLength(1);
+  // nor does it count the agent heard from a moment ago as silent (silent_after_secs 300)
+  expect(await metric(ahead, 'cortex_agents_silent')).toBe(0);
+  expect(await metric(a, 'cortex_agents_silent')).toBe(0);
 
   // the server 40 days behind: what it stores and writes is stamped now, not 40 days ago
   const behind = await serve('server-behind', -40 * DAY);
