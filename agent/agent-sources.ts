@@ -18,12 +18,12 @@ export interface SourceControl {
 
 /** The sources manager of one agent: sources commit through `append` (validated, durable). */
 export function createAgentSources(
-  buffer: Pick<DurableBuffer, 'getSourcePosition'>,
+  buffer: Pick<DurableBuffer, 'getSourcePosition' | 'sourcePositions' | 'deleteSourcePosition'>,
   append: (entries: readonly NewLogEntry[], position?: SourcePositionUpdate) => AppendResult,
   factories: readonly SourceFactory[],
   info: (msg: string, fields: Record<string, unknown>) => void,
 ): SourceManager {
-  return new BasicSourceManager({ append, position: (s) => buffer.getSourcePosition(s) }, factories, info);
+  return new BasicSourceManager({ append, position: (s) => buffer.getSourcePosition(s), positions: () => buffer.sourcePositions(), forget: (s) => buffer.deleteSourcePosition(s) }, factories, info);
 }
 
 /**

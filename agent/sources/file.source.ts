@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { compileFilter } from './text.js';
 import { SourceConfigError, silentLogger, sinkOf, type LogSourceRunner, type SourceDeps } from './types.js';
-import { GlobFileSource, isGlob } from './file/glob.js';
+import { FORGET_AFTER_MS, GlobFileSource, isGlob } from './file/glob.js';
 import { isFilePosition } from './file/identity.js';
 import { DEFAULT_CHUNK, FileTailer, type TailerOptions } from './file/tailer.js';
 
@@ -43,10 +43,14 @@ export function createFileSource(config: LogSourceConfig, deps: SourceDeps): Log
       ...extra,
     });
   if (isGlob(path)) {
-    return new GlobFileSource(path, make, pollMs, watch, (key) => {
-      const p = sink.position(key);
-      return isFilePosition(p) ? p : null;
-    });
+    return new GlobFileSource(
+      path,
+      make,
+      pollMs,
+      watch,
+      { all: () => sink.positions?.() ?? [], forget: (key) => sink.forget?.(key) },
+      { clock: deps.clock ?? Date.now, forgetAfterMs: deps.forgetAfterMs ?? FORGET_AFTER_MS },
+    );
   }
   return make(path, `file:${path}`, {});
 }

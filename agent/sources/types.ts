@@ -24,12 +24,18 @@ export interface SourceSink {
   append(entries: readonly NewLogEntry[], position?: SourcePositionUpdate): AppendResult;
   /** The stored position of a source key, or null (read from its beginning). */
   position(source: string): JsonValue | null;
+  /** Every stored position (globs read those of their names at start: DECISIONS H34). */
+  positions?(): readonly { source: string; position: JsonValue }[];
+  /** Drops the stored position of a source key that is gone for good (a glob's file deleted); throws BufferStorageError. */
+  forget?(source: string): void;
 }
 
 export function sinkFromBuffer(buffer: DurableBuffer): SourceSink {
   return {
     append: (entries, position) => buffer.append(entries, position),
     position: (source) => buffer.getSourcePosition(source),
+    positions: () => buffer.sourcePositions(),
+    forget: (source) => buffer.deleteSourcePosition(source),
   };
 }
 
@@ -146,6 +152,11 @@ export interface SourceDeps {
   /** Storage-error retry backoff. Defaults 250 ms doubling to 5 s. */
   retryMinMs?: number;
   retryMaxMs?: number;
+  /**
+   * A glob keeps the stored position of a file gone from its folder this long before dropping it
+   * (a folder on a mount not there yet looks empty; default 1 h: DECISIONS H34).
+   */
+  forgetAfterMs?: number;
   /** Test hook: wait after seeing a rotated-away file at EOF before switching (default: one poll). */
   rotateQuietPolls?: number;
   /** Reconnect/restart backoff of docker (engine unreachable) and custom (command exited, socket failed) sources. Defaults 1 s doubling to 30 s. */

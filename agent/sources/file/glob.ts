@@ -5,11 +5,23 @@ import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { JsonValue } from '../../buffer/entry.js';
 import type { LogSourceRunner, SourceRunnerStatus } from '../types.js';
-import type { FilePosition } from './identity.js';
+import { isFilePosition, type FilePosition } from './identity.js';
 import type { FileTailer, TailerOptions } from './tailer.js';
 
 /** Every this many scans, each matching name is resolved and checked again (scan). */
 const FULL_SCAN_EVERY = 20;
+
+/** How long the stored position of a file gone from the folder is kept (DECISIONS H34). */
+export const FORGET_AFTER_MS = 3_600_000;
+
+const COUNTERS = ['lines_read', 'bytes_read', 'lines_filtered', 'lines_lost', 'bytes_lost', 'truncations', 'rotations', 'lines_split'] as const;
+type Counter = (typeof COUNTERS)[number];
+
+/** What a glob needs of the buffer's stored positions. */
+export interface GlobPositions {
+  all(): readonly { source: string; position: JsonValue }[];
+  forget(key: string): void;
+}
 
 export function isGlob(path: string): boolean {
   return /[*?]/.test(basename(path));
@@ -51,13 +63,27 @@ export class GlobFileSource implements LogSourceRunner {
   private readonly realOf = new Map<string, string>();
   private scans = 0;
   private fullScanDue = true;
+  /**
+   * Stored positions of names this glob no longer has (file key → the identity "dev:ino" it
+   * holds), dropped once nothing can need them: the file is gone from the folder, or its
+   * position is stored under its new name (committedBy).
+   */
+  private readonly stale = new Map<string, { id: string; since: number }>();
+  /** Identity → the key its position was last committed under in this run. */
+  private readonly committedBy = new Map<string, string>();
+  /** Counters of the files forgotten (dropGone). */
+  private readonly retired: Record<Counter | 'lines_degraded', number> = {
+    lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_lost: 0, bytes_lost: 0, truncations: 0, rotations: 0, lines_split: 0, lines_degraded: 0,
+  };
 
   constructor(
     readonly pattern: string,
     private readonly make: (path: string, key: `file:${string}`, extra: Partial<TailerOptions>) => FileTailer,
     private readonly pollMs: number,
     private readonly watch: boolean,
-    private readonly stored: (key: string) => FilePosition | null,
+    /** The stored positions: every one (those of this glob's names are read at the first scan), and dropping one of a file gone for good (throws when the buffer cannot write). */
+    private readonly positions: GlobPositions = { all: () => [], forget: () => undefined },
+    private readonly timing: { clock: () => number; forgetAfterMs: number } = { clock: Date.now, forgetAfterMs: FORGET_AFTER_MS },
   ) {
     this.key = `file:${pattern}`;
     this.dir = dirname(pattern);
@@ -89,8 +115,8 @@ export class GlobFileSource implements LogSourceRunner {
 
   status(): SourceRunnerStatus {
     const files = [...this.tailers.values()].map((t) => t.status());
-    const sum = (k: 'lines_read' | 'bytes_read' | 'lines_filtered' | 'lines_lost' | 'bytes_lost' | 'truncations' | 'rotations' | 'lines_split') =>
-      files.reduce((a, f) => a + f[k], 0);
+    // the glob's counters count the files forgotten too (they are totals since the start)
+    const sum = (k: Counter) => files.reduce((a, f) => a + f[k], this.retired[k]);
     const position: Record<string, JsonValue> = {};
     for (const f of files) if (f.position !== null) position[f.key] = f.position;
     return {
@@ -101,15 +127,62 @@ export class GlobFileSource implements LogSourceRunner {
       lines_read: sum('lines_read'), bytes_read: sum('bytes_read'), lines_filtered: sum('lines_filtered'),
       lines_lost: sum('lines_lost'), bytes_lost: sum('bytes_lost'), lost_estimated: files.some((f) => f.lost_estimated),
       truncations: sum('truncations'), rotations: sum('rotations'), lines_split: sum('lines_split'),
-      lines_degraded: files.reduce((a, f) => a + (f.lines_degraded ?? 0), 0), files,
+      lines_degraded: files.reduce((a, f) => a + (f.lines_degraded ?? 0), this.retired.lines_degraded), files,
     };
   }
 
   private onPosition(realPath: string, p: FilePosition, open: boolean): void {
     const id = `${p.dev}:${p.ino}`;
     this.seen.set(id, p);
+    if (open) this.committedBy.set(id, `file:${realPath}`);
     if (open) this.openIdents.set(id, realPath);
     else if (this.openIdents.get(id) === realPath) this.openIdents.delete(id);
+  }
+
+  /**
+   * Forgets the files gone from the folder (deleted, or renamed to a name the glob does not
+   * match) once their tailer has finished them: the tailer stopped, its line in `status` gone,
+   * its stored position dropped once nothing can need it (DECISIONS H34). Before, a folder whose
+   * files come and go (one log per container, per process or per day) kept a tailer polling
+   * every vanished name for good, listed each in `status` and kept a position row for each in
+   * buffer.db. A tailer still draining a file deleted while open, or waiting for a writer, is
+   * left alone until it is done. `present`: the identities of every file of a full scan.
+   */
+  private dropGone(present: ReadonlySet<string> | null): void {
+    const now = this.timing.clock();
+    const live = new Set(this.realOf.values());
+    const open = new Set(this.openIdents.values());
+    for (const [real, t] of this.tailers) {
+      if (live.has(real) || open.has(real) || t.status().state !== 'waiting') continue;
+      this.tailers.delete(real);
+      void t.stop();
+      const st = t.status();
+      for (const k of COUNTERS) this.retired[k] += st[k];
+      this.retired.lines_degraded += st.lines_degraded ?? 0;
+      const p = st.position;
+      if (isFilePosition(p)) this.stale.set(`file:${real}`, { id: `${p.dev}:${p.ino}`, since: now });
+    }
+    for (const [key, { id, since }] of this.stale) {
+      if (this.tailers.has(key.slice('file:'.length))) {
+        this.stale.delete(key); // the name is back: its tailer owns the key again
+        continue;
+      }
+      // its file is read on under another name, whose key now holds the position
+      const movedOn = this.committedBy.has(id) && this.committedBy.get(id) !== key;
+      // or gone from the folder for forgetAfterMs (a full look at it each time)
+      const gone = present !== null && !present.has(id) && now - since >= this.timing.forgetAfterMs;
+      if (!movedOn && !gone) continue;
+      try {
+        this.positions.forget(key);
+        this.stale.delete(key);
+      } catch {
+        break; // the buffer cannot write now (disk full): tried again at the next scan
+      }
+    }
+    if (present === null) return;
+    // identities no file of the folder has any more (a rotation's hand-over needs only present ones)
+    for (const id of this.seen.keys()) if (!present.has(id) && !this.openIdents.has(id)) this.seen.delete(id);
+    for (const id of this.committedBy.keys()) if (!present.has(id)) this.committedBy.delete(id);
   }
 
   private scan(): void {
@@ -171,12 +244,20 @@ export class GlobFileSource implements LogSourceRunner {
       for (const name of this.realOf.keys()) if (!present.has(name)) this.realOf.delete(name);
       const firstScan = !this.seeded;
       if (!this.seeded) {
-        // Positions stored for the current matches: a file rotated to another matching
-        // name while we were stopped resumes where its old name left off.
+        // Every position stored under one of this glob's names, present or not: a file rotated
+        // to another matching name while we were stopped resumes where its old name left off
+        // (its identity), even when the new name holds its previous file's position, or the
+        // old name is not there (yet). Those of names not there are dropped once not needed.
         this.seeded = true;
-        for (const m of matches) {
-          const p = this.stored(`file:${m.real}`);
-          if (p !== null) this.seen.set(`${p.dev}:${p.ino}`, p);
+        const names = new Set([...this.realOf.values()]);
+        for (const { source, position } of this.positions.all()) {
+          const path = source.startsWith('file:') ? source.slice('file:'.length) : null;
+          if (path === null || dirname(path) !== this.dir || !this.re.test(basename(path)) || !isFilePosition(position)) continue;
+          const id = `${position.dev}:${position.ino}`;
+          if (!names.has(path)) this.stale.set(source, { id, since: this.timing.clock() });
+          const had = this.seen.get(id);
+          // two names holding one file (a stale row): the one read furthest
+          if (had === undefined || position.offset > had.offset || (position.offset === had.offset && position.part > had.part)) this.seen.set(id, position);
         }
       }
       for (const m of matches) {
@@ -195,6 +276,7 @@ export class GlobFileSource implements LogSourceRunner {
         if (this.paused) t.pause();
         t.start();
       }
+      this.dropGone(full && !noDir ? new Set(matches.map((m) => `${m.st.dev}:${m.st.ino}`)) : null);
       this.lastError = noDir ? `${this.pattern}: the folder ${this.dir} does not exist (yet); files that match are read once it does` : null;
     } catch (err) {
       this.lastError = `${this.pattern}: ${(err as Error).message}`;

@@ -75,7 +75,12 @@ export interface TailerOptions {
   rotateQuietPolls: number;
   /** Look for a file rotated away while the agent was stopped (same folder, same dev/ino). Off inside globs. */
   findRotated: boolean;
-  /** Position to use when nothing is stored under the key (globs: a rotated file already read under another name). */
+  /**
+   * Position of this very file (same dev/ino) read under another name (globs: a rotated file):
+   * used when nothing is stored under the key, or when what is stored there is another file's
+   * (the name's previous file, rotated on: `app.log.1` after `app.log.1` → `.2`, `app.log` → `.1`).
+   * Committed under the key at once, so that the old name's position can be dropped.
+   */
   initial?: FilePosition | null;
   /** Called after every commit and close with the committed position (globs track identities). */
   onPosition?: (pos: FilePosition, open: boolean) => void;
@@ -283,7 +288,21 @@ export class FileTailer implements LogSourceRunner {
     }
     this.opened = true;
     let stored: JsonValue | null = this.o.sink.position(this.key);
-    if (!isFilePosition(stored) && this.o.initial) stored = this.o.initial;
+    const initial = this.o.initial;
+    if (initial && initial.dev === fst.dev && initial.ino === fst.ino && !(isFilePosition(stored) && stored.dev === fst.dev && stored.ino === fst.ino)) {
+      // this file, read under another name before (DECISIONS D11, H34)
+      if (sameFile(initial, fst, fd)) {
+        this.resumeAt(initial);
+        try {
+          this.commit([], initial.offset, initial.part);
+        } catch {
+          // committed with its next lines
+        }
+        return true;
+      }
+      stored = initial; // truncated or its inode reused: said and read from its start below
+    }
+    if (!isFilePosition(stored) && initial) stored = initial;
     if (!isFilePosition(stored)) {
       if (this.o.startAtEnd === true && this.presentAtStart) this.skipToEnd(fd, fst.size);
       return true; // never seen: from the beginning (start_at "beginning", the default)

@@ -417,6 +417,53 @@ describe('file source: globs', () => {
     expect(nextPollMs(250, 1000, false)).toBe(250);
   });
 
+  it('files deleted from the folder are forgotten once finished: tailer, status line and stored position go (they polled on for good); one still written after its deletion is read to its end first', async () => {
+    const pods = join(dir, 'pods');
+    mkdirSync(pods);
+    for (let i = 0; i < 50; i++) write(join(pods, `p${i}.log`), [`pod ${i}`]);
+    const r = start(join(pods, '*.log'), {}, { forgetAfterMs: 0 });
+    await waitFor(() => messages(buffer).length === 50);
+    const stored = () => buffer.sourcePositions().filter((p) => p.source.startsWith(`file:${pods}/`)).map((p) => p.source);
+    expect(stored()).toHaveLength(50);
+    // a writer still holds p0.log when it is deleted, and writes to it afterwards
+    const held = openSync(join(pods, 'p0.log'), 'a');
+    for (let i = 0; i < 40; i++) rmSync(join(pods, `p${i}.log`));
+    writeSync(held, 'pod 0 after its deletion\n');
+    closeSync(held);
+    await waitFor(() => r.status().files?.length === 10);
+    expect(messages(buffer)).toContain('pod 0 after its deletion');
+    expect(r.status().lines_read).toBe(51); // the glob's totals keep the files forgotten
+    expect(new Set(r.status().files?.map((f) => f.path))).toEqual(new Set(Array.from({ length: 10 }, (_, i) => join(pods, `p${40 + i}.log`))));
+    await waitFor(() => stored().length === 10);
+    expect(new Set(stored())).toEqual(new Set(Array.from({ length: 10 }, (_, i) => `file:${join(pods, `p${40 + i}.log`)}`)));
+    // a name that comes back is a new file: read from its start
+    write(join(pods, 'p1.log'), ['pod 1 again']);
+    await waitFor(() => messages(buffer).includes('pod 1 again'));
+    expect(r.status().files?.length).toBe(11);
+    expect(messages(buffer)).toHaveLength(52);
+  });
+
+  it('a folder that empties and fills again (a mount not there yet, or gone for a while) keeps its files\' positions for forgetAfterMs: nothing is read twice', async () => {
+    const mnt = join(dir, 'mnt');
+    const away = join(dir, 'away');
+    mkdirSync(mnt);
+    for (let i = 0; i < 5; i++) write(join(mnt, `m${i}.log`), lines(`m${i}-`, 0, 3));
+    const r = start(join(mnt, '*.log'), {}, { forgetAfterMs: 60_000 });
+    await waitFor(() => messages(buffer).length === 15);
+    renameSync(mnt, away);
+    mkdirSync(mnt); // the empty mount point
+    await waitFor(() => r.status().files?.length === 0);
+    await new Promise((res) => setTimeout(res, 1000)); // 50 polls: over two full looks at the folder (every 20th)
+    expect(buffer.sourcePositions().filter((p) => p.source.startsWith(`file:${mnt}/`))).toHaveLength(5);
+    rmSync(mnt, { recursive: true });
+    renameSync(away, mnt);
+    write(join(mnt, 'm0.log'), ['m0-new']);
+    await waitFor(() => messages(buffer).includes('m0-new'));
+    await waitFor(() => r.status().files?.length === 5);
+    await new Promise((res) => setTimeout(res, 100));
+    expect(sorted(messages(buffer))).toEqual(sorted([...Array.from({ length: 5 }, (_, i) => lines(`m${i}-`, 0, 3)).flat(), 'm0-new']));
+  });
+
   it('rotation to a name the glob also matches: no duplicates', async () => {
     const p = join(dir, 'app.log');
     write(p, lines('x', 0, 20));
@@ -445,6 +492,72 @@ describe('file source: glob restart', () => {
     await waitFor(() => messages(buffer).length >= 30);
     await new Promise((res) => setTimeout(res, 150));
     expect(sorted(messages(buffer))).toEqual(sorted([...lines('x', 0, 25), ...lines('y', 0, 5)]));
+  });
+  it('numbered rotation while stopped (svc.log.1 → .2, svc.log → .1, a new svc.log): each file resumes by its identity, not by the stale position its new name had', async () => {
+    const p = join(dir, 'svc.log');
+    write(`${p}.1`, lines('o', 0, 5));
+    write(p, lines('x', 0, 20));
+    const r1 = start(join(dir, 'svc.log*'));
+    await waitFor(() => messages(buffer).length === 25);
+    await stopRunner(r1);
+    write(p, lines('x', 20, 25));
+    renameSync(`${p}.1`, `${p}.2`);
+    renameSync(p, `${p}.1`);
+    write(p, lines('y', 0, 5));
+    start(join(dir, 'svc.log*'));
+    await waitFor(() => messages(buffer).length >= 35);
+    await new Promise((res) => setTimeout(res, 150));
+    expect(sorted(messages(buffer))).toEqual(sorted([...lines('o', 0, 5), ...lines('x', 0, 25), ...lines('y', 0, 5)]));
+  });
+
+  it('names deleted while stopped: their stored positions are dropped at start; one renamed while stopped resumes under its new name, which then holds its position', async () => {
+    write(join(dir, 'a.log'), lines('a', 0, 3));
+    write(join(dir, 'b.log'), lines('b', 0, 2));
+    write(join(dir, 'c.log'), lines('c', 0, 1));
+    const r1 = start(join(dir, '*.log'));
+    await waitFor(() => messages(buffer).length === 6);
+    await stopRunner(r1);
+    rmSync(join(dir, 'b.log'));
+    renameSync(join(dir, 'c.log'), join(dir, 'd.log'));
+    const keys = () => buffer.sourcePositions().map((p) => p.source).sort();
+    expect(keys()).toEqual(['a.log', 'b.log', 'c.log'].map((n) => `file:${join(dir, n)}`));
+    const r2 = start(join(dir, '*.log'), {}, { forgetAfterMs: 0 });
+    await waitFor(() => keys().join() === ['a.log', 'd.log'].map((n) => `file:${join(dir, n)}`).join());
+    write(join(dir, 'd.log'), ['c1']);
+    await waitFor(() => messages(buffer).includes('c1'));
+    expect(sorted(messages(buffer))).toEqual(sorted([...lines('a', 0, 3), ...lines('b', 0, 2), ...lines('c', 0, 2)]));
+    expect(r2.status().files?.map((f) => f.path).sort()).toEqual([join(dir, 'a.log'), join(dir, 'd.log')]);
+  });
+
+  it('rotated while running to a name the glob matches and not made again: the new name holds the position, so a restart reads nothing twice', async () => {
+    const p = join(dir, 'app.log');
+    write(p, lines('x', 0, 10));
+    const r1 = start(join(dir, 'app.log*'));
+    await waitFor(() => messages(buffer).length === 10);
+    renameSync(p, `${p}.1`);
+    const keys = () => buffer.sourcePositions().map((q) => q.source);
+    await waitFor(() => keys().join() === `file:${p}.1`);
+    expect(r1.status().files?.map((f) => f.path)).toEqual([`${p}.1`]);
+    await stopRunner(r1);
+    write(`${p}.1`, lines('x', 10, 12));
+    start(join(dir, 'app.log*'));
+    await waitFor(() => messages(buffer).length >= 12);
+    await new Promise((res) => setTimeout(res, 150));
+    expect(sorted(messages(buffer))).toEqual(sorted(lines('x', 0, 12)));
+  });
+
+  it('rotated while stopped and the name not yet made again (svc.log → svc.log.1 only): resumes by identity', async () => {
+    const p = join(dir, 'svc.log');
+    write(p, lines('x', 0, 20));
+    const r1 = start(join(dir, 'svc.log*'));
+    await waitFor(() => messages(buffer).length === 20);
+    await stopRunner(r1);
+    write(p, lines('x', 20, 25));
+    renameSync(p, `${p}.1`);
+    start(join(dir, 'svc.log*'));
+    await waitFor(() => messages(buffer).length >= 25);
+    await new Promise((res) => setTimeout(res, 150));
+    expect(sorted(messages(buffer))).toEqual(sorted(lines('x', 0, 25)));
   });
 });
 
