@@ -11,7 +11,6 @@ import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { compileFilter } from './text.js';
 import { SourceConfigError, silentLogger, sinkOf, type LogSourceRunner, type SourceDeps } from './types.js';
 import { FORGET_AFTER_MS, GlobFileSource, isGlob } from './file/glob.js';
-import { isFilePosition } from './file/identity.js';
 import { DEFAULT_CHUNK, FileTailer, type TailerOptions } from './file/tailer.js';
 
 export { FileTailer, type TailerOptions } from './file/tailer.js';
