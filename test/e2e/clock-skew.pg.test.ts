@@ -8,7 +8,7 @@
 // libfaketime would set it); A has the right time.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
-import { newTestDb, type TestDbTarget } from '../support/dialects.js';
+import { newTestDb, pgQuery, type TestDbTarget } from '../support/dialects.js';
 import { issueAgent, requireDist, startServer, type ServerProc } from '../support/procs.js';
 import { helloParams, logEntries, TestClient } from '../server/wire.js';
 
@@ -25,15 +25,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-async function query<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: db.db });
-  await c.connect();
-  try {
-    return (await c.query<T>(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const query = <T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> => pgQuery<T>(db.db, text, values);
 
 async function serve(id: string, clockSkewMs?: number): Promise<ServerProc> {
   const s = await startServer(db.db, ['--server-id', id], clockSkewMs === undefined ? {} : { clockSkewMs });

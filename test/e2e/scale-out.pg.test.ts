@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { newTestDb, type TestDbTarget } from '../support/dialects.js';
+import { newTestDb, pgQuery, type TestDbTarget } from '../support/dialects.js';
 import {
   assertNoTokenLeaks,
   cleanupTempDirs,
@@ -40,15 +40,7 @@ afterAll(async () => {
   await db.drop();
 });
 
-async function query<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: db.db });
-  await c.connect();
-  try {
-    return (await c.query<T>(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const query = <T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> => pgQuery<T>(db.db, text, values);
 
 async function probe(server: ServerProc, host_id: string): Promise<{ status: number; body: { output?: unknown; error?: { code: number } } }> {
   const res = await fetch(`${server.http}/admin/agents/${host_id}/probe`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ probe: 'sys.uptime', args: {}, timeout_ms: 3000 }) });

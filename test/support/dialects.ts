@@ -106,3 +106,14 @@ const nothing = (() => undefined) as unknown as It;
  * partitions): defined in that dialect's run only, absent (not skipped) in the other.
  */
 export const itOn = (d: DialectName): It => (testDialect() === d ? it : nothing);
+
+/** One statement on the database of a --db URL (its own connection, ended afterwards): the rows. */
+export async function pgQuery<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return (await c.query<T>(text, values)).rows;
+  } finally {
+    await c.end();
+  }
+}

@@ -479,16 +479,23 @@ describe('file source: globs', () => {
 });
 
 describe('file source: glob restart', () => {
-  it('rotated while stopped to a name the glob matches: resumes under the new name, no duplicates', async () => {
+  /** svc.log (x0..x19) read by `svc.log*`, the glob stopped, x20..x24 appended, `rotate(path)`, the glob started again. */
+  async function rotatedWhileStopped(rotate: (p: string) => void): Promise<void> {
     const p = join(dir, 'svc.log');
     write(p, lines('x', 0, 20));
     const r1 = start(join(dir, 'svc.log*'));
     await waitFor(() => messages(buffer).length === 20);
     await stopRunner(r1);
     write(p, lines('x', 20, 25));
-    renameSync(p, `${p}.1`);
-    write(p, lines('y', 0, 5));
+    rotate(p);
     start(join(dir, 'svc.log*'));
+  }
+
+  it('rotated while stopped to a name the glob matches: resumes under the new name, no duplicates', async () => {
+    await rotatedWhileStopped((p) => {
+      renameSync(p, `${p}.1`);
+      write(p, lines('y', 0, 5));
+    });
     await waitFor(() => messages(buffer).length >= 30);
     await new Promise((res) => setTimeout(res, 150));
     expect(sorted(messages(buffer))).toEqual(sorted([...lines('x', 0, 25), ...lines('y', 0, 5)]));
@@ -547,14 +554,7 @@ describe('file source: glob restart', () => {
   });
 
   it('rotated while stopped and the name not yet made again (svc.log → svc.log.1 only): resumes by identity', async () => {
-    const p = join(dir, 'svc.log');
-    write(p, lines('x', 0, 20));
-    const r1 = start(join(dir, 'svc.log*'));
-    await waitFor(() => messages(buffer).length === 20);
-    await stopRunner(r1);
-    write(p, lines('x', 20, 25));
-    renameSync(p, `${p}.1`);
-    start(join(dir, 'svc.log*'));
+    await rotatedWhileStopped((p) => renameSync(p, `${p}.1`));
     await waitFor(() => messages(buffer).length >= 25);
     await new Promise((res) => setTimeout(res, 150));
     expect(sorted(messages(buffer))).toEqual(sorted(lines('x', 0, 25)));
