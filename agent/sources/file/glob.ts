@@ -250,9 +250,18 @@ export class GlobFileSource implements LogSourceRunner {
         // old name is not there (yet). Those of names not there are dropped once not needed.
         this.seeded = true;
         const names = new Set([...this.realOf.values()]);
+        const folders = new Set([this.dir]);
+        try {
+          folders.add(fs.realpathSync(this.dir)); // the keys are real paths
+        } catch {
+          // no folder (yet)
+        }
         for (const { source, position } of this.positions.all()) {
           const path = source.startsWith('file:') ? source.slice('file:'.length) : null;
-          if (path === null || dirname(path) !== this.dir || !this.re.test(basename(path)) || !isFilePosition(position)) continue;
+          if (path === null || !isFilePosition(position)) continue;
+          // a name of this folder that matches, or a match's real path elsewhere (a symlink)
+          const inFolder = folders.has(dirname(path)) && this.re.test(basename(path));
+          if (!inFolder && !names.has(path)) continue;
           const id = `${position.dev}:${position.ino}`;
           if (!names.has(path)) this.stale.set(source, { id, since: this.timing.clock() });
           const had = this.seen.get(id);

@@ -536,6 +536,19 @@ describe('file source: glob restart', () => {
     expect(r2.status().files?.map((f) => f.path).sort()).toEqual([join(dir, 'a.log'), join(dir, 'd.log')]);
   });
 
+  it('the same through a folder reached by a symlink (the keys are real paths)', async () => {
+    mkdirSync(join(dir, 'real-logs'));
+    symlinkSync(join(dir, 'real-logs'), join(dir, 'logs'));
+    write(join(dir, 'real-logs', 'a.log'), ['a0']);
+    write(join(dir, 'real-logs', 'b.log'), ['b0']);
+    const r1 = start(join(dir, 'logs', '*.log'));
+    await waitFor(() => messages(buffer).length === 2);
+    await stopRunner(r1);
+    rmSync(join(dir, 'real-logs', 'b.log'));
+    start(join(dir, 'logs', '*.log'), {}, { forgetAfterMs: 0 });
+    await waitFor(() => buffer.sourcePositions().map((p) => p.source).join() === `file:${join(dir, 'real-logs', 'a.log')}`);
+  });
+
   it('rotated while running to a name the glob matches and not made again: the new name holds the position, so a restart reads nothing twice', async () => {
     const p = join(dir, 'app.log');
     write(p, lines('x', 0, 10));
