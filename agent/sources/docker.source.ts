@@ -635,6 +635,8 @@ export class DockerSource implements LogSourceRunner {
   private readonly streams = new Map<string, ContainerStream>();
   /** Containers whose logs stream ended and that were started again meanwhile. */
   private readonly restartWanted = new Set<string>();
+  /** Containers removed (`destroy`) while their logs stream was still open: forgotten when it ends. */
+  private readonly destroyed = new Set<string>();
   /** Container id → name, for every container seen (status). */
   private readonly last = new Map<string, ContainerStream>();
   private events: http.ClientRequest | null = null;
@@ -736,7 +738,7 @@ export class DockerSource implements LogSourceRunner {
   private connect(): void {
     if (this.stopped) return;
     const gen = ++this.generation;
-    const filters = encodeURIComponent(JSON.stringify({ type: ['container'], event: ['start', 'die'] }));
+    const filters = encodeURIComponent(JSON.stringify({ type: ['container'], event: ['start', 'die', 'destroy'] }));
     // Events first, then the list: a container started in between is in one or the other.
     const req = http.get({ socketPath: this.socketPath, path: `/events?filters=${filters}`, agent: false }, (res) => {
       if ((res.statusCode ?? 0) >= 300) {
@@ -779,9 +781,11 @@ export class DockerSource implements LogSourceRunner {
     if (this.engineError !== null) this.shared.log.info({ source: this.key }, 'docker: engine reachable again');
     this.engineError = null;
     this.loggedEngineError = null;
+    const names = new Set<string>();
     for (const c of list as Record<string, unknown>[]) {
       const id = typeof c.Id === 'string' ? c.Id : null;
       const name = containerName(c.Names);
+      if (name !== null) names.add(name);
       if (id === null || name === null || !this.selector(name)) continue;
       const running = c.State === 'running';
       // A stopped container is read only to finish what it wrote after our stored position
@@ -796,6 +800,38 @@ export class DockerSource implements LogSourceRunner {
         if (!isDockerPosition(p) || p.id !== id) continue;
       }
       void this.follow(gen, id);
+    }
+    this.forgetRemoved(names);
+  }
+
+  /**
+   * Drops the stored positions of this source's containers the engine no longer has (removed
+   * while the agent was away, or while it was not connected): their logs went with them, and
+   * without this a host running short-lived containers kept a row per container for good, each
+   * listed by `status` (DECISIONS H35).
+   */
+  private forgetRemoved(names: ReadonlySet<string>): void {
+    const sink = this.shared.sink;
+    if (sink.positions === undefined || sink.forget === undefined) return;
+    try {
+      for (const { source } of sink.positions()) {
+        if (!source.startsWith('docker:')) continue;
+        const name = source.slice('docker:'.length);
+        if (!names.has(name) && this.selector(name) && ![...this.streams.values()].some((c) => c.name === name)) sink.forget(source);
+      }
+    } catch (err) {
+      this.shared.log.warn({ source: this.key, err: (err as Error).message }, 'docker: the positions of removed containers could not be dropped now (tried at the next connection)');
+    }
+  }
+
+  /** A removed container's position, unless its name now belongs to another container. */
+  private forgetContainer(name: string, id: string): void {
+    const key = `docker:${name}`;
+    try {
+      const p = this.shared.sink.position(key);
+      if (isDockerPosition(p) && p.id === id) this.shared.sink.forget?.(key);
+    } catch {
+      // kept: dropped at the next connection's listing
     }
   }
 
@@ -815,6 +851,12 @@ export class DockerSource implements LogSourceRunner {
     if (action === 'start') {
       if (this.streams.has(id)) this.restartWanted.add(id); // the old stream has not ended yet
       else void this.follow(gen, id);
+    }
+    if (action === 'destroy') {
+      // removed (docker rm, --rm): its position goes once its stream has ended (H35)
+      const open = this.streams.get(id);
+      if (open !== undefined) this.destroyed.add(open.id);
+      else if (name !== null) this.forgetContainer(name.replace(/^\//, ''), id);
     }
     // die: the logs stream ends by itself.
   }
@@ -856,6 +898,7 @@ export class DockerSource implements LogSourceRunner {
 
   private onStreamEnd(gen: number, c: ContainerStream, clean: boolean): void {
     for (const [k, v] of this.streams) if (v === c) this.streams.delete(k);
+    if (this.destroyed.delete(c.id)) this.forgetContainer(c.name, c.id);
     // Status keeps stopped containers, but not forever (containers come and go).
     if (this.last.size > 200) {
       for (const [k, v] of this.last) {

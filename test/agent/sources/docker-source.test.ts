@@ -263,6 +263,41 @@ describe('docker source (fake Engine API on a unix socket)', () => {
     expect(logsRequests()).toHaveLength(3);
   });
 
+  it('a removed container\'s position is dropped (destroy event, or gone at the next listing); a stopped one keeps it; a name taken by a new container is not touched (H35)', async () => {
+    await docker.listen();
+    const keys = () => buffer.sourcePositions().map((p) => p.source).sort();
+    const ids = ['a', 'b', 'c', 'd', 'e'].map((n) => docker.add(`job-${n}`));
+    for (const id of ids) docker.log(id, 'line\n');
+    const r1 = start({ path: 'job-*' });
+    await waitFor(() => messages(buffer).length === 5, 5000);
+    expect(keys()).toEqual(['docker:job-a', 'docker:job-b', 'docker:job-c', 'docker:job-d', 'docker:job-e']);
+    // removed while followed (docker rm -f, or --rm): dropped once its stream has ended
+    docker.remove(ids[0]!);
+    await waitFor(() => !keys().includes('docker:job-a'), 5000, 'job-a dropped');
+    // the same when the events arrive before the end of its logs stream
+    docker.remove(ids[4]!, { eventsFirst: true });
+    await waitFor(() => !keys().includes('docker:job-e'), 5000, 'job-e dropped');
+    // stopped, not removed: kept (it may start again and resume)
+    docker.stop(ids[1]!);
+    await waitFor(() => r1.status().containers.find((c) => c.name === 'job-b')?.state === 'stopped', 5000, 'job-b stopped');
+    // removed while the agent is away: dropped at the next listing of the containers
+    await stopRunner(r1);
+    docker.remove(ids[2]!);
+    const again = docker.add('job-d-other'); // another container, not of a removed one
+    docker.log(again, 'other\n');
+    start({ path: 'job-*' });
+    await waitFor(() => keys().join() === ['docker:job-b', 'docker:job-d', 'docker:job-d-other'].join(), 5000, 'job-c dropped');
+    // a new container that took a removed one's name keeps its own position
+    docker.remove(ids[3]!);
+    await waitFor(() => !keys().includes('docker:job-d'), 5000, 'job-d dropped');
+    const reborn = docker.add('job-d', { running: false });
+    docker.log(reborn, 'reborn\n');
+    docker.start(reborn);
+    await waitFor(() => messages(buffer).includes('reborn'), 5000, 'reborn read');
+    expect(keys()).toEqual(['docker:job-b', 'docker:job-d', 'docker:job-d-other']);
+    expect((buffer.getSourcePosition('docker:job-d') as { id: string }).id).toBe(reborn);
+  });
+
   it('a frame header declaring gigabytes: said once, the stream read on as text, the agent not held (H31)', async () => {
     await docker.listen();
     const id = docker.add('odd');

@@ -1,5 +1,5 @@
 // A fake Docker Engine API on a unix socket, for the docker source tests. It implements
-// what the source uses: GET /events (container start/die, streamed), /containers/json,
+// what the source uses: GET /events (container start/die/destroy, streamed), /containers/json,
 // /containers/{id}/json and /containers/{id}/logs?follow&timestamps&since — multiplexed
 // frames for non-TTY containers, a raw stream for TTY ones — and records every request.
 // Frames can be written in pieces (header split, payload split) with pauses between them
@@ -100,6 +100,31 @@ export class FakeDocker {
     });
   }
 
+  /**
+   * `docker rm -f`: stopped if it runs (its streams end, `die`), then gone (`destroy`).
+   * `eventsFirst`: the events reach the client before its logs stream ends (they travel on
+   * another connection).
+   */
+  remove(id: string, opts: { eventsFirst?: boolean } = {}): void {
+    const c = this.containers.get(id)!;
+    if (opts.eventsFirst === true) {
+      c.running = false;
+      this.containers.delete(id);
+      this.event('die', c);
+      this.event('destroy', c);
+      setTimeout(() => {
+        for (const r of c.followers) r.end();
+        c.followers.clear();
+      }, 50);
+      return;
+    }
+    if (c.running) this.stop(id);
+    void this.writing.then(() => {
+      this.containers.delete(id);
+      this.event('destroy', c);
+    });
+  }
+
   /** Next timestamp (advances 100 ms). */
   nextTs(): string {
     const ts = dockerTs(this.clockNs);
@@ -156,7 +181,7 @@ export class FakeDocker {
     });
   }
 
-  private event(action: 'start' | 'die', c: Container): void {
+  private event(action: 'start' | 'die' | 'destroy', c: Container): void {
     const ev = { status: action, id: c.id, from: 'img', Type: 'container', Action: action, Actor: { ID: c.id, Attributes: { name: c.name, image: 'img' } }, time: BASE_S, timeNano: 0 };
     for (const r of this.eventStreams) r.write(JSON.stringify(ev) + '\n');
   }
