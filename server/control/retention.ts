@@ -1,6 +1,6 @@
 // Retention: deletes logs older than retention_days (by server receive time, received_at;
-// agent clocks can be wrong) and metrics older than that (by sample time, the only time a
-// metric row has), in small batches with a pause between them so the ingest path keeps
+// agent clocks can be wrong), metrics older than that (by sample time, the only time a
+// metric row has) and audit rows older than a year (or retention_days when longer), in small batches with a pause between them so the ingest path keeps
 // the database connection (acks are never stalled behind one long DELETE). With
 // max_db_bytes set, the oldest rows of either table are deleted, oldest first, until the
 // database's live data fits. retention_days 0 turns the age purge off (the size cap still
@@ -13,6 +13,7 @@ import type { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
+import { deleteAuditBefore } from '../security/audit.js';
 
 export interface RetentionOptions {
   retentionDays: number;
@@ -38,11 +39,19 @@ export interface PurgeResult {
   metrics: number;
   sizeLogs: number;
   sizeMetrics: number;
+  /** Audit rows older than AUDIT_MIN_DAYS (or retention_days when longer). */
+  audit: number;
 }
 
 type Purgeable = { table: 'logs'; column: 'received_at' } | { table: 'metrics'; column: 'ts' };
 const LOGS: Purgeable = { table: 'logs', column: 'received_at' };
 const METRICS: Purgeable = { table: 'metrics', column: 'ts' };
+/**
+ * Audit rows (every admin action, a probe asked through the admin API included) are kept for a
+ * year, or retention_days when that is longer; retention_days 0 keeps them too (DECISIONS H36).
+ */
+export const AUDIT_MIN_DAYS = 365;
+const NOTHING: PurgeResult = { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0, audit: 0 };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Free pages handed back per step (1 MiB at the default 4 KiB page size). */
@@ -96,7 +105,7 @@ export class Retention {
     this.running ??= this.exclusivePass(now)
       .catch((error: unknown) => {
         if (!this.options.outage?.failed('retention', error)) this.logger.error({ err: String(error) }, 'retention pass failed; retrying at the next interval');
-        return { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
+        return { ...NOTHING };
       })
       .finally(() => (this.running = undefined));
     return this.running;
@@ -107,12 +116,12 @@ export class Retention {
     const r = await this.storage.exclusiveJob('retention', () => this.pass(now));
     if (r !== undefined) return r;
     this.logger.debug({}, 'retention: another server is running its pass; skipped');
-    return { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
+    return { ...NOTHING };
   }
 
   private async pass(now: Date): Promise<PurgeResult> {
     const started = performance.now();
-    const result: PurgeResult = { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 };
+    const result: PurgeResult = { ...NOTHING };
     // retention_days 0 keeps everything (server-config.json): no age purge at all. A cutoff
     // of "now" would delete every row received before this pass.
     const days = this.options.retentionDays;
@@ -130,6 +139,8 @@ export class Retention {
     if (cutoff !== null) {
       result.logs += await this.purgeOlder(LOGS, cutoff, 'age');
       result.metrics = await this.purgeOlder(METRICS, cutoff, 'age');
+      const auditCutoff = new Date(now.getTime() - Math.max(days, AUDIT_MIN_DAYS) * 86_400_000).toISOString();
+      result.audit = await this.purgeAudit(auditCutoff);
     }
     const max = this.options.maxDbBytes;
     if (max !== null && max > 0 && this.storage.usedBytesIsCostly) {
@@ -150,7 +161,7 @@ export class Retention {
       }
     }
     this.metrics.retentionRuns.inc();
-    const total = result.logs + result.metrics + result.sizeLogs + result.sizeMetrics;
+    const total = result.logs + result.metrics + result.sizeLogs + result.sizeMetrics + result.audit;
     if (total > 0) {
       const released_bytes = await this.releaseFreePages();
       this.logger.info(
@@ -214,6 +225,19 @@ export class Retention {
     }
     const row = await this.storage.db.selectFrom(p.table).select(p.column).orderBy(p.column).limit(1).executeTakeFirst();
     return row === undefined ? undefined : (row as Record<string, string>)[p.column];
+  }
+
+  /** Audit rows older than `cutoff`, a batch at a time (server/security/audit.ts owns the table). */
+  private async purgeAudit(cutoff: string): Promise<number> {
+    let total = 0;
+    while (!this.stopped) {
+      const n = await deleteAuditBefore(this.storage.db, cutoff, this.batch);
+      if (n === 0) break;
+      total += n;
+      this.metrics.retentionPurged.labels('audit', 'age').inc(n);
+      await sleep(this.pauseMs);
+    }
+    return total;
   }
 
   private async purgeOlder(p: Purgeable, cutoff: string, reason: 'age'): Promise<number> {

@@ -62,6 +62,14 @@ export async function recordAudit(db: Kysely<Database>, entry: AuditEntry, onErr
   }
 }
 
+/** Deletes up to `limit` of the oldest audit rows written before `cutoff` (retention: DECISIONS H36). Returns how many. */
+export async function deleteAuditBefore(db: Kysely<Database>, cutoff: string, limit: number): Promise<number> {
+  const t = withTrustTables(db);
+  const oldest = t.selectFrom('audit').select('id').where('at', '<', cutoff).orderBy('at').limit(limit);
+  const r = await t.deleteFrom('audit').where('id', 'in', oldest).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}
+
 /** The most recent `limit` audit rows, oldest first. */
 export async function listAudit(db: Kysely<Database>, options: { limit?: number; host_id?: string } = {}): Promise<AuditRow[]> {
   let q = withTrustTables(db).selectFrom('audit').selectAll().orderBy('at', 'desc').orderBy('id', 'desc').limit(options.limit ?? 100);

@@ -98,7 +98,7 @@ describe('logs partitioned by day', () => {
       const log = createCapturingLogger({ level: 'debug' });
       const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
       const r = new Retention(t.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
-      expect(await r.run()).toEqual({ logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 });
+      expect(await r.run()).toEqual({ logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0, audit: 0 });
       expect(log.records().some((x) => x['msg'] === 'retention: another server is running its pass; skipped')).toBe(true);
       expect(await count()).toBe(100);
       release();

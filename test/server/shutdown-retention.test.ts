@@ -1,4 +1,5 @@
 // SIGTERM drain of the compiled server (DESIGN.md 3, seed 4.3, 11) and the retention purge.
+import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -9,6 +10,7 @@ import { openSqliteStorage } from '../../server/db/dialect.js';
 import { createCapturingLogger } from '../../server/log.js';
 import { ServerMetrics } from '../../server/metrics.js';
 import { Retention } from '../../server/control/retention.js';
+import { withTrustTables } from '../../server/security/tables.js';
 import { metricValue } from './control-helpers.js';
 import { entries, makeTempDir, openTempDb } from './helpers.js';
 import { itOn } from '../support/dialects.js';
@@ -215,6 +217,30 @@ describe('retention', () => {
     }
   });
 
+  it('audit rows are kept a year, or retention_days when longer; retention_days 0 keeps them (H36: they were never deleted)', async () => {
+    const tdb = await openTempDb();
+    try {
+      const now = Date.UTC(2026, 5, 1);
+      const audit = withTrustTables(tdb.storage.db);
+      for (const days of [400, 366, 200, 1]) {
+        await audit.insertInto('audit').values({ id: randomUUID(), at: new Date(now - days * 86_400_000).toISOString(), actor: 'loopback', action: 'probe', host_id: null, detail_json: `{"days":${days}}` }).execute();
+      }
+      const left = async () => (await audit.selectFrom('audit').select('detail_json').orderBy('at').execute()).map((r) => JSON.parse(String(r.detail_json)).days as number);
+      const log = createCapturingLogger();
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const pass = (retentionDays: number) => new Retention(tdb.storage, log.logger, metrics, { retentionDays, maxDbBytes: null, batchRows: 1, pauseMs: 0 }).run(new Date(now));
+      expect((await pass(0)).audit).toBe(0);
+      expect(await left()).toEqual([400, 366, 200, 1]);
+      expect((await pass(380)).audit).toBe(1); // retention_days longer than a year
+      expect(await left()).toEqual([366, 200, 1]);
+      expect((await pass(30)).audit).toBe(1); // a year
+      expect(await left()).toEqual([200, 1]);
+      expect(metricValue(await metrics.text(), 'cortex_retention_purged_rows_total', { table: 'audit' })).toBe(2);
+    } finally {
+      await tdb.cleanup();
+    }
+  });
+
   it('retention_days 0 keeps everything, however old (the size cap still applies)', async () => {
     const tdb = await openTempDb();
     try {
@@ -230,7 +256,7 @@ describe('retention', () => {
       const log = createCapturingLogger();
       const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
       const keep = new Retention(tdb.storage, log.logger, metrics, { retentionDays: 0, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
-      expect(await keep.run(new Date(now))).toEqual({ logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0 });
+      expect(await keep.run(new Date(now))).toEqual({ logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0, audit: 0 });
       const count = async (table: 'logs' | 'metrics') => (await tdb.storage.db.selectFrom(table).select('host_id').execute()).length;
       expect(await count('logs')).toBe(3000);
       expect(await count('metrics')).toBe(1);
