@@ -5,7 +5,7 @@
 
 import type { AppendResult, DurableBuffer, SourcePositionUpdate } from './buffer/buffer.js';
 import type { JsonValue, NewLogEntry } from './buffer/entry.js';
-import { BasicSourceManager, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
+import { BasicSourceManager, sinkFromBuffer, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
 
 export type { SourceFactory, SourceManager, SourceStatus };
 
@@ -18,12 +18,12 @@ export interface SourceControl {
 
 /** The sources manager of one agent: sources commit through `append` (validated, durable). */
 export function createAgentSources(
-  buffer: Pick<DurableBuffer, 'getSourcePosition' | 'sourcePositions' | 'deleteSourcePosition'>,
+  buffer: Pick<DurableBuffer, 'append' | 'getSourcePosition' | 'sourcePositions' | 'deleteSourcePosition'>,
   append: (entries: readonly NewLogEntry[], position?: SourcePositionUpdate) => AppendResult,
   factories: readonly SourceFactory[],
   info: (msg: string, fields: Record<string, unknown>) => void,
 ): SourceManager {
-  return new BasicSourceManager({ append, position: (s) => buffer.getSourcePosition(s), positions: () => buffer.sourcePositions(), forget: (s) => buffer.deleteSourcePosition(s) }, factories, info);
+  return new BasicSourceManager(sinkFromBuffer(buffer, append), factories, info);
 }
 
 /**

@@ -4,6 +4,7 @@
 // imports of the agent and its library entry working.
 
 export { BasicSourceManager, sourceKey, type SourceManager } from './sources/manager.js';
+export { sinkFromBuffer } from './sources/types.js';
 export type { Source, SourceFactory, SourceKind, SourceReport, SourceSink, SourceStatus } from './sources/types.js';
 export type {
   /** @deprecated The same as Source; kept for library users of 0.1. */

@@ -33,8 +33,8 @@ export interface IngestOptions {
   metrics?: ServerMetrics;
   /** Where a database out of reach is told (default: one of this Ingest's own). */
   outage?: DatabaseOutage;
-  /** The database's time, ms (received_at is stamped in it: DECISIONS G31). Default Date.now. */
-  now?: () => number;
+  /** The database's time (received_at is stamped in it: DECISIONS G31). Default: this machine's clock. */
+  now?: () => Date;
 }
 
 /** The longest pause a -32020 advises (a queue that full drains slower than this only under a stall). */
@@ -66,11 +66,6 @@ export class Ingest {
     this.flushEntries = options.flushEntries ?? LIMITS.ack_flush_entries;
     this.flushMs = options.flushMs ?? LIMITS.ack_flush_ms;
     this.outage = options.outage ?? new DatabaseOutage({ logger });
-  }
-
-  /** The time received_at is stamped in (the database's: options.now), ms since the epoch. */
-  now(): number {
-    return this.options.now?.() ?? Date.now();
   }
 
   /** From now on every commit fails with `error` (answered as its outage kind says); resolves once the commits running now are over. */
@@ -326,7 +321,7 @@ export class SessionIngest {
       // are not kept past the commit's start (the writer thread gets them packed), so they die
       // young instead of being copied by the scavenges that run while the commit waits.
       const group: CommittingPush[] = pushes.map((p) => ({ first: p.entries[0]?.seq, n: p.entries.length, at: p.at, resolve: p.resolve, reject: p.reject }));
-      const received_at = new Date(this.ingest.now()).toISOString();
+      const received_at = (this.ingest.options.now?.() ?? new Date()).toISOString();
       try {
         // run() is called at once, inside commit(): the entries are handed over before pushes is emptied.
         const committed = this.ingest.commit(() =>

@@ -170,7 +170,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   // a server whose clock is wrong neither purges the cluster's rows early nor keeps a rotated
   // token alive (DECISIONS G31); on SQLite the machine's clock.
   const dbNow = (): Date => registry.now();
-  ingest.options.now = () => dbNow().getTime();
+  ingest.options.now = dbNow;
   registerFleetMetrics(metrics.registry, storage.db, {
     silentAfterSecs: settings.silent_after_secs,
     now: () => dbNow().getTime(),

@@ -813,11 +813,12 @@ export class DockerSource implements LogSourceRunner {
   private forgetRemoved(names: ReadonlySet<string>): void {
     const sink = this.shared.sink;
     if (sink.positions === undefined || sink.forget === undefined) return;
+    const reading = new Set([...this.streams.values()].map((c) => c.name));
     try {
       for (const { source } of sink.positions()) {
         if (!source.startsWith('docker:')) continue;
         const name = source.slice('docker:'.length);
-        if (!names.has(name) && this.selector(name) && ![...this.streams.values()].some((c) => c.name === name)) sink.forget(source);
+        if (!names.has(name) && !reading.has(name) && this.selector(name)) sink.forget(source);
       }
     } catch (err) {
       this.shared.log.warn({ source: this.key, err: (err as Error).message }, 'docker: the positions of removed containers could not be dropped now (tried at the next connection)');

@@ -30,9 +30,13 @@ export interface SourceSink {
   forget?(source: string): void;
 }
 
-export function sinkFromBuffer(buffer: DurableBuffer): SourceSink {
+/** The sink of a buffer: what sources read and write of it (the agent passes its own checked append). */
+export function sinkFromBuffer(
+  buffer: Pick<DurableBuffer, 'append' | 'getSourcePosition' | 'sourcePositions' | 'deleteSourcePosition'>,
+  append: SourceSink['append'] = (entries, position) => buffer.append(entries, position),
+): SourceSink {
   return {
-    append: (entries, position) => buffer.append(entries, position),
+    append,
     position: (source) => buffer.getSourcePosition(source),
     positions: () => buffer.sourcePositions(),
     forget: (source) => buffer.deleteSourcePosition(source),

@@ -140,7 +140,8 @@ export class Retention {
       result.logs += await this.purgeOlder(LOGS, cutoff, 'age');
       result.metrics = await this.purgeOlder(METRICS, cutoff, 'age');
       const auditCutoff = new Date(now.getTime() - Math.max(days, AUDIT_MIN_DAYS) * 86_400_000).toISOString();
-      result.audit = await this.purgeAudit(auditCutoff);
+      // server/security/audit.ts owns the table
+      result.audit = await this.inBatches('audit', 'age', () => deleteAuditBefore(this.storage.db, auditCutoff, this.batch));
     }
     const max = this.options.maxDbBytes;
     if (max !== null && max > 0 && this.storage.usedBytesIsCostly) {
@@ -227,26 +228,18 @@ export class Retention {
     return row === undefined ? undefined : (row as Record<string, string>)[p.column];
   }
 
-  /** Audit rows older than `cutoff`, a batch at a time (server/security/audit.ts owns the table). */
-  private async purgeAudit(cutoff: string): Promise<number> {
-    let total = 0;
-    while (!this.stopped) {
-      const n = await deleteAuditBefore(this.storage.db, cutoff, this.batch);
-      if (n === 0) break;
-      total += n;
-      this.metrics.retentionPurged.labels('audit', 'age').inc(n);
-      await sleep(this.pauseMs);
-    }
-    return total;
+  private purgeOlder(p: Purgeable, cutoff: string, reason: 'age'): Promise<number> {
+    return this.inBatches(p.table, reason, () => this.deleteBatch(p, cutoff));
   }
 
-  private async purgeOlder(p: Purgeable, cutoff: string, reason: 'age'): Promise<number> {
+  /** Runs `batch` (one DELETE, returning its rows) until it deletes nothing, with the pause between; counted under `table`. */
+  private async inBatches(table: string, reason: 'age', batch: () => Promise<number>): Promise<number> {
     let total = 0;
     while (!this.stopped) {
-      const n = await this.deleteBatch(p, cutoff);
+      const n = await batch();
       if (n === 0) break;
       total += n;
-      this.metrics.retentionPurged.labels(p.table, reason).inc(n);
+      this.metrics.retentionPurged.labels(table, reason).inc(n);
       await sleep(this.pauseMs);
     }
     return total;

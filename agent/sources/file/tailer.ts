@@ -289,8 +289,9 @@ export class FileTailer implements LogSourceRunner {
     this.opened = true;
     let stored: JsonValue | null = this.o.sink.position(this.key);
     const initial = this.o.initial;
-    if (initial && initial.dev === fst.dev && initial.ino === fst.ino && !(isFilePosition(stored) && stored.dev === fst.dev && stored.ino === fst.ino)) {
-      // this file, read under another name before (DECISIONS D11, H34)
+    if (initial && !(isFilePosition(stored) && stored.dev === fst.dev && stored.ino === fst.ino)) {
+      // this file (a glob gives only its own identity), read under another name before, and the
+      // key holds nothing of it (DECISIONS D11, H34)
       if (sameFile(initial, fst, fd)) {
         this.resumeAt(initial);
         try {
@@ -302,7 +303,6 @@ export class FileTailer implements LogSourceRunner {
       }
       stored = initial; // truncated or its inode reused: said and read from its start below
     }
-    if (!isFilePosition(stored) && initial) stored = initial;
     if (!isFilePosition(stored)) {
       if (this.o.startAtEnd === true && this.presentAtStart) this.skipToEnd(fd, fst.size);
       return true; // never seen: from the beginning (start_at "beginning", the default)
