@@ -11,6 +11,7 @@ import pg from 'pg';
 import { newTestDb, pgQuery, type TestDbTarget } from '../support/dialects.js';
 import { issueAgent, requireDist, startServer, type ServerProc } from '../support/procs.js';
 import { helloParams, logEntries, TestClient } from '../server/wire.js';
+import { metricValue } from '../server/control-helpers.js';
 
 const DAY = 86_400_000;
 
@@ -43,9 +44,7 @@ async function connect(server: ServerProc, name: string): Promise<{ client: Test
 }
 
 async function metric(server: ServerProc, name: string): Promise<number> {
-  const text = await (await fetch(`${server.http}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\d+)`, 'm').exec(text);
-  return m === null ? 0 : Number(m[1]);
+  return metricValue(await (await fetch(`${server.http}/metrics`)).text(), name);
 }
 
 const near = (iso: unknown, ms: number, within = 10_000) => Math.abs(Date.parse(String(iso)) - ms) < within;
@@ -58,7 +57,7 @@ it('a server 60 days ahead keeps the rows another just stored and counts no agen
   // the server 60 days ahead: its first retention pass (5 s after start) leaves them all
   const ahead = await serve('server-ahead', 60 * DAY);
   expect(ahead.stderr()).toContain("this server's clock is 5184000.0 s ahead of the database's");
-  for (let i = 0; (await metric(ahead, 'cortex_retention_runs_total')) < 1; i++) {
+  for (let i = 0; !((await metric(ahead, 'cortex_retention_runs_total')) >= 1); i++) {
     if (i > 150) throw new Error(`no retention pass on the server ahead: ${ahead.stderr()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
