@@ -8,15 +8,30 @@ import {
   PayloadTooLargeError,
   QuotaExceededError,
   UnknownHostError as UnknownHostRpcError,
+  type LogBatchEntry,
   type LogsPushParams,
   type LogsPushResult,
+  type MetricSample,
   type RetryAfterData,
 } from '@cortex/agent-protocol';
 import { metadataProblem, storableText } from '@cortex/agent-protocol/runtime';
 import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
-import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type Storage } from './db/storage.js';
+import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type IngestMetricSample, type Storage } from './db/storage.js';
 import { DatabaseOutage, OUTAGE_WHY, outageKind } from './db/outage.js';
+
+/** Compiles only when T is never: here, when no field of the contract is left without a column. */
+type NoneLeft<T extends never> = T;
+/**
+ * A field the contract adds to LogBatchEntry or MetricSample is valid on the wire as soon as
+ * codegen runs, but the server stores only the fields it has columns for: these two lines stop
+ * the build, naming the field ("Type '"trace_id"' does not satisfy the constraint 'never'"),
+ * until it is stored — a column in a migration for both dialects, the field in IngestLogEntry
+ * (or IngestMetricSample), packed rows and both ingest statements, the admin queries, and for a
+ * free-text field makeStorable below. test/server/ingest-wire.test.ts then checks the round trip.
+ */
+export type EveryLogEntryFieldStored = NoneLeft<Exclude<keyof LogBatchEntry, keyof IngestLogEntry>>;
+export type EveryMetricSampleFieldStored = NoneLeft<Exclude<keyof MetricSample, keyof IngestMetricSample>>;
 
 export interface IngestOptions {
   /** The server's cap on entries per logs.push (more, up to 1000, is -32008). */
