@@ -95,8 +95,8 @@ export class Control {
     return this.configInForce;
   }
 
-  /** The handlers of one connection's peer. */
-  handlersFor(conn: ControlConn): Partial<AgentHandlers> {
+  /** The handlers of one connection's peer: every server-to-agent method of the contract (a new one fails to compile here until handled). */
+  handlersFor(conn: ControlConn): AgentHandlers {
     return {
       'probe.request': async (params) => this.onProbeRequest(conn, params),
       // Notifications that arrive while the hello result is still being handled (token write,

@@ -13,6 +13,7 @@ import {
   ServerClient,
   UnknownHostError as UnknownHostRpcError,
   registerServerHandlers,
+  type ServerHandlers,
   type AgentConfig,
   type AgentHelloResult,
   type Frame,
@@ -167,7 +168,7 @@ export class Connection {
         this.lastHeartbeat = { queue_depth: params.queue_depth, buffer_bytes: params.buffer_bytes, at: new Date().toISOString() };
         this.ctx.lastSeen.touch(this.host_id as string);
       },
-    });
+    } satisfies ServerHandlers); // every agent-to-server method of the contract: a new one fails to compile here until handled
 
     const socket = (ws as unknown as { _socket: Socket })._socket;
     this.hold = readHold(ws, (queued) => this.readsHeldNow(queued));
