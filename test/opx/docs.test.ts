@@ -68,6 +68,13 @@ it('the options of the admin commands (as their --help lists them) are in docs/c
   }
 });
 
+it('docs/cli.md names every probe of the contract', () => {
+  const probes = (JSON.parse(read('contract/probes/probes.json')) as { probes: { name: string }[] }).probes.map((p) => p.name);
+  const section = read('docs/cli.md').split('### probe')[1]?.split('\n## ')[0] ?? '';
+  expect(probes.length).toBeGreaterThan(0);
+  for (const name of probes) expect(section, `docs/cli.md (probe) names ${name}`).toContain(`\`${name}\``);
+});
+
 let t: TestServer | undefined;
 afterAll(async () => {
   await t?.close();
