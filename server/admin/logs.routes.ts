@@ -7,7 +7,8 @@ import type { Severity } from '@cortex/agent-protocol';
 import { getAgent } from '../db/agents.repository.js';
 import type { Route, RouteContext } from './context.js';
 import { hostIdParam, invalid, send, unknownHost } from './http.js';
-import { SEVERITIES, lastLogs, logMatches, logsAfter, metricNames, queryLogs, queryMetrics } from './queries.js';
+import { SEVERITIES, logMatches, metricNames, queryLogs, queryMetrics } from './queries.js';
+import { since, tail } from '../db/logs.repository.js';
 
 /** Live tail: database poll interval and rows per poll. */
 const TAIL_POLL_MS = 200;
@@ -80,9 +81,9 @@ async function streamTail(ctx: RouteContext): Promise<void> {
 
   let last = after ?? 0;
   if (after === undefined) {
-    const rows = await lastLogs(db, id, backlog);
+    const rows = await tail(db, id, backlog);
     // Start after the newest row even when the backlog shows none of them.
-    const newest = await lastLogs(db, id, 1);
+    const newest = await tail(db, id, 1);
     last = newest[0]?.seq ?? 0;
     const text = rows.filter((r) => logMatches(r, filter)).map((r) => `id: ${r.seq}\nevent: log\ndata: ${JSON.stringify(r)}\n\n`).join('');
     if (text !== '') res.write(text);
@@ -104,7 +105,7 @@ async function streamTail(ctx: RouteContext): Promise<void> {
         break;
       }
     }
-    const rows = await logsAfter(db, id, last, TAIL_BATCH);
+    const rows = await since(db, id, last, TAIL_BATCH);
     if (closed) break;
     if (rows.length > 0) {
       last = rows[rows.length - 1]!.seq;

@@ -5,7 +5,7 @@ import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Severity } from '@cortex/agent-protocol';
 import defs from '@cortex/agent-protocol/schemas/defs.json' with { type: 'json' };
 import type { AgentSummary } from '../db/agents.repository.js';
-import { toLogView, type LogView } from '../db/logs.repository.js';
+import { LOG_COLUMNS, toLogView, type LogView } from '../db/logs.repository.js';
 import type { ConnectionState, Database } from '../db/schema.js';
 import { CONNECTION_STATES } from '../db/schema.js';
 
@@ -90,8 +90,6 @@ export interface LogQuery {
   limit: number;
 }
 
-const LOG_COLUMNS = ['host_id', 'seq', 'ts', 'received_at', 'severity', 'facility', 'app_name', 'process_id', 'message', 'source', 'metadata_json'] as const;
-
 /** Rows of a host matching the query, newest (highest seq) first; next_cursor when more remain. */
 export async function queryLogs(db: Db, host_id: string, query: LogQuery): Promise<{ items: LogView[]; next_cursor: string | null }> {
   let qb = db.selectFrom('logs').select(LOG_COLUMNS).where('host_id', '=', host_id);
@@ -115,19 +113,6 @@ export function logMatches(row: LogView, filter: { severity?: Severity; source?:
   if (filter.source !== undefined && row.source !== filter.source) return false;
   if (filter.q !== undefined && filter.q !== '' && !row.message.toLowerCase().includes(filter.q.toLowerCase())) return false;
   return true;
-}
-
-/** Rows of a host with seq > after, oldest first, at most `limit`. */
-export async function logsAfter(db: Db, host_id: string, after: number, limit: number): Promise<LogView[]> {
-  const rows = await db.selectFrom('logs').select(LOG_COLUMNS).where('host_id', '=', host_id).where('seq', '>', after).orderBy('seq', 'asc').limit(limit).execute();
-  return rows.map(toLogView);
-}
-
-/** The last `n` rows of a host, oldest first. */
-export async function lastLogs(db: Db, host_id: string, n: number): Promise<LogView[]> {
-  if (n === 0) return [];
-  const rows = await db.selectFrom('logs').select(LOG_COLUMNS).where('host_id', '=', host_id).orderBy('seq', 'desc').limit(n).execute();
-  return rows.reverse().map(toLogView);
 }
 
 export interface MetricSample {

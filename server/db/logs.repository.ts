@@ -6,7 +6,7 @@ import type { Database, LogRow } from './schema.js';
 /** A log row as shown to admins: the `logs` columns, metadata_json parsed as `metadata`. */
 export type LogView = Omit<LogRow, 'metadata_json'> & { metadata: unknown };
 
-const LOG_COLUMNS = [
+export const LOG_COLUMNS = [
   'host_id',
   'seq',
   'ts',
