@@ -14,7 +14,7 @@ export async function probeCmd(args: string[]): Promise<void> {
   const [hostId, probe] = positionals as [string, string];
   if (values.url !== undefined && values.server !== undefined) throw new UsageError('--url and --server are the same option: give one');
   const target = remoteTarget({ ...values, db: undefined, server: values.server ?? values.url });
-  if (target === undefined) throw new UsageError(`--url is required (or --server URL, or CORTEX_SERVER): the server, e.g. http://127.0.0.1:3100\n\n${HELP.probe}`);
+  if (target === undefined) throw new UsageError(`--server is required (or $CORTEX_SERVER; --url is its older name): the server's admin address, e.g. --server http://127.0.0.1:3100\n\n${HELP.probe}`);
   // --admin-token T still works (it shows in `ps`; prefer --admin-token-file or the environment)
   if (values['admin-token'] !== undefined && values['admin-token-file'] === undefined) target.token = values['admin-token'];
   let probeArgs: unknown = {};

@@ -193,7 +193,7 @@ describe('probe CLI', () => {
     expect(JSON.parse(bad.stdout).error.code).toBe(-32010);
     const usage = await cliAsync(['probe', a.host_id, 'sys.uptime']);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toMatch(/--url is required/);
+    expect(usage.stderr).toMatch(/--server is required \(or \$CORTEX_SERVER; --url is its older name\)/);
     a.client.ws.close();
     await a.client.closed;
   });
