@@ -72,6 +72,8 @@ function sslParam(db: string, name: string): string | undefined {
  */
 export function postgresOpenError(error: unknown, db: string): UsageError | undefined {
   if (!/^postgres(ql)?:\/\//i.test(db)) return undefined;
+  // A migration's failure (MigrationError) carries PostgreSQL's error as its cause.
+  if (typeof (error as { code?: unknown } | null)?.code !== 'string' && error instanceof Error && error.cause !== undefined) error = error.cause;
   const e = error as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : String(error);
@@ -125,10 +127,25 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
     const schema = /^[a-z_][a-z0-9_]*$/.test(named) ? named : 'NAME';
     return fail(message, `create the schema first (create schema ${schema} authorization ${user === '' ? 'USER' : user}), or name one that exists in the URL (?options=-c%20search_path%3D${schema}) or for the user (alter role ${user === '' ? 'USER' : user} set search_path = ${schema})`);
   }
+  if (code === 'CORTEX_NOT_OWNER') {
+    const owner = (error as { owner?: unknown }).owner;
+    return fail(message, `run serve as "${String(owner)}" (the user that ran migrate), or as a member of that role (GRANT ${String(owner)} TO ${user}, when it is a role made for cortex-server); the admin commands may keep a user with GRANTs only`);
+  }
   if (code === 'CORTEX_POOLED_SESSIONS') {
     return fail(message, 'point --db at PostgreSQL itself (a managed database\'s direct or session-mode connection string), or set pool_mode = session for this database in pgbouncer.ini');
   }
-  if (code === '42501') return fail(`the user ${JSON.stringify(user)} may not create or change the tables: ${message}`, 'run with the database owner, or grant it the rights');
+  if (code === '42501') {
+    // Named by PostgreSQL: "permission denied for schema public", "… for table agents".
+    const schema = /permission denied for schema (\S+)/.exec(message)?.[1];
+    if (schema !== undefined) {
+      return fail(`the user ${JSON.stringify(user)} may not create tables in the schema ${schema}: ${message}`, `let it (as the schema's owner: GRANT CREATE, USAGE ON SCHEMA ${schema} TO ${user}), give it a schema of its own (CREATE SCHEMA cortex AUTHORIZATION ${user}, and ?options=-c%20search_path%3Dcortex in the URL), or run as the database's owner`);
+    }
+    const table = /permission denied for (?:table|relation|sequence) (\S+)/.exec(message)?.[1];
+    if (table !== undefined) {
+      return fail(`the user ${JSON.stringify(user)} may not use the table ${table}: another user created the tables here (${message})`, `run serve and the admin commands as the user that owns the tables (migrate created them): retention drops and creates partitions, which takes the owner, not only GRANTs`);
+    }
+    return fail(`the user ${JSON.stringify(user)} may not create or change the tables: ${message}`, 'run as the user that owns the database and its tables');
+  }
   return undefined;
 }
 

@@ -365,6 +365,7 @@ async function openMigrated(settings: ServerSettings, dbPool: number | undefined
   const storage = await openStorage(settings.db, dbPool !== undefined ? { poolSize: dbPool } : {});
   try {
     await migrateToLatest(storage, (holder) => logger.warn({ holder }, migrationLockWaitMessage(holder)));
+    if (storage.dialect === 'postgres') await (await import('./db/postgres.js')).refuseNotTableOwner(storage.db);
   } catch (error) {
     await storage.close().catch(() => undefined);
     throw error;

@@ -245,6 +245,34 @@ async function refuseNoSchema(on: Kysely<Schema>): Promise<void> {
   if (row !== undefined && row.schema === null) throw new NoSchemaError(row.path);
 }
 
+/** Thrown by `serve` when its user may not act as the owner of `logs` (DECISIONS G32). */
+export class NotTableOwnerError extends Error {
+  readonly code = 'CORTEX_NOT_OWNER';
+  constructor(
+    readonly user: string,
+    readonly owner: string,
+  ) {
+    super(
+      `the user "${user}" does not own the table logs (its owner is "${owner}"): a server adds a partition of logs for each day and drops the ones retention is done with, ` +
+        `which PostgreSQL lets only the owner do, so with GRANTs alone it would store logs until the partitions made in advance run out (in a few days) and then refuse every push`,
+    );
+    this.name = 'NotTableOwnerError';
+  }
+}
+
+/**
+ * Refuses to serve as a user that is neither the owner of `logs` nor a member of the owner's
+ * role (a superuser counts as one): tables migrated by one user and served by another with
+ * GRANTs worked for days, then failed at the first day without a partition (DECISIONS G32).
+ */
+export async function refuseNotTableOwner(db: Kysely<Schema>): Promise<void> {
+  const r = await sql<{ user: string; owner: string; owns: boolean }>`
+    select current_user as user, pg_get_userbyid(c.relowner) as owner, pg_has_role(current_user, c.relowner, 'USAGE') as owns
+    from pg_class c where c.oid = to_regclass('logs')`.execute(db);
+  const row = r.rows[0];
+  if (row !== undefined && !row.owns) throw new NotTableOwnerError(row.user, row.owner);
+}
+
 /** Thrown when --db leads to a pooler that runs one connection's statements in different PostgreSQL sessions. */
 export class SessionSharingPoolerError extends Error {
   readonly code = 'CORTEX_POOLED_SESSIONS';

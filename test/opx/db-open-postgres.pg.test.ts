@@ -102,6 +102,52 @@ describe('PostgreSQL refuses the --db', () => {
     }
   });
 
+  it('a user without the rights it needs (G32): no CREATE in the schema, tables of another user, GRANTs without owning logs — each E_DB_OPEN saying which', async () => {
+    const role = `cx_norights_${process.pid}`;
+    const target = await newTestDb('postgres'); // a schema of the superuser's
+    const schema = new URL(target.db).searchParams.get('options')!.replace(/^-c search_path=/, '');
+    const su = new pg.Client({ connectionString: PG_TEST_URL });
+    await su.connect();
+    try {
+      await su.query(`create role ${role} login`);
+      await su.query(`grant usage on schema ${schema} to ${role}`);
+      const asRole = (() => {
+        const u = new URL(target.db);
+        u.username = role;
+        return u.toString();
+      })();
+      // 1. it may not create tables there: the migration's failure names the schema (was E_INTERNAL "this is a bug")
+      for (const args of [['migrate'], ['serve', '--listen', '127.0.0.1:0']]) {
+        const r = server([...args, '--db', asRole]);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toMatch(new RegExp(`^cortex-server: error\\[E_DB_OPEN\\]: the user "${role}" may not create tables in the schema ${schema}: permission denied for schema ${schema} .* — let it \\(as the schema's owner: GRANT CREATE, USAGE ON SCHEMA ${schema} TO ${role}\\)`));
+      }
+      // 2. the tables exist, made by another user: said as such (was "the database holds tables of another application")
+      expect(server(['migrate', '--db', target.db]).code).toBe(0);
+      for (const args of [['agent', 'list'], ['serve', '--listen', '127.0.0.1:0']]) {
+        const r = server([...args, '--db', asRole]);
+        expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
+        expect(r.stderr).toMatch(new RegExp(`^cortex-server: error\\[E_DB_OPEN\\]: the user "${role}" may not use the table kysely_migration: another user created the tables here`));
+        expect(r.stderr).not.toContain('another application');
+      }
+      // 3. GRANTs on every table, but logs is not its own: serve refuses (it could not add a day's
+      // partition once those made in advance ran out); the admin commands work with GRANTs
+      await su.query(`grant create on schema ${schema} to ${role}`);
+      await su.query(`grant all on all tables in schema ${schema} to ${role}`);
+      await su.query(`grant all on all sequences in schema ${schema} to ${role}`);
+      const serve = server(['serve', '--listen', '127.0.0.1:0', '--db', asRole]);
+      expect(serve.code, serve.stderr).toBe(2);
+      expect(serve.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: the user "\w+" does not own the table logs \(its owner is "\w+"\): a server adds a partition of logs for each day .* — run serve as "\w+" \(the user that ran migrate\), or as a member of that role/);
+      const list = server(['agent', 'list', '--db', asRole]);
+      expect(list.code, list.stderr).toBe(0);
+    } finally {
+      await target.drop().catch(() => undefined);
+      await su.query(`drop owned by ${role}`).catch(() => undefined);
+      await su.query(`drop role if exists ${role}`).catch(() => undefined);
+      await su.end();
+    }
+  });
+
   it('a database that does not exist: E_DB_OPEN saying to create it', () => {
     const db = withUrl((u) => {
       u.pathname = '/cortex_no_such_db';

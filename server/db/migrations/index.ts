@@ -96,8 +96,12 @@ async function appliedMigrations(db: Kysely<any>): Promise<string[] | null> {
   try {
     const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
     return rows.rows.map((r) => r.name);
-  } catch {
-    return null;
+  } catch (error) {
+    // No history table: a new database (or another application's). Anything else, such as a
+    // user without the rights on tables another user created (42501), is said as itself: taken
+    // as "no history", it was told as another application's database (DECISIONS G32).
+    if (isRelationGone(error) || /no such table/i.test(String((error as { message?: unknown } | null)?.message))) return null;
+    throw error;
   }
 }
 
