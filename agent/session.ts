@@ -228,11 +228,10 @@ export class Session {
     if (this.machine.fire('drained')) this.scheduleReconnect();
   }
 
-  /** Deletes the token file (revoked); idempotent. */
+  /** Deletes the token file (revoked); idempotent: said once, by the call that deleted it. */
   async forgetToken(): Promise<void> {
     try {
-      const existed = await this.tokens.forget();
-      this.log.warn({ existed }, 'token file deleted (revoked)');
+      if (await this.tokens.forget()) this.log.warn('token file deleted (revoked)');
     } catch (err) {
       this.log.error({ err: (err as Error).message }, 'cannot delete the token file');
     }

@@ -177,11 +177,13 @@ describe('authentication failures', () => {
     s.hello = () => {
       throw rpcError(ErrorCode.TokenRevoked, 'revoked');
     };
-    const { agent, dir } = await agentFor(s);
+    const { agent, dir, logs } = await agentFor(s);
     agent.start();
     expect(await agent.done).toBe('Revoked');
     expect(existsSync(join(dir, 'token'))).toBe(false);
     expect(agent.status().last_error).toMatch(/-32002/);
+    // said once (the stop deletes it again to be sure, and said "existed: false" a second time)
+    expect(logs.lines.filter((l) => l['msg'] === 'token file deleted (revoked)')).toHaveLength(1);
     expect(s.sessions).toHaveLength(1);
   });
 
@@ -248,7 +250,7 @@ describe('connection closed while the hello is pending', () => {
 describe('shutdown and drain', () => {
   it('agent.shutdown Revoked → Revoked, token deleted, close reason final_seq', async () => {
     const s = await server();
-    const { agent, dir } = await agentFor(s);
+    const { agent, dir, logs } = await agentFor(s);
     agent.start();
     await agent.waitForState('Active');
     agent.ingest(entries(5));
@@ -256,6 +258,7 @@ describe('shutdown and drain', () => {
     s.current!.client.agentShutdown({ reason: 'Revoked', drain_seconds: 0 });
     expect(await agent.done).toBe('Revoked');
     expect(existsSync(join(dir, 'token'))).toBe(false);
+    expect(logs.lines.filter((l) => l['msg'] === 'token file deleted (revoked)')).toHaveLength(1);
     expect((await s.current!.closed).reason).toBe('final_seq=5');
   });
 
