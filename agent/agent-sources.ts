@@ -21,9 +21,9 @@ export function createAgentSources(
   buffer: Pick<DurableBuffer, 'append' | 'getSourcePosition' | 'sourcePositions' | 'deleteSourcePosition'>,
   append: (entries: readonly NewLogEntry[], position?: SourcePositionUpdate) => AppendResult,
   factories: readonly SourceFactory[],
-  info: (msg: string, fields: Record<string, unknown>) => void,
+  log: (msg: string, fields: Record<string, unknown>, level?: 'warn') => void,
 ): SourceManager {
-  return new BasicSourceManager(sinkFromBuffer(buffer, append), factories, info);
+  return new BasicSourceManager(sinkFromBuffer(buffer, append), factories, log);
 }
 
 /**
@@ -43,7 +43,10 @@ export function sourceStatusWithPositions(sources: Pick<SourceManager, 'status' 
   // 3,000 × 3,000 comparisons for a glob over 3,000 files, 0.1-0.2 s per status).
   const byName = new Map<string, SourceStatus>();
   const index = (s: SourceStatus): void => {
-    for (const name of [s.key, s.kind === 'file' ? `file:${s.path}` : s.name, s.path]) {
+    // and as `<kind>:<name>`: a stored row listed here has no key, and without it the CLI's pass
+    // over a running agent's status.json listed a custom, docker or filtered journald row twice
+    const keyed = s.kind === 'file' ? null : [s.name, s.path].filter((n) => typeof n === 'string').map((n) => `${s.kind}:${n}`);
+    for (const name of [s.key, s.kind === 'file' ? `file:${s.path}` : s.name, s.path, ...(keyed ?? [])]) {
       if (typeof name === 'string' && !byName.has(name)) byName.set(name, s);
     }
   };
