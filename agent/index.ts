@@ -11,7 +11,9 @@
 // Log sources: the real tailers of agent/sources (sourceFactories(): file, journald and
 // whatever else that module implements) unless `sourceFactories` is given ([] = only the
 // in-process custom source, agent.ingest()). Probes: every built-in probe; file.tail may
-// read below agent.json's `probe_file_tail_paths` (default ["/var/log"]).
+// read below agent.json's `probe_file_tail_paths` (default ["/var/log"]). A custom source of
+// the server's config runs only what agent.json's `custom_commands` lists and listens only at
+// `custom_socket_paths` (default none: DECISIONS H37).
 
 import { Agent, type AgentOptions } from './agent.js';
 import { sourceFactories } from './sources/index.js';
@@ -76,6 +78,9 @@ export async function startAgent(options: StartAgentOptions): Promise<Agent> {
       sourceFactories({
         logger: logger.child({ component: 'sources' }),
         ...(sourcePollMs !== undefined ? { pollMs: sourcePollMs } : {}),
+        // What the server may make a custom source run or listen at: only what this host allows (DECISIONS H37).
+        customCommands: settings?.custom_commands ?? [],
+        customSocketPaths: settings?.custom_socket_paths ?? [],
       }),
     // (also with probes: { extraProbes } from a site-specific build; a registry given whole ignores it)
     ...(options.probeFileTailPaths === undefined && settings?.probe_file_tail_paths !== undefined

@@ -113,12 +113,21 @@ export interface AgentSettings {
   buffer_hard_cap_bytes?: number;
   /** Files or directories the file.tail probe may read (absolute paths; default ["/var/log"]; [] disables file.tail). */
   probe_file_tail_paths?: string[];
+  /**
+   * What a `custom` source the server configures may run (DECISIONS H37): a program (a string:
+   * the command's first element as the config gives it, with any arguments) or one exact
+   * command (an array). Absent or []: no command runs.
+   */
+  custom_commands?: (string | string[])[];
+  /** Where a `custom` source may listen: absolute socket paths, or folders for any socket inside. Absent or []: none. */
+  custom_socket_paths?: string[];
   [key: string]: JsonValue | undefined;
 }
 
 /** The keys of agent.json this agent reads (docs/configuration.md "The agent's own settings"). */
 export const AGENT_SETTINGS_KEYS: readonly string[] = [
   'server_url', 'server_urls', 'allow_insecure', 'ca_file', 'buffer_soft_cap_bytes', 'buffer_hard_cap_bytes', 'probe_file_tail_paths',
+  'custom_commands', 'custom_socket_paths',
 ];
 
 /**
@@ -195,6 +204,24 @@ export function checkAgentSettings(value: unknown): string | null {
     for (let i = 0; i < tail.length; i++) {
       const t: unknown = tail[i];
       if (typeof t !== 'string' || !t.startsWith('/') || t.includes('\0')) return `probe_file_tail_paths[${i}] must be an absolute path`;
+    }
+  }
+  const commands = v.custom_commands;
+  if (commands !== undefined) {
+    const what = 'custom_commands must be an array of programs (a string: the program as the config names it, e.g. "/usr/bin/dmesg") or exact commands (an array of strings)';
+    if (!Array.isArray(commands)) return what;
+    for (let i = 0; i < commands.length; i++) {
+      const c: unknown = commands[i];
+      const ok = (x: unknown) => typeof x === 'string' && x !== '' && !x.includes('\0');
+      if (!(ok(c) || (Array.isArray(c) && c.length > 0 && c.every(ok)))) return `custom_commands[${i}]: ${what}`;
+    }
+  }
+  const sockets = v.custom_socket_paths;
+  if (sockets !== undefined) {
+    if (!Array.isArray(sockets)) return 'custom_socket_paths must be an array of absolute paths (sockets, or folders for any socket inside)';
+    for (let i = 0; i < sockets.length; i++) {
+      const t: unknown = sockets[i];
+      if (typeof t !== 'string' || !t.startsWith('/') || t.includes('\0')) return `custom_socket_paths[${i}] must be an absolute path`;
     }
   }
   return null;

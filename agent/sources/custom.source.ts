@@ -18,7 +18,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { dirname } from 'node:path';
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
@@ -677,10 +677,40 @@ export class InProcessCustomSource implements LogSourceRunner {
   }
 }
 
+/** Whether the host lets a custom source run `command`: its program is listed (any arguments), or the whole command is. */
+export function commandAllowed(command: readonly string[], allowed: readonly (string | readonly string[])[]): boolean {
+  return allowed.some((a) => (typeof a === 'string' ? a === command[0] : a.length === command.length && a.every((x, i) => x === command[i])));
+}
+
+/** Whether the host lets a custom source listen at `socket`: the path is listed, or lies inside a listed folder. */
+export function socketAllowed(socket: string, allowed: readonly string[]): boolean {
+  const path = resolve(socket);
+  return allowed.some((a) => {
+    const rel = relative(resolve(a), path);
+    return rel === '' || (!isAbsolute(rel) && rel.split(sep)[0] !== '..');
+  });
+}
+
 export function createCustomSource(config: LogSourceConfig, deps: SourceDeps): LogSourceRunner {
   const cfg = parseCustomConfig(config);
-  if (cfg.command !== null) return new CustomCommandSource(config, cfg, deps);
-  if (cfg.socket !== null) return new CustomSocketSource(config, cfg, deps);
+  if (cfg.command !== null) {
+    if (deps.customCommands !== undefined && !commandAllowed(cfg.command, deps.customCommands)) {
+      throw new SourceConfigError(
+        `the command ${JSON.stringify(cfg.command)} is not allowed on this host: a custom source runs only what the host's agent.json lists in "custom_commands" ` +
+          `(add ${JSON.stringify(cfg.command[0])} for this program with any arguments, or the whole array for this command alone; then restart the agent)`,
+      );
+    }
+    return new CustomCommandSource(config, cfg, deps);
+  }
+  if (cfg.socket !== null) {
+    if (deps.customSocketPaths !== undefined && !socketAllowed(cfg.socket, deps.customSocketPaths)) {
+      throw new SourceConfigError(
+        `the socket ${cfg.socket} is not allowed on this host: a custom source listens only where the host's agent.json "custom_socket_paths" allows ` +
+          `(add ${JSON.stringify(cfg.socket)}, or its folder ${JSON.stringify(dirname(cfg.socket))}; then restart the agent)`,
+      );
+    }
+    return new CustomSocketSource(config, cfg, deps);
+  }
   compileFilter(config.filter);
   return new InProcessCustomSource(cfg.name, sinkOf(deps));
 }

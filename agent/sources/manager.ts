@@ -77,7 +77,7 @@ export class BasicSourceManager implements SourceManager {
   constructor(
     private readonly sink: SourceSink,
     private readonly factories: readonly SourceFactory[] = [],
-    private readonly onLog: (msg: string, fields: Record<string, unknown>) => void = () => undefined,
+    private readonly onLog: (msg: string, fields: Record<string, unknown>, level?: 'warn') => void = () => undefined,
   ) {
     this.kinds = ['custom', ...factories.map((f) => f.kind).filter((k) => k !== 'custom')];
   }
@@ -149,7 +149,8 @@ export class BasicSourceManager implements SourceManager {
     } else if (cfg.kind !== 'custom') {
       e.error = `source kind "${cfg.kind}" is not implemented in this agent build (supported: ${this.kinds.join(', ')})`;
     }
-    this.onLog('log source added', { kind: cfg.kind, path: cfg.path ?? null, error: e.error });
+    if (e.error !== null) this.onLog('log source not started', { kind: cfg.kind, path: cfg.path ?? null, error: e.error }, 'warn');
+    else this.onLog('log source added', { kind: cfg.kind, path: cfg.path ?? null, error: null });
   }
 
   pause(reason: string): void {

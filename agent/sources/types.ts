@@ -171,6 +171,15 @@ export interface SourceDeps {
   journalRecheckMs?: number;
   /** journald: a journalctl JSON line longer than this is not read (default MAX_JOURNAL_LINE_CHARS, 64 MiB). */
   journalMaxLineChars?: number;
+  /**
+   * custom: what a source may run (a program, any arguments; or one exact command) and where it
+   * may listen (socket paths, or folders), from the host's agent.json `custom_commands` and
+   * `custom_socket_paths` (DECISIONS H37): the server must not be able to run programs or
+   * replace sockets the host did not allow. Undefined: no limit, for a library caller that
+   * writes its own source configs; the running agent always passes the host's lists.
+   */
+  customCommands?: readonly (string | readonly string[])[];
+  customSocketPaths?: readonly string[];
 }
 
 /** The sink of deps (or one over deps.buffer); null when neither is given. */

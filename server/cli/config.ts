@@ -134,6 +134,7 @@ export async function agentConfig(args: string[]): Promise<void> {
           ? `config of group ${group} cleared: its ${changed} member(s) without their own config run the server default; connected ones get it within 2 s`
           : `config of group ${group} stored${applyAfter ? ` (applies after ${applyAfter})` : ''}; ${changed} member(s) without their own config get it (connected ones within 2 s)`,
       );
+      if (json !== null) noteCustomSources(json);
       return;
     }
     const { setAgentConfig } = await repo();
@@ -144,7 +145,29 @@ export async function agentConfig(args: string[]): Promise<void> {
         ? `config of ${hostId} cleared: its group's config or the server default applies; a connected agent gets it within 2 s`
         : `config of ${hostId} stored${applyAfter ? ` (applies after ${applyAfter})` : ''}; a connected agent gets it within 2 s`,
     );
+    if (json !== null) noteCustomSources(json);
   });
+}
+
+/**
+ * A config whose custom sources run a command or listen at a socket: each host runs or listens
+ * only where its own agent.json allows (DECISIONS H37); said on stderr so the operator knows why
+ * a host may not start one.
+ */
+function noteCustomSources(text: string | undefined): void {
+  let sources: unknown;
+  try {
+    sources = (JSON.parse(text ?? 'null') as { log_sources?: unknown } | null)?.log_sources;
+  } catch {
+    return;
+  }
+  if (!Array.isArray(sources)) return;
+  const custom = sources.filter((x): x is { command?: unknown; socket?: unknown } => x !== null && typeof x === 'object' && (x as { kind?: unknown }).kind === 'custom');
+  const commands = custom.filter((x) => Array.isArray(x.command) && typeof x.command[0] === 'string').map((x) => (x.command as string[])[0] as string);
+  const sockets = custom.filter((x) => typeof x.socket === 'string').map((x) => x.socket as string);
+  if (commands.length === 0 && sockets.length === 0) return;
+  const what = [commands.length > 0 ? `"custom_commands" the program${commands.length > 1 ? 's' : ''} ${[...new Set(commands)].map((c) => JSON.stringify(c)).join(', ')}` : null, sockets.length > 0 ? `"custom_socket_paths" ${sockets.map((c) => JSON.stringify(c)).join(', ')} (or their folders)` : null].filter((x) => x !== null).join(', and in ');
+  err(`note: a host runs a custom source's command, or listens at its socket, only when its own agent.json allows it: list in ${what} on each host (then restart its agent); a host that does not shows "not allowed on this host" in cortex-agent status`);
 }
 
 async function remoteDefault(t: RemoteTarget): Promise<unknown> {
@@ -188,4 +211,5 @@ async function configRemote(
   const text = await checkedConfig(o.text as string, o.what, Number.MAX_SAFE_INTEGER);
   await ok(t, 'PUT', path, { config: JSON.parse(text) as unknown, apply_after: o.applyAfter });
   out(`config of ${who} stored${o.applyAfter ? ` (applies after ${o.applyAfter})` : ''}; connected agents get it within 2 s`);
+  noteCustomSources(o.text);
 }

@@ -3,7 +3,7 @@
 // tokens never printed.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, statSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode } from '@cortex/agent-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -241,7 +241,7 @@ describe('cortex-agent run and status', () => {
       JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), log_sources: [{ kind: 'file', path: '/var/log/syslog' }], buffer_hard_cap: 1, buffer_soft_cap_bytes: 512, buffer_hard_cap_bytes: 1024 }),
     );
     const said =
-      'agent.json has keys this agent does not read: "log_sources", "buffer_hard_cap" (kept, ignored; it reads server_url, server_urls, allow_insecure, ca_file, buffer_soft_cap_bytes, buffer_hard_cap_bytes, probe_file_tail_paths; log sources, filters and intervals come from the server: cortex-server agent config HOST_ID --set …)';
+      'agent.json has keys this agent does not read: "log_sources", "buffer_hard_cap" (kept, ignored; it reads server_url, server_urls, allow_insecure, ca_file, buffer_soft_cap_bytes, buffer_hard_cap_bytes, probe_file_tail_paths, custom_commands, custom_socket_paths; log sources, filters and intervals come from the server: cortex-server agent config HOST_ID --set …)';
     const status = await runCli(['status', '--state-dir', dir]);
     expect(status.stdout).toContain(`note:         ${said}`);
     expect(JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout)).toMatchObject({ agent_json_unknown_keys: ['log_sources', 'buffer_hard_cap'] });
@@ -266,6 +266,54 @@ describe('cortex-agent run and status', () => {
     // a folder with only the keys it reads: no note
     writeFileSync(path, JSON.stringify({ server_url: server.url, allow_insecure: true }));
     expect((await runCli(['status', '--state-dir', dir])).stdout).not.toContain('does not read');
+    await server.close();
+  });
+
+  it("a custom source runs a command or listens at a socket only when the host's agent.json allows it (H37)", async () => {
+    const server = await FakeServer.start();
+    const { dir } = await enrolled(server);
+    const marker = join(dir, 'ran');
+    const socket = join(dir, 'app.sock');
+    const command = [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(marker)}, 'x'); console.log('from the custom command')`];
+    server.config = { ...server.config, log_sources: [{ kind: 'custom', path: 'gen', command }, { kind: 'custom', path: 'app', socket }] };
+    const runUntil = async (done: (sources: Record<string, unknown>[]) => boolean): Promise<{ sources: Record<string, unknown>[]; stderr: string }> => {
+      const hello = server.next('hello');
+      const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      await hello;
+      let sources: Record<string, unknown>[] = [];
+      for (let i = 0; i < 200 && !done(sources); i++) {
+        const r = await runCli(['status', '--state-dir', dir, '--json']);
+        sources = ((JSON.parse(r.stdout) as { sources?: Record<string, unknown>[] }).sources ?? []).filter((x) => x['kind'] === 'custom');
+      }
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      return { sources, stderr };
+    };
+    // agent.json without the keys: the server's config runs nothing and listens nowhere
+    const refused = await runUntil((sources) => sources.length === 2 && sources.every((x) => typeof x['last_error'] === 'string'));
+    expect(refused.sources.map((x) => x['last_error'])).toEqual([
+      expect.stringMatching(/^cannot start: the command \[.*\] is not allowed on this host: a custom source runs only what the host's agent\.json lists in "custom_commands" \(add ".*" for this program with any arguments/),
+      expect.stringMatching(/^cannot start: the socket .*app\.sock is not allowed on this host: .*"custom_socket_paths"/),
+    ]);
+    expect(existsSync(marker)).toBe(false);
+    expect(existsSync(socket)).toBe(false);
+    const warned = refused.stderr.split('\n').filter((l) => l.includes('log source not started')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(warned).toEqual([expect.objectContaining({ level: 'warn', kind: 'custom', path: 'gen' }), expect.objectContaining({ level: 'warn', kind: 'custom', path: 'app' })]);
+    // the host allows the program (any arguments) and the folder: both start
+    const path = join(dir, 'agent.json');
+    writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), custom_commands: [process.execPath], custom_socket_paths: [dir] }));
+    const allowed = await runUntil(() => existsSync(marker) && existsSync(socket));
+    expect(existsSync(marker)).toBe(true);
+    expect(allowed.stderr).not.toContain('log source not started');
+    // an exact command allows that command only
+    writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), custom_commands: [[process.execPath, '-e', 'other']], custom_socket_paths: [] }));
+    rmSync(marker);
+    const exact = await runUntil((sources) => sources.length === 2 && sources.every((x) => typeof x['last_error'] === 'string'));
+    expect(exact.sources.every((x) => String(x['last_error']).includes('is not allowed on this host'))).toBe(true);
+    expect(existsSync(marker)).toBe(false);
     await server.close();
   });
 

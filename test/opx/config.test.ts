@@ -72,7 +72,10 @@ describe('agent config --get / --set on a database', () => {
       ],
     });
     const r = server(['agent', 'config', host, '--set', all, '--db', db]);
-    expect(r.stderr).toBe('');
+    // the only line on stderr: each host must allow the custom command itself (H37)
+    expect(r.stderr).toBe(
+      'note: a host runs a custom source\'s command, or listens at its socket, only when its own agent.json allows it: list in "custom_commands" the program "/usr/bin/dmesg" on each host (then restart its agent); a host that does not shows "not allowed on this host" in cortex-agent status\n',
+    );
     expect(r.code).toBe(0);
   }, 120_000); // CLI runs: about 0.5 s each, more under load
 });

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { BufferStorageError } from '../../../agent/buffer/errors.js';
+import { commandAllowed, socketAllowed } from '../../../agent/sources/custom.source.js';
 import {
   createSource,
   createSourceManager,
@@ -254,5 +255,28 @@ describe('custom source: config', () => {
     expect(() => createSource({ kind: 'custom', command: ['/bin/true'] }, { buffer })).toThrow(/needs `path`/);
     expect(() => createSource({ kind: 'custom', path: 'has space', command: ['/bin/true'] }, { buffer })).toThrow(/name/);
     expect(() => createSource({ kind: 'custom', path: 'x', socket: '/tmp/x.sock', socket_mode: 'rw' }, { buffer })).toThrow(/socket_mode/);
+  });
+
+  it("runs and listens only where the host's lists allow, when it is given them (H37)", () => {
+    const allowed = ['/usr/bin/dmesg', ['/usr/bin/journalctl', '-f']];
+    expect(commandAllowed(['/usr/bin/dmesg', '--follow'], allowed)).toBe(true);
+    expect(commandAllowed(['/usr/bin/journalctl', '-f'], allowed)).toBe(true);
+    expect(commandAllowed(['/usr/bin/journalctl', '-f', '-u', 'x'], allowed)).toBe(false);
+    expect(commandAllowed(['/usr/bin/journalctl'], allowed)).toBe(false);
+    expect(commandAllowed(['dmesg'], allowed)).toBe(false);
+    expect(commandAllowed(['/bin/sh', '-c', '/usr/bin/dmesg'], allowed)).toBe(false);
+    expect(commandAllowed(['/usr/bin/dmesg'], [])).toBe(false);
+    const dirs = ['/run/cortex', '/srv/app.sock'];
+    expect(socketAllowed('/run/cortex/app.sock', dirs)).toBe(true);
+    expect(socketAllowed('/run/cortex/sub/app.sock', dirs)).toBe(true);
+    expect(socketAllowed('/run/cortex/..hidden.sock', dirs)).toBe(true);
+    expect(socketAllowed('/srv/app.sock', dirs)).toBe(true);
+    expect(socketAllowed('/run/cortex/../docker.sock', dirs)).toBe(false);
+    expect(socketAllowed('/run/cortex2/app.sock', dirs)).toBe(false);
+    expect(socketAllowed('/srv/app.sock2', dirs)).toBe(false);
+    // given the lists, a config outside them is refused before anything runs; without them (a library caller's own configs) no limit
+    expect(() => createSource({ kind: 'custom', path: 'x', command: ['/bin/true'] }, { buffer, customCommands: ['/usr/bin/dmesg'] })).toThrow(/the command \["\/bin\/true"\] is not allowed on this host/);
+    expect(() => createSource({ kind: 'custom', path: 'x', socket: '/tmp/x.sock' }, { buffer, customSocketPaths: [] })).toThrow(/the socket \/tmp\/x\.sock is not allowed on this host/);
+    expect(createSource({ kind: 'custom', path: 'x', command: ['/bin/true'] }, { buffer, customCommands: ['/bin/true'] }).status()).toMatchObject({ key: 'custom:x' });
   });
 });
