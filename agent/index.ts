@@ -91,6 +91,7 @@ export async function startAgent(options: StartAgentOptions): Promise<Agent> {
     hostId,
     allowInsecure,
     caFile: options.caFile ?? settings?.ca_file ?? null,
+    ...(options.proxy === undefined && settings?.proxy !== undefined ? { proxy: settings.proxy } : {}),
     bufferOptions: options.bufferOptions ?? {
       ...(settings?.buffer_soft_cap_bytes ? { softCapBytes: settings.buffer_soft_cap_bytes } : {}),
       ...(settings?.buffer_hard_cap_bytes ? { hardCapBytes: settings.buffer_hard_cap_bytes } : {}),

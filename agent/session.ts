@@ -61,6 +61,8 @@ export interface SessionOptions {
   /** Token to present; default: DIR/token, re-read before every connection. */
   token?: string;
   caFile?: string | null;
+  /** agent.json `proxy`: a proxy URL, or null for none; undefined: the environment's (HTTPS_PROXY …; DECISIONS F13). */
+  proxy?: string | null;
   hostname?: string;
   /** No server ping (or frame) for this long → connection dead. Default 3 × ping interval; 0 disables. */
   pingWatchdogMs?: number;
@@ -280,7 +282,7 @@ export class Session {
       await this.tokens.load();
       const url = this.servers.next();
       this.log.debug({ server_url: url }, 'connecting');
-      ws = await openSocket(url, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs });
+      ws = await openSocket(url, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs, ...(this.options.proxy !== undefined ? { proxy: this.options.proxy } : {}) });
     } catch (err) {
       if (this.halted) return;
       const why = tidyTlsText(this.scrub((err as Error).message));

@@ -1,11 +1,12 @@
 // Opening the WebSocket (seed 2): subprotocol cortex.v1 offered and required back,
 // no permessage-deflate, ws:// only when allowed, wss:// with the system CAs plus an
-// optional extra CA file.
+// optional extra CA file; through an HTTP(S) proxy when one is set (./proxy.ts).
 
 import { readFileSync } from 'node:fs';
 import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
 import type WebSocketClass from 'ws';
 import { WebSocket, tlsModule } from './cjs.js';
+import { proxyAgent, proxyFor, proxyRefusedMessage, redactProxy, type ProxyRefusal } from './proxy.js';
 
 type WebSocket = WebSocketClass;
 
@@ -52,21 +53,35 @@ export interface OpenOptions {
   caFile?: string | null;
   /** Upgrade (TCP + TLS + HTTP) timeout, ms. */
   timeoutMs?: number;
+  /** agent.json `proxy`: a proxy URL, or null for none; undefined: the environment's (HTTPS_PROXY …; ./proxy.ts). */
+  proxy?: string | null;
 }
 
 /**
  * Resolves with an open socket whose subprotocol is cortex.v1; rejects with
- * UpgradeError (HTTP error, TLS/DNS/TCP failure, missing or wrong subprotocol, timeout).
+ * UpgradeError (HTTP error, TLS/DNS/TCP failure, missing or wrong subprotocol, timeout, a proxy
+ * that refused the tunnel).
  */
-export function openSocket(url: string, options: OpenOptions = {}): Promise<WebSocket> {
+export async function openSocket(url: string, options: OpenOptions = {}): Promise<WebSocket> {
   let ca: string[] | undefined;
   if (options.caFile) {
     try {
       ca = [...tlsModule().rootCertificates, readFileSync(options.caFile, 'utf8')];
     } catch (err) {
-      return Promise.reject(new UpgradeError(`cannot read CA file ${options.caFile}: ${(err as { code?: string }).code ?? (err as Error).message}`));
+      throw new UpgradeError(`cannot read CA file ${options.caFile}: ${(err as { code?: string }).code ?? (err as Error).message}`);
     }
   }
+  // A server on this machine (loopback) is never reached through a proxy: the proxy's loopback is not ours.
+  let host = '';
+  try {
+    host = new URL(url).host;
+  } catch {
+    // new WebSocket says so below
+  }
+  const proxy = host === '' || isLoopbackHostname(new URL(url).hostname) ? null : await proxyFor(url, options.proxy);
+  let refused: ProxyRefusal | null = null;
+  const agent = proxy === null ? undefined : await proxyAgent(proxy, (r) => (refused = r));
+  const through = proxy === null ? '' : ` (through the proxy ${redactProxy(proxy)})`;
   return new Promise((resolve, reject) => {
     let ws: WebSocket;
     try {
@@ -75,9 +90,10 @@ export function openSocket(url: string, options: OpenOptions = {}): Promise<WebS
         handshakeTimeout: options.timeoutMs ?? 10_000,
         maxPayload: LIMITS.max_frame_bytes,
         ...(ca ? { ca } : {}),
+        ...(agent ? { agent } : {}),
       });
     } catch (err) {
-      reject(new UpgradeError(`cannot connect to ${url}: ${(err as Error).message}`));
+      reject(new UpgradeError(`cannot connect to ${url}${through}: ${(err as Error).message}`));
       return;
     }
     let settled = false;
@@ -94,9 +110,10 @@ export function openSocket(url: string, options: OpenOptions = {}): Promise<WebS
       reject(new UpgradeError(msg, status));
     };
     ws.once('unexpected-response', (_req, res) => {
+      if (refused !== null && proxy !== null) return fail(proxyRefusedMessage(proxy, host, refused), res.statusCode);
       fail(`server refused the WebSocket upgrade: HTTP ${res.statusCode ?? '?'} ${res.statusMessage ?? ''}`.trim(), res.statusCode);
     });
-    ws.once('error', (err) => fail(`cannot connect to ${url}: ${err.message}`));
+    ws.once('error', (err) => fail(`cannot connect to ${url}${through}: ${err.message}`));
     ws.once('open', () => {
       if (settled) return;
       if (ws.protocol !== SUBPROTOCOL) {

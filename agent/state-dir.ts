@@ -11,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { isErrno, writeFileAtomic } from './atomic-file.js';
 import { DEFAULT_HARD_CAP_BYTES, DEFAULT_SOFT_CAP_BYTES } from './buffer/buffer.js';
 import type { JsonValue } from './buffer/entry.js';
+import { proxySettingProblem } from './proxy.js';
 
 export const HOST_ID_FILE = 'host_id';
 export const AGENT_JSON_FILE = 'agent.json';
@@ -121,13 +122,15 @@ export interface AgentSettings {
   custom_commands?: (string | string[])[];
   /** Where a `custom` source may listen: absolute socket paths, or folders for any socket inside. Absent or []: none. */
   custom_socket_paths?: string[];
+  /** The HTTP(S) proxy to reach the servers through (a URL), or null for none; absent: the environment's (HTTPS_PROXY …). */
+  proxy?: string | null;
   [key: string]: JsonValue | undefined;
 }
 
 /** The keys of agent.json this agent reads (docs/configuration.md "The agent's own settings"). */
 export const AGENT_SETTINGS_KEYS: readonly string[] = [
   'server_url', 'server_urls', 'allow_insecure', 'ca_file', 'buffer_soft_cap_bytes', 'buffer_hard_cap_bytes', 'probe_file_tail_paths',
-  'custom_commands', 'custom_socket_paths',
+  'custom_commands', 'custom_socket_paths', 'proxy',
 ];
 
 /**
@@ -215,6 +218,10 @@ export function checkAgentSettings(value: unknown): string | null {
       const ok = (x: unknown) => typeof x === 'string' && x !== '' && !x.includes('\0');
       if (!(ok(c) || (Array.isArray(c) && c.length > 0 && c.every(ok)))) return `custom_commands[${i}]: ${what}`;
     }
+  }
+  if (v.proxy !== undefined) {
+    const problem = proxySettingProblem(v.proxy);
+    if (problem !== null) return problem;
   }
   const sockets = v.custom_socket_paths;
   if (sockets !== undefined) {

@@ -241,7 +241,7 @@ describe('cortex-agent run and status', () => {
       JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), log_sources: [{ kind: 'file', path: '/var/log/syslog' }], buffer_hard_cap: 1, buffer_soft_cap_bytes: 512, buffer_hard_cap_bytes: 1024 }),
     );
     const said =
-      'agent.json has keys this agent does not read: "log_sources", "buffer_hard_cap" (kept, ignored; it reads server_url, server_urls, allow_insecure, ca_file, buffer_soft_cap_bytes, buffer_hard_cap_bytes, probe_file_tail_paths, custom_commands, custom_socket_paths; log sources, filters and intervals come from the server: cortex-server agent config HOST_ID --set …)';
+      'agent.json has keys this agent does not read: "log_sources", "buffer_hard_cap" (kept, ignored; it reads server_url, server_urls, allow_insecure, ca_file, buffer_soft_cap_bytes, buffer_hard_cap_bytes, probe_file_tail_paths, custom_commands, custom_socket_paths, proxy; log sources, filters and intervals come from the server: cortex-server agent config HOST_ID --set …)';
     const status = await runCli(['status', '--state-dir', dir]);
     expect(status.stdout).toContain(`note:         ${said}`);
     expect(JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout)).toMatchObject({ agent_json_unknown_keys: ['log_sources', 'buffer_hard_cap'] });
