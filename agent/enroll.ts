@@ -176,6 +176,9 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
     ca_file: o.caFile,
     ...before.keep,
   });
+  // The proxy of an agent.json already there (kept, as `run` will use it); else the environment's (F13).
+  const kept = before.keep['proxy'];
+  const proxy = typeof kept === 'string' || kept === null ? kept : undefined;
   let enrolled = false;
   const buffer = DurableBuffer.open(paths.bufferDb);
   try {
@@ -188,7 +191,7 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
     const refusals: { url: string; error: EnrollError }[] = [];
     for (const url of serverUrls) {
       try {
-        ws = await openSocket(url, { caFile: o.caFile, timeoutMs: o.timeoutMs ?? 10_000 });
+        ws = await openSocket(url, { caFile: o.caFile, timeoutMs: o.timeoutMs ?? 10_000, ...(proxy !== undefined ? { proxy } : {}) });
         usedUrl = url;
       } catch (err) {
         failures.push((err as Error).message);

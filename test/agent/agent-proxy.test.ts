@@ -150,7 +150,7 @@ describe('through an HTTP proxy', () => {
     }
   });
 
-  it('cortex-agent enroll and run take HTTPS_PROXY from the environment; agent.json "proxy": null goes direct', async () => {
+  it('cortex-agent enroll and run take HTTPS_PROXY from the environment; agent.json "proxy": null goes direct, for run and for enroll', async () => {
     const { server, url, certFile } = await tlsServer();
     const proxy = await startProxy();
     try {
@@ -179,6 +179,12 @@ describe('through an HTTP proxy', () => {
       expect(stderr).toMatch(new RegExp(`"msg":"connection attempt failed"`));
       expect(stderr).not.toContain('through the proxy');
       expect(proxy.targets).toHaveLength(1);
+      // enrolling the folder again uses its agent.json's proxy too (kept): null, so no tunnel, whatever the environment says
+      const again = await run(['enroll', '--server', url, '--token', TOKEN, '--host-id', readFileSync(join(dir, 'host_id'), 'utf8').trim(), '--state-dir', dir, '--ca', certFile]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).not.toContain('through the proxy');
+      expect(proxy.targets).toHaveLength(1);
+      expect((JSON.parse(readFileSync(path, 'utf8')) as { proxy?: unknown }).proxy).toBeNull();
     } finally {
       await proxy.close();
       await server.close();
