@@ -110,7 +110,7 @@ revoked.
 Log sources come from the server's config (log_sources: file, journald, ...), added and
 removed live. The file.tail probe reads only below agent.json's probe_file_tail_paths
 (default ["/var/log"]); a custom source runs only the commands of agent.json's custom_commands
-and listens only at custom_socket_paths (default: none).
+and listens only at its custom_socket_paths, both empty unless agent.json lists them.
 `,
   buffer: BUFFER_CHECK_USAGE,
   status: `Usage: cortex-agent status --state-dir DIR [--json]
