@@ -201,14 +201,8 @@ export function checkAgentSettings(value: unknown): string | null {
     const what = (key: string, n: number, dflt: boolean) => `${key} (${n}${dflt ? ', the default' : ''})`;
     return `${what('buffer_soft_cap_bytes', soft, v.buffer_soft_cap_bytes === undefined)} must not exceed ${what('buffer_hard_cap_bytes', hard, v.buffer_hard_cap_bytes === undefined)}: the soft cap is where the agent starts sending at once, the hard cap where it drops the oldest entries`;
   }
-  const tail = v.probe_file_tail_paths;
-  if (tail !== undefined) {
-    if (!Array.isArray(tail)) return 'probe_file_tail_paths must be an array of absolute paths';
-    for (let i = 0; i < tail.length; i++) {
-      const t: unknown = tail[i];
-      if (typeof t !== 'string' || !t.startsWith('/') || t.includes('\0')) return `probe_file_tail_paths[${i}] must be an absolute path`;
-    }
-  }
+  const tail = absolutePathsProblem(v, 'probe_file_tail_paths', '');
+  if (tail !== null) return tail;
   const commands = v.custom_commands;
   if (commands !== undefined) {
     const what = 'custom_commands must be an array of programs (a string: the program as the config names it, e.g. "/usr/bin/dmesg") or exact commands (an array of strings)';
@@ -223,13 +217,17 @@ export function checkAgentSettings(value: unknown): string | null {
     const problem = proxySettingProblem(v.proxy);
     if (problem !== null) return problem;
   }
-  const sockets = v.custom_socket_paths;
-  if (sockets !== undefined) {
-    if (!Array.isArray(sockets)) return 'custom_socket_paths must be an array of absolute paths (sockets, or folders for any socket inside)';
-    for (let i = 0; i < sockets.length; i++) {
-      const t: unknown = sockets[i];
-      if (typeof t !== 'string' || !t.startsWith('/') || t.includes('\0')) return `custom_socket_paths[${i}] must be an absolute path`;
-    }
+  return absolutePathsProblem(v, 'custom_socket_paths', ' (sockets, or folders for any socket inside)');
+}
+
+/** A key of agent.json that, when present, must be an array of absolute paths. */
+function absolutePathsProblem(v: Record<string, unknown>, key: string, what: string): string | null {
+  const list = v[key];
+  if (list === undefined) return null;
+  if (!Array.isArray(list)) return `${key} must be an array of absolute paths${what}`;
+  for (let i = 0; i < list.length; i++) {
+    const t: unknown = list[i];
+    if (typeof t !== 'string' || !t.startsWith('/') || t.includes('\0')) return `${key}[${i}] must be an absolute path`;
   }
   return null;
 }

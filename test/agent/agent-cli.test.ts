@@ -1,7 +1,7 @@
 // The CLI (bundled from agent/cli.ts) against the fake server: enroll exit codes and
 // files, ws:// refusal, run + status --json while running, SIGTERM clean close,
 // tokens never printed.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +33,15 @@ function runCli(args: string[]): Promise<Result> {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** `cortex-agent run` on `dir` as a child process: what it wrote to stderr so far, and its exit code once it ends. */
+function startRun(dir: string, extra: string[] = []): { child: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stderr: () => stderr, exited };
 }
 
 function noSecrets(r: Result): void {
@@ -120,10 +129,7 @@ describe('cortex-agent run and status', () => {
     const { dir, hostId } = await enrolled(server);
     server.config = { ...server.config, log_sources: [{ kind: 'file', path: join(dir, 'app.log') }] };
     const hello = server.next('hello');
-    const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--log-level', 'debug'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const { child, stderr, exited } = startRun(dir, ['--log-level', 'debug']);
     await hello;
     let status: Record<string, unknown> = {};
     for (let i = 0; i < 100; i++) {
@@ -141,7 +147,7 @@ describe('cortex-agent run and status', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(await session.closed).toEqual({ code: 1000, reason: 'final_seq=0' });
-    expect(stderr).not.toContain(TOKEN);
+    expect(stderr()).not.toContain(TOKEN);
     const after = JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout) as Record<string, unknown>;
     expect(after).toMatchObject({ state: 'Disconnected', running: false });
     // stopped: what it will read once started, from the config last in force (F9)
@@ -246,16 +252,13 @@ describe('cortex-agent run and status', () => {
     expect(status.stdout).toContain(`note:         ${said}`);
     expect(JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout)).toMatchObject({ agent_json_unknown_keys: ['log_sources', 'buffer_hard_cap'] });
     const hello = server.next('hello');
-    const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const { child, stderr, exited } = startRun(dir);
     await hello;
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const warned = stderr.split('\n').filter((l) => l.includes('does not read')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const warned = stderr().split('\n').filter((l) => l.includes('does not read')).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(warned).toEqual([expect.objectContaining({ level: 'warn', unknown_keys: ['log_sources', 'buffer_hard_cap'], msg: said })]);
-    const small = stderr.split('\n').filter((l) => l.includes('under 1 MiB')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const small = stderr().split('\n').filter((l) => l.includes('under 1 MiB')).map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(small).toEqual([
       expect.objectContaining({
         level: 'warn',
@@ -278,10 +281,7 @@ describe('cortex-agent run and status', () => {
     server.config = { ...server.config, log_sources: [{ kind: 'custom', path: 'gen', command }, { kind: 'custom', path: 'app', socket }] };
     const runUntil = async (done: (sources: Record<string, unknown>[]) => boolean): Promise<{ sources: Record<string, unknown>[]; stderr: string }> => {
       const hello = server.next('hello');
-      const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stderr = '';
-      child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      const { child, stderr, exited } = startRun(dir);
       await hello;
       let sources: Record<string, unknown>[] = [];
       for (let i = 0; i < 200 && !done(sources); i++) {
@@ -290,7 +290,7 @@ describe('cortex-agent run and status', () => {
       }
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      return { sources, stderr };
+      return { sources, stderr: stderr() };
     };
     // agent.json without the keys: the server's config runs nothing and listens nowhere
     const refused = await runUntil((sources) => sources.length === 2 && sources.every((x) => typeof x['last_error'] === 'string'));
