@@ -33,13 +33,18 @@ export function proxySettingProblem(value: unknown): string | null {
  * The proxy for a connection to `serverUrl` (ws:// or wss://), or null for a direct one:
  * `setting` (agent.json `proxy`) when it is not undefined, else the environment.
  */
-export async function proxyFor(serverUrl: string, setting: string | null | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string | null> {
+export async function proxyFor(serverUrl: string, setting: string | null | undefined): Promise<string | null> {
   if (setting !== undefined) return setting === '' ? null : setting;
-  if (!PROXY_ENV.some((k) => env[k] || env[k.toUpperCase()])) return null;
+  const values = PROXY_ENV.flatMap((k) => [process.env[k], process.env[k.toUpperCase()]]).filter((v): v is string => v !== undefined && v !== '');
+  if (values.length === 0) return null;
   const { getProxyForUrl } = await import('proxy-from-env');
   // proxy-from-env picks the variable by the URL's scheme: ask for http(s), as curl would for wss.
   const proxy = getProxyForUrl(serverUrl.replace(/^ws/i, 'http'));
-  return proxy === '' ? null : proxy;
+  if (proxy === '') return null;
+  // A value without a scheme (HTTPS_PROXY=proxy:3128) is given the request's scheme by
+  // proxy-from-env, which would mean TLS to the proxy; curl takes it as http://, and so do we.
+  if (/^https:\/\//i.test(proxy) && !values.some((v) => /^https:\/\//i.test(v))) return proxy.replace(/^https:/i, 'http:');
+  return proxy;
 }
 
 /** The proxy URL without its user and password, for logs and messages. */

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { LIMITS, SUBPROTOCOL } from '@cortex/agent-protocol';
 import type WebSocketClass from 'ws';
 import { WebSocket, tlsModule } from './cjs.js';
-import { proxyAgent, proxyFor, proxyRefusedMessage, redactProxy, type ProxyRefusal } from './proxy.js';
+import { proxyAgent, proxyFor, proxyRefusedMessage, proxySettingProblem, redactProxy, type ProxyRefusal } from './proxy.js';
 
 type WebSocket = WebSocketClass;
 
@@ -72,13 +72,17 @@ export async function openSocket(url: string, options: OpenOptions = {}): Promis
     }
   }
   // A server on this machine (loopback) is never reached through a proxy: the proxy's loopback is not ours.
-  let host = '';
+  let target: URL | null = null;
   try {
-    host = new URL(url).host;
+    target = new URL(url);
   } catch {
     // new WebSocket says so below
   }
-  const proxy = host === '' || isLoopbackHostname(new URL(url).hostname) ? null : await proxyFor(url, options.proxy);
+  const host = target?.host ?? '';
+  const proxy = target === null || isLoopbackHostname(target.hostname) ? null : await proxyFor(url, options.proxy);
+  // agent.json's proxy was checked at start; one from the environment is checked here
+  const problem = proxy === null ? null : proxySettingProblem(proxy);
+  if (problem !== null) throw new UpgradeError(`the proxy of the environment (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY): ${problem}`);
   let refused: ProxyRefusal | null = null;
   const agent = proxy === null ? undefined : await proxyAgent(proxy, (r) => (refused = r));
   const through = proxy === null ? '' : ` (through the proxy ${redactProxy(proxy)})`;

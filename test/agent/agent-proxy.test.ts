@@ -205,6 +205,10 @@ describe('which proxy', () => {
       expect(await proxyFor('ws://logs.example.com/ws/agent', undefined)).toBe('http://plain.example:8080');
       expect(await proxyFor('wss://logs.example.com/ws/agent', null)).toBeNull();
       expect(await proxyFor('wss://logs.example.com/ws/agent', 'http://other:1')).toBe('http://other:1');
+      // a value without a scheme is an http:// proxy, as curl takes it (proxy-from-env would give it the request's https://)
+      process.env['HTTPS_PROXY'] = 'proxy.example:3128';
+      expect(await proxyFor('wss://logs.example.com/ws/agent', undefined)).toBe('http://proxy.example:3128');
+      process.env['HTTPS_PROXY'] = 'http://proxy.example:3128';
       process.env['NO_PROXY'] = '.example.com';
       expect(await proxyFor('wss://logs.example.com/ws/agent', undefined)).toBeNull();
       expect(await proxyFor('wss://logs.example.org/ws/agent', undefined)).toBe('http://proxy.example:3128');
