@@ -18,7 +18,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
@@ -682,11 +682,22 @@ export function commandAllowed(command: readonly string[], allowed: readonly (st
   return allowed.some((a) => (typeof a === 'string' ? a === command[0] : a.length === command.length && a.every((x, i) => x === command[i])));
 }
 
-/** Whether the host lets a custom source listen at `socket`: the path is listed, or lies inside a listed folder. */
+/**
+ * Whether the host lets a custom source listen at `socket`: the path is listed, or lies inside a
+ * listed folder — compared where the folders really are (symlinks resolved), so a link inside an
+ * allowed folder does not lead the socket elsewhere.
+ */
 export function socketAllowed(socket: string, allowed: readonly string[]): boolean {
-  const path = resolve(socket);
+  const real = (p: string): string => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return resolve(p);
+    }
+  };
+  const path = join(real(dirname(resolve(socket))), basename(socket));
   return allowed.some((a) => {
-    const rel = relative(resolve(a), path);
+    const rel = relative(real(a), path);
     return rel === '' || (!isAbsolute(rel) && rel.split(sep)[0] !== '..');
   });
 }

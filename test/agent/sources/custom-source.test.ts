@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -274,6 +274,15 @@ describe('custom source: config', () => {
     expect(socketAllowed('/run/cortex/../docker.sock', dirs)).toBe(false);
     expect(socketAllowed('/run/cortex2/app.sock', dirs)).toBe(false);
     expect(socketAllowed('/srv/app.sock2', dirs)).toBe(false);
+    // a symlink inside an allowed folder does not lead the socket out of it
+    const allowedDir = join(dir, 'allowed');
+    const elsewhere = join(dir, 'elsewhere');
+    mkdirSync(allowedDir);
+    mkdirSync(elsewhere);
+    symlinkSync(elsewhere, join(allowedDir, 'link'));
+    expect(socketAllowed(join(allowedDir, 'app.sock'), [allowedDir])).toBe(true);
+    expect(socketAllowed(join(allowedDir, 'link', 'docker.sock'), [allowedDir])).toBe(false);
+    expect(socketAllowed(join(allowedDir, 'link', 'docker.sock'), [elsewhere])).toBe(true);
     // given the lists, a config outside them is refused before anything runs; without them (a library caller's own configs) no limit
     expect(() => createSource({ kind: 'custom', path: 'x', command: ['/bin/true'] }, { buffer, customCommands: ['/usr/bin/dmesg'] })).toThrow(/the command \["\/bin\/true"\] is not allowed on this host/);
     expect(() => createSource({ kind: 'custom', path: 'x', socket: '/tmp/x.sock' }, { buffer, customSocketPaths: [] })).toThrow(/the socket \/tmp\/x\.sock is not allowed on this host/);
