@@ -282,13 +282,16 @@ describe('cortex-agent run and status', () => {
     const runUntil = async (done: (sources: Record<string, unknown>[]) => boolean): Promise<{ sources: Record<string, unknown>[]; stderr: string }> => {
       const hello = server.next('hello');
       const { child, stderr, exited } = startRun(dir);
-      await hello;
       let sources: Record<string, unknown>[] = [];
-      for (let i = 0; i < 200 && !done(sources); i++) {
-        const r = await runCli(['status', '--state-dir', dir, '--json']);
-        sources = ((JSON.parse(r.stdout) as { sources?: Record<string, unknown>[] }).sources ?? []).filter((x) => x['kind'] === 'custom');
+      try {
+        await hello;
+        for (let i = 0; i < 200 && !done(sources); i++) {
+          const r = await runCli(['status', '--state-dir', dir, '--json']);
+          sources = ((JSON.parse(r.stdout) as { sources?: Record<string, unknown>[] }).sources ?? []).filter((x) => x['kind'] === 'custom');
+        }
+      } finally {
+        child.kill('SIGTERM'); // also when the test fails: no agent left running
       }
-      child.kill('SIGTERM');
       expect(await exited).toBe(0);
       return { sources, stderr: stderr() };
     };
