@@ -21,7 +21,7 @@ export function createAgentSources(
   buffer: Pick<DurableBuffer, 'append' | 'getSourcePosition' | 'sourcePositions' | 'deleteSourcePosition'>,
   append: (entries: readonly NewLogEntry[], position?: SourcePositionUpdate) => AppendResult,
   factories: readonly SourceFactory[],
-  log: (msg: string, fields: Record<string, unknown>, level?: 'warn') => void,
+  log: (msg: string, fields: Record<string, unknown>, level: 'info' | 'warn') => void,
 ): SourceManager {
   return new BasicSourceManager(sinkFromBuffer(buffer, append), factories, log);
 }

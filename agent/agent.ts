@@ -87,7 +87,7 @@ export class Agent extends EventEmitter {
     const markDirty = (): void => this.statusWriter.markDirty();
     const writeStatus = (): void => this.statusWriter.write(true);
     this.statusWriter = new StatusWriter(options.stateDir, () => toStatusFile(this.status()), log, { enabled: options.statusFile, intervalMs: options.statusIntervalMs });
-    this.sources = createAgentSources(this.buffer, (e, p) => this.storage.append(e, p), options.sourceFactories ?? [], (msg, fields, level) => (level === 'warn' ? log.warn(fields, msg) : log.info(fields, msg)));
+    this.sources = createAgentSources(this.buffer, (e, p) => this.storage.append(e, p), options.sourceFactories ?? [], (msg, fields, level) => log[level](fields, msg));
     this.storage = new StorageGuard({
       ...base,
       stateDir: options.stateDir,

@@ -69,5 +69,5 @@ export function createSourceManager(deps: SourceDeps): BasicSourceManager {
   const sink = sinkOf(deps);
   if (sink === null) throw new SourceConfigError('createSourceManager needs deps.sink or deps.buffer');
   const { sink: _s, buffer: _b, ...rest } = deps;
-  return new BasicSourceManager(sink, sourceFactories(rest), (msg, fields, level) => (level === 'warn' ? deps.logger?.warn(fields, msg) : deps.logger?.info(fields, msg)));
+  return new BasicSourceManager(sink, sourceFactories(rest), (msg, fields, level) => deps.logger?.[level](fields, msg));
 }

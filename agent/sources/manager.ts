@@ -77,7 +77,7 @@ export class BasicSourceManager implements SourceManager {
   constructor(
     private readonly sink: SourceSink,
     private readonly factories: readonly SourceFactory[] = [],
-    private readonly onLog: (msg: string, fields: Record<string, unknown>, level?: 'warn') => void = () => undefined,
+    private readonly onLog: (msg: string, fields: Record<string, unknown>, level: 'info' | 'warn') => void = () => undefined,
   ) {
     this.kinds = ['custom', ...factories.map((f) => f.kind).filter((k) => k !== 'custom')];
   }
@@ -99,7 +99,7 @@ export class BasicSourceManager implements SourceManager {
       if (wanted.has(key)) continue;
       this.running.delete(key);
       if (r.source) this.track(r.source);
-      this.onLog('log source removed', { kind: r.cfg.kind, path: r.cfg.path ?? null });
+      this.onLog('log source removed', { kind: r.cfg.kind, path: r.cfg.path ?? null }, 'info');
     }
     const added: Entry[] = [];
     for (const [key, cfg] of wanted) {
@@ -127,7 +127,7 @@ export class BasicSourceManager implements SourceManager {
   private track(source: Source): void {
     const p: Promise<void> = Promise.resolve()
       .then(() => source.stop())
-      .catch((err: unknown) => this.onLog('log source stop failed', { err: (err as Error)?.message ?? String(err) }))
+      .catch((err: unknown) => this.onLog('log source stop failed', { err: (err as Error)?.message ?? String(err) }, 'warn'))
       .finally(() => this.stopping.delete(p));
     this.stopping.add(p);
   }
@@ -150,7 +150,7 @@ export class BasicSourceManager implements SourceManager {
       e.error = `source kind "${cfg.kind}" is not implemented in this agent build (supported: ${this.kinds.join(', ')})`;
     }
     if (e.error !== null) this.onLog('log source not started', { kind: cfg.kind, path: cfg.path ?? null, error: e.error }, 'warn');
-    else this.onLog('log source added', { kind: cfg.kind, path: cfg.path ?? null, error: null });
+    else this.onLog('log source added', { kind: cfg.kind, path: cfg.path ?? null, error: null }, 'info');
   }
 
   pause(reason: string): void {
