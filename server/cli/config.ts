@@ -154,19 +154,19 @@ export async function agentConfig(args: string[]): Promise<void> {
  * only where its own agent.json allows (DECISIONS H37); said on stderr so the operator knows why
  * a host may not start one.
  */
-function noteCustomSources(text: string | undefined): void {
-  let sources: unknown;
-  try {
-    sources = (JSON.parse(text ?? 'null') as { log_sources?: unknown } | null)?.log_sources;
-  } catch {
-    return;
-  }
+function noteCustomSources(text: string): void {
+  const sources = (JSON.parse(text) as { log_sources?: unknown }).log_sources;
   if (!Array.isArray(sources)) return;
-  const custom = sources.filter((x): x is { command?: unknown; socket?: unknown } => x !== null && typeof x === 'object' && (x as { kind?: unknown }).kind === 'custom');
-  const commands = custom.filter((x) => Array.isArray(x.command) && typeof x.command[0] === 'string').map((x) => (x.command as string[])[0] as string);
-  const sockets = custom.filter((x) => typeof x.socket === 'string').map((x) => x.socket as string);
-  if (commands.length === 0 && sockets.length === 0) return;
-  const what = [commands.length > 0 ? `"custom_commands" the program${commands.length > 1 ? 's' : ''} ${[...new Set(commands)].map((c) => JSON.stringify(c)).join(', ')}` : null, sockets.length > 0 ? `"custom_socket_paths" ${sockets.map((c) => JSON.stringify(c)).join(', ')} (or their folders)` : null].filter((x) => x !== null).join(', and in ');
+  // checkedConfig has validated the config: a custom command is a non-empty array of strings (or null)
+  const custom = (sources as { kind: string; command?: string[] | null; socket?: string | null }[]).filter((x) => x.kind === 'custom');
+  const programs = [...new Set(custom.flatMap((x) => (Array.isArray(x.command) ? [x.command[0]!] : [])))];
+  const sockets = custom.flatMap((x) => (typeof x.socket === 'string' ? [x.socket] : []));
+  const quoted = (list: string[]) => list.map((x) => JSON.stringify(x)).join(', ');
+  const parts: string[] = [];
+  if (programs.length > 0) parts.push(`"custom_commands" the program${programs.length > 1 ? 's' : ''} ${quoted(programs)}`);
+  if (sockets.length > 0) parts.push(`"custom_socket_paths" ${quoted(sockets)} (or their folders)`);
+  if (parts.length === 0) return;
+  const what = parts.join(', and in ');
   err(`note: a host runs a custom source's command, or listens at its socket, only when its own agent.json allows it: list in ${what} on each host (then restart its agent); a host that does not shows "not allowed on this host" in cortex-agent status`);
 }
 
@@ -211,5 +211,5 @@ async function configRemote(
   const text = await checkedConfig(o.text as string, o.what, Number.MAX_SAFE_INTEGER);
   await ok(t, 'PUT', path, { config: JSON.parse(text) as unknown, apply_after: o.applyAfter });
   out(`config of ${who} stored${o.applyAfter ? ` (applies after ${o.applyAfter})` : ''}; connected agents get it within 2 s`);
-  noteCustomSources(o.text);
+  noteCustomSources(text);
 }
