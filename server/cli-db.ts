@@ -142,7 +142,7 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
     }
     const table = /permission denied for (?:table|relation|sequence) (\S+)/.exec(message)?.[1];
     if (table !== undefined) {
-      return fail(`the user ${JSON.stringify(user)} may not use the table ${table}: another user created the tables here (${message})`, `run serve and the admin commands as the user that owns the tables (migrate created them): retention drops and creates partitions, which takes the owner, not only GRANTs`);
+      return fail(`the user ${JSON.stringify(user)} may not use the table ${table}: another user created the tables here (${message})`, `run serve as the user that owns the tables (migrate created them: serve adds and drops partitions, which takes the owner, not only GRANTs); an admin command may also run as a user granted SELECT, INSERT, UPDATE and DELETE on them`);
     }
     return fail(`the user ${JSON.stringify(user)} may not create or change the tables: ${message}`, 'run as the user that owns the database and its tables');
   }

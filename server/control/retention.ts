@@ -1,10 +1,10 @@
 // Retention: deletes logs older than retention_days (by server receive time, received_at;
 // agent clocks can be wrong), metrics older than that (by sample time, the only time a
-// metric row has) and audit rows older than a year (or retention_days when longer), in small batches with a pause between them so the ingest path keeps
-// the database connection (acks are never stalled behind one long DELETE). With
-// max_db_bytes set, the oldest rows of either table are deleted, oldest first, until the
-// database's live data fits. retention_days 0 turns the age purge off (the size cap still
-// applies). Dialect-neutral (kysely) but for the order of logs: PostgreSQL reads it from the
+// metric row has) and audit rows older than a year (or retention_days when longer), in
+// small batches with a pause between them so the ingest path keeps the database connection
+// (acks are never stalled behind one long DELETE). With max_db_bytes set, the oldest rows
+// of either table are deleted, oldest first, until the database's live data fits.
+// retention_days 0 turns the age purge off (the size cap still applies). Dialect-neutral (kysely) but for the order of logs: PostgreSQL reads it from the
 // (received_at) index of migration 0002; SQLite from the rowid (migration 0030 dropped that
 // index: one writer appends the rows in commit order, so rowid order is receive order), and
 // deletes a prefix of it (see deleteBatch).
