@@ -4,7 +4,7 @@
 //
 // The server's host name, logs.cortex.test, resolves nowhere: only the test proxy knows it
 // (it sends every tunnel to 127.0.0.1), so an agent that reaches the server went through it.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { proxyFor, proxySettingProblem, redactProxy } from '../../agent/proxy.js';
 import { bundleChild } from './fixtures/bundle.js';
-import { TOKEN, cleanupDirs, makeAgent, tempDir } from './helpers/agent-harness.js';
+import { TOKEN, cleanupDirs, makeAgent, selfSignedCert, tempDir } from './helpers/agent-harness.js';
 import { FakeServer } from './helpers/fake-server.js';
 
 const HOST = 'logs.cortex.test';
@@ -24,13 +24,6 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(cleanupDirs);
 
-function certFor(host: string): { cert: string; key: string; certFile: string } {
-  const dir = tempDir();
-  const certFile = join(dir, 'cert.pem');
-  const keyFile = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', `/CN=${host}`, '-addext', `subjectAltName=DNS:${host}`], { stdio: 'ignore' });
-  return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), certFile };
-}
 
 interface TestProxy {
   url: string;
@@ -81,7 +74,7 @@ async function startProxy(basic?: string): Promise<TestProxy> {
 }
 
 async function tlsServer(): Promise<{ server: FakeServer; url: string; certFile: string }> {
-  const tls = certFor(HOST);
+  const tls = selfSignedCert(HOST);
   const server = await FakeServer.start({ tls });
   return { server, url: server.url.replace('127.0.0.1', HOST), certFile: tls.certFile };
 }

@@ -1,11 +1,11 @@
 // wss:// with the system CAs plus an optional --ca FILE (a self-signed test CA).
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleChild } from './fixtures/bundle.js';
-import { TOKEN, cleanupDirs, makeAgent, tempDir } from './helpers/agent-harness.js';
+import { TOKEN, cleanupDirs, makeAgent, selfSignedCert, tempDir } from './helpers/agent-harness.js';
 import { FakeServer } from './helpers/fake-server.js';
 
 let cli = '';
@@ -23,17 +23,10 @@ function runCli(args: string[]): Promise<{ code: number | null; stderr: string }
   });
 }
 
-function selfSigned(): { cert: string; key: string; certFile: string } {
-  const dir = tempDir();
-  const certFile = join(dir, 'cert.pem');
-  const keyFile = join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-  return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), certFile };
-}
 
 describe('wss://', () => {
   it('connects with --ca trusting the server certificate, and refuses an untrusted one', async () => {
-    const tls = selfSigned();
+    const tls = selfSignedCert();
     const s = await FakeServer.start({ tls });
     try {
       const untrusted = await makeAgent(s.url, { allowInsecure: false });
@@ -53,8 +46,8 @@ describe('wss://', () => {
 
 describe('cortex-agent enroll against wss:// it cannot trust', () => {
   it('says what to do: give --ca, give the right CA, or use a host name the certificate lists', async () => {
-    const tls = selfSigned();
-    const other = selfSigned();
+    const tls = selfSignedCert();
+    const other = selfSignedCert();
     const s = await FakeServer.start({ tls });
     try {
       const tokenFile = join(tempDir(), 'enroll-token');
@@ -76,7 +69,7 @@ describe('cortex-agent enroll against wss:// it cannot trust', () => {
 
 describe('cortex-agent enroll with the scheme or the path wrong', () => {
   it('wss:// to a server without TLS, ws:// to one with TLS: says to switch the scheme, in one line without OpenSSL\'s internals', async () => {
-    const tls = selfSigned();
+    const tls = selfSignedCert();
     const plain = await FakeServer.start();
     const secure = await FakeServer.start({ tls });
     try {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, type AgentOptions } from '../../../agent/agent.js';
@@ -19,6 +20,16 @@ export function tempDir(): string {
 }
 export function cleanupDirs(): void {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** A self-signed certificate (openssl) for `name`, an IP address or a host name, in a temp folder. */
+export function selfSignedCert(name = '127.0.0.1'): { cert: string; key: string; certFile: string } {
+  const dir = tempDir();
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  const san = /^[\d.]+$/.test(name) ? `IP:${name}` : `DNS:${name}`;
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', `/CN=${name}`, '-addext', `subjectAltName=${san}`], { stdio: 'ignore' });
+  return { cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8'), certFile };
 }
 
 export interface Harness {
