@@ -101,6 +101,7 @@ revoked.
   --heartbeat-interval-ms N    override the server's heartbeat interval (testing)
   --ping-watchdog-ms N         no server ping for N ms → reconnect (default ${LIMITS.ping_interval_ms * LIMITS.missed_pongs})
   --backoff-base-ms N          reconnect backoff base (default 1000)
+  --backoff-cap-ms N           longest reconnect backoff, not below the base (default 60000)
   --hello-timeout-ms N         no hello answer for N ms → close and reconnect (default ${DEFAULT_HELLO_TIMEOUT_MS})
   --request-timeout-ms N       no answer to a logs.push for N ms → the connection is taken as dead:
                                closed, reconnected, the entries sent again; a metrics.push that
@@ -317,7 +318,7 @@ export interface CliExtensions {
 }
 
 async function cmdRun(args: string[], extensions: CliExtensions): Promise<number> {
-  const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'source-poll-ms', 'hello-timeout-ms', 'request-timeout-ms']);
+  const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'backoff-cap-ms', 'source-poll-ms', 'hello-timeout-ms', 'request-timeout-ms']);
   if (p.flags.has('help')) return help('run');
   stdoutIsBannerOnly(); // run prints nothing its work needs on stdout (H30)
   const stateDir = resolve(str(p, 'state-dir', true));
@@ -325,6 +326,9 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   const heartbeatIntervalMs = int(p, 'heartbeat-interval-ms');
   const pingWatchdogMs = int(p, 'ping-watchdog-ms');
   const backoffBaseMs = int(p, 'backoff-base-ms');
+  const backoffCapMs = int(p, 'backoff-cap-ms');
+  if (backoffBaseMs === 0) throw new UsageError('--backoff-base-ms must be at least 1');
+  if (backoffCapMs !== undefined && backoffCapMs < (backoffBaseMs ?? 1000)) throw new UsageError(`--backoff-cap-ms must be at least the backoff base (${backoffBaseMs ?? 1000} ms)`);
   const sourcePollMs = int(p, 'source-poll-ms');
   const helloTimeoutMs = int(p, 'hello-timeout-ms');
   const requestTimeoutMs = int(p, 'request-timeout-ms');
@@ -435,7 +439,9 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     ...(sourcePollMs !== undefined ? { sourcePollMs } : {}),
     ...(helloTimeoutMs !== undefined ? { helloTimeoutMs } : {}),
     ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
-    ...(backoffBaseMs !== undefined ? { backoff: { baseMs: backoffBaseMs, capMs: Math.max(backoffBaseMs, 60_000) } } : {}),
+    ...(backoffBaseMs !== undefined || backoffCapMs !== undefined
+      ? { backoff: { baseMs: backoffBaseMs ?? 1000, capMs: backoffCapMs ?? Math.max(backoffBaseMs ?? 1000, 60_000) } }
+      : {}),
     ...(extensions.extraProbes !== undefined && extensions.extraProbes.length > 0 ? { probes: { extraProbes: extensions.extraProbes } } : {}),
   };
   // Started on a disk with not one byte free and no reserve left (DECISIONS H12): the buffer

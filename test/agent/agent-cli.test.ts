@@ -114,6 +114,19 @@ describe('cortex-agent enroll', () => {
     for (const r of [a, b, c]) noSecrets(r);
   });
 
+  it('run refuses a backoff base of 0 and a cap below the base with exit 2, naming the option', async () => {
+    const dir = tempDir();
+    const zero = await runCli(['run', '--state-dir', dir, '--backoff-base-ms', '0']);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toMatch(/--backoff-base-ms must be at least 1/);
+    const below = await runCli(['run', '--state-dir', dir, '--backoff-base-ms', '500', '--backoff-cap-ms', '100']);
+    expect(below.code).toBe(2);
+    expect(below.stderr).toMatch(/--backoff-cap-ms must be at least the backoff base \(500 ms\)/);
+    const belowDefault = await runCli(['run', '--state-dir', dir, '--backoff-cap-ms', '999']);
+    expect(belowDefault.code).toBe(2);
+    expect(belowDefault.stderr).toMatch(/at least the backoff base \(1000 ms\)/);
+  });
+
   it('--help works on every command', async () => {
     for (const cmd of [[], ['enroll'], ['run'], ['status']]) {
       const r = await runCli([...cmd, '--help']);

@@ -108,6 +108,7 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
       // Agent: pingWatchdogMs ?? ping_interval_ms × missed_pongs
       '--ping-watchdog-ms': () => LIMITS.ping_interval_ms * LIMITS.missed_pongs,
       '--backoff-base-ms': () => new Backoff().baseMs,
+      '--backoff-cap-ms': () => new Backoff().capMs,
       '--hello-timeout-ms': () => DEFAULT_HELLO_TIMEOUT_MS,
       '--request-timeout-ms': () => DEFAULT_REQUEST_TIMEOUT_MS,
       '--source-poll-ms': () => tailer.o.pollMs,
