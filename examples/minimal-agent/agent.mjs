@@ -2,14 +2,15 @@
 // A complete tiny Cortex agent using only @cortex/agent-protocol and ws. See README.md.
 //
 //   node agent.mjs enroll --server URL --token T --host-id ID --state-dir DIR
-//   node agent.mjs run --state-dir DIR [--backoff-base-ms N] [--heartbeat-ms N]
+//   node agent.mjs run --state-dir DIR [--backoff-base-ms N] [--backoff-cap-ms N] [--heartbeat-ms N]
+//                      [--request-timeout-ms N]
 //
 // State dir: token (the credential alone), agent.json ({server, host_id}), state.json
 // ({next_seq, acked_seq, offsets, pending}). Every file is replaced atomically (write a temp
 // file, fsync, rename), and an entry is in state.json before it is sent, so a kill at any
 // point loses nothing and never reuses a seq.
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { arch, hostname, release } from 'node:os';
+import { arch, hostname, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import WebSocket from 'ws';
@@ -18,6 +19,8 @@ import {
   PROTOCOL_VERSION,
   ProbeUnavailableError,
   InvalidParamsError,
+  LIMITS,
+  PeerError,
   RpcError,
   SUBPROTOCOL,
   createAgentPeer,
@@ -27,6 +30,7 @@ import {
 
 const VERSION = '0.1.0';
 const PROBES = ['demo.echo'];
+const WINDOW = 4; // logs.push requests in flight at once (DESIGN 5.5: several, acked in order)
 const log = (msg) => process.stderr.write(`minimal-agent: ${msg}\n`);
 
 // ───────────────────────────── state files ─────────────────────────────
@@ -91,8 +95,11 @@ function helloParams(host_id, token, resume) {
   };
 }
 
-/** Opens the socket and performs agent.hello. Resolves { ws, peer, client, hello } or rejects. */
-async function connect(url, params, handlers) {
+/**
+ * Opens the socket and performs agent.hello. Resolves { ws, peer, client, hello } or rejects.
+ * A request (the hello included) unanswered for timeoutMs rejects with PeerError 'timeout'.
+ */
+async function connect(url, params, handlers, timeoutMs = 15_000) {
   const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false });
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);
@@ -100,7 +107,7 @@ async function connect(url, params, handlers) {
     ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: HTTP ${res.statusCode}`)));
   });
   ws.on('error', () => {});
-  const peer = createAgentPeer(webSocketTransport(ws), { requestTimeoutMs: 15_000 });
+  const peer = createAgentPeer(webSocketTransport(ws), { requestTimeoutMs: timeoutMs });
   registerAgentHandlers(peer, handlers);
   const client = new AgentClient(peer);
   try {
@@ -131,15 +138,20 @@ async function run(opts) {
   const settings = store.settings;
   if (!settings || !store.token) throw new Error('not enrolled (or revoked): run "agent.mjs enroll" first');
   const baseMs = Number(opts['backoff-base-ms'] ?? 1000);
-  const capMs = 60_000;
+  const requestTimeoutMs = Number(opts['request-timeout-ms'] ?? 15_000);
+  const capMs = Number(opts['backoff-cap-ms'] ?? Math.max(baseMs, 60_000));
   const st = store.state;
   let attempt = 0;
   let stopped = false;
   let conn = null;
   let config = null;
   let timers = [];
-  let inflight = false;
+  let staged = null; // the timer of a config.update whose apply_after is ahead
+  let inflight = 0; // logs.push requests sent and not answered
+  let sentUpTo = 0; // the last seq sent in this session
   let draining = null;
+  let pausedUntil = 0; // no logs.push before this (a -32020/-32007/-32030 asked for a pause)
+  let batchCap = Infinity; // halved on -32008 PayloadTooLarge
 
   const finalReason = () => `final_seq=${st.acked_seq}`;
 
@@ -169,51 +181,129 @@ async function run(opts) {
     pump();
   }
 
-  /** Sends the oldest unacked entries, one push at a time. */
+  /** Sends the unacked entries not yet sent in this session, up to WINDOW pushes in flight. */
   function pump() {
-    if (!conn || inflight) return;
-    const batch = st.pending.filter((e) => e.seq > st.acked_seq).slice(0, Math.min(config?.max_batch_entries ?? 100, 500));
-    if (batch.length === 0) {
-      if (draining) draining();
-      return;
+    while (conn && inflight < WINDOW && Date.now() >= pausedUntil) {
+      const size = Math.min(config?.max_batch_entries ?? 100, 500, batchCap);
+      const from = Math.max(st.acked_seq, sentUpTo);
+      const batch = st.pending.filter((e) => e.seq > from).slice(0, size);
+      if (batch.length === 0) break;
+      send(conn, batch);
     }
-    inflight = true;
-    const c = conn;
+    if (draining && inflight === 0 && !st.pending.some((e) => e.seq > st.acked_seq)) draining();
+  }
+
+  function send(c, batch) {
+    inflight++;
+    const last = batch[batch.length - 1].seq;
+    sentUpTo = last;
     c.client.logsPush({ seq_start: batch[0].seq, entries: batch }).then(
       (ack) => {
-        inflight = false;
-        if (ack.up_to_seq > st.acked_seq) st.acked_seq = ack.up_to_seq;
+        // An ack counts only up to what this push sent (DECISIONS F5): taking a larger
+        // up_to_seq as acked would drop entries read later without ever sending them.
+        const upTo = Math.min(ack.up_to_seq, last);
+        if (upTo > st.acked_seq) st.acked_seq = upTo;
         st.pending = st.pending.filter((e) => e.seq > st.acked_seq);
         store.save();
+        if (conn !== c) return;
+        inflight--;
         pump();
       },
       (err) => {
-        inflight = false;
-        const retry = err instanceof RpcError && (err.code === -32020 || err.code === -32030) ? (err.data?.retry_after_ms ?? 1000) : 1000;
-        if (conn === c) setTimeout(pump, retry);
+        if (conn !== c) return; // the session is gone: the next hello's accepted_seq decides what is resent
+        inflight--;
+        // Nothing of this push was stored, nor of those sent behind it: send again from its start.
+        sentUpTo = Math.min(sentUpTo, batch[0].seq - 1);
+        const code = err instanceof RpcError ? err.code : undefined;
+        if (code === -32004) {
+          // UnknownHost: this session is no use any more; reconnect (the hello says what to resend).
+          c.ws.close(1000, finalReason());
+          return;
+        }
+        if (err instanceof PeerError && err.code === 'timeout') {
+          // No answer within the request timeout: take the connection as dead and reconnect.
+          c.ws.terminate();
+          return;
+        }
+        if (code === -32008) {
+          // PayloadTooLarge: send the same entries again in pushes of half the size.
+          batchCap = Math.max(1, Math.floor(batch.length / 2));
+          pump();
+          return;
+        }
+        // -32020 Backpressure, -32007 BufferOverflow, -32030 RateLimited: pause as advised;
+        // anything else (a timeout, an internal error): the contract's default pause.
+        const advised = err instanceof RpcError ? err.data?.retry_after_ms : undefined;
+        const pauseMs = typeof advised === 'number' && advised >= 0 ? advised : LIMITS.retry_after_default_ms;
+        pausedUntil = Date.now() + pauseMs;
+        setTimeout(() => {
+          if (conn === c) pump();
+        }, pauseMs);
       },
     );
   }
 
+  /** A delay that may be longer than a Node.js timer holds (2^31 - 1 ms): waits in steps. */
+  function after(ms, fn) {
+    const at = Date.now() + ms;
+    const step = () => {
+      const left = at - Date.now();
+      if (left <= 0) fn();
+      else timer = setTimeout(step, Math.min(left, 2 ** 31 - 1));
+    };
+    let timer = setTimeout(step, Math.min(ms, 2 ** 31 - 1));
+    return { cancel: () => clearTimeout(timer) };
+  }
+
+  function every(ms, fn) {
+    let next;
+    const tick = () => {
+      fn();
+      next = after(ms, tick);
+    };
+    next = after(ms, tick);
+    return { cancel: () => next.cancel() };
+  }
+
+  /** config.update: in force now, or at apply_after (a later update replaces a staged one). */
+  function updateConfig(next, applyAfter) {
+    staged?.cancel();
+    staged = null;
+    const wait = applyAfter ? Date.parse(applyAfter) - Date.now() : 0;
+    if (wait > 0) staged = after(wait, () => applyConfig(next));
+    else applyConfig(next);
+  }
+
   function applyConfig(next) {
     config = next;
-    for (const t of timers) clearInterval(t);
+    batchCap = Infinity;
+    for (const t of timers) t.cancel();
     const hbMs = Number(opts['heartbeat-ms'] ?? config.heartbeat_interval_secs * 1000);
     timers = [
-      setInterval(tail, 200),
-      setInterval(() => {
+      every(200, tail),
+      every(hbMs, () => {
         try {
           conn?.client.agentHeartbeat({ ts: new Date().toISOString(), queue_depth: st.pending.length, buffer_bytes: 0, push_lag_seq: Math.max(0, st.next_seq - 1 - st.acked_seq) });
         } catch {
           // closed: the reconnect loop takes over
         }
-      }, hbMs),
+      }),
     ];
+    // Host metrics every metrics_interval_secs (absent: 60 s; null: none). One sample here.
+    const metricsSecs = config.metrics_interval_secs === undefined ? 60 : config.metrics_interval_secs;
+    if (metricsSecs !== null) {
+      timers.push(every(metricsSecs * 1000, () => {
+        conn?.client.metricsPush({ ts: new Date().toISOString(), samples: [{ name: 'load1', value: loadavg()[0] }] }).catch(() => {
+          // a refused or lost sample is not resent: the next one follows
+        });
+      }));
+    }
   }
 
   function stopForGood(why, code) {
     stopped = true;
-    for (const t of timers) clearInterval(t);
+    for (const t of timers) t.cancel();
+    staged?.cancel();
     log(why);
     setTimeout(() => process.exit(code), 50);
   }
@@ -224,7 +314,7 @@ async function run(opts) {
       if (args === null || typeof args !== 'object') throw new InvalidParamsError({ method: 'probe.request', errors: [{ path: '/args', message: 'must be an object' }] });
       return { output: args, exit_code: 0, stderr: null, duration_ms: 0 };
     },
-    'config.update': ({ config: next }) => applyConfig(next),
+    'config.update': ({ config: next, apply_after }) => updateConfig(next, apply_after),
     'agent.shutdown': ({ reason, drain_seconds }) => {
       const c = conn;
       if (reason === 'Revoked') {
@@ -253,8 +343,13 @@ async function run(opts) {
     let activeSince = 0;
     try {
       conn = null;
-      const c = await connect(settings.server, helloParams(settings.host_id, store.token, st.acked_seq), handlers);
+      const c = await connect(settings.server, helloParams(settings.host_id, store.token, st.acked_seq), handlers, requestTimeoutMs);
       if (c.hello.rotated_token) store.token = c.hello.rotated_token; // before any further RPC
+      if (!Number.isSafeInteger(c.hello.accepted_seq) || c.hello.accepted_seq > LIMITS.max_seq) {
+        // A protocol error (limits.json max_seq): send nothing in this session, retry later.
+        c.ws.close(1011, 'accepted_seq beyond max_seq');
+        throw new Error(`the server reports accepted_seq ${c.hello.accepted_seq}, beyond max_seq ${LIMITS.max_seq}`);
+      }
       // Replay: entries up to accepted_seq are committed; everything after is resent.
       st.acked_seq = Math.max(st.acked_seq, c.hello.accepted_seq);
       st.pending = st.pending.filter((e) => e.seq > st.acked_seq);
@@ -281,10 +376,14 @@ async function run(opts) {
       log(`connection failed: ${err.message}`);
     } finally {
       conn = null;
-      inflight = false;
+      inflight = 0;
+      sentUpTo = 0;
       draining = null;
-      for (const t of timers) clearInterval(t);
+      pausedUntil = 0;
+      for (const t of timers) t.cancel();
       timers = [];
+      staged?.cancel();
+      staged = null;
     }
     if (stopped) return;
     if (activeSince && Date.now() - activeSince >= 60_000) attempt = 0;
@@ -304,7 +403,9 @@ const options = {
   'host-id': { type: 'string' },
   'state-dir': { type: 'string' },
   'backoff-base-ms': { type: 'string' },
+  'backoff-cap-ms': { type: 'string' },
   'heartbeat-ms': { type: 'string' },
+  'request-timeout-ms': { type: 'string' },
 };
 // A base64url token may begin with "-": parseArgs refuses `--token -abc…` as ambiguous, so
 // each value is attached as `--token=-abc…` unless it is one of the options itself.
@@ -328,7 +429,7 @@ try {
     need('state-dir');
     await run(values);
   } else {
-    process.stderr.write('usage: agent.mjs enroll --server URL --token T --host-id ID --state-dir DIR\n       agent.mjs run --state-dir DIR [--backoff-base-ms N] [--heartbeat-ms N]\n');
+    process.stderr.write('usage: agent.mjs enroll --server URL --token T --host-id ID --state-dir DIR\n       agent.mjs run --state-dir DIR [--backoff-base-ms N] [--backoff-cap-ms N] [--heartbeat-ms N] [--request-timeout-ms N]\n');
     process.exit(2);
   }
 } catch (err) {
