@@ -1,6 +1,7 @@
 // /admin/fleet, /admin/agents and the per-host actions (issue, reissue, revoke, rotate,
 // decommission, config), the HTTP twins of `cortex-server agent …` (DESIGN.md section 3).
 import { DEFAULT_ENROLLMENT_TTL_MS, recordEnrollmentToken } from '../security/enrollment.js';
+import { forwarded } from '../security/forwarded.js';
 import { auditRequest } from './audit.js';
 import { LIMITS, describeIssues, toIssues, validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
 import {
@@ -62,7 +63,17 @@ async function existing(ctx: RouteContext, host_id: string): Promise<AgentSummar
   return row;
 }
 
+/**
+ * The URL agents enroll with: as a trusted reverse proxy was asked for it (scheme, host, path
+ * prefix: DECISIONS I26), else the address the server listens on, else the Host header.
+ */
 function wsUrl(ctx: RouteContext): string {
+  const fwd = forwarded(ctx.req, ctx.deps.isTrustedProxy);
+  if (fwd !== undefined && (fwd.host !== undefined || fwd.proto !== undefined)) {
+    const host = fwd.host ?? ctx.req.headers['host'] ?? '127.0.0.1:3100';
+    const secure = fwd.proto === undefined ? ctx.deps.tls === true : fwd.proto === 'https';
+    return `${secure ? 'wss' : 'ws'}://${host}${fwd.prefix}${LIMITS.ws_path}`;
+  }
   if (ctx.deps.wsUrl !== undefined && !/\/\/(0\.0\.0\.0|\[::\]):/.test(ctx.deps.wsUrl)) return ctx.deps.wsUrl;
   const host = ctx.req.headers['host'] ?? '127.0.0.1:3100';
   return `${ctx.deps.tls === true ? 'wss' : 'ws'}://${host}${LIMITS.ws_path}`;

@@ -7,6 +7,7 @@ import type { Route } from './context.js';
 import { ApiError, hostIdParam, invalid, readJson, send } from './http.js';
 import { OPENAPI, checkBody } from './schemas.js';
 import { SESSION_TTL_MS, sessionCookie } from './session.js';
+import { clientUsesTls } from '../security/forwarded.js';
 import { authorize, keysFor, signIn } from './access.js';
 
 /** Default timeout_ms when a probe body leaves it out. */
@@ -53,7 +54,7 @@ export const serverRoutes: Route[] = [
         ctx.res,
         200,
         { authenticated: true, mode: modeOf(ctx.deps.adminToken), via: 'cookie', csrf_token: session.csrfToken },
-        { 'Set-Cookie': sessionCookie(cookie, ctx.deps.tls === true, Math.floor(SESSION_TTL_MS / 1000)) },
+        { 'Set-Cookie': sessionCookie(cookie, clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy), Math.floor(SESSION_TTL_MS / 1000)) },
       );
     },
   },
@@ -62,7 +63,7 @@ export const serverRoutes: Route[] = [
     path: '/admin/session',
     public: true,
     async handler(ctx) {
-      send(ctx.res, 200, { authenticated: false, mode: modeOf(ctx.deps.adminToken), via: 'none' }, { 'Set-Cookie': sessionCookie('', ctx.deps.tls === true, 0) });
+      send(ctx.res, 200, { authenticated: false, mode: modeOf(ctx.deps.adminToken), via: 'none' }, { 'Set-Cookie': sessionCookie('', clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy), 0) });
     },
   },
   {

@@ -90,6 +90,30 @@ describe('with an admin token', () => {
     expect(res.headers['set-cookie']).toBeUndefined();
   });
 
+  it('behind a trusted reverse proxy (loopback here): the page origin is X-Forwarded-Host, X-Forwarded-Proto https makes the cookie Secure, the enroll command names the proxy URL (I26)', async () => {
+    const proxied = { Origin: 'https://logs.example.com:8443', 'X-Forwarded-Host': 'logs.example.com:8443', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Prefix': '/cortex/', 'X-Forwarded-For': '203.0.113.7' };
+    const res = await httpRequest(`${base}/admin/session`, { body: { token: ADMIN_TOKEN }, headers: proxied });
+    expect(res.status, res.text).toBe(200);
+    expect((res.headers['set-cookie'] ?? [])[0]).toMatch(/; Secure$/);
+    const out = await httpRequest(`${base}/admin/session`, { method: 'DELETE', headers: proxied });
+    expect((out.headers['set-cookie'] ?? [])[0]).toMatch(/Max-Age=0; Secure$/);
+    const issued = await httpRequest(`${base}/admin/agents`, { body: { hostname: 'proxied-host' }, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, ...proxied } });
+    expect(issued.status, issued.text).toBe(201);
+    t.tokens.push(issued.body.token as string);
+    expect(issued.body.server_url).toBe('wss://logs.example.com:8443/cortex/ws/agent');
+    expect(issued.body.enroll_command).not.toContain('--allow-insecure');
+    // a proxy that rewrites Host and does not say X-Forwarded-Host: refused, saying what to add
+    const rewritten = await httpRequest(`${base}/admin/session`, { body: { token: ADMIN_TOKEN }, headers: { Origin: 'https://logs.example.com', 'X-Forwarded-Proto': 'https' } });
+    expect(rewritten.status).toBe(403);
+    expect(rewritten.body.error.message).toMatch(/page is at logs\.example\.com, this server was asked for 127\.0\.0\.1:\d+\); behind a reverse proxy, have it send X-Forwarded-Host/);
+    // plain requests keep the old behaviour: no Secure without TLS, the listen address in the command
+    const plain = await httpRequest(`${base}/admin/session`, { body: { token: ADMIN_TOKEN } });
+    expect((plain.headers['set-cookie'] ?? [])[0]).not.toContain('Secure');
+    const direct = await httpRequest(`${base}/admin/agents`, { body: { hostname: 'direct-host' }, headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    t.tokens.push(direct.body.token as string);
+    expect(direct.body.server_url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/ws\/agent$/);
+  });
+
   it("PUT config refuses a max_batch_entries above the server's (200 here)", async () => {
     const issued = await httpRequest(`${base}/admin/agents`, { body: { hostname: 'cap-host' }, headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
     t.tokens.push(issued.body.token);
@@ -106,6 +130,32 @@ describe('with an admin token', () => {
     const res = await httpRequest(`${base}/admin/settings`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(res.body.admin_token_set).toBe(true);
     expect(res.text).not.toContain(ADMIN_TOKEN);
+  });
+});
+
+describe('X-Forwarded-* from a peer that is not a trusted proxy (trusted_proxies 10.9.9.9)', () => {
+  let t: TestServer;
+  let base: string;
+  beforeAll(async () => {
+    t = await startTestServer({ admin_token: ADMIN_TOKEN, trusted_proxies: ['10.9.9.9'] });
+    t.tokens.push(ADMIN_TOKEN);
+    base = httpBase(t);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('mean nothing: the origin must match Host, no Secure cookie, the enroll command keeps the listen address', async () => {
+    const forged = { 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Prefix': '/x' };
+    const res = await httpRequest(`${base}/admin/session`, { body: { token: ADMIN_TOKEN }, headers: { Origin: 'https://evil.example', ...forged } });
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).not.toContain('X-Forwarded-Host'); // no proxy hint for a peer that is no proxy
+    const ok = await httpRequest(`${base}/admin/session`, { body: { token: ADMIN_TOKEN }, headers: forged });
+    expect(ok.status).toBe(200);
+    expect((ok.headers['set-cookie'] ?? [])[0]).not.toContain('Secure');
+    const issued = await httpRequest(`${base}/admin/agents`, { body: { hostname: 'h' }, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, ...forged } });
+    t.tokens.push(issued.body.token as string);
+    expect(issued.body.server_url).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/ws\/agent$/);
   });
 });
 
