@@ -41,7 +41,8 @@ export function handleConsole(req: IncomingMessage, res: ServerResponse, path: s
     return true;
   }
   if (path === '/ui') {
-    res.writeHead(308, { Location: '/ui/' }).end();
+    // relative, so that it stays under a reverse proxy's path prefix (/cortex/ui → /cortex/ui/)
+    res.writeHead(308, { Location: 'ui/' }).end();
     return true;
   }
   const dir = consoleDir();

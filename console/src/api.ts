@@ -1,5 +1,6 @@
-// The console's only way to the server: /admin/ with the session cookie (same origin) and
-// the session's CSRF token on state-changing requests. No secret ever goes into a URL.
+// The console's only way to the server: the admin API beside its ui/ folder (apiUrl), with the
+// session cookie (same origin) and the session's CSRF token on state-changing requests. No
+// secret ever goes into a URL.
 
 export interface ApiErrorBody {
   code: number;
@@ -41,13 +42,22 @@ export interface Reply<T> {
   headers: Headers;
 }
 
+/**
+ * An admin API path ('/admin/...') as a URL relative to the console's own location (its /ui/
+ * folder's parent), so that the console works behind a reverse proxy that serves the server
+ * under a path prefix (https://example.com/cortex/ui/ → https://example.com/cortex/admin/...).
+ */
+export function apiUrl(path: string): string {
+  return new URL(path.replace(/^\//, ''), new URL('../', document.baseURI)).toString();
+}
+
 export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Reply<T>> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== undefined) headers['X-CSRF-Token'] = csrfToken;
   let res: Response;
   try {
-    res = await fetch(path, { method, headers, credentials: 'same-origin', cache: 'no-store', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    res = await fetch(apiUrl(path), { method, headers, credentials: 'same-origin', cache: 'no-store', ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
   } catch (error) {
     throw new ApiError(0, { code: 0, message: `the server did not answer (${(error as Error).message}); is it running?` });
   }

@@ -5,7 +5,7 @@
 // redrawn at most 4 times a second with the newest SHOWN lines; when more arrived between
 // two redraws than the view holds, the page says it is sampling.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { qs, type LogRow } from './api.js';
+import { apiUrl, qs, type LogRow } from './api.js';
 import { SEVERITIES } from './severities.js';
 import { plural } from './util.js';
 
@@ -41,7 +41,7 @@ export function LiveTail(props: { hostId: string }) {
     counters.current = { received: 0, sinceFlush: 0, sincePause: 0, sampledAt: -Infinity, window: [] };
     setLines([]);
     setStatus('connecting');
-    const es = new EventSource(`/admin/agents/${props.hostId}/logs/stream${qs({ backlog: 100, ...filter })}`);
+    const es = new EventSource(apiUrl(`/admin/agents/${props.hostId}/logs/stream${qs({ backlog: 100, ...filter })}`));
     es.addEventListener('open', () => setStatus('live'));
     es.addEventListener('error', () => setStatus('reconnecting'));
     es.addEventListener('log', (ev) => {

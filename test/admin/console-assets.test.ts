@@ -34,7 +34,7 @@ describe('console assets at /ui/', () => {
 
   it('/ui redirects to /ui/; paths outside the folder, unknown files and other methods are refused', async () => {
     const r = await httpRequest(`${base}/ui`);
-    expect([r.status, r.headers['location']]).toEqual([308, '/ui/']);
+    expect([r.status, r.headers['location']]).toEqual([308, 'ui/']);
     for (const p of ['/ui/../package.json', '/ui/%2e%2e/%2e%2e/package.json', '/ui/nothing.js', '/ui/app.ts']) {
       expect((await httpRequest(`${base}${p}`)).status, p).toBe(404);
     }
