@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { UsageError, adminOp, err, oneHost, out, parse, repo, withDb } from './common.js';
 import { HELP } from './help.js';
-import { REMOTE_OPTIONS, ok, remoteTarget, type RemoteTarget } from './remote.js';
+import { REMOTE_OPTIONS, ok, remoteTarget, where, type RemoteTarget } from './remote.js';
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -172,7 +172,7 @@ function noteCustomSources(text: string): void {
 
 async function remoteDefault(t: RemoteTarget): Promise<unknown> {
   const settings = await ok<{ default_agent_config?: unknown }>(t, 'GET', '/admin/settings');
-  if (settings.default_agent_config === undefined) throw new Error(`${t.base.origin} does not show its default_agent_config in GET /admin/settings`);
+  if (settings.default_agent_config === undefined) throw new Error(`${where(t)} does not show its default_agent_config in GET /admin/settings`);
   return settings.default_agent_config;
 }
 

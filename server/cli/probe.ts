@@ -1,7 +1,7 @@
 // `cortex-server probe`: runs a probe on a connected host through the admin API.
 import { UsageError, err, int, out, parse } from './common.js';
 import { HELP, PROG } from './help.js';
-import { REMOTE_OPTIONS, call, remoteTarget } from './remote.js';
+import { REMOTE_OPTIONS, call, remoteTarget, where } from './remote.js';
 
 export async function probeCmd(args: string[]): Promise<void> {
   const { values, positionals } = parse(
@@ -34,7 +34,7 @@ export async function probeCmd(args: string[]): Promise<void> {
   }
   const reply = await call(target, 'POST', `/admin/agents/${encodeURIComponent(hostId)}/probe`, { probe, args: probeArgs, timeout_ms });
   if (typeof reply.body !== 'object' || reply.body === null) {
-    throw new Error(`HTTP ${reply.status} from ${target.base.origin} without a JSON body: ${String(reply.body).slice(0, 200)}`);
+    throw new Error(`HTTP ${reply.status} from ${where(target)} without a JSON body: ${String(reply.body).slice(0, 200)}`);
   }
   out(JSON.stringify(reply.body));
   if (reply.status === 200) return;

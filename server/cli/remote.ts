@@ -39,7 +39,24 @@ export function parseServerUrl(value: string, what: string): URL {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${what} must be http://, https:// (or the ws:// / wss:// URL agents use), got ${url.protocol}`);
   if (url.username !== '' || url.password !== '') throw new UsageError(`${what} must not carry credentials; give the admin token with --admin-token-file FILE or CORTEX_ADMIN_TOKEN`);
-  return new URL(url.origin);
+  return new URL(`${url.origin}${serverPrefix(url.pathname)}/`);
+}
+
+/**
+ * The path a reverse proxy serves the server under (DECISIONS I26): the URL's path up to the
+ * server's own routes (/ws/agent, /ui, /admin, ...) when it names one, else the whole path;
+ * '' for none. So https://h/cortex, https://h/cortex/ui/ and wss://h/cortex/ws/agent all
+ * mean the server at https://h/cortex/.
+ */
+function serverPrefix(pathname: string): string {
+  const segments = pathname.split('/').filter((x) => x !== '');
+  const own = segments.findIndex((x, i) => ['ui', 'admin', 'healthz', 'metrics'].includes(x) || (x === 'ws' && segments[i + 1] === 'agent'));
+  return (own === -1 ? segments : segments.slice(0, own)).map((x) => `/${x}`).join('');
+}
+
+/** The server's address as messages name it: its origin and any path prefix. */
+export function where(t: RemoteTarget): string {
+  return t.base.href.replace(/\/$/, '');
 }
 
 /**
@@ -100,7 +117,7 @@ export class ApiCallError extends Error {
 }
 
 function requestOptions(t: RemoteTarget, method: string, path: string, extra: http.OutgoingHttpHeaders = {}): https.RequestOptions {
-  const url = new URL(path, t.base);
+  const url = new URL(path.replace(/^\//, ''), t.base); // below the base's path prefix, if any
   return {
     method,
     protocol: url.protocol,
@@ -120,7 +137,7 @@ function transport(t: RemoteTarget): typeof http | typeof https {
 function unreachable(t: RemoteTarget, error: NodeJS.ErrnoException): Error {
   const hint = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY/.test(error.code ?? '') ? ' (a private CA? give --ca FILE)' : '';
   // E_CONNECT, not E_INTERNAL "a bug": the message says what to check, so no second hint
-  return Object.assign(new Error(`cannot reach ${t.base.origin}: ${error.code ?? error.message}${hint}; is the server running there? (serve prints its address)`), { code: 'E_CONNECT', hint: '' });
+  return Object.assign(new Error(`cannot reach ${where(t)}: ${error.code ?? error.message}${hint}; is the server running there? (serve prints its address)`), { code: 'E_CONNECT', hint: '' });
 }
 
 /** One admin API call with a JSON body (or none); resolves with any status. */
@@ -155,12 +172,16 @@ export function replyError(t: RemoteTarget, method: string, path: string, reply:
   if (reply.status === 401) {
     message =
       t.token === undefined
-        ? `${t.base.origin} needs its admin token: give --admin-token-file FILE or set CORTEX_ADMIN_TOKEN (${message})`
-        : `${t.base.origin} refused the admin token of ${t.tokenFrom ?? 'CORTEX_ADMIN_TOKEN'}: it is not the one this server was started with (serve --admin-token-file, or its config's admin_token) (${message})`;
+        ? `${where(t)} needs its admin token: give --admin-token-file FILE or set CORTEX_ADMIN_TOKEN (${message})`
+        : `${where(t)} refused the admin token of ${t.tokenFrom ?? 'CORTEX_ADMIN_TOKEN'}: it is not the one this server was started with (serve --admin-token-file, or its config's admin_token) (${message})`;
   }
-  if (reply.status === 403) message = `${t.base.origin} refused the admin call (${message}); from another machine the server needs an admin token (serve --admin-token-file)`;
+  if (reply.status === 403) message = `${where(t)} refused the admin call (${message}); from another machine the server needs an admin token (serve --admin-token-file)`;
+  if (e === undefined && reply.status >= 400 && typeof reply.body === 'string') {
+    // Not the server's JSON: something else answered at that address (a reverse proxy's error page).
+    message = `${where(t)} answered HTTP ${reply.status} with a page that is not the Cortex admin API's (${message.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 100)}): check --server; behind a reverse proxy, give the path it serves the server under (e.g. https://logs.example.com/cortex)`;
+  }
   if (reply.status === 404 && typeof e?.message === 'string' && e.message.startsWith('no such admin endpoint')) {
-    message = `${t.base.origin} does not offer ${method} ${path.split('?')[0]} (an older server?): ${e.message}`;
+    message = `${where(t)} does not offer ${method} ${path.split('?')[0]} (an older server?): ${e.message}`;
   }
   const issues = (e?.data as { errors?: { path?: string; message?: string }[] } | undefined)?.errors;
   if (Array.isArray(issues) && issues.length > 0) message += `\n${issues.map((i) => `  ${i.path === '' || i.path === undefined ? '(root)' : i.path}: ${i.message ?? ''}`).join('\n')}`;

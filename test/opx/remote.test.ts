@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { buildServer } from '../server/spawn.js';
 import { httpBase } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
+import { parseServerUrl } from '../../server/cli/remote.js';
 import { CLI, serverAsync, tmp } from './helpers.js';
 
 const ADMIN = 'opx-admin-token-0123456789abcdef-XYZ';
@@ -162,4 +163,16 @@ describe('remote admin CLI', () => {
       await sql`delete from agents where host_id like 'bulk-%'`.execute(t.server.storage.db);
     }
   }, 120_000);
+});
+
+describe('--server with a reverse proxy path prefix (DECISIONS I26)', () => {
+  it('keeps the path up to the server routes: the console, agent and admin URLs all mean the same server', () => {
+    const href = (v: string) => parseServerUrl(v, '--server').href;
+    expect(href('https://logs.example.com:3100')).toBe('https://logs.example.com:3100/');
+    expect(href('https://logs.example.com:3100/admin/agents')).toBe('https://logs.example.com:3100/'); // as before: the routes dropped
+    for (const v of ['https://h/cortex', 'https://h/cortex/', 'https://h/cortex/ui/#/hosts/x', 'wss://h/cortex/ws/agent', 'https://h/cortex/admin/openapi.json', 'https://h/cortex/healthz']) {
+      expect(href(v), v).toBe('https://h/cortex/');
+    }
+    expect(href('wss://h/a/b/ws/agent')).toBe('https://h/a/b/');
+  });
 });
