@@ -289,8 +289,16 @@ export function connectHint(message: string, caGiven: boolean, serverUrl: string
     if (url.protocol === 'ws:' && /socket hang up|ECONNRESET/i.test(message)) {
       return `the server closed the connection at once: if it serves TLS on that port (serve --tls-cert), use ${other('wss:')}; otherwise check that it runs and that the URL is right`;
     }
-    if (/HTTP 404/.test(message) && url.pathname !== '/ws/agent') {
-      return `the server has no agent endpoint at ${url.pathname}: the agent's URL ends in /ws/agent (${url.protocol}//${url.host}/ws/agent)`;
+    const redirect = /HTTP 30[1278]\b/.exec(message)?.[0];
+    if (redirect !== undefined && url.protocol === 'ws:') {
+      return `the server answers with a redirect (${redirect}), as a reverse proxy does from http to https: use ${other('wss:')}`;
+    }
+    if ((redirect !== undefined || /HTTP 404/.test(message)) && url.pathname !== '/ws/agent') {
+      const path = url.pathname.replace(/\/+$/, '');
+      // under a reverse proxy's path prefix (DECISIONS I26) the URL is https://HOST/PREFIX/ws/agent
+      return path.endsWith('/ws/agent')
+        ? `nothing answers as the agent endpoint at ${url.pathname} (${redirect ?? 'HTTP 404'}): check the path; behind a reverse proxy, it is the path the proxy serves the server under, then /ws/agent`
+        : `the server has no agent endpoint at ${url.pathname}: the agent's URL ends in /ws/agent (${url.protocol}//${url.host}${path}/ws/agent)`;
     }
   }
   if (/altnames|does not match certificate/i.test(message)) return "the URL's host name is not one the server's certificate names: use a name it lists (openssl x509 -noout -ext subjectAltName -in CERT)";

@@ -109,5 +109,19 @@ describe('cortex-agent enroll with the scheme or the path wrong', () => {
       "the server has no agent endpoint at /: the agent's URL ends in /ws/agent (wss://logs.example.com:3100/ws/agent)",
     );
     expect(connectHint('server refused the WebSocket upgrade: HTTP 404 Not Found', false, 'wss://logs.example.com/ws/agent')).toBeUndefined();
+    // under a reverse proxy's path prefix (DECISIONS I26)
+    expect(connectHint('server refused the WebSocket upgrade: HTTP 404 Not Found', false, 'wss://logs.example.com/cortex/')).toBe(
+      "the server has no agent endpoint at /cortex/: the agent's URL ends in /ws/agent (wss://logs.example.com/cortex/ws/agent)",
+    );
+    expect(connectHint('server refused the WebSocket upgrade: HTTP 404 Not Found', false, 'wss://logs.example.com/wrong/ws/agent')).toMatch(
+      /^nothing answers as the agent endpoint at \/wrong\/ws\/agent \(HTTP 404\): check the path; behind a reverse proxy/,
+    );
+    // nginx redirects /cortex to /cortex/, and http:// to https://
+    expect(connectHint('server refused the WebSocket upgrade: HTTP 301 Moved Permanently', false, 'wss://logs.example.com/cortex')).toBe(
+      "the server has no agent endpoint at /cortex: the agent's URL ends in /ws/agent (wss://logs.example.com/cortex/ws/agent)",
+    );
+    expect(connectHint('server refused the WebSocket upgrade: HTTP 301 Moved Permanently', true, 'ws://logs.example.com/cortex/ws/agent')).toBe(
+      'the server answers with a redirect (HTTP 301), as a reverse proxy does from http to https: use wss://logs.example.com/cortex/ws/agent',
+    );
   });
 });
