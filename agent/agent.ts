@@ -248,6 +248,7 @@ export class Agent extends EventEmitter {
       host_id: this.options.hostId,
       server_url: this.servers.held ?? this.servers.urls[0]!,
       server_urls: [...this.servers.urls],
+      proxy: this.session.proxyInUse,
       session_id: this.session.sessionId,
       next_seq: s.nextSeq,
       acked_seq: s.ackedSeq,

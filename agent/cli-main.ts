@@ -647,6 +647,8 @@ function cmdStatus(args: string[]): number {
     host_id: file?.host_id ?? safeHostId(stateDir),
     server_url: file?.server_url ?? null,
     server_urls: file?.server_urls ?? safeServerUrls(agentJson),
+    // the proxy of the running agent's latest connection attempt (null: direct; F13)
+    proxy: running ? (file?.proxy ?? null) : null,
     // keys of agent.json this agent does not read (I22): a misspelt or misplaced setting
     agent_json_unknown_keys: agentJson === null ? [] : unknownAgentSettingsKeys(agentJson),
     session_id: running ? (file?.session_id ?? null) : null,
@@ -681,6 +683,7 @@ function cmdStatus(args: string[]): number {
     `state:        ${state}${running ? ` (running, pid ${status.pid})` : ' (not running)'}`,
     `host_id:      ${status.host_id ?? '-'}`,
     `server:       ${status.server_url ?? '-'}${status.server_urls.length > 1 ? ` (of ${status.server_urls.length}: ${status.server_urls.join(', ')})` : ''}`,
+    ...(status.proxy !== null ? [`proxy:        ${status.proxy} (agent.json proxy, or HTTPS_PROXY/HTTP_PROXY/ALL_PROXY of the agent's environment)`] : []),
     ...(status.clock_offset_ms !== null
       ? [
           Math.abs(status.clock_offset_ms) > CLOCK_WARN_MS

@@ -148,6 +148,8 @@ export class Session {
 
   /** The host's clock against the server's at the last hello, ms (> 0: behind); null before one. */
   clockOffsetMs: number | null = null;
+  /** The proxy of the latest connection attempt (user and password left out); null: direct, or none yet. */
+  proxyInUse: string | null = null;
   private clockWarned = false;
 
   get sessionId(): string | null {
@@ -282,7 +284,12 @@ export class Session {
       await this.tokens.load();
       const url = this.servers.next();
       this.log.debug({ server_url: url }, 'connecting');
-      ws = await openSocket(url, { caFile: this.options.caFile ?? null, timeoutMs: this.options.connectTimeoutMs, ...(this.options.proxy !== undefined ? { proxy: this.options.proxy } : {}) });
+      ws = await openSocket(url, {
+        caFile: this.options.caFile ?? null,
+        timeoutMs: this.options.connectTimeoutMs,
+        ...(this.options.proxy !== undefined ? { proxy: this.options.proxy } : {}),
+        onRoute: (proxy) => (this.proxyInUse = proxy),
+      });
     } catch (err) {
       if (this.halted) return;
       const why = tidyTlsText(this.scrub((err as Error).message));

@@ -55,6 +55,8 @@ export interface OpenOptions {
   timeoutMs?: number;
   /** agent.json `proxy`: a proxy URL, or null for none; undefined: the environment's (HTTPS_PROXY …; ./proxy.ts). */
   proxy?: string | null;
+  /** Told the proxy this attempt goes through (without its user and password), or null for a direct one. */
+  onRoute?: (proxy: string | null) => void;
 }
 
 /**
@@ -83,6 +85,7 @@ export async function openSocket(url: string, options: OpenOptions = {}): Promis
   // agent.json's proxy was checked at start; one from the environment is checked here
   const problem = proxy === null ? null : proxySettingProblem(proxy);
   if (problem !== null) throw new UpgradeError(`the proxy of the environment (HTTPS_PROXY, HTTP_PROXY or ALL_PROXY): ${problem}`);
+  options.onRoute?.(proxy === null ? null : redactProxy(proxy));
   let refused: ProxyRefusal | null = null;
   const agent = proxy === null ? undefined : await proxyAgent(proxy, (r) => (refused = r));
   const through = proxy === null ? '' : ` (through the proxy ${redactProxy(proxy)})`;

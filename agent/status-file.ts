@@ -23,6 +23,8 @@ export interface StatusFile {
   server_url: string;
   /** Every server the agent may connect to (absent in files of older agents). */
   server_urls?: string[];
+  /** The proxy of the latest connection attempt, without user and password; null: direct (absent in files of older agents). */
+  proxy?: string | null;
   session_id: string | null;
   host_id: string;
   last_error: string | null;
@@ -45,6 +47,8 @@ export interface AgentStatus {
   server_url: string;
   /** Every server the agent may connect to, in configured order. */
   server_urls: string[];
+  /** The proxy of the latest connection attempt, without user and password; null: direct or none yet (F13). */
+  proxy: string | null;
   session_id: string | null;
   next_seq: number;
   acked_seq: number;
@@ -72,6 +76,7 @@ export function toStatusFile(s: AgentStatus, pid: number = process.pid, now: Dat
     stopped: s.stopped,
     server_url: s.server_url,
     server_urls: s.server_urls,
+    proxy: s.proxy,
     session_id: s.session_id,
     host_id: s.host_id,
     last_error: s.last_error,
@@ -179,6 +184,7 @@ export function statusFileProblem(v: unknown): string | null {
   for (const key of ['server_url', 'host_id'] as const) if (typeof v[key] !== 'string') return `${key} is not a string`;
   for (const key of ['session_id', 'last_error'] as const) if (!stringOrNull(v[key])) return `${key} is not a string or null`;
   if (v.server_urls !== undefined && !(Array.isArray(v.server_urls) && v.server_urls.every((u) => typeof u === 'string'))) return 'server_urls is not a list of URLs';
+  if (v.proxy !== undefined && v.proxy !== null && typeof v.proxy !== 'string') return 'proxy is not a URL or null';
   if (v.clock_offset_ms !== undefined && v.clock_offset_ms !== null && typeof v.clock_offset_ms !== 'number') return 'clock_offset_ms is not a number';
   if (typeof v.sources_paused !== 'boolean') return 'sources_paused is not a boolean';
   const sourceOk = (x: unknown): boolean =>

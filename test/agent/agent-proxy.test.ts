@@ -4,7 +4,7 @@
 //
 // The server's host name, logs.cortex.test, resolves nowhere: only the test proxy knows it
 // (it sends every tunnel to 127.0.0.1), so an agent that reaches the server went through it.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
@@ -88,6 +88,7 @@ describe('through an HTTP proxy', () => {
       agent.start();
       await agent.waitForState('Active');
       expect(proxy.targets).toEqual([`${HOST}:${new URL(url).port}`]);
+      expect(agent.status().proxy).toBe(proxy.url);
       await agent.stop();
       expect(logs.raw.join('')).not.toContain(TOKEN);
     } finally {
@@ -112,6 +113,7 @@ describe('through an HTTP proxy', () => {
       allowed.agent.start();
       await allowed.agent.waitForState('Active');
       expect(proxy.auth.at(-1)).toBe(`Basic ${Buffer.from('cortex:s3cr3t-pw').toString('base64')}`);
+      expect(allowed.agent.status().proxy).toBe(proxy.url.replace('http://', 'http://***@'));
       await allowed.agent.stop();
       for (const h of [denied, allowed]) expect(h.logs.raw.join('')).not.toContain('s3cr3t-pw');
       // a proxy that is not there: the message names it (without the password)
@@ -136,6 +138,7 @@ describe('through an HTTP proxy', () => {
       agent.start();
       await agent.waitForState('Active');
       expect(proxy.targets).toEqual([]);
+      expect(agent.status().proxy).toBeNull();
       await agent.stop();
     } finally {
       await proxy.close();
@@ -159,6 +162,21 @@ describe('through an HTTP proxy', () => {
       const enrolled = await run(['enroll', '--server', url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--ca', certFile]);
       expect(enrolled.code, enrolled.stderr).toBe(0);
       expect(proxy.targets).toEqual([`${HOST}:${new URL(url).port}`]);
+      // run through it: status names the proxy in use
+      const proxied = spawn(process.execPath, [cli, 'run', '--state-dir', dir], { stdio: ['ignore', 'ignore', 'ignore'], env });
+      const proxiedExit = new Promise<number | null>((resolve) => proxied.on('exit', (code) => resolve(code)));
+      let shown: { state?: string; proxy?: string | null } = {};
+      for (let i = 0; i < 200 && shown.state !== 'Active'; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        const st = spawnSync(process.execPath, [cli, 'status', '--state-dir', dir, '--json'], { encoding: 'utf8' });
+        shown = st.status === 0 ? (JSON.parse(st.stdout) as typeof shown) : {};
+      }
+      expect(shown).toMatchObject({ state: 'Active', proxy: proxy.url });
+      const text = spawnSync(process.execPath, [cli, 'status', '--state-dir', dir], { encoding: 'utf8' }).stdout;
+      expect(text).toContain(`proxy:        ${proxy.url} (agent.json proxy, or HTTPS_PROXY`);
+      proxied.kill('SIGTERM');
+      expect(await proxiedExit).toBe(0);
+      expect(proxy.targets).toHaveLength(2);
       // agent.json "proxy": null — no proxy, whatever the environment says: the name resolves nowhere
       const path = join(dir, 'agent.json');
       writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), proxy: null }));
@@ -171,12 +189,12 @@ describe('through an HTTP proxy', () => {
       expect(await exited).toBe(0);
       expect(stderr).toMatch(new RegExp(`"msg":"connection attempt failed"`));
       expect(stderr).not.toContain('through the proxy');
-      expect(proxy.targets).toHaveLength(1);
+      expect(proxy.targets).toHaveLength(2);
       // enrolling the folder again uses its agent.json's proxy too (kept): null, so no tunnel, whatever the environment says
       const again = await run(['enroll', '--server', url, '--token', TOKEN, '--host-id', readFileSync(join(dir, 'host_id'), 'utf8').trim(), '--state-dir', dir, '--ca', certFile]);
       expect(again.code).toBe(1);
       expect(again.stderr).not.toContain('through the proxy');
-      expect(proxy.targets).toHaveLength(1);
+      expect(proxy.targets).toHaveLength(2);
       expect((JSON.parse(readFileSync(path, 'utf8')) as { proxy?: unknown }).proxy).toBeNull();
     } finally {
       await proxy.close();
