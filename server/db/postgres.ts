@@ -173,11 +173,13 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       // a pool connection held that long is one the ingest path must then open anew while its
       // acks wait (35-90 ms of stalled acks at the start of most retention passes, 2026-12-04,
       // bench retention --db postgres). The session lock goes with the connection at the end.
-      const key = `cortex-job:${name}`;
       const locked = new pg.Client(clientConfig(options.url, `cortex-server ${name}`));
       locked.on('error', () => undefined);
       await locked.connect();
       try {
+        // Advisory locks are database-wide: the key names the schema, so that deployments in
+        // schemas of their own on one database (search_path) do not skip each other's jobs.
+        const key = jobLockKey(name, (await locked.query<{ s: string | null }>('select current_schema() as s')).rows[0]?.s ?? null);
         const got = await locked.query<{ ok: boolean }>('select pg_try_advisory_lock(hashtext($1)::bigint) as ok', [key]);
         if (got.rows[0]?.ok !== true) return undefined;
         try {
@@ -203,6 +205,11 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       await db.destroy(); // ends the pool
     },
   };
+}
+
+/** The text whose hashtext() keys the advisory lock of job `name` in `schema` (exclusiveJob). */
+export function jobLockKey(name: string, schema: string | null): string {
+  return `cortex-job:${name}:${schema ?? ''}`;
 }
 
 /** Who holds the migration lock, as told to an operator waiting for it. */

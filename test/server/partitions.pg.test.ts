@@ -6,10 +6,12 @@ import { createCapturingLogger } from '../../server/log.js';
 import { ServerMetrics } from '../../server/metrics.js';
 import { Retention } from '../../server/control/retention.js';
 import { openStorage } from '../../server/db/open.js';
+import { jobLockKey } from '../../server/db/postgres.js';
 import { entries, openTempDb, type TempDb } from './helpers.js';
 
 let t: TempDb;
 let host: string;
+const schemaOf = async (d: TempDb): Promise<string> => (await sql<{ s: string }>`select current_schema() as s`.execute(d.storage.db)).rows[0]!.s;
 beforeEach(async () => {
   t = await openTempDb('postgres');
   host = (await issueAgent(t.storage.db, 'p')).host_id;
@@ -93,7 +95,7 @@ describe('logs partitioned by day', () => {
       const holders = await sql<{ app: string }>`
         select a.application_name as app from pg_locks l join pg_stat_activity a on a.pid = l.pid
         where l.locktype = 'advisory' and l.granted and l.database = (select oid from pg_database where datname = current_database())
-          and l.objid::bigint = (hashtext('cortex-job:retention')::bigint & 4294967295)`.execute(t.storage.db);
+          and l.objid::bigint = (hashtext(${jobLockKey('retention', await schemaOf(t))})::bigint & 4294967295)`.execute(t.storage.db);
       expect(holders.rows.map((r) => r.app)).toEqual(['cortex-server retention']);
       const log = createCapturingLogger({ level: 'debug' });
       const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
@@ -106,6 +108,32 @@ describe('logs partitioned by day', () => {
       expect((await r.run()).logs).toBe(100);
     } finally {
       await other.close();
+    }
+  });
+
+  it('a deployment in another schema of the same database does not skip this one\'s pass (the job lock names the schema)', async () => {
+    const old = new Date(Date.now() - 40 * DAY).toISOString();
+    await t.storage.ingest.commitBatch(host, entries(1, 100), old);
+    const elsewhere = await openTempDb('postgres'); // a schema of its own, as search_path gives one
+    try {
+      expect(await schemaOf(elsewhere)).not.toBe(await schemaOf(t));
+      let started!: () => void;
+      let release!: () => void;
+      const running = new Promise<void>((r) => (started = r));
+      const held = elsewhere.storage.exclusiveJob!('retention', () => {
+        started();
+        return new Promise<void>((r) => (release = r));
+      });
+      await running;
+      const log = createCapturingLogger({ level: 'debug' });
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = new Retention(t.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: null, batchRows: 500, pauseMs: 0 });
+      expect((await r.run()).logs).toBe(100);
+      expect(log.records().some((x) => x['msg'] === 'retention: another server is running its pass; skipped')).toBe(false);
+      release();
+      await held;
+    } finally {
+      await elsewhere.cleanup();
     }
   });
 });
