@@ -7,13 +7,14 @@
 // line it ships reaches the console's live tail (server-sent events through nginx).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selfSignedCert } from '../agent/helpers/agent-harness.js';
 import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
 import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
+import { freePort } from '../support/ports.js';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => spawnSync(p, ['-v']).status === 0);
 const ADMIN_TOKEN = 'reverse-proxy-test-admin-token-3b81d0';
@@ -26,16 +27,6 @@ function nginxGate(): boolean {
 }
 const run = chromiumGate('reverse proxy tests') && nginxGate();
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      s.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {

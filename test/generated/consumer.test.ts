@@ -7,7 +7,6 @@
  * validateLogsPushParams alone measured with esbuild; and a browser bundle running hello,
  * push and ack against the reference server in headless Chromium.
  */
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_CLI, cliSync, issueAgent, requireDist, startServer, tokens, type ServerProc } from '../support/procs.js';
+import { freePort } from '../support/ports.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const tscBin = join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
@@ -90,17 +90,6 @@ beforeAll(async () => {
 }, 120_000);
 
 let port = 0;
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createNetServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const p = (srv.address() as AddressInfo).port;
-      srv.close(() => resolve(p));
-    });
-  });
-}
-
 afterAll(async () => {
   if (server) await server.kill();
   if (work) rmSync(work, { recursive: true, force: true });

@@ -7,7 +7,6 @@
 // database entry per pool mode, all on one fresh database.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -16,6 +15,7 @@ import { buildServer } from '../server/spawn.js';
 import { waitFor } from '../server/wire.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
 import { server, serverAsync } from './helpers.js';
+import { freePort } from '../support/ports.js';
 
 const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => spawnSync(p, ['--version']).status === 0);
 const base = new URL(PG_TEST_URL);
@@ -25,16 +25,6 @@ let port = 0;
 let dir = '';
 let notRun = '';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      s.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
 
 /** The --db URL of one of the pooler's database entries. */
 function via(entry: 'txn' | 'stmt' | 'session'): string {
