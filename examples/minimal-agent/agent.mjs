@@ -232,7 +232,7 @@ async function run(opts) {
           return;
         }
         // -32020 Backpressure, -32007 BufferOverflow, -32030 RateLimited: pause as advised;
-        // anything else (a timeout, an internal error): the contract's default pause.
+        // anything else (an internal error, the connection closing): the contract's default pause.
         const advised = err instanceof RpcError ? err.data?.retry_after_ms : undefined;
         const pauseMs = typeof advised === 'number' && advised >= 0 ? advised : LIMITS.retry_after_default_ms;
         pausedUntil = Date.now() + pauseMs;
