@@ -1,9 +1,10 @@
 // The scope of `npm run conformance:mutants`: the modules that implement the wire rules, the
 // parts of each that are mutated, what is left out of them and why, and the conformance cases
-// that test each module. Parts are found by text (a function's signature and brace matching,
-// or the lines between two markers), so the scope follows the code when lines move; a part or
+// that test each module. Parts are found by text (a function's signature, its body as the
+// TypeScript parser sees it, or the lines between two markers), so the scope follows the code when lines move; a part or
 // an exception that is no longer found fails the run, naming this file.
 import { readFileSync } from 'node:fs';
+import ts from 'typescript';
 
 /**
  * side: which suite tests it (run-server.mjs / run-agent.mjs).
@@ -44,7 +45,7 @@ export const MODULES = [
       { text: '`must be seq_start + ${i} = ${seq_start + i} (entries are contiguous from seq_start)`', why: 'the text of the -32602 message' },
       { text: 'replaced += makeStorable(e);', why: 'the count of replaced characters only feeds a log line and a metric (the replacement itself, makeStorable, is not mutated here)' },
       { text: "if (replaced > 0) {\n      this.ingest.options.metrics?.charsReplaced.inc(replaced);", why: 'a log line and a metric, not wire behaviour' },
-      { text: 'this.pendingEntries += n;\n      if (this.pendingEntries >= this.ingest.flushEntries) this.requestFlush();', why: 'the K trigger: whether the ack comes at K entries or T ms later is timing the runner does not judge (both are allowed on the wire); pinned in-process by test/contract/pinned-server.test.ts R-ING-06' },
+      { text: 'this.pendingEntries += n;\n      this.pendingChars += chars;\n      if (this.pendingEntries >= this.ingest.flushEntries || this.pendingChars >= ACK_FLUSH_CHARS) this.requestFlush();', why: 'the K and 256 KiB triggers (DECISIONS H16): whether the ack comes at K entries, at 256 KiB of text or T ms later is timing the runner does not judge (all are allowed on the wire); pinned in-process by test/contract/pinned-server.test.ts R-ING-06' },
     ],
     cases: [
       'handshake/first-enrollment-rotates', 'ingest/*', 'error/-32007-*', 'error/-32008-*', 'error/-32020-*', 'error/-32030-*', 'vector/logs.push/*',
@@ -112,7 +113,7 @@ export const MODULES = [
     parts: ['  private async authenticate(', '  private finalSeqReason('],
     except: [
       { text: 'if (conn !== this.conn || this.halted) return;', why: 'race guard: a hello outcome arriving after the connection was replaced or the agent was stopped' },
-      { text: "const what = err instanceof RpcError ? `hello rejected (${err.code} ${err.message})` : `hello failed: ${(err as Error).message}`;", why: 'the text of the status error and log line' },
+      { text: "const what =\n        err instanceof RpcError\n          ? err.code === ErrorCode.InternalError\n            ? `hello failed on the server: ${err.message}; retrying (the server's log says why: its database out of reach, for one)`\n            : `hello rejected: ${err.message}`\n          : `hello failed: ${(err as Error).message}`;", why: 'the text of the status error and log line' },
       { text: 'this.log.warn({ code: err instanceof RpcError ? err.code : (err as PeerError).code }, msg);', why: 'a log line' },
       { text: "events.emit('hello', { ...result, rotated_token: result.rotated_token ? '[redacted]' : result.rotated_token });", why: "an in-process event (the library's 'hello'), not wire behaviour" },
     ],
@@ -143,9 +144,9 @@ export const MODULES = [
       { text: "if (res.up_to_seq < batch.seqEnd && conn === this.deps.connection()) {\n      this.deps.log.debug({ up_to_seq: res.up_to_seq, seq_end: batch.seqEnd }, 'partial ack');\n    }", why: 'a debug log line' },
       { text: "this.deps.events.emit('push_error', { code, seq_start: batch.seqStart, seq_end: batch.seqEnd });", why: "an in-process event (the library's 'push_error'), not wire behaviour" },
       { text: "const code = err instanceof RpcError ? err.code : err instanceof PeerError ? err.code : 'unknown';", why: "only feeds the in-process 'push_error' event" },
-      { text: "log.warn({ code: err.code, retry_after_ms: pause, rate_cap: Math.round(this.rate.cap() ?? 0) }, 'server asked to slow down');", why: 'a log line' },
+      { text: "log.warn({ code: err.code, retry_after_ms: pause, ...capped, rate_cap: Math.round(this.rate.cap() ?? 0) }, 'server asked to slow down');", why: 'a log line' },
       { text: "log.warn({ batch_entries: this.batchCap }, 'payload too large: halving the batch size');", why: 'a log line' },
-      { text: "log.warn({ retry_after_ms: pause }, 'server could not store the batch; keeping it and resending after a pause');", why: 'a log line' },
+      { text: "const reason = (err.data as { reason?: unknown } | undefined)?.reason;\n          const why = typeof reason === 'string' && reason !== '' ? reason.slice(0, 300) : err.message;\n          this.storeError = this.deps.setError(`the server could not store logs.push (-32007: ${why}); the entries are kept and resent`);\n          // Every push in flight is refused, again at each retry: one line per reason and minute,\n          // not four a second for as long as the server's database is out.\n          const w = this.storeWarned;\n          if (w === null || w.reason !== why || this.now() - w.at >= 60_000) {\n            log.warn({ retry_after_ms: pause, ...capped, reason: why, ...(w !== null && w.since > 0 ? { refused_since_last_line: w.since } : {}) }, 'server could not store the batch; keeping it and resending after a pause');\n            this.storeWarned = { reason: why, at: this.now(), since: 0 };\n          } else w.since++;", why: "the status text of a -32007 and its log line, one per reason and minute (DECISIONS H12): what the agent shows, not what it sends" },
       { text: "this.deps.setError(`logs.push rejected (${err.code} ${err.message})`);\n          log.error({ code: err.code, data: err.data }, 'logs.push rejected; retrying after a pause');", why: 'the status text and a log line' },
       { text: "log.warn('logs.push timed out; treating the connection as dead');", why: 'a log line' },
       { text: "log.error({ err: (err as Error)?.message }, 'logs.push failed locally; retrying after a pause');", why: 'a log line' },
@@ -186,43 +187,25 @@ export function rangeOf(file, signature) {
   return `${file}:${line(a)}-${line(b)}`;
 }
 
-/** [start, end) offsets from the signature to the body's closing brace (inclusive). */
+/**
+ * [start, end) offsets from the signature to the body's closing brace (inclusive). The function
+ * is found by the TypeScript parser: brace counting by hand took a quote inside a template
+ * literal (`the server's log`) for a string and ran on past the body (DECISIONS K12).
+ */
 function bodySpan(text, file, signature) {
   const at = text.indexOf(signature);
   if (at < 0) throw new Error(`mutants: ${file} has no "${signature}" any more: update scripts/mutants/ranges.mjs`);
-  // The body's brace ends the first line (from the signature on) that ends with "{".
-  let i = at;
-  for (;;) {
-    const eol = text.indexOf('\n', i);
-    if (eol < 0) throw new Error(`mutants: no body after "${signature}" in ${file}`);
-    if (text.slice(i, eol).trimEnd().endsWith('{')) {
-      i = text.slice(0, eol).lastIndexOf('{');
-      break;
-    }
-    i = eol + 1;
-  }
-  let depth = 0;
-  let quote = null;
-  for (; i < text.length; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = null;
-      continue;
-    }
-    if (c === '/' && text[i + 1] === '/') {
-      i = text.indexOf('\n', i);
-      continue;
-    }
-    if (c === '/' && text[i + 1] === '*') {
-      i = text.indexOf('*/', i) + 1;
-      continue;
-    }
-    if (c === "'" || c === '"') quote = c;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) break;
-  }
-  return [at, i + 1];
+  const start = at + signature.length - signature.trimStart().length;
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  let found;
+  const visit = (node) => {
+    if (found !== undefined) return;
+    if (node.getStart(source) === start && ts.isFunctionLike(node) && node.body !== undefined) found = node;
+    else ts.forEachChild(node, visit);
+  };
+  visit(source);
+  if (found === undefined) throw new Error(`mutants: no function with a body at "${signature}" in ${file}`);
+  return [at, found.end];
 }
 
 /** [start, end) offsets of the lines from the one holding `from` up to (not including) the next one holding `to`. */

@@ -15,14 +15,16 @@ const q = (v) => `'${v.replace(/'/g, `'\\''`)}'`;
 const args = [
   join(root, 'dist/conformance/cli.js'), 'agent',
   '--enroll-command', `${q(process.execPath)} ${q(agent)} enroll --server {url} --token {token} --host-id {host_id} --state-dir {state_dir} --allow-insecure`,
-  '--run-command', `${q(process.execPath)} ${q(agent)} run --state-dir {state_dir} --allow-insecure --backoff-base-ms 100 --heartbeat-interval-ms 300 --hello-timeout-ms 1000 --request-timeout-ms 1500 --log-level warn`,
+  '--run-command', `${q(process.execPath)} ${q(agent)} run --state-dir {state_dir} --allow-insecure --backoff-base-ms 100 --backoff-cap-ms 2000 --heartbeat-interval-ms 300 --hello-timeout-ms 1000 --request-timeout-ms 1500 --log-level warn`,
   '--probe', 'sys.uptime',
   '--long-probe', 'proc.top', // samples /proc twice, 200 ms apart (agent/probe-concurrency)
   '--agent-hello-timeout-ms', '1000', '--agent-request-timeout-ms', '1500', // as the run command was given
   '--failing-probe', 'exec.systemctl_status', '--failing-probe-args', '{"unit":"cortex-conformance-none.service"}',
   '--slow-probe', 'journal.tail', '--slow-probe-args', '{"unit":"cortex-conformance-none.service"}', '--slow-probe-timeout-ms', '1',
   '--push-window', '4', // the reference agent's logs.push window (agent/push-window-bound)
-  '--backoff-base-ms', '100', '--quiet-window-ms', '1500', '--timeout-ms', '3000',
+  // the agent's backoff cap, as its run command was given: the suite's later reconnects would
+  // otherwise wait up to the 60 s default each (DECISIONS K12)
+  '--backoff-base-ms', '100', '--backoff-cap-ms', '2000', '--quiet-window-ms', '1500', '--timeout-ms', '3000',
   '--bail', ...mutant.only,
 ];
 const runner = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
