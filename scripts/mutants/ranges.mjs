@@ -116,6 +116,8 @@ export const MODULES = [
       { text: "const what =\n        err instanceof RpcError\n          ? err.code === ErrorCode.InternalError\n            ? `hello failed on the server: ${err.message}; retrying (the server's log says why: its database out of reach, for one)`\n            : `hello rejected: ${err.message}`\n          : `hello failed: ${(err as Error).message}`;", why: 'the text of the status error and log line' },
       { text: 'this.log.warn({ code: err instanceof RpcError ? err.code : (err as PeerError).code }, msg);', why: 'a log line' },
       { text: "events.emit('hello', { ...result, rotated_token: result.rotated_token ? '[redacted]' : result.rotated_token });", why: "an in-process event (the library's 'hello'), not wire behaviour" },
+      { text: "const msg = this.deps.setError(authErrorMessage(code, this.options.hostId) + (total > 1 ? ` (every server of agent.json, ${total}, refused it)` : ''));\n        this.log.error({ code, ...(total > 1 ? { servers_refused: refused } : {}) }, msg);", why: 'the status text and log line of a fatal refusal (how many servers of agent.json refused it)' },
+      { text: "if (replaced >= REPLACED_LIMIT) this.deps.setError(this.cloneMessage(replaced));\n    else this.deps.clearError();", why: "the status text while another agent uses this host's identity (a cloned state directory): what status shows, pinned in-process by test/agent" },
     ],
     cases: undefined, // the whole agent suite: every case starts from a hello
   },
