@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selfSignedCert } from '../agent/helpers/agent-harness.js';
+import { cleanupDirs as cleanupCertDirs, selfSignedCert } from '../agent/helpers/agent-harness.js';
 import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
 import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
 import { freePort } from '../support/ports.js';
@@ -120,6 +120,7 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
     await server?.kill();
     const leaks = [...tokens].filter((t) => server?.stderr().includes(t));
     cleanupTempDirs();
+    cleanupCertDirs(); // the certificate's folder
     expect(leaks, 'a token appeared in the server log').toEqual([]);
   });
 
