@@ -249,14 +249,22 @@ it('a log file the agent\'s user may not read: the source says who runs and how 
   const { stateDir, server, x, db, appLog } = setup;
   appendFileSync(appLog, lines(1, 200)); // root's, in a root-only (0700) folder
   execFileSync('chown', ['-R', '65534:65534', stateDir]);
-  const agent = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure', '--source-poll-ms', '50'], { uid: 65534, gid: 65534, stdio: 'ignore' });
+  const agent = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure', '--source-poll-ms', '50'], { uid: 65534, gid: 65534, stdio: ['ignore', 'ignore', 'pipe'] });
+  let agentErr = '';
+  agent.stderr?.setEncoding('utf8').on('data', (d: string) => (agentErr += d));
+  let lastStatus = '';
   try {
     const source = await until('the source reports it may not read the file', () => {
+      // an agent that stopped will not report: say so with what it wrote, not after 30 s of nothing
+      if (agent.exitCode !== null) throw new Error(`the agent (as nobody) exited ${agent.exitCode}: ${agentErr.slice(-2000)}`);
       const r = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
+      lastStatus = `${r.code}: ${r.stdout.slice(0, 1500)}${r.stderr.slice(0, 500)}`;
       if (r.code !== 0) return undefined;
       const v = JSON.parse(r.stdout) as { sources: { last_error: string | null }[] };
       return v.sources.find((s) => s.last_error !== null && s.last_error.includes('EACCES'));
-    }, 30_000, 200);
+    }, 30_000, 200).catch((err: Error) => {
+      throw new Error(`${err.message}\nlast status: ${lastStatus}\nagent stderr: ${agentErr.slice(-2000)}`);
+    });
     expect(source.last_error).toContain(`${appLog}: EACCES`);
     expect(source.last_error).toContain(`the agent runs as nobody, who may not read it: give that user read access to the file and search access to its folders (an ACL: setfacl -m u:nobody:r ${appLog}, and the source resumes by itself`);
     // access granted (the folder searchable, the file readable): the lines arrive, once each
