@@ -1,7 +1,7 @@
 // `cortex-server probe`: runs a probe on a connected host through the admin API.
 import { UsageError, err, int, out, parse } from './common.js';
 import { HELP, PROG } from './help.js';
-import { REMOTE_OPTIONS, call, remoteTarget, where } from './remote.js';
+import { REMOTE_OPTIONS, call, remoteTarget, replyError, where } from './remote.js';
 
 export async function probeCmd(args: string[]): Promise<void> {
   const { values, positionals } = parse(
@@ -32,8 +32,11 @@ export async function probeCmd(args: string[]): Promise<void> {
     const known = await withDb(values.db, async (st) => (await getAgent(st.db, hostId)) !== undefined);
     if (!known) throw new UsageError(`no agent with host_id ${hostId} in ${values.db}; see \`${PROG} agent list --db ${values.db}\``, { code: 'E_UNKNOWN_HOST' });
   }
-  const reply = await call(target, 'POST', `/admin/agents/${encodeURIComponent(hostId)}/probe`, { probe, args: probeArgs, timeout_ms });
+  const path = `/admin/agents/${encodeURIComponent(hostId)}/probe`;
+  const reply = await call(target, 'POST', path, { probe, args: probeArgs, timeout_ms });
   if (typeof reply.body !== 'object' || reply.body === null) {
+    // a refusal that is not the admin API's JSON (a reverse proxy's error page): said as every admin command says it
+    if (reply.status >= 400) throw replyError(target, 'POST', path, reply);
     throw new Error(`HTTP ${reply.status} from ${where(target)} without a JSON body: ${String(reply.body).slice(0, 200)}`);
   }
   out(JSON.stringify(reply.body));

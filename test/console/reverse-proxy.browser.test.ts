@@ -165,7 +165,11 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
     const noPrefix = spawnSync(process.execPath, [SERVER_CLI, 'agent', 'list', '--server', base.replace(/\/cortex$/, ''), '--ca', certFile], { cwd: dir, env, encoding: 'utf8' });
     expect(noPrefix.status).toBe(2); // a 404: the command was pointed at the wrong place
     expect(noPrefix.stderr).toMatch(/answered HTTP 404 with a page that is not the Cortex admin API's \(404 Not Found .*nginx.*\): check --server; behind a reverse proxy, give the path/);
-    expect(`${list.stderr}${noPrefix.stderr}`).not.toContain(ADMIN_TOKEN);
+    // probe reads the answer itself: the same message, not a raw "without a JSON body"
+    const probeNoPrefix = spawnSync(process.execPath, [SERVER_CLI, 'probe', hostId, 'sys.uptime', '--server', base.replace(/\/cortex$/, ''), '--ca', certFile], { cwd: dir, env, encoding: 'utf8' });
+    expect(probeNoPrefix.status).toBe(2);
+    expect(probeNoPrefix.stderr).toMatch(/answered HTTP 404 with a page that is not the Cortex admin API's .*: check --server; behind a reverse proxy/);
+    expect(`${list.stderr}${noPrefix.stderr}${probeNoPrefix.stderr}`).not.toContain(ADMIN_TOKEN);
   });
 
   it('a line the agent ships reaches the live tail through the proxy', async () => {
