@@ -12,7 +12,7 @@
 // send a POST to 127.0.0.1, and a loopback address is no proof of who sent it.
 import type { IncomingMessage } from 'node:http';
 import { adminAccess } from '../security/access.js';
-import { clientHost } from '../security/forwarded.js';
+import { clientHost, forwarded } from '../security/forwarded.js';
 import type { AdminDeps } from './context.js';
 import { ApiError } from './http.js';
 import { SESSION_COOKIE, SessionKeys, fromBrowser, loopbackHostHeader, readCookie, type ConsoleSession } from './session.js';
@@ -89,7 +89,7 @@ export function signIn(req: IncomingMessage, deps: AdminDeps, token: string | un
     if (originHost !== host) {
       // Behind a reverse proxy that rewrites Host (nginx's default), the page's origin is what
       // the proxy was asked for: it must say so in X-Forwarded-Host (DECISIONS I26).
-      const viaProxy = deps.isTrustedProxy?.(req.socket.remoteAddress ?? '') === true && req.headers['x-forwarded-host'] === undefined;
+      const viaProxy = forwarded(req, deps.isTrustedProxy) !== undefined && req.headers['x-forwarded-host'] === undefined;
       throw new ApiError(403, 403, `sign-in from a page of another origin refused (the page is at ${originHost ?? 'an unreadable origin'}, this server was asked for ${host ?? 'no host'})${viaProxy ? '; behind a reverse proxy, have it send X-Forwarded-Host (nginx: proxy_set_header X-Forwarded-Host $http_host;)' : ''}`);
     }
   }
