@@ -1,8 +1,8 @@
 // The scope of `npm run conformance:mutants`: the modules that implement the wire rules, the
 // parts of each that are mutated, what is left out of them and why, and the conformance cases
 // that test each module. Parts are found by text (a function's signature, its body as the
-// TypeScript parser sees it, or the lines between two markers), so the scope follows the code when lines move; a part or
-// an exception that is no longer found fails the run, naming this file.
+// TypeScript parser sees it, or the lines between two markers), so the scope follows the code
+// when lines move; a part or an exception that is no longer found fails the run, naming this file.
 import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 
@@ -189,6 +189,17 @@ export function rangeOf(file, signature) {
   return `${file}:${line(a)}-${line(b)}`;
 }
 
+const sources = new Map();
+/** The file parsed once for all its parts. */
+function parsed(file, text) {
+  let source = sources.get(file);
+  if (source === undefined || source.text !== text) {
+    source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    sources.set(file, source);
+  }
+  return source;
+}
+
 /**
  * [start, end) offsets from the signature to the body's closing brace (inclusive). The function
  * is found by the TypeScript parser: brace counting by hand took a quote inside a template
@@ -198,7 +209,7 @@ function bodySpan(text, file, signature) {
   const at = text.indexOf(signature);
   if (at < 0) throw new Error(`mutants: ${file} has no "${signature}" any more: update scripts/mutants/ranges.mjs`);
   const start = at + signature.length - signature.trimStart().length;
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const source = parsed(file, text);
   let found;
   const visit = (node) => {
     if (found !== undefined) return;
