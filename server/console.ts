@@ -33,8 +33,14 @@ export function consoleDir(): string | undefined {
 
 const cache = new Map<string, Buffer>();
 
-/** Handles /ui and /ui/*; returns false for other paths. */
+/** Handles /ui and /ui/*, and a browser's GET / (to the console); returns false for other paths. */
 export function handleConsole(req: IncomingMessage, res: ServerResponse, path: string): boolean {
+  if (path === '/' && (req.method === 'GET' || req.method === 'HEAD') && (req.headers['accept'] ?? '').includes('text/html')) {
+    // a browser opening the server's address (or a proxy's prefix) lands in the console; relative,
+    // as /ui's, to stay under a prefix. Scripts (no text/html) keep the 404 that lists the endpoints.
+    res.writeHead(302, { Location: 'ui/' }).end();
+    return true;
+  }
   if (path !== '/ui' && !path.startsWith('/ui/')) return false;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { code: 405, message: 'the console is static: use GET' } }));

@@ -37,7 +37,7 @@ export function unknownHost(host_id: string): ApiError {
   return new ApiError(404, ErrorCode.UnknownHost, `no agent with host_id ${host_id}; see GET /admin/agents`);
 }
 
-export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'Content-Type': 'application/json',

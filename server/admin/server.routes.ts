@@ -7,7 +7,7 @@ import type { Route } from './context.js';
 import { ApiError, hostIdParam, invalid, readJson, send } from './http.js';
 import { OPENAPI, checkBody } from './schemas.js';
 import { SESSION_TTL_MS, sessionCookie } from './session.js';
-import { clientUsesTls } from '../security/forwarded.js';
+import { clientUsesTls, forwarded } from '../security/forwarded.js';
 import { authorize, keysFor, signIn } from './access.js';
 
 /** Default timeout_ms when a probe body leaves it out. */
@@ -54,7 +54,7 @@ export const serverRoutes: Route[] = [
         ctx.res,
         200,
         { authenticated: true, mode: modeOf(ctx.deps.adminToken), via: 'cookie', csrf_token: session.csrfToken },
-        { 'Set-Cookie': sessionCookie(cookie, clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy), Math.floor(SESSION_TTL_MS / 1000)) },
+        { 'Set-Cookie': sessionCookie(cookie, clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy), Math.floor(SESSION_TTL_MS / 1000), forwarded(ctx.req, ctx.deps.isTrustedProxy)?.prefix) },
       );
     },
   },
@@ -63,7 +63,11 @@ export const serverRoutes: Route[] = [
     path: '/admin/session',
     public: true,
     async handler(ctx) {
-      send(ctx.res, 200, { authenticated: false, mode: modeOf(ctx.deps.adminToken), via: 'none' }, { 'Set-Cookie': sessionCookie('', clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy), 0) });
+      const secure = clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy);
+      const prefix = forwarded(ctx.req, ctx.deps.isTrustedProxy)?.prefix ?? '';
+      // Under a prefix, the cookie of a sign-in made before the cookie was scoped to it (Path=/) is cleared too.
+      const cleared = prefix === '' ? [sessionCookie('', secure, 0)] : [sessionCookie('', secure, 0, prefix), sessionCookie('', secure, 0)];
+      send(ctx.res, 200, { authenticated: false, mode: modeOf(ctx.deps.adminToken), via: 'none' }, { 'Set-Cookie': cleared });
     },
   },
   {

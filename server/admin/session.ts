@@ -89,8 +89,13 @@ export function readCookie(req: Pick<IncomingMessage, 'headers'>, name: string):
   return undefined;
 }
 
-export function sessionCookie(value: string, secure: boolean, maxAgeSecs: number): string {
-  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${maxAgeSecs}${secure ? '; Secure' : ''}`;
+/**
+ * The session cookie, scoped to the path the console is served under: `/` directly, the
+ * trusted proxy's X-Forwarded-Prefix plus `/` behind one (DECISIONS I27), so two servers
+ * behind one proxy under two prefixes each keep their own sign-in.
+ */
+export function sessionCookie(value: string, secure: boolean, maxAgeSecs: number, prefix = ''): string {
+  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=${prefix}/; Max-Age=${maxAgeSecs}${secure ? '; Secure' : ''}`;
 }
 
 /**

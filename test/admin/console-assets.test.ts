@@ -40,4 +40,13 @@ describe('console assets at /ui/', () => {
     }
     expect((await httpRequest(`${base}/ui/`, { method: 'POST', body: {} })).status).toBe(405);
   });
+
+  it('a browser opening / is sent to the console (relative, for a proxy prefix); a script gets the 404 naming the endpoints', async () => {
+    const browser = await httpRequest(`${base}/`, { headers: { Accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect([browser.status, browser.headers['location']]).toEqual([302, 'ui/']);
+    const script = await httpRequest(`${base}/`);
+    expect(script.status).toBe(404);
+    expect(script.text).toContain('the console at /ui/');
+    expect((await httpRequest(`${base}/`, { method: 'POST', body: {}, headers: { Accept: 'text/html' } })).status).toBe(404);
+  });
 });

@@ -18,6 +18,7 @@ import { freePort } from '../support/ports.js';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => spawnSync(p, ['-v']).status === 0);
 const ADMIN_TOKEN = 'reverse-proxy-test-admin-token-3b81d0';
+const OTHER_ADMIN_TOKEN = 'reverse-proxy-test-other-admin-token-5e1f77';
 
 function nginxGate(): boolean {
   if (NGINX !== undefined) return true;
@@ -40,7 +41,7 @@ function accepts(port: number): Promise<boolean> {
 }
 
 /** The location block docs/operations.md gives, with the test's ports and files. */
-function nginxConf(dir: string, port: number, upstream: number, cert: string, key: string): string {
+function nginxConf(dir: string, port: number, upstream: number, cert: string, key: string, other: number): string {
   return `
 worker_processes 1;
 daemon off;
@@ -67,6 +68,13 @@ http {
       proxy_set_header X-Forwarded-Prefix /cortex;
       proxy_read_timeout 1h;
     }
+    # a second deployment behind the same proxy (its own database and admin token)
+    location /other/ {
+      proxy_pass http://127.0.0.1:${other}/;
+      proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Forwarded-Host $http_host;
+      proxy_set_header X-Forwarded-Prefix /other;
+    }
   }
 }
 `;
@@ -74,6 +82,7 @@ http {
 
 describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
   let server: ServerProc;
+  let other: ServerProc;
   let nginx: ChildProcess;
   let browser: Browser;
   let context: BrowserContext;
@@ -91,13 +100,15 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
     chmodSync(dir, 0o755); // nginx's workers (another user when started as root) write their temp files here
     for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, d), { mode: 0o777 });
     server = await startServer(join(dir, 'server.db'), ['--admin-token', ADMIN_TOKEN]);
+    other = await startServer(join(dir, 'other.db'), ['--admin-token', OTHER_ADMIN_TOKEN]);
     tokens.add(ADMIN_TOKEN);
+    tokens.add(OTHER_ADMIN_TOKEN);
     const tls = selfSignedCert('localhost');
     certFile = tls.certFile;
     const keyFile = join(dir, 'key.pem');
     writeFileSync(keyFile, tls.key, { mode: 0o600 });
     const port = await freePort();
-    writeFileSync(join(dir, 'nginx.conf'), nginxConf(dir, port, server.port, certFile, keyFile));
+    writeFileSync(join(dir, 'nginx.conf'), nginxConf(dir, port, server.port, certFile, keyFile, other.port));
     nginx = spawn(NGINX as string, ['-p', dir, '-c', join(dir, 'nginx.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
     let nginxErr = '';
     nginx.stderr?.on('data', (b: Buffer) => (nginxErr += b.toString()));
@@ -118,7 +129,8 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
       await gone;
     }
     await server?.kill();
-    const leaks = [...tokens].filter((t) => server?.stderr().includes(t));
+    await other?.kill();
+    const leaks = [...tokens].filter((t) => server?.stderr().includes(t) || other?.stderr().includes(t));
     cleanupTempDirs();
     cleanupCertDirs(); // the certificate's folder
     expect(leaks, 'a token appeared in the server log').toEqual([]);
@@ -132,8 +144,25 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
     await field.press('Enter');
     await page.getByRole('heading', { name: 'Fleet' }).waitFor();
     const cookie = (await context.cookies()).find((c) => c.name === 'cortex_session');
-    expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict' });
+    expect(cookie).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Strict', path: '/cortex/' });
     await page.getByText('No agents yet').waitFor(); // GET admin/agents answered through the prefix
+  });
+
+  it('a second server under another prefix of the same proxy keeps its own sign-in (DECISIONS I27)', async () => {
+    const second = await context.newPage();
+    try {
+      await second.goto(`${base.replace(/\/cortex$/, '/other')}/ui/`);
+      await second.getByLabel('Admin token').fill(OTHER_ADMIN_TOKEN);
+      await second.getByLabel('Admin token').press('Enter');
+      await second.getByRole('heading', { name: 'Fleet' }).waitFor();
+      expect((await context.cookies()).filter((c) => c.name === 'cortex_session').map((c) => c.path).sort()).toEqual(['/cortex/', '/other/']);
+      // the first console, loaded again, is still signed in: its cookie was not replaced by the other's
+      await page.reload();
+      await page.getByRole('heading', { name: 'Fleet' }).waitFor();
+      expect(await page.getByLabel('Admin token').count()).toBe(0);
+    } finally {
+      await second.close();
+    }
   });
 
   it('the enroll command names the proxy wss:// URL with its prefix; an agent enrolled with it streams through nginx', async () => {
