@@ -31,22 +31,42 @@ export function partitionName(day: string): string {
   return `logs_p${day.replace(/-/g, '')}`;
 }
 
-/** Creates the day's partition (and its unique index) unless it exists. Returns true if created. */
+/** Whether `name` is a partition of logs now (a pending detach counts: it is still one). */
+async function isAttached(db: Kysely<Database>, name: string): Promise<boolean> {
+  const r = await sql<{ ok: boolean }>`
+    select exists (select 1 from pg_inherits where inhrelid = to_regclass(${name}) and inhparent = 'logs'::regclass) as ok`.execute(db);
+  return r.rows[0]?.ok === true;
+}
+
+/**
+ * Adds the day's partition (with its unique index) unless logs has it. Returns true if added.
+ *
+ * Made as a table of its own, then attached (DECISIONS G34): `CREATE TABLE … PARTITION OF`
+ * takes an ACCESS EXCLUSIVE lock on logs, which waits behind any reader of logs (a pg_dump, a
+ * report in an open transaction) and, while it waits, holds up every insert queued behind it:
+ * ingest stopped for as long as the nightly dump ran. `ATTACH PARTITION` takes SHARE UPDATE
+ * EXCLUSIVE on logs, which neither inserts nor readers conflict with; the partition's own
+ * indexes are built before, on an empty table nobody else uses.
+ */
 export async function ensureDayPartition(db: Kysely<Database>, day: string): Promise<boolean> {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
   const name = partitionName(day);
-  const exists = await sql<{ r: string | null }>`select to_regclass(${name}) as r`.execute(db);
-  if (exists.rows[0]?.r != null) return false;
-  try {
-    await sql.raw(`create table if not exists ${name} partition of logs for values from ('${day}') to ('${nextDay(day)}')`).execute(db);
-    await sql.raw(`create unique index if not exists ${name}_host_id_seq on ${name} (host_id, seq)`).execute(db);
-  } catch (error) {
-    // Another server created it at the same moment.
-    const again = await sql<{ r: string | null }>`select to_regclass(${name}) as r`.execute(db);
-    if (again.rows[0]?.r != null) return false;
-    throw error;
+  for (let attempt = 1; ; attempt++) {
+    if (await isAttached(db, name)) return false;
+    try {
+      // `if not exists`: a table left by an attempt that stopped before its attach is taken as it is (empty: nothing writes to a table outside logs)
+      await sql.raw(`create table if not exists ${name} (like logs)`).execute(db);
+      await sql.raw(`create unique index if not exists ${name}_host_id_seq on ${name} (host_id, seq)`).execute(db);
+      await sql.raw(`alter table logs attach partition ${name} for values from ('${day}') to ('${nextDay(day)}')`).execute(db);
+      return true;
+    } catch (error) {
+      // Another server added it at the same moment (a name already taken, "already a partition"): look again.
+      if (attempt >= 3) {
+        if (await isAttached(db, name)) return false;
+        throw error;
+      }
+    }
   }
-  return true;
 }
 
 /** Partitions for yesterday .. today + AHEAD_DAYS. */
@@ -59,15 +79,28 @@ export async function ensurePartitionsAround(db: Kysely<Database>, now: Date): P
   return created;
 }
 
-/** The day partitions of logs, oldest first. */
-export async function listDayPartitions(db: Kysely<Database>): Promise<{ name: string; day: string }[]> {
-  const r = await sql<{ name: string }>`
-    select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+/** The day partitions of logs, oldest first; `pending`: a detach of it was started and not finished. */
+export async function listDayPartitions(db: Kysely<Database>): Promise<{ name: string; day: string; pending: boolean }[]> {
+  const r = await sql<{ name: string; pending: boolean }>`
+    select c.relname as name, i.inhdetachpending as pending from pg_inherits i join pg_class c on c.oid = i.inhrelid
     where i.inhparent = 'logs'::regclass order by c.relname`.execute(db);
   return r.rows
-    .map((x) => ({ name: x.name, m: /^logs_p(\d{4})(\d{2})(\d{2})$/.exec(x.name) }))
+    .map((x) => ({ name: x.name, pending: x.pending === true, m: /^logs_p(\d{4})(\d{2})(\d{2})$/.exec(x.name) }))
     .filter((x) => x.m !== null)
-    .map((x) => ({ name: x.name, day: `${x.m![1]}-${x.m![2]}-${x.m![3]}` }));
+    .map((x) => ({ name: x.name, pending: x.pending, day: `${x.m![1]}-${x.m![2]}-${x.m![3]}` }));
+}
+
+/**
+ * Day tables of this schema that are not partitions of logs: what a pass stopped between its
+ * detach and its drop left (their rows no longer in logs, their disk never given back).
+ */
+async function listDetachedDays(db: Kysely<Database>): Promise<{ name: string; day: string }[]> {
+  const r = await sql<{ name: string }>`
+    select c.relname as name from pg_class c
+    where c.relnamespace = (select oid from pg_namespace where nspname = current_schema()) and c.relkind = 'r' and c.relname ~ '^logs_p[0-9]{8}$'
+      and not exists (select 1 from pg_inherits i where i.inhrelid = c.oid)
+    order by c.relname`.execute(db);
+  return r.rows.map((x) => ({ name: x.name, day: `${x.name.slice(6, 10)}-${x.name.slice(10, 12)}-${x.name.slice(12, 14)}` }));
 }
 
 /** Partitions up to this many rows are counted exactly; larger ones from the statistics. */
@@ -95,11 +128,21 @@ async function rowsOf(db: Kysely<Database>, name: string): Promise<number> {
  */
 export async function dropPartitionsBefore(db: Kysely<Database>, cutoff: string): Promise<{ name: string; rows: number }[]> {
   const dropped: { name: string; rows: number }[] = [];
+  const expired = (day: string) => nextDay(day) <= cutoff;
+  for (const p of await listDetachedDays(db)) {
+    if (!expired(p.day)) continue; // a newer one may be another server's, between its create and its attach
+    const rows = await rowsOf(db, p.name);
+    await sql.raw(`drop table if exists ${p.name}`).execute(db);
+    dropped.push({ name: p.name, rows });
+  }
   for (const p of await listDayPartitions(db)) {
-    if (!(nextDay(p.day) <= cutoff)) continue;
+    if (!expired(p.day)) continue;
     const rows = await rowsOf(db, p.name);
     try {
-      await sql.raw(`alter table logs detach partition ${p.name} concurrently`).execute(db);
+      // A detach started by a pass that stopped halfway (the server killed, its connection
+      // cut while the detach waited for older transactions) left the partition "pending
+      // detach"; a new CONCURRENTLY is refused for it, FINALIZE completes it.
+      await sql.raw(`alter table logs detach partition ${p.name} ${p.pending ? 'finalize' : 'concurrently'}`).execute(db);
       await sql.raw(`drop table ${p.name}`).execute(db);
     } catch (error) {
       // Dropped meanwhile by another process (an older server without the retention lock,

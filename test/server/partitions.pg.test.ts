@@ -1,6 +1,7 @@
 // PostgreSQL only: logs partitioned by day of received_at (DECISIONS G6).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { getAgent, issueAgent } from '../../server/db/agents.repository.js';
 import { createCapturingLogger } from '../../server/log.js';
 import { ServerMetrics } from '../../server/metrics.js';
@@ -8,6 +9,7 @@ import { Retention } from '../../server/control/retention.js';
 import { openStorage } from '../../server/db/open.js';
 import { jobLockKey } from '../../server/db/postgres.js';
 import { entries, openTempDb, type TempDb } from './helpers.js';
+import { until } from '../support/procs.js';
 
 let t: TempDb;
 let host: string;
@@ -135,5 +137,83 @@ describe('logs partitioned by day', () => {
     } finally {
       await elsewhere.cleanup();
     }
+  });
+
+  it('a new day\'s partition is added while a reader holds logs (as pg_dump does), and inserts go on meanwhile (G34)', async () => {
+    const reader = new pg.Client({ connectionString: t.path });
+    await reader.connect();
+    try {
+      await reader.query('begin isolation level repeatable read');
+      await reader.query('select count(*) from logs'); // ACCESS SHARE on logs until the transaction ends, as a dump holds it
+      const later = Date.now() + 10 * DAY; // a day nobody created yet, as each new day is for the pass after midnight
+      const pass = t.storage.maintainPartitions!(new Date(later), null);
+      const insert = t.storage.ingest.commitBatch(host, entries(1, 50), new Date().toISOString());
+      // CREATE TABLE … PARTITION OF waited for the reader's ACCESS EXCLUSIVE lock, and the insert behind it;
+      // the bound only says when to give up: both end in milliseconds once nothing waits for the reader
+      let bound: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        Promise.all([pass, insert]).then(() => 'done'),
+        new Promise<string>((r) => (bound = setTimeout(() => r('held up by the reader'), 10_000))),
+      ]);
+      clearTimeout(bound);
+      expect(outcome).toBe('done');
+      expect((await pass).created).toContain(pName(later));
+      expect((await insert).inserted).toBe(50);
+    } finally {
+      await reader.query('commit').catch(() => undefined);
+      await reader.end();
+    }
+    // the partition added this way is one like the others: its day's rows go there, a replay stores nothing
+    const at = new Date(Date.now() + 10 * DAY).toISOString();
+    expect((await t.storage.ingest.commitBatch(host, entries(51, 60), at)).inserted).toBe(10);
+    expect((await t.storage.ingest.commitBatch(host, entries(51, 60), at)).inserted).toBe(0);
+    const where = await sql<{ p: string; n: number }>`select tableoid::regclass::text as p, count(*)::int as n from logs where seq > 50 group by 1`.execute(t.storage.db);
+    expect(where.rows).toEqual([{ p: pName(Date.parse(at)), n: 10 }]);
+    const idx = await sql<{ n: number }>`select count(*)::int as n from pg_indexes where tablename = ${pName(Date.parse(at))} and schemaname = current_schema()`.execute(t.storage.db);
+    expect(idx.rows[0]?.n).toBe(3); // its unique (host_id, seq) and the two of logs
+  });
+
+  it('a detach left pending by a pass stopped halfway, and a day detached but not dropped, are finished by the next pass (G34)', async () => {
+    const now = Date.now();
+    const old1 = new Date(now - 40 * DAY).toISOString();
+    const old2 = new Date(now - 39 * DAY).toISOString();
+    await t.storage.ingest.commitBatch(host, entries(1, 100), old1);
+    await t.storage.ingest.commitBatch(host, entries(101, 300), old2);
+    // old2's day: detached (a pass's first step), the server gone before its drop
+    await sql.raw(`alter table logs detach partition ${pName(Date.parse(old2))}`).execute(t.storage.db);
+    // old1's day: DETACH … CONCURRENTLY waits for a reader's snapshot; its connection is cut meanwhile
+    const reader = new pg.Client({ connectionString: t.path });
+    const detacher = new pg.Client({ connectionString: t.path, application_name: 'cortex-test-detacher' });
+    detacher.on('error', () => undefined); // its connection is the one cut
+    await reader.connect();
+    await detacher.connect();
+    try {
+      await reader.query('begin isolation level repeatable read');
+      await reader.query('select count(*) from logs');
+      const detach = detacher.query(`alter table logs detach partition ${pName(Date.parse(old1))} concurrently`).then(
+        () => 'finished',
+        () => 'cut',
+      );
+      const waiting = async () =>
+        (await reader.query(`select 1 from pg_stat_activity where application_name = 'cortex-test-detacher' and wait_event_type is not null and state = 'active'`)).rowCount === 1;
+      await until('the detach waiting for the reader', waiting, 10_000, 50);
+      await t.storage.db.executeQuery(sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'cortex-test-detacher'`.compile(t.storage.db));
+      expect(await detach).toBe('cut');
+    } finally {
+      await reader.query('commit').catch(() => undefined);
+      await reader.end();
+      await detacher.end().catch(() => undefined);
+    }
+    const pending = await sql<{ p: boolean }>`select inhdetachpending as p from pg_inherits where inhrelid = to_regclass(${pName(Date.parse(old1))})`.execute(t.storage.db);
+    expect(pending.rows).toEqual([{ p: true }]);
+
+    const r = await t.storage.maintainPartitions!(new Date(now), new Date(now - 30 * DAY).toISOString());
+    expect(r.dropped.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: pName(Date.parse(old1)), rows: 100 },
+      { name: pName(Date.parse(old2)), rows: 200 },
+    ]);
+    const left = await sql<{ n: number }>`select count(*)::int as n from pg_tables where schemaname = current_schema() and tablename in (${pName(Date.parse(old1))}, ${pName(Date.parse(old2))})`.execute(t.storage.db);
+    expect(left.rows[0]?.n).toBe(0);
+    expect(await count()).toBe(0);
   });
 });
