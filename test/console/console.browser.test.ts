@@ -238,6 +238,33 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     expect(await page.getByRole('row', { name: /admin_token_set/ }).textContent()).toContain('true');
     await shot('settings');
   });
+
+  it('on a phone (390 px) no page is wider than the screen, and the fleet table shows each state beside its hostname', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      await page.getByRole('link', { name: 'Fleet' }).click();
+      const badge = page.locator(`tr[data-host-id="${(hosts[0] as (typeof hosts)[number]).host_id}"] .state`);
+      await badge.waitFor();
+      expect(await overflow()).toBe(0);
+      const box = await badge.boundingBox();
+      expect(box, 'the state badge').not.toBe(null);
+      expect((box as { x: number; width: number }).x + (box as { width: number }).width).toBeLessThanOrEqual(390); // seen without scrolling the table
+      await shot('fleet-phone');
+      await page.locator(`a[href="#/hosts/${(hosts[0] as (typeof hosts)[number]).host_id}"]`).click();
+      await page.getByRole('heading', { name: 'Details' }).waitFor();
+      await page.locator('figure.chart canvas').first().waitFor({ timeout: 20_000 });
+      expect(await overflow()).toBe(0);
+      await shot('host-phone');
+      for (const [link, ready] of [['Settings', () => page.getByRole('table', { name: 'Server settings' }).waitFor()], ['Enroll a host', () => page.getByLabel('Hostname of the new host').waitFor()]] as const) {
+        await page.getByRole('link', { name: link }).click();
+        await ready();
+        expect(await overflow(), link).toBe(0);
+      }
+    } finally {
+      await page.setViewportSize({ width: 1360, height: 900 });
+    }
+  });
 });
 
 describe.skipIf(!run)('operator console in Chromium, server without an admin token', () => {
