@@ -2,6 +2,7 @@
 import type { AgentSummary } from '../db/agents.repository.js';
 import type { GroupSummary } from '../db/operator.repository.js';
 import type { LogView } from '../db/logs.repository.js';
+import type { Severity } from '@cortex/agent-protocol';
 import { UnknownHostError } from '../db/storage.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { printable } from '../../common/printable.js';
@@ -207,29 +208,119 @@ function formatLog(l: LogView): string {
   return printable(`${l.seq} ${l.ts} ${l.severity.padEnd(7)} ${l.source}${app} ${l.message}`);
 }
 
+/** What `agent tail` shows: the stored-log search of the console (GET …/logs) and its live tail's filters. */
+interface TailFilter {
+  severity?: Severity;
+  source?: string;
+  q?: string;
+  from?: string;
+  to?: string;
+}
+
+/** The admin API's limit for the text searched (`q`). */
+const GREP_MAX = 200;
+
+/** `--since`/`--until`: an RFC 3339 time, or a duration before now (90s, 30m, 24h, 7d). */
+function timeArg(name: string, value: string | undefined, now: number): string | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(\d{1,6})([smhd])$/.exec(value.trim());
+  if (m !== null) return new Date(now - Number(m[1]) * ({ s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as Record<string, number>)[m[2] as string]!).toISOString();
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/;
+  const t = Date.parse(value);
+  if (!rfc3339.test(value.trim()) || Number.isNaN(t)) {
+    throw new UsageError(`${name} ${JSON.stringify(value)} is neither a duration before now (90s, 30m, 24h, 7d) nor a time such as 2026-05-16T20:00:00Z`);
+  }
+  return new Date(t).toISOString();
+}
+
+function tailFilter(severities: readonly Severity[], values: { severity?: string | undefined; source?: string | undefined; grep?: string | undefined; since?: string | undefined; until?: string | undefined; follow?: boolean | undefined }): TailFilter {
+  const f: TailFilter = {};
+  if (values.severity !== undefined) {
+    const s = values.severity.toLowerCase() as Severity;
+    if (!severities.includes(s)) throw new UsageError(`--severity ${JSON.stringify(values.severity)}: one of ${severities.join(', ')} (that level and the more severe ones are shown)`);
+    f.severity = s;
+  }
+  if (values.source !== undefined) {
+    if (values.source === '' || values.source.length > 1024) throw new UsageError('--source must be a source name as `agent tail` prints it (such as file:/var/log/syslog), 1-1024 characters');
+    f.source = values.source;
+  }
+  if (values.grep !== undefined) {
+    if (values.grep === '' || values.grep.length > GREP_MAX) throw new UsageError(`--grep must be 1-${GREP_MAX} characters (text the message contains, case-insensitive)`);
+    f.q = values.grep;
+  }
+  const now = Date.now();
+  const from = timeArg('--since', values.since, now);
+  const to = timeArg('--until', values.until, now);
+  if (to !== undefined && values.follow === true) throw new UsageError('--until and --follow do not go together: --follow shows rows as they come');
+  if (from !== undefined && to !== undefined && from >= to) throw new UsageError(`--since (${from}) must be before --until (${to})`);
+  if (from !== undefined) f.from = from;
+  if (to !== undefined) f.to = to;
+  return f;
+}
+
+/** The filter as the admin API's query parameters (leading '&' each). */
+function filterQuery(f: TailFilter, withTimes: boolean): string {
+  const p: [string, string | undefined][] = [['severity', f.severity], ['source', f.source], ['q', f.q], ...(withTimes ? ([['from', f.from], ['to', f.to]] as [string, string | undefined][]) : [])];
+  return p.filter(([, v]) => v !== undefined).map(([k, v]) => `&${k}=${encodeURIComponent(v as string)}`).join('');
+}
+
 export async function agentTail(args: string[]): Promise<void> {
   const { values, positionals } = parse(
     args,
-    { db: { type: 'string' }, n: { type: 'string', short: 'n' }, follow: { type: 'boolean' }, json: { type: 'boolean' }, ...REMOTE_OPTIONS },
+    {
+      db: { type: 'string' },
+      n: { type: 'string', short: 'n' },
+      follow: { type: 'boolean' },
+      json: { type: 'boolean' },
+      severity: { type: 'string' },
+      source: { type: 'string' },
+      grep: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      ...REMOTE_OPTIONS,
+    },
     HELP.tail,
     true,
   );
   if (positionals.length !== 1) throw new UsageError(`give exactly one HOST_ID\n\n${HELP.tail}`);
   const hostId = (positionals[0] as string).toLowerCase();
   const n = int('-n', values.n) ?? 20;
+  const { SEVERITIES, queryLogs, logMatches } = await import('../admin/queries.js');
+  const filter = tailFilter(SEVERITIES, values);
   const remote = remoteTarget(values);
-  if (remote !== undefined) return tailRemote(remote, hostId, n, values.follow === true, values.json === true);
+  if (remote !== undefined) return tailRemote(remote, hostId, n, values.follow === true, values.json === true, filter);
   const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
+  const filtered = Object.keys(filter).length > 0;
   const storage = await openDb(values.db);
   try {
     if ((await getAgent(storage.db, hostId)) === undefined) {
       throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``, { code: 'E_UNKNOWN_HOST' });
     }
-    const rows = await tail(storage.db, hostId, n);
+    let rows: LogView[];
+    // --follow goes on after the newest row stored when the command started, whatever was shown
+    // (-n 0, or a filter whose last match is older); taken first, so that nothing committed
+    // meanwhile is skipped or shown twice
+    let last = 0;
+    if (!filtered) {
+      rows = await tail(storage.db, hostId, n);
+      // none shown with -n 1 or more: there were none, so everything after 0 is new
+      last = n > 0 ? (rows[rows.length - 1]?.seq ?? 0) : ((await tail(storage.db, hostId, 1))[0]?.seq ?? 0);
+    } else {
+      last = (await tail(storage.db, hostId, 1))[0]?.seq ?? 0;
+      // the last n rows up to there that match, as the console's search finds them (newest first), shown oldest first
+      rows = [];
+      let beforeSeq = last + 1;
+      while (rows.length < n && last > 0) {
+        const page = await queryLogs(storage.db, hostId, { ...filter, limit: Math.min(1000, n - rows.length), beforeSeq });
+        rows.push(...page.items);
+        if (page.next_cursor === null) break;
+        beforeSeq = Number(page.next_cursor);
+      }
+      rows.reverse();
+    }
     if (values.json && !values.follow) out(JSON.stringify(rows));
     else for (const r of rows) out(values.json ? JSON.stringify(r) : formatLog(r));
     if (!values.follow) return;
-    let last = rows.length > 0 ? (rows[rows.length - 1] as LogView).seq : 0;
     let stop = false;
     const onSignal = () => (stop = true);
     process.once('SIGINT', onSignal);
@@ -248,7 +339,7 @@ export async function agentTail(args: string[]): Promise<void> {
         continue;
       }
       notes.resumed(last + 1);
-      for (const r of more) out(values.json ? JSON.stringify(r) : formatLog(r));
+      for (const r of more) if (!filtered || logMatches(r, filter)) out(values.json ? JSON.stringify(r) : formatLog(r));
       if (more.length > 0) last = (more[more.length - 1] as LogView).seq;
       else await new Promise((r) => setTimeout(r, 250));
     }
@@ -258,11 +349,16 @@ export async function agentTail(args: string[]): Promise<void> {
 }
 
 /** agent tail over the admin API: GET …/logs pages (newest first), then the SSE live tail. */
-async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: boolean, json: boolean): Promise<void> {
+async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: boolean, json: boolean, filter: TailFilter): Promise<void> {
   const rows: LogView[] = [];
-  let cursor: string | null = null;
-  while (rows.length < n) {
-    const page: { items: LogView[]; next_cursor: string | null } = await ok(t, 'GET', `/admin/agents/${hostId}/logs?limit=${Math.min(1000, n - rows.length)}${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+  const filtered = Object.keys(filter).length > 0;
+  const newest = async (): Promise<number> => (await ok<{ items: LogView[] }>(t, 'GET', `/admin/agents/${hostId}/logs?limit=1`)).items[0]?.seq ?? 0;
+  // as locally: --follow goes on after the newest row stored at the start, taken first when a filter
+  // (or -n 0) means the rows shown may not end there
+  let last = filtered || n === 0 ? await newest() : 0;
+  let cursor: string | null = filtered ? String(last + 1) : null;
+  while (rows.length < n && !(filtered && last === 0)) {
+    const page: { items: LogView[]; next_cursor: string | null } = await ok(t, 'GET', `/admin/agents/${hostId}/logs?limit=${Math.min(1000, n - rows.length)}${filterQuery(filter, true)}${cursor !== null ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     rows.push(...page.items);
     cursor = page.next_cursor;
     if (cursor === null || page.items.length === 0) break;
@@ -271,7 +367,7 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
   if (json && !follow) out(JSON.stringify(rows));
   else for (const r of rows) out(json ? JSON.stringify(r) : formatLog(r));
   if (!follow) return;
-  let last = rows.length > 0 ? (rows[rows.length - 1] as LogView).seq : 0;
+  if (!filtered && n > 0) last = rows[rows.length - 1]?.seq ?? 0;
   // The live tail follows on across a server's restart (a rolling restart, a drain): a stream
   // the server ends, or a server out of reach, is opened again after the last seq shown, until
   // Ctrl-C. A refusal (unknown host, the admin token) ends the command as before.
@@ -291,7 +387,7 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
     let opened = false;
     current = followEvents(
       t,
-      `/admin/agents/${hostId}/logs/stream?after_seq=${last}&backlog=0`,
+      `/admin/agents/${hostId}/logs/stream?after_seq=${last}&backlog=0${filterQuery(filter, false)}`,
       (_id, event, data) => {
         if (event !== 'log') return;
         const r = JSON.parse(data) as LogView;

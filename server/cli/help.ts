@@ -148,10 +148,16 @@ ${REMOTE_HELP}`,
   --groups       the config groups with their member counts
   --json         print one JSON array (agent rows without token hashes, plus "state")
 ${REMOTE_HELP}`,
-  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [--db PATH|URL]
+  tail: `Usage: ${PROG} agent tail HOST_ID [-n N] [--follow] [--json] [filters] [--db PATH|URL]
 
-  -n N       how many recent rows (default 20), oldest first
-  --follow   keep printing new rows until interrupted
-  --json     one JSON array (with --follow: one JSON object per line)
+  -n N              how many recent rows (default 20), oldest first
+  --follow          keep printing new rows until interrupted
+  --json            one JSON array (with --follow: one JSON object per line)
+Filters (the last N rows that match; with --follow, the new ones that match):
+  --severity LEVEL  that level and the more severe (emerg alert crit err warning notice info debug)
+  --source SOURCE   one source, as printed (file:/var/log/syslog, journald, …)
+  --grep TEXT       the message contains TEXT (case-insensitive, at most 200 characters)
+  --since T         entries at or after T: a time (2026-05-16T20:00:00Z) or a duration before now (30m, 24h, 7d)
+  --until T         entries before T (same forms; not with --follow)
 ${REMOTE_HELP}`,
 };

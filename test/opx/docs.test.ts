@@ -50,7 +50,7 @@ it('the options of the admin commands (as their --help lists them) are in docs/c
   const own: [string[], string[]][] = [
     [['agent', 'issue'], ['--host', '--host-id', '--group', '--json']],
     [['agent', 'list'], ['--group', '--groups', '--json']],
-    [['agent', 'tail'], ['-n', '--follow', '--json']],
+    [['agent', 'tail'], ['-n', '--follow', '--json', '--severity', '--source', '--grep', '--since', '--until']],
     [['agent', 'revoke'], []],
     [['agent', 'rotate'], ['--grace-secs']],
     [['agent', 'decommission'], ['--drain-secs']],

@@ -11,6 +11,7 @@ import { httpBase } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { parseServerUrl } from '../../server/cli/remote.js';
 import { CLI, serverAsync, tmp } from './helpers.js';
+import { until } from '../support/procs.js';
 
 const ADMIN = 'opx-admin-token-0123456789abcdef-XYZ';
 let t: TestServer;
@@ -108,6 +109,70 @@ describe('remote admin CLI', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(0);
     expect(out.split('\n').filter(Boolean).map((l) => l.split(' ')[0])).toEqual(['30', '31', '32']);
+  }, 120_000); // many CLI runs (about 0.5 s each, more under load)
+
+  it('tail filters over the admin API: --severity, --source, --grep, --since/--until, and --follow with a filter', async () => {
+    const h = await t.issue('tail-filtered');
+    const now = Date.now();
+    const sev = ['info', 'err', 'warning', 'debug', 'crit'];
+    const rows = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, k) => {
+        const i = from + k;
+        return { seq: i, ts: new Date(now - (20 - i) * 60_000).toISOString(), severity: sev[(i - 1) % sev.length] as string, message: i % 3 === 1 ? `line ${i}: Disk FULL` : `line ${i}`, source: i % 2 === 1 ? 'file:/var/log/app.log' : 'journald' };
+      });
+    await t.server.storage.ingest.commitBatch(h.host_id, rows(1, 12), new Date().toISOString());
+    const seqs = async (args: string[]) => {
+      const r = await remote(['agent', 'tail', h.host_id, '--json', ...args]);
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { seq: number }[]).map((x) => x.seq);
+    };
+    expect(await seqs(['--severity', 'err'])).toEqual([2, 5, 7, 10, 12]);
+    expect(await seqs(['--severity', 'err', '-n', '2'])).toEqual([10, 12]);
+    expect(await seqs(['--grep', 'disk full', '--source', 'journald'])).toEqual([4, 10]);
+    expect(await seqs(['--since', new Date(now - 18.5 * 60_000).toISOString(), '--until', '930s'])).toEqual([2, 3, 4]); // 18, 17, 16 minutes old (15.5 at most)
+    const bad = await remote(['agent', 'tail', h.host_id, '--since', 'last week']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--since "last week" is neither');
+
+    const child = spawn(process.execPath, [CLI, 'agent', 'tail', h.host_id, '-n', '1', '--follow', '--grep', 'FULL', '--server', base, '--admin-token-file', tokenFile, '--ca', ca], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let waiter: (() => void) | undefined;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      waiter?.();
+    });
+    const seen = (want: string) =>
+      new Promise<void>((resolve) => {
+        const check = () => (out.includes(want) ? resolve() : undefined);
+        waiter = check;
+        check();
+      });
+    await seen('line 10: Disk FULL');
+    await t.server.storage.ingest.commitBatch(h.host_id, rows(13, 16), new Date().toISOString());
+    await seen('line 16: Disk FULL');
+    const exited = new Promise((res) => child.on('exit', (code) => res(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(out.split('\n').filter(Boolean).map((l) => l.split(' ')[0])).toEqual(['10', '13', '16']);
+
+    // -n 0 --follow: only what is stored after it started (before: the whole history first)
+    const fresh = spawn(process.execPath, [CLI, 'agent', 'tail', h.host_id, '-n', '0', '--follow', '--server', base, '--admin-token-file', tokenFile, '--ca', ca], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let freshOut = '';
+    fresh.stdout.on('data', (d: Buffer) => (freshOut += d.toString()));
+    let next = 17;
+    try {
+      await until('a new row shown by agent tail -n 0 --follow', async () => {
+        if (freshOut !== '') return true;
+        await t.server.storage.ingest.commitBatch(h.host_id, rows(next, next), new Date().toISOString());
+        next++;
+        return false;
+      }, 15_000, 200);
+    } finally {
+      const gone = new Promise((res) => fresh.on('exit', res));
+      fresh.kill('SIGINT');
+      await gone;
+    }
+    expect(freshOut.split('\n').filter(Boolean).map((l) => Number(l.split(' ')[0])).filter((seq) => !(seq > 16 && seq < next)), freshOut).toEqual([]);
   }, 120_000); // many CLI runs (about 0.5 s each, more under load)
 
   it('CORTEX_SERVER and CORTEX_ADMIN_TOKEN; missing token, CA or server; --server with --db', async () => {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -5,8 +6,9 @@ import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { getSetting } from '../../server/db/settings.repository.js';
 import { makeTempDir } from './helpers.js';
-import { buildServer, cli, serve } from './spawn.js';
+import { CLI, buildServer, cli, serve } from './spawn.js';
 import { helloParams, logEntries, TestClient } from './wire.js';
+import { until } from '../support/procs.js';
 
 beforeAll(() => buildServer(), 60_000);
 
@@ -68,6 +70,113 @@ describe('cortex-server CLI', () => {
     expect(human.stdout.trim().split('\n')).toHaveLength(5);
     expect(human.stdout).toContain('line 5');
     expect(cli(['agent', 'tail', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--db', db]).code).toBe(2);
+  });
+
+  it('agent tail filters as the console search does: --severity (and worse), --source, --grep (any case), --since/--until (time or duration); bad values exit 2', async () => {
+    const db = join(makeTempDir(), 'data', 'c.db');
+    const issued = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout);
+    const storage = openSqliteStorage({ path: db });
+    await migrateToLatest(storage);
+    const now = Date.now();
+    const sev = ['info', 'err', 'warning', 'debug', 'crit'] as const;
+    // seq s is 13 - s minutes old (seq 12, the newest, one minute)
+    const e = logEntries(1, 12).map((x, i) => ({
+      ...x,
+      ts: new Date(now - (12 - i) * 60_000).toISOString(),
+      severity: sev[i % sev.length] as string,
+      source: i % 2 === 0 ? 'file:/var/log/app.log' : 'journald',
+      message: i % 3 === 0 ? `line ${i + 1}: Disk FULL on /var` : `line ${i + 1}: ok`,
+    }));
+    await storage.ingest.commitBatch(issued.host_id, e, new Date().toISOString());
+    await storage.close();
+    const seqs = (args: string[]) => {
+      const r = cli(['agent', 'tail', issued.host_id, '--json', '--db', db, ...args]);
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { seq: number }[]).map((x) => x.seq);
+    };
+    expect(seqs(['--severity', 'err'])).toEqual([2, 5, 7, 10, 12]); // err and crit, oldest first
+    expect(seqs(['--severity', 'err', '-n', '2'])).toEqual([10, 12]); // the last 2 that match
+    expect(seqs(['--source', 'journald', '-n', '3'])).toEqual([8, 10, 12]);
+    expect(seqs(['--grep', 'disk full'])).toEqual([1, 4, 7, 10]);
+    expect(seqs(['--grep', 'DISK', '--source', 'journald'])).toEqual([4, 10]);
+    expect(seqs(['--since', '330s'])).toEqual([8, 9, 10, 11, 12]); // entry times within 5.5 minutes
+    expect(seqs(['--since', new Date(now - 10.5 * 60_000).toISOString(), '--until', new Date(now - 7.5 * 60_000).toISOString()])).toEqual([3, 4, 5]);
+    expect(seqs(['--severity', 'emerg'])).toEqual([]);
+    const human = cli(['agent', 'tail', issued.host_id, '--db', db, '--grep', 'full', '--severity', 'warning']);
+    expect(human.stdout.trim().split('\n').map((l) => l.split(' ')[0])).toEqual(['7', '10']);
+    for (const [args, says] of [
+      [['--severity', 'loud'], '--severity "loud": one of emerg, alert, crit, err, warning, notice, info, debug'],
+      [['--since', 'yesterday'], '--since "yesterday" is neither a duration before now'],
+      [['--until', '2026-13-01T00:00:00Z'], '--until "2026-13-01T00:00:00Z" is neither'],
+      [['--since', '1h', '--until', '2h'], 'must be before --until'],
+      [['--until', '1h', '--follow'], '--until and --follow do not go together'],
+      [['--grep', 'x'.repeat(201)], '--grep must be 1-200 characters'],
+    ] as const) {
+      const r = cli(['agent', 'tail', issued.host_id, '--db', db, ...args]);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.stderr).toContain(says);
+    }
+  });
+
+  it('agent tail --follow with a filter prints only the new rows that match', async () => {
+    const db = join(makeTempDir(), 'data', 'c.db');
+    const issued = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout);
+    const storage = openSqliteStorage({ path: db });
+    await migrateToLatest(storage);
+    const at = (from: number, to: number, sevOf: (i: number) => string) => logEntries(from, to - from + 1).map((x, i) => ({ ...x, severity: sevOf(from + i), message: `row ${from + i}` }));
+    await storage.ingest.commitBatch(issued.host_id, at(1, 4, (i) => (i === 2 ? 'err' : 'info')), new Date().toISOString());
+    const child = spawn(process.execPath, [CLI, 'agent', 'tail', issued.host_id, '--follow', '--severity', 'err', '--db', db], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let waiter: (() => void) | undefined;
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      waiter?.();
+    });
+    const seen = (want: string) => new Promise<void>((resolve) => {
+      const check = () => (out.includes(want) ? resolve() : undefined);
+      waiter = check;
+      check();
+    });
+    try {
+      await seen('row 2');
+      await storage.ingest.commitBatch(issued.host_id, at(5, 9, (i) => (i === 6 || i === 9 ? 'crit' : 'info')), new Date().toISOString());
+      await seen('row 9');
+    } finally {
+      const exited = new Promise((res) => child.on('exit', res));
+      child.kill('SIGINT');
+      await exited;
+      await storage.close();
+    }
+    expect(out.trim().split('\n').map((l) => l.split(' ')[0])).toEqual(['2', '6', '9']);
+  });
+
+  it('agent tail -n 0 --follow shows only rows stored after it started, not the history', async () => {
+    const db = join(makeTempDir(), 'data', 'c.db');
+    const issued = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout);
+    const storage = openSqliteStorage({ path: db });
+    await migrateToLatest(storage);
+    await storage.ingest.commitBatch(issued.host_id, logEntries(1, 50), new Date().toISOString());
+    const child = spawn(process.execPath, [CLI, 'agent', 'tail', issued.host_id, '-n', '0', '--follow', '--db', db], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    let next = 51;
+    try {
+      // one row at a time until the tail shows one: the rows stored before it looked are history
+      await until('a new row shown by agent tail -n 0 --follow', async () => {
+        if (out !== '') return true;
+        await storage.ingest.commitBatch(issued.host_id, logEntries(next, 1), new Date().toISOString());
+        next++;
+        return false;
+      }, 15_000, 200);
+    } finally {
+      const exited = new Promise((res) => child.on('exit', res));
+      child.kill('SIGINT');
+      await exited;
+      await storage.close();
+    }
+    const shown = out.trim().split('\n').map((l) => Number(l.split(' ')[0]));
+    expect(shown[0]).toBeGreaterThan(50); // before: rows 1..50 first
+    expect(shown.filter((seq) => !(seq > 50 && seq < next)), out).toEqual([]);
   });
 
   it('agent tail escapes control characters a log line carries: no escape sequence reaches the terminal, no forged row; --json keeps the text', async () => {
