@@ -19,6 +19,7 @@ import type { Logger } from './log.js';
 import type { ServerMetrics } from './metrics.js';
 import { SessionSupersededError, UnknownHostError, WriterStoppedError, type IngestLogEntry, type IngestMetricSample, type Storage } from './db/storage.js';
 import { DatabaseOutage, OUTAGE_WHY, outageKind } from './db/outage.js';
+import { utcTimestamp } from './timestamps.js';
 
 /** Compiles only when T is never: here, when no field of the contract is left without a column. */
 type NoneLeft<T extends never> = T;
@@ -260,6 +261,7 @@ export class SessionIngest {
         if (problem !== undefined) throw invalid(`/entries/${i}/metadata`, problem.message);
       }
       replaced += makeStorable(e);
+      e.ts = utcTimestamp(e.ts); // as the searches and retention compare it (DECISIONS H38)
       chars += e.message.length;
     }
     if (replaced > 0) {

@@ -34,6 +34,7 @@ import { onPeerEvent } from './peer-events.js';
 import { MAX_HEADER, PreHelloGuard, type ConnectionState } from './pre-hello-guard.js';
 import { createSessionPeer } from './session-peer.js';
 import { readHold, type ReadHold } from '../../common/read-hold.js';
+import { utcTimestamp } from '../timestamps.js';
 
 export { parseStoredConfig } from './handshake.js';
 
@@ -155,7 +156,7 @@ export class Connection {
           throw new BackpressureError({ retry_after_ms: METRICS_RETRY_AFTER_MS });
         }
         this.metricsInFlight++;
-        const answered = this.metricsPush(params.ts, params.samples);
+        const answered = this.metricsPush(utcTimestamp(params.ts), params.samples);
         void answered
           .finally(() => {
             this.metricsInFlight--;

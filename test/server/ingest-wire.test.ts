@@ -238,6 +238,32 @@ describe('logs.push', () => {
   });
 });
 
+describe('entry and sample times (DECISIONS H38)', () => {
+  it('times with an offset, in lower case, with a space or micro-seconds are stored in UTC with ms, so time ranges find them', async () => {
+    t = await startTestServer();
+    const a = await enroll(t);
+    const sent = ['2026-05-16T21:42:50.123456+02:00', '2026-05-16t19:40:00z', '2026-05-16 19:45:00Z', '2026-05-16T19:42:50.500Z', '2026-05-16T14:50:00-05:00'];
+    const entries = logEntries(1, 5).map((e, i) => ({ ...e, ts: sent[i] as string }));
+    expect((await a.client.request('logs.push', { seq_start: 1, entries })).result.up_to_seq).toBe(5);
+    const base = httpBase(t);
+    const page = async (q: string) => (JSON.parse((await httpRequest(`${base}/admin/agents/${a.host_id}/logs?limit=10${q}`)).text) as { items: { seq: number; ts: string }[] }).items;
+    expect(Object.fromEntries((await page('')).map((r) => [r.seq, r.ts]))).toEqual({
+      1: '2026-05-16T19:42:50.123Z',
+      2: '2026-05-16T19:40:00.000Z',
+      3: '2026-05-16T19:45:00.000Z',
+      4: '2026-05-16T19:42:50.500Z',
+      5: '2026-05-16T19:50:00.000Z',
+    });
+    // 19:42-19:46 UTC: the time sent at +02:00 and the one with a space are in it (before: only seq 4)
+    expect((await page('&from=2026-05-16T19:42:00Z&to=2026-05-16T19:46:00Z')).map((r) => r.seq).sort()).toEqual([1, 3, 4]);
+    expect((await a.client.request('metrics.push', { ts: '2026-05-16T21:43:00+02:00', samples: [{ name: 'load1', value: 0.5 }] })).result).toEqual({ accepted: 1, dropped: 0 });
+    const m = JSON.parse((await httpRequest(`${base}/admin/agents/${a.host_id}/metrics?name=load1&from=2026-05-16T19:42:00Z&to=2026-05-16T19:44:00Z`)).text) as { samples: { ts: string }[] };
+    expect(m.samples.map((x) => x.ts)).toEqual(['2026-05-16T19:43:00.000Z']);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+});
+
 describe('metrics.push and agent.heartbeat', () => {
   it('metrics.push stores the samples and answers {accepted, dropped}', async () => {
     t = await startTestServer();
