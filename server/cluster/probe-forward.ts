@@ -66,7 +66,7 @@ export class ProbeForwarder {
     } catch {
       return;
     }
-    if (n.t === 'req' && n.target === this.registry.serverId) void this.take(n.id);
+    if (n.t === 'req' && n.target === this.registry.serverId) this.takeSafely(n.id);
     else if (n.t === 'ans' && n.origin === this.registry.serverId) this.waiting.get(n.id)?.();
   }
 
@@ -80,7 +80,7 @@ export class ProbeForwarder {
         .where('state', '=', 'pending')
         .execute();
       this.outage.readSucceeded();
-      for (const r of rows) void this.take(r.request_id);
+      for (const r of rows) this.takeSafely(r.request_id);
     })()
       .catch((error: unknown) => {
         this.outage.report('forwarded probes', error, (say) => this.logger.warn({ err: String(error), ...say }, 'forwarded probes: database read failed; retrying'));
@@ -138,6 +138,17 @@ export class ProbeForwarder {
       this.waiting.delete(request_id);
       await db.deleteFrom('probe_requests').where('request_id', '=', request_id).execute().catch(() => undefined);
     }
+  }
+
+  /**
+   * take() called from a notification or the poll, where nobody awaits it: whatever it throws
+   * is logged (as the poll's own read failures), never an unhandled rejection, which would end
+   * the server's process.
+   */
+  private takeSafely(request_id: string): void {
+    this.take(request_id).catch((error: unknown) => {
+      this.outage.report('forwarded probes', error, (say) => this.logger.warn({ request_id, err: String(error), ...say }, 'forwarded probe: could not claim it; the poll tries again'));
+    });
   }
 
   /** Target side: claim a pending request addressed here, run it, store the answer. */
