@@ -91,6 +91,21 @@ function printIssued(issued: Issued, json: boolean, group: string | undefined): 
 }
 
 /** What `agent list` shows as STATE: Revoked hosts that were decommissioned say so. */
+/** The states `agent list` shows (STATE), as `--state` takes them. */
+const LIST_STATES = ['NeverConnected', 'Active', 'Draining', 'Disconnected', 'Revoked', 'Decommissioned'] as const;
+
+/** `--state A,B`: the states named, in any case; undefined when not given. */
+function listStates(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const named = value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+  const states = named.map((v) => LIST_STATES.find((s) => s.toLowerCase() === v.toLowerCase()));
+  const bad = named.filter((_, i) => states[i] === undefined);
+  if (named.length === 0 || bad.length > 0) {
+    throw new UsageError(`--state ${JSON.stringify(value)}: ${bad.length > 0 ? `${bad.map((b) => JSON.stringify(b)).join(', ')} is not a state; ` : ''}give one or more of ${LIST_STATES.join(', ')}, comma-separated`);
+  }
+  return states as string[];
+}
+
 export function displayState(a: Pick<AgentSummary, 'connection_state' | 'decommission_requested_at'>): string {
   if (a.connection_state === 'Revoked' && a.decommission_requested_at !== null) return 'Decommissioned';
   if (a.connection_state === 'Active' && a.decommission_requested_at !== null) return 'Draining';
@@ -109,7 +124,9 @@ export function displayDisconnect(a: Pick<AgentSummary, 'connection_state' | 'la
 }
 
 export async function agentList(args: string[]): Promise<void> {
-  const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' }, group: { type: 'string' }, groups: { type: 'boolean' }, ...REMOTE_OPTIONS }, HELP.list);
+  const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' }, group: { type: 'string' }, groups: { type: 'boolean' }, state: { type: 'string' }, ...REMOTE_OPTIONS }, HELP.list);
+  const states = listStates(values.state);
+  if (states !== undefined && values.groups === true) throw new UsageError('--state lists agents; --groups lists groups: give one of them');
   const remote = remoteTarget(values);
   const { listAgents } = await repo();
   const ops = await import('../db/operator.repository.js');
@@ -128,12 +145,14 @@ export async function agentList(args: string[]): Promise<void> {
   }
   let agents = remote !== undefined ? await listRemote(remote) : await withDb(values.db, (s) => listAgents(s.db));
   if (values.group !== undefined) agents = agents.filter((a) => a.group_name === values.group);
+  if (states !== undefined) agents = agents.filter((a) => states.includes(displayState(a)));
   if (values.json) {
     out(JSON.stringify(agents.map((a) => ({ ...normalizeAgent(a), state: displayState(a) }))));
     return;
   }
   if (agents.length === 0) {
-    out(values.group !== undefined ? `no agents in group ${values.group}` : 'no agents; add one with: agent issue --host HOSTNAME');
+    const which = [values.group !== undefined ? `in group ${values.group}` : '', states !== undefined ? `in state ${states.join(' or ')}` : ''].filter(Boolean).join(' ');
+    out(which !== '' ? `no agents ${which}` : 'no agents; add one with: agent issue --host HOSTNAME');
     return;
   }
   table(

@@ -140,11 +140,13 @@ ${REMOTE_HELP}`,
   --json             print {"host_id", "hostname", "token"} (and "group") as one JSON object
   Creates the database only when --db is given (DECISIONS I1).
 ${REMOTE_HELP}`,
-  list: `Usage: ${PROG} agent list [--group NAME | --groups] [--json] [--db PATH|URL]
+  list: `Usage: ${PROG} agent list [--group NAME | --groups] [--state STATE[,STATE]] [--json] [--db PATH|URL]
 
   LABEL is the name given at agent issue, AGENT_HOSTNAME what the agent reports; STATE tells
   Decommissioned from Revoked; LAST_DISCONNECT has its time ("earlier:" for an Active host).
   --group NAME   only the members of group NAME
+  --state S      only agents in state S (NeverConnected, Active, Draining, Disconnected, Revoked,
+                 Decommissioned; several comma-separated), e.g. --state Disconnected
   --groups       the config groups with their member counts
   --json         print one JSON array (agent rows without token hashes, plus "state")
 ${REMOTE_HELP}`,

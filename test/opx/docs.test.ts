@@ -49,7 +49,7 @@ it('the options of the admin commands (as their --help lists them) are in docs/c
   const remote = ['--server', '--admin-token-file', '--ca', '--db', '--help'];
   const own: [string[], string[]][] = [
     [['agent', 'issue'], ['--host', '--host-id', '--group', '--json']],
-    [['agent', 'list'], ['--group', '--groups', '--json']],
+    [['agent', 'list'], ['--group', '--groups', '--state', '--json']],
     [['agent', 'tail'], ['-n', '--follow', '--json', '--severity', '--source', '--grep', '--since', '--until']],
     [['agent', 'revoke'], []],
     [['agent', 'rotate'], ['--grace-secs']],

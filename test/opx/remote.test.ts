@@ -55,6 +55,9 @@ describe('remote admin CLI', () => {
     expect(JSON.parse((await remote(['agent', 'list', '--group', 'edge', '--json'])).stdout)).toHaveLength(1);
     expect(JSON.parse((await remote(['agent', 'list', '--groups', '--json'])).stdout)).toEqual([expect.objectContaining({ name: 'edge', members: 1 })]);
     expect((await remote(['agent', 'list'])).stdout).toMatch(/far-1 .*edge .*NeverConnected/);
+    const byState = JSON.parse((await remote(['agent', 'list', '--state', 'NeverConnected', '--group', 'edge', '--json'])).stdout) as { host_id: string }[];
+    expect(byState.map((a) => a.host_id)).toEqual([h.host_id]);
+    expect((await remote(['agent', 'list', '--state', 'Active', '--group', 'edge'])).stdout.trim()).toBe('no agents in group edge in state Active');
 
     expect((await remote(['agent', 'config', '--group', 'edge', '--set', cfg(90)])).code).toBe(0);
     const got = (await remote(['agent', 'config', h.host_id, '--get']));

@@ -52,6 +52,26 @@ describe('cortex-server CLI', () => {
     expect(human.stdout).toContain('web-1');
   });
 
+  it('agent list --state: only the agents in the states named (any case, comma-separated); a state that is none exits 2', () => {
+    const db = join(makeTempDir(), 'data', 'c.db');
+    const ids = ['web-1', 'web-2', 'web-3'].map((h) => (JSON.parse(cli(['agent', 'issue', '--host', h, '--json', '--db', db]).stdout) as { host_id: string }).host_id);
+    expect(cli(['agent', 'revoke', ids[1] as string, '--db', db]).code).toBe(0);
+    const listed = (state: string) => {
+      const r = cli(['agent', 'list', '--state', state, '--json', '--db', db]);
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout) as { hostname: string; state: string }[]).map((a) => `${a.hostname}:${a.state}`);
+    };
+    expect(listed('Revoked')).toEqual(['web-2:Revoked']);
+    expect(listed('neverconnected')).toEqual(['web-1:NeverConnected', 'web-3:NeverConnected']);
+    expect(listed('Revoked, NeverConnected')).toEqual(['web-1:NeverConnected', 'web-2:Revoked', 'web-3:NeverConnected']);
+    const none = cli(['agent', 'list', '--state', 'Active', '--db', db]);
+    expect([none.code, none.stdout.trim()]).toEqual([0, 'no agents in state Active']);
+    const bad = cli(['agent', 'list', '--state', 'Active,Offline', '--db', db]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('"Offline" is not a state; give one or more of NeverConnected, Active, Draining, Disconnected, Revoked, Decommissioned');
+    expect(cli(['agent', 'list', '--state', 'Active', '--groups', '--db', db]).code).toBe(2);
+  });
+
   it('agent tail: last N oldest first, --json array with metadata parsed, human lines, unknown host exit 2', async () => {
     const db = join(makeTempDir(), 'data', 'c.db');
     const issued = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout);
