@@ -95,7 +95,12 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   if (isDatabaseUnreachable(error)) {
     return fail(`cannot reach PostgreSQL at ${where}: ${isUnreachableCode(code) ? code : code !== '' ? `${code} ${message}` : message}`, 'is PostgreSQL running there? check the host and port in the URL');
   }
-  if (code === '28000' || code === '28P01') return fail(`PostgreSQL refused the user ${JSON.stringify(user)}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
+  if (code === '28000' || code === '28P01') {
+    // no user in the URL: the one PGUSER or this process's user gave (server/db/postgres.ts defaultUser)
+    const from = user !== '' ? '' : process.env['PGUSER'] ? ' (from PGUSER; the URL names none)' : ' (this process\'s user; the URL names none)';
+    if (user === '') user = process.env['PGUSER'] || process.env['USER'] || currentUserName();
+    return fail(`PostgreSQL refused the user ${JSON.stringify(user)}${from}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
+  }
   if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);
   if (code === '25006') return fail(`PostgreSQL at ${where} takes no writes: ${message}`, READ_ONLY_DB_HINT);
   // TLS to PostgreSQL (DECISIONS G27). pg takes sslmode=require as verify-full: a certificate

@@ -19,6 +19,7 @@
 //     up to a second. This measure is exact right after a commit, and costly (the
 //     retention pass plans its deletes from one measurement: usedBytesIsCostly).
 //   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
+import { userInfo } from 'node:os';
 import pg from 'pg';
 import { outageKind } from './outage.js';
 import { Kysely, PostgresDialect, sql } from 'kysely';
@@ -59,8 +60,26 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+/**
+ * The database user when `--db` names none: PGUSER, else this process's user, as libpq (psql)
+ * takes it (DECISIONS G36). node-postgres reads $USER instead, which cron, `env -i`, a
+ * container's or a service's environment often lack: it then sent no user at all and
+ * PostgreSQL refused it ("no PostgreSQL user name specified in startup packet") where psql
+ * with the same URL connects.
+ */
+function defaultUser(): void {
+  if (process.env['PGUSER'] !== undefined && process.env['PGUSER'] !== '') return;
+  if (typeof pg.defaults.user === 'string' && pg.defaults.user !== '') return;
+  try {
+    pg.defaults.user = userInfo().username;
+  } catch {
+    // no passwd entry for this uid (a container's arbitrary uid): as before
+  }
+}
+
 /** What every connection of the server uses: the pool's, a job's, the LISTEN client's. */
 function clientConfig(url: string, applicationName: string): pg.ClientConfig {
+  defaultUser();
   return {
     connectionString: url,
     types,

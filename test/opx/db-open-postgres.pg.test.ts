@@ -2,6 +2,7 @@
 // user and a missing database are the operator's to fix (exit 2, E_DB_OPEN, what to do), not
 // "this is a bug" (E_INTERNAL, as SQLSTATE 28000 printed before).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { userInfo } from 'node:os';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, buildServer } from '../server/spawn.js';
@@ -49,6 +50,36 @@ describe('PostgreSQL refuses the --db', () => {
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/error\[E_DB_OPEN\]: PostgreSQL refused the user "cortex_no_such_role": .* — check the user and password in the URL, and pg_hba\.conf/);
       expect(r.stderr).not.toContain('hunter2');
+    }
+  });
+
+  it('a URL without a user connects as this process\'s user, as psql does, even without $USER (G36); a refused PGUSER is named as such', async () => {
+    const me = userInfo().username;
+    const target = await newTestDb('postgres');
+    const su = new pg.Client({ connectionString: PG_TEST_URL });
+    await su.connect();
+    let created = false;
+    try {
+      // a role of this process's user name (root here and in CI), for as long as the test runs
+      if ((await su.query('select 1 from pg_roles where rolname = $1', [me])).rowCount === 0) {
+        await su.query(`create role ${JSON.stringify(me)} login`);
+        created = true;
+      }
+      await su.query(`grant all on schema ${JSON.stringify(new URL(target.db).searchParams.get('options')?.split('=').pop() ?? 'public')} to ${JSON.stringify(me)}`).catch(() => undefined);
+      const noUser = new URL(target.db);
+      noUser.username = '';
+      noUser.password = '';
+      // cron, env -i, a container: no USER, no PGUSER (node-postgres took its user from $USER only)
+      const r = server(['agent', 'list', '--json', '--db', noUser.toString()], { env: { USER: undefined, PGUSER: undefined, LOGNAME: undefined } });
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual([]);
+      const refused = server(['agent', 'list', '--db', noUser.toString()], { env: { USER: undefined, PGUSER: 'cortex_no_such_role' } });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('PostgreSQL refused the user "cortex_no_such_role" (from PGUSER; the URL names none)');
+    } finally {
+      await target.drop();
+      if (created) await su.query(`drop owned by ${JSON.stringify(me)}`).then(() => su.query(`drop role ${JSON.stringify(me)}`)).catch(() => undefined);
+      await su.end();
     }
   });
 
