@@ -82,7 +82,9 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   let database = '';
   try {
     const u = new URL(db);
-    where = `${u.hostname}:${u.port || '5432'}`;
+    // a Unix socket: ?host=/dir, or the folder percent-encoded as the host (postgresql://%2Fdir/db)
+    const socketDir = u.searchParams.get('host') ?? (decodeURIComponent(u.hostname).startsWith('/') ? decodeURIComponent(u.hostname) : null);
+    where = socketDir !== null && socketDir.startsWith('/') ? `${socketDir.replace(/\/$/, '')}/.s.PGSQL.${u.port || '5432'}` : `${u.hostname}:${u.port || '5432'}`;
     user = decodeURIComponent(u.username);
     database = decodeURIComponent(u.pathname.replace(/^\//, ''));
   } catch {

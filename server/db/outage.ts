@@ -31,6 +31,9 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null | undefined;
   const code = e?.code;
   if (isUnreachableCode(code)) return true;
+  // A Unix socket URL (host=/var/run/postgresql): a PostgreSQL stopped or not started yet has
+  // removed its socket file, so connecting says ENOENT rather than ECONNREFUSED (DECISIONS G37).
+  if (code === 'ENOENT' && (error as { syscall?: unknown }).syscall === 'connect') return true;
   if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code))) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
   return /Connection terminated|timeout expired|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);

@@ -2,7 +2,10 @@
 // user and a missing database are the operator's to fix (exit 2, E_DB_OPEN, what to do), not
 // "this is a bug" (E_INTERNAL, as SQLSTATE 28000 printed before).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { userInfo } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ROOT, buildServer } from '../server/spawn.js';
@@ -208,6 +211,44 @@ describe('PostgreSQL not up yet when serve starts (at boot, during a restart)', 
       expect(await exited).toBe(0);
     } finally {
       await cleanUp(child, relay, target);
+    }
+  }, 60_000);
+});
+
+describe('PostgreSQL through its Unix socket (G37)', () => {
+  it('a socket not there yet (PostgreSQL not started) is "cannot reach", and serve waits for it as for a port', async () => {
+    const target = await newTestDb('postgres');
+    const dir = mkdtempSync(join(tmpdir(), 'cortex-pgsock-'));
+    const pgUrl = new URL(PG_TEST_URL);
+    const u = new URL(target.db);
+    // postgresql:///DB?host=DIR: the socket DIR/.s.PGSQL.5432, as Debian's /var/run/postgresql
+    const db = `postgresql:///${u.pathname.slice(1)}?host=${encodeURIComponent(dir)}&user=${encodeURIComponent(decodeURIComponent(pgUrl.username || 'postgres'))}&options=${encodeURIComponent(u.searchParams.get('options') ?? '')}`;
+    const listed = server(['agent', 'list', '--db', db]);
+    expect(listed.code).toBe(2);
+    expect(listed.stderr).toContain(`error[E_DB_OPEN]: cannot reach PostgreSQL at ${dir}/.s.PGSQL.5432: ENOENT`);
+    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // "PostgreSQL starts": its socket appears (a relay to the test server's TCP port)
+    const socket = createServer((c) => {
+      const up = connect(Number(pgUrl.port || 5432), pgUrl.hostname);
+      c.pipe(up).pipe(c);
+      c.on('error', () => up.destroy());
+      up.on('error', () => c.destroy());
+    });
+    try {
+      await waitFor(() => err.includes('the database is out of reach; trying again every 2 s'), 20_000);
+      expect(child.exitCode).toBeNull(); // before: exit 2 at once (E_FILE_ACCESS: ENOENT)
+      await new Promise<void>((resolve) => socket.listen(join(dir, '.s.PGSQL.5432'), resolve));
+      await waitFor(() => err.includes('"msg":"listening"'), 20_000);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await new Promise<void>((resolve) => socket.close(() => resolve()));
+      rmSync(dir, { recursive: true, force: true });
+      await target.drop();
     }
   }, 60_000);
 });

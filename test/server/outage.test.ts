@@ -19,13 +19,14 @@ describe('isDatabaseUnreachable', () => {
       err('sorry, too many clients already', '53300'),
       err('Connection terminated unexpectedly'),
       err('timeout exceeded when trying to connect'),
+      Object.assign(err('connect ENOENT /var/run/postgresql/.s.PGSQL.5432', 'ENOENT'), { syscall: 'connect' }), // a Unix socket PostgreSQL removed (G37)
     ]) {
       expect(isDatabaseUnreachable(e), e.message).toBe(true);
     }
   });
 
   it('does not count what a statement did itself', () => {
-    for (const e of [err('duplicate key value violates unique constraint', '23505'), err('disk I/O error', 'SQLITE_IOERR'), err('database or disk is full', 'SQLITE_FULL'), err('relation "logs" does not exist', '42P01'), err('boom'), null, undefined, 'a string']) {
+    for (const e of [err("ENOENT: no such file or directory, open '/x/cortex.db'", 'ENOENT'), err('duplicate key value violates unique constraint', '23505'), err('disk I/O error', 'SQLITE_IOERR'), err('database or disk is full', 'SQLITE_FULL'), err('relation "logs" does not exist', '42P01'), err('boom'), null, undefined, 'a string']) {
       expect(isDatabaseUnreachable(e)).toBe(false);
     }
   });
