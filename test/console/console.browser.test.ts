@@ -9,7 +9,7 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_CLI, ROOT, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
+import { AGENT_CLI, ROOT, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
 import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
 
 const ADMIN_TOKEN = 'browser-test-admin-token-7f3a9c1e';
@@ -144,16 +144,7 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await editor.fill(JSON.stringify(wanted, null, 2));
     await page.getByRole('button', { name: 'Save config' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved as version' }).waitFor();
-    await until(
-      'the agent runs the new file source',
-      () => {
-        const s = cliSync(AGENT_CLI, ['status', '--state-dir', a.stateDir, '--json']);
-        const st = JSON.parse(s.stdout || '{}') as { sources?: { path: string | null }[] };
-        return (st.sources ?? []).some((x) => x.path === logFile);
-      },
-      10_000,
-      100,
-    );
+    await untilFileSourceRuns(a.stateDir, logFile);
   });
 
   it('host page: a freshly written log line appears in the live tail within 2 s', async () => {

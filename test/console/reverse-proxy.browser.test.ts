@@ -7,14 +7,13 @@
 // line it ships reaches the console's live tail (server-sent events through nginx).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupDirs as cleanupCertDirs, selfSignedCert } from '../agent/helpers/agent-harness.js';
-import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
+import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
 import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
-import { freePort } from '../support/ports.js';
+import { accepts, freePort } from '../support/ports.js';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => spawnSync(p, ['-v']).status === 0);
 const ADMIN_TOKEN = 'reverse-proxy-test-admin-token-3b81d0';
@@ -29,16 +28,6 @@ function nginxGate(): boolean {
 const run = chromiumGate('reverse proxy tests') && nginxGate();
 
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = connect(port, '127.0.0.1');
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
-}
 
 /** The location block docs/operations.md gives, with the test's ports and files. */
 function nginxConf(dir: string, port: number, upstream: number, cert: string, key: string, other: number): string {
@@ -217,15 +206,7 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
       [base, { host: hostId, file: logFile }] as const,
     );
     expect(res).toBe(200);
-    await until(
-      'the agent runs the new file source',
-      () => {
-        const s = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
-        return ((JSON.parse(s.stdout || '{}') as { sources?: { path: string | null }[] }).sources ?? []).some((x) => x.path === logFile);
-      },
-      10_000,
-      100,
-    );
+    await untilFileSourceRuns(stateDir, logFile);
     await page.locator(`a[href="#/hosts/${hostId}"]`).click();
     await page.locator('.tail-status').filter({ hasText: 'Live' }).waitFor();
     const line = `through nginx ${Date.now()}`;

@@ -11,7 +11,7 @@ import { httpBase } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { parseServerUrl } from '../../server/cli/remote.js';
 import { CLI, serverAsync, tmp } from './helpers.js';
-import { until } from '../support/procs.js';
+import { storeUntilShown } from '../support/procs.js';
 
 const ADMIN = 'opx-admin-token-0123456789abcdef-XYZ';
 let t: TestServer;
@@ -164,12 +164,7 @@ describe('remote admin CLI', () => {
     fresh.stdout.on('data', (d: Buffer) => (freshOut += d.toString()));
     let next = 17;
     try {
-      await until('a new row shown by agent tail -n 0 --follow', async () => {
-        if (freshOut !== '') return true;
-        await t.server.storage.ingest.commitBatch(h.host_id, rows(next, next), new Date().toISOString());
-        next++;
-        return false;
-      }, 15_000, 200);
+      next = await storeUntilShown('a new row shown by agent tail -n 0 --follow', () => freshOut, 17, (seq) => t.server.storage.ingest.commitBatch(h.host_id, rows(seq, seq), new Date().toISOString()));
     } finally {
       const gone = new Promise((res) => fresh.on('exit', res));
       fresh.kill('SIGINT');

@@ -8,7 +8,7 @@ import { getSetting } from '../../server/db/settings.repository.js';
 import { makeTempDir } from './helpers.js';
 import { CLI, buildServer, cli, serve } from './spawn.js';
 import { helloParams, logEntries, TestClient } from './wire.js';
-import { until } from '../support/procs.js';
+import { storeUntilShown } from '../support/procs.js';
 
 beforeAll(() => buildServer(), 60_000);
 
@@ -181,13 +181,8 @@ describe('cortex-server CLI', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     let next = 51;
     try {
-      // one row at a time until the tail shows one: the rows stored before it looked are history
-      await until('a new row shown by agent tail -n 0 --follow', async () => {
-        if (out !== '') return true;
-        await storage.ingest.commitBatch(issued.host_id, logEntries(next, 1), new Date().toISOString());
-        next++;
-        return false;
-      }, 15_000, 200);
+      // the rows stored before it looked are history
+      next = await storeUntilShown('a new row shown by agent tail -n 0 --follow', () => out, 51, (seq) => storage.ingest.commitBatch(issued.host_id, logEntries(seq, 1), new Date().toISOString()));
     } finally {
       const exited = new Promise((res) => child.on('exit', res));
       child.kill('SIGINT');

@@ -9,12 +9,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupDirs as cleanupCertDirs, selfSignedCert } from '../agent/helpers/agent-harness.js';
-import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
-import { freePort } from '../support/ports.js';
+import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
+import { accepts, freePort } from '../support/ports.js';
 
 const ADMIN_TOKEN = 'reverse-proxies-test-admin-token-7c02e4';
 const DOCS = readFileSync(join(ROOT, 'docs/operations.md'), 'utf8');
@@ -79,16 +78,6 @@ function gate(p: Proxy): boolean {
   return false;
 }
 
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = connect(port, '127.0.0.1');
-    c.once('connect', () => {
-      c.destroy();
-      resolve(true);
-    });
-    c.once('error', () => resolve(false));
-  });
-}
 
 interface Reply {
   status: number;
@@ -218,15 +207,7 @@ describe.each(PROXIES.filter(gate))('the server behind $name under /cortex/, con
     writeFileSync(cfgFile, JSON.stringify({ heartbeat_interval_secs: 30, max_batch_entries: 100, flush_interval_ms: 100, probe_concurrency: 1, log_sources: [{ kind: 'file', path: logFile }] }));
     const set = spawnSync(process.execPath, [SERVER_CLI, 'agent', 'config', hostId, '--set-file', cfgFile, '--server', base, '--ca', certFile], { cwd: dir, env, encoding: 'utf8' });
     expect(set.status, set.stderr).toBe(0);
-    await until(
-      'the agent runs the new file source',
-      () => {
-        const s = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
-        return ((JSON.parse(s.stdout || '{}') as { sources?: { path: string | null }[] }).sources ?? []).some((x) => x.path === logFile);
-      },
-      10_000,
-      100,
-    );
+    await untilFileSourceRuns(stateDir, logFile);
     const tail = spawn(process.execPath, [SERVER_CLI, 'agent', 'tail', hostId, '--follow', '--server', base, '--ca', certFile], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let seen = '';
     let err = '';

@@ -418,3 +418,37 @@ export async function healthz(http: string): Promise<number> {
 export function randInt(a: number, b: number, random: () => number = Math.random): number {
   return a + Math.floor(random() * (b - a + 1));
 }
+
+/**
+ * For a follower that must show only rows stored after it started, when its start cannot be
+ * seen from outside (`agent tail -n 0 --follow`): stores rows one at a time (`store(seq)` from
+ * `firstSeq`) until `shown()` has output. Returns the seq after the last one stored.
+ */
+export async function storeUntilShown(what: string, shown: () => string, firstSeq: number, store: (seq: number) => Promise<unknown>): Promise<number> {
+  let next = firstSeq;
+  await until(
+    what,
+    async () => {
+      if (shown() !== '') return true;
+      await store(next);
+      next++;
+      return false;
+    },
+    15_000,
+    200,
+  );
+  return next;
+}
+
+/** Waits until the agent of `stateDir` (its `status --json`) runs a file source of `path`: a config it was given is in force. */
+export async function untilFileSourceRuns(stateDir: string, path: string): Promise<void> {
+  await until(
+    'the agent runs the new file source',
+    () => {
+      const s = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
+      return ((JSON.parse(s.stdout || '{}') as { sources?: { path: string | null }[] }).sources ?? []).some((x) => x.path === path);
+    },
+    10_000,
+    100,
+  );
+}
