@@ -90,7 +90,6 @@ function printIssued(issued: Issued, json: boolean, group: string | undefined): 
   }
 }
 
-/** What `agent list` shows as STATE: Revoked hosts that were decommissioned say so. */
 /** The states `agent list` shows (STATE), as `--state` takes them. */
 const LIST_STATES = ['NeverConnected', 'Active', 'Draining', 'Disconnected', 'Revoked', 'Decommissioned'] as const;
 
@@ -106,6 +105,7 @@ function listStates(value: string | undefined): string[] | undefined {
   return states as string[];
 }
 
+/** What `agent list` shows as STATE: Revoked hosts that were decommissioned say so. */
 export function displayState(a: Pick<AgentSummary, 'connection_state' | 'decommission_requested_at'>): string {
   if (a.connection_state === 'Revoked' && a.decommission_requested_at !== null) return 'Decommissioned';
   if (a.connection_state === 'Active' && a.decommission_requested_at !== null) return 'Draining';
@@ -239,11 +239,11 @@ interface TailFilter {
 /** The admin API's limit for the text searched (`q`). */
 const GREP_MAX = 200;
 
-/** `--since`/`--until`: an RFC 3339 time, or a duration before now (90s, 30m, 24h, 7d). */
-function timeArg(name: string, value: string | undefined, now: number): string | undefined {
+/** `--since`/`--until`: an RFC 3339 time, or a duration before now (90s, 30m, 24h, 7d, as `agent issue --expires-in`). */
+function timeArg(name: string, value: string | undefined, now: number, parseDuration: (text: string) => number | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const m = /^(\d{1,6})([smhd])$/.exec(value.trim());
-  if (m !== null) return new Date(now - Number(m[1]) * ({ s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as Record<string, number>)[m[2] as string]!).toISOString();
+  const ago = parseDuration(value);
+  if (ago !== undefined) return new Date(now - ago).toISOString();
   const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/;
   const t = Date.parse(value);
   if (!rfc3339.test(value.trim()) || Number.isNaN(t)) {
@@ -252,7 +252,7 @@ function timeArg(name: string, value: string | undefined, now: number): string |
   return new Date(t).toISOString();
 }
 
-function tailFilter(severities: readonly Severity[], values: { severity?: string | undefined; source?: string | undefined; grep?: string | undefined; since?: string | undefined; until?: string | undefined; follow?: boolean | undefined }): TailFilter {
+function tailFilter(severities: readonly Severity[], parseDuration: (text: string) => number | undefined, values: { severity?: string | undefined; source?: string | undefined; grep?: string | undefined; since?: string | undefined; until?: string | undefined; follow?: boolean | undefined }): TailFilter {
   const f: TailFilter = {};
   if (values.severity !== undefined) {
     const s = values.severity.toLowerCase() as Severity;
@@ -268,8 +268,8 @@ function tailFilter(severities: readonly Severity[], values: { severity?: string
     f.q = values.grep;
   }
   const now = Date.now();
-  const from = timeArg('--since', values.since, now);
-  const to = timeArg('--until', values.until, now);
+  const from = timeArg('--since', values.since, now, parseDuration);
+  const to = timeArg('--until', values.until, now, parseDuration);
   if (to !== undefined && values.follow === true) throw new UsageError('--until and --follow do not go together: --follow shows rows as they come');
   if (from !== undefined && to !== undefined && from >= to) throw new UsageError(`--since (${from}) must be before --until (${to})`);
   if (from !== undefined) f.from = from;
@@ -304,8 +304,8 @@ export async function agentTail(args: string[]): Promise<void> {
   if (positionals.length !== 1) throw new UsageError(`give exactly one HOST_ID\n\n${HELP.tail}`);
   const hostId = (positionals[0] as string).toLowerCase();
   const n = int('-n', values.n) ?? 20;
-  const { SEVERITIES, queryLogs, logMatches } = await import('../admin/queries.js');
-  const filter = tailFilter(SEVERITIES, values);
+  const [{ SEVERITIES, queryLogs, logMatches }, { parseDuration }] = await Promise.all([import('../admin/queries.js'), import('../security/enrollment.js')]);
+  const filter = tailFilter(SEVERITIES, parseDuration, values);
   const remote = remoteTarget(values);
   if (remote !== undefined) return tailRemote(remote, hostId, n, values.follow === true, values.json === true, filter);
   const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
