@@ -161,7 +161,9 @@ describe('journald source (fake journalctl on PATH)', () => {
       `no journal on this machine: ${journalDirs.join(' and ')} hold no journal file (is systemd-journald running? in a container, mount the host's /var/log/journal read-only); reading none until one appears`,
     );
     expect(r.status().state).toBe('reading');
-    // looked at again every 50 ms: told once
+    // the one journalctl run recorded (its start took over 200 ms in a loaded fresh-clone run)
+    await waitFor(() => calls().length === 1);
+    // looked at again every 50 ms: told once, journalctl not started again
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(warned.filter((m) => m.includes('no journal on this machine'))).toHaveLength(1);
     expect(calls()).toHaveLength(1);
