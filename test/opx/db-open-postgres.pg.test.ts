@@ -223,13 +223,6 @@ describe('PostgreSQL through its Unix socket (G37)', () => {
     const u = new URL(target.db);
     // postgresql:///DB?host=DIR: the socket DIR/.s.PGSQL.5432, as Debian's /var/run/postgresql
     const db = `postgresql:///${u.pathname.slice(1)}?host=${encodeURIComponent(dir)}&user=${encodeURIComponent(decodeURIComponent(pgUrl.username || 'postgres'))}&options=${encodeURIComponent(u.searchParams.get('options') ?? '')}`;
-    const listed = server(['agent', 'list', '--db', db]);
-    expect(listed.code).toBe(2);
-    expect(listed.stderr).toContain(`error[E_DB_OPEN]: cannot reach PostgreSQL at ${dir}/.s.PGSQL.5432: ENOENT`);
-    const child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     // "PostgreSQL starts": its socket appears (a relay to the test server's TCP port)
     const socket = createServer((c) => {
       const up = connect(Number(pgUrl.port || 5432), pgUrl.hostname);
@@ -237,16 +230,25 @@ describe('PostgreSQL through its Unix socket (G37)', () => {
       c.on('error', () => up.destroy());
       up.on('error', () => c.destroy());
     });
+    let child: ChildProcess | undefined;
     try {
+      const listed = server(['agent', 'list', '--db', db]);
+      expect(listed.code).toBe(2);
+      expect(listed.stderr).toContain(`error[E_DB_OPEN]: cannot reach PostgreSQL at ${dir}/.s.PGSQL.5432: ENOENT`);
+      child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+      const running = child;
+      const exited = new Promise<number | null>((resolve) => running.on('exit', (code) => resolve(code)));
       await waitFor(() => err.includes('the database is out of reach; trying again every 2 s'), 20_000);
-      expect(child.exitCode).toBeNull(); // before: exit 2 at once (E_FILE_ACCESS: ENOENT)
+      expect(running.exitCode).toBeNull(); // before: exit at once (E_FILE_ACCESS: ENOENT)
       await new Promise<void>((resolve) => socket.listen(join(dir, '.s.PGSQL.5432'), resolve));
       await waitFor(() => err.includes('"msg":"listening"'), 20_000);
-      child.kill('SIGTERM');
+      running.kill('SIGTERM');
       expect(await exited).toBe(0);
     } finally {
-      child.kill('SIGKILL');
-      await new Promise<void>((resolve) => socket.close(() => resolve()));
+      child?.kill('SIGKILL');
+      if (socket.listening) await new Promise<void>((resolve) => socket.close(() => resolve()));
       rmSync(dir, { recursive: true, force: true });
       await target.drop();
     }
