@@ -162,8 +162,7 @@ export class ProbeForwarder {
       .where('target_server', '=', this.registry.serverId)
       .where('state', '=', 'pending')
       .returning(['origin_server', 'host_id', 'probe', 'args_json', 'timeout_ms'])
-      .executeTakeFirst()
-      .catch(() => undefined);
+      .executeTakeFirst(); // a failure is takeSafely's to log; the request stays pending for the poll
     if (claimed === undefined) return;
     const job = (async () => {
       let status = 200;
