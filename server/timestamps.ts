@@ -9,6 +9,15 @@
 const CANONICAL_LENGTH = 24; // 2026-05-16T19:42:50.123Z
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):?(\d{2})?)$/;
 
+/** A time given to a search (admin API `from`/`to`, `agent tail --since/--until`): RFC 3339, seconds optional. */
+const QUERY_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** A search's time as stored times are written (UTC, ms), so they compare as text; undefined when it is not one. */
+export function queryTime(value: string): string | undefined {
+  const t = Date.parse(value);
+  return QUERY_TIME.test(value) && !Number.isNaN(t) ? new Date(t).toISOString() : undefined;
+}
+
 /** `ts` in the stored form; as it came when it is that already (the reference agent's) or not an RFC 3339 time. */
 export function utcTimestamp(ts: string): string {
   if (

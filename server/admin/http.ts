@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode } from '@cortex/agent-protocol';
 import { fromBrowser } from './session.js';
+import { queryTime } from '../timestamps.js';
 
 /** Largest admin request body. */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -119,10 +120,9 @@ export class Query {
   time(name: string): string | undefined {
     const v = this.string(name, 64);
     if (v === undefined) return undefined;
-    const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/;
-    const t = Date.parse(v);
-    if (!rfc3339.test(v) || Number.isNaN(t)) throw invalid(`query parameter ${name} must be an RFC 3339 date-time such as 2026-05-16T20:00:00Z (got ${JSON.stringify(v)})`);
-    return new Date(t).toISOString();
+    const t = queryTime(v);
+    if (t === undefined) throw invalid(`query parameter ${name} must be an RFC 3339 date-time such as 2026-05-16T20:00:00Z (got ${JSON.stringify(v)})`);
+    return t;
   }
 }
 

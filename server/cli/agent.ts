@@ -4,6 +4,7 @@ import type { GroupSummary } from '../db/operator.repository.js';
 import type { LogView } from '../db/logs.repository.js';
 import type { Severity } from '@cortex/agent-protocol';
 import { UnknownHostError } from '../db/storage.js';
+import { queryTime } from '../timestamps.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { printable } from '../../common/printable.js';
 import { HELP, PROG } from './help.js';
@@ -244,12 +245,9 @@ function timeArg(name: string, value: string | undefined, now: number, parseDura
   if (value === undefined) return undefined;
   const ago = parseDuration(value);
   if (ago !== undefined) return new Date(now - ago).toISOString();
-  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})$/;
-  const t = Date.parse(value);
-  if (!rfc3339.test(value.trim()) || Number.isNaN(t)) {
-    throw new UsageError(`${name} ${JSON.stringify(value)} is neither a duration before now (90s, 30m, 24h, 7d) nor a time such as 2026-05-16T20:00:00Z`);
-  }
-  return new Date(t).toISOString();
+  const t = queryTime(value.trim());
+  if (t === undefined) throw new UsageError(`${name} ${JSON.stringify(value)} is neither a duration before now (90s, 30m, 24h, 7d) nor a time such as 2026-05-16T20:00:00Z`);
+  return t;
 }
 
 function tailFilter(severities: readonly Severity[], parseDuration: (text: string) => number | undefined, values: { severity?: string | undefined; source?: string | undefined; grep?: string | undefined; since?: string | undefined; until?: string | undefined; follow?: boolean | undefined }): TailFilter {
