@@ -277,8 +277,12 @@ function tailFilter(severities: readonly Severity[], parseDuration: (text: strin
 
 /** The filter as the admin API's query parameters (leading '&' each). */
 function filterQuery(f: TailFilter, withTimes: boolean): string {
-  const p: [string, string | undefined][] = [['severity', f.severity], ['source', f.source], ['q', f.q], ...(withTimes ? ([['from', f.from], ['to', f.to]] as [string, string | undefined][]) : [])];
-  return p.filter(([, v]) => v !== undefined).map(([k, v]) => `&${k}=${encodeURIComponent(v as string)}`).join('');
+  const p = new URLSearchParams();
+  for (const k of withTimes ? (['severity', 'source', 'q', 'from', 'to'] as const) : (['severity', 'source', 'q'] as const)) {
+    const v = f[k];
+    if (v !== undefined) p.set(k, v);
+  }
+  return p.size > 0 ? `&${p}` : '';
 }
 
 export async function agentTail(args: string[]): Promise<void> {
