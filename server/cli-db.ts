@@ -5,6 +5,7 @@ import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import { currentUserName } from '../common/process.js';
 import { dirname } from 'node:path';
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
+import { defaultPostgresUser } from './db/pg-user.js';
 import type { Storage } from './db/storage.js';
 import { isUnreachableCode } from '../common/errors.js';
 import { NO_SLOT_HINT, READ_ONLY_DB_HINT, isDatabaseUnreachable, noConnectionSlot } from './db/outage.js';
@@ -100,7 +101,7 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   if (code === '28000' || code === '28P01') {
     // no user in the URL: the one PGUSER or this process's user gave (server/db/postgres.ts defaultUser)
     const from = user !== '' ? '' : process.env['PGUSER'] ? ' (from PGUSER; the URL names none)' : ' (this process\'s user; the URL names none)';
-    if (user === '') user = process.env['PGUSER'] || process.env['USER'] || currentUserName();
+    if (user === '') user = defaultPostgresUser() ?? '';
     return fail(`PostgreSQL refused the user ${JSON.stringify(user)}${from}: ${message}`, 'check the user and password in the URL, and pg_hba.conf');
   }
   if (code === '3D000') return fail(`PostgreSQL has no database ${JSON.stringify(database)}: ${message}`, `create it (createdb ${database}) or fix the URL`);

@@ -19,9 +19,9 @@
 //     up to a second. This measure is exact right after a commit, and costly (the
 //     retention pass plans its deletes from one measurement: usedBytesIsCostly).
 //   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
-import { userInfo } from 'node:os';
 import pg from 'pg';
 import { outageKind } from './outage.js';
+import { defaultPostgresUser } from './pg-user.js';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { dayOf, dropPartitionsBefore, ensureDayPartition, ensurePartitionsAround } from './pg-partitions.js';
 import type { Database as Schema } from './schema.js';
@@ -68,13 +68,7 @@ const types = {
  * with the same URL connects.
  */
 function defaultUser(): void {
-  if (process.env['PGUSER'] !== undefined && process.env['PGUSER'] !== '') return;
-  if (typeof pg.defaults.user === 'string' && pg.defaults.user !== '') return;
-  try {
-    pg.defaults.user = userInfo().username;
-  } catch {
-    // no passwd entry for this uid (a container's arbitrary uid): as before
-  }
+  if (!pg.defaults.user) pg.defaults.user = defaultPostgresUser(); // node-postgres reads $PGUSER before it
 }
 
 /** What every connection of the server uses: the pool's, a job's, the LISTEN client's. */
