@@ -1,6 +1,6 @@
-// Retention: deletes logs older than retention_days (by server receive time, received_at;
-// agent clocks can be wrong), metrics older than that (by sample time, the only time a
-// metric row has) and audit rows older than a year (or retention_days when longer), in
+// Retention: deletes logs and metrics older than retention_days (by server receive time,
+// received_at; agent clocks can be wrong — metric rows stored before migration 0031 have
+// none and go by their sample time) and audit rows older than a year (or retention_days when longer), in
 // small batches with a pause between them so the ingest path keeps the database connection
 // (acks are never stalled behind one long DELETE). With max_db_bytes set, the oldest rows
 // of either table are deleted, oldest first, until the database's live data fits.
@@ -43,9 +43,11 @@ export interface PurgeResult {
   audit: number;
 }
 
-type Purgeable = { table: 'logs'; column: 'received_at' } | { table: 'metrics'; column: 'ts' };
+type Purgeable = { table: 'logs' | 'metrics'; column: 'received_at' } | { table: 'metrics'; column: 'ts' };
 const LOGS: Purgeable = { table: 'logs', column: 'received_at' };
-const METRICS: Purgeable = { table: 'metrics', column: 'ts' };
+const METRICS: Purgeable = { table: 'metrics', column: 'received_at' };
+/** Metric rows stored before migration 0031 (received_at NULL): aged by sample time, as they were. */
+const METRICS_LEGACY: Purgeable = { table: 'metrics', column: 'ts' };
 /**
  * Audit rows (every admin action, a probe asked through the admin API included) are kept for a
  * year, or retention_days when that is longer; retention_days 0 keeps them too (DECISIONS H36).
@@ -138,7 +140,7 @@ export class Retention {
     }
     if (cutoff !== null) {
       result.logs += await this.purgeOlder(LOGS, cutoff, 'age');
-      result.metrics = await this.purgeOlder(METRICS, cutoff, 'age');
+      result.metrics = (await this.purgeOlder(METRICS_LEGACY, cutoff, 'age')) + (await this.purgeOlder(METRICS, cutoff, 'age'));
       const auditCutoff = new Date(now.getTime() - Math.max(days, AUDIT_MIN_DAYS) * 86_400_000).toISOString();
       // server/security/audit.ts owns the table
       result.audit = await this.inBatches('audit', 'age', () => deleteAuditBefore(this.storage.db, auditCutoff, this.batch));
@@ -150,9 +152,8 @@ export class Retention {
       result.sizeMetrics += n.metrics;
     } else if (max !== null && max > 0) {
       while (!this.stopped && (await this.storage.usedBytes()) > max) {
-        const [l, m] = await Promise.all([this.oldest(LOGS), this.oldest(METRICS)]);
-        if (l === undefined && m === undefined) break;
-        const which = m === undefined || (l !== undefined && l <= m) ? LOGS : METRICS;
+        const which = await this.oldestTable();
+        if (which === undefined) break;
         const n = await this.deleteBatch(which, undefined);
         if (n === 0) break;
         this.metrics.retentionPurged.labels(which.table, 'size').inc(n);
@@ -189,9 +190,8 @@ export class Retention {
       if (rows === 0) break;
       let left = Math.max(1, Math.ceil(((used - max) / (used / rows)) * 1.02));
       while (left > 0 && !this.stopped) {
-        const [l, m] = await Promise.all([this.oldest(LOGS), this.oldest(METRICS)]);
-        if (l === undefined && m === undefined) break;
-        const which = m === undefined || (l !== undefined && l <= m) ? LOGS : METRICS;
+        const which = await this.oldestTable();
+        if (which === undefined) break;
         const n = await this.deleteBatch(which, undefined, Math.min(this.batch, left));
         if (n === 0) break;
         left -= n;
@@ -219,13 +219,35 @@ export class Retention {
     return released;
   }
 
+  /**
+   * Which rows the size cap deletes next: the older of the oldest log and the oldest metric
+   * row. Metric rows stored before migration 0031 come first (they are older than any row
+   * with a received_at), compared by their sample time.
+   */
+  private async oldestTable(): Promise<Purgeable | undefined> {
+    const legacy = await this.oldest(METRICS_LEGACY);
+    const metrics = legacy === undefined ? METRICS : METRICS_LEGACY;
+    const [l, m] = await Promise.all([this.oldest(LOGS), legacy ?? this.oldest(METRICS)]);
+    if (l === undefined && m === undefined) return undefined;
+    return m === undefined || (l !== undefined && l <= m) ? LOGS : metrics;
+  }
+
   private async oldest(p: Purgeable): Promise<string | undefined> {
     if (p.table === 'logs' && this.storage.dialect === 'sqlite') {
       const first = await this.storage.db.selectFrom('logs').select('received_at').orderBy(sql`rowid`).limit(1).executeTakeFirst();
       return first?.received_at;
     }
+    if (p.table === 'metrics') {
+      const row = await this.metricRows(p).select(p.column).orderBy(p.column).limit(1).executeTakeFirst();
+      return row === undefined ? undefined : ((row as Record<string, string | null>)[p.column] ?? undefined);
+    }
     const row = await this.storage.db.selectFrom(p.table).select(p.column).orderBy(p.column).limit(1).executeTakeFirst();
-    return row === undefined ? undefined : (row as Record<string, string>)[p.column];
+    return row?.received_at;
+  }
+
+  /** The metric rows `p` ages: those with a received_at, or (METRICS_LEGACY) those without. */
+  private metricRows(p: Purgeable) {
+    return this.storage.db.selectFrom('metrics').where('received_at', p.column === 'ts' ? 'is' : 'is not', null);
   }
 
   private purgeOlder(p: Purgeable, cutoff: string, reason: 'age'): Promise<number> {
@@ -253,7 +275,8 @@ export class Retention {
    * row-value IN (SQLite and PostgreSQL alike) that costs about a third per row of a range
    * delete on received_at, and keeps each DELETE (which blocks the ingest path's
    * connection) short however many rows one commit stored.
-   * metrics (no key): up to the batch-th oldest value, so rows sharing it go together.
+   * metrics (no key): up to the batch-th oldest value, so rows sharing it go together; rows
+   * with a received_at by it, rows stored before migration 0031 by their sample time.
    *
    * logs on SQLite: the first `batch` rows by rowid (the order they were stored in), and of
    * those the leading run older than `cutoff`: one range delete on the rowid, no index of
@@ -283,10 +306,10 @@ export class Retention {
         .executeTakeFirst();
       return Number(r.numDeletedRows);
     }
-    let q = db.selectFrom(p.table).select(p.column);
+    let q = this.metricRows(p).select(p.column);
     if (cutoff !== undefined) q = q.where(p.column, '<', cutoff);
     const boundary = await q.orderBy(p.column).limit(1).offset(limit - 1).executeTakeFirst();
-    let del = db.deleteFrom(p.table);
+    let del = db.deleteFrom('metrics').where('received_at', p.column === 'ts' ? 'is' : 'is not', null);
     if (cutoff !== undefined) del = del.where(p.column, '<', cutoff);
     if (boundary !== undefined) del = del.where(p.column, '<=', (boundary as Record<string, string>)[p.column] as string);
     const r = await del.executeTakeFirst();

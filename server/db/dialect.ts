@@ -369,7 +369,7 @@ function prepareIngest(sqlite: Database.Database): PreparedIngest {
       if (touchLastSeen.run(seen, host_id).changes === 0) throw new UnknownHostError(host_id);
       for (const s of samples) {
         const labels = s.labels == null ? null : JSON.stringify(s.labels);
-        insertMetric.run(host_id, ts, s.name, s.value, labels);
+        insertMetric.run(host_id, ts, s.name, s.value, labels, seen);
       }
       return samples.length;
     },

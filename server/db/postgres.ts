@@ -418,8 +418,8 @@ const METRICS_SQL = `
 with t as (
   update agents set last_seen = $3 where host_id = $1 returning 1
 ), ins as (
-  insert into metrics (host_id, ts, name, value, labels_json)
-  select $1, $2, u.name, u.value, u.labels_json
+  insert into metrics (host_id, ts, name, value, labels_json, received_at)
+  select $1, $2, u.name, u.value, u.labels_json, $3
   from unnest($4::text[], $5::float8[], $6::text[]) as u(name, value, labels_json)
   where exists (select 1 from t)
   returning 1

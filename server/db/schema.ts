@@ -123,6 +123,8 @@ export interface MetricsTable {
   name: string;
   value: number;
   labels_json: string | null;
+  /** When the server stored the row (its clock, as logs.received_at); NULL for rows stored before migration 0031. */
+  received_at: string | null;
 }
 
 /** Key/value settings, e.g. the effective settings recorded by `serve`. */

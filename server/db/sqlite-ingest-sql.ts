@@ -12,7 +12,7 @@ export const INSERT_LOG =
 
 export const ADVANCE_ACCEPTED = 'UPDATE agents SET accepted_seq = MAX(accepted_seq, ?), last_seen = ? WHERE host_id = ?';
 
-export const INSERT_METRIC = 'INSERT INTO metrics (host_id, ts, name, value, labels_json) VALUES (?, ?, ?, ?, ?)';
+export const INSERT_METRIC = 'INSERT INTO metrics (host_id, ts, name, value, labels_json, received_at) VALUES (?, ?, ?, ?, ?, ?)';
 
 export const TOUCH_LAST_SEEN = 'UPDATE agents SET last_seen = ? WHERE host_id = ?';
 

@@ -96,7 +96,7 @@ function runWriter(port: NonNullable<typeof parentPort>, data: WriterWorkerData)
   );
   const metricsTx = sqlite.transaction((host_id: string, ts: string, samples: readonly IngestMetricSample[], seen: string): number => {
     if (touchLastSeen.run(seen, host_id).changes === 0) throw new Refusal('unknown_host');
-    for (const s of samples) insertMetric.run(host_id, ts, s.name, s.value, s.labels == null ? null : JSON.stringify(s.labels));
+    for (const s of samples) insertMetric.run(host_id, ts, s.name, s.value, s.labels == null ? null : JSON.stringify(s.labels), seen);
     return samples.length;
   });
 

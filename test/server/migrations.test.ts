@@ -71,7 +71,7 @@ describe('migrations', () => {
       expect(agentColumns).toContain(c);
     }
     const metrics = (await tablesOf(storage)).find((t) => t.name === 'metrics');
-    expect(metrics?.columns.map((c) => c.name)).toEqual(['host_id', 'ts', 'name', 'value', 'labels_json']);
+    expect(metrics?.columns.map((c) => c.name)).toEqual(['host_id', 'ts', 'name', 'value', 'labels_json', 'received_at']);
   });
 
   it('leave an existing, populated database alone when reopened', async () => {
@@ -176,6 +176,23 @@ describe('migrations', () => {
     await storage.withMigrationLock((db) => migrations[last]!.down!(db));
     await sql`delete from kysely_migration where name = ${last}`.execute(storage.db);
     expect(await migrateToLatest(storage)).toEqual([last]);
+  });
+
+  it('0031 gives metrics a received_at: rows stored before keep theirs empty (retention ages them by ts), new rows are indexed by it', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    await migrateToLatest(storage);
+    await storage.withMigrationLock((db) => migrations['0031-metrics-received-at']!.down!(db));
+    await sql`delete from kysely_migration where name = '0031-metrics-received-at'`.execute(storage.db);
+    await sql`insert into metrics (host_id, ts, name, value, labels_json) values ('h', '2026-01-01T00:00:00.000Z', 'cpu', 1, null)`.execute(storage.db);
+    expect(await migrateToLatest(storage)).toEqual(['0031-metrics-received-at']);
+    const rows = await storage.db.selectFrom('metrics').selectAll().execute();
+    expect(rows).toEqual([{ host_id: 'h', ts: '2026-01-01T00:00:00.000Z', name: 'cpu', value: 1, labels_json: null, received_at: null }]);
+    const indexes =
+      dialect === 'postgres'
+        ? (await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'metrics' order by 1`.execute(storage.db)).rows
+        : (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'metrics' order by name`.execute(storage.db)).rows;
+    expect(indexes.map((r) => r.name)).toEqual(['metrics_host_id_ts_idx', 'metrics_legacy_ts_idx', 'metrics_received_at_idx']);
   });
 
   itOn('postgres')("try the Migrator's set-up again when a table it listed was dropped meanwhile (42P01), and nothing else", async () => {

@@ -310,4 +310,72 @@ describe('retention', () => {
       await tdb.cleanup();
     }
   });
+
+  // G38: a metric row's ts is the agent's clock. A host whose clock is years behind (a board
+  // without a battery-backed clock, before NTP) or ahead must neither lose its samples at the
+  // next pass nor keep them forever and ahead of everyone else's under the size cap.
+  it("metrics age by the server's receive time, not the agent's clock; rows stored before migration 0031 by their sample time", async () => {
+    const tdb = await openTempDb();
+    try {
+      const db = tdb.storage.db;
+      const h = await issueAgent(db, 'clocks');
+      const now = Date.UTC(2026, 5, 1);
+      const day = 86_400_000;
+      const at = (ms: number) => new Date(ms).toISOString();
+      const sample = (value: number) => [{ name: 'cpu', value }];
+      await tdb.storage.ingest.insertMetrics(h.host_id, at(Date.UTC(1970, 0, 1)), sample(1), at(now - 1000)); // clock behind, received now: kept
+      await tdb.storage.ingest.insertMetrics(h.host_id, at(Date.UTC(2036, 0, 1)), sample(2), at(now - 40 * day)); // clock ahead, received 40 days ago: goes
+      await tdb.storage.ingest.insertMetrics(h.host_id, at(now - 40 * day), sample(3), at(now - 1000)); // sent late (a backlog), received now: kept
+      // rows stored before migration 0031 have no received_at: their sample time decides
+      await db
+        .insertInto('metrics')
+        .values([
+          { host_id: h.host_id, ts: at(now - 40 * day), name: 'cpu', value: 4, labels_json: null, received_at: null },
+          { host_id: h.host_id, ts: at(now - day), name: 'cpu', value: 5, labels_json: null, received_at: null },
+        ])
+        .execute();
+      const log = createCapturingLogger();
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = await new Retention(tdb.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: null, batchRows: 1, pauseMs: 0 }).run(new Date(now));
+      expect(r.metrics).toBe(2);
+      const values = async () => (await db.selectFrom('metrics').select('value').orderBy('value').execute()).map((m) => Number(m.value));
+      expect(await values()).toEqual([1, 3, 5]);
+      expect(metricValue(await metrics.text(), 'cortex_retention_purged_rows_total', { table: 'metrics', reason: 'age' })).toBe(2);
+      const stored = await db.selectFrom('metrics').select(['value', 'received_at']).where('value', '=', 1).executeTakeFirstOrThrow();
+      expect(stored.received_at).toBe(at(now - 1000));
+    } finally {
+      await tdb.cleanup();
+    }
+  });
+
+  it('--max-db-bytes deletes the metric rows received first, whatever time their agent put on them', async () => {
+    const tdb = await openTempDb();
+    try {
+      const db = tdb.storage.db;
+      const ahead = await issueAgent(db, 'ahead');
+      const right = await issueAgent(db, 'right');
+      const now = Date.UTC(2026, 5, 1);
+      const at = (ms: number) => new Date(ms).toISOString();
+      const labels = { pad: 'x'.repeat(400) };
+      const samples = (value: number) => Array.from({ length: 100 }, (_, i) => ({ name: `m${i}`, value, labels }));
+      // first a host whose clock is ten years ahead, then one whose clock is right; a row
+      // stored before migration 0031 (no received_at) is older than both
+      await db.insertInto('metrics').values({ host_id: right.host_id, ts: at(now - 5000), name: 'legacy', value: 0, labels_json: null, received_at: null }).execute();
+      for (let i = 0; i < 20; i++) await tdb.storage.ingest.insertMetrics(ahead.host_id, at(now + 3650 * 86_400_000 + i), samples(1), at(now - 4000 + i));
+      for (let i = 0; i < 20; i++) await tdb.storage.ingest.insertMetrics(right.host_id, at(now - 2000 + i), samples(2), at(now - 2000 + i));
+      const cap = Math.floor((await tdb.storage.usedBytes()) * 0.6);
+      const log = createCapturingLogger();
+      const metrics = new ServerMetrics({ activeSessions: () => 0, queueDepth: () => 0 });
+      const r = await new Retention(tdb.storage, log.logger, metrics, { retentionDays: 30, maxDbBytes: cap, batchRows: 100, pauseMs: 0 }).run(new Date(now));
+      expect(r.metrics).toBe(0);
+      expect(r.sizeMetrics).toBeGreaterThan(0);
+      expect(await tdb.storage.usedBytes()).toBeLessThanOrEqual(cap);
+      const left = async (host_id: string) => (await db.selectFrom('metrics').select('host_id').where('host_id', '=', host_id).execute()).length;
+      // the host ahead sent first: its rows go first; the other host keeps every row
+      expect(await left(right.host_id)).toBe(2000);
+      expect(await left(ahead.host_id)).toBeLessThan(2000);
+    } finally {
+      await tdb.cleanup();
+    }
+  });
 });

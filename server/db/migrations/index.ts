@@ -11,6 +11,7 @@ import { audit } from './0010-audit.js';
 import { enrollmentExpiry } from './0011-enrollment-expiry.js';
 import { hostLabelsAndGroups } from './0020-host-labels-and-groups.js';
 import { sqliteLogsInsertionOrder } from './0030-sqlite-logs-insertion-order.js';
+import { metricsReceivedAt } from './0031-metrics-received-at.js';
 
 // One history for both dialects: a migration that differs per dialect asks isPostgres()
 // (./dialect-of.ts) itself. Names 0001/0002 are kept: databases created before migrate on.
@@ -23,6 +24,7 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0011-enrollment-expiry': enrollmentExpiry,
   '0020-host-labels-and-groups': hostLabelsAndGroups,
   '0030-sqlite-logs-insertion-order': sqliteLogsInsertionOrder,
+  '0031-metrics-received-at': metricsReceivedAt,
 };
 
 const provider: MigrationProvider = {
