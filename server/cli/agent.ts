@@ -3,7 +3,7 @@ import type { AgentSummary } from '../db/agents.repository.js';
 import type { GroupSummary } from '../db/operator.repository.js';
 import type { LogView } from '../db/logs.repository.js';
 import type { Severity } from '@cortex/agent-protocol';
-import { UnknownHostError } from '../db/storage.js';
+import { UnknownHostError, databaseNow } from '../db/storage.js';
 import { queryTime } from '../timestamps.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { printable } from '../../common/printable.js';
@@ -61,15 +61,18 @@ async function issueLocal(db: string | undefined, host: string | undefined, host
     const join = async (id: string) => {
       if (group !== undefined) await adminOp(id, () => ops.setHostGroup(s.db, id, group === '' ? null : group));
     };
+    // The expiry is compared with the database's clock by the servers (G31): read it, not this
+    // machine's, which may be another one and off (G39).
+    const now = await databaseNow(s);
     if (host !== undefined) {
-      const created = await issueAgent(s.db, host);
-      await security.afterIssue(s.db, created, ttlMs, false);
+      const created = await issueAgent(s.db, host, { now: now.toISOString() });
+      await security.afterIssue(s.db, created, ttlMs, false, now);
       await join(created.host_id);
       return { ...created, agent_url };
     }
     try {
       const again = await reissueToken(s.db, hostId as string);
-      await security.afterIssue(s.db, again, ttlMs, true);
+      await security.afterIssue(s.db, again, ttlMs, true, now);
       await join(again.host_id);
       return { ...again, agent_url };
     } catch (error) {

@@ -149,6 +149,15 @@ export interface Storage {
 }
 
 /** The host row does not exist (anymore). Maps to -32004 UnknownHost on the wire. */
+/**
+ * Now, by the database's clock where it has one of its own (PostgreSQL), else this machine's:
+ * for what an admin command run on another machine writes and compares with what servers
+ * wrote (an enrollment token's expiry, DECISIONS G39).
+ */
+export async function databaseNow(storage: Pick<Storage, 'clockMs'>): Promise<Date> {
+  return new Date(storage.clockMs === undefined ? Date.now() : await storage.clockMs());
+}
+
 export class UnknownHostError extends Error {
   readonly code = 'UNKNOWN_HOST' as const;
   constructor(readonly host_id: string) {

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
-import { UnknownHostError, type Storage } from '../db/storage.js';
+import { UnknownHostError, databaseNow, type Storage } from '../db/storage.js';
 import { UsageError } from '../settings.js';
 import { parseArgsErrorText } from '../../common/cli-args.js';
 import { cliActor, listAudit, recordAudit, type AuditRow } from './audit.js';
@@ -109,8 +109,8 @@ export function enrollmentTtl(expiresIn: string | undefined): number {
 }
 
 /** After `agent issue`: records the token's expiry and the audit row. Returns expires_at. */
-export async function afterIssue(db: Kysely<Database>, issued: { host_id: string; hostname: string }, ttlMs: number, reissue: boolean): Promise<string> {
-  const expires_at = await recordEnrollmentToken(db, issued.host_id, ttlMs);
+export async function afterIssue(db: Kysely<Database>, issued: { host_id: string; hostname: string }, ttlMs: number, reissue: boolean, now?: Date): Promise<string> {
+  const expires_at = await recordEnrollmentToken(db, issued.host_id, ttlMs, now);
   await recordAudit(db, { actor: cliActor(), action: reissue ? 'agent.reissue' : 'agent.issue', host_id: issued.host_id, detail: { hostname: issued.hostname, expires_at } });
   return expires_at;
 }
@@ -146,7 +146,7 @@ export async function agentResetSeq(args: string[]): Promise<void> {
 export async function agentTokens(args: string[]): Promise<void> {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, SECURITY_HELP.tokens);
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n\n${SECURITY_HELP.tokens}`);
-  const rows = await withDb(values.db, (s) => listUnusedTokens(s.db));
+  const rows = await withDb(values.db, async (s) => listUnusedTokens(s.db, await databaseNow(s)));
   if (values.json) return out(JSON.stringify(rows));
   if (rows.length === 0) return out('no unused enrollment tokens');
   for (const r of rows) out(`${r.host_id}  ${r.hostname}  expires ${r.expires_at ?? 'never'}${r.expired ? '  EXPIRED' : ''}`);

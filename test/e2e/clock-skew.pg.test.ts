@@ -9,7 +9,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import pg from 'pg';
 import { newTestDb, pgQuery, type TestDbTarget } from '../support/dialects.js';
-import { issueAgent, requireDist, startServer, type ServerProc } from '../support/procs.js';
+import { spawnSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { issueAgent, requireDist, ROOT, SERVER_CLI, startServer, tokens, type ServerProc } from '../support/procs.js';
 import { helloParams, logEntries, TestClient } from '../server/wire.js';
 import { metricValue } from '../server/control-helpers.js';
 
@@ -99,4 +101,39 @@ it('a server 60 days ahead keeps the rows another just stored and counts no agen
   }
   onBehind.client.ws.close();
   await onBehind.client.closed;
+});
+
+// G39: `agent issue --db` and `agent tokens --db` run on an operator's machine, not the
+// database's. The servers compare a token's expiry with the database's clock (G31).
+it("agent issue --db on a machine a day behind gives a token that works for --expires-in by the database's clock; agent tokens on one ahead does not call it expired", async () => {
+  const a = await serve('server-tokens');
+  const cliWithClock = (skewMs: number, args: string[]) => {
+    const r = spawnSync(process.execPath, ['--import', resolve(ROOT, 'test/support/skewed-clock.mjs'), SERVER_CLI, ...args, '--db', db.db], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, CORTEX_TEST_CLOCK_SKEW_MS: String(skewMs) },
+    });
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.status).toBe(0);
+    return r.stdout;
+  };
+  const t0 = Date.now();
+  const issued = JSON.parse(cliWithClock(-DAY, ['agent', 'issue', '--host', 'laptop-behind', '--expires-in', '1h', '--json'])) as { host_id: string; token: string };
+  tokens.add(issued.token);
+  const [row] = await query<{ expires_at: string; created_at: string }>(
+    'select e.expires_at, a.created_at from enrollment_tokens e join agents a on a.host_id = e.host_id where e.host_id = $1',
+    [issued.host_id],
+  );
+  expect(near(row?.expires_at, t0 + 3_600_000)).toBe(true);
+  expect(near(row?.created_at, t0)).toBe(true);
+  // listed from a machine two hours ahead: not expired (its own clock would say so)
+  const listed = JSON.parse(cliWithClock(2 * 3_600_000, ['agent', 'tokens', '--json'])) as { host_id: string; expired: boolean }[];
+  expect(listed.find((t) => t.host_id === issued.host_id)).toMatchObject({ expired: false });
+  // and the enrollment hello is accepted (it was refused as expired: the token had expired 23 h before it was issued)
+  const client = await TestClient.open(a.url);
+  const res = await client.request('agent.hello', helloParams(issued.host_id, issued.token));
+  expect(res.error).toBeUndefined();
+  tokens.add(String(res.result.rotated_token));
+  client.ws.close();
+  await client.closed;
 });
