@@ -65,6 +65,38 @@ export function sameFile(p: FilePosition, st: fs.Stats, fd: number): boolean {
   return p.dev === st.dev && p.ino === st.ino && p.offset <= st.size && prefixMatches(p, fd);
 }
 
+/**
+ * Opens a regular file for reading, checked on the descriptor itself: `path` may have become a
+ * FIFO since it was looked at (a rename onto it), and a blocking open of a FIFO waits for a
+ * writer with the agent's one thread (DECISIONS H39). O_NONBLOCK makes that open return at once;
+ * reads of a regular file ignore it. Throws notRegular() for anything else (descriptor closed).
+ */
+export function openRegular(path: string): { fd: number; st: fs.Stats } {
+  const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  let st: fs.Stats;
+  try {
+    st = fs.fstatSync(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  if (!st.isFile()) {
+    fs.closeSync(fd);
+    throw notRegular(st);
+  }
+  return { fd, st };
+}
+
+/**
+ * A path that is not a regular file: a file source never reads it (a FIFO would block the
+ * read, /dev/zero never ends). Says what it is and what to configure instead.
+ */
+export function notRegular(st: fs.Stats): Error {
+  if (st.isDirectory()) return Object.assign(new Error('is a directory, not a file: give a file, or a glob such as DIR/*.log'), { code: 'EISDIR' });
+  const what = st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : 'not a regular file';
+  return Object.assign(new Error(`is ${what}: a file source reads regular files only (for a stream, use a custom source: a command or a socket)`), { code: 'EINVAL' });
+}
+
 /** stat(path), or null when nothing is there. */
 export function statOrNull(path: string): fs.Stats | null {
   try {
@@ -92,9 +124,9 @@ export function findByIdentity(path: string, p: FilePosition): { path: string; s
     try {
       const st = fs.statSync(full);
       if (st.ino !== p.ino || st.dev !== p.dev || !st.isFile() || st.size < p.offset) continue;
-      const fd = fs.openSync(full, 'r');
-      if (prefixMatches(p, fd)) return { path: full, st: fs.fstatSync(fd), fd };
-      fs.closeSync(fd);
+      const opened = openRegular(full);
+      if (opened.st.ino === p.ino && opened.st.dev === p.dev && prefixMatches(p, opened.fd)) return { path: full, st: opened.st, fd: opened.fd };
+      fs.closeSync(opened.fd);
     } catch {
       // raced with a rename; skip
     }
@@ -124,7 +156,7 @@ export function findCopy(path: string, ino: number | null, offset: number, fpLen
     try {
       const st = fs.statSync(full);
       if (!st.isFile() || st.ino === ino || st.size < offset) continue;
-      fd = fs.openSync(full, 'r');
+      fd = openRegular(full).fd;
       if (fingerprint(readPrefix(fd, fpLen)) !== fp) continue;
       const bytes = st.size - offset;
       let lines = 0;

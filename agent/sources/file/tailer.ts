@@ -25,7 +25,7 @@ import type { JsonValue, NewLogEntry } from '../../buffer/entry.js';
 import { METADATA_DROPPED } from '../syslog-parse.js';
 import { MAX_MESSAGE_CODE_POINTS } from '../text.js';
 import type { LogSourceRunner, SourceLogger, SourceRunnerStatus, SourceSink } from '../types.js';
-import { FileCursor, endOfLastLine, findByIdentity, isFilePosition, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition } from './identity.js';
+import { FileCursor, endOfLastLine, findByIdentity, isFilePosition, notRegular, openRegular, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition } from './identity.js';
 import { SNIFF_BYTES, notTextReason } from './content.js';
 import { parseChunk, type FileLineOptions } from './parse.js';
 import { Poller } from './poll.js';
@@ -133,6 +133,8 @@ export class FileTailer implements LogSourceRunner {
   private notTextSize = 0;
   /** The open file's first bytes were looked at (checkHead). */
   private headChecked = false;
+  /** The path cannot be looked at while a file is open (statPath); shown as last_error. */
+  private pathProblem: string | null = null;
 
   constructor(options: TailerOptions) {
     this.o = options;
@@ -184,7 +186,7 @@ export class FileTailer implements LogSourceRunner {
     const skipped = this.notText !== null && (this.state === 'reading' || this.state === 'draining');
     return {
       kind: 'file', key: this.key, path: this.path, name: null, state: skipped ? 'skipped' : this.state,
-      position: this.committed, last_error: skipped ? `not read: ${this.notText}` : this.lastError, ...this.c, lines_degraded: this.linesDegraded,
+      position: this.committed, last_error: skipped ? `not read: ${this.notText}` : (this.lastError ?? this.pathProblem), ...this.c, lines_degraded: this.linesDegraded,
     };
   }
 
@@ -276,8 +278,7 @@ export class FileTailer implements LogSourceRunner {
       return false;
     }
     if (!st.isFile()) throw notRegular(st);
-    const fd = fs.openSync(this.path, 'r');
-    const fst = fs.fstatSync(fd);
+    const { fd, st: fst } = openRegular(this.path);
     this.openFresh(fst, fd);
     this.state = 'reading';
     if (this.opened) {
@@ -396,14 +397,37 @@ export class FileTailer implements LogSourceRunner {
 
   // ---- reading --------------------------------------------------------------------
 
+  /**
+   * stat of the path while a file is open: null when nothing is there, undefined when the
+   * path cannot be looked at (EACCES on its folder, ELOOP, …: said as the source's error).
+   * The open descriptor still reads the file: closing it on such an error lost the lines
+   * written to it if it was rotated away before the path could be looked at again (H39).
+   */
+  private statPath(): fs.Stats | null | undefined {
+    try {
+      const st = statOrNull(this.path);
+      this.pathProblem = null;
+      return st;
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      const msg = `${this.path}: ${e.code ?? ''} ${e.message}`.trim() + (e.code === 'EACCES' || e.code === 'EPERM' ? permissionHint(this.path) : '') + '; reading on the file opened before';
+      if (msg !== this.pathProblem) this.o.logger.error({ source: this.key, code: e.code }, `file source error: ${msg}`);
+      this.pathProblem = msg;
+      return undefined;
+    }
+  }
+
   /** One poll: returns true when more data is waiting (read again at once). */
   private tick(): boolean {
     if (this.cur.fd === null) {
       if (!this.openPath()) return false;
     }
     if (!this.draining) {
-      const st = statOrNull(this.path);
-      if (!this.cur.isAt(st)) {
+      const st = this.statPath();
+      if (st === undefined) {
+        // the path cannot be looked at (its folder's permissions, a symlink loop): the open
+        // file is read on, and whether it was rotated meanwhile is seen once the path can be
+      } else if (!this.cur.isAt(st)) {
         this.draining = true;
         this.quietPolls = 0;
         this.grewAt = this.o.clock();
@@ -510,14 +534,4 @@ export class FileTailer implements LogSourceRunner {
 export function nextPollMs(pollMs: number, idlePolls: number, mayBackOff: boolean): number {
   if (!mayBackOff) return pollMs;
   return pollMs * Math.min(IDLE_POLL_MAX_FACTOR, 1 + Math.floor(idlePolls / IDLE_POLLS_PER_STEP));
-}
-
-/**
- * A path that is not a regular file: a file source never reads it (a FIFO would block the
- * read, /dev/zero never ends). Says what it is and what to configure instead.
- */
-function notRegular(st: fs.Stats): Error {
-  if (st.isDirectory()) return Object.assign(new Error('is a directory, not a file: give a file, or a glob such as DIR/*.log'), { code: 'EISDIR' });
-  const what = st.isFIFO() ? 'a FIFO (named pipe)' : st.isSocket() ? 'a socket' : st.isCharacterDevice() ? 'a character device' : st.isBlockDevice() ? 'a block device' : 'not a regular file';
-  return Object.assign(new Error(`is ${what}: a file source reads regular files only (for a stream, use a custom source: a command or a socket)`), { code: 'EINVAL' });
 }

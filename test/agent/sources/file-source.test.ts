@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { appendFileSync, closeSync, statSync, copyFileSync, mkdirSync, openSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { createSource, createSourceManager, sinkFromBuffer, type LogSourceRunner
 import { allEntries, messages, openBuffer, sorted, tempDir, waitFor } from './helpers.js';
 import { watchedFolderCount } from '../../../agent/sources/file/poll.js';
 import { nextPollMs } from '../../../agent/sources/file/tailer.js';
+import { openRegular } from '../../../agent/sources/file/identity.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -98,6 +99,29 @@ describe('file source: basics', () => {
     expect(runs[1]!.status().last_error).toMatch(/zero\.log: EINVAL is a character device: a file source reads regular files only/);
     expect(runs[2]!.status().last_error).toMatch(/folder\.log: EISDIR is a directory, not a file: give a file, or a glob such as DIR\/\*\.log/);
     expect(messages(buffer)).toEqual([]);
+  });
+
+  // H39: the path was looked at (a regular file), then renamed onto by a FIFO before the open:
+  // a blocking open waited for a writer with the agent's one thread (no heartbeat, SIGTERM
+  // ignored) — found by renaming a file and a FIFO onto the path in a loop.
+  it('a FIFO that takes the path between its stat and its open is refused at once, not waited on', async () => {
+    const fifo = join(dir, 'swapped.log');
+    execFileSync('mkfifo', [fifo]);
+    // a writer comes only after 2 s: an open that waits for one takes that long
+    const writer = spawn('sh', ['-c', `sleep 2; exec 3>"${fifo}"; sleep 1`], { stdio: 'ignore' });
+    try {
+      const t0 = performance.now();
+      expect(() => openRegular(fifo)).toThrow(/is a FIFO \(named pipe\): a file source reads regular files only/);
+      expect(performance.now() - t0).toBeLessThan(1000);
+    } finally {
+      writer.kill('SIGKILL');
+    }
+    // a regular file opens, with its stats
+    const p = join(dir, 'plain.log');
+    write(p, ['x']);
+    const { fd, st } = openRegular(p);
+    closeSync(fd);
+    expect(st.isFile() && st.size === 2).toBe(true);
   });
 
   it('invalid UTF-8 is replaced with U+FFFD, never dropped; empty lines are skipped', async () => {
@@ -299,6 +323,27 @@ describe('file source: rotation and truncation', () => {
     write(p, ['new']);
     await waitFor(() => messages(buffer).length === 3);
     expect(messages(buffer)).toEqual(['full', 'no-newline', 'new']);
+  });
+
+  // H39: an error looking at the path (a symlink loop put there, its folder's permissions for a
+  // moment) closed the open file; rotated meanwhile, the lines written to it before were lost,
+  // unsaid (the reopen took the new file at the path from its start).
+  it('the path cannot be looked at for a while (a symlink loop) and the file is rotated meanwhile: its lines still arrive', async () => {
+    const p = join(dir, 'loop.log');
+    write(p, ['first']);
+    const r = start(p);
+    await waitFor(() => messages(buffer).length === 1);
+    r.pause(); // so that the lines are not read before the loop is there
+    write(p, ['unread 1', 'unread 2', 'unread 3']);
+    renameSync(p, `${p}.1`);
+    symlinkSync(p, p); // a link to itself: ELOOP
+    r.resume();
+    await waitFor(() => /ELOOP/.test(r.status().last_error ?? ''));
+    rmSync(p);
+    write(p, ['new file']);
+    await waitFor(() => messages(buffer).length === 5);
+    expect(messages(buffer)).toEqual(['first', 'unread 1', 'unread 2', 'unread 3', 'new file']);
+    await waitFor(() => r.status().last_error === null);
   });
 
   it('deletion and re-creation: the new file is read from its start', async () => {
