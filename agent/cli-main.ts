@@ -771,10 +771,21 @@ export function sourceLines(s: StatusSource): string[] {
   if (!Array.isArray(s.files)) return [`  ${s.kind} ${s.path ?? s.name ?? ''}: ${sourceStateText(s)}${sourceNotes(s)} position=${JSON.stringify(s.position)}${error(s.last_error)}`];
   const files = s.files as { path?: string | null; state?: string; lines_read?: number; last_error?: string | null }[];
   const notable = (f: (typeof files)[number]) => f.state !== 'reading' || (f.last_error ?? null) !== null;
-  const shown = files.length <= GLOB_FILES_LISTED ? files : files.filter(notable);
+  // at most GLOB_FILES_LISTED files: a glob of thousands in error listed every one
+  const shown = (files.length <= GLOB_FILES_LISTED ? files : files.filter(notable)).slice(0, GLOB_FILES_LISTED);
   const lines = [`  ${s.kind} ${s.path ?? ''}: ${sourceStateText(s)}${error(s.last_error)}`];
-  for (const f of shown) lines.push(`    ${f.path ?? ''}: ${f.state ?? '-'}, ${f.lines_read ?? 0} lines read${error(f.last_error ?? null)}`);
-  if (shown.length < files.length) lines.push(`    (${files.length - shown.length} more files reading)`);
+  // a file's error that is the glob's (less the file's path: files past the open-file limit) is not written out again
+  const reason = (e: string | null | undefined, path: string | null | undefined) => (e != null && path != null && e.startsWith(`${path}: `) ? e.slice(path.length + 2) : e ?? null);
+  const globReason = Array.isArray(s.files) && s.last_error ? reason(s.last_error, s.last_error.slice(0, s.last_error.indexOf(': '))) : null;
+  for (const f of shown) {
+    const own = reason(f.last_error, f.path);
+    lines.push(`    ${f.path ?? ''}: ${f.state ?? '-'}, ${f.lines_read ?? 0} lines read${own !== null && own === globReason ? ' error: the same (above)' : error(f.last_error ?? null)}`);
+  }
+  if (shown.length < files.length) {
+    const unshown = files.filter(notable).length - shown.filter(notable).length;
+    const others = files.length - shown.length - unshown;
+    lines.push(`    (${others > 0 ? `${others} more files reading` : ''}${others > 0 && unshown > 0 ? ', ' : ''}${unshown > 0 ? `${unshown} more not read as usual: --json lists every file` : ''})`);
+  }
   return lines;
 }
 
@@ -789,8 +800,10 @@ export function sourceStateText(s: { kind: string; state?: string | undefined; l
   if (s.kind === 'file' && s.state === 'waiting') return files !== undefined ? 'waiting: no file matches yet' : 'waiting: no such file yet';
   if (s.kind === 'file' && files !== undefined && s.state === 'reading') {
     const skipped = (s.files as { state?: string }[]).filter((f) => f.state === 'skipped').length;
-    const reading = files - skipped;
-    return `reading ${reading} file${reading === 1 ? '' : 's'}${skipped > 0 ? ` (${skipped} not read: not text)` : ''}, ${lines}`;
+    const failing = (s.files as { state?: string }[]).filter((f) => f.state === 'error').length;
+    const reading = files - skipped - failing;
+    const apart = [...(failing > 0 ? [`${failing} in error`] : []), ...(skipped > 0 ? [`${skipped} not read: not text`] : [])];
+    return `reading ${reading} file${reading === 1 ? '' : 's'}${apart.length > 0 ? ` (${apart.join(', ')})` : ''}, ${lines}`;
   }
   return `${s.state}, ${lines}`;
 }

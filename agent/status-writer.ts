@@ -29,6 +29,8 @@ export interface StatusWriterOptions {
 export class StatusWriter {
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> | null = null;
+  /** The last write failed (said once in the log until one succeeds). */
+  private failing = false;
   private again = false;
   private lastJson = '';
   private lastWrite = 0;
@@ -83,11 +85,17 @@ export class StatusWriter {
     this.lastJson = sig;
     this.lastWrite = this.now();
     this.writing = this.writeFile(this.stateDir, content)
+      .then(() => {
+        if (this.failing) this.log.info({}, 'status.json written again');
+        this.failing = false;
+      })
       .catch((err: unknown) => {
         // Tried again at the next tick (not only after STATUS_REFRESH_MS): the file is stale.
         this.dirty = true;
         this.lastJson = '';
-        this.log.debug({ err: (err as Error).message }, 'cannot write status.json');
+        // said once until a write succeeds again: `cortex-agent status` then shows an old file
+        if (!this.failing) this.log.warn({ err: (err as Error).message }, 'cannot write status.json: `cortex-agent status` shows what it held before; trying again');
+        this.failing = true;
       })
       .finally(() => {
         this.writing = null;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../agent/log.js';
+import { createCapturingLogger, createLogger } from '../../agent/log.js';
 import { STATUS_RECHECK_MS, STATUS_REFRESH_MS, StatusWriter } from '../../agent/status-writer.js';
 import { toStatusFile, type AgentStatus, type StatusFile } from '../../agent/status-file.js';
 
@@ -26,7 +26,7 @@ const base: AgentStatus = {
 };
 
 /** A writer whose file writes the test completes by hand. */
-function writerFor(status: () => AgentStatus) {
+function writerFor(status: () => AgentStatus, logger = createLogger({ level: 'silent' })) {
   let t = 1_000_000;
   const writes: { status: StatusFile; done: () => void; fail: (e: Error) => void }[] = [];
   let computed = 0;
@@ -36,7 +36,7 @@ function writerFor(status: () => AgentStatus) {
       computed++;
       return toStatusFile(status(), 42, new Date(t));
     },
-    createLogger({ level: 'silent' }),
+    logger,
     {
       now: () => t,
       write: (_dir, s) => new Promise<void>((resolve, reject) => writes.push({ status: s, done: resolve, fail: reject })),
@@ -157,6 +157,23 @@ describe('status writer', () => {
     await settle();
     h.w.write(false); // written now: an unchanged status waits for the refresh again
     expect(h.writes).toHaveLength(2);
+  });
+
+  // H40: an agent out of descriptors (EMFILE) kept an old status.json for good, said at debug only
+  it('a failing write is said once at warn (not at every retry), and its recovery once at info', async () => {
+    const cap = createCapturingLogger('info');
+    const h = writerFor(() => base, cap.logger);
+    for (let i = 0; i < 3; i++) {
+      h.w.write(true);
+      h.writes[i]!.fail(Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' }));
+      await settle();
+    }
+    const said = () => cap.lines.map((l) => `${String(l['level'])} ${String(l['msg'])}`);
+    expect(said()).toEqual(['warn cannot write status.json: `cortex-agent status` shows what it held before; trying again']);
+    h.w.write(true);
+    h.writes[3]!.done();
+    await settle();
+    expect(said()).toEqual(['warn cannot write status.json: `cortex-agent status` shows what it held before; trying again', 'info status.json written again']);
   });
 
   it('disabled: never writes', async () => {

@@ -199,6 +199,81 @@ export function endOfLastLine(fd: number, size: number): number {
   return offset;
 }
 
+/**
+ * Descriptors the file sources may hold open at once: the process's open-file limit
+ * (RLIMIT_NOFILE, soft: /proc/self/limits) less a reserve for everything else — the buffer's
+ * files, the connection, status.json, a journald or docker source, Node's own. A glob over more
+ * files than the limit took every descriptor, and the agent then could not read its token to
+ * reconnect nor write status.json (DECISIONS H40). Null: no limit known (not Linux, unlimited).
+ */
+export interface FileBudget {
+  /** The soft open-file limit. */
+  limit: number;
+  /** Kept for the rest of the agent. */
+  reserve: number;
+  /** What the file sources may hold: limit − reserve. */
+  files: number;
+}
+
+let budget: FileBudget | null | undefined;
+let held = 0;
+
+/** The open-file limit's share for file sources (read once). */
+export function fileBudget(): FileBudget | null {
+  if (budget === undefined) {
+    budget = null;
+    try {
+      const m = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+      if (m !== null && m[1] !== 'unlimited') budget = budgetFor(Number(m[1]));
+    } catch {
+      // no /proc: no limit known
+    }
+  }
+  return budget;
+}
+
+/** limit − a reserve of an eighth of it, at least 64 and at most 256. */
+export function budgetFor(limit: number): FileBudget {
+  const reserve = Math.min(limit - 1, Math.max(64, Math.min(256, Math.floor(limit / 8))));
+  return { limit, reserve, files: limit - reserve };
+}
+
+/** For tests: another budget (null: none; undefined: read the process's again). */
+export function setFileBudgetForTests(b: FileBudget | null | undefined): void {
+  budget = b;
+}
+
+let budgetSaidAt = -Infinity;
+
+/** A budget refusal is logged at most once a minute for the whole agent (a glob of thousands would log each file's). */
+export function budgetRefusalToSay(now: number): boolean {
+  if (now - budgetSaidAt < 60_000) return false;
+  budgetSaidAt = now;
+  return true;
+}
+
+/** Descriptors the file sources hold now. */
+export function heldFileDescriptors(): number {
+  return held;
+}
+
+/**
+ * Throws when the file sources already hold all the descriptors their budget allows: the
+ * tailer says so (as its error, with the fix) and tries again at its next poll, and the
+ * descriptors the rest of the agent needs stay free.
+ */
+export function checkFileBudget(): void {
+  const b = fileBudget();
+  if (b === null || held < b.files) return;
+  throw Object.assign(
+    new Error(
+      `not opened: the file sources hold ${b.files} files open, all that the agent's open-file limit allows them (ulimit -n ${b.limit}, less ${b.reserve} kept for its buffer and connection); ` +
+        'raise LimitNOFILE in the cortex-agent unit (or ulimit -n) and restart the agent, or match fewer files',
+    ),
+    { code: 'EMFILE' },
+  );
+}
+
 /** The file a tailer has open and where it is in it: what its position records. */
 export class FileCursor {
   fd: number | null = null;
@@ -214,7 +289,9 @@ export class FileCursor {
 
   /** Now reading `fd` (with stats `st`) from its start. */
   openAt(st: fs.Stats, fd: number): void {
+    this.close();
     this.fd = fd;
+    held++;
     this.ident = { dev: st.dev, ino: st.ino };
     this.lastSize = st.size;
     this.rewind();
@@ -260,6 +337,7 @@ export class FileCursor {
 
   close(): void {
     if (this.fd !== null) {
+      held--;
       try {
         fs.closeSync(this.fd);
       } catch {

@@ -25,7 +25,7 @@ import type { JsonValue, NewLogEntry } from '../../buffer/entry.js';
 import { METADATA_DROPPED } from '../syslog-parse.js';
 import { MAX_MESSAGE_CODE_POINTS } from '../text.js';
 import type { LogSourceRunner, SourceLogger, SourceRunnerStatus, SourceSink } from '../types.js';
-import { FileCursor, endOfLastLine, findByIdentity, isFilePosition, notRegular, openRegular, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition } from './identity.js';
+import { FileCursor, budgetRefusalToSay, checkFileBudget, endOfLastLine, fileBudget, findByIdentity, isFilePosition, notRegular, openRegular, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition } from './identity.js';
 import { SNIFF_BYTES, notTextReason } from './content.js';
 import { parseChunk, type FileLineOptions } from './parse.js';
 import { Poller } from './poll.js';
@@ -216,12 +216,21 @@ export class FileTailer implements LogSourceRunner {
         return;
       }
       const e = err as NodeJS.ErrnoException;
-      const msg = `${this.path}: ${e.code ?? ''} ${e.message}`.trim() + (e.code === 'EACCES' || e.code === 'EPERM' ? permissionHint(this.path) : '');
-      if (msg !== this.lastError) this.o.logger.error({ source: this.key, code: e.code }, `file source error: ${msg}`);
+      const msg = `${this.path}: ${e.code ?? ''} ${e.message}`.trim() + (e.code === 'EACCES' || e.code === 'EPERM' ? permissionHint(this.path) : '') + descriptorHint(e);
+      const refused = e.code === 'EMFILE' && e.message.startsWith('not opened:');
+      if (msg !== this.lastError && (!refused || budgetRefusalToSay(this.o.clock()))) {
+        this.o.logger.error({ source: this.key, code: e.code }, `file source error: ${msg}${refused ? ' (said once a minute for every file source: `cortex-agent status` lists the files waiting)' : ''}`);
+      }
       this.lastError = msg;
       this.state = 'error';
       this.cur.close();
       this.opened = true; // re-open later from the committed position, identity checked
+      if (e.code === 'EMFILE' || e.code === 'ENFILE') {
+        // out of descriptors: try less and less often (up to retryMaxMs), not every poll
+        this.retryMs = Math.min(this.o.retryMaxMs, this.retryMs === 0 ? this.o.retryMinMs : this.retryMs * 2);
+        this.poll.schedule(this.retryMs);
+        return;
+      }
     }
     if (more) this.kick();
     else this.poll.schedule(this.nextPollMs());
@@ -278,6 +287,7 @@ export class FileTailer implements LogSourceRunner {
       return false;
     }
     if (!st.isFile()) throw notRegular(st);
+    checkFileBudget();
     const { fd, st: fst } = openRegular(this.path);
     this.openFresh(fst, fd);
     this.state = 'reading';
@@ -326,7 +336,7 @@ export class FileTailer implements LogSourceRunner {
     if (this.o.findRotated) {
       const old = findByIdentity(this.path, stored);
       if (old !== null) {
-        fs.closeSync(fd);
+        this.cur.close();
         this.openFresh(old.st, old.fd);
         this.resumeAt(stored);
         this.draining = true;
@@ -534,4 +544,13 @@ export class FileTailer implements LogSourceRunner {
 export function nextPollMs(pollMs: number, idlePolls: number, mayBackOff: boolean): number {
   if (!mayBackOff) return pollMs;
   return pollMs * Math.min(IDLE_POLL_MAX_FACTOR, 1 + Math.floor(idlePolls / IDLE_POLLS_PER_STEP));
+}
+
+/** EMFILE/ENFILE from the system (not the budget's own refusal, which says it all): what to do. */
+function descriptorHint(e: NodeJS.ErrnoException): string {
+  if ((e.code !== 'EMFILE' && e.code !== 'ENFILE') || e.message.startsWith('not opened:')) return '';
+  const b = fileBudget();
+  return e.code === 'ENFILE'
+    ? ' (the system-wide limit of open files is reached: fs.file-max)'
+    : ` (the agent's open-file limit${b !== null ? `, ulimit -n ${b.limit},` : ''} is reached: raise LimitNOFILE in the cortex-agent unit, or ulimit -n, and restart the agent)`;
 }

@@ -8,7 +8,7 @@ import { createSource, createSourceManager, sinkFromBuffer, type LogSourceRunner
 import { allEntries, messages, openBuffer, sorted, tempDir, waitFor } from './helpers.js';
 import { watchedFolderCount } from '../../../agent/sources/file/poll.js';
 import { nextPollMs } from '../../../agent/sources/file/tailer.js';
-import { openRegular } from '../../../agent/sources/file/identity.js';
+import { budgetFor, heldFileDescriptors, openRegular, setFileBudgetForTests } from '../../../agent/sources/file/identity.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -455,6 +455,38 @@ describe('file source: globs', () => {
     await waitFor(() => messages(buffer).includes('w 7 again'));
     await stopRunner(r);
     expect(watchedFolderCount()).toBe(before);
+  });
+
+  // H40: 1,000 files under `ulimit -n 400` took every descriptor: the agent could not read its
+  // token to reconnect nor write status.json, retried 2,500 opens a second, said nothing useful.
+  it('the file sources hold at most the open-file limit less a reserve; the files past it say why and are read once others close', async () => {
+    setFileBudgetForTests(budgetFor(74)); // 64 kept: 10 for the file sources
+    try {
+      expect(budgetFor(74)).toEqual({ limit: 74, reserve: 64, files: 10 });
+      expect(budgetFor(1024)).toEqual({ limit: 1024, reserve: 128, files: 896 });
+      expect(budgetFor(65536)).toEqual({ limit: 65536, reserve: 256, files: 65280 });
+      const many = join(dir, 'many');
+      mkdirSync(many);
+      for (let i = 0; i < 15; i++) write(join(many, `f${String(i).padStart(2, '0')}.log`), [`file ${i}`]);
+      const held = heldFileDescriptors();
+      const r = start(join(many, '*.log'), {}, { forgetAfterMs: 0, retryMaxMs: 100 });
+      await waitFor(() => messages(buffer).length === 10 && (r.status().files ?? []).filter((f) => f.state === 'error').length === 5);
+      expect(heldFileDescriptors() - held).toBe(10);
+      const failing = (r.status().files ?? []).find((f) => f.state === 'error');
+      expect(failing?.last_error).toMatch(/EMFILE not opened: the file sources hold 10 files open, all that the agent's open-file limit allows them \(ulimit -n 74, less 64 kept for its buffer and connection\); raise LimitNOFILE/);
+      const { sourceStateText } = await import('../../../agent/cli-main.js');
+      expect(sourceStateText(r.status())).toBe('reading 10 files (5 in error), 10 lines read');
+      // five of the files read are deleted: once finished, their descriptors go to the others
+      for (const m of messages(buffer).slice(0, 5)) rmSync(join(many, `f${m.slice(5).padStart(2, '0')}.log`));
+      await waitFor(() => messages(buffer).length === 15, 20_000);
+      expect(new Set(messages(buffer))).toEqual(new Set(Array.from({ length: 15 }, (_, i) => `file ${i}`)));
+      await waitFor(() => (r.status().files ?? []).every((f) => f.state === 'reading'));
+      expect(heldFileDescriptors() - held).toBe(10);
+      await stopRunner(r);
+      expect(heldFileDescriptors()).toBe(held);
+    } finally {
+      setFileBudgetForTests(undefined);
+    }
   });
 
   it('an idle file is polled less often only while its folder is watched, up to 8 × the poll interval', () => {
