@@ -5,7 +5,7 @@
 
 import type { AppendResult, DurableBuffer, SourcePositionUpdate } from './buffer/buffer.js';
 import type { JsonValue, NewLogEntry } from './buffer/entry.js';
-import { BasicSourceManager, sinkFromBuffer, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
+import { BasicSourceManager, globClaims, sinkFromBuffer, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
 
 export type { SourceFactory, SourceManager, SourceStatus };
 
@@ -57,8 +57,10 @@ export function sourceStatusWithPositions(sources: Pick<SourceManager, 'status' 
     if (!Array.isArray(s.files)) continue;
     for (const f of s.files) if (f !== null && typeof f === 'object' && !Array.isArray(f) && typeof f['key'] === 'string') globMembers.add(f['key']);
   }
+  // and the positions a glob keeps of files gone from its folder (an hour: they may come back)
+  const claims = list.filter((s) => s.kind === 'file' && Array.isArray(s.files) && typeof s.path === 'string').map((s) => globClaims(s.path as string));
   for (const p of positions) {
-    if (p.source.startsWith('agent:') || globMembers.has(p.source)) continue;
+    if (p.source.startsWith('agent:') || globMembers.has(p.source) || claims.some((c) => c(p.source))) continue;
     const match = byName.get(p.source);
     if (match) match.position = p.position;
     else {

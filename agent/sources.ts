@@ -5,6 +5,7 @@
 
 export { BasicSourceManager, sourceKey, type SourceManager } from './sources/manager.js';
 export { sinkFromBuffer } from './sources/types.js';
+export { globClaims } from './sources/file.source.js';
 export type { Source, SourceFactory, SourceKind, SourceReport, SourceSink, SourceStatus } from './sources/types.js';
 export type {
   /** @deprecated The same as Source; kept for library users of 0.1. */

@@ -93,11 +93,64 @@ export function logSourceIssues(sources: unknown): ValidationIssue[] {
   return issues;
 }
 
+/**
+ * Whether two last path components with `*` and `?` (or none) can match one name: the file
+ * sources of one config must not read one file twice (DECISIONS H42). Each pair of positions
+ * in the two patterns is looked at once.
+ */
+export function namePatternsMeet(a: string, b: string): boolean {
+  const seen = new Set<number>();
+  const meet = (i: number, j: number): boolean => {
+    if (i === a.length && j === b.length) return true;
+    const k = i * (b.length + 1) + j;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    const x = a[i], y = b[j];
+    if (x === '*' && meet(i + 1, j)) return true; // a's star matches nothing more
+    if (y === '*' && meet(i, j + 1)) return true;
+    if (x === undefined || y === undefined || (x === '*' && y === '*')) return false;
+    // one character both can take: a star takes it and stays, `?` any, a letter itself
+    if (x !== '*' && x !== '?' && y !== '*' && y !== '?' && x !== y) return false;
+    return meet(x === '*' ? i : i + 1, y === '*' ? j : j + 1);
+  };
+  return meet(0, 0);
+}
+
+/**
+ * File sources of one config that name a common file (the same path, a file a glob of the same
+ * folder matches, two globs of one folder that can match one name): both would read it — every
+ * line stored twice — and store their positions under one key, so a restart resumes one at the
+ * other's offset. Folders reached by different paths (symlinks) are not seen here.
+ */
+function overlappingFileSources(sources: readonly unknown[]): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const files = sources.flatMap((s, i) => (isObject(s) && s['kind'] === 'file' && typeof s['path'] === 'string' && s['path'].startsWith('/') ? [{ i, path: s['path'] }] : []));
+  const split = (p: string) => ({ dir: p.slice(0, p.lastIndexOf('/') + 1).replace(/\/+$/, '') || '/', name: p.slice(p.lastIndexOf('/') + 1) });
+  for (let b = 1; b < files.length; b++) {
+    const later = files[b]!;
+    const l = split(later.path);
+    const earlier = files.slice(0, b).find((f) => {
+      const e = split(f.path);
+      return e.dir === l.dir && namePatternsMeet(e.name, l.name);
+    });
+    if (earlier !== undefined) {
+      issues.push({
+        path: `/log_sources/${later.i}/path`,
+        message:
+          `${JSON.stringify(later.path)} and /log_sources/${earlier.i} (${JSON.stringify(earlier.path)}) can name the same file: each file is read by one source only ` +
+          '(both would store every line, and share one stored position); merge them, or narrow the glob',
+      });
+    }
+  }
+  return issues;
+}
+
 /** Every problem of `value` as an AgentConfig for a server whose cap is `maxBatchEntries`. */
 export function agentConfigIssues(value: unknown, maxBatchEntries: number): ValidationIssue[] {
   const validate = schemaValidator();
   const issues: ValidationIssue[] = validate(value) ? [] : toIssues(validate.errors);
   issues.push(...logSourceIssues(isObject(value) ? value['log_sources'] : undefined));
+  if (isObject(value) && Array.isArray(value['log_sources'])) issues.push(...overlappingFileSources(value['log_sources']));
   if (isObject(value) && typeof value['max_batch_entries'] === 'number' && value['max_batch_entries'] > maxBatchEntries) {
     issues.push({ path: '/max_batch_entries', message: `${value['max_batch_entries']} exceeds the server's max_batch_entries (${maxBatchEntries}); lower it` });
   }

@@ -14,7 +14,7 @@ import { FORGET_AFTER_MS, GlobFileSource, isGlob } from './file/glob.js';
 import { DEFAULT_CHUNK, FileTailer, type TailerOptions } from './file/tailer.js';
 
 export { FileTailer, type TailerOptions } from './file/tailer.js';
-export { GlobFileSource, isGlob } from './file/glob.js';
+export { GlobFileSource, globClaims, isGlob } from './file/glob.js';
 export { FINGERPRINT_BYTES, isFilePosition, type FilePosition } from './file/identity.js';
 
 /** Builds the runner for one `file` config: a FileTailer, or a GlobFileSource for `*`/`?` in the last component. Throws SourceConfigError. */

@@ -24,7 +24,7 @@ import { SourceConfigError, sinkOf, type LogSourceRunner, type Source, type Sour
 export * from './types.js';
 export { BasicSourceManager, sourceKey, type SourceManager } from './manager.js';
 export { compileFilter, countCodePoints, MAX_MESSAGE_CODE_POINTS, scanLines, splitCodePoints, utf8Advance, type ScannedChunk, type SplitMark } from './text.js';
-export { createFileSource, FileTailer, GlobFileSource, isFilePosition, type FilePosition } from './file.source.js';
+export { createFileSource, FileTailer, GlobFileSource, globClaims, isFilePosition, type FilePosition } from './file.source.js';
 export { JournaldSource, mapJournalEntry, parseJournalMatches, type JournalPosition } from './journald.source.js';
 export {
   DockerSource, DockerStreamDecoder, DEFAULT_DOCKER_SOCKET, DOCKER_PARTIAL_BYTES, MAX_FRAME_BYTES, compileContainerSelector, dockerTsNanos, formatNanos, isDockerPosition,

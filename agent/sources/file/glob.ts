@@ -27,6 +27,24 @@ export function isGlob(path: string): boolean {
   return /[*?]/.test(basename(path));
 }
 
+/**
+ * Whether a stored position's key (`file:<real path>`) is one of the glob's own files' — the
+ * glob keeps the positions of files gone from its folder for FORGET_AFTER_MS (they may come
+ * back), and `status` must not list each as a source of its own (DECISIONS H42). The key is a
+ * real path: the folder is compared as given and as its real path.
+ */
+export function globClaims(pattern: string): (key: string) => boolean {
+  const dir = dirname(pattern);
+  const dirs = new Set([dir]);
+  try {
+    dirs.add(fs.realpathSync(dir));
+  } catch {
+    // the folder is not there (now): as given
+  }
+  const re = globRegex(basename(pattern));
+  return (key) => key.startsWith('file:') && dirs.has(dirname(key.slice(5))) && re.test(basename(key));
+}
+
 function globRegex(pattern: string): RegExp {
   let re = '^';
   for (const ch of pattern) {
