@@ -49,6 +49,7 @@ export function createFileSource(config: LogSourceConfig, deps: SourceDeps): Log
       watch,
       { all: () => sink.positions?.() ?? [], forget: (key) => sink.forget?.(key) },
       { clock: deps.clock ?? Date.now, forgetAfterMs: deps.forgetAfterMs ?? FORGET_AFTER_MS },
+      deps.logger ?? silentLogger,
     );
   }
   return make(path, `file:${path}`, {});

@@ -4,9 +4,9 @@
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { JsonValue } from '../../buffer/entry.js';
-import type { LogSourceRunner, SourceRunnerStatus } from '../types.js';
+import { silentLogger, type LogSourceRunner, type SourceLogger, type SourceRunnerStatus } from '../types.js';
 import { isFilePosition, type FilePosition } from './identity.js';
-import type { FileTailer, TailerOptions } from './tailer.js';
+import { permissionHint, type FileTailer, type TailerOptions } from './tailer.js';
 
 /** Every this many scans, each matching name is resolved and checked again (scan). */
 const FULL_SCAN_EVERY = 20;
@@ -102,6 +102,7 @@ export class GlobFileSource implements LogSourceRunner {
     /** The stored positions: every one (those of this glob's names are read at the first scan), and dropping one of a file gone for good (throws when the buffer cannot write). */
     private readonly positions: GlobPositions = { all: () => [], forget: () => undefined },
     private readonly timing: { clock: () => number; forgetAfterMs: number } = { clock: Date.now, forgetAfterMs: FORGET_AFTER_MS },
+    private readonly logger: SourceLogger = silentLogger,
   ) {
     this.key = `file:${pattern}`;
     this.dir = dirname(pattern);
@@ -306,7 +307,11 @@ export class GlobFileSource implements LogSourceRunner {
       this.dropGone(full && !noDir ? new Set(matches.map((m) => `${m.st.dev}:${m.st.ino}`)) : null);
       this.lastError = noDir ? `${this.pattern}: the folder ${this.dir} does not exist (yet); files that match are read once it does` : null;
     } catch (err) {
-      this.lastError = `${this.pattern}: ${(err as Error).message}`;
+      // the folder cannot be listed (its permissions): said once in the log too, with what to do
+      const e = err as NodeJS.ErrnoException;
+      const msg = `${this.pattern}: ${e.message}` + (e.code === 'EACCES' || e.code === 'EPERM' ? permissionHint(this.dir) : '');
+      if (msg !== this.lastError) this.logger.error({ source: this.key, code: e.code }, `file source error: ${msg}`);
+      this.lastError = msg;
     }
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => this.scan(), this.pollMs);

@@ -31,7 +31,7 @@ import { parseChunk, type FileLineOptions } from './parse.js';
 import { Poller } from './poll.js';
 
 /** What to do about a log file this agent may not read: name the user it runs as, and the usual ways in. */
-function permissionHint(path: string): string {
+export function permissionHint(path: string): string {
   const user = currentUserName();
   return ` — the agent runs as ${user}, who may not read it: give that user read access to the file and search access to its folders (an ACL: setfacl -m u:${user}:r ${path}, and the source resumes by itself; or a group: usermod -aG adm ${user} — most of /var/log on Debian — then restart the agent)`;
 }

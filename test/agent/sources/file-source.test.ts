@@ -411,6 +411,21 @@ describe('file source: globs', () => {
     expect(sourceStateText({ kind: 'docker', state: 'retrying', lines_read: 3 })).toBe('retrying, 3 lines read');
   });
 
+  it('a glob whose folder cannot be listed (a symlink loop; its permissions) says so in the log once, not only in status', async () => {
+    const loop = join(dir, 'loop');
+    symlinkSync(loop, loop);
+    const said: string[] = [];
+    const logger = { info: () => undefined, warn: () => undefined, error: (_f: Record<string, unknown>, msg: string) => void said.push(msg) };
+    const r = start(join(loop, '*.log'), {}, { logger });
+    await waitFor(() => /ELOOP/.test(r.status().last_error ?? ''));
+    await waitFor(() => said.length > 0);
+    const polls = r.status().last_error;
+    await new Promise((res) => setTimeout(res, 100)); // several polls of 20 ms
+    expect(r.status().last_error).toBe(polls);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^file source error: .*loop\/\*\.log: ELOOP/);
+  });
+
   it('each matching file is its own source file:<real path>; a new matching file is picked up', async () => {
     write(join(dir, 'a.log'), ['a1']);
     write(join(dir, 'b.txt'), ['not matched']);
