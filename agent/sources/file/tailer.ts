@@ -36,6 +36,10 @@ export function permissionHint(path: string): string {
   return ` — the agent runs as ${user}, who may not read it: give that user read access to the file and search access to its folders (an ACL: setfacl -m u:${user}:r ${path}, and the source resumes by itself; or a group: usermod -aG adm ${user} — most of /var/log on Debian — then restart the agent)`;
 }
 
+/** The tailer of each file key now reading it (claimKey). */
+const readers = new Map<string, FileTailer>();
+const SECOND_READER = 'another file source of this config reads this file already (the same path, or a glob that matches it): each file is read by one source only; this one waits until that one stops — remove one of them from the config';
+
 /** last_error prefix of lines sent degraded (kept until the next error: it is not cleared by a good read). */
 const DEGRADED = 'degraded:';
 
@@ -163,6 +167,30 @@ export class FileTailer implements LogSourceRunner {
     this.state = 'stopped';
     this.poll.stop();
     this.cur.close();
+    if (readers.get(this.key) === this) readers.delete(this.key);
+  }
+
+  /**
+   * One tailer per file key in the process: two sources of one config that name one file
+   * (a config stored before the server refused that, a glob reaching the folder through another
+   * symlink) would both read it — every line stored twice — and commit under one key (DECISIONS
+   * H42). The first keeps reading; the other says so and waits until the first stops.
+   */
+  private claimKey(): boolean {
+    const owner = readers.get(this.key);
+    if (owner === this) return true;
+    if (owner === undefined || owner.stopped) {
+      readers.set(this.key, this);
+      if (this.state === 'error' && this.lastError === SECOND_READER) {
+        this.lastError = null;
+        this.state = 'waiting';
+      }
+      return true;
+    }
+    if (this.lastError !== SECOND_READER) this.o.logger.warn({ source: this.key }, `file source not read: ${SECOND_READER}`);
+    this.lastError = SECOND_READER;
+    this.state = 'error';
+    return false;
   }
 
   pause(): void {
@@ -196,6 +224,10 @@ export class FileTailer implements LogSourceRunner {
     if (this.stopped) return;
     if (this.paused) {
       this.poll.schedule(this.o.pollMs);
+      return;
+    }
+    if (!this.claimKey()) {
+      this.poll.schedule(this.o.retryMaxMs);
       return;
     }
     let more = false;

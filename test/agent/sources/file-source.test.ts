@@ -426,6 +426,27 @@ describe('file source: globs', () => {
     expect(said[0]).toMatch(/^file source error: .*loop\/\*\.log: ELOOP/);
   });
 
+  // H42: a config stored before the server refused overlapping file sources, or a glob through
+  // a symlinked folder: two sources of one file stored every line twice under one position key
+  it('a second source of a file already read (a glob and the file itself) does not read it, says why, and takes over when the first stops', async () => {
+    const ov = join(dir, 'ov');
+    mkdirSync(ov);
+    const p = join(ov, 'x.log');
+    write(p, ['one', 'two']);
+    const glob = start(join(ov, '*.log'));
+    await waitFor(() => messages(buffer).length === 2);
+    const single = start(p, {}, { retryMaxMs: 20 });
+    await waitFor(() => single.status().state === 'error');
+    expect(single.status().last_error).toMatch(/another file source of this config reads this file already .* each file is read by one source only/);
+    write(p, ['three']);
+    await waitFor(() => messages(buffer).length === 3);
+    await stopRunner(glob);
+    write(p, ['four']);
+    await waitFor(() => messages(buffer).length === 4);
+    expect(messages(buffer)).toEqual(['one', 'two', 'three', 'four']); // each once: the second resumed at the first's position
+    expect(single.status()).toMatchObject({ state: 'reading', last_error: null });
+  });
+
   it('each matching file is its own source file:<real path>; a new matching file is picked up', async () => {
     write(join(dir, 'a.log'), ['a1']);
     write(join(dir, 'b.txt'), ['not matched']);
