@@ -36,6 +36,11 @@ export function permissionHint(path: string): string {
   return ` — the agent runs as ${user}, who may not read it: give that user read access to the file and search access to its folders (an ACL: setfacl -m u:${user}:r ${path}, and the source resumes by itself; or a group: usermod -aG adm ${user} — most of /var/log on Debian — then restart the agent)`;
 }
 
+/** A file-system error on `path` as a source's last_error: the code, the message, and for a permission error what to do. */
+function errorText(path: string, e: NodeJS.ErrnoException): string {
+  return `${path}: ${e.code ?? ''} ${e.message}`.trim() + (e.code === 'EACCES' || e.code === 'EPERM' ? permissionHint(path) : '');
+}
+
 /** The tailer of each file key now reading it (claimKey). */
 const readers = new Map<string, FileTailer>();
 const SECOND_READER = 'another file source of this config reads this file already (the same path, or a glob that matches it): each file is read by one source only; this one waits until that one stops — remove one of them from the config';
@@ -248,7 +253,7 @@ export class FileTailer implements LogSourceRunner {
         return;
       }
       const e = err as NodeJS.ErrnoException;
-      const msg = `${this.path}: ${e.code ?? ''} ${e.message}`.trim() + (e.code === 'EACCES' || e.code === 'EPERM' ? permissionHint(this.path) : '') + descriptorHint(e);
+      const msg = errorText(this.path, e) + descriptorHint(e);
       const refused = e.code === 'EMFILE' && e.message.startsWith('not opened:');
       if (msg !== this.lastError && (!refused || budgetRefusalToSay(this.o.clock()))) {
         this.o.logger.error({ source: this.key, code: e.code }, `file source error: ${msg}${refused ? ' (said once a minute for every file source: `cortex-agent status` lists the files waiting)' : ''}`);
@@ -452,7 +457,7 @@ export class FileTailer implements LogSourceRunner {
       return st;
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
-      const msg = `${this.path}: ${e.code ?? ''} ${e.message}`.trim() + (e.code === 'EACCES' || e.code === 'EPERM' ? permissionHint(this.path) : '') + '; reading on the file opened before';
+      const msg = `${errorText(this.path, e)}; reading on the file opened before`;
       if (msg !== this.pathProblem) this.o.logger.error({ source: this.key, code: e.code }, `file source error: ${msg}`);
       this.pathProblem = msg;
       return undefined;
