@@ -82,6 +82,8 @@ export interface OpenDbOptions {
    * by an admin command (DECISIONS I1).
    */
   create?: boolean;
+  /** The command has no admin API route (audit, agent tokens|withdraw|reset-seq): an error does not suggest --server. */
+  localOnly?: boolean;
 }
 
 /**
@@ -100,7 +102,7 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
   if (parseDbTarget(value).dialect !== 'sqlite') return openDbForCli(value);
   const path = resolve(value);
   const create = options.create === true && given !== undefined;
-  const exists = checkSqlitePath(path, given !== undefined, create);
+  const exists = checkSqlitePath(path, given !== undefined, create, options.localOnly === true);
   const [{ openSqliteStorage }, { migrateToLatest, DatabaseRefusedError }] = await Promise.all([import('../db/dialect.js'), import('../db/migrations/index.js')]);
   let storage: Storage;
   try {
@@ -123,9 +125,9 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
  * Checks a SQLite `--db` path before anything opens it, so that no admin command creates
  * a stray database or waits on a special file. Returns whether the file exists.
  */
-export function checkSqlitePath(path: string, given: boolean, create: boolean): boolean {
+export function checkSqlitePath(path: string, given: boolean, create: boolean, localOnly = false): boolean {
   const which = given ? `--db ${path}` : `the default database ${path} (${DEFAULT_DB} from the current folder ${process.cwd()})`;
-  const instead = 'give --db with the database file that serve uses (serve logs it as "db" when it starts), or --server http://HOST:PORT to ask a running server';
+  const instead = `give --db with the database file that serve uses (serve logs it as "db" when it starts)${localOnly ? '' : ', or --server http://HOST:PORT to ask a running server'}`;
   let st: Stats;
   try {
     st = statSync(path);

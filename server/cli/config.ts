@@ -1,5 +1,5 @@
 // `cortex-server agent config`: a host's or a group's AgentConfig — set, clear, show.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import type { AgentConfig } from '@cortex/agent-protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
@@ -38,6 +38,44 @@ export async function checkedConfig(text: string, what: string, cap: number): Pr
     );
   }
   return text;
+}
+
+/**
+ * The text of `--set-file FILE`, read up to the admin API's body limit (1 MiB): a config is a
+ * few KiB. A device, a pipe or a socket (`/dev/zero` was read without end until the process
+ * aborted, std::bad_alloc) or a larger file is refused (exit 2) before anything is read;
+ * the file is opened without blocking, so a FIFO with no writer cannot hang the command.
+ */
+async function readSetFile(file: string): Promise<string> {
+  const { MAX_BODY_BYTES } = await import('../admin/http.js');
+  const what = `--set-file ${file}`;
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (error) {
+    throw new UsageError(`cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { code: 'E_FILE_ACCESS' });
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw new UsageError(`${what} is a folder; give the file that holds the config (JSON)`, { code: 'E_FILE_ACCESS', hint: '' });
+    if (!st.isFile()) throw new UsageError(`${what} is not a regular file (a device, a pipe or a socket); give a file that holds the config (JSON), or the JSON itself with --set`, { code: 'E_FILE_ACCESS', hint: '' });
+    if (st.size > MAX_BODY_BYTES) throw new UsageError(`${what} holds ${st.size} bytes: a config is at most ${MAX_BODY_BYTES} bytes (1 MiB, what the admin API takes); is it the right file?`, { code: 'E_CONFIG', hint: '' });
+    // at most one byte more than the limit: a file that grew since fstat is refused as well
+    const buf = Buffer.alloc(MAX_BODY_BYTES + 1);
+    let n = 0;
+    while (n < buf.length) {
+      const got = readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    if (n > MAX_BODY_BYTES) throw new UsageError(`${what} holds more than ${MAX_BODY_BYTES} bytes: a config is at most 1 MiB (what the admin API takes); is it the right file?`, { code: 'E_CONFIG', hint: '' });
+    return buf.subarray(0, n).toString('utf8');
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(`cannot read ${what}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { code: 'E_FILE_ACCESS' });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export async function agentConfig(args: string[]): Promise<void> {
@@ -81,13 +119,7 @@ export async function agentConfig(args: string[]): Promise<void> {
   const hostId = group === undefined ? oneHost(positionals, HELP.config) : undefined;
 
   let text: string | undefined = values.set;
-  if (values['set-file'] !== undefined) {
-    try {
-      text = readFileSync(values['set-file'], 'utf8');
-    } catch (error) {
-      throw new UsageError(`cannot read --set-file ${values['set-file']}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { code: 'E_FILE_ACCESS' });
-    }
-  }
+  if (values['set-file'] !== undefined) text = await readSetFile(values['set-file']);
   let applyAfter: string | null = null;
   const aa = values['apply-after'];
   if (aa !== undefined) {

@@ -36,6 +36,8 @@ postgres://USER@HOST:PORT/DATABASE; default $CORTEX_DB, then ${DEFAULT_DB}; a SQ
 never created, except by agent issue --host with an explicit --db) or on a running server
 through its admin API:
 ${REMOTE_HELP}With neither --server nor --db, $CORTEX_SERVER is used when set, else the local default.
+agent reset-seq, agent tokens, agent withdraw and audit work on the database only (the admin
+API has no route for them): they refuse --server and $CORTEX_SERVER; give --db.
 Every command takes --help. Documentation: docs/cli.md.
 `,
   serve: `Usage: ${PROG} serve [options]

@@ -1,7 +1,9 @@
 // `cortex-server probe`: runs a probe on a connected host through the admin API.
 import { UsageError, err, int, out, parse } from './common.js';
+import { formatCliError } from '../../common/errors.js';
+import { printable } from '../../common/printable.js';
 import { HELP, PROG } from './help.js';
-import { REMOTE_OPTIONS, call, remoteTarget, replyError, where } from './remote.js';
+import { REMOTE_OPTIONS, call, checkAdminToken, remoteTarget, replyError, where } from './remote.js';
 
 export async function probeCmd(args: string[]): Promise<void> {
   const { values, positionals } = parse(
@@ -16,7 +18,10 @@ export async function probeCmd(args: string[]): Promise<void> {
   const target = remoteTarget({ ...values, db: undefined, server: values.server ?? values.url });
   if (target === undefined) throw new UsageError(`--server is required (or $CORTEX_SERVER; --url is its older name): the server's admin address, e.g. --server http://127.0.0.1:3100\n\n${HELP.probe}`);
   // --admin-token T still works (it shows in `ps`; prefer --admin-token-file or the environment)
-  if (values['admin-token'] !== undefined && values['admin-token-file'] === undefined) target.token = values['admin-token'];
+  if (values['admin-token'] !== undefined && values['admin-token-file'] === undefined) {
+    checkAdminToken(values['admin-token'], '--admin-token');
+    target.token = values['admin-token'];
+  }
   let probeArgs: unknown = {};
   if (values.args !== undefined) {
     try {
@@ -34,14 +39,36 @@ export async function probeCmd(args: string[]): Promise<void> {
   }
   const path = `/admin/agents/${encodeURIComponent(hostId)}/probe`;
   const reply = await call(target, 'POST', path, { probe, args: probeArgs, timeout_ms });
-  if (typeof reply.body !== 'object' || reply.body === null) {
-    // a refusal that is not the admin API's JSON (a reverse proxy's error page): said as every admin command says it
-    if (reply.status >= 400) throw replyError(target, 'POST', path, reply);
-    throw new Error(`HTTP ${reply.status} from ${where(target)} without a JSON body: ${String(reply.body).slice(0, 200)}`);
+  const e = (reply.body as { error?: unknown } | null)?.error;
+  if (reply.status >= 400 && (typeof e !== 'object' || e === null)) {
+    // a refusal that is not the admin API's JSON (a reverse proxy's error page, a wrong path): said as every admin command says it
+    throw replyError(target, 'POST', path, reply);
   }
+  if (typeof reply.body !== 'object' || reply.body === null) throw new Error(`HTTP ${reply.status} from ${where(target)} without a JSON body: ${String(reply.body).slice(0, 200)}`);
   out(JSON.stringify(reply.body));
   if (reply.status === 200) return;
-  const e = (reply.body as { error?: { code?: unknown; message?: unknown } }).error;
-  err(`${PROG}: HTTP ${reply.status}: ${typeof e?.code === 'number' ? `${e.code} ` : ''}${String(e?.message ?? '')}`);
+  // The {"error": …} above is the result (stdout, exit 1); stderr says it as every command says
+  // an error: the code, the JSON-RPC error and why (data.reason: "host … is not connected (state
+  // Disconnected)"), or the admin API's own words for a 401 or 403.
+  err(`${PROG}: ${formatCliError('E_ADMIN_API', probeFailure(replyError(target, 'POST', path, reply).message, e as { code?: unknown; data?: unknown }))}`);
   process.exitCode = 1;
+}
+
+/** `HTTP 404: UnknownHost` with the JSON-RPC code and the reason the error's data gives. */
+function probeFailure(message: string, e: { code?: unknown; data?: unknown }): string {
+  const data = (typeof e.data === 'object' && e.data !== null ? e.data : {}) as { reason?: unknown; message?: unknown; timeout_ms?: unknown; exit_code?: unknown; stderr?: unknown };
+  const why =
+    typeof data.reason === 'string'
+      ? data.reason
+      : typeof data.message === 'string'
+        ? data.message
+        : typeof data.timeout_ms === 'number'
+          ? `no answer in ${data.timeout_ms} ms`
+          : typeof data.exit_code === 'number'
+            ? `exit code ${data.exit_code}${typeof data.stderr === 'string' && data.stderr.trim() !== '' ? `, ${data.stderr.trim().slice(0, 200)}` : ''}`
+            : undefined;
+  const [status, ...rest] = message.split(': ');
+  const text = rest.join(': ');
+  const rpc = typeof e.code === 'number' && e.code < 0 ? `${e.code} ` : '';
+  return `${status}: ${rpc}${text}${why !== undefined && !text.includes(why) ? `: ${printable(why)}` : ''}`;
 }

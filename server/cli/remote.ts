@@ -73,7 +73,8 @@ export function remoteTarget(values: { server?: string | undefined; db?: string 
     return undefined;
   }
   const base = parseServerUrl(server, values.server !== undefined ? '--server' : 'CORTEX_SERVER');
-  let token = process.env['CORTEX_ADMIN_TOKEN'];
+  // trimmed as serve trims it (a file's final newline, `export CORTEX_ADMIN_TOKEN="$(cat f)"`)
+  let token = process.env['CORTEX_ADMIN_TOKEN']?.trim();
   const file = values['admin-token-file'];
   if (file !== undefined) {
     try {
@@ -81,8 +82,9 @@ export function remoteTarget(values: { server?: string | undefined; db?: string 
     } catch (error) {
       throw new UsageError(`cannot read --admin-token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { code: 'E_FILE_ACCESS' });
     }
-    if (token === '') throw new UsageError(`--admin-token-file ${file} is empty`, { code: 'E_TOKEN' });
+    if (token === '') throw new UsageError(`--admin-token-file ${file} is empty`, { code: 'E_TOKEN', hint: ADMIN_TOKEN_HINT });
   }
+  if (token !== undefined) checkAdminToken(token, file !== undefined ? `--admin-token-file ${file}` : 'CORTEX_ADMIN_TOKEN');
   let ca: Buffer | undefined;
   if (values.ca !== undefined) {
     try {
@@ -94,6 +96,22 @@ export function remoteTarget(values: { server?: string | undefined; db?: string 
   }
   const tokenFrom = file !== undefined ? `--admin-token-file ${file}` : 'CORTEX_ADMIN_TOKEN';
   return { base, token: token === '' ? undefined : token, ca, ...(token !== undefined && token !== '' ? { tokenFrom } : {}) };
+}
+
+/** What to do about an admin token that cannot be used (E_TOKEN's own hint is about agent tokens). */
+export const ADMIN_TOKEN_HINT = 'put the admin token serve was started with (serve --admin-token-file, or its config\'s admin_token) alone on one line of --admin-token-file FILE, or in CORTEX_ADMIN_TOKEN';
+
+/**
+ * An admin token that cannot go in an HTTP header — a line break or another control character
+ * inside it (a file of two lines, say) — is the user's error to fix
+ * (exit 2, E_TOKEN), not Node's ERR_INVALID_CHAR "a bug". `from` names where it came from;
+ * the token itself never appears in the message.
+ */
+export function checkAdminToken(token: string, from: string): void {
+  const bad = /[\x00-\x1f\x7f]|[^\x00-\xff]/.exec(token);
+  if (bad === null) return;
+  const what = bad[0] === '\n' || bad[0] === '\r' ? 'a line break' : bad[0].charCodeAt(0) > 0xff ? 'a character outside Latin-1' : 'a control character';
+  throw new UsageError(`${from} holds ${what} inside the admin token: an HTTP header cannot carry it`, { code: 'E_TOKEN', hint: ADMIN_TOKEN_HINT });
 }
 
 export interface ApiReply {
@@ -167,8 +185,13 @@ export function call(t: RemoteTarget, method: string, path: string, body?: unkno
 
 /** The error an answer carries, as the CLI reports it. */
 export function replyError(t: RemoteTarget, method: string, path: string, reply: ApiReply): ApiCallError {
-  const e = (reply.body as { error?: { code?: unknown; message?: unknown; data?: unknown } } | null)?.error;
-  let message = typeof e?.message === 'string' ? e.message : typeof reply.body === 'string' ? reply.body.slice(0, 200) : `HTTP ${reply.status}`;
+  // The admin API answers {"error": {code, message, data?}}; anything else came from elsewhere:
+  // a reverse proxy's page (text), or the server's own 404 outside /admin/ ({"error": "no such
+  // endpoint: …"}: a --server path the server is not under).
+  const raw = (reply.body as { error?: unknown } | null)?.error;
+  const e = typeof raw === 'object' && raw !== null ? (raw as { code?: unknown; message?: unknown; data?: unknown }) : undefined;
+  const text = typeof reply.body === 'string' ? reply.body : typeof raw === 'string' ? raw.split(' (')[0] : undefined;
+  let message = typeof e?.message === 'string' ? e.message : text !== undefined ? text.slice(0, 200) : `HTTP ${reply.status}`;
   if (reply.status === 401) {
     message =
       t.token === undefined
@@ -176,7 +199,7 @@ export function replyError(t: RemoteTarget, method: string, path: string, reply:
         : `${where(t)} refused the admin token of ${t.tokenFrom ?? 'CORTEX_ADMIN_TOKEN'}: it is not the one this server was started with (serve --admin-token-file, or its config's admin_token) (${message})`;
   }
   if (reply.status === 403) message = `${where(t)} refused the admin call (${message}); from another machine the server needs an admin token (serve --admin-token-file)`;
-  if (e === undefined && reply.status >= 400 && typeof reply.body === 'string') {
+  if (e === undefined && reply.status >= 400 && text !== undefined) {
     // Not the server's JSON: something else answered at that address (a reverse proxy's error page).
     message = `${where(t)} answered HTTP ${reply.status} with a page that is not the Cortex admin API's (${message.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 100)}): check --server; behind a reverse proxy, give the path it serves the server under (e.g. https://logs.example.com/cortex)`;
   }

@@ -18,45 +18,73 @@ import { ResetSeqError, resetSeq } from './reset-seq.js';
 const PROG = 'cortex-server';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** These commands have no admin API route (see localOnly). */
+const LOCAL_ONLY_HELP = `
+  On the database only (--db PATH|URL: a SQLite file that must exist, or postgres://…; default
+  $CORTEX_DB, then ./data/cortex.db); the admin API has no route for it, so --server (and
+  $CORTEX_SERVER without --db) is refused.
+`;
+
 export const SECURITY_HELP = {
-  resetSeq: `Usage: ${PROG} agent reset-seq HOST_ID [--to N] [--json] [--db PATH]
+  resetSeq: `Usage: ${PROG} agent reset-seq HOST_ID [--to N] [--json] [--db PATH|URL]
 
   Repairs a host whose accepted_seq is beyond max_seq (2^53 - 1): rows stored above max_seq
   are deleted and accepted_seq becomes N (default: the highest stored seq, 0 when none). N may
   not be below a stored seq. The agent continues from N + 1 at its next hello.
-`,
-  tokens: `Usage: ${PROG} agent tokens [--json] [--db PATH]
+${LOCAL_ONLY_HELP}`,
+  tokens: `Usage: ${PROG} agent tokens [--json] [--db PATH|URL]
 
   Lists one-time enrollment tokens issued and not yet used: host_id, hostname, issued_at,
   expires_at, expired. Withdraw one with: agent withdraw HOST_ID.
-`,
-  withdraw: `Usage: ${PROG} agent withdraw HOST_ID [--db PATH]
+${LOCAL_ONLY_HELP}`,
+  withdraw: `Usage: ${PROG} agent withdraw HOST_ID [--db PATH|URL]
 
   Withdraws the host's unused one-time enrollment token: an enroll with it then fails.
   Issue a new one with: agent issue --host-id HOST_ID.
-`,
-  audit: `Usage: ${PROG} audit [--json] [-n N] [--host-id HOST_ID] [--db PATH]
+${LOCAL_ONLY_HELP}`,
+  audit: `Usage: ${PROG} audit [--json] [-n N] [--host-id HOST_ID] [--db PATH|URL]
 
   The audit trail of admin actions (CLI and admin API), oldest first: when, who (cli:<user>,
   admin-token:<hash prefix> or loopback), what, which host.
   -n N       how many recent rows (default 100)
   --json     one JSON array
-`,
+${LOCAL_ONLY_HELP}`,
 };
 
 const out = (s: string): void => void process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
 
-function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, help: string) {
+/** What every admin command takes; --server and the rest only to be refused by localOnly(). */
+const COMMON_OPTIONS = { db: { type: 'string' }, server: { type: 'string' }, 'admin-token-file': { type: 'string' }, ca: { type: 'string' } } as const;
+
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T, help: string, command: string) {
+  let parsed;
   try {
-    const parsed = parseArgs({ args, options: { ...options, db: { type: 'string' }, help: { type: 'boolean' } }, strict: true, allowPositionals: true });
-    if ((parsed.values as { help?: boolean }).help) {
-      out(help);
-      process.exit(0);
-    }
-    return parsed;
+    parsed = parseArgs({ args, options: { ...options, ...COMMON_OPTIONS, help: { type: 'boolean' } }, strict: true, allowPositionals: true });
   } catch (error) {
-    throw new UsageError(`${parseArgsErrorText(error, [...Object.keys(options), 'db'])}\n\n${help}`);
+    throw new UsageError(`${parseArgsErrorText(error, [...Object.keys(options), ...Object.keys(COMMON_OPTIONS)])}\n\n${help}`);
   }
+  if ((parsed.values as { help?: boolean }).help) {
+    out(help);
+    process.exit(0);
+  }
+  localOnly(command, parsed.values as { db?: string; server?: string; 'admin-token-file'?: string; ca?: string });
+  return parsed;
+}
+
+/**
+ * These commands have no admin API route (server/admin/*.routes.ts): they work on the database
+ * only. A --server, or CORTEX_SERVER with no --db (which every other admin command follows),
+ * is refused (exit 2) naming --db, rather than a local database used in the server's place.
+ */
+function localOnly(command: string, values: { db?: string; server?: string; 'admin-token-file'?: string; ca?: string }): void {
+  const env = process.env['CORTEX_SERVER'];
+  const given = (['server', 'admin-token-file', 'ca'] as const).find((k) => values[k] !== undefined);
+  const fromEnv = given === undefined && values.db === undefined && env !== undefined && env !== '';
+  if (given === undefined && !fromEnv) return;
+  const why = given !== undefined ? `--${given} cannot be used` : 'CORTEX_SERVER is set';
+  throw new UsageError(`\`${PROG} ${command}\` works on the database only (the admin API has no route for it), and ${why}; nothing was done`, {
+    hint: `give --db PATH|URL, the database serve uses (serve logs it as "db" when it starts), on a machine that reaches it${fromEnv ? ' (--db takes the place of CORTEX_SERVER)' : ''}`,
+  });
 }
 
 function oneHost(positionals: string[], help: string): string {
@@ -67,14 +95,12 @@ function oneHost(positionals: string[], help: string): string {
 }
 
 async function withDb<T>(value: string | undefined, fn: (s: Storage) => Promise<T>): Promise<T> {
-  // The same database selection as every admin command (--db PATH or URL, then $CORTEX_DB).
-  const { dbArg, openDbForCli } = await import('../cli-db.js');
-  const storage = await openDbForCli(dbArg(value));
-  try {
-    return await fn(storage);
-  } finally {
-    await storage.close();
-  }
+  // Opened as every admin command opens it (--db PATH or URL, then $CORTEX_DB, then the default
+  // file; DECISIONS I1): never created — a missing file, a folder, a special file or one that is
+  // not a Cortex database is E_DB_OPEN, exit 2, naming the path. openDbForCli, used here before,
+  // created ./data/cortex.db (and any folder of --db).
+  const { withDb: withAdminDb } = await import('../cli/common.js');
+  return withAdminDb(value, fn, { localOnly: true });
 }
 
 /**
@@ -121,7 +147,7 @@ export function auditCli(db: Kysely<Database>, action: string, host_id: string, 
 }
 
 export async function agentResetSeq(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { to: { type: 'string' }, json: { type: 'boolean' } }, SECURITY_HELP.resetSeq);
+  const { values, positionals } = parse(args, { to: { type: 'string' }, json: { type: 'boolean' } }, SECURITY_HELP.resetSeq, 'agent reset-seq');
   const hostId = oneHost(positionals, SECURITY_HELP.resetSeq);
   let to: number | undefined;
   if (values.to !== undefined) {
@@ -144,7 +170,7 @@ export async function agentResetSeq(args: string[]): Promise<void> {
 }
 
 export async function agentTokens(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, SECURITY_HELP.tokens);
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, SECURITY_HELP.tokens, 'agent tokens');
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n\n${SECURITY_HELP.tokens}`);
   const rows = await withDb(values.db, async (s) => listUnusedTokens(s.db, await databaseNow(s)));
   if (values.json) return out(JSON.stringify(rows));
@@ -153,7 +179,7 @@ export async function agentTokens(args: string[]): Promise<void> {
 }
 
 export async function agentWithdraw(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, {}, SECURITY_HELP.withdraw);
+  const { values, positionals } = parse(args, {}, SECURITY_HELP.withdraw, 'agent withdraw');
   const hostId = oneHost(positionals, SECURITY_HELP.withdraw);
   await withDb(values.db, async (s) => {
     if (!(await withdrawToken(s.db, hostId))) {
@@ -165,7 +191,7 @@ export async function agentWithdraw(args: string[]): Promise<void> {
 }
 
 export async function auditCmd(args: string[]): Promise<void> {
-  const { values, positionals } = parse(args, { json: { type: 'boolean' }, n: { type: 'string', short: 'n' }, 'host-id': { type: 'string' } }, SECURITY_HELP.audit);
+  const { values, positionals } = parse(args, { json: { type: 'boolean' }, n: { type: 'string', short: 'n' }, 'host-id': { type: 'string' } }, SECURITY_HELP.audit, 'audit');
   if (positionals.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(positionals[0])}\n\n${SECURITY_HELP.audit}`);
   if (values.n !== undefined && !/^\d+$/.test(values.n)) throw new UsageError(`-n must be a non-negative integer, got ${JSON.stringify(values.n)}`);
   const rows: AuditRow[] = await withDb(values.db, (s) =>
