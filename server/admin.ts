@@ -65,7 +65,9 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
   if (path !== '/admin' && !path.startsWith('/admin/')) return false;
   const method = req.method ?? 'GET';
   const candidates = COMPILED.filter((c) => c.pattern.test(path));
-  const hit = candidates.find((c) => c.route.method === method);
+  // HEAD is answered wherever GET is (Node sends the headers and drops the body).
+  const hit = candidates.find((c) => c.route.method === method) ?? (method === 'HEAD' ? candidates.find((c) => c.route.method === 'GET') : undefined);
+  let audited = false;
   try {
     if (hit?.route.public !== true) {
       const access = authorize(req, deps, CHANGES_STATE.has(method));
@@ -75,6 +77,7 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
       }
       if (hit === undefined) {
         if (candidates.length > 0) {
+          // HEAD goes unnamed, as before (the methods the OpenAPI document lists); it is answered wherever GET is.
           const allow = candidates.map((c) => c.route.method).join(', ');
           sendError(res, new ApiError(405, 405, `${method} is not supported on ${path}; use ${allow}`), { Allow: allow });
         } else {
@@ -82,9 +85,13 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
         }
         return true;
       }
-      if (CHANGES_STATE.has(method)) await audit(hit, access.via);
       await run(hit, access.via, access.session);
-      if (CHANGES_STATE.has(method)) logAction(hit, access.via, res.statusCode);
+      if (CHANGES_STATE.has(method)) {
+        // A route that did its work without writing its row (one added later): recorded now,
+        // after the answer, rather than not at all.
+        if (!audited && res.statusCode < 400) await audit(hit, access.via);
+        logAction(hit, access.via, res.statusCode);
+      }
     } else {
       await run(hit, 'none', undefined); // the handler decides (/admin/session)
     }
@@ -96,13 +103,14 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
   }
   return true;
 
-  /** The audit row of an authorized state-changing request (server/admin/audit.ts), before it runs. */
-  async function audit(c: CompiledRoute, via: RouteContext['via']): Promise<void> {
-    const action = AUDIT_ACTIONS[`${method} ${c.route.path}`];
-    if (action === null) return; // the route records its own row
-    const m = c.pattern.exec(path);
-    const host_id = c.names.includes('host_id') && m !== null ? decodeURIComponentSafe(m[1 + c.names.indexOf('host_id')] as string) : undefined;
-    await auditRequest({ deps, via }, action ?? `${method} ${c.route.path}`, host_id);
+  /**
+   * The audit row of an authorized state-changing request (server/admin/audit.ts), written by
+   * the route through ctx.audit once it did what it was asked. `host_id` is the route's
+   * validated one, never the path's raw text.
+   */
+  async function audit(c: CompiledRoute, via: RouteContext['via'], host_id?: string, detail?: Record<string, unknown>): Promise<void> {
+    audited = true;
+    await auditRequest({ deps, via }, AUDIT_ACTIONS[`${method} ${c.route.path}`] ?? `${method} ${c.route.path}`, host_id, detail);
   }
 
   /** One line per state-changing request: which route, which host, how it ended. */
@@ -116,13 +124,14 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     const m = c.pattern.exec(path) as RegExpExecArray;
     const params = Object.fromEntries(c.names.map((n, i) => [n, m[i + 1] as string]));
     const search = new URLSearchParams((req.url ?? '').split('?').slice(1).join('?'));
-    await c.route.handler({ req, res, params, query: new Query(search), deps, via, session });
+    await c.route.handler({ req, res, params, query: new Query(search), deps, via, session, audit: (host_id, detail) => audit(c, via, host_id, detail) });
   }
 }
 
+/** A path's host_id for the log line: decoded when it can be, and never more than 80 characters of it. */
 function decodeURIComponentSafe(s: string): string {
   try {
-    return decodeURIComponent(s).toLowerCase();
+    return decodeURIComponent(s).toLowerCase().slice(0, 80);
   } catch {
     return s.slice(0, 80);
   }

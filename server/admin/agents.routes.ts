@@ -2,7 +2,6 @@
 // decommission, config), the HTTP twins of `cortex-server agent …` (DESIGN.md section 3).
 import { DEFAULT_ENROLLMENT_TTL_MS, recordEnrollmentToken } from '../security/enrollment.js';
 import { forwarded } from '../security/forwarded.js';
-import { auditRequest } from './audit.js';
 import { LIMITS, describeIssues, toIssues, validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
 import {
   getAgent,
@@ -172,7 +171,7 @@ export const agentRoutes: Route[] = [
       const issued = await issueAgent(ctx.deps.storage.db, body.hostname);
       // The one-time token expires as one from `agent issue` does (DECISIONS H8: default 7 days).
       const expires_at = await recordEnrollmentToken(ctx.deps.storage.db, issued.host_id, DEFAULT_ENROLLMENT_TTL_MS, ctx.deps.now?.());
-      await auditRequest(ctx, 'agent.issue', issued.host_id, { hostname: issued.hostname, expires_at });
+      await ctx.audit(issued.host_id, { hostname: issued.hostname, expires_at });
       send(ctx.res, 201, issuedView(ctx, issued));
     },
   },
@@ -198,6 +197,7 @@ export const agentRoutes: Route[] = [
       const id = hostIdParam(ctx.params['host_id'] as string);
       const issued = await hostOp(id, () => reissueToken(ctx.deps.storage.db, id));
       await recordEnrollmentToken(ctx.deps.storage.db, id, DEFAULT_ENROLLMENT_TTL_MS, ctx.deps.now?.());
+      await ctx.audit(id);
       send(ctx.res, 201, issuedView(ctx, issued));
     },
   },
@@ -207,6 +207,7 @@ export const agentRoutes: Route[] = [
     async handler(ctx) {
       const id = hostIdParam(ctx.params['host_id'] as string);
       await hostOp(id, () => revoke(ctx.deps.storage.db, id));
+      await ctx.audit(id);
       send(ctx.res, 200, { host_id: id, connection_state: 'Revoked', message: `revoked ${id}; a server holding its session closes it (4002) within 2 s` });
     },
   },
@@ -224,6 +225,7 @@ export const agentRoutes: Route[] = [
       const g = grace;
       await hostOp(id, () => requestRotation(ctx.deps.storage.db, id, g));
       const row = await existing(ctx, id);
+      await ctx.audit(id);
       send(ctx.res, 200, {
         host_id: id,
         connection_state: row.connection_state,
@@ -239,7 +241,10 @@ export const agentRoutes: Route[] = [
       const body = checkBody<{ drain_secs?: number }>('DecommissionRequest', (await readJson(ctx.req, '{"drain_secs": 30}', true)) ?? {});
       const drain = body.drain_secs ?? LIMITS.decommission_drain_secs;
       await hostOp(id, () => requestDecommission(ctx.deps.storage.db, id, drain));
+      // The state right after the request (the audit row comes after this read: with drain 0
+      // the session's server revokes at once, and the answer should say the session was live).
       const row = await existing(ctx, id);
+      await ctx.audit(id);
       if (row.connection_state !== 'Active') {
         // Not connected: revoked at once (DESIGN.md 5.13); a live session is drained by its server.
         await revoke(ctx.deps.storage.db, id);
@@ -286,6 +291,7 @@ export const agentRoutes: Route[] = [
       // Stored verbatim: the agent receives exactly the config it was given.
       const text = JSON.stringify(body.config);
       await hostOp(id, () => setAgentConfig(ctx.deps.storage.db, id, text, applyAfter));
+      await ctx.audit(id);
       send(ctx.res, 200, await configView(ctx, await existing(ctx, id)));
     },
   },
@@ -295,6 +301,7 @@ export const agentRoutes: Route[] = [
     async handler(ctx) {
       const id = hostIdParam(ctx.params['host_id'] as string);
       await hostOp(id, () => setAgentConfig(ctx.deps.storage.db, id, null));
+      await ctx.audit(id);
       send(ctx.res, 200, await configView(ctx, await existing(ctx, id)));
     },
   },

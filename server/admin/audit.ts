@@ -5,11 +5,14 @@ import { adminActor, recordAudit } from '../security/audit.js';
 import type { RouteContext } from './context.js';
 
 /**
- * Audit action names by "METHOD path". handleAdmin records a row before the route runs;
- * `null` marks a route that records its own row (it knows the host only once it ran).
+ * Audit action names by "METHOD path"; a state-changing route not listed is recorded as its
+ * "METHOD path". Each route writes its row through ctx.audit once it did what it was asked,
+ * before it answers (before: handleAdmin wrote it before the route ran, so a revoke of an
+ * unknown host, a 400 for a bad body or a malformed path all read as actions taken, the
+ * path's raw text stored whole as host_id).
  */
-export const AUDIT_ACTIONS: Readonly<Record<string, string | null>> = {
-  'POST /admin/agents': null, // agent.issue: the host_id exists only after the handler
+export const AUDIT_ACTIONS: Readonly<Record<string, string>> = {
+  'POST /admin/agents': 'agent.issue',
   'POST /admin/agents/{host_id}/token': 'agent.reissue',
   'POST /admin/agents/{host_id}/revoke': 'agent.revoke',
   'POST /admin/agents/{host_id}/rotate': 'agent.rotate',

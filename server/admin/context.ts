@@ -11,6 +11,12 @@ export interface AdminDeps {
   storage: Storage;
   router: ProbeRouter;
   adminToken: string | undefined;
+  /**
+   * The admin token now, for a request that outlasts its authorization (the live tail checks
+   * on each poll that its credential still holds after SIGHUP changed the token). Absent:
+   * `adminToken` stays the token.
+   */
+  currentAdminToken?: () => string | undefined;
   /** Hosts with a session on this server. */
   connectedHere(host_id: string): boolean;
   /** The last heartbeat's buffer figures of a host whose session this server holds. */
@@ -45,6 +51,13 @@ export interface RouteContext {
   /** How the request was authorized ('none': a public route, which decides itself). */
   via: 'bearer' | 'cookie' | 'loopback' | 'none';
   session: ConsoleSession | undefined;
+  /**
+   * Writes the request's audit row (DECISIONS H9) under its route's action name
+   * (./audit.ts AUDIT_ACTIONS), with the host it acted on: a state-changing route calls it
+   * once it has done what it was asked, before it answers, so a refused request (400, 404,
+   * 409) leaves no row of an action that never happened.
+   */
+  audit(host_id?: string, detail?: Record<string, unknown>): Promise<void>;
 }
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -53,13 +53,27 @@ export function sendError(res: ServerResponse, error: ApiError, headers: Record<
   send(res, error.status, { error: error.toJSON() }, headers);
 }
 
+/**
+ * A request whose body never arrived whole: the client closed or reset the connection, or
+ * Node's requestTimeout cut it. Nothing the database did (before, the stream's ECONNRESET
+ * reached the outage account: "database out of reach", cortex_database_up 0); usually there
+ * is no one left to answer, so the 400 is only what the "admin request" line says.
+ */
+export function bodyCutShort(): ApiError {
+  return new ApiError(400, 400, 'request body cut short: the client closed the connection or the request timed out before the whole body arrived');
+}
+
 async function readBody(req: IncomingMessage): Promise<string | undefined> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) return undefined;
+      chunks.push(chunk);
+    }
+  } catch {
+    throw bodyCutShort(); // the request stream's own error (ECONNRESET "aborted"), never the database's
   }
   return Buffer.concat(chunks).toString('utf8');
 }
@@ -90,6 +104,9 @@ export async function readJson(req: IncomingMessage, shape: string, optional = f
   }
 }
 
+/** C0 controls but tab, and DEL: never in a search term, a name or a value these parameters take. */
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
 /** Query-parameter readers: absent → undefined; malformed → ApiError 400 naming the parameter. */
 export class Query {
   constructor(private readonly params: URLSearchParams) {}
@@ -98,6 +115,10 @@ export class Query {
     const v = this.params.get(name);
     if (v === null || v === '') return undefined;
     if (v.length > maxLength) throw invalid(`query parameter ${name} is longer than ${maxLength} characters`);
+    // PostgreSQL refuses a NUL in text (a 500 before) and SQLite ends the string there (q=%00x
+    // matched everything); no log text, source or metric name is searched by control characters.
+    const bad = CONTROL.exec(v);
+    if (bad !== null) throw invalid(`query parameter ${name} contains a control character (U+${bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} at position ${bad.index + 1}); send printable text`);
     return v;
   }
 
@@ -124,6 +145,17 @@ export class Query {
     if (t === undefined) throw invalid(`query parameter ${name} must be an RFC 3339 date-time such as 2026-05-16T20:00:00Z (got ${JSON.stringify(v)})`);
     return t;
   }
+}
+
+/**
+ * A seq given as text (a cursor, Last-Event-ID): digits up to 2^53 - 1, as after_seq takes.
+ * Undefined otherwise: a longer one became Infinity or 1e23, which PostgreSQL's bigint refused
+ * (a 500, or a live tail that hung after its headers).
+ */
+export function seqFromText(text: string): number | undefined {
+  if (!/^\d{1,16}$/.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isSafeInteger(n) ? n : undefined;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

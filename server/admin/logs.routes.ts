@@ -5,8 +5,9 @@
 // ingest path, so it shows a host's rows whichever server on the database holds its session.
 import type { Severity } from '@cortex/agent-protocol';
 import { getAgent } from '../db/agents.repository.js';
+import { authorize } from './access.js';
 import type { Route, RouteContext } from './context.js';
-import { hostIdParam, invalid, send, unknownHost } from './http.js';
+import { hostIdParam, invalid, send, seqFromText, unknownHost } from './http.js';
 import { SEVERITIES, logMatches, metricNames, queryLogs, queryMetrics } from './queries.js';
 import { since, tail } from '../db/logs.repository.js';
 
@@ -35,30 +36,63 @@ function filters(ctx: RouteContext): { severity?: Severity; source?: string; q?:
   return { ...(severity !== undefined ? { severity } : {}), ...(source !== undefined ? { source } : {}), ...(q !== undefined ? { q } : {}) };
 }
 
+/** Where a tail starts: Last-Event-ID (what an EventSource resends), else after_seq; undefined: the backlog. */
+function resumePoint(ctx: RouteContext): number | undefined {
+  const header = ctx.req.headers['last-event-id'];
+  if (typeof header === 'string' && header.trim() !== '') {
+    const seq = seqFromText(header.trim());
+    if (seq === undefined) throw invalid(`Last-Event-ID must be a seq (digits, at most ${Number.MAX_SAFE_INTEGER}), got ${JSON.stringify(header.slice(0, 40))}`);
+    return seq;
+  }
+  return ctx.query.int('after_seq', 0, Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * Whether the credential the stream was opened with still holds. Access is otherwise checked
+ * once per request, and a tail is a request that lasts: after SIGHUP changed the admin token
+ * (or a console session expired) it went on streaming to the old credential, though the
+ * docs say the previous token is refused from then on and its console sessions end.
+ */
+function stillAuthorized(ctx: RouteContext): boolean {
+  if (ctx.deps.currentAdminToken === undefined) return true; // no live token to compare with (a test's deps)
+  return authorize(ctx.req, { ...ctx.deps, adminToken: ctx.deps.currentAdminToken() }, false).ok;
+}
+
 async function streamTail(ctx: RouteContext): Promise<void> {
   const id = await knownHost(ctx);
   const filter = filters(ctx);
-  const header = ctx.req.headers['last-event-id'];
-  let after: number | undefined;
-  if (typeof header === 'string' && header.trim() !== '') {
-    if (!/^\d+$/.test(header.trim())) throw invalid(`Last-Event-ID must be a seq (digits), got ${JSON.stringify(header.slice(0, 40))}`);
-    after = Number(header.trim());
-  } else {
-    after = ctx.query.int('after_seq', 0, Number.MAX_SAFE_INTEGER);
-  }
+  const after = resumePoint(ctx);
   const backlog = ctx.query.int('backlog', 0, 1000) ?? 50;
   const { req, res } = ctx;
-  const db = ctx.deps.storage.db;
-  const pollMs = ctx.deps.tailPollMs ?? TAIL_POLL_MS;
-  const stallMs = ctx.deps.tailStallMs ?? TAIL_STALL_MS;
-
-  res.writeHead(200, {
+  const head = {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-store',
     Connection: 'keep-alive',
     'X-Accel-Buffering': 'no',
-  });
+  };
+  if (req.method === 'HEAD') {
+    res.writeHead(200, head).end(); // what GET would answer, without the stream
+    return;
+  }
+  res.writeHead(200, head);
   res.write(`retry: 1000\n\n`);
+  try {
+    await streamRows(ctx, id, filter, after, backlog);
+  } catch (error) {
+    // The headers are out: no error answer is possible any more. Cut the stream (an EventSource
+    // comes back with Last-Event-ID); before, the loop died and left the client waiting forever
+    // on an open, silent stream. httpHandler logs the error (or counts a database outage).
+    ctx.deps.logger?.info({ host_id: id }, 'live tail cut by an error (the client resumes with Last-Event-ID)');
+    res.destroy();
+    throw error;
+  }
+}
+
+async function streamRows(ctx: RouteContext, id: string, filter: ReturnType<typeof filters>, after: number | undefined, backlog: number): Promise<void> {
+  const { req, res } = ctx;
+  const db = ctx.deps.storage.db;
+  const pollMs = ctx.deps.tailPollMs ?? TAIL_POLL_MS;
+  const stallMs = ctx.deps.tailStallMs ?? TAIL_STALL_MS;
   let closed = false;
   let wake: (() => void) | undefined;
   const onClose = (): void => {
@@ -105,6 +139,10 @@ async function streamTail(ctx: RouteContext): Promise<void> {
         break;
       }
     }
+    if (!stillAuthorized(ctx)) {
+      ctx.deps.logger?.info({ host_id: id, last_event_id: last }, 'live tail closed: the admin token it was opened with was changed, or its console session ended');
+      break;
+    }
     const rows = await since(db, id, last, TAIL_BATCH);
     if (closed) break;
     if (rows.length > 0) {
@@ -129,8 +167,9 @@ export const logRoutes: Route[] = [
     path: '/admin/agents/{host_id}/logs',
     async handler(ctx) {
       const id = await knownHost(ctx);
-      const cursor = ctx.query.string('cursor', 64);
-      if (cursor !== undefined && !/^\d+$/.test(cursor)) throw invalid('cursor must be the next_cursor of a previous page');
+      const text = ctx.query.string('cursor', 64);
+      const cursor = text === undefined ? undefined : seqFromText(text);
+      if (text !== undefined && cursor === undefined) throw invalid('cursor must be the next_cursor of a previous page');
       const from = ctx.query.time('from');
       const to = ctx.query.time('to');
       if (from !== undefined && to !== undefined && from >= to) throw invalid(`from (${from}) must be before to (${to})`);
@@ -138,7 +177,7 @@ export const logRoutes: Route[] = [
         ...filters(ctx),
         ...(from !== undefined ? { from } : {}),
         ...(to !== undefined ? { to } : {}),
-        ...(cursor !== undefined ? { beforeSeq: Number(cursor) } : {}),
+        ...(cursor !== undefined ? { beforeSeq: cursor } : {}),
         limit: ctx.query.int('limit', 1, 1000) ?? 100,
       });
       send(ctx.res, 200, page);

@@ -12,9 +12,15 @@ import type { Route, RouteContext } from './context.js';
 import { ApiError, hostIdParam, invalid, readJson, send, unknownHost } from './http.js';
 import { checkBody } from './schemas.js';
 
+/** A path group name; 400 when it is not one (a malformed %-escape included: DECISIONS H10, as hostIdParam). */
 function groupParam(raw: string): string {
-  const name = decodeURIComponent(raw);
-  if (!GROUP_NAME.test(name)) throw invalid(`group name ${JSON.stringify(name)}: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`, [{ path: '/name', message: 'is not a group name' }]);
+  let name: string;
+  try {
+    name = decodeURIComponent(raw);
+  } catch {
+    throw invalid('group name in the path is not valid percent-encoding', [{ path: '/name', message: 'is not valid percent-encoding' }]);
+  }
+  if (!GROUP_NAME.test(name)) throw invalid(`group name ${JSON.stringify(name.slice(0, 80))}: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`, [{ path: '/name', message: 'is not a group name' }]);
   return name;
 }
 
@@ -44,6 +50,7 @@ export const operatorRoutes: readonly Route[] = [
       const purge = raw === 'true';
       try {
         const gone = await deleteAgent(ctx.deps.storage.db, id, { purge });
+        await ctx.audit(id, { purge });
         send(ctx.res, 200, {
           host_id: id,
           purged: purge,
@@ -71,6 +78,7 @@ export const operatorRoutes: readonly Route[] = [
         if (error instanceof HostRevokedError) throw new ApiError(409, 409, `host ${id} is revoked`);
         throw error;
       }
+      await ctx.audit(id, { group: body.group });
       send(ctx.res, 200, { host_id: id, group: body.group, message: body.group === null ? `${id} is in no group now` : `${id} is in group ${body.group} now` });
     },
   },
@@ -100,6 +108,7 @@ export const operatorRoutes: readonly Route[] = [
       if (issues.length > 0 || !validateAgentConfig(body.config)) throw invalid(`config is not a valid AgentConfig (${issues.length} problems)`, issues.slice(0, 50));
       const applyAfter = body.apply_after === undefined || body.apply_after === null ? null : new Date(body.apply_after).toISOString();
       await setGroupConfig(ctx.deps.storage.db, name, JSON.stringify(body.config), applyAfter);
+      await ctx.audit(undefined, { group: name });
       send(ctx.res, 200, await groupConfigView(ctx, name));
     },
   },
@@ -110,6 +119,7 @@ export const operatorRoutes: readonly Route[] = [
       const name = groupParam(ctx.params['name'] as string);
       if ((await getGroup(ctx.deps.storage.db, name)) === undefined) throw new ApiError(404, 404, `no group ${name}`);
       await setGroupConfig(ctx.deps.storage.db, name, null);
+      await ctx.audit(undefined, { group: name });
       send(ctx.res, 200, await groupConfigView(ctx, name));
     },
   },

@@ -1,6 +1,7 @@
 // /admin/openapi.json, /admin/session (console sign-in), /admin/settings, /admin/probes and
 // the probe call itself (DESIGN.md section 3).
 import { PROBES, describeIssues, toIssues, validateProbeRequestParams } from '@cortex/agent-protocol';
+import { redactDbUrl } from '../db/open.js';
 import { getSettings } from '../db/settings.repository.js';
 import { ProbeFailure } from '../control/probes.js';
 import type { Route } from './context.js';
@@ -77,6 +78,9 @@ export const serverRoutes: Route[] = [
       const s = ctx.deps.settings;
       const base: Record<string, unknown> = s !== undefined ? { ...s, listen: `${s.listen.host.includes(':') ? `[${s.listen.host}]` : s.listen.host}:${s.listen.port}` } : await getSettings(ctx.deps.storage.db);
       const { admin_token, ...rest } = base;
+      // A PostgreSQL URL's password is masked here as in the banner and the log (it was shown
+      // as given, to anyone who may read settings: a console session, a loopback client).
+      if (typeof rest['db'] === 'string') rest['db'] = redactDbUrl(rest['db']);
       send(ctx.res, 200, {
         ...rest,
         admin_token_set: (typeof admin_token === 'string' && admin_token !== '') || (ctx.deps.adminToken !== undefined && ctx.deps.adminToken !== ''),
@@ -105,12 +109,18 @@ export const serverRoutes: Route[] = [
         const issues = toIssues(validateProbeRequestParams.errors);
         throw invalid(`invalid probe request: ${describeIssues(issues)}`, issues.slice(0, 20));
       }
+      // The probe is the action: a valid request is recorded whatever its host answered, with
+      // the outcome's status (a probe of a host not connected included, DECISIONS H9).
+      let output: unknown;
       try {
-        send(ctx.res, 200, await ctx.deps.router.invoke(host_id, params.probe, params.args, params.timeout_ms));
+        output = await ctx.deps.router.invoke(host_id, params.probe, params.args, params.timeout_ms);
       } catch (error) {
-        if (error instanceof ProbeFailure) throw new ApiError(error.status, error.rpc.code, error.rpc.wireMessage, error.rpc.data); // the agent's error as it sent it
-        throw error;
+        if (!(error instanceof ProbeFailure)) throw error;
+        await ctx.audit(host_id, { probe: params.probe, status: error.status });
+        throw new ApiError(error.status, error.rpc.code, error.rpc.wireMessage, error.rpc.data); // the agent's error as it sent it
       }
+      await ctx.audit(host_id, { probe: params.probe, status: 200 });
+      send(ctx.res, 200, output);
     },
   },
 ];

@@ -56,31 +56,76 @@ export function unavailableMessage(kind: OutageKind | undefined): string {
   }
 }
 
+/**
+ * The request's own stream failed: the client reset or closed the connection mid-body, or
+ * Node's requestTimeout cut it. Its ECONNRESET is no database's (before, it reached the outage
+ * account: "database out of reach", cortex_database_up 0).
+ */
+function clientGone(req: http.IncomingMessage, error: unknown): boolean {
+  return error !== undefined && error !== null && req.errored === error;
+}
+
 /** The request handler of the listener (errors become 500 and a log line). */
 export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   return (req, res) => {
     void route(c, req, res).catch((error: unknown) => {
+      const path = (req.url ?? '').split('?')[0];
+      if (clientGone(req, error)) {
+        c.logger.info({ err: String(error), path }, 'HTTP request cut short by its client; nothing answered');
+        res.destroy();
+        return;
+      }
       if (c.outage.failed('admin API', error)) {
         if (!res.headersSent) {
           // the admin API's error shape (code = the HTTP status, as for 401/403)
           res.writeHead(503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store', 'Retry-After': '5' });
           const kind = outageKind(error);
           res.end(JSON.stringify({ error: { code: 503, message: unavailableMessage(kind) } }));
+        } else {
+          cutShort(res);
         }
         return;
       }
-      c.logger.error({ err: String(error), path: (req.url ?? '').split('?')[0] }, 'HTTP handler failed');
+      c.logger.error({ err: String(error), path }, 'HTTP handler failed');
       if (!res.headersSent) res.writeHead(500).end();
+      else cutShort(res);
     });
   };
 }
 
+/**
+ * A response that failed after its headers went out (a live tail's poll, a half-written body)
+ * cannot carry an error any more: it is cut, so the client sees it end — an EventSource comes
+ * back with Last-Event-ID — instead of waiting on an open, silent connection for good.
+ */
+function cutShort(res: http.ServerResponse): void {
+  if (!res.writableEnded) res.destroy();
+}
+
+/** Paths of this module's own routes, GET only (HEAD answered as GET). */
+const OWN_ROUTES = new Set(['/healthz', '/metrics']);
+
 async function route(c: RoutesContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
   const path = (req.url ?? '').split('?')[0] ?? '';
-  if (req.method === 'GET' && path === '/healthz') return health(c, res);
-  if (req.method === 'GET' && path === '/metrics') return metricsRoute(c, req, res);
+  if (OWN_ROUTES.has(path)) {
+    // HEAD as GET (Node drops the body); anything else 405 naming both, as the console does.
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { 'Content-Type': 'application/json', Allow: 'GET, HEAD' });
+      res.end(JSON.stringify({ error: { code: 405, message: `${req.method ?? ''} is not supported on ${path}; use GET` } }));
+      return;
+    }
+    return path === '/healthz' ? health(c, res) : metricsRoute(c, req, res);
+  }
   const { settings, storage, logger } = c;
-  const admin = await handleAdmin(req, res, path, { ...c.admin(), storage, adminToken: c.adminToken(), settings, logger, isTrustedProxy: (a) => c.isTrustedProxy(a) });
+  const admin = await handleAdmin(req, res, path, {
+    ...c.admin(),
+    storage,
+    adminToken: c.adminToken(),
+    currentAdminToken: () => c.adminToken(),
+    settings,
+    logger,
+    isTrustedProxy: (a) => c.isTrustedProxy(a),
+  });
   if (admin) return;
   if (handleConsole(req, res, path)) return;
   res.writeHead(404, { 'Content-Type': 'application/json' });
