@@ -225,8 +225,8 @@ describe('IngestWriter.insertMetrics', () => {
     expect(n).toBe(2);
     const rows = await t.storage.db.selectFrom('metrics').selectAll().orderBy('name').execute();
     expect(rows).toEqual([
-      { host_id: host, ts: '2026-05-16T19:43:00.000Z', name: 'load1', value: 0.42, labels_json: null },
-      { host_id: host, ts: '2026-05-16T19:43:00.000Z', name: 'mem_used_pct', value: 38.1, labels_json: '{"host":"devhost"}' },
+      { host_id: host, ts: '2026-05-16T19:43:00.000Z', name: 'load1', value: 0.42, labels_json: null, received_at: '2026-05-16T19:43:00.100Z' },
+      { host_id: host, ts: '2026-05-16T19:43:00.000Z', name: 'mem_used_pct', value: 38.1, labels_json: '{"host":"devhost"}', received_at: '2026-05-16T19:43:00.100Z' },
     ]);
     expect((await getAgent(t.storage.db, host))?.last_seen).toBe('2026-05-16T19:43:00.100Z');
     await expect(
