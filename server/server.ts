@@ -71,6 +71,8 @@ export interface StartOptions {
   tlsCheckMs?: number;
   /** A live tail whose client took nothing for this long is closed (ms, default 60,000). */
   tailStallMs?: number;
+  /** Live tails streamed at once (default 64: server/admin/logs.routes.ts MAX_LIVE_TAILS). */
+  maxLiveTails?: number;
   /**
    * Called once the server has closed itself because it cannot go on (another process took
    * its server id over, DECISIONS G23); `serve` exits 1 with the message.
@@ -239,6 +241,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         tls,
         serverVersion: SERVER_VERSION,
         ...(options.tailStallMs !== undefined ? { tailStallMs: options.tailStallMs } : {}),
+        ...(options.maxLiveTails !== undefined ? { maxLiveTails: options.maxLiveTails } : {}),
       }),
     }),
     options.headersTimeoutMs,

@@ -39,6 +39,8 @@ export interface AdminDeps {
   tailPollMs?: number;
   /** A live tail whose client has not read for this long is closed (ms, default 60,000; it resumes with Last-Event-ID). */
   tailStallMs?: number;
+  /** Live tails this server streams at once (default MAX_LIVE_TAILS); one more is 503 with Retry-After. */
+  maxLiveTails?: number;
 }
 
 export interface RouteContext {

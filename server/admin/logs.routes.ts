@@ -7,7 +7,7 @@ import type { Severity } from '@cortex/agent-protocol';
 import { getAgent } from '../db/agents.repository.js';
 import { authorize } from './access.js';
 import type { Route, RouteContext } from './context.js';
-import { hostIdParam, invalid, send, seqFromText, unknownHost } from './http.js';
+import { ApiError, hostIdParam, invalid, send, sendError, seqFromText, unknownHost } from './http.js';
 import { SEVERITIES, logMatches, metricNames, queryLogs, queryMetrics } from './queries.js';
 import { since, tail } from '../db/logs.repository.js';
 
@@ -22,6 +22,14 @@ const KEEPALIVE_MS = 15_000;
  * (a suspended laptop, a stuck proxy) would otherwise hold its socket and buffers for good.
  */
 const TAIL_STALL_MS = 60_000;
+/**
+ * Live tails one server streams at once (DECISIONS H43). Each polls the database every
+ * TAIL_POLL_MS on the connections the ingest path uses: 500 tails (a script in a loop, a wall of
+ * browser tabs) put ack p50 at 605 ms and the server at 641 MB. One more is 503 with Retry-After.
+ */
+export const MAX_LIVE_TAILS = 64;
+/** Live tails streaming now, per server (its storage). */
+const liveTails = new WeakMap<object, number>();
 
 async function knownHost(ctx: RouteContext): Promise<string> {
   const id = hostIdParam(ctx.params['host_id'] as string);
@@ -74,6 +82,19 @@ async function streamTail(ctx: RouteContext): Promise<void> {
     res.writeHead(200, head).end(); // what GET would answer, without the stream
     return;
   }
+  const storage = ctx.deps.storage;
+  const max = ctx.deps.maxLiveTails ?? MAX_LIVE_TAILS;
+  const open = liveTails.get(storage) ?? 0;
+  if (open >= max) {
+    ctx.deps.logger?.warn({ host_id: id, live_tails: open }, 'live tail refused: this server streams as many as it allows');
+    sendError(
+      res,
+      new ApiError(503, 503, `this server already streams ${max} live tails, as many as it allows (each polls the database); close one (a browser tab, an agent tail --follow), or read with agent tail -n N without --follow`),
+      { 'Retry-After': '10' },
+    );
+    return;
+  }
+  liveTails.set(storage, open + 1);
   res.writeHead(200, head);
   res.write(`retry: 1000\n\n`);
   try {
@@ -85,6 +106,8 @@ async function streamTail(ctx: RouteContext): Promise<void> {
     ctx.deps.logger?.info({ host_id: id }, 'live tail cut by an error (the client resumes with Last-Event-ID)');
     res.destroy();
     throw error;
+  } finally {
+    liveTails.set(storage, (liveTails.get(storage) ?? 1) - 1);
   }
 }
 
