@@ -37,6 +37,11 @@ export function onPeerEvent(e: PeerEvent, s: PeerEventScope): void {
       s.metrics.framesOut.labels(e.type === 'rejected' ? e.method : '(error)').inc();
       log.debug({ host_id: s.host_id, event: e.type }, 'peer event');
       break;
+    case 'notification_dropped':
+      // a request (logs.push, metrics.push) sent without an id: nothing can answer it, so its
+      // sender learns nothing — a third-party agent's author finds it here (before: debug only)
+      log.info({ host_id: s.host_id, method: e.method, reason: e.reason }, `${e.method} sent without an id dropped, nothing done: send it as a request (with an id) to get its answer`);
+      break;
     case 'binary_frame':
       log.info({ host_id: s.host_id, address: s.address }, 'binary frame: closing 1003');
       break;

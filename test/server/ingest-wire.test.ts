@@ -289,6 +289,10 @@ describe('metrics.push and agent.heartbeat', () => {
     expect(r.result.accepted).toBe(1);
     expect(a.client.messages.length).toBe(2); // the hello result and the metrics answer, nothing for the heartbeats
     expect(t.log.lines.some((l) => l.includes('malformed notification dropped'))).toBe(true);
+    // a request sent as a notification (no id): nothing stored, nothing answered, but said (K13)
+    a.client.notify('logs.push', { seq_start: 1, entries: logEntries(1, 3) });
+    await waitFor(() => t!.log.lines.some((l) => l.includes('logs.push sent without an id dropped, nothing done: send it as a request (with an id) to get its answer')), 5000);
+    expect(await t.server.storage.db.selectFrom('logs').select('seq').where('host_id', '=', a.host_id).execute()).toEqual([]);
     // last_seen also moves on logs.push
     await t.server.storage.db.updateTable('agents').set({ last_seen: old }).where('host_id', '=', a.host_id).execute();
     await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 1) });
