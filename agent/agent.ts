@@ -64,6 +64,8 @@ export class Agent extends EventEmitter {
   private readonly rescue: BufferRescue;
   private lastError: string | null = null;
   private stoppedFlag = false;
+  /** The status when the agent stopped, taken before its buffer closed (status() answers it after). */
+  private finalStatus: AgentStatus | undefined;
   private stopPromise: Promise<void> | null = null;
   private shutdownDone = false;
   private readonly finished: Promise<AgentState>;
@@ -240,6 +242,8 @@ export class Agent extends EventEmitter {
   }
 
   status(): AgentStatus {
+    // once stopped, the buffer may be closed: the status taken just before it closed
+    if (this.finalStatus !== undefined) return this.finalStatus;
     const s = this.buffer.stats();
     const recovery = this.storage.recovery;
     return {
@@ -347,6 +351,10 @@ export class Agent extends EventEmitter {
     await this.statusWriter.flush();
     if (this.ownsBuffer) {
       const next = this.buffer.nextSeq;
+      // what status() answers from now on: `run` reads last_error after the stop, and a revoked
+      // agent with unsent entries failed there on the closed buffer ("The database connection is
+      // not open", E_INTERNAL "this is a bug") instead of saying it was revoked (H44)
+      this.finalStatus = this.status();
       this.buffer.close();
       markCleanStop(this.options.stateDir, next);
     }

@@ -81,6 +81,17 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     err(`${PROG}: ${formatCliError('E_DB_OPEN', `the database takes no writes (25006: ${e.message})`, READ_ONLY_DB_HINT)}`);
     process.exit(1);
   }
+  if (e?.code === '42501') {
+    // a database user with GRANTs that do not cover what this command does (H44; was E_INTERNAL "this is a bug")
+    err(
+      `${PROG}: ${formatCliError(
+        'E_DB_OPEN',
+        `the database user may not do this: 42501 ${e.message}`,
+        'GRANT that user what the command needs on the table named (admin commands read and write agents, enrollment_tokens, agent_groups, audit and probe_requests: e.g. GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO USER), or give --db the user serve runs as',
+      )}`,
+    );
+    process.exit(1);
+  }
   // an error that carries one of the catalogue's codes (the admin API out of reach: E_CONNECT)
   if (isErrorCode(e?.code)) {
     err(`${PROG}: ${describeCliError(error).text}`);

@@ -36,6 +36,9 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   if (code === 'ENOENT' && (error as { syscall?: unknown }).syscall === 'connect') return true;
   if (typeof code === 'string' && (code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(code))) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
+  // `ALTER DATABASE … ALLOW_CONNECTIONS false` (maintenance, a restore): 55000, a class that also
+  // holds what a statement did ("already pending detach"), so only with this message (H44)
+  if (code === '55000' && /is not currently accepting connections/.test(message)) return true;
   return /Connection terminated|timeout expired|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
 }
 

@@ -262,6 +262,22 @@ describe('shutdown and drain', () => {
     expect((await s.current!.closed).reason).toBe('final_seq=5');
   });
 
+  // H44: `run` reads status().last_error once the agent stopped; with unsent entries the stats
+  // query ran on the closed buffer and `run` exited "E_INTERNAL … this is a bug"
+  it('revoked with entries unsent: after the stop, status() still answers (state, queue, why) from the closed buffer', async () => {
+    const s = await server();
+    s.push = () => new Promise(() => undefined); // never acked
+    const { agent } = await agentFor(s);
+    agent.start();
+    await agent.waitForState('Active');
+    agent.ingest(entries(5));
+    s.current!.client.agentShutdown({ reason: 'Revoked', drain_seconds: 0 });
+    expect(await agent.done).toBe('Revoked');
+    const st = agent.status();
+    expect(st).toMatchObject({ state: 'Revoked', stopped: true, queue_depth: 5, next_seq: 6, acked_seq: 0 });
+    expect(agent.status()).toEqual(st);
+  });
+
   it('ServerReload drains the buffer within drain_seconds, closes with final_seq, then reconnects', async () => {
     const s = await server();
     let hold = true;

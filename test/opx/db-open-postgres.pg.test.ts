@@ -164,6 +164,14 @@ describe('PostgreSQL refuses the --db', () => {
         expect(r.stderr).toMatch(new RegExp(`^cortex-server: error\\[E_DB_OPEN\\]: the user "${role}" may not use the table kysely_migration: another user created the tables here`));
         expect(r.stderr).not.toContain('another application');
       }
+      // 2b. SELECT only: a command that writes is refused by PostgreSQL (42501), said as the
+      // user's rights with what to GRANT, not E_INTERNAL "this is a bug" (H44)
+      await su.query(`grant select on all tables in schema ${schema} to ${role}`);
+      const issued = server(['agent', 'issue', '--host', 'granted', '--json', '--db', target.db]);
+      const hostId = (JSON.parse(issued.stdout) as { host_id: string }).host_id;
+      const revoke = server(['agent', 'revoke', hostId, '--db', asRole]);
+      expect(revoke.code, revoke.stderr).toBe(1);
+      expect(revoke.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: the database user may not do this: 42501 permission denied for table \w+ — GRANT that user what the command needs on the table named/);
       // 3. GRANTs on every table, but logs is not its own: serve refuses (it could not add a day's
       // partition once those made in advance ran out); the admin commands work with GRANTs
       await su.query(`grant create on schema ${schema} to ${role}`);

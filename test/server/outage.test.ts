@@ -17,6 +17,7 @@ describe('isDatabaseUnreachable', () => {
       err('terminating connection due to administrator command', '57P01'),
       err('connection failure', '08006'),
       err('sorry, too many clients already', '53300'),
+      err('database "cortex" is not currently accepting connections', '55000'), // ALLOW_CONNECTIONS false (H44)
       err('Connection terminated unexpectedly'),
       err('timeout exceeded when trying to connect'),
       Object.assign(err('connect ENOENT /var/run/postgresql/.s.PGSQL.5432', 'ENOENT'), { syscall: 'connect' }), // a Unix socket PostgreSQL removed (G37)
@@ -26,7 +27,7 @@ describe('isDatabaseUnreachable', () => {
   });
 
   it('does not count what a statement did itself', () => {
-    for (const e of [err("ENOENT: no such file or directory, open '/x/cortex.db'", 'ENOENT'), err('duplicate key value violates unique constraint', '23505'), err('disk I/O error', 'SQLITE_IOERR'), err('database or disk is full', 'SQLITE_FULL'), err('relation "logs" does not exist', '42P01'), err('boom'), null, undefined, 'a string']) {
+    for (const e of [err("ENOENT: no such file or directory, open '/x/cortex.db'", 'ENOENT'), err('duplicate key value violates unique constraint', '23505'), err('disk I/O error', 'SQLITE_IOERR'), err('database or disk is full', 'SQLITE_FULL'), err('relation "logs" does not exist', '42P01'), err('partition "logs_p20260101" already pending detach in partitioned table "public.logs"', '55000'), err('boom'), null, undefined, 'a string']) {
       expect(isDatabaseUnreachable(e)).toBe(false);
     }
   });
