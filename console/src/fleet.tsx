@@ -59,14 +59,23 @@ export function FleetPage() {
           get<FleetSummary>('/admin/fleet'),
         ]);
         if (gen !== generation.current) return;
+        const count = Number(list.headers.get('X-Total-Count') ?? list.body.length);
+        if (list.body.length === 0 && offset > 0 && count > 0) {
+          // the page is past the end (hosts went meanwhile): to the last page that has rows (J12)
+          setOffset(Math.floor((count - 1) / PAGE) * PAGE);
+          return;
+        }
         setRows(list.body);
-        setTotal(Number(list.headers.get('X-Total-Count') ?? list.body.length));
+        setTotal(count);
         setSummary(fleet);
         setNow(Date.parse(fleet.server_time) || Date.now());
         setError(undefined);
       } catch (e) {
         if (gen !== generation.current) return;
         setError(e instanceof ApiError ? e.message : String(e));
+        // a filter the server refuses (400) leaves no rows of the one before under its error;
+        // a server out of reach keeps them (the page says it is trying again)
+        if (e instanceof ApiError && e.status === 400) setRows(undefined);
       }
       if (gen === generation.current) timer = setTimeout(() => void load(), POLL_MS);
     }
@@ -112,7 +121,7 @@ export function FleetPage() {
       </section>
       <form class="filters" role="search" onSubmit={(e) => e.preventDefault()}>
         <label for="fleet-filter">Filter by hostname or host id</label>
-        <input id="fleet-filter" type="search" value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} placeholder="e.g. web-" />
+        <input id="fleet-filter" type="search" maxLength={200} value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} placeholder="e.g. web-" />
         <label for="fleet-state">State</label>
         <select id="fleet-state" value={state} onChange={(e) => { setState((e.currentTarget as HTMLSelectElement).value as ConnectionState | ''); setOffset(0); }}>
           <option value="">All states</option>

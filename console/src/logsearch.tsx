@@ -16,18 +16,27 @@ export function LogSearch(props: { hostId: string }) {
   const [cursor, setCursor] = useState<string | null>(null);
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  /** The filters of the search shown: "Older lines" goes on with them, not with what the form holds since (J12). */
+  const [shown, setShown] = useState<Record<string, string | undefined>>({});
 
   async function run(more: boolean): Promise<void> {
     setBusy(true);
     setError(undefined);
+    const filters = more ? shown : { from: localToIso(from), to: localToIso(to), severity, source: source.trim(), q: text.trim() };
     try {
       const page = await get<{ items: LogRow[]; next_cursor: string | null }>(
-        `/admin/agents/${props.hostId}/logs${qs({ from: localToIso(from), to: localToIso(to), severity, source: source.trim(), q: text.trim(), limit: 100, cursor: more ? (cursor ?? undefined) : undefined })}`,
+        `/admin/agents/${props.hostId}/logs${qs({ ...filters, limit: 100, cursor: more ? (cursor ?? undefined) : undefined })}`,
       );
       setRows(more ? [...(rows ?? []), ...page.items] : page.items);
       setCursor(page.next_cursor);
+      setShown(filters);
     } catch (e) {
       setError(e instanceof ApiError ? e.message : String(e));
+      // a new search that failed leaves no rows of the one before on screen under its error
+      if (!more) {
+        setRows(undefined);
+        setCursor(null);
+      }
     } finally {
       setBusy(false);
     }
@@ -49,9 +58,9 @@ export function LogSearch(props: { hostId: string }) {
           ))}
         </select>
         <label for="search-source">Source</label>
-        <input id="search-source" value={source} onInput={(e) => setSource((e.currentTarget as HTMLInputElement).value)} />
+        <input id="search-source" maxLength={200} value={source} onInput={(e) => setSource((e.currentTarget as HTMLInputElement).value)} />
         <label for="search-text">Text contains</label>
-        <input id="search-text" type="search" value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} />
+        <input id="search-text" type="search" maxLength={200} value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} />
         <button type="submit" disabled={busy}>Search</button>
       </form>
       <ErrorText error={error} />

@@ -17,7 +17,7 @@ export function SignIn(props: { mode: 'token' | 'loopback'; onSignedIn(s: Sessio
       setToken('');
       props.onSignedIn(s);
     } catch (err) {
-      setError(err instanceof ApiError ? (err.status === 401 ? 'That is not the admin token of this server.' : err.message) : String(err));
+      setError(err instanceof ApiError ? (err.status === 401 || err.status === 400 ? 'That is not the admin token of this server.' : err.message) : String(err));
     } finally {
       setBusy(false);
     }

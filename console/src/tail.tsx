@@ -12,6 +12,8 @@ import { plural } from './util.js';
 const SHOWN = 300;
 const FLUSH_MS = 250;
 const SAMPLING_NOTICE_MS = 5000;
+/** A stream the browser gave up on (a non-stream answer: 503, 5xx) is opened again this long after (the server's Retry-After). */
+const RETRY_MS = 10_000;
 
 export function LiveTail(props: { hostId: string }) {
   const [severity, setSeverity] = useState('');
@@ -41,11 +43,32 @@ export function LiveTail(props: { hostId: string }) {
     counters.current = { received: 0, sinceFlush: 0, sincePause: 0, sampledAt: -Infinity, window: [] };
     setLines([]);
     setStatus('connecting');
-    const es = new EventSource(apiUrl(`/admin/agents/${props.hostId}/logs/stream${qs({ backlog: 100, ...filter })}`));
-    es.addEventListener('open', () => setStatus('live'));
-    es.addEventListener('error', () => setStatus('reconnecting'));
-    es.addEventListener('log', (ev) => {
+    // EventSource retries a dropped connection by itself, but gives up for good after an answer
+    // that is not a stream (a 503 when the server streams as many tails as it allows, a 5xx
+    // while its database is away): then a new one is opened after RETRY_MS, after the last
+    // line seen (DECISIONS J12; before, the page said "Reconnecting…" for good).
+    let es: EventSource | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
+    let lastSeq: number | undefined;
+    const open = (): void => {
+      const from = lastSeq === undefined ? { backlog: 100 } : { after_seq: lastSeq };
+      const source = new EventSource(apiUrl(`/admin/agents/${props.hostId}/logs/stream${qs({ ...from, ...filter })}`));
+      es = source;
+      source.addEventListener('open', () => setStatus('live'));
+      source.addEventListener('error', () => {
+        setStatus('reconnecting');
+        if (source.readyState === EventSource.CLOSED && retry === undefined) {
+          retry = setTimeout(() => {
+            retry = undefined;
+            open();
+          }, RETRY_MS);
+        }
+      });
+      source.addEventListener('log', onLog);
+    };
+    const onLog = (ev: Event): void => {
       const row = JSON.parse((ev as MessageEvent<string>).data) as LogRow;
+      lastSeq = row.seq;
       const b = buffer.current;
       b.push(row);
       if (b.length > SHOWN * 2) b.splice(0, b.length - SHOWN);
@@ -53,7 +76,8 @@ export function LiveTail(props: { hostId: string }) {
       c.received++;
       c.sinceFlush++;
       if (pausedRef.current) c.sincePause++;
-    });
+    };
+    open();
     const flush = setInterval(() => {
       const c = counters.current;
       const now = Date.now();
@@ -68,7 +92,8 @@ export function LiveTail(props: { hostId: string }) {
       setStats((s) => (s.received === c.received && s.rate === rate && s.pendingWhilePaused === c.sincePause && s.sampled === sampled ? s : { received: c.received, rate, pendingWhilePaused: c.sincePause, sampled }));
     }, FLUSH_MS);
     return () => {
-      es.close();
+      es?.close();
+      clearTimeout(retry);
       clearInterval(flush);
     };
   }, [props.hostId, filter]);

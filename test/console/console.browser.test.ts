@@ -5,11 +5,14 @@
 // page live updates, host page (config editor, live tail, probe form, confirmations),
 // enrollment page, CSRF. A screenshot of each page goes to dist/screenshots/console/.
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_CLI, ROOT, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
+import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
 import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
 
 const ADMIN_TOKEN = 'browser-test-admin-token-7f3a9c1e';
@@ -66,6 +69,12 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await field.fill('not-the-admin-token');
     await field.press('Enter');
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('not the admin token');
+    // one over the API's 256 characters: the same words, not the schema's (J12)
+    await field.fill('y'.repeat(300));
+    await field.press('Enter');
+    await expect.poll(() => page.getByRole('alert').textContent()).toBe('That is not the admin token of this server.');
+    // the page asks for no /favicon.ico (a 404 in the browser's console on every load before)
+    expect(await page.evaluate(() => document.querySelector('link[rel="icon"]')?.getAttribute('href'))).toBe('data:,');
     await field.fill(ADMIN_TOKEN);
     await field.press('Enter');
     await page.getByRole('heading', { name: 'Fleet' }).waitFor();
@@ -164,6 +173,37 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await page.locator('.log-lines li', { hasText: 'while paused' }).waitFor();
   });
 
+  // J12: a browser's EventSource gives up for good after an answer that is not a stream. With
+  // H43's cap, the 65th tail is a 503: the page said "Reconnecting…" for good, nothing retried.
+  it('host page: a live tail refused while the server streams as many as it allows is opened again once one closes', async () => {
+    const hostId = (hosts[0] as (typeof hosts)[number]).host_id;
+    const held: http.ClientRequest[] = [];
+    const hold = () =>
+      new Promise<void>((resolve, reject) => {
+        const req = http.get(`${server.http}/admin/agents/${hostId}/logs/stream`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, Accept: 'text/event-stream' } }, (res) => {
+          res.resume();
+          if (res.statusCode === 200) resolve();
+          else reject(new Error(`stream answered ${res.statusCode}`));
+        });
+        req.on('error', () => undefined);
+        held.push(req);
+      });
+    try {
+      // away from the host page (its tail closes), the server's 64 places are taken, then back
+      await page.getByRole('link', { name: 'Fleet', exact: true }).click();
+      for (let i = 0; i < 64; i++) await until('a place for a live tail', () => hold().then(() => true, () => false));
+      await page.locator(`a[href="#/hosts/${hostId}"]`).click();
+      await page.locator('.tail-status').filter({ hasText: 'Reconnecting' }).waitFor();
+      for (const r of held.splice(0)) r.destroy();
+      await page.locator('.tail-status').filter({ hasText: 'Live' }).waitFor({ timeout: 20_000 });
+      const line = `after the retry ${Date.now()}`;
+      appendFileSync(logFile, `${line}\n`);
+      await page.locator('.log-lines li', { hasText: line }).waitFor({ timeout: 5000 });
+    } finally {
+      for (const r of held) r.destroy();
+    }
+  }, 60_000);
+
   it('host page: stored-log search finds the line by text, newest first', async () => {
     await page.getByLabel('Text contains').fill('tail check');
     await page.getByRole('button', { name: 'Search', exact: true }).click();
@@ -171,6 +211,34 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     await rows.first().waitFor();
     expect(await rows.count()).toBe(1);
     expect(await rows.first().textContent()).toContain('console tail check');
+  });
+
+  // J12: "Older lines" built its query from the form as it was then, so a filter typed and not
+  // searched was applied to the next page of the search shown; a failed search left the old rows
+  it('host page: "Older lines" goes on with the search shown, not with filters typed since; a refused search leaves no old rows', async () => {
+    appendFileSync(logFile, Array.from({ length: 150 }, (_, i) => `bulk line ${i}\n`).join(''));
+    const rows = page.getByRole('table', { name: 'Stored log lines' }).locator('tbody tr');
+    await page.getByLabel('Text contains').fill('bulk line');
+    await expect
+      .poll(async () => {
+        await page.getByRole('button', { name: 'Search', exact: true }).click();
+        await rows.first().waitFor();
+        return page.getByText(/lines, newest first/).textContent();
+      }, { timeout: 15_000 })
+      .toBe('100 lines, newest first (more below)');
+    await page.getByLabel('Text contains').fill('no such line at all'); // typed, not searched
+    await page.getByRole('button', { name: 'Older lines' }).click();
+    await expect.poll(() => rows.count()).toBe(150);
+    expect(await rows.filter({ hasText: 'bulk line' }).count()).toBe(150);
+    // From after To: refused, and the rows of the search before go
+    await page.locator('#search-from').fill('2030-01-02T00:00:00');
+    await page.locator('#search-to').fill('2030-01-01T00:00:00');
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    await page.locator('section[aria-labelledby="h-search"] .error').waitFor();
+    expect(await rows.count()).toBe(0);
+    await page.locator('#search-from').fill('');
+    await page.locator('#search-to').fill('');
+    await page.getByLabel('Text contains').fill('');
   });
 
   it('host page: every form control has a label, and the page works by keyboard (Tab to a button, Enter)', async () => {
@@ -247,6 +315,32 @@ describe.skipIf(!run)('operator console in Chromium', () => {
       await page.locator('figure.chart canvas').first().waitFor({ timeout: 20_000 });
       expect(await overflow()).toBe(0);
       await shot('host-phone');
+      // a hostname of 250 characters without a break (J12: the host page was 3,063 px wide, its
+      // state badge and a dialog's buttons off the screen)
+      const long = `long-${'x'.repeat(245)}`;
+      const issued = cliSync(SERVER_CLI, ['agent', 'issue', '--host', long, '--json', '--db', join(dir, 'server.db')], true);
+      expect(issued.code, issued.stderr).toBe(0);
+      const longId = (JSON.parse(issued.stdout) as { host_id: string }).host_id;
+      await page.getByRole('link', { name: 'Fleet', exact: true }).click();
+      const longBadge = page.locator(`tr[data-host-id="${longId}"] .state`);
+      await longBadge.waitFor();
+      expect(await overflow()).toBe(0);
+      const lb = (await longBadge.boundingBox()) as { x: number; width: number };
+      expect(lb.x + lb.width).toBeLessThanOrEqual(390);
+      await page.locator(`a[href="#/hosts/${longId}"]`).click();
+      await page.getByRole('heading', { name: 'Details' }).waitFor();
+      expect(await overflow()).toBe(0);
+      await page.getByRole('button', { name: 'Revoke' }).first().click();
+      const dialog = page.locator('dialog[open]');
+      await dialog.waitFor();
+      const db = (await dialog.boundingBox()) as { x: number; width: number };
+      expect(db.x + db.width).toBeLessThanOrEqual(390);
+      for (const b of await dialog.locator('button').all()) {
+        const bb = (await b.boundingBox()) as { x: number; width: number };
+        expect(bb.x + bb.width).toBeLessThanOrEqual(390);
+      }
+      await shot('dialog-phone-long-hostname');
+      await dialog.getByRole('button', { name: 'Cancel' }).click();
       for (const [link, ready] of [['Settings', () => page.getByRole('table', { name: 'Server settings' }).waitFor()], ['Enroll a host', () => page.getByLabel('Hostname of the new host').waitFor()]] as const) {
         await page.getByRole('link', { name: link }).click();
         await ready();
@@ -254,6 +348,27 @@ describe.skipIf(!run)('operator console in Chromium', () => {
       }
     } finally {
       await page.setViewportSize({ width: 1360, height: 900 });
+    }
+  });
+  // J12: hosts revoked or deleted while the fleet showed its last page left it past the end:
+  // "Agents 901–900 of 900", an empty table, Previous page the only way out
+  it('fleet page: a page left past the end (hosts gone meanwhile) moves back to the last page with rows', async () => {
+    const sqlite = new Database(join(dir, 'server.db'));
+    try {
+      const add = sqlite.prepare("insert into agents (host_id, hostname, connection_state, created_at) values (?, ?, 'NeverConnected', ?)");
+      for (let i = 0; i < 150; i++) add.run(randomUUID(), `zz-bulk-${String(i).padStart(3, '0')}`, new Date().toISOString());
+      await page.getByRole('link', { name: 'Fleet', exact: true }).click();
+      await page.getByLabel('Filter by hostname or host id').fill('zz-bulk-');
+      const summary = () => page.locator('p.summary').textContent();
+      await expect.poll(summary).toBe('Agents 1–100 of 150');
+      await page.getByRole('button', { name: 'Next page' }).click();
+      await expect.poll(summary).toBe('Agents 101–150 of 150');
+      sqlite.prepare("delete from agents where hostname >= 'zz-bulk-060'").run();
+      await expect.poll(summary, { timeout: 10_000 }).toBe('Agents 1–60 of 60');
+    } finally {
+      sqlite.prepare("delete from agents where hostname like 'zz-bulk-%'").run();
+      sqlite.close();
+      await page.getByLabel('Filter by hostname or host id').fill('');
     }
   });
 });
