@@ -50,7 +50,10 @@ export async function probeCmd(args: string[]): Promise<void> {
   // The {"error": …} above is the result (stdout, exit 1); stderr says it as every command says
   // an error: the code, the JSON-RPC error and why (data.reason: "host … is not connected (state
   // Disconnected)"), or the admin API's own words for a 401 or 403.
-  err(`${PROG}: ${formatCliError('E_ADMIN_API', probeFailure(replyError(target, 'POST', path, reply).message, e as { code?: unknown; data?: unknown }))}`);
+  // the hint fits the failure: a probe that ran and failed, or a host that did not answer in
+  // time, is not a matter of --server or the admin token (those keep the catalogue's hint)
+  const hint = reply.status === 502 ? 'the probe ran on the host and failed: see the reason' : reply.status === 504 ? 'the host did not answer in time: check it, or give a longer --timeout-ms' : undefined;
+  err(`${PROG}: ${formatCliError('E_ADMIN_API', probeFailure(replyError(target, 'POST', path, reply).message, e as { code?: unknown; data?: unknown }), hint)}`);
   process.exitCode = 1;
 }
 
@@ -64,9 +67,11 @@ function probeFailure(message: string, e: { code?: unknown; data?: unknown }): s
         ? data.message
         : typeof data.timeout_ms === 'number'
           ? `no answer in ${data.timeout_ms} ms`
-          : typeof data.exit_code === 'number'
-            ? `exit code ${data.exit_code}${typeof data.stderr === 'string' && data.stderr.trim() !== '' ? `, ${data.stderr.trim().slice(0, 200)}` : ''}`
-            : undefined;
+          : typeof data.stderr === 'string' && data.stderr.trim() !== ''
+            ? `${typeof data.exit_code === 'number' ? `exit code ${data.exit_code}, ` : ''}${data.stderr.trim().slice(0, 200)}` // a probe that could not run has exit_code null
+            : typeof data.exit_code === 'number'
+              ? `exit code ${data.exit_code}`
+              : undefined;
   const [status, ...rest] = message.split(': ');
   const text = rest.join(': ');
   const rpc = typeof e.code === 'number' && e.code < 0 ? `${e.code} ` : '';

@@ -188,6 +188,13 @@ describe('probe CLI', () => {
     const ok = await run;
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toEqual({ output: { active: true, substate: 'running' }, exit_code: 0, stderr: null, duration_ms: 142 });
+    // a probe that could not run (exit_code null): stderr names why, and no advice about --server or the token
+    const failing = cliAsync(['probe', a.host_id, 'exec.systemctl_status', '--args', '{"unit":"nginx.service"}', '--url', base]);
+    const freq = await nextProbe(a.client, seen);
+    a.client.ws.send(JSON.stringify({ jsonrpc: '2.0', id: freq.id, error: { code: -32011, message: 'ProbeExecutionFailed', data: { probe: 'exec.systemctl_status', exit_code: null, stderr: 'systemctl could not be run: ENOENT' } } }));
+    const failed = await failing;
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/^cortex-server: error\[E_ADMIN_API\]: HTTP 502: -32011 .*: systemctl could not be run: ENOENT — the probe ran on the host and failed: see the reason$/m);
     const bad = await cliAsync(['probe', a.host_id, 'not.listed', '--url', t.url]);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout).error.code).toBe(-32010);
