@@ -48,6 +48,8 @@ const LOGS: Purgeable = { table: 'logs', column: 'received_at' };
 const METRICS: Purgeable = { table: 'metrics', column: 'received_at' };
 /** Metric rows stored before migration 0031 (received_at NULL): aged by sample time, as they were. */
 const METRICS_LEGACY: Purgeable = { table: 'metrics', column: 'ts' };
+/** Which metric rows `p` ages, as a test of received_at: those without one (METRICS_LEGACY), or those with. */
+const receivedAtTest = (p: Purgeable): 'is' | 'is not' => (p.column === 'ts' ? 'is' : 'is not');
 /**
  * Audit rows (every admin action, a probe asked through the admin API included) are kept for a
  * year, or retention_days when that is longer; retention_days 0 keeps them too (DECISIONS H36).
@@ -247,7 +249,7 @@ export class Retention {
 
   /** The metric rows `p` ages: those with a received_at, or (METRICS_LEGACY) those without. */
   private metricRows(p: Purgeable) {
-    return this.storage.db.selectFrom('metrics').where('received_at', p.column === 'ts' ? 'is' : 'is not', null);
+    return this.storage.db.selectFrom('metrics').where('received_at', receivedAtTest(p), null);
   }
 
   private purgeOlder(p: Purgeable, cutoff: string, reason: 'age'): Promise<number> {
@@ -309,7 +311,7 @@ export class Retention {
     let q = this.metricRows(p).select(p.column);
     if (cutoff !== undefined) q = q.where(p.column, '<', cutoff);
     const boundary = await q.orderBy(p.column).limit(1).offset(limit - 1).executeTakeFirst();
-    let del = db.deleteFrom('metrics').where('received_at', p.column === 'ts' ? 'is' : 'is not', null);
+    let del = db.deleteFrom('metrics').where('received_at', receivedAtTest(p), null);
     if (cutoff !== undefined) del = del.where(p.column, '<', cutoff);
     if (boundary !== undefined) del = del.where(p.column, '<=', (boundary as Record<string, string>)[p.column] as string);
     const r = await del.executeTakeFirst();
