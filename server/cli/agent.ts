@@ -131,6 +131,9 @@ export async function agentList(args: string[]): Promise<void> {
   const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' }, group: { type: 'string' }, groups: { type: 'boolean' }, state: { type: 'string' }, ...REMOTE_OPTIONS }, HELP.list);
   const states = listStates(values.state);
   if (states !== undefined && values.groups === true) throw new UsageError('--state lists agents; --groups lists groups: give one of them');
+  if (values.group !== undefined && values.groups === true) {
+    throw new UsageError(`--group lists the agents of one group; --groups lists every group: give one of them (agent list --group ${values.group} for its members)`);
+  }
   const remote = remoteTarget(values);
   const { listAgents } = await repo();
   const ops = await import('../db/operator.repository.js');

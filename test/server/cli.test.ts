@@ -70,6 +70,10 @@ describe('cortex-server CLI', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('"Offline" is not a state; give one or more of NeverConnected, Active, Draining, Disconnected, Revoked, Decommissioned');
     expect(cli(['agent', 'list', '--state', 'Active', '--groups', '--db', db]).code).toBe(2);
+    // --group (one group's members) with --groups (every group) was taken as --groups alone
+    const both = cli(['agent', 'list', '--groups', '--group', 'edge', '--db', db]);
+    expect([both.code, both.stdout]).toEqual([2, '']);
+    expect(both.stderr).toContain('--group lists the agents of one group; --groups lists every group: give one of them (agent list --group edge');
   });
 
   it('agent tail: last N oldest first, --json array with metadata parsed, human lines, unknown host exit 2', async () => {
