@@ -64,6 +64,8 @@ export class Ingest {
   private halted: Error | undefined;
   /** Commits running now, and who waits for them to be over. */
   private inFlight = 0;
+  /** When each running commit started (performance.now()), in start order: the first is the oldest. */
+  private readonly running = new Set<{ at: number }>();
   private idleWaiters: (() => void)[] = [];
   readonly flushEntries: number;
   readonly flushMs: number;
@@ -95,11 +97,20 @@ export class Ingest {
   async commit<T>(run: () => Promise<T>): Promise<T> {
     if (this.halted !== undefined) throw this.halted;
     this.inFlight++;
+    const mark = { at: performance.now() };
+    this.running.add(mark);
     try {
       return await run();
     } finally {
+      this.running.delete(mark);
       if (--this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     }
+  }
+
+  /** How long the oldest commit running now has been waiting for the database (ms; 0 when none runs), and how many run. */
+  commitsWaiting(now = performance.now()): { oldestMs: number; count: number } {
+    const oldest = this.running.values().next();
+    return { oldestMs: oldest.done === true ? 0 : Math.max(0, now - oldest.value.at), count: this.running.size };
   }
 
   /** `n` entries left the queue (their commit returned or failed). */

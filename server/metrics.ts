@@ -37,6 +37,8 @@ export class ServerMetrics {
   readonly pushRefused: Counter<'code'>;
   /** 1 while the database answers, 0 from the first failure to reach it to the next success (server/db/outage.ts). */
   readonly databaseUp: Gauge;
+  /** The oldest running ingest commit's wait (DECISIONS H45). */
+  readonly commitWait: Gauge;
   /** This server's clock minus the database's, seconds (DECISIONS G20; 0 on SQLite). */
   readonly clockOffset: Gauge;
   /** When the TLS certificate served expires (DECISIONS H19; only with TLS). */
@@ -56,7 +58,7 @@ export class ServerMetrics {
   readonly pushIn: Counter.Internal;
   readonly pushOut: Counter.Internal;
 
-  constructor(sources: { activeSessions: () => number; queueDepth: () => number; databaseUp?: () => boolean; clockOffsetMs?: () => number; tlsExpiresAtMs?: () => number }, options: { defaultMetrics?: boolean } = {}) {
+  constructor(sources: { activeSessions: () => number; queueDepth: () => number; commitWaitMs?: () => number; databaseUp?: () => boolean; clockOffsetMs?: () => number; tlsExpiresAtMs?: () => number }, options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaultMetrics) {
       collectDefaultMetrics({ register: this.registry, prefix: 'cortex_process_' });
@@ -101,6 +103,14 @@ export class ServerMetrics {
       registers,
       collect() {
         this.set(sources.queueDepth());
+      },
+    });
+    this.commitWait = new Gauge({
+      name: 'cortex_ingest_commit_wait_seconds',
+      help: 'How long the oldest ingest commit running now has waited for the database (0 when none runs); minutes mean something holds the database up (a lock, an overloaded database)',
+      registers,
+      collect() {
+        this.set((sources.commitWaitMs?.() ?? 0) / 1000);
       },
     });
     this.databaseUp = new Gauge({

@@ -18,6 +18,7 @@ import type { Storage } from './db/storage.js';
 import { ClusterRegistry, defaultServerId } from './cluster/registry.js';
 import { ProbeForwarder } from './cluster/probe-forward.js';
 import { clusterSettings, perServerSettings } from './cluster/settings-agreement.js';
+import { CommitStallWatch } from './ingest-stall.js';
 import { Ingest } from './ingest.js';
 import { FdWatch } from './security/fd-watch.js';
 import { ControlPlane } from './control/control.js';
@@ -73,6 +74,8 @@ export interface StartOptions {
   tailStallMs?: number;
   /** Live tails streamed at once (default 64: server/admin/logs.routes.ts MAX_LIVE_TAILS). */
   maxLiveTails?: number;
+  /** An ingest commit waiting this long is reported held up (ms, default 10,000: server/ingest-stall.ts). */
+  commitStallMs?: number;
   /**
    * Called once the server has closed itself because it cannot go on (another process took
    * its server id over, DECISIONS G23); `serve` exits 1 with the message.
@@ -147,6 +150,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...(options.flushEntries !== undefined ? { flushEntries: options.flushEntries } : {}),
     ...(options.flushMs !== undefined ? { flushMs: options.flushMs } : {}),
   });
+  const stallWatch = new CommitStallWatch(ingest, { logger, dialect: storage.dialect, ...(options.commitStallMs !== undefined ? { stallMs: options.commitStallMs } : {}) });
   // The server id needs the port: the registry learns it when it joins the cluster (after listen).
   const registry = new ClusterRegistry<Connection>(storage, {
     logger,
@@ -160,6 +164,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     {
       activeSessions: () => sessions.size,
       queueDepth: () => ingest.queuedEntries,
+      commitWaitMs: () => ingest.commitsWaiting().oldestMs,
       databaseUp: () => !outage.down,
       clockOffsetMs: () => registry.clockOffsetMs,
       ...(certificate !== undefined ? { tlsExpiresAtMs: () => certificate.expiresAt } : {}),
@@ -231,6 +236,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       isTrustedProxy,
       counts: () => ({ connections: connections.size, sessions: sessions.size }),
       draining: () => gate.draining,
+      commitStalledMs: () => stallWatch.stalledMs(),
       adminToken: () => adminToken,
       admin: () => ({
         router: probes,
@@ -272,6 +278,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   await control.start();
   await forwarder.start();
   retention.start();
+  stallWatch.start();
 
   let closing: Promise<void> | undefined;
   let shuttingDown: Promise<void> | undefined;
@@ -303,6 +310,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         stopFileWatch();
         gate.draining = true;
         clearInterval(pinger);
+        stallWatch.stop();
         certificate?.stop();
         await control.stop();
         await retention.stop();

@@ -32,6 +32,8 @@ export interface RoutesContext {
   /** Open sockets and authenticated sessions (for /healthz). */
   counts(): { connections: number; sessions: number };
   draining(): boolean;
+  /** How long the oldest ingest commit has been held up, once past the stall threshold (else 0; DECISIONS H45). */
+  commitStalledMs?(): number;
   /** The admin token now (settings.admin_token, or what SIGHUP read from --admin-token-file since). */
   adminToken(): string | undefined;
   /** The admin API's context, once the server listens (its URL is known). */
@@ -148,9 +150,13 @@ async function health(c: RoutesContext, res: http.ServerResponse): Promise<void>
   // server that can store their logs (DECISIONS G21).
   const condition = c.outage.condition;
   if (database === 'ok' && condition !== null) database = HEALTH_NAME[condition];
+  // It answers and refuses nothing, yet holds this server's commits (a lock, an overload): the
+  // agents' pushes wait unacked (DECISIONS H45).
+  const stalledMs = database === 'ok' ? (c.commitStalledMs?.() ?? 0) : 0;
+  if (stalledMs > 0) database = 'stalled';
   const ok = database === 'ok';
   res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ status: ok ? (c.draining() ? 'draining' : 'ok') : 'degraded', database, ...c.counts() }));
+  res.end(JSON.stringify({ status: ok ? (c.draining() ? 'draining' : 'ok') : 'degraded', database, ...(stalledMs > 0 ? { commit_wait_s: Math.round(stalledMs / 1000) } : {}), ...c.counts() }));
 }
 
 async function metricsRoute(c: RoutesContext, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

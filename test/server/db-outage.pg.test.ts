@@ -294,4 +294,40 @@ describe('PostgreSQL out of reach under a running server', () => {
       await drop();
     }
   });
+
+  it('a lock held on logs (neither stored nor refused): a warning with what to look at, /healthz 503 "stalled", the wait gauge; once the lock ends, the push acked and the end logged (H45)', async () => {
+    t = await startTestServer({}, { dialect: 'postgres', commitStallMs: 300 });
+    const a = await enroll(t);
+    const health = async () => {
+      const r = await fetch(`${httpBase(t!)}/healthz`);
+      return { status: r.status, body: (await r.json()) as { status: string; database: string; commit_wait_s?: number } };
+    };
+    expect(await health()).toMatchObject({ status: 200, body: { database: 'ok' } });
+    const msgs = () => t!.log.records().map((r) => r['msg']);
+    const locker = new pg.Client({ connectionString: t.dbPath });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query('lock table logs in access exclusive mode');
+      const push = a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 10) });
+      await waitFor(() => msgs().some((m) => typeof m === 'string' && m.startsWith('ingest commits held up')));
+      const warned = t.log.records().find((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('ingest commits held up'))!;
+      expect(warned['level']).toBe('warn');
+      expect(warned['commits_waiting']).toBeGreaterThanOrEqual(1);
+      expect(warned['msg']).toContain('pg_blocking_pids(pid)');
+      const stalled = await health();
+      expect(stalled).toMatchObject({ status: 503, body: { status: 'degraded', database: 'stalled' } });
+      expect(metricValue(await t.server.metrics!.text(), 'cortex_ingest_commit_wait_seconds')).toBeGreaterThanOrEqual(0.3);
+      await locker.query('commit');
+      expect((await push).result?.up_to_seq).toBe(10);
+    } finally {
+      await locker.end();
+    }
+    await waitFor(() => msgs().includes('ingest commits go through again'));
+    expect(await health()).toMatchObject({ status: 200, body: { database: 'ok' } });
+    expect(metricValue(await t.server.metrics!.text(), 'cortex_ingest_commit_wait_seconds')).toBe(0);
+    expect(await countRows(t, a.host_id)).toBe(10);
+    a.client.ws.close();
+    await a.client.closed;
+  });
 });
