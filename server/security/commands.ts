@@ -30,7 +30,8 @@ export const SECURITY_HELP = {
 
   Repairs a host whose accepted_seq is beyond max_seq (2^53 - 1): rows stored above max_seq
   are deleted and accepted_seq becomes N (default: the highest stored seq, 0 when none). N may
-  not be below a stored seq. The agent continues from N + 1 at its next hello.
+  not be below a stored seq, nor above the host's accepted_seq (the server would ack seqs it
+  never stored). The agent continues from N + 1 at its next hello.
 ${LOCAL_ONLY_HELP}`,
   tokens: `Usage: ${PROG} agent tokens [--json] [--db PATH|URL]
 

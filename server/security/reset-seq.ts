@@ -21,7 +21,8 @@ export interface ResetSeqResult {
 
 /**
  * @throws UnknownHostError, ResetSeqError (a target below a stored seq — later pushes would
- * be dropped as duplicates — or above max_seq). Nothing changes when it throws.
+ * be dropped as duplicates —, above the host's accepted_seq — seqs acked that were never
+ * stored — or above max_seq). Nothing changes when it throws.
  */
 export async function resetSeq(db: Kysely<Database>, host_id: string, to?: number): Promise<ResetSeqResult> {
   const id = host_id.toLowerCase();
@@ -39,11 +40,19 @@ export async function resetSeq(db: Kysely<Database>, host_id: string, to?: numbe
     if (!Number.isSafeInteger(target) || target < 0 || target > LIMITS.max_seq) {
       throw new ResetSeqError(`--to must be an integer from 0 to max_seq = ${LIMITS.max_seq}`);
     }
+    const previous = Number(row.accepted_seq);
+    if (target > previous) {
+      // Raising it would make the server ack seqs previous+1..target that it never stored: the
+      // agent deletes them from its buffer (on a healthy, connected host ten lines vanished).
+      throw new ResetSeqError(
+        `--to ${target} is above this host's accepted_seq ${previous}: the server would ack seqs ${previous + 1} to ${target} without storing them, and the agent would drop them from its buffer — reset-seq only lowers accepted_seq (to repair a host beyond max_seq); give --to ${previous} or less`,
+      );
+    }
     if (target < highest) {
       throw new ResetSeqError(`--to ${target} is below seq ${highest}, which is stored for this host: entries the agent sends from ${target + 1} would be dropped as duplicates; give --to ${highest} or more`);
     }
     const del = await trx.deleteFrom('logs').where('host_id', '=', id).where('seq', '>', LIMITS.max_seq).executeTakeFirst();
     await trx.updateTable('agents').set({ accepted_seq: target }).where('host_id', '=', id).execute();
-    return { host_id: id, previous_accepted_seq: Number(row.accepted_seq), accepted_seq: target, deleted_rows: Number(del.numDeletedRows) };
+    return { host_id: id, previous_accepted_seq: previous, accepted_seq: target, deleted_rows: Number(del.numDeletedRows) };
   });
 }

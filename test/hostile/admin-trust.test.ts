@@ -41,10 +41,21 @@ describe('agent reset-seq', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ host_id: h.host_id, previous_accepted_seq: 1e300, accepted_seq: 3, deleted_rows: 1 });
 
+    // A healthy host: raising its accepted_seq would ack seqs never stored (the agent drops them).
+    const healthy = issue(db);
+    const s2 = openSqliteStorage({ path: db });
+    await s2.ingest.commitBatch(healthy.host_id, logEntries(1, 5), new Date().toISOString());
+    await s2.close();
+    const up = cli(['agent', 'reset-seq', healthy.host_id, '--to', '9', '--db', db]);
+    expect(up.code).toBe(2);
+    expect(up.stderr).toContain('--to 9 is above this host\'s accepted_seq 5: the server would ack seqs 6 to 9 without storing them');
+    const same = cli(['agent', 'reset-seq', healthy.host_id, '--to', '5', '--json', '--db', db]);
+    expect(JSON.parse(same.stdout)).toMatchObject({ previous_accepted_seq: 5, accepted_seq: 5, deleted_rows: 0 });
+
     const audit = cli(['audit', '--json', '--db', db]);
     expect(audit.code).toBe(0);
     const rows = JSON.parse(audit.stdout) as { actor: string; action: string; host_id: string; detail: Record<string, unknown> }[];
-    expect(rows.map((x) => x.action)).toEqual(['agent.issue', 'agent.reset-seq']);
+    expect(rows.map((x) => x.action)).toEqual(['agent.issue', 'agent.reset-seq', 'agent.issue', 'agent.reset-seq']);
     expect(rows[1]).toMatchObject({ host_id: h.host_id, detail: { to: 3, deleted_rows: 1 } });
     expect(rows[1]!.actor).toMatch(/^cli:/);
     expect(audit.stdout).not.toContain(h.token);
