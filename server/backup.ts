@@ -4,7 +4,7 @@
 // PostgreSQL database it says to use pg_dump. The copy is written beside FILE under a
 // temporary name and renamed into place when complete, so a failed or interrupted backup
 // leaves no partial FILE.
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
@@ -43,7 +43,10 @@ export async function backupSqlite(dbPath: string, to: string): Promise<BackupRe
   if (!existsSync(source)) throw new UsageError(`no database at ${source}: pass the server's --db PATH`, { code: 'E_DB_OPEN' });
   if (source === target) throw new UsageError('--to names the database itself: choose another file');
   if (existsSync(target)) throw new UsageError(`${target} already exists: remove it or choose another --to FILE (a backup never overwrites)`, { code: 'E_FILE_EXISTS' });
-  mkdirSync(dirname(target), { recursive: true });
+  // The copy holds every log and the token hashes: private like the database (DECISIONS H47).
+  // Folders it creates are 0700, and the copy is made in a file created 0600 before anything
+  // is written to it (SQLite's own create would take the umask's 0644).
+  mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
 
   const partial = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
   // fileMustExist: never create an empty database at a mistyped --db. Not read-only: a
@@ -51,6 +54,7 @@ export async function backupSqlite(dbPath: string, to: string): Promise<BackupRe
   const db = new Database(source, { fileMustExist: true, timeout: 5000 });
   try {
     let pages = 0;
+    closeSync(openSync(partial, 'wx', 0o600));
     await db.backup(partial, {
       progress: ({ totalPages }) => {
         pages = totalPages;

@@ -4,7 +4,7 @@
 // (./storage.ts): a Kysely<Database> for everything that is not the hot path, plus an
 // `IngestWriter` that uses prepared statements. The PostgreSQL dialect (./postgres.ts)
 // implements the same `Storage` interface.
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import {
@@ -60,6 +60,15 @@ export interface SqliteStorageOptions {
   writerWorker?: URL;
 }
 
+/** chmod 0600 when the file grants more; a missing file or one this user does not own is left as it is. */
+function tightenToOwner(path: string): void {
+  try {
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+  } catch {
+    // missing, or not ours to change: SQLite opens it as it is
+  }
+}
+
 export function openSqliteStorage(options: SqliteStorageOptions): Storage {
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   const inMemory = options.path === ':memory:';
@@ -70,6 +79,10 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
   }
+  // An existing file with a wider mode (a copy restored with cp under a 022 umask kept the live
+  // database world-readable) is tightened to 0600, with its -wal and -shm, as the agent does its
+  // buffer (DECISIONS H11, H47). Not the folder: --db may name a file in a shared one.
+  if (!inMemory) for (const f of [file, `${file}-wal`, `${file}-shm`]) tightenToOwner(f);
 
   const sqlite = new Database(file, { timeout: busyTimeoutMs, fileMustExist: options.mustExist === true });
   try {

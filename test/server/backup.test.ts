@@ -2,7 +2,7 @@
 // another process keeps writing, committed transactions still in the WAL included; bad
 // input exits 2 and changes nothing; a PostgreSQL URL is told to use pg_dump.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -48,7 +48,8 @@ it('copies a database another process is writing: one consistent snapshot, WAL c
   });
 
   const to = join(dir, 'backups', 'copy.db'); // folder created by the command
-  const child = spawn(process.execPath, [SERVER_CLI, 'backup', '--db', db, '--to', to, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // under a umask that lets everyone read what it creates, as on a stock Debian shell
+  const child = spawn('/bin/sh', ['-c', 'umask 022 && exec "$@"', 'sh', process.execPath, SERVER_CLI, 'backup', '--db', db, '--to', to, '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -64,6 +65,9 @@ it('copies a database another process is writing: one consistent snapshot, WAL c
   expect(result.pages * 4096).toBe(result.bytes);
   // one self-contained file: no -wal/-shm and no partial left beside it
   expect(readdirSync(join(dir, 'backups'))).toEqual(['copy.db']);
+  // private like the database (logs, token hashes), whatever the umask (H47; was 0755 / 0644)
+  expect(statSync(join(dir, 'backups')).mode & 0o777).toBe(0o700);
+  expect(statSync(to).mode & 0o777).toBe(0o600);
 
   const copy = new Database(to, { readonly: true, fileMustExist: true });
   try {
@@ -114,4 +118,19 @@ it('bad input exits 2 and changes nothing: no --to, a missing database, an exist
 
   const self = cliSync(SERVER_CLI, ['backup', '--db', db, '--to', db]);
   expect(self.code).toBe(2);
+});
+
+it('a database restored with cp (mode 0644 under a 022 umask) is made private again when the server opens it (H47)', () => {
+  const dir = tempDir('cortex-backup-');
+  const db = join(dir, 'server.db');
+  issueAgent(db, 'h');
+  const restored = join(dir, 'restored.db');
+  copyFileSync(db, restored);
+  chmodSync(restored, 0o644);
+  chmodSync(dir, 0o755);
+  const list = cliSync(SERVER_CLI, ['agent', 'list', '--json', '--db', restored]);
+  expect(list.code, list.stderr).toBe(0);
+  expect(statSync(restored).mode & 0o777).toBe(0o600);
+  // the folder it lives in is left as it is (--db may name a file in a shared one)
+  expect(statSync(dir).mode & 0o777).toBe(0o755);
 });
