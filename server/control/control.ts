@@ -132,10 +132,17 @@ export class ControlPlane {
   private apply(conn: Connection, row: ControlState): void {
     if (row.connection_state === 'Revoked') return this.closeRevoked(conn, 'revoked');
     if (row.session_id !== conn.session_id) {
-      // Another session (perhaps on another server) or a reissued token took the row.
-      this.logger.info({ host_id: row.host_id, session_id: conn.session_id }, 'session superseded in the database: closing');
+      // Another session (perhaps on another server) or a reissued token took the row. A
+      // reissue (`agent issue --host-id`: no session, NeverConnected) is said as such: the
+      // agent's token no longer works, and "replaced by a newer session" sent operators looking
+      // for a cloned machine (H48).
+      const reissued = row.session_id === null && row.connection_state === 'NeverConnected';
+      this.logger.info(
+        { host_id: row.host_id, session_id: conn.session_id },
+        reissued ? 'token reissued (agent issue --host-id): closing the session; the agent must enroll again with the new token' : 'session superseded in the database: closing',
+      );
       this.metrics.controlActions.labels('superseded').inc();
-      conn.closeWith(1000, 'replaced by a newer session', { terminateAfterMs: 2000 });
+      conn.closeWith(1000, reissued ? 'token reissued: enroll again with the new token' : 'replaced by a newer session', { terminateAfterMs: 2000 });
       return;
     }
     const version = Number(row.config_version);

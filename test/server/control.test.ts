@@ -112,6 +112,19 @@ describe('revocation', () => {
   });
 });
 
+describe('agent issue --host-id on a connected host', () => {
+  it('closes the session 1000 saying the token was reissued (not "replaced by a newer session"); the old token then gets -32001 (H48)', async () => {
+    const a = await connectAgent(t);
+    const r = cli(['agent', 'issue', '--host-id', a.host_id, '--json', '--db', t.dbPath]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(await a.client.closed).toEqual({ code: 1000, reason: 'token reissued: enroll again with the new token' });
+    expect(t.log.records().some((x) => x['msg'] === 'token reissued (agent issue --host-id): closing the session; the agent must enroll again with the new token' && x['host_id'] === a.host_id)).toBe(true);
+    const c = await TestClient.open(t.url);
+    expect((await c.request('agent.hello', helloParams(a.host_id, a.token))).error?.code).toBe(-32001);
+    await c.closed;
+  });
+});
+
 describe('rotation (DESIGN 5.2)', () => {
   it('connected agent asked to reconnect within 2 s; next hello rotates; the previous token recovers inside the grace window; the new one clears prev', async () => {
     const a = await connectAgent(t);
