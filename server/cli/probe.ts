@@ -52,9 +52,23 @@ export async function probeCmd(args: string[]): Promise<void> {
   // Disconnected)"), or the admin API's own words for a 401 or 403.
   // the hint fits the failure: a probe that ran and failed, or a host that did not answer in
   // time, is not a matter of --server or the admin token (those keep the catalogue's hint)
-  const hint = reply.status === 502 ? 'the probe ran on the host and failed: see the reason' : reply.status === 504 ? 'the host did not answer in time: check it, or give a longer --timeout-ms' : undefined;
+  const hint = reply.status === 502 ? agentErrorHint((e as { code?: unknown }).code) : reply.status === 504 ? 'the host did not answer in time: check it, or give a longer --timeout-ms' : undefined;
   err(`${PROG}: ${formatCliError('E_ADMIN_API', probeFailure(replyError(target, 'POST', path, reply).message, e as { code?: unknown; data?: unknown }), hint)}`);
   process.exitCode = 1;
+}
+
+/** What a 502 (the agent's own JSON-RPC error, passed on) means, by the agent's code. */
+function agentErrorHint(code: unknown): string {
+  switch (code) {
+    case -32602:
+      return "the host's agent refused --args: see the reason for what is wrong (each probe's arguments: generated/PROTOCOL.md, Probes)";
+    case -32010:
+      return "the host's agent does not have this probe (a site build without it, or an older agent)";
+    case -32603:
+      return "the probe failed inside the host's agent (a bug: the agent logged it at error level; report it)";
+    default:
+      return 'the probe ran on the host and failed: see the reason';
+  }
 }
 
 /** `HTTP 404: UnknownHost` with the JSON-RPC code and the reason the error's data gives. */

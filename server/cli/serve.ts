@@ -78,11 +78,12 @@ export async function serve(args: string[]): Promise<void> {
   const settings = resolveSettings(file, flags as ServerConfig);
   const tls = settings.tls_cert !== undefined || settings.tls_key !== undefined;
   if (tls && (settings.tls_cert === undefined || settings.tls_key === undefined)) {
-    throw new UsageError('--tls-cert and --tls-key go together: give both or neither');
+    throw new UsageError('--tls-cert and --tls-key go together: give both or neither', { code: 'E_CONFIG' });
   }
   if (!tls && !isLoopbackHost(settings.listen.host) && !settings.allow_insecure) {
     throw new UsageError(
       `refusing to listen on ${settings.listen.host} without TLS: give --tls-cert and --tls-key, listen on a loopback address behind a TLS proxy, or pass --allow-insecure`,
+      { code: 'E_CONFIG' },
     );
   }
   const { checkDbArg, poolArg } = await import('../cli-db.js');

@@ -232,6 +232,10 @@ describe('cortex-server CLI', () => {
     const r3 = cli(['serve', '--listen', '0.0.0.0:0', '--db', join(dir, 'c.db')]);
     expect(r3.code).toBe(2);
     expect(r3.stderr).toContain('--allow-insecure');
+    // a setting to fix, not a usage mistake: E_CONFIG with its advice (was E_USAGE "run with --help")
+    expect(r3.stderr).toContain('error[E_CONFIG]: refusing to listen on 0.0.0.0 without TLS');
+    const half = cli(['serve', '--tls-cert', join(dir, 'x.pem'), '--db', join(dir, 'c.db')]);
+    expect([half.code, half.stderr.includes('error[E_CONFIG]: --tls-cert and --tls-key go together')]).toEqual([2, true]);
   });
 
   it('serve: enroll + push through the compiled server, settings recorded, SIGTERM exits 0, no token in any log line', async () => {

@@ -195,6 +195,14 @@ describe('probe CLI', () => {
     const failed = await failing;
     expect(failed.code).toBe(1);
     expect(failed.stderr).toMatch(/^cortex-server: error\[E_ADMIN_API\]: HTTP 502: -32011 .*: systemctl could not be run: ENOENT — the probe ran on the host and failed: see the reason$/m);
+    // the agent refusing the arguments is not "the probe ran and failed"
+    const badArgs = cliAsync(['probe', a.host_id, 'exec.systemctl_status', '--args', '{"bad":1}', '--url', base]);
+    const breq = await nextProbe(a.client, seen);
+    a.client.ws.send(JSON.stringify({ jsonrpc: '2.0', id: breq.id, error: { code: -32602, message: 'InvalidParams', data: { reason: "args must have required property 'unit'" } } }));
+    const refused = await badArgs;
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/HTTP 502: -32602 .*args must have required property 'unit' — the host's agent refused --args: see the reason for what is wrong/m);
+    expect(refused.stderr).not.toContain('the probe ran on the host');
     const bad = await cliAsync(['probe', a.host_id, 'not.listed', '--url', t.url]);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stdout).error.code).toBe(-32010);
