@@ -301,6 +301,10 @@ export function connectHint(message: string, caGiven: boolean, serverUrl: string
         : `the server has no agent endpoint at ${url.pathname}: the agent's URL ends in /ws/agent (${url.protocol}//${url.host}${path}/ws/agent)`;
     }
   }
+  if (/HTTP 429\b/.test(message)) {
+    // the server's failed-hello throttle or its per-address upgrade limit: not a server that is down
+    return 'the server throttles this address: after 5 failed hellos (a wrong, spent or revoked token) or too many connection attempts in a minute it refuses upgrades for a while (Retry-After) — check the token (a one-time token works once: cortex-server agent issue --host-id HOST_ID gives a new one) and try again after the wait';
+  }
   if (/altnames|does not match certificate/i.test(message)) return "the URL's host name is not one the server's certificate names: use a name it lists (openssl x509 -noout -ext subjectAltName -in CERT)";
   if (/self[- ]signed|unable to (verify|get local issuer)|certificate (has expired|is not yet valid)|CERT_/i.test(message)) {
     return caGiven ? 'the --ca file given does not vouch for the server certificate: give the CA that signed it' : "the server's certificate is not trusted here: give the CA that signed it (or a self-signed certificate itself) with --ca FILE";

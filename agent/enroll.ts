@@ -2,7 +2,7 @@
 // atomically to DIR/token (0600) before anything else is sent, then DIR/host_id and
 // DIR/agent.json. On an auth error nothing is written.
 
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, rmdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   AgentClient,
@@ -144,6 +144,7 @@ export class EnrollError extends Error {
 const HOST_FILES = [TOKEN_FILE, HOST_ID_FILE, ...['', '-wal', '-shm', '.reserve'].map((suffix) => `${BUFFER_DB_FILE}${suffix}`), SEQ_FILE, CONFIG_FILE, STATUS_FILE];
 
 export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
+  const dirExisted = existsSync(o.stateDir);
   await ensureStateDir(o.stateDir);
   const paths = statePaths(o.stateDir);
   // Nothing is written (and the token not sent) while `run` uses the folder, nor over another host's.
@@ -165,7 +166,10 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   // An agent.json already there keeps the settings enroll does not write (the buffer's caps,
   // file.tail's paths: the machine's, not the enrollment's), and is put back as it was when
   // the enrollment fails: a mistyped --server must not leave a working agent pointing at it.
-  const created = [paths.hostId, paths.agentJson].filter((f) => !existsSync(f));
+  // A failed enrollment takes back every file it created, the buffer's too (a refused token
+  // left buffer.db and its 1 MiB reserve in a fresh folder), and the folder when it made it.
+  const bufferFiles = ['', '-wal', '-shm', '.reserve'].map((suffix) => `${paths.bufferDb}${suffix}`);
+  const created = [paths.hostId, paths.agentJson, ...(existsSync(paths.bufferDb) ? [] : bufferFiles)].filter((f) => !existsSync(f));
   const before = previousSettings(paths.agentJson);
   const serverUrls = [...new Set(o.serverUrls !== undefined && o.serverUrls.length > 0 ? o.serverUrls : [o.serverUrl])];
   await writeHostId(o.stateDir, o.hostId);
@@ -273,6 +277,13 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
       }
       // Not enrolled: the folder goes back to the host it was (the other host's files return).
       if (replaced !== undefined) moveBack(o.stateDir, replaced.moved_to);
+      if (!dirExisted) {
+        try {
+          rmdirSync(o.stateDir); // only when empty: nothing of anyone else's goes
+        } catch {
+          // not empty, or not ours to remove: left
+        }
+      }
     }
   }
 }
@@ -288,7 +299,7 @@ function enrolledAsOtherText(stateDir: string, previous: string, hostId: string)
     // no buffer, or one that cannot be read: nothing to count
   }
   return (
-    `the state folder ${stateDir} is enrolled as host ${previous}${unsent}: enrolling it as ${hostId} would send them, and read the log files on from where ${previous} stopped, as ${hostId} ` +
+    `the state folder ${stateDir} is enrolled as host ${previous}${unsent}: enrolling it as ${hostId} would ${unsent !== '' ? 'send them, and ' : ''}read the log files on from where ${previous} stopped, as ${hostId} ` +
     `(to enroll ${previous} itself again, use a token from "cortex-server agent issue --host-id ${previous}")`
   );
 }

@@ -118,7 +118,9 @@ export async function openSocket(url: string, options: OpenOptions = {}): Promis
     };
     ws.once('unexpected-response', (_req, res) => {
       if (refused !== null && proxy !== null) return fail(proxyRefusedMessage(proxy, host, refused), res.statusCode);
-      fail(`server refused the WebSocket upgrade: HTTP ${res.statusCode ?? '?'} ${res.statusMessage ?? ''}`.trim(), res.statusCode);
+      const retry = res.headers['retry-after'];
+      const wait = typeof retry === 'string' && /^\d{1,6}$/.test(retry) ? ` (Retry-After ${retry} s)` : '';
+      fail(`${`server refused the WebSocket upgrade: HTTP ${res.statusCode ?? '?'} ${res.statusMessage ?? ''}`.trim()}${wait}`, res.statusCode);
     });
     ws.once('error', (err) => fail(`cannot connect to ${url}${through}: ${err.message}`));
     ws.once('open', () => {

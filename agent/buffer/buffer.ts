@@ -416,6 +416,9 @@ export class DurableBuffer {
     }
     let db: BetterSqlite3.Database | undefined;
     try {
+      // A new buffer is private from its first byte: SQLite would create it with the umask's
+      // mode (0644 after enroll until run tightened it); -wal and -shm take the file's (H49).
+      if (path !== ':memory:' && !existsSync(path)) closeSync(openSync(path, 'a', 0o600));
       db = new Database(path);
       // Takes effect only when this creates the file (before its first page is written).
       db.pragma(`page_size = ${BUFFER_PAGE_SIZE}`);

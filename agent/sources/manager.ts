@@ -62,8 +62,12 @@ interface Entry {
   starting: boolean;
 }
 
-/** Counters passed through to status when a source reports them (the built-in sources do). */
-const STATUS_EXTRAS = ['key', 'state', 'lines_read', 'lines_filtered', 'lines_lost', 'rotations', 'truncations', 'files'] as const;
+/**
+ * Counters passed through to status when a source reports them (the built-in sources do). The
+ * last three are what `cortex-agent status` prints beside a source and the README documents;
+ * they were dropped here, so status never showed them.
+ */
+const STATUS_EXTRAS = ['key', 'state', 'lines_read', 'lines_filtered', 'lines_lost', 'rotations', 'truncations', 'files', 'lines_degraded', 'refused_connections', 'entries_too_large'] as const;
 
 /** The manager the agent uses: pluggable factories start real sources; `custom` without a factory is `agent.ingest()`. */
 export class BasicSourceManager implements SourceManager {

@@ -109,6 +109,8 @@ describe('cortex-agent enroll with the scheme or the path wrong', () => {
       "the server has no agent endpoint at /: the agent's URL ends in /ws/agent (wss://logs.example.com:3100/ws/agent)",
     );
     expect(connectHint('server refused the WebSocket upgrade: HTTP 404 Not Found', false, 'wss://logs.example.com/ws/agent')).toBeUndefined();
+    // throttled, not down: the hint names the token, not "check that the server runs"
+    expect(connectHint('server refused the WebSocket upgrade: HTTP 429 Too Many Requests (Retry-After 8 s)', false, 'wss://logs.example.com/ws/agent')).toMatch(/^the server throttles this address: .* check the token/);
     // under a reverse proxy's path prefix (DECISIONS I26)
     expect(connectHint('server refused the WebSocket upgrade: HTTP 404 Not Found', false, 'wss://logs.example.com/cortex/')).toBe(
       "the server has no agent endpoint at /cortex/: the agent's URL ends in /ws/agent (wss://logs.example.com/cortex/ws/agent)",

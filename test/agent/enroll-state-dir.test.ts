@@ -2,7 +2,7 @@
 // refused unless --replace, one a running agent holds is refused; the token is not sent either
 // way (DECISIONS I18).
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from '@cortex/agent-protocol';
@@ -77,6 +77,9 @@ describe('enroll into a state folder in use (DECISIONS I18)', () => {
     await expect(refused).rejects.toMatchObject({ code: 'enrolled_as_other' });
     await expect(refused).rejects.toThrow(`is enrolled as host ${x} (5 log entries not yet sent): enrolling it as ${y} would send them`);
     expect(s.sessions.length).toBe(hellos);
+    // with nothing unsent there is no "them" to send
+    const empty = await enrolledAs(s, 0);
+    await expect(enrollInto(s, empty.dir, y)).rejects.toThrow(`is enrolled as host ${empty.x}: enrolling it as ${y} would read the log files on from where ${empty.x} stopped`);
     expect(readFileSync(join(dir, 'host_id'), 'utf8').trim()).toBe(x);
     expect(readFileSync(join(dir, 'token'), 'utf8')).toBe(ROTATED);
     expect(bufferIn(dir).queueDepth).toBe(5);
@@ -187,6 +190,31 @@ describe("enroll keeps agent.json's own settings, and puts the file back when it
     expect(typo.status).toBe(1);
     expect(typo.stderr).toContain('error[E_CONNECT]');
     expect(readFileSync(join(dir, 'agent.json'), 'utf8')).toBe(text);
+  });
+
+  it('a failed enrollment into a fresh folder leaves nothing behind (no buffer.db, no reserve, no folder); a successful one leaves buffer.db 0600 (H49)', async () => {
+    const s = await fake();
+    const parent = tempDir();
+    const fresh = join(parent, 'state');
+    s.scriptNextHello(() => {
+      throw rpcError(ErrorCode.AuthFailed, 'AuthFailed');
+    });
+    await expect(enrollInto(s, fresh, randomUUID())).rejects.toThrow(EnrollError);
+    expect(existsSync(fresh)).toBe(false);
+    // a folder that was there stays, emptied of what enroll made
+    mkdirSync(fresh);
+    const unreachable = await fake();
+    const url = unreachable.url;
+    await unreachable.close();
+    await expect(enroll({ serverUrl: url, token: TOKEN, hostId: randomUUID(), stateDir: fresh, allowInsecure: true, caFile: null, logger: createCapturingLogger('debug').logger })).rejects.toThrow(EnrollError);
+    expect(readdirSync(fresh)).toEqual([]);
+    const old = process.umask(0o022);
+    try {
+      await enrollInto(s, fresh, randomUUID());
+    } finally {
+      process.umask(old);
+    }
+    expect(statSync(join(fresh, 'buffer.db')).mode & 0o777).toBe(0o600);
   });
 
   it('an agent.json that is refused is written afresh, and enroll says why', async () => {

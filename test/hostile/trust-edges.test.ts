@@ -8,6 +8,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../server/security/audit.js';
 import { makeTempDir } from '../server/helpers.js';
 import { buildServer, serve } from '../server/spawn.js';
+import { openSocket } from '../../agent/socket.js';
+import { connectHint } from '../../agent/cli-main.js';
 import { TestClient, helloParams, startTestServer, type TestServer } from '../server/wire.js';
 
 let t: TestServer | undefined;
@@ -83,6 +85,14 @@ describe('failed hellos and browser origins', () => {
     const metrics = await (await fetch(`${http(t)}/metrics`)).text();
     expect(metrics).toMatch(/cortex_hello_auth_failures_total 5/);
     expect(metrics).toMatch(/cortex_upgrades_refused_total\{reason="failed_hellos"\} 1/);
+    // the agent says it is throttled, with the wait, instead of "check that the server runs"
+    // (in-process, at once: the throttle's first wait is 1 s)
+    const upgrade = await openSocket(t.url).then(
+      () => '',
+      (err: unknown) => (err as Error).message,
+    );
+    expect(upgrade).toMatch(/^server refused the WebSocket upgrade: HTTP 429 Too Many Requests \(Retry-After \d+ s\)$/);
+    expect(connectHint(upgrade, false, t.url)).toMatch(/^the server throttles this address: .* check the token/);
   });
 
   it('an upgrade with an Origin header is refused 403 unless the origin is allowed', async () => {

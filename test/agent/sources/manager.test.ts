@@ -61,6 +61,21 @@ describe('BasicSourceManager', () => {
     expect(calls).not.toContain('start file:/c');
   });
 
+  it("status passes on the counters `cortex-agent status` prints: lines_degraded, refused_connections, entries_too_large", () => {
+    const m = new BasicSourceManager(sink, [
+      fakeFactory('file', [], { lines_degraded: 2 } as Partial<SourceReport>),
+      fakeFactory('custom', [], { refused_connections: 3 } as Partial<SourceReport>),
+      fakeFactory('journald', [], { entries_too_large: 4 } as Partial<SourceReport>),
+    ]);
+    m.apply([{ kind: 'file', path: '/a' }, { kind: 'custom', path: 'app' }, { kind: 'journald' }]);
+    const rows = m.status() as unknown as Record<string, unknown>[];
+    expect(rows.map((r) => [r['lines_degraded'], r['refused_connections'], r['entries_too_large']])).toEqual([
+      [2, undefined, undefined],
+      [undefined, 3, undefined],
+      [undefined, undefined, 4],
+    ]);
+  });
+
   it('a source whose status throws is shown with the failure', () => {
     const m = new BasicSourceManager(sink, [{
       kind: 'journald',
