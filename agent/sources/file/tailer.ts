@@ -144,6 +144,8 @@ export class FileTailer implements LogSourceRunner {
   private headChecked = false;
   /** The path cannot be looked at while a file is open (statPath); shown as last_error. */
   private pathProblem: string | null = null;
+  /** The real path this single file's path leads to, when another than its key (claimIds). */
+  private alias: string | undefined;
 
   constructor(options: TailerOptions) {
     this.o = options;
@@ -172,7 +174,7 @@ export class FileTailer implements LogSourceRunner {
     this.state = 'stopped';
     this.poll.stop();
     this.cur.close();
-    if (readers.get(this.key) === this) readers.delete(this.key);
+    for (const id of [this.key, this.alias]) if (id !== undefined && readers.get(id) === this) readers.delete(id);
   }
 
   /**
@@ -182,10 +184,10 @@ export class FileTailer implements LogSourceRunner {
    * H42). The first keeps reading; the other says so and waits until the first stops.
    */
   private claimKey(): boolean {
-    const owner = readers.get(this.key);
-    if (owner === this) return true;
-    if (owner === undefined || owner.stopped) {
-      readers.set(this.key, this);
+    const ids = this.claimIds();
+    const other = ids.map((id) => readers.get(id)).find((owner) => owner !== undefined && owner !== this && !owner.stopped);
+    if (other === undefined) {
+      for (const id of ids) readers.set(id, this);
       if (this.state === 'error' && this.lastError === SECOND_READER) {
         this.lastError = null;
         this.state = 'waiting';
@@ -196,6 +198,26 @@ export class FileTailer implements LogSourceRunner {
     this.lastError = SECOND_READER;
     this.state = 'error';
     return false;
+  }
+
+  /**
+   * The names this tailer claims: its key, and for a single file (keyed by the path as given,
+   * which may be a symlink that log rotation re-points) also the file's real path, the key a
+   * glob gives it — so a file source naming a symlink beside a glob of the real folder reads
+   * nothing twice (DECISIONS H42, H50). Looked up at every claim: the link may be re-pointed.
+   */
+  private claimIds(): string[] {
+    if (!this.o.findRotated) return [this.key]; // a glob's file: its key is the real path
+    let real: string | undefined;
+    try {
+      real = `file:${fs.realpathSync(this.path)}`;
+    } catch {
+      real = undefined; // not there (yet): only the key
+    }
+    const alias = real !== this.key ? real : undefined;
+    if (this.alias !== undefined && this.alias !== alias && readers.get(this.alias) === this) readers.delete(this.alias);
+    this.alias = alias;
+    return alias === undefined ? [this.key] : [this.key, alias];
   }
 
   pause(): void {

@@ -447,6 +447,26 @@ describe('file source: globs', () => {
     expect(single.status()).toMatchObject({ state: 'reading', last_error: null });
   });
 
+  it('a file source naming a symlink into a glob\'s folder: the second to start does not read the file; each line once (H50)', async () => {
+    const real = join(dir, 'realdir');
+    mkdirSync(real);
+    const target = join(real, 'app.log');
+    write(target, ['one', 'two']);
+    const link = join(dir, 'current.log');
+    symlinkSync(target, link);
+    const glob = start(join(real, '*.log'));
+    await waitFor(() => messages(buffer).length === 2);
+    const single = start(link, {}, { retryMaxMs: 20 });
+    await waitFor(() => single.status().state === 'error');
+    expect(single.status().last_error).toMatch(/another file source of this config reads this file already/);
+    write(target, ['three']);
+    await waitFor(() => messages(buffer).length === 3);
+    await new Promise((res) => setTimeout(res, 100)); // several polls of the waiting source
+    expect(messages(buffer)).toEqual(['one', 'two', 'three']);
+    await stopRunner(single);
+    await stopRunner(glob);
+  });
+
   it('each matching file is its own source file:<real path>; a new matching file is picked up', async () => {
     write(join(dir, 'a.log'), ['a1']);
     write(join(dir, 'b.txt'), ['not matched']);
