@@ -9,7 +9,7 @@ import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, r
 import { printable } from '../../common/printable.js';
 import { HELP, PROG } from './help.js';
 import { HINTS, enrollCommand, runCommand } from './hints.js';
-import { REMOTE_OPTIONS, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
+import { REMOTE_OPTIONS, call, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
 
 export async function agentIssue(args: string[]): Promise<void> {
   const { values } = parse(args, { db: { type: 'string' }, host: { type: 'string' }, 'host-id': { type: 'string' }, group: { type: 'string' }, json: { type: 'boolean' }, 'expires-in': { type: 'string' }, ...REMOTE_OPTIONS }, HELP.issue);
@@ -431,7 +431,7 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
     let why: string;
     try {
       await current.done;
-      why = ended;
+      why = stopped ? ended : ((await cutReason(t)) ?? ended);
     } catch (error) {
       if (stopped) break;
       // out of reach, or a server answering 5xx while it stops or its database is away: tried
@@ -440,7 +440,7 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
       if ((error as { code?: unknown }).code !== 'E_CONNECT' && !(typeof status === 'number' && status >= 500)) throw error;
       // a stream that was open and is reset (the server's process gone) ended as well; only a
       // server that never answered is "cannot reach"
-      why = opened ? ended : (error as Error).message;
+      why = opened ? ((await cutReason(t)) ?? ended) : (error as Error).message;
     }
     if (stopped) break;
     notes.cut(why, last + 1, 'the server');
@@ -449,6 +449,40 @@ async function tailRemote(t: RemoteTarget, hostId: string, n: number, follow: bo
       wake = () => (clearTimeout(timer), resolve());
     });
     delayMs = Math.min(FOLLOW_RETRY_MAX_MS, delayMs * 2);
+  }
+}
+
+/** /healthz's `database` values, said in words. */
+const DATABASE_WORDS: Readonly<Record<string, string>> = {
+  unreachable: 'out of reach',
+  login_refused: "refusing the server's login",
+  missing: 'gone (dropped or renamed)',
+  read_only: 'read-only',
+  disk_full: 'out of disk space',
+  stalled: 'holding its commits (a lock, or overloaded)',
+};
+
+/**
+ * Why the server cut a live tail, as its /healthz says (the server cuts a stream when a read
+ * fails, without a word on the stream itself): its database away, or the server draining. Before,
+ * a database outage read "the server ended the live tail (stopping or restarting?)".
+ * Undefined when /healthz says nothing more (or does not answer within 3 s).
+ */
+async function cutReason(t: RemoteTarget): Promise<string | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const reply = await Promise.race([call(t, 'GET', '/healthz'), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 3000)))]);
+    if (reply === undefined) return undefined;
+    const body = (typeof reply.body === 'object' && reply.body !== null ? reply.body : {}) as { status?: unknown; database?: unknown };
+    if (reply.status === 503 && typeof body.database === 'string' && body.database !== 'ok') {
+      return `the server's database is ${DATABASE_WORDS[body.database] ?? printable(body.database)} (its /healthz: "database": "${printable(body.database)}")`;
+    }
+    if (body.status === 'draining') return 'the server is stopping (draining its connections)';
+    return undefined;
+  } catch {
+    return undefined; // the server gone as well: the usual words
+  } finally {
+    clearTimeout(timer);
   }
 }
 

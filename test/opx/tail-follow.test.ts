@@ -80,3 +80,48 @@ it('a server that answers 503 while it stops (or its database is away) is asked 
     await new Promise<void>((resolve) => fake.close(() => resolve()));
   }
 }, 60_000);
+
+it('a live tail cut while the server\'s database is away says so (from /healthz), not "stopping or restarting?"', async () => {
+  const { createServer } = await import('node:http');
+  const hostId = '5f0c0000-0000-4000-8000-000000000002';
+  const row = (seq: number) => ({ host_id: hostId, seq, ts: '2026-12-06T00:00:00.000Z', received_at: '2026-12-06T00:00:00.000Z', severity: 'info', message: `line ${seq}`, source: 'custom:t', facility: null, app_name: null, process_id: null, metadata: null });
+  let answers = ['stream 1', 'stream 2', '404'];
+  const fake = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname === '/healthz') {
+      // the database went away while stream 1 ran; it is back for stream 2
+      const away = answers[0] === 'stream 2';
+      res.writeHead(away ? 503 : 200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(away ? { status: 'degraded', database: 'unreachable', connections: 0, sessions: 0 } : { status: 'ok', database: 'ok', connections: 0, sessions: 0 }));
+      return;
+    }
+    if (!url.pathname.endsWith('/logs/stream')) {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ items: [row(1)], next_cursor: null }));
+      return;
+    }
+    const answer = answers[0]!;
+    answers = answers.slice(1);
+    if (answer === '404') {
+      res.writeHead(404, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 404, message: `no agent with host_id ${hostId}` } }));
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    const seq = answer === 'stream 1' ? 2 : 3;
+    // cut once the row is out, as the server does when a read of the database fails
+    res.write(`retry: 1000\n\nid: ${seq}\nevent: log\ndata: ${JSON.stringify(row(seq))}\n\n`, () => setTimeout(() => res.destroy(), 100));
+  });
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', () => resolve()));
+  const port = (fake.address() as { port: number }).port;
+  try {
+    const tail = background(CLI, ['agent', 'tail', hostId, '--follow', '--server', `http://127.0.0.1:${port}`]);
+    const r = { code: await tail.exited, err: tail.err() };
+    expect(r.err).toContain(`the server's database is out of reach (its /healthz: "database": "unreachable"); following again from seq 3 as soon as the server answers (Ctrl-C ends)`);
+    // the first cut is told by the database; stream 2's end, with /healthz ok again, by the usual words
+    expect(r.err.indexOf("the server's database is out of reach")).toBeLessThan(r.err.indexOf('stopping or restarting?'));
+    expect(r.code).toBe(2);
+  } finally {
+    await new Promise<void>((resolve) => fake.close(() => resolve()));
+  }
+}, 60_000);
