@@ -8,7 +8,7 @@
 // without one, only loopback peers that send no X-Forwarded-For / Forwarded header (403
 // otherwise), so the API is never open through a reverse proxy.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { authorize } from './admin/access.js';
+import { authorizeLive } from './admin/access.js';
 import { agentRoutes } from './admin/agents.routes.js';
 import type { AdminDeps, Route, RouteContext } from './admin/context.js';
 import { ApiError, Query, sendError } from './admin/http.js';
@@ -70,7 +70,8 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
   let audited = false;
   try {
     if (hit?.route.public !== true) {
-      const access = authorize(req, deps, CHANGES_STATE.has(method));
+      // a console session signed out on any server of the database counts as expired (DECISIONS J14)
+      const access = await authorizeLive(req, deps, CHANGES_STATE.has(method));
       if (!access.ok) {
         sendError(res, access.error, access.error.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="cortex-admin"' } : {});
         return true;

@@ -51,8 +51,8 @@ export function apiUrl(path: string): string {
   return new URL(path.replace(/^\//, ''), new URL('../', document.baseURI)).toString();
 }
 
-export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<Reply<T>> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
+export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...extra, Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== undefined) headers['X-CSRF-Token'] = csrfToken;
   let res: Response;
@@ -175,8 +175,17 @@ export interface ConfigView {
   host_id: string;
   stored: unknown;
   effective: unknown;
-  source: 'host' | 'default' | 'default_until_apply_after';
+  source: 'host' | 'group' | 'default' | 'default_until_apply_after';
+  group?: string | null;
   apply_after: string | null;
   config_version: number;
   max_batch_entries_cap: number;
+}
+
+/**
+ * The version a config answer names, as If-Match takes it back (DECISIONS J13): its ETag
+ * header, else its config_version quoted (the same text).
+ */
+export function configTag(reply: Reply<{ config_version: number }>): string {
+  return reply.headers.get('ETag') ?? `"${reply.body.config_version}"`;
 }

@@ -1,8 +1,15 @@
 // The host's AgentConfig as a JSON editor, validated in the browser by the contract's
 // generated validator (and the server's max_batch_entries cap) before it is sent.
+//
+// Saving is conditional (DECISIONS J13): the PUT (and the DELETE of "Use the server default")
+// carries If-Match with the version the editor's text was based on, so a change someone else
+// made meanwhile (another tab, another operator, another server) is never overwritten unseen.
+// On 412 the editor keeps what was typed and shows the config stored now beside it; the
+// operator either loads it (their text stays on the page) or keeps their text, to save it over
+// that version on purpose.
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { describeIssues, toIssues, validateAgentConfig, type ValidationIssue } from '@cortex/agent-protocol';
-import { ApiError, del, get, put, type ConfigView } from './api.js';
+import { ApiError, configTag, request, type ConfigView, type Reply } from './api.js';
 import { ErrorText } from './components.js';
 
 function check(text: string, cap: number): { ok: true; value: unknown } | { ok: false; issues: ValidationIssue[] } {
@@ -17,62 +24,109 @@ function check(text: string, cap: number): { ok: true; value: unknown } | { ok: 
   return { ok: true, value: parsed };
 }
 
+const pretty = (v: ConfigView): string => JSON.stringify(v.stored ?? v.effective, null, 2);
+
+/** The config stored now, after a save was refused because it changed (412). */
+interface Conflict {
+  current: ConfigView;
+  etag: string;
+}
+
 export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
+  const path = `/admin/agents/${props.hostId}/config`;
   const [view, setView] = useState<ConfigView | undefined>();
+  /** The version the editor's text is based on (If-Match of the next save). */
+  const [etag, setEtag] = useState<string | undefined>();
   const [text, setText] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [saved, setSaved] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  const [conflict, setConflict] = useState<Conflict | undefined>();
+  /** What the editor held before the operator loaded the stored config over it. */
+  const [previous, setPrevious] = useState<string | undefined>();
 
-  function show(v: ConfigView): void {
-    setView(v);
-    setText(JSON.stringify(v.stored ?? v.effective, null, 2));
+  function show(r: Reply<ConfigView>): void {
+    setView(r.body);
+    setEtag(configTag(r));
+    setText(pretty(r.body));
   }
 
   useEffect(() => {
-    get<ConfigView>(`/admin/agents/${props.hostId}/config`).then(show, (e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
+    request<ConfigView>('GET', path).then(show, (e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
   }, [props.hostId]);
 
   const verdict = useMemo(() => (view === undefined ? undefined : check(text, view.max_batch_entries_cap)), [text, view]);
 
-  async function save(e: Event): Promise<void> {
-    e.preventDefault();
-    if (verdict === undefined || !verdict.ok) return;
+  /** A save or clear under If-Match; on 412 the stored config is fetched and shown, the text left as it is. */
+  async function write(method: 'PUT' | 'DELETE', body: unknown, done: (v: ConfigView) => string): Promise<void> {
     setBusy(true);
     setError(undefined);
     setSaved(undefined);
     try {
-      const v = await put<ConfigView>(`/admin/agents/${props.hostId}/config`, { config: verdict.value });
-      show(v);
-      setSaved(`Saved as version ${v.config_version}; a connected agent receives it within 2 s.`);
+      const r = await request<ConfigView>(method, path, body, etag !== undefined ? { 'If-Match': etag } : {});
+      show(r);
+      setPrevious(undefined);
+      setSaved(done(r.body));
     } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
+      if (err instanceof ApiError && err.status === 412) {
+        try {
+          const now = await request<ConfigView>('GET', path);
+          setConflict({ current: now.body, etag: configTag(now) });
+        } catch (again) {
+          setError(`${err.message} (reloading it failed too: ${again instanceof ApiError ? again.message : String(again)})`);
+        }
+      } else {
+        setError(err instanceof ApiError ? err.message : String(err));
+      }
     } finally {
       setBusy(false);
     }
   }
 
+  async function save(e: Event): Promise<void> {
+    e.preventDefault();
+    if (verdict === undefined || !verdict.ok || conflict !== undefined) return;
+    await write('PUT', { config: verdict.value }, (v) => `Saved as version ${v.config_version}; a connected agent receives it within 2 s.`);
+  }
+
   async function clear(): Promise<void> {
-    setBusy(true);
-    setError(undefined);
-    try {
-      const v = await del<ConfigView>(`/admin/agents/${props.hostId}/config`);
-      show(v);
-      setSaved(`Back to the server default (version ${v.config_version}).`);
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : String(err));
-    } finally {
-      setBusy(false);
-    }
+    await write('DELETE', undefined, (v) => `Back to the server default (version ${v.config_version}).`);
+  }
+
+  /** Loads the stored config into the editor; the operator's text stays on the page. */
+  function loadCurrent(c: Conflict): void {
+    setPrevious(text);
+    setView(c.current);
+    setEtag(c.etag);
+    setText(pretty(c.current));
+    setConflict(undefined);
+    setSaved(`Loaded version ${c.current.config_version}, the config stored now. Your text is kept below.`);
+  }
+
+  /** Keeps the operator's text and bases it on the stored version: the next save replaces that version. */
+  function keepMine(c: Conflict): void {
+    setView(c.current);
+    setEtag(c.etag);
+    setConflict(undefined);
+    setSaved(`Your text is kept and now based on version ${c.current.config_version}: Save config stores it over that version.`);
   }
 
   return (
     <section aria-labelledby="h-config" class="card">
       <h2 id="h-config">Config</h2>
-      {view === undefined ? <p>Loading…</p> : (
+      {view === undefined ? (
+        error !== undefined ? <ErrorText error={error} /> : <p>Loading…</p>
+      ) : (
         <form onSubmit={(e) => void save(e)}>
           <p class="help">
-            {view.source === 'host' ? 'This host has its own config' : view.source === 'default' ? 'This host uses the server default' : `Staged: applies after ${view.apply_after}`} (version {view.config_version}). A complete AgentConfig; max_batch_entries at most {view.max_batch_entries_cap}.
+            {view.source === 'host'
+              ? 'This host has its own config'
+              : view.source === 'group'
+                ? `This host runs the config of its group ${view.group ?? ''}`
+                : view.source === 'default'
+                  ? 'This host uses the server default'
+                  : `Staged: applies after ${view.apply_after}`}{' '}
+            (version {view.config_version}). A complete AgentConfig; max_batch_entries at most {view.max_batch_entries_cap}.
           </p>
           <label for="config-json">AgentConfig (JSON)</label>
           <textarea id="config-json" rows={14} spellcheck={false} value={text} onInput={(e) => { setText((e.currentTarget as HTMLTextAreaElement).value); setSaved(undefined); }} aria-invalid={verdict !== undefined && !verdict.ok} aria-describedby="config-issues" />
@@ -86,16 +140,41 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
             )}
             {verdict !== undefined && verdict.ok && <p class="ok">Valid AgentConfig.</p>}
           </div>
+          {conflict !== undefined && (
+            <div class="conflict" role="alert">
+              <p class="error">
+                Not saved: someone else changed this host's config after you loaded it (you loaded version {view.config_version}; it is version {conflict.current.config_version} now). Your text is still in the editor.
+              </p>
+              <p class="help" aria-hidden="true">Config stored now (version {conflict.current.config_version}):</p>
+              <pre class="answer" aria-label={`Config stored now (version ${conflict.current.config_version})`}>{pretty(conflict.current)}</pre>
+              <div class="buttons">
+                <button type="button" onClick={() => loadCurrent(conflict)}>Load version {conflict.current.config_version} into the editor</button>
+                <button type="button" onClick={() => keepMine(conflict)}>Keep my text, to save over version {conflict.current.config_version}</button>
+              </div>
+            </div>
+          )}
           <ErrorText error={error} />
           {saved !== undefined && <p role="status" class="ok">{saved}</p>}
           <div class="buttons">
-            <button type="submit" class="primary" disabled={busy || props.revoked || verdict === undefined || !verdict.ok} title={verdict !== undefined && !verdict.ok ? describeIssues(verdict.issues) : undefined}>
+            <button
+              type="submit"
+              class="primary"
+              disabled={busy || props.revoked || conflict !== undefined || verdict === undefined || !verdict.ok}
+              title={conflict !== undefined ? 'The config changed since you loaded it: load it, or keep your text, above' : verdict !== undefined && !verdict.ok ? describeIssues(verdict.issues) : undefined}
+            >
               Save config
             </button>
-            <button type="button" disabled={busy || props.revoked || view.source === 'default'} onClick={() => void clear()}>
+            <button type="button" disabled={busy || props.revoked || conflict !== undefined || view.source === 'default'} onClick={() => void clear()}>
               Use the server default
             </button>
           </div>
+          {previous !== undefined && (
+            <details class="previous">
+              <summary>Your text before you loaded the stored config</summary>
+              <pre class="answer" aria-label="Your text before you loaded the stored config">{previous}</pre>
+              <button type="button" onClick={() => { setText(previous); setPrevious(undefined); setSaved(undefined); }}>Put it back in the editor</button>
+            </details>
+          )}
         </form>
       )}
     </section>

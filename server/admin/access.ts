@@ -10,7 +10,14 @@
 // our cookie) must also name a loopback Host (DNS rebinding), and may change state only
 // with a console session and its CSRF token: a page on another site can make the browser
 // send a POST to 127.0.0.1, and a loopback address is no proof of who sent it.
+//
+// A session signed out (DECISIONS J14) is listed in the database; a cookie request is checked
+// against that list on every request (one primary-key lookup, no cache: a cache would let a
+// cookie signed out on another server through here) and, when listed, is decided as if the
+// cookie had expired. authorize() stays synchronous (it needs no database): the lookup is
+// authorizeLive(), which server/admin.ts runs for every request that is not public.
 import type { IncomingMessage } from 'node:http';
+import { isSessionEnded } from '../db/sessions.repository.js';
 import { adminAccess } from '../security/access.js';
 import { clientHost, forwarded } from '../security/forwarded.js';
 import type { AdminDeps } from './context.js';
@@ -43,14 +50,18 @@ function denied(status: 401 | 403, message: string): Access {
   return { ok: false, error: new ApiError(status, status, message) };
 }
 
-export function authorize(req: IncomingMessage, deps: AdminDeps, changesState: boolean): Access {
+/**
+ * The access rule, from the request alone. `sessionEnded`: the request's session was signed
+ * out (authorizeLive looked it up), so its cookie counts as expired.
+ */
+export function authorize(req: IncomingMessage, deps: AdminDeps, changesState: boolean, options: { sessionEnded?: boolean } = {}): Access {
   const tokenMode = hasToken(deps.adminToken);
   const authz = req.headers['authorization'];
   if (tokenMode && typeof authz === 'string' && authz.trim() !== '') {
     const d = checkAdminAuth(req, deps.adminToken, deps.isTrustedProxy);
     return d.ok ? { ok: true, via: 'bearer' } : denied(d.status, d.message);
   }
-  const session = keysFor(deps.adminToken).verify(readCookie(req, SESSION_COOKIE));
+  const session = options.sessionEnded === true ? undefined : keysFor(deps.adminToken).verify(readCookie(req, SESSION_COOKIE));
   if (session !== undefined && (tokenMode || checkAdminAuth(req, undefined, deps.isTrustedProxy).ok)) {
     if (!tokenMode && !loopbackHostHeader(req)) return denied(403, 'admin API without an admin token: the Host header must name this machine by a loopback address (localhost, 127.0.0.1, [::1])');
     if (changesState && !keysFor(deps.adminToken).csrfMatches(req, session)) {
@@ -68,6 +79,13 @@ export function authorize(req: IncomingMessage, deps: AdminDeps, changesState: b
     if (changesState) return denied(403, 'a web page may change state only in a console session: sign in (POST /admin/session) and send its X-CSRF-Token header');
   }
   return { ok: true, via: 'loopback' };
+}
+
+/** authorize(), and a console session signed out on any server of the database is refused as an expired one (DECISIONS J14). */
+export async function authorizeLive(req: IncomingMessage, deps: AdminDeps, changesState: boolean): Promise<Access> {
+  const access = authorize(req, deps, changesState);
+  if (!access.ok || access.session === undefined || !(await isSessionEnded(deps.storage.db, access.session.nonce))) return access;
+  return authorize(req, deps, changesState, { sessionEnded: true });
 }
 
 /**

@@ -4,6 +4,7 @@ import { DEFAULT_ENROLLMENT_TTL_MS, recordEnrollmentToken } from '../security/en
 import { forwarded } from '../security/forwarded.js';
 import { LIMITS, describeIssues, toIssues, validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
 import {
+  ConfigVersionMismatchError,
   getAgent,
   issueAgent,
   reissueToken,
@@ -21,7 +22,7 @@ import { HostRevokedError, UnknownHostError } from '../db/storage.js';
 import { agentConfigIssues } from '../config-check.js';
 import { builtinAgentConfig } from '../settings.js';
 import type { Route, RouteContext } from './context.js';
-import { ApiError, hostIdParam, invalid, readJson, send, unknownHost } from './http.js';
+import { ApiError, configChanged, hostIdParam, ifMatchText, ifMatchVersions, invalid, readJson, send, unknownHost, versionTag } from './http.js';
 import { AGENT_SORT_KEYS, countByState, queryAgents } from './queries.js';
 import { checkBody } from './schemas.js';
 
@@ -44,11 +45,14 @@ function parseJson(text: string | null): unknown {
 }
 
 /** Maps the repository's errors to answers; other errors propagate (500). */
-async function hostOp<T>(host_id: string, fn: () => Promise<T>): Promise<T> {
+async function hostOp<T>(host_id: string, fn: () => Promise<T>, ctx?: RouteContext): Promise<T> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof UnknownHostError) throw unknownHost(host_id);
+    if (error instanceof ConfigVersionMismatchError && ctx !== undefined) {
+      throw configChanged(`the config of host ${host_id}`, `/admin/agents/${host_id}/config`, ifMatchText(ctx.req), error.current);
+    }
     if (error instanceof HostRevokedError) {
       throw new ApiError(409, 409, `host ${host_id} is revoked; take it back with POST /admin/agents/${host_id}/token (a new enrollment token) first`);
     }
@@ -94,6 +98,21 @@ async function maxBatchCap(ctx: RouteContext): Promise<number> {
   if (ctx.deps.settings !== undefined) return ctx.deps.settings.max_batch_entries;
   const recorded = await getSetting(ctx.deps.storage.db, 'max_batch_entries');
   return typeof recorded === 'number' ? recorded : LIMITS.server_max_batch_entries;
+}
+
+/**
+ * The If-Match of a config write as the repository takes it (DECISIONS J13): the versions it
+ * names, or none (no header: unconditional, as before; `*`: the host exists, which the write
+ * checks anyway).
+ */
+function configCondition(ctx: RouteContext): { ifConfigVersion?: readonly number[] } {
+  const versions = ifMatchVersions(ctx.req);
+  return versions === undefined || versions === 'any' ? {} : { ifConfigVersion: versions };
+}
+
+/** A config view with its version as the ETag header (DECISIONS J13). */
+async function sendConfigView(ctx: RouteContext, row: AgentSummary): Promise<void> {
+  send(ctx.res, 200, await configView(ctx, row), { ETag: versionTag(Number(row.config_version)) });
 }
 
 async function configView(ctx: RouteContext, row: AgentSummary): Promise<Record<string, unknown>> {
@@ -263,7 +282,7 @@ export const agentRoutes: Route[] = [
     path: '/admin/agents/{host_id}/config',
     async handler(ctx) {
       const id = hostIdParam(ctx.params['host_id'] as string);
-      send(ctx.res, 200, await configView(ctx, await existing(ctx, id)));
+      await sendConfigView(ctx, await existing(ctx, id));
     },
   },
   {
@@ -271,6 +290,7 @@ export const agentRoutes: Route[] = [
     path: '/admin/agents/{host_id}/config',
     async handler(ctx) {
       const id = hostIdParam(ctx.params['host_id'] as string);
+      const condition = configCondition(ctx);
       const body = checkBody<{ config: unknown; apply_after?: string | null }>(
         'SetConfigRequest',
         await readJson(ctx.req, '{"config": {AgentConfig}, "apply_after": null}'),
@@ -290,9 +310,9 @@ export const agentRoutes: Route[] = [
       const applyAfter = body.apply_after === undefined || body.apply_after === null ? null : new Date(body.apply_after).toISOString();
       // Stored verbatim: the agent receives exactly the config it was given.
       const text = JSON.stringify(body.config);
-      await hostOp(id, () => setAgentConfig(ctx.deps.storage.db, id, text, applyAfter));
+      await hostOp(id, () => setAgentConfig(ctx.deps.storage.db, id, text, applyAfter, condition), ctx);
       await ctx.audit(id);
-      send(ctx.res, 200, await configView(ctx, await existing(ctx, id)));
+      await sendConfigView(ctx, await existing(ctx, id));
     },
   },
   {
@@ -300,9 +320,10 @@ export const agentRoutes: Route[] = [
     path: '/admin/agents/{host_id}/config',
     async handler(ctx) {
       const id = hostIdParam(ctx.params['host_id'] as string);
-      await hostOp(id, () => setAgentConfig(ctx.deps.storage.db, id, null));
+      const condition = configCondition(ctx);
+      await hostOp(id, () => setAgentConfig(ctx.deps.storage.db, id, null, null, condition), ctx);
       await ctx.audit(id);
-      send(ctx.res, 200, await configView(ctx, await existing(ctx, id)));
+      await sendConfigView(ctx, await existing(ctx, id));
     },
   },
 ];

@@ -38,6 +38,65 @@ export function unknownHost(host_id: string): ApiError {
   return new ApiError(404, ErrorCode.UnknownHost, `no agent with host_id ${host_id}; see GET /admin/agents`);
 }
 
+/**
+ * The ETag of a config version (DECISIONS J13): a strong entity tag whose text is the version
+ * (agents.config_version, agent_groups.config_version), e.g. "7". It names the stored config,
+ * which every change of it moves on; GET, PUT and DELETE of a config answer it.
+ */
+export function versionTag(version: number): string {
+  return `"${version}"`;
+}
+
+/** One entity tag of an If-Match list: W/ (weak) or not, and the quoted text. */
+const ENTITY_TAG = /\s*(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"\s*(?:,|$)/y;
+
+/**
+ * The config versions a request's If-Match accepts (RFC 9110 13.1.1): undefined when it sends
+ * none (an unconditional write, as scripts and the CLI make), 'any' for `*`, else the versions
+ * its entity tags name. If-Match compares strongly, so a weak tag (W/"7") matches no version,
+ * nor does a tag that is not one of ours ("abc"): an empty list, which no stored version meets.
+ * @throws ApiError 400 when the header is not `*` or a list of quoted entity tags
+ */
+export function ifMatchVersions(req: Pick<IncomingMessage, 'headers'>): readonly number[] | 'any' | undefined {
+  const raw = req.headers['if-match'];
+  if (raw === undefined) return undefined;
+  const text = (Array.isArray(raw) ? raw.join(', ') : raw).trim();
+  if (text === '*') return 'any';
+  const versions: number[] = [];
+  ENTITY_TAG.lastIndex = 0;
+  let ok = text !== '';
+  while (ok && ENTITY_TAG.lastIndex < text.length) {
+    const m = ENTITY_TAG.exec(text);
+    if (m === null) ok = false;
+    else if (m[1] === undefined && /^\d{1,15}$/.test(m[2] as string)) versions.push(Number(m[2]));
+  }
+  if (!ok) {
+    const message = `If-Match must be "*" or the ETag a GET gave, quotes included, such as "7" (got ${JSON.stringify(text.slice(0, 80))})`;
+    throw invalid(message, [{ path: '/If-Match', message: 'is not an entity tag list' }]);
+  }
+  return versions;
+}
+
+/** The If-Match header as sent, for a message (at most 80 characters). */
+export function ifMatchText(req: Pick<IncomingMessage, 'headers'>): string {
+  const raw = req.headers['if-match'];
+  return (Array.isArray(raw) ? raw.join(', ') : (raw ?? '')).trim().slice(0, 80);
+}
+
+/**
+ * 412 for a config write whose If-Match names a version no longer stored (DECISIONS J13):
+ * someone changed it since the client read it. `what` names the config ("the config of host
+ * X"), `read` the GET that reloads it; data carries the version now stored and its ETag.
+ */
+export function configChanged(what: string, read: string, sent: string, current: number | null): ApiError {
+  const now = current === null ? undefined : versionTag(current);
+  const message =
+    now === undefined
+      ? `${what} does not exist, and If-Match ${sent} asks for a version of it: nothing was stored; send the request without If-Match to create it`
+      : `${what} changed since you read it (If-Match ${sent}; it is at version ${current} now): nothing was stored; reload it (GET ${read}), make your change again on what it holds now, and send it with If-Match ${now}`;
+  return new ApiError(412, 412, message, { reason: 'config_changed', config_version: current, etag: now ?? null });
+}
+
 export function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {

@@ -10,6 +10,7 @@ import type { Route, RouteContext } from './context.js';
 import { ApiError, hostIdParam, invalid, send, sendError, seqFromText, unknownHost } from './http.js';
 import { SEVERITIES, logMatches, metricNames, queryLogs, queryMetrics } from './queries.js';
 import { since, tail } from '../db/logs.repository.js';
+import { isSessionEnded } from '../db/sessions.repository.js';
 
 /** Live tail: database poll interval and rows per poll. */
 const TAIL_POLL_MS = 200;
@@ -22,6 +23,8 @@ const KEEPALIVE_MS = 15_000;
  * (a suspended laptop, a stuck proxy) would otherwise hold its socket and buffers for good.
  */
 const TAIL_STALL_MS = 60_000;
+/** How often a tail opened with a console session looks whether it was signed out (DECISIONS J14). */
+const SESSION_RECHECK_MS = 1000;
 /**
  * Live tails one server streams at once (DECISIONS H43). Each polls the database every
  * TAIL_POLL_MS on the connections the ingest path uses: 500 tails (a script in a loop, a wall of
@@ -61,9 +64,13 @@ function resumePoint(ctx: RouteContext): number | undefined {
  * (or a console session expired) it went on streaming to the old credential, though the
  * docs say the previous token is refused from then on and its console sessions end.
  */
-function stillAuthorized(ctx: RouteContext): boolean {
-  if (ctx.deps.currentAdminToken === undefined) return true; // no live token to compare with (a test's deps)
-  return authorize(ctx.req, { ...ctx.deps, adminToken: ctx.deps.currentAdminToken() }, false).ok;
+async function stillAuthorized(ctx: RouteContext, sessionCheck: { at: number }): Promise<boolean> {
+  // no live token to compare with: a test's deps
+  if (ctx.deps.currentAdminToken !== undefined && !authorize(ctx.req, { ...ctx.deps, adminToken: ctx.deps.currentAdminToken() }, false).ok) return false;
+  // A console session signed out (DECISIONS J14) on any server: looked up once a second, not on every poll.
+  if (ctx.session === undefined || Date.now() - sessionCheck.at < SESSION_RECHECK_MS) return true;
+  sessionCheck.at = Date.now();
+  return !(await isSessionEnded(ctx.deps.storage.db, ctx.session.nonce));
 }
 
 async function streamTail(ctx: RouteContext): Promise<void> {
@@ -146,6 +153,7 @@ async function streamRows(ctx: RouteContext, id: string, filter: ReturnType<type
     if (text !== '') res.write(text);
   }
   let lastWrite = Date.now();
+  const sessionCheck = { at: Date.now() }; // the request's own check just looked
   while (!closed) {
     if (res.writableNeedDrain) {
       // Nothing more until the client took what it has (before: more rows after every 15 s
@@ -162,7 +170,7 @@ async function streamRows(ctx: RouteContext, id: string, filter: ReturnType<type
         break;
       }
     }
-    if (!stillAuthorized(ctx)) {
+    if (!(await stillAuthorized(ctx, sessionCheck))) {
       ctx.deps.logger?.info({ host_id: id, last_event_id: last }, 'live tail closed: the admin token it was opened with was changed, or its console session ended');
       break;
     }

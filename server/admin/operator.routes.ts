@@ -4,12 +4,13 @@
 import { validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
 import { agentConfigIssues } from '../config-check.js';
 import { getSetting } from '../db/settings.repository.js';
+import { ConfigVersionMismatchError } from '../db/agents.repository.js';
 import { GROUP_NAME, HostInUseError, deleteAgent, getGroup, listGroups, setGroupConfig, setHostGroup } from '../db/operator.repository.js';
 import { HostRevokedError, UnknownHostError } from '../db/storage.js';
 import { builtinAgentConfig } from '../settings.js';
 import { LIMITS } from '@cortex/agent-protocol';
 import type { Route, RouteContext } from './context.js';
-import { ApiError, hostIdParam, invalid, readJson, send, unknownHost } from './http.js';
+import { ApiError, configChanged, hostIdParam, ifMatchText, ifMatchVersions, invalid, readJson, send, unknownHost, versionTag } from './http.js';
 import { checkBody } from './schemas.js';
 
 /** A path group name; 400 when it is not one (a malformed %-escape included: DECISIONS H10, as hostIdParam). */
@@ -30,13 +31,35 @@ async function defaults(ctx: RouteContext): Promise<{ cap: number; fallback: Age
   return { cap, fallback: ctx.deps.settings?.default_agent_config ?? builtinAgentConfig(cap) };
 }
 
-async function groupConfigView(ctx: RouteContext, name: string): Promise<Record<string, unknown>> {
+/** The group's config view, with its version as the ETag header (DECISIONS J13). */
+async function sendGroupConfigView(ctx: RouteContext, name: string): Promise<void> {
   const g = await getGroup(ctx.deps.storage.db, name);
   if (g === undefined) throw new ApiError(404, 404, `no group ${name}; create it with PUT /admin/groups/${name}/config`);
   const { fallback } = await defaults(ctx);
   const stored = g.agent_config_json === null ? null : (JSON.parse(g.agent_config_json) as unknown);
   const members = (await listGroups(ctx.deps.storage.db)).find((x) => x.name === name)?.members ?? 0;
-  return { name, stored, effective: stored ?? fallback, source: stored === null ? 'default' : 'group', apply_after: g.config_apply_after, members, updated_at: g.updated_at };
+  const version = Number(g.config_version);
+  send(
+    ctx.res,
+    200,
+    { name, stored, effective: stored ?? fallback, source: stored === null ? 'default' : 'group', apply_after: g.config_apply_after, members, updated_at: g.updated_at, config_version: version },
+    { ETag: versionTag(version) },
+  );
+}
+
+/**
+ * setGroupConfig under the request's If-Match (DECISIONS J13): none, unconditional (the group
+ * is created if new); `*`, the group must exist; else one of the versions named. A version
+ * moved meanwhile is 412.
+ */
+async function writeGroupConfig(ctx: RouteContext, name: string, config_json: string | null, applyAfter: string | null): Promise<void> {
+  const versions = ifMatchVersions(ctx.req);
+  try {
+    await setGroupConfig(ctx.deps.storage.db, name, config_json, applyAfter, versions === undefined ? {} : { ifConfigVersion: versions === 'any' ? 'exists' : versions });
+  } catch (error) {
+    if (error instanceof ConfigVersionMismatchError) throw configChanged(`the config of group ${name}`, `/admin/groups/${name}/config`, ifMatchText(ctx.req), error.current);
+    throw error;
+  }
 }
 
 export const operatorRoutes: readonly Route[] = [
@@ -87,14 +110,14 @@ export const operatorRoutes: readonly Route[] = [
     path: '/admin/groups',
     async handler(ctx) {
       const groups = await listGroups(ctx.deps.storage.db);
-      send(ctx.res, 200, groups.map((g) => ({ name: g.name, members: g.members, agent_config_json: g.agent_config_json, config_apply_after: g.config_apply_after, created_at: g.created_at, updated_at: g.updated_at })));
+      send(ctx.res, 200, groups.map((g) => ({ name: g.name, members: g.members, agent_config_json: g.agent_config_json, config_apply_after: g.config_apply_after, created_at: g.created_at, updated_at: g.updated_at, config_version: Number(g.config_version) })));
     },
   },
   {
     method: 'GET',
     path: '/admin/groups/{name}/config',
     async handler(ctx) {
-      send(ctx.res, 200, await groupConfigView(ctx, groupParam(ctx.params['name'] as string)));
+      await sendGroupConfigView(ctx, groupParam(ctx.params['name'] as string));
     },
   },
   {
@@ -102,14 +125,15 @@ export const operatorRoutes: readonly Route[] = [
     path: '/admin/groups/{name}/config',
     async handler(ctx) {
       const name = groupParam(ctx.params['name'] as string);
+      ifMatchVersions(ctx.req); // a malformed If-Match is 400 before the body is read
       const body = checkBody<{ config: unknown; apply_after?: string | null }>('SetConfigRequest', await readJson(ctx.req, '{"config": {AgentConfig}, "apply_after": null}'));
       const { cap } = await defaults(ctx);
       const issues = agentConfigIssues(body.config, cap).map((i) => ({ ...i, path: `/config${i.path}` }));
       if (issues.length > 0 || !validateAgentConfig(body.config)) throw invalid(`config is not a valid AgentConfig (${issues.length} problems)`, issues.slice(0, 50));
       const applyAfter = body.apply_after === undefined || body.apply_after === null ? null : new Date(body.apply_after).toISOString();
-      await setGroupConfig(ctx.deps.storage.db, name, JSON.stringify(body.config), applyAfter);
+      await writeGroupConfig(ctx, name, JSON.stringify(body.config), applyAfter);
       await ctx.audit(undefined, { group: name });
-      send(ctx.res, 200, await groupConfigView(ctx, name));
+      await sendGroupConfigView(ctx, name);
     },
   },
   {
@@ -118,9 +142,9 @@ export const operatorRoutes: readonly Route[] = [
     async handler(ctx) {
       const name = groupParam(ctx.params['name'] as string);
       if ((await getGroup(ctx.deps.storage.db, name)) === undefined) throw new ApiError(404, 404, `no group ${name}`);
-      await setGroupConfig(ctx.deps.storage.db, name, null);
+      await writeGroupConfig(ctx, name, null, null);
       await ctx.audit(undefined, { group: name });
-      send(ctx.res, 200, await groupConfigView(ctx, name));
+      await sendGroupConfigView(ctx, name);
     },
   },
 ];

@@ -7,9 +7,10 @@ import { ProbeFailure } from '../control/probes.js';
 import type { Route } from './context.js';
 import { ApiError, hostIdParam, invalid, readJson, send } from './http.js';
 import { OPENAPI, checkBody } from './schemas.js';
-import { SESSION_TTL_MS, sessionCookie } from './session.js';
+import { SESSION_COOKIE, SESSION_TTL_MS, readCookies, sessionCookie } from './session.js';
+import { endSession } from '../db/sessions.repository.js';
 import { clientUsesTls, forwarded } from '../security/forwarded.js';
-import { authorize, keysFor, signIn } from './access.js';
+import { authorizeLive, keysFor, signIn } from './access.js';
 
 /** Default timeout_ms when a probe body leaves it out. */
 export const DEFAULT_PROBE_TIMEOUT_MS = 10_000;
@@ -35,7 +36,7 @@ export const serverRoutes: Route[] = [
     public: true,
     async handler(ctx) {
       const mode = modeOf(ctx.deps.adminToken);
-      const access = authorize(ctx.req, ctx.deps, false);
+      const access = await authorizeLive(ctx.req, ctx.deps, false);
       if (!access.ok) {
         send(ctx.res, 200, { authenticated: false, mode, via: 'none' });
         return;
@@ -64,6 +65,16 @@ export const serverRoutes: Route[] = [
     path: '/admin/session',
     public: true,
     async handler(ctx) {
+      // Sign-out ends the session on the server (DECISIONS J14), for every server of the
+      // database: a copy of the cookie is refused from now on, as an expired one. Only a cookie
+      // this server's key signed and not expired is listed (no one ends a session they do not
+      // hold). When the database cannot take the row the error answers (nothing is cleared),
+      // rather than a sign-out that would leave copies of the cookie valid.
+      const keys = keysFor(ctx.deps.adminToken);
+      const now = ctx.deps.now?.() ?? new Date();
+      const live = readCookies(ctx.req, SESSION_COOKIE).flatMap((value) => keys.verify(value) ?? []);
+      for (const s of live) await endSession(ctx.deps.storage.db, s.nonce, new Date(s.expiresAt).toISOString(), now);
+      if (live.length > 0) ctx.deps.logger?.info({ sessions_ended: live.length }, 'console sign-out: session ended on every server of this database');
       const secure = clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy);
       const prefix = forwarded(ctx.req, ctx.deps.isTrustedProxy)?.prefix ?? '';
       // Under a prefix, the cookie of a sign-in made before the cookie was scoped to it (Path=/) is cleared too.

@@ -7,6 +7,11 @@
 // sharing that token accepts it, and changing the token signs every console out. The CSRF
 // token is HMAC(key, "csrf." + n): bound to the session, useless without its cookie.
 // Without an admin token the key is random per process (loopback mode).
+//
+// Sign-out (DELETE /admin/session) ends a session on the server too (DECISIONS J14): its
+// nonce is listed in the database (ended_sessions, ../db/sessions.repository.ts) until the
+// cookie expires, and ./access.ts refuses a listed session on every server of the database,
+// so a copy of the cookie ends with the sign-out. The cookie stays stateless otherwise.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
@@ -87,6 +92,18 @@ export function readCookie(req: Pick<IncomingMessage, 'headers'>, name: string):
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
+}
+
+/** Every value of one cookie the request carries (a browser sends two of one name when two paths set it). */
+export function readCookies(req: Pick<IncomingMessage, 'headers'>, name: string): string[] {
+  const header = req.headers['cookie'];
+  if (typeof header !== 'string') return [];
+  const values: string[] = [];
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) values.push(part.slice(eq + 1).trim());
+  }
+  return values;
 }
 
 /**

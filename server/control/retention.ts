@@ -14,6 +14,7 @@ import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
 import { deleteAuditBefore } from '../security/audit.js';
+import { deleteEndedSessionsBefore, endedSessionsCutoff } from '../db/sessions.repository.js';
 
 export interface RetentionOptions {
   retentionDays: number;
@@ -147,6 +148,9 @@ export class Retention {
       // server/security/audit.ts owns the table
       result.audit = await this.inBatches('audit', 'age', () => deleteAuditBefore(this.storage.db, auditCutoff, this.batch));
     }
+    // Console sign-outs (DECISIONS J14): a row is of no use once its cookie expired (kept a day
+    // more for servers whose clock runs behind), whatever retention_days says.
+    await this.inBatches('ended_sessions', 'age', () => deleteEndedSessionsBefore(this.storage.db, endedSessionsCutoff(now), this.batch));
     const max = this.options.maxDbBytes;
     if (max !== null && max > 0 && this.storage.usedBytesIsCostly) {
       const n = await this.planSizePurge(max);

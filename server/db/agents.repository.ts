@@ -292,26 +292,51 @@ export async function revoke(db: Db, host_id: string): Promise<void> {
   if (result.numUpdatedRows === 0n) throw new UnknownHostError(id);
 }
 
+/**
+ * A conditional config write found another version than the one it was given (an If-Match
+ * of the admin API, DECISIONS J13): someone changed the config since the caller read it.
+ * Nothing was written. `current` is the version stored now (null: the group does not exist).
+ */
+export class ConfigVersionMismatchError extends Error {
+  constructor(readonly current: number | null) {
+    super(current === null ? 'no such config' : `the config is at version ${current}`);
+    this.name = 'ConfigVersionMismatchError';
+  }
+}
+
+/**
+ * The UPDATE of an admin operation, unless the host is revoked. With `ifConfigVersion` the
+ * row is written only while its config_version is one of those versions, in the same
+ * statement (a compare-and-set the database decides, so it holds between servers too); an
+ * empty list matches no version.
+ */
 async function updateUnlessRevoked(
   db: Db,
   host_id: string,
   set: UpdateObject<Database, 'agents'>,
+  ifConfigVersion?: readonly number[],
 ): Promise<void> {
   const id = normalizeHostId(host_id);
-  const result = await db
-    .updateTable('agents')
-    .set(set)
-    .set({ control_rev: nextControlRev() })
-    .where('host_id', '=', id)
-    .where('connection_state', '<>', 'Revoked')
-    .executeTakeFirst();
-  if (result.numUpdatedRows > 0n) return;
-  const exists = await db
+  if (ifConfigVersion === undefined || ifConfigVersion.length > 0) {
+    let update = db
+      .updateTable('agents')
+      .set(set)
+      .set({ control_rev: nextControlRev() })
+      .where('host_id', '=', id)
+      .where('connection_state', '<>', 'Revoked');
+    if (ifConfigVersion !== undefined) update = update.where('config_version', 'in', [...ifConfigVersion]);
+    const result = await update.executeTakeFirst();
+    if (result.numUpdatedRows > 0n) return;
+  }
+  // Nothing written: say why (the write itself was decided above, in one statement).
+  const row = await db
     .selectFrom('agents')
-    .select('host_id')
+    .select(['connection_state', 'config_version'])
     .where('host_id', '=', id)
     .executeTakeFirst();
-  throw exists === undefined ? new UnknownHostError(id) : new HostRevokedError(id);
+  if (row === undefined) throw new UnknownHostError(id);
+  if (ifConfigVersion === undefined || row.connection_state === 'Revoked') throw new HostRevokedError(id);
+  throw new ConfigVersionMismatchError(Number(row.config_version));
 }
 
 /**
@@ -352,14 +377,16 @@ export async function requestDecommission(
  * `agent config --set/--clear`: stores the host's own (already validated) AgentConfig JSON
  * text verbatim, or NULL to drop it; the effective config (agent_config_json) becomes it,
  * or else the host's group's config, or else NULL (the server default). Bumps
- * config_version, so a connected agent gets config.update.
- * @throws UnknownHostError | HostRevokedError
+ * config_version, so a connected agent gets config.update. With `ifConfigVersion` (the
+ * admin API's If-Match) only while config_version is one of those versions.
+ * @throws UnknownHostError | HostRevokedError | ConfigVersionMismatchError
  */
 export async function setAgentConfig(
   db: Db,
   host_id: string,
   config_json: string | null,
   apply_after: string | null = null,
+  options: { ifConfigVersion?: readonly number[] } = {},
 ): Promise<void> {
   const own = config_json === null ? null : apply_after;
   await updateUnlessRevoked(db, host_id, {
@@ -374,7 +401,7 @@ export async function setAgentConfig(
         ? eb.val(own)
         : eb.selectFrom('agent_groups').select('agent_groups.config_apply_after').whereRef('agent_groups.name', '=', 'agents.group_name'),
     config_version: (eb) => eb('config_version', '+', 1),
-  });
+  }, options.ifConfigVersion);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 // member's session sends it config.update as for any other config change.
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { AgentGroupRow, Database } from './schema.js';
+import { ConfigVersionMismatchError } from './agents.repository.js';
 import { HostRevokedError, UnknownHostError } from './storage.js';
 
 type Db = Kysely<Database>;
@@ -59,13 +60,38 @@ export async function ensureGroup(db: Db, name: string): Promise<void> {
 
 /**
  * `agent config --group NAME --set/--clear`: the group's config (created if new), and the
- * effective config of each member without its own config. Returns how many members changed.
+ * effective config of each member without its own config, in one transaction; bumps the
+ * group's config_version. Returns how many members changed.
+ *
+ * With `ifConfigVersion` (the admin API's If-Match, DECISIONS J13) the group must exist and
+ * its config_version be one of those versions ('exists': any version), checked by the UPDATE
+ * itself: on PostgreSQL a concurrent writer of the row waits for this transaction and then
+ * finds the version moved (READ COMMITTED re-checks the WHERE), so of two writers that read
+ * the same version exactly one succeeds, whichever server each runs on. An empty list
+ * matches no version.
+ * @throws ConfigVersionMismatchError (nothing written)
  */
-export async function setGroupConfig(db: Db, name: string, config_json: string | null, apply_after: string | null = null): Promise<number> {
+export async function setGroupConfig(
+  db: Db,
+  name: string,
+  config_json: string | null,
+  apply_after: string | null = null,
+  options: { ifConfigVersion?: readonly number[] | 'exists' } = {},
+): Promise<number> {
   const applyAfter = config_json === null ? null : apply_after;
+  const condition = options.ifConfigVersion;
   return db.transaction().execute(async (tx) => {
-    await ensureGroup(tx, name);
-    await tx.updateTable('agent_groups').set({ agent_config_json: config_json, config_apply_after: applyAfter, updated_at: nowIso() }).where('name', '=', name).execute();
+    if (condition === undefined) await ensureGroup(tx, name);
+    let update = tx
+      .updateTable('agent_groups')
+      .set((eb) => ({ agent_config_json: config_json, config_apply_after: applyAfter, updated_at: nowIso(), config_version: eb('config_version', '+', 1) }))
+      .where('name', '=', name);
+    if (condition !== undefined && condition !== 'exists') update = update.where('config_version', 'in', [...condition]);
+    const written = condition !== undefined && condition !== 'exists' && condition.length === 0 ? 0n : (await update.executeTakeFirst()).numUpdatedRows;
+    if (written === 0n) {
+      const now = await getGroup(tx, name);
+      throw new ConfigVersionMismatchError(now === undefined ? null : Number(now.config_version));
+    }
     const result = await tx
       .updateTable('agents')
       .set((eb) => ({

@@ -98,6 +98,8 @@ export interface AgentGroupsTable {
   config_apply_after: string | null;
   created_at: string;
   updated_at: string;
+  /** Incremented by every change of the group's config (migration 0032): the ETag of its admin API view. */
+  config_version: Generated<number>;
 }
 
 export interface LogsTable {

@@ -54,7 +54,7 @@ describe('migrations', () => {
     expect(await migrateToLatest(storage)).toEqual([]);
 
     const tables = (await tablesOf(storage)).map((t) => t.name).sort();
-    expect(tables).toEqual(['agent_groups', 'agents', 'audit', 'enrollment_tokens', 'logs', 'metrics', 'probe_requests', 'server_settings', 'servers']);
+    expect(tables).toEqual(['agent_groups', 'agents', 'audit', 'ended_sessions', 'enrollment_tokens', 'logs', 'metrics', 'probe_requests', 'server_settings', 'servers']);
     const logs = (await tablesOf(storage)).find((t) => t.name === 'logs');
     expect(logs?.columns.map((c) => c.name)).toEqual([
       'host_id', 'seq', 'ts', 'received_at', 'severity', 'facility', 'app_name',
@@ -182,10 +182,15 @@ describe('migrations', () => {
     const { path } = await fresh();
     const storage = await openAt(path);
     await migrateToLatest(storage);
-    await storage.withMigrationLock((db) => migrations['0031-metrics-received-at']!.down!(db));
-    await sql`delete from kysely_migration where name = '0031-metrics-received-at'`.execute(storage.db);
+    // back to before 0031 (the migrations after it first, last one first)
+    const names = Object.keys(migrations);
+    const since = names.slice(names.indexOf('0031-metrics-received-at'));
+    for (const name of [...since].reverse()) {
+      await storage.withMigrationLock((db) => migrations[name]!.down!(db));
+      await sql`delete from kysely_migration where name = ${name}`.execute(storage.db);
+    }
     await sql`insert into metrics (host_id, ts, name, value, labels_json) values ('h', '2026-01-01T00:00:00.000Z', 'cpu', 1, null)`.execute(storage.db);
-    expect(await migrateToLatest(storage)).toEqual(['0031-metrics-received-at']);
+    expect(await migrateToLatest(storage)).toEqual(since);
     const rows = await storage.db.selectFrom('metrics').selectAll().execute();
     expect(rows).toEqual([{ host_id: 'h', ts: '2026-01-01T00:00:00.000Z', name: 'cpu', value: 1, labels_json: null, received_at: null }]);
     const indexes =

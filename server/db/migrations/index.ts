@@ -12,6 +12,8 @@ import { enrollmentExpiry } from './0011-enrollment-expiry.js';
 import { hostLabelsAndGroups } from './0020-host-labels-and-groups.js';
 import { sqliteLogsInsertionOrder } from './0030-sqlite-logs-insertion-order.js';
 import { metricsReceivedAt } from './0031-metrics-received-at.js';
+import { groupConfigVersion } from './0032-group-config-version.js';
+import { endedSessions } from './0033-ended-sessions.js';
 
 // One history for both dialects: a migration that differs per dialect asks isPostgres()
 // (./dialect-of.ts) itself. Names 0001/0002 are kept: databases created before migrate on.
@@ -25,6 +27,8 @@ export const migrations: Readonly<Record<string, Migration>> = {
   '0020-host-labels-and-groups': hostLabelsAndGroups,
   '0030-sqlite-logs-insertion-order': sqliteLogsInsertionOrder,
   '0031-metrics-received-at': metricsReceivedAt,
+  '0032-group-config-version': groupConfigVersion,
+  '0033-ended-sessions': endedSessions,
 };
 
 const provider: MigrationProvider = {
