@@ -36,6 +36,7 @@ const AGENT_COMMANDS: Record<string, () => Promise<Command>> = {
   decommission: async () => (await import('./cli/agent.js')).agentDecommission,
   config: async () => (await import('./cli/config.js')).agentConfig,
   delete: async () => (await import('./cli/agent.js')).agentDelete,
+  group: async () => (await import('./cli/agent.js')).agentGroup,
   'reset-seq': async () => (await import('./security/commands.js')).agentResetSeq,
   tokens: async () => (await import('./security/commands.js')).agentTokens,
   withdraw: async () => (await import('./security/commands.js')).agentWithdraw,

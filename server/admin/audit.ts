@@ -19,6 +19,7 @@ export const AUDIT_ACTIONS: Readonly<Record<string, string>> = {
   'POST /admin/agents/{host_id}/decommission': 'agent.decommission',
   'PUT /admin/agents/{host_id}/config': 'agent.config.set',
   'DELETE /admin/agents/{host_id}/config': 'agent.config.clear',
+  'PUT /admin/agents/{host_id}/group': 'agent.group',
   'POST /admin/agents/{host_id}/probe': 'probe',
 };
 

@@ -221,6 +221,38 @@ export async function agentDelete(args: string[]): Promise<void> {
   out(deletedMessage(hostId, values.purge === true, purged));
 }
 
+/**
+ * `agent group HOST_ID --set NAME | --clear`: moves a host into a config group, or out of its
+ * group, keeping its token and session (PUT /admin/agents/{host_id}/group). The only way before
+ * was `agent issue --host-id … --group`, which reissues the token: the running agent was closed
+ * and stopped until someone enrolled it again on the host (H51).
+ */
+export async function agentGroup(args: string[]): Promise<void> {
+  const { values, positionals } = parse(args, { db: { type: 'string' }, set: { type: 'string' }, clear: { type: 'boolean' }, ...REMOTE_OPTIONS }, HELP.group, true);
+  const hostId = oneHost(positionals, HELP.group);
+  if ((values.set !== undefined) === (values.clear === true)) throw new UsageError(`give --set NAME (the group to move the host into) or --clear (out of its group)\n\n${HELP.group}`);
+  const { GROUP_NAME } = await import('../db/operator.repository.js');
+  const group = values.set ?? null;
+  if (group !== null && !GROUP_NAME.test(group)) {
+    throw new UsageError(`--set ${JSON.stringify(group)}: a group name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit (--clear takes the host out of its group)`);
+  }
+  const remote = remoteTarget(values);
+  if (remote !== undefined) {
+    await ok(remote, 'PUT', `/admin/agents/${hostId}/group`, { group });
+  } else {
+    const ops = await import('../db/operator.repository.js');
+    await withDb(values.db, async (s) => {
+      await adminOp(hostId, () => ops.setHostGroup(s.db, hostId, group));
+      await (await import('../security/commands.js')).auditCli(s.db, 'agent.group', hostId, { group });
+    });
+  }
+  out(
+    group === null
+      ? `${hostId} is in no group now; its token and session are kept, and unless it has a config of its own it runs the server default (a connected agent gets it within 2 s)`
+      : `${hostId} is in group ${group} now (created if new); its token and session are kept, and unless it has a config of its own it runs the group's (a connected agent gets it within 2 s)`,
+  );
+}
+
 export function deletedMessage(hostId: string, purge: boolean, purged: { logs: number; metrics: number }): string {
   return purge ? `deleted ${hostId} with its ${purged.logs} log and ${purged.metrics} metric rows` : `deleted ${hostId}; its log and metric rows are kept (--purge deletes them)`;
 }

@@ -22,6 +22,7 @@ Commands:
   agent decommission HOST_ID     drain, then revoke a host (rows kept)
   agent config HOST_ID           show (--get), set (--set JSON) or clear (--clear) a host's AgentConfig
   agent config --group NAME      the same for a config group (members without their own config)
+  agent group HOST_ID            move a host into a config group (--set NAME) or out of it (--clear)
   agent delete HOST_ID           remove a revoked or never-connected host (rows kept unless --purge)
   agent reset-seq HOST_ID        repair a host whose accepted_seq is beyond max_seq (2^53 - 1)
   agent tokens                   list unused one-time enrollment tokens
@@ -80,7 +81,7 @@ SIGHUP (systemctl reload) reads the TLS certificate and key, --admin-token-file 
 again: a new admin token takes effect at once; other settings wait for a restart (the log names them).
 The terminal of a foreground serve closing stops it as SIGTERM does.
 `,
-  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|delete|reset-seq|tokens|withdraw> [options]   (--help on each)
+  agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|group|delete|reset-seq|tokens|withdraw> [options]   (--help on each)
 `,
   revoke: `Usage: ${PROG} agent revoke HOST_ID [--db PATH|URL]
 
@@ -113,6 +114,15 @@ ${REMOTE_HELP}`,
                            config of its own runs it; connected members get config.update
   --apply-after RFC3339    staged rollout: the agent applies it from that time on
   --clear                  drop the host's (group's) own config: the group's (server default) applies
+${REMOTE_HELP}`,
+  group: `Usage: ${PROG} agent group HOST_ID (--set NAME | --clear) [--db PATH|URL]
+
+  Moves a host into config group NAME (created if new) with --set, or out of its group with
+  --clear. Its token and session are kept (agent issue --host-id --group reissues the token);
+  unless it has a config of its own it runs the group's config (the server default after
+  --clear), sent to a connected agent as config.update within 2 s.
+  --set NAME   the group to move the host into
+  --clear      take the host out of its group
 ${REMOTE_HELP}`,
   delete: `Usage: ${PROG} agent delete HOST_ID [--purge] [--db PATH|URL]
 

@@ -73,7 +73,7 @@ it('every option any command lists in its --help is in docs/cli.md, every server
   // The hand-picked list above pins what each option means; this one catches an option added
   // to a command without a word in the docs (seven server and agent options had none).
   const doc = read('docs/cli.md');
-  const serverCommands = ['serve', 'agent issue', 'agent list', 'agent tail', 'agent revoke', 'agent rotate', 'agent decommission', 'agent config', 'agent delete', 'agent reset-seq', 'agent tokens', 'agent withdraw', 'audit', 'probe', 'backup', 'migrate'];
+  const serverCommands = ['serve', 'agent issue', 'agent list', 'agent tail', 'agent revoke', 'agent rotate', 'agent decommission', 'agent config', 'agent group', 'agent delete', 'agent reset-seq', 'agent tokens', 'agent withdraw', 'audit', 'probe', 'backup', 'migrate'];
   const agentCommands = ['enroll', 'run', 'status', 'buffer check'];
   const missing: string[] = [];
   for (const [cli, commands] of [[join(ROOT, 'dist/server/cli.js'), serverCommands], [join(ROOT, 'dist/agent/cli.js'), agentCommands]] as const) {

@@ -58,6 +58,11 @@ describe('remote admin CLI', () => {
     const byState = JSON.parse((await remote(['agent', 'list', '--state', 'NeverConnected', '--group', 'edge', '--json'])).stdout) as { host_id: string }[];
     expect(byState.map((a) => a.host_id)).toEqual([h.host_id]);
     expect((await remote(['agent', 'list', '--state', 'Active', '--group', 'edge'])).stdout.trim()).toBe('no agents in group edge in state Active');
+    // agent group over the admin API: into another group and back, the token kept
+    const moved = await remote(['agent', 'group', h.host_id, '--set', 'far']);
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(JSON.parse((await remote(['agent', 'list', '--group', 'far', '--json'])).stdout)).toEqual([expect.objectContaining({ host_id: h.host_id })]);
+    expect((await remote(['agent', 'group', h.host_id, '--set', 'edge'])).code).toBe(0);
 
     expect((await remote(['agent', 'config', '--group', 'edge', '--set', cfg(90)])).code).toBe(0);
     const got = (await remote(['agent', 'config', h.host_id, '--get']));

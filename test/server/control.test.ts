@@ -112,6 +112,36 @@ describe('revocation', () => {
   });
 });
 
+describe('agent group', () => {
+  it('moves a connected host into a group and out again: config.update within 2 s, the session and token kept; audited; bad input exit 2 (H51)', async () => {
+    const a = await connectAgent(t);
+    const groupCfg = { ...CFG, heartbeat_interval_secs: 20 };
+    const made = cli(['agent', 'config', '--group', 'movers', '--set', JSON.stringify(groupCfg), '--db', t.dbPath]);
+    expect(made.code, made.stderr).toBe(0);
+    const r = cli(['agent', 'group', a.host_id, '--set', 'movers', '--db', t.dbPath]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`${a.host_id} is in group movers now`);
+    const upd = await a.client.next((m) => m.method === 'config.update');
+    expect(upd.params).toEqual({ config: groupCfg, apply_after: null });
+    const row = await t.server.storage.db.selectFrom('agents').selectAll().where('host_id', '=', a.host_id).executeTakeFirstOrThrow();
+    expect([row.group_name, row.connection_state]).toEqual(['movers', 'Active']);
+    expect(a.client.ws.readyState).toBe(a.client.ws.OPEN); // not closed: the token was not reissued
+    const out = cli(['agent', 'group', a.host_id, '--clear', '--db', t.dbPath]);
+    expect(out.code, out.stderr).toBe(0);
+    const back = await a.client.next((m) => m.method === 'config.update' && m !== upd);
+    expect(back.params).toMatchObject({ config: { heartbeat_interval_secs: 30, max_batch_entries: 800 } });
+    const audit = JSON.parse(cli(['audit', '--json', '--host-id', a.host_id, '--db', t.dbPath]).stdout) as { action: string; detail: Record<string, unknown> }[];
+    expect(audit.filter((x) => x.action === 'agent.group').map((x) => x.detail['group'])).toEqual(expect.arrayContaining(['movers', null]));
+    expect(cli(['agent', 'group', a.host_id, '--db', t.dbPath]).code).toBe(2);
+    expect(cli(['agent', 'group', a.host_id, '--set', 'x', '--clear', '--db', t.dbPath]).code).toBe(2);
+    expect(cli(['agent', 'group', a.host_id, '--set', '-bad', '--db', t.dbPath]).stderr).toContain('a group name is 1-64 letters');
+    const unknown = cli(['agent', 'group', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--set', 'movers', '--db', t.dbPath]);
+    expect([unknown.code, unknown.stderr.includes('E_UNKNOWN_HOST')]).toEqual([2, true]);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+});
+
 describe('agent issue --host-id on a connected host', () => {
   it('closes the session 1000 saying the token was reissued (not "replaced by a newer session"); the old token then gets -32001 (H48)', async () => {
     const a = await connectAgent(t);
