@@ -8,7 +8,7 @@
 import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { isErrno, unlinkDurable, writeFileAtomic } from './atomic-file.js';
-import { scrubSecret } from './log.js';
+import { registerLogSecrets, scrubSecret, type SecretHolder } from './log.js';
 
 export const TOKEN_FILE = 'token';
 /** Token length bounds from agent.hello's schema (seed 4.1). */
@@ -89,8 +89,10 @@ function wrap(err: unknown, what: string): TokenStoreError {
  * connection. Token file operations run one at a time and in order (a write never lands
  * after a later one), and a connection waits for a rotated token still being written.
  */
-export class TokenKeeper {
-  private current: string | null;
+export class TokenKeeper implements SecretHolder {
+  private currentToken: string | null = null;
+  /** The token before the current one (rotated away or forgotten): still no text for a log line. */
+  private previous: string | null = null;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -99,6 +101,21 @@ export class TokenKeeper {
     private readonly fixed?: string,
   ) {
     this.current = fixed ?? null;
+    // no log line of this process carries a token this keeper holds, whoever echoes it (H52)
+    registerLogSecrets(this);
+  }
+
+  private get current(): string | null {
+    return this.currentToken;
+  }
+
+  private set current(token: string | null) {
+    if (this.currentToken !== null && this.currentToken !== token) this.previous = this.currentToken;
+    this.currentToken = token;
+  }
+
+  secrets(): Iterable<string | null | undefined> {
+    return [this.currentToken, this.previous, this.fixed];
   }
 
   /** The token of the latest load or write (null once forgotten). */
@@ -149,6 +166,8 @@ export class TokenKeeper {
 
   /** `text` without the token (current or configured). */
   scrub(text: string): string {
-    return scrubSecret(scrubSecret(text, this.current), this.fixed);
+    let out = text;
+    for (const secret of this.secrets()) out = scrubSecret(out, secret);
+    return out;
   }
 }

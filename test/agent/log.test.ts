@@ -3,6 +3,7 @@ import { openSync } from 'node:fs';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createCapturingLogger, scrubSecret } from '../../agent/log.js';
+import { TokenKeeper } from '../../agent/token-store.js';
 import { LOG_HOLD_BYTES, keepLogging } from '../../common/log-destination.js';
 
 const TOKEN = 'c2VjcmV0LXRva2VuLW9wYXF1ZS1iYXNlNjR1cmwtMzJieXRlcw';
@@ -88,5 +89,22 @@ describe('a stderr that cannot be written (common/log-destination.ts, DECISIONS 
     }).not.toThrow();
     expect(dropped).toBeGreaterThan(1000);
     expect(dropped).toBeLessThan(3000);
+  });
+});
+
+describe('tokens the agent holds are cut out of every line (H52)', () => {
+  it('in a message, a field of any name, nested error data; the token before a rotation too', () => {
+    const { logger, raw } = createCapturingLogger();
+    const keeper = new TokenKeeper('/nonexistent', undefined);
+    keeper.token = TOKEN;
+    logger.warn({ data: { reason: `server said ${TOKEN}` }, close_reason: TOKEN }, `connection lost (1000 ${TOKEN})`);
+    const rotated = 'rotated-token-'.padEnd(44, 'r');
+    keeper.token = rotated;
+    logger.error({ err: `old ${TOKEN} new ${rotated}` }, 'refused');
+    const text = raw.join('');
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain(rotated);
+    expect(text.split('[redacted]').length - 1).toBe(5);
+    expect(JSON.parse(raw[0]!)).toMatchObject({ msg: 'connection lost (1000 [redacted])', close_reason: '[redacted]', data: { reason: 'server said [redacted]' } });
   });
 });

@@ -6,7 +6,7 @@ import { ErrorCode, type AgentHelloResult } from '@cortex/agent-protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import { authErrorMessage, authEventFor, helloParams } from '../../agent/handshake.js';
-import { createLogger } from '../../agent/log.js';
+import { createCapturingLogger, createLogger } from '../../agent/log.js';
 import { Session, type SessionOptions } from '../../agent/session.js';
 import type { Transition } from '../../agent/state.js';
 import { writeToken } from '../../agent/token-store.js';
@@ -34,12 +34,12 @@ afterEach(async () => {
 });
 
 /** A session against the fake server; `r` records what it told the rest of the agent. */
-function sessionFor(options: Partial<SessionOptions> = {}) {
+function sessionFor(options: Partial<SessionOptions> = {}, log = createLogger({ level: 'silent' })) {
   const r = { transitions: [] as Transition[], accepted: [] as number[], active: [] as AgentHelloResult[], ended: 0, errors: [] as string[], cleared: 0, tokenAtActive: null as string | null };
   const events = new EventEmitter();
   const session = new Session({
     options: { stateDir: dir, serverUrl: server.url, hostId: HOST, backoff: { baseMs: 10, capMs: 20, random: () => 0.5 }, ...options },
-    log: createLogger({ level: 'silent' }),
+    log,
     buffer,
     random: () => 0.5,
     capabilities: () => ({ supported_probes: ['uptime'], sources: ['custom'], max_batch_entries: 500, compression: [] }),
@@ -153,6 +153,19 @@ describe('session', () => {
     await a.reach('Active');
     expect(a.r.cleared).toBe(cleared);
     expect(a.r.errors.at(-1)).toBe(clone);
+  });
+
+  it('a token a server echoes back (a close reason) is cut out of the log line, whatever field it is in (H52)', async () => {
+    const captured = createCapturingLogger('debug');
+    const a = sessionFor({}, captured.logger);
+    a.session.start();
+    await a.reach('Active');
+    const lost = new Promise<void>((resolve) => a.events.on('state', (t: Transition) => t.event === 'connection_lost' && resolve()));
+    server.current!.ws.close(1000, `bye ${TOKEN}`);
+    await lost;
+    const lines = captured.raw.join('');
+    expect(lines).toContain('bye [redacted]');
+    expect(lines).not.toContain(TOKEN);
   });
 
   it('a lost connection goes Reconnecting, schedules the backoff and comes back Active', async () => {
