@@ -12,7 +12,7 @@ import {
   createAgentPeer,
   webSocketTransport,
 } from '@cortex/agent-protocol';
-import { authErrorMessage, authEventFor, closeSocket, helloParams } from './handshake.js';
+import { acceptedSeqProblem, authErrorMessage, authEventFor, closeSocket, helloParams } from './handshake.js';
 import { DurableBuffer, readBufferSnapshot } from './buffer/buffer.js';
 import type { Logger } from './log.js';
 import { openSocket } from './socket.js';
@@ -233,10 +233,9 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
       enrolled = true;
       // From here on the enrollment has happened: whatever fails is a warning, not a failure.
       const warnings: string[] = [];
-      if (!Number.isSafeInteger(result.accepted_seq) || result.accepted_seq > LIMITS.max_seq) {
-        warnings.push(
-          `the server reports accepted_seq ${result.accepted_seq}, beyond max_seq ${LIMITS.max_seq}: this host cannot stream until an operator runs "cortex-server agent reset-seq ${o.hostId}" on the server`,
-        );
+      const seqProblem = acceptedSeqProblem(result.accepted_seq, o.hostId);
+      if (seqProblem !== null) {
+        warnings.push(`${seqProblem} (this host cannot stream until then)`);
       } else {
         try {
           const r = buffer.applyAccepted(result.accepted_seq);

@@ -3,11 +3,27 @@
 // an error code leads to, and closing a socket cleanly.
 
 import os from 'node:os';
-import { AGENT_STATE_MACHINE, ErrorCode, PROTOCOL_VERSION, type AgentEvent, type AgentHelloParams } from '@cortex/agent-protocol';
+import { AGENT_STATE_MACHINE, ErrorCode, LIMITS, PROTOCOL_VERSION, type AgentEvent, type AgentHelloParams } from '@cortex/agent-protocol';
 import type WebSocket from 'ws';
 import { detectPlatform } from './platform.js';
 
 export const AGENT_VERSION = '0.1.0';
+
+/**
+ * How far below max_seq an accepted_seq must be for this host to stream against it. No real
+ * host numbers 2^53 - 2^40 entries (at a million a second that takes 285 years), so a value
+ * above it is a damaged or hand-edited server row, or a hostile server: taken as it was, the
+ * agent's next_seq jumped there and its appends passed max_seq within a batch, where seqs stop
+ * being exact integers (DECISIONS H53).
+ */
+export const ACCEPTED_SEQ_HEADROOM = 2 ** 40;
+
+/** Why a hello's accepted_seq cannot be streamed against (DECISIONS H1, H53), or null when it can. */
+export function acceptedSeqProblem(acceptedSeq: unknown, hostId: string): string | null {
+  if (typeof acceptedSeq === 'number' && Number.isSafeInteger(acceptedSeq) && acceptedSeq >= 0 && acceptedSeq <= LIMITS.max_seq - ACCEPTED_SEQ_HEADROOM) return null;
+  const where = typeof acceptedSeq === 'number' && acceptedSeq <= LIMITS.max_seq ? `within 2^40 of max_seq ${LIMITS.max_seq}, a value no host reaches (a damaged or hand-edited server database?)` : `beyond max_seq ${LIMITS.max_seq}`;
+  return `the server reports accepted_seq ${String(acceptedSeq)}, ${where}; on the server run: cortex-server agent reset-seq ${hostId}`;
+}
 
 export interface HelloInput {
   hostname?: string;

@@ -31,7 +31,7 @@ import { ServerList } from './server-list.js';
 import { openSocket } from './socket.js';
 import { StateMachine, type Transition } from './state.js';
 import { TokenKeeper, writeToken } from './token-store.js';
-import { authErrorMessage, authEventFor, closeSocket, helloParams } from './handshake.js';
+import { acceptedSeqProblem, authErrorMessage, authEventFor, closeSocket, helloParams } from './handshake.js';
 import { tidyTlsText } from '../common/errors.js';
 
 /** How long a session waits for its HelloResult (SessionOptions.helloTimeoutMs, `run --hello-timeout-ms`). */
@@ -404,9 +404,10 @@ export class Session {
       }
       if (conn !== this.conn || this.halted) return;
     }
-    if (!Number.isSafeInteger(result.accepted_seq) || result.accepted_seq > LIMITS.max_seq) {
-      // Nothing can be streamed against it (DECISIONS H1): say what the operator does, and retry later.
-      const msg = this.deps.setError(`the server reports accepted_seq ${result.accepted_seq}, beyond max_seq ${LIMITS.max_seq}; on the server run: cortex-server agent reset-seq ${this.options.hostId}`);
+    const seqProblem = acceptedSeqProblem(result.accepted_seq, this.options.hostId);
+    if (seqProblem !== null) {
+      // Nothing can be streamed against it (DECISIONS H1, H53): say what the operator does, and retry later.
+      const msg = this.deps.setError(seqProblem);
       this.log.error({ accepted_seq: result.accepted_seq }, msg);
       this.endConnection(conn, 1011);
       if (this.machine.fire('handshake_failed')) this.scheduleReconnect();

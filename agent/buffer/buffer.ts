@@ -807,6 +807,10 @@ export class DurableBuffer {
     let added = 0;
     const degraded = { metadata: 0, chars: 0 };
     const n = entries.length;
+    // Never a seq past max_seq: above 2^53 - 1 they round onto each other (every append then
+    // failed with a UNIQUE constraint, and a push of one was refused -32602 for good: H53).
+    // Compared without adding to firstSeq: past 2^53 the sum itself rounds.
+    if (n > 0 && firstSeq > LIMITS.max_seq - (n - 1)) throw new BufferStorageError('seq_exhausted', 'append', this.path, undefined);
     const texts = new Array<string>(n);
     const sizes = new Array<number>(n);
     for (let i = 0; i < n; i++) {

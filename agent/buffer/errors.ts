@@ -13,6 +13,7 @@ export type BufferErrorKind =
   | 'corrupt' // SQLITE_CORRUPT/NOTADB: the file is damaged or not a buffer
   | 'cannot_open' // SQLITE_CANTOPEN, ENOENT: the path cannot be opened
   | 'schema' // the file is a database of another (newer) buffer layout
+  | 'seq_exhausted' // the next seq would pass max_seq (DECISIONS H53)
   | 'other';
 
 const REMEDY: Record<BufferErrorKind, string> = {
@@ -23,6 +24,8 @@ const REMEDY: Record<BufferErrorKind, string> = {
   corrupt: 'the buffer file is damaged or not a buffer database; move it aside (unsent entries in it are lost)',
   cannot_open: 'the buffer file cannot be opened; check the state dir path and permissions',
   schema: 'the buffer file was written by a newer agent; use that version or move the file aside',
+  seq_exhausted:
+    "this host's next seq would pass max_seq (2^53 - 1), where seqs stop being exact: a server's accepted_seq set it there (a damaged or hand-edited server database); repair the host on the server (cortex-server agent reset-seq), stop the agent and move buffer.db aside (its unsent entries are lost with it)",
   other: 'unexpected storage error',
 };
 

@@ -152,6 +152,23 @@ describe('applyAccepted (replay after hello)', () => {
     expect(b.readBatch(b.ackedSeq + 1, 1000)).toMatchObject({ seqStart: 7, seqEnd: 10 });
   });
 
+  it('never numbers an entry past max_seq: an append that would is refused whole, seq_exhausted, not retryable (H53)', () => {
+    const b = openBuffer();
+    b.applyAccepted(Number.MAX_SAFE_INTEGER - 3);
+    let refused: unknown;
+    try {
+      b.append(entries(4));
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(BufferStorageError);
+    expect(refused).toMatchObject({ kind: 'seq_exhausted', retryable: false });
+    expect((refused as Error).message).toContain('cortex-server agent reset-seq');
+    expect(b.stats()).toMatchObject({ nextSeq: Number.MAX_SAFE_INTEGER - 2, queueDepth: 0 });
+    expect(b.append(entries(3))).toMatchObject({ firstSeq: Number.MAX_SAFE_INTEGER - 2, lastSeq: Number.MAX_SAFE_INTEGER });
+    expect(() => b.append(entries(1))).toThrow(BufferStorageError);
+  });
+
   it('jumps next_seq past accepted_seq when the buffer was lost', () => {
     let b = openBuffer();
     expect(b.applyAccepted(42117)).toMatchObject({ ackedSeq: 42117, jumped: true, previousNextSeq: 1, nextSeq: 42118 });

@@ -32,6 +32,26 @@ describe('agent run', () => {
     expect(h.agent.status().next_seq).toBe(4);
   });
 
+  it('an accepted_seq a few below max_seq is refused as well (its appends would pass max_seq); the seqs stay where they were (H53)', async () => {
+    const server = await FakeServer.start();
+    servers.push(server);
+    server.accepted = Number.MAX_SAFE_INTEGER - 6;
+    const h = await makeAgent(server.url);
+    agents.push(h.agent);
+    h.agent.ingest(entries(3));
+    h.agent.start();
+    await new Promise<void>((resolve) => {
+      const check = () => (server.sessions.length >= 2 ? resolve() : setTimeout(check, 20));
+      check();
+    });
+    expect(h.agent.status().last_error).toContain(`within 2^40 of max_seq 9007199254740991, a value no host reaches (a damaged or hand-edited server database?); on the server run: cortex-server agent reset-seq ${h.hostId}`);
+    expect(h.agent.status().next_seq).toBe(4); // not jumped
+    server.accepted = 0;
+    await h.agent.waitForAck(3, 10_000);
+    h.agent.ingest(entries(2));
+    expect(h.agent.status().next_seq).toBe(6);
+  });
+
   it('a buffer found damaged at run time is announced as buffer_corrupt (cortex-agent run restarts and heals on it)', async () => {
     const server = await FakeServer.start();
     servers.push(server);
