@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import {
   AgentClient,
   ErrorCode,
-  LIMITS,
   RpcError,
   createAgentPeer,
   webSocketTransport,
