@@ -25,6 +25,18 @@ import { SendRate } from './send-rate.js';
  */
 export const RETRY_AFTER_MAX_MS = LIMITS.max_drain_seconds * 1000;
 
+/**
+ * The shortest pause after a refused push (-32020, -32030, -32007, -32008), whatever
+ * retry_after_ms says. A server advising 0 (a bug, a hostile peer) had the agent resend in a
+ * tight loop: 88,000 pushes in 12 s at 80 % of a core, 4,800 log lines a second (DECISIONS H54).
+ * The reference server never advises less than half its flush interval (100 ms).
+ */
+export const MIN_REFUSAL_PAUSE_MS = 100;
+/** Acked pushes in a row after which a batch size halved by -32008 doubles again (up to the configured size). */
+export const BATCH_RECOVER_AFTER_ACKS = 8;
+/** At most one "server asked to slow down" line this often; the refusals between are counted. */
+const SLOW_DOWN_LOG_EVERY_MS = 10_000;
+
 export interface PushPumpOptions {
   /** capabilities.max_batch_entries (default 1000). */
   maxBatchEntries?: number;
@@ -84,7 +96,11 @@ export class PushPump {
    * delete entries that were never sent.
    */
   private highestSentSeq = 0;
-  private batchCap: number = LIMITS.logs_push_max_entries; // lowered by -32008
+  private batchCap: number = LIMITS.logs_push_max_entries; // lowered by -32008, doubled back after BATCH_RECOVER_AFTER_ACKS acks
+  /** Acked pushes since the batch size was last halved. */
+  private acksSinceHalving = 0;
+  /** The "slow down" line last logged, and the refusals since. */
+  private slowWarned: { at: number; since: number } | null = null;
   private pausedUntil = 0;
   private flushDue = false;
   /** last_error set by a -32007 (the server could not store a batch): cleared by the next ack. */
@@ -129,6 +145,9 @@ export class PushPump {
     this.highestSentSeq = Math.max(this.highestSentSeq, acked, acceptedSeq);
     this.pausedUntil = 0;
     this.flushDue = false;
+    // A new session (perhaps another server): the batch size its -32008s set starts over.
+    this.batchCap = LIMITS.logs_push_max_entries;
+    this.acksSinceHalving = 0;
     return this.nextSendSeq;
   }
 
@@ -248,6 +267,12 @@ export class PushPump {
   private onAck(conn: PushConn, batch: BufferBatch, res: LogsPushResult): void {
     conn.inFlight--;
     this.deps.markDirty();
+    if (this.batchCap < LIMITS.logs_push_max_entries && ++this.acksSinceHalving >= BATCH_RECOVER_AFTER_ACKS) {
+      // -32008 halvings are not for good (a batch of 1 drained 20 entries/s while 100/s came in):
+      // the size doubles back while pushes are taken, and halves again if refused again.
+      this.batchCap = Math.min(LIMITS.logs_push_max_entries, this.batchCap * 2);
+      this.acksSinceHalving = 0;
+    }
     if (this.storeError !== null) {
       this.deps.clearErrorIf(this.storeError);
       this.storeError = null;
@@ -294,7 +319,7 @@ export class PushPump {
       const advised = typeof retry === 'number' && retry >= 0 ? retry : LIMITS.retry_after_default_ms;
       // A server's advice is followed up to RETRY_AFTER_MAX_MS (DECISIONS F11): a longer one
       // (a bug, a hostile peer: retry_after_ms has no maximum) would stop the agent for days.
-      const pause = Math.min(advised, RETRY_AFTER_MAX_MS);
+      const pause = Math.max(MIN_REFUSAL_PAUSE_MS, Math.min(advised, RETRY_AFTER_MAX_MS));
       const capped = advised > pause ? { advised_retry_after_ms: advised } : {};
       switch (err.code) {
         case ErrorCode.Backpressure:
@@ -303,10 +328,18 @@ export class PushPump {
           // about the server's load: pause, but do not halve the rate again.
           if (typeof (err.data as { resend_from_seq?: unknown } | undefined)?.resend_from_seq !== 'number') this.rate.halve();
           this.pauseFor(pause);
-          log.warn({ code: err.code, retry_after_ms: pause, ...capped, rate_cap: Math.round(this.rate.cap() ?? 0) }, 'server asked to slow down');
+          {
+            const w = this.slowWarned;
+            if (w === null || this.now() - w.at >= SLOW_DOWN_LOG_EVERY_MS) {
+              log.warn({ code: err.code, retry_after_ms: pause, ...capped, rate_cap: Math.round(this.rate.cap() ?? 0), ...(w !== null && w.since > 0 ? { refused_since_last_line: w.since } : {}) }, 'server asked to slow down');
+              this.slowWarned = { at: this.now(), since: 0 };
+            } else w.since++;
+          }
           break;
         case ErrorCode.PayloadTooLarge:
           this.batchCap = Math.max(1, Math.floor(this.batchSize() / 2));
+          this.acksSinceHalving = 0;
+          this.pauseFor(MIN_REFUSAL_PAUSE_MS);
           log.warn({ batch_entries: this.batchCap }, 'payload too large: halving the batch size');
           break;
         case ErrorCode.BufferOverflow: {

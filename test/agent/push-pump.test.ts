@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
 import { createLogger } from '../../agent/log.js';
-import { PushPump, type PushConn, type PushPumpDeps } from '../../agent/push-pump.js';
+import { BATCH_RECOVER_AFTER_ACKS, MIN_REFUSAL_PAUSE_MS, PushPump, type PushConn, type PushPumpDeps } from '../../agent/push-pump.js';
 import { SendRate } from '../../agent/send-rate.js';
 
 interface Push {
@@ -227,6 +227,8 @@ describe('push pump: errors', () => {
     const refuse = async (i: number, reason: string) => {
       await p.sent(i + 1);
       p.pushes[i]!.reject(new BufferOverflowError({ retry_after_ms: 0, reason } as never));
+      await new Promise((r) => setImmediate(r)); // the refusal handled: paused from `now`
+      now += MIN_REFUSAL_PAUSE_MS; // an advice of 0 still pauses this long (H54)
     };
     const out = 'commit failed: the server cannot reach its database; nothing of the batch was stored';
     for (let i = 0; i < 10; i++) {
@@ -260,6 +262,65 @@ describe('push pump: errors', () => {
     p.pushes[0]!.reject(new PayloadTooLargeError({ max_frame_bytes: 1 } as never));
     await p.sent(2);
     expect(p.pump.batchSize()).toBe(500);
+  });
+
+  it('-32008 halvings are not for good: the size doubles back after acks, and a new session starts at full size (H54)', async () => {
+    buffer.append(entries(400));
+    const p = pumpFor({ options: { window: 1 } });
+    p.pump.schedule();
+    let i = 0;
+    for (; i < 10; i++) {
+      await p.sent(i + 1);
+      p.pushes[i]!.reject(new PayloadTooLargeError({ max_frame_bytes: 1 } as never));
+    }
+    await p.sent(i + 1);
+    expect(p.pump.batchSize()).toBe(1); // 1000 halved ten times
+    // acked pushes: after each BATCH_RECOVER_AFTER_ACKS the size doubles
+    let acks = 0;
+    while (p.pump.batchSize() < 4) {
+      const push = p.pushes[i]!;
+      push.resolve({ up_to_seq: push.seqs.at(-1)! } as LogsPushResult);
+      acks++;
+      i++;
+      await p.sent(i + 1);
+    }
+    expect(acks).toBe(2 * BATCH_RECOVER_AFTER_ACKS);
+    expect(p.pushes[i]!.seqs).toHaveLength(4);
+    p.pump.resume(buffer.ackedSeq);
+    expect(p.pump.batchSize()).toBe(1000);
+  });
+
+  it('-32020 again and again: one "slow down" line per 10 s, with the refusals between counted (H54)', async () => {
+    buffer.append(entries(5));
+    const lines: Record<string, unknown>[] = [];
+    let now = 1_000_000;
+    const p = pumpFor({ options: { window: 1 }, now: () => now, log: createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }) });
+    p.pump.schedule();
+    for (let i = 0; i < 6; i++) {
+      await p.sent(i + 1);
+      p.pushes[i]!.reject(new BackpressureError({ retry_after_ms: 0, resend_from_seq: 1 } as { retry_after_ms: number }));
+      await new Promise((r) => setImmediate(r));
+      now += i === 4 ? 10_000 : MIN_REFUSAL_PAUSE_MS;
+    }
+    await p.sent(7);
+    const slow = lines.filter((l) => l['msg'] === 'server asked to slow down');
+    expect(slow).toHaveLength(2);
+    expect(slow[1]).toMatchObject({ refused_since_last_line: 4 });
+  });
+
+  it('a refusal advising retry_after_ms 0 still pauses MIN_REFUSAL_PAUSE_MS: no tight resend loop (H54)', async () => {
+    buffer.append(entries(10));
+    const p = pumpFor({ options: { window: 1 } });
+    p.pump.schedule();
+    await p.sent(1);
+    const refusedAt = performance.now();
+    p.pushes[0]!.reject(new BackpressureError({ retry_after_ms: 0, resend_from_seq: 1 } as { retry_after_ms: number }));
+    await p.sent(2);
+    expect(performance.now() - refusedAt).toBeGreaterThanOrEqual(MIN_REFUSAL_PAUSE_MS - 5);
+    p.pushes[1]!.reject(new PayloadTooLargeError({ max_frame_bytes: 1 } as never));
+    const halvedAt = performance.now();
+    await p.sent(3);
+    expect(performance.now() - halvedAt).toBeGreaterThanOrEqual(MIN_REFUSAL_PAUSE_MS - 5);
   });
 
   it('-32004 closes the connection cleanly (the close handler reconnects); a timeout terminates it', async () => {
