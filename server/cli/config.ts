@@ -213,7 +213,10 @@ interface ConfigView {
   effective: unknown;
   source: string;
   apply_after: string | null;
+  /** A host's view: its group. */
   group?: string | null;
+  /** A group's view (GET /admin/groups/{name}/config): its name. */
+  name?: string;
 }
 
 /** agent config over the admin API (…/config of a host, /admin/groups/{name}/config of a group). */
@@ -231,7 +234,7 @@ async function configRemote(
     }
     const v = await ok<ConfigView>(t, 'GET', path);
     out(JSON.stringify(v.effective));
-    err(`${who}: ${v.source === 'host' ? "the host's own config" : v.source === 'group' ? `group ${v.group ?? ''}'s config` : v.source === 'default_until_apply_after' ? 'the server default until apply_after' : 'the server default'}${v.apply_after ? ` (applies after ${v.apply_after})` : ''}`);
+    err(`${who}: ${v.source === 'host' ? "the host's own config" : v.source === 'group' ? `group ${v.group ?? v.name ?? o.group ?? ''}'s config` : v.source === 'default_until_apply_after' ? 'the server default until apply_after' : 'the server default'}${v.apply_after ? ` (applies after ${v.apply_after})` : ''}`);
     return;
   }
   if (o.clear) {

@@ -68,7 +68,9 @@ describe('remote admin CLI', () => {
     const got = (await remote(['agent', 'config', h.host_id, '--get']));
     expect(JSON.parse(got.stdout).heartbeat_interval_secs).toBe(90);
     expect(got.stderr).toContain("group edge's config");
-    expect(JSON.parse((await remote(['agent', 'config', '--group', 'edge', '--get'])).stdout).heartbeat_interval_secs).toBe(90);
+    const groupGot = await remote(['agent', 'config', '--group', 'edge', '--get']);
+    expect(JSON.parse(groupGot.stdout).heartbeat_interval_secs).toBe(90);
+    expect(groupGot.stderr).toContain("group edge: group edge's config"); // was "group 's config
     expect((await remote(['agent', 'config', h.host_id, '--set', cfg(40)])).code).toBe(0);
     expect(JSON.parse((await remote(['agent', 'config', h.host_id, '--get'])).stdout).heartbeat_interval_secs).toBe(40);
     const bad = (await remote(['agent', 'config', h.host_id, '--set', JSON.stringify({ ...JSON.parse(cfg(1)), log_sources: [{ kind: 'file', pathh: '/x' }] })]));
