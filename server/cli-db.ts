@@ -228,8 +228,10 @@ export function poolArg(value: string | undefined): number {
 }
 
 /**
- * Opens and migrates the database for an admin command. A database migrated by a newer
- * version is refused with exit 2 (nothing changed).
+ * Opens the database for an admin command: a new one is created with this version's schema;
+ * one an older version made is not migrated but refused (SchemaTooOldError: `migrate` or this
+ * version's `serve` does that, once no older server uses it — DECISIONS H55), as is one a newer
+ * version migrated, with exit 2 and nothing changed.
  */
 export async function openDbForCli(value: string, poolSize = 2): Promise<Storage> {
   checkDbArg(value);
@@ -241,10 +243,11 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
     throw postgresOpenError(error, value) ?? error;
   });
   try {
-    await migrateToLatest(storage, (holder) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(holder)}\n`));
+    await migrateToLatest(storage, { upgrade: false, onWait: (holder) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(holder)}\n`) });
   } catch (error) {
     await storage.close().catch(() => undefined);
-    if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
+    // the refusal says what to do: no generic "check the --db path" after it
+    if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN', hint: '' });
     throw postgresOpenError(error, value) ?? error;
   }
   return storage;
@@ -276,7 +279,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
       ? `the ${storage.dialect} database is up to date; nothing applied`
       : `applied ${applied.length} migration(s) to the ${storage.dialect} database: ${applied.join(', ')}`;
   } catch (error) {
-    if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
+    if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN', hint: '' });
     throw postgresOpenError(error, db) ?? error;
   } finally {
     await storage.close();

@@ -7,7 +7,7 @@ import { SettingsConflictError } from './settings-agreement.js';
 import { ServerIdInUseError } from './registry.js';
 
 export function serveStartError(error: unknown, db: string): unknown {
-  if (error instanceof DatabaseRefusedError) return new UsageError(error.message, { code: 'E_DB_OPEN' });
+  if (error instanceof DatabaseRefusedError) return new UsageError(error.message, { code: 'E_DB_OPEN', hint: '' }); // its message says what to do
   // settings the other servers on the database refuse: the operator's configuration (E_CONFIG, as
   // docs/error-codes.md has it), not the command's usage
   if (error instanceof SettingsConflictError || error instanceof ServerIdInUseError) return new UsageError(error.message, { code: 'E_CONFIG' });

@@ -131,6 +131,27 @@ export function configConcurrencySuite(dialect: DialectName): void {
       expect(listed.find((g) => g.name === 'web-edit')?.config_version).toBe(2);
     });
 
+    it('a group config changed by a writer that leaves config_version as it was (a server of an earlier version during a rolling upgrade, a hand edit) still moves the ETag: a PUT with the old one is 412 (H55)', async () => {
+      const path = '/admin/groups/old-writer/config';
+      const created = await call(a, GROUP, 'PUT', path, { body: { config: config() } });
+      const etag = created.headers['etag'] as string;
+      // what an earlier version's setGroupConfig writes: the config and updated_at, no version
+      await a.server.storage.db
+        .updateTable('agent_groups')
+        .set({ agent_config_json: JSON.stringify(config({ metrics_interval_secs: 99 })), updated_at: new Date().toISOString() })
+        .where('name', '=', 'old-writer')
+        .execute();
+      const read = await call(b, GROUP, 'GET', path);
+      expect(read.headers['etag']).not.toBe(etag);
+      const stale = await call(b, GROUP, 'PUT', path, { body: { config: config({ heartbeat_interval_secs: 10 }) }, headers: { 'If-Match': etag } });
+      expect(stale.status).toBe(412);
+      expect((await call(a, GROUP, 'GET', path)).body.stored).toEqual(config({ metrics_interval_secs: 99 }));
+      // this version's own writes bump it once, not twice
+      const next = await call(a, GROUP, 'PUT', path, { body: { config: config() }, headers: { 'If-Match': read.headers['etag'] as string } });
+      expect(next.status).toBe(200);
+      expect(Number(JSON.parse(next.headers['etag'] as string))).toBe(Number(JSON.parse(read.headers['etag'] as string)) + 1);
+    });
+
     it('twenty writers holding the same version, on two servers at once: exactly one write wins, the others are 412', async () => {
       const { host_id } = await a.issue('raced');
       for (const [template, path] of [[AGENT, `/admin/agents/${host_id}/config`], [GROUP, '/admin/groups/raced/config']] as const) {

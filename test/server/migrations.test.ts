@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PostgresIntrospector, SqliteIntrospector, sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { migrateToLatest, migrations, SchemaTooNewError } from '../../server/db/migrations/index.js';
+import { migrateToLatest, migrationLockWaitMessage, migrations, SchemaTooNewError, SchemaTooOldError } from '../../server/db/migrations/index.js';
 import { openStorage } from '../../server/db/open.js';
 import type { Storage } from '../../server/db/storage.js';
 import { itOn, newTestDb, testDialect } from '../support/dialects.js';
@@ -198,6 +198,84 @@ describe('migrations', () => {
         ? (await sql<{ name: string }>`select indexname as name from pg_indexes where schemaname = current_schema() and tablename = 'metrics' order by 1`.execute(storage.db)).rows
         : (await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'metrics' order by name`.execute(storage.db)).rows;
     expect(indexes.map((r) => r.name)).toEqual(['metrics_host_id_ts_idx', 'metrics_legacy_ts_idx', 'metrics_received_at_idx']);
+  });
+
+  it('an admin command (upgrade: false) refuses a database an older version made, changing nothing; a new one it creates (H55)', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    await migrateToLatest(storage);
+    const names = Object.keys(migrations);
+    const lastTwo = names.slice(-2);
+    for (const name of [...lastTwo].reverse()) {
+      await storage.withMigrationLock((db) => migrations[name]!.down!(db));
+      await sql`delete from kysely_migration where name = ${name}`.execute(storage.db);
+    }
+    await expect(migrateToLatest(storage, { upgrade: false })).rejects.toThrow(SchemaTooOldError);
+    await expect(migrateToLatest(storage, { upgrade: false })).rejects.toThrow(`not applied yet: ${lastTwo.join(', ')}); admin commands do not migrate a database: run cortex-server migrate`);
+    const history = async () => (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(storage.db)).rows.map((r) => r.name);
+    expect(await history()).toEqual(names.slice(0, -2));
+    expect(await migrateToLatest(storage)).toEqual(lastTwo);
+    // a new database: created with the whole schema even so
+    const other = await fresh();
+    expect(await migrateToLatest(await openAt(other.path), { upgrade: false })).toEqual(names);
+  });
+
+  itOn('sqlite')('serve says which migrations it applied at start (it said nothing) (H55)', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    await migrateToLatest(storage);
+    const last = Object.keys(migrations).at(-1)!;
+    await storage.withMigrationLock((db) => migrations[last]!.down!(db));
+    await sql`delete from kysely_migration where name = ${last}`.execute(storage.db);
+    await storage.close();
+    open.splice(open.indexOf(storage), 1);
+    const { startTestServer } = await import('./wire.js');
+    const t = await startTestServer({ db: path });
+    try {
+      expect(t.log.records().find((r) => typeof r['msg'] === 'string' && r['msg'].startsWith("database migrated to this version's schema"))).toMatchObject({ level: 'info', applied: [last] });
+    } finally {
+      await t.close();
+    }
+  });
+
+  itOn('postgres')('a migration that waits for a table lock (a pg_dump, an open transaction) says who holds it, holds no one else up, and finishes once it is free (H55)', async () => {
+    const { path } = await fresh();
+    const storage = await openAt(path);
+    await migrateToLatest(storage);
+    const name = '0032-group-config-version';
+    const after = Object.keys(migrations).slice(Object.keys(migrations).indexOf(name));
+    for (const n of [...after].reverse()) {
+      await storage.withMigrationLock((db) => migrations[n]!.down!(db));
+      await sql`delete from kysely_migration where name = ${n}`.execute(storage.db);
+    }
+    const pg = (await import('pg')).default;
+    const holder = new pg.Client({ connectionString: path, application_name: 'pg_dump' });
+    await holder.connect();
+    const reader = new pg.Client({ connectionString: path });
+    await reader.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select count(*) from agent_groups'); // an AccessShare lock until commit, as pg_dump holds
+      const waits: string[] = [];
+      let saidWait: () => void = () => undefined;
+      const said = new Promise<void>((resolve) => (saidWait = resolve));
+      const migrating = migrateToLatest(storage, (h) => {
+        waits.push(h);
+        saidWait();
+      });
+      await said;
+      expect(waits[0]).toMatch(/^TABLE_LOCK pid \d+ \(pg_dump, transaction open \d+ s: select count\(\*\) from agent_groups\)/);
+      expect(migrationLockWaitMessage(waits[0]!)).toMatch(/^database migration waits for a lock on its tables, held by pid \d+ \(pg_dump/);
+      // another session reads the table while the migration waits: not queued behind it for long
+      const started = performance.now();
+      await reader.query('select count(*) from agent_groups');
+      expect(performance.now() - started).toBeLessThan(5000);
+      await holder.query('commit');
+      expect(await migrating).toEqual(after);
+    } finally {
+      await holder.end().catch(() => undefined);
+      await reader.end().catch(() => undefined);
+    }
   });
 
   itOn('postgres')("try the Migrator's set-up again when a table it listed was dropped meanwhile (42P01), and nothing else", async () => {

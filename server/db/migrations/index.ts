@@ -48,6 +48,12 @@ export class MigrationError extends Error {
 
 /** What `serve` logs and an admin command prints when the migration lock is taken (DECISIONS G25). */
 export function migrationLockWaitMessage(holder: string): string {
+  if (holder.startsWith('TABLE_LOCK ')) {
+    return (
+      `database migration waits for a lock on its tables, held by ${holder.slice('TABLE_LOCK '.length)}; ` +
+      'it tries again every second (other sessions are not held up meanwhile): let it finish (a pg_dump) or end it (select pg_terminate_backend(PID))'
+    );
+  }
   return (
     `waiting for the database's migration lock, held by ${holder}: another cortex-server starting or migrating holds it for seconds; ` +
     'if the wait goes on, that session is stuck: stop its process, or end the session (select pg_terminate_backend(PID))'
@@ -66,6 +72,23 @@ export class SchemaTooNewError extends DatabaseRefusedError {
         'applied by a newer version); run the newer cortex-server, or point --db at another database',
     );
     this.name = 'SchemaTooNewError';
+  }
+}
+
+/**
+ * An admin command on a database an older cortex-server made (DECISIONS H55): admin commands do
+ * not migrate one (`agent list --db` after installing the new version migrated the database
+ * under the old servers still running on it, which then could not restart, and going back was
+ * no longer possible). A new database is still created by them.
+ */
+export class SchemaTooOldError extends DatabaseRefusedError {
+  readonly code = 'SCHEMA_TOO_OLD' as const;
+  constructor(readonly pending: readonly string[]) {
+    super(
+      `the database schema is older than this cortex-server (not applied yet: ${pending.join(', ')}); admin commands do not migrate a database: ` +
+        'run cortex-server migrate with the same --db (or start this version\'s serve) once no older server uses it, or use the older cortex-server for this command',
+    );
+    this.name = 'SchemaTooOldError';
   }
 }
 
@@ -150,7 +173,46 @@ const SETUP_ATTEMPTS = 5;
  * or another application's schema) fails it with 42P01 before any migration ran. That
  * set-up is tried again (a migration that ran and failed is never retried).
  */
-export async function migrateToLatest(storage: Storage, onWait?: (holder: string) => void): Promise<string[]> {
+export interface MigrateOptions {
+  /** Said when the run waits for the migration lock, or for a table lock another session holds (PostgreSQL). */
+  onWait?: (holder: string) => void;
+  /** false: a database with cortex-server's history and migrations pending is refused (SchemaTooOldError), not migrated; a new one is still created. */
+  upgrade?: boolean;
+}
+
+/** How long a migration statement waits for a table lock before the run is rolled back and tried again (PostgreSQL). */
+const MIGRATION_LOCK_TIMEOUT_MS = 2000;
+/** Pause between two such tries: the sessions queued behind the migration's lock request get through meanwhile. */
+const MIGRATION_RETRY_PAUSE_MS = 1000;
+/** At most one "waits for a table lock" line this often. */
+const TABLE_LOCK_SAY_EVERY_MS = 60_000;
+
+/**
+ * Sessions of other clients holding a lock on a table of this schema in a transaction open for
+ * over a second (pg_dump, a forgotten BEGIN; a server's own statements are shorter), as one line.
+ */
+async function tableLockHolders(db: Kysely<any>): Promise<string> {
+  const rows = await sql<{ pid: number; app: string; secs: number; query: string }>`
+    select distinct a.pid, coalesce(nullif(a.application_name, ''), a.usename::text, '?') as app,
+           extract(epoch from now() - a.xact_start)::int as secs, left(regexp_replace(a.query, '[[:space:]]+', ' ', 'g'), 100) as query
+    from pg_locks l
+    join pg_stat_activity a on a.pid = l.pid
+    join pg_class c on c.oid = l.relation
+    join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = current_schema() and l.granted and l.pid <> pg_backend_pid() and a.xact_start < now() - interval '1 second'
+    order by 3 desc limit 5`.execute(db);
+  if (rows.rows.length === 0) return 'a session that ended meanwhile, or one this user cannot see';
+  return rows.rows.map((r) => `pid ${r.pid} (${r.app}, transaction open ${r.secs} s: ${r.query})`).join('; ');
+}
+
+/** PostgreSQL's lock_not_available: a statement waited longer than lock_timeout. */
+function isLockTimeout(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '55P03';
+}
+
+export async function migrateToLatest(storage: Storage, onWaitOrOptions?: ((holder: string) => void) | MigrateOptions): Promise<string[]> {
+  const options: MigrateOptions = typeof onWaitOrOptions === 'function' ? { onWait: onWaitOrOptions } : (onWaitOrOptions ?? {});
+  const onWait = options.onWait;
   return storage.withMigrationLock(async (db) => {
     // Refuse before the Migrator sees it (it would call the history "corrupted").
     // One read of the history: refused if newer, done if current.
@@ -164,23 +226,43 @@ export async function migrateToLatest(storage: Storage, onWait?: (holder: string
       if (tables.length > 0) throw new ForeignDatabaseError(tables, []);
     }
     if (isCurrent(applied)) return [];
+    if (options.upgrade === false && applied.length > 0) {
+      const done = new Set(applied);
+      throw new SchemaTooOldError(Object.keys(migrations).filter((n) => !done.has(n)).sort());
+    }
     // PostgreSQL: name the schema, or kysely finds a migration table of ANOTHER schema
     // (its existence check looks at every schema) and skips creating ours.
     const schema = storage.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db)).rows[0]?.s : undefined;
     const migrator = new Migrator({ db, provider, ...(schema !== undefined ? { migrationTableSchema: schema } : {}) });
-    for (let attempt = 1; ; attempt++) {
-      const { error, results } = await migrator.migrateToLatest();
-      if (error === undefined) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-      // `results` undefined: the failure came before any migration ran (the set-up).
-      if (results === undefined && isRelationGone(error) && attempt < SETUP_ATTEMPTS) continue;
-      const all = results ?? [];
-      const failed = all.find((r) => r.status === 'Error')?.migrationName;
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new MigrationError(
-        `database migration ${failed ?? ''} failed: ${reason}`.replace('  ', ' '),
-        all,
-        { cause: error },
-      );
+    // PostgreSQL: a migration's ALTER waits for every lock on its table — a pg_dump's for the
+    // whole dump — and every other session's statement on that table queues behind the waiting
+    // ALTER (an old server's group queries hung). So a statement waits at most 2 s for a lock;
+    // then the run is rolled back, said with who holds the lock, and tried again a second later
+    // (DECISIONS H55). A migration that fails otherwise is never retried.
+    if (storage.dialect === 'postgres') await sql.raw(`set lock_timeout = ${MIGRATION_LOCK_TIMEOUT_MS}`).execute(db);
+    let saidAt = -Infinity;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        const { error, results } = await migrator.migrateToLatest();
+        if (error === undefined) return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+        // `results` undefined: the failure came before any migration ran (the set-up).
+        if (results === undefined && isRelationGone(error) && attempt < SETUP_ATTEMPTS) continue;
+        if (storage.dialect === 'postgres' && isLockTimeout(error)) {
+          if (Date.now() - saidAt >= TABLE_LOCK_SAY_EVERY_MS) {
+            saidAt = Date.now();
+            onWait?.(`TABLE_LOCK ${await tableLockHolders(db).catch((e: unknown) => `a session this user cannot see (${(e as Error).message})`)}`);
+          }
+          await new Promise((resolve) => setTimeout(resolve, MIGRATION_RETRY_PAUSE_MS));
+          attempt = 0;
+          continue;
+        }
+        const all = results ?? [];
+        const failed = all.find((r) => r.status === 'Error')?.migrationName;
+        const reason = error instanceof Error ? error.message : String(error);
+        throw new MigrationError(`database migration ${failed ?? ''} failed: ${reason}`.replace('  ', ' '), all, { cause: error });
+      }
+    } finally {
+      if (storage.dialect === 'postgres') await sql.raw('reset lock_timeout').execute(db).catch(() => undefined);
     }
   }, onWait);
 }
