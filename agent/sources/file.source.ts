@@ -6,12 +6,14 @@
 //   glob.ts      `*`/`?` in the last path component: one tailer per matching file
 //   poll.ts      the poll timer and fs.watch wake-ups of a tailer
 
+import * as fs from 'node:fs';
 import { dirname } from 'node:path';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { compileFilter } from './text.js';
 import { SourceConfigError, silentLogger, sinkOf, type LogSourceRunner, type SourceDeps } from './types.js';
 import { FORGET_AFTER_MS, GlobFileSource, isGlob } from './file/glob.js';
 import { DEFAULT_CHUNK, FileTailer, type TailerOptions } from './file/tailer.js';
+import { isFilePosition, type FilePosition } from './file/identity.js';
 
 export { FileTailer, type TailerOptions } from './file/tailer.js';
 export { GlobFileSource, globClaims, isGlob } from './file/glob.js';
@@ -52,5 +54,31 @@ export function createFileSource(config: LogSourceConfig, deps: SourceDeps): Log
       deps.logger ?? silentLogger,
     );
   }
-  return make(path, `file:${path}`, {});
+  const key: `file:${string}` = `file:${path}`;
+  return make(path, key, { initialOf: () => sameFileElsewhere(path, key, sink) });
+}
+
+/**
+ * For a single file with no position under its own key: the furthest position stored under
+ * another file key for the file now at `path` (same device and inode; the tailer also checks
+ * its first bytes before resuming there). The same file reached by another spelling of its
+ * path (`/var/log//app.log`, a symlink, a hard link, the path a glob gave it) resumes where it
+ * was, instead of being read again from its start as a file never seen: a config changed from
+ * one spelling to another stored 19,790 lines twice (DECISIONS H56).
+ */
+function sameFileElsewhere(path: string, key: string, sink: NonNullable<ReturnType<typeof sinkOf>>): FilePosition | null {
+  if (sink.positions === undefined || sink.position(key) !== null) return null; // its own position decides
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(path);
+  } catch {
+    return null; // not there (yet): a new file
+  }
+  let best: FilePosition | null = null;
+  for (const { source, position } of sink.positions()) {
+    if (source === key || !source.startsWith('file:') || !isFilePosition(position)) continue;
+    if (position.dev !== st.dev || position.ino !== st.ino) continue;
+    if (best === null || position.offset > best.offset || (position.offset === best.offset && position.part > best.part)) best = position;
+  }
+  return best;
 }

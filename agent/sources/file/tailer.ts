@@ -91,6 +91,8 @@ export interface TailerOptions {
    * Committed under the key at once, so that the old name's position can be dropped.
    */
   initial?: FilePosition | null;
+  /** The same, looked up at the first open instead (a single file: ../file.source.ts sameFileElsewhere). */
+  initialOf?: () => FilePosition | null;
   /** Called after every commit and close with the committed position (globs track identities). */
   onPosition?: (pos: FilePosition, open: boolean) => void;
   /**
@@ -358,7 +360,7 @@ export class FileTailer implements LogSourceRunner {
     }
     this.opened = true;
     let stored: JsonValue | null = this.o.sink.position(this.key);
-    const initial = this.o.initial;
+    const initial = this.o.initial ?? (isFilePosition(stored) ? null : (this.o.initialOf?.() ?? null));
     if (initial && !(isFilePosition(stored) && stored.dev === fst.dev && stored.ino === fst.ino)) {
       // this file (a glob gives only its own identity), read under another name before, and the
       // key holds nothing of it (DECISIONS D11, H34)

@@ -447,6 +447,26 @@ describe('file source: globs', () => {
     expect(single.status()).toMatchObject({ state: 'reading', last_error: null });
   });
 
+  it('the same file under another spelling of its path (a doubled slash, a symlink) resumes where it was, not from its start (H56)', async () => {
+    const p = join(dir, 'spelled.log');
+    write(p, ['one', 'two']);
+    const first = start(p);
+    await waitFor(() => messages(buffer).length === 2);
+    await stopRunner(first);
+    write(p, ['three']);
+    const doubled = start(`${dir}//spelled.log`);
+    await waitFor(() => messages(buffer).length === 3);
+    await stopRunner(doubled);
+    write(p, ['four']);
+    const link = join(dir, 'spelled-link.log');
+    symlinkSync(p, link);
+    const linked = start(link);
+    await waitFor(() => messages(buffer).length === 4);
+    await new Promise((res) => setTimeout(res, 100)); // several polls: nothing read twice
+    expect(messages(buffer)).toEqual(['one', 'two', 'three', 'four']);
+    await stopRunner(linked);
+  });
+
   it('a file source naming a symlink into a glob\'s folder: the second to start does not read the file; each line once (H50)', async () => {
     const real = join(dir, 'realdir');
     mkdirSync(real);
