@@ -31,6 +31,7 @@ import { performance } from 'node:perf_hooks';
 import {
   InternalError,
   InvalidParamsError,
+  ProbeExecutionFailedError,
   ProbeTimeoutError,
   ProbeUnavailableError,
   RpcError,
@@ -70,6 +71,14 @@ export const DEFAULT_PROBE_CONCURRENCY = 4;
 /** After a timeout, the slot is freed when the probe has settled, or after this long at most. */
 export const DEFAULT_KILL_GRACE_MS = 2000;
 
+/**
+ * Probes that may wait for a concurrency slot. More are refused at once (-32011, not run): a
+ * server sending 20,000 probe.requests with long timeouts kept them all queued, the agent at
+ * 40-65 % of a core and 68 → 223 MB for up to the timeout (DECISIONS H57). A server that waits
+ * for each answer never has more than a few in flight.
+ */
+export const MAX_PROBES_WAITING = 64;
+
 export interface ProbeRegistryOptions {
   /** Absolute files or directories file.tail may read (default none: file.tail refuses every path). */
   allowedTailPaths?: readonly string[];
@@ -97,6 +106,8 @@ export interface ProbeRegistryOptions {
   extraProbes?: readonly ProbeDefinition[];
   /** See DEFAULT_KILL_GRACE_MS. */
   killGraceMs?: number;
+  /** See MAX_PROBES_WAITING. */
+  maxWaiting?: number;
   /** Where a probe bug (-32603) is logged at error level (default: not logged here). */
   logger?: ProbeBugLogger;
 }
@@ -168,6 +179,7 @@ export function createProbeRegistry(options: ProbeRegistryOptions = {}): ProbeRe
   const limiter = new FifoLimiter(options.concurrency ?? DEFAULT_PROBE_CONCURRENCY);
   const runner = options.commandRunner ?? spawnCommand;
   const killGraceMs = options.killGraceMs ?? DEFAULT_KILL_GRACE_MS;
+  const maxWaiting = options.maxWaiting ?? MAX_PROBES_WAITING;
   let allowedTailPaths = checkAllowedPaths(options.allowedTailPaths ?? []);
   const fixed = {
     procRoot: options.procRoot ?? '/proc',
@@ -227,6 +239,12 @@ export function createProbeRegistry(options: ProbeRegistryOptions = {}): ProbeRe
 
     const outer = invokeOptions.signal;
     outer?.throwIfAborted();
+    if (limiter.running >= limiter.limit && limiter.waiting >= maxWaiting) {
+      throw new ProbeExecutionFailedError(
+        { probe: name, exit_code: null, stderr: `not run: ${limiter.waiting} probes already wait for one of the ${limiter.limit} slots (probe_concurrency); the agent takes more once they finish` },
+        'ProbeExecutionFailed',
+      );
+    }
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(TIMEOUT), timeoutMs);
     const onOuterAbort = () => ac.abort(outer!.reason);

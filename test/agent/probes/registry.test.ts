@@ -14,6 +14,7 @@ import {
   validateProbeRequestResult,
 } from '@cortex/agent-protocol';
 import { createProbeRegistry, FifoLimiter } from '../../../agent/probes/index.js';
+import { MAX_PROBES_WAITING } from '../../../agent/probes/registry.js';
 import { createCapturingLogger } from '../../../agent/log.js';
 import { probeRegistryFor } from '../../../agent/options.js';
 import { deferred, fakeRunner, processGone, processGroup, rpcError, testProbe, waitFor } from './helpers.js';
@@ -320,6 +321,20 @@ describe('probe registry: probe_concurrency', () => {
     const outs = await Promise.all(ps);
     expect(outs.map((o) => o.output)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(r.stats()).toEqual({ concurrency: 2, running: 0, waiting: 0 });
+  });
+
+  it('at most MAX_PROBES_WAITING wait for a slot: one more is refused at once (-32011, not run) and the others run as before (H57)', async () => {
+    const { r, started, call, open } = gated(1);
+    const ps = Array.from({ length: 1 + MAX_PROBES_WAITING }, (_, i) => call(`p${i}`));
+    await tick();
+    expect(r.stats()).toEqual({ concurrency: 1, running: 1, waiting: MAX_PROBES_WAITING });
+    const refused = call('one-more');
+    await expect(refused).rejects.toBeInstanceOf(ProbeExecutionFailedError);
+    await expect(refused).rejects.toMatchObject({ code: ErrorCode.ProbeExecutionFailed, data: { probe: 'test.gate', exit_code: null } });
+    await expect(refused).rejects.toMatchObject({ data: { stderr: expect.stringContaining(`not run: ${MAX_PROBES_WAITING} probes already wait`) } });
+    expect(started).not.toContain('one-more');
+    for (let i = 0; i <= MAX_PROBES_WAITING; i++) await open(`p${i}`);
+    expect((await Promise.all(ps)).length).toBe(1 + MAX_PROBES_WAITING);
   });
 
   it('applies setConcurrency live: raising starts waiters at once, lowering holds new ones back', async () => {
