@@ -10,19 +10,13 @@ import { detectPlatform } from './platform.js';
 export const AGENT_VERSION = '0.1.0';
 
 /**
- * How far below max_seq an accepted_seq must be for this host to stream against it. No real
- * host numbers 2^53 - 2^40 entries (at a million a second that takes 285 years), so a value
- * above it is a damaged or hand-edited server row, or a hostile server: taken as it was, the
- * agent's next_seq jumped there and its appends passed max_seq within a batch, where seqs stop
- * being exact integers (DECISIONS H53).
+ * Why a hello's accepted_seq cannot be streamed against (DECISIONS H1), or null when it can. One
+ * at or near max_seq is taken (the conformance suite's agent/accepted-seq-at-max: a valid value
+ * keeps the session); the buffer then refuses to number an entry past max_seq (H53).
  */
-export const ACCEPTED_SEQ_HEADROOM = 2 ** 40;
-
-/** Why a hello's accepted_seq cannot be streamed against (DECISIONS H1, H53), or null when it can. */
 export function acceptedSeqProblem(acceptedSeq: unknown, hostId: string): string | null {
-  if (typeof acceptedSeq === 'number' && Number.isSafeInteger(acceptedSeq) && acceptedSeq >= 0 && acceptedSeq <= LIMITS.max_seq - ACCEPTED_SEQ_HEADROOM) return null;
-  const where = typeof acceptedSeq === 'number' && acceptedSeq <= LIMITS.max_seq ? `within 2^40 of max_seq ${LIMITS.max_seq}, a value no host reaches (a damaged or hand-edited server database?)` : `beyond max_seq ${LIMITS.max_seq}`;
-  return `the server reports accepted_seq ${String(acceptedSeq)}, ${where}; on the server run: cortex-server agent reset-seq ${hostId}`;
+  if (typeof acceptedSeq === 'number' && Number.isSafeInteger(acceptedSeq) && acceptedSeq >= 0 && acceptedSeq <= LIMITS.max_seq) return null;
+  return `the server reports accepted_seq ${String(acceptedSeq)}, beyond max_seq ${LIMITS.max_seq}; on the server run: cortex-server agent reset-seq ${hostId}`;
 }
 
 export interface HelloInput {
