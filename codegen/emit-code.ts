@@ -73,10 +73,12 @@ export const errorClassName = (name: string): string => (name.endsWith('Error') 
 
 /**
  * Names the error classes had before errorClassName (the doubled suffix), exported as
- * deprecated aliases for one minor version: removed in the minor release after
- * ERROR_ALIASES_SINCE.
+ * deprecated aliases since ERROR_ALIASES_SINCE. Removing an export breaks its importers, so
+ * they stay for the rest of this major version and go in ERROR_ALIASES_REMOVED_IN (1.3.0 said
+ * "the next minor version"; corrected in 1.6.0, DECISIONS F14).
  */
 export const ERROR_ALIASES_SINCE = '1.3.0';
+export const ERROR_ALIASES_REMOVED_IN = '2.0';
 
 export function emitErrors(contract: Contract): string {
   const data = (d: string | undefined) => (d ? `T.${d}` : 'unknown');
@@ -84,8 +86,8 @@ export function emitErrors(contract: Contract): string {
     .filter((e) => errorClassName(e.name) !== `${e.name}Error`)
     .map(
       (e) =>
-        `${doc(`@deprecated Renamed to {@link ${errorClassName(e.name)}} in ${ERROR_ALIASES_SINCE}; this alias is removed in the next minor version.`)}export const ${e.name}Error = ${errorClassName(e.name)};
-${doc(`@deprecated Renamed to {@link ${errorClassName(e.name)}}.`)}export type ${e.name}Error = ${errorClassName(e.name)};
+        `${doc(`@deprecated Renamed to {@link ${errorClassName(e.name)}} in ${ERROR_ALIASES_SINCE}; this alias stays in every 1.x version and is removed in the next major version (${ERROR_ALIASES_REMOVED_IN}).`)}export const ${e.name}Error = ${errorClassName(e.name)};
+${doc(`@deprecated Renamed to {@link ${errorClassName(e.name)}}; removed in the next major version (${ERROR_ALIASES_REMOVED_IN}).`)}export type ${e.name}Error = ${errorClassName(e.name)};
 `,
     );
   const classes = contract.errors.map((e) => {

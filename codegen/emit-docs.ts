@@ -33,6 +33,15 @@ function constraints(p: JsonSchema): string {
   return c.join('; ');
 }
 
+/** The Probes table's args cell: each argument (required ones marked), linking to its section. */
+function argsSummary(name: string, args: JsonSchema): string {
+  const props = Object.keys((args['properties'] ?? {}) as Record<string, unknown>);
+  const required = new Set((args['required'] ?? []) as string[]);
+  const anchor = `#${name.replace(/[^a-z0-9_ -]/gi, '').toLowerCase()}`;
+  if (props.length === 0) return `none ([\`{}\`](${anchor}))`;
+  return `[${props.map((k) => `\`${k}\`${required.has(k) ? ' (required)' : ''}`).join(', ')}](${anchor})`;
+}
+
 /** A package-relative citation as a link; PROTOCOL.md's own anchors stay in this file. */
 const cite = (ref: string) => (ref.startsWith('PROTOCOL.md#') ? `[${ref.slice(12)}](${ref.slice(11)})` : ref === 'PROTOCOL.md' ? 'above' : `\`${ref}\``);
 
@@ -80,6 +89,14 @@ export function emitDocs(contract: Contract, named: NamedSchema[]): string {
   for (const t of sm.transitions) out.push(`    ${t.from} --> ${t.to}: ${t.event}`);
   for (const f of sm.final) out.push(`    ${f.from} --> [*]: ${f.description}`);
   out.push('```', '', '| from | event | to | when |', '|---|---|---|---|', ...sm.transitions.map((t) => `| ${t.from} | \`${t.event}\` | ${t.to} | ${t.description}${t.errors ? ` (${t.errors.join(', ')})` : ''} |`), '');
-  out.push('## Probes', '', '| probe | summary |', '|---|---|', ...contract.probes.map((p) => `| \`${p.name}\` | ${p.summary} |`), '');
+  out.push('## Probes', '', 'What a `probe.request` may name in `probe`, with the `args` each takes (validated against `schemas/probes/<probe>.args.json`: an args object that fails is answered -32602) and its output (`schemas/probes/<probe>.output.json`).', '');
+  out.push('| probe | summary | args |', '|---|---|---|', ...contract.probes.map((p) => `| \`${p.name}\` | ${p.summary} | ${argsSummary(p.name, p.args)} |`), '');
+  out.push('### Probe arguments', '');
+  for (const p of contract.probes) {
+    out.push(`#### ${p.name}`, '', `\`schemas/probes/${p.name}.args.json\`${typeof p.args['description'] === 'string' ? `: ${String(p.args['description'])}` : ''}`, '');
+    const props = Object.keys((p.args['properties'] ?? {}) as Record<string, unknown>);
+    if (props.length === 0) out.push(`No arguments: \`args\` is an empty object${p.args['additionalProperties'] === false ? ' (no properties allowed)' : ''}.`, '');
+    else out.push('| arg | type | required | constraints |', '|---|---|---|---|', ...describeSchema(p.args, byName), '', p.args['additionalProperties'] === false ? 'No other properties.' : 'Other properties are allowed.', '');
+  }
   return out.join('\n');
 }

@@ -1,5 +1,6 @@
 /** package.json and README of the generated package. */
 import { JSON_HEADER_KEY, JSON_HEADER_VALUE } from './header.js';
+import { ERROR_ALIASES_REMOVED_IN, ERROR_ALIASES_SINCE } from './emit-code.js';
 
 /**
  * Node versions the package supports. It is ESM only (contract/DECISIONS.md L-entries):
@@ -48,9 +49,19 @@ JSON-RPC peer that works over any WebSocket with \`send\`, \`close\` and message
 typed error classes, the limits and close codes, the agent state machine, conformance vectors
 and the reference (\`PROTOCOL.md\`). Generated from the protocol contract; do not edit.
 
+The package is not published to the npm registry (\`npm install ${name}\` fails with E404).
+Build it from a checkout of the toolkit's repository and install the tarball, with \`ws\` beside
+it for Node (a browser has WebSocket built in):
+
 \`\`\`sh
-npm install ${name} ws     # ws for Node; a browser has WebSocket built in
+# in the toolkit's checkout: the package is generated/ (npm run codegen rebuilds it)
+npm pack ./generated --pack-destination /tmp      # → /tmp/cortex-agent-protocol-<version>.tgz
+# in your project
+npm install /tmp/cortex-agent-protocol-<version>.tgz ws
 \`\`\`
+
+Or depend on the folder itself: \`"${name}": "file:../path/to/checkout/generated"\` in your
+\`package.json\` (npm links it; its \`dist/\` is committed, so nothing needs building).
 
 The package has no dependencies. It is ESM only (\`"type": "module"\`): \`import\` it anywhere;
 \`require()\` loads it on Node ${PACKAGE_ENGINES} (the \`engines\` range), where Node loads ES
@@ -68,7 +79,7 @@ server's \`agent issue\`.
 // file: tiny-agent.ts
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { AgentClient, ProbeUnavailableError, SUBPROTOCOL, createAgentPeer, registerAgentHandlers, webSocketTransport } from '${name}';
+import { AgentClient, LIMITS, ProbeUnavailableError, SUBPROTOCOL, createAgentPeer, registerAgentHandlers, webSocketTransport } from '${name}';
 
 const url = process.env['SERVER_URL'] ?? 'ws://127.0.0.1:3100/ws/agent';
 const hostId = process.env['HOST_ID'];
@@ -82,7 +93,9 @@ try {
 }
 if (!hostId || !token) throw new Error('set HOST_ID and TOKEN (from cortex-server agent issue)');
 
-const ws = new WebSocket(url, SUBPROTOCOL);
+// No compression (PROTOCOL.md: V1 forbids permessage-deflate, which ws offers by default) and
+// no incoming frame over the limit (ws closes the connection with 1009 Message Too Big).
+const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false, maxPayload: LIMITS.max_frame_bytes });
 await new Promise((resolve, reject) => {
   ws.once('open', resolve);
   ws.once('error', reject);
@@ -177,7 +190,7 @@ console.log(PROTOCOL_VERSION, SUBPROTOCOL, LIMITS.max_frame_bytes);
 - \`createAgentPeer\` / \`createServerPeer\`, \`AgentClient\` / \`ServerClient\` (typed callers),
   \`AgentHandlers\` / \`ServerHandlers\` (typed handler maps), \`webSocketTransport\`, \`memoryTransportPair\`.
 - \`ErrorCode\`, one \`RpcError\` subclass per code (\`BackpressureError\`, \`ParseError\`, \`InternalError\`, …), \`PeerError\` for local failures.
-  \`ParseErrorError\` and \`InternalErrorError\` (the names before 1.3.0) are deprecated aliases, removed in the next minor version.
+  \`ParseErrorError\` and \`InternalErrorError\` (the names before ${ERROR_ALIASES_SINCE}) are deprecated aliases: they stay in every 1.x version and are removed in the next major version (${ERROR_ALIASES_REMOVED_IN}).
 - \`CloseCode\`, \`LIMITS\`, \`SUBPROTOCOL\`, \`PROTOCOL_VERSION\`, \`AGENT_STATE_MACHINE\`, \`PROBES\`.
 - \`vectors/<method>.json\`: valid and invalid messages with the expected outcome.
 - \`schemas/\` (probes in \`schemas/probes/\`): the JSON Schemas (draft 2020-12), for other languages.

@@ -3,34 +3,45 @@
 //
 //   A. enroll (or first run) ─▶ hello contents, subprotocol, first-enrollment rotation
 //      run ─▶ hello carries the rotated token; we rotate again (DESIGN 5.2)
+//      (run-only mode: the run's first hello already gets the log sources)
 //      logs: the agent ships what it reads (a "file" source we append to, or --emit-command)
 //      hold acks, SIGKILL, restart ─▶ rotated token persisted, unacked seqs resent, none reused
 //      probes (unknown → -32010, generated -32602 vectors), -32601, config.update (valid and
 //      generated invalid ones), generated invalid agent.shutdown (must be ignored)
-//      ServerReload ─▶ clean close final_seq=<n>, reconnect within the backoff bound
+//      heartbeat cadence (every session so far, two in this one)
+//      ServerReload ─▶ clean close (1000) final_seq=<n>, reconnect within the backoff bound
 //      refused upgrades ─▶ full-jitter backoff bounds
 //      a fresh agent process (its backoff starts over): the sender (DECISIONS K9): the window
 //      with acks held, a partial ack (then a server restart), -32008, -32020 with
-//      retry_after_ms, an ack beyond what was sent; a hello answered -32603, an accepted_seq beyond max_seq
+//      retry_after_ms, an ack beyond what was sent; a frame over the limit (close 1009), a binary
+//      frame (close 1003); a hello answered -32603, an accepted_seq beyond max_seq
 //      Decommission ─▶ drain, close, reconnect, -32002 ─▶ no more connections; started
 //      again, no hello with the revoked token
 //   B. fresh state dir: enroll, run, Revoked ─▶ no more connections
 //   C. fresh state dir: a reconnect refused -32001 ─▶ no more connections
 //   D. fresh state dir: accepted_seq = max_seq ─▶ the session stays open
+//   over the whole run: no permessage-deflate offered, no frame over the limit, no batch over
+//   the limit (B4), every hello and request valid
+// A case the agent's oversize frame broke is SKIPPED (runner.consequence); between cases the
+// suite follows the agent to its newest live session (runner.beforeEach); nothing thrown between
+// cases ends the report (DECISIONS K14).
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  CLOSE_CODE_TABLE,
   ERROR_TABLE,
   LIMITS,
   METHOD_CATALOG,
   PeerError,
+  describeIssues,
+  toIssues,
   PROTOCOL_VERSION,
   RpcError,
   TokenRevokedError,
   AuthFailedError,
-  InternalErrorError,
+  InternalError,
   BackpressureError,
   BufferOverflowError,
   PayloadTooLargeError,
@@ -40,8 +51,8 @@ import {
   type AgentHelloParams,
   type LogSourceConfig,
 } from '@cortex/agent-protocol';
-import { CaseFailure, CaseSkip, Runner, expect, js } from './report.js';
-import { ScriptedServer, type PushRecord, type Session } from './scripted-server.js';
+import { BailOut, CaseFailure, CaseSkip, Runner, expect, js, type CaseResult } from './report.js';
+import { ScriptedServer, oversizeText, type PushRecord, type Session } from './scripted-server.js';
 import { UsageError, fillTemplate, intOption, lastLines, randomToken, runShell, spawnShell, templateHas, type ParsedArgs, type Spawned } from './util.js';
 import { clone, loadVectors } from './vectors.js';
 
@@ -100,11 +111,14 @@ export function agentOptionsFrom(p: ParsedArgs): AgentSuiteOptions {
   }
   const ls = p.values.get('log-source');
   if (ls !== undefined) {
+    let source: unknown;
     try {
-      JSON.parse(ls.replace(/\{file\}/g, '/tmp/x'));
+      source = JSON.parse(ls.replace(/\{file\}/g, '/tmp/x'));
     } catch {
       throw new UsageError('--log-source must be a JSON LogSourceConfig ({file} may appear in it)');
     }
+    const probe = { heartbeat_interval_secs: HEARTBEAT_SECS, max_batch_entries: 100, flush_interval_ms: 50, probe_concurrency: 1, log_sources: [source] };
+    if (!validateAgentConfig(probe)) throw new UsageError(`--log-source does not make a valid AgentConfig: ${describeIssues(toIssues(validateAgentConfig.errors))}`);
   }
   const probeOption = (name: string): { probe: string; args: unknown } | undefined => {
     const probe = p.values.get(name);
@@ -161,7 +175,16 @@ export async function runAgentSuite(o: AgentSuiteOptions, runner: Runner): Promi
   const procs: Spawned[] = [];
   try {
     return await story(o, runner, server, work, logFile, procs);
+  } catch (err) {
+    // Anything thrown between cases (a case's own failures are its results) ends the story but
+    // not the report: it is a FAIL, and every result so far is kept (DECISIONS K14).
+    if (err instanceof BailOut) throw err;
+    const what = err instanceof CaseFailure ? `expected ${err.expected}; seen ${err.seen}` : err instanceof Error ? err.message : String(err);
+    runner.fail('agent/suite-stopped', 'the agent suite runs to its end', `it stopped between cases: ${what}`);
+    return `the agent suite stopped between cases (${what}); the results so far are reported`;
   } finally {
+    runner.consequence = undefined;
+    runner.beforeEach = undefined;
     for (const p of procs) p.kill('SIGKILL');
     await Promise.all(procs.map((p) => p.exited));
     await server.stop();
@@ -179,7 +202,12 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   let validTokens = new Set([enrollToken]);
   let expectedToken = enrollToken;
   let enrolled = false;
-  let logSources: LogSourceConfig[] = [];
+  // The log sources every HelloResult carries (DECISIONS K14): --log-source from the start, or the
+  // suite's own file source from the first hello that declares the "file" kind (run-only mode's
+  // first hello is the run command's: it must get them too).
+  let logSources: LogSourceConfig[] = o.logSource !== undefined ? [JSON.parse(o.logSource.replace(/\{file\}/g, JSON.stringify(logFile).slice(1, -1))) as LogSourceConfig] : [];
+  /** The suite's own file source is still to be given to an agent that declares the "file" kind (off for the last case's host). */
+  let autoFileSource = o.emitCommand === undefined && o.logSource === undefined;
   let emitMode: 'file' | 'command' | 'none' = 'none';
   let lineNo = 0;
   let revokeNextHello = false;
@@ -196,6 +224,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
 
   server.onHello = (params, session) => {
     allHellos.push({ session, params: session.helloRaw });
+    if (autoFileSource && logSources.length === 0 && params.capabilities.sources.includes('file')) logSources = [{ kind: 'file', path: logFile }];
     if (revokeNextHello) return { error: new TokenRevokedError({ reason: 'revoked' }, 'TokenRevoked'), closeCode: 4002 };
     if (authFailNextHello) {
       authFailNextHello = false;
@@ -203,7 +232,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
     if (nextHelloOverride === 'internal-error') {
       nextHelloOverride = undefined;
-      return { error: new InternalErrorError({ reason: 'conformance: a failure on the server side' }), closeCode: 1011 };
+      return { error: new InternalError({ reason: 'conformance: a failure on the server side' }), closeCode: 1011 };
     }
     if (nextHelloOverride === 'no-answer') {
       nextHelloOverride = undefined;
@@ -232,6 +261,20 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     };
   };
   let currentHost = hostId;
+
+  // A case that fails because the agent sent a frame over the limit (the scripted server closed
+  // the session 1009 under it, or before it on the session it uses) is not judged: SKIPPED with
+  // that reason. agent/frames-within-limit is the one FAIL for it (DECISIONS K14). The checks over
+  // the whole run are judged as they are.
+  const WHOLE_RUN = new Set(['agent/no-compression', 'agent/frames-within-limit', 'agent/batch-limit', 'agent/hello-valid', 'agent/requests-valid']);
+  /** The session the cases use (`session` below, once there is one). */
+  let inUse: () => Session | undefined = () => server.current;
+  runner.consequence = (id, startedAt) => {
+    if (WHOLE_RUN.has(id)) return undefined;
+    const used = inUse();
+    const hit = server.sessions.find((x) => x.oversize !== undefined && x.oversize.at >= startedAt) ?? (used?.oversize !== undefined && !used.isOpen ? used : undefined);
+    return hit === undefined ? undefined : `not judged: ${oversizeText(hit.oversize!)}; the scripted server closed session #${hit.index} 1009 for it, before this case could judge the agent`;
+  };
 
   const values = (dir: string, tok: string, host: string) => ({ url: server.url, token: tok, host_id: host, state_dir: dir, file: logFile });
   const startRun = (dir: string, tok: string, host: string): Spawned => {
@@ -287,9 +330,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   // How the agent will produce log entries.
   if (o.emitCommand !== undefined) emitMode = 'command';
   else if (o.logSource !== undefined || caps?.sources.includes('file')) emitMode = 'file';
-  if (o.logSource !== undefined) logSources = [JSON.parse(o.logSource.replace(/\{file\}/g, JSON.stringify(logFile).slice(1, -1))) as LogSourceConfig];
-  else if (emitMode === 'file') logSources = [{ kind: 'file', path: logFile }];
-  if (!validateAgentConfig(config())) throw new UsageError(`--log-source does not make a valid AgentConfig: ${JSON.stringify(validateAgentConfig.errors?.slice(0, 2))}`);
+  if (emitMode === 'file' && o.logSource === undefined) logSources = [{ kind: 'file', path: logFile }];
   const fileSourceNeeds =
     'needs the suite\'s own "file" log source (the case adds a second file through config.update): runs when the agent declares the "file" source kind and neither --emit-command nor --log-source is given';
   const logsSkip = 'needs a way to make the agent log: it does not declare the "file" source kind; pass --emit-command "<cmd with {state_dir} {count} {file}>" or --log-source JSON';
@@ -317,12 +358,25 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     });
   }
   let session: Session = s;
+  inUse = () => session;
+  // A session the agent lost between cases (a broken agent: it closed it, or we closed it for a
+  // frame over the limit): the next case uses the agent's newest live session, when it has one,
+  // so that only the cases the fault touches fail (DECISIONS K14). A conforming agent keeps its
+  // session between cases: this never applies to it.
+  runner.beforeEach = () => {
+    if (session.isOpen) return;
+    const live = server.sessions.findLast((x) => x.index > session.index && x.isOpen && x.helloAnswered === 'result');
+    if (live !== undefined) session = live;
+  };
   // An agent may declare more in its run's hello than in its enrollment hello.
   if (emitMode === 'none' && session.hello?.capabilities.sources.includes('file')) {
     emitMode = 'file';
     if (o.logSource === undefined) logSources = [{ kind: 'file', path: logFile }];
-    await barrier(session); // the agent has applied its HelloResult's config before this update
-    session.client.configUpdate({ config: config() });
+  }
+  // The session's HelloResult had other log sources than the suite's now: send them.
+  if (JSON.stringify(session.helloConfig?.log_sources ?? []) !== JSON.stringify(logSources)) {
+    await settle(session); // the agent has applied its HelloResult's config before this update
+    if (session.isOpen) session.client.configUpdate({ config: config() });
   }
 
   await runner.run('agent/logs-sequencing', 'logs.push batches: seq_start = entries[0].seq, contiguous, starting at accepted_seq + 1', async () => {
@@ -350,7 +404,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
   // The seed lets the agent persist rotated_token until its next RPC: make sure it sent one
   // (its answer to a probe.request) before the kill.
-  await session.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t }).catch(() => undefined);
+  await settle(session);
   run.kill('SIGKILL');
   await run.exited;
   await session.closed;
@@ -431,7 +485,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   }
   const code = (m: Record<string, unknown> | undefined) => (m && typeof m['error'] === 'object' && m['error'] !== null ? ((m['error'] as { code?: unknown }).code as number) : undefined);
   const show = (m: Record<string, unknown> | undefined) => {
-    if (m === undefined) return 'no response';
+    if (m === undefined) return session.isOpen ? 'no response' : `no response (${session.describeClose()})`;
     const e = m['error'] as { code?: unknown; message?: unknown } | undefined;
     return e ? `error ${String(e.code)} ${String(e.message)}` : `result ${js(m['result'], 140)}`;
   };
@@ -484,10 +538,15 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       } else {
         await runner.run(id, v.expected.outcome === 'dropped' ? 'ignored: no response, the session stays open' : 'accepted without a response; the session stays open', async () => {
           const m = clone(v.message);
-          // The accepted config.update example would replace our log sources: keep them.
+          // The accepted config.update example would replace our log sources, batch size and
+          // heartbeat interval (agent/batch-limit and agent/heartbeat-cadence judge by config()'s): keep them.
           if (method === 'config.update' && v.expected.outcome === 'accepted') {
             const p = m['params'] as { config?: AgentConfig };
-            if (p.config) p.config.log_sources = logSources;
+            if (p.config) {
+              p.config.log_sources = logSources;
+              p.config.max_batch_entries = config().max_batch_entries;
+              p.config.heartbeat_interval_secs = config().heartbeat_interval_secs;
+            }
           }
           const sess = session;
           const errorsBefore = countErrorFrames(sess);
@@ -506,7 +565,20 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     try {
       await sess.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t });
     } catch (err) {
-      if (err instanceof PeerError) throw new CaseFailure('the agent still answers (barrier probe.request)', describeErr(err));
+      if (err instanceof PeerError) throw new CaseFailure('the agent still answers (barrier probe.request)', `${describeErr(err)}${sess.isOpen ? '' : ` (${sess.describeClose()})`}`);
+    }
+  }
+  /**
+   * A barrier between cases (outside any case): true once the agent answered it. Its failure
+   * belongs to no case (DECISIONS K14): the cases that need the session judge it.
+   */
+  async function settle(sess: Session): Promise<boolean> {
+    if (!sess.isOpen) return false;
+    try {
+      await sess.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t });
+      return true;
+    } catch (err) {
+      return !(err instanceof PeerError);
     }
   }
   function countErrorFrames(sess: Session): number {
@@ -638,6 +710,37 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return `probe_concurrency 1: answers ${one.gap} ms apart (a run takes ${one.ms} ms); 4: ${four.gap} ms apart`;
   });
 
+  // The cadence (limits.json heartbeat_jitter_s: "every heartbeat_interval_secs +/- this
+  // jitter"): no gap beyond interval + jitter + the 2 s agent/heartbeat allows, from the session's
+  // start to its first heartbeat, between heartbeats, and from the last one to the session's end
+  // (or now), in every session so far whose hello was accepted; and the current session shows two
+  // (waited for, as long as that bound allows after the last one; the cases above have usually
+  // given them already). An upper bound only: an agent may send them more often.
+  await runner.run('agent/heartbeat-cadence', `agent.heartbeat keeps coming: no gap over heartbeat_interval_secs ${HEARTBEAT_SECS} + jitter ${LIMITS.heartbeat_jitter_s} s + 2 s (${hbWait} ms) in any session, and at least two in this one`, async () => {
+    const sess = session;
+    const silentFor = () => Date.now() - (sess.heartbeats.at(-1)?.at ?? sess.openedAt);
+    // until a second heartbeat, or the bound has passed since the last one (the deadline moves with each)
+    while (sess.heartbeats.length < 2 && sess.isOpen && silentFor() <= hbWait) {
+      const n = sess.heartbeats.length;
+      await sess.until(() => sess.heartbeats.length !== n || !sess.isOpen, hbWait - silentFor() + 50);
+    }
+    let beats = 0;
+    for (const x of server.sessions) {
+      if (x.helloAnswered !== 'result' || (x.acceptedAtHello ?? 0) > LIMITS.max_seq) continue;
+      const end = x.close?.at ?? Date.now();
+      const times = [x.openedAt, ...x.heartbeats.map((h) => h.at), end];
+      beats += x.heartbeats.length;
+      for (let i = 1; i < times.length; i++) {
+        const gap = (times[i] as number) - (times[i - 1] as number);
+        const what = i === 1 ? (x.heartbeats.length === 0 ? (x.close ? 'from the session start to its close without a heartbeat' : 'since the session start without a heartbeat') : 'from the session start to the first heartbeat') : i === times.length - 1 ? (x.close ? "from the last heartbeat to the session's close" : 'since the last heartbeat') : `between heartbeats ${i - 1} and ${i}`;
+        expect(gap <= hbWait, `heartbeats at most ${hbWait} ms apart`, `${gap} ms ${what} (session #${x.index}, ${x.heartbeats.length} heartbeat(s) in ${end - x.openedAt} ms)`);
+      }
+    }
+    expect(sess.heartbeats.length >= 2, 'two heartbeats in the current session', `${sess.heartbeats.length} in ${Date.now() - sess.openedAt} ms (${sess.describeClose()})`);
+    const gaps = sess.heartbeats.slice(1).map((h, i) => h.at - sess.heartbeats[i]!.at);
+    return `${beats} heartbeats, none more than ${hbWait} ms apart; this session: ${sess.heartbeats.length}, gaps up to ${Math.max(...gaps)} ms`;
+  });
+
   const agentErrorProvokers: Record<number, () => Promise<string>> = {
     [-32601]: async () => {
       const resp = await rawRequest({ jsonrpc: '2.0', method: 'conformance.no_such_method', params: {} });
@@ -698,12 +801,12 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   const RELOAD_DRAIN_SECS = 5;
 
   let reload: { close: Session['close']; ms: number } | undefined;
-  await runner.run('agent/shutdown-server-reload', `agent.shutdown ServerReload (drain_seconds ${RELOAD_DRAIN_SECS}) with everything acked: the agent closes cleanly (1000) with reason final_seq=<acked seq>, within ${EMPTY_CLOSE_MS} ms (seed 6: Draining ends when the buffer is empty, not only when drain_seconds elapsed)`, async () => {
+  const reloadCase = await runner.run('agent/shutdown-server-reload', `agent.shutdown ServerReload (drain_seconds ${RELOAD_DRAIN_SECS}) with everything acked: the agent closes cleanly, 1000 Normal closure (PROTOCOL.md close codes; 1001 is the server's code for going away), with reason final_seq=<acked seq>, within ${EMPTY_CLOSE_MS} ms (seed 6: Draining ends when the buffer is empty, not only when drain_seconds elapsed)`, async () => {
     reload = await shutdownAndWatch('ServerReload', RELOAD_DRAIN_SECS, () => undefined);
     const c = reload.close;
     expect(c !== undefined && !c.byServer, 'the agent closes the connection', c ? `closed by the scripted server after the drain (${c.code})` : 'open');
     if (emitMode !== 'none') expect(reload.ms <= EMPTY_CLOSE_MS, `closed within ${EMPTY_CLOSE_MS} ms (nothing left to drain)`, `closed ${reload.ms} ms after the notification`);
-    expect(c!.code === 1000 || c!.code === 1001, 'close 1000', `close ${c!.code}`);
+    expect(c!.code === 1000, 'close 1000 Normal closure', closeCodeSeen(c!.code));
     const m = finalSeq.exec(c!.reason);
     expect(m !== null, 'reason final_seq=<n>', `reason ${JSON.stringify(c!.reason)}`);
     if (emitMode !== 'none') expect(Number(m![1]) === server.store.accepted, `final_seq=${server.store.accepted} (everything was acked)`, `reason ${c!.reason}`);
@@ -711,40 +814,52 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
   const beforeReconnect = server.sessions.length;
   // Waits as long as a start may take: the case judges the delay by the attempt's own
-  // timestamp, so a loaded machine that is slow to finish the hello only costs time.
-  const afterReload = await nextHello(beforeReconnect, bound(processAttempts) + startTimeout);
+  // timestamp, so a loaded machine that is slow to finish the hello only costs time. Only when
+  // the ServerReload was sent: with the case skipped (--only) or failed before it, the session
+  // is still the one before.
+  const afterReload = reload !== undefined ? await nextHello(beforeReconnect, bound(processAttempts) + startTimeout) : undefined;
   await runner.run('agent/reconnect-after-reload', 'after ServerReload the agent reconnects within the full-jitter bound', async () => {
-    expect(afterReload !== undefined && reload?.close !== undefined, 'a new connection', `none${hint(run)}`);
+    if (reload === undefined) throw new CaseSkip(`needs agent/shutdown-server-reload to send the ServerReload (it ${reloadCase.status === 'SKIP' ? `was skipped: ${whyNot(reloadCase)}` : 'failed before sending it'})`);
+    expect(afterReload !== undefined && reload.close !== undefined, 'a new connection', `none${hint(run)}`);
     const delay = server.attempts[server.attempts.length - 1]!.at - reload!.close!.at;
     const b = bound(processAttempts);
     expect(delay <= b, `reconnect within ${b} ms (min(cap, base·2^${processAttempts}) + ${SLACK_MS} ms slack)`, `${delay} ms`);
     return `reconnected after ${delay} ms`;
   });
-  if (afterReload === undefined) return `the agent did not reconnect after ServerReload${hint(run)}`;
-  session = afterReload;
-  processAttempts = server.attempts.length - beforeRestart;
+  // Without a reconnect the story goes on from the fresh agent process below (the cases in
+  // between say what they need).
+  if (afterReload !== undefined) {
+    session = afterReload;
+    processAttempts = server.attempts.length - beforeRestart;
+  }
 
   // ─────────────────────────── A7. backoff bounds ───────────────────────────
   await runner.run('agent/backoff-bounds', `with ${o.backoffAttempts} upgrades refused (HTTP 503), each delay is within rand(0, min(cap, base·2^attempt))`, async () => {
     const sess = session;
+    if (!sess.isOpen) throw new CaseSkip(`needs a connected agent after agent/reconnect-after-reload (${sess.describeClose()}, and no reconnect)`);
     const before = server.attempts.length;
+    const sessionsBefore = server.sessions.length;
     server.refuseBudget = o.backoffAttempts;
     sess.closeWith(1011, 'conformance: backoff check');
     await sess.closed;
     const startAt = sess.close!.at;
-    const ok = await server.until(() => server.sessions.length > beforeReconnect + 1 && server.sessions.at(-1)!.helloAnswered !== undefined, sumBounds(o, processAttempts, o.backoffAttempts + 1) + t);
+    const ok = await server.until(() => server.sessions.length > sessionsBefore && server.sessions.at(-1)!.helloAnswered !== undefined, sumBounds(o, processAttempts, o.backoffAttempts + 1) + t);
+    server.refuseBudget = 0;
     const attempts = server.attempts.slice(before);
+    // The story goes on with the agent's newest session, whatever this case finds (a FAIL below
+    // must not leave the closed one current: DECISIONS K14).
+    const fromAttempt = processAttempts;
+    session = server.sessions.at(-1)!;
+    processAttempts += attempts.length;
     expect(ok, `${o.backoffAttempts} refused attempts then a connection`, `${attempts.length} attempt(s)${hint(run)}`);
     const times = [startAt, ...attempts.map((a) => a.at)];
     const delays = times.slice(1).map((at, i) => at - (times[i] as number));
-    const bounds = delays.map((_, i) => bound(processAttempts + i));
+    const bounds = delays.map((_, i) => bound(fromAttempt + i));
     const over = delays.findIndex((d, i) => d > (bounds[i] as number));
     expect(over < 0, `delays within ${bounds.join(', ')} ms`, `delays ${delays.join(', ')} ms`);
     const total = delays.reduce((a, b) => a + b, 0);
     const ceiling = bounds.reduce((a, b) => a + b - SLACK_MS, 0);
     expect(total >= ceiling * 0.05, `some backoff (total >= 5% of ${ceiling} ms)`, `delays ${delays.join(', ')} ms (reconnecting without backoff)`);
-    session = server.sessions.at(-1)!;
-    processAttempts += attempts.length;
     return `delays ${delays.join(', ')} ms; bounds ${bounds.join(', ')} ms`;
   });
 
@@ -753,7 +868,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   // reload, refused upgrades) its next delays are drawn from base·2^6 and more: the reconnects
   // below waited 25-50 s of jitter in all. Everything is acked here, so the kill loses nothing,
   // and the cases below judge the new process by its own attempt count.
-  await barrier(session);
+  await settle(session);
   run.kill('SIGKILL');
   await run.exited;
   await session.closed;
@@ -1066,6 +1181,49 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return `ack up_to_seq ${l.end + 1000} for a push ending at ${l.end}; then ${describeBatches(after)}`;
   });
 
+  // ─────────────────── A7a'. frames the agent must refuse (PROTOCOL.md close codes) ───────────────────
+  /**
+   * Sends `send(sess)` to the current session and watches the agent close it: the close, and the
+   * agent's next accepted session (then current). A session the agent keeps open is closed by us
+   * (1011) so the cases after it still run.
+   */
+  async function refusedFrame(send: (sess: Session) => void): Promise<{ sess: Session; next: Session | undefined; closedBy: string }> {
+    const sess = session;
+    if (!(await settle(sess))) throw new CaseSkip(`needs a connected agent: ${sess.describeClose()} (a case before it, up to agent/push-ack-beyond-sent, lost the session; see its result)`);
+    const from = server.sessions.length;
+    send(sess);
+    await sess.until(() => !sess.isOpen, t);
+    const closedBy = sess.isOpen ? `still open ${t} ms after it` : sess.describeClose();
+    if (sess.isOpen) {
+      sess.closeWith(1011, 'conformance: closing the session the agent kept');
+      await sess.closed;
+    }
+    const next = await nextHello(from, bound(processAttempts) + startTimeout);
+    if (next !== undefined && next.helloAnswered === 'result') {
+      processAttempts++;
+      session = next;
+    }
+    return { sess, next, closedBy };
+  }
+  const OVERSIZE_BYTES = LIMITS.max_frame_bytes + 1;
+  /** A notification of a method no agent has, exactly `bytes` UTF-8 bytes long (an agent that reads it anyway drops it). */
+  const oversizeFrame = (bytes: number): string => {
+    const bare = JSON.stringify({ jsonrpc: '2.0', method: 'conformance.oversize', params: { pad: '' } });
+    return JSON.stringify({ jsonrpc: '2.0', method: 'conformance.oversize', params: { pad: 'x'.repeat(bytes - Buffer.byteLength(bare)) } });
+  };
+  await runner.run('agent/incoming-oversize-1009', `a text frame from the server over max_frame_bytes (${OVERSIZE_BYTES} bytes, the limit ${LIMITS.max_frame_bytes}): the agent closes the connection with 1009 Message Too Big (PROTOCOL.md close codes) and reconnects`, async () => {
+    const { sess, next, closedBy } = await refusedFrame((x) => x.sendText(oversizeFrame(OVERSIZE_BYTES)));
+    expect(sess.close !== undefined && !sess.close.byServer && sess.close.code === 1009, `the agent closes with 1009 within ${t} ms`, closedBy);
+    expect(next !== undefined && next.helloAnswered === 'result', 'a reconnect whose hello is accepted', next ? 'hello refused' : `no reconnect${hint(run)}`);
+    return `${closedBy}; reconnected ${next!.openedAt - sess.close!.at} ms later`;
+  });
+  await runner.run('agent/incoming-binary-1003', 'a binary frame from the server (V1 has none: PROTOCOL.md wire framing): the agent closes the connection with 1003 Unsupported Data and reconnects', async () => {
+    const { sess, next, closedBy } = await refusedFrame((x) => x.sendBinary(new Uint8Array([0x7b, 0x7d])));
+    expect(sess.close !== undefined && !sess.close.byServer && sess.close.code === 1003, `the agent closes with 1003 within ${t} ms`, closedBy);
+    expect(next !== undefined && next.helloAnswered === 'result', 'a reconnect whose hello is accepted', next ? 'hello refused' : `no reconnect${hint(run)}`);
+    return `${closedBy}; reconnected ${next!.openedAt - sess.close!.at} ms later`;
+  });
+
   // ─────────────────── A7b. a failed hello, an accepted_seq beyond max_seq ───────────────────
   /** Closes the current session (1011) and returns the agent's next session that got a hello answer. */
   async function reconnectWith(override: 'internal-error' | 'seq-beyond-max'): Promise<{ bad: Session; next: Session | undefined; closedBy: string }> {
@@ -1145,7 +1303,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
 
   // ─────────────────────────── A8. Decommission ───────────────────────────
   const DECOMMISSION_DRAIN_SECS = 10;
-  await runner.run('agent/shutdown-decommission', `agent.shutdown Decommission (drain_seconds ${DECOMMISSION_DRAIN_SECS}): the agent drains (pushes its unacked entries, acked during the drain) and closes with final_seq=<n> once they are acked (within ${EMPTY_CLOSE_MS} ms, not at the drain's end)`, async () => {
+  const decommissionCase = await runner.run('agent/shutdown-decommission', `agent.shutdown Decommission (drain_seconds ${DECOMMISSION_DRAIN_SECS}): the agent drains (pushes its unacked entries, acked during the drain) and closes cleanly (1000 Normal closure) with final_seq=<n> once they are acked (within ${EMPTY_CLOSE_MS} ms, not at the drain's end)`, async () => {
     if (!session.isOpen) throw new CaseFailure('a connected agent', 'no session');
     let drainFrom = 0;
     // More entries than the agent's window of pushes carries (4 × 100 in the reference agent, up to
@@ -1170,6 +1328,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     });
     const c = r.close;
     expect(c !== undefined && !c.byServer, 'the agent closes within drain_seconds', c ? `closed by the scripted server after the drain (${c.code})` : 'open');
+    expect(c!.code === 1000, 'close 1000 Normal closure', closeCodeSeen(c!.code));
     const m = finalSeq.exec(c!.reason);
     expect(m !== null, 'reason final_seq=<n>', `reason ${JSON.stringify(c!.reason)}`);
     if (emitMode !== 'none') expect(Number(m![1]) >= Math.max(drainFrom + 2, pushedBefore), `final_seq >= ${Math.max(drainFrom + 2, pushedBefore)} (every entry pushed before the shutdown drained, not only the first acked push)`, `reason ${c!.reason}`);
@@ -1178,8 +1337,11 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return `close ${c!.code} "${c!.reason}" after ${r.ms} ms`;
   });
   const decomAttempts = server.sessions.length;
-  const revokedHello = await nextHello(decomAttempts, bound(processAttempts) + startTimeout);
-  await runner.run('agent/decommission-then-revoked', 'after Decommission the agent reconnects, gets -32002 and stops (no connection attempt within the quiet window)', async () => {
+  // Only when the Decommission was sent (revokeNextHello is set right before it).
+  const decommissioned = revokeNextHello;
+  const revokedHello = decommissioned ? await nextHello(decomAttempts, bound(processAttempts) + startTimeout) : undefined;
+  const revokedCase = await runner.run('agent/decommission-then-revoked', 'after Decommission the agent reconnects, gets -32002 and stops (no connection attempt within the quiet window)', async () => {
+    if (!decommissioned) throw new CaseSkip(`needs agent/shutdown-decommission to send the Decommission (it ${decommissionCase.status === 'SKIP' ? `was skipped: ${whyNot(decommissionCase)}` : 'failed before sending it'})`);
     expect(revokedHello !== undefined, 'a reconnect after the drain', `none${hint(run)}`);
     expect(revokedHello!.helloAnswered === 'error', 'hello refused with -32002', 'hello accepted');
     const n = server.attempts.length;
@@ -1195,7 +1357,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   // hello without it; every hello is still answered -32002).
   const revokedToken = revokedHello?.hello?.token;
   await runner.run('agent/revoked-token-deleted', 'after a hello answered -32002, the run command started again on the same state dir never sends the revoked token', async () => {
-    if (revokedHello === undefined || revokedHello.helloAnswered !== 'error') throw new CaseSkip('needs agent/decommission-then-revoked to see a hello refused with -32002 (it failed or was skipped, or --only left it out)');
+    if (revokedHello === undefined || revokedHello.helloAnswered !== 'error') throw new CaseSkip(`needs agent/decommission-then-revoked to see a hello refused with -32002 (it ${revokedCase.status === 'SKIP' ? `was skipped: ${whyNot(revokedCase)}` : revokedCase.status === 'FAIL' ? 'failed' : 'saw none'})`);
     const from = server.sessions.length;
     const again = startRun(stateDir, enrollToken, hostId);
     try {
@@ -1298,6 +1460,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     const tokD = randomToken();
     validTokens = new Set([tokD]);
     enrolled = false;
+    autoFileSource = false; // the hello of this host gets no file source either
     logSources = [];
     const before = server.sessions.length;
     let runD: Spawned;
@@ -1337,6 +1500,29 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     const bad = allHellos.find((h) => !validateHello(h.params));
     expect(bad === undefined, 'valid hello params', `hello #${bad ? allHellos.indexOf(bad) : -1}: ${bad?.session.helloIssues}`);
     return `${allHellos.length} hellos valid`;
+  });
+  await runner.run('agent/no-compression', 'no upgrade of the whole run (enrollment, runs, reconnects) offers permessage-deflate (Sec-WebSocket-Extensions): V1 has no frame-level compression (PROTOCOL.md wire framing)', async () => {
+    const offered = server.attempts.filter((a) => /permessage-deflate/i.test(a.extensions));
+    expect(offered.length === 0, 'no Sec-WebSocket-Extensions: permessage-deflate offer', `${offered.length} of ${server.attempts.length} upgrade(s) offered ${JSON.stringify(offered[0]?.extensions)} (ws offers it unless perMessageDeflate: false)`);
+    const other = server.attempts.find((a) => a.extensions !== '');
+    return other ? `extensions offered: ${JSON.stringify(other.extensions)}` : `${server.attempts.length} upgrade(s), no extension offered`;
+  });
+  await runner.run('agent/frames-within-limit', `every frame the agent sent was within max_frame_bytes (${LIMITS.max_frame_bytes} bytes; a larger one is closed 1009, PROTOCOL.md)`, async () => {
+    const over = server.sessions.filter((x) => x.oversize !== undefined);
+    expect(over.length === 0, `no frame over ${LIMITS.max_frame_bytes} bytes`, `${over.length} session(s) closed 1009 for it, the first #${over[0]?.index} ${over[0] ? `${over[0].oversize!.at - over[0].openedAt} ms after it opened` : ''}: ${over[0] ? oversizeText(over[0].oversize!) : ''}`);
+    return `${server.sessions.length} sessions, none with a frame over the limit`;
+  });
+  await runner.run('agent/batch-limit', `every logs.push carries at most min(config.max_batch_entries ${config().max_batch_entries}, the hello's capabilities.max_batch_entries, logs_push_max_entries ${LIMITS.logs_push_max_entries}) entries (DECISIONS B4)`, async () => {
+    let judged = 0;
+    for (const sess of server.sessions) {
+      const caps = sess.hello?.capabilities.max_batch_entries;
+      const limit = Math.min(sess.helloConfig?.max_batch_entries ?? config().max_batch_entries, caps ?? LIMITS.logs_push_max_entries, LIMITS.logs_push_max_entries);
+      const big = sess.pushes.find((p) => p.params.entries.length > limit);
+      judged += sess.pushes.length;
+      expect(big === undefined, `at most ${limit} entries per logs.push (min(config.max_batch_entries ${sess.helloConfig?.max_batch_entries ?? config().max_batch_entries}, capabilities.max_batch_entries ${caps ?? '(none)'}, ${LIMITS.logs_push_max_entries}))`, `a logs.push of ${big?.params.entries.length} entries (seq ${big?.params.seq_start}..${big?.params.entries.at(-1)?.seq}, session #${sess.index})`);
+    }
+    if (judged === 0) throw new CaseSkip(logsSkip);
+    return `${judged} logs.push within their limit`;
   });
   await runner.run('agent/requests-valid', 'every logs.push, metrics.push and heartbeat the agent sent was valid', async () => {
     const bad = server.sessions.flatMap((x) => x.events).filter((e) => e.type === 'invalid_params' || e.type === 'invalid_request' || e.type === 'parse_error');
@@ -1380,6 +1566,24 @@ function sumBounds(o: AgentSuiteOptions, fromAttempt: number, n: number): number
   let total = 0;
   for (let i = 0; i < n; i++) total += Math.min(o.backoffCapMs, o.backoffBaseMs * 2 ** (fromAttempt + i)) + SLACK_MS;
   return total;
+}
+
+/** A reason up to its first "; " or " (": enough to say why, when it is passed on. */
+function firstClause(text: string): string {
+  const cut = text.search(/; | \(/);
+  return cut < 0 ? text : text.slice(0, cut);
+}
+
+/** Why a skipped case did not run, to pass on: its "not judged: …" cause when it has one, else its first clause. */
+function whyNot(r: CaseResult): string {
+  const i = r.seen.indexOf('not judged: ');
+  return firstClause(i >= 0 ? r.seen.slice(i) : r.seen);
+}
+
+/** A close code as seen, with its name when the contract has it (1001: "GoingAway"). */
+function closeCodeSeen(code: number): string {
+  const row = CLOSE_CODE_TABLE.find((c) => c.code === code);
+  return `close ${code}${row ? ` ${row.name} (in the contract: ${row.meaning.replace(/\.$/, '')})` : ''}`;
 }
 
 function describeErr(e: unknown): string {

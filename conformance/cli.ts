@@ -11,7 +11,7 @@
 // Exit 0 when the run passes (no unexpected failure or pass; with --strict, no skip), 1
 // otherwise or when the target cannot be reached at all, 2 on bad usage.
 import { readFileSync } from 'node:fs';
-import { BailOut, Runner, caseJson, parseExpectFail, parseOnly, report, type CaseResult, type ExpectFailList } from './report.js';
+import { BailOut, Runner, caseJson, caseLine, parseExpectFail, parseOnly, report, type CaseResult, type ExpectFailList } from './report.js';
 import { runServerSuite, TargetUnreachable } from './server-suite.js';
 import { runAgentSuite, AGENT_VALUE_OPTIONS, AGENT_FLAGS, agentOptionsFrom } from './agent-suite.js';
 import { COMMON_FLAGS, COMMON_VALUES, HELP, SERVER_FLAGS, SERVER_VALUES, serverOptionsFrom } from './options.js';
@@ -31,14 +31,22 @@ function expectFailFrom(p: ParsedArgs): ExpectFailList | undefined {
   return parseExpectFail(file, text);
 }
 
-/** A runner that streams one JSON object per case with --json-lines. */
-function runnerFor(p: ParsedArgs, expectFail: ExpectFailList | undefined): Runner {
-  const runner = !p.flags.has('json-lines')
-    ? new Runner()
-    : new Runner((r) => {
-        if (expectFail?.ids.has(r.id)) r.expectedFail = true;
-        process.stdout.write(`${JSON.stringify(caseJson(r))}\n`);
-      });
+/**
+ * A runner that prints each case as it finishes: one JSON object per case with --json-lines, its
+ * line in the text output (so nothing printed is lost if the run ends early; DECISIONS K14).
+ * --json prints one value at the end. `printed` counts the results already written.
+ */
+function runnerFor(p: ParsedArgs, expectFail: ExpectFailList | undefined): { runner: Runner; printed: () => number } {
+  let printed = 0;
+  const stream = p.flags.has('json-lines') ? (r: CaseResult) => JSON.stringify(caseJson(r)) : p.flags.has('json') ? undefined : caseLine;
+  const runner =
+    stream === undefined
+      ? new Runner()
+      : new Runner((r) => {
+          if (expectFail?.ids.has(r.id)) r.expectedFail = true;
+          process.stdout.write(`${stream(r)}\n`);
+          printed++;
+        });
   if (p.flags.has('bail')) runner.bail = { expectFail };
   const only = p.values.get('only');
   if (only !== undefined) {
@@ -46,7 +54,7 @@ function runnerFor(p: ParsedArgs, expectFail: ExpectFailList | undefined): Runne
     if (selection.patterns.length === 0) throw new UsageError('--only needs at least one case id');
     runner.only = selection;
   }
-  return runner;
+  return { runner, printed: () => printed };
 }
 
 function common(p: ParsedArgs, expectFail: ExpectFailList | undefined) {
@@ -70,14 +78,14 @@ async function main(argv: string[]): Promise<number> {
     const o = serverOptionsFrom(p);
     const expectFail = expectFailFrom(p);
     const c = common(p, expectFail);
-    const runner = runnerFor(p, expectFail);
+    const { runner, printed } = runnerFor(p, expectFail);
     let fatal: string | undefined;
     try {
       await runServerSuite(o, runner);
     } catch (err) {
       if (err instanceof BailOut) {
         process.stderr.write(`cortex-conformance: ${err.message}\n`);
-        return report(runner.results, { suite: 'server', target: o.url, ...c });
+        return report(runner.results, { suite: 'server', target: o.url, ...c, printed: printed() });
       }
       if (!(err instanceof TargetUnreachable)) throw err;
       fatal = err.message;
@@ -85,14 +93,14 @@ async function main(argv: string[]): Promise<number> {
       runner.results.push({ id: 'server/reachable', status: 'FAIL', expected: `a WebSocket server at ${o.url} accepting subprotocol cortex.v1`, seen: fatal, durationMs: 0 });
     }
     results.push(...runner.results);
-    return report(results, { suite: 'server', target: o.url, ...c, fatal });
+    return report(results, { suite: 'server', target: o.url, ...c, fatal, printed: printed() });
   }
   if (suite === 'agent') {
     const p = parseArgs(rest, [...AGENT_VALUE_OPTIONS, ...COMMON_VALUES], [...AGENT_FLAGS, ...COMMON_FLAGS]);
     const o = agentOptionsFrom(p);
     const expectFail = expectFailFrom(p);
     const c = common(p, expectFail);
-    const runner = runnerFor(p, expectFail);
+    const { runner, printed } = runnerFor(p, expectFail);
     let fatal: string | undefined;
     try {
       fatal = await runAgentSuite(o, runner);
@@ -101,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`cortex-conformance: ${err.message}\n`);
     }
     if (fatal !== undefined) process.stderr.write(`cortex-conformance: ${fatal}\n`);
-    return report(runner.results, { suite: 'agent', target: o.runCommand, ...c, fatal });
+    return report(runner.results, { suite: 'agent', target: o.runCommand, ...c, fatal, printed: printed() });
   }
   throw new UsageError(`unknown suite "${suite}" (server or agent)`);
 }

@@ -102,6 +102,8 @@ export interface ReportOptions {
   expectFail?: ExpectFailList | undefined;
   /** Set when the target could not be reached or talked to at all. */
   fatal?: string | undefined;
+  /** How many of the results were already printed as they finished (text and --json-lines): not printed again. */
+  printed?: number;
 }
 
 /** The known-failing list of --expect-fail FILE: one case id per line, # comments. */
@@ -171,11 +173,13 @@ export function report(results: CaseResult[], opts: ReportOptions): number {
   };
   const head = { suite: opts.suite, target: opts.target, ok: !failed, ...(opts.fatal !== undefined ? { error: opts.fatal } : {}), ...counts };
   if (opts.jsonLines) {
+    // results added after the last streamed one (server/reachable) get their line too
+    for (const r of results.slice(opts.printed ?? results.length)) process.stdout.write(`${JSON.stringify(caseJson(r))}\n`);
     process.stdout.write(`${JSON.stringify({ summary: true, ...head, ...(problems.length ? { problems } : {}) })}\n`);
   } else if (opts.json) {
     process.stdout.write(`${JSON.stringify({ ...head, ...(problems.length ? { problems } : {}), cases: results.map(caseJson) })}\n`);
   } else {
-    const out = results.map(caseLine);
+    const out = results.slice(opts.printed ?? 0).map(caseLine);
     out.push(summaryLine(results));
     process.stdout.write(`${out.join('\n')}\n`);
   }
@@ -210,6 +214,15 @@ export class Runner {
   bail: { expectFail: ExpectFailList | undefined } | undefined;
   /** --only: cases not selected are skipped (their body does not run), saying so. */
   only: { matches(id: string): boolean } | undefined;
+  /**
+   * Set by a suite: given a failing case's id and when it started (Date.now()), the reason it could not be
+   * judged when the target broke the connection under it for a fault another case reports (the
+   * agent suite: a frame over the limit, agent/frames-within-limit); the case is then SKIPPED
+   * with that reason instead of failing as a consequence. undefined: it fails.
+   */
+  consequence: ((id: string, startedAt: number) => string | undefined) | undefined;
+  /** Set by a suite: called before each case that runs (the agent suite follows the agent to its live session). */
+  beforeEach: (() => void) | undefined;
   constructor(private readonly onResult?: (r: CaseResult) => void) {}
 
   private record(r: CaseResult): void {
@@ -220,17 +233,31 @@ export class Runner {
 
   async run(id: string, expected: string, body: () => Promise<string | void>): Promise<CaseResult> {
     if (this.only !== undefined && !this.only.matches(id)) return this.skip(id, expected, 'not selected by --only');
+    this.beforeEach?.();
     const t0 = performance.now();
+    const startedAt = Date.now();
     let r: CaseResult;
     try {
       const seen = await body();
       r = { id, status: 'PASS', expected, seen: seen ?? 'as expected', durationMs: performance.now() - t0 };
     } catch (err) {
       const durationMs = performance.now() - t0;
+      const consequence = err instanceof CaseSkip ? undefined : this.consequence?.(id, startedAt);
       if (err instanceof CaseSkip) r = { id, status: 'SKIP', expected, seen: err.reason, durationMs };
+      else if (consequence !== undefined) {
+        const saw = err instanceof CaseFailure ? `expected ${err.expected}; seen ${err.seen}` : ((err as Error)?.message ?? String(err));
+        r = { id, status: 'SKIP', expected, seen: `${consequence} (the case saw: ${saw.length > 160 ? `${saw.slice(0, 159)}…` : saw})`, durationMs };
+      }
       else if (err instanceof CaseFailure) r = { id, status: 'FAIL', expected: err.expected, seen: err.seen, durationMs };
       else r = { id, status: 'FAIL', expected, seen: `error: ${(err as Error)?.message ?? String(err)}`, durationMs };
     }
+    this.record(r);
+    return r;
+  }
+
+  /** Records a failure found outside any case's body (the suite could not go on). */
+  fail(id: string, expected: string, seen: string): CaseResult {
+    const r: CaseResult = { id, status: 'FAIL', expected, seen, durationMs: 0 };
     this.record(r);
     return r;
   }

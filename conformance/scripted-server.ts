@@ -5,6 +5,7 @@
 //
 //   upgrade ─ refuse budget > 0? ─▶ HTTP 503 (backoff measurements)
 //     │ no cortex.v1 offered ─▶ HTTP 400
+//     │ (each attempt records its subprotocols and Sec-WebSocket-Extensions offer; none is accepted)
 //     ▼
 //   Session: first frame must be agent.hello (else -32000 + 4001)
 //     agent.hello ─▶ suite.onHello(params) ─▶ result | error + close code
@@ -14,6 +15,8 @@
 //                    held; else ack mode: commit (seq > accepted) and answer up_to_seq;
 //                    hold mode: kept unanswered until release()
 //     metrics.push, agent.heartbeat ─▶ recorded
+//   a frame from the agent over max_frame_bytes ─▶ close 1009 (the peer), recorded as `oversize`
+//   with its size (frames over OVERSIZE_MEASURED_BYTES are cut off by ws: size unknown)
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -29,6 +32,7 @@ import {
   validateAgentHelloParams,
   toIssues,
   webSocketTransport,
+  type AgentConfig,
   type AgentHeartbeatParams,
   type AgentHelloParams,
   type AgentHelloResult,
@@ -44,7 +48,22 @@ export type HelloDecision = { result: AgentHelloResult } | { error: RpcError; cl
 export interface UpgradeAttempt {
   at: number;
   protocols: string[];
+  /** The Sec-WebSocket-Extensions header as offered ('' when absent). */
+  extensions: string;
   refused: number | undefined;
+}
+
+/**
+ * Frames from the agent up to this size reach the peer, which measures them and closes an
+ * oversize one with 1009 (so the report can name the size); larger ones ws refuses (1009) unread.
+ */
+export const OVERSIZE_MEASURED_BYTES = 4 * LIMITS.max_frame_bytes;
+
+/** A frame the agent sent over max_frame_bytes: its size in bytes (undefined: over OVERSIZE_MEASURED_BYTES). */
+export interface OversizeFrame {
+  bytes: number | undefined;
+  limit: number;
+  at: number;
 }
 
 export interface PushRecord {
@@ -132,11 +151,15 @@ export class Session {
   helloHeldAt: number | undefined;
   /** accepted_seq returned in this session's HelloResult. */
   acceptedAtHello: number | undefined;
+  /** The config this session's HelloResult carried. */
+  helloConfig: AgentConfig | undefined;
   readonly pushes: PushRecord[] = [];
   readonly heartbeats: { at: number; params: AgentHeartbeatParams }[] = [];
   readonly metrics: { at: number }[] = [];
   readonly events: PeerEvent[] = [];
   close: { code: number; reason: string; byServer: boolean; at: number } | undefined;
+  /** Set when the agent sent a frame over max_frame_bytes (the session was then closed 1009 by us). */
+  oversize: OversizeFrame | undefined;
   readonly closed: Promise<{ code: number; reason: string; byServer: boolean; at: number }>;
   readonly peer: ServerPeer;
   readonly client: ServerClient;
@@ -161,9 +184,13 @@ export class Session {
         resolve(this.close);
       });
     });
-    ws.on('error', () => undefined);
+    ws.on('error', (err: Error & { code?: string }) => {
+      // ws refuses a frame over its maxPayload (OVERSIZE_MEASURED_BYTES) itself, with 1009
+      if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.noteOversize(undefined);
+    });
     this.peer = createServerPeer(webSocketTransport(ws as never), {
       requestTimeoutMs: 10_000,
+      maxFrameBytes: LIMITS.max_frame_bytes,
       intercept: (call) => {
         if (this.helloAnswered !== 'result' && call.method !== 'agent.hello') {
           setImmediate(() => this.closeWith(4001, 'agent.hello required'));
@@ -177,6 +204,9 @@ export class Session {
       },
       onEvent: (e) => {
         this.events.push(e);
+        // the peer closes 1009 (frame_too_large) or 1003 (binary_frame) itself: a close by us
+        if (e.type === 'frame_too_large') this.noteOversize(e.byteLength);
+        if (e.type === 'binary_frame') this.closingByServer = true;
         this.changed();
       },
     });
@@ -193,6 +223,7 @@ export class Session {
         if ('result' in d) {
           this.helloAnswered = 'result';
           this.acceptedAtHello = d.result.accepted_seq;
+          this.helloConfig = d.result.config;
           this.changed();
           return d.result;
         }
@@ -250,6 +281,22 @@ export class Session {
     return this.close === undefined;
   }
 
+  private noteOversize(bytes: number | undefined): void {
+    this.closingByServer = true;
+    this.oversize ??= { bytes, limit: LIMITS.max_frame_bytes, at: Date.now() };
+  }
+
+  /**
+   * How the session ended, for a case's "seen": who closed it with which code, and why when the
+   * agent sent a frame over the limit (so a case that lost its session says so, not "1006").
+   */
+  describeClose(): string {
+    if (this.close === undefined) return 'still open';
+    const c = this.close;
+    const base = `${c.byServer ? 'the scripted server' : 'the agent'} closed it ${c.code}${c.reason ? ` ${JSON.stringify(c.reason)}` : ''}`;
+    return this.oversize ? `${base}: ${oversizeText(this.oversize)}` : base;
+  }
+
   private commit(params: LogsPushParams, record: PushRecord): LogsPushResult {
     record.acked = true;
     const up_to_seq = this.server.store.commit(params);
@@ -293,6 +340,16 @@ export class Session {
     if (this.isOpen) this.ws.send(JSON.stringify(msg));
   }
 
+  /** Sends one text frame as it is (no size check: the frame-limit cases send one over the limit). */
+  sendText(text: string): void {
+    if (this.isOpen) this.ws.send(text);
+  }
+
+  /** Sends one binary frame (V1 allows none: the agent must close 1003). */
+  sendBinary(bytes: Uint8Array): void {
+    if (this.isOpen) this.ws.send(bytes, { binary: true });
+  }
+
   /** Resolves when pred() holds (checked on every recorded change), or false after timeoutMs. */
   until(pred: () => boolean, timeoutMs: number): Promise<boolean> {
     return this.waiters.until(pred, timeoutMs);
@@ -324,7 +381,7 @@ export class ScriptedServer {
   url = '';
 
   async start(): Promise<void> {
-    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: LIMITS.max_frame_bytes, handleProtocols: (p) => (p.has(SUBPROTOCOL) ? SUBPROTOCOL : false) });
+    this.wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: OVERSIZE_MEASURED_BYTES, handleProtocols: (p) => (p.has(SUBPROTOCOL) ? SUBPROTOCOL : false) });
     this.http = http.createServer((_req, res) => res.writeHead(404).end());
     this.http.on('upgrade', (req: http.IncomingMessage, socket: Socket, head: Buffer) => {
       // Node's HTTP server drops its error listener from upgrade sockets: an agent that resets
@@ -334,7 +391,7 @@ export class ScriptedServer {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
-      const attempt: UpgradeAttempt = { at: Date.now(), protocols, refused: undefined };
+      const attempt: UpgradeAttempt = { at: Date.now(), protocols, extensions: String(req.headers['sec-websocket-extensions'] ?? ''), refused: undefined };
       this.attempts.push(attempt);
       const refuse = (status: number, text: string) => {
         attempt.refused = status;
@@ -381,4 +438,10 @@ export class ScriptedServer {
     this.http.closeAllConnections?.();
     await new Promise<void>((resolve) => this.http.close(() => resolve()));
   }
+}
+
+/** "the agent sent a frame of N bytes, over the max_frame_bytes limit of L (…)" */
+export function oversizeText(o: OversizeFrame): string {
+  const size = o.bytes === undefined ? `over ${OVERSIZE_MEASURED_BYTES} bytes` : `of ${o.bytes} bytes`;
+  return `the agent sent a frame ${size}, over the max_frame_bytes limit of ${o.limit}: closed 1009 (PROTOCOL.md close codes), see agent/frames-within-limit`;
 }

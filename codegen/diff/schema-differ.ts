@@ -165,8 +165,9 @@ export class Differ {
     }
 
     // --- numeric / length / count bounds
-    for (const k of LOWER_BOUNDS) this.bound(k, o[k], n[k], 'lower', loc);
-    for (const k of UPPER_BOUNDS) this.bound(k, o[k], n[k], 'upper', loc);
+    const integerOnly = isIntegerOnly(o['type']) && isIntegerOnly(n['type']);
+    for (const k of LOWER_BOUNDS) this.bound(k, o[k], n[k], 'lower', loc, integerOnly);
+    for (const k of UPPER_BOUNDS) this.bound(k, o[k], n[k], 'upper', loc, integerOnly);
     if (!deepEqual(o['multipleOf'], n['multipleOf'])) {
       const a = o['multipleOf'];
       const b = n['multipleOf'];
@@ -274,9 +275,17 @@ export class Differ {
     }
   }
 
-  private bound(k: string, a: unknown, b: unknown, side: 'lower' | 'upper', loc: Loc) {
+  private bound(k: string, a: unknown, b: unknown, side: 'lower' | 'upper', loc: Loc, integerOnly = false) {
     if (deepEqual(a, b)) return;
     const desc = a === undefined ? `${k} ${show(b)} added` : b === undefined ? `${k} ${show(a)} removed` : `${k} ${show(a)} → ${show(b)}`;
+    // A bound on integers that still admits every interoperable integer (RFC 8259 section 6,
+    // RFC 7493 section 2.2: within ±(2^53 − 1), the integers every JSON parser reads exactly)
+    // refuses only integers a peer may already read as another number: no exchange that
+    // worked between two peers stops working (DECISIONS C16).
+    if (integerOnly && keepsInteroperableIntegers(k, b) && (a === undefined || keepsInteroperableIntegers(k, a))) {
+      this.schemaChange('additive', 'range-interoperable', loc, `${desc} (every integer within ±${Number.MAX_SAFE_INTEGER}, the range JSON parsers read exactly, is still accepted)`);
+      return;
+    }
     let narrower: boolean;
     if (a === undefined) narrower = true;
     else if (b === undefined) narrower = false;
@@ -326,6 +335,23 @@ export function typeSet(t: unknown): string[] | null {
   if (Array.isArray(t)) return t.filter((x): x is string => typeof x === 'string');
   return null;
 }
+/** A type that admits integers and no other numbers (strings, null and so on may be beside it). */
+function isIntegerOnly(t: unknown): boolean {
+  const set = typeSet(t);
+  return set !== null && set.includes('integer') && !set.includes('number');
+}
+
+/** Does bound keyword `k` with value `v` keep every integer within ±(2^53 − 1)? */
+function keepsInteroperableIntegers(k: string, v: unknown): boolean {
+  if (typeof v !== 'number') return false;
+  const max = Number.MAX_SAFE_INTEGER;
+  if (k === 'maximum') return v >= max;
+  if (k === 'exclusiveMaximum') return v > max;
+  if (k === 'minimum') return v <= -max;
+  if (k === 'exclusiveMinimum') return v < -max;
+  return false;
+}
+
 export function covers(set: string[] | null, t: string): boolean {
   return set === null || set.includes(t) || (t === 'integer' && set.includes('number'));
 }

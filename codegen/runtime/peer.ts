@@ -5,6 +5,8 @@
  *   frame ─ binary? ─▶ close 1003
  *     │ text
  *     ▼
+ *   over maxFrameBytes (UTF-8 bytes)? ─▶ close 1009, not parsed
+ *     ▼
  *   JSON.parse ─ fails ─▶ -32700 (id null)
  *     ▼
  *   array? ─▶ -32600 (id null)            one message per frame, no batching
@@ -75,6 +77,8 @@ export type NotificationHandler<P> = (params: P, ctx: CallContext) => void;
 /** Things a peer observed that were not answered by a normal result: for logs and metrics. */
 export type PeerEvent =
   | { type: 'binary_frame'; byteLength: number }
+  /** A received text frame over the frame limit (maxFrameBytes): the peer closed the connection with 1009. */
+  | { type: 'frame_too_large'; byteLength: number; limit: number }
   | { type: 'parse_error'; reason: string }
   | { type: 'invalid_request'; id: RpcId | null; reason: string }
   | { type: 'unknown_method'; method: string; id: RpcId | undefined }
@@ -118,7 +122,13 @@ export interface PeerOptions {
    * Returns the issues, or undefined when the result is fine. Runs when validateOutgoing is on.
    */
   readonly checkOutgoingResult?: (method: string, params: unknown, result: unknown) => ValidationIssue[] | undefined;
-  /** Largest frame this peer sends, in UTF-8 bytes (default 1 MiB, the contract's limit). */
+  /**
+   * Largest frame, in UTF-8 bytes, in either direction (default 1 MiB, the contract's
+   * max_frame_bytes). A larger outgoing message is not sent (PeerError 'frame_too_large'); a
+   * larger incoming text frame is not parsed: the peer closes the connection with 1009 (Message
+   * Too Big, PROTOCOL.md) and reports a 'frame_too_large' event, whatever the transport (a
+   * WebSocket library's own limit, such as ws's maxPayload, may close it before).
+   */
   readonly maxFrameBytes?: number;
   /** Build the error instance for an error response (generated: a typed class per code). */
   readonly errorFactory?: (error: RpcErrorObject) => RpcError;
@@ -318,6 +328,13 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
       this.transport.close(1003, 'binary frames are not supported in V1');
       return;
     }
+    const limit = this.options.maxFrameBytes ?? MAX_FRAME_BYTES;
+    const size = incomingSize(frame, limit);
+    if (size > limit) {
+      this.emit({ type: 'frame_too_large', byteLength: size, limit });
+      this.transport.close(1009, `frame of ${size} bytes exceeds the ${limit}-byte limit`);
+      return;
+    }
     let msg: unknown;
     try {
       msg = frame.kind === 'utf8' ? parseJsonFrame(frame.bytes) : JSON.parse(frame.text);
@@ -332,9 +349,14 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
       this.trySend({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'InvalidRequest', data: { reason: 'batch arrays are not supported: send one JSON-RPC message per frame' } } });
       return;
     }
-    if (!this.options.validateEnvelope(msg)) {
+    // An integer id beyond ±(2^53 − 1) may have been read as another number (JSON.parse gives
+    // 9007199254740992 for 9007199254740993): answering it would name an id the sender never
+    // used. The contract's envelope refuses it; checked here too for an envelope validator that
+    // does not (a fast path), so the answer is -32600 with id null either way.
+    const unsafeId = hasUnsafeIntegerId(msg);
+    if (unsafeId || !this.options.validateEnvelope(msg)) {
       const id = readableId(msg);
-      const issues = toIssues(this.options.validateEnvelope.errors);
+      const issues = unsafeId ? [{ path: '/id', message: `must be within ±${Number.MAX_SAFE_INTEGER}` }] : toIssues(this.options.validateEnvelope.errors);
       const reason = envelopeReason(msg);
       this.emit({ type: 'invalid_request', id, reason });
       // A broken response is never answered (that could loop between two peers).
@@ -520,12 +542,30 @@ export class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
   }
 }
 
+/**
+ * A received text frame's size in UTF-8 bytes; for a text frame short enough to be within
+ * `limit` whatever it holds, its length (no scan): UTF-8 takes at most 3 bytes per UTF-16 code
+ * unit (a surrogate pair: 4 bytes for 2 units).
+ */
+function incomingSize(frame: { readonly kind: 'text'; readonly text: string } | { readonly kind: 'utf8'; readonly bytes: Uint8Array }, limit: number): number {
+  if (frame.kind === 'utf8') return frame.bytes.length;
+  return frame.text.length * 3 > limit ? utf8Length(frame.text) : frame.text.length;
+}
+
+/** The id of a message that failed the envelope check, when it can be answered as is: a string or a safe integer; else null. */
 function readableId(msg: unknown): RpcId | null {
   if (msg !== null && typeof msg === 'object' && !Array.isArray(msg)) {
     const id = (msg as { id?: unknown }).id;
-    if ((typeof id === 'number' && Number.isInteger(id)) || typeof id === 'string') return id;
+    if ((typeof id === 'number' && Number.isSafeInteger(id)) || typeof id === 'string') return id;
   }
   return null;
+}
+
+/** A message whose id is a number beyond ±(2^53 − 1) (schemas/jsonrpc.json JsonRpcId). */
+function hasUnsafeIntegerId(msg: unknown): boolean {
+  if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return false;
+  const id = (msg as { id?: unknown }).id;
+  return typeof id === 'number' && Number.isInteger(id) && !Number.isSafeInteger(id);
 }
 
 function looksLikeResponse(msg: unknown): boolean {
@@ -537,6 +577,7 @@ function envelopeReason(msg: unknown): string {
   const m = msg as Record<string, unknown>;
   if (m['jsonrpc'] !== '2.0') return 'jsonrpc must be "2.0"';
   if ('method' in m && typeof m['method'] !== 'string') return 'method must be a string';
+  if ('id' in m && typeof m['id'] === 'number' && Number.isInteger(m['id']) && !Number.isSafeInteger(m['id'])) return `id must be a string or an integer within ±${Number.MAX_SAFE_INTEGER} (a larger one is not read exactly)`;
   if ('id' in m && !(typeof m['id'] === 'string' || Number.isInteger(m['id']) || m['id'] === null)) return 'id must be an integer or a string';
   if ('params' in m && (m['params'] === null || typeof m['params'] !== 'object')) return 'params must be an object';
   return 'not a valid JSON-RPC 2.0 request, notification or response';

@@ -100,7 +100,9 @@ function helloParams(host_id, token, resume) {
  * A request (the hello included) unanswered for timeoutMs rejects with PeerError 'timeout'.
  */
 async function connect(url, params, handlers, timeoutMs = 15_000) {
-  const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false });
+  // V1 has no compression (ws offers permessage-deflate unless told not to) and no frame over
+  // LIMITS.max_frame_bytes: ws closes the connection with 1009 when the server sends a larger one.
+  const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false, maxPayload: LIMITS.max_frame_bytes });
   await new Promise((resolve, reject) => {
     ws.once('open', resolve);
     ws.once('error', reject);

@@ -3186,7 +3186,7 @@ function validate44(data, { instancePath = "", parentData, parentDataProperty, r
 var validateJsonRpcMessage = validate45;
 var schema63 = { "title": "JsonRpcNotification", "description": "A notification: no id, never answered.", "type": "object", "required": ["jsonrpc", "method"], "additionalProperties": false, "properties": { "jsonrpc": { "const": "2.0" }, "method": { "type": "string", "minLength": 1 }, "params": { "type": ["object", "array"] } } };
 var schema61 = { "title": "JsonRpcRequest", "description": "A request: has an id and expects exactly one response with the same id.", "type": "object", "required": ["jsonrpc", "id", "method"], "additionalProperties": false, "properties": { "jsonrpc": { "const": "2.0" }, "id": { "$ref": "#/$defs/JsonRpcId" }, "method": { "type": "string", "minLength": 1 }, "params": { "type": ["object", "array"] } } };
-var schema62 = { "title": "JsonRpcId", "description": "Request identifier. This contract uses integers; strings are accepted as JSON-RPC 2.0 allows.", "type": ["integer", "string"] };
+var schema62 = { "title": "JsonRpcId", "description": "Request identifier. This contract uses integers; strings are accepted as JSON-RPC 2.0 allows. An integer id is within ±(2^53 − 1), the integers every JSON parser keeps exactly (RFC 8259 on numbers; RFC 7493, I-JSON): a larger one may be read as another number, so that the response would carry an id the sender never used; such a request is answered -32600 with id null.", "type": ["integer", "string"], "minimum": -9007199254740991, "maximum": 9007199254740991 };
 function validate46(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
@@ -3227,9 +3227,23 @@ function validate46(data, { instancePath = "", parentData, parentDataProperty, r
             if (data.id !== void 0) {
               let data1 = data.id;
               const _errs3 = errors;
+              const _errs4 = errors;
               if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1)) && typeof data1 !== "string") {
                 validate46.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/type", keyword: "type", params: { type: schema62.type }, message: "must be integer,string" }];
                 return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 9007199254740991 || isNaN(data1)) {
+                    validate46.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data1 < -9007199254740991 || isNaN(data1)) {
+                      validate46.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
+                      return false;
+                    }
+                  }
+                }
               }
               var valid0 = _errs3 === errors;
             } else {
@@ -3319,9 +3333,23 @@ function validate48(data, { instancePath = "", parentData, parentDataProperty, r
             if (data.id !== void 0) {
               let data1 = data.id;
               const _errs3 = errors;
+              const _errs4 = errors;
               if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1)) && typeof data1 !== "string") {
                 validate48.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/type", keyword: "type", params: { type: schema62.type }, message: "must be integer,string" }];
                 return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 9007199254740991 || isNaN(data1)) {
+                    validate48.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data1 < -9007199254740991 || isNaN(data1)) {
+                      validate48.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
+                      return false;
+                    }
+                  }
+                }
               }
               var valid0 = _errs3 === errors;
             } else {
@@ -3382,6 +3410,7 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
               let valid1 = false;
               let passing0 = null;
               const _errs5 = errors;
+              const _errs6 = errors;
               if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1)) && typeof data1 !== "string") {
                 const err0 = { instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/type", keyword: "type", params: { type: schema62.type }, message: "must be integer,string" };
                 if (vErrors === null) {
@@ -3391,6 +3420,29 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                 }
                 errors++;
               }
+              if (errors === _errs6) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 9007199254740991 || isNaN(data1)) {
+                    const err1 = { instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                    if (vErrors === null) {
+                      vErrors = [err1];
+                    } else {
+                      vErrors.push(err1);
+                    }
+                    errors++;
+                  } else {
+                    if (data1 < -9007199254740991 || isNaN(data1)) {
+                      const err2 = { instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                      if (vErrors === null) {
+                        vErrors = [err2];
+                      } else {
+                        vErrors.push(err2);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+              }
               var _valid0 = _errs5 === errors;
               if (_valid0) {
                 valid1 = true;
@@ -3398,11 +3450,11 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
               }
               const _errs8 = errors;
               if (data1 !== null) {
-                const err1 = { instancePath: instancePath + "/id", schemaPath: "#/properties/id/oneOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                const err3 = { instancePath: instancePath + "/id", schemaPath: "#/properties/id/oneOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                 if (vErrors === null) {
-                  vErrors = [err1];
+                  vErrors = [err3];
                 } else {
-                  vErrors.push(err1);
+                  vErrors.push(err3);
                 }
                 errors++;
               }
@@ -3417,11 +3469,11 @@ function validate50(data, { instancePath = "", parentData, parentDataProperty, r
                 }
               }
               if (!valid1) {
-                const err2 = { instancePath: instancePath + "/id", schemaPath: "#/properties/id/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+                const err4 = { instancePath: instancePath + "/id", schemaPath: "#/properties/id/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
                 if (vErrors === null) {
-                  vErrors = [err2];
+                  vErrors = [err4];
                 } else {
-                  vErrors.push(err2);
+                  vErrors.push(err4);
                 }
                 errors++;
                 validate50.errors = vErrors;
@@ -3723,6 +3775,19 @@ function validate52(data, { instancePath = "", parentData, parentDataProperty, r
     validate52.errors = [{ instancePath, schemaPath: "#/type", keyword: "type", params: { type: schema62.type }, message: "must be integer,string" }];
     return false;
   }
+  if (errors === 0) {
+    if (typeof data == "number" && isFinite(data)) {
+      if (data > 9007199254740991 || isNaN(data)) {
+        validate52.errors = [{ instancePath, schemaPath: "#/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+        return false;
+      } else {
+        if (data < -9007199254740991 || isNaN(data)) {
+          validate52.errors = [{ instancePath, schemaPath: "#/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
+          return false;
+        }
+      }
+    }
+  }
   validate52.errors = vErrors;
   return errors === 0;
 }
@@ -3767,9 +3832,23 @@ function validate53(data, { instancePath = "", parentData, parentDataProperty, r
             if (data.id !== void 0) {
               let data1 = data.id;
               const _errs3 = errors;
+              const _errs4 = errors;
               if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1)) && typeof data1 !== "string") {
                 validate53.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/type", keyword: "type", params: { type: schema62.type }, message: "must be integer,string" }];
                 return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 9007199254740991 || isNaN(data1)) {
+                    validate53.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data1 < -9007199254740991 || isNaN(data1)) {
+                      validate53.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
+                      return false;
+                    }
+                  }
+                }
               }
               var valid0 = _errs3 === errors;
             } else {
@@ -3940,9 +4019,23 @@ function validate55(data, { instancePath = "", parentData, parentDataProperty, r
             if (data.id !== void 0) {
               let data1 = data.id;
               const _errs3 = errors;
+              const _errs4 = errors;
               if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1)) && typeof data1 !== "string") {
                 validate55.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/type", keyword: "type", params: { type: schema62.type }, message: "must be integer,string" }];
                 return false;
+              }
+              if (errors === _errs4) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 9007199254740991 || isNaN(data1)) {
+                    validate55.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" }];
+                    return false;
+                  } else {
+                    if (data1 < -9007199254740991 || isNaN(data1)) {
+                      validate55.errors = [{ instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" }];
+                      return false;
+                    }
+                  }
+                }
               }
               var valid0 = _errs3 === errors;
             } else {
@@ -4064,6 +4157,7 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
               let valid1 = false;
               let passing0 = null;
               const _errs5 = errors;
+              const _errs6 = errors;
               if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1)) && typeof data1 !== "string") {
                 const err0 = { instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/type", keyword: "type", params: { type: schema62.type }, message: "must be integer,string" };
                 if (vErrors === null) {
@@ -4073,6 +4167,29 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
                 }
                 errors++;
               }
+              if (errors === _errs6) {
+                if (typeof data1 == "number" && isFinite(data1)) {
+                  if (data1 > 9007199254740991 || isNaN(data1)) {
+                    const err1 = { instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/maximum", keyword: "maximum", params: { comparison: "<=", limit: 9007199254740991 }, message: "must be <= 9007199254740991" };
+                    if (vErrors === null) {
+                      vErrors = [err1];
+                    } else {
+                      vErrors.push(err1);
+                    }
+                    errors++;
+                  } else {
+                    if (data1 < -9007199254740991 || isNaN(data1)) {
+                      const err2 = { instancePath: instancePath + "/id", schemaPath: "#/$defs/JsonRpcId/minimum", keyword: "minimum", params: { comparison: ">=", limit: -9007199254740991 }, message: "must be >= -9007199254740991" };
+                      if (vErrors === null) {
+                        vErrors = [err2];
+                      } else {
+                        vErrors.push(err2);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+              }
               var _valid0 = _errs5 === errors;
               if (_valid0) {
                 valid1 = true;
@@ -4080,11 +4197,11 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
               }
               const _errs8 = errors;
               if (data1 !== null) {
-                const err1 = { instancePath: instancePath + "/id", schemaPath: "#/properties/id/oneOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
+                const err3 = { instancePath: instancePath + "/id", schemaPath: "#/properties/id/oneOf/1/type", keyword: "type", params: { type: "null" }, message: "must be null" };
                 if (vErrors === null) {
-                  vErrors = [err1];
+                  vErrors = [err3];
                 } else {
-                  vErrors.push(err1);
+                  vErrors.push(err3);
                 }
                 errors++;
               }
@@ -4099,11 +4216,11 @@ function validate57(data, { instancePath = "", parentData, parentDataProperty, r
                 }
               }
               if (!valid1) {
-                const err2 = { instancePath: instancePath + "/id", schemaPath: "#/properties/id/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
+                const err4 = { instancePath: instancePath + "/id", schemaPath: "#/properties/id/oneOf", keyword: "oneOf", params: { passingSchemas: passing0 }, message: "must match exactly one schema in oneOf" };
                 if (vErrors === null) {
-                  vErrors = [err2];
+                  vErrors = [err4];
                 } else {
-                  vErrors.push(err2);
+                  vErrors.push(err4);
                 }
                 errors++;
                 validate57.errors = vErrors;

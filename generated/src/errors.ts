@@ -270,20 +270,20 @@ export class QuotaExceededError extends RpcError<T.RetryAfterData> {
 }
 
 /**
- * @deprecated Renamed to {@link ParseError} in 1.3.0; this alias is removed in the next minor version.
+ * @deprecated Renamed to {@link ParseError} in 1.3.0; this alias stays in every 1.x version and is removed in the next major version (2.0).
  */
 export const ParseErrorError = ParseError;
 /**
- * @deprecated Renamed to {@link ParseError}.
+ * @deprecated Renamed to {@link ParseError}; removed in the next major version (2.0).
  */
 export type ParseErrorError = ParseError;
 
 /**
- * @deprecated Renamed to {@link InternalError} in 1.3.0; this alias is removed in the next minor version.
+ * @deprecated Renamed to {@link InternalError} in 1.3.0; this alias stays in every 1.x version and is removed in the next major version (2.0).
  */
 export const InternalErrorError = InternalError;
 /**
- * @deprecated Renamed to {@link InternalError}.
+ * @deprecated Renamed to {@link InternalError}; removed in the next major version (2.0).
  */
 export type InternalErrorError = InternalError;
 

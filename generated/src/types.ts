@@ -22,7 +22,7 @@ export type LogSource = 'journald' | `file:${string}` | `docker:${string}` | `cu
  */
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcSuccessResponse | JsonRpcErrorResponse;
 /**
- * Request identifier. This contract uses integers; strings are accepted as JSON-RPC 2.0 allows.
+ * Request identifier. This contract uses integers; strings are accepted as JSON-RPC 2.0 allows. An integer id is within ±(2^53 − 1), the integers every JSON parser keeps exactly (RFC 8259 on numbers; RFC 7493, I-JSON): a larger one may be read as another number, so that the response would carry an id the sender never used; such a request is answered -32600 with id null.
  *
  * Schema: `schemas/jsonrpc.json#/$defs/JsonRpcId`
  */

@@ -42,7 +42,7 @@ export function isPlainRequest(msg: unknown): boolean {
   }
   if (m['jsonrpc'] !== '2.0') return false;
   const id = m['id'];
-  if (!(typeof id === 'string' || Number.isInteger(id))) return false;
+  if (!(typeof id === 'string' || Number.isSafeInteger(id))) return false;
   const method = m['method'];
   if (typeof method !== 'string' || method.length === 0) return false;
   const params = m['params'];

@@ -251,6 +251,27 @@ describe('diffContracts: one fixture pair per rule', () => {
       only(c, kind, rule, `${HELLO}#/properties/${prop}`);
     });
 
+    it('a bound on an integer that keeps every integer within ±(2^53 − 1) is range-interoperable (additive, DECISIONS C16); one inside that range is range-narrowed', () => {
+      const at = `${HELLO}#/properties/resume_from_seq`;
+      only(diff((d) => edit(d, 'schemas/agent.hello.params.json', (j) => (j.properties.resume_from_seq.maximum = Number.MAX_SAFE_INTEGER))), 'additive', 'range-interoperable', at);
+      only(diff((d) => edit(d, 'schemas/agent.hello.params.json', (j) => (j.properties.resume_from_seq.exclusiveMaximum = 2 ** 53))), 'additive', 'range-interoperable', at);
+      only(diff((d) => edit(d, 'schemas/agent.hello.params.json', (j) => (j.properties.resume_from_seq.maximum = Number.MAX_SAFE_INTEGER - 1))), 'breaking', 'range-narrowed', at);
+      only(diff((d) => edit(d, 'schemas/agent.hello.params.json', (j) => (j.properties.resume_from_seq.exclusiveMaximum = Number.MAX_SAFE_INTEGER))), 'breaking', 'range-narrowed', at);
+      // the envelope's id, unbounded (as before DECISIONS C16) against bounded as contract/schemas/jsonrpc.json has it
+      const ID = 'schemas/jsonrpc.json#/$defs/JsonRpcId';
+      const idBounds = (min: number | undefined, max: number | undefined) => (j: Json) => {
+        const id = def(j, 'JsonRpcId');
+        delete id.minimum;
+        delete id.maximum;
+        if (min !== undefined) id.minimum = min;
+        if (max !== undefined) id.maximum = max;
+      };
+      const unbounded = loadContract(fixture((d) => edit(d, 'schemas/jsonrpc.json', idBounds(undefined, undefined))));
+      const between = (min: number, max: number) => diffContracts(unbounded, loadContract(fixture((d) => edit(d, 'schemas/jsonrpc.json', idBounds(min, max))))).filter((c) => c.where === ID);
+      expect(between(-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER).map((c) => `${c.kind} ${c.rule}`)).toEqual(['additive range-interoperable', 'additive range-interoperable']);
+      expect(between(-(2 ** 31), Number.MAX_SAFE_INTEGER).map((c) => `${c.kind} ${c.rule}`)).toEqual(['breaking range-narrowed', 'additive range-interoperable']);
+    });
+
     it('minItems raised / maxItems lowered are breaking, maxItems raised is additive', () => {
       const W = 'schemas/logs.push.params.json#/properties/entries';
       only(diff((d) => edit(d, 'schemas/logs.push.params.json', (j) => (j.properties.entries.minItems = 2))), 'breaking', 'range-narrowed', W);

@@ -304,6 +304,90 @@ describe('codegen', () => {
     expect(lintSchema('ok.json', { type: 'object', properties: { format: { type: 'string', format: 'uuid' } } })).toEqual([]);
   });
 
+  it('keeps the deprecated aliases through 1.x and says so the same way everywhere: removed in the next major version (2.0), not the next minor (DECISIONS F14)', () => {
+    const texts = {
+      'dist/errors.d.ts': readFileSync(join(generatedDir, 'dist', 'errors.d.ts'), 'utf8'),
+      'src/errors.ts': readFileSync(join(generatedDir, 'src', 'errors.ts'), 'utf8'),
+      'README.md': readFileSync(join(generatedDir, 'README.md'), 'utf8'),
+      'CHANGELOG.md': readFileSync(join(generatedDir, 'CHANGELOG.md'), 'utf8'),
+    };
+    for (const [file, text] of Object.entries(texts)) {
+      expect(text, file).not.toMatch(/(removed|go(es)?|until) in the next minor|until the next minor version/);
+      const mentions = text.split('\n').filter((l) => /ParseErrorError|InternalErrorError|@deprecated Renamed/.test(l) && !/^export /.test(l));
+      expect(mentions.length, file).toBeGreaterThan(0);
+      for (const l of mentions) if (!/^\s*\* @deprecated Renamed to \{@link \w+\} in 1\.3\.0/.test(l) || /removed/.test(l)) expect(l, file).toMatch(/next major version \(2\.0/);
+    }
+    // the aliases are still exported in this major
+    expect(G.ParseErrorError).toBe(G.ParseError);
+    expect(G.InternalErrorError).toBe(G.InternalError);
+    // the repository's own code uses the new names
+    const offenders: string[] = [];
+    const walk = (dir: string) => {
+      for (const e of readdirSync(join(repo, dir), { withFileTypes: true })) {
+        const rel = `${dir}/${e.name}`;
+        if (e.isDirectory()) walk(rel);
+        else if (/\.(ts|mts|mjs|js)$/.test(e.name) && /\b(ParseErrorError|InternalErrorError)\b/.test(readFileSync(join(repo, rel), 'utf8'))) offenders.push(rel);
+      }
+    };
+    for (const dir of ['conformance', 'server', 'agent', 'fleet', 'examples', 'common']) if (existsSync(join(repo, dir))) walk(dir);
+    expect(offenders).toEqual([]);
+  });
+
+  it("the reference document gives each probe's arguments: name, type, required, bounds, enum (from schemas/probes/<name>.args.json)", () => {
+    const doc = readFileSync(join(generatedDir, 'PROTOCOL.md'), 'utf8');
+    const probes = doc.slice(doc.indexOf('## Probes'));
+    expect(probes).toContain('| probe | summary | args |');
+    for (const p of G.PROBES) {
+      const args = p.argsSchema as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+      const props = Object.entries(args.properties ?? {});
+      const row = probes.split('\n').find((l) => l.startsWith(`| \`${p.name}\` |`));
+      expect(row, p.name).toBeDefined();
+      const section = probes.slice(probes.indexOf(`#### ${p.name}\n`));
+      expect(section.startsWith(`#### ${p.name}\n`), `section of ${p.name}`).toBe(true);
+      const body = section.slice(0, section.indexOf('\n#### ', 1) > 0 ? section.indexOf('\n#### ', 1) : undefined);
+      if (props.length === 0) {
+        expect(row).toContain('none');
+        expect(body).toMatch(/No arguments/);
+      }
+      for (const [name, schema] of props) {
+        const required = (args.required ?? []).includes(name);
+        expect(row, `${p.name}: ${name} in the table`).toContain(`\`${name}\`${required ? ' (required)' : ''}`);
+        const line = body.split('\n').find((l) => l.startsWith(`| \`${name}\` |`));
+        expect(line, `${p.name}.${name}`).toBeDefined();
+        expect(line).toContain(`| ${String(schema['type'])} | ${required ? 'yes' : 'no'} |`);
+        for (const k of ['minimum', 'maximum', 'minLength', 'maxLength']) if (schema[k] !== undefined) expect(line, `${p.name}.${name} ${k}`).toContain(`${k} ${String(schema[k])}`);
+        if (Array.isArray(schema['enum'])) expect(line).toContain(`one of ${schema['enum'].map((v) => `\`${String(v)}\``).join(', ')}`);
+        if (typeof schema['pattern'] === 'string') expect(line).toContain('pattern `');
+      }
+    }
+  });
+
+  it('the README tells how to get the package (not on the registry) and its tiny agent opens the socket as the protocol requires', () => {
+    const readme = readFileSync(join(generatedDir, 'README.md'), 'utf8');
+    // `npm install @cortex/agent-protocol` fails with E404: never given as the way to install it
+    expect(readme).not.toMatch(/^npm install @cortex\/agent-protocol\b/m);
+    expect(readme).toMatch(/^npm pack \.\/generated\b/m);
+    expect(readme).toMatch(/^npm install \S*cortex-agent-protocol-<version>\.tgz ws$/m);
+    expect(readme).toContain('"@cortex/agent-protocol": "file:');
+    const sockets = [...readme.matchAll(/new WebSocket\(([^)]*)\)/g)].map((m) => m[1]!);
+    expect(sockets.length).toBeGreaterThan(0);
+    for (const args of sockets) expect(args).toMatch(/perMessageDeflate: false.*maxPayload: LIMITS\.max_frame_bytes/);
+  });
+
+  it('examples/minimal-agent: the same socket options, an install that works without the registry', () => {
+    const dir = join(repo, 'examples', 'minimal-agent');
+    const agent = readFileSync(join(dir, 'agent.mjs'), 'utf8');
+    const sockets = [...agent.matchAll(/new WebSocket\(([^)]*)\)/g)].map((m) => m[1]!);
+    expect(sockets.length).toBeGreaterThan(0);
+    for (const args of sockets) expect(args).toMatch(/perMessageDeflate: false.*maxPayload: LIMITS\.max_frame_bytes/);
+    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies['@cortex/agent-protocol']).toBe('file:../../generated');
+    const readme = readFileSync(join(dir, 'README.md'), 'utf8');
+    expect(readme).toMatch(/not published to the npm registry/);
+    expect(readme).toMatch(/npm pack \S+\/generated/);
+    expect(readme).toMatch(/npm install \.\/cortex-agent-protocol-<version>\.tgz ws/);
+  });
+
   it('the generated reference document covers every method, error code and close code', () => {
     const doc = readFileSync(join(generatedDir, 'PROTOCOL.md'), 'utf8');
     for (const m of methods) expect(doc).toContain(`### ${m.name}`);

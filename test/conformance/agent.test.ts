@@ -46,6 +46,10 @@ describe('cortex-conformance agent', () => {
       'agent/push-backpressure-default-pause', 'agent/push-backpressure-zero-pause', 'agent/config-apply-after-far', 'agent/config-metrics-interval',
       'agent/accepted-seq-beyond-max', 'agent/shutdown-decommission', 'agent/decommission-then-revoked',
       'agent/push-unanswered', 'agent/hello-unanswered',
+      // DECISIONS K14: no permessage-deflate offered, an incoming frame over the limit closed 1009,
+      // a binary one 1003, every frame and batch within its limit, heartbeats at their cadence
+      'agent/no-compression', 'agent/incoming-oversize-1009', 'agent/incoming-binary-1003', 'agent/frames-within-limit',
+      'agent/batch-limit', 'agent/heartbeat-cadence',
     ]) expect(statusOf(rep, id), `${id}: ${rep.cases.find((c) => c.id === id)?.seen}`).toBe('PASS');
     // skipped without the options that enable them: it has one probe, which cannot fail
     expect(rep.cases.filter((c) => c.status === 'SKIP').map((c) => c.id).sort()).toEqual(['agent/probe-concurrency', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'error/-32603-InternalError']);
@@ -81,7 +85,8 @@ describe('cortex-conformance agent', () => {
     expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
     for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/probe-round-trip', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'agent/fatal-auth', 'agent/hello-error-retried', 'agent/accepted-seq-beyond-max', 'agent/shutdown-decommission', 'agent/accepted-seq-at-max', 'agent/revoked-token-deleted',
       'agent/push-window-several', 'agent/push-window-bound', 'agent/push-partial-ack', 'agent/push-payload-too-large', 'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-flush-latency', 'agent/push-unknown-host', 'agent/push-ack-beyond-sent', 'agent/config-apply-after',
-      'agent/push-backpressure-default-pause', 'agent/push-backpressure-zero-pause', 'agent/push-unanswered', 'agent/hello-unanswered', 'agent/config-apply-after-far', 'agent/config-metrics-interval', 'agent/config-metrics-interval-long', 'agent/probe-concurrency']) {
+      'agent/push-backpressure-default-pause', 'agent/push-backpressure-zero-pause', 'agent/push-unanswered', 'agent/hello-unanswered', 'agent/config-apply-after-far', 'agent/config-metrics-interval', 'agent/config-metrics-interval-long', 'agent/probe-concurrency',
+      'agent/no-compression', 'agent/incoming-oversize-1009', 'agent/incoming-binary-1003', 'agent/frames-within-limit', 'agent/batch-limit', 'agent/heartbeat-cadence']) {
       expect(statusOf(rep, id), `${id}: ${rep.cases.find((c) => c.id === id)?.seen}`).toBe('PASS');
     }
     // A probe bug is -32603 InternalError (DECISIONS K6, F8): with every option given, no case is skipped.

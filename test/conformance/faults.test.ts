@@ -56,8 +56,13 @@ const SERVER_FAULTS: Fault[] = [
     caught: ['handshake/hello-timer', 'close/4000-HandshakeTimeout'],
   },
   {
+    // both limits: ws's maxPayload and the generated peer's own (it closes 1009 whatever the
+    // transport lets through, DECISIONS F14)
     name: 'oversize frame accepted',
-    patches: [{ file: 'dist/server/server.js', from: 'maxPayload: LIMITS.max_frame_bytes,', to: 'maxPayload: 4 * LIMITS.max_frame_bytes,' }],
+    patches: [
+      { file: 'dist/server/server.js', from: 'maxPayload: LIMITS.max_frame_bytes,', to: 'maxPayload: 4 * LIMITS.max_frame_bytes,' },
+      { file: 'dist/server/ws/session-peer.js', from: "...settings, methods: METHODS, side: 'server', validateEnvelope }", to: "...settings, maxFrameBytes: 4 * 1048576, methods: METHODS, side: 'server', validateEnvelope }" },
+    ],
     caught: ['close/1009-MessageTooBig'],
   },
 ];

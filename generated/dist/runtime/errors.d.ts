@@ -63,5 +63,10 @@ export interface SchemaErrorLike {
 }
 /** Turn validator errors into readable issues (path plus a message that names the problem). */
 export declare function toIssues(errors: readonly SchemaErrorLike[] | null | undefined): ValidationIssue[];
-/** A one-line summary of issues, for error messages: "/entries/0/seq must be integer; ...". */
+/**
+ * A one-line summary of issues, for error messages: "/entries/0/seq must be integer; ...".
+ * Each distinct "path message" appears once (a schema with alternatives, such as the
+ * envelope's oneOf, reports the same problem once per branch); at most `max` are shown and
+ * "(+N more)" counts the distinct ones left out.
+ */
 export declare function describeIssues(issues: readonly ValidationIssue[], max?: number): string;

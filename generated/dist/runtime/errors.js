@@ -110,9 +110,22 @@ export function toIssues(errors) {
 function escapePointer(s) {
     return s.replace(/~/g, '~0').replace(/\//g, '~1');
 }
-/** A one-line summary of issues, for error messages: "/entries/0/seq must be integer; ...". */
+/**
+ * A one-line summary of issues, for error messages: "/entries/0/seq must be integer; ...".
+ * Each distinct "path message" appears once (a schema with alternatives, such as the
+ * envelope's oneOf, reports the same problem once per branch); at most `max` are shown and
+ * "(+N more)" counts the distinct ones left out.
+ */
 export function describeIssues(issues, max = 3) {
-    const shown = issues.slice(0, max).map((i) => `${i.path === '' ? '(root)' : i.path} ${i.message}`);
-    const more = issues.length > max ? ` (+${issues.length - max} more)` : '';
-    return shown.join('; ') + more;
+    const distinct = [];
+    const seen = new Set();
+    for (const i of issues) {
+        const line = `${i.path === '' ? '(root)' : i.path} ${i.message}`;
+        if (seen.has(line))
+            continue;
+        seen.add(line);
+        distinct.push(line);
+    }
+    const more = distinct.length > max ? ` (+${distinct.length - max} more)` : '';
+    return distinct.slice(0, max).join('; ') + more;
 }

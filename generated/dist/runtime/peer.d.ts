@@ -10,6 +10,8 @@
  *   frame ─ binary? ─▶ close 1003
  *     │ text
  *     ▼
+ *   over maxFrameBytes (UTF-8 bytes)? ─▶ close 1009, not parsed
+ *     ▼
  *   JSON.parse ─ fails ─▶ -32700 (id null)
  *     ▼
  *   array? ─▶ -32600 (id null)            one message per frame, no batching
@@ -74,6 +76,12 @@ export type NotificationHandler<P> = (params: P, ctx: CallContext) => void;
 export type PeerEvent = {
     type: 'binary_frame';
     byteLength: number;
+}
+/** A received text frame over the frame limit (maxFrameBytes): the peer closed the connection with 1009. */
+ | {
+    type: 'frame_too_large';
+    byteLength: number;
+    limit: number;
 } | {
     type: 'parse_error';
     reason: string;
@@ -150,7 +158,13 @@ export interface PeerOptions {
      * Returns the issues, or undefined when the result is fine. Runs when validateOutgoing is on.
      */
     readonly checkOutgoingResult?: (method: string, params: unknown, result: unknown) => ValidationIssue[] | undefined;
-    /** Largest frame this peer sends, in UTF-8 bytes (default 1 MiB, the contract's limit). */
+    /**
+     * Largest frame, in UTF-8 bytes, in either direction (default 1 MiB, the contract's
+     * max_frame_bytes). A larger outgoing message is not sent (PeerError 'frame_too_large'); a
+     * larger incoming text frame is not parsed: the peer closes the connection with 1009 (Message
+     * Too Big, PROTOCOL.md) and reports a 'frame_too_large' event, whatever the transport (a
+     * WebSocket library's own limit, such as ws's maxPayload, may close it before).
+     */
     readonly maxFrameBytes?: number;
     /** Build the error instance for an error response (generated: a typed class per code). */
     readonly errorFactory?: (error: RpcErrorObject) => RpcError;

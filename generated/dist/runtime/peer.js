@@ -10,6 +10,8 @@
  *   frame ─ binary? ─▶ close 1003
  *     │ text
  *     ▼
+ *   over maxFrameBytes (UTF-8 bytes)? ─▶ close 1009, not parsed
+ *     ▼
  *   JSON.parse ─ fails ─▶ -32700 (id null)
  *     ▼
  *   array? ─▶ -32600 (id null)            one message per frame, no batching
@@ -185,6 +187,13 @@ export class Peer {
             this.transport.close(1003, 'binary frames are not supported in V1');
             return;
         }
+        const limit = this.options.maxFrameBytes ?? MAX_FRAME_BYTES;
+        const size = incomingSize(frame, limit);
+        if (size > limit) {
+            this.emit({ type: 'frame_too_large', byteLength: size, limit });
+            this.transport.close(1009, `frame of ${size} bytes exceeds the ${limit}-byte limit`);
+            return;
+        }
         let msg;
         try {
             msg = frame.kind === 'utf8' ? parseJsonFrame(frame.bytes) : JSON.parse(frame.text);
@@ -200,9 +209,14 @@ export class Peer {
             this.trySend({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'InvalidRequest', data: { reason: 'batch arrays are not supported: send one JSON-RPC message per frame' } } });
             return;
         }
-        if (!this.options.validateEnvelope(msg)) {
+        // An integer id beyond ±(2^53 − 1) may have been read as another number (JSON.parse gives
+        // 9007199254740992 for 9007199254740993): answering it would name an id the sender never
+        // used. The contract's envelope refuses it; checked here too for an envelope validator that
+        // does not (a fast path), so the answer is -32600 with id null either way.
+        const unsafeId = hasUnsafeIntegerId(msg);
+        if (unsafeId || !this.options.validateEnvelope(msg)) {
             const id = readableId(msg);
-            const issues = toIssues(this.options.validateEnvelope.errors);
+            const issues = unsafeId ? [{ path: '/id', message: `must be within ±${Number.MAX_SAFE_INTEGER}` }] : toIssues(this.options.validateEnvelope.errors);
             const reason = envelopeReason(msg);
             this.emit({ type: 'invalid_request', id, reason });
             // A broken response is never answered (that could loop between two peers).
@@ -396,13 +410,31 @@ export class Peer {
         }
     }
 }
+/**
+ * A received text frame's size in UTF-8 bytes; for a text frame short enough to be within
+ * `limit` whatever it holds, its length (no scan): UTF-8 takes at most 3 bytes per UTF-16 code
+ * unit (a surrogate pair: 4 bytes for 2 units).
+ */
+function incomingSize(frame, limit) {
+    if (frame.kind === 'utf8')
+        return frame.bytes.length;
+    return frame.text.length * 3 > limit ? utf8Length(frame.text) : frame.text.length;
+}
+/** The id of a message that failed the envelope check, when it can be answered as is: a string or a safe integer; else null. */
 function readableId(msg) {
     if (msg !== null && typeof msg === 'object' && !Array.isArray(msg)) {
         const id = msg.id;
-        if ((typeof id === 'number' && Number.isInteger(id)) || typeof id === 'string')
+        if ((typeof id === 'number' && Number.isSafeInteger(id)) || typeof id === 'string')
             return id;
     }
     return null;
+}
+/** A message whose id is a number beyond ±(2^53 − 1) (schemas/jsonrpc.json JsonRpcId). */
+function hasUnsafeIntegerId(msg) {
+    if (msg === null || typeof msg !== 'object' || Array.isArray(msg))
+        return false;
+    const id = msg.id;
+    return typeof id === 'number' && Number.isInteger(id) && !Number.isSafeInteger(id);
 }
 function looksLikeResponse(msg) {
     return msg !== null && typeof msg === 'object' && !Array.isArray(msg) && !('method' in msg) && ('result' in msg || 'error' in msg);
@@ -415,6 +447,8 @@ function envelopeReason(msg) {
         return 'jsonrpc must be "2.0"';
     if ('method' in m && typeof m['method'] !== 'string')
         return 'method must be a string';
+    if ('id' in m && typeof m['id'] === 'number' && Number.isInteger(m['id']) && !Number.isSafeInteger(m['id']))
+        return `id must be a string or an integer within ±${Number.MAX_SAFE_INTEGER} (a larger one is not read exactly)`;
     if ('id' in m && !(typeof m['id'] === 'string' || Number.isInteger(m['id']) || m['id'] === null))
         return 'id must be an integer or a string';
     if ('params' in m && (m['params'] === null || typeof m['params'] !== 'object'))

@@ -147,9 +147,21 @@ function escapePointer(s: string): string {
   return s.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** A one-line summary of issues, for error messages: "/entries/0/seq must be integer; ...". */
+/**
+ * A one-line summary of issues, for error messages: "/entries/0/seq must be integer; ...".
+ * Each distinct "path message" appears once (a schema with alternatives, such as the
+ * envelope's oneOf, reports the same problem once per branch); at most `max` are shown and
+ * "(+N more)" counts the distinct ones left out.
+ */
 export function describeIssues(issues: readonly ValidationIssue[], max = 3): string {
-  const shown = issues.slice(0, max).map((i) => `${i.path === '' ? '(root)' : i.path} ${i.message}`);
-  const more = issues.length > max ? ` (+${issues.length - max} more)` : '';
-  return shown.join('; ') + more;
+  const distinct: string[] = [];
+  const seen = new Set<string>();
+  for (const i of issues) {
+    const line = `${i.path === '' ? '(root)' : i.path} ${i.message}`;
+    if (seen.has(line)) continue;
+    seen.add(line);
+    distinct.push(line);
+  }
+  const more = distinct.length > max ? ` (+${distinct.length - max} more)` : '';
+  return distinct.slice(0, max).join('; ') + more;
 }
