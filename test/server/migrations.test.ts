@@ -38,6 +38,14 @@ async function openAt(path: string): Promise<Storage> {
   return s;
 }
 
+/** Takes `names` back (the last one first): each migration's down, and its row of the history. */
+async function rollBack(storage: Storage, names: readonly string[]): Promise<void> {
+  for (const name of [...names].reverse()) {
+    await storage.withMigrationLock((db) => migrations[name]!.down!(db));
+    await sql`delete from kysely_migration where name = ${name}`.execute(storage.db);
+  }
+}
+
 /** This database's tables (PostgreSQL: of its own schema only). */
 async function tablesOf(storage: Storage) {
   const schema = dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(storage.db)).rows[0]?.s : undefined;
@@ -173,8 +181,7 @@ describe('migrations', () => {
     const storage = await openAt(path);
     await migrateToLatest(storage);
     const last = Object.keys(migrations).at(-1)!;
-    await storage.withMigrationLock((db) => migrations[last]!.down!(db));
-    await sql`delete from kysely_migration where name = ${last}`.execute(storage.db);
+    await rollBack(storage, [last]);
     expect(await migrateToLatest(storage)).toEqual([last]);
   });
 
@@ -185,10 +192,7 @@ describe('migrations', () => {
     // back to before 0031 (the migrations after it first, last one first)
     const names = Object.keys(migrations);
     const since = names.slice(names.indexOf('0031-metrics-received-at'));
-    for (const name of [...since].reverse()) {
-      await storage.withMigrationLock((db) => migrations[name]!.down!(db));
-      await sql`delete from kysely_migration where name = ${name}`.execute(storage.db);
-    }
+    await rollBack(storage, since);
     await sql`insert into metrics (host_id, ts, name, value, labels_json) values ('h', '2026-01-01T00:00:00.000Z', 'cpu', 1, null)`.execute(storage.db);
     expect(await migrateToLatest(storage)).toEqual(since);
     const rows = await storage.db.selectFrom('metrics').selectAll().execute();
@@ -206,10 +210,7 @@ describe('migrations', () => {
     await migrateToLatest(storage);
     const names = Object.keys(migrations);
     const lastTwo = names.slice(-2);
-    for (const name of [...lastTwo].reverse()) {
-      await storage.withMigrationLock((db) => migrations[name]!.down!(db));
-      await sql`delete from kysely_migration where name = ${name}`.execute(storage.db);
-    }
+    await rollBack(storage, lastTwo);
     await expect(migrateToLatest(storage, { upgrade: false })).rejects.toThrow(SchemaTooOldError);
     await expect(migrateToLatest(storage, { upgrade: false })).rejects.toThrow(`not applied yet: ${lastTwo.join(', ')}); admin commands do not migrate a database: run cortex-server migrate`);
     const history = async () => (await sql<{ name: string }>`select name from kysely_migration order by name`.execute(storage.db)).rows.map((r) => r.name);
@@ -225,8 +226,7 @@ describe('migrations', () => {
     const storage = await openAt(path);
     await migrateToLatest(storage);
     const last = Object.keys(migrations).at(-1)!;
-    await storage.withMigrationLock((db) => migrations[last]!.down!(db));
-    await sql`delete from kysely_migration where name = ${last}`.execute(storage.db);
+    await rollBack(storage, [last]);
     await storage.close();
     open.splice(open.indexOf(storage), 1);
     const { startTestServer } = await import('./wire.js');
@@ -244,10 +244,7 @@ describe('migrations', () => {
     await migrateToLatest(storage);
     const name = '0032-group-config-version';
     const after = Object.keys(migrations).slice(Object.keys(migrations).indexOf(name));
-    for (const n of [...after].reverse()) {
-      await storage.withMigrationLock((db) => migrations[n]!.down!(db));
-      await sql`delete from kysely_migration where name = ${n}`.execute(storage.db);
-    }
+    await rollBack(storage, after);
     const pg = (await import('pg')).default;
     const holder = new pg.Client({ connectionString: path, application_name: 'pg_dump' });
     await holder.connect();
