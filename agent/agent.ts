@@ -78,7 +78,7 @@ export class Agent extends EventEmitter {
     const random = options.random ?? Math.random;
     this.ownsBuffer = buffer === undefined;
     // A damaged buffer is moved aside and replaced here, and a lost -wal cannot move next_seq back (DECISIONS H5).
-    const opened = buffer !== undefined ? { buffer, recovery: null } : openAgentBuffer(options.stateDir, options.bufferOptions, log);
+    const opened = buffer !== undefined ? { buffer, recovery: null } : openAgentBuffer(options.stateDir, { syncInBackground: true, ...options.bufferOptions }, log);
     this.buffer = opened.buffer;
     const setError = (message: string): string => {
       this.statusWriter.markDirty();
@@ -168,6 +168,15 @@ export class Agent extends EventEmitter {
         markDirty();
       },
       markDirty,
+    });
+    // Entries become sendable once their background fdatasync is done (DECISIONS P16).
+    this.buffer.setSyncListener({
+      synced: () => this.pump.schedule(),
+      failed: (err) => {
+        const text = `cannot fsync ${this.buffer.path}-wal (${err.message}): from now on every append waits for its own fsync (synchronous=FULL), and entries are sent once such a commit has succeeded; check the disk (dmesg) and the state folder's filesystem`;
+        log.error({ code: (err as NodeJS.ErrnoException).code }, text);
+        setError(text);
+      },
     });
     this.rescue = new BufferRescue({
       stateDir: options.stateDir,

@@ -54,7 +54,7 @@ export interface PushConn {
   inFlight: number;
 }
 
-export type PumpBuffer = Pick<DurableBuffer, 'nextSeq' | 'ackedSeq' | 'pressure' | 'readBatch' | 'ack'>;
+export type PumpBuffer = Pick<DurableBuffer, 'syncedSeq' | 'ackedSeq' | 'pressure' | 'readBatch' | 'ack'>;
 
 export interface PushPumpDeps {
   options: PushPumpOptions;
@@ -220,7 +220,9 @@ export class PushPump {
       const wait = this.pausedUntil - this.now();
       if (wait > 0) return this.armPumpTimer(wait);
       const size = this.batchSize();
-      const unsent = buffer.nextSeq - this.nextSendSeq;
+      // up to syncedSeq: an entry is sent once it is on disk (next_seq - 1 when appends fsync themselves)
+      const sendable = buffer.syncedSeq + 1;
+      const unsent = sendable - this.nextSendSeq;
       if (unsent <= 0) {
         this.flushDue = false;
         return;
@@ -239,12 +241,12 @@ export class PushPump {
         return this.armPumpTimer(1000);
       }
       if (batch === null) {
-        this.nextSendSeq = buffer.nextSeq;
+        this.nextSendSeq = sendable;
         return;
       }
       const n = batch.entries.length;
       this.avgEntryBytes = Math.max(1, Math.round(batch.bytes / n));
-      const full = n >= size || batch.seqEnd < buffer.nextSeq - 1;
+      const full = n >= size || batch.seqEnd < sendable - 1;
       if (!full && !eager) return this.armFlushTimer();
       if (!full) this.flushDue = false;
       this.send(conn, batch);

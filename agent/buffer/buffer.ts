@@ -17,6 +17,12 @@
 // here, MEASURED.md) per transaction, not per entry: appends are grouped (a source
 // commits everything one read produced in one call), and measured throughput stays
 // well above 100k entries/s for batches of a few hundred entries.
+// The agent runs the same guarantee without waiting (BufferOptions.syncInBackground,
+// DECISIONS P16): commits are NORMAL, the WAL is fdatasynced on libuv's thread pool, and
+// readBatch stops at the last seq that fsync covered. A power loss can then take only a
+// tail of WAL frames no one has seen (WAL recovery keeps a prefix: checksums chain the
+// frames), with the source positions committed in the same transactions: the source reads
+// those lines again, and the seqs they had were never sent.
 //
 // Layout:
 //   entries(seq INTEGER PRIMARY KEY, bytes, json)  — json is the complete LogBatchEntry
@@ -34,7 +40,7 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
-import { chmodSync, closeSync, existsSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fdatasync, fdatasyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { writeDurably } from './durable.js';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -109,6 +115,16 @@ export interface BufferOptions {
   /** SQLite synchronous level; FULL (default) is what the durability argument above needs. */
   synchronous?: 'FULL' | 'NORMAL';
   /**
+   * The fsync off the caller's thread (DECISIONS P16; the agent sets it): commits run with
+   * synchronous=NORMAL and return once SQLite has written the WAL, and an fdatasync of the
+   * WAL then runs on libuv's thread pool (one at a time; appends made meanwhile share the
+   * next). `syncedSeq` is the last seq known to be on disk, and readBatch returns nothing
+   * past it, so an entry reaches the server only once it survives a power loss: a lost
+   * tail of the WAL can only take entries (and, in the same transactions, the positions of
+   * the sources they were read from) that no one has seen. `synchronous` is ignored.
+   */
+  syncInBackground?: boolean;
+  /**
    * Acks commit with synchronous=NORMAL (default true): losing an ack's commit in a
    * power failure only makes acked_seq go back, so the entries are resent and the server
    * drops them as duplicates — nothing is lost or reused. WAL frames are ordered, so the
@@ -147,9 +163,19 @@ export interface BufferOptions {
   onSeqReserve?: (upTo: number) => number;
 }
 
+/** Told when background syncs (BufferOptions.syncInBackground) complete or fail. */
+export interface SyncListener {
+  /** syncedSeq moved up: more entries may be sent. */
+  synced(syncedSeq: number): void;
+  /** An fdatasync failed: the buffer went back to synchronous=FULL commits (nothing is sent past syncedSeq until one succeeds). */
+  failed(err: Error): void;
+}
+
 export interface BufferTestHooks {
   /** Called after all writes of an append/ack/applyAccepted, just before COMMIT. */
   beforeCommit?: (operation: 'append' | 'ack' | 'applyAccepted' | 'setSourcePosition') => void;
+  /** Replaces the background fdatasync of the WAL (syncInBackground): hold it, fail it. */
+  syncWal?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 }
 
 /** A source's resume point (file offset + identity, journald cursor, ...), stored as JSON. */
@@ -285,6 +311,18 @@ export class DurableBuffer {
   private readonly db: BetterSqlite3.Database;
   private readonly hooks: BufferTestHooks | undefined;
   private readonly relaxAcks: boolean;
+  /** BufferOptions.syncInBackground: readBatch stops at `synced`. */
+  private readonly capped: boolean;
+  /** BufferOptions.syncInBackground, until an fdatasync fails (then FULL commits for good). */
+  private background: boolean;
+  /** Seqs up to this one are on disk (with syncInBackground; else next_seq - 1 after every commit). */
+  private synced = 0;
+  private walFd: number | null = null;
+  private syncing = false;
+  private syncAgain = false;
+  private syncRetry: NodeJS.Timeout | null = null;
+  private syncListener: SyncListener | null = null;
+  private closed = false;
   private readonly diskSpace: () => { free: number; total: number };
   private readonly minFreeOption: number | undefined;
   private readonly reserveBytes: number;
@@ -347,7 +385,8 @@ export class DurableBuffer {
     this.path = path;
     this.db = db;
     this.hooks = options.hooks;
-    this.relaxAcks = options.relaxedAcks !== false && options.synchronous !== 'NORMAL';
+    this.capped = this.background = options.syncInBackground === true;
+    this.relaxAcks = !this.background && options.relaxedAcks !== false && options.synchronous !== 'NORMAL';
     this.softCapBytes = options.softCapBytes ?? DEFAULT_SOFT_CAP_BYTES;
     this.tailMaxBytes = options.tailMaxBytes ?? TAIL_MAX_BYTES;
     this.hardCapBytes = options.hardCapBytes ?? DEFAULT_HARD_CAP_BYTES;
@@ -378,6 +417,8 @@ export class DurableBuffer {
     this.deletePosition = db.prepare('DELETE FROM source_positions WHERE source = ?');
 
     this.meta = this.readMeta();
+    if (this.background) this.openWalForSync();
+    this.synced = this.meta.next_seq - 1;
     // BEGIN IMMEDIATE: take the write lock up front, so a reader in another process
     // (`status`) can never turn a write into SQLITE_BUSY halfway through.
     this.appendTx = db.transaction((entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined) =>
@@ -424,7 +465,7 @@ export class DurableBuffer {
       db.pragma(`page_size = ${BUFFER_PAGE_SIZE}`);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (mode !== 'wal') throw new BufferStorageError('other', 'open', path, undefined, new Error(`journal_mode is ${String(mode)}, WAL required`));
-      db.pragma(`synchronous = ${options.synchronous === 'NORMAL' ? 'NORMAL' : 'FULL'}`);
+      db.pragma(`synchronous = ${options.synchronous === 'NORMAL' || options.syncInBackground === true ? 'NORMAL' : 'FULL'}`);
       db.pragma('busy_timeout = 5000');
       // After a checkpoint the WAL is cut back to 4 MiB: a WAL that once grew large does not
       // keep that disk space (DECISIONS H4).
@@ -479,6 +520,8 @@ export class DurableBuffer {
     this.addTail(result.firstSeq, texts, sizes);
     // the eviction deleted the oldest rows (possibly some of this append's)
     if (result.evicted) this.trimTail(result.evicted.toSeq);
+    if (this.background) this.requestSync();
+    else this.synced = meta.next_seq - 1; // FULL: the commit fsynced the WAL, every earlier frame with it
     return result;
   }
 
@@ -528,6 +571,10 @@ export class DurableBuffer {
    * contiguous. null when nothing is buffered at or after fromSeq.
    */
   readBatch(fromSeq: number, maxEntries: number, maxBytes: number = DEFAULT_BATCH_MAX_BYTES): BufferBatch | null {
+    // Nothing past syncedSeq: an entry not yet on disk is not sent (BufferOptions.syncInBackground).
+    const last = this.capped ? this.synced : Number.MAX_SAFE_INTEGER;
+    if (fromSeq > last) return null;
+    maxEntries = Math.min(maxEntries, last - fromSeq + 1); // a batch is contiguous from a seq >= fromSeq
     if (maxEntries < 1) return null;
     const cached = this.readTail(fromSeq, maxEntries, maxBytes);
     if (cached !== null) {
@@ -549,6 +596,10 @@ export class DurableBuffer {
         let stop = rows.length < limit;
         for (const [seq, size, json] of rows) {
           const n = entries.length;
+          if (seq > last) {
+            stop = true; // (after a gap) beyond what is on disk
+            break;
+          }
           if (n === 0) {
             seqStart = seq;
           } else if (seq !== seqStart + n || bytes + n + size > maxBytes) {
@@ -624,6 +675,16 @@ export class DurableBuffer {
     return this.meta.next_seq;
   }
 
+  /** The last seq on disk: readBatch returns nothing past it (next_seq - 1 unless BufferOptions.syncInBackground). */
+  get syncedSeq(): number {
+    return this.capped ? this.synced : this.meta.next_seq - 1;
+  }
+
+  /** Whose `synced` and `failed` hear of background syncs (one listener; null removes it). */
+  setSyncListener(listener: SyncListener | null): void {
+    this.syncListener = listener;
+  }
+
   get ackedSeq(): number {
     return this.meta.acked_seq;
   }
@@ -657,6 +718,7 @@ export class DurableBuffer {
     const meta = { ...this.meta, next_seq: next };
     this.write('raiseNextSeq', () => this.writeMeta(meta));
     this.meta = meta;
+    if (this.background) this.requestSync();
   }
 
   /**
@@ -704,10 +766,94 @@ export class DurableBuffer {
 
   close(): void {
     this.trimTail(Number.MAX_SAFE_INTEGER);
+    this.closed = true;
+    if (this.syncRetry !== null) clearTimeout(this.syncRetry);
+    this.syncRetry = null;
+    // SQLite's close checkpoints the WAL, syncing it first; an fdatasync still running keeps its fd until it returns
     if (this.db.open) this.db.close();
+    if (!this.syncing) this.closeWalFd();
   }
 
   // ---- internals -------------------------------------------------------------
+
+  /**
+   * syncInBackground: opens buffer.db-wal for the fdatasyncs (any descriptor of the file syncs
+   * it) and syncs it once now: what an earlier process committed without a sync (it crashed, the
+   * page cache kept it) is on disk before it is sent. Without a WAL to sync: FULL commits.
+   */
+  private openWalForSync(): void {
+    try {
+      this.walFd = openSync(`${this.path}-wal`, 'r');
+      fdatasyncSync(this.walFd);
+    } catch {
+      this.closeWalFd();
+      this.toFullCommits();
+    }
+  }
+
+  private closeWalFd(): void {
+    if (this.walFd === null) return;
+    try {
+      closeSync(this.walFd);
+    } catch {
+      // already gone
+    }
+    this.walFd = null;
+  }
+
+  /** After a background commit: fdatasync the WAL on the thread pool (one at a time; later commits wait for the next). */
+  private requestSync(): void {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return;
+    }
+    const fd = this.walFd;
+    const target = this.meta.next_seq - 1;
+    if (fd === null || this.closed || target <= this.synced) return;
+    this.syncing = true;
+    this.syncAgain = false;
+    const sync = this.hooks?.syncWal ?? fdatasync;
+    sync(fd, (err) => {
+      this.syncing = false;
+      if (this.closed) {
+        this.closeWalFd();
+        return;
+      }
+      if (err) {
+        this.syncListener?.failed(err);
+        this.toFullCommits();
+        return;
+      }
+      if (target > this.synced) {
+        this.synced = target;
+        this.syncListener?.synced(target);
+      }
+      if (this.syncAgain) this.requestSync();
+    });
+  }
+
+  /**
+   * Background syncs end (an fdatasync failed, or no WAL to sync): from now on every commit is
+   * FULL, and one is made now (the meta row as it is) so that every earlier frame is synced with
+   * it; retried every second until it succeeds.
+   */
+  private toFullCommits(): void {
+    this.background = false;
+    this.closeWalFd();
+    this.syncRetry = null;
+    if (this.closed || this.synced >= this.meta.next_seq - 1) return;
+    try {
+      this.db.pragma('synchronous = FULL');
+      const meta = this.meta;
+      this.write('sync', () => this.db.transaction(() => this.writeMeta(meta)).immediate());
+      this.synced = Math.max(this.synced, meta.next_seq - 1);
+      this.syncListener?.synced(this.synced);
+    } catch (err) {
+      this.syncListener?.failed(err instanceof Error ? err : new Error(String(err)));
+      this.syncRetry = setTimeout(() => this.toFullCommits(), 1000);
+      this.syncRetry.unref();
+    }
+  }
 
   /**
    * COUNT(*) and SUM(bytes) of the rows in (ackedSeq, upTo] from the committed tail, when the
@@ -899,6 +1045,7 @@ export class DurableBuffer {
       const { result, meta } = step;
       this.meta = meta;
       this.trimTail(meta.acked_seq);
+      if (result.jumped && this.background) this.requestSync();
       if (result.deleted > 0 && (!this.reserveHeld || (this.lastSpace !== undefined && this.lastSpace.free < 2 * this.minFreeBytes(this.lastSpace.total)))) this.afterDelete();
       return result;
     } finally {
