@@ -51,7 +51,39 @@ export function apiUrl(path: string): string {
   return new URL(path.replace(/^\//, ''), new URL('../', document.baseURI)).toString();
 }
 
-export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Reply<T>> {
+/**
+ * A change refused 403 because the page's session is not the one its cookie holds now, or it
+ * has none this server knows (data.reason, server/admin/access.ts): another tab or another
+ * server on this machine replaced the cookie, or the server restarted (loopback mode). The
+ * page reads the session it holds now (GET /admin/session), or starts one where the server
+ * allows it without a token (loopback mode), and tries the change once more with its CSRF
+ * token. With an admin token and no session left, the sign-in page shows (onUnauthorized).
+ */
+const MENDABLE = new Set(['csrf_mismatch', 'session_required']);
+
+async function renewSession(): Promise<boolean> {
+  let s = await request<SessionState>('GET', '/admin/session', undefined, {}, false).then((r) => r.body);
+  if (s.mode === 'loopback' && s.via !== 'cookie') s = await request<SessionState>('POST', '/admin/session', {}, {}, false).then((r) => r.body);
+  if (!s.authenticated || s.csrf_token === undefined) {
+    for (const fn of unauthorizedListeners) fn();
+    return false;
+  }
+  setCsrf(s.csrf_token);
+  return true;
+}
+
+export async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, extra: Record<string, string> = {}, mend = true): Promise<Reply<T>> {
+  try {
+    return await send<T>(method, path, body, extra);
+  } catch (error) {
+    const reason = error instanceof ApiError && error.status === 403 ? (error.body.data as { reason?: unknown } | undefined)?.reason : undefined;
+    if (!mend || method === 'GET' || path.startsWith('/admin/session') || typeof reason !== 'string' || !MENDABLE.has(reason)) throw error;
+    if (!(await renewSession().catch(() => false))) throw error;
+    return send<T>(method, path, body, extra);
+  }
+}
+
+async function send<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body: unknown, extra: Record<string, string>): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...extra, Accept: 'application/json' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   if (method !== 'GET' && csrfToken !== undefined) headers['X-CSRF-Token'] = csrfToken;

@@ -48,3 +48,37 @@ export function ErrorText(props: { error: string | undefined }) {
     </p>
   );
 }
+
+/**
+ * Characters that change how the text around them is shown while showing nothing themselves:
+ * the bidirectional controls (U+202A-U+202E embeddings and overrides, U+2066-U+2069 isolates,
+ * the marks U+200E, U+200F, U+061C) and the zero-width ones (U+200B-U+200D, U+2060, U+FEFF).
+ * A host name or label carrying U+202E ("RIGHT-TO-LEFT OVERRIDE") is shown reversed and can pass
+ * for another; so these are drawn as their code point, and the text is isolated (<bdi>) so it
+ * cannot reorder what stands beside it.
+ */
+const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+
+/** `text` as it reads: each invisible control shown as a marked \uXXXX (see INVISIBLE). */
+export function Visible(props: { text: string }) {
+  const parts: (string | { cp: string })[] = [];
+  let last = 0;
+  for (const m of props.text.matchAll(INVISIBLE)) {
+    const at = m.index;
+    if (at > last) parts.push(props.text.slice(last, at));
+    parts.push({ cp: (m[0].codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0') });
+    last = at + m[0].length;
+  }
+  if (parts.length === 0) return <bdi>{props.text}</bdi>;
+  if (last < props.text.length) parts.push(props.text.slice(last));
+  return (
+    <bdi class="has-controls" title="contains invisible control characters, shown as \uXXXX">
+      {parts.map((p, i) => (typeof p === 'string' ? p : <span key={i} class="ctrl">{`\\u${p.cp}`}</span>))}
+    </bdi>
+  );
+}
+
+/** Plain text with the invisible controls written as \uXXXX (for titles, labels, aria text). */
+export function visibleText(text: string): string {
+  return text.replace(INVISIBLE, (c) => `\\u${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}`);
+}

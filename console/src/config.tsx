@@ -7,7 +7,7 @@
 // On 412 the editor keeps what was typed and shows the config stored now beside it; the
 // operator either loads it (their text stays on the page) or keeps their text, to save it over
 // that version on purpose.
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { describeIssues, toIssues, validateAgentConfig, type ValidationIssue } from '@cortex/agent-protocol';
 import { ApiError, configTag, request, type ConfigView, type Reply } from './api.js';
 import { ErrorText } from './components.js';
@@ -26,6 +26,16 @@ function check(text: string, cap: number): { ok: true; value: unknown } | { ok: 
 
 const pretty = (v: ConfigView): string => JSON.stringify(v.stored ?? v.effective, null, 2);
 
+/** How often an open editor checks that the stored config is still the one it loaded (also on focus). */
+export const STALE_CHECK_MS = 15_000;
+
+/** What a removal of the host's own config left it running (the DELETE's answer). */
+function clearedText(v: ConfigView): string {
+  if (v.source === 'group') return `This host's own config is removed: it runs the config of its group ${v.group ?? ''} now (version ${v.config_version}).`;
+  if (v.group !== null && v.group !== undefined) return `This host's own config is removed; its group ${v.group} has no config, so it runs the server default (version ${v.config_version}).`;
+  return `Back to the server default (version ${v.config_version}).`;
+}
+
 /** The config stored now, after a save was refused because it changed (412). */
 interface Conflict {
   current: ConfigView;
@@ -42,17 +52,60 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
   const [saved, setSaved] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [conflict, setConflict] = useState<Conflict | undefined>();
+  /** The config stored now, when someone changed it since the editor loaded it (found by a check, before any save). */
+  const [stale, setStale] = useState<Conflict | undefined>();
+  const etagRef = useRef<string | undefined>();
+  const busyRef = useRef(false);
   /** What the editor held before the operator loaded the stored config over it. */
   const [previous, setPrevious] = useState<string | undefined>();
 
   function show(r: Reply<ConfigView>): void {
     setView(r.body);
-    setEtag(configTag(r));
+    setBase(configTag(r));
     setText(pretty(r.body));
+  }
+
+  /** The version the editor's text is based on, for the checks below too. */
+  function setBase(tag: string): void {
+    etagRef.current = tag;
+    setEtag(tag);
+    setStale(undefined);
   }
 
   useEffect(() => {
     request<ConfigView>('GET', path).then(show, (e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
+  }, [props.hostId]);
+
+  // Another operator (another tab, another server) may save meanwhile: the editor checks the
+  // stored version when its window regains focus and every STALE_CHECK_MS, and says when it
+  // moved on, with a way to load it; what is typed stays. A failed check says nothing (the
+  // next one, or the save's 412, will).
+  useEffect(() => {
+    let gone = false;
+    const check = (): void => {
+      if (busyRef.current || etagRef.current === undefined || document.visibilityState === 'hidden') return;
+      const based = etagRef.current;
+      request<ConfigView>('GET', path).then(
+        (r) => {
+          if (gone || busyRef.current || etagRef.current !== based) return;
+          const tag = configTag(r);
+          setStale(tag === based ? undefined : { current: r.body, etag: tag });
+        },
+        () => undefined,
+      );
+    };
+    const onVisible = (): void => {
+      if (document.visibilityState === 'visible') check();
+    };
+    const timer = setInterval(check, STALE_CHECK_MS);
+    addEventListener('focus', check);
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      gone = true;
+      clearInterval(timer);
+      removeEventListener('focus', check);
+      document.removeEventListener('visibilitychange', onVisible);
+    };
   }, [props.hostId]);
 
   const verdict = useMemo(() => (view === undefined ? undefined : check(text, view.max_batch_entries_cap)), [text, view]);
@@ -60,6 +113,7 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
   /** A save or clear under If-Match; on 412 the stored config is fetched and shown, the text left as it is. */
   async function write(method: 'PUT' | 'DELETE', body: unknown, done: (v: ConfigView) => string): Promise<void> {
     setBusy(true);
+    busyRef.current = true;
     setError(undefined);
     setSaved(undefined);
     try {
@@ -71,6 +125,7 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
       if (err instanceof ApiError && err.status === 412) {
         try {
           const now = await request<ConfigView>('GET', path);
+          setStale(undefined);
           setConflict({ current: now.body, etag: configTag(now) });
         } catch (again) {
           setError(`${err.message} (reloading it failed too: ${again instanceof ApiError ? again.message : String(again)})`);
@@ -80,6 +135,7 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
       }
     } finally {
       setBusy(false);
+      busyRef.current = false;
     }
   }
 
@@ -90,14 +146,14 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
   }
 
   async function clear(): Promise<void> {
-    await write('DELETE', undefined, (v) => `Back to the server default (version ${v.config_version}).`);
+    await write('DELETE', undefined, clearedText);
   }
 
   /** Loads the stored config into the editor; the operator's text stays on the page. */
   function loadCurrent(c: Conflict): void {
     setPrevious(text);
     setView(c.current);
-    setEtag(c.etag);
+    setBase(c.etag);
     setText(pretty(c.current));
     setConflict(undefined);
     setSaved(`Loaded version ${c.current.config_version}, the config stored now. Your text is kept below.`);
@@ -106,7 +162,7 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
   /** Keeps the operator's text and bases it on the stored version: the next save replaces that version. */
   function keepMine(c: Conflict): void {
     setView(c.current);
-    setEtag(c.etag);
+    setBase(c.etag);
     setConflict(undefined);
     setSaved(`Your text is kept and now based on version ${c.current.config_version}: Save config stores it over that version.`);
   }
@@ -153,6 +209,18 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
               </div>
             </div>
           )}
+          {stale !== undefined && conflict === undefined && (
+            <div class="stale notice" role="status">
+              <p>
+                The stored config changed since you loaded it: someone saved version {stale.current.config_version} (you loaded version {view.config_version}
+                {stale.current.source !== view.source ? `; this host now ${stale.current.source === 'group' ? `runs the config of its group ${stale.current.group ?? ''}` : stale.current.source === 'default' ? 'uses the server default' : stale.current.source === 'host' ? 'has its own config' : 'has a staged config'}` : ''}). Your text is still in the editor; saving it now would be refused.
+              </p>
+              <div class="buttons">
+                <button type="button" onClick={() => loadCurrent(stale)}>Load version {stale.current.config_version} into the editor</button>
+                <button type="button" onClick={() => keepMine(stale)}>Keep my text, to save over version {stale.current.config_version}</button>
+              </div>
+            </div>
+          )}
           <ErrorText error={error} />
           {saved !== undefined && <p role="status" class="ok">{saved}</p>}
           <div class="buttons">
@@ -164,8 +232,9 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
             >
               Save config
             </button>
-            <button type="button" disabled={busy || props.revoked || conflict !== undefined || view.source === 'default'} onClick={() => void clear()}>
-              Use the server default
+            {/* Removing the host's own config leaves it its group's, when it is in one (DECISIONS J13's DELETE). */}
+            <button type="button" disabled={busy || props.revoked || conflict !== undefined || view.stored === null} onClick={() => void clear()}>
+              {view.group !== null && view.group !== undefined ? `Use the config of group ${view.group}` : 'Use the server default'}
             </button>
           </div>
           {previous !== undefined && (

@@ -2,7 +2,7 @@
 // The token lives only in this component's memory: never in the URL, storage or a log.
 import { useState } from 'preact/hooks';
 import { ApiError, post, type IssuedToken } from './api.js';
-import { ErrorText } from './components.js';
+import { ErrorText, Visible } from './components.js';
 
 export function EnrollPage() {
   const [hostname, setHostname] = useState('');
@@ -48,7 +48,7 @@ export function EnrollPage() {
       <ErrorText error={error} />
       {issued !== undefined && (
         <section class="card issued" aria-labelledby="h-issued">
-          <h2 id="h-issued">Token for {issued.hostname}</h2>
+          <h2 id="h-issued">Token for <Visible text={issued.hostname} /></h2>
           <p>
             <strong>The token is shown once.</strong> It is not stored by this page; after you leave it, issue a new one from the host's page if it is lost. On the host, run:
           </p>

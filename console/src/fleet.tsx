@@ -3,7 +3,7 @@
 // does not grow with the fleet).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, qs, request, type Agent, type ConnectionState, type FleetSummary } from './api.js';
-import { ErrorText, StateBadge } from './components.js';
+import { ErrorText, StateBadge, Visible } from './components.js';
 import { bytes, disconnectText, platformText, relativeTime, STATE_LABEL } from './util.js';
 
 const PAGE = 100;
@@ -153,16 +153,16 @@ export function FleetPage() {
           <tbody>
             {(rows ?? []).map((a) => (
               <tr key={a.host_id} data-host-id={a.host_id}>
-                <td><a href={`#/hosts/${a.host_id}`}>{a.hostname}</a></td>
+                <td><a href={`#/hosts/${a.host_id}`}><Visible text={a.hostname} /></a></td>
                 <td class="mono">{a.host_id}</td>
                 <td><StateBadge state={a.connection_state} /></td>
                 <td title={a.last_seen ?? ''}>{relativeTime(a.last_seen, now)}</td>
-                <td>{a.agent_version ?? '—'}</td>
-                <td>{platformText(a.platform_json)}</td>
-                <td title={a.last_disconnect ?? ''}>{disconnectText(a, now)}</td>
+                <td>{a.agent_version === null ? '—' : <Visible text={a.agent_version} />}</td>
+                <td><Visible text={platformText(a.platform_json)} /></td>
+                <td title={a.last_disconnect ?? ''}><Visible text={disconnectText(a, now)} /></td>
                 <td class="num">{a.accepted_seq}</td>
                 <td class="num">{a.buffer === null ? '—' : `${a.buffer.queue_depth} (${bytes(a.buffer.buffer_bytes)})`}</td>
-                {withServer && <td>{a.server_id ?? '—'}</td>}
+                {withServer && <td>{a.server_id == null ? '—' : <Visible text={a.server_id} />}</td>}
               </tr>
             ))}
           </tbody>

@@ -2,7 +2,7 @@
 // config editor, probes and the host actions (each confirmed in a dialog naming the host).
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, type AgentDetail, type IssuedToken } from './api.js';
-import { ConfirmDialog, ErrorText, StateBadge } from './components.js';
+import { ConfirmDialog, ErrorText, StateBadge, Visible, visibleText } from './components.js';
 import { ConfigEditor } from './config.js';
 import { LogSearch } from './logsearch.js';
 import { MetricsPanel } from './metrics.js';
@@ -79,12 +79,12 @@ export function HostPage(props: { hostId: string }) {
   }
   const caps = agent.capabilities;
   const p = agent.platform;
-  const name = `${agent.hostname} (${agent.host_id})`;
+  const name = `${visibleText(agent.hostname)} (${agent.host_id})`;
   return (
     <>
       <p><a href="#/">← Fleet</a></p>
       <h1>
-        {agent.hostname} <StateBadge state={agent.connection_state} />
+        <Visible text={agent.hostname} /> <StateBadge state={agent.connection_state} />
       </h1>
       <ErrorText error={error} />
       <section aria-labelledby="h-actions" class="actions">
@@ -97,7 +97,7 @@ export function HostPage(props: { hostId: string }) {
         {result !== undefined && <p role="status" class="result">{result}</p>}
         {issued !== undefined && (
           <div role="status" class="issued">
-            <p>New one-time enrollment token for {issued.hostname}; it is shown only here. Run on the host:</p>
+            <p>New one-time enrollment token for <Visible text={issued.hostname} />; it is shown only here. Run on the host:</p>
             <pre class="command">{issued.enroll_command}</pre>
           </div>
         )}
@@ -105,7 +105,7 @@ export function HostPage(props: { hostId: string }) {
       <ConfirmDialog
         open={confirm !== undefined}
         title={confirm === undefined ? '' : `${ACTIONS[confirm].verb} ${name}?`}
-        confirmLabel={confirm === undefined ? '' : `${ACTIONS[confirm].verb} ${agent.hostname}`}
+        confirmLabel={confirm === undefined ? '' : `${ACTIONS[confirm].verb} ${visibleText(agent.hostname)}`}
         danger={confirm !== undefined && ACTIONS[confirm].danger}
         onConfirm={() => void act(confirm as Action)}
         onCancel={() => setConfirm(undefined)}

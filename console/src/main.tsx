@@ -37,6 +37,8 @@ function App() {
   const route = useRoute();
   const [session, setSession] = useState<SessionState | undefined>();
   const [bootError, setBootError] = useState<string | undefined>();
+  const [signOutError, setSignOutError] = useState<string | undefined>();
+  const [signingOut, setSigningOut] = useState(false);
 
   async function boot(): Promise<void> {
     try {
@@ -82,8 +84,23 @@ function App() {
     );
   }
 
+  /**
+   * Sign-out ends the session on the server (DECISIONS J14). When the server refuses (its
+   * database did not record it: 500, 503), the session is still good there and its cookie
+   * still here: the page stays signed in and says so, with the server's message and a retry,
+   * rather than showing the sign-in page over a session that goes on.
+   */
   async function signOut(): Promise<void> {
-    await del('/admin/session').catch(() => undefined);
+    setSigningOut(true);
+    setSignOutError(undefined);
+    try {
+      await del('/admin/session');
+    } catch (error) {
+      setSignOutError(error instanceof ApiError ? error.message : String(error));
+      return;
+    } finally {
+      setSigningOut(false);
+    }
     setCsrf(undefined);
     if (session?.mode === 'token') setSession({ authenticated: false, mode: 'token', via: 'none' });
     else void boot();
@@ -100,9 +117,20 @@ function App() {
         </nav>
         <span class="who">{session.mode === 'token' ? 'signed in' : 'loopback access'}</span>
         {session.mode === 'token' ? (
-          <button type="button" class="link" onClick={() => void signOut()}>Sign out</button>
+          <button type="button" class="link" disabled={signingOut} onClick={() => void signOut()}>{signingOut ? 'Signing out…' : 'Sign out'}</button>
         ) : null}
       </header>
+      {signOutError !== undefined && (
+        <div class="banner error-banner" role="alert">
+          <p>
+            <strong>Not signed out: you are still signed in.</strong> The server did not end the session: {signOutError}
+          </p>
+          <div class="buttons">
+            <button type="button" disabled={signingOut} onClick={() => void signOut()}>Try signing out again</button>
+            <button type="button" class="link" onClick={() => setSignOutError(undefined)}>Dismiss</button>
+          </div>
+        </div>
+      )}
       <main id="main" class="page" tabIndex={-1}>
         {route.page === 'fleet' && <FleetPage />}
         {route.page === 'host' && <HostPage key={route.id} hostId={route.id} />}

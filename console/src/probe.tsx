@@ -78,6 +78,49 @@ function Field(props: { name: string; schema: JsonSchema; required: boolean; val
   );
 }
 
+/** The agent's error codes (generated/PROTOCOL.md), by name, for the message. */
+const CODE_NAME: Record<number, string> = { [-32602]: 'InvalidParams', [-32603]: 'InternalError', [-32004]: 'UnknownHost', [-32010]: 'ProbeUnavailable', [-32011]: 'ProbeExecutionFailed', [-32012]: 'ProbeTimeout' };
+
+/**
+ * A probe's failure as a sentence: what went wrong (the reason the error's data gives, never
+ * its raw JSON) and what to do, in the words `cortex-server probe` uses for its hints
+ * (server/cli/probe.ts, docs/cli.md).
+ */
+export function probeErrorText(err: ApiError, probe: string): string {
+  const { code, message } = err.body;
+  const data = (typeof err.body.data === 'object' && err.body.data !== null ? err.body.data : {}) as {
+    reason?: unknown;
+    message?: unknown;
+    stderr?: unknown;
+    exit_code?: unknown;
+    errors?: { path?: unknown; message?: unknown; keyword?: unknown }[];
+  };
+  const issues = Array.isArray(data.errors) ? data.errors : [];
+  const issueText = issues
+    .slice(0, 4)
+    .map((i) => `${typeof i.path === 'string' && i.path !== '' ? `${i.path.replace(/^\/args\//, '')} ` : ''}${typeof i.message === 'string' ? i.message : ''}`.trim())
+    .filter((t) => t !== '')
+    .join('; ');
+  const why = issueText !== '' ? issueText : typeof data.reason === 'string' ? data.reason : typeof data.message === 'string' ? data.message : typeof data.stderr === 'string' && data.stderr !== '' ? data.stderr.slice(0, 300) : '';
+  const what = `${CODE_NAME[code] ?? (code === err.status ? `HTTP ${code}` : String(code))}${why !== '' ? `: ${why}` : message !== CODE_NAME[code] ? `: ${message}` : ''}`;
+  let hint: string | undefined;
+  if (issues.some((i) => i.keyword === 'allowedPaths')) {
+    hint = `the ${probe} probe reads only below the agent's probe_file_tail_paths (in its agent.json; default ["/var/log"]): pick a file below one of them, or add the folder there on the host and restart the agent`;
+  } else if (err.status === 502) {
+    hint =
+      code === -32602
+        ? "the host's agent refused the arguments: see the reason for what is wrong (each probe's arguments: generated/PROTOCOL.md, Probes)"
+        : code === -32010
+          ? "the host's agent does not have this probe (a site build without it, or an older agent)"
+          : code === -32603
+            ? 'the probe failed inside the host\'s agent (a bug: the agent logged it at error level; report it)'
+            : 'the probe ran on the host and failed: see the reason';
+  } else if (err.status === 504) {
+    hint = 'the host did not answer in time: check it, or give a longer timeout';
+  }
+  return hint === undefined ? what : `${what}. ${hint.charAt(0).toUpperCase()}${hint.slice(1)}.`;
+}
+
 export function ProbePanel(props: { hostId: string; supported: string[] | undefined; active: boolean }) {
   const [probes, setProbes] = useState<ProbeInfo[] | undefined>();
   const [name, setName] = useState('');
@@ -119,7 +162,7 @@ export function ProbePanel(props: { hostId: string; supported: string[] | undefi
       const out = await post<unknown>(`/admin/agents/${props.hostId}/probe`, { probe: probe.name, args, timeout_ms: Number(timeout) });
       setAnswer(JSON.stringify(out, null, 2));
     } catch (err) {
-      setError(err instanceof ApiError ? `${err.body.code}: ${err.message}${err.body.data !== undefined ? ` ${JSON.stringify(err.body.data)}` : ''}` : String(err));
+      setError(err instanceof ApiError ? probeErrorText(err, probe.name) : String(err));
     } finally {
       setBusy(false);
     }

@@ -14,6 +14,38 @@ const FLUSH_MS = 250;
 const SAMPLING_NOTICE_MS = 5000;
 /** A stream the browser gave up on (a non-stream answer: 503, 5xx) is opened again this long after (the server's Retry-After). */
 const RETRY_MS = 10_000;
+/** The longest source and text filter, as the stored-log search takes them (the server refuses a longer q). */
+export const MAX_FILTER = 200;
+/** C0 controls but tab, and DEL: the server refuses them in a filter (server/admin/http.ts Query). */
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+/** What is wrong with a filter field before it is sent, as the server would say it; undefined when nothing. */
+export function filterProblem(label: string, value: string): string | undefined {
+  if (value.length > MAX_FILTER) return `${label} is longer than ${MAX_FILTER} characters (${value.length}): shorten it`;
+  const bad = CONTROL.exec(value);
+  if (bad !== null) return `${label} contains a control character (U+${bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} at position ${bad.index + 1}): use printable text`;
+  return undefined;
+}
+
+/**
+ * Why the server refused to open the stream: EventSource sees an error and no answer, so the
+ * same request is made with fetch to read its status and JSON message. 0: no answer or a
+ * stream (nothing to say); a 4xx is refused for good (the same filter is refused again).
+ */
+async function refusal(url: string): Promise<{ status: number; message?: string }> {
+  const ctl = new AbortController();
+  try {
+    const res = await fetch(url, { headers: { Accept: 'text/event-stream' }, credentials: 'same-origin', cache: 'no-store', signal: ctl.signal });
+    if (res.ok) return { status: 0 };
+    const body = (await res.json().catch(() => null)) as { error?: { message?: unknown } } | null;
+    const message = typeof body?.error?.message === 'string' ? body.error.message : undefined;
+    return { status: res.status, ...(message !== undefined ? { message } : {}) };
+  } catch {
+    return { status: 0 };
+  } finally {
+    ctl.abort(); // a stream that did open is not read here
+  }
+}
 
 export function LiveTail(props: { hostId: string }) {
   const [severity, setSeverity] = useState('');
@@ -22,7 +54,9 @@ export function LiveTail(props: { hostId: string }) {
   const [filter, setFilter] = useState({ severity: '', source: '', q: '' });
   const [paused, setPaused] = useState(false);
   const [lines, setLines] = useState<LogRow[]>([]);
-  const [status, setStatus] = useState<'connecting' | 'live' | 'reconnecting'>('connecting');
+  const [status, setStatus] = useState<'connecting' | 'live' | 'reconnecting' | 'refused'>('connecting');
+  /** The server's (or this page's) reason for not streaming this filter; no retry until the filter changes. */
+  const [refused, setRefused] = useState<string | undefined>();
   const [stats, setStats] = useState({ received: 0, rate: 0, pendingWhilePaused: 0, sampled: false });
   const buffer = useRef<LogRow[]>([]);
   const counters = useRef({ received: 0, sinceFlush: 0, sincePause: 0, sampledAt: -Infinity, window: [] as number[] });
@@ -43,6 +77,14 @@ export function LiveTail(props: { hostId: string }) {
     counters.current = { received: 0, sinceFlush: 0, sincePause: 0, sampledAt: -Infinity, window: [] };
     setLines([]);
     setStatus('connecting');
+    setRefused(undefined);
+    const problem = filterProblem('Source', filter.source) ?? filterProblem('Text', filter.q);
+    if (problem !== undefined) {
+      setRefused(problem);
+      setStatus('refused');
+      return;
+    }
+    let closed = false;
     // EventSource retries a dropped connection by itself, but gives up for good after an answer
     // that is not a stream (a 503 when the server streams as many tails as it allows, a 5xx
     // while its database is away): then a new one is opened after RETRY_MS, after the last
@@ -52,17 +94,31 @@ export function LiveTail(props: { hostId: string }) {
     let lastSeq: number | undefined;
     const open = (): void => {
       const from = lastSeq === undefined ? { backlog: 100 } : { after_seq: lastSeq };
-      const source = new EventSource(apiUrl(`/admin/agents/${props.hostId}/logs/stream${qs({ ...from, ...filter })}`));
+      const url = apiUrl(`/admin/agents/${props.hostId}/logs/stream${qs({ ...from, ...filter })}`);
+      const source = new EventSource(url);
       es = source;
       source.addEventListener('open', () => setStatus('live'));
       source.addEventListener('error', () => {
-        setStatus('reconnecting');
-        if (source.readyState === EventSource.CLOSED && retry === undefined) {
+        if (source.readyState !== EventSource.CLOSED) {
+          setStatus('reconnecting'); // EventSource comes back by itself
+          return;
+        }
+        if (retry !== undefined) return;
+        // Given up: a 4xx (a filter the server refuses, a host that is gone) is said next to the
+        // filter and not retried; anything else (503, 5xx, no answer) is retried after RETRY_MS.
+        void refusal(url).then((r) => {
+          if (closed) return;
+          if (r.status >= 400 && r.status < 500) {
+            setRefused(`The server refused the live tail (HTTP ${r.status}): ${r.message ?? 'no reason given'}. Change the filter to try again.`);
+            setStatus('refused');
+            return;
+          }
+          setStatus('reconnecting');
           retry = setTimeout(() => {
             retry = undefined;
             open();
           }, RETRY_MS);
-        }
+        });
       });
       source.addEventListener('log', onLog);
     };
@@ -92,6 +148,7 @@ export function LiveTail(props: { hostId: string }) {
       setStats((s) => (s.received === c.received && s.rate === rate && s.pendingWhilePaused === c.sincePause && s.sampled === sampled ? s : { received: c.received, rate, pendingWhilePaused: c.sincePause, sampled }));
     }, FLUSH_MS);
     return () => {
+      closed = true;
       es?.close();
       clearTimeout(retry);
       clearInterval(flush);
@@ -123,15 +180,19 @@ export function LiveTail(props: { hostId: string }) {
           ))}
         </select>
         <label for="tail-source">Source</label>
-        <input id="tail-source" value={source} onInput={(e) => setSource((e.currentTarget as HTMLInputElement).value)} placeholder="exact, e.g. file:/var/log/app.log" />
+        <input id="tail-source" maxLength={MAX_FILTER} value={source} aria-invalid={refused !== undefined} aria-describedby="tail-refused" onInput={(e) => setSource((e.currentTarget as HTMLInputElement).value)} placeholder="exact, e.g. file:/var/log/app.log" />
         <label for="tail-text">Text</label>
-        <input id="tail-text" type="search" value={text} onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} />
+        <input id="tail-text" type="search" maxLength={MAX_FILTER} value={text} aria-invalid={refused !== undefined} aria-describedby="tail-refused" onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)} />
         <button type="button" aria-pressed={paused} onClick={togglePause}>
           {paused ? 'Resume' : 'Pause'}
         </button>
       </form>
+      <p id="tail-refused" role="alert" class={refused !== undefined ? 'error' : 'visually-hidden'}>
+        {refused ?? ''}
+      </p>
       <p class="tail-status" aria-live="polite">
-        <span class={`dot dot-${status}`} aria-hidden="true" /> {status === 'live' ? 'Live' : status === 'connecting' ? 'Connecting…' : 'Reconnecting (resumes where it left off)…'}
+        <span class={`dot dot-${status}`} aria-hidden="true" />{' '}
+        {status === 'live' ? 'Live' : status === 'connecting' ? 'Connecting…' : status === 'refused' ? 'Not streaming: see above' : 'Reconnecting (resumes where it left off)…'}
         {' · '}
         {plural(stats.received, 'line')} received{stats.rate > 0 ? `, ${stats.rate}/s` : ''}
         {paused ? ` · Paused: ${plural(stats.pendingWhilePaused, 'new line')} not shown` : ''}

@@ -19,10 +19,10 @@
 import type { IncomingMessage } from 'node:http';
 import { isSessionEnded } from '../db/sessions.repository.js';
 import { adminAccess } from '../security/access.js';
-import { clientHost, forwarded } from '../security/forwarded.js';
+import { clientHost, clientUsesTls, forwarded } from '../security/forwarded.js';
 import type { AdminDeps } from './context.js';
 import { ApiError } from './http.js';
-import { SESSION_COOKIE, SessionKeys, fromBrowser, loopbackHostHeader, readCookie, type ConsoleSession } from './session.js';
+import { SessionKeys, fromBrowser, loopbackHostHeader, readCookie, sessionCookieName, type ConsoleSession } from './session.js';
 
 /** The bearer/loopback rule (../security/access.ts), as ../admin.ts exports it (checkAdminAuth). */
 function checkAdminAuth(req: Parameters<typeof adminAccess>[0], adminToken: string | undefined, isTrustedProxy?: (address: string) => boolean) {
@@ -44,10 +44,22 @@ export function keysFor(adminToken: string | undefined): SessionKeys {
   return v;
 }
 
+/** Headers a reverse proxy adds: a request with none of them came straight from its client. */
+const FORWARDING_HEADERS = ['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-prefix', 'x-real-ip', 'forwarded'] as const;
+
 const hasToken = (t: string | undefined): t is string => t !== undefined && t !== '';
 
-function denied(status: 401 | 403, message: string): Access {
-  return { ok: false, error: new ApiError(status, status, message) };
+/**
+ * Why a console's change was refused, for the console to mend it itself (data.reason):
+ * `csrf_mismatch`, its X-CSRF-Token is not its cookie's session's (another tab or server
+ * replaced the cookie: GET /admin/session gives the token of the one it holds now);
+ * `session_required`, loopback mode and no session of this server (it restarted, or the cookie
+ * is another server's: POST /admin/session starts one).
+ */
+export type DeniedReason = 'csrf_mismatch' | 'session_required';
+
+function denied(status: 401 | 403, message: string, reason?: DeniedReason): Access {
+  return { ok: false, error: new ApiError(status, status, message, reason !== undefined ? { reason } : undefined) };
 }
 
 /**
@@ -61,22 +73,25 @@ export function authorize(req: IncomingMessage, deps: AdminDeps, changesState: b
     const d = checkAdminAuth(req, deps.adminToken, deps.isTrustedProxy);
     return d.ok ? { ok: true, via: 'bearer' } : denied(d.status, d.message);
   }
-  const session = options.sessionEnded === true ? undefined : keysFor(deps.adminToken).verify(readCookie(req, SESSION_COOKIE));
+  const cookieName = sessionCookieName(req, deps.adminToken);
+  const cookie = readCookie(req, cookieName);
+  const session = options.sessionEnded === true ? undefined : keysFor(deps.adminToken).verify(cookie);
   if (session !== undefined && (tokenMode || checkAdminAuth(req, undefined, deps.isTrustedProxy).ok)) {
     if (!tokenMode && !loopbackHostHeader(req)) return denied(403, 'admin API without an admin token: the Host header must name this machine by a loopback address (localhost, 127.0.0.1, [::1])');
     if (changesState && !keysFor(deps.adminToken).csrfMatches(req, session)) {
-      return denied(403, 'this request changes state: send the X-CSRF-Token header of your console session (from POST or GET /admin/session)');
+      return denied(403, 'this request changes state: send the X-CSRF-Token header of your console session (from POST or GET /admin/session)', 'csrf_mismatch');
     }
     return { ok: true, via: 'cookie', session };
   }
   const d = checkAdminAuth(req, deps.adminToken, deps.isTrustedProxy);
   if (!d.ok) {
-    const expired = readCookie(req, SESSION_COOKIE) !== undefined && d.status === 401;
+    const expired = cookie !== undefined && d.status === 401;
     return denied(d.status, expired ? 'console session expired or not valid: sign in again (POST /admin/session)' : d.message);
   }
   if (fromBrowser(req)) {
     if (!loopbackHostHeader(req)) return denied(403, 'admin API without an admin token: the Host header must name this machine by a loopback address (localhost, 127.0.0.1, [::1])');
-    if (changesState) return denied(403, 'a web page may change state only in a console session: sign in (POST /admin/session) and send its X-CSRF-Token header');
+    // session_required: the console starts a session (POST /admin/session) and tries again by itself
+    if (changesState) return denied(403, 'a web page may change state only in a console session: sign in (POST /admin/session) and send its X-CSRF-Token header', 'session_required');
   }
   return { ok: true, via: 'loopback' };
 }
@@ -106,9 +121,16 @@ export function signIn(req: IncomingMessage, deps: AdminDeps, token: string | un
     const host = clientHost(req, deps.isTrustedProxy);
     if (originHost !== host) {
       // Behind a reverse proxy that rewrites Host (nginx's default), the page's origin is what
-      // the proxy was asked for: it must say so in X-Forwarded-Host (DECISIONS I26).
-      const viaProxy = forwarded(req, deps.isTrustedProxy) !== undefined && req.headers['x-forwarded-host'] === undefined;
-      throw new ApiError(403, 403, `sign-in from a page of another origin refused (the page is at ${originHost ?? 'an unreadable origin'}, this server was asked for ${host ?? 'no host'})${viaProxy ? '; behind a reverse proxy, have it send X-Forwarded-Host (nginx: proxy_set_header X-Forwarded-Host $http_host;)' : ''}`);
+      // the proxy was asked for: it must say so in X-Forwarded-Host (DECISIONS I26). That hint
+      // only when a trusted proxy did forward the request (it sent forwarding headers); a page
+      // reached directly was opened from another address than this server's.
+      const viaProxy = forwarded(req, deps.isTrustedProxy) !== undefined && FORWARDING_HEADERS.some((h) => req.headers[h] !== undefined) && req.headers['x-forwarded-host'] === undefined;
+      const own = host === undefined ? "this server's own address" : `${clientUsesTls(req, deps.tls === true, deps.isTrustedProxy) ? 'https' : 'http'}://${host}/ui/`;
+      throw new ApiError(
+        403,
+        403,
+        `sign-in from a page of another origin refused (the page is at ${originHost ?? 'an unreadable origin'}, this server was asked for ${host ?? 'no host'})${viaProxy ? '; behind a reverse proxy, have it send X-Forwarded-Host (nginx: proxy_set_header X-Forwarded-Host $http_host;)' : `; open the console from the server's own address (${own}) and sign in there`}`,
+      );
     }
   }
   if (hasToken(deps.adminToken)) {

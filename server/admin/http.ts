@@ -109,7 +109,8 @@ export function send(res: ServerResponse, status: number, body: unknown, headers
 }
 
 export function sendError(res: ServerResponse, error: ApiError, headers: Record<string, string> = {}): void {
-  send(res, error.status, { error: error.toJSON() }, headers);
+  // after a body too large the rest of it is not read: the connection is not reused
+  send(res, error.status, { error: error.toJSON() }, error.status === 413 ? { Connection: 'close', ...headers } : headers);
 }
 
 /**
@@ -120,6 +121,11 @@ export function sendError(res: ServerResponse, error: ApiError, headers: Record<
  */
 export function bodyCutShort(): ApiError {
   return new ApiError(400, 400, 'request body cut short: the client closed the connection or the request timed out before the whole body arrived');
+}
+
+/** 413 for a body over MAX_BODY_BYTES: nothing of it was read further, nothing was done. */
+export function bodyTooLarge(): ApiError {
+  return new ApiError(413, 413, `request body larger than ${MAX_BODY_BYTES} bytes (1 MiB), the most the admin API reads: nothing was done; send a smaller body (an AgentConfig, a probe's arguments are far below it)`);
 }
 
 async function readBody(req: IncomingMessage): Promise<string | undefined> {
@@ -147,7 +153,7 @@ async function readBody(req: IncomingMessage): Promise<string | undefined> {
  */
 export async function readJson(req: IncomingMessage, shape: string, optional = false): Promise<unknown> {
   const text = await readBody(req);
-  if (text === undefined) throw invalid(`request body larger than ${MAX_BODY_BYTES} bytes`);
+  if (text === undefined) throw bodyTooLarge();
   if (text.trim() === '') {
     if (optional) return undefined;
     throw invalid(`send a JSON body ${shape}`);

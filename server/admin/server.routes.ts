@@ -7,8 +7,9 @@ import { ProbeFailure } from '../control/probes.js';
 import type { Route } from './context.js';
 import { ApiError, hostIdParam, invalid, readJson, send } from './http.js';
 import { OPENAPI, checkBody } from './schemas.js';
-import { SESSION_COOKIE, SESSION_TTL_MS, readCookies, sessionCookie } from './session.js';
+import { SESSION_TTL_MS, readCookies, sessionCookie, sessionCookieName } from './session.js';
 import { endSession } from '../db/sessions.repository.js';
+import { outageKind } from '../db/outage.js';
 import { clientUsesTls, forwarded } from '../security/forwarded.js';
 import { authorizeLive, keysFor, signIn } from './access.js';
 
@@ -56,7 +57,15 @@ export const serverRoutes: Route[] = [
         ctx.res,
         200,
         { authenticated: true, mode: modeOf(ctx.deps.adminToken), via: 'cookie', csrf_token: session.csrfToken },
-        { 'Set-Cookie': sessionCookie(cookie, clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy), Math.floor(SESSION_TTL_MS / 1000), forwarded(ctx.req, ctx.deps.isTrustedProxy)?.prefix) },
+        {
+          'Set-Cookie': sessionCookie(
+            cookie,
+            clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy),
+            Math.floor(SESSION_TTL_MS / 1000),
+            forwarded(ctx.req, ctx.deps.isTrustedProxy)?.prefix,
+            sessionCookieName(ctx.req, ctx.deps.adminToken),
+          ),
+        },
       );
     },
   },
@@ -72,13 +81,25 @@ export const serverRoutes: Route[] = [
       // rather than a sign-out that would leave copies of the cookie valid.
       const keys = keysFor(ctx.deps.adminToken);
       const now = ctx.deps.now?.() ?? new Date();
-      const live = readCookies(ctx.req, SESSION_COOKIE).flatMap((value) => keys.verify(value) ?? []);
-      for (const s of live) await endSession(ctx.deps.storage.db, s.nonce, new Date(s.expiresAt).toISOString(), now);
+      const name = sessionCookieName(ctx.req, ctx.deps.adminToken);
+      const live = readCookies(ctx.req, name).flatMap((value) => keys.verify(value) ?? []);
+      try {
+        for (const s of live) await endSession(ctx.deps.storage.db, s.nonce, new Date(s.expiresAt).toISOString(), now);
+      } catch (error) {
+        // the database away or refusing writes: httpHandler's 503 (it counts the outage)
+        if (outageKind(error) !== undefined) throw error;
+        ctx.deps.logger?.error({ err: String(error) }, 'console sign-out failed: the database did not record the end of the session');
+        throw new ApiError(
+          500,
+          500,
+          'sign-out failed: the database did not record that this session ended, so nothing was cleared and you are still signed in; try again, and if it fails again the server log says why ("console sign-out failed")',
+        );
+      }
       if (live.length > 0) ctx.deps.logger?.info({ sessions_ended: live.length }, 'console sign-out: session ended on every server of this database');
       const secure = clientUsesTls(ctx.req, ctx.deps.tls === true, ctx.deps.isTrustedProxy);
       const prefix = forwarded(ctx.req, ctx.deps.isTrustedProxy)?.prefix ?? '';
       // Under a prefix, the cookie of a sign-in made before the cookie was scoped to it (Path=/) is cleared too.
-      const cleared = prefix === '' ? [sessionCookie('', secure, 0)] : [sessionCookie('', secure, 0, prefix), sessionCookie('', secure, 0)];
+      const cleared = prefix === '' ? [sessionCookie('', secure, 0, '', name)] : [sessionCookie('', secure, 0, prefix, name), sessionCookie('', secure, 0, '', name)];
       send(ctx.res, 200, { authenticated: false, mode: modeOf(ctx.deps.adminToken), via: 'none' }, { 'Set-Cookie': cleared });
     },
   },

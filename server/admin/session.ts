@@ -107,12 +107,30 @@ export function readCookies(req: Pick<IncomingMessage, 'headers'>, name: string)
 }
 
 /**
+ * The session cookie's name for a request. With an admin token it is `cortex_session`: every
+ * server sharing the token accepts the session, on whatever port. Without one (loopback mode)
+ * each process signs with a random key of its own, so a session is only ever good on the
+ * server that started it; and browsers keep cookies per host, not per port: two servers on one
+ * machine (127.0.0.1:3100 and :3101) replaced each other's cookie, and the first console's
+ * next change was refused 403. So in loopback mode the name carries the port the browser asked
+ * for (the Host header's): `cortex_session_3100`. A Host without a port keeps the plain name.
+ */
+export function sessionCookieName(req: Pick<IncomingMessage, 'headers'>, adminToken: string | undefined): string {
+  if (adminToken !== undefined && adminToken !== '') return SESSION_COOKIE;
+  const port = /:(\d{1,5})$/.exec(req.headers['host'] ?? '')?.[1];
+  return port === undefined ? SESSION_COOKIE : `${SESSION_COOKIE}_${port}`;
+}
+
+/** A session cookie's name: cortex_session, or cortex_session_<port> (sessionCookieName). */
+const ANY_SESSION_COOKIE = /^cortex_session(?:_\d{1,5})?$/;
+
+/**
  * The session cookie, scoped to the path the console is served under: `/` directly, the
  * trusted proxy's X-Forwarded-Prefix plus `/` behind one (DECISIONS I27), so two servers
- * behind one proxy under two prefixes each keep their own sign-in.
+ * behind one proxy under two prefixes each keep their own sign-in. `name`: sessionCookieName.
  */
-export function sessionCookie(value: string, secure: boolean, maxAgeSecs: number, prefix = ''): string {
-  return `${SESSION_COOKIE}=${value}; HttpOnly; SameSite=Strict; Path=${prefix}/; Max-Age=${maxAgeSecs}${secure ? '; Secure' : ''}`;
+export function sessionCookie(value: string, secure: boolean, maxAgeSecs: number, prefix = '', name = SESSION_COOKIE): string {
+  return `${name}=${value}; HttpOnly; SameSite=Strict; Path=${prefix}/; Max-Age=${maxAgeSecs}${secure ? '; Secure' : ''}`;
 }
 
 /**
@@ -123,7 +141,13 @@ export function sessionCookie(value: string, secure: boolean, maxAgeSecs: number
  * keep today's rule.
  */
 export function fromBrowser(req: Pick<IncomingMessage, 'headers'>): boolean {
-  return req.headers['origin'] !== undefined || req.headers['sec-fetch-site'] !== undefined || readCookie(req, SESSION_COOKIE) !== undefined;
+  return req.headers['origin'] !== undefined || req.headers['sec-fetch-site'] !== undefined || hasSessionCookie(req);
+}
+
+/** The request carries a session cookie of any server (any port's name). */
+function hasSessionCookie(req: Pick<IncomingMessage, 'headers'>): boolean {
+  const header = req.headers['cookie'];
+  return typeof header === 'string' && header.split(';').some((part) => ANY_SESSION_COOKIE.test(part.slice(0, Math.max(0, part.indexOf('='))).trim()));
 }
 
 /**

@@ -89,10 +89,46 @@ export function httpHandler(c: RoutesContext): (req: http.IncomingMessage, res: 
         return;
       }
       c.logger.error({ err: String(error), path }, 'HTTP handler failed');
-      if (!res.headersSent) res.writeHead(500).end();
-      else cutShort(res);
+      if (!res.headersSent) {
+        // never an empty 500: the admin API's error shape, saying what to do (a console shows it)
+        const body = JSON.stringify({ error: { code: 500, message: internalErrorMessage(req.method ?? 'GET', path ?? '') } });
+        res.writeHead(500, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), 'Cache-Control': 'no-store' }).end(body);
+      } else cutShort(res);
     });
   };
+}
+
+/** The 500's message: what failed, that the server log says why, and what to do. */
+export function internalErrorMessage(method: string, path: string): string {
+  return `the server failed on ${method} ${path.slice(0, 200)} (an internal error: the server log has it, under "HTTP handler failed"); it may not have done what was asked: check, then try again, and if it fails again show that log line to whoever runs the server`;
+}
+
+/**
+ * A request whose line and headers exceed Node's limit (http.maxHeaderSize, 16 KiB): answered
+ * 431 with the admin API's error shape, as every other refusal (Node's own 431 has no body).
+ * Any other client error is answered as Node does when no 'clientError' listener is set.
+ */
+function onClientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent === true) {
+    socket.destroy(error);
+    return;
+  }
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    const body = JSON.stringify({
+      error: {
+        code: 431,
+        message: `request line and headers larger than this server takes (${http.maxHeaderSize} bytes): shorten the query string (a search text is at most 200 characters) or send fewer or smaller headers (cookies)`,
+      },
+    });
+    socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`);
+    setTimeout(() => socket.destroy(), 1000).unref();
+    return;
+  }
+  const status =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? '408 Request Timeout' : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? '413 Payload Too Large' : '400 Bad Request';
+  socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+  socket.destroy(error);
 }
 
 /**
@@ -188,5 +224,7 @@ export function createListener(handler: http.RequestListener, headersTimeoutMs =
     // how often Node checks the two timeouts above (default 30 s)
     connectionsCheckingInterval: Math.min(1000, headersTimeout),
   };
-  return certificate !== undefined ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: certificate.cert, key: certificate.key }, handler) : http.createServer(bounds, handler);
+  const server = certificate !== undefined ? https.createServer({ ...bounds, handshakeTimeout: headersTimeout, cert: certificate.cert, key: certificate.key }, handler) : http.createServer(bounds, handler);
+  server.on('clientError', onClientError);
+  return server;
 }
