@@ -753,6 +753,7 @@ type StatusSource = {
   lines_read?: number | undefined;
   files?: unknown;
   entries_too_large?: unknown;
+  lines_malformed?: unknown;
   refused_connections?: unknown;
 };
 
@@ -761,6 +762,7 @@ function sourceNotes(s: StatusSource): string {
   const n = (v: unknown) => (typeof v === 'number' && v > 0 ? v : 0);
   const notes: string[] = [];
   if (n(s.entries_too_large) > 0) notes.push(`${n(s.entries_too_large)} entries too large, not read`);
+  if (n(s.lines_malformed) > 0) notes.push(`${n(s.lines_malformed)} malformed lines, not read`);
   if (n(s.refused_connections) > 0) notes.push(`${n(s.refused_connections)} clients refused (at most ${MAX_SOCKET_CLIENTS} at once)`);
   return notes.length === 0 ? '' : `, ${notes.join(', ')}`;
 }

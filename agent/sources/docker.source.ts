@@ -234,12 +234,34 @@ export class DockerStreamDecoder {
 // ---- Engine API client ------------------------------------------------------------------
 
 class EngineError extends Error {
-  constructor(message: string, readonly statusCode: number | null) {
+  /** `malformed`: the engine answered 2xx, but not the JSON shape its API documents (not JSON, null, a list for an object, …). */
+  constructor(message: string, readonly statusCode: number | null, readonly malformed = false) {
     super(message);
   }
 }
 
-function engineRequest(socketPath: string, path: string): Promise<unknown> {
+/** A JSON object (not null, not a list): what the Engine API answers and streams as events. */
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** What a JSON value is, in words, for an error saying it is not what the engine should have sent. */
+function jsonKind(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'an object';
+  return `a ${typeof v}`;
+}
+
+/**
+ * GET `path` of the Engine API, its JSON answer checked to be a `shape` (an object or a list):
+ * anything else (`null`, a string, …) is an EngineError like an answer that is not JSON —
+ * used unchecked, a `null` from the engine (or whatever listens on its socket) threw a
+ * TypeError that ended the agent (fix session, item 1).
+ */
+function engineRequest(socketPath: string, path: string, shape: 'object'): Promise<Record<string, unknown>>;
+function engineRequest(socketPath: string, path: string, shape: 'list'): Promise<unknown[]>;
+function engineRequest(socketPath: string, path: string, shape: 'object' | 'list'): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const req = http.get({ socketPath, path, agent: false, timeout: REQUEST_TIMEOUT_MS, headers: { Accept: 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
@@ -251,11 +273,15 @@ function engineRequest(socketPath: string, path: string): Promise<unknown> {
           reject(new EngineError(`GET ${path}: HTTP ${res.statusCode}: ${errorMessage(text)}`, res.statusCode ?? null));
           return;
         }
+        let v: unknown;
         try {
-          resolve(JSON.parse(text));
+          v = JSON.parse(text);
         } catch {
-          reject(new EngineError(`GET ${path}: response is not JSON`, res.statusCode ?? null));
+          reject(new EngineError(`GET ${path}: response is not JSON`, res.statusCode ?? null, true));
+          return;
         }
+        if (shape === 'list' ? Array.isArray(v) : isObject(v)) resolve(v);
+        else reject(new EngineError(`GET ${path}: the answer is ${jsonKind(v)}, not a JSON ${shape}`, res.statusCode ?? null, true));
       });
     });
     req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)));
@@ -265,8 +291,8 @@ function engineRequest(socketPath: string, path: string): Promise<unknown> {
 
 function errorMessage(text: string): string {
   try {
-    const o = JSON.parse(text) as { message?: unknown };
-    if (typeof o.message === 'string') return o.message;
+    const o: unknown = JSON.parse(text);
+    if (isObject(o) && typeof o.message === 'string') return o.message.slice(0, 500);
   } catch {
     /* not JSON */
   }
@@ -326,6 +352,8 @@ interface Shared {
   key: string;
   counters: Counters;
   isPaused: () => boolean;
+  /** A container's logs request was answered 2xx (its stream is read). */
+  onResponded: (c: ContainerStream) => void;
 }
 
 type ContainerState = 'reading' | 'paused' | 'retrying' | 'stopped' | 'error';
@@ -348,13 +376,18 @@ class ContainerStream {
   lastError: string | null = null;
   state: ContainerState = 'reading';
   linesRead = 0;
+  /** When the logs request was made (Shared.clock): a stream that lasted STABLE_STREAM_MS resets the container's retry backoff. */
+  openedAt = 0;
+  /** The engine answered the logs request with 2xx (its stream is being read). */
+  responded = false;
 
   constructor(
     readonly id: string,
     readonly name: string,
     readonly tty: boolean,
     private readonly s: Shared,
-    private readonly onEnd: (c: ContainerStream, clean: boolean) => void,
+    /** The stream ended: `clean` when it ended by itself (the container stopped), `error` what cut it or refused it. */
+    private readonly onEnd: (c: ContainerStream, clean: boolean, error: string | null) => void,
   ) {
     this.source = `docker:${name}`;
     this.decoder = new DockerStreamDecoder(tty);
@@ -377,16 +410,19 @@ class ContainerStream {
   }
 
   open(): void {
+    this.openedAt = this.s.clock();
     const path = `/containers/${encodeURIComponent(this.id)}/logs?follow=1&stdout=1&stderr=1&timestamps=1&since=${this.since()}`;
     const req = http.get({ socketPath: this.s.socketPath, path, agent: false }, (res) => {
       if ((res.statusCode ?? 0) >= 300) {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => this.finish(false, `logs of ${this.name}: HTTP ${res.statusCode}: ${errorMessage(Buffer.concat(chunks).toString('utf8'))}`));
-        res.on('error', (err) => this.finish(false, err.message));
+        res.on('error', (err) => this.finish(false, `logs of ${this.name}: ${err.message}`));
         return;
       }
       this.res = res;
+      this.responded = true;
+      this.s.onResponded(this);
       if (this.s.isPaused() || this.held !== null) res.pause();
       res.on('data', (c: Buffer) => this.onData(c));
       res.on('end', () => this.finish(true, null));
@@ -420,13 +456,15 @@ class ContainerStream {
   private finished = false;
   /** Set when the stream ended; onEnd is called once nothing is held any more. */
   private endedClean: boolean | null = null;
+  /** What ended the stream (null: it ended by itself); logged by the source, rate-limited per container. */
+  private endError: string | null = null;
   private finish(clean: boolean, error: string | null): void {
     if (this.finished) return;
     this.finished = true;
     if (this.closed) return;
     if (error !== null) {
       this.lastError = error;
-      this.s.log.warn({ source: this.source }, `docker: ${error}`);
+      this.endError = error;
     }
     // The container stopped: a partial last line will never get its newline. (A stream
     // cut by an error keeps it pending: the position excludes it and it is read again.)
@@ -440,7 +478,7 @@ class ContainerStream {
     this.state = 'stopped';
     const clean = this.endedClean;
     this.endedClean = null;
-    this.onEnd(this, clean);
+    this.onEnd(this, clean, this.endError);
   }
 
   private onData(chunk: Buffer): void {
@@ -651,7 +689,20 @@ export class DockerSource implements LogSourceRunner {
   private loggedEngineError: string | null = null;
   private loggedEngineErrorAt = 0;
   private connected = false;
+  /** When the last connection listed the containers (Shared.clock). */
+  private connectedAt = 0;
+  /** "engine reachable again" was said after the last error logged. */
+  private reachableTold = true;
   private readonly counters: Counters = { lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_split: 0, lines_skipped: 0 };
+  /**
+   * Containers whose logs stream ended and that are asked about again after a backoff (by full
+   * id). A logs request the engine refuses (HTTP 501 for `--log-driver none`) was made again
+   * every second for good, with a warn line each time and nothing in status (fix session, item 3).
+   */
+  private readonly retries = new Map<string, ContainerRetry>();
+  /** Events stream lines that are not a JSON object (status `events_malformed`), and when that was last logged. */
+  private eventsMalformed = 0;
+  private eventsMalformedToldAt = 0;
 
   constructor(config: LogSourceConfig, deps: SourceDeps) {
     const path = typeof config.path === 'string' ? config.path : undefined;
@@ -677,6 +728,10 @@ export class DockerSource implements LogSourceRunner {
       key: this.key,
       counters: this.counters,
       isPaused: () => this.paused,
+      onResponded: (c) => {
+        const r = this.retries.get(c.id);
+        if (r !== undefined && r.error !== null && r.logged !== null) this.shared.log.info({ source: c.source }, `docker: logs of ${c.name} readable again`);
+      },
     };
   }
 
@@ -695,6 +750,7 @@ export class DockerSource implements LogSourceRunner {
     this.events = null;
     for (const c of this.streams.values()) c.close();
     this.streams.clear();
+    this.retries.clear();
   }
 
   pause(): void {
@@ -708,11 +764,17 @@ export class DockerSource implements LogSourceRunner {
     for (const c of this.streams.values()) c.resume();
   }
 
-  status(): SourceRunnerStatus & { containers: ContainerStatus[]; lines_skipped: number; socket: string } {
-    const containers: ContainerStatus[] = [...this.last.values()].map((c) => ({
-      name: c.name, id: c.id.slice(0, 12), tty: c.tty, state: this.streams.get(c.id) === c ? c.state : 'stopped',
-      position: c.committed, last_error: c.lastError, lines_read: c.linesRead,
-    }));
+  status(): SourceRunnerStatus & { containers: ContainerStatus[]; lines_skipped: number; events_malformed: number; socket: string } {
+    const open = new Set(this.streams.values());
+    const containers: ContainerStatus[] = [...this.last.values()].map((c) => {
+      // A container whose logs request failed: `error` (with what the engine said) while its
+      // retry is due, and while the retry's request has no answer yet.
+      const r = this.retries.get(c.id);
+      const failing = r !== undefined && r.error !== null && (open.has(c) ? !c.responded : r.timer !== null);
+      const state = failing ? 'error' : open.has(c) ? c.state : 'stopped';
+      const lastError = failing ? `${r.error}; retried after ${r.ms} ms` : c.lastError;
+      return { name: c.name, id: c.id.slice(0, 12), tty: c.tty, state, position: c.committed, last_error: lastError, lines_read: c.linesRead };
+    });
     const position: Record<string, JsonValue> = {};
     for (const c of containers) if (c.position !== null) position[c.name] = c.position;
     const containerError = containers.find((c) => c.last_error !== null && c.state !== 'stopped')?.last_error ?? null;
@@ -721,7 +783,8 @@ export class DockerSource implements LogSourceRunner {
     else if (this.engineError !== null) state = 'error';
     else if (this.paused) state = 'paused';
     else if (containers.some((c) => c.state === 'retrying')) state = 'retrying';
-    else if (this.streams.size > 0) state = 'reading';
+    else if (containers.some((c) => c.state === 'reading')) state = 'reading';
+    else if (containers.some((c) => c.state === 'error')) state = 'error';
     else state = this.connected ? 'waiting' : 'idle';
     return {
       kind: 'docker', key: this.key, path: this.selection, name: this.selection, state,
@@ -729,7 +792,7 @@ export class DockerSource implements LogSourceRunner {
       last_error: this.engineError ?? containerError,
       lines_read: this.counters.lines_read, bytes_read: this.counters.bytes_read, lines_filtered: this.counters.lines_filtered,
       lines_lost: 0, bytes_lost: 0, lost_estimated: false, truncations: 0, rotations: 0, lines_split: this.counters.lines_split,
-      lines_skipped: this.counters.lines_skipped, socket: this.socketPath, containers,
+      lines_skipped: this.counters.lines_skipped, events_malformed: this.eventsMalformed, socket: this.socketPath, containers,
     };
   }
 
@@ -748,11 +811,22 @@ export class DockerSource implements LogSourceRunner {
       }
       res.setEncoding('utf8');
       let partial = '';
+      let skipping = false;
       res.on('data', (s: string) => {
         const text = partial + s;
         const lines = text.split('\n');
         partial = lines.pop() ?? '';
+        if (skipping && lines.length > 0) {
+          lines.shift(); // the rest of a line too long to be an event
+          skipping = false;
+        }
         for (const l of lines) if (l.trim() !== '') this.onEvent(gen, l);
+        if (partial.length > MAX_EVENT_CHARS) {
+          // An event is a few hundred bytes: a "line" without end is not one (memory stays bounded).
+          if (!skipping) this.malformedEvent(partial, `over ${MAX_EVENT_CHARS} characters`);
+          partial = '';
+          skipping = true;
+        }
       });
       res.on('end', () => this.engineDown(gen, 'the events stream ended'));
       res.on('error', (err) => this.engineDown(gen, err.message));
@@ -764,29 +838,41 @@ export class DockerSource implements LogSourceRunner {
   }
 
   private async list(gen: number): Promise<void> {
-    let list: unknown;
+    let list: unknown[];
     try {
-      list = await engineRequest(this.socketPath, '/containers/json?all=1');
+      list = await engineRequest(this.socketPath, '/containers/json?all=1', 'list');
     } catch (err) {
       this.engineDown(gen, (err as Error).message);
       return;
     }
     if (gen !== this.generation || this.stopped) return;
-    if (!Array.isArray(list)) {
-      this.engineDown(gen, 'GET /containers/json: not a list');
+    // Every element a container with an id: one that is not is an answer not to be trusted, an
+    // error in status retried with backoff (not a TypeError that ends the agent, nor a container
+    // left unread without a word).
+    const bad = list.findIndex((c) => !isObject(c) || typeof c.Id !== 'string' || c.Id === '' || containerName(c.Names) === null);
+    if (bad >= 0) {
+      const c = list[bad];
+      this.engineDown(gen, `GET /containers/json: element ${bad} is ${isObject(c) ? `a container without ${typeof c.Id !== 'string' || c.Id === '' ? 'an Id' : 'a name (Names)'}` : `${jsonKind(c)}, not a JSON object`}`);
       return;
     }
     this.connected = true;
-    this.restartMs = 0;
-    if (this.engineError !== null) this.shared.log.info({ source: this.key }, 'docker: engine reachable again');
+    this.connectedAt = this.shared.clock();
+    // The backoff and the memory of the error logged are reset once the connection has lasted
+    // (engineDown): an engine that lists its containers and then answers a container's inspect
+    // with garbage was otherwise asked again every restartMinMs, with two log lines each time.
+    if (this.engineError !== null && !this.reachableTold) {
+      this.reachableTold = true;
+      this.shared.log.info({ source: this.key }, 'docker: engine reachable again');
+    }
     this.engineError = null;
-    this.loggedEngineError = null;
     const names = new Set<string>();
+    const ids = new Set<string>();
     for (const c of list as Record<string, unknown>[]) {
-      const id = typeof c.Id === 'string' ? c.Id : null;
-      const name = containerName(c.Names);
-      if (name !== null) names.add(name);
-      if (id === null || name === null || !this.selector(name)) continue;
+      const id = c.Id as string;
+      const name = containerName(c.Names)!;
+      names.add(name);
+      ids.add(id);
+      if (!this.selector(name)) continue;
       const running = c.State === 'running';
       // A stopped container is read only to finish what it wrote after our stored position
       // (it stopped while the agent was away); never-seen stopped containers are left alone.
@@ -801,6 +887,7 @@ export class DockerSource implements LogSourceRunner {
       }
       void this.follow(gen, id);
     }
+    for (const id of this.retries.keys()) if (!ids.has(id)) this.retries.delete(id); // removed meanwhile
     this.forgetRemoved(names);
   }
 
@@ -838,16 +925,22 @@ export class DockerSource implements LogSourceRunner {
 
   private onEvent(gen: number, line: string): void {
     if (gen !== this.generation || this.stopped) return;
-    let ev: { Type?: unknown; Action?: unknown; status?: unknown; id?: unknown; Actor?: { ID?: unknown; Attributes?: Record<string, unknown> } };
+    let ev: unknown;
     try {
-      ev = JSON.parse(line) as typeof ev;
+      ev = JSON.parse(line);
     } catch {
+      ev = undefined;
+    }
+    if (!isObject(ev)) {
+      this.malformedEvent(line, ev === undefined ? 'not JSON' : jsonKind(ev));
       return;
     }
+    const actor = isObject(ev.Actor) ? ev.Actor : null;
+    const attributes = actor !== null && isObject(actor.Attributes) ? actor.Attributes : null;
     const action = typeof ev.Action === 'string' ? ev.Action : ev.status;
-    const id = typeof ev.Actor?.ID === 'string' ? ev.Actor.ID : typeof ev.id === 'string' ? ev.id : null;
+    const id = typeof actor?.ID === 'string' && actor.ID !== '' ? actor.ID : typeof ev.id === 'string' && ev.id !== '' ? ev.id : null;
     if (id === null || (ev.Type !== undefined && ev.Type !== 'container')) return;
-    const name = typeof ev.Actor?.Attributes?.name === 'string' ? ev.Actor.Attributes.name : null;
+    const name = typeof attributes?.name === 'string' ? attributes.name : null;
     if (name !== null && !this.selector(name.replace(/^\//, ''))) return;
     if (action === 'start') {
       if (this.streams.has(id)) this.restartWanted.add(id); // the old stream has not ended yet
@@ -862,23 +955,44 @@ export class DockerSource implements LogSourceRunner {
     // die: the logs stream ends by itself.
   }
 
+  /**
+   * An events stream line that is not a JSON object: ignored, counted (status
+   * `events_malformed`) and logged at most once a minute with the count and a short excerpt.
+   */
+  private malformedEvent(line: string, what: string): void {
+    this.eventsMalformed++;
+    const now = this.shared.clock();
+    if (this.eventsMalformedToldAt !== 0 && now - this.eventsMalformedToldAt < 60_000) return;
+    this.eventsMalformedToldAt = now;
+    this.shared.log.warn(
+      { source: this.key, events_malformed: this.eventsMalformed, excerpt: line.slice(0, 200) },
+      `docker: an events stream line is ${what}, not a JSON object: ignored (said at most once a minute)`,
+    );
+  }
+
   private async follow(gen: number, id: string): Promise<void> {
     if (this.streams.has(id)) return;
-    let info: { Id?: unknown; Name?: unknown; Config?: { Tty?: unknown } };
+    let info: Record<string, unknown>;
+    const path = `/containers/${encodeURIComponent(id)}/json`;
     try {
-      info = (await engineRequest(this.socketPath, `/containers/${encodeURIComponent(id)}/json`)) as typeof info;
+      info = await engineRequest(this.socketPath, path, 'object');
     } catch (err) {
       if (err instanceof EngineError && err.statusCode === 404) return; // removed meanwhile
       this.engineDown(gen, (err as Error).message);
       return;
     }
     if (gen !== this.generation || this.stopped || this.streams.has(id)) return;
-    const name = containerName(info.Name);
-    if (name === null || !this.selector(name)) return;
-    const fullId = typeof info.Id === 'string' ? info.Id : id;
+    const name = typeof info.Name === 'string' ? containerName(info.Name) : null;
+    if (name === null || name === '') {
+      this.engineDown(gen, `GET ${path}: the answer has no container name (Name)`);
+      return;
+    }
+    if (!this.selector(name)) return;
+    const fullId = typeof info.Id === 'string' && info.Id !== '' ? info.Id : id;
+    const tty = isObject(info.Config) && info.Config.Tty === true;
     let c: ContainerStream;
     try {
-      c = new ContainerStream(fullId, name, info.Config?.Tty === true, this.shared, (cs, clean) => this.onStreamEnd(gen, cs, clean));
+      c = new ContainerStream(fullId, name, tty, this.shared, (cs, clean, error) => this.onStreamEnd(gen, cs, clean, error));
     } catch (err) {
       // The stored position could not be read (buffer storage): try again later.
       this.shared.log.error({ source: `docker:${name}`, err: (err as Error).message }, 'docker: cannot read the stored position');
@@ -893,11 +1007,13 @@ export class DockerSource implements LogSourceRunner {
     this.streams.set(id, c);
     this.last.set(fullId, c);
     if (this.paused) c.pause();
-    this.shared.log.info({ source: c.source, since: c.since(), tty: c.tty }, 'docker: following container logs');
+    // not at each retry of a container whose logs keep failing (logStreamError says those)
+    const failing = this.retries.get(fullId)?.error ?? null;
+    if (failing === null) this.shared.log.info({ source: c.source, since: c.since(), tty: c.tty }, 'docker: following container logs');
     c.open();
   }
 
-  private onStreamEnd(gen: number, c: ContainerStream, clean: boolean): void {
+  private onStreamEnd(gen: number, c: ContainerStream, clean: boolean, error: string | null): void {
     for (const [k, v] of this.streams) if (v === c) this.streams.delete(k);
     if (this.destroyed.delete(c.id)) this.forgetContainer(c.name, c.id);
     // Status keeps stopped containers, but not forever (containers come and go).
@@ -909,30 +1025,96 @@ export class DockerSource implements LogSourceRunner {
     }
     if (this.stopped || gen !== this.generation) return;
     const again = this.restartWanted.delete(c.id) || this.restartWanted.delete(c.id.slice(0, 12));
+    // Asked about again after a backoff per container: the first delay is short (a clean end:
+    // 100 ms; an error: restartMinMs), doubling while its streams keep ending within
+    // STABLE_STREAM_MS, up to restartMaxMs; a stream that lasted starts the count afresh.
+    const now = this.shared.clock();
+    let r = this.retries.get(c.id);
+    if (r !== undefined && c.responded && now - c.openedAt >= STABLE_STREAM_MS) {
+      if (r.timer !== null) clearTimeout(r.timer);
+      this.retries.delete(c.id);
+      r = undefined;
+    }
+    if (r === undefined) {
+      r = { ms: 0, error: null, timer: null, logged: null, loggedAt: 0, repeated: 0 };
+      this.retries.set(c.id, r);
+    }
+    if (r.timer !== null) {
+      // a retry still due (the container was followed again on its `start` event meanwhile): this one replaces it
+      clearTimeout(r.timer);
+      this.timers.delete(r.timer);
+      r.timer = null;
+    }
+    const base = clean ? Math.min(100, this.restartMinMs) : this.restartMinMs;
+    r.ms = r.ms === 0 ? base : Math.min(this.restartMaxMs, r.ms * 2);
+    r.error = error;
+    if (error !== null) this.logStreamError(c, r, error);
+    const retry = r;
     // The container may still run (the stream was cut, or it restarted before we saw `die`): ask.
+    const path = `/containers/${encodeURIComponent(c.id)}/json`;
     const t = setTimeout(() => {
       this.timers.delete(t);
+      retry.timer = null;
       if (this.stopped || gen !== this.generation) return;
-      void engineRequest(this.socketPath, `/containers/${encodeURIComponent(c.id)}/json`).then(
+      void engineRequest(this.socketPath, path, 'object').then(
         (info) => {
-          const running = (info as { State?: { Running?: unknown } }).State?.Running === true;
-          if (running || again) void this.follow(gen, c.id);
+          if (this.stopped || gen !== this.generation) return;
+          if (!isObject(info.State) || typeof info.State.Running !== 'boolean') {
+            this.engineDown(gen, `GET ${path}: the answer has no State.Running`);
+            return;
+          }
+          if (info.State.Running || again) void this.follow(gen, c.id);
+          else if (this.retries.get(c.id) === retry) this.retries.delete(c.id); // stopped: nothing to retry
         },
-        () => undefined, // gone, or the engine is down (the events stream reports that)
+        (err: unknown) => {
+          if (err instanceof EngineError && err.statusCode === 404 && this.retries.get(c.id) === retry) this.retries.delete(c.id); // removed
+          // An answer of the wrong shape: an error in status, retried with backoff (as at follow).
+          else if (err instanceof EngineError && err.malformed) this.engineDown(gen, err.message);
+          // else the engine is down: the events stream reports that
+        },
       );
-    }, clean ? Math.min(100, this.restartMinMs) : this.restartMinMs);
+    }, r.ms);
     t.unref?.();
     this.timers.add(t);
+    r.timer = t;
+  }
+
+  /**
+   * A container's logs stream ended with an error (refused: HTTP 501 for a container without a
+   * readable log driver; cut): logged when it differs from the container's last one logged, then
+   * every ENGINE_ERROR_LOG_EVERY_MS with how many times it repeated. Status always has it.
+   */
+  private logStreamError(c: ContainerStream, r: ContainerRetry, error: string): void {
+    const now = this.shared.clock();
+    if (error === r.logged && now - r.loggedAt < ENGINE_ERROR_LOG_EVERY_MS) {
+      r.repeated++;
+      return;
+    }
+    const again = error === r.logged && r.repeated > 0 ? ` (the same ${r.repeated} more times since it was last logged)` : '';
+    this.shared.log.warn(
+      { source: c.source, retry_ms: r.ms, ...(again !== '' ? { repeated: r.repeated } : {}) },
+      `docker: ${error}; retrying in ${r.ms} ms, less often while it fails${again}`,
+    );
+    r.logged = error;
+    r.loggedAt = now;
+    r.repeated = 0;
   }
 
   private engineDown(gen: number, message: string): void {
     if (gen !== this.generation || this.stopped) return;
     this.generation++; // ignore everything else from this connection
+    if (this.connected && this.shared.clock() - this.connectedAt >= STABLE_STREAM_MS) {
+      // it worked for a while: a new outage, told again and retried soon
+      this.restartMs = 0;
+      this.loggedEngineError = null;
+    }
     this.connected = false;
     this.events?.destroy();
     this.events = null;
     for (const c of this.streams.values()) c.close();
     this.streams.clear();
+    // Retries due belong to this connection (their timers do nothing now); the next listing follows again.
+    for (const r of this.retries.values()) r.timer = null;
     this.engineError = `Docker Engine unreachable at ${this.socketPath}: ${message}${engineHint(this.socketPath, message)}`;
     this.restartMs = Math.min(this.restartMaxMs, this.restartMs === 0 ? this.restartMinMs : this.restartMs * 2);
     // Logged when it changes, then every 10 minutes (a host without Docker under a fleet-wide
@@ -941,6 +1123,7 @@ export class DockerSource implements LogSourceRunner {
     if (this.engineError !== this.loggedEngineError || now - this.loggedEngineErrorAt >= ENGINE_ERROR_LOG_EVERY_MS) {
       this.loggedEngineError = this.engineError;
       this.loggedEngineErrorAt = now;
+      this.reachableTold = false;
       this.shared.log.error({ source: this.key, retry_ms: this.restartMs }, `docker: ${this.engineError}; retrying`);
     }
     this.timer = setTimeout(() => this.connect(), this.restartMs);
@@ -948,8 +1131,24 @@ export class DockerSource implements LogSourceRunner {
   }
 }
 
-/** How often the same engine error is logged again while it lasts. */
+/** How often the same engine error (or the same error of one container's logs) is logged again while it lasts. */
 const ENGINE_ERROR_LOG_EVERY_MS = 10 * 60_000;
+/** An events stream line longer than this is not an event: dropped up to its newline, counted as malformed. */
+const MAX_EVENT_CHARS = 1024 * 1024;
+/** A container's logs stream that lasted this long restarts its retry backoff (as the custom source's STABLE_RUN_MS). */
+export const STABLE_STREAM_MS = 10_000;
+
+/** A container whose logs stream ended, asked about again after `ms`. */
+interface ContainerRetry {
+  ms: number;
+  /** What ended its last stream (null: it ended by itself). */
+  error: string | null;
+  timer: NodeJS.Timeout | null;
+  /** Rate-limited logging (logStreamError). */
+  logged: string | null;
+  loggedAt: number;
+  repeated: number;
+}
 
 /** What to do when the Docker socket cannot be used: no Docker there, or this user may not use it. */
 export function engineHint(socketPath: string, message: string): string {

@@ -11,12 +11,12 @@ import { dirname } from 'node:path';
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { compileFilter } from './text.js';
 import { SourceConfigError, silentLogger, sinkOf, type LogSourceRunner, type SourceDeps } from './types.js';
-import { FORGET_AFTER_MS, GlobFileSource, isGlob } from './file/glob.js';
+import { FORGET_AFTER_MS, GlobFileSource, isGlob, unnamablePath } from './file/glob.js';
 import { DEFAULT_CHUNK, FileTailer, type TailerOptions } from './file/tailer.js';
 import { isFilePosition, type FilePosition } from './file/identity.js';
 
 export { FileTailer, type TailerOptions } from './file/tailer.js';
-export { GlobFileSource, globClaims, isGlob } from './file/glob.js';
+export { GlobFileSource, globClaims, isGlob, unnamablePath } from './file/glob.js';
 export { FINGERPRINT_BYTES, isFilePosition, type FilePosition } from './file/identity.js';
 
 /** Builds the runner for one `file` config: a FileTailer, or a GlobFileSource for `*`/`?` in the last component. Throws SourceConfigError. */
@@ -25,6 +25,7 @@ export function createFileSource(config: LogSourceConfig, deps: SourceDeps): Log
   if (typeof path !== 'string' || path.length === 0) throw new SourceConfigError('file source needs `path`');
   if (!path.startsWith('/')) throw new SourceConfigError(`file source path must be absolute: ${JSON.stringify(path)}`);
   if (/[*?]/.test(dirname(path))) throw new SourceConfigError(`glob characters are supported in the last path component only: ${JSON.stringify(path)}`);
+  if (unnamablePath(path) !== null) throw new SourceConfigError(`file source path ${JSON.stringify(path)} contains a newline (or another line break: CR, U+2028, U+2029), which the source name of its entries (file:<path>) may not hold`);
   const filter = compileFilter(config.filter);
   const sink = sinkOf(deps);
   if (sink === null) throw new SourceConfigError('createFileSource needs deps.sink or deps.buffer');

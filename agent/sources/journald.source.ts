@@ -68,7 +68,9 @@ export function mapJournalEntry(o: Record<string, unknown>, nowMs: number): Omit
   const pri = int(o.PRIORITY);
   const fac = int(o.SYSLOG_FACILITY);
   const rt = str(o.__REALTIME_TIMESTAMP);
-  const ms = rt !== null && /^\d+$/.test(rt) ? Math.floor(Number(rt) / 1000) : nowMs;
+  const rtMs = rt !== null && /^\d{1,19}$/.test(rt) ? Math.floor(Number(rt) / 1000) : NaN;
+  // A timestamp a Date cannot hold (more than 8.64e15 ms) made toISOString throw: the read time then.
+  const ms = Number.isFinite(rtMs) && Math.abs(rtMs) <= 8.64e15 ? rtMs : nowMs;
   const metadata: Record<string, unknown> = {};
   const meta: [string, string][] = [['_SYSTEMD_UNIT', 'unit'], ['_HOSTNAME', 'hostname'], ['_TRANSPORT', 'transport'], ['_BOOT_ID', 'boot_id'], ['_COMM', 'comm']];
   for (const [field, name] of meta) {
@@ -121,6 +123,9 @@ function isJournalPosition(v: JsonValue | null): v is JournalPosition {
 const NO_JOURNAL = (dirs: readonly string[]) =>
   `no journal on this machine: ${dirs.join(' and ')} hold no journal file (is systemd-journald running? in a container, mount the host's /var/log/journal read-only); reading none until one appears`;
 
+/** A journalctl that ran at least this long restarts after the minimum backoff again (as the custom source). */
+export const STABLE_RUN_MS = 10_000;
+
 export class JournaldSource implements LogSourceRunner {
   readonly kind = 'journald' as const;
   /** Buffer position key: "journald", or "journald:<filter>" when filtered. Entries carry source "journald". */
@@ -172,6 +177,14 @@ export class JournaldSource implements LogSourceRunner {
   private outputFields = true;
   /** Times a stored cursor was refused and the source fell back to the cursor's time. */
   cursorFallbacks = 0;
+  /** Lines of journalctl's output that are not a JSON object (status `lines_malformed`), not entries, not counted as read. */
+  private malformed = 0;
+  private malformedToldAt = 0;
+  /** Restart backoff of journalctl (deps.restartMinMs / restartMaxMs, as docker and custom). */
+  private readonly restartMinMs: number;
+  private readonly restartMaxMs: number;
+  /** When the running journalctl was started (clock): a run of STABLE_RUN_MS resets the restart backoff. */
+  private startedAt = 0;
 
   constructor(config: LogSourceConfig, deps: SourceDeps) {
     this.matches = parseJournalMatches(config.filter);
@@ -188,6 +201,8 @@ export class JournaldSource implements LogSourceRunner {
     this.maxLineChars = deps.journalMaxLineChars ?? MAX_JOURNAL_LINE_CHARS;
     this.retryMinMs = deps.retryMinMs ?? 250;
     this.retryMaxMs = deps.retryMaxMs ?? 5000;
+    this.restartMinMs = deps.restartMinMs ?? 1000;
+    this.restartMaxMs = deps.restartMaxMs ?? 30_000;
   }
 
   start(): void {
@@ -229,12 +244,12 @@ export class JournaldSource implements LogSourceRunner {
     this.flushPending();
   }
 
-  status(): SourceRunnerStatus & { cursor_fallbacks: number; entries_too_large: number } {
+  status(): SourceRunnerStatus & { cursor_fallbacks: number; entries_too_large: number; lines_malformed: number } {
     return {
       kind: 'journald', key: this.key, path: null, name: this.matches.join(' ') || null, state: this.state,
       position: this.committed, last_error: this.lastError,
       lines_read: this.linesRead, bytes_read: this.bytesRead, lines_filtered: 0, lines_lost: 0, bytes_lost: 0,
-      lost_estimated: false, truncations: 0, rotations: 0, lines_split: this.split, cursor_fallbacks: this.cursorFallbacks, entries_too_large: this.tooLarge,
+      lost_estimated: false, truncations: 0, rotations: 0, lines_split: this.split, cursor_fallbacks: this.cursorFallbacks, entries_too_large: this.tooLarge, lines_malformed: this.malformed,
     };
   }
 
@@ -257,6 +272,7 @@ export class JournaldSource implements LogSourceRunner {
 
   private spawnJournal(): void {
     if (this.stopped) return;
+    this.startedAt = 0; // set once it runs: a spawn that fails at once is no run that lasted
     this.stderr = '';
     this.partialParts = [];
     this.partialChars = 0;
@@ -271,6 +287,7 @@ export class JournaldSource implements LogSourceRunner {
       return;
     }
     this.child = child;
+    this.startedAt = this.clock();
     this.state = 'reading';
     child.stdout!.setEncoding('utf8');
     child.stderr!.setEncoding('utf8');
@@ -362,9 +379,12 @@ export class JournaldSource implements LogSourceRunner {
       return;
     }
     this.lastError = spawnError ?? `journalctl exited with ${code ?? signal ?? 'a signal'}${stderr ? `: ${stderr.split('\n')[0]}` : ''}`;
-    this.log.error({ source: this.key, code }, `journald source: ${this.lastError}; restarting with backoff`);
+    // A journalctl that ran for a while restarts after the first delay again: the backoff was
+    // never reset, so on a long-running agent each exit ended up costing a 30 s gap.
+    if (this.startedAt !== 0 && this.clock() - this.startedAt >= STABLE_RUN_MS) this.restartMs = 0;
+    this.restartMs = Math.min(this.restartMaxMs, this.restartMs === 0 ? this.restartMinMs : this.restartMs * 2);
+    this.log.error({ source: this.key, code, signal, retry_ms: this.restartMs }, `journald source: ${this.lastError}; restarting in ${this.restartMs} ms`);
     this.state = 'error';
-    this.restartMs = Math.min(30_000, this.restartMs === 0 ? 1000 : this.restartMs * 2);
     this.timer = setTimeout(() => this.spawnJournal(), this.restartMs);
     this.timer.unref?.();
   }
@@ -385,6 +405,22 @@ export class JournaldSource implements LogSourceRunner {
     this.log.warn(
       { source: this.key, max_chars: this.maxLineChars, entries_too_large: this.tooLarge },
       `journald: an entry of more than ${this.maxLineChars} characters of JSON was not read (it stays in the journal: journalctl shows it); said at most once a minute`,
+    );
+  }
+
+  /**
+   * A line of journalctl's output that is not a JSON object: counted (status `lines_malformed`),
+   * not an entry nor a line read, and logged at most once a minute with the count and the
+   * line's first 200 characters.
+   */
+  private malformedLine(line: string, what: string): void {
+    this.malformed++;
+    const now = Date.now();
+    if (this.malformedToldAt !== 0 && now - this.malformedToldAt < 60_000) return;
+    this.malformedToldAt = now;
+    this.log.warn(
+      { source: this.key, lines_malformed: this.malformed, excerpt: line.slice(0, 200), chars: line.length },
+      `journald: a line of journalctl's output is ${what}, not a JSON object: skipped (said at most once a minute)`,
     );
   }
 
@@ -419,13 +455,20 @@ export class JournaldSource implements LogSourceRunner {
     let lines = 0;
     for (const line of text.slice(0, lastNl).split('\n')) {
       if (line.trim() === '') continue;
-      lines++;
-      let o: Record<string, unknown>;
+      let v: unknown;
       try {
-        o = JSON.parse(line) as Record<string, unknown>;
+        v = JSON.parse(line);
       } catch {
+        v = undefined;
+      }
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+        // Not an entry: `null` (used unchecked, it ended the agent, and again at each start: the
+        // same line comes again after the stored cursor), garbage, a line cut short.
+        this.malformedLine(line, v === undefined ? 'not JSON' : v === null ? 'null' : Array.isArray(v) ? 'a list' : `a ${typeof v}`);
         continue;
       }
+      lines++;
+      const o = v as Record<string, unknown>;
       const cursor = str(o.__CURSOR);
       const rt = str(o.__REALTIME_TIMESTAMP) ?? '0';
       if (this.skipUntilUsec !== null && /^\d+$/.test(rt) && BigInt(rt) <= this.skipUntilUsec) continue;

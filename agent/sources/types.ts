@@ -163,7 +163,7 @@ export interface SourceDeps {
   forgetAfterMs?: number;
   /** Test hook: wait after seeing a rotated-away file at EOF before switching (default: one poll). */
   rotateQuietPolls?: number;
-  /** Reconnect/restart backoff of docker (engine unreachable) and custom (command exited, socket failed) sources. Defaults 1 s doubling to 30 s. */
+  /** Reconnect/restart backoff of docker (engine unreachable, a container's logs refused or cut), journald (journalctl exited) and custom (command exited, socket failed) sources. Defaults 1 s doubling to 30 s. */
   restartMinMs?: number;
   restartMaxMs?: number;
   /** journald: the folders of the system journal (default /run/log/journal and /var/log/journal), and how often to look again while they hold none (default 30 s). */

@@ -23,6 +23,19 @@ export interface GlobPositions {
   forget(key: string): void;
 }
 
+/**
+ * Why a file cannot be a log source, or null: its entries' source `file:<path>` must match the
+ * protocol's pattern `^file:.+$`, whose `.` matches no line break — a newline, a carriage return,
+ * U+2028 or U+2029 in the path. Read, every append of its lines was refused (nothing of it was
+ * ever shipped, its source in error for good); it is left alone and said instead. The contract
+ * sets no length limit on the source (a path is at most PATH_MAX, 4096 bytes, on Linux).
+ */
+export function unnamablePath(path: string): string | null {
+  return /[\n\r\u2028\u2029]/.test(path)
+    ? `${JSON.stringify(path)}: file name contains a newline (or another line break: CR, U+2028, U+2029), which the source name of its entries (file:<path>) may not hold: not read; rename it`
+    : null;
+}
+
 export function isGlob(path: string): boolean {
   return /[*?]/.test(basename(path));
 }
@@ -81,6 +94,8 @@ export class GlobFileSource implements LogSourceRunner {
   private readonly realOf = new Map<string, string>();
   private scans = 0;
   private fullScanDue = true;
+  /** Matching files not read for their name (unnamablePath): real path → why; logged once while they are there. */
+  private readonly unnamable = new Map<string, string>();
   /**
    * Stored positions of names this glob no longer has (file key → the identity "dev:ino" it
    * holds), dropped once nothing can need them: the file is gone from the folder, or its
@@ -134,6 +149,12 @@ export class GlobFileSource implements LogSourceRunner {
 
   status(): SourceRunnerStatus {
     const files = [...this.tailers.values()].map((t) => t.status());
+    for (const [real, why] of this.unnamable) {
+      files.push({
+        kind: 'file', key: `file:${real}`, path: real, name: null, state: 'error', position: null, last_error: why,
+        lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_lost: 0, bytes_lost: 0, lost_estimated: false, truncations: 0, rotations: 0, lines_split: 0, lines_degraded: 0,
+      });
+    }
     // the glob's counters count the files forgotten too (they are totals since the start)
     const sum = (k: Counter) => files.reduce((a, f) => a + f[k], this.retired[k]);
     const position: Record<string, JsonValue> = {};
@@ -288,8 +309,16 @@ export class GlobFileSource implements LogSourceRunner {
           if (had === undefined || position.offset > had.offset || (position.offset === had.offset && position.part > had.part)) this.seen.set(id, position);
         }
       }
+      const matched = new Set(matches.map((m) => m.real));
+      for (const real of this.unnamable.keys()) if (!matched.has(real)) this.unnamable.delete(real); // renamed or gone
       for (const m of matches) {
         if (this.tailers.has(m.real)) continue;
+        const why = unnamablePath(m.real);
+        if (why !== null) {
+          if (!this.unnamable.has(m.real)) this.logger.warn({ source: this.key, path: m.real }, `file source: ${why}`);
+          this.unnamable.set(m.real, why);
+          continue;
+        }
         const id = `${m.st.dev}:${m.st.ino}`;
         if (this.openIdents.has(id)) continue; // another tailer is still finishing it
         const known = this.seen.get(id) ?? null;

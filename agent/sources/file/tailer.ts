@@ -382,7 +382,11 @@ export class FileTailer implements LogSourceRunner {
     if (stored.dev === fst.dev && stored.ino === fst.ino) {
       if (stored.offset > fst.size) {
         this.c.truncations++;
-        this.o.logger.warn({ source: this.key, offset: stored.offset, size: fst.size }, 'file was truncated while the agent was stopped; reading from its start (lines unread at the truncation are lost, count unknown)');
+        const same = fst.size > 0 ? firstBytesSame(stored.fp_len, fst.size, () => prefixMatches(stored as FilePosition, fd)) : null;
+        this.o.logger.warn(
+          { source: this.key, offset: stored.offset, size: fst.size, ...resendFields(fst.size, same) },
+          `file was truncated while the agent was stopped; reading from its start (lines unread at the truncation are lost, count unknown)${resendNote(fst.size, same)}`,
+        );
         this.commitTruncationPosition();
         return true;
       }
@@ -451,6 +455,8 @@ export class FileTailer implements LogSourceRunner {
 
   /** Copytruncate: count what the copy holds beyond our offset, then restart at 0. */
   private onTruncated(size: number, reason: string): void {
+    // Looked at before the rewind: whether the first bytes are still those read (resendNote).
+    const same = size === 0 ? null : reason === 'size below offset' ? firstBytesSame(this.cur.fpLen, size, () => !this.cur.prefixChanged()) : false;
     const { bytes: lostBytes, lines: lostLines, estimated } = truncationLoss(this.path, this.cur, this.c.lines_read, this.c.bytes_read);
     this.c.truncations++;
     this.c.lines_lost += lostLines;
@@ -458,8 +464,8 @@ export class FileTailer implements LogSourceRunner {
     if (estimated && lostBytes > 0) this.c.lost_estimated = true;
     if (lostLines > 0) this.lastError = `lost ${this.c.lines_lost} line(s) unread at copytruncate`;
     this.o.logger.warn(
-      { source: this.key, offset: this.cur.offset, size, lost_lines: lostLines, lost_bytes: lostBytes, estimated },
-      `file truncated in place (${reason}); reading from its start${lostLines > 0 ? `; ${lostLines} line(s) unread at the truncation are lost` : ''}`,
+      { source: this.key, offset: this.cur.offset, size, lost_lines: lostLines, lost_bytes: lostBytes, estimated, ...resendFields(size, same) },
+      `file truncated in place (${reason}); reading from its start${lostLines > 0 ? `; ${lostLines} line(s) unread at the truncation are lost` : ''}${resendNote(size, same)}`,
     );
     this.cur.part = 0;
     this.commitTruncationPosition();
@@ -599,6 +605,35 @@ export class FileTailer implements LogSourceRunner {
     this.c.bytes_read += r.consumed;
     return r.consumed;
   }
+}
+
+/**
+ * A file found shorter than the offset read, but not empty: are its first bytes still those read
+ * (the fingerprint of the first fpLen bytes matches)? null when that cannot be told (nothing
+ * fingerprinted, or fewer bytes there than were fingerprinted).
+ */
+function firstBytesSame(fpLen: number, size: number, matches: () => boolean): boolean | null {
+  if (fpLen === 0 || size < fpLen) return null;
+  return matches();
+}
+
+/**
+ * What the truncation warning says of the `size` bytes now in the file, which are read again
+ * from offset 0. Emptied and written anew (copytruncate): they are new lines. Cut short in place
+ * (`truncate -s 2000`): they were read before and are sent again, duplicates. The two cannot be
+ * told apart for sure — a writer may write the same first bytes again after a copytruncate (a
+ * banner, the same start-up lines), and resuming at the new size would then lose its lines — so
+ * the file is read from its start either way, and the warning says which it most likely was.
+ */
+function resendNote(size: number, same: boolean | null): string {
+  if (size === 0) return '';
+  if (same === true) return `; its first ${size} bytes are those read before, so it was most likely cut short in place (truncate -s) rather than emptied by copytruncate: the lines in them are sent again (duplicates; a copytruncate whose writer wrote the same first bytes again cannot be told apart, and skipping them could lose its lines)`;
+  if (same === false) return `; its first bytes differ from those read before: the ${size} bytes there are new lines (emptied and written anew)`;
+  return `; if it was cut short in place (truncate -s) rather than emptied by copytruncate, the lines in its first ${size} bytes were read before and are sent again (duplicates; which of the two it was cannot be told)`;
+}
+
+function resendFields(size: number, same: boolean | null): Record<string, unknown> {
+  return size === 0 ? {} : { first_bytes_same: same, may_resend_bytes: same === false ? 0 : size };
 }
 
 /** The poll interval after `idlePolls` polls that found nothing, when a folder watch may space polls out. */

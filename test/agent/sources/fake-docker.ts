@@ -25,6 +25,8 @@ interface Container {
   running: boolean;
   logs: FakeLog[];
   followers: Set<http.ServerResponse>;
+  /** The logs endpoint answers this error (a container whose log driver cannot be read: `--log-driver none`). */
+  logsError: { status: number; message: string } | null;
 }
 
 const BASE_S = 1_718_452_800; // 2024-06-15T12:00:00Z
@@ -44,6 +46,13 @@ export function frame(stream: number, payload: Buffer): Buffer {
 
 export class FakeDocker {
   readonly requests: string[] = [];
+  /** Date.now() of each request, in the order of `requests`. */
+  readonly requestTimes: number[] = [];
+  /**
+   * A misbehaving engine: answers a request (path with query) with this status and raw body
+   * when it returns one (not for /events).
+   */
+  answer: ((path: string) => { status: number; body: string } | undefined) | null = null;
   private server: http.Server | null = null;
   private readonly sockets = new Set<Socket>();
   private readonly containers = new Map<string, Container>();
@@ -80,7 +89,7 @@ export class FakeDocker {
 
   add(name: string, opts: { tty?: boolean; running?: boolean } = {}): string {
     const id = randomBytes(32).toString('hex');
-    this.containers.set(id, { id, name, tty: opts.tty ?? false, running: opts.running ?? true, logs: [], followers: new Set() });
+    this.containers.set(id, { id, name, tty: opts.tty ?? false, running: opts.running ?? true, logs: [], followers: new Set(), logsError: null });
     return id;
   }
 
@@ -157,6 +166,23 @@ export class FakeDocker {
     for (const r of this.containers.get(id)!.followers) this.writeLive(r, bytes);
   }
 
+  /** The container's logs endpoint answers an HTTP error from now on (null: its logs again). */
+  failLogs(id: string, error: { status: number; message: string } | null): void {
+    this.containers.get(id)!.logsError = error;
+  }
+
+  /** Cuts the container's live logs streams (the connection destroyed mid-stream). */
+  cutLogs(id: string): void {
+    const c = this.containers.get(id)!;
+    for (const r of c.followers) r.socket?.destroy();
+    c.followers.clear();
+  }
+
+  /** Writes a raw line to every events stream (with its newline). */
+  writeEvent(raw: string): void {
+    for (const r of this.eventStreams) r.write(raw + '\n');
+  }
+
   /** Resolves once every live write issued so far is on the wire. */
   flushed(): Promise<void> {
     return this.writing;
@@ -189,6 +215,7 @@ export class FakeDocker {
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://docker');
     this.requests.push(`${req.method} ${url.pathname}${url.search}`);
+    this.requestTimes.push(Date.now());
     const json = (status: number, body: unknown) => {
       res.writeHead(status, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(body));
@@ -198,6 +225,12 @@ export class FakeDocker {
       res.flushHeaders();
       this.eventStreams.add(res);
       res.on('close', () => this.eventStreams.delete(res));
+      return;
+    }
+    const odd = url.pathname === '/events' ? undefined : this.answer?.(`${url.pathname}${url.search}`);
+    if (odd !== undefined) {
+      res.writeHead(odd.status, { 'Content-Type': 'application/json' });
+      res.end(odd.body);
       return;
     }
     if (url.pathname === '/containers/json') {
@@ -213,6 +246,10 @@ export class FakeDocker {
     }
     if (m[2] === 'json') {
       json(200, { Id: c.id, Name: `/${c.name}`, Config: { Tty: c.tty }, State: { Running: c.running, Status: c.running ? 'running' : 'exited' } });
+      return;
+    }
+    if (c.logsError !== null) {
+      json(c.logsError.status, { message: c.logsError.message });
       return;
     }
     const since = Number(url.searchParams.get('since') ?? '0');

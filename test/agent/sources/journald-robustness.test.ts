@@ -1,0 +1,189 @@
+// The journald source against journalctl output gone wrong (a JSON `null`, garbage, lines cut
+// short), a journalctl that keeps ending, and its stop: nothing of it may end the agent or leave
+// journalctl running behind it.
+
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
+import { BasicSourceManager, createSource, sinkFromBuffer, type JournaldSource, type LogSourceRunner, type SourceFactory } from '../../../agent/sources/index.js';
+import { STABLE_RUN_MS } from '../../../agent/sources/journald.source.js';
+import { sourceLines } from '../../../agent/cli-main.js';
+import { allEntries, messages, openBuffer, tempDir, waitFor } from './helpers.js';
+
+const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
+
+let dir: string;
+let cleanup: () => void;
+let buffer: DurableBuffer;
+let journal: string;
+let argsFile: string;
+let pidsFile: string;
+const savedEnv = { ...process.env };
+const runners: LogSourceRunner[] = [];
+
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir('cortex-jdr-'));
+  buffer = openBuffer(dir);
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  const script = join(bin, 'journalctl');
+  writeFileSync(script, `#!/bin/sh\nexec "${process.execPath}" "${join(fixtures, 'fake-journalctl.mjs')}" "$@"\n`);
+  chmodSync(script, 0o755);
+  journal = join(dir, 'journal.jsonl');
+  argsFile = join(dir, 'args.jsonl');
+  pidsFile = join(dir, 'pids');
+  writeFileSync(journal, '');
+  writeFileSync(argsFile, '');
+  writeFileSync(pidsFile, '');
+  process.env.PATH = `${bin}:${savedEnv.PATH ?? ''}`;
+  process.env.FAKE_JOURNAL = journal;
+  process.env.FAKE_JOURNAL_ARGS = argsFile;
+  process.env.FAKE_JOURNAL_PIDS = pidsFile;
+  delete process.env.FAKE_JOURNAL_BAD_CURSORS;
+});
+afterEach(async () => {
+  for (const r of runners.splice(0)) await r.stop();
+  for (const pid of pids()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  }
+  process.env = { ...savedEnv };
+  buffer.close();
+  cleanup();
+});
+
+interface Logged {
+  level: 'info' | 'warn' | 'error';
+  obj: Record<string, unknown>;
+  msg: string;
+}
+
+function capture(): { logged: Logged[]; logger: { info: (o: object, m?: string) => void; warn: (o: object, m?: string) => void; error: (o: object, m?: string) => void } } {
+  const logged: Logged[] = [];
+  const at = (level: Logged['level']) => (obj: object, msg = '') => void logged.push({ level, obj: obj as Record<string, unknown>, msg });
+  return { logged, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
+}
+
+function start(deps: Record<string, unknown> = {}): JournaldSource {
+  const r = createSource({ kind: 'journald' }, { buffer, retryMinMs: 10, journalDirs: [join(fixtures, 'journal')], ...deps }) as JournaldSource;
+  runners.push(r);
+  r.start();
+  return r;
+}
+
+const calls = (): string[][] => readFileSync(argsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]);
+const pids = (): number[] => readFileSync(pidsFile, 'utf8').split('\n').filter(Boolean).map(Number);
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const entry = (i: number, message = `entry ${i}`) => JSON.stringify({ __CURSOR: `s=m;i=${i}`, __REALTIME_TIMESTAMP: `${1718452800 + i}000000`, PRIORITY: '6', MESSAGE: message });
+
+describe('journald: output lines that are not entries (fix items 2 and 5)', () => {
+  it('a `null` line, garbage and a line cut short are skipped, counted as lines_malformed (not as read), logged once with a short excerpt; the entries around them are read; a restart meets them again without harm', async () => {
+    const { logged, logger } = capture();
+    const r = start({ logger });
+    await waitFor(() => calls().length === 1, 10_000, 'journalctl started');
+    const long = `garbage ${'x'.repeat(5000)}`;
+    appendFileSync(journal, [entry(1), long, 'null', entry(2), 'this is not json', entry(3).slice(0, 30), '[1,2]', '42', '"str"', entry(3), '{"MESSAGE": "no cursor"}', entry(4)].join('\n') + '\n');
+    await waitFor(() => messages(buffer).includes('entry 4'), 10_000, 'entry 4');
+    expect(messages(buffer)).toEqual(['entry 1', 'entry 2', 'entry 3', 'no cursor', 'entry 4']);
+    expect(r.status()).toMatchObject({ lines_malformed: 7, lines_read: 5, last_error: null, position: { cursor: 's=m;i=4' } });
+    const said = logged.filter((l) => l.msg.includes("line of journalctl's output"));
+    expect(said).toHaveLength(1); // at most once a minute
+    expect(said[0]).toMatchObject({ level: 'warn', obj: { lines_malformed: 1, chars: long.length } });
+    expect(said[0]!.msg).toBe("journald: a line of journalctl's output is not JSON, not a JSON object: skipped (said at most once a minute)");
+    expect(said[0]!.obj.excerpt).toBe(long.slice(0, 200));
+    expect(sourceLines(r.status())[0]).toContain(', 7 malformed lines, not read position=');
+
+    // the agent restarted: the `null` after the stored cursor is met again, and skipped again
+    await r.stop();
+    runners.splice(runners.indexOf(r), 1);
+    appendFileSync(journal, ['null', entry(5)].join('\n') + '\n');
+    const r2 = start();
+    await waitFor(() => messages(buffer).includes('entry 5'), 10_000, 'entry 5');
+    expect(calls()[1]).toContain('--after-cursor=s=m;i=4');
+    expect(r2.status()).toMatchObject({ lines_malformed: 1, lines_read: 1 });
+  });
+
+  it('lines_malformed reaches the agent status (the manager passes it through, as entries_too_large)', async () => {
+    const factory: SourceFactory = {
+      kind: 'journald',
+      start: (cfg, sink) => {
+        const r = createSource(cfg, { sink, retryMinMs: 10, journalDirs: [join(fixtures, 'journal')] });
+        r.start();
+        return r;
+      },
+    };
+    const m = new BasicSourceManager(sinkFromBuffer(buffer), [factory]);
+    m.apply([{ kind: 'journald' }]);
+    await waitFor(() => calls().length === 1, 10_000, 'journalctl started');
+    appendFileSync(journal, ['null', entry(1)].join('\n') + '\n');
+    await waitFor(() => messages(buffer).length === 1, 10_000, 'entry 1');
+    expect(m.status()[0]).toMatchObject({ kind: 'journald', lines_malformed: 1, lines_read: 1 });
+    await m.close();
+  });
+
+  it('an entry whose __REALTIME_TIMESTAMP no date can hold is read with the read time, not a crash', async () => {
+    start({ clock: () => Date.parse('2024-01-01T00:00:00Z') });
+    await waitFor(() => calls().length === 1, 10_000, 'journalctl started');
+    appendFileSync(journal, JSON.stringify({ __CURSOR: 's=t;i=1', __REALTIME_TIMESTAMP: '9'.repeat(30), MESSAGE: 'far future' }) + '\n');
+    await waitFor(() => messages(buffer).length === 1, 10_000, 'entry');
+    expect(allEntries(buffer)[0]).toMatchObject({ message: 'far future', ts: '2024-01-01T00:00:00.000Z' });
+  });
+});
+
+describe('journald: the journalctl child (fix item 2: verified)', () => {
+  it('stop() ends journalctl; a stop while a restart is due starts none', async () => {
+    const r = start({ restartMinMs: 200, restartMaxMs: 400 });
+    await waitFor(() => pids().length === 1, 10_000, 'journalctl started');
+    const [pid] = pids();
+    expect(alive(pid!)).toBe(true);
+    await r.stop();
+    runners.splice(runners.indexOf(r), 1);
+    expect(alive(pid!)).toBe(false);
+
+    const r2 = start({ restartMinMs: 200, restartMaxMs: 400 });
+    await waitFor(() => pids().length === 2, 10_000, 'second journalctl');
+    process.kill(pids()[1]!, 'SIGKILL');
+    await waitFor(() => r2.status().state === 'error', 10_000, 'exit seen');
+    await r2.stop();
+    runners.splice(runners.indexOf(r2), 1);
+    await new Promise((res) => setTimeout(res, 400)); // past the restart that was due
+    expect(pids()).toHaveLength(2);
+  });
+});
+
+describe('journald: restart backoff (fix item 6)', () => {
+  it('grows while journalctl keeps ending at once, and starts afresh after a run of STABLE_RUN_MS', async () => {
+    let now = 1_000_000;
+    const { logged, logger } = capture();
+    start({ logger, clock: () => now, restartMinMs: 20, restartMaxMs: 2000 });
+    const killRun = async (n: number) => {
+      await waitFor(() => pids().length === n, 10_000, `run ${n}`);
+      await waitFor(() => existsSync(argsFile) && calls().length === n, 10_000, `run ${n} running`);
+      process.kill(pids()[n - 1]!, 'SIGKILL');
+      await waitFor(() => logged.filter((l) => l.level === 'error').length === n, 10_000, `exit ${n} seen`);
+    };
+    await killRun(1);
+    await killRun(2);
+    await killRun(3);
+    // the fourth run lasts (by the source's clock)
+    await waitFor(() => pids().length === 4 && calls().length === 4, 10_000, 'run 4');
+    now += STABLE_RUN_MS;
+    process.kill(pids()[3]!, 'SIGKILL');
+    await waitFor(() => logged.filter((l) => l.level === 'error').length === 4, 10_000, 'exit 4 seen');
+    const errors = logged.filter((l) => l.level === 'error');
+    expect(errors.map((l) => l.obj.retry_ms)).toEqual([20, 40, 80, 20]);
+    expect(errors[3]!.msg).toBe('journald source: journalctl exited with SIGKILL; restarting in 20 ms');
+  });
+});
