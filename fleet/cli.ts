@@ -5,13 +5,16 @@
 //
 // Progress records (one JSON object per line) go to stderr; the report goes to stdout and
 // ends with one JSON line (--json: only that line). Exit 0 when the run completed, 1 when
-// an agent was refused for good (-32001/-32003/-32005) or none ever became Active, 2 on bad
-// usage or a malformed token file.
+// an agent was refused for good (-32001/-32003/-32005, or the upgrade refused with an HTTP
+// status retrying cannot heal), none ever became Active, entries were generated and none
+// stored or some were lost, a worker process died, or --enroll stopped; 2 on bad usage or
+// a malformed token file.
 import { readFileSync } from 'node:fs';
-import { HELP, parseFleetArgs, resolveFleetRun } from './cli-options.js';
-import { Fleet } from './fleet.js';
-import { InputError, TokenJournal, enrollThroughAdmin, readTokenFile, type Identity } from './identities.js';
+import { HELP, checkTokenFileWritable, parseFleetArgs, resolveFleetRun } from './cli-options.js';
+import { Fleet, type LostWorker } from './fleet.js';
+import { EnrollError, InputError, TokenJournal, enrollThroughAdmin, readTokenFile, type Identity } from './identities.js';
 import { RssWatch, buildReport, formatReport } from './report.js';
+import { UPGRADE_REFUSALS_TO_STOP } from './sim-agent.js';
 import { UsageError, formatCliError } from '../common/errors.js';
 
 /** At the end, how long the agents may take to ship what they generated before closing. */
@@ -50,19 +53,56 @@ async function main(argv: string[]): Promise<number> {
       }
     }
     const t0 = Date.now();
-    const issued = await enrollThroughAdmin({ adminUrl: v['admin-url'] as string, adminToken, count: enrollCount, hostnamePrefix: `fleet-${Date.now().toString(36)}` });
-    if (v.tokens !== undefined) {
-      const journal = new TokenJournal(v.tokens);
-      for (const id of issued) journal.record(id.host_id, id.token, id.hostname);
-      journal.close();
-    } else log('warn', 'enrolled without --tokens: the rotated tokens live in memory only and these hosts cannot reconnect after this run');
-    log('info', 'enrolled through the admin API', { hosts: issued.length, ms: Date.now() - t0 });
+    // Each token is appended to --tokens as it arrives (0600): an interrupted enrollment
+    // keeps every token already issued.
+    if (v.tokens !== undefined) checkTokenFileWritable(v.tokens);
+    const journal = v.tokens !== undefined ? new TokenJournal(v.tokens) : null;
+    let issued: Identity[];
+    try {
+      issued = await enrollThroughAdmin({
+        adminUrl: v['admin-url'] as string,
+        adminToken,
+        count: enrollCount,
+        hostnamePrefix: `fleet-${Date.now().toString(36)}`,
+        onIssued: (id) => journal?.record(id.host_id, id.token, id.hostname),
+      });
+    } catch (err) {
+      if (!(err instanceof EnrollError)) throw err;
+      journal?.close();
+      const saved =
+        err.issued.length === 0
+          ? 'no token was issued'
+          : journal !== null
+            ? `the ${err.issued.length} tokens issued are saved in ${v.tokens}: run again with --tokens ${v.tokens} (and --enroll ${enrollCount - err.issued.length} for the rest)`
+            : `the ${err.issued.length} tokens issued were not saved (no --tokens FILE): give --tokens to keep them`;
+      log('error', 'enrollment failed', { err: err.message, issued: err.issued.length, asked: enrollCount, saved: journal !== null && err.issued.length > 0 ? v.tokens : null });
+      process.stderr.write(`cortex-fleet: ${err.message}; ${saved}\n`);
+      return err.reason instanceof InputError ? 2 : 1;
+    }
+    journal?.close();
+    if (journal === null) log('warn', 'enrolled without --tokens: the rotated tokens live in memory only and these hosts cannot reconnect after this run');
+    log('info', 'enrolled through the admin API', { hosts: issued.length, ms: Date.now() - t0, ...(v.tokens !== undefined ? { saved_in: v.tokens } : {}) });
     identities = [...identities, ...issued];
   }
   const { options, rate, serverPid, reportEvery } = resolveFleetRun(args, identities, ca);
   const { workers } = options;
   identities = [...options.identities];
+  if (options.tokenFile !== undefined) checkTokenFileWritable(options.tokenFile);
   const fleet = await Fleet.start(options);
+  const lost: LostWorker[] = [];
+  let allLost: () => void = () => undefined;
+  fleet.onWorkerLost((w) => {
+    lost.push(w);
+    log('error', 'a worker process died: its agents are lost (their figures stop at its last snapshot)', {
+      worker: w.worker,
+      pid: w.pid,
+      exit: w.exit,
+      agents: w.agents,
+      agent_indexes: w.indexes,
+      host_ids: w.host_ids,
+    });
+    if (lost.reduce((a, x) => a + x.agents, 0) >= identities.length) allLost();
+  });
   if (fleet.fd.insufficient) {
     log('warn', 'open-file limit too low for the agents per process; connections will fail with EMFILE: add --workers or raise the hard limit', { ...fleet.fd });
   } else if (fleet.fd.raised) {
@@ -79,10 +119,11 @@ async function main(argv: string[]): Promise<number> {
     const hellos = s.hellos.between(0, Number.MAX_SAFE_INTEGER);
     const errors = Object.values(s.errors.toJSON()).reduce((a, b) => a + b, 0);
     const dt = Math.max(0.001, (s.takenAt - last.at) / 1000);
-    log('info', 'fleet progress', {
+    log(s.states.Lost > 0 ? 'warn' : 'info', 'fleet progress', {
       active: s.states.Active,
       reconnecting: s.states.Reconnecting + s.states.Connecting + s.states.Authenticating,
-      gave_up: s.states.FatalAuth + s.states.Revoked,
+      gave_up: s.states.FatalAuth + s.states.Revoked + Object.entries(s.gaveUp.toJSON()).filter(([k]) => k.startsWith('upgrade_')).reduce((a, [, n]) => a + n, 0),
+      ...(s.states.Lost > 0 ? { lost: s.states.Lost } : {}),
       hellos_per_s: Math.round((hellos - last.hellos) / dt),
       entries_per_s: Math.round((s.counters.entries_acked - last.acked) / dt),
       errors_per_s: Math.round((errors - last.errors) / dt),
@@ -94,11 +135,33 @@ async function main(argv: string[]): Promise<number> {
   const ticker = reportEvery > 0 ? setInterval(() => void progress().catch(() => undefined), reportEvery * 1000) : null;
   const stopSampling = rss ? setInterval(() => rss.sample(), 1000) : null;
 
+  // The run ends at --minutes/--seconds, on SIGINT/SIGTERM, or once no agent is left running
+  // (every one gave up or was lost: waiting longer would measure nothing).
+  let ended = false;
+  let endCheck: NodeJS.Timeout | null = null;
   await new Promise<void>((resolve) => {
-    if (runMs !== null) setTimeout(resolve, runMs);
-    process.once('SIGINT', () => resolve());
-    process.once('SIGTERM', () => resolve());
+    const end = () => {
+      ended = true;
+      resolve();
+    };
+    allLost = end;
+    if (runMs !== null) setTimeout(end, runMs);
+    process.once('SIGINT', end);
+    process.once('SIGTERM', end);
+    endCheck = setInterval(() => {
+      void fleet.snapshot().then(
+        (s) => {
+          const running = s.agents - s.states.FatalAuth - s.states.Revoked - s.states.Stopped - s.states.Lost;
+          if (running === 0 && !ended) {
+            log('error', 'no agent is left running: ending the run', { states: Object.fromEntries(Object.entries(s.states).filter(([, n]) => n > 0)), gave_up: s.gaveUp.toJSON() });
+            end();
+          }
+        },
+        () => undefined,
+      );
+    }, END_CHECK_MS);
   });
+  if (endCheck) clearInterval(endCheck);
   if (ticker) clearInterval(ticker);
   if (stopSampling) clearInterval(stopSampling);
   rss?.sample();
@@ -106,16 +169,44 @@ async function main(argv: string[]): Promise<number> {
   const report = buildReport(final, { url, workers, startedAt: fleet.startedAt, rate, rss, fd: fleet.fd });
   if (!v.json) process.stdout.write(`${formatReport(report)}\n`);
   process.stdout.write(`${JSON.stringify(report)}\n`);
-  const fatal = Object.entries(report.gave_up).filter(([k]) => k.startsWith('fatal_')).reduce((a, [, n]) => a + n, 0);
-  if (fatal > 0) {
-    log('error', 'agents were refused for good (see gave_up): check the token file matches this server', { gave_up: report.gave_up });
-    return 1;
+  if (fleet.compactionError !== null) {
+    log('warn', `the token file ${options.tokenFile} was left uncompacted (${fleet.compactionError}); it is still valid — the last line of each host wins. To have it compacted, keep --tokens in a writable folder (the compaction writes a temporary file beside it and renames it over the file), or run with --no-persist`, {
+      file: options.tokenFile,
+    });
   }
-  if (report.hellos === 0) {
-    log('error', 'no agent ever became Active (see errors)', { errors: report.errors });
-    return 1;
+  return exitStatus(report);
+}
+
+/** How long between the checks that some agent is still running. */
+const END_CHECK_MS = 5000;
+
+/** The exit status of a finished run (logging why when not 0). */
+function exitStatus(report: ReturnType<typeof buildReport>): number {
+  let code = 0;
+  const fail = (msg: string, fields: Record<string, unknown>) => {
+    log('error', msg, fields);
+    code = 1;
+  };
+  const sum = (prefix: string) => Object.entries(report.gave_up).filter(([k]) => k.startsWith(prefix)).reduce((a, [, n]) => a + n, 0);
+  if (report.lost_workers.length > 0) {
+    fail('worker processes died during the run: their agents are lost and their figures are not final (see lost_workers)', { lost_workers: report.lost_workers.map((w) => ({ worker: w.worker, pid: w.pid, exit: w.exit, agents: w.agents })) });
   }
-  return 0;
+  if (sum('fatal_') > 0) fail('agents were refused for good (see gave_up): check the token file matches this server', { gave_up: report.gave_up });
+  const upgrade = Object.keys(report.gave_up).filter((k) => k.startsWith('upgrade_'));
+  if (upgrade.length > 0) {
+    fail(`the server refused the WebSocket upgrade with ${upgrade.map((k) => k.replace('upgrade_http_', 'HTTP ')).join(', ')} on every attempt (${UPGRADE_REFUSALS_TO_STOP} in a row per agent), which retrying cannot heal: check --url (the agent endpoint, e.g. ws://HOST:PORT/ws/agent)`, {
+      gave_up: report.gave_up,
+    });
+  }
+  if (report.hellos === 0) fail('no agent ever became Active (see errors)', { errors: report.errors });
+  else if (report.entries_generated > 0 && report.entries_acked === 0) {
+    fail('entries were generated but none was stored (see errors)', { entries_generated: report.entries_generated, errors: report.errors });
+  }
+  const evicted = report.errors['buffer_evicted'] ?? 0;
+  if (report.entries_lost > 0 || evicted > 0) {
+    fail('entries were lost: never stored by the server (entries_lost: acked past without being sent; buffer_evicted: dropped from a full buffer)', { entries_lost: report.entries_lost, buffer_evicted: evicted });
+  }
+  return code;
 }
 
 main(process.argv.slice(2)).then(

@@ -59,7 +59,23 @@ export interface FdReport {
   insufficient: boolean;
 }
 
+/** A worker process that died while the fleet ran (killed, crashed): its agents are gone. */
+export interface LostWorker {
+  /** 0-based worker number. */
+  worker: number;
+  pid: number | null;
+  /** The signal or exit code. */
+  exit: string;
+  agents: number;
+  /** Its agents' place in the identities: [first, last] index (0-based). */
+  indexes: [number, number];
+  /** Its agents' host ids (the first 10 when there are more). */
+  host_ids: string[];
+}
+
 interface Handle {
+  /** Set once the worker died outside stop(). */
+  readonly lost: LostWorker | null;
   snapshot(): Promise<PoolSnapshot>;
   inspect(host_id: string): Promise<AgentInfo | undefined>;
   setRate(rate: number): Promise<void>;
@@ -68,6 +84,7 @@ interface Handle {
 }
 
 class LocalHandle implements Handle {
+  readonly lost = null;
   constructor(private readonly pool: Pool) {}
   async snapshot() {
     return this.pool.snapshot();
@@ -86,13 +103,51 @@ class LocalHandle implements Handle {
   }
 }
 
+/** What a dead worker's agents look like in a snapshot: its last figures, every agent Lost. */
+function lostView(last: PoolSnapshot | undefined, agents: number): PoolSnapshot {
+  const states = Object.fromEntries(AGENT_STATES.map((s) => [s, 0])) as Record<AgentState, number>;
+  states.Lost = agents;
+  const zero = { buckets: {}, count: 0, max: 0 };
+  const base: PoolSnapshot = last ?? {
+    agents,
+    states,
+    attempt_counters: [],
+    entries_pending: 0,
+    counters: { entries_generated: 0, entries_sent: 0, entries_acked: 0, entries_lost: 0, pushes: 0, heartbeats: 0, config_updates: 0, rotated_tokens: 0, shutdowns: 0 },
+    attempts: {},
+    hellos: {},
+    lost: {},
+    acked: {},
+    hello_latency: zero,
+    ack_latency: zero,
+    reconnect_time: zero,
+    errors: {},
+    gave_up: {},
+    probes: {},
+    last_active_at: 0,
+    loop_delay_ms: { p99: 0, max: 0 },
+    rss_bytes: 0,
+    taken_at: Date.now(),
+  };
+  return { ...base, agents, states, attempt_counters: [], rss_bytes: 0 };
+}
+
 class ChildHandle implements Handle {
   private nextId = 1;
   private readonly waiting = new Map<number, (msg: Extract<FromWorker, { type: 'reply' }>) => void>();
   private exited = false;
+  private started = false;
+  private stopReplied = false;
   private last: PoolSnapshot | undefined;
+  lost: LostWorker | null = null;
 
-  private constructor(private readonly child: ChildProcess) {
+  private constructor(
+    private readonly child: ChildProcess,
+    private readonly worker: number,
+    private readonly identities: readonly Identity[],
+    private readonly indexBase: number,
+    private readonly onLost: (w: LostWorker) => void,
+  ) {
     child.on('message', (raw: unknown) => {
       const msg = raw as FromWorker;
       if (msg.type !== 'reply') return;
@@ -100,14 +155,28 @@ class ChildHandle implements Handle {
       this.waiting.get(msg.id)?.(msg);
       this.waiting.delete(msg.id);
     });
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
       this.exited = true;
       for (const [, w] of this.waiting) w({ type: 'reply', id: 0 });
       this.waiting.clear();
+      // Died outside stop() (or during it, before its last snapshot): its agents are gone,
+      // and its figures stop at the last snapshot it sent.
+      if (this.started && !this.stopReplied) {
+        const n = this.identities.length;
+        this.lost = {
+          worker: this.worker,
+          pid: child.pid ?? null,
+          exit: signal ?? `exit code ${code}`,
+          agents: n,
+          indexes: [this.indexBase, this.indexBase + n - 1],
+          host_ids: this.identities.slice(0, 10).map((i) => i.host_id),
+        };
+        this.onLost(this.lost);
+      }
     });
   }
 
-  static start(settings: PoolSettings, identities: Identity[], fdLimit: number | null): Promise<ChildHandle> {
+  static start(settings: PoolSettings, identities: Identity[], fdLimit: number | null, worker: number, onLost: (w: LostWorker) => void): Promise<ChildHandle> {
     const args = ['--max-old-space-size=4096', WORKER];
     // Node cannot raise its own descriptor limit: the worker's shell does, then execs node
     // (the IPC descriptor survives the exec).
@@ -115,12 +184,13 @@ class ChildHandle implements Handle {
       fdLimit !== null
         ? spawn('/bin/sh', ['-c', `ulimit -n ${fdLimit} && exec "$0" "$@"`, process.execPath, ...args], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
         : spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    const handle = new ChildHandle(child);
+    const handle = new ChildHandle(child, worker, identities, settings.indexBase ?? 0, onLost);
     return new Promise((resolve, reject) => {
       const onMsg = (raw: unknown) => {
         const msg = raw as FromWorker;
         if (msg.type === 'started') {
           child.off('message', onMsg);
+          handle.started = true;
           resolve(handle);
         } else if (msg.type === 'failed') {
           child.off('message', onMsg);
@@ -145,6 +215,7 @@ class ChildHandle implements Handle {
   async snapshot() {
     const r = await this.ask({ type: 'snapshot', id: this.nextId++ });
     if (r.snapshot) return r.snapshot;
+    if (this.lost) return lostView(this.last, this.identities.length);
     if (this.last) return this.last;
     throw new Error('a worker exited without a snapshot');
   }
@@ -159,10 +230,24 @@ class ChildHandle implements Handle {
   }
   async stop(drainMs: number) {
     const r = await this.ask({ type: 'stop', id: this.nextId++, drainMs });
+    if (r.snapshot) this.stopReplied = true;
     if (!this.exited) await new Promise((res) => this.child.once('exit', res));
     if (r.snapshot) return r.snapshot;
-    if (this.last) return this.last;
-    throw new Error('a worker exited without a snapshot');
+    return lostView(this.last, this.identities.length);
+  }
+}
+
+/** Lost workers reported to listeners, also to those that listen after the fact. */
+class LostWorkerEvents {
+  private readonly seen: LostWorker[] = [];
+  private readonly listeners: Array<(w: LostWorker) => void> = [];
+  emit(w: LostWorker): void {
+    this.seen.push(w);
+    for (const l of this.listeners) l(w);
+  }
+  listen(l: (w: LostWorker) => void): void {
+    this.listeners.push(l);
+    for (const w of this.seen) l(w);
   }
 }
 
@@ -189,6 +274,8 @@ export interface FleetSnapshot {
   /** RSS of the emulator's processes together (bytes). */
   rssBytes: number;
   takenAt: number;
+  /** Worker processes that died while the fleet ran (their agents are in states.Lost). */
+  lostWorkers: LostWorker[];
 }
 
 export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
@@ -197,7 +284,7 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
     states: Object.fromEntries(AGENT_STATES.map((s) => [s, 0])) as Record<AgentState, number>,
     attemptCounters: [],
     entriesPending: 0,
-    counters: { entries_generated: 0, entries_sent: 0, entries_acked: 0, pushes: 0, heartbeats: 0, config_updates: 0, rotated_tokens: 0, shutdowns: 0 },
+    counters: { entries_generated: 0, entries_sent: 0, entries_acked: 0, entries_lost: 0, pushes: 0, heartbeats: 0, config_updates: 0, rotated_tokens: 0, shutdowns: 0 },
     attempts: new Timeline(),
     hellos: new Timeline(),
     lost: new Timeline(),
@@ -212,10 +299,11 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
     loopDelay: { p99: 0, max: 0 },
     rssBytes: 0,
     takenAt: 0,
+    lostWorkers: [],
   };
   for (const p of parts) {
     out.agents += p.agents;
-    for (const s of AGENT_STATES) out.states[s] += p.states[s];
+    for (const s of AGENT_STATES) out.states[s] += p.states[s] ?? 0;
     p.attempt_counters.forEach((n, i) => (out.attemptCounters[i] = (out.attemptCounters[i] ?? 0) + n));
     out.entriesPending += p.entries_pending;
     for (const k of Object.keys(out.counters) as (keyof PoolSnapshot['counters'])[]) out.counters[k] += p.counters[k];
@@ -241,12 +329,20 @@ export function mergeSnapshots(parts: readonly PoolSnapshot[]): FleetSnapshot {
 export class Fleet {
   readonly startedAt = Date.now();
   private stopped: Promise<FleetSnapshot> | undefined;
+  /** Why the token file could not be compacted when the fleet stopped (null: it was, or there is none). */
+  compactionError: string | null = null;
 
   private constructor(
     private readonly handles: Handle[],
     readonly options: FleetOptions,
     readonly fd: FdReport,
+    private readonly lostWorkers: LostWorkerEvents,
   ) {}
+
+  /** Calls `listener` for every worker process that died while the fleet ran (also for those that died before this call). */
+  onWorkerLost(listener: (w: LostWorker) => void): void {
+    this.lostWorkers.listen(listener);
+  }
 
   static async start(o: FleetOptions): Promise<Fleet> {
     const limits = fdLimits();
@@ -263,22 +359,35 @@ export class Fleet {
       insufficient: workerLimit !== null && workerLimit < perProcess,
     };
     const { identities: _ids, workers: _workers, ...settings } = o;
+    const events = new LostWorkerEvents();
     if (workers === 0) {
       const pool = new Pool(settings, o.identities);
       void pool.start();
-      return new Fleet([new LocalHandle(pool)], o, fd);
+      return new Fleet([new LocalHandle(pool)], o, fd, events);
     }
     const chunk = Math.ceil(o.identities.length / workers);
     const handles = await Promise.all(
       Array.from({ length: workers }, (_, w) =>
-        ChildHandle.start({ ...settings, indexBase: w * chunk }, o.identities.slice(w * chunk, (w + 1) * chunk), canRaise ? workerLimit : null),
+        ChildHandle.start(
+          { ...settings, indexBase: w * chunk },
+          o.identities.slice(w * chunk, (w + 1) * chunk),
+          canRaise ? workerLimit : null,
+          w,
+          (l) => events.emit(l),
+        ),
       ),
     );
-    return new Fleet(handles, o, fd);
+    return new Fleet(handles, o, fd, events);
   }
 
   async snapshot(): Promise<FleetSnapshot> {
-    return mergeSnapshots(await Promise.all(this.handles.map((h) => h.snapshot())));
+    return this.merged(await Promise.all(this.handles.map((h) => h.snapshot())));
+  }
+
+  private merged(parts: PoolSnapshot[]): FleetSnapshot {
+    const out = mergeSnapshots(parts);
+    out.lostWorkers = this.handles.map((h) => h.lost).filter((l): l is LostWorker => l !== null);
+    return out;
   }
 
   async inspect(host_id: string): Promise<AgentInfo | undefined> {
@@ -328,8 +437,16 @@ export class Fleet {
   stop(drainMs = 0): Promise<FleetSnapshot> {
     this.stopped ??= (async () => {
       const parts = await Promise.all(this.handles.map((h) => h.stop(drainMs)));
-      if (this.options.tokenFile !== undefined) compactTokenFile(this.options.tokenFile);
-      return mergeSnapshots(parts);
+      if (this.options.tokenFile !== undefined) {
+        // A file that cannot be compacted is still valid (the last line of a host wins): the
+        // run's figures are not lost for it; compactionError says why.
+        try {
+          compactTokenFile(this.options.tokenFile);
+        } catch (err) {
+          this.compactionError = (err as Error).message;
+        }
+      }
+      return this.merged(parts);
     })();
     return this.stopped;
   }

@@ -7,7 +7,7 @@
 // last line of a host wins when the file is read. A revoked host gets {"host_id",
 // "token": null}. `compactTokenFile` rewrites the file with one line per host (atomically:
 // temp file + rename) when the fleet stops.
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 
 export interface Identity {
   host_id: string;
@@ -118,12 +118,17 @@ export function compactTokenFile(file: string): number {
   const tmp = `${file}.tmp-${process.pid}`;
   const fd = openSync(tmp, 'w', 0o600);
   try {
-    writeSync(fd, ids.map((id) => JSON.stringify(id)).join('\n') + (ids.length ? '\n' : ''));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, ids.map((id) => JSON.stringify(id)).join('\n') + (ids.length ? '\n' : ''));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
   }
-  renameSync(tmp, file);
   return ids.length;
 }
 
@@ -136,17 +141,34 @@ export interface AdminEnrollOptions {
   /** Hostnames are `${prefix}-${n}`. */
   hostnamePrefix: string;
   concurrency?: number;
+  /** Called with each token as soon as it is issued (e.g. to append it to the token file). */
+  onIssued?: (id: Identity) => void;
+}
+
+/** Enrollment stopped at its first failure: `issued` tokens were issued before it (and passed to onIssued). */
+export class EnrollError extends Error {
+  override readonly name = 'EnrollError';
+  constructor(
+    message: string,
+    readonly issued: Identity[],
+    readonly reason: Error,
+  ) {
+    super(message);
+  }
 }
 
 /**
  * Issues `count` enrollment tokens through the admin API: POST /admin/agents with
  * {"hostname"}; the answer is {"host_id", "hostname", "token"} (the shape of `agent issue
- * --json`). The first failure stops the run with the server's status and error message.
+ * --json`). Each issued token goes to `onIssued` as it arrives. The first failure stops
+ * the issuing (requests already in flight finish and their tokens are kept) and rejects
+ * with an EnrollError holding what was issued.
  */
 export async function enrollThroughAdmin(o: AdminEnrollOptions): Promise<Identity[]> {
   const base = o.adminUrl.replace(/\/+$/, '');
-  const out: Identity[] = new Array(o.count);
+  const out: Identity[] = [];
   let next = 0;
+  let failure: Error | null = null;
   const one = async (i: number): Promise<void> => {
     const hostname = `${o.hostnamePrefix}-${i}`;
     const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -155,7 +177,8 @@ export async function enrollThroughAdmin(o: AdminEnrollOptions): Promise<Identit
     try {
       res = await fetch(`${base}/admin/agents`, { method: 'POST', headers, body: JSON.stringify({ hostname }) });
     } catch (error) {
-      throw new Error(`admin API ${base} unreachable: ${(error as Error).message}; check --admin-url`);
+      const cause = (error as Error & { cause?: { code?: string } }).cause?.code;
+      throw new Error(`admin API ${base} unreachable: ${(error as Error).message}${cause ? ` (${cause})` : ''}`);
     }
     const text = await res.text();
     if (!res.ok) {
@@ -177,12 +200,25 @@ export async function enrollThroughAdmin(o: AdminEnrollOptions): Promise<Identit
     }
     const id = checkIdentity(body, `POST ${base}/admin/agents answer`);
     if (id.token === null) throw new InputError(`POST ${base}/admin/agents answered without a token`);
-    out[i] = { ...id, hostname: (id as Identity).hostname ?? hostname };
+    const issued: Identity = { ...id, hostname: (id as Identity).hostname ?? hostname };
+    out.push(issued);
+    o.onIssued?.(issued);
   };
   await Promise.all(
     Array.from({ length: Math.min(o.concurrency ?? 16, o.count) }, async () => {
-      while (next < o.count) await one(next++);
+      while (failure === null && next < o.count) {
+        try {
+          await one(next++);
+        } catch (err) {
+          failure ??= err as Error;
+        }
+      }
     }),
   );
+  if (failure !== null) {
+    const f: Error = failure;
+    const hint = out.length === 0 && /unreachable/.test(f.message) ? '; check --admin-url' : '';
+    throw new EnrollError(`enrollment stopped after ${out.length} of ${o.count} tokens: ${f.message}${hint}`, out, f);
+  }
   return out;
 }

@@ -42,6 +42,8 @@ export interface PoolCounters {
   entries_generated: number;
   entries_sent: number;
   entries_acked: number;
+  /** Entries the server acked past without ever receiving them (a push refused here while a later one went out): never stored. */
+  entries_lost: number;
   pushes: number;
   heartbeats: number;
   config_updates: number;

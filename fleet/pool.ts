@@ -2,7 +2,7 @@
 // write, the one generator tick that credits every agent with its entries, and the
 // snapshot a worker sends to the coordinator.
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import { validateLogBatchEntry } from '@cortex/agent-protocol';
+import { LIMITS, validateLogBatchEntry } from '@cortex/agent-protocol';
 import type { PoolContext, PoolCounters, PoolSettings } from './pool-context.js';
 import { TokenJournal, type Identity } from './identities.js';
 import { AGENT_STATES, SimAgent, type AgentInfo, type AgentState } from './sim-agent.js';
@@ -47,7 +47,7 @@ const TICK_MS = 100;
 export class Pool implements PoolContext {
   readonly agents: SimAgent[] = [];
   readonly byHost = new Map<string, SimAgent>();
-  readonly counters: PoolCounters = { entries_generated: 0, entries_sent: 0, entries_acked: 0, pushes: 0, heartbeats: 0, config_updates: 0, rotated_tokens: 0, shutdowns: 0 };
+  readonly counters: PoolCounters = { entries_generated: 0, entries_sent: 0, entries_acked: 0, entries_lost: 0, pushes: 0, heartbeats: 0, config_updates: 0, rotated_tokens: 0, shutdowns: 0 };
   readonly attempts = new Timeline();
   readonly hellos = new Timeline();
   /** Sessions lost (an Active or Draining connection closed). */
@@ -73,8 +73,11 @@ export class Pool implements PoolContext {
     identities: readonly Identity[],
   ) {
     this.rate = settings.ratePerAgent;
-    this.filler = 'x'.repeat(Math.max(0, settings.messageBytes - 40));
-    const sample = JSON.parse(this.entryJson(1, new Date().toISOString(), 0)) as unknown;
+    if (settings.messageBytes > LIMITS.max_message_chars) {
+      throw new Error(`messageBytes ${settings.messageBytes} is above the contract's max_message_chars (${LIMITS.max_message_chars})`);
+    }
+    this.filler = 'x'.repeat(Math.max(0, settings.messageBytes));
+    const sample = JSON.parse(this.entryJson(LIMITS.max_seq, new Date().toISOString(), 9_999_999)) as unknown;
     if (!validateLogBatchEntry(sample)) throw new Error('internal: the generated log entry does not match the LogBatchEntry schema');
     this.entryBytes = this.entryJson(1, new Date().toISOString(), 0).length;
     this.journal = settings.tokenFile !== undefined ? new TokenJournal(settings.tokenFile) : null;
@@ -88,7 +91,10 @@ export class Pool implements PoolContext {
 
   /** One log entry as JSON text (valid LogBatchEntry: checked once in the constructor). */
   entryJson(seq: number, ts: string, index: number): string {
-    return `{"seq":${seq},"ts":"${ts}","severity":"info","app_name":"fleet","message":"fleet agent ${index} entry ${seq} ${this.filler}","source":"custom:fleet"}`;
+    // the message is messageBytes characters (ASCII), or just its head when that is longer
+    const head = `fleet agent ${index} entry ${seq} `;
+    const fill = this.settings.messageBytes - head.length;
+    return `{"seq":${seq},"ts":"${ts}","severity":"info","app_name":"fleet","message":"${head}${fill > 0 ? this.filler.slice(0, fill) : ''}","source":"custom:fleet"}`;
   }
 
   /** Starts every agent, at most `startConcurrency` first attempts at once. Resolves when all had one. */

@@ -1,7 +1,7 @@
 // The fleet's figures: a progress record per interval (stderr) and the final report
 // (human lines, then one JSON line on stdout). Also the server's RSS from /proc.
 import { readFileSync } from 'node:fs';
-import type { FdReport, FleetSnapshot } from './fleet.js';
+import type { FdReport, FleetSnapshot, LostWorker } from './fleet.js';
 import type { LatencySummary } from './stats.js';
 
 /** VmRSS of a process in bytes (Linux /proc); null when it cannot be read. */
@@ -47,6 +47,8 @@ export interface FleetReport {
   hello_latency_ms: LatencySummary;
   entries_generated: number;
   entries_acked: number;
+  /** Entries the server acked past without receiving them: never stored. */
+  entries_lost: number;
   entries_pending: number;
   entries_per_s: number;
   pushes: number;
@@ -66,6 +68,8 @@ export interface FleetReport {
   emulator_rss_bytes: number;
   server_rss_bytes: { first: number | null; peak: number | null; last: number | null } | null;
   fd_limit: FdReport;
+  /** Worker processes that died during the run: their agents are in states.Lost and their figures stop at its last snapshot. */
+  lost_workers: LostWorker[];
 }
 
 export function buildReport(s: FleetSnapshot, meta: { url: string; workers: number; startedAt: number; rate: number; rss: RssWatch | null; fd: FdReport }): FleetReport {
@@ -85,6 +89,7 @@ export function buildReport(s: FleetSnapshot, meta: { url: string; workers: numb
     hello_latency_ms: s.helloLatency.summary(),
     entries_generated: s.counters.entries_generated,
     entries_acked: s.counters.entries_acked,
+    entries_lost: s.counters.entries_lost,
     entries_pending: s.entriesPending,
     entries_per_s: Math.round(s.counters.entries_acked / elapsed),
     pushes: s.counters.pushes,
@@ -102,6 +107,7 @@ export function buildReport(s: FleetSnapshot, meta: { url: string; workers: numb
     emulator_rss_bytes: s.rssBytes,
     server_rss_bytes: meta.rss ? { first: meta.rss.first, peak: meta.rss.peak, last: meta.rss.last } : null,
     fd_limit: meta.fd,
+    lost_workers: s.lostWorkers,
   };
 }
 
@@ -115,7 +121,8 @@ export function formatReport(r: FleetReport): string {
     `fleet: ${r.agents} agents in ${r.workers === 0 ? 'this process' : `${r.workers} worker process(es)`} against ${r.url}, ${r.elapsed_s} s`,
     `states: ${kv(r.states)}`,
     `hellos: ${r.hellos} (${r.hellos_per_s}/s average, peak ${r.hellos_peak_per_s}/s), attempts ${r.attempts}; hello latency ${lat(r.hello_latency_ms)}`,
-    `entries: ${r.entries_acked} acked of ${r.entries_generated} generated (${r.entries_per_s}/s), ${r.entries_pending} pending, ${r.pushes} pushes; ack latency ${lat(r.ack_latency_ms)}`,
+    `entries: ${r.entries_acked} acked of ${r.entries_generated} generated (${r.entries_per_s}/s), ${r.entries_pending} pending, ${r.pushes} pushes; ack latency ${lat(r.ack_latency_ms)}` +
+      (r.entries_lost > 0 ? `; LOST ${r.entries_lost} (acked past by the server without being sent)` : ''),
     `reconnects: ${r.reconnects}; time from losing a session to Active again ${lat(r.reconnect_time_ms)}`,
     `heartbeats ${r.heartbeats}, config updates applied ${r.config_updates}, rotated tokens ${r.rotated_tokens}, agent.shutdown received ${r.shutdowns}`,
     `probes answered: ${kv(r.probes)}`,
@@ -123,6 +130,9 @@ export function formatReport(r: FleetReport): string {
     `gave up: ${kv(r.gave_up)}`,
     `emulator: RSS ${mib(r.emulator_rss_bytes)} (${Math.round(r.emulator_rss_bytes / Math.max(1, r.agents))} bytes per agent), event-loop delay p99 ${r.emulator_loop_delay_ms.p99} ms, max ${r.emulator_loop_delay_ms.max} ms${r.emulator_loop_delay_ms.p99 > 100 ? ' — the emulator was saturated: add --workers or cores, or fewer agents per process' : ''}`,
   ];
+  for (const w of r.lost_workers) {
+    lines.push(`LOST: worker ${w.worker} (pid ${w.pid ?? '?'}) died (${w.exit}) with ${w.agents} agents (indexes ${w.indexes[0]}..${w.indexes[1]}): their figures above stop at its last snapshot`);
+  }
   if (r.server_rss_bytes) lines.push(`server RSS: first ${mib(r.server_rss_bytes.first)}, peak ${mib(r.server_rss_bytes.peak)}, last ${mib(r.server_rss_bytes.last)}`);
   const fd = r.fd_limit;
   lines.push(

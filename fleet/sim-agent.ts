@@ -44,9 +44,11 @@ export type AgentState =
   | 'Reconnecting'
   | 'FatalAuth'
   | 'Revoked'
-  | 'Stopped';
+  | 'Stopped'
+  /** Never an agent's own state: the coordinator's for the agents of a worker process that died. */
+  | 'Lost';
 
-export const AGENT_STATES: readonly AgentState[] = ['Disconnected', 'Connecting', 'Authenticating', 'Active', 'Draining', 'Reconnecting', 'FatalAuth', 'Revoked', 'Stopped'];
+export const AGENT_STATES: readonly AgentState[] = ['Disconnected', 'Connecting', 'Authenticating', 'Active', 'Draining', 'Reconnecting', 'FatalAuth', 'Revoked', 'Stopped', 'Lost'];
 
 /** What `inspect` shows of one agent (never its token). */
 export interface AgentInfo {
@@ -64,6 +66,23 @@ export interface AgentInfo {
 
 const MAX_PENDING = 100_000;
 const RECOVERY_MS = LIMITS.backpressure_recovery_ms;
+/**
+ * Bytes of entries per push: the reference agent's frame target (agent/buffer/buffer.ts
+ * DEFAULT_BATCH_MAX_BYTES = agent_frame_target_bytes - 1 KiB for the envelope), so large
+ * messages make smaller batches instead of frames over max_frame_bytes.
+ */
+export const BATCH_MAX_BYTES = LIMITS.agent_frame_target_bytes - 1024;
+/** Room for the JSON-RPC envelope around the logs.push params. */
+const ENVELOPE_BYTES = 256;
+/** PeerError codes of a push that never left this process. */
+const NOT_SENT = new Set(['frame_too_large', 'send_failed', 'invalid_params', 'unknown_method']);
+
+/**
+ * HTTP answers to the upgrade that retrying cannot heal (a wrong path, not a WebSocket
+ * endpoint, an unsupported WebSocket version): after this many in a row the agent stops.
+ */
+export const UPGRADE_REFUSALS_TO_STOP = 5;
+const FINAL_UPGRADE_STATUS = /^http_(400|404|405|410|426)$/;
 
 /** Classifies a connection-level failure as a stable label (for "errors by code"). */
 export function connectErrorLabel(err: Error | undefined, closeCode: number): string {
@@ -90,7 +109,10 @@ export class SimAgent {
   private pending: string[] = [];
   private pendingFirst = 1;
   private nextSendSeq = 1;
+  /** Highest seq handed to the socket in this session (entries above ackedSeq up to it, minus `holes`, were sent). */
   private highestSent = 0;
+  /** Seq ranges of pushes that never left this process (a local refusal) while later ones may have: never counted as acked. */
+  private holes: Array<[number, number]> = [];
   private inFlight = 0;
   /** Entries per push now: the configured size, halved by -32008 and while slowed down. */
   private batchCap = 1000;
@@ -103,6 +125,8 @@ export class SimAgent {
   private gen = 0;
   private lastError: Error | undefined;
   private failureCounted = false;
+  /** The same refusal of the upgrade that cannot heal, how many times in a row. */
+  private refusal = { label: '', count: 0 };
   private lostAt = -1;
   private attemptAt = 0;
   private pausedUntil = 0;
@@ -230,6 +254,7 @@ export class SimAgent {
         return;
       }
       this.state = 'Authenticating';
+      this.refusal = { label: '', count: 0 };
       this.armDeadline(gen, 'hello_timeout', s.helloTimeoutMs);
       const peer = createAgentPeer(webSocketTransport(ws), { requestTimeoutMs: s.requestTimeoutMs });
       this.peer = peer;
@@ -295,6 +320,7 @@ export class SimAgent {
     const now = Date.now();
     this.state = 'Active';
     this.sessions++;
+    this.refusal = { label: '', count: 0 };
     this.backoff.markActive(now);
     pool.hellos.add(now);
     pool.helloLatency.record(now - this.attemptAt);
@@ -304,18 +330,16 @@ export class SimAgent {
     }
     if (now > pool.lastActiveAt) pool.lastActiveAt = now;
     // Replay from what the server has (seed 7).
-    if (hello.accepted_seq >= this.nextSeq) {
-      // The server holds more than this run generated (the hosts shipped entries in an
-      // earlier run): continue after it, as an agent with a lost buffer does, and renumber
-      // what this run generated so far (the server would drop seqs it already has).
-      const held = this.pending.length;
-      this.ackedSeq = hello.accepted_seq;
-      this.nextSeq = this.ackedSeq + 1;
-      this.pending = [];
-      this.pendingFirst = this.nextSeq;
-      const ts = new Date(now).toISOString();
-      for (let i = 0; i < held; i++) this.pending.push(pool.entryJson(this.nextSeq++, ts, this.index));
+    if (this.sessions === 1 || hello.accepted_seq > this.highestSent) {
+      // This run's first session (nothing of this run was sent yet), or the server holds seqs
+      // this run never sent (the host shipped them in an earlier run or from elsewhere):
+      // continue after them, as an agent with a lost buffer does, and renumber what this run
+      // generated and did not ship — none of it counts as acked (the server would drop seqs
+      // it already has as duplicates).
+      if (this.sessions > 1) this.ackTo(this.highestSent);
+      this.renumberAfter(Math.max(hello.accepted_seq, this.ackedSeq), now);
     } else this.ackTo(hello.accepted_seq);
+    this.holes = [];
     this.nextSendSeq = Math.max(this.ackedSeq + 1, this.pendingFirst);
     this.highestSent = this.ackedSeq;
     this.inFlight = 0;
@@ -324,6 +348,17 @@ export class SimAgent {
     // notifications that arrived with the hello's answer, now that its config is applied
     for (const run of this.early.splice(0)) run();
     this.pump();
+  }
+
+  /** Numbers the held (unsent) entries from `seq` + 1 on; the server holds everything up to `seq`. */
+  private renumberAfter(seq: number, now: number): void {
+    const held = this.pending.length;
+    this.ackedSeq = seq;
+    this.nextSeq = seq + 1;
+    this.pending = [];
+    this.pendingFirst = this.nextSeq;
+    const ts = new Date(now).toISOString();
+    for (let i = 0; i < held; i++) this.pending.push(this.pool.entryJson(this.nextSeq++, ts, this.index));
   }
 
   private onHelloError(gen: number, err: unknown): void {
@@ -373,7 +408,20 @@ export class SimAgent {
         pool.lost.add(this.lostAt);
       }
     } else if (!this.terminal && !this.failureCounted) {
-      pool.errors.add(this.timedOut ?? connectErrorLabel(this.lastError, code));
+      const label = this.timedOut ?? connectErrorLabel(this.lastError, code);
+      pool.errors.add(label);
+      if (FINAL_UPGRADE_STATUS.test(label)) {
+        this.refusal = { label, count: this.refusal.label === label ? this.refusal.count + 1 : 1 };
+        if (this.refusal.count >= UPGRADE_REFUSALS_TO_STOP) {
+          // The URL is wrong (or not a Cortex agent endpoint): retrying for the whole run
+          // would measure nothing. Stopped, under gave_up `upgrade_http_<status>`.
+          this.state = 'Stopped';
+          pool.gaveUp.add(`upgrade_${label}`);
+          this.finishFirstAttempt();
+          for (const w of this.stopWaiters.splice(0)) w();
+          return;
+        }
+      } else this.refusal = { label: '', count: 0 };
     }
     if (this.terminal) {
       for (const w of this.stopWaiters.splice(0)) w();
@@ -527,23 +575,54 @@ export class SimAgent {
         this.flushDue = false;
         return;
       }
-      const size = this.batchCap;
-      if (unsent < size && !this.flushDue && this.state !== 'Draining') return this.armFlush();
-      const n = Math.min(unsent, size);
+      // A batch is full at batchCap entries or BATCH_MAX_BYTES of entries, whichever comes first.
+      const n = this.fitting(Math.min(unsent, this.batchCap));
+      if (n === unsent && !this.flushDue && this.state !== 'Draining' && n < this.batchCap) return this.armFlush();
       if (n === unsent) this.flushDue = false;
-      this.send(peer, this.nextSendSeq, n);
+      if (!this.send(peer, this.nextSendSeq, n)) return this.pump();
     }
   }
 
-  private send(peer: AgentPeer, seqStart: number, n: number): void {
+  /** How many of the next `max` unsent entries fit in BATCH_MAX_BYTES (at least one). */
+  private fitting(max: number): number {
+    const from = this.nextSendSeq - this.pendingFirst;
+    let bytes = 0;
+    for (let i = 0; i < max; i++) {
+      bytes += (this.pending[from + i] as string).length + 1;
+      if (bytes > BATCH_MAX_BYTES) return Math.max(1, i);
+    }
+    return max;
+  }
+
+  /**
+   * Sends entries seqStart .. seqStart+n-1 in one logs.push. False when the frame would exceed
+   * max_frame_bytes: nothing is sent and the batch is halved as for -32008, with one push in
+   * flight until recovered (so no later batch can reach the server past these entries).
+   */
+  private send(peer: AgentPeer, seqStart: number, n: number): boolean {
     const from = seqStart - this.pendingFirst;
     const json = `{"seq_start":${seqStart},"entries":[${this.pending.slice(from, from + n).join(',')}]}`;
+    const pool = this.pool;
+    if (Buffer.byteLength(json) + ENVELOPE_BYTES > LIMITS.max_frame_bytes) {
+      pool.errors.add('push_frame_too_large');
+      if (n === 1) {
+        // One entry larger than a frame can never be shipped (not with a message within
+        // max_message_chars): skipped, and lost once the server acks past it.
+        this.addHole(seqStart, seqStart);
+        this.nextSendSeq = seqStart + 1;
+        return false;
+      }
+      this.batchCap = Math.max(1, Math.min(this.batchCap, Math.floor(n / 2)));
+      this.reducedUntil = Date.now() + RECOVERY_MS;
+      return false;
+    }
+    const last = seqStart + n - 1;
     this.nextSendSeq = seqStart + n;
-    this.highestSent = Math.max(this.highestSent, seqStart + n - 1);
+    this.highestSent = Math.max(this.highestSent, last);
+    if (this.holes.length > 0) this.fillHoles(seqStart, last);
     this.inFlight++;
     const gen = this.gen;
     const sentAt = performance.now();
-    const pool = this.pool;
     pool.counters.pushes++;
     pool.counters.entries_sent += n;
     peer.requestSerialized('logs.push', json).then(
@@ -558,24 +637,74 @@ export class SimAgent {
       (err: unknown) => {
         if (gen !== this.gen) return;
         this.inFlight--;
+        // refused before it left this process: while later pushes may have gone out
+        if (err instanceof PeerError && NOT_SENT.has(err.code)) this.addHole(seqStart, last);
         this.onPushError(seqStart, err);
       },
     );
+    return true;
   }
 
+  private addHole(from: number, to: number): void {
+    this.fillHoles(from, to); // no seq twice
+    this.holes.push([from, to]);
+  }
+
+  /** Seqs from..to are on their way now: no longer holes. */
+  private fillHoles(from: number, to: number): void {
+    const out: Array<[number, number]> = [];
+    for (const [a, b] of this.holes) {
+      if (b < from || a > to) out.push([a, b]);
+      else {
+        if (a < from) out.push([a, from - 1]);
+        if (b > to) out.push([to + 1, b]);
+      }
+    }
+    this.holes = out;
+  }
+
+  /** Entries from..to will never be stored (skipped past): counted lost, never acked. */
+  private lose(from: number, to: number): void {
+    if (to < from) return;
+    this.pool.counters.entries_lost += to - from + 1;
+    this.pool.errors.add('entries_lost', to - from + 1);
+  }
+
+  /**
+   * The server holds every seq up to `upTo`. Counts as acked only the entries this agent
+   * still held and sent: evicted ones were counted as buffer_evicted, and those of a push
+   * that never left this process (a hole the server acked past) as entries_lost.
+   */
   private ackTo(upTo: number): void {
     if (upTo <= this.ackedSeq) return;
-    const drop = Math.min(this.pending.length, upTo - this.pendingFirst + 1);
+    let lost = 0;
+    if (this.holes.length > 0) {
+      const keep: Array<[number, number]> = [];
+      for (const [a, b] of this.holes) {
+        const lo = Math.max(a, this.ackedSeq + 1, this.pendingFirst);
+        const hi = Math.min(b, upTo);
+        if (hi >= lo) {
+          this.lose(lo, hi);
+          lost += hi - lo + 1;
+        }
+        if (b > upTo) keep.push([Math.max(a, upTo + 1), b]);
+      }
+      this.holes = keep;
+    }
+    const heldFrom = Math.max(this.ackedSeq + 1, this.pendingFirst);
+    const drop = Math.max(0, Math.min(this.pending.length, upTo - this.pendingFirst + 1));
     if (drop > 0) {
       this.pending.splice(0, drop);
       this.pendingFirst += drop;
     }
-    const acked = upTo - this.ackedSeq;
+    const acked = Math.max(0, upTo - heldFrom + 1 - lost);
     this.ackedSeq = upTo;
     if (this.pendingFirst <= upTo) this.pendingFirst = upTo + 1;
     this.nextSendSeq = Math.max(this.nextSendSeq, upTo + 1);
-    this.pool.counters.entries_acked += acked;
-    this.pool.acked.add(Date.now(), acked);
+    if (acked > 0) {
+      this.pool.counters.entries_acked += acked;
+      this.pool.acked.add(Date.now(), acked);
+    }
   }
 
   private onPushError(seqStart: number, err: unknown): void {
@@ -588,7 +717,11 @@ export class SimAgent {
         this.ws?.terminate();
         return;
       }
-      this.pausedUntil = Date.now() + LIMITS.retry_after_default_ms;
+      // Refused here (a frame too large, a send that failed): like -32008, halve the batch
+      // and keep one push in flight until recovered, so no later batch overtakes these entries.
+      this.batchCap = Math.max(1, Math.floor(this.batchCap / 2));
+      this.reducedUntil = Date.now() + RECOVERY_MS;
+      if (!NOT_SENT.has(err.code)) this.pausedUntil = Date.now() + LIMITS.retry_after_default_ms;
       return this.pump();
     }
     const code = err instanceof RpcError ? err.code : 0;

@@ -14,11 +14,15 @@
 //   systemd/<name>.service      hardened unit (see README "Operating")
 //   LICENSE                     this project's licence
 //   README.md                   the repository README's "Operating" section
+//   docs/                       the documentation the README and --help point to (docs/*.md)
 //   THIRD-PARTY-NOTICES.txt     the licence of every package in the bundle and the addon
 //   BUILD.json                  version, node ABI, platform, the bundled packages
 //
 // Reads the compiled dist/ (run `npm run build` first; `npm run package` does). Prints one
-// JSON line on stdout: the tarballs with their sizes.
+// JSON line on stdout: the tarballs with their sizes (paths relative to the repository when
+// they are inside it, absolute otherwise).
+//
+//   node packaging/package.mjs [--out DIR]   write the tarballs to DIR (default: artifacts/)
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
@@ -27,7 +31,16 @@ import { build } from 'esbuild';
 import { buildConsole } from '../scripts/build-console.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const OUT = join(ROOT, 'artifacts');
+const OUT = outDir(process.argv.slice(2));
+
+/** --out DIR (default artifacts/ in the repository). */
+function outDir(argv) {
+  const i = argv.indexOf('--out');
+  if (i < 0) return join(ROOT, 'artifacts');
+  const dir = argv[i + 1];
+  if (dir === undefined || dir.startsWith('--')) throw new Error('--out needs a folder');
+  return resolve(dir);
+}
 const rootPkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const VERSION = rootPkg.version;
 const PLATFORM = `${process.platform}-${process.arch}`;
@@ -55,14 +68,32 @@ function fail(message) {
  * relative to node_modules. In the bundle the addon sits next to the bundle file: this
  * stand-in for `bindings` loads it from there (`__cortex_dir` is set by the banner).
  */
+/**
+ * An addon that is missing or cannot be loaded (a partial copy, a file left unreadable)
+ * means the installation is incomplete: the error says so and how to mend it, with its own
+ * name and code (CortexInstallError, E_INSTALL_INCOMPLETE), instead of the database or
+ * buffer error it would otherwise surface as.
+ */
+export const INSTALL_ERROR_NAME = 'CortexInstallError';
+export const INSTALL_ERROR_CODE = 'E_INSTALL_INCOMPLETE';
+const bindingsShimSource = `module.exports = function bindings(name) {
+  const file = require('node:path').join(__cortex_dir, name);
+  try {
+    return require(file);
+  } catch (cause) {
+    const home = require('node:path').dirname(__cortex_dir);
+    const err = new Error('this installation is incomplete: the native addon lib/' + name + ' is missing or unreadable (' + ((cause && cause.code) || 'cannot load') + ', ' + file + '): unpack the tarball again into ' + home, { cause });
+    err.name = ${JSON.stringify(INSTALL_ERROR_NAME)};
+    err.code = ${JSON.stringify(INSTALL_ERROR_CODE)};
+    throw err;
+  }
+};`;
+
 const bindingsShim = {
   name: 'cortex-bindings-shim',
   setup(b) {
     b.onResolve({ filter: /^bindings$/ }, () => ({ path: 'bindings', namespace: 'cortex-shim' }));
-    b.onLoad({ filter: /.*/, namespace: 'cortex-shim' }, () => ({
-      contents: `module.exports = function bindings(name) { return require(require('node:path').join(__cortex_dir, name)); };`,
-      loader: 'js',
-    }));
+    b.onLoad({ filter: /.*/, namespace: 'cortex-shim' }, () => ({ contents: bindingsShimSource, loader: 'js' }));
   },
 };
 
@@ -166,12 +197,31 @@ const launcher = (name) => `#!/bin/sh
 set -e
 self=$(readlink -f "$0" 2>/dev/null || echo "$0")
 home=$(cd "$(dirname "$self")/.." && pwd)
+# The install folder as invoked (e.g. /opt/${name}, a link to the versioned folder after an
+# upgrade): links to this launcher are followed, links to its folders are kept, so the
+# commands the program prints keep working after the next upgrade. The program uses it only
+# when it is this same folder (CORTEX_INVOKED_HOME).
+link=$0
+hops=0
+while [ -L "$link" ] && [ "$hops" -lt 40 ]; do
+  target=$(readlink "$link") || break
+  case $target in
+    /*) link=$target ;;
+    *) link=$(dirname "$link")/$target ;;
+  esac
+  hops=$((hops + 1))
+done
+invoked=$(cd "$(dirname "$link")/.." 2>/dev/null && pwd) || invoked=$home
 node=\${CORTEX_NODE:-node}
 if ! command -v "$node" >/dev/null 2>&1; then
   echo "${name}: Node.js ${NODE_MAJOR} not found (looked for '$node' on PATH; set CORTEX_NODE=/path/to/node)" >&2
   exit 1
 fi
-exec "$node" "$home/lib/${name}.mjs" "$@"
+if [ ! -r "$home/lib/better_sqlite3.node" ]; then
+  echo "${name}: error[${INSTALL_ERROR_CODE}]: this installation is incomplete: the native addon lib/better_sqlite3.node is missing or unreadable ($home/lib/better_sqlite3.node): unpack the tarball again" >&2
+  exit 1
+fi
+CORTEX_INVOKED_HOME=$invoked exec "$node" "$home/lib/${name}.mjs" "$@"
 `;
 
 /** README.md of the tarball: the repository README's "Operating" section (one source for both). */
@@ -250,6 +300,9 @@ async function packageOne({ name, entry, unit, workers = [], console: withConsol
   copyFileSync(join(ROOT, unit), join(stage, 'systemd', `${name}.service`));
   copyFileSync(join(ROOT, 'LICENSE'), join(stage, 'LICENSE'));
   writeFileSync(join(stage, 'README.md'), operatingReadme(name));
+  // the documentation the README links and --help names (docs/cli.md, docs/configuration.md, ...)
+  mkdirSync(join(stage, 'docs'));
+  for (const f of readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort()) copyFileSync(join(ROOT, 'docs', f), join(stage, 'docs', f));
   const inputs = Object.assign({}, result.metafile.inputs, ...workerInputs.map((m) => m.inputs), consoleInputs);
   const n = notices({ inputs }, [join(ROOT, 'node_modules/better-sqlite3')], withConsole);
   writeFileSync(join(stage, 'THIRD-PARTY-NOTICES.txt'), n.text);
@@ -262,9 +315,10 @@ async function packageOne({ name, entry, unit, workers = [], console: withConsol
   // reproducible: sorted names, fixed owner and mtime
   execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-czf', tarball, '-C', join(OUT, 'stage'), base]);
   rmSync(stage, { recursive: true, force: true });
+  const rel = relative(ROOT, tarball);
   return {
     name,
-    tarball: relative(ROOT, tarball),
+    tarball: rel.startsWith('..') ? tarball : rel,
     packed_bytes: statSync(tarball).size,
     bundle_bytes: result.metafile.outputs[relative(process.cwd(), join(stage, 'lib', `${name}.mjs`))]?.bytes ?? null,
     packages: n.packages.length,

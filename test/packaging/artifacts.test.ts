@@ -5,7 +5,7 @@
 // reachable from there. Also: the tarball layout, the notices, the agent size target, the
 // units' hardening, `systemd-analyze verify` on both units where systemd-analyze exists.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ROOT, captured, cleanupTempDirs, exitOf, requireDist, tempDir, tokens, assertNoTokenLeaks, until } from '../support/procs.js';
@@ -21,15 +21,19 @@ let home: string;
 const dirs: Record<string, string> = {};
 const children: ChildProcess[] = [];
 
+let out: string;
+
 beforeAll(() => {
   requireDist();
-  const r = spawnSync(process.execPath, [join(ROOT, 'packaging/package.mjs')], { cwd: ROOT, encoding: 'utf8' });
+  // the tarballs go to a temporary folder (--out), not the repository's artifacts/
+  out = tempDir('cortex-artifacts-');
+  const r = spawnSync(process.execPath, [join(ROOT, 'packaging/package.mjs'), '--out', out], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`packaging/package.mjs failed (${r.status}): ${r.stderr}`);
   built = JSON.parse(r.stdout.trim().split('\n').pop()!) as Built;
   home = tempDir('cortex-install-');
   expect(home.startsWith(ROOT)).toBe(false);
   for (const a of built.artifacts) {
-    const t = spawnSync('tar', ['-xzf', join(ROOT, a.tarball), '-C', home], { encoding: 'utf8' });
+    const t = spawnSync('tar', ['-xzf', a.tarball, '-C', home], { encoding: 'utf8' });
     if (t.status !== 0) throw new Error(`tar -xzf ${a.tarball}: ${t.stderr}`);
     dirs[a.name] = join(home, `${a.name}-${built.version}-${built.platform}`);
   }
@@ -62,11 +66,11 @@ function unitExecStart(name: string): string[] {
 it('each tarball holds the bundle, the addon, a launcher, LICENSE, the notices of every bundled package and a unit; the agent is ≤ 5 MiB packed', () => {
   expect(built.artifacts.map((a) => a.name).sort()).toEqual(['cortex-agent', 'cortex-server']);
   for (const a of built.artifacts) {
-    expect(a.tarball).toBe(`artifacts/${a.name}-${built.version}-${built.platform}.tar.gz`);
+    expect(a.tarball).toBe(join(out, `${a.name}-${built.version}-${built.platform}.tar.gz`));
     const d = dirs[a.name]!;
     // the server also carries the operator console it serves at /ui/
     const extra = a.name === 'cortex-server' ? ['console'] : [];
-    expect(readdirSync(d).sort()).toEqual(['BUILD.json', 'LICENSE', 'README.md', 'THIRD-PARTY-NOTICES.txt', 'bin', ...extra, 'lib', 'systemd'].sort());
+    expect(readdirSync(d).sort()).toEqual(['BUILD.json', 'LICENSE', 'README.md', 'THIRD-PARTY-NOTICES.txt', 'bin', ...extra, 'docs', 'lib', 'systemd'].sort());
     if (a.name === 'cortex-server') expect(readdirSync(join(d, 'console')).sort()).toEqual(['app.css', 'app.js', 'index.html']);
     // the server's SQLite writer thread runs from a file of its own beside the bundle
     const workers = a.name === 'cortex-server' ? ['sqlite-writer-worker.mjs'] : [];
@@ -244,3 +248,73 @@ it('unpacked outside the repository: the server runs with its unit\'s command li
   captured.push(serr, aerr);
   assertNoTokenLeaks();
 }, 90_000);
+
+it('each tarball ships the documentation its README links and its --help names: every relative link resolves inside the unpacked folder', () => {
+  for (const name of ['cortex-agent', 'cortex-server']) {
+    const d = dirs[name]!;
+    const readme = readFileSync(join(d, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!).filter((l) => !/^[a-z][a-z0-9+.-]*:/i.test(l) && !l.startsWith('#'));
+    // paths the text names without a link (docs/operations.md "Behind a reverse proxy", ...)
+    const named = [...readme.matchAll(/\b(docs\/[A-Za-z0-9_-]+\.md)\b/g)].map((m) => m[1]!);
+    expect(links.length + named.length, `${name}: the README points to documentation`).toBeGreaterThan(0);
+    for (const l of [...links, ...named]) {
+      const file = join(d, l.split('#')[0]!);
+      expect(existsSync(file) && statSync(file).isFile(), `${name}: README points to ${l}`).toBe(true);
+    }
+  }
+  const help = run('cortex-server', ['--help']).stdout;
+  const doc = /Documentation: (\S+?)\.?$/m.exec(help)?.[1];
+  expect(doc, help).toBeDefined();
+  expect(existsSync(join(dirs['cortex-server']!, doc!)), doc).toBe(true);
+});
+
+it('an addon that is missing or cannot be loaded says the installation is incomplete and to unpack the tarball again', () => {
+  const tokenFile = join(home, 'no-addon-token');
+  writeFileSync(tokenFile, `${'a'.repeat(43)}\n`, { mode: 0o600 });
+  for (const [name, args] of [
+    // enroll opens the buffer before it connects (nothing listens at port 9)
+    ['cortex-agent', ['enroll', '--server', 'ws://127.0.0.1:9/ws/agent', '--token-file', tokenFile, '--host-id', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--state-dir', join(home, 'no-addon-state'), '--allow-insecure']],
+    ['cortex-server', ['agent', 'issue', '--host', 'no-addon', '--db', join(home, 'no-addon.db')]],
+  ] as const) {
+    const copy = join(home, `${name}-broken`);
+    spawnSync('cp', ['-a', dirs[name]!, copy]);
+    const addon = join(copy, 'lib', 'better_sqlite3.node');
+    // missing: the launcher says so before the program starts
+    rmSync(addon);
+    const launcher = join(copy, 'bin', name);
+    const missing = spawnSync(launcher, [...args], { cwd: home, env: env(), encoding: 'utf8' });
+    expect(missing.status, missing.stderr).toBe(1);
+    expect(missing.stderr.trim().split('\n')).toEqual([
+      `${name}: error[E_INSTALL_INCOMPLETE]: this installation is incomplete: the native addon lib/better_sqlite3.node is missing or unreadable (${addon}): unpack the tarball again`,
+    ]);
+    // and the bundle run without the launcher: the addon loader's own error names the cause
+    const direct = spawnSync(process.execPath, [join(copy, 'lib', `${name}.mjs`), ...args], { cwd: home, env: env(), encoding: 'utf8' });
+    expect(direct.status).not.toBe(0);
+    expect(direct.stderr).toContain(`this installation is incomplete: the native addon lib/better_sqlite3.node is missing or unreadable (MODULE_NOT_FOUND, ${addon}): unpack the tarball again`);
+    // present but not loadable (a truncated copy)
+    writeFileSync(addon, '');
+    const broken = spawnSync(launcher, [...args], { cwd: home, env: env(), encoding: 'utf8' });
+    expect(broken.status).not.toBe(0);
+    expect(broken.stderr).toContain(`this installation is incomplete: the native addon lib/better_sqlite3.node is missing or unreadable (ERR_DLOPEN_FAILED, ${addon}): unpack the tarball again`);
+  }
+});
+
+it('run through a link to the versioned folder (/opt/cortex-server after an upgrade), serve prints commands through the link', async () => {
+  const link = join(home, 'opt-cortex-server');
+  symlinkSync(dirs['cortex-server']!, link);
+  // and a link to the launcher (e.g. /usr/local/bin/cortex-server -> /opt/cortex-server/bin/cortex-server)
+  const binDir = join(home, 'usr-local-bin');
+  mkdirSync(binDir);
+  symlinkSync(join(link, 'bin', 'cortex-server'), join(binDir, 'cortex-server'));
+  for (const launcher of [join(link, 'bin', 'cortex-server'), join(binDir, 'cortex-server')]) {
+    const db = join(home, 'linked.db');
+    const server = spawn(launcher, ['serve', '--listen', '127.0.0.1:0', '--db', db], { cwd: home, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(server);
+    let sout = '';
+    server.stdout!.on('data', (d: Buffer) => (sout += d.toString()));
+    await until('the banner', () => (sout.includes('Operator console:') ? sout : undefined), 20_000);
+    expect(sout).toContain(`  1. ${join(link, 'bin', 'cortex-server')} agent issue --host HOSTNAME --db ${db}\n`);
+    server.kill('SIGTERM');
+    expect(await exitOf(server)).toBe(0);
+  }
+}, 60_000);
