@@ -10,7 +10,7 @@ import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { createSource, type DockerSource, type LogSourceRunner } from '../../../agent/sources/index.js';
 import { STABLE_STREAM_MS } from '../../../agent/sources/docker.source.js';
 import { FakeDocker } from './fake-docker.js';
-import { allEntries, messages, openBuffer, tempDir, waitFor } from './helpers.js';
+import { allEntries, capturingLogger, messages, openBuffer, tempDir, waitFor, type Logged } from './helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -33,16 +33,9 @@ afterEach(async () => {
   cleanup();
 });
 
-interface Logged {
-  level: 'info' | 'warn' | 'error';
-  obj: Record<string, unknown>;
-  msg: string;
-}
 
 function start(deps: Record<string, unknown> = {}): { r: DockerSource; logged: Logged[] } {
-  const logged: Logged[] = [];
-  const at = (level: Logged['level']) => (obj: object, msg = '') => void logged.push({ level, obj: obj as Record<string, unknown>, msg });
-  const logger = { info: at('info'), warn: at('warn'), error: at('error') };
+  const { logged, logger } = capturingLogger();
   const r = createSource({ kind: 'docker', socket }, { buffer, logger, retryMinMs: 10, retryMaxMs: 40, restartMinMs: 20, restartMaxMs: 100, ...deps }) as DockerSource;
   runners.push(r);
   r.start();

@@ -8,7 +8,7 @@ import { validateLogBatchEntry } from '@cortex/agent-protocol';
 import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { createSource, type LogSourceRunner, type SourceDeps } from '../../../agent/sources/index.js';
 import { sourceLines } from '../../../agent/cli-main.js';
-import { allEntries, messages, openBuffer, tempDir, waitFor } from './helpers.js';
+import { allEntries, capturingLogger, messages, openBuffer, tempDir, waitFor, type Logged } from './helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -25,16 +25,10 @@ afterEach(async () => {
   cleanup();
 });
 
-interface Logged {
-  level: 'info' | 'warn' | 'error';
-  obj: Record<string, unknown>;
-  msg: string;
-}
 
 function start(path: string, deps: Partial<SourceDeps> = {}): { r: LogSourceRunner; logged: Logged[] } {
-  const logged: Logged[] = [];
-  const at = (level: Logged['level']) => (obj: object, msg = '') => void logged.push({ level, obj: obj as Record<string, unknown>, msg });
-  const r = createSource({ kind: 'file', path }, { buffer, pollMs: 20, logger: { info: at('info'), warn: at('warn'), error: at('error') }, ...deps });
+  const { logged, logger } = capturingLogger();
+  const r = createSource({ kind: 'file', path }, { buffer, pollMs: 20, logger, ...deps });
   runners.push(r);
   r.start();
   return { r, logged };

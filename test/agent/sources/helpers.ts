@@ -44,3 +44,17 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function sorted(xs: string[]): string[] {
   return [...xs].sort();
 }
+
+/** One line a source logged through capturingLogger(). */
+export interface Logged {
+  level: 'info' | 'warn' | 'error';
+  obj: Record<string, unknown>;
+  msg: string;
+}
+
+/** A logger for a source's deps that keeps what it is told, in order. */
+export function capturingLogger(): { logged: Logged[]; logger: { info: (o: object, m?: string) => void; warn: (o: object, m?: string) => void; error: (o: object, m?: string) => void } } {
+  const logged: Logged[] = [];
+  const at = (level: Logged['level']) => (obj: object, msg = '') => void logged.push({ level, obj: obj as Record<string, unknown>, msg });
+  return { logged, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
+}

@@ -10,7 +10,7 @@ import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { BasicSourceManager, createSource, sinkFromBuffer, type JournaldSource, type LogSourceRunner, type SourceFactory } from '../../../agent/sources/index.js';
 import { STABLE_RUN_MS } from '../../../agent/sources/journald.source.js';
 import { sourceLines } from '../../../agent/cli-main.js';
-import { allEntries, messages, openBuffer, tempDir, waitFor } from './helpers.js';
+import { allEntries, capturingLogger, messages, openBuffer, tempDir, waitFor } from './helpers.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
@@ -57,17 +57,7 @@ afterEach(async () => {
   cleanup();
 });
 
-interface Logged {
-  level: 'info' | 'warn' | 'error';
-  obj: Record<string, unknown>;
-  msg: string;
-}
 
-function capture(): { logged: Logged[]; logger: { info: (o: object, m?: string) => void; warn: (o: object, m?: string) => void; error: (o: object, m?: string) => void } } {
-  const logged: Logged[] = [];
-  const at = (level: Logged['level']) => (obj: object, msg = '') => void logged.push({ level, obj: obj as Record<string, unknown>, msg });
-  return { logged, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
-}
 
 function start(deps: Record<string, unknown> = {}): JournaldSource {
   const r = createSource({ kind: 'journald' }, { buffer, retryMinMs: 10, journalDirs: [join(fixtures, 'journal')], ...deps }) as JournaldSource;
@@ -90,7 +80,7 @@ const entry = (i: number, message = `entry ${i}`) => JSON.stringify({ __CURSOR: 
 
 describe('journald: output lines that are not entries (fix items 2 and 5)', () => {
   it('a `null` line, garbage and a line cut short are skipped, counted as lines_malformed (not as read), logged once with a short excerpt; the entries around them are read; a restart meets them again without harm', async () => {
-    const { logged, logger } = capture();
+    const { logged, logger } = capturingLogger();
     const r = start({ logger });
     await waitFor(() => calls().length === 1, 10_000, 'journalctl started');
     const long = `garbage ${'x'.repeat(5000)}`;
@@ -166,7 +156,7 @@ describe('journald: the journalctl child (fix item 2: verified)', () => {
 describe('journald: restart backoff (fix item 6)', () => {
   it('grows while journalctl keeps ending at once, and starts afresh after a run of STABLE_RUN_MS', async () => {
     let now = 1_000_000;
-    const { logged, logger } = capture();
+    const { logged, logger } = capturingLogger();
     start({ logger, clock: () => now, restartMinMs: 20, restartMaxMs: 2000 });
     const killRun = async (n: number) => {
       await waitFor(() => pids().length === n, 10_000, `run ${n}`);
