@@ -48,7 +48,7 @@ import { reportHangup } from './hangup.js';
 import { applyAgentV8Flags } from './v8-flags.js';
 import { checkToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
-import { UsageError, describeCliError, formatCliError, tidyTlsText } from '../common/errors.js';
+import { UsageError, describeCliError, formatCliError, installProblem, tidyTlsText } from '../common/errors.js';
 import { unknownOptionText } from '../common/cli-args.js';
 import { printable } from '../common/printable.js';
 import { stdoutIsBannerOnly, watchStdout } from '../common/stdout.js';
@@ -196,6 +196,12 @@ function out(text: string): void {
   process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
 }
 
+/** What `run` prints when the agent cannot start: an incomplete install as such (its addon missing), else E_AGENT_START. */
+function startErrorText(err: unknown): string {
+  const install = installProblem(err);
+  return install !== undefined ? formatCliError('E_INSTALL_INCOMPLETE', install) : formatCliError('E_AGENT_START', (err as Error).message);
+}
+
 function diag(text: string): void {
   process.stderr.write(`cortex-agent: ${text}\n`);
 }
@@ -249,6 +255,12 @@ async function cmdEnroll(args: string[]): Promise<number> {
     }
     if (err instanceof StateDirError && (err.code === 'EACCES' || err.code === 'EPERM')) {
       diag(formatCliError('E_FILE_ACCESS', `${stateDirDeniedText(stateDir, err.code, 'write')} (the token was not sent and is still good)`));
+      return 1;
+    }
+    // The buffer's addon could not load (a packaged install missing lib/better_sqlite3.node): nothing was sent.
+    const install = installProblem(err);
+    if (install !== undefined) {
+      diag(formatCliError('E_INSTALL_INCOMPLETE', `${install} (the token was not sent and is still good)`));
       return 1;
     }
     // Refused before anything was sent: the folder is in use, or is another host's.
@@ -468,7 +480,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     } catch (err) {
       if (!(err instanceof BufferStorageError && err.kind === 'disk_full' && err.operation === 'open')) {
         releaseLock();
-        diag(formatCliError('E_AGENT_START', (err as Error).message));
+        diag(startErrorText(err));
         return 1;
       }
       if (waitedSince === 0) {
@@ -544,7 +556,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
       agent = await startAgent({ ...startOptions });
     } catch (err) {
       releaseLock();
-      diag(formatCliError('E_AGENT_START', (err as Error).message));
+      diag(startErrorText(err));
       return 1;
     }
     onStop = () => void agent.stop();

@@ -53,6 +53,8 @@ export const ERROR_CODES = {
   E_BUFFER: 'check it with cortex-agent buffer check',
   /** A disk the command writes to is full (SQLITE_FULL, ENOSPC, the WAL index that could not grow, PostgreSQL 53100). Exit 1. */
   E_DISK_FULL: 'free space on the disk of the database or file the command writes (df shows it), then run the command again; nothing already stored is lost',
+  /** A packaged install lacks a file it needs (its native addon missing or unloadable). Exit 1. */
+  E_INSTALL_INCOMPLETE: 'unpack the tarball again (packaging/README.md)',
   /** Anything else: a failure the program did not expect. Exit 1. */
   E_INTERNAL: 'this is a bug or an environment problem: please report the line above',
 } as const satisfies Record<string, string>;
@@ -108,8 +110,22 @@ export function formatCliError(code: ErrorCodeName, message: string, hint: strin
   return [`error[${code}]: ${first}${hint ? ` — ${hint}` : ''}`, ...more].join('\n');
 }
 
+/**
+ * The message of an incomplete install (the packaged bindings shim's CortexInstallError, code
+ * E_INSTALL_INCOMPLETE) in `error` or its chain of causes, whatever wrapped it on the way (a
+ * buffer or database open error): that, not the wrapper's hint, is what the user must hear.
+ */
+export function installProblem(error: unknown): string | undefined {
+  for (let e = error as { code?: unknown; message?: unknown; cause?: unknown } | null | undefined, depth = 0; e != null && depth < 8; e = e.cause as typeof e, depth++) {
+    if (typeof e === 'object' && e.code === 'E_INSTALL_INCOMPLETE' && typeof e.message === 'string') return e.message;
+  }
+  return undefined;
+}
+
 /** The printed form of any thrown value: its code when it has a catalogued one, E_INTERNAL otherwise. */
 export function describeCliError(error: unknown): { code: ErrorCodeName; text: string } {
+  const install = installProblem(error);
+  if (install !== undefined) return { code: 'E_INSTALL_INCOMPLETE', text: formatCliError('E_INSTALL_INCOMPLETE', install) };
   if (error instanceof UsageError) return { code: error.code, text: formatCliError(error.code, error.message, error.hint) };
   const e = error as { code?: unknown; message?: unknown; hint?: unknown } | null;
   const message = typeof e?.message === 'string' ? e.message : String(error);

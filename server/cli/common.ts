@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UnknownHostError, type Storage } from '../db/storage.js';
 import { DEFAULT_DB, UsageError } from '../settings.js';
+import { installProblem } from '../../common/errors.js';
 import { parseArgsErrorText } from '../../common/cli-args.js';
 import { PROG } from './help.js';
 import { notASqliteFileError } from './sqlite-path.js';
@@ -108,6 +109,7 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
   try {
     storage = openSqliteStorage({ path, mustExist: !create });
   } catch (error) {
+    if (installProblem(error) !== undefined) throw error; // said as it is (describeCliError), not as a --db problem
     throw sqliteNotADbError(error, path) ?? new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
   }
   try {

@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, UsageError, describeCliError, formatCliError } from '../../common/errors.js';
+import { ERROR_CODES, UsageError, describeCliError, formatCliError, installProblem } from '../../common/errors.js';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 const walk = (dir: string): string[] =>
@@ -46,6 +46,17 @@ describe('CLI error codes', () => {
     expect(describeCliError(new UsageError('x exists', { code: 'E_FILE_EXISTS', hint: 'pick y' })).text).toBe('error[E_FILE_EXISTS]: x exists — pick y');
     expect(describeCliError(new Error('boom')).code).toBe('E_INTERNAL');
     expect(describeCliError(Object.assign(new Error('refused'), { code: 'E_CONNECT' })).code).toBe('E_CONNECT');
+  });
+
+  it('an incomplete install is said as such whatever wrapped it (the packaged bindings shim, L11)', () => {
+    const shim = Object.assign(new Error('this installation is incomplete: the native addon lib/better_sqlite3.node is missing or unreadable (ERR_DLOPEN_FAILED, /opt/x/lib/better_sqlite3.node): unpack the tarball again into /opt/x'), { name: 'CortexInstallError', code: 'E_INSTALL_INCOMPLETE' });
+    const wrapped = new Error(`buffer /var/lib/cortex-agent/buffer.db: open failed: ${shim.message}`, { cause: new Error('middle', { cause: shim }) });
+    for (const e of [shim, wrapped]) {
+      const d = describeCliError(e);
+      expect(d.code).toBe('E_INSTALL_INCOMPLETE');
+      expect(d.text).toBe(`error[E_INSTALL_INCOMPLETE]: ${shim.message} — ${ERROR_CODES.E_INSTALL_INCOMPLETE}`);
+    }
+    expect(installProblem(new Error('x', { cause: new Error('y') }))).toBeUndefined();
   });
 
   it('UsageError has one definition, in common/', () => {
