@@ -34,10 +34,12 @@ import {
   ProbeExecutionFailedError,
   ProbeTimeoutError,
   ProbeUnavailableError,
+  PROBES,
   RpcError,
   describeIssues,
   toIssues,
   validateProbeRequestParams,
+  type ProbeName,
   type ProbeOutput,
   type ProbeRequestParams,
 } from '@cortex/agent-protocol';
@@ -45,25 +47,33 @@ import { isAbsolute } from 'node:path';
 import { spawnCommand, runTool, truncateText, type CommandRunner } from './command.js';
 import { FifoLimiter, type Release } from './limiter.js';
 import type { ProbeContext, ProbeDefinition, ProbeSettings } from './types.js';
-import { systemctlStatusProbe } from './systemctl-status.probe.js';
-import { diskUsageProbe } from './disk-usage.probe.js';
-import { uptimeProbe } from './uptime.probe.js';
-import { osReleaseProbe } from './os-release.probe.js';
-import { procTopProbe } from './proc-top.probe.js';
-import { listeningSocketsProbe } from './listening-sockets.probe.js';
-import { journalTailProbe } from './journal-tail.probe.js';
-import { fileTailProbe } from './file-tail.probe.js';
+/**
+ * A built-in probe whose module loads at its first run: name and validators come from the
+ * generated catalogue, so an agent that never runs a probe holds none of their code (idle RSS,
+ * issue 20; DECISIONS P17). The module's own definition runs the probe.
+ */
+function builtin(name: ProbeName, load: () => Promise<ProbeDefinition>): ProbeDefinition {
+  const info = PROBES.find((p) => p.name === name);
+  if (!info) throw new Error(`probe ${name} is not in the contract (contract/probes/probes.json)`);
+  let module: Promise<ProbeDefinition> | undefined;
+  return {
+    name,
+    validateArgs: info.validateArgs as ProbeDefinition['validateArgs'],
+    validateOutput: info.validateOutput as ProbeDefinition['validateOutput'],
+    run: async (args, ctx) => (await (module ??= load())).run(args, ctx),
+  };
+}
 
 /** The probes compiled into the agent, in contract order. */
 export const BUILTIN_PROBES: readonly ProbeDefinition[] = [
-  systemctlStatusProbe,
-  diskUsageProbe,
-  uptimeProbe,
-  osReleaseProbe,
-  procTopProbe,
-  listeningSocketsProbe,
-  journalTailProbe,
-  fileTailProbe,
+  builtin('exec.systemctl_status', async () => (await import('./systemctl-status.probe.js')).systemctlStatusProbe as ProbeDefinition),
+  builtin('fs.disk_usage', async () => (await import('./disk-usage.probe.js')).diskUsageProbe as ProbeDefinition),
+  builtin('sys.uptime', async () => (await import('./uptime.probe.js')).uptimeProbe as ProbeDefinition),
+  builtin('sys.os_release', async () => (await import('./os-release.probe.js')).osReleaseProbe as ProbeDefinition),
+  builtin('proc.top', async () => (await import('./proc-top.probe.js')).procTopProbe as ProbeDefinition),
+  builtin('net.listening_sockets', async () => (await import('./listening-sockets.probe.js')).listeningSocketsProbe as ProbeDefinition),
+  builtin('journal.tail', async () => (await import('./journal-tail.probe.js')).journalTailProbe as ProbeDefinition),
+  builtin('file.tail', async () => (await import('./file-tail.probe.js')).fileTailProbe as ProbeDefinition),
 ];
 
 /** Default probe_concurrency (the seed's example config). */

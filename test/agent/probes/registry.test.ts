@@ -398,3 +398,14 @@ describe('probe registry: probe_concurrency', () => {
     expect(l.running).toBe(0);
   });
 });
+
+describe('built-in probes load at their first run (idle RSS, DECISIONS P17)', () => {
+  it('the registry imports no probe module up front, each one at its first run; every built-in still runs', async () => {
+    const src = readFileSync(new URL('../../../agent/probes/registry.ts', import.meta.url), 'utf8');
+    expect(src).not.toMatch(/^import [^;]*from '\.\/[a-z-]+\.probe\.js';/m);
+    expect(src.match(/import\('\.\/[a-z-]+\.probe\.js'\)/g)).toHaveLength(8);
+    const r = createProbeRegistry({ allowedTailPaths: [] });
+    const out = await r.invoke({ probe: 'sys.uptime', args: {}, timeout_ms: 5000 });
+    expect(out.output).toHaveProperty('uptime_secs');
+  });
+});
