@@ -134,7 +134,7 @@ export const MODULES = [
       { text: 'this.rate.cap() !== null || this.pausedUntil > this.now()', why: 'the window of one while the send rate recovers or a pause runs: not a contract rule (DECISIONS K9; B6a keeps a refused range from being passed)' },
       { text: 'const looksFull = unsent >= size || unsent * this.avgEntryBytes >= maxBytes;', why: 'whether a batch that is not full waits for the flush timer (armed either way) or goes at once: the contract lets a batch go at any size up to the cap and at any time within the flush bound (DECISIONS K10)' },
       { text: 'const rateWait = this.rate.delayFor(Math.min(unsent, size));\n      if (rateWait > 0) return this.armPumpTimer(rateWait);', why: 'the send rate: not judged (DECISIONS K9, "halve the send rate" is relative to a rate a client cannot see)' },
-      { text: 'this.avgEntryBytes = Math.max(1, Math.round(batch.bytes / n));\n      const full = n >= size || batch.seqEnd < buffer.nextSeq - 1;', why: 'the same early-send heuristic as looksFull (DECISIONS K10)' },
+      { text: 'this.avgEntryBytes = Math.max(1, Math.round(batch.bytes / n));\n      const full = n >= size || batch.seqEnd < sendable - 1;', why: 'the same early-send heuristic as looksFull (DECISIONS K10)' },
       { text: 'if (!full) this.flushDue = false;', why: 'the same early-send heuristic (DECISIONS K10)' },
       { text: 'if (conn.inFlight === 0) this.idleWaiter?.();', why: "wakes agent.stop()'s wait for the pushes in flight (the SIGTERM flush): a process signal, not wire behaviour; pinned in-process by test/agent/push-pump.test.ts" },
       { text: 'if (conn !== this.deps.connection()) return;', why: "race guard: an answer arriving after the session's connection was replaced (as session.ts's)" },
