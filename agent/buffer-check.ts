@@ -1,10 +1,15 @@
 // `cortex-agent buffer check --state-dir DIR [--json]` (DECISIONS H5): SQLite's integrity
 // check plus the buffer's invariants, read-only (works while `run` is running). Exit 0 when
 // the buffer is sound, 1 when it is damaged (with what to do), 2 bad usage.
-import { existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import { Database } from './cjs.js';
+import { classifyStorageCode } from './buffer/errors.js';
 import { checkBuffer, readRecovery, type CheckReport } from './buffer/heal.js';
 import { stateDirReadDenied, statePaths } from './state-dir.js';
-import { formatCliError } from '../common/errors.js';
+import { ERROR_CODES, formatCliError, type ErrorCodeName } from '../common/errors.js';
+import { currentUserName } from '../common/process.js';
 
 export const BUFFER_CHECK_USAGE = `Usage: cortex-agent buffer check --state-dir DIR [--json]
 
@@ -22,16 +27,87 @@ export interface BufferCheckResult {
   stderr: string;
 }
 
+/**
+ * A check that could not be made, said as an error (human line on stderr; with --json also one
+ * object on stdout: `{ok: false, path, error: {code, message, hint}}`), exit 1.
+ */
+function notChecked(path: string, json: boolean, code: ErrorCodeName, message: string, hint: string = ERROR_CODES[code]): BufferCheckResult {
+  return {
+    code: 1,
+    stdout: json ? `${JSON.stringify({ ok: false, path, error: { code, message, hint } })}\n` : '',
+    stderr: `cortex-agent: ${formatCliError(code, message, hint)}\n`,
+  };
+}
+
+/**
+ * Why buffer.db cannot be opened to be checked when that says nothing of the file itself: no
+ * room on the disk for SQLite to open it (its -shm index: SQLITE_IOERR_SHMSIZE), or no
+ * permission. Null otherwise (a file that does not open for any other reason is damaged).
+ * Such a buffer was reported DAMAGED, with "restart run to move it aside": a sound buffer set
+ * aside for want of space.
+ */
+export function bufferUncheckable(path: string, verb: 'check' | 'read' = 'check'): { code: ErrorCodeName; message: string; hint: string } | null {
+  let db: BetterSqlite3.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return null;
+  } catch (err) {
+    const code = String((err as { code?: unknown }).code ?? '');
+    const kind = classifyStorageCode(code);
+    if (kind === 'disk_full') {
+      return {
+        code: 'E_DISK_FULL',
+        message: `cannot ${verb} ${path}: disk full (${code}: SQLite needs a little room on the disk to open it); this says nothing of the buffer, which is not damaged by it`,
+        hint: `free space on the state dir's filesystem (df ${dirname(path)}), then run the command again; nothing in the buffer is lost`,
+      };
+    }
+    if (kind === 'read_only' || kind === 'cannot_open') {
+      const denied: string[] = [];
+      for (const [what, p, mode] of [
+        ['the folder', dirname(path), fsConstants.R_OK | fsConstants.X_OK],
+        ['the file', path, fsConstants.R_OK],
+      ] as const) {
+        try {
+          accessSync(p, mode);
+        } catch (e) {
+          const c = (e as NodeJS.ErrnoException).code;
+          if (c === 'EACCES' || c === 'EPERM') denied.push(`${what} ${p} (${c})`);
+        }
+      }
+      if (denied.length > 0) {
+        return {
+          code: 'E_FILE_ACCESS',
+          message: `cannot ${verb} ${path}: permission denied: this user (${currentUserName()}) may not read ${denied.join(' nor ')} (${code}); this says nothing of the buffer`,
+          hint: "run the command as the agent's user or as root (sudo cortex-agent …)",
+        };
+      }
+    }
+    return null;
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      // not open
+    }
+  }
+}
+
 export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult {
   const path = statePaths(stateDir).bufferDb;
   const denied = stateDirReadDenied(stateDir);
-  if (denied !== null) return { code: 1, stdout: '', stderr: `cortex-agent: ${formatCliError('E_FILE_ACCESS', denied)}\n` };
+  if (denied !== null) return notChecked(path, json, 'E_FILE_ACCESS', denied);
   if (!existsSync(path)) {
-    return { code: 1, stdout: '', stderr: `cortex-agent: ${stateDir} has no buffer.db; is it an enrolled agent's state dir?\n` };
+    // as status says it
+    return notChecked(path, json, 'E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${stateDir}`);
   }
   const recovery = readRecovery(stateDir);
   const gap = recovery?.lost_from != null && recovery.lost_to != null ? { from: recovery.lost_from, to: recovery.lost_to } : null;
   const report: CheckReport & { degraded?: unknown } = checkBuffer(path, gap);
+  if (!report.ok && report.problems.length === 1 && report.problems[0]!.kind === 'open') {
+    const cannot = bufferUncheckable(path);
+    if (cannot !== null) return notChecked(path, json, cannot.code, cannot.message, cannot.hint);
+  }
   if (recovery !== null) report.degraded = recovery;
   const code = report.ok ? 0 : 1;
   if (json) return { code, stdout: `${JSON.stringify(report)}\n`, stderr: '' };

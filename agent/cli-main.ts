@@ -17,7 +17,7 @@ import { sourceStatusWithPositions } from './agent-sources.js';
 import { MAX_SOCKET_CLIENTS } from './sources/custom.source.js';
 import { defaultMinFreeBytes, readBufferSnapshot, statfsFree } from './buffer/buffer.js';
 import { BufferStorageError } from './buffer/errors.js';
-import { BUFFER_CHECK_USAGE, bufferCheck } from './buffer-check.js';
+import { BUFFER_CHECK_USAGE, bufferCheck, bufferUncheckable } from './buffer-check.js';
 import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
 import { startAgent } from './index.js';
@@ -30,6 +30,8 @@ import {
   StateDirError,
   normalizeHostId,
   readAgentSettings,
+  readHostId,
+  type AgentSettings,
   readOnlyStateDirText,
   settingsServerUrls,
   notAFolderText,
@@ -46,13 +48,13 @@ import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
 import { reportHangup } from './hangup.js';
 import { applyAgentV8Flags } from './v8-flags.js';
-import { checkToken } from './token-store.js';
+import { TokenStoreError, checkToken, readToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
-import { UsageError, describeCliError, formatCliError, installProblem, tidyTlsText } from '../common/errors.js';
+import { ERROR_CODES, UsageError, describeCliError, formatCliError, installProblem, isDiskFullCode, tidyTlsText, type ErrorCodeName } from '../common/errors.js';
 import { unknownOptionText } from '../common/cli-args.js';
 import { printable } from '../common/printable.js';
 import { stdoutIsBannerOnly, watchStdout } from '../common/stdout.js';
-import { endIfHungUp, onSighup, refuseInspectorSignal } from '../common/process.js';
+import { currentUserName, endIfHungUp, onSighup, refuseInspectorSignal } from '../common/process.js';
 
 const USAGE: Record<string, string> = {
   main: `Usage: cortex-agent <command> [options]
@@ -259,6 +261,25 @@ async function cmdEnroll(args: string[]): Promise<number> {
     }
     // The buffer's addon could not load (a packaged install missing lib/better_sqlite3.node): nothing was sent.
     const install = installProblem(err);
+    // Any other failure to write the state folder (host_id, agent.json, the buffer, moving a
+    // replaced host's files) comes before the hello: the token was not sent and is still good.
+    // It read E_ENROLL "get a new token".
+    const folder = install === undefined ? stateFolderWriteProblem(err) : null;
+    if (folder !== null) {
+      const full = folder.code !== undefined && isDiskFullCode(folder.code);
+      diag(
+        formatCliError(
+          full ? 'E_DISK_FULL' : 'E_FILE_ACCESS',
+          `cannot write the state folder ${stateDir}: ${folder.message} (nothing was enrolled; the token was not sent and is still good)`,
+          full
+            ? `free space on the state folder's disk (df ${stateDir}), then run the same enroll again`
+            : folder.code === 'EISDIR'
+              ? 'a folder stands where the file named should be: move it aside, then run the same enroll again'
+              : `check that ${stateDir} and its files are files and folders this user (${currentUserName()}) may write, then run the same enroll again`,
+        ),
+      );
+      return 1;
+    }
     if (install !== undefined) {
       diag(formatCliError('E_INSTALL_INCOMPLETE', `${install} (the token was not sent and is still good)`));
       return 1;
@@ -278,6 +299,21 @@ async function cmdEnroll(args: string[]): Promise<number> {
     diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined, servers[0]!) : advised ? '' : undefined));
     return 1;
   }
+}
+
+/**
+ * A failure of enroll to write the state folder before the hello, or null: a StateDirError
+ * (host_id, agent.json, the folder), a BufferStorageError (the buffer is opened before the
+ * hello; nothing after it throws one), or a file system error (moving a replaced host's files).
+ * After the hello, the one write that can fail is the token's (a TokenStoreError): not this.
+ */
+function stateFolderWriteProblem(err: unknown): { message: string; code: string | undefined } | null {
+  if (err instanceof StateDirError || err instanceof BufferStorageError) return { message: err.message, code: err.code };
+  const e = err as { code?: unknown; syscall?: unknown; message?: unknown } | null;
+  if (err instanceof Error && !(err instanceof EnrollError) && !(err instanceof TokenStoreError) && typeof e?.code === 'string' && typeof e.syscall === 'string') {
+    return { message: err.message, code: e.code };
+  }
+  return null;
 }
 
 /**
@@ -341,6 +377,78 @@ export interface CliExtensions {
   extraProbes?: readonly ProbeDefinition[];
 }
 
+/** Why `run` cannot start on the state folder's own files, in the words run prints it (status shows the same). */
+export interface StartFileProblem {
+  code: ErrorCodeName;
+  message: string;
+  hint: string;
+  /** The file at fault. */
+  file: 'agent.json' | 'token' | 'host_id';
+}
+
+/**
+ * Reads what `run` needs of the state folder before it starts, as run reads it: agent.json,
+ * the token, host_id. A file missing, unreadable (EACCES, a folder in its place: E_FILE_ACCESS,
+ * was E_INTERNAL "this is a bug"), or malformed (a token that can never work: E_TOKEN; it was
+ * retried forever) is the operator's to mend, and is returned as such; anything else throws.
+ */
+export async function readStartFiles(stateDir: string): Promise<{ settings: AgentSettings } | { problem: StartFileProblem }> {
+  const paths = statePaths(stateDir);
+  const unreadable = (file: StartFileProblem['file'], path: string, err: unknown): { problem: StartFileProblem } => {
+    const code = (err as { code?: unknown }).code;
+    const c = typeof code === 'string' ? code : 'error';
+    const what =
+      c === 'EACCES' || c === 'EPERM'
+        ? `this user (${currentUserName()}) may not read it`
+        : c === 'EISDIR'
+          ? 'it is a folder, not a file'
+          : `the system refused it`;
+    const hint =
+      c === 'EACCES' || c === 'EPERM'
+        ? `run cortex-agent as the user that owns the state folder (ls -l ${path}), or give that user the file (chown, chmod u+rw)`
+        : file === 'token'
+          ? 'move it aside; then enroll again with a new token from "cortex-server agent issue --host-id HOST_ID"'
+          : 'move it aside; then enroll again ("cortex-agent enroll" writes it)';
+    return { problem: { code: 'E_FILE_ACCESS', file, message: `cannot read ${path} (${c}): ${what}; run cannot start until this is mended`, hint } };
+  };
+  let settings: AgentSettings | null;
+  try {
+    settings = await readAgentSettings(stateDir);
+  } catch (err) {
+    if (!(err instanceof StateDirError)) throw err;
+    if (err.code === 'EMALFORMED') return { problem: { code: 'E_AGENT_START', file: 'agent.json', message: err.message, hint: 'mend the file, or enroll again ("cortex-agent enroll" writes it)' } };
+    return unreadable('agent.json', paths.agentJson, err);
+  }
+  if (settings === null) return { problem: { code: 'E_NOT_ENROLLED', file: 'agent.json', message: `${stateDir} has no agent.json`, hint: 'run "cortex-agent enroll" first' } };
+  try {
+    if ((await readToken(stateDir)) === null) {
+      return {
+        problem: {
+          code: 'E_NOT_ENROLLED',
+          file: 'token',
+          message: `${stateDir} has no token (never enrolled, or revoked: the agent deletes its token on -32002)`,
+          hint: 'enroll again with a new token from "agent issue --host-id"',
+        },
+      };
+    }
+  } catch (err) {
+    if (!(err instanceof TokenStoreError)) throw err;
+    // a malformed token never mends by retrying (run retried it forever)
+    if (err.code === 'EMALFORMED') return { problem: { code: 'E_TOKEN', file: 'token', message: err.message, hint: 'enroll again with a new token from "cortex-server agent issue --host-id HOST_ID"' } };
+    return unreadable('token', paths.token, err);
+  }
+  try {
+    if ((await readHostId(stateDir)) === null) {
+      return { problem: { code: 'E_AGENT_START', file: 'host_id', message: `${stateDir} has no host_id; enroll the agent first`, hint: ERROR_CODES.E_AGENT_START } };
+    }
+  } catch (err) {
+    if (!(err instanceof StateDirError)) throw err;
+    if (err.code === 'EMALFORMED') return { problem: { code: 'E_AGENT_START', file: 'host_id', message: err.message, hint: ERROR_CODES.E_AGENT_START } };
+    return unreadable('host_id', paths.hostId, err);
+  }
+  return { settings };
+}
+
 async function cmdRun(args: string[], extensions: CliExtensions): Promise<number> {
   const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'backoff-cap-ms', 'source-poll-ms', 'hello-timeout-ms', 'request-timeout-ms']);
   if (p.flags.has('help')) return help('run');
@@ -366,23 +474,12 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     return 1;
   }
   if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`, { code: 'E_FILE_ACCESS' });
-  let settings: Awaited<ReturnType<typeof readAgentSettings>>;
-  try {
-    settings = await readAgentSettings(stateDir);
-  } catch (err) {
-    // a damaged agent.json is the operator's to mend, not a bug (it printed E_INTERNAL)
-    if (!(err instanceof StateDirError && err.code === 'EMALFORMED')) throw err;
-    diag(formatCliError('E_AGENT_START', err.message, 'mend the file, or enroll again ("cortex-agent enroll" writes it)'));
+  const files = await readStartFiles(stateDir);
+  if ('problem' in files) {
+    diag(formatCliError(files.problem.code, files.problem.message, files.problem.hint));
     return 1;
   }
-  if (settings === null) {
-    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no agent.json`, 'run "cortex-agent enroll" first'));
-    return 1;
-  }
-  if (!existsSync(statePaths(stateDir).token)) {
-    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no token (never enrolled, or revoked: the agent deletes its token on -32002)`, 'enroll again with a new token from "agent issue --host-id"'));
-    return 1;
-  }
+  const settings = files.settings;
   const allowInsecure = p.flags.has('allow-insecure') || settings.allow_insecure === true;
   for (const url of settingsServerUrls(settings)) {
     const problem = checkServerUrl(url, allowInsecure);
@@ -612,7 +709,7 @@ async function waitForWritableStateDir(stateDir: string, w: StateDirWait): Promi
   }
 }
 
-function cmdStatus(args: string[]): number {
+async function cmdStatus(args: string[]): Promise<number> {
   const p = parseArgs(args, ['state-dir', 'json']);
   if (p.flags.has('help')) return help('status');
   const stateDir = resolve(str(p, 'state-dir', true));
@@ -630,20 +727,28 @@ function cmdStatus(args: string[]): number {
   try {
     snap = readBufferSnapshot(paths.bufferDb);
   } catch (err) {
+    // a full disk (SQLITE_IOERR_SHMSIZE: no room for the -shm index) or no permission says
+    // nothing of the buffer: E_DISK_FULL and E_FILE_ACCESS, not E_BUFFER "check it"
     const full = err instanceof BufferStorageError && err.kind === 'disk_full';
+    const denied = err instanceof BufferStorageError && (err.kind === 'read_only' || err.kind === 'cannot_open') ? bufferUncheckable(paths.bufferDb, 'read') : null;
     const disk = diskOf(stateDir);
-    diag(
-      formatCliError(
-        'E_BUFFER',
-        (err as Error).message,
-        full
-          ? `${disk.disk_free_bytes === null ? 'the' : `${disk.disk_free_bytes} bytes free on the`} state dir's filesystem: free space there (the buffer cannot be read until then)`
-          : `check it with: cortex-agent buffer check --state-dir ${stateDir}`,
-      ),
-    );
+    if (full) {
+      diag(
+        formatCliError(
+          'E_DISK_FULL',
+          (err as Error).message,
+          `${disk.disk_free_bytes === null ? 'the' : `${disk.disk_free_bytes} bytes free on the`} state dir's filesystem: free space there (df ${stateDir}; the buffer cannot be read until then, nothing in it is lost)`,
+        ),
+      );
+    } else if (denied?.code === 'E_FILE_ACCESS') diag(formatCliError('E_FILE_ACCESS', denied.message, denied.hint));
+    else diag(formatCliError('E_BUFFER', (err as Error).message, `check it with: cortex-agent buffer check --state-dir ${stateDir}`));
     return 1;
   }
   const { file, problem: statusFileProblem } = readStatusFileChecked(stateDir);
+  // What run would refuse to start on (agent.json, the token, host_id), read as run reads them:
+  // status showed identity from status.json and nothing wrong with an agent that cannot start.
+  const startFiles = await readStartFiles(stateDir);
+  const startProblem = 'problem' in startFiles ? startFiles.problem : null;
   const agentJson = rawAgentJson(stateDir); // read once: the servers when status.json has none, the unknown keys
   // A damaged status.json (H32) says nothing of the agent: whether one runs is run.lock's to tell.
   const lockPid = statusFileProblem !== null ? runLockHolder(stateDir) : null;
@@ -660,6 +765,8 @@ function cmdStatus(args: string[]): number {
     pid: running ? (file?.pid ?? lockPid) : null,
     // status.json there but not showable: why (its state, server, sources and last error are then not shown)
     status_file_problem: statusFileProblem,
+    // a state file run cannot start with (agent.json, token, host_id): run's error, as it would print it
+    start_problem: startProblem === null ? null : { file: startProblem.file, code: startProblem.code, message: startProblem.message, hint: startProblem.hint },
     host_id: file?.host_id ?? safeHostId(stateDir),
     server_url: file?.server_url ?? null,
     server_urls: file?.server_urls ?? safeServerUrls(agentJson),
@@ -723,6 +830,16 @@ function cmdStatus(args: string[]): number {
           printable(
             `note:         ${join(stateDir, STATUS_FILE)} is damaged (${status.status_file_problem}): the agent's state, server, sources and last error are not shown` +
               (running ? `; the running agent rewrites it within ${STATUS_REFRESH_MS / 1000} s` : '; the agent rewrites it when it next runs'),
+          ),
+        ]
+      : []),
+    // a file this user may not read says nothing of whether run (as the agent's user) can start
+    ...(startProblem !== null && startProblem.code === 'E_FILE_ACCESS' && startProblem.message.includes('may not read it')
+      ? [printable(`note:         ${startProblem.file}: this user (${currentUserName()}) may not read it, so whether run can start is not shown: run status as the agent's user or as root`)]
+      : startProblem !== null
+      ? [
+          printable(
+            `problem:      ${startProblem.file}: error[${startProblem.code}] ${startProblem.message}${startProblem.message.includes('run cannot start') ? '' : running ? '; the next start fails until this is mended' : ': run cannot start until this is mended'} — ${startProblem.hint}`,
           ),
         ]
       : []),
@@ -898,7 +1015,7 @@ export async function main(argv: readonly string[], extensions: CliExtensions = 
       case 'run':
         return await cmdRun(rest, extensions);
       case 'status':
-        return cmdStatus(rest);
+        return await cmdStatus(rest);
       case 'buffer':
         return cmdBuffer(rest);
       default:

@@ -11,6 +11,7 @@ import { AGENT_STATE_MACHINE, type AgentState } from '@cortex/agent-protocol';
 import type { RecoveryReport } from './buffer/heal.js';
 import type { SourceStatus } from './agent-sources.js';
 import { isDiskFullCode } from '../common/errors.js';
+import { nodeProcessAlive } from '../common/process.js';
 
 export const STATUS_FILE = 'status.json';
 
@@ -194,11 +195,11 @@ export function statusFileProblem(v: unknown): string | null {
   return null;
 }
 
+/**
+ * Whether the agent that wrote status.json (its pid) still runs: the test run.lock uses
+ * (common/process.ts nodeProcessAlive: a node or cortex process at that pid, as /proc says).
+ * kill(pid, 0) alone took a dead agent for a running one once its pid was reused.
+ */
 export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as { code?: string }).code === 'EPERM';
-  }
+  return nodeProcessAlive(pid);
 }

@@ -5,6 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
+import { stripBom } from './token-store.js';
 
 export class TokenInputError extends Error {
   override readonly name = 'TokenInputError';
@@ -87,7 +88,7 @@ export async function readTokenInput(input: TokenInput, stdin: () => Promise<str
   return { token: token as string, from: 'argument' };
 }
 
-/** The text without surrounding whitespace and without anything after its first line. */
+/** The text without a byte order mark (as DIR/token is read), surrounding whitespace, and anything after its first line. */
 function firstLine(text: string): string {
-  return (text.split(/\r?\n/, 1)[0] ?? '').trim();
+  return (stripBom(text).split(/\r?\n/, 1)[0] ?? '').trim();
 }

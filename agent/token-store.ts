@@ -39,6 +39,14 @@ export function checkToken(token: string): string | null {
   return null;
 }
 
+/**
+ * `text` without a leading UTF-8 byte order mark (an editor on Windows writes one): the token in
+ * DIR/token and in `enroll --token-file` is read the same way, with or without it.
+ */
+export function stripBom(text: string): string {
+  return text.startsWith('\uFEFF') ? text.slice(1) : text;
+}
+
 /** The stored token, or null when there is no token file. */
 export async function readToken(stateDir: string): Promise<string | null> {
   const path = tokenPath(stateDir);
@@ -49,7 +57,8 @@ export async function readToken(stateDir: string): Promise<string | null> {
     if (isErrno(err, 'ENOENT')) return null;
     throw wrap(err, `cannot read token file ${path}`);
   }
-  const token = text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text;
+  const body = stripBom(text);
+  const token = body.endsWith('\r\n') ? body.slice(0, -2) : body.endsWith('\n') ? body.slice(0, -1) : body;
   const problem = checkToken(token);
   if (problem !== null) throw new TokenStoreError(`token file ${path} is malformed: ${problem}; re-enroll the agent`, 'EMALFORMED');
   return token;

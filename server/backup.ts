@@ -9,6 +9,8 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { DEFAULT_DB, UsageError } from './settings.js';
+import { emptyDbError, sqliteAccessError, sqliteBusyError, sqliteDiskFullError, sqliteNotADbError } from './cli-db.js';
+import { notASqliteFileError } from './cli/sqlite-path.js';
 
 export const BACKUP_HELP = `Usage: cortex-server backup --to FILE [--db PATH] [--json]
 
@@ -41,6 +43,10 @@ export async function backupSqlite(dbPath: string, to: string): Promise<BackupRe
   const source = resolve(dbPath);
   const target = resolve(to);
   if (!existsSync(source)) throw new UsageError(`no database at ${source}: pass the server's --db PATH`, { code: 'E_DB_OPEN' });
+  const st = statSync(source);
+  const notAFile = notASqliteFileError(source, st, `--db ${source}`, "pass the server's --db PATH");
+  if (notAFile !== undefined) throw notAFile;
+  if (st.size === 0) throw emptyDbError(source);
   if (source === target) throw new UsageError('--to names the database itself: choose another file');
   if (existsSync(target)) throw new UsageError(`${target} already exists: remove it or choose another --to FILE (a backup never overwrites)`, { code: 'E_FILE_EXISTS' });
   // The copy holds every log and the token hashes: private like the database (DECISIONS H47).
@@ -51,7 +57,23 @@ export async function backupSqlite(dbPath: string, to: string): Promise<BackupRe
   const partial = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
   // fileMustExist: never create an empty database at a mistyped --db. Not read-only: a
   // read-only connection cannot open a WAL database whose -shm file is gone (server stopped).
-  const db = new Database(source, { fileMustExist: true, timeout: 5000 });
+  // A file that is no cortex database (garbage, truncated), a full disk, a lock held by another
+  // process, no permission: said as such (they printed E_INTERNAL SQLITE_NOTADB "this is a bug").
+  const since = Date.now();
+  const classified = (error: unknown): unknown =>
+    sqliteNotADbError(error, source) ?? sqliteDiskFullError(error, source) ?? sqliteBusyError(error, source, Date.now() - since) ?? sqliteAccessError(error, source) ?? error;
+  const db = (() => {
+    let opened: Database.Database | undefined;
+    try {
+      opened = new Database(source, { fileMustExist: true, timeout: 5000 });
+      // the header is read at the first statement, not at the open
+      opened.prepare('SELECT count(*) FROM sqlite_master').get();
+      return opened;
+    } catch (error) {
+      opened?.close();
+      throw classified(error);
+    }
+  })();
   try {
     let pages = 0;
     closeSync(openSync(partial, 'wx', 0o600));
@@ -78,7 +100,7 @@ export async function backupSqlite(dbPath: string, to: string): Promise<BackupRe
     return { db: source, to: target, bytes: statSync(target).size, pages };
   } catch (error) {
     for (const f of [partial, `${partial}-wal`, `${partial}-shm`, `${partial}-journal`]) rmSync(f, { force: true });
-    throw error;
+    throw classified(error);
   } finally {
     db.close();
   }

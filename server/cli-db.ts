@@ -3,11 +3,13 @@
 // the command table there only gains small hooks.
 import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import { currentUserName } from '../common/process.js';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
+import Database from 'better-sqlite3';
+import { DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './db/dialect.js';
 import { defaultPostgresUser } from './db/pg-user.js';
 import type { Storage } from './db/storage.js';
-import { isUnreachableCode } from '../common/errors.js';
+import { isDiskFullCode, isUnreachableCode } from '../common/errors.js';
 import { NO_SLOT_HINT, READ_ONLY_DB_HINT, isDatabaseUnreachable, noConnectionSlot } from './db/outage.js';
 import { DEFAULT_DB, UsageError } from './settings.js';
 import { notASqliteFileError } from './cli/sqlite-path.js';
@@ -159,7 +161,51 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
 
 /** Any of the database-opening errors below as the user's error (E_DB_OPEN), or undefined. */
 export function dbOpenError(error: unknown, db: string): UsageError | undefined {
-  return postgresOpenError(error, db) ?? sqliteNotADbError(error, db) ?? sqlitePathError(error, db) ?? sqliteAccessError(error, db);
+  return postgresOpenError(error, db) ?? sqliteNotADbError(error, db) ?? sqliteBusyError(error, db) ?? sqlitePathError(error, db) ?? sqliteAccessError(error, db);
+}
+
+/** The SQLite code of `error` or of its cause ('' when none). */
+function sqliteCode(error: unknown): string {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  const code = typeof e?.code === 'string' ? e.code : e?.cause?.code;
+  return typeof code === 'string' ? code : '';
+}
+
+/**
+ * A SQLite database another process holds locked (SQLITE_BUSY after the busy timeout, or
+ * SQLITE_LOCKED: a sqlite3 shell in BEGIN EXCLUSIVE, a tool with a write transaction left
+ * open), as the user's error (E_DB_OPEN: it could not be opened; nothing was changed) saying so,
+ * how long it waited, and how to find the holder; undefined for anything else. `serve` and
+ * `migrate` printed E_INTERNAL SQLITE_BUSY "this is a bug", the admin commands "give --db".
+ */
+export function sqliteBusyError(error: unknown, path: string, waitedMs: number = DEFAULT_SQLITE_BUSY_TIMEOUT_MS): UsageError | undefined {
+  if (/^postgres(ql)?:\/\//i.test(path)) return undefined;
+  const code = sqliteCode(error);
+  if (!code.startsWith('SQLITE_BUSY') && !code.startsWith('SQLITE_LOCKED')) return undefined;
+  path = resolve(path);
+  return new UsageError(
+    `the database ${path} is locked by another process (${code}): waited ${Math.round(waitedMs / 100) / 10} s for its lock; nothing was changed`,
+    {
+      code: 'E_DB_OPEN',
+      hint: `find the process that holds it (fuser -v ${path} ${path}-wal, or lsof ${path}) — a sqlite3 shell in a transaction, a copy or backup tool; a running cortex-server holds it open without locking others out — end or stop it, then run the command again`,
+    },
+  );
+}
+
+/**
+ * A SQLite database on a full disk (SQLITE_FULL, ENOSPC, SQLITE_IOERR_SHMSIZE: no room for its
+ * -shm index), as E_DISK_FULL (exit 1: the path is right, the disk is full); undefined for
+ * anything else. The admin commands said E_DB_OPEN "give --db with the database file that serve uses".
+ */
+export function sqliteDiskFullError(error: unknown, path: string): Error | undefined {
+  if (/^postgres(ql)?:\/\//i.test(path)) return undefined;
+  const code = sqliteCode(error);
+  if (!isDiskFullCode(code)) return undefined;
+  path = resolve(path);
+  return Object.assign(new Error(`cannot use the database ${path}: its disk is full (${code}${code === 'SQLITE_IOERR_SHMSIZE' ? ': SQLite could not make its -shm index beside it' : ''}); nothing was changed`), {
+    code: 'E_DISK_FULL',
+    hint: `free space on the disk of ${path} (df ${dirname(path)}), then run the command again; nothing already stored is lost`,
+  });
 }
 
 /**
@@ -219,6 +265,43 @@ export function sqliteNotADbError(error: unknown, path: string): UsageError | un
   });
 }
 
+/**
+ * An existing SQLite file with nothing of a database in it: 'empty' (0 bytes: a database cut
+ * short — a truncated copy, a disk that filled while it was written — or a file made by
+ * mistake) or 'no_schema' (a SQLite file without a single table); null otherwise, or when it
+ * cannot be told here (the open that follows says why). Read only: nothing is written to it.
+ */
+export function sqliteEmptiness(path: string): 'empty' | 'no_schema' | null {
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return null;
+  }
+  if (size === 0) return 'empty';
+  let db: InstanceType<typeof Database> | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const row = db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number };
+    return row.n === 0 ? 'no_schema' : null;
+  } catch {
+    return null;
+  } finally {
+    db?.close();
+  }
+}
+
+/** What an admin command says of a file sqliteEmptiness finds empty (E_DB_OPEN, exit 2; nothing written to it). */
+export function emptyDbError(path: string, kind: 'empty' | 'no_schema' = 'empty'): UsageError {
+  return new UsageError(
+    `${path} ${kind === 'empty' ? 'is empty (0 bytes)' : 'is a SQLite file without a single table'}: it is not a cortex database — perhaps one cut short (a truncated copy, a disk that filled); nothing was written to it`,
+    {
+      code: 'E_DB_OPEN',
+      hint: 'restore the latest `cortex-server backup` copy (docs/operations.md), or give --db the database file that serve uses; serve and migrate create a new database at a path where no file exists',
+    },
+  );
+}
+
 export function poolArg(value: string | undefined): number {
   if (value === undefined) return DEFAULT_DB_POOL;
   if (!/^\d+$/.test(value) || Number(value) < 2 || Number(value) > 1000) {
@@ -253,6 +336,18 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
   return storage;
 }
 
+/**
+ * What serve and migrate say when the SQLite file they are to use exists and is empty (0
+ * bytes, or no table): they make a new database in it (a file made beforehand with the owner
+ * and mode wanted), but it may be the server's database cut short. Null otherwise.
+ */
+export function sqliteFileEmptyText(db: string, emptiness: (path: string) => 'empty' | 'no_schema' | null): string | null {
+  if (/^postgres(ql)?:\/\//i.test(db)) return null;
+  const kind = emptiness(db);
+  if (kind === null) return null;
+  return `the database file ${db} ${kind === 'empty' ? 'is empty (0 bytes)' : 'has no table'}: a new, empty database is made in it. If it held the server's data (a copy cut short, a disk that filled), stop the server and restore the latest \`cortex-server backup\` copy instead`;
+}
+
 export const MIGRATE_HELP = `Usage: cortex-server migrate [--db PATH|URL] [--json]
 
   Brings the database to this version's schema and exits (serve does the same at start).
@@ -265,12 +360,14 @@ export const MIGRATE_HELP = `Usage: cortex-server migrate [--db PATH|URL] [--jso
 /** `cortex-server migrate`: returns what to print on stdout. */
 export async function migrateCommand(values: { db?: string | undefined; json?: boolean | undefined }): Promise<string> {
   const db = checkDbArg(dbArg(values.db));
+  const emptyFile = parseDbTarget(db).dialect === 'sqlite' ? sqliteFileEmptyText(db, sqliteEmptiness) : null;
+  if (emptyFile !== null) process.stderr.write(`cortex-server: note: ${emptyFile}\n`);
   const [{ openStorage }, { migrateToLatest, migrationLockWaitMessage, DatabaseRefusedError }] = await Promise.all([
     import('./db/open.js'),
     import('./db/migrations/index.js'),
   ]);
   const storage = await openStorage(db, { poolSize: 1 }).catch((error: unknown) => {
-    throw dbOpenError(error, db) ?? error;
+    throw dbOpenError(error, db) ?? sqliteDiskFullError(error, db) ?? error;
   });
   try {
     const applied = await migrateToLatest(storage, (holder) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(holder)}\n`));
@@ -280,7 +377,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
       : `applied ${applied.length} migration(s) to the ${storage.dialect} database: ${applied.join(', ')}`;
   } catch (error) {
     if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN', hint: '' });
-    throw postgresOpenError(error, db) ?? error;
+    throw dbOpenError(error, db) ?? sqliteDiskFullError(error, db) ?? error;
   } finally {
     await storage.close();
   }

@@ -299,6 +299,13 @@ CREATE TABLE IF NOT EXISTS source_positions (
 INSERT OR IGNORE INTO meta VALUES (1, ${SCHEMA_VERSION}, 1, 0, 0, 0, 0, NULL, NULL);
 `;
 
+/** The tables of a SQLite file that has some but no `meta` (not a buffer: another program's), listed; null otherwise. */
+function foreignTables(db: BetterSqlite3.Database): string | null {
+  const names = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all().map((r) => r.name);
+  if (names.length === 0 || names.includes('meta')) return null;
+  return `${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … (${names.length} in all)` : ''}`;
+}
+
 const META_COLUMNS =
   'schema_version, next_seq, acked_seq, queue_depth, buffer_bytes, evicted_entries, evicted_oldest_seq, evicted_newest_seq';
 
@@ -461,6 +468,14 @@ export class DurableBuffer {
       // mode (0644 after enroll until run tightened it); -wal and -shm take the file's (H49).
       if (path !== ':memory:' && !existsSync(path)) closeSync(openSync(path, 'a', 0o600));
       db = new Database(path);
+      // Another program's SQLite file put at this path (tables, none of them the buffer's meta)
+      // is not made into a buffer (its tables were written into it): it is refused as not a
+      // buffer ('corrupt'), so the agent moves it aside, kept, as it does a damaged file. Read
+      // before anything is written; a file without tables (a new one) is initialised below.
+      const foreign = foreignTables(db);
+      if (foreign !== null) {
+        throw new BufferStorageError('corrupt', 'open', path, undefined, new Error(`not a buffer database: it holds tables of another application (${foreign}) and not the buffer's meta table`));
+      }
       // Takes effect only when this creates the file (before its first page is written).
       db.pragma(`page_size = ${BUFFER_PAGE_SIZE}`);
       const mode = db.pragma('journal_mode = WAL', { simple: true });

@@ -96,7 +96,7 @@ export interface OpenDbOptions {
  */
 export async function openDb(db: string | undefined, options: OpenDbOptions = {}): Promise<Storage> {
   // --db, else $CORTEX_DB, else the default file; a postgres:// URL goes to PostgreSQL.
-  const { checkDbArg, dbArg, openDbForCli, sqliteNotADbError } = await import('../cli-db.js');
+  const { checkDbArg, dbArg, emptyDbError, openDbForCli, sqliteBusyError, sqliteDiskFullError, sqliteEmptiness, sqliteNotADbError } = await import('../cli-db.js');
   const given = db ?? (process.env['CORTEX_DB'] !== undefined && process.env['CORTEX_DB'] !== '' ? process.env['CORTEX_DB'] : undefined);
   const value = checkDbArg(dbArg(given));
   const { parseDbTarget } = await import('../db/open.js');
@@ -104,20 +104,28 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
   const path = resolve(value);
   const create = options.create === true && given !== undefined;
   const exists = checkSqlitePath(path, given !== undefined, create, options.localOnly === true);
+  // An existing file with nothing in it (0 bytes, or not one table) is no database of ours: it
+  // was made into a new, empty one, and a truncated database read as a fleet without agents.
+  const empty = exists ? sqliteEmptiness(path) : null;
+  if (empty !== null) throw emptyDbError(path, empty);
   const [{ openSqliteStorage }, { migrateToLatest, DatabaseRefusedError }] = await Promise.all([import('../db/dialect.js'), import('../db/migrations/index.js')]);
   let storage: Storage;
+  const since = Date.now();
+  // Not a path problem: a full disk (E_DISK_FULL, exit 1) and a database another process holds
+  // locked are said as such (both read "give --db with the database file that serve uses").
+  const classified = (error: unknown) => sqliteNotADbError(error, path) ?? sqliteDiskFullError(error, path) ?? sqliteBusyError(error, path, Date.now() - since);
   try {
     storage = openSqliteStorage({ path, mustExist: !create });
   } catch (error) {
     if (installProblem(error) !== undefined) throw error; // said as it is (describeCliError), not as a --db problem
-    throw sqliteNotADbError(error, path) ?? new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
+    throw classified(error) ?? new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
   }
   try {
     await migrateToLatest(storage);
   } catch (error) {
     await storage.close();
     if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
-    throw sqliteNotADbError(error, path) ?? error;
+    throw classified(error) ?? error;
   }
   if (!exists) err(`${PROG}: created a new database at ${path}`);
   return storage;

@@ -86,7 +86,7 @@ export async function serve(args: string[]): Promise<void> {
       { code: 'E_CONFIG' },
     );
   }
-  const { checkDbArg, poolArg } = await import('../cli-db.js');
+  const { checkDbArg, poolArg, sqliteEmptiness, sqliteFileEmptyText } = await import('../cli-db.js');
   checkDbArg(settings.db);
   const dbPool = poolArg(values['db-pool']);
   const serverId = values['server-id'];
@@ -119,6 +119,10 @@ export async function serve(args: string[]): Promise<void> {
   // A database out of reach at start (PostgreSQL still starting at boot, restarting, on a host
   // that is not up yet) is waited for, up to --db-wait-secs: exiting at once made systemd
   // give up after five quick restarts, and the server stayed down once PostgreSQL was up.
+  // A database file of 0 bytes is made into a new database, as a path with none is (a file
+  // made beforehand with the right owner and mode); said, as it may also be one cut short.
+  const emptyFile = sqliteFileEmptyText(settings.db, sqliteEmptiness);
+  if (emptyFile !== null) logger.warn({ db: settings.db }, emptyFile);
   const giveUpAt = Date.now() + dbWaitSecs * 1000;
   let said = 0;
   let server: Awaited<ReturnType<typeof startServer>>;

@@ -69,8 +69,11 @@ function tightenToOwner(path: string): void {
   }
 }
 
+/** How long a connection waits for another's lock before SQLITE_BUSY (SqliteStorageOptions.busyTimeoutMs's default). */
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
+
 export function openSqliteStorage(options: SqliteStorageOptions): Storage {
-  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_SQLITE_BUSY_TIMEOUT_MS;
   const inMemory = options.path === ':memory:';
   const file = inMemory ? options.path : resolve(options.path);
   if (!inMemory && options.mustExist !== true) {

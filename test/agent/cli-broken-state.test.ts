@@ -1,0 +1,325 @@
+// `cortex-agent` on a state folder an operator (or a disk) broke: each is said as what it is,
+// with a catalogued code and what to do, never E_INTERNAL "this is a bug", and never a sound
+// buffer called damaged. The CLI bundled from agent/cli.ts; the cases that need root (another
+// user, a small tmpfs) say so and are not run without it.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DurableBuffer } from '../../agent/buffer/buffer.js';
+import { openHealing } from '../../agent/buffer/heal.js';
+import { writeStatusFile } from '../../agent/status-file.js';
+import { bundleChild } from './fixtures/bundle.js';
+import { TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
+import { FakeServer } from './helpers/fake-server.js';
+
+let cli = '';
+beforeAll(async () => {
+  cli = await bundleChild(new URL('../../agent/cli.ts', import.meta.url).pathname, tempDir(), 'cli');
+}, 60_000);
+afterAll(cleanupDirs);
+
+const servers: FakeServer[] = [];
+const mounts: string[] = [];
+afterEach(async () => {
+  for (const s of servers.splice(0)) await s.close();
+  for (const m of mounts.splice(0)) {
+    execFileSync('umount', ['-l', m], { stdio: 'ignore' });
+    rmSync(m, { recursive: true, force: true });
+  }
+});
+
+const isRoot = process.getuid?.() === 0;
+const NOBODY = 65534;
+
+interface Result {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function agentCli(args: string[], as?: number): Result {
+  if (as !== undefined) chmodSync(dirname(cli), 0o755); // the bundle's temp folder (0700): let the other user load it
+  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 20_000, ...(as !== undefined ? { uid: as, gid: as } : {}) });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** An enrolled state folder made by hand: agent.json (to `url`), host_id, token, buffer.db. */
+function stateDir(url = 'ws://127.0.0.1:9/ws/agent', dir = tempDir()): string {
+  writeFileSync(join(dir, 'agent.json'), JSON.stringify({ server_url: url, allow_insecure: true }), { mode: 0o600 });
+  writeFileSync(join(dir, 'host_id'), `${randomUUID()}\n`);
+  writeFileSync(join(dir, 'token'), TOKEN, { mode: 0o600 });
+  DurableBuffer.open(join(dir, 'buffer.db')).close();
+  return dir;
+}
+
+/** A tmpfs of `bytes` (root only; null where it cannot be mounted). */
+function smallDisk(bytes: number): string | null {
+  const dir = mkdtempSync(join(tmpdir(), 'cortex-brokenstate-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return null;
+  }
+  mounts.push(dir);
+  return dir;
+}
+
+function fill(dir: string): void {
+  const fd = openSync(join(dir, 'fill'), 'w');
+  try {
+    for (;;) writeSync(fd, Buffer.alloc(4096));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function noInternal(r: Result): void {
+  expect(r.stderr).not.toContain('E_INTERNAL');
+  expect(r.stderr).not.toMatch(/this is a bug|\n\s+at /);
+}
+
+describe('run on state files it cannot use: E_FILE_ACCESS / E_TOKEN, once, exit 1', () => {
+  it('agent.json, token or host_id a folder: E_FILE_ACCESS naming the file (agent.json was E_INTERNAL EISDIR; the token was retried forever)', () => {
+    for (const file of ['agent.json', 'token', 'host_id']) {
+      const dir = stateDir();
+      rmSync(join(dir, file));
+      mkdirSync(join(dir, file));
+      const r = agentCli(['run', '--state-dir', dir]);
+      expect(r.code, file).toBe(1);
+      expect(r.stderr, file).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot read ${join(dir, file)} (EISDIR): it is a folder, not a file; run cannot start until this is mended — move it aside`);
+      noInternal(r);
+    }
+  });
+
+  it('agent.json or token this user may not read (as nobody): E_FILE_ACCESS saying so (agent.json was E_INTERNAL EACCES)', () => {
+    if (!isRoot) {
+      console.warn('run as another user: needs root; not run');
+      return;
+    }
+    for (const file of ['agent.json', 'token']) {
+      const dir = stateDir();
+      chmodSync(dir, 0o755);
+      for (const f of readdirSync(dir)) chownSync(join(dir, f), NOBODY, NOBODY);
+      chownSync(dir, NOBODY, NOBODY);
+      chmodSync(join(dir, file), 0o000);
+      const r = agentCli(['run', '--state-dir', dir], NOBODY);
+      expect(r.code, file).toBe(1);
+      expect(r.stderr, file).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot read ${join(dir, file)} (EACCES): this user (nobody) may not read it`);
+      noInternal(r);
+    }
+  });
+
+  it('a malformed token (empty, cut short, with spaces) stops run with E_TOKEN exit 1 instead of retrying forever', () => {
+    for (const bad of ['', TOKEN.slice(0, 20), `${TOKEN.slice(0, 20)} ${TOKEN.slice(20)}`]) {
+      const dir = stateDir();
+      writeFileSync(join(dir, 'token'), bad);
+      const r = agentCli(['run', '--state-dir', dir]);
+      expect(r.code, JSON.stringify(bad)).toBe(1);
+      expect(r.stderr).toContain(`cortex-agent: error[E_TOKEN]: token file ${join(dir, 'token')} is malformed: `);
+      expect(r.stderr).not.toContain('connection attempt failed');
+    }
+  });
+
+  it('a token file with a UTF-8 BOM is read as enroll --token-file reads it: the token without it', async () => {
+    const server = await FakeServer.start();
+    servers.push(server);
+    const dir = stateDir(server.url);
+    writeFileSync(join(dir, 'token'), `\uFEFF${TOKEN}\n`);
+    const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir], { stdio: 'ignore' });
+    try {
+      const hello = await server.next<{ token: string }>('hello');
+      expect(hello.token).toBe(TOKEN);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+});
+
+describe('status', () => {
+  it('a dead agent whose pid another program reuses is not running (kill(0) alone said it was)', async () => {
+    const dir = stateDir();
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => other.once('spawn', resolve));
+      await writeStatusFile(dir, {
+        pid: other.pid!,
+        updated_at: new Date().toISOString(),
+        state: 'Active',
+        stopped: false,
+        server_url: 'ws://127.0.0.1:9/ws/agent',
+        session_id: 'sess',
+        host_id: readFileSync(join(dir, 'host_id'), 'utf8').trim(),
+        last_error: null,
+        sources_paused: false,
+        sources: [],
+        batch_entries: 0,
+        send_rate_cap: null,
+      });
+      const r = agentCli(['status', '--state-dir', dir, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const s = JSON.parse(r.stdout) as { running: boolean; state: string; status_file_problem: unknown };
+      expect(s.status_file_problem).toBeNull();
+      expect(s.running).toBe(false);
+      expect(s.state).toBe('Disconnected');
+    } finally {
+      other.kill('SIGKILL');
+    }
+  });
+
+  it('says what keeps run from starting (agent.json damaged, token missing, host_id a folder), as run would say it', () => {
+    const cases: [string, (dir: string) => void, string][] = [
+      ['agent.json', (dir) => writeFileSync(join(dir, 'agent.json'), '{"server_url": '), 'E_AGENT_START'],
+      ['token', (dir) => rmSync(join(dir, 'token')), 'E_NOT_ENROLLED'],
+      ['host_id', (dir) => (rmSync(join(dir, 'host_id')), mkdirSync(join(dir, 'host_id'))), 'E_FILE_ACCESS'],
+    ];
+    for (const [file, breakIt, code] of cases) {
+      const dir = stateDir();
+      breakIt(dir);
+      const text = agentCli(['status', '--state-dir', dir]);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toMatch(new RegExp(`^problem: +${file}: error\\[${code}\\] .*run cannot start until this is mended`, 'm'));
+      const json = JSON.parse(agentCli(['status', '--state-dir', dir, '--json']).stdout) as { start_problem: { file: string; code: string } | null };
+      expect(json.start_problem).toMatchObject({ file, code });
+      const run = agentCli(['run', '--state-dir', dir]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(`error[${code}]`);
+    }
+    const sound = JSON.parse(agentCli(['status', '--state-dir', stateDir(), '--json']).stdout) as { start_problem: unknown };
+    expect(sound.start_problem).toBeNull();
+  });
+});
+
+describe('a buffer that cannot be opened for want of space or permission is not called damaged', () => {
+  it('full disk: status E_DISK_FULL (was E_BUFFER on SQLITE_IOERR_SHMSIZE), buffer check "cannot check: disk full" E_DISK_FULL, not DAMAGED', () => {
+    const disk = smallDisk(2 * 1024 * 1024);
+    if (disk === null) {
+      console.warn('a full disk: needs a tmpfs mount (root); not run');
+      return;
+    }
+    const dir = join(disk, 'state');
+    mkdirSync(dir, { mode: 0o700 });
+    stateDir('ws://127.0.0.1:9/ws/agent', dir);
+    rmSync(join(dir, 'buffer.db.reserve'), { force: true });
+    for (const f of ['buffer.db-shm', 'buffer.db-wal']) rmSync(join(dir, f), { force: true });
+    fill(disk);
+    const status = agentCli(['status', '--state-dir', dir]);
+    expect(status.code).toBe(1);
+    expect(status.stderr).toMatch(/^cortex-agent: error\[E_DISK_FULL\]: .*SQLITE_IOERR_SHMSIZE.* — \d+ bytes free on the state dir's filesystem: free space there/m);
+    for (const json of [false, true]) {
+      const check = agentCli(['buffer', 'check', '--state-dir', dir, ...(json ? ['--json'] : [])]);
+      expect(check.code).toBe(1);
+      expect(check.stdout).not.toContain('DAMAGED');
+      expect(check.stderr).not.toContain('moves the file aside');
+      expect(check.stderr).toContain(`cortex-agent: error[E_DISK_FULL]: cannot check ${join(dir, 'buffer.db')}: disk full (SQLITE_IOERR_SHMSIZE`);
+      if (json) expect(JSON.parse(check.stdout)).toMatchObject({ ok: false, error: { code: 'E_DISK_FULL' } });
+    }
+  });
+
+  it('a buffer.db this user may not read (as nobody): buffer check E_FILE_ACCESS "permission denied", not DAMAGED', () => {
+    if (!isRoot) {
+      console.warn('buffer check as another user: needs root; not run');
+      return;
+    }
+    const dir = stateDir();
+    chmodSync(dir, 0o755);
+    chmodSync(join(dir, 'buffer.db'), 0o000);
+    const check = agentCli(['buffer', 'check', '--state-dir', dir], NOBODY);
+    expect(check.code).toBe(1);
+    expect(check.stdout).not.toContain('DAMAGED');
+    expect(check.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot check ${join(dir, 'buffer.db')}: permission denied: this user (nobody) may not read the file`);
+  });
+});
+
+describe('buffer check without a buffer.db', () => {
+  it('error[E_NOT_ENROLLED] as status says it; --json prints {ok: false, error}', () => {
+    const dir = tempDir();
+    const r = agentCli(['buffer', 'check', '--state-dir', dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`cortex-agent: error[E_NOT_ENROLLED]: ${dir} has no buffer.db; is it an enrolled agent's state dir? — cortex-agent enroll --state-dir ${dir}\n`);
+    const j = agentCli(['buffer', 'check', '--state-dir', dir, '--json']);
+    expect(j.code).toBe(1);
+    expect(JSON.parse(j.stdout)).toEqual({
+      ok: false,
+      path: join(dir, 'buffer.db'),
+      error: { code: 'E_NOT_ENROLLED', message: `${dir} has no buffer.db; is it an enrolled agent's state dir?`, hint: `cortex-agent enroll --state-dir ${dir}` },
+    });
+  });
+});
+
+describe('enroll that cannot write the state folder: the token was not sent', () => {
+  it('agent.json a folder: E_FILE_ACCESS "the token was not sent and is still good" (was E_ENROLL "get a new token"); no hello', async () => {
+    const server = await FakeServer.start();
+    servers.push(server);
+    const dir = tempDir();
+    mkdirSync(join(dir, 'agent.json'));
+    const r = agentCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot write the state folder ${dir}: cannot write ${join(dir, 'agent.json')}: EISDIR (nothing was enrolled; the token was not sent and is still good)`);
+    expect(r.stderr).not.toContain('E_ENROLL');
+    expect(server.sessions.length).toBe(0);
+  });
+
+  it('a full disk: E_DISK_FULL, the token not sent', async () => {
+    const disk = smallDisk(1024 * 1024);
+    if (disk === null) {
+      console.warn('enroll on a full disk: needs a tmpfs mount (root); not run');
+      return;
+    }
+    const server = await FakeServer.start();
+    servers.push(server);
+    const dir = join(disk, 'state');
+    mkdirSync(dir, { mode: 0o700 });
+    fill(disk);
+    const r = agentCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[E_DISK_FULL\]: cannot write the state folder .*ENOSPC \(nothing was enrolled; the token was not sent and is still good\)/);
+    expect(server.sessions.length).toBe(0);
+  });
+});
+
+describe("another program's SQLite file at buffer.db", () => {
+  it('is not written into: the healing open moves it aside, kept whole, and starts a buffer; buffer check calls it damaged, as run treats it', () => {
+    const dir = tempDir();
+    const path = join(dir, 'buffer.db');
+    const other = new Database(path);
+    other.exec("CREATE TABLE foo (x TEXT); INSERT INTO foo VALUES ('theirs')");
+    other.close();
+    const check = agentCli(['buffer', 'check', '--state-dir', dir]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain('DAMAGED');
+    const { buffer, recovery } = openHealing(dir);
+    try {
+      expect(recovery?.moved_to).toMatch(/buffer\.db\.corrupt-/);
+      expect(recovery?.reason).toContain('not a buffer database: it holds tables of another application (foo)');
+      const kept = new Database(recovery!.moved_to, { readonly: true });
+      try {
+        expect(kept.prepare('SELECT name FROM sqlite_master WHERE type = ? ORDER BY name').all('table')).toEqual([{ name: 'foo' }]);
+        expect(kept.prepare('SELECT x FROM foo').all()).toEqual([{ x: 'theirs' }]);
+      } finally {
+        kept.close();
+      }
+      expect(buffer.nextSeq).toBeGreaterThan(0);
+    } finally {
+      buffer.close();
+    }
+  });
+
+  it('an empty file (no tables) is still made into a buffer', () => {
+    const dir = tempDir();
+    const path = join(dir, 'buffer.db');
+    writeFileSync(path, '');
+    const buffer = DurableBuffer.open(path);
+    buffer.close();
+    expect(statSync(path).size).toBeGreaterThan(0);
+    expect(readdirSync(dir).some((f) => f.includes('.corrupt-'))).toBe(false);
+    expect(existsSync(path)).toBe(true);
+    expect(readFileSync(path).subarray(0, 15).toString()).toBe('SQLite format 3');
+  });
+});
