@@ -326,7 +326,7 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
     throw postgresOpenError(error, value) ?? error;
   });
   try {
-    await migrateToLatest(storage, { upgrade: false, onWait: (holder) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(holder)}\n`) });
+    await migrateToLatest(storage, { upgrade: false, onWait: (wait) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(wait)}\n`) });
   } catch (error) {
     await storage.close().catch(() => undefined);
     // the refusal says what to do: no generic "check the --db path" after it
@@ -370,7 +370,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
     throw dbOpenError(error, db) ?? sqliteDiskFullError(error, db) ?? error;
   });
   try {
-    const applied = await migrateToLatest(storage, (holder) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(holder)}\n`));
+    const applied = await migrateToLatest(storage, (wait) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(wait)}\n`));
     if (values.json) return JSON.stringify({ dialect: storage.dialect, applied });
     return applied.length === 0
       ? `the ${storage.dialect} database is up to date; nothing applied`

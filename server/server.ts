@@ -375,7 +375,7 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
 async function openMigrated(settings: ServerSettings, dbPool: number | undefined, logger: Logger): Promise<Storage> {
   const storage = await openStorage(settings.db, dbPool !== undefined ? { poolSize: dbPool } : {});
   try {
-    const applied = await migrateToLatest(storage, (holder) => logger.warn({ holder }, migrationLockWaitMessage(holder)));
+    const applied = await migrateToLatest(storage, (wait) => logger.warn({ holder: wait.holder, lock: wait.lock }, migrationLockWaitMessage(wait)));
     if (applied.length > 0) logger.info({ applied }, `database migrated to this version's schema: ${applied.join(', ')}`);
     if (storage.dialect === 'postgres') await (await import('./db/postgres.js')).refuseNotTableOwner(storage.db);
   } catch (error) {

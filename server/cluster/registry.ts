@@ -201,7 +201,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
         .onConflict((oc) => oc.column('server_id').doUpdateSet({ url: row.url, started_at: row.started_at, lease_until: row.lease_until, settings_json: row.settings_json }))
         .execute();
       this.renewedAt = this.clock();
-    }, (holder) => this.log.warn({ holder }, migrationLockWaitMessage(holder)));
+    }, (holder) => this.log.warn({ holder }, migrationLockWaitMessage({ lock: 'migration', holder })));
     this.timer = setInterval(() => void this.tick(), Math.max(200, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
   }

@@ -4,7 +4,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { PostgresIntrospector, SqliteIntrospector, sql } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { migrateToLatest, migrationLockWaitMessage, migrations, SchemaTooNewError, SchemaTooOldError } from '../../server/db/migrations/index.js';
+import { migrateToLatest, migrationLockWaitMessage, migrations, SchemaTooNewError, SchemaTooOldError, type MigrationWait } from '../../server/db/migrations/index.js';
 import { openStorage } from '../../server/db/open.js';
 import type { Storage } from '../../server/db/storage.js';
 import { itOn, newTestDb, testDialect } from '../support/dialects.js';
@@ -253,7 +253,7 @@ describe('migrations', () => {
     try {
       await holder.query('begin');
       await holder.query('select count(*) from agent_groups'); // an AccessShare lock until commit, as pg_dump holds
-      const waits: string[] = [];
+      const waits: MigrationWait[] = [];
       let saidWait: () => void = () => undefined;
       const said = new Promise<void>((resolve) => (saidWait = resolve));
       const migrating = migrateToLatest(storage, (h) => {
@@ -261,7 +261,8 @@ describe('migrations', () => {
         saidWait();
       });
       await said;
-      expect(waits[0]).toMatch(/^TABLE_LOCK pid \d+ \(pg_dump, transaction open \d+ s: select count\(\*\) from agent_groups\)/);
+      expect(waits[0]!.lock).toBe('tables');
+      expect(waits[0]!.holder).toMatch(/^pid \d+ \(pg_dump, transaction open \d+ s: select count\(\*\) from agent_groups\)/);
       expect(migrationLockWaitMessage(waits[0]!)).toMatch(/^database migration waits for a lock on its tables, held by pid \d+ \(pg_dump/);
       // another session reads the table while the migration waits: not queued behind it for long
       const started = performance.now();

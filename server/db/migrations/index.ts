@@ -46,11 +46,22 @@ export class MigrationError extends Error {
   }
 }
 
-/** What `serve` logs and an admin command prints when the migration lock is taken (DECISIONS G25). */
-export function migrationLockWaitMessage(holder: string): string {
-  if (holder.startsWith('TABLE_LOCK ')) {
+/**
+ * A migration run waits: for the migration lock (another cortex-server starting or migrating,
+ * DECISIONS G25), or for a lock on its tables another session holds (PostgreSQL: a pg_dump, a
+ * forgotten BEGIN; H55). `holder` says who, as one line.
+ */
+export interface MigrationWait {
+  lock: 'migration' | 'tables';
+  holder: string;
+}
+
+/** What `serve` logs and an admin command prints when a migration run waits. */
+export function migrationLockWaitMessage(wait: MigrationWait): string {
+  const { lock, holder } = wait;
+  if (lock === 'tables') {
     return (
-      `database migration waits for a lock on its tables, held by ${holder.slice('TABLE_LOCK '.length)}; ` +
+      `database migration waits for a lock on its tables, held by ${holder}; ` +
       'it tries again every second (other sessions are not held up meanwhile): let it finish (a pg_dump) or end it (select pg_terminate_backend(PID))'
     );
   }
@@ -175,7 +186,7 @@ const SETUP_ATTEMPTS = 5;
  */
 export interface MigrateOptions {
   /** Said when the run waits for the migration lock, or for a table lock another session holds (PostgreSQL). */
-  onWait?: (holder: string) => void;
+  onWait?: (wait: MigrationWait) => void;
   /** false: a database with cortex-server's history and migrations pending is refused (SchemaTooOldError), not migrated; a new one is still created. */
   upgrade?: boolean;
 }
@@ -210,7 +221,7 @@ function isLockTimeout(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '55P03';
 }
 
-export async function migrateToLatest(storage: Storage, onWaitOrOptions?: ((holder: string) => void) | MigrateOptions): Promise<string[]> {
+export async function migrateToLatest(storage: Storage, onWaitOrOptions?: ((wait: MigrationWait) => void) | MigrateOptions): Promise<string[]> {
   const options: MigrateOptions = typeof onWaitOrOptions === 'function' ? { onWait: onWaitOrOptions } : (onWaitOrOptions ?? {});
   const onWait = options.onWait;
   return storage.withMigrationLock(async (db) => {
@@ -250,7 +261,7 @@ export async function migrateToLatest(storage: Storage, onWaitOrOptions?: ((hold
         if (storage.dialect === 'postgres' && isLockTimeout(error)) {
           if (Date.now() - saidAt >= TABLE_LOCK_SAY_EVERY_MS) {
             saidAt = Date.now();
-            onWait?.(`TABLE_LOCK ${await tableLockHolders(db).catch((e: unknown) => `a session this user cannot see (${(e as Error).message})`)}`);
+            onWait?.({ lock: 'tables', holder: await tableLockHolders(db).catch((e: unknown) => `a session this user cannot see (${(e as Error).message})`) });
           }
           await new Promise((resolve) => setTimeout(resolve, MIGRATION_RETRY_PAUSE_MS));
           attempt = 0;
@@ -264,5 +275,5 @@ export async function migrateToLatest(storage: Storage, onWaitOrOptions?: ((hold
     } finally {
       if (storage.dialect === 'postgres') await sql.raw('reset lock_timeout').execute(db).catch(() => undefined);
     }
-  }, onWait);
+  }, onWait && ((holder) => onWait({ lock: 'migration', holder })));
 }
