@@ -4,7 +4,7 @@
  * compiled from one bundled root built from this, so each definition becomes exactly one
  * type (no `Severity1` duplicates).
  */
-import type { Contract, JsonSchema } from './contract.js';
+import { ContractError, type Contract, type JsonSchema } from './contract.js';
 
 export interface NamedSchema {
   /** Type name (PascalCase). */
@@ -54,7 +54,7 @@ export function collectNamedSchemas(contract: Contract): NamedSchema[] {
   const seen = new Map<string, string>();
   for (const n of out) {
     const prev = seen.get(n.name);
-    if (prev) throw new Error(`two schemas would both generate the type ${n.name}: ${prev} and ${n.origin}; give one another title or $defs key`);
+    if (prev) throw new ContractError([`two schemas would both generate the type ${n.name}: ${prev} and ${n.origin}; give one another title or $defs key`]);
     seen.set(n.name, n.origin);
   }
   // Rewrite references into the flat namespace.
@@ -74,7 +74,7 @@ export function collectNamedSchemas(contract: Contract): NamedSchema[] {
           const [refFile, pointer] = v.split('#') as [string, string | undefined];
           const key = `${refFile === '' ? file : refFile}#${pointer ?? ''}`;
           const target = byRef.get(key);
-          if (!target) throw new Error(`${n.origin}: $ref "${v}" does not resolve to a named schema of the contract`);
+          if (!target) throw new ContractError([`${n.origin}: $ref "${v}" does not resolve to a named schema of the contract`]);
           o[k] = `#/$defs/${target}`;
           continue;
         }

@@ -82,7 +82,8 @@ export const ERROR_ALIASES_REMOVED_IN = '2.0';
 
 export function emitErrors(contract: Contract): string {
   const data = (d: string | undefined) => (d ? `T.${d}` : 'unknown');
-  const aliases = contract.errors
+  // The aliases are promised for 1.x only: a package of protocol major 2 or later has none.
+  const aliases = (Number(contract.limits['protocol_version']?.value) < Number(ERROR_ALIASES_REMOVED_IN.split('.')[0]) ? contract.errors : [])
     .filter((e) => errorClassName(e.name) !== `${e.name}Error`)
     .map(
       (e) =>
@@ -173,8 +174,8 @@ ${doc(
     'appear, and a token is never put into a message string.',
   )}export const SECRET_FIELDS: readonly string[] = ${lit(secrets)};
 
-${doc('The WebSocket subprotocol of V1.')}export const SUBPROTOCOL = ${lit(contract.limits['subprotocol']?.value)};
-${doc('agent.hello protocol_version of V1.')}export const PROTOCOL_VERSION = ${lit(contract.limits['protocol_version']?.value)};
+${doc(`The WebSocket subprotocol of V${String(contract.limits['protocol_version']?.value)}.`)}export const SUBPROTOCOL = ${lit(contract.limits['subprotocol']?.value)};
+${doc(`agent.hello protocol_version of V${String(contract.limits['protocol_version']?.value)}.`)}export const PROTOCOL_VERSION = ${lit(contract.limits['protocol_version']?.value)};
 `;
 }
 

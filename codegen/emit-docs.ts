@@ -26,6 +26,7 @@ function typeText(p: JsonSchema): string {
 
 function constraints(p: JsonSchema): string {
   const c: string[] = [];
+  if (p['deprecated'] === true) c.push('**deprecated** (still accepted; a later major version removes it)');
   for (const k of ['minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'format', 'pattern']) if (p[k] !== undefined) c.push(`${k} ${k === 'pattern' ? `\`${String(p[k]).replace(/\|/g, '\\|')}\`` : String(p[k])}`);
   if (Array.isArray(p['enum'])) c.push(`one of ${(p['enum'] as unknown[]).map((v) => `\`${String(v)}\``).join(', ')}`);
   if (p['additionalProperties'] === false) c.push('no other properties');
@@ -48,7 +49,7 @@ const cite = (ref: string) => (ref.startsWith('PROTOCOL.md#') ? `[${ref.slice(12
 export function emitDocs(contract: Contract, named: NamedSchema[]): string {
   const byName = new Map(named.map((n) => [n.name, n]));
   const nameOf = (file: string) => named.find((n) => n.origin === `contract/schemas/${file}`)!;
-  const out: string[] = [MD_HEADER, '# Cortex agent protocol V1 — reference', ''];
+  const out: string[] = [MD_HEADER, `# Cortex agent protocol V${String(contract.limits['protocol_version']?.value)} — reference`, ''];
   out.push(
     `JSON-RPC 2.0 over WebSocket, subprotocol \`${String(contract.limits['subprotocol']?.value)}\`, path \`${String(contract.limits['ws_path']?.value)}\`: one message per text frame, no batching, frames of at most ${String(contract.limits['max_frame_bytes']?.value)} bytes. Generated from the protocol contract: with \`schemas/\` (the JSON Schemas), \`vectors/\` (valid and invalid messages with their expected outcome) and \`spec/\` (OpenRPC, AsyncAPI) it is this package's complete description of the protocol.`,
     '',
@@ -56,11 +57,13 @@ export function emitDocs(contract: Contract, named: NamedSchema[]): string {
     '',
     '| method | direction | kind | errors |',
     '|---|---|---|---|',
-    ...contract.methods.map((m) => `| [\`${m.name}\`](#${m.name.replace(/\./g, '')}) | ${m.direction.replace(/_/g, ' ')} | ${m.kind} | ${m.errors.join(', ') || '—'} |`),
+    ...contract.methods.map((m) => `| [\`${m.name}\`](#${m.name.replace(/\./g, '')})${m.deprecated ? ' (deprecated)' : ''} | ${m.direction.replace(/_/g, ' ')} | ${m.kind} | ${m.errors.join(', ') || '—'} |`),
     '',
   );
   for (const m of contract.methods) {
-    out.push(`### ${m.name}`, '', `${m.summary}`, '', `- ${m.direction.replace(/_/g, ' ')}; ${m.kind}${m.response_to ? ` to \`${m.response_to}\`` : ''}.`);
+    out.push(`### ${m.name}`, '');
+    if (m.deprecated) out.push('**Deprecated**: still part of the protocol; a later major version removes it.', '');
+    out.push(`${m.summary}`, '', `- ${m.direction.replace(/_/g, ' ')}; ${m.kind}${m.response_to ? ` to \`${m.response_to}\`` : ''}.`);
     if (m.errors.length) out.push(`- Errors: ${m.errors.map((c) => `${c} ${contract.errors.find((e) => e.code === c)?.name ?? ''}`).join(', ')}.`);
     out.push('');
     for (const [label, file] of [['Params', m.params], ['Result', m.result]] as const) {

@@ -42,9 +42,9 @@ const RUNTIME_PARTS: Record<string, string[]> = { catalog: ['WIRE_METHODS'], pro
 const named = (mod: string, p: { values: string[]; types: string[] }) =>
   `export { ${[...p.values, ...p.types.map((t) => `type ${t}`)].join(', ')} } from './${mod}.js';`;
 
-export function emitMainEntry(): string {
+export function emitMainEntry(protocolVersion: number): string {
   const doc = `/**
- * @cortex/agent-protocol: the Cortex agent protocol V1 for TypeScript and JavaScript
+ * @cortex/agent-protocol: the Cortex agent protocol V${protocolVersion} for TypeScript and JavaScript
  * (README.md). Lower-level building blocks are in @cortex/agent-protocol/runtime.
  */
 `;

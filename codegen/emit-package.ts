@@ -12,12 +12,22 @@ export const PACKAGE_ENGINES = '^20.19.0 || >=22.12.0';
 /** Subpaths with types; typesVersions repeats them for `moduleResolution: node10`, which ignores `exports`. */
 const TYPED_SUBPATHS: Record<string, string> = { validators: './dist/validators.d.ts', runtime: './dist/runtime.d.ts' };
 
-export function packageJson(name: string, version: string): string {
+/** "V2" and "cortex.v2": the protocol version and subprotocol the package speaks (limits.json). */
+export interface ProtocolNames {
+  version: number;
+  subprotocol: string;
+}
+export const protocolNames = (limits: Record<string, { value: number | string }>): ProtocolNames => ({ version: Number(limits['protocol_version']?.value), subprotocol: String(limits['subprotocol']?.value) });
+
+/** The deprecated error-class aliases exist in 1.x only (removed in ERROR_ALIASES_REMOVED_IN). */
+export const hasErrorAliases = (p: ProtocolNames) => p.version < Number(ERROR_ALIASES_REMOVED_IN.split('.')[0]);
+
+export function packageJson(name: string, version: string, p: ProtocolNames): string {
   const pkg = {
     [JSON_HEADER_KEY]: JSON_HEADER_VALUE,
     name,
     version,
-    description: 'Types, precompiled validators, typed JSON-RPC stubs and conformance vectors for the Cortex agent <-> server protocol V1 (JSON-RPC 2.0 over WebSocket, subprotocol cortex.v1).',
+    description: `Types, precompiled validators, typed JSON-RPC stubs and conformance vectors for the Cortex agent <-> server protocol V${p.version} (JSON-RPC 2.0 over WebSocket, subprotocol ${p.subprotocol}).`,
     type: 'module',
     main: './dist/index.js',
     types: './dist/index.d.ts',
@@ -39,11 +49,11 @@ export function packageJson(name: string, version: string): string {
   return JSON.stringify(pkg, null, 2) + '\n';
 }
 
-export function packageReadme(name: string): string {
+export function packageReadme(name: string, p: ProtocolNames): string {
   return `# ${name}
 
-Everything needed to speak the Cortex agent protocol V1 (JSON-RPC 2.0 over WebSocket,
-subprotocol \`cortex.v1\`) from TypeScript or JavaScript: types for every message,
+Everything needed to speak the Cortex agent protocol V${p.version} (JSON-RPC 2.0 over WebSocket,
+subprotocol \`${p.subprotocol}\`) from TypeScript or JavaScript: types for every message,
 precompiled validators (no schema compilation at run time, no dependencies), a typed
 JSON-RPC peer that works over any WebSocket with \`send\`, \`close\` and message/close events,
 typed error classes, the limits and close codes, the agent state machine, conformance vectors
@@ -93,7 +103,7 @@ try {
 }
 if (!hostId || !token) throw new Error('set HOST_ID and TOKEN (from cortex-server agent issue)');
 
-// No compression (PROTOCOL.md: V1 forbids permessage-deflate, which ws offers by default) and
+// No compression (PROTOCOL.md: V${p.version} forbids permessage-deflate, which ws offers by default) and
 // no incoming frame over the limit (ws closes the connection with 1009 Message Too Big).
 const ws = new WebSocket(url, SUBPROTOCOL, { perMessageDeflate: false, maxPayload: LIMITS.max_frame_bytes });
 await new Promise((resolve, reject) => {
@@ -189,8 +199,12 @@ console.log(PROTOCOL_VERSION, SUBPROTOCOL, LIMITS.max_frame_bytes);
 - \`validate<Type>\`: precompiled validators (also at \`${name}/validators\`).
 - \`createAgentPeer\` / \`createServerPeer\`, \`AgentClient\` / \`ServerClient\` (typed callers),
   \`AgentHandlers\` / \`ServerHandlers\` (typed handler maps), \`webSocketTransport\`, \`memoryTransportPair\`.
-- \`ErrorCode\`, one \`RpcError\` subclass per code (\`BackpressureError\`, \`ParseError\`, \`InternalError\`, …), \`PeerError\` for local failures.
-  \`ParseErrorError\` and \`InternalErrorError\` (the names before ${ERROR_ALIASES_SINCE}) are deprecated aliases: they stay in every 1.x version and are removed in the next major version (${ERROR_ALIASES_REMOVED_IN}).
+- \`ErrorCode\`, one \`RpcError\` subclass per code (\`BackpressureError\`, \`ParseError\`, \`InternalError\`, …), \`PeerError\` for local failures.${
+    hasErrorAliases(p)
+      ? `
+  \`ParseErrorError\` and \`InternalErrorError\` (the names before ${ERROR_ALIASES_SINCE}) are deprecated aliases: they stay in every 1.x version and are removed in the next major version (${ERROR_ALIASES_REMOVED_IN}).`
+      : ''
+  }
 - \`CloseCode\`, \`LIMITS\`, \`SUBPROTOCOL\`, \`PROTOCOL_VERSION\`, \`AGENT_STATE_MACHINE\`, \`PROBES\`.
 - \`vectors/<method>.json\`: valid and invalid messages with the expected outcome.
 - \`schemas/\` (probes in \`schemas/probes/\`): the JSON Schemas (draft 2020-12), for other languages.

@@ -53,6 +53,9 @@ export async function bundleStandalone(code: string, sourcefile: string): Promis
   const resolveDir = dirname(dirname(dirname(require.resolve('ajv/package.json'))));
   const result = await esbuild.build({
     stdin: { contents: code, resolveDir, loader: 'js', sourcefile },
+    // Paths in the bundle's module comments are relative to this: the folder holding
+    // node_modules/, wherever it physically is (a symlinked node_modules resolves elsewhere).
+    absWorkingDir: resolveDir,
     bundle: true,
     format: 'esm',
     platform: 'neutral',
@@ -62,14 +65,21 @@ export async function bundleStandalone(code: string, sourcefile: string): Promis
     charset: 'utf8',
     logLevel: 'silent',
   });
-  const bundled = result.outputFiles[0]!.text
-    // esbuild names bundled modules by path; keep paths free of the machine's layout.
-    .replace(/\/\/ (?:\.\.\/)*node_modules\//g, '// node_modules/')
-    .replace(/"(?:\.\.\/)*node_modules\//g, '"node_modules/');
+  const bundled = normaliseModulePaths(result.outputFiles[0]!.text);
   const js = markPure(bundled);
   // A require( call (not one inside a string literal) would break pure ESM consumers.
   if (/(?<!["'\w.])require\(/.test(js)) throw new Error(`bundled ${sourcefile} still calls require(); check the esbuild bundle`);
   return js;
+}
+
+/**
+ * esbuild names bundled modules by path (`// node_modules/ajv/dist/runtime/ucs2length.js`, and
+ * in `__commonJS({ "node_modules/…"(exports) {…} })` keys). Whatever precedes the first
+ * `node_modules/` of such a path (`../../`, `../../../work/main/`, an absolute path) depends on
+ * where the tree physically lives, so it goes: the output is the same from every checkout.
+ */
+export function normaliseModulePaths(text: string): string {
+  return text.replace(/(\/\/ |")(?:[^\s"]*?\/)?node_modules\//g, '$1node_modules/');
 }
 
 export async function emitValidators(contract: Contract, exports: ValidatorExport[]): Promise<{ js: string; dts: string }> {

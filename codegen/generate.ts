@@ -6,8 +6,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { loadContract, ContractError, type Contract } from './contract.js';
-import { lintContract } from './lint.js';
+import { loadContract, type Contract } from './contract.js';
+import { checkContract } from './contract-check.js';
 import { collectNamedSchemas } from './bundle.js';
 import { emitTypes } from './emit-types.js';
 import { createAjv, emitValidators, validatorExports } from './emit-validators.js';
@@ -19,7 +19,7 @@ import { compileGenerated, compilerVersion } from './compile.js';
 import { TS_HEADER, MD_HEADER, JSON_HEADER_VALUE, jsonWithHeader, schemaWithHeader } from './header.js';
 import { emitMainEntry, emitRuntimeEntry } from './emit-entries.js';
 import { secretFields } from './secrets.js';
-import { packageJson, packageReadme } from './emit-package.js';
+import { packageJson, packageReadme, protocolNames } from './emit-package.js';
 import { SERVER_ONLY_SCHEMAS, emitServerFiles } from './emit-server.js';
 
 export { SERVER_GENERATED_DIR } from './emit-server.js';
@@ -52,9 +52,9 @@ export async function generateServer(opts: Pick<GenerateOptions, 'contractDir'>)
 
 export async function generate(opts: GenerateOptions): Promise<Map<string, string>> {
   const contract = loadContract(opts.contractDir);
-  const lint = lintContract(contract);
-  if (lint.length > 0) throw new ContractError(lint.map((p) => `${p.file}${p.path ? ` at ${p.path}` : ''}: ${p.message}`));
+  checkContract(contract);
   const release = currentRelease(contract, opts.contractDir);
+  const protocol = protocolNames(contract.limits);
   const wire = wireContract(contract);
   const named = collectNamedSchemas(wire);
   const exportsList = validatorExports(named);
@@ -73,7 +73,7 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   for (const f of readdirSync(opts.runtimeDir).filter((f) => f.endsWith('.ts')).sort()) {
     src.set(`src/runtime/${f}`, TS_HEADER + readFileSync(join(opts.runtimeDir, f), 'utf8'));
   }
-  src.set('src/index.ts', TS_HEADER + emitMainEntry());
+  src.set('src/index.ts', TS_HEADER + emitMainEntry(protocol.version));
   src.set('src/runtime.ts', TS_HEADER + emitRuntimeEntry());
   for (const [k, v] of src) files.set(k, v);
   const compiled = compileGenerated(src, (rel) => (rel.endsWith('.map') ? '' : TS_HEADER));
@@ -100,8 +100,8 @@ export async function generate(opts: GenerateOptions): Promise<Map<string, strin
   files.set('spec/openrpc.agent-to-server.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(wire, named, 'agent_to_server') }, null, 2) + '\n');
   files.set('spec/openrpc.server-to-agent.json', JSON.stringify({ ...specHeader, ...emitOpenRpc(wire, named, 'server_to_agent') }, null, 2) + '\n');
   files.set('spec/asyncapi.json', JSON.stringify({ ...specHeader, ...emitAsyncApi(wire, named) }, null, 2) + '\n');
-  files.set('README.md', MD_HEADER + packageReadme(PACKAGE_NAME));
-  files.set('package.json', packageJson(PACKAGE_NAME, release.version));
+  files.set('README.md', MD_HEADER + packageReadme(PACKAGE_NAME, protocol));
+  files.set('package.json', packageJson(PACKAGE_NAME, release.version, protocol));
   files.set('CHANGELOG.md', MD_HEADER + renderChangelog(PACKAGE_NAME, release.releases, release.stale));
   files.set('LICENSE', readFileSync(opts.licenseFile ?? join(opts.contractDir, '..', 'LICENSE'), 'utf8'));
 

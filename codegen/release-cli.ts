@@ -8,6 +8,10 @@
  * major, additive on the wire → minor, documentation/examples only → patch) and adds the
  * entry. Then `npm run codegen` writes the package version and CHANGELOG.md from it.
  *
+ * When the newest entry was recorded but never committed (the ref's releases.json does not
+ * have it) and the ref holds the release before it, that entry is recorded again for the
+ * contract as it is now (amending a contract after contract:release).
+ *
  * Exit: 0 recorded (or nothing to record), 1 a breaking change without the protocol bump,
  * 2 bad usage, an unknown ref, or a ref that does not hold the last release's contract.
  */
@@ -17,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContractError, loadContract } from './contract.js';
+import { checkContract } from './contract-check.js';
 import { evaluate } from './diff/contract-diff.js';
 import { RELEASES_FILE, contractSha256, nextVersion, readReleases, releaseChange, type Release } from './release.js';
 import { UsageError, formatCliError } from '../common/errors.js';
@@ -45,6 +50,15 @@ function contractAt(contractDir: string, ref: string, temps: string[]): string {
   const tar = spawnSync('tar', ['-x', '-C', out], { input: archive.stdout });
   if (tar.status !== 0) throw new UsageError(`tar failed: ${tar.stderr?.toString().trim()}`, { code: 'E_GIT_REF' });
   return out;
+}
+
+/** The releases recorded at the ref (none when its releases.json is missing or unreadable). */
+function readReleasesQuietly(contractDir: string): Release[] {
+  try {
+    return readReleases(contractDir) ?? [];
+  } catch {
+    return [];
+  }
 }
 
 export function main(argv: string[]): number {
@@ -78,13 +92,31 @@ export function main(argv: string[]): number {
       if (json) process.stdout.write(`${JSON.stringify(last)}\n`);
       return 0;
     }
-    const old = loadContract(contractAt(dir, ref, temps));
+    checkContract(current);
+    const oldDir = contractAt(dir, ref, temps);
+    const old = loadContract(oldDir);
     const oldDigest = contractSha256(old);
+    // The releases this one follows: all of them, or, when the newest was recorded but never
+    // committed (the ref's releases.json does not have it) and the ref holds the one before,
+    // all but the newest: it is recorded again for the contract as it is now.
+    let prior = releases;
     if (oldDigest !== last.contract_sha256) {
-      throw new UsageError(
-        `the contract at ${ref} is not release ${last.version} (digest ${oldDigest.slice(0, 12)}…, the release has ${last.contract_sha256.slice(0, 12)}…): give the ref that holds it`,
-      );
+      const atRef = readReleasesQuietly(oldDir);
+      const lastCommitted = atRef.some((r) => r.version === last.version && r.contract_sha256 === last.contract_sha256);
+      const previous = releases[1];
+      if (!lastCommitted && previous !== undefined && previous.contract_sha256 === oldDigest) {
+        process.stderr.write(`contract:release: release ${last.version} is recorded in contract/${RELEASES_FILE} but not committed (${ref} holds release ${previous.version}): recording it again for the contract as it is now\n`);
+        prior = releases.slice(1);
+      } else {
+        const held = releases.find((r) => r.contract_sha256 === oldDigest);
+        const what = held !== undefined ? `release ${held.version}, an older one` : `none of the releases in contract/${RELEASES_FILE} (digest ${oldDigest.slice(0, 12)}…)`;
+        const hint = !lastCommitted
+          ? `release ${last.version} is recorded but not committed: \`git checkout ${ref} -- contract/${RELEASES_FILE}\` (or \`git checkout contract/${RELEASES_FILE}\` when ${ref} is HEAD) drops it; then run contract:release again with the ref of the release before it`
+          : `give the ref whose contract/ is release ${last.version} (\`git log --oneline -- contract/${RELEASES_FILE}\` lists the commits that recorded releases)`;
+        throw new UsageError(`the contract at ${ref} is ${what}, not the newest recorded release ${last.version} (digest ${last.contract_sha256.slice(0, 12)}…)`, { code: 'E_GIT_REF', hint });
+      }
     }
+    const base = prior[0]!;
     const r = evaluate(old, current);
     if (r.exit_code !== 0) {
       process.stderr.write(`contract:release: ${formatCliError('E_BREAKING_CHANGE', `${r.breaking} breaking change(s) without protocol_version and subprotocol bumped together`, `see npm run contract:diff -- ${ref}`)}\n`);
@@ -92,10 +124,10 @@ export function main(argv: string[]): number {
     }
     const protocol = Number(current.limits['protocol_version']?.value);
     const changes = r.changes.map(releaseChange);
-    const version = nextVersion(last.version, { breaking: r.breaking, additive: changes.filter((c) => c.kind === 'additive').length }, protocol);
+    const version = nextVersion(base.version, { breaking: r.breaking, additive: changes.filter((c) => c.kind === 'additive').length }, protocol);
     const entry: Release = { version, contract_sha256: digest, changes };
-    writeFileSync(join(dir, RELEASES_FILE), `${JSON.stringify([entry, ...releases], null, 2)}\n`);
-    process.stderr.write(`contract:release: ${last.version} → ${version} (${r.breaking} breaking, ${r.additive} additive); now run npm run codegen\n`);
+    writeFileSync(join(dir, RELEASES_FILE), `${JSON.stringify([entry, ...prior], null, 2)}\n`);
+    process.stderr.write(`contract:release: ${base.version} → ${version} (${r.breaking} breaking, ${r.additive} additive); now run npm run codegen\n`);
     if (json) process.stdout.write(`${JSON.stringify(entry)}\n`);
     return 0;
   } catch (err) {

@@ -90,7 +90,7 @@ export function currentRelease(contract: Contract, contractDir: string): Current
       releases,
       stale:
         `contract/ changed since release ${newest.version} (contract/${RELEASES_FILE}: digest ${newest.contract_sha256.slice(0, 12)}…, now ${digest.slice(0, 12)}…): ` +
-        'run `npm run contract:release -- <git ref of that release, e.g. main>` (classifies the change with contract:diff, bumps the version, adds the CHANGELOG entry), then `npm run codegen`',
+        `run \`npm run contract:release -- <git ref of the last committed release, e.g. HEAD>\` (classifies the change with contract:diff, bumps the version, adds the CHANGELOG entry), then \`npm run codegen\``,
     };
   }
   if (major !== protocol) throw new ContractError([`${RELEASES_FILE}: release ${newest.version} has major ${major}, but protocol_version is ${protocol}: the major is the protocol major`]);

@@ -3,6 +3,7 @@
 import type { CloseCodeEntry, Contract, ErrorEntry, MethodEntry } from '../contract.js';
 import { deepEqual, isObj, show, type Obj } from './json-util.js';
 import type { Differ } from './schema-differ.js';
+import { methodPartRole } from './schema-index.js';
 
 // Methods, errors, close codes, probes, state machine, examples
 
@@ -32,7 +33,9 @@ export function diffMethods(d: Differ) {
     const docs = (['summary', 'section'] as const).filter((k) => a[k] !== b[k]);
     if (!deepEqual(a.examples, b.examples)) docs.push('examples' as never);
     if (docs.length > 0) d.add('additive', 'annotation-changed', where, `${docs.join(', ')} changed; documentation only`);
-    const known = new Set(['name', 'section', 'direction', 'kind', 'response_to', 'summary', 'params', 'result', 'errors', 'examples']);
+    // Deprecating announces a later removal (which is breaking then); nothing changes on the wire now.
+    if (Boolean(a.deprecated) !== Boolean(b.deprecated)) d.add('additive', 'method-deprecated', where, b.deprecated ? `${name} deprecated (still part of the protocol; removing it is breaking)` : `${name} no longer deprecated`);
+    const known = new Set(['name', 'section', 'direction', 'kind', 'response_to', 'summary', 'params', 'result', 'errors', 'examples', 'deprecated']);
     for (const k of new Set([...Object.keys(a), ...Object.keys(b)])) {
       if (known.has(k)) continue;
       const x = (a as unknown as Obj)[k];
@@ -50,7 +53,8 @@ function diffMethodSchemaRef(d: Differ, a: MethodEntry, b: MethodEntry, part: 'p
   if (x === undefined) return d.add('breaking', `method-${part}-added`, where, `${part} schema ${y} added where there was none`);
   if (y === undefined) return d.add('breaking', `method-${part}-removed`, where, `${part} schema ${x} removed`);
   // Different file: compare what the two files accept, reported under the method.
-  d.compareSchema(d.oldFiles.get(`schemas/${x}`), d.newFiles.get(`schemas/${y}`), { oldFile: `schemas/${x}`, newFile: `schemas/${y}`, file: `${where}/${part}`, path: [] });
+  const roles = new Map([[`${b.name} ${part}`, methodPartRole(b, part)] as const]);
+  d.compareSchema(d.oldFiles.get(`schemas/${x}`), d.newFiles.get(`schemas/${y}`), { oldFile: `schemas/${x}`, newFile: `schemas/${y}`, file: `${where}/${part}`, path: [], roles });
   d.add('additive', 'method-schema-file-changed', where, `${part} schema file ${x} → ${y} (contents compared above)`);
 }
 

@@ -13,6 +13,12 @@
  *    (error meaning/name/number, close codes, direction/kind of a method, defaults), and a
  *    change of protocol_version or subprotocol without the other.
  *
+ * Direction (schema-differ.ts classify): the fleet upgrades the server first, so breaking
+ * means a server of the new release cannot talk with agents of the previous release. What
+ * agents RECEIVE (server→agent params, agent→server results, probe args, error data from the
+ * server) breaks when it widens — old agents validate it with the old schema; what agents SEND
+ * breaks when it narrows. The model above is that of a message the upgraded side receives.
+ *
  * A note on new optional fields. Seed 9 calls them additive, and this check follows it. But
  * this contract uses additionalProperties:false almost everywhere, so a receiver that
  * validates with the OLD schema rejects a message that carries the new field. "Additive"

@@ -4,7 +4,7 @@
 import type { Contract, JsonSchema } from '../contract.js';
 import type { Change, ChangeKind } from './types.js';
 import { at, deepEqual, isObj, show, type Obj } from './json-util.js';
-import { resolveRef, schemaFiles, usageIndex } from './schema-index.js';
+import { resolveRef, roleIndex, schemaFiles, usageIndex, type Role } from './schema-index.js';
 
 // Schema comparison
 
@@ -43,6 +43,90 @@ export interface Loc {
   /** Display file and path (where the change is reported). */
   file: string;
   path: string[];
+  /** Who uses the schema and how, when the display location does not tell (a method's schema file swapped). */
+  roles?: Map<string, Role>;
+}
+
+/**
+ * What a schema change does to the set of values it accepts: "widens" (accepts more),
+ * "narrows" (accepts less), "changes" (both, or a meaning changed), "none" (the same values).
+ * Whether that breaks depends on who receives the message (classify).
+ */
+export type Effect = 'widens' | 'narrows' | 'changes' | 'none';
+
+/** The effect of each schema rule (rules whose effect depends on the case pass it themselves). */
+const RULE_EFFECT: Record<string, Effect> = {
+  'type-narrowed': 'narrows',
+  'type-widened': 'widens',
+  'type-rewritten': 'none',
+  'enum-narrowed': 'narrows',
+  'enum-widened': 'widens',
+  'enum-value-removed': 'narrows',
+  'enum-value-added': 'widens',
+  'enum-reordered': 'none',
+  'const-removed': 'widens',
+  'const-changed': 'changes',
+  'range-interoperable': 'none',
+  'range-narrowed': 'narrows',
+  'range-widened': 'widens',
+  'pattern-removed': 'widens',
+  'pattern-changed': 'changes',
+  'format-removed': 'widens',
+  'format-changed': 'narrows',
+  'field-removed': 'changes',
+  'field-made-required': 'narrows',
+  'field-made-optional': 'widens',
+  'additional-properties-tightened': 'narrows',
+  'additional-properties-relaxed': 'widens',
+  'not-removed': 'widens',
+  'not-changed': 'changes',
+  'oneOf-added': 'narrows',
+  'anyOf-added': 'narrows',
+  'oneOf-removed': 'widens',
+  'anyOf-removed': 'widens',
+  'allOf-added': 'narrows',
+  'allOf-removed': 'widens',
+  'oneOf-branch-added': 'widens',
+  'anyOf-branch-added': 'widens',
+  'oneOf-branch-removed': 'narrows',
+  'anyOf-branch-removed': 'narrows',
+  'allOf-branch-added': 'narrows',
+  'allOf-branch-removed': 'widens',
+  'def-removed': 'changes',
+  'def-added': 'none',
+  'default-added': 'none',
+  'default-changed': 'changes',
+  'annotation-changed': 'none',
+  'deprecated-changed': 'none',
+  'keyword-changed': 'changes',
+  'ref-unresolvable': 'changes',
+  'ref-refactored': 'none',
+};
+
+/**
+ * Breaking or additive, seen from the fleet: a server of the new release talks to agents of
+ * the previous release (agents are upgraded after the server). A message an agent RECEIVES
+ * breaks when it widens (old agents validate it with the old schema and reject what is new);
+ * a message an agent SENDS breaks when it narrows (servers validate it with the new schema
+ * and reject what old agents still send). A location no message reaches is judged as a
+ * received-by-the-upgraded-side message (narrowing breaks), as before.
+ */
+export function classify(effect: Effect, legacy: ChangeKind, roles: Map<string, Role>): { kind: ChangeKind; why: string } {
+  if (roles.size === 0 || effect === 'none') return { kind: legacy, why: '' };
+  const users = (role: Role) => [...roles].filter(([, r]) => r === role).map(([u]) => u).sort();
+  const received = users('agent-receives');
+  const sent = users('agent-sends');
+  if (effect === 'changes') {
+    const parts = [...(received.length ? [`agents of the previous release reject the new form of ${received.join(', ')} they receive`] : []), ...(sent.length ? [`servers of this release reject the old form of ${sent.join(', ')} that agents of the previous release send`] : [])];
+    return { kind: 'breaking', why: ` — breaking: ${parts.join('; ')}` };
+  }
+  if (effect === 'widens') {
+    if (received.length > 0) return { kind: 'breaking', why: ` — breaking: agents of the previous release reject what is new: they validate the ${received.join(', ')} they receive against the old schema` };
+    return { kind: 'additive', why: '' };
+  }
+  // narrows
+  if (sent.length > 0) return { kind: 'breaking', why: ` — breaking: servers of this release reject what agents of the previous release may still send in ${sent.join(', ')}` };
+  return { kind: 'additive', why: ` (narrows only what agents receive: agents of the previous release accept every such ${received.join(', ')})` };
 }
 
 export class Differ {
@@ -51,6 +135,7 @@ export class Differ {
   readonly newFiles: Map<string, JsonSchema>;
   private oldUsage?: Map<string, Set<string>>;
   private newUsage?: Map<string, Set<string>>;
+  private roles?: Map<string, Map<string, Role>>[];
   private readonly refStack = new Set<string>();
 
   constructor(
@@ -75,8 +160,27 @@ export class Differ {
     return users.size === 0 ? '' : ` (used by: ${[...users].sort().join(', ')})`;
   }
 
-  schemaChange(kind: ChangeKind, rule: string, loc: Loc, detail: string, side: 'old' | 'new' = 'new') {
-    this.add(kind, rule, at(loc.file, loc.path), detail + this.usedBy(loc, side));
+  /** Which messages use the location (old and new contract together), and how. */
+  rolesAt(loc: Loc): Map<string, Role> {
+    if (loc.roles) return loc.roles;
+    this.roles ??= [roleIndex(this.oldC, this.oldFiles), roleIndex(this.newC, this.newFiles)];
+    const here = at(loc.file, loc.path);
+    const out = new Map<string, Role>();
+    for (const idx of this.roles) {
+      for (const [target, users] of idx) {
+        if (here === target || here.startsWith(target.includes('#') ? `${target}/` : `${target}#`)) for (const [u, r] of users) out.set(u, r);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Records a schema change. `kind` is how the change counts where the upgraded side receives
+   * it (narrowing breaks); classify() turns it around for messages agents receive.
+   */
+  schemaChange(kind: ChangeKind, rule: string, loc: Loc, detail: string, side: 'old' | 'new' = 'new', effect: Effect = RULE_EFFECT[rule] ?? 'changes') {
+    const c = classify(effect, kind, this.rolesAt(loc));
+    this.add(c.kind, rule, at(loc.file, loc.path), detail + this.usedBy(loc, side) + c.why);
   }
 
   compareSchema(oIn: unknown, nIn: unknown, loc: Loc): void {
@@ -208,10 +312,10 @@ export class Differ {
     for (const k of addedProps) {
       const ps = np[k];
       if (nreq.has(k)) {
-        if (isObj(ps) && 'default' in ps) this.schemaChange('additive', 'required-field-added-with-default', sub('properties', k), `new required field "${k}" with default ${show(ps['default'])} (seed 9: only required fields WITHOUT a default are breaking; receivers must apply the default to messages from older senders)`);
-        else this.schemaChange('breaking', 'required-field-added', sub('properties', k), `new required field "${k}" without default (older senders do not send it)`);
+        if (isObj(ps) && 'default' in ps) this.schemaChange('additive', 'required-field-added-with-default', sub('properties', k), `new required field "${k}" with default ${show(ps['default'])} (seed 9: only required fields WITHOUT a default are breaking; receivers must apply the default to messages from older senders)`, 'new', closedBefore ? 'widens' : 'none');
+        else this.schemaChange('breaking', 'required-field-added', sub('properties', k), `new required field "${k}" without default (older senders do not send it)`, 'new', closedBefore ? 'changes' : 'narrows');
       } else {
-        this.schemaChange('additive', 'optional-field-added', sub('properties', k), `new optional field "${k}" (additive${closedBefore ? '; the old schema has additionalProperties:false, so receivers built from it reject the field: send it only to peers that know it' : ''})`);
+        this.schemaChange('additive', 'optional-field-added', sub('properties', k), `new optional field "${k}" (additive${closedBefore ? '; the old schema has additionalProperties:false, so receivers built from it reject the field: send it only to peers that know it' : ''})`, 'new', closedBefore ? 'widens' : 'none');
       }
     }
     for (const k of Object.keys(op)) if (k in np) this.compareSchema(op[k], np[k], sub('properties', k));
@@ -262,7 +366,10 @@ export class Differ {
     }
 
     // --- annotations (documentation only)
-    const docs = ANNOTATIONS.filter((k) => !deepEqual(o[k], n[k]));
+    if (Boolean(o['deprecated']) !== Boolean(n['deprecated'])) {
+      this.schemaChange('additive', 'deprecated-changed', loc, n['deprecated'] === true ? 'deprecated (still accepted; removing it later is breaking)' : 'no longer deprecated');
+    }
+    const docs = ANNOTATIONS.filter((k) => k !== 'deprecated' && !deepEqual(o[k], n[k]));
     if (docs.length > 0) {
       const title = docs.includes('title') ? ` (title ${show(o['title'])} → ${show(n['title'])} renames the generated type)` : '';
       this.schemaChange('additive', 'annotation-changed', loc, `${docs.join(', ')} changed; documentation only${title}`);

@@ -100,3 +100,76 @@ export function usageIndex(c: Contract, files: Map<string, JsonSchema>): Map<str
   return index;
 }
 
+
+/**
+ * Which side of a connection receives a message, seen from the agent: what an agent RECEIVES
+ * (params of server→agent methods, results of agent→server requests, probe args, error data
+ * the server sends) and what it SENDS (params of agent→server methods, results it answers
+ * server→agent requests with, probe outputs, error data of the errors agents answer with).
+ */
+export type Role = 'agent-receives' | 'agent-sends';
+
+export function methodPartRole(m: { direction: string }, part: 'params' | 'result'): Role {
+  const agentSends = m.direction === 'agent_to_server' ? part === 'params' : part === 'result';
+  // kind "response" (probe.response): a result sent in the method's direction
+  return agentSends ? 'agent-sends' : 'agent-receives';
+}
+
+/**
+ * For every schema location a message starts at or reaches through $ref (file roots and
+ * $defs entries), which messages use it and in which role (user label → role).
+ */
+export function roleIndex(c: Contract, files: Map<string, JsonSchema>): Map<string, Map<string, Role>> {
+  const index = new Map<string, Map<string, Role>>();
+  const add = (target: string, user: string, role: Role) => {
+    let m = index.get(target);
+    if (!m) index.set(target, (m = new Map()));
+    m.set(user, role);
+  };
+  const walk = (node: unknown, file: string, user: string, role: Role, seen: Set<string>) => {
+    if (Array.isArray(node)) {
+      for (const x of node) walk(x, file, user, role, seen);
+      return;
+    }
+    if (!isObj(node)) return;
+    if (typeof node['$ref'] === 'string') {
+      const r = resolveRef(files, file, node['$ref']);
+      if (r) {
+        const key = at(r.file, r.path);
+        add(key, user, role);
+        if (!seen.has(key)) {
+          seen.add(key);
+          walk(r.schema, r.file, user, role, seen);
+        }
+      }
+    }
+    for (const [k, v] of Object.entries(node)) if (k !== '$defs' && k !== '$ref') walk(v, file, user, role, seen);
+  };
+  const start = (file: string, user: string, role: Role) => {
+    if (!files.has(file)) return;
+    add(file, user, role);
+    walk(files.get(file), file, user, role, new Set([file]));
+  };
+  for (const m of c.methods) {
+    for (const part of ['params', 'result'] as const) {
+      const f = m[part];
+      if (f !== undefined) start(`schemas/${f}`, `${m.name} ${part}`, methodPartRole(m, part));
+    }
+  }
+  for (const p of c.probes) {
+    start(`probes/${p.name}.args.json`, `probe ${p.name} args`, 'agent-receives');
+    start(`probes/${p.name}.output.json`, `probe ${p.name} output`, 'agent-sends');
+  }
+  for (const e of c.errors) {
+    if (e.data === undefined) continue;
+    const key = at('schemas/error-data.json', ['$defs', e.data]);
+    const roles: Role[] = e.direction === 'server' ? ['agent-receives'] : e.direction === 'agent' ? ['agent-sends'] : ['agent-receives', 'agent-sends'];
+    for (const role of roles) {
+      const user = `error ${e.code} data${roles.length > 1 ? ` (${role === 'agent-receives' ? 'from servers' : 'from agents'})` : ''}`;
+      add(key, user, role);
+      const r = resolveRef(files, 'schemas/error-data.json', `#/$defs/${e.data}`);
+      if (r) walk(r.schema, r.file, user, role, new Set([key]));
+    }
+  }
+  return index;
+}

@@ -611,3 +611,86 @@ describe('contract:diff CLI (compiled)', () => {
     if (dirty === '') expect([r.code, j.changes]).toEqual([0, []]);
   });
 });
+
+// ---------------------------------------------------------------------------------------
+// Who receives the message (item 1): a server of the new release talks to agents of the
+// previous release. What agents RECEIVE breaks when it widens (they validate it with the old
+// schema); what agents SEND breaks when it narrows (servers validate it with the new one).
+
+describe('direction: what agents receive and what they send', () => {
+  it('a field of what the server sends made optional (logs.push result up_to_seq) is breaking', () => {
+    const c = diff((d) => edit(d, 'schemas/logs.push.result.json', (j) => (j.required = j.required.filter((r: string) => r !== 'up_to_seq'))));
+    const r = only(c, 'breaking', 'field-made-optional', 'schemas/logs.push.result.json#/properties/up_to_seq');
+    expect(r.detail).toContain('agents of the previous release reject');
+    expect(r.detail).toContain('logs.push result');
+  });
+
+  it('an enum value added to what the server sends (agent.shutdown reason) is breaking', () => {
+    const c = diff((d) => edit(d, 'schemas/agent.shutdown.params.json', (j) => j.properties.reason.enum.push('Maintenance')));
+    const r = only(c, 'breaking', 'enum-value-added', 'schemas/agent.shutdown.params.json#/properties/reason');
+    expect(r.detail).toContain('agents of the previous release reject what is new: they validate the agent.shutdown params they receive');
+  });
+
+  it('an optional field added to a closed message agents receive is breaking; to one they send, additive', () => {
+    const recv = diff((d) => edit(d, 'schemas/logs.push.result.json', (j) => (j.properties.note = { type: 'string' })));
+    only(recv, 'breaking', 'optional-field-added', 'schemas/logs.push.result.json#/properties/note');
+    const sent = diff((d) => edit(d, 'schemas/logs.push.params.json', (j) => (j.properties.note = { type: 'string' })));
+    only(sent, 'additive', 'optional-field-added', 'schemas/logs.push.params.json#/properties/note');
+  });
+
+  it('a bound raised in probe args (agents receive them) is breaking; in the probe output (agents send it), additive', () => {
+    const probes = readdirSync(join(base, 'probes')).filter((f) => f.endsWith('.args.json'));
+    const withMax = probes.map((f) => ({ f, j: JSON.parse(readFileSync(join(base, 'probes', f), 'utf8')) as Json })).find(({ j }) => Object.values(j.properties ?? {}).some((p: Json) => typeof p.maximum === 'number'))!;
+    const key = Object.keys(withMax.j.properties).find((k) => typeof withMax.j.properties[k].maximum === 'number')!;
+    const c = diff((d) => edit(d, `probes/${withMax.f}`, (j) => (j.properties[key].maximum += 1)));
+    const r = only(c, 'breaking', 'range-widened', `probes/${withMax.f}#/properties/${key}`);
+    expect(r.detail).toContain('they receive');
+  });
+
+  it('data of an error the server answers with widened is breaking (agents receive it)', () => {
+    const c = diff((d) => edit(d, 'schemas/error-data.json', (j) => (j.$defs.RetryAfterData.properties.retry_after_ms.minimum = -1)));
+    const r = only(c, 'breaking', 'range-widened', 'schemas/error-data.json#/$defs/RetryAfterData/properties/retry_after_ms');
+    expect(r.detail).toContain('error -32020 data');
+  });
+
+  it('what agents send narrowed stays breaking, with the reason; what they receive narrowed is additive', () => {
+    const sent = diff((d) => edit(d, 'schemas/logs.push.params.json', (j) => (j.properties.entries.maxItems -= 1)));
+    const r = only(sent, 'breaking', 'range-narrowed', 'schemas/logs.push.params.json#/properties/entries');
+    expect(r.detail).toContain('servers of this release reject what agents of the previous release may still send in logs.push params');
+    const recv = diff((d) => edit(d, 'schemas/agent.shutdown.params.json', (j) => (j.properties.drain_seconds.maximum -= 1)));
+    const s = only(recv, 'additive', 'range-narrowed', 'schemas/agent.shutdown.params.json#/properties/drain_seconds');
+    expect(s.detail).toContain('narrows only what agents receive');
+  });
+
+  it('a method\'s result swapped for a wider file is judged by the method\'s direction', () => {
+    const c = diff((d) => {
+      const r = JSON.parse(readFileSync(join(d, 'schemas/metrics.push.result.json'), 'utf8'));
+      r.$id = r.$id.replace('metrics.push.result.json', 'metrics.push.result2.json');
+      r.title = 'MetricsPushResult2';
+      r.additionalProperties = true;
+      writeFileSync(join(d, 'schemas/metrics.push.result2.json'), JSON.stringify(r, null, 2));
+      edit(d, 'methods.json', (j) => (method(j, 'metrics.push').result = 'metrics.push.result2.json'));
+    });
+    expect(c.some((x) => x.kind === 'breaking' && x.where === 'methods.json:metrics.push/result' && x.detail.includes('metrics.push result'))).toBe(true);
+  });
+});
+
+describe('deprecation (item 9)', () => {
+  it('deprecating a method is additive; removing it stays breaking', () => {
+    const c = diff((d) => edit(d, 'methods.json', (j) => (method(j, 'agent.heartbeat').deprecated = true)));
+    expect(c.map((x) => [x.kind, x.rule])).toEqual([['additive', 'method-deprecated']]);
+    const rm = diff((d) =>
+      edit(d, 'methods.json', (j) => {
+        for (const ex of method(j, 'config.update').examples) unlinkSync(join(d, 'examples', ex.file));
+        j.methods = j.methods.filter((m: Json) => m.name !== 'config.update');
+      }),
+    );
+    expect(rm.some((x) => x.kind === 'breaking' && x.rule === 'method-removed')).toBe(true);
+  });
+
+  it('deprecating a field is additive (its own rule), whichever side receives it', () => {
+    const c = diff((d) => edit(d, 'schemas/logs.push.result.json', (j) => (j.properties.received_at.deprecated = true)));
+    const r = only(c, 'additive', 'deprecated-changed', 'schemas/logs.push.result.json#/properties/received_at');
+    expect(r.detail).toContain('deprecated');
+  });
+});

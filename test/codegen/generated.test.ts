@@ -30,7 +30,10 @@ function validatorFor(v: Vector, part: 'params' | 'result'): Validator {
 
 describe('generated validators against the conformance vectors', () => {
   it('has vectors for every method with examples, valid and invalid', () => {
-    expect(vectors.filter((v) => v.expected.valid).length).toBe(14);
+    // one accepted vector per example the contract lists (contract/methods.json)
+    const catalog = JSON.parse(readFileSync(join(repo, 'contract', 'methods.json'), 'utf8')) as { methods: { name: string; examples: { file: string }[] }[] };
+    const examples = catalog.methods.flatMap((m) => m.examples.map((e) => `${m.name}:${e.file}`));
+    expect(vectors.filter((v) => v.expected.valid).length).toBe(examples.length);
     expect(vectors.filter((v) => !v.expected.valid).length).toBeGreaterThan(100);
     for (const mut of ['missing_required', 'extra_property', 'wrong_type', 'below_minimum', 'above_maximum', 'bad_enum', 'bad_pattern', 'bad_format', 'too_many_items', 'too_long']) {
       expect(vectors.some((v) => v.id.endsWith(`/${mut}`)), mut).toBe(true);
@@ -252,8 +255,11 @@ describe('codegen', () => {
   it('the drift check fails when a contract file changes by one character, listing the files', () => {
     const dir = tmp();
     cpSync(join(repo, 'contract'), dir, { recursive: true });
-    const file = join(dir, 'schemas', 'logs.push.params.json');
-    writeFileSync(file, readFileSync(file, 'utf8').replace('"maxItems": 1000', '"maxItems": 1001'));
+    // (not a bound limits.json states: a limit and its schema constraint must change together)
+    const file = join(dir, 'schemas', 'agent.hello.params.json');
+    const text = readFileSync(file, 'utf8');
+    expect(text).toContain('"maxLength": 253');
+    writeFileSync(file, text.replace('"maxLength": 253', '"maxLength": 254'));
     const run = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check', '--contract', dir], { encoding: 'utf8' });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('differs: generated/dist/validators.js');

@@ -85,6 +85,7 @@ describe('contract:release and codegen', () => {
     const release = spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), 'HEAD', '--contract', contract, '--json'], { encoding: 'utf8' });
     expect(release.status, release.stderr).toBe(0);
     const entry = JSON.parse(release.stdout) as Release;
+    const recorded = readFileSync(join(contract, 'releases.json'), 'utf8');
     expect(entry.version).toBe(minor);
     expect(entry.changes.some((c) => c.kind === 'additive' && c.detail.includes('load_avg'))).toBe(true);
     expect(entry.changes.every((c) => c.kind !== 'breaking')).toBe(true);
@@ -93,7 +94,7 @@ describe('contract:release and codegen', () => {
     const now = currentRelease(loadContract(contract), contract);
     expect(now.stale).toBeUndefined();
     expect(now.version).toBe(minor);
-    expect(packageJson('@cortex/agent-protocol', now.version)).toContain(`"version": "${minor}"`);
+    expect(packageJson('@cortex/agent-protocol', now.version, { version: major, subprotocol: `cortex.v${major}` })).toContain(`"version": "${minor}"`);
     const changelog = renderChangelog('@cortex/agent-protocol', now.releases);
     expect(changelog).toMatch(new RegExp(`## ${minor.replace(/\./g, '\\.')}\n\n### Added\n\n- .*load_avg`));
     expect(changelog).not.toContain('Unreleased');
@@ -105,9 +106,14 @@ describe('contract:release and codegen', () => {
     const d = JSON.parse(readFileSync(file, 'utf8')) as { description: string };
     d.description += ' (reworded)';
     writeFileSync(file, JSON.stringify(d, null, 2));
-    const wrongRef = spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), 'HEAD', '--contract', contract], { encoding: 'utf8' });
-    expect(wrongRef.status).toBe(2);
-    expect(wrongRef.stderr).toContain(`is not release ${minor}`);
+    // 1.1.0 is recorded but not committed: amending the contract records it again (still 1.1.0)
+    const amended = spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), 'HEAD', '--contract', contract, '--json'], { encoding: 'utf8' });
+    expect(amended.status, amended.stderr).toBe(0);
+    expect(amended.stderr).toContain(`release ${minor} is recorded in contract/releases.json but not committed`);
+    const reRecorded = JSON.parse(readFileSync(join(contract, 'releases.json'), 'utf8')) as Release[];
+    expect(reRecorded.map((r) => r.version).slice(0, 2)).toEqual([minor, base]);
+    expect((JSON.parse(amended.stdout) as Release).changes.some((c) => c.detail.includes('load_avg'))).toBe(true);
+    writeFileSync(join(contract, 'releases.json'), recorded); // back to 1.1.0 as first recorded
 
     // with 1.1.0 committed: the reworded description (nothing new on the wire) is a patch
     const releaseAt = (ref: string) => spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), ref, '--contract', contract, '--json'], { encoding: 'utf8' });
@@ -125,12 +131,32 @@ describe('contract:release and codegen', () => {
 
     // a breaking change without the protocol bump is refused and records nothing
     const before = readFileSync(join(contract, 'releases.json'), 'utf8');
-    const narrowed = JSON.parse(readFileSync(file, 'utf8')) as { required: string[] };
-    narrowed.required.push('load_avg'); // an optional property made required: old agents break
+    const narrowed = JSON.parse(readFileSync(file, 'utf8')) as { properties: { load_avg: { maximum?: number } } };
+    narrowed.properties.load_avg.maximum = 100; // what agents send narrowed: old agents' heartbeats may be refused (the examples stay valid)
     writeFileSync(file, JSON.stringify(narrowed, null, 2));
     const breaking = releaseAt('HEAD');
     expect(breaking.status).toBe(1);
     expect(breaking.stderr).toContain('breaking change(s) without protocol_version and subprotocol bumped together');
     expect(readFileSync(join(contract, 'releases.json'), 'utf8')).toBe(before);
   }, 120_000);
+
+  it('a ref holding none of the recorded releases is refused as such (E_GIT_REF, what to do, no usage text)', () => {
+    const root = tmp();
+    cpSync(join(repo, 'contract'), join(root, 'contract'), { recursive: true });
+    const contract = join(root, 'contract');
+    const file = join(contract, 'schemas', 'agent.heartbeat.params.json');
+    const s = JSON.parse(readFileSync(file, 'utf8')) as { description: string };
+    writeFileSync(file, JSON.stringify({ ...s, description: `${s.description} (a)` }, null, 2));
+    git(root, 'init', '-q');
+    git(root, 'add', '-A');
+    git(root, 'commit', '-qm', 'not a release');
+    writeFileSync(file, JSON.stringify({ ...s, description: `${s.description} (b)` }, null, 2));
+    const r = spawnSync(process.execPath, [join(repo, 'dist/codegen/release-cli.js'), 'HEAD', '--contract', contract], { encoding: 'utf8' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('E_GIT_REF');
+    expect(r.stderr).toContain('none of the releases in contract/releases.json');
+    expect(r.stderr).toContain('git log --oneline -- contract/releases.json');
+    expect(r.stderr).not.toContain('usage:');
+    expect(r.stderr).not.toContain('E_USAGE');
+  }, 60_000);
 });
