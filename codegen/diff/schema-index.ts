@@ -51,6 +51,30 @@ export function resolveRef(files: Map<string, JsonSchema>, fromFile: string, ref
 }
 
 /**
+ * Every $ref target reachable from `node` (in `file`), each told to `reached` as its location
+ * key every time a $ref names it, and followed once (`seen`); $defs are reached only through refs.
+ */
+function walkRefs(files: Map<string, JsonSchema>, node: unknown, file: string, seen: Set<string>, reached: (key: string) => void): void {
+  if (Array.isArray(node)) {
+    for (const x of node) walkRefs(files, x, file, seen, reached);
+    return;
+  }
+  if (!isObj(node)) return;
+  if (typeof node['$ref'] === 'string') {
+    const r = resolveRef(files, file, node['$ref']);
+    if (r) {
+      const key = at(r.file, r.path);
+      reached(key);
+      if (!seen.has(key)) {
+        seen.add(key);
+        walkRefs(files, r.schema, r.file, seen, reached);
+      }
+    }
+  }
+  for (const [k, v] of Object.entries(node)) if (k !== '$defs' && k !== '$ref') walkRefs(files, v, file, seen, reached);
+}
+
+/**
  * "used by" index: for every $ref target reachable from a method's params/result schema (or
  * an error's data definition), which methods/errors reach it.
  */
@@ -61,25 +85,7 @@ export function usageIndex(c: Contract, files: Map<string, JsonSchema>): Map<str
     if (!s) index.set(target, (s = new Set()));
     s.add(user);
   };
-  const walk = (node: unknown, file: string, user: string, seen: Set<string>) => {
-    if (Array.isArray(node)) {
-      for (const x of node) walk(x, file, user, seen);
-      return;
-    }
-    if (!isObj(node)) return;
-    if (typeof node['$ref'] === 'string') {
-      const r = resolveRef(files, file, node['$ref']);
-      if (r) {
-        const key = at(r.file, r.path);
-        add(key, user);
-        if (!seen.has(key)) {
-          seen.add(key);
-          walk(r.schema, r.file, user, seen);
-        }
-      }
-    }
-    for (const [k, v] of Object.entries(node)) if (k !== '$defs' && k !== '$ref') walk(v, file, user, seen);
-  };
+  const walk = (node: unknown, file: string, user: string, seen: Set<string>) => walkRefs(files, node, file, seen, (key) => add(key, user));
   for (const m of c.methods) {
     for (const part of ['params', 'result'] as const) {
       const f = m[part];
@@ -126,25 +132,7 @@ export function roleIndex(c: Contract, files: Map<string, JsonSchema>): Map<stri
     if (!m) index.set(target, (m = new Map()));
     m.set(user, role);
   };
-  const walk = (node: unknown, file: string, user: string, role: Role, seen: Set<string>) => {
-    if (Array.isArray(node)) {
-      for (const x of node) walk(x, file, user, role, seen);
-      return;
-    }
-    if (!isObj(node)) return;
-    if (typeof node['$ref'] === 'string') {
-      const r = resolveRef(files, file, node['$ref']);
-      if (r) {
-        const key = at(r.file, r.path);
-        add(key, user, role);
-        if (!seen.has(key)) {
-          seen.add(key);
-          walk(r.schema, r.file, user, role, seen);
-        }
-      }
-    }
-    for (const [k, v] of Object.entries(node)) if (k !== '$defs' && k !== '$ref') walk(v, file, user, role, seen);
-  };
+  const walk = (node: unknown, file: string, user: string, role: Role, seen: Set<string>) => walkRefs(files, node, file, seen, (key) => add(key, user, role));
   const start = (file: string, user: string, role: Role) => {
     if (!files.has(file)) return;
     add(file, user, role);

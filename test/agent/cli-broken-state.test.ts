@@ -2,10 +2,9 @@
 // with a catalogued code and what to do, never E_INTERNAL "this is a bug", and never a sound
 // buffer called damaged. The CLI bundled from agent/cli.ts; the cases that need root (another
 // user, a small tmpfs) say so and are not run without it.
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import { writeStatusFile } from '../../agent/status-file.js';
 import { bundleChild } from './fixtures/bundle.js';
 import { TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
 import { FakeServer } from './helpers/fake-server.js';
+import { fillDisk, releaseSmallDisks, smallDisk } from '../support/small-disk.js';
 
 let cli = '';
 beforeAll(async () => {
@@ -23,13 +23,9 @@ beforeAll(async () => {
 afterAll(cleanupDirs);
 
 const servers: FakeServer[] = [];
-const mounts: string[] = [];
 afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
-  for (const m of mounts.splice(0)) {
-    execFileSync('umount', ['-l', m], { stdio: 'ignore' });
-    rmSync(m, { recursive: true, force: true });
-  }
+  releaseSmallDisks();
 });
 
 const isRoot = process.getuid?.() === 0;
@@ -56,29 +52,6 @@ function stateDir(url = 'ws://127.0.0.1:9/ws/agent', dir = tempDir()): string {
   return dir;
 }
 
-/** A tmpfs of `bytes` (root only; null where it cannot be mounted). */
-function smallDisk(bytes: number): string | null {
-  const dir = mkdtempSync(join(tmpdir(), 'cortex-brokenstate-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], { stdio: 'ignore' });
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return null;
-  }
-  mounts.push(dir);
-  return dir;
-}
-
-function fill(dir: string): void {
-  const fd = openSync(join(dir, 'fill'), 'w');
-  try {
-    for (;;) writeSync(fd, Buffer.alloc(4096));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 function noInternal(r: Result): void {
   expect(r.stderr).not.toContain('E_INTERNAL');
@@ -198,7 +171,7 @@ describe('status', () => {
 
 describe('a buffer that cannot be opened for want of space or permission is not called damaged', () => {
   it('full disk: status E_DISK_FULL (was E_BUFFER on SQLITE_IOERR_SHMSIZE), buffer check "cannot check: disk full" E_DISK_FULL, not DAMAGED', () => {
-    const disk = smallDisk(2 * 1024 * 1024);
+    const disk = smallDisk(2 * 1024 * 1024, 'cortex-brokenstate-');
     if (disk === null) {
       console.warn('a full disk: needs a tmpfs mount (root); not run');
       return;
@@ -208,7 +181,7 @@ describe('a buffer that cannot be opened for want of space or permission is not 
     stateDir('ws://127.0.0.1:9/ws/agent', dir);
     rmSync(join(dir, 'buffer.db.reserve'), { force: true });
     for (const f of ['buffer.db-shm', 'buffer.db-wal']) rmSync(join(dir, f), { force: true });
-    fill(disk);
+    fillDisk(disk);
     const status = agentCli(['status', '--state-dir', dir]);
     expect(status.code).toBe(1);
     expect(status.stderr).toMatch(/^cortex-agent: error\[E_DISK_FULL\]: .*SQLITE_IOERR_SHMSIZE.* — \d+ bytes free on the state dir's filesystem: free space there/m);
@@ -267,7 +240,7 @@ describe('enroll that cannot write the state folder: the token was not sent', ()
   });
 
   it('a full disk: E_DISK_FULL, the token not sent', async () => {
-    const disk = smallDisk(1024 * 1024);
+    const disk = smallDisk(1024 * 1024, 'cortex-brokenstate-');
     if (disk === null) {
       console.warn('enroll on a full disk: needs a tmpfs mount (root); not run');
       return;
@@ -276,7 +249,7 @@ describe('enroll that cannot write the state folder: the token was not sent', ()
     servers.push(server);
     const dir = join(disk, 'state');
     mkdirSync(dir, { mode: 0o700 });
-    fill(disk);
+    fillDisk(disk);
     const r = agentCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error\[E_DISK_FULL\]: cannot write the state folder .*ENOSPC \(nothing was enrolled; the token was not sent and is still good\)/);

@@ -2,24 +2,22 @@
 // database, one cut to 0 bytes, one another process holds locked, one on a full disk. Each is
 // said as what it is (E_DB_OPEN / E_DISK_FULL, what to do), never E_INTERNAL "this is a bug",
 // and a read-only admin command writes nothing into a file that is not a cortex database.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer, CLI, ROOT } from './spawn.js';
+import { fillDisk, releaseSmallDisks, smallDisk } from '../support/small-disk.js';
 
 const dirs: string[] = [];
-const mounts: string[] = [];
 function tmp(): string {
   const d = mkdtempSync(join(tmpdir(), 'cortex-brokendb-'));
   dirs.push(d);
   return d;
 }
-afterEach(() => {
-  for (const m of mounts.splice(0)) execFileSync('umount', ['-l', m], { stdio: 'ignore' });
-});
+afterEach(releaseSmallDisks);
 afterAll(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -100,24 +98,13 @@ describe('a database another process holds locked (sqlite3 in BEGIN EXCLUSIVE)',
 
 describe('admin commands on a full disk', () => {
   it('agent list, agent tokens, audit, agent issue: E_DISK_FULL exit 1, not E_DB_OPEN "give --db" exit 2', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cortex-brokendb-full-'));
-    dirs.push(dir);
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore' });
-    } catch {
+    const dir = smallDisk(1024 * 1024, 'cortex-brokendb-full-');
+    if (dir === null) {
       console.warn('a full disk: needs a tmpfs mount (root); not run');
       return;
     }
-    mounts.push(dir);
     const db = copy(dir);
-    const fd = openSync(join(dir, 'fill'), 'w');
-    try {
-      for (;;) writeSync(fd, Buffer.alloc(4096));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-    } finally {
-      closeSync(fd);
-    }
+    fillDisk(dir);
     for (const args of [['agent', 'list'], ['agent', 'tokens'], ['audit'], ['agent', 'issue', '--host', 'web-2']]) {
       const r = run([...args, '--db', db]);
       const what = args.join(' ');
