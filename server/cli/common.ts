@@ -1,6 +1,6 @@
 // Shared by the cortex-server commands: argument parsing, output, database opening and the
 // error mapping of the admin operations.
-import { accessSync, constants, existsSync, statSync, type Stats } from 'node:fs';
+import { accessSync, constants, existsSync, rmSync, statSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UnknownHostError, type Storage } from '../db/storage.js';
@@ -114,9 +114,20 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
   // Not a path problem: a full disk (E_DISK_FULL, exit 1) and a database another process holds
   // locked are said as such (both read "give --db with the database file that serve uses").
   const classified = (error: unknown) => sqliteNotADbError(error, path) ?? sqliteDiskFullError(error, path) ?? sqliteBusyError(error, path, Date.now() - since);
+  // A database this command set out to create and could not: the empty file it began is removed,
+  // or every later command would refuse it as a database cut short (0 bytes).
+  const dropCreated = (): void => {
+    if (exists) return;
+    try {
+      if (statSync(path).size === 0) for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
+    } catch {
+      // nothing there
+    }
+  };
   try {
     storage = openSqliteStorage({ path, mustExist: !create });
   } catch (error) {
+    dropCreated();
     if (installProblem(error) !== undefined) throw error; // said as it is (describeCliError), not as a --db problem
     throw classified(error) ?? new UsageError(`cannot open database ${path}: ${(error as Error).message}; give --db with the database file that serve uses`, { code: 'E_DB_OPEN' });
   }
@@ -124,6 +135,7 @@ export async function openDb(db: string | undefined, options: OpenDbOptions = {}
     await migrateToLatest(storage);
   } catch (error) {
     await storage.close();
+    dropCreated();
     if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN' });
     throw classified(error) ?? error;
   }

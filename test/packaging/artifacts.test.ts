@@ -297,6 +297,8 @@ it('an addon that is missing or cannot be loaded says the installation is incomp
     expect(broken.status).not.toBe(0);
     expect(broken.stderr).toContain(`error[E_INSTALL_INCOMPLETE]: this installation is incomplete: the native addon lib/better_sqlite3.node is missing or unreadable (ERR_DLOPEN_FAILED, ${addon}): unpack the tarball again`);
     expect(broken.stderr).not.toMatch(/E_INTERNAL|E_DB_OPEN|E_AGENT_START|E_BUFFER/); // not wrapped in another error's hint
+    // the database agent issue set out to create is not left behind empty (every later command refused it as cut short)
+    if (name === 'cortex-server') expect(existsSync(join(home, 'no-addon.db'))).toBe(false);
   }
 });
 
