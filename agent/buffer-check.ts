@@ -1,7 +1,7 @@
 // `cortex-agent buffer check --state-dir DIR [--json]` (DECISIONS H5): SQLite's integrity
 // check plus the buffer's invariants, read-only (works while `run` is running). Exit 0 when
 // the buffer is sound, 1 when it is damaged (with what to do), 2 bad usage.
-import { accessSync, constants as fsConstants, existsSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Database } from './cjs.js';
@@ -93,6 +93,32 @@ export function bufferUncheckable(path: string, verb: 'check' | 'read' = 'check'
   }
 }
 
+/**
+ * 'zero_bytes' or 'no_table' when buffer.db holds nothing at all (a file cut to 0 bytes, a SQLite
+ * file without a table): not a damaged buffer — `run` sets it up as a new one — but whatever it
+ * held is gone. Null otherwise (or when that cannot be told here: the check says why).
+ */
+function emptyBuffer(path: string): 'zero_bytes' | 'no_table' | null {
+  try {
+    if (statSync(path).size === 0) return 'zero_bytes';
+  } catch {
+    return null;
+  }
+  let db: BetterSqlite3.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    return (db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number }).n === 0 ? 'no_table' : null;
+  } catch {
+    return null;
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      // not open
+    }
+  }
+}
+
 export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult {
   const path = statePaths(stateDir).bufferDb;
   const denied = stateDirReadDenied(stateDir);
@@ -100,6 +126,14 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
   if (!existsSync(path)) {
     // as status says it
     return notChecked(path, json, 'E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${stateDir}`);
+  }
+  // Nothing in it: said as such, not as DAMAGED (run makes it a new buffer; it did not move it aside).
+  const empty = emptyBuffer(path);
+  if (empty !== null) {
+    const what = empty === 'zero_bytes' ? '0 bytes' : 'a SQLite file without a table';
+    const message = `buffer.db holds nothing (${what}): "cortex-agent run" sets it up as a new buffer, and its seqs continue after what the server has; entries the agent had not sent when the file lost its content (a truncated copy, a disk that filled) are gone with it`;
+    if (json) return { code: 1, stdout: `${JSON.stringify({ ok: false, path, integrity: 'empty', empty, problems: [{ kind: 'empty', message }] })}\n`, stderr: '' };
+    return { code: 1, stdout: `buffer:     ${path}\nintegrity:  empty (${what})\nresult:     EMPTY: not a buffer yet\n`, stderr: `cortex-agent: ${message}\n` };
   }
   const recovery = readRecovery(stateDir);
   const gap = recovery?.lost_from != null && recovery.lost_to != null ? { from: recovery.lost_from, to: recovery.lost_to } : null;

@@ -284,6 +284,27 @@ describe("another program's SQLite file at buffer.db", () => {
     }
   });
 
+  it('a buffer.db of 0 bytes or without a table: buffer check says EMPTY (run sets it up), not DAMAGED; run agrees', () => {
+    for (const make of [(p: string) => writeFileSync(p, ''), (p: string) => new Database(p).exec('VACUUM').close()]) {
+      const dir = stateDir();
+      const path = join(dir, 'buffer.db');
+      rmSync(path);
+      make(path);
+      const r = agentCli(['buffer', 'check', '--state-dir', dir]);
+      noInternal(r);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toMatch(/^result: {5}EMPTY: not a buffer yet$/m);
+      expect(r.stdout).not.toContain('DAMAGED');
+      expect(r.stderr).toMatch(/^cortex-agent: buffer\.db holds nothing \((0 bytes|a SQLite file without a table)\): "cortex-agent run" sets it up as a new buffer/);
+      const j = JSON.parse(agentCli(['buffer', 'check', '--state-dir', dir, '--json']).stdout) as { ok: boolean; integrity: string };
+      expect([j.ok, j.integrity]).toEqual([false, 'empty']);
+      // and run does set it up: the healing open leaves no .corrupt- copy
+      DurableBuffer.open(path).close();
+      expect(readdirSync(dir).some((f) => f.includes('.corrupt-'))).toBe(false);
+      expect(agentCli(['buffer', 'check', '--state-dir', dir]).code).toBe(0);
+    }
+  });
+
   it('an empty file (no tables) is still made into a buffer', () => {
     const dir = tempDir();
     const path = join(dir, 'buffer.db');

@@ -261,6 +261,16 @@ it('each tarball ships the documentation its README links and its --help names: 
       const file = join(d, l.split('#')[0]!);
       expect(existsSync(file) && statSync(file).isFile(), `${name}: README points to ${l}`).toBe(true);
     }
+    // and the shipped docs link only to what the tarball holds
+    for (const f of readdirSync(join(d, 'docs')).filter((x) => x.endsWith('.md'))) {
+      const text = readFileSync(join(d, 'docs', f), 'utf8');
+      for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const l = m[1]!;
+        if (/^[a-z][a-z0-9+.-]*:/i.test(l) || l.startsWith('#')) continue;
+        const target = join(d, 'docs', l.split('#')[0]!);
+        expect(existsSync(target), `${name}: docs/${f} links ${l}, which the tarball does not hold`).toBe(true);
+      }
+    }
   }
   const help = run('cortex-server', ['--help']).stdout;
   const doc = /Documentation: (\S+?)\.?$/m.exec(help)?.[1];
