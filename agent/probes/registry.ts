@@ -34,46 +34,39 @@ import {
   ProbeExecutionFailedError,
   ProbeTimeoutError,
   ProbeUnavailableError,
-  PROBES,
   RpcError,
   describeIssues,
   toIssues,
   validateProbeRequestParams,
   type ProbeName,
+  type ProbeTypes,
   type ProbeOutput,
   type ProbeRequestParams,
 } from '@cortex/agent-protocol';
 import { isAbsolute } from 'node:path';
 import { spawnCommand, runTool, truncateText, type CommandRunner } from './command.js';
 import { FifoLimiter, type Release } from './limiter.js';
-import type { ProbeContext, ProbeDefinition, ProbeSettings } from './types.js';
+import { defineProbe, type ProbeContext, type ProbeDefinition, type ProbeSettings } from './types.js';
 /**
  * A built-in probe whose module loads at its first run: name and validators come from the
  * generated catalogue, so an agent that never runs a probe holds none of their code (idle RSS,
  * issue 20; DECISIONS P17). The module's own definition runs the probe.
  */
-function builtin(name: ProbeName, load: () => Promise<ProbeDefinition>): ProbeDefinition {
-  const info = PROBES.find((p) => p.name === name);
-  if (!info) throw new Error(`probe ${name} is not in the contract (contract/probes/probes.json)`);
-  let module: Promise<ProbeDefinition> | undefined;
-  return {
-    name,
-    validateArgs: info.validateArgs as ProbeDefinition['validateArgs'],
-    validateOutput: info.validateOutput as ProbeDefinition['validateOutput'],
-    run: async (args, ctx) => (await (module ??= load())).run(args, ctx),
-  };
+function builtin<N extends ProbeName>(name: N, load: () => Promise<ProbeDefinition<ProbeTypes[N]['args'], ProbeTypes[N]['output']>>): ProbeDefinition<ProbeTypes[N]['args'], ProbeTypes[N]['output']> {
+  let module: ReturnType<typeof load> | undefined;
+  return defineProbe(name, async (args, ctx) => (await (module ??= load())).run(args, ctx));
 }
 
 /** The probes compiled into the agent, in contract order. */
 export const BUILTIN_PROBES: readonly ProbeDefinition[] = [
-  builtin('exec.systemctl_status', async () => (await import('./systemctl-status.probe.js')).systemctlStatusProbe as ProbeDefinition),
-  builtin('fs.disk_usage', async () => (await import('./disk-usage.probe.js')).diskUsageProbe as ProbeDefinition),
-  builtin('sys.uptime', async () => (await import('./uptime.probe.js')).uptimeProbe as ProbeDefinition),
-  builtin('sys.os_release', async () => (await import('./os-release.probe.js')).osReleaseProbe as ProbeDefinition),
-  builtin('proc.top', async () => (await import('./proc-top.probe.js')).procTopProbe as ProbeDefinition),
-  builtin('net.listening_sockets', async () => (await import('./listening-sockets.probe.js')).listeningSocketsProbe as ProbeDefinition),
-  builtin('journal.tail', async () => (await import('./journal-tail.probe.js')).journalTailProbe as ProbeDefinition),
-  builtin('file.tail', async () => (await import('./file-tail.probe.js')).fileTailProbe as ProbeDefinition),
+  builtin('exec.systemctl_status', async () => (await import('./systemctl-status.probe.js')).systemctlStatusProbe),
+  builtin('fs.disk_usage', async () => (await import('./disk-usage.probe.js')).diskUsageProbe),
+  builtin('sys.uptime', async () => (await import('./uptime.probe.js')).uptimeProbe),
+  builtin('sys.os_release', async () => (await import('./os-release.probe.js')).osReleaseProbe),
+  builtin('proc.top', async () => (await import('./proc-top.probe.js')).procTopProbe),
+  builtin('net.listening_sockets', async () => (await import('./listening-sockets.probe.js')).listeningSocketsProbe),
+  builtin('journal.tail', async () => (await import('./journal-tail.probe.js')).journalTailProbe),
+  builtin('file.tail', async () => (await import('./file-tail.probe.js')).fileTailProbe),
 ];
 
 /** Default probe_concurrency (the seed's example config). */

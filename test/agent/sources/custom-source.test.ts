@@ -18,7 +18,7 @@ import {
   type SourceLogger,
   type SourceSink,
 } from '../../../agent/sources/index.js';
-import { allEntries, messages, openBuffer, sleep, tempDir, waitFor } from './helpers.js';
+import { alive, allEntries, messages, openBuffer, sleep, tempDir, waitFor } from './helpers.js';
 import { sourceLines } from '../../../agent/cli-main.js';
 
 const script = fileURLToPath(new URL('./fixtures/custom-cmd.mjs', import.meta.url));
@@ -52,14 +52,6 @@ function start<T extends LogSourceRunner>(cfg: Record<string, unknown>, deps: Re
   return r;
 }
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 function connectAndWrite(path: string, pieces: string[]): Promise<void> {
   return new Promise((resolve, reject) => {

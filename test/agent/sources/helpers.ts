@@ -58,3 +58,13 @@ export function capturingLogger(): { logged: Logged[]; logger: { info: (o: objec
   const at = (level: Logged['level']) => (obj: object, msg = '') => void logged.push({ level, obj: obj as Record<string, unknown>, msg });
   return { logged, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
 }
+
+/** Whether a process of that pid exists (signal 0). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

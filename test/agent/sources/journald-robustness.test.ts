@@ -10,7 +10,7 @@ import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { BasicSourceManager, createSource, sinkFromBuffer, type JournaldSource, type LogSourceRunner, type SourceFactory } from '../../../agent/sources/index.js';
 import { STABLE_RUN_MS } from '../../../agent/sources/journald.source.js';
 import { sourceLines } from '../../../agent/cli-main.js';
-import { allEntries, capturingLogger, messages, openBuffer, tempDir, waitFor } from './helpers.js';
+import { alive, allEntries, capturingLogger, messages, openBuffer, tempDir, waitFor } from './helpers.js';
 
 const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
@@ -68,14 +68,6 @@ function start(deps: Record<string, unknown> = {}): JournaldSource {
 
 const calls = (): string[][] => readFileSync(argsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]);
 const pids = (): number[] => readFileSync(pidsFile, 'utf8').split('\n').filter(Boolean).map(Number);
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const entry = (i: number, message = `entry ${i}`) => JSON.stringify({ __CURSOR: `s=m;i=${i}`, __REALTIME_TIMESTAMP: `${1718452800 + i}000000`, PRIORITY: '6', MESSAGE: message });
 
 describe('journald: output lines that are not entries (fix items 2 and 5)', () => {
