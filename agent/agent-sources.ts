@@ -4,7 +4,7 @@
 // sources seam touches this file and agent.ts's imports only.
 
 import type { AppendResult, DurableBuffer, SourcePositionUpdate } from './buffer/buffer.js';
-import type { JsonValue, NewLogEntry } from './buffer/entry.js';
+import type { BufferEntry, JsonValue } from './buffer/entry.js';
 import { BasicSourceManager, globClaims, sinkFromBuffer, type SourceFactory, type SourceManager, type SourceStatus } from './sources.js';
 
 export type { SourceFactory, SourceManager, SourceStatus };
@@ -19,7 +19,7 @@ export interface SourceControl {
 /** The sources manager of one agent: sources commit through `append` (validated, durable). */
 export function createAgentSources(
   buffer: Pick<DurableBuffer, 'append' | 'getSourcePosition' | 'sourcePositions' | 'deleteSourcePosition'>,
-  append: (entries: readonly NewLogEntry[], position?: SourcePositionUpdate) => AppendResult,
+  append: (entries: readonly BufferEntry[], position?: SourcePositionUpdate) => AppendResult,
   factories: readonly SourceFactory[],
   log: (msg: string, fields: Record<string, unknown>, level: 'info' | 'warn') => void,
 ): SourceManager {

@@ -13,7 +13,7 @@
 import type { EventEmitter } from 'node:events';
 import { describeIssues, toIssues, validateLogBatchEntry, type MetricSample } from '@cortex/agent-protocol';
 import { RECLAIM_MAX_LIVE_BYTES, type AppendResult, type BufferOptions, type DurableBuffer, type EvictionReport, type SourcePositionUpdate } from './buffer/buffer.js';
-import type { NewLogEntry } from './buffer/entry.js';
+import { SerializedEntry, type BufferEntry } from './buffer/entry.js';
 import { BufferStorageError } from './buffer/errors.js';
 import { clearRecovery, openHealing, type RecoveryReport } from './buffer/heal.js';
 import type { SourceControl } from './agent-sources.js';
@@ -80,10 +80,14 @@ export class StorageGuard {
   /**
    * Validates and commits entries (durable before this returns). Throws TypeError for an
    * invalid entry and BufferStorageError when storage fails (nothing stored either way).
+   * A SerializedEntry is the agent's own parser's JSON text, valid by construction (DECISIONS
+   * P18; a test validates what it writes), so it is not parsed back to be checked here.
    */
-  append(entries: readonly NewLogEntry[], position?: SourcePositionUpdate): AppendResult {
+  append(entries: readonly BufferEntry[], position?: SourcePositionUpdate): AppendResult {
     for (let i = 0; i < entries.length; i++) {
-      if (!validateLogBatchEntry({ seq: 1, ...entries[i]! })) {
+      const e = entries[i]!;
+      if (e instanceof SerializedEntry) continue;
+      if (!validateLogBatchEntry({ seq: 1, ...e })) {
         throw new TypeError(`entry ${i} is not a valid LogBatchEntry (nothing stored): ${describeIssues(toIssues(validateLogBatchEntry.errors))}`);
       }
     }

@@ -47,7 +47,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { LIMITS } from '@cortex/agent-protocol';
 import { nestedDeeperThan, storableText } from '@cortex/agent-protocol/runtime';
 import { BufferStorageError, toBufferError } from './errors.js';
-import type { JsonValue, NewLogEntry } from './entry.js';
+import { SerializedEntry, type BufferEntry, type JsonValue, type NewLogEntry } from './entry.js';
 import { Database } from '../cjs.js';
 
 export const DEFAULT_SOFT_CAP_BYTES = 256 * 1024 * 1024;
@@ -379,7 +379,7 @@ export class DurableBuffer {
   private readonly selectPositions: BetterSqlite3.Statement<[], { source: string; position: string; updated_at: string }>;
   private readonly deletePosition: BetterSqlite3.Statement<[string]>;
 
-  private readonly appendTx: (entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined) => {
+  private readonly appendTx: (entries: readonly BufferEntry[], position: SourcePositionUpdate | undefined) => {
     result: AppendResult;
     meta: MetaRow;
     texts: string[];
@@ -428,7 +428,7 @@ export class DurableBuffer {
     this.synced = this.meta.next_seq - 1;
     // BEGIN IMMEDIATE: take the write lock up front, so a reader in another process
     // (`status`) can never turn a write into SQLITE_BUSY halfway through.
-    this.appendTx = db.transaction((entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined) =>
+    this.appendTx = db.transaction((entries: readonly BufferEntry[], position: SourcePositionUpdate | undefined) =>
       this.appendInTx(entries, position),
     ).immediate;
     this.advanceTx = db.transaction((target: number, operation: 'ack' | 'applyAccepted') => this.advanceInTx(target, operation)).immediate;
@@ -515,7 +515,7 @@ export class DurableBuffer {
    * dropped in the same transaction (see AppendResult.evicted). An empty `entries` with
    * a position just moves the position. Throws BufferStorageError (nothing stored).
    */
-  append(entries: readonly NewLogEntry[], position?: SourcePositionUpdate): AppendResult {
+  append(entries: readonly BufferEntry[], position?: SourcePositionUpdate): AppendResult {
     if (entries.length === 0 && position === undefined) {
       const next = this.meta.next_seq;
       return { firstSeq: next, lastSeq: next - 1, count: 0, evicted: null };
@@ -961,7 +961,7 @@ export class DurableBuffer {
     }
   }
 
-  private appendInTx(entries: readonly NewLogEntry[], position: SourcePositionUpdate | undefined): { result: AppendResult; meta: MetaRow; texts: string[]; sizes: number[] } {
+  private appendInTx(entries: readonly BufferEntry[], position: SourcePositionUpdate | undefined): { result: AppendResult; meta: MetaRow; texts: string[]; sizes: number[] } {
     const m = this.meta;
     const firstSeq = m.next_seq;
     let seq = firstSeq;
@@ -975,7 +975,16 @@ export class DurableBuffer {
     const texts = new Array<string>(n);
     const sizes = new Array<number>(n);
     for (let i = 0; i < n; i++) {
-      const body = entryBody(entries[i] as NewLogEntry, degraded);
+      const entry = entries[i]!;
+      if (entry instanceof SerializedEntry) {
+        // already the entry's JSON text, after its opening brace (DECISIONS P18)
+        const prefix = `{"seq":${seq + i},`;
+        texts[i] = prefix + entry.rest;
+        sizes[i] = prefix.length + entry.bytes;
+        added += sizes[i]!;
+        continue;
+      }
+      const body = entryBody(entry, degraded);
       // Put "seq" first; body is an object literal ("{...}") from the entry.
       const json = body.length > 2 ? `{"seq":${seq + i},${body.slice(1)}` : `{"seq":${seq + i}}`;
       // The UTF-8 length of the flat body plus the ASCII seq prefix: byteLength of the
@@ -1337,9 +1346,9 @@ export function statfsFree(dir: string): { free: number; total: number } {
 }
 
 /** A cheap estimate of the bytes an append writes (the JSON text of its entries, ASCII assumed). */
-function estimateBytes(entries: readonly NewLogEntry[]): number {
+function estimateBytes(entries: readonly BufferEntry[]): number {
   let n = 0;
-  for (const e of entries) n += 160 + e.message.length + (e.metadata == null ? 0 : 256);
+  for (const e of entries) n += e instanceof SerializedEntry ? 24 + e.bytes : 160 + e.message.length + (e.metadata == null ? 0 : 256);
   return n;
 }
 

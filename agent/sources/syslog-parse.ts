@@ -6,7 +6,7 @@
 // is the plain line with severity `info` and the read time. Hand-written scanners, no
 // regular expression on the hot path: a 5424 line costs a few hundred nanoseconds.
 
-import type { Severity } from '../buffer/entry.js';
+import { SerializedEntry, type Severity } from '../buffer/entry.js';
 import { LIMITS } from '@cortex/agent-protocol';
 import { metadataProblem } from '@cortex/agent-protocol/runtime';
 
@@ -204,6 +204,14 @@ function sdName(s: string, a: number, b: number): string {
   return v;
 }
 
+/**
+ * obj[key] = value as an own, enumerable property: for "__proto__", which an assignment
+ * takes as the object's prototype (an object) or ignores (a string), losing the data.
+ */
+function ownKey(obj: object, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 /** Where the structured data parseStructuredData() read last ended. */
 let sdEnd = 0;
 
@@ -247,7 +255,8 @@ function parseStructuredData(s: string, i: number): Record<string, Record<string
       const q = s.indexOf('"', i);
       if (q >= 0 && (bs < 0 || bs > q)) {
         // no escape before the closing quote: the value as it stands
-        params[name] = s.slice(i, q);
+        if (name === '__proto__') ownKey(params, name, s.slice(i, q));
+        else params[name] = s.slice(i, q);
         i = q + 1;
         continue;
       }
@@ -270,10 +279,13 @@ function parseStructuredData(s: string, i: number): Record<string, Record<string
         if (d === 34) break;
         i++;
       }
-      params[name] = start === eq + 2 ? s.slice(start, i) : val + s.slice(start, i);
+      const value = start === eq + 2 ? s.slice(start, i) : val + s.slice(start, i);
+      if (name === '__proto__') ownKey(params, name, value);
+      else params[name] = value;
       i++;
     }
-    out[id] = params;
+    if (id === '__proto__') ownKey(out, id, params);
+    else out[id] = params;
   }
   sdEnd = i;
   return out;
@@ -302,40 +314,64 @@ export interface Rfc5424Fields {
 
 const fields5424: Rfc5424Fields = { pri: 0, ts: '', hostname: null, app_name: null, process_id: null, msgid: null, structured_data: null, message: '' };
 
-/** Scans an RFC 5424 line into the shared Rfc5424Fields; null when the line is not one. */
-export function scanRfc5424(line: string, nowMs: number): Rfc5424Fields | null {
+/**
+ * Scans an RFC 5424 line's header (PRI VERSION TIMESTAMP HOSTNAME APP-NAME PROCID MSGID)
+ * into the shared Rfc5424Fields (pri, ts and the four tokens); returns the index where
+ * STRUCTURED-DATA starts, or -1 when the line is not RFC 5424.
+ */
+function scanHead5424(line: string, nowMs: number): number {
   const afterPri = parsePri(line);
-  if (afterPri < 0) return null;
+  if (afterPri < 0) return -1;
   const pri = priValue;
   // VERSION: 1–2 digits, non-zero first, then SP.
   const v0 = line.charCodeAt(afterPri);
-  if (!(v0 >= 49 && v0 <= 57)) return null;
+  if (!(v0 >= 49 && v0 <= 57)) return -1;
   let i = afterPri + 1;
   if (isDigit(line.charCodeAt(i))) i++;
-  if (line.charCodeAt(i) !== 32) return null;
+  if (line.charCodeAt(i) !== 32) return -1;
   i++;
   const e = nextSpace(line, i);
   let ts: string;
   if (e - i === 1 && line.charCodeAt(i) === 45) ts = isoFromEpoch(nowMs);
   else {
     // only the ISO text is used: the epoch value is not computed for a UTC timestamp
-    if (Number.isNaN(rfc3339(line, i, e, false))) return null;
+    if (Number.isNaN(rfc3339(line, i, e, false))) return -1;
     ts = rfc3339Iso;
   }
   // HOSTNAME APP-NAME PROCID MSGID: each one non-empty token
   const len = line.length;
-  if (e + 1 > len) return null;
+  if (e + 1 > len) return -1;
   const hA = e + 1, hB = nextSpace(line, hA);
-  if (hB === hA || hB + 1 > len) return null;
+  if (hB === hA || hB + 1 > len) return -1;
   const aA = hB + 1, aB = nextSpace(line, aA);
-  if (aB === aA || aB + 1 > len) return null;
+  if (aB === aA || aB + 1 > len) return -1;
   const pA = aB + 1, pB = nextSpace(line, pA);
-  if (pB === pA || pB + 1 > len) return null;
+  if (pB === pA || pB + 1 > len) return -1;
   const mA = pB + 1, mB = nextSpace(line, mA);
-  if (mB === mA) return null;
+  if (mB === mA) return -1;
   // STRUCTURED-DATA
-  i = mB + 1;
-  if (i > len) return null;
+  if (mB + 1 > len) return -1;
+  const f = fields5424;
+  f.pri = pri;
+  f.ts = ts;
+  f.hostname = field(line, hA, hB);
+  f.app_name = field(line, aA, aB);
+  f.process_id = field(line, pA, pB);
+  f.msgid = field(line, mA, mB);
+  return mB + 1;
+}
+
+/** The MSG after STRUCTURED-DATA ending at i (without a leading BOM), or null when no SP follows it. */
+function message5424(line: string, i: number): string | null {
+  if (i >= line.length) return '';
+  if (line.charCodeAt(i) !== 32) return null;
+  return line.charCodeAt(i + 1) === 0xfeff ? line.slice(i + 2) : line.slice(i + 1);
+}
+
+/** Scans an RFC 5424 line into the shared Rfc5424Fields; null when the line is not one. */
+export function scanRfc5424(line: string, nowMs: number): Rfc5424Fields | null {
+  let i = scanHead5424(line, nowMs);
+  if (i < 0) return null;
   let sd: Record<string, Record<string, string>> | null = null;
   const c = line.charCodeAt(i);
   if (c === 45 /* - */) {
@@ -345,21 +381,199 @@ export function scanRfc5424(line: string, nowMs: number): Rfc5424Fields | null {
     if (sd === null) return null;
     i = sdEnd;
   } else return null;
-  let message = '';
-  if (i < len) {
-    if (line.charCodeAt(i) !== 32) return null;
-    message = line.charCodeAt(i + 1) === 0xfeff ? line.slice(i + 2) : line.slice(i + 1);
-  }
+  const message = message5424(line, i);
+  if (message === null) return null;
   const f = fields5424;
-  f.pri = pri;
-  f.ts = ts;
-  f.hostname = field(line, hA, hB);
-  f.app_name = field(line, aA, aB);
-  f.process_id = field(line, pA, pB);
-  f.msgid = field(line, mA, mB);
   f.structured_data = sd;
   f.message = message;
   return f;
+}
+
+/**
+ * A string's JSON text when it holds neither '"' nor '\' (the caller has checked the line
+ * holds no character JSON.stringify writes as a \u escape): the string in quotes.
+ */
+function quoted(v: string): string {
+  return v.indexOf('"') < 0 && v.indexOf('\\') < 0 ? `"${v}"` : JSON.stringify(v);
+}
+
+/** A structured-data name JSON.stringify writes as it stands, first among an object's keys in the order set: no '"' or '\', not an array index, not "__proto__". */
+function plainKey(k: string): boolean {
+  const c0 = k.charCodeAt(0);
+  if (c0 >= 48 && c0 <= 57) return false; // "0", "12": an object lists array indices first
+  if (k === '__proto__') return false;
+  for (let i = 0; i < k.length; i++) {
+    const c = k.charCodeAt(i);
+    if (c === 34 || c === 92) return false;
+  }
+  return true;
+}
+
+/** The SD-IDs of the structured data being written as JSON, and the PARAM-NAMEs of its element. */
+const sdIds: string[] = [];
+const sdParams: string[] = [];
+
+function seen(list: string[], n: number, v: string): boolean {
+  for (let k = 0; k < n; k++) if (list[k] === v) return true;
+  return false;
+}
+
+/**
+ * parseStructuredData's JSON text, written as it scans (no objects), or null when the data
+ * is malformed or its JSON is left to the object path: a name that is not a plainKey, an
+ * SD-ID or PARAM-NAME repeated (the object keeps the last value at the first place). The
+ * caller has checked the line holds no character JSON.stringify writes as a \u escape.
+ */
+function structuredDataJson(s: string, i: number): string | null {
+  let out = '{';
+  const len = s.length;
+  let ids = 0;
+  let bs = s.indexOf('\\', i);
+  while (s.charCodeAt(i) === 91 /* [ */) {
+    i++;
+    let j = i;
+    while (j < len) {
+      const c = s.charCodeAt(j);
+      if (c === 32 || c === 93 || c === 61 || c === 34) break;
+      j++;
+    }
+    if (j === i) return null;
+    const id = sdName(s, i, j);
+    if (!plainKey(id) || seen(sdIds, ids, id)) return null;
+    sdIds[ids++] = id;
+    out += ids > 1 ? `,"${id}":{` : `"${id}":{`;
+    let names = 0;
+    i = j;
+    for (;;) {
+      const c = s.charCodeAt(i);
+      if (c === 93 /* ] */) {
+        i++;
+        break;
+      }
+      if (c !== 32) return null;
+      i++;
+      let eq = i;
+      for (; eq < len; eq++) {
+        const d = s.charCodeAt(eq);
+        if (d === 61) break;
+        if (d === 32 || d === 93) return null;
+      }
+      if (eq >= len || s.charCodeAt(eq + 1) !== 34 || eq === i) return null;
+      const name = sdName(s, i, eq);
+      if (!plainKey(name) || seen(sdParams, names, name)) return null;
+      sdParams[names++] = name;
+      i = eq + 2;
+      if (bs < i && bs >= 0) bs = s.indexOf('\\', i);
+      const q = s.indexOf('"', i);
+      let value: string;
+      if (q >= 0 && (bs < 0 || bs > q)) {
+        // no escape before the closing quote: no '"' or '\' in the value
+        value = `"${s.slice(i, q)}"`;
+        i = q + 1;
+      } else {
+        let val = '';
+        let start = i;
+        for (;;) {
+          if (i >= len) return null;
+          const d = s.charCodeAt(i);
+          if (d === 92 /* \ */) {
+            const e = s.charCodeAt(i + 1);
+            if (e === 34 || e === 92 || e === 93) {
+              val += s.slice(start, i);
+              start = i + 1;
+              i += 2;
+              continue;
+            }
+            i++;
+            continue;
+          }
+          if (d === 34) break;
+          i++;
+        }
+        value = JSON.stringify(val + s.slice(start, i));
+        i++;
+      }
+      out += names > 1 ? `,"${name}":${value}` : `"${name}":${value}`;
+    }
+    out += '}';
+  }
+  sdEnd = i;
+  return out + '}';
+}
+
+/** `","severity":"…","message":` by severity code, `,"facility":"…"` by facility code: fewer pieces to join per entry. */
+const SEVERITY_MESSAGE_JSON: readonly string[] = SEVERITIES.map((v) => `","severity":"${v}","message":`);
+const FACILITY_JSON: readonly string[] = FACILITIES.map((v) => `,"facility":"${v}"`);
+
+/** Characters outside printable ASCII; and those JSON.stringify writes as a \u escape (or could: any surrogate). */
+const NOT_PRINTABLE_ASCII = /[^\x20-\x7e]/;
+const U_ESCAPED = /[\x00-\x1f\ud800-\udfff]/;
+
+/**
+ * The JSON text of the entry parsedLineEntry (./entry.ts) builds for an RFC 5424 line,
+ * after its opening brace (the buffer puts "seq" there), written straight from the scan:
+ * no entry, metadata or structured-data objects and no JSON.stringify of them (see
+ * EntryJsonContext). Null when the line is not RFC 5424, or when its
+ * entry is left to the object path (which decides the same way as before): a line holding
+ * a character JSON.stringify writes as a \u escape (a control character such as a tab, a
+ * surrogate), a line long enough that its metadata could pass metadata_max_bytes, a
+ * structured-data name that is not a plainKey or is repeated.
+ */
+export function rfc5424EntryJson(line: string, nowMs: number, ctx: EntryJsonContext): SerializedEntry | null {
+  // An entry whose metadata text could reach the cap, or whose message could pass max_message_chars.
+  if (line.length * 3 > LIMITS.metadata_max_bytes || line.length > LIMITS.max_message_chars) return null;
+  let ascii = true;
+  if (NOT_PRINTABLE_ASCII.test(line)) {
+    if (U_ESCAPED.test(line)) return null;
+    ascii = false;
+  }
+  let i = scanHead5424(line, nowMs);
+  if (i < 0) return null;
+  let sd: string | null = null;
+  const c = line.charCodeAt(i);
+  if (c === 45 /* - */) {
+    i++;
+  } else if (c === 91) {
+    sd = structuredDataJson(line, i);
+    if (sd === null) return null;
+    i = sdEnd;
+  } else return null;
+  const message = message5424(line, i);
+  if (message === null) return null;
+  const f = fields5424;
+  const labelsJson = ctx.labelsJson;
+  let json = '"ts":"' + f.ts + SEVERITY_MESSAGE_JSON[f.pri & 7]! + quoted(message) + ctx.sourceJson + FACILITY_JSON[f.pri >> 3]!;
+  if (f.app_name !== null) json += `,"app_name":${quoted(f.app_name)}`;
+  if (f.process_id !== null) json += `,"process_id":${quoted(f.process_id)}`;
+  const h = f.hostname, m = f.msgid;
+  if (h !== null || m !== null || sd !== null || labelsJson !== '') {
+    let meta = '';
+    if (h !== null) meta = `,"hostname":${quoted(h)}`;
+    if (m !== null) meta += `,"msgid":${quoted(m)}`;
+    if (sd !== null) meta += `,"structured_data":${sd}`;
+    meta += labelsJson;
+    json += `,"metadata":{${meta.slice(1)}}`;
+  }
+  json += '}';
+  return new SerializedEntry(json, ascii && ctx.ascii ? json.length : Buffer.byteLength(json, 'utf8'));
+}
+
+/** What every entry of one source shares, as JSON text (entryJsonContext). */
+export interface EntryJsonContext {
+  /** `,"source":…` */
+  sourceJson: string;
+  /** `,"labels":…`, or '' without labels. */
+  labelsJson: string;
+  /** Both are ASCII (else an entry's UTF-8 length is counted). */
+  ascii: boolean;
+}
+
+/** The context for a source's entries, or null when its source or labels have a character JSON.stringify writes as a \u escape (its entries then take the object path). */
+export function entryJsonContext(source: string, labels: Record<string, string> | null): EntryJsonContext | null {
+  const sourceJson = `,"source":${JSON.stringify(source)}`;
+  const labelsJson = labels === null ? '' : `,"labels":${JSON.stringify(labels)}`;
+  if (sourceJson.includes('\\u') || labelsJson.includes('\\u')) return null;
+  return { sourceJson, labelsJson, ascii: !NOT_PRINTABLE_ASCII.test(sourceJson) && !NOT_PRINTABLE_ASCII.test(labelsJson) };
 }
 
 /** RFC 5424. Returns null when the line is not one (the caller tries the next format). */

@@ -14,14 +14,14 @@
 
 import type { LogSourceConfig } from '@cortex/agent-protocol';
 import type { AppendResult, DurableBuffer, SourcePositionUpdate } from '../buffer/buffer.js';
-import type { JsonValue, NewLogEntry } from '../buffer/entry.js';
+import type { BufferEntry, JsonValue } from '../buffer/entry.js';
 
 export type SourceKind = LogSourceConfig['kind'];
 
 /** Where a source commits entries; provided by the agent (or sinkFromBuffer). */
 export interface SourceSink {
   /** Commits entries and the position durably in one transaction; throws BufferStorageError when nothing was stored. */
-  append(entries: readonly NewLogEntry[], position?: SourcePositionUpdate): AppendResult;
+  append(entries: readonly BufferEntry[], position?: SourcePositionUpdate): AppendResult;
   /** The stored position of a source key, or null (read from its beginning). */
   position(source: string): JsonValue | null;
   /** Every stored position (globs read those of their names at start: DECISIONS H34). */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { MetricSample } from '@cortex/agent-protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
-import type { NewLogEntry } from '../../agent/buffer/entry.js';
+import { SerializedEntry, type NewLogEntry } from '../../agent/buffer/entry.js';
 import { BufferStorageError } from '../../agent/buffer/errors.js';
 import type { RecoveryReport } from '../../agent/buffer/heal.js';
 import { createLogger } from '../../agent/log.js';
@@ -66,6 +66,15 @@ describe('storage guard', () => {
     expect(guard.append([entry('a'), entry('b')]).count).toBe(2);
     expect(buffer.nextSeq).toBe(3);
     expect(s.stored).toBe(1);
+  });
+
+  it('stores an entry the agent parser wrote as JSON text (SerializedEntry, DECISIONS P18) beside objects, still checking the objects', () => {
+    const { guard } = guardFor(buffer);
+    const rest = '"ts":"2026-05-16T19:42:50.123Z","severity":"info","message":"pre-written","source":"file:/var/log/x.log"}';
+    const serialized = new SerializedEntry(rest, Buffer.byteLength(rest));
+    expect(() => guard.append([serialized, { ...entry('bad'), severity: 'loud' } as unknown as NewLogEntry])).toThrow(/entry 1 is not a valid LogBatchEntry/);
+    expect(guard.append([entry('a'), serialized]).count).toBe(2);
+    expect(buffer.readBatch(1, 10)!.entries).toEqual([JSON.stringify({ seq: 1, ...entry('a') }), `{"seq":2,${rest}`]);
   });
 
   it('a storage error pauses the sources and probes until a write works, then resumes them', async () => {

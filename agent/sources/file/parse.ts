@@ -5,9 +5,9 @@
 // through onDegraded.
 
 import { LIMITS } from '@cortex/agent-protocol';
-import type { LogSource, NewLogEntry } from '../../buffer/entry.js';
+import type { BufferEntry, LogSource } from '../../buffer/entry.js';
 import { lineEntry, parsedLineEntry } from '../entry.js';
-import { METADATA_DROPPED } from '../syslog-parse.js';
+import { METADATA_DROPPED, entryJsonContext, rfc5424EntryJson, type EntryJsonContext } from '../syslog-parse.js';
 import { scanLines, type ScannedChunk, type SplitMark } from '../text.js';
 
 export interface FileLineOptions {
@@ -21,7 +21,15 @@ export interface FileLineOptions {
 }
 
 export interface ParsedChunk extends ScannedChunk {
-  entries: NewLogEntry[];
+  entries: BufferEntry[];
+}
+
+/** entryJsonContext per source and labels: one source's chunks share it. */
+let lastCtx: { source: string; labels: Record<string, string> | null; ctx: EntryJsonContext | null } | null = null;
+
+function jsonContext(source: string, labels: Record<string, string> | null): EntryJsonContext | null {
+  if (lastCtx === null || lastCtx.source !== source || lastCtx.labels !== labels) lastCtx = { source, labels, ctx: entryJsonContext(source, labels) };
+  return lastCtx.ctx;
 }
 
 /** Why a parsed line's metadata was dropped, as the status and the log say it. */
@@ -37,8 +45,9 @@ function degradedWhy(dropped: string): string {
  */
 export function parseChunk(buf: Buffer, n: number, final: boolean, part: number, nowMs: number, o: FileLineOptions): ParsedChunk {
   const nowIso = new Date(nowMs).toISOString();
-  const entries: NewLogEntry[] = [];
+  const entries: BufferEntry[] = [];
   const filter = o.filter;
+  const ctx = jsonContext(o.source, o.labels);
   const scanned = scanLines(buf, n, final, part, (text: string, split: SplitMark | null) => {
     if (filter !== null && !filter.test(text)) {
       o.onFiltered();
@@ -47,6 +56,14 @@ export function parseChunk(buf: Buffer, n: number, final: boolean, part: number,
     if (split !== null) {
       entries.push(lineEntry(text, null, o.source, o.labels, split, nowIso));
       return;
+    }
+    // An RFC 5424 line (no trailing CR, which parseLine strips) as JSON text straight from the scan (DECISIONS P18)
+    if (ctx !== null && text.charCodeAt(0) === 60 /* < */ && text.charCodeAt(text.length - 1) !== 13) {
+      const j = rfc5424EntryJson(text, nowMs, ctx);
+      if (j !== null) {
+        entries.push(j);
+        return;
+      }
     }
     const e = parsedLineEntry(text, nowMs, nowIso, o.source, o.labels);
     const dropped = e.metadata?.[METADATA_DROPPED];

@@ -21,7 +21,7 @@
 import * as fs from 'node:fs';
 import { currentUserName } from '../../../common/process.js';
 import { BufferStorageError } from '../../buffer/errors.js';
-import type { JsonValue, NewLogEntry } from '../../buffer/entry.js';
+import type { BufferEntry, JsonValue } from '../../buffer/entry.js';
 import { METADATA_DROPPED } from '../syslog-parse.js';
 import { MAX_MESSAGE_CODE_POINTS } from '../text.js';
 import type { LogSourceRunner, SourceLogger, SourceRunnerStatus, SourceSink } from '../types.js';
@@ -310,7 +310,7 @@ export class FileTailer implements LogSourceRunner {
 
   // ---- position and commits -----------------------------------------------------
 
-  private commit(entries: NewLogEntry[], offset: number, part: number): void {
+  private commit(entries: BufferEntry[], offset: number, part: number): void {
     const prevOffset = this.cur.offset, prevPart = this.cur.part, prevLen = this.cur.fpLen, prevFp = this.cur.fp;
     this.cur.offset = offset;
     this.cur.part = part;
