@@ -2,6 +2,7 @@
 import type { Contract, JsonSchema } from './contract.js';
 import type { NamedSchema } from './bundle.js';
 import { MD_HEADER } from './header.js';
+import { behaviourSection } from './emit-behaviour.js';
 
 function describeSchema(s: JsonSchema, named: Map<string, NamedSchema>, depth = 0): string[] {
   const rows: string[] = [];
@@ -92,6 +93,7 @@ export function emitDocs(contract: Contract, named: NamedSchema[]): string {
   for (const t of sm.transitions) out.push(`    ${t.from} --> ${t.to}: ${t.event}`);
   for (const f of sm.final) out.push(`    ${f.from} --> [*]: ${f.description}`);
   out.push('```', '', '| from | event | to | when |', '|---|---|---|---|', ...sm.transitions.map((t) => `| ${t.from} | \`${t.event}\` | ${t.to} | ${t.description}${t.errors ? ` (${t.errors.join(', ')})` : ''} |`), '');
+  out.push(...behaviourSection(contract));
   out.push('## Probes', '', 'What a `probe.request` may name in `probe`, with the `args` each takes (validated against `schemas/probes/<probe>.args.json`: an args object that fails is answered -32602) and its output (`schemas/probes/<probe>.output.json`).', '');
   out.push('| probe | summary | args |', '|---|---|---|', ...contract.probes.map((p) => `| \`${p.name}\` | ${p.summary} | ${argsSummary(p.name, p.args)} |`), '');
   out.push('### Probe arguments', '');

@@ -6,6 +6,8 @@
 //      (run-only mode: the run's first hello already gets the log sources)
 //      logs: the agent ships what it reads (a "file" source we append to, or --emit-command)
 //      hold acks, SIGKILL, restart ─▶ rotated token persisted, unacked seqs resent, none reused
+//      restart rotated again, SIGKILL at the agent's first frame after that HelloResult ─▶
+//      started again, its hello carries the new token (saved before anything was sent)
 //      probes (unknown → -32010, generated -32602 vectors), -32601, config.update (valid and
 //      generated invalid ones), generated invalid agent.shutdown (must be ignored)
 //      heartbeat cadence (every session so far, two in this one)
@@ -24,7 +26,10 @@
 //   the limit (B4), every hello and request valid
 // A case the agent's oversize frame broke is SKIPPED (runner.consequence); between cases the
 // suite follows the agent to its newest live session (runner.beforeEach); nothing thrown between
-// cases ends the report (DECISIONS K14).
+// cases ends the report (DECISIONS K14). When a step story A needs did not happen (the restarted
+// agent lost its credential, the run command never connected), its later cases are SKIPPED naming
+// the case that failed (runner.gate) until a fresh agent process connects; B, C, D and the checks
+// over the whole run still run. Every case of agentCasePlan is listed, run or not (DECISIONS K15).
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -53,8 +58,8 @@ import {
 } from '@cortex/agent-protocol';
 import { BailOut, CaseFailure, CaseSkip, Runner, expect, js, type CaseResult } from './report.js';
 import { ScriptedServer, oversizeText, type PushRecord, type Session } from './scripted-server.js';
-import { UsageError, fillTemplate, intOption, lastLines, randomToken, runShell, spawnShell, templateHas, type ParsedArgs, type Spawned } from './util.js';
-import { clone, loadVectors } from './vectors.js';
+import { UsageError, fillTemplate, intOption, lastLines, randomToken, runShell, spawnShell, templateHas, within, type ParsedArgs, type Spawned } from './util.js';
+import { clone, loadVectors, type Vector } from './vectors.js';
 
 export const AGENT_VALUE_OPTIONS = [
   'enroll-command', 'run-command', 'emit-command', 'log-source', 'probe', 'probe-args', 'backoff-base-ms', 'backoff-cap-ms',
@@ -165,6 +170,78 @@ const clockMarginMs = 25;
 const READ_ALLOWANCE_MS = 300;
 const HEARTBEAT_SECS = 5;
 
+/** The generated vectors the suite sends the agent: every server→agent method's messages but a valid agent.shutdown (a case of its own). */
+function serverToAgentVectors(): { method: string; info: (typeof METHOD_CATALOG)[number]; v: Vector }[] {
+  const out: { method: string; info: (typeof METHOD_CATALOG)[number]; v: Vector }[] = [];
+  for (const [method, list] of loadVectors()) {
+    const info = METHOD_CATALOG.find((m) => m.name === method);
+    if (!info || info.direction !== 'server_to_agent') continue;
+    for (const v of list) {
+      if (typeof v.message['method'] !== 'string') continue;
+      // A valid Revoked shutdown is the behavioural case at the end, not a vector.
+      if (method === 'agent.shutdown' && v.expected.outcome === 'accepted') continue;
+      out.push({ method, info, v });
+    }
+  }
+  return out;
+}
+
+/** The ERROR_TABLE rows an agent answers with (agent or either direction): one case each. */
+function agentErrorRows(): (typeof ERROR_TABLE)[number][] {
+  return ERROR_TABLE.filter((row) => row.direction !== 'server');
+}
+
+/**
+ * The part of the story a case belongs to: A (one host, the agent's processes on one state
+ * dir), B, C and D (a fresh host and state dir each) and W (checks over the whole run).
+ */
+export type CasePart = 'A' | 'B' | 'C' | 'D' | 'W';
+
+/**
+ * Every case of the agent suite, in the order the story runs them. A case the story cannot
+ * reach (the agent never completed a hello; the suite stopped between cases) is listed SKIPPED
+ * from here with the reason, never left out (conformance/README.md "No silent skips").
+ * The story's runner.run calls follow this list: test/conformance/agent-suite-robustness.test.ts
+ * and agent.test.ts compare it with the ids whole runs report.
+ */
+export function agentCasePlan(o: Pick<AgentSuiteOptions, 'enrollCommand'>): { id: string; part: CasePart }[] {
+  const enroll = o.enrollCommand !== undefined;
+  const part = (p: CasePart) => (ids: string[]) => ids.map((id) => ({ id, part: p }));
+  const a = part('A');
+  return [
+    ...a([
+      ...(enroll ? ['agent/enroll-exit'] : []),
+      'agent/subprotocol-offered',
+      'agent/hello-contents',
+      ...(enroll ? ['agent/rotated-token-used'] : []),
+      'agent/logs-sequencing',
+      'agent/kill-with-unacked',
+      'agent/rotated-token-persisted',
+      'agent/replay-after-kill',
+      'agent/no-seq-reuse',
+      'agent/rotated-token-saved-before-sending',
+      'agent/heartbeat',
+      'agent/probe-unknown',
+      'agent/probe-round-trip',
+    ]),
+    ...a(serverToAgentVectors().map(({ v }) => `vector/${v.id}`)),
+    ...a(['agent/config-update', 'agent/config-apply-after', 'agent/config-apply-after-far', 'agent/config-metrics-interval', 'agent/config-metrics-interval-long', 'agent/probe-concurrency', 'agent/heartbeat-cadence']),
+    ...a(agentErrorRows().map((row) => `error/${row.code}-${row.name}`)),
+    ...a([
+      'agent/shutdown-server-reload', 'agent/reconnect-after-reload', 'agent/backoff-bounds',
+      'agent/push-window-several', 'agent/push-window-bound', 'agent/push-partial-ack', 'agent/push-payload-too-large',
+      'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-backpressure-default-pause', 'agent/push-backpressure-zero-pause',
+      'agent/push-flush-latency', 'agent/push-unknown-host', 'agent/push-unanswered', 'agent/push-ack-beyond-sent',
+      'agent/incoming-oversize-1009', 'agent/incoming-binary-1003', 'agent/hello-error-retried', 'agent/accepted-seq-beyond-max', 'agent/hello-unanswered',
+      'agent/shutdown-decommission', 'agent/decommission-then-revoked', 'agent/revoked-token-deleted',
+    ]),
+    ...part('B')(['agent/shutdown-revoked']),
+    ...part('C')(['agent/fatal-auth']),
+    ...part('D')(['agent/accepted-seq-at-max']),
+    ...part('W')(['agent/hello-valid', 'agent/no-compression', 'agent/frames-within-limit', 'agent/batch-limit', 'agent/requests-valid']),
+  ];
+}
+
 /** Runs the suite; returns a message when the agent could not be driven at all. */
 export async function runAgentSuite(o: AgentSuiteOptions, runner: Runner): Promise<string | undefined> {
   const server = new ScriptedServer();
@@ -179,17 +256,23 @@ export async function runAgentSuite(o: AgentSuiteOptions, runner: Runner): Promi
     // Anything thrown between cases (a case's own failures are its results) ends the story but
     // not the report: it is a FAIL, and every result so far is kept (DECISIONS K14).
     if (err instanceof BailOut) throw err;
-    const what = err instanceof CaseFailure ? `expected ${err.expected}; seen ${err.seen}` : err instanceof Error ? err.message : String(err);
-    runner.fail('agent/suite-stopped', 'the agent suite runs to its end', `it stopped between cases: ${what}`);
+    const what = betweenCases(err);
+    if (!runner.results.some((r) => r.id === 'agent/suite-stopped')) runner.fail('agent/suite-stopped', 'the agent suite runs to its end', `it stopped between cases: ${what}`);
     return `the agent suite stopped between cases (${what}); the results so far are reported`;
   } finally {
     runner.consequence = undefined;
     runner.beforeEach = undefined;
+    runner.gate = undefined;
     for (const p of procs) p.kill('SIGKILL');
     await Promise.all(procs.map((p) => p.exited));
     await server.stop();
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** What was thrown between cases, for agent/suite-stopped. */
+function betweenCases(err: unknown): string {
+  return err instanceof CaseFailure ? `expected ${err.expected}; seen ${err.seen}` : err instanceof Error ? err.message : String(err);
 }
 
 async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServer, work: string, logFile: string, procs: Spawned[]): Promise<string | undefined> {
@@ -201,6 +284,14 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   /** Tokens the scripted server accepts, and the one the agent must use next. */
   let validTokens = new Set([enrollToken]);
   let expectedToken = enrollToken;
+  /** Every token the scripted server rotated to, in order (to say which one a hello carried). */
+  const issuedTokens: string[] = [];
+  /**
+   * A previous token the next accepted hello may still present, once (a rotation's grace, as a
+   * server gives one after a rotation that is not the first enrollment's): accepted and rotated
+   * again, so that the story goes on after agent/rotated-token-saved-before-sending failed.
+   */
+  let graceToken: string | undefined;
   let enrolled = false;
   // The log sources every HelloResult carries (DECISIONS K14): --log-source from the start, or the
   // suite's own file source from the first hello that declares the "file" kind (run-only mode's
@@ -238,10 +329,13 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       nextHelloOverride = undefined;
       return 'no-answer';
     }
-    if (params.host_id.toLowerCase() !== currentHost || !validTokens.has(params.token)) return { error: new AuthFailedError({ reason: 'token_hash_mismatch' }, 'AuthFailed'), closeCode: 4001 };
+    const grace = graceToken !== undefined && params.token === graceToken;
+    if (params.host_id.toLowerCase() !== currentHost || (!validTokens.has(params.token) && !grace)) return { error: new AuthFailedError({ reason: 'token_hash_mismatch' }, 'AuthFailed'), closeCode: 4001 };
+    graceToken = undefined;
     let rotated: string | undefined;
-    if (!enrolled || rotateNextHello) {
+    if (!enrolled || rotateNextHello || grace) {
       rotated = randomToken();
+      issuedTokens.push(rotated);
       validTokens = new Set([rotated]);
       expectedToken = rotated;
       enrolled = true;
@@ -290,9 +384,116 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return ok ? server.sessions.slice(from).find((s) => s.helloAnswered !== undefined) : undefined;
   }
 
+  /** " (agent output: …)" once the agent has had a moment to say why (it logs a refused hello after the answer arrives). */
+  const said = async (p?: Spawned): Promise<string> => {
+    if (p !== undefined) await within(p.exited, 500, undefined);
+    return hint(p);
+  };
+
+  const fileSourceNeeds =
+    'needs the suite\'s own "file" log source (the case adds a second file through config.update): runs when the agent declares the "file" source kind and neither --emit-command nor --log-source is given';
+  const logsSkip = 'needs a way to make the agent log: it does not declare the "file" source kind; pass --emit-command "<cmd with {state_dir} {count} {file}>" or --log-source JSON';
+  let stateDirNow = stateDir;
+  async function emit(n: number): Promise<void> {
+    if (emitMode === 'file') {
+      let text = '';
+      for (let i = 0; i < n; i++) text += `conformance line ${++lineNo} ${randomUUID()}\n`;
+      appendFileSync(logFile, text);
+    } else if (emitMode === 'command') {
+      const r = await runShell(fillTemplate(o.emitCommand as string, { state_dir: stateDirNow, count: String(n), file: logFile }), t * 2);
+      if (r.code !== 0) throw new CaseFailure('--emit-command exits 0', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
+    } else throw new CaseSkip(logsSkip);
+  }
+  /** Backoff bound of a reconnect: min(cap, base·2^attempt) + slack. */
+  const bound = (attemptIndex: number) => Math.min(o.backoffCapMs, o.backoffBaseMs * 2 ** attemptIndex) + SLACK_MS;
+
+  /** The agent process of story A (the run command on state-a) and the session its cases use. */
+  let run: Spawned | undefined;
+  let session!: Session;
+  /**
+   * Set when a step story A needs did not happen (the agent restarted without its credential;
+   * the run command never connected): story A's cases after it are SKIPPED with this reason
+   * (naming the case that failed) until a fresh agent process connects. Parts B, C, D and the
+   * checks over the whole run do not depend on it.
+   */
+  let blocked: CaseSkip | undefined;
+  runner.gate = () => blocked?.reason;
+  // A session the agent lost between cases (a broken agent: it closed it, or we closed it for a
+  // frame over the limit): the next case uses the agent's newest live session, when it has one,
+  // so that only the cases the fault touches fail (DECISIONS K14). A conforming agent keeps its
+  // session between cases: this never applies to it.
+  runner.beforeEach = () => {
+    if (session === undefined || session.isOpen) return;
+    const live = server.sessions.findLast((x) => x.index > session.index && x.isOpen && x.helloAnswered === 'result');
+    if (live !== undefined) session = live;
+  };
+
+  /** Which token a hello carried, in words. */
+  const tokenName = (tok: string | undefined): string => {
+    if (tok === expectedToken) return 'the last rotated token';
+    if (tok === enrollToken) return 'the enrollment token';
+    const i = tok === undefined ? -1 : issuedTokens.indexOf(tok);
+    return i >= 0 ? `a token rotated earlier (${issuedTokens.length - 1 - i} rotation(s) ago)` : 'a token the scripted server never issued';
+  };
+
+  /**
+   * The suite's barrier: a probe.request of an unknown probe, answered (-32010, or anything) once
+   * the agent has handled every frame sent before it. An agent that has answered no probe.request
+   * at all in this run cannot be judged this way: the case is SKIPPED naming agent/probe-unknown.
+   */
+  /** Set once a barrier went unanswered while the agent had answered no probe.request at all: the next ones wait less. */
+  let barrierUnanswered = false;
+  async function barrier(sess: Session): Promise<void> {
+    const answeredAny = () => server.sessions.some((x) => x.responses > 0);
+    try {
+      await sess.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: barrierUnanswered && !answeredAny() ? Math.min(t, 500) : t });
+    } catch (err) {
+      if (!(err instanceof PeerError)) return;
+      if (err.code === 'timeout' && sess.isOpen && !answeredAny()) {
+        barrierUnanswered = true;
+        const pu = runner.results.find((r) => r.id === 'agent/probe-unknown');
+        throw new CaseSkip(`needs agent/probe-unknown: the agent has answered no probe.request in this run (agent/probe-unknown ${pu === undefined ? 'did not run' : `${pu.status === 'PASS' ? 'passed' : pu.status === 'FAIL' ? 'failed' : 'was skipped'}: ${pu.seen.slice(0, 100)}`}), and the case needs one answered to know that the agent has handled what was sent before it`);
+      }
+      throw new CaseFailure('the agent still answers (barrier probe.request)', `${describeErr(err)}${sess.isOpen ? '' : ` (${sess.describeClose()})`}`);
+    }
+  }
+  /**
+   * A barrier between cases (outside any case): true once the agent answered it. Its failure
+   * belongs to no case (DECISIONS K14): the cases that need the session judge it.
+   */
+  async function settle(sess: Session): Promise<boolean> {
+    if (!sess.isOpen) return false;
+    try {
+      await sess.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t });
+      return true;
+    } catch (err) {
+      return !(err instanceof PeerError);
+    }
+  }
+
+  /**
+   * The first connection attempt after `from` (a time already passed: the shutdown or the
+   * refusal), watched until quietWindowMs after `windowStart` (the close or the refusal, when the
+   * quiet window starts): how long after `from` and after `windowStart` it came, or undefined.
+   */
+  async function attemptWithin(from: number, windowStart: number): Promise<{ afterFrom: number; afterStart: number } | undefined> {
+    const later = () => server.attempts.find((a) => a.at > from);
+    const end = windowStart + o.quietWindowMs;
+    await server.until(() => later() !== undefined, Math.max(0, end - Date.now()));
+    const a = later();
+    return a !== undefined && a.at <= end ? { afterFrom: a.at - from, afterStart: a.at - windowStart } : undefined;
+  }
+  /** "N ms after the close" / "N ms before the close". */
+  const relative = (ms: number, what: string) => (ms >= 0 ? `${ms} ms after ${what}` : `${-ms} ms before ${what}`);
+
+  // Story A: one host, the agent's processes on one state dir. Its result: a message when the
+  // agent never completed agent.hello at all (the run is then fatal). Its body, down to the
+  // "Story A, then …" comment below, is not indented one level further.
+  const storyA = async (): Promise<string | undefined> => {
   // ─────────────────────────── A1. enrollment ───────────────────────────
-  let run: Spawned;
   let first: Session | undefined;
+  /** server.attempts.length when the current agent process of story A started (its reconnects count from there). */
+  let processStart = 0;
   if (o.enrollCommand !== undefined) {
     const enroll = runShell(fillTemplate(o.enrollCommand, values(stateDir, enrollToken, hostId)), startTimeout * 2);
     first = await nextHello(0, startTimeout);
@@ -305,13 +506,16 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     // The run's first hello is rotated again (as `agent rotate` would, DESIGN 5.2), so the kill
     // below checks that the agent persists a rotated_token it receives while running.
     rotateNextHello = true;
+    processStart = server.attempts.length;
     run = startRun(stateDir, enrollToken, hostId);
   } else {
     run = startRun(stateDir, enrollToken, hostId);
     first = await nextHello(0, startTimeout);
-    if (first === undefined) return `the agent never completed agent.hello with the scripted server at ${server.url}${hint(run)}`;
+    if (first === undefined) return `the agent never completed agent.hello with the scripted server at ${server.url}${await said(run)}`;
   }
   const firstSession = first;
+  session = firstSession;
+  inUse = () => session;
   await runner.run('agent/subprotocol-offered', `the upgrade offers subprotocol ${LIMITS.subprotocol}`, async () => {
     const a = server.attempts[0];
     expect(a !== undefined && a.protocols.includes(LIMITS.subprotocol), `Sec-WebSocket-Protocol: ${LIMITS.subprotocol}`, a ? `offered ${JSON.stringify(a.protocols)}` : 'no upgrade');
@@ -331,43 +535,22 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   if (o.emitCommand !== undefined) emitMode = 'command';
   else if (o.logSource !== undefined || caps?.sources.includes('file')) emitMode = 'file';
   if (emitMode === 'file' && o.logSource === undefined) logSources = [{ kind: 'file', path: logFile }];
-  const fileSourceNeeds =
-    'needs the suite\'s own "file" log source (the case adds a second file through config.update): runs when the agent declares the "file" source kind and neither --emit-command nor --log-source is given';
-  const logsSkip = 'needs a way to make the agent log: it does not declare the "file" source kind; pass --emit-command "<cmd with {state_dir} {count} {file}>" or --log-source JSON';
-
-  async function emit(n: number): Promise<void> {
-    if (emitMode === 'file') {
-      let text = '';
-      for (let i = 0; i < n; i++) text += `conformance line ${++lineNo} ${randomUUID()}\n`;
-      appendFileSync(logFile, text);
-    } else if (emitMode === 'command') {
-      const r = await runShell(fillTemplate(o.emitCommand as string, { state_dir: stateDirNow, count: String(n), file: logFile }), t * 2);
-      if (r.code !== 0) throw new CaseFailure('--emit-command exits 0', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
-    } else throw new CaseSkip(logsSkip);
-  }
-  let stateDirNow = stateDir;
 
   // ─────────────────────────── A2. run: rotated token, logs ───────────────────────────
   const s: Session | undefined = o.enrollCommand !== undefined ? await nextHello(1, startTimeout) : firstSession;
-  if (s === undefined) return `the run command never connected to the scripted server at ${server.url}${hint(run)}`;
   if (o.enrollCommand !== undefined) {
     const runSession = s;
-    await runner.run('agent/rotated-token-used', 'the first hello of the run command carries the rotated token from enrollment', async () => {
-      expect(runSession.helloAnswered === 'result', 'hello accepted', `hello refused (token ${runSession.hello?.token === enrollToken ? 'is the used enrollment token' : 'unknown'})`);
+    const output = runSession === undefined || runSession.helloAnswered !== 'result' ? await said(run) : '';
+    await runner.run('agent/rotated-token-used', 'the first hello of the run command carries the rotated token from enrollment (PROTOCOL.md#rotated-token)', async () => {
+      expect(runSession !== undefined, 'the run command connects', `no hello within ${startTimeout} ms${output}`);
+      expect(runSession!.helloAnswered === 'result', 'hello accepted', `hello refused: it carried ${tokenName(runSession!.hello?.token)}${output}`);
       return 'rotated token used';
     });
+    if (runSession === undefined || runSession.helloAnswered !== 'result') {
+      blocked = new CaseSkip(`needs agent/rotated-token-used: the run command ${runSession === undefined ? 'never connected' : `was refused (it presented ${tokenName(runSession.hello?.token)})`}; the cases of this host need it connected`);
+    }
   }
-  let session: Session = s;
-  inUse = () => session;
-  // A session the agent lost between cases (a broken agent: it closed it, or we closed it for a
-  // frame over the limit): the next case uses the agent's newest live session, when it has one,
-  // so that only the cases the fault touches fail (DECISIONS K14). A conforming agent keeps its
-  // session between cases: this never applies to it.
-  runner.beforeEach = () => {
-    if (session.isOpen) return;
-    const live = server.sessions.findLast((x) => x.index > session.index && x.isOpen && x.helloAnswered === 'result');
-    if (live !== undefined) session = live;
-  };
+  if (s !== undefined) session = s;
   // An agent may declare more in its run's hello than in its enrollment hello.
   if (emitMode === 'none' && session.hello?.capabilities.sources.includes('file')) {
     emitMode = 'file';
@@ -402,24 +585,37 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     expect(ok, `pushes up to seq ${from + 4} (unacked)`, `unacked pushes up to ${heldUpTo}`);
     return `${session.heldCount} push(es) held, up to seq ${heldUpTo}`;
   });
-  // The seed lets the agent persist rotated_token until its next RPC: make sure it sent one
-  // (its answer to a probe.request) before the kill.
-  await settle(session);
-  run.kill('SIGKILL');
-  await run.exited;
-  await session.closed;
-  server.ackMode = 'ack';
-  const beforeRestart = server.sessions.length;
-  run = startRun(stateDir, enrollToken, hostId); // {token} stays the enrollment token: the agent must prefer its stored one
-  const restarted = await nextHello(beforeRestart, startTimeout);
-  await runner.run('agent/rotated-token-persisted', 'after SIGKILL and restart, hello carries the token of the last rotated_token', async () => {
-    expect(restarted !== undefined, 'a hello after the restart', `none${hint(run)}`);
-    expect(restarted!.hello?.token === expectedToken, 'the last rotated token', restarted!.hello?.token === enrollToken ? 'the enrollment token' : 'another token');
-    expect(restarted!.helloAnswered === 'result', 'hello accepted', 'refused');
+  // The restart below must see the rotated token saved: the agent has sent something since it
+  // got it (its answer to a probe.request), so it was due by then.
+  let restarted: Session | undefined;
+  /** The token the restarted agent must present: the last one rotated (before the restart rotates again). */
+  let tokenBefore = expectedToken;
+  if (blocked === undefined) {
+    await settle(session);
+    run.kill('SIGKILL');
+    await run.exited;
+    await session.closed;
+    server.ackMode = 'ack';
+    tokenBefore = expectedToken;
+    const beforeRestart = server.sessions.length;
+    processStart = server.attempts.length;
+    run = startRun(stateDir, enrollToken, hostId); // {token} stays the enrollment token: the agent must prefer its stored one
+    restarted = await nextHello(beforeRestart, startTimeout);
+  }
+  const restartOutput = restarted === undefined || restarted.helloAnswered !== 'result' ? await said(run) : '';
+  await runner.run('agent/rotated-token-persisted', 'after SIGKILL and restart, hello carries the token of the last rotated_token (PROTOCOL.md#rotated-token)', async () => {
+    expect(restarted !== undefined, 'a hello after the restart', `none within ${startTimeout} ms${restartOutput}`);
+    const tok = restarted!.hello?.token;
+    expect(tok === tokenBefore, 'the last rotated token', `${tok === tokenBefore ? 'the last rotated token' : tokenName(tok)}: hello refused -32001${restartOutput}`);
+    expect(restarted!.helloAnswered === 'result', 'hello accepted', `refused${restartOutput}`);
     return 'rotated token persisted across a kill';
   });
-  if (restarted === undefined || restarted.helloAnswered !== 'result') return `the agent did not reconnect with its rotated token after a restart${hint(run)}`;
-  session = restarted;
+  if (blocked === undefined && (restarted === undefined || restarted.helloAnswered !== 'result')) {
+    blocked = new CaseSkip(
+      `needs agent/rotated-token-persisted: the agent started again after a SIGKILL ${restarted === undefined ? 'sent no hello' : `presented ${tokenName(restarted.hello?.token)} and was refused`}; the cases of this host need it connected`,
+    );
+  }
+  if (restarted?.helloAnswered === 'result') session = restarted;
 
   await runner.run('agent/replay-after-kill', 'after restart the unacked seqs are resent from accepted_seq + 1 with the same content', async () => {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
@@ -442,6 +638,71 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     expect(server.store.reused.length === 0, 'no seq reused for different content', JSON.stringify(server.store.reused.slice(0, 2)));
     return `new entries at ${before + 1}..${server.store.accepted}`;
   });
+
+  // The seed's words are "before sending any further RPCs": the rotated token must be on disk by
+  // the agent's very first frame after the HelloResult, not only by the time of a later kill. The
+  // restart below is rotated again, and the scripted server SIGKILLs the agent at its first frame
+  // after that HelloResult, answering nothing (an agent that saves the token once a push is acked,
+  // or later, has not saved it then; DECISIONS K16).
+  const saveCase = await runner.run('agent/rotated-token-saved-before-sending', 'a HelloResult with rotated_token, then a SIGKILL at the agent\'s first frame after it (nothing of that session answered): started again, its hello carries that token, saved before the agent sent anything (PROTOCOL.md#rotated-token)', async () => {
+    const before = session;
+    await settle(before);
+    run!.kill('SIGKILL');
+    await run!.exited;
+    await before.closed;
+    // An entry to push, so that the first frame comes at once (a frame provoked below otherwise).
+    if (emitMode !== 'none') await emit(1);
+    let killed: { at: number; what: string } | undefined;
+    server.freezeAtFirstFrame = (_s, what) => {
+      killed = { at: Date.now(), what };
+      run?.kill('SIGKILL');
+    };
+    rotateNextHello = true;
+    try {
+      const from = server.sessions.length;
+      processStart = server.attempts.length;
+      run = startRun(stateDir, enrollToken, hostId);
+      const rotatedSess = await nextHello(from, startTimeout);
+      if (rotatedSess === undefined || rotatedSess.helloAnswered !== 'result') throw new CaseFailure('a restart whose hello is accepted', `${rotatedSess === undefined ? `none within ${startTimeout} ms` : `refused: it presented ${tokenName(rotatedSess.hello?.token)}`}${await said(run)}`);
+      const newToken = rotatedSess.rotatedToken;
+      const previous = rotatedSess.hello?.token;
+      if (!(await rotatedSess.until(() => rotatedSess.firstFrame !== undefined || !rotatedSess.isOpen, 1000))) {
+        // Nothing sent by itself within a second of the HelloResult: a probe.request, whose answer is its first frame.
+        rotatedSess.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t }).catch(() => undefined);
+        await rotatedSess.until(() => rotatedSess.firstFrame !== undefined || !rotatedSess.isOpen, t);
+      }
+      if (killed === undefined) {
+        run.kill('SIGKILL');
+        throw new CaseFailure('a frame from the agent after the HelloResult (the agent is killed at its first)', rotatedSess.isOpen ? `none within ${1000 + t} ms` : `none: ${rotatedSess.describeClose()}`);
+      }
+      await run.exited;
+      // Started again; the previous token is still accepted once (as a rotation's grace would),
+      // and rotated again, so that the story goes on whichever token comes.
+      graceToken = previous;
+      const from2 = server.sessions.length;
+      processStart = server.attempts.length;
+      run = startRun(stateDir, enrollToken, hostId);
+      const again = await nextHello(from2, startTimeout);
+      if (again?.helloAnswered === 'result') session = again;
+      if (again === undefined) throw new CaseFailure('a hello after the restart', `none within ${startTimeout} ms${await said(run)}`);
+      const tok = again.hello?.token;
+      const k = killed as { at: number; what: string };
+      expect(
+        tok === newToken,
+        `the rotated_token of the HelloResult before the kill, saved before the agent's first frame after it (a ${k.what})`,
+        tok === previous ? `the token before it: the rotated token was not saved when the agent sent its ${k.what} (killed ${k.at - (rotatedSess.helloAnsweredAt ?? k.at)} ms after the HelloResult)` : tokenName(tok),
+      );
+      expect(again.helloAnswered === 'result', 'hello accepted', `refused${await said(run)}`);
+      return `token saved before the first frame after the HelloResult (a ${k.what}, ${k.at - (rotatedSess.helloAnsweredAt ?? k.at)} ms after it)`;
+    } finally {
+      server.freezeAtFirstFrame = undefined;
+      rotateNextHello = false;
+      graceToken = undefined;
+    }
+  });
+  if (saveCase.status === 'FAIL' && !session.isOpen && !server.sessions.some((x) => x.isOpen && x.helloAnswered === 'result')) {
+    blocked = new CaseSkip(`needs agent/rotated-token-saved-before-sending: it failed (${firstClause(saveCase.seen)}) and the agent has had no session since; the cases of this host need it connected`);
+  }
 
   // ─────────────────────────── A4. heartbeat ───────────────────────────
   const hbWait = o.heartbeatWaitMs ?? (HEARTBEAT_SECS + LIMITS.heartbeat_jitter_s) * 1000 + 2000;
@@ -511,15 +772,9 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
   });
 
-  const vectors = loadVectors();
   const probeErrors = METHOD_CATALOG.find((m) => m.name === 'probe.request')?.errors ?? [];
-  for (const [method, list] of vectors) {
-    const info = METHOD_CATALOG.find((m) => m.name === method);
-    if (!info || info.direction !== 'server_to_agent') continue;
-    for (const v of list) {
-      if (typeof v.message['method'] !== 'string') continue;
-      // A valid Revoked shutdown is the behavioural case at the end, not a vector.
-      if (method === 'agent.shutdown' && v.expected.outcome === 'accepted') continue;
+  for (const { method, info, v } of serverToAgentVectors()) {
+    {
       const id = `vector/${v.id}`;
       if (info.kind === 'request') {
         await runner.run(id, v.expected.outcome === 'error' ? `error ${v.expected.code}` : `not an envelope/params error: a valid result or one of ${probeErrors.join(', ')}`, async () => {
@@ -561,26 +816,6 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       }
     }
   }
-  async function barrier(sess: Session): Promise<void> {
-    try {
-      await sess.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t });
-    } catch (err) {
-      if (err instanceof PeerError) throw new CaseFailure('the agent still answers (barrier probe.request)', `${describeErr(err)}${sess.isOpen ? '' : ` (${sess.describeClose()})`}`);
-    }
-  }
-  /**
-   * A barrier between cases (outside any case): true once the agent answered it. Its failure
-   * belongs to no case (DECISIONS K14): the cases that need the session judge it.
-   */
-  async function settle(sess: Session): Promise<boolean> {
-    if (!sess.isOpen) return false;
-    try {
-      await sess.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t });
-      return true;
-    } catch (err) {
-      return !(err instanceof PeerError);
-    }
-  }
   function countErrorFrames(sess: Session): number {
     return sess.events.filter((e) => e.type === 'unknown_response' && e.id === null).length;
   }
@@ -596,7 +831,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   });
 
   const APPLY_AFTER_MS = 1500;
-  await runner.run('agent/config-apply-after', `config.update with apply_after ${APPLY_AFTER_MS} ms ahead, adding a second file source: nothing of that file is pushed before apply_after, and its lines are pushed once it has passed (seed 4.8)`, async () => {
+  await runner.run('agent/config-apply-after', `config.update with apply_after ${APPLY_AFTER_MS} ms ahead, adding a second file source: nothing of that file is pushed before apply_after, and its lines are pushed once it has passed (PROTOCOL.md#configuration-updates)`, async () => {
     if (emitMode !== 'file' || o.logSource !== undefined) throw new CaseSkip(fileSourceNeeds);
     const sess = session;
     const file2 = join(work, 'source-2.log');
@@ -676,7 +911,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
   });
 
-  await runner.run('agent/probe-concurrency', 'config.update probe_concurrency 1 (from 4) while connected: two probe.requests of --long-probe sent together run one after the other (DESIGN 11: the agent enforces probe_concurrency); with 4 again, two run at once', async () => {
+  await runner.run('agent/probe-concurrency', 'config.update probe_concurrency 1 (from 4) while connected: two probe.requests of --long-probe sent together run one after the other (PROTOCOL.md#probes-on-the-agent: the agent enforces probe_concurrency); with 4 again, two run at once', async () => {
     const lp = o.longProbe;
     if (lp === undefined) throw new CaseSkip('needs --long-probe NAME [--long-probe-args JSON]: a probe that succeeds and runs 100 ms or more with those args (the reference agent: proc.top)');
     const sess = session;
@@ -767,8 +1002,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     expect(code(resp) === want, `error ${want}`, show(resp));
     return show(resp);
   }
-  for (const row of ERROR_TABLE) {
-    if (row.direction === 'server') continue;
+  for (const row of agentErrorRows()) {
     const id = `error/${row.code}-${row.name}`;
     const p = agentErrorProvokers[row.code];
     if (p === undefined) {
@@ -780,36 +1014,42 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
 
   // ─────────────────────────── A6. ServerReload ───────────────────────────
   /** Reconnects seen so far by the current agent process (bounds the backoff attempt counter). */
-  let processAttempts = server.attempts.length - beforeRestart; // attempts of the restarted process
-  const bound = (attemptIndex: number) => Math.min(o.backoffCapMs, o.backoffBaseMs * 2 ** attemptIndex) + SLACK_MS;
+  let processAttempts = server.attempts.length - processStart; // the reconnects of the current process
 
-  async function shutdownAndWatch(reason: 'ServerReload' | 'Decommission', drain: number, before: () => void): Promise<{ close: Session['close']; ms: number }> {
+  /**
+   * Sends agent.shutdown to the current session and watches it close: the close, how long after
+   * the notification, and the seq acked when it closed (what final_seq must say). beforeSend runs
+   * right before the notification (after the barrier: only when it is sent), afterSend right after.
+   */
+  async function shutdownAndWatch(reason: 'ServerReload' | 'Decommission', drain: number, hooks: { beforeSend?: () => void; afterSend?: () => void } = {}): Promise<{ close: Session['close']; ms: number; acceptedAtClose: number }> {
     const sess = session;
     // Round trip first: the agent has finished handling its HelloResult (it is Active). A
     // shutdown racing the hello outcome is a separate question this case does not ask.
     await barrier(sess);
+    hooks.beforeSend?.();
     const t0 = Date.now();
     sess.client.agentShutdown({ reason, drain_seconds: drain });
-    before();
+    hooks.afterSend?.();
     const closed = await sess.until(() => !sess.isOpen, drain * 1000 + t);
+    const acceptedAtClose = server.store.accepted;
     if (!closed) sess.closeWith(1000, 'drain elapsed');
-    return { close: sess.close, ms: Date.now() - t0 };
+    return { close: sess.close, ms: Date.now() - t0, acceptedAtClose };
   }
   const finalSeq = /^final_seq=(\d+)$/;
-  /** With nothing left to drain the agent leaves Draining at once (seed 6 "buffer empty"): within this of the last ack. */
+  /** With nothing left to drain the agent leaves Draining at once (PROTOCOL.md#shutdown-and-drain "buffer empty"): within this of the last ack. */
   const EMPTY_CLOSE_MS = 2000;
   const RELOAD_DRAIN_SECS = 5;
 
-  let reload: { close: Session['close']; ms: number } | undefined;
-  const reloadCase = await runner.run('agent/shutdown-server-reload', `agent.shutdown ServerReload (drain_seconds ${RELOAD_DRAIN_SECS}) with everything acked: the agent closes cleanly, 1000 Normal closure (PROTOCOL.md close codes; 1001 is the server's code for going away), with reason final_seq=<acked seq>, within ${EMPTY_CLOSE_MS} ms (seed 6: Draining ends when the buffer is empty, not only when drain_seconds elapsed)`, async () => {
-    reload = await shutdownAndWatch('ServerReload', RELOAD_DRAIN_SECS, () => undefined);
+  let reload: { close: Session['close']; ms: number; acceptedAtClose: number } | undefined;
+  const reloadCase = await runner.run('agent/shutdown-server-reload', `agent.shutdown ServerReload (drain_seconds ${RELOAD_DRAIN_SECS}) with everything acked: the agent closes cleanly, 1000 Normal closure (PROTOCOL.md#websocket-close-codes; 1001 is the server's code for going away), with reason final_seq=<acked seq>, within ${EMPTY_CLOSE_MS} ms (PROTOCOL.md#shutdown-and-drain: draining ends when everything is acked, not only when drain_seconds elapsed)`, async () => {
+    reload = await shutdownAndWatch('ServerReload', RELOAD_DRAIN_SECS);
     const c = reload.close;
     expect(c !== undefined && !c.byServer, 'the agent closes the connection', c ? `closed by the scripted server after the drain (${c.code})` : 'open');
     if (emitMode !== 'none') expect(reload.ms <= EMPTY_CLOSE_MS, `closed within ${EMPTY_CLOSE_MS} ms (nothing left to drain)`, `closed ${reload.ms} ms after the notification`);
     expect(c!.code === 1000, 'close 1000 Normal closure', closeCodeSeen(c!.code));
     const m = finalSeq.exec(c!.reason);
     expect(m !== null, 'reason final_seq=<n>', `reason ${JSON.stringify(c!.reason)}`);
-    if (emitMode !== 'none') expect(Number(m![1]) === server.store.accepted, `final_seq=${server.store.accepted} (everything was acked)`, `reason ${c!.reason}`);
+    if (emitMode !== 'none') expect(Number(m![1]) === reload.acceptedAtClose, `final_seq=${reload.acceptedAtClose}: the last seq acked, everything was (PROTOCOL.md#shutdown-and-drain)`, `reason ${c!.reason}`);
     return `close ${c!.code} "${c!.reason}" after ${reload.ms} ms`;
   });
   const beforeReconnect = server.sessions.length;
@@ -830,7 +1070,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   // between say what they need).
   if (afterReload !== undefined) {
     session = afterReload;
-    processAttempts = server.attempts.length - beforeRestart;
+    processAttempts = server.attempts.length - processStart;
   }
 
   // ─────────────────────────── A7. backoff bounds ───────────────────────────
@@ -867,18 +1107,27 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   // after a session has lasted long enough (a minute for the reference agent), so by now (a
   // reload, refused upgrades) its next delays are drawn from base·2^6 and more: the reconnects
   // below waited 25-50 s of jitter in all. Everything is acked here, so the kill loses nothing,
-  // and the cases below judge the new process by its own attempt count.
+  // and the cases below judge the new process by its own attempt count. Tried also when the
+  // cases above could not run (the agent lost its session): a fresh process may connect.
   await settle(session);
   run.kill('SIGKILL');
   await run.exited;
-  await session.closed;
-  const beforeFresh = server.attempts.length;
+  await within(session.closed, t, undefined);
+  processStart = server.attempts.length;
   const freshFrom = server.sessions.length;
   run = startRun(stateDir, enrollToken, hostId);
   const fresh = await nextHello(freshFrom, startTimeout);
-  if (fresh === undefined || fresh.helloAnswered !== 'result') return `the agent did not reconnect after a second restart${hint(run)}`;
-  session = fresh;
-  processAttempts = server.attempts.length - beforeFresh;
+  if (fresh !== undefined && fresh.helloAnswered === 'result') {
+    session = fresh;
+    blocked = undefined;
+  } else {
+    // The agent's output only for a new cause: the one before said it already.
+    const why = blocked === undefined ? await said(run) : ` (as before: ${firstClause(blocked.reason)})`;
+    blocked = new CaseSkip(
+      `needs the run command (--run-command), started again on this host's state dir, to connect: ${fresh === undefined ? `it sent no hello within ${startTimeout} ms` : `it presented ${tokenName(fresh.hello?.token)} and was refused`}${why}`,
+    );
+  }
+  processAttempts = server.attempts.length - processStart;
 
   // ─────────────────── A7a. the sender (DECISIONS K9) ───────────────────
   /** Most entries one push may carry: min(config, the hello's capabilities, 1000) (DECISIONS B4). */
@@ -897,7 +1146,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   }
 
   let windowSeen: { max: number; pushes: number } | undefined;
-  await runner.run('agent/push-window-several', 'with acks held and entries for several full batches, the agent keeps more than one logs.push in flight (DESIGN 5.5: a window, not one)', async () => {
+  await runner.run('agent/push-window-several', 'with acks held and entries for several full batches, the agent keeps more than one logs.push in flight (PROTOCOL.md#sending-logs: a window, not one)', async () => {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
     const sess = session;
     const b = batchLimit();
@@ -926,7 +1175,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return `${windowSeen.max} logs.push in flight at most while acks were held (batches of up to ${b})`;
   });
   await runner.run('agent/push-window-bound', `never more logs.push in flight than the agent's window (--push-window N)`, async () => {
-    if (o.pushWindow === undefined) throw new CaseSkip('the contract sets no window size (DECISIONS K9): pass --push-window N, the most logs.push requests the agent keeps in flight');
+    if (o.pushWindow === undefined) throw new CaseSkip('the contract sets no window size (PROTOCOL.md#sending-logs): pass --push-window N, the most logs.push requests the agent keeps in flight');
     if (windowSeen === undefined) throw new CaseSkip('needs agent/push-window-several to have measured the agent\'s window (it failed or was skipped, or --only left it out)');
     expect(windowSeen.max <= o.pushWindow, `at most ${o.pushWindow} in flight`, `${windowSeen.max} in flight`);
     return `${windowSeen.max} in flight at most (window ${o.pushWindow})`;
@@ -975,7 +1224,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return `push ${c.start}..${c.end} acked up to ${c.upTo}; resume_from_seq ${String(resume)}; then ${describeBatches(pushes)}`;
   });
 
-  await runner.run('agent/push-payload-too-large', 'a logs.push answered -32008 PayloadTooLarge: the entries are sent again from the same seq_start in a push of at most half the batch size (DESIGN 5.6), none skipped', async () => {
+  await runner.run('agent/push-payload-too-large', 'a logs.push answered -32008 PayloadTooLarge: the entries are sent again from the same seq_start in a push of at most half the batch size (PROTOCOL.md#refusals-and-resends), none skipped', async () => {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
     const sess = session;
     const b = batchLimit();
@@ -1000,7 +1249,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     expect(resend!.params.seq_start === r.start, `the resend starting at ${r.start}`, `starting at ${resend!.params.seq_start}`);
     expect(resend!.params.entries.length <= half, `at most ${half} entries (half the batch size ${b})`, `${resend!.params.entries.length} entries (the refused push had ${r.n})`);
     expect(ok, `all ${n} entries acked up to seq ${from + n - 1}`, `accepted_seq ${server.store.accepted}`);
-    checkBatches(pushes.filter((x) => x.refusedWith === undefined).map((x) => x.params), from);
+    checkPushes(pushes, from);
     expect(server.store.reused.length === 0, 'resent with the original content', `seq ${server.store.reused[0]?.seq} changed content`);
     return `-32008 on ${r.start}..${r.start + r.n - 1} (${r.n} entries); resent as ${resend!.params.entries.length} entries; then ${describeBatches(pushes.slice(pushes.indexOf(resend!)).map((x) => x.params))}`;
   });
@@ -1046,16 +1295,16 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     expect(resend!.params.seq_start === r.start, `the resend starting at ${r.start}`, `starting at ${resend!.params.seq_start}`);
     expect(ok, `all ${n} entries acked up to seq ${from + n - 1}`, `accepted_seq ${server.store.accepted}`);
     expect(sess.isOpen && server.current === sess, 'the session kept', sess.close ? `closed ${sess.close.code}` : 'a new session');
-    checkBatches(pushes.filter((x) => x.refusedWith === undefined).map((x) => x.params), from);
+    checkPushes(pushes, from);
     expect(server.store.reused.length === 0, 'resent with the original content', `seq ${server.store.reused[0]?.seq} changed content`);
     // Not judged (DECISIONS K9): how many pushes follow the resend before its ack, and the send rate.
     const inFlightAfter = Math.max(0, ...later.filter((x) => x.at < (resend!.answeredAt ?? Infinity)).map((x) => x.inFlight));
     return `${code} on ${r.start}..${r.end}; resent ${waited} ms later as ${describeBatches([resend!.params])}; ${inFlightAfter} in flight at most until its ack`;
   }
-  await runner.run('agent/push-backpressure', `a logs.push answered -32020 Backpressure with retry_after_ms ${retryMs}: nothing is pushed during the pause (DESIGN 5.6), then, within ${SLACK_MS} ms of its end, the same entries are sent again from the same seq_start, none skipped`, () =>
+  await runner.run('agent/push-backpressure', `a logs.push answered -32020 Backpressure with retry_after_ms ${retryMs}: nothing is pushed during the pause (PROTOCOL.md#refusals-and-resends), then, within ${SLACK_MS} ms of its end, the same entries are sent again from the same seq_start, none skipped`, () =>
     pausedResend(() => new BackpressureError({ retry_after_ms: retryMs })),
   );
-  await runner.run('agent/push-buffer-overflow', `a logs.push answered -32007 BufferOverflow with retry_after_ms ${retryMs} (nothing of it stored): the agent keeps the entries and, after the pause and within ${SLACK_MS} ms of its end, sends them again from the same seq_start (DESIGN 5.6, error-data.json BufferOverflowData), none skipped, the session kept`, () =>
+  await runner.run('agent/push-buffer-overflow', `a logs.push answered -32007 BufferOverflow with retry_after_ms ${retryMs} (nothing of it stored): the agent keeps the entries and, after the pause and within ${SLACK_MS} ms of its end, sends them again from the same seq_start (PROTOCOL.md#refusals-and-resends, schemas/error-data.json BufferOverflowData), none skipped, the session kept`, () =>
     pausedResend(() => new BufferOverflowError({ retry_after_ms: retryMs, reason: 'conformance: the commit failed' })),
   );
   await runner.run('agent/push-backpressure-default-pause', `a logs.push answered -32020 Backpressure whose data lacks retry_after_ms (a server outside the schema): the agent pauses the contract's default, retry_after_default_ms = ${LIMITS.retry_after_default_ms} ms (limits.json), then, within ${SLACK_MS} ms of its end, sends the same entries again from the same seq_start`, () =>
@@ -1069,7 +1318,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
   // how long an entry the agent has read waits before it is pushed (DECISIONS K10). The
   // agent's own read delay (a file source polls) is allowed on top, as READ_ALLOWANCE_MS.
   const FLUSH_MS = 1000;
-  await runner.run('agent/push-flush-latency', `with config.update flush_interval_ms ${FLUSH_MS}, an entry written while nothing else is pending is pushed within flush_interval_ms + ${READ_ALLOWANCE_MS} ms (reading it) + ${SLACK_MS} ms (DECISIONS K10)`, async () => {
+  await runner.run('agent/push-flush-latency', `with config.update flush_interval_ms ${FLUSH_MS}, an entry written while nothing else is pending is pushed within flush_interval_ms + ${READ_ALLOWANCE_MS} ms (reading it) + ${SLACK_MS} ms (PROTOCOL.md#sending-logs)`, async () => {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
     const sess = session;
     sess.client.configUpdate({ config: { ...config(), flush_interval_ms: FLUSH_MS } });
@@ -1091,7 +1340,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
   });
 
-  await runner.run('agent/push-unknown-host', 'a logs.push answered -32004 UnknownHost (the host row went away, DESIGN 5.1): the agent closes that session and reconnects; after the accepted hello the refused entries are sent again from accepted_seq + 1, none skipped', async () => {
+  await runner.run('agent/push-unknown-host', 'a logs.push answered -32004 UnknownHost (the host row went away): the agent closes that session and reconnects; after the accepted hello the refused entries are sent again from accepted_seq + 1, none skipped (PROTOCOL.md#refusals-and-resends)', async () => {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
     const sess = session;
     const from = server.store.accepted + 1;
@@ -1156,7 +1405,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     return `${held!.params.seq_start}.. unanswered; the agent closed ${sess.close!.code} after ${after} ms and reconnected; then ${describeBatches(pushes)}`;
   });
 
-  await runner.run('agent/push-ack-beyond-sent', 'a logs.push acked with up_to_seq 1000 beyond its last seq (DECISIONS F5: counted only up to what was sent): the next entries still get the next seqs and are all delivered', async () => {
+  await runner.run('agent/push-ack-beyond-sent', 'a logs.push acked with up_to_seq 1000 beyond its last seq (PROTOCOL.md#acks: counted only up to what was sent): the next entries still get the next seqs and are all delivered', async () => {
     if (emitMode === 'none') throw new CaseSkip(logsSkip);
     const sess = session;
     const from = server.store.accepted + 1;
@@ -1211,13 +1460,13 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     const bare = JSON.stringify({ jsonrpc: '2.0', method: 'conformance.oversize', params: { pad: '' } });
     return JSON.stringify({ jsonrpc: '2.0', method: 'conformance.oversize', params: { pad: 'x'.repeat(bytes - Buffer.byteLength(bare)) } });
   };
-  await runner.run('agent/incoming-oversize-1009', `a text frame from the server over max_frame_bytes (${OVERSIZE_BYTES} bytes, the limit ${LIMITS.max_frame_bytes}): the agent closes the connection with 1009 Message Too Big (PROTOCOL.md close codes) and reconnects`, async () => {
+  await runner.run('agent/incoming-oversize-1009', `a text frame from the server over max_frame_bytes (${OVERSIZE_BYTES} bytes, the limit ${LIMITS.max_frame_bytes}): the agent closes the connection with 1009 Message Too Big (PROTOCOL.md#connecting) and reconnects`, async () => {
     const { sess, next, closedBy } = await refusedFrame((x) => x.sendText(oversizeFrame(OVERSIZE_BYTES)));
     expect(sess.close !== undefined && !sess.close.byServer && sess.close.code === 1009, `the agent closes with 1009 within ${t} ms`, closedBy);
     expect(next !== undefined && next.helloAnswered === 'result', 'a reconnect whose hello is accepted', next ? 'hello refused' : `no reconnect${hint(run)}`);
     return `${closedBy}; reconnected ${next!.openedAt - sess.close!.at} ms later`;
   });
-  await runner.run('agent/incoming-binary-1003', 'a binary frame from the server (V1 has none: PROTOCOL.md wire framing): the agent closes the connection with 1003 Unsupported Data and reconnects', async () => {
+  await runner.run('agent/incoming-binary-1003', 'a binary frame from the server (V1 has none: PROTOCOL.md#connecting): the agent closes the connection with 1003 Unsupported Data and reconnects', async () => {
     const { sess, next, closedBy } = await refusedFrame((x) => x.sendBinary(new Uint8Array([0x7b, 0x7d])));
     expect(sess.close !== undefined && !sess.close.byServer && sess.close.code === 1003, `the agent closes with 1003 within ${t} ms`, closedBy);
     expect(next !== undefined && next.helloAnswered === 'result', 'a reconnect whose hello is accepted', next ? 'hello refused' : `no reconnect${hint(run)}`);
@@ -1303,7 +1552,9 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
 
   // ─────────────────────────── A8. Decommission ───────────────────────────
   const DECOMMISSION_DRAIN_SECS = 10;
-  const decommissionCase = await runner.run('agent/shutdown-decommission', `agent.shutdown Decommission (drain_seconds ${DECOMMISSION_DRAIN_SECS}): the agent drains (pushes its unacked entries, acked during the drain) and closes cleanly (1000 Normal closure) with final_seq=<n> once they are acked (within ${EMPTY_CLOSE_MS} ms, not at the drain's end)`, async () => {
+  /** Set when the Decommission was sent (the decommissioned host's next hello gets -32002). */
+  let decommissioned = false;
+  const decommissionCase = await runner.run('agent/shutdown-decommission', `agent.shutdown Decommission (drain_seconds ${DECOMMISSION_DRAIN_SECS}): the agent drains (pushes its unacked entries, acked during the drain) and closes cleanly (1000 Normal closure) with final_seq=<the last seq acked> once they are acked (within ${EMPTY_CLOSE_MS} ms, not at the drain's end; PROTOCOL.md#shutdown-and-drain)`, async () => {
     if (!session.isOpen) throw new CaseFailure('a connected agent', 'no session');
     let drainFrom = 0;
     // More entries than the agent's window of pushes carries (4 × 100 in the reference agent, up to
@@ -1321,33 +1572,41 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       pushedBefore = maxSeq(sess.pushes.map((p) => p.params));
     }
     const sess = session;
-    revokeNextHello = true; // the decommissioned host's next hello gets -32002
-    const r = await shutdownAndWatch('Decommission', DECOMMISSION_DRAIN_SECS, () => {
-      server.ackMode = 'ack';
-      sess.release();
+    const r = await shutdownAndWatch('Decommission', DECOMMISSION_DRAIN_SECS, {
+      beforeSend: () => {
+        revokeNextHello = true; // the decommissioned host's next hello gets -32002
+        decommissioned = true;
+      },
+      afterSend: () => {
+        server.ackMode = 'ack';
+        sess.release();
+      },
     });
     const c = r.close;
     expect(c !== undefined && !c.byServer, 'the agent closes within drain_seconds', c ? `closed by the scripted server after the drain (${c.code})` : 'open');
     expect(c!.code === 1000, 'close 1000 Normal closure', closeCodeSeen(c!.code));
     const m = finalSeq.exec(c!.reason);
     expect(m !== null, 'reason final_seq=<n>', `reason ${JSON.stringify(c!.reason)}`);
-    if (emitMode !== 'none') expect(Number(m![1]) >= Math.max(drainFrom + 2, pushedBefore), `final_seq >= ${Math.max(drainFrom + 2, pushedBefore)} (every entry pushed before the shutdown drained, not only the first acked push)`, `reason ${c!.reason}`);
-    // The held pushes are acked at the notification: then nothing is left to drain (seed 6 "buffer empty").
+    if (emitMode !== 'none') {
+      const n = Number(m![1]);
+      const least = Math.max(drainFrom + 2, pushedBefore);
+      expect(r.acceptedAtClose >= least, `every entry pushed before the shutdown acked before the close (up to seq ${least}), not only the first acked push`, `closed with seq ${r.acceptedAtClose} acked (reason ${c!.reason})`);
+      expect(n === r.acceptedAtClose, `final_seq=${r.acceptedAtClose}: the last seq acked when the agent closed (PROTOCOL.md#shutdown-and-drain)`, `reason ${c!.reason}: ${n > r.acceptedAtClose ? `${n - r.acceptedAtClose} beyond` : `${r.acceptedAtClose - n} below`} the seq acked`);
+    }
+    // The held pushes are acked at the notification: then nothing is left to drain (PROTOCOL.md#shutdown-and-drain).
     if (emitMode !== 'none') expect(r.ms <= EMPTY_CLOSE_MS, `closed within ${EMPTY_CLOSE_MS} ms of the notification (drain_seconds ${DECOMMISSION_DRAIN_SECS}; everything acked at once)`, `closed ${r.ms} ms after it`);
     return `close ${c!.code} "${c!.reason}" after ${r.ms} ms`;
   });
   const decomAttempts = server.sessions.length;
-  // Only when the Decommission was sent (revokeNextHello is set right before it).
-  const decommissioned = revokeNextHello;
   const revokedHello = decommissioned ? await nextHello(decomAttempts, bound(processAttempts) + startTimeout) : undefined;
-  const revokedCase = await runner.run('agent/decommission-then-revoked', 'after Decommission the agent reconnects, gets -32002 and stops (no connection attempt within the quiet window)', async () => {
+  const revokedCase = await runner.run('agent/decommission-then-revoked', 'after Decommission the agent reconnects, gets -32002 and stops (no connection attempt within the quiet window after the refusal; PROTOCOL.md#hello-refused)', async () => {
     if (!decommissioned) throw new CaseSkip(`needs agent/shutdown-decommission to send the Decommission (it ${decommissionCase.status === 'SKIP' ? `was skipped: ${whyNot(decommissionCase)}` : 'failed before sending it'})`);
     expect(revokedHello !== undefined, 'a reconnect after the drain', `none${hint(run)}`);
     expect(revokedHello!.helloAnswered === 'error', 'hello refused with -32002', 'hello accepted');
-    const n = server.attempts.length;
-    const quiet = await server.until(() => server.attempts.length > n, o.quietWindowMs);
-    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms`, `attempt after ${(server.attempts[n]?.at ?? NaN) - revokedHello!.openedAt} ms`);
-    const exited = await Promise.race([run.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
+    const refusedAt = revokedHello!.helloAnsweredAt!;
+    const attempt = await attemptWithin(refusedAt, refusedAt);
+    expect(attempt === undefined, `no connection attempt within ${o.quietWindowMs} ms of the -32002`, `an attempt ${attempt?.afterStart} ms after the -32002`);
+    const exited = await Promise.race([run!.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
     return `-32002 then silent for ${o.quietWindowMs} ms (process ${exited})`;
   });
   run.kill('SIGKILL');
@@ -1372,9 +1631,50 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     }
   });
   revokeNextHello = false;
+  return undefined;
+  };
+
+  // Story A, then what does not depend on it: a fresh host each for B, C and D, and the checks
+  // over the whole run. Anything thrown between A's cases is agent/suite-stopped (DECISIONS K14),
+  // its cases not run yet are listed SKIPPED saying so, and the story goes on with B.
+  const plan = agentCasePlan(o);
+  /** Lists every case of these parts not run yet as SKIPPED with the reason (--only's own reason for a case it left out). */
+  const notRun = (parts: readonly CasePart[], why: CaseSkip) => {
+    const listed = new Set(runner.results.map((r) => r.id));
+    for (const c of plan) {
+      if (!parts.includes(c.part) || listed.has(c.id)) continue;
+      runner.skip(c.id, 'the case (not run)', runner.only !== undefined && !runner.only.matches(c.id) ? 'not selected by --only' : why.reason);
+    }
+  };
+  let stopped: string | undefined;
+  let fatal: string | undefined;
+  try {
+    fatal = await storyA();
+  } catch (err) {
+    if (err instanceof BailOut) throw err;
+    const what = betweenCases(err);
+    runner.fail('agent/suite-stopped', 'the agent suite runs to its end', `it stopped between cases: ${what}`);
+    stopped = `the agent suite stopped between cases (${what}); the results so far are reported`;
+    notRun(['A'], new CaseSkip(`not run: the suite stopped between cases (agent/suite-stopped: ${what.slice(0, 200)})`));
+  } finally {
+    blocked = undefined;
+    server.freezeAtFirstFrame = undefined;
+    if (run !== undefined) {
+      run.kill('SIGKILL');
+      await run.exited;
+    }
+  }
+  if (fatal !== undefined) {
+    notRun(['A', 'B', 'C', 'D', 'W'], new CaseSkip(`not run: no hello of the agent was ever answered (--run-command${o.enrollCommand !== undefined ? ', --enroll-command' : ''}: see the error after the report)`));
+    return fatal;
+  }
+  revokeNextHello = false;
+  rotateNextHello = false;
+  nextHelloOverride = undefined;
+  server.ackMode = 'ack';
 
   // ─────────────────────────── B. Revoked (fresh state dir) ───────────────────────────
-  await runner.run('agent/shutdown-revoked', 'agent.shutdown Revoked: the agent disconnects and makes no connection attempt within the quiet window', async () => {
+  await runner.run('agent/shutdown-revoked', `agent.shutdown Revoked: the agent disconnects and makes no connection attempt from the notification until ${o.quietWindowMs} ms (the quiet window) after the connection closed (PROTOCOL.md#shutdown-and-drain)`, async () => {
     const dirB = join(work, 'state-b');
     stateDirNow = dirB;
     currentHost = randomUUID();
@@ -1384,35 +1684,39 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     validTokens = new Set([tokB]);
     enrolled = false;
     const before = server.sessions.length;
-    let runB: Spawned;
-    if (o.enrollCommand !== undefined) {
-      const r = await runShell(fillTemplate(o.enrollCommand, values(dirB, tokB, currentHost)), startTimeout * 2);
-      expect(r.code === 0, 'a second enrollment (fresh host, a token beginning with "-") succeeds', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
-      runB = startRun(dirB, expectedToken, currentHost);
-      const ok = await server.until(() => server.sessions.length > before + 1 && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
-      expect(ok, 'the run command connects', `no session${hint(runB)}`);
-    } else {
-      runB = startRun(dirB, tokB, currentHost);
-      const ok = await server.until(() => server.sessions.length > before && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
-      expect(ok, 'the run command connects', `no session${hint(runB)}`);
+    let runB: Spawned | undefined;
+    try {
+      if (o.enrollCommand !== undefined) {
+        const r = await runShell(fillTemplate(o.enrollCommand, values(dirB, tokB, currentHost)), startTimeout * 2);
+        expect(r.code === 0, 'a second enrollment (fresh host, a token beginning with "-") succeeds', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
+        runB = startRun(dirB, expectedToken, currentHost);
+        const ok = await server.until(() => server.sessions.length > before + 1 && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
+        if (!ok) throw new CaseFailure('the run command connects', `no session${await said(runB)}`);
+      } else {
+        runB = startRun(dirB, tokB, currentHost);
+        const ok = await server.until(() => server.sessions.length > before && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
+        if (!ok) throw new CaseFailure('the run command connects', `no session${await said(runB)}`);
+      }
+      const sess = server.sessions.at(-1)!;
+      await barrier(sess);
+      const t0 = Date.now();
+      sess.client.agentShutdown({ reason: 'Revoked', drain_seconds: 0 });
+      const closedByAgent = await sess.until(() => !sess.isOpen, LIMITS.control_propagation_ms);
+      if (!closedByAgent) sess.closeWith(4002, 'TokenRevoked');
+      const closedAt = (await sess.closed).at;
+      const how = closedByAgent ? `the agent closed it ${closedAt - t0} ms after the notification` : `the scripted server closed it 4002 ${closedAt - t0} ms after the notification: the agent had not`;
+      // The quiet window starts at the close; an attempt after the notification counts from there on.
+      const attempt = await attemptWithin(t0, closedAt);
+      expect(attempt === undefined, `no connection attempt from the notification until ${o.quietWindowMs} ms after the close`, `an attempt ${relative(attempt?.afterStart ?? 0, 'the close')} (${attempt?.afterFrom} ms after the notification; ${how})`);
+      const exited = await Promise.race([runB.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
+      return `${how}; silent for ${o.quietWindowMs} ms after the close (process ${exited})`;
+    } finally {
+      runB?.kill('SIGKILL');
     }
-    const sess = server.sessions.at(-1)!;
-    await barrier(sess);
-    const n = server.attempts.length;
-    const t0 = Date.now();
-    sess.client.agentShutdown({ reason: 'Revoked', drain_seconds: 0 });
-    const closedByAgent = await sess.until(() => !sess.isOpen, LIMITS.control_propagation_ms);
-    if (!closedByAgent) sess.closeWith(4002, 'TokenRevoked');
-    await sess.closed;
-    const quiet = await server.until(() => server.attempts.length > n, o.quietWindowMs);
-    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms`, `attempt ${(server.attempts[n]?.at ?? NaN) - t0} ms after the shutdown`);
-    const exited = await Promise.race([runB.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
-    runB.kill('SIGKILL');
-    return `${closedByAgent ? `agent closed (${sess.close!.code})` : 'server closed 4002'}; silent for ${o.quietWindowMs} ms (process ${exited})`;
   });
 
   // ─────────────────────────── C. FatalAuth (fresh state dir) ───────────────────────────
-  await runner.run('agent/fatal-auth', 'a reconnect answered -32001 AuthFailed (close 4001): the agent stops retrying (FatalAuth: no connection attempt within the quiet window)', async () => {
+  await runner.run('agent/fatal-auth', 'a reconnect answered -32001 AuthFailed (close 4001): the agent stops retrying (FatalAuth: no connection attempt within the quiet window after the refusal; PROTOCOL.md#hello-refused)', async () => {
     const dirC = join(work, 'state-c');
     stateDirNow = dirC;
     currentHost = randomUUID();
@@ -1420,34 +1724,37 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     validTokens = new Set([tokC]);
     enrolled = false;
     const before = server.sessions.length;
-    let runC: Spawned;
-    if (o.enrollCommand !== undefined) {
-      const r = await runShell(fillTemplate(o.enrollCommand, values(dirC, tokC, currentHost)), startTimeout * 2);
-      expect(r.code === 0, 'the enrollment of a fresh host succeeds', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
-      runC = startRun(dirC, expectedToken, currentHost);
-      const ok = await server.until(() => server.sessions.length > before + 1 && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
-      expect(ok, 'the run command connects', `no session${hint(runC)}`);
-    } else {
-      runC = startRun(dirC, tokC, currentHost);
-      const ok = await server.until(() => server.sessions.length > before && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
-      expect(ok, 'the run command connects', `no session${hint(runC)}`);
+    let runC: Spawned | undefined;
+    try {
+      if (o.enrollCommand !== undefined) {
+        const r = await runShell(fillTemplate(o.enrollCommand, values(dirC, tokC, currentHost)), startTimeout * 2);
+        expect(r.code === 0, 'the enrollment of a fresh host succeeds', `exit ${r.code ?? r.signal}: ${lastLines(r.output)}`);
+        runC = startRun(dirC, expectedToken, currentHost);
+        const ok = await server.until(() => server.sessions.length > before + 1 && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
+        if (!ok) throw new CaseFailure('the run command connects', `no session${await said(runC)}`);
+      } else {
+        runC = startRun(dirC, tokC, currentHost);
+        const ok = await server.until(() => server.sessions.length > before && server.sessions.at(-1)!.helloAnswered === 'result', startTimeout);
+        if (!ok) throw new CaseFailure('the run command connects', `no session${await said(runC)}`);
+      }
+      const sess = server.sessions.at(-1)!;
+      await barrier(sess);
+      // The server goes away; the agent's next hello is refused with -32001.
+      authFailNextHello = true;
+      const from = server.sessions.length;
+      sess.closeWith(1011, 'conformance: server restart');
+      const refused = await nextHello(from, bound(0) + o.backoffCapMs + startTimeout);
+      expect(refused !== undefined && refused.helloAnswered === 'error', 'a reconnect whose hello is refused with -32001', refused ? 'hello accepted' : `no reconnect${hint(runC)}`);
+      const refusedAt = refused!.helloAnsweredAt!;
+      const attempt = await attemptWithin(refusedAt, refusedAt);
+      const exited = await Promise.race([runC.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
+      expect(attempt === undefined, `no connection attempt within ${o.quietWindowMs} ms of the -32001`, `an attempt ${attempt?.afterStart} ms after the -32001`);
+      return `-32001 then silent for ${o.quietWindowMs} ms (process ${exited})`;
+    } finally {
+      runC?.kill('SIGKILL');
+      authFailNextHello = false;
     }
-    const sess = server.sessions.at(-1)!;
-    await barrier(sess);
-    // The server goes away; the agent's next hello is refused with -32001.
-    authFailNextHello = true;
-    const from = server.sessions.length;
-    sess.closeWith(1011, 'conformance: server restart');
-    const refused = await nextHello(from, bound(0) + o.backoffCapMs + startTimeout);
-    expect(refused !== undefined && refused.helloAnswered === 'error', 'a reconnect whose hello is refused with -32001', refused ? 'hello accepted' : `no reconnect${hint(runC)}`);
-    const n = server.attempts.length;
-    const quiet = await server.until(() => server.attempts.length > n, o.quietWindowMs);
-    const exited = await Promise.race([runC.exited.then((e) => `exited ${e.code ?? e.signal}`), new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 200))]);
-    runC.kill('SIGKILL');
-    expect(!quiet, `no connection attempt within ${o.quietWindowMs} ms after -32001`, `attempt ${(server.attempts[n]?.at ?? NaN) - refused!.openedAt} ms after the refusal`);
-    return `-32001 then silent for ${o.quietWindowMs} ms (process ${exited})`;
   });
-  authFailNextHello = false;
 
   // ─────────────────────────── D. accepted_seq = max_seq (fresh state dir) ───────────────────────────
   // The boundary of agent/accepted-seq-beyond-max: max_seq itself is a valid high-water mark
@@ -1482,6 +1789,9 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
       try {
         await sess!.client.probeRequest({ probe: 'conformance.barrier', args: {}, timeout_ms: 1000 }, { timeoutMs: t });
       } catch (err) {
+        if (err instanceof PeerError && err.code === 'timeout' && sess!.isOpen && !server.sessions.some((x) => x.responses > 0)) {
+          throw new CaseSkip('needs agent/probe-unknown: the agent has answered no probe.request in this run, and the case needs one answered on this session to know that the agent took the HelloResult');
+        }
         if (err instanceof PeerError) throw new CaseFailure('the session stays open (a probe.request after the hello answered)', sess!.close ? `${sess!.close.byServer ? 'server' : 'agent'} closed ${sess!.close.code} ${sess!.close.reason}` : describeErr(err));
       }
       expect(sess!.isOpen && server.sessions.at(-1) === sess, 'the same session open', sess!.close ? `agent closed ${sess!.close.code} ${sess!.close.reason}` : 'a new session');
@@ -1501,18 +1811,18 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     expect(bad === undefined, 'valid hello params', `hello #${bad ? allHellos.indexOf(bad) : -1}: ${bad?.session.helloIssues}`);
     return `${allHellos.length} hellos valid`;
   });
-  await runner.run('agent/no-compression', 'no upgrade of the whole run (enrollment, runs, reconnects) offers permessage-deflate (Sec-WebSocket-Extensions): V1 has no frame-level compression (PROTOCOL.md wire framing)', async () => {
+  await runner.run('agent/no-compression', 'no upgrade of the whole run (enrollment, runs, reconnects) offers permessage-deflate (Sec-WebSocket-Extensions): V1 has no frame-level compression (PROTOCOL.md#connecting)', async () => {
     const offered = server.attempts.filter((a) => /permessage-deflate/i.test(a.extensions));
     expect(offered.length === 0, 'no Sec-WebSocket-Extensions: permessage-deflate offer', `${offered.length} of ${server.attempts.length} upgrade(s) offered ${JSON.stringify(offered[0]?.extensions)} (ws offers it unless perMessageDeflate: false)`);
     const other = server.attempts.find((a) => a.extensions !== '');
     return other ? `extensions offered: ${JSON.stringify(other.extensions)}` : `${server.attempts.length} upgrade(s), no extension offered`;
   });
-  await runner.run('agent/frames-within-limit', `every frame the agent sent was within max_frame_bytes (${LIMITS.max_frame_bytes} bytes; a larger one is closed 1009, PROTOCOL.md)`, async () => {
+  await runner.run('agent/frames-within-limit', `every frame the agent sent was within max_frame_bytes (${LIMITS.max_frame_bytes} bytes; a larger one is closed 1009, PROTOCOL.md#connecting)`, async () => {
     const over = server.sessions.filter((x) => x.oversize !== undefined);
     expect(over.length === 0, `no frame over ${LIMITS.max_frame_bytes} bytes`, `${over.length} session(s) closed 1009 for it, the first #${over[0]?.index} ${over[0] ? `${over[0].oversize!.at - over[0].openedAt} ms after it opened` : ''}: ${over[0] ? oversizeText(over[0].oversize!) : ''}`);
     return `${server.sessions.length} sessions, none with a frame over the limit`;
   });
-  await runner.run('agent/batch-limit', `every logs.push carries at most min(config.max_batch_entries ${config().max_batch_entries}, the hello's capabilities.max_batch_entries, logs_push_max_entries ${LIMITS.logs_push_max_entries}) entries (DECISIONS B4)`, async () => {
+  await runner.run('agent/batch-limit', `every logs.push carries at most min(config.max_batch_entries ${config().max_batch_entries}, the hello's capabilities.max_batch_entries, logs_push_max_entries ${LIMITS.logs_push_max_entries}) entries (PROTOCOL.md#sending-logs)`, async () => {
     let judged = 0;
     for (const sess of server.sessions) {
       const caps = sess.hello?.capabilities.max_batch_entries;
@@ -1530,7 +1840,7 @@ async function story(o: AgentSuiteOptions, runner: Runner, server: ScriptedServe
     const pushes = server.sessions.reduce((n, x) => n + x.pushes.length, 0);
     return `${pushes} logs.push, ${server.sessions.reduce((n, x) => n + x.heartbeats.length, 0)} heartbeats, ${server.sessions.reduce((n, x) => n + x.metrics.length, 0)} metrics.push`;
   });
-  return undefined;
+  return stopped;
 }
 
 function validateHello(params: unknown): boolean {
@@ -1547,19 +1857,58 @@ function describeBatches(batches: readonly Batch[]): string {
   return batches.length === 0 ? 'none' : batches.map((b) => `${b.seq_start}..${b.entries.at(-1)?.seq}`).join(', ');
 }
 
-/** seq_start = entries[0].seq, entries contiguous, each batch right after the one before, from `start`. */
+/** seq_start = entries[0].seq, entries contiguous, each batch right after the one before, from `start` (no refusals among them). */
 function checkBatches(batches: readonly Batch[], start: number): void {
-  let expectedNext = start;
-  for (const b of batches) {
-    expect(b.entries[0]?.seq === b.seq_start, 'seq_start = entries[0].seq', `seq_start ${b.seq_start}, entries[0].seq ${b.entries[0]?.seq}`);
-    b.entries.forEach((e, i) => expect(e.seq === b.seq_start + i, 'contiguous entries', `batch ${b.seq_start}: entries[${i}].seq ${e.seq}`));
-    // Callers leave out refused pushes (their resend overlaps them) and judge one session at a
-    // time, so each batch starts right after the one before: none skips ahead, and none sends
-    // again what was sent (seed 7 bounds duplicates by what was in flight at a crash).
-    expect(b.seq_start === expectedNext, `next batch starting at ${expectedNext}`, `batch starting ${b.seq_start} (batches ${describeBatches(batches)})`);
-    expectedNext = Math.max(expectedNext, (b.entries.at(-1)?.seq ?? 0) + 1);
+  checkPushes(batches.map((params) => ({ params })), start);
+}
+
+/** A logs.push as checkPushes judges it: a PushRecord, or bare params (no refusal among them). */
+type PushLike = { params: Batch } & Partial<Pick<PushRecord, 'at' | 'answeredAt' | 'refusedWith' | 'resendFrom'>>;
+
+/** "1..100 (-32008), 101..200 (-32020), 1..50, …" */
+function describePushes(records: readonly PushLike[]): string {
+  return records.length === 0 ? 'none' : records.map((r) => `${r.params.seq_start}..${r.params.entries.at(-1)?.seq}${r.refusedWith !== undefined ? ` (${r.refusedWith})` : ''}`).join(', ');
+}
+
+/**
+ * The pushes of one session in arrival order, from `start` (PROTOCOL.md#sequence-numbers,
+ * #refusals-and-resends): each has seq_start = entries[0].seq and contiguous entries; each push
+ * that was not refused starts right after the one before it, or at a resend point of a refusal
+ * answered before it arrived (the refused push's seq_start, or a -32020's resend_from_seq) —
+ * each refusal is the cause of one resend at most. So an agent that acts on a follow-on refusal of a
+ * push it sent before its resend, and sends those entries once more, passes (the server drops the
+ * duplicates), whenever that refusal reaches it; entries sent again without a refusal, or seqs
+ * skipped, fail naming the rule (DECISIONS K17).
+ */
+function checkPushes(records: readonly PushLike[], start: number): void {
+  for (const { params: b } of records) {
+    expect(b.entries[0]?.seq === b.seq_start, 'seq_start = entries[0].seq (PROTOCOL.md#sequence-numbers)', `seq_start ${b.seq_start}, entries[0].seq ${b.entries[0]?.seq}`);
+    b.entries.forEach((e, i) => expect(e.seq === b.seq_start + i, 'contiguous entries, entries[i].seq = seq_start + i (PROTOCOL.md#sequence-numbers)', `logs.push ${b.seq_start}: entries[${i}].seq ${e.seq}`));
   }
-  expect(batches[0] === undefined || batches[0].seq_start === start, `first seq_start ${start}`, `first seq_start ${batches[0]?.seq_start}`);
+  const causes: { at: number; points: number[]; code: number; used: boolean }[] = [];
+  let expectedNext = start;
+  let first: Batch | undefined;
+  for (const r of records) {
+    const b = r.params;
+    if (r.refusedWith !== undefined) {
+      causes.push({ at: r.answeredAt ?? r.at ?? 0, points: [...new Set([r.resendFrom ?? b.seq_start, b.seq_start])], code: r.refusedWith, used: false });
+      continue;
+    }
+    first ??= b;
+    const cause = b.seq_start === expectedNext ? undefined : causes.find((c) => !c.used && c.points.includes(b.seq_start) && c.at <= (r.at ?? 0));
+    if (b.seq_start !== expectedNext && cause === undefined) {
+      const open = causes.filter((c) => !c.used && c.at <= (r.at ?? 0)).map((c) => `${c.points.join(' or ')} (a resend point of a ${c.code} refusal)`);
+      const expected = `the next logs.push starting at ${expectedNext}, right after the one before${open.length > 0 ? `, or at ${open.join(' or ')}` : ''}`;
+      const rule =
+        b.seq_start < expectedNext
+          ? 'within a session entries are sent again only after a refusal, from its seq_start or resend_from_seq, once per refusal (PROTOCOL.md#refusals-and-resends), or after a reconnect from accepted_seq + 1 (PROTOCOL.md#sequence-numbers)'
+          : 'seqs are assigned one after the other and sent in order: none skipped (PROTOCOL.md#sequence-numbers)';
+      throw new CaseFailure(`${expected}: ${rule}`, `a logs.push starting at ${b.seq_start}: ${b.seq_start < expectedNext ? 'entries sent again without a refusal asking for them' : `seqs ${expectedNext}..${b.seq_start - 1} skipped`} (pushes ${describePushes(records)})`);
+    }
+    if (cause !== undefined) cause.used = true;
+    expectedNext = (b.entries.at(-1)?.seq ?? 0) + 1;
+  }
+  expect(first === undefined || first.seq_start === start, `the first logs.push starting at ${start} (PROTOCOL.md#sequence-numbers)`, `first seq_start ${first?.seq_start}`);
 }
 
 function sumBounds(o: AgentSuiteOptions, fromAttempt: number, n: number): number {

@@ -223,6 +223,12 @@ export class Runner {
   consequence: ((id: string, startedAt: number) => string | undefined) | undefined;
   /** Set by a suite: called before each case that runs (the agent suite follows the agent to its live session). */
   beforeEach: (() => void) | undefined;
+  /**
+   * Set by a suite: a case that cannot run now, because an earlier step it needs did not happen
+   * (the agent suite: the agent lost its credential), gets this reason and is SKIPPED without
+   * running; undefined: it runs. Never silently left out: the case is listed and counted.
+   */
+  gate: ((id: string) => string | undefined) | undefined;
   constructor(private readonly onResult?: (r: CaseResult) => void) {}
 
   private record(r: CaseResult): void {
@@ -233,6 +239,8 @@ export class Runner {
 
   async run(id: string, expected: string, body: () => Promise<string | void>): Promise<CaseResult> {
     if (this.only !== undefined && !this.only.matches(id)) return this.skip(id, expected, 'not selected by --only');
+    const reason = this.gate?.(id);
+    if (reason !== undefined) return this.skip(id, expected, reason);
     this.beforeEach?.();
     const t0 = performance.now();
     const startedAt = Date.now();

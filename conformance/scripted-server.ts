@@ -15,6 +15,9 @@
 //                    held; else ack mode: commit (seq > accepted) and answer up_to_seq;
 //                    hold mode: kept unanswered until release()
 //     metrics.push, agent.heartbeat ─▶ recorded
+//   freezeAtFirstFrame (the rotated-token case): the first frame after a HelloResult that carried
+//   rotated_token calls it (the suite SIGKILLs the agent there) and nothing of that session is
+//   answered any more
 //   a frame from the agent over max_frame_bytes ─▶ close 1009 (the peer), recorded as `oversize`
 //   with its size (frames over OVERSIZE_MEASURED_BYTES are cut off by ws: size unknown)
 import http from 'node:http';
@@ -38,6 +41,7 @@ import {
   type AgentHelloResult,
   type LogsPushParams,
   type LogsPushResult,
+  type MetricsPushResult,
   type PeerEvent,
   type ServerPeer,
 } from '@cortex/agent-protocol';
@@ -77,6 +81,8 @@ export interface PushRecord {
   refusedWith?: number;
   /** The up_to_seq it was answered with, if acked. */
   upTo?: number;
+  /** A refused push: the seq the agent is asked to resend from (its seq_start, or the -32020's resend_from_seq). */
+  resendFrom?: number;
   /** logs.push requests of this session unanswered when this one arrived (itself included). */
   inFlight: number;
 }
@@ -147,6 +153,16 @@ export class Session {
   helloRaw: unknown;
   helloIssues: string | undefined;
   helloAnswered: 'result' | 'error' | undefined;
+  /** When the hello was answered (result or error). */
+  helloAnsweredAt: number | undefined;
+  /** The rotated_token this session's HelloResult carried, if any. */
+  rotatedToken: string | undefined;
+  /** The agent's first frame after its HelloResult: when, and what it was (a method name, or "a response"). */
+  firstFrame: { at: number; what: string } | undefined;
+  /** Set by freezeAtFirstFrame: nothing of this session is answered any more (its agent is being killed). */
+  frozen = false;
+  /** Responses from the agent (to the suite's probe.requests and other requests): any answer counts. */
+  responses = 0;
   /** When a hello left unanswered ('no-answer') arrived. */
   helloHeldAt: number | undefined;
   /** accepted_seq returned in this session's HelloResult. */
@@ -188,6 +204,9 @@ export class Session {
       // ws refuses a frame over its maxPayload (OVERSIZE_MEASURED_BYTES) itself, with 1009
       if (err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') this.noteOversize(undefined);
     });
+    // Before the peer's own listener (registered when it is created below): the frame is seen
+    // (and the session frozen) before anything answers it.
+    ws.on('message', (data: Buffer, isBinary: boolean) => this.sawFrame(data, isBinary));
     this.peer = createServerPeer(webSocketTransport(ws as never), {
       requestTimeoutMs: 10_000,
       maxFrameBytes: LIMITS.max_frame_bytes,
@@ -220,8 +239,10 @@ export class Session {
           this.changed();
           return new Promise<AgentHelloResult>(() => undefined); // never answered
         }
+        this.helloAnsweredAt = Date.now();
         if ('result' in d) {
           this.helloAnswered = 'result';
+          this.rotatedToken = d.result.rotated_token ?? undefined;
           this.acceptedAtHello = d.result.accepted_seq;
           this.helloConfig = d.result.config;
           this.changed();
@@ -239,8 +260,10 @@ export class Session {
         const record: PushRecord = { session: this.index, at: Date.now(), params, acked: false, inFlight: this.inFlight };
         this.pushes.push(record);
         this.server.store.see(params);
+        if (this.frozen) return new Promise<LogsPushResult>(() => undefined); // never answered: the agent is being killed
         if (this.refusedFrom !== undefined) {
           if (params.seq_start > this.refusedFrom) {
+            record.resendFrom = this.refusedFrom;
             this.answered(record, BackpressureError.code);
             throw new BackpressureError({
               retry_after_ms: this.server.followOnRetryMs,
@@ -253,6 +276,7 @@ export class Session {
         const answer: PushAnswer = this.server.pushHook?.(params, this);
         if (answer !== undefined && answer !== 'hold' && 'error' in answer) {
           this.refusedFrom = params.seq_start;
+          record.resendFrom = params.seq_start;
           this.answered(record, answer.error.code);
           throw answer.error;
         }
@@ -268,6 +292,7 @@ export class Session {
       },
       'metrics.push': (params) => {
         this.metrics.push({ at: Date.now() });
+        if (this.frozen) return new Promise<MetricsPushResult>(() => undefined);
         return { accepted: params.samples.length, dropped: 0 };
       },
       'agent.heartbeat': (params) => {
@@ -279,6 +304,31 @@ export class Session {
 
   get isOpen(): boolean {
     return this.close === undefined;
+  }
+
+  /** Every frame from the agent, before the peer reads it: counts its responses, notes its first frame after the HelloResult. */
+  private sawFrame(data: Buffer, isBinary: boolean): void {
+    let what = isBinary ? 'binary frame' : 'frame';
+    if (!isBinary) {
+      try {
+        const m = JSON.parse(data.toString()) as Record<string, unknown>;
+        if (typeof m['method'] === 'string') what = m['method'];
+        else if ('id' in m && ('result' in m || 'error' in m)) {
+          what = 'response';
+          this.responses++;
+        }
+      } catch {
+        // not JSON: the peer answers it
+      }
+    }
+    if (this.helloAnswered !== 'result' || this.firstFrame !== undefined) return;
+    this.firstFrame = { at: Date.now(), what };
+    const freeze = this.server.freezeAtFirstFrame;
+    if (this.rotatedToken !== undefined && freeze !== undefined) {
+      this.frozen = true;
+      freeze(this, what);
+    }
+    this.changed();
   }
 
   private noteOversize(bytes: number | undefined): void {
@@ -370,6 +420,12 @@ export class ScriptedServer {
   pushHook: ((params: LogsPushParams, session: Session) => PushAnswer) | undefined;
   /** retry_after_ms of the -32020 that refuses a push behind a refused one (B6a). */
   followOnRetryMs = 100;
+  /**
+   * Called at the agent's first frame after a HelloResult that carried rotated_token (with what
+   * the frame is); that session is frozen first: nothing of it is answered any more. The
+   * rotated-token case SIGKILLs the agent there.
+   */
+  freezeAtFirstFrame: ((session: Session, what: string) => void) | undefined;
   /** Upgrades still to refuse with HTTP 503 (backoff measurements). */
   refuseBudget = 0;
   onHello: (params: AgentHelloParams, session: Session) => HelloDecision = () => {
@@ -443,5 +499,5 @@ export class ScriptedServer {
 /** "the agent sent a frame of N bytes, over the max_frame_bytes limit of L (…)" */
 export function oversizeText(o: OversizeFrame): string {
   const size = o.bytes === undefined ? `over ${OVERSIZE_MEASURED_BYTES} bytes` : `of ${o.bytes} bytes`;
-  return `the agent sent a frame ${size}, over the max_frame_bytes limit of ${o.limit}: closed 1009 (PROTOCOL.md close codes), see agent/frames-within-limit`;
+  return `the agent sent a frame ${size}, over the max_frame_bytes limit of ${o.limit}: closed 1009 (PROTOCOL.md#websocket-close-codes), see agent/frames-within-limit`;
 }

@@ -7,86 +7,134 @@
 //                                        heard from and went silent once more)
 // so that an alert rule can fire on `cortex_agents_silent > 0` or on
 // `increase(cortex_agents_gone_silent_total[15m]) > 0` (docs/operations.md).
+//
+// A scrape never waits long for the database (DECISIONS G41): while it is known to be out of
+// reach (cortex_database_up 0) nothing is read, and otherwise the read is waited for at most
+// FLEET_READ_TIMEOUT_MS. Without a read of this scrape, the two gauges are left out of it (a
+// figure from before would say the fleet is as it was); the counter stays as it is. Before,
+// a scrape waited for the pool's connection timeout (10 s) on a database that did not answer,
+// and Prometheus (scrape_timeout 10 s) never collected cortex_database_up 0.
 import type { Kysely } from 'kysely';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Database } from './db/schema.js';
 import { CONNECTION_STATES } from './db/schema.js';
+
+/** The longest a scrape waits for the fleet read (ms). */
+export const FLEET_READ_TIMEOUT_MS = 2000;
 
 export interface FleetMetricsOptions {
   silentAfterSecs: number;
   now?: () => number;
   /** A failed read (database busy, closing): logged by the caller, the scrape goes on. */
   onError?: (error: unknown) => void;
+  /**
+   * Whether the database is known to be out of reach now: then the scrape reads nothing.
+   * Default: what the registry's cortex_database_up says (ServerMetrics, from the outage account).
+   */
+  databaseDown?: () => boolean | Promise<boolean>;
+  /** The longest a scrape waits for the read (default FLEET_READ_TIMEOUT_MS). */
+  readTimeoutMs?: number;
+}
+
+/** What one read of the agents table found. */
+interface FleetRead {
+  silent: Set<string>;
+  states: Map<string, number>;
+}
+
+/** A gauge that leaves its samples out of a scrape that has no figure for it. */
+class ReadGauge<T extends string = string> extends Gauge<T> {
+  fresh = false;
+  override async get(): ReturnType<Gauge<T>['get']> {
+    const m = await super.get();
+    return this.fresh ? m : { ...m, values: [] };
+  }
+}
+
+/** `p`'s value, or undefined when it takes longer than `ms`. */
+function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]).finally(() => clearTimeout(timer));
 }
 
 export function registerFleetMetrics(registry: Registry, db: Kysely<Database>, options: FleetMetricsOptions): void {
   const now = options.now ?? Date.now;
+  const timeoutMs = options.readTimeoutMs ?? FLEET_READ_TIMEOUT_MS;
+  const databaseDown =
+    options.databaseDown ??
+    (async () => {
+      const up = registry.getSingleMetric('cortex_database_up');
+      return up !== undefined && (await up.get()).values[0]?.value === 0;
+    });
   const silentSince = new Set<string>();
-  let silentCount = 0;
   let newlySilent = 0;
-  // One database read per scrape, shared by the gauge and the counter (both collect it:
-  // a scrape reads every family at once, so neither may rely on the other's order).
-  let inFlight: Promise<void> | null = null;
-  const refresh = (): Promise<void> => {
+  // One database read at a time, shared by the families of a scrape (a scrape collects every
+  // family at once) and by a scrape that comes while the read of an earlier one still runs.
+  let inFlight: Promise<FleetRead | undefined> | null = null;
+  const read = (): Promise<FleetRead | undefined> => {
     inFlight ??= (async () => {
       try {
         const cutoff = new Date(now() - options.silentAfterSecs * 1000).toISOString();
-        const rows = await db
-          .selectFrom('agents')
-          .select('host_id')
-          .where('connection_state', '<>', 'Revoked')
-          .where('last_seen', 'is not', null)
-          .where('last_seen', '<', cutoff)
-          .execute();
+        const [rows, states] = await Promise.all([
+          db.selectFrom('agents').select('host_id').where('connection_state', '<>', 'Revoked').where('last_seen', 'is not', null).where('last_seen', '<', cutoff).execute(),
+          db
+            .selectFrom('agents')
+            .select((eb) => ['connection_state', eb.fn.countAll<number | string | bigint>().as('n')])
+            .groupBy('connection_state')
+            .execute(),
+        ]);
         const silent = new Set(rows.map((r) => r.host_id));
         for (const id of silent) if (!silentSince.has(id)) newlySilent++;
         silentSince.clear();
         for (const id of silent) silentSince.add(id);
-        silentCount = silent.size;
+        return { silent, states: new Map(states.map((r) => [r.connection_state as string, Number(r.n)])) };
       } catch (error) {
         options.onError?.(error);
+        return undefined;
       }
     })().finally(() => {
       inFlight = null;
     });
     return inFlight;
   };
+  // The read of one scrape: its three families ask together (registry.metrics() collects them
+  // at once), so the first asks and the others get the same answer.
+  let scrape: Promise<FleetRead | undefined> | null = null;
+  const forScrape = (): Promise<FleetRead | undefined> => {
+    scrape ??= (async () => ((await databaseDown()) ? undefined : within(read(), timeoutMs)))().finally(() => {
+      setImmediate(() => (scrape = null));
+    });
+    return scrape;
+  };
   new Counter({
     name: 'cortex_agents_gone_silent_total',
     help: `Agents that went silent: not seen (heartbeat, push, hello) for silent_after_secs (${options.silentAfterSecs} s), counted once per silence at the scrape that sees it`,
     registers: [registry],
     async collect() {
-      await refresh();
+      await forScrape();
       if (newlySilent > 0) this.inc(newlySilent);
       newlySilent = 0;
     },
   });
-  new Gauge({
+  new ReadGauge({
     name: 'cortex_agents_silent',
-    help: `Agents (not revoked, seen at least once) not seen for silent_after_secs (${options.silentAfterSecs} s)`,
+    help: `Agents (not revoked, seen at least once) not seen for silent_after_secs (${options.silentAfterSecs} s); left out while the database does not answer`,
     registers: [registry],
     async collect() {
-      await refresh();
-      this.set(silentCount);
+      const r = await forScrape();
+      (this as ReadGauge).fresh = r !== undefined;
+      if (r !== undefined) this.set(r.silent.size);
     },
   });
-  new Gauge({
+  new ReadGauge({
     name: 'cortex_agents',
-    help: 'Agents in the database by connection_state (every server on the database reports the same figures)',
+    help: 'Agents in the database by connection_state (every server on the database reports the same figures); left out while the database does not answer',
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      try {
-        const rows = await db
-          .selectFrom('agents')
-          .select((eb) => ['connection_state', eb.fn.countAll<number | string | bigint>().as('n')])
-          .groupBy('connection_state')
-          .execute();
-        const counts = new Map(rows.map((r) => [r.connection_state as string, Number(r.n)]));
-        for (const state of CONNECTION_STATES) this.labels(state).set(counts.get(state) ?? 0);
-      } catch (error) {
-        options.onError?.(error);
-      }
+      const r = await forScrape();
+      (this as ReadGauge).fresh = r !== undefined;
+      if (r !== undefined) for (const state of CONNECTION_STATES) this.labels(state).set(r.states.get(state) ?? 0);
     },
   });
 }

@@ -39,7 +39,7 @@ export interface IngestOptions {
   maxBatchEntries: number;
   /** Capacity of the ingest queue in entries (accepted, not yet committed, all sessions). */
   queueCapacityEntries: number;
-  /** Per-agent leaky bucket rate (entries/s); burst capacity is one second of it. */
+  /** Per-agent leaky bucket rate (entries/s); burst capacity is one second of it. One bucket per host, whatever its sessions (AgentBuckets). */
   agentRatePerSec: number;
   /** K: pending entries that trigger a commit and ack (default LIMITS.ack_flush_entries). */
   flushEntries?: number;
@@ -75,6 +75,8 @@ export class Ingest {
   private drainSampleAt = performance.now();
   private drainSampleEntries = 0;
   private drainRate = 0;
+  /** The per-agent leaky buckets (DESIGN 5.6), by host: a reconnect does not refill its host's. */
+  readonly buckets: AgentBuckets;
 
   constructor(
     readonly storage: Storage,
@@ -84,6 +86,7 @@ export class Ingest {
     this.flushEntries = options.flushEntries ?? LIMITS.ack_flush_entries;
     this.flushMs = options.flushMs ?? LIMITS.ack_flush_ms;
     this.outage = options.outage ?? new DatabaseOutage({ logger });
+    this.buckets = new AgentBuckets(options.agentRatePerSec);
   }
 
   /** From now on every commit fails with `error` (answered as its outage kind says); resolves once the commits running now are over. */
@@ -164,15 +167,72 @@ export class LeakyBucket {
     this.last = now;
   }
 
-  /** Adds n; returns 0 when they fit, else the ms to wait before they would. */
+  /** Adds n; returns 0 when they fit, else the ms to wait before they would (and adds nothing). */
   take(n: number, now = performance.now()): number {
+    const wait = this.wait(n, now);
+    if (wait === 0) this.level += n;
+    return wait;
+  }
+
+  /** 0 when n more fit now, else the ms to wait before they would; adds nothing (see `add`). */
+  wait(n: number, now = performance.now()): number {
     this.level = Math.max(0, this.level - ((now - this.last) * this.rate) / 1000);
     this.last = now;
-    if (this.level + n > this.capacity) {
-      return Math.max(1, Math.ceil(((this.level + n - this.capacity) * 1000) / this.rate));
-    }
+    if (this.level + n <= this.capacity) return 0;
+    return Math.max(1, Math.ceil(((this.level + n - this.capacity) * 1000) / this.rate));
+  }
+
+  /** Adds n that `wait` found room for. */
+  add(n: number): void {
     this.level += n;
-    return 0;
+  }
+
+  /** True once everything in it has drained out: it is then the same as a new bucket. */
+  empty(now = performance.now()): boolean {
+    return this.level - ((now - this.last) * this.rate) / 1000 <= 0;
+  }
+}
+
+/** How often AgentBuckets drops the buckets that drained (ms). */
+const BUCKET_SWEEP_MS = 10_000;
+
+/**
+ * One LeakyBucket per host for the whole server process (DESIGN 5.6 "per-agent"): a
+ * session's bucket used to be its own, so an agent that reconnected started with a full
+ * burst again — 10 reconnects a second pushed 10 times the rate (DECISIONS H66). A bucket
+ * that drained is the same as none: they are dropped every BUCKET_SWEEP_MS, so the map
+ * holds the hosts that pushed in the last seconds, not every host ever seen.
+ */
+export class AgentBuckets {
+  private readonly buckets = new Map<string, LeakyBucket>();
+  private lastSweep: number;
+
+  constructor(
+    private readonly rate: number,
+    now = performance.now(),
+  ) {
+    this.lastSweep = now;
+  }
+
+  /** The host's bucket (a new, empty one when it has none). */
+  get(host_id: string, now = performance.now()): LeakyBucket {
+    if (now - this.lastSweep >= BUCKET_SWEEP_MS) this.sweep(now);
+    let bucket = this.buckets.get(host_id);
+    if (bucket === undefined) {
+      bucket = new LeakyBucket(this.rate, this.rate, now);
+      this.buckets.set(host_id, bucket);
+    }
+    return bucket;
+  }
+
+  /** Hosts with a bucket now (drained ones included until the next sweep). */
+  get size(): number {
+    return this.buckets.size;
+  }
+
+  private sweep(now: number): void {
+    this.lastSweep = now;
+    for (const [host_id, bucket] of this.buckets) if (bucket.empty(now)) this.buckets.delete(host_id);
   }
 }
 
@@ -202,10 +262,11 @@ export class SessionIngest {
   private pending: PendingPush[] = [];
   private pendingEntries = 0;
   private pendingChars = 0;
+  /** The T timer: armed while pushes are pending and no commit of them is asked for (see requestFlush). */
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** While commits run: another round is asked for (K or T reached meanwhile). False whenever none runs. */
   private flushWanted = false;
   private committing: Promise<void> | undefined;
-  private readonly bucket: LeakyBucket;
   /** Set when the host row disappeared: every later push gets -32004 at once. */
   private hostGone = false;
   /**
@@ -226,10 +287,7 @@ export class SessionIngest {
     private readonly ingest: Ingest,
     readonly host_id: string,
     readonly session_id?: string,
-  ) {
-    const rate = ingest.options.agentRatePerSec;
-    this.bucket = new LeakyBucket(rate, rate);
-  }
+  ) {}
 
   /**
    * logs.push — the ingest hot path (seed 4.4 and 7, DESIGN.md 5.4–5.6).
@@ -241,8 +299,9 @@ export class SessionIngest {
    *
    *   1. contiguity: entries[i].seq == seq_start + i          else -32602
    *   2. server cap: entries.length <= max_batch_entries      else -32008
-   *   3. per-agent leaky bucket                                else -32030 {retry_after_ms}
+   *   3. per-agent leaky bucket (one per host)                 else -32030 {retry_after_ms}
    *   4. bounded ingest queue (all sessions)                   else -32020 {retry_after_ms}
+   *      (the bucket is charged only for a push that passes both)
    *   5. join the session's pending group; commit it when K entries are pending or T ms
    *      after the oldest pending push (commitPending).
    *
@@ -305,11 +364,15 @@ export class SessionIngest {
       throw new PayloadTooLargeError({ max_entries: this.ingest.options.maxBatchEntries, received: n });
     }
     if (this.hostGone) throw new UnknownHostRpcError({ host_id: this.host_id });
-    const wait = this.bucket.take(n);
+    // the host's bucket, whichever of its sessions pushes (looked up per push: a drained one may have been dropped)
+    const bucket = this.ingest.buckets.get(this.host_id);
+    const wait = bucket.wait(n);
     if (wait > 0) throw new QuotaExceededError({ retry_after_ms: wait });
     if (this.ingest.queuedEntries + n > this.ingest.options.queueCapacityEntries) {
       throw new BackpressureError({ retry_after_ms: this.ingest.backpressureRetryMs() });
     }
+    // Charged only now: a push the queue refused is sent again and would count twice (DECISIONS H75).
+    bucket.add(n);
     this.ingest.queuedEntries += n;
     return new Promise<LogsPushResult>((resolve, reject) => {
       this.pending.push({ entries: entries as readonly IngestLogEntry[], chars, at: performance.now(), resolve, reject });
@@ -322,19 +385,34 @@ export class SessionIngest {
     });
   }
 
+  /**
+   * Commit what is pending now (K or 256 KiB reached, T passed, the session closing). The
+   * state it leaves once the commits are over, whether they succeeded or failed (DECISIONS H72):
+   * `flushWanted` false, and the T timer armed exactly when pushes are pending — so the next
+   * push below K is committed within T. A failed commit used to leave `flushWanted` true (the
+   * timer had fired while it waited) or a timer armed for the pushes it refused (which then
+   * fired on an empty queue and set it): accept() never armed T again, and a quiet agent's
+   * resend waited for K entries that never came — 30 s later it took the session for dead.
+   */
   private requestFlush(): void {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    this.clearTimer();
+    // Nothing pending: the pushes this was for were answered already (refused with a failed commit).
+    if (this.pending.length === 0) return;
     this.flushWanted = true;
     this.committing ??= this.commitPending().finally(() => {
       this.committing = undefined;
-      // Pushes that arrived during the last commit and are still below K wait for T.
-      if (this.pending.length > 0 && this.timer === undefined && !this.flushWanted) {
-        this.timer = setTimeout(() => this.requestFlush(), this.ingest.flushMs);
-      }
+      this.flushWanted = false;
+      // Pushes that arrived during the last commit and are still below K wait for T (the timer
+      // one of them armed, else one armed now); none pending: no timer.
+      if (this.pending.length === 0) this.clearTimer();
+      else this.timer ??= setTimeout(() => this.requestFlush(), this.ingest.flushMs);
     });
+  }
+
+  private clearTimer(): void {
+    if (this.timer === undefined) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private async commitPending(): Promise<void> {

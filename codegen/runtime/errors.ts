@@ -81,6 +81,7 @@ export type PeerErrorCode =
   | 'timeout' // no response within the request timeout
   | 'closed' // the connection closed before a response arrived, or is closed
   | 'invalid_result' // the response's result failed the method's result schema
+  | 'invalid_response' // the answer to a request is not a valid JSON-RPC response (result and error both, an error without code or message)
   | 'invalid_params' // outgoing params failed the method's params schema (nothing sent)
   | 'frame_too_large' // the serialized message exceeds the frame limit (nothing sent)
   | 'send_failed' // the transport refused the frame

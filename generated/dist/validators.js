@@ -3034,7 +3034,7 @@ var validateRetryAfterData = validate43;
 function validate43(data, { instancePath = "", parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {
   let vErrors = null;
   let errors = 0;
-  const evaluated0 = validate43.evaluated || (validate43.evaluated = { "props": { "retry_after_ms": true }, "dynamicProps": false, "dynamicItems": false });
+  const evaluated0 = validate43.evaluated || (validate43.evaluated = { "props": { "retry_after_ms": true, "resend_from_seq": true, "reason": true }, "dynamicProps": false, "dynamicItems": false });
   if (evaluated0.dynamicProps) {
     evaluated0.props = void 0;
   }
@@ -3061,6 +3061,42 @@ function validate43(data, { instancePath = "", parentData, parentDataProperty, r
                 validate43.errors = [{ instancePath: instancePath + "/retry_after_ms", schemaPath: "#/properties/retry_after_ms/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
                 return false;
               }
+            }
+          }
+          var valid0 = _errs1 === errors;
+        } else {
+          var valid0 = true;
+        }
+        if (valid0) {
+          if (data.resend_from_seq !== void 0) {
+            let data1 = data.resend_from_seq;
+            const _errs3 = errors;
+            if (!(typeof data1 == "number" && (!(data1 % 1) && !isNaN(data1)) && isFinite(data1))) {
+              validate43.errors = [{ instancePath: instancePath + "/resend_from_seq", schemaPath: "#/properties/resend_from_seq/type", keyword: "type", params: { type: "integer" }, message: "must be integer" }];
+              return false;
+            }
+            if (errors === _errs3) {
+              if (typeof data1 == "number" && isFinite(data1)) {
+                if (data1 < 0 || isNaN(data1)) {
+                  validate43.errors = [{ instancePath: instancePath + "/resend_from_seq", schemaPath: "#/properties/resend_from_seq/minimum", keyword: "minimum", params: { comparison: ">=", limit: 0 }, message: "must be >= 0" }];
+                  return false;
+                }
+              }
+            }
+            var valid0 = _errs3 === errors;
+          } else {
+            var valid0 = true;
+          }
+          if (valid0) {
+            if (data.reason !== void 0) {
+              const _errs5 = errors;
+              if (typeof data.reason !== "string") {
+                validate43.errors = [{ instancePath: instancePath + "/reason", schemaPath: "#/properties/reason/type", keyword: "type", params: { type: "string" }, message: "must be string" }];
+                return false;
+              }
+              var valid0 = _errs5 === errors;
+            } else {
+              var valid0 = true;
             }
           }
         }

@@ -341,12 +341,20 @@ export interface ProbeTimeoutData {
   [k: string]: unknown;
 }
 /**
- * -32020 Backpressure and -32030 QuotaExceeded: pause for retry_after_ms before sending again (PROTOCOL.md#error-codes).
+ * -32020 Backpressure and -32030 QuotaExceeded: pause for retry_after_ms before sending again (PROTOCOL.md#refusals-and-resends).
  *
  * Schema: `schemas/error-data.json#/$defs/RetryAfterData`
  */
 export interface RetryAfterData {
   retry_after_ms: number;
+  /**
+   * Set on a -32020 that refuses a logs.push only because an earlier push of the session was refused: that push's seq_start. Send again from this seq (a push starting later is refused again); do not halve the send rate for this refusal (PROTOCOL.md#refusals-and-resends).
+   */
+  resend_from_seq?: number;
+  /**
+   * Why, in words (for logs).
+   */
+  reason?: string;
   [k: string]: unknown;
 }
 /**

@@ -9,10 +9,16 @@
 //   3. origin reads the answer, deletes the row and answers its caller with exactly that
 //      status and JSON-RPC error. No answer within timeout_ms + grace + FORWARD_SLACK_MS:
 //      -32012 (504), as for a local probe.
+// While it waits, the origin watches the target (DECISIONS G42): its lease row gone or run out,
+// its presence lock let go (PostgreSQL: the lock its LISTEN connection holds goes with its
+// process), the request left unclaimed for FORWARD_UNCLAIMED_MS, or, at the deadline, its lease
+// not renewed for longer than a live server lets it go: the server holding the session went away, and the caller is
+// told so at once (503 -32603, as when the agent's session closes under a local probe), not
+// after the whole timeout as if the host had not answered.
 // Without a notification bus (SQLite), or when a notification is missed (the LISTEN
 // connection was down), both sides poll the table every pollMs.
 import { randomUUID } from 'node:crypto';
-import { errorFromWire, ProbeTimeoutError, type ProbeOutput, type RpcErrorObject } from '@cortex/agent-protocol';
+import { errorFromWire, InternalError, ProbeTimeoutError, type ProbeOutput, type RpcErrorObject } from '@cortex/agent-protocol';
 import { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
@@ -21,9 +27,38 @@ import type { HeldSession, SessionRegistry } from './registry.js';
 
 /** Extra wait for the two database hops of a forwarded probe (ms). */
 export const FORWARD_SLACK_MS = 1000;
+/** A request the target has not claimed for this long is withdrawn: it is not taking probes up (ms). */
+export const FORWARD_UNCLAIMED_MS = 5000;
+/** The target's presence lock seen and then let go for this long: its process is gone (ms; a reconnect of its LISTEN connection takes it again within about a second). */
+export const PRESENCE_GONE_MS = 2000;
 const CHANNEL = 'cortex_probe';
 
+/** What the origin saw of the target while it waited (see ProbeForwarder.holderGone). */
+interface HolderWatch {
+  readonly target: string;
+  readonly askedAt: number;
+  /** The target's lease_until as last renewed (seen to change), when that was seen (this clock) and how long it had to run then (ms). */
+  lease?: { until: string; seenAt: number; leftMs: number };
+  presenceSeen: boolean;
+  presenceGoneSince?: number;
+}
+
 type Notice = { t: 'req'; id: string; target: string } | { t: 'ans'; id: string; origin: string };
+
+/** Time a renewal may come late (its timer, its own queries) before it counts as missed (ms). */
+const RENEWAL_SLACK_MS = 2000;
+
+/**
+ * How long the target has gone without renewing its lease, when that is longer than a live
+ * server does (else undefined). A server renews its lease every third of its length, and its
+ * length is at least what was left of it when it was seen (leftMs): a live server renews it
+ * within leftMs/3 of that, whatever its --lease-secs.
+ */
+function notRenewedFor(watch: HolderWatch): number | undefined {
+  if (watch.lease === undefined) return undefined;
+  const since = Date.now() - watch.lease.seenAt;
+  return since > watch.lease.leftMs / 3 + RENEWAL_SLACK_MS ? since : undefined;
+}
 
 export class ProbeForwarder {
   private readonly waiting = new Map<string, () => void>();
@@ -46,6 +81,8 @@ export class ProbeForwarder {
     const bus = this.storage.notifyBus?.();
     if (bus !== undefined) {
       await bus.listen(CHANNEL, (payload) => this.onNotice(payload));
+      // What tells the servers waiting for this one's answers that it is gone, should it die.
+      bus.holdPresence?.(this.registry.serverId);
     }
     this.timer = setInterval(() => this.poll(), this.pollMs);
     this.timer.unref();
@@ -113,6 +150,7 @@ export class ProbeForwarder {
       .execute();
     this.logger.debug({ host_id, probe, target_server: target, request_id }, 'probe forwarded to the server holding the session');
     const deadline = Date.now() + timeout_ms + this.graceMs + FORWARD_SLACK_MS;
+    const watch: HolderWatch = { target, askedAt: Date.now(), presenceSeen: false };
     try {
       await this.storage.notifyBus?.().notify(CHANNEL, JSON.stringify({ t: 'req', id: request_id, target } satisfies Notice));
       for (;;) {
@@ -122,7 +160,11 @@ export class ProbeForwarder {
           if (answer.error !== undefined) throw new ProbeFailure(row.http_status ?? 502, errorFromWire(answer.error));
           return answer.result as ProbeOutput;
         }
+        const gone = await this.holderGone(watch, request_id, row?.state).catch(() => undefined); // not known now: asked again at the next turn
+        if (gone !== undefined) throw this.wentAway(watch, host_id, probe, gone);
         const left = deadline - Date.now();
+        const stale = left <= 0 ? notRenewedFor(watch) : undefined;
+        if (stale !== undefined) throw this.wentAway(watch, host_id, probe, `it has not renewed its lease for ${Math.round(stale / 1000)} s (a live server renews it every third of its length)`);
         if (left <= 0 || this.stopped) break;
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.min(left, this.pollMs));
@@ -138,6 +180,50 @@ export class ProbeForwarder {
       this.waiting.delete(request_id);
       await db.deleteFrom('probe_requests').where('request_id', '=', request_id).execute().catch(() => undefined);
     }
+  }
+
+  /**
+   * Why the target of a forwarded probe is gone, or undefined while it may still answer: its
+   * lease row deleted (it stopped, or a live server swept it) or run out; its presence lock
+   * let go for PRESENCE_GONE_MS after it was seen held (its process ended: PostgreSQL lets
+   * the lock go with its LISTEN connection); the request still unclaimed after
+   * FORWARD_UNCLAIMED_MS (a live server claims it at once on the notification, or at its next
+   * poll), then withdrawn so that it does not run late.
+   */
+  private async holderGone(watch: HolderWatch, request_id: string, state: string | undefined): Promise<string | undefined> {
+    const db = this.storage.db;
+    const lease = await db.selectFrom('servers').select('lease_until').where('server_id', '=', watch.target).executeTakeFirst();
+    if (lease === undefined) return 'it left the servers on this database (it stopped, or another server found its lease run out)';
+    if (lease.lease_until <= this.registry.now().toISOString()) return `its lease ran out at ${lease.lease_until} (it stopped renewing it)`;
+    if (lease.lease_until !== watch.lease?.until) watch.lease = { until: lease.lease_until, seenAt: Date.now(), leftMs: Date.parse(lease.lease_until) - this.registry.now().getTime() };
+    const bus = this.storage.notifyBus?.();
+    if (bus?.presenceHeld !== undefined) {
+      if (await bus.presenceHeld(watch.target)) {
+        watch.presenceSeen = true;
+        delete watch.presenceGoneSince;
+      } else if (watch.presenceSeen) {
+        watch.presenceGoneSince ??= Date.now();
+        if (Date.now() - watch.presenceGoneSince >= PRESENCE_GONE_MS) return 'its connection to the database ended (its process stopped)';
+      }
+    }
+    if (state === 'pending' && Date.now() - watch.askedAt >= FORWARD_UNCLAIMED_MS) {
+      // Withdrawn only while still unclaimed: claimed meanwhile, it runs and its answer is waited for.
+      const withdrawn = await db.deleteFrom('probe_requests').where('request_id', '=', request_id).where('state', '=', 'pending').executeTakeFirst();
+      if (withdrawn.numDeletedRows > 0n) return `it did not take the probe up within ${FORWARD_UNCLAIMED_MS / 1000} s (it stopped, or cannot use the database)`;
+    }
+    return undefined;
+  }
+
+  /** The answer for a probe whose target went away: 503 -32603, as when the session closes under a local probe. */
+  private wentAway(watch: HolderWatch, host_id: string, probe: string, why: string): ProbeFailure {
+    this.logger.info({ host_id, probe, target_server: watch.target, why }, 'forwarded probe: the server holding the session went away (-32603)');
+    return new ProbeFailure(
+      503,
+      new InternalError(
+        { reason: `the server holding the host's session (${watch.target}) went away before the probe was answered: ${why}; try again once the host's agent has reconnected (to another server)` },
+        'InternalError',
+      ),
+    );
   }
 
   /**

@@ -19,6 +19,7 @@
 //     up to a second. This measure is exact right after a commit, and costly (the
 //     retention pass plans its deletes from one measurement: usedBytesIsCostly).
 //   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { outageKind } from './outage.js';
 import { defaultPostgresUser } from './pg-user.js';
@@ -306,18 +307,42 @@ export class SessionSharingPoolerError extends Error {
   }
 }
 
+/** The session setting the pooler check marks its pinned connection's session with. */
+const SESSION_MARK = 'cortex.session_check';
+/** Rounds of the pooler check's second part (see refuseSessionSharingPooler). */
+const SESSION_CHECK_ROUNDS = 3;
+
 /**
- * Refuses a pooler in transaction or statement mode (DECISIONS G24). `locked` is one pinned
- * connection: its session is P1. Another connection then opens a transaction and reads its
- * session P2, and `locked` reads its session again (P3). PostgreSQL itself, or a pooler in
- * session mode, gives a connection one session for its life: P1 = P3 and P2 ≠ P1. A pooler
- * that shares sessions gave `locked`'s session back after its statement: the transaction
- * most likely got it (P2 = P1, PgBouncer reuses the session freed last), or else `locked`
- * now runs in another (P3 ≠ P1). Statement mode refuses the transaction itself.
+ * Refuses a pooler in transaction or statement mode (DECISIONS G24, G40). `locked` is one
+ * pinned connection: it marks its session with a value of its own (a session-level setting,
+ * set_config(…, false): it stays in that session, and PostgreSQL shows it to no other). Then:
+ *   1. another connection opens a transaction (statement mode refuses it) and reads the mark
+ *      and its backend pid, and `locked` reads its own while that transaction holds its
+ *      session;
+ *   2. a few times over, the other connection and `locked` read them again, each statement a
+ *      transaction of its own (so a transaction-mode pooler hands sessions out again between
+ *      them).
+ * PostgreSQL itself, or a pooler in session mode, gives a connection one session for its
+ * life: the mark is seen by `locked` every time and by the other connection never. A pooler
+ * that shares sessions gives `locked`'s session to the other connection (PgBouncer's default
+ * reuses the session freed last: the other connection sees the mark), or `locked` another one
+ * (with server_round_robin = 1 the session idle longest: the mark is gone) — one of the two
+ * within the rounds whichever order its sessions are handed out in. The backend pid alone was
+ * not enough: with server_round_robin = 1 and two warm sessions, `locked` got its own back
+ * while the transaction held the other, and the check passed (G40).
  */
 async function refuseSessionSharingPooler(locked: Kysely<Schema>, pool: pg.Pool): Promise<void> {
-  const pidOf = async (): Promise<number> => Number((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(locked)).rows[0]?.pid);
-  const p1 = await pidOf();
+  const token = randomUUID();
+  const read = async (on: Kysely<Schema> | pg.PoolClient): Promise<{ pid: number; mark: string | null }> => {
+    const text = `select pg_backend_pid() as pid, current_setting('${SESSION_MARK}', true) as mark`;
+    const row = on instanceof Kysely ? (await sql<{ pid: number; mark: string | null }>`${sql.raw(text)}`.execute(on)).rows[0] : (await on.query<{ pid: number; mark: string | null }>(text)).rows[0];
+    return { pid: Number(row?.pid), mark: row?.mark ?? null };
+  };
+  const p1 = Number((await sql<{ pid: number }>`select pg_backend_pid() as pid, set_config(${SESSION_MARK}, ${token}, false) as mark`.execute(locked)).rows[0]?.pid);
+  const sawMark = (pid: number, found = true) =>
+    new SessionSharingPoolerError(`a second connection ran in the session the first had used (backend pid ${pid})${found ? ': it found a setting the first had made there' : ''}`);
+  const lostMark = (pid: number) =>
+    new SessionSharingPoolerError(`one connection's statements ran in two sessions (backend pids ${p1} and ${pid}): a setting it had made in its session was gone`);
   const other = await pool.connect();
   let broken: Error | undefined;
   try {
@@ -328,12 +353,20 @@ async function refuseSessionSharingPooler(locked: Kysely<Schema>, pool: pg.Pool)
       if (/statement pooling/i.test(broken.message)) throw new SessionSharingPoolerError(`it refused a transaction (${broken.message})`);
       throw err;
     }
-    const p2 = Number((await other.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid);
-    // P2 = P1 settles it; asking again would wait for a session the transaction holds.
-    const p3 = p2 === p1 ? p1 : await pidOf();
+    const p2 = await read(other);
+    // The mark (or p1) seen in the transaction settles it; asking again would wait for a session the transaction holds.
+    const p3 = p2.mark === token || p2.pid === p1 ? undefined : await read(locked);
     await other.query('rollback');
-    if (p2 === p1) throw new SessionSharingPoolerError(`a second connection ran in the session the first had used (backend pid ${p1})`);
-    if (p3 !== p1) throw new SessionSharingPoolerError(`one connection's statements ran in two sessions (backend pids ${p1} and ${p3})`);
+    if (p3 === undefined) throw sawMark(p2.pid, p2.mark === token);
+    if (p3.mark !== token) throw lostMark(p3.pid);
+    for (let i = 0; i < SESSION_CHECK_ROUNDS; i++) {
+      const o = await read(other);
+      if (o.mark === token) throw sawMark(o.pid);
+      const l = await read(locked);
+      if (l.mark !== token) throw lostMark(l.pid);
+    }
+    // The mark goes: nothing else reads it, and the session is the pool's from now on.
+    await sql`select set_config(${SESSION_MARK}, '', false)`.execute(locked);
   } catch (err) {
     broken ??= err as Error;
     throw err;
@@ -344,6 +377,44 @@ async function refuseSessionSharingPooler(locked: Kysely<Schema>, pool: pg.Pool)
 }
 
 type Row = Record<string, unknown>;
+
+/**
+ * PostgreSQL's answer to one of this server's named statements that says the session is not the
+ * one the connection prepared it in: 42P05 (prepared statement "…" already exists: prepared
+ * by another client of a pooler, in the session this connection got now) or 26000 (prepared
+ * statement "…" does not exist: this connection prepared it in another session). On a
+ * connection of its own this never happens.
+ */
+export class PooledSessionError extends Error {
+  readonly code = 'CORTEX_POOLED_SESSIONS';
+  constructor(
+    readonly sqlstate: string,
+    options: { cause: unknown },
+  ) {
+    // One text for every statement and both SQLSTATEs: told once (a minute) however many
+    // commits fail so (DatabaseOutage.shouldLog keys on it).
+    super(
+      "this server's prepared statements were found missing from, or already in, the PostgreSQL sessions of its connections (SQLSTATE 42P05/26000): " +
+        '--db most likely leads to a pooler in transaction mode (PgBouncer pool_mode = transaction, or a managed database\'s pooled port) that hands sessions to other clients between statements, ' +
+        'which also breaks the advisory locks and LISTEN/NOTIFY this server relies on — point --db at PostgreSQL itself (or a session-mode pooler) and restart the server',
+      options,
+    );
+    this.name = 'PooledSessionError';
+  }
+}
+
+/** pool.query of a named statement; a sign of a pooler that shares sessions becomes PooledSessionError (DECISIONS G40). */
+async function namedQuery(pool: pg.Pool, query: pg.QueryConfig): Promise<pg.QueryResult<Row>> {
+  try {
+    return await pool.query<Row>(query);
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if ((code === '42P05' || code === '26000') && typeof query.name === 'string' && (error as Error).message.includes(`"${query.name}"`)) {
+      throw new PooledSessionError(code, { cause: error });
+    }
+    throw error;
+  }
+}
 
 /**
  * One statement per batch (see the file comment). `$12` is the session that must still
@@ -617,7 +688,7 @@ class PostgresIngestWriter implements IngestWriter {
   ): Promise<CommitResult> {
     const c = new Columns(entries.length);
     const max = c.add(entries);
-    const r = await this.pool.query<Row>({
+    const r = await namedQuery(this.pool, {
       name: 'cortex_commit_batch',
       text: COMMIT_SQL,
       values: [host_id, received_at, c.seq, c.ts, c.severity, c.facility, c.app, c.pid, c.message, c.source, c.meta, session_id ?? null, max],
@@ -638,7 +709,7 @@ class PostgresIngestWriter implements IngestWriter {
       for (let j = 0; j < g.entries.length; j++) rowHost[k++] = g.host_id;
       maxSeq[i] = c.add(g.entries);
     });
-    const r = await this.pool.query<Row>({
+    const r = await namedQuery(this.pool, {
       name: 'cortex_commit_group',
       text: COMMIT_GROUP_SQL,
       values: [hosts, group.map((g) => g.session_id ?? null), maxSeq, group.map((g) => g.received_at), rowHost, c.seq, c.ts, c.severity, c.facility, c.app, c.pid, c.message, c.source, c.meta],
@@ -652,7 +723,7 @@ class PostgresIngestWriter implements IngestWriter {
     samples: readonly IngestMetricSample[],
     received_at?: string,
   ): Promise<number> {
-    const r = await this.pool.query<Row>({
+    const r = await namedQuery(this.pool, {
       name: 'cortex_insert_metrics',
       text: METRICS_SQL,
       values: [
@@ -681,6 +752,10 @@ class PostgresNotifyBus implements NotifyBus {
   private closed = false;
   private readonly listeners = new Map<string, Set<(payload: string) => void>>();
   private retry: ReturnType<typeof setTimeout> | undefined;
+  /** The name this process is present under (holdPresence), and whether the current client holds it. */
+  private presence: string | undefined;
+  private presenceHeldBy: pg.Client | undefined;
+  private presenceRetry: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly url: string,
@@ -700,6 +775,41 @@ class PostgresNotifyBus implements NotifyBus {
     await this.pool.query('select pg_notify($1, $2)', [channel, payload]);
   }
 
+  holdPresence(name: string): void {
+    this.presence = name;
+    void this.connect()
+      .then(() => this.takePresence())
+      .catch(() => this.scheduleRetry());
+  }
+
+  async presenceHeld(name: string): Promise<boolean> {
+    // A shared lock on the key is refused while a process holds it (exclusively); got, it goes
+    // at the end of this statement's transaction. Cheaper than reading pg_locks (every lock of
+    // the cluster); a process taking its presence meanwhile tries again a second later.
+    const r = await this.pool.query<{ free: boolean }>(`select pg_try_advisory_xact_lock_shared($1, ${PRESENCE_KEY_SQL}) as free`, [PRESENCE_LOCK_CLASS, name]);
+    return r.rows[0]?.free === false;
+  }
+
+  /**
+   * The presence lock on the current client, once. Not got: the session of an earlier
+   * connection of this process that PostgreSQL has not found closed yet still holds it (or a
+   * process under the same name: refused at start, G23): tried again every second.
+   */
+  private async takePresence(): Promise<void> {
+    clearTimeout(this.presenceRetry);
+    const client = this.client;
+    const name = this.presence;
+    if (client === undefined || name === undefined || this.presenceHeldBy === client || this.closed) return;
+    const r = await client.query<{ ok: boolean }>(`select pg_try_advisory_lock($1, ${PRESENCE_KEY_SQL}) as ok`, [PRESENCE_LOCK_CLASS, name]).catch(() => undefined);
+    if (r?.rows[0]?.ok === true) {
+      if (this.client === client) this.presenceHeldBy = client;
+      return;
+    }
+    if (this.closed || this.client !== client) return; // a new client takes it when it connects
+    this.presenceRetry = setTimeout(() => void this.takePresence(), 1000);
+    this.presenceRetry.unref();
+  }
+
   private connect(): Promise<void> {
     if (this.client !== undefined || this.closed) return Promise.resolve();
     this.connecting ??= (async () => {
@@ -713,6 +823,7 @@ class PostgresNotifyBus implements NotifyBus {
       await client.connect();
       for (const channel of this.listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
       this.client = client;
+      await this.takePresence();
     })().finally(() => (this.connecting = undefined));
     return this.connecting;
   }
@@ -735,12 +846,18 @@ class PostgresNotifyBus implements NotifyBus {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retry);
+    clearTimeout(this.presenceRetry);
     await this.connecting?.catch(() => undefined);
     const c = this.client;
     this.client = undefined;
     await c?.end().catch(() => undefined);
   }
 }
+
+/** First key of the presence locks (two-key advisory locks: "cxpr"); the second is PRESENCE_KEY_SQL. */
+const PRESENCE_LOCK_CLASS = 0x63787072;
+/** The presence lock's second key for the name in $2: the schema in it, as jobLockKey does (deployments in schemas of their own on one database). */
+const PRESENCE_KEY_SQL = `hashtext('cortex-presence:' || coalesce(current_schema(), '') || ':' || $2::text)`;
 
 function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;

@@ -82,6 +82,14 @@ export interface IngestWriter {
 export interface NotifyBus {
   listen(channel: string, fn: (payload: string) => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Marks this process as present under `name` for as long as its listening connection lasts,
+   * and again on each connection after a reconnect (PostgreSQL: a session advisory lock on that
+   * connection, which PostgreSQL lets go as soon as the process is gone; DECISIONS G42).
+   */
+  holdPresence?(name: string): void;
+  /** Whether a process is marked present under `name` now (holdPresence). */
+  presenceHeld?(name: string): Promise<boolean>;
 }
 
 export type DialectName = 'sqlite' | 'postgres';

@@ -173,14 +173,69 @@ async function route(c: RoutesContext, req: http.IncomingMessage, res: http.Serv
 /** /healthz's `database` for each condition of the outage account. */
 const HEALTH_NAME: Readonly<Record<OutageKind, string>> = { unreachable: 'unreachable', login: 'login_refused', missing: 'missing', read_only: 'read_only', disk_full: 'disk_full' };
 
+/** The longest /healthz waits for its `select 1` before it answers without it (DECISIONS G41). */
+export const HEALTH_CHECK_TIMEOUT_MS = 2000;
+/** With the database known to be out of reach, how long /healthz gives its check to show it back before saying so. */
+const KNOWN_DOWN_WAIT_MS = 250;
+
+/** A health check of a server: its database's answer, and when it was asked. */
+interface HealthCheck {
+  at: number;
+  answer: Promise<string>;
+}
+
+/** Each server's health check running now (by its storage): one query for every request that comes meanwhile. */
+const runningChecks = new WeakMap<Storage, HealthCheck>();
+
+/**
+ * `select 1` through the pool, as /healthz's `database`: 'ok', or the condition its failure
+ * shows. A check that has been running for HEALTH_CHECK_TIMEOUT_MS is not joined any more (a
+ * query hung on a connection that never answers would hold every later request): the next
+ * request asks again. Its outcome goes to the outage account, whether a request still waits for
+ * it or not: a success ends an account of the database out of reach, a failure to reach it
+ * starts one (cortex_database_up 0).
+ */
+function databaseCheck(c: RoutesContext): Promise<string> {
+  const running = runningChecks.get(c.storage);
+  if (running !== undefined && Date.now() - running.at < HEALTH_CHECK_TIMEOUT_MS) return running.answer;
+  const check: HealthCheck = {
+    at: Date.now(),
+    answer: sql`select 1`.execute(c.storage.db).then(
+      () => {
+        c.outage.readSucceeded();
+        return 'ok';
+      },
+      (error: unknown) => {
+        c.outage.failed('health check', error);
+        return HEALTH_NAME[outageKind(error) ?? 'unreachable'];
+      },
+    ),
+  };
+  runningChecks.set(c.storage, check);
+  void check.answer.finally(() => {
+    if (runningChecks.get(c.storage) === check) runningChecks.delete(c.storage);
+  });
+  return check.answer;
+}
+
+/** `p`'s value, or `late` when it takes longer than `ms`. */
+function within<T>(p: Promise<T>, ms: number, late: T): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([p, new Promise<T>((resolve) => (timer = setTimeout(() => resolve(late), ms)))]).finally(() => clearTimeout(timer));
+}
+
 async function health(c: RoutesContext, res: http.ServerResponse): Promise<void> {
-  let database = 'ok';
-  try {
-    await sql`select 1`.execute(c.storage.db);
-    c.outage.readSucceeded();
-  } catch (error) {
-    database = HEALTH_NAME[outageKind(error) ?? 'unreachable'];
-  }
+  // A load balancer's check (2-5 s) must get its answer in time (DECISIONS G41). The database
+  // known to be out of reach (the outage account): said after KNOWN_DOWN_WAIT_MS at most (a
+  // database back answers in that time, and its answer ends the account); a check that takes
+  // longer runs on behind the answer, and its success ends the account for the next request.
+  // Otherwise the check is waited for HEALTH_CHECK_TIMEOUT_MS at most: a database that does
+  // not answer a `select 1` in that time (a network that drops packets, a frozen host; or every
+  // pool connection busy) cannot take the agents' pushes either. Before, the request waited
+  // for the pool's connection timeout: 10 s, each time.
+  const check = databaseCheck(c);
+  const known = c.outage.down ? c.outage.condition : null;
+  let database = await within(check, known !== null ? KNOWN_DOWN_WAIT_MS : HEALTH_CHECK_TIMEOUT_MS, known !== null ? HEALTH_NAME[known] : HEALTH_NAME.unreachable);
   // A database that answers `select 1` may still take nothing this server sends (read-only,
   // disk full, a login refused to new connections): a load balancer should send agents to a
   // server that can store their logs (DECISIONS G21).

@@ -3,11 +3,20 @@
 // are remembered here (a bounded set of ids), so the peer's "unknown response" tells a late
 // answer from a stray one.
 import { PeerError, RpcError, type AgentConfig, type ProbeOutput, type ProbeRequestParams, type RpcId, type ServerClient } from '@cortex/agent-protocol';
+import { nestedDeeperThan } from '@cortex/agent-protocol/runtime';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
 
 /** At most this many expired probe ids are remembered. */
 const MAX_EXPIRED = 1000;
+
+/**
+ * Deepest nesting of a probe's `output` the server passes on (the output itself is level 1).
+ * Deeper is an invalid answer (502): 5,000 levels overflowed the stack of the JSON.stringify
+ * that writes the admin API's answer (a 500), and of the console that shows it (DECISIONS H68).
+ * The built-in probes' outputs are 4 levels deep at most.
+ */
+export const PROBE_OUTPUT_MAX_DEPTH = 256;
 
 export class AgentCalls {
   /** Ids of probe.requests whose caller already got -32012: their answers are late. */
@@ -31,11 +40,17 @@ export class AgentCalls {
   async probe(params: ProbeRequestParams, graceMs: number): Promise<ProbeOutput> {
     const m = this.metrics;
     m.framesOut.labels('probe.request').inc();
+    let result: ProbeOutput;
     try {
-      const result = await this.client.probeRequest(params, { timeoutMs: params.timeout_ms + graceMs });
-      m.framesIn.labels('probe.response').inc();
-      return result;
+      result = await this.client.probeRequest(params, { timeoutMs: params.timeout_ms + graceMs });
     } catch (error) {
+      // An answer that is no JSON-RPC response (result and error, an error without a message)
+      // is an invalid answer like a result that is no ProbeOutput: the caller gets a 502 now,
+      // not a 504 at the timeout (DECISIONS H67).
+      if (error instanceof PeerError && error.code === 'invalid_response') {
+        m.framesIn.labels('probe.response').inc();
+        throw new PeerError('invalid_result', error.message, error.details === undefined ? undefined : { ...error.details });
+      }
       if (error instanceof RpcError) m.framesIn.labels('probe.response').inc();
       else if (error instanceof PeerError && error.code === 'invalid_result') m.framesIn.labels('probe.response').inc();
       else if (error instanceof PeerError && error.code === 'timeout') {
@@ -47,6 +62,11 @@ export class AgentCalls {
       }
       throw error;
     }
+    m.framesIn.labels('probe.response').inc();
+    if (nestedDeeperThan(result.output, PROBE_OUTPUT_MAX_DEPTH)) {
+      throw new PeerError('invalid_result', `probe.request result is invalid: output is nested deeper than ${PROBE_OUTPUT_MAX_DEPTH} levels`);
+    }
+    return result;
   }
 
   /** agent.shutdown (a notification). False when it could not be sent. */

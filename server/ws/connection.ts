@@ -9,6 +9,7 @@ import {
   AuthRequiredError,
   BackpressureError,
   InvalidRequestError,
+  LIMITS,
   RpcError,
   ServerClient,
   UnknownHostError as UnknownHostRpcError,
@@ -24,6 +25,7 @@ import {
   type Transport,
 } from '@cortex/agent-protocol';
 import { markDisconnected, undoUndeliveredEnrollment } from '../db/agents.repository.js';
+import { OUTAGE_WHY, outageKind } from '../db/outage.js';
 import { UnknownHostError } from '../db/storage.js';
 import type { SessionIngest } from '../ingest.js';
 import type { ServerContext } from './context.js';
@@ -33,6 +35,7 @@ import { AgentCalls } from './agent-calls.js';
 import { onPeerEvent } from './peer-events.js';
 import { MAX_HEADER, PreHelloGuard, type ConnectionState } from './pre-hello-guard.js';
 import { createSessionPeer } from './session-peer.js';
+import { closeReason, loggableHostId, peerText } from './peer-text.js';
 import { readHold, type ReadHold } from '../../common/read-hold.js';
 import { utcTimestamp } from '../timestamps.js';
 
@@ -49,10 +52,46 @@ export const METRICS_PUSH_IN_FLIGHT = 4;
 const METRICS_RETRY_AFTER_MS = 1000;
 
 const CLOSE_NAMES: Record<number, string> = { 1000: 'normal', 1001: 'going away', 1005: 'no status', 1006: 'abnormal' };
-const WS_ERRORS: Record<string, [number, string]> = {
-  WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: [1009, 'oversize'],
-  WS_ERR_INVALID_UTF8: [1007, 'invalid utf-8'],
-};
+/** What a close for a frame ws refused is recorded as, by the close code it was closed with. */
+const WS_ERROR_REASONS: Record<number, string> = { 1002: 'protocol error', 1007: 'invalid utf-8', 1009: 'oversize' };
+
+/**
+ * A socket that is not authenticated and is being closed (a refused or timed-out hello, a
+ * first frame that is not a hello, a binary frame, the pre-hello limits) is read this much
+ * further — room for the peer's close frame (at most 131 bytes) — and then no more; it is
+ * ended CLOSE_WAIT_MS after the close whether or not the peer answered it (ws would wait
+ * 30 s, reading and parsing everything meanwhile: DECISIONS H63).
+ */
+export const UNAUTHENTICATED_AFTER_CLOSE_BYTES = LIMITS.pre_hello_bytes;
+/** How long a socket the server is closing waits for the peer's close frame (closeWith without a time of its own, or after a frame ws refused: H63, H74). */
+export const CLOSE_WAIT_MS = 1000;
+
+/**
+ * ws ends a connection by itself (no close frame, no error event) once this many pongs it
+ * owes are not written yet: ws's default maxPendingAutoPongs, which the server keeps.
+ */
+export const WS_MAX_PENDING_AUTO_PONGS = 60;
+
+/** The close code ws attached to an error about a frame the peer sent (undefined for any other error). */
+function wsStatusCode(error: Error): number | undefined {
+  // ws keeps it under a symbol of its own, Symbol('status-code') (ws/lib/constants.js kStatusCode).
+  for (const key of Object.getOwnPropertySymbols(error)) {
+    if (key.description === 'status-code') {
+      const code = (error as unknown as Record<symbol, unknown>)[key];
+      return typeof code === 'number' ? code : undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The close code the contract has for one ws chose: ws closes a message in more than 16,384
+ * fragments (or a peer 262,144 chunks ahead of its parser) with 1008, which is not in
+ * close-codes.json — the frame limit by another measure, so 1009 (DECISIONS H69).
+ */
+function contractCloseCode(code: number): number {
+  return code === 1008 ? 1009 : code;
+}
 
 export class Connection {
   state: ConnectionState = 'new';
@@ -85,6 +124,10 @@ export class Connection {
   /** Runs right after the peer sent its answer to the hello (close after a refusal, follow-ups after a result). */
   private afterHelloAnswer: (() => void) | undefined;
   private serverClose: { code: number; reason: string } | undefined;
+  /** The server decided to close (closeWith): no frame of the peer's reaches a handler any more (DECISIONS H74). */
+  private closing = false;
+  /** Set once an unauthenticated socket is being closed: the bytes read since, and whether reading stopped. */
+  private afterClose: { bytes: number; paused: boolean } | undefined;
   private ingest: SessionIngest | undefined;
   /** The client address the failed-hello throttle counts against (DECISIONS H7). */
   private readonly clientKey: string;
@@ -172,6 +215,9 @@ export class Connection {
     } satisfies ServerHandlers); // every agent-to-server method of the contract: a new one fails to compile here until handled
 
     const socket = (ws as unknown as { _socket: Socket })._socket;
+    // Every close ws makes by itself (a frame it refused) goes out with a contract code.
+    const wsClose = ws.close.bind(ws);
+    ws.close = (code?: number, data?: string | Buffer) => wsClose(code === undefined ? code : contractCloseCode(code), data);
     this.hold = readHold(ws, (queued) => this.readsHeldNow(queued));
     this.guard = new PreHelloGuard(
       {
@@ -189,7 +235,7 @@ export class Connection {
           // A hello that came in time but whose check did not end in time (its reads waited on
           // the database: locked, overloaded) is said apart, or it reads as agents that send nothing.
           const checking = this.state === 'hello_pending';
-          if (checking) this.ctx.logger.warn({ address: this.address, hello_timeout_ms: ctx.settings.hello_timeout_ms }, 'hello received but not checked in time (the database slow or locked?): closing 4000');
+          if (checking) this.helloNotChecked();
           else this.ctx.logger.info({ address: this.address }, 'hello timeout: closing 4000');
           this.ctx.metrics.handshakes.labels('timeout').inc();
           this.closeWith(4000, checking ? 'hello not checked in time' : '');
@@ -197,18 +243,45 @@ export class Connection {
       },
       ctx.settings.hello_timeout_ms,
     );
-    // Everything before hello is bounded: the hello frame itself plus 1 KiB of anything else.
-    socket.on('data', (chunk: Buffer) => this.guard.data(chunk.length));
+    // Everything before hello is bounded: the hello frame itself plus 1 KiB of anything else;
+    // after an unauthenticated socket's close, UNAUTHENTICATED_AFTER_CLOSE_BYTES. Counted
+    // before ws parses the bytes (prepended to its own listener).
+    socket.prependListener('data', (chunk: Buffer) => {
+      if (this.afterClose === undefined) return this.guard.data(chunk.length);
+      this.afterClose.bytes += chunk.length;
+      if (this.afterClose.bytes > UNAUTHENTICATED_AFTER_CLOSE_BYTES && !this.afterClose.paused) {
+        // Not read any more: TCP holds the rest back until the socket is ended (closeWith's timer).
+        this.afterClose.paused = true;
+        ws.pause();
+      }
+    });
     ws.on('message', (data: Buffer, isBinary: boolean) => this.onMessage(data, isBinary));
-    ws.on('ping', (data: Buffer) => this.guard.count(data.length + MAX_HEADER));
+    ws.on('ping', (data: Buffer) => {
+      // ws answers each ping itself; with WS_MAX_PENDING_AUTO_PONGS of its pongs not yet
+      // written it ends the socket (before this event) and says nothing: said here, or the
+      // session would read as "1006 abnormal" (DECISIONS H70).
+      if (ws.readyState !== ws.OPEN && this.serverClose === undefined) this.pingFlood();
+      this.guard.count(data.length + MAX_HEADER);
+    });
     ws.on('pong', (data: Buffer) => {
       this.missedPongs = 0;
       this.guard.count(data.length + MAX_HEADER);
     });
     ws.on('error', (error: Error & { code?: string }) => {
-      const mapped = WS_ERRORS[error.code ?? ''] ?? [1002, 'protocol error'];
-      this.serverClose ??= { code: mapped[0], reason: mapped[1] };
-      this.ctx.logger.info({ host_id: this.host_id, address: this.address, code: error.code }, `websocket error: ${mapped[1]}`);
+      // A frame ws refused: it closes the socket with the code it attached to the error
+      // (through ws.close above: a contract code), which is what is recorded.
+      const status = wsStatusCode(error);
+      if (status === undefined) {
+        // not about a frame (a write that failed): the close is recorded as it happens
+        this.ctx.logger.info({ host_id: this.host_id, address: this.address, code: error.code, err: error.message }, 'websocket error');
+        return;
+      }
+      const code = contractCloseCode(status);
+      const reason = error.code === 'WS_ERR_TOO_MANY_BUFFERED_PARTS' ? `oversize (${error.message.toLowerCase()})` : (WS_ERROR_REASONS[code] ?? 'protocol error');
+      this.serverClose ??= { code, reason };
+      this.ctx.logger.info({ host_id: this.host_id, address: this.address, code: error.code, close_code: code }, `websocket error: ${reason} (closing ${code})`);
+      // ws reads no more frames; the socket ends within a second whatever the peer does.
+      setTimeout(() => ws.terminate(), CLOSE_WAIT_MS).unref();
     });
     ws.on('close', (code: number, reason: Buffer) => {
       void this.onClose(code, reason.toString()).finally(() => this.resolveClosed());
@@ -235,28 +308,69 @@ export class Connection {
     );
   }
 
-  /** Close with our own code and reason (recorded as last_disconnect_reason). */
+  /**
+   * Close with our own code and reason (recorded as last_disconnect_reason). The reason is
+   * cut to what a close frame holds (123 bytes). From here on nothing the peer sends reaches
+   * a handler: what a session does before its close (a drain's pushes and acks) is done before
+   * this is called. The socket is ended `terminateAfterMs` later (default CLOSE_WAIT_MS)
+   * unless the peer answers the close before; ws alone would wait 30 s, reading and
+   * dispatching the peer's frames meanwhile (DECISIONS H74). A socket that is not
+   * authenticated is moreover read only UNAUTHENTICATED_AFTER_CLOSE_BYTES further (H63).
+   */
   closeWith(code: number, reason: string, opts: { terminateAfterMs?: number } = {}): void {
+    reason = closeReason(reason);
     if (this.serverClose === undefined) this.serverClose = { code, reason };
-    if (this.state !== 'active' && this.state !== 'closed') this.state = 'closed';
+    const unauthenticated = this.state !== 'active';
+    if (unauthenticated && this.state !== 'closed') this.state = 'closed';
+    const first = !this.closing;
+    this.closing = true;
     // Read again: the agent's close frame ends the handshake (whatever else it sends after our
-    // close is dropped by ws unanswered).
+    // close reaches no handler: onMessage drops it).
     this.hold.release();
     try {
       this.ws.close(code, reason);
     } catch {
       this.ws.terminate();
     }
-    const after = opts.terminateAfterMs;
+    if (unauthenticated && this.afterClose === undefined) this.afterClose = { bytes: 0, paused: false };
+    // One timer for the first close; a later closeWith sets one only when it asks for a time of its own.
+    const after = opts.terminateAfterMs ?? (first ? CLOSE_WAIT_MS : undefined);
     if (after !== undefined) setTimeout(() => this.ws.terminate(), after).unref();
+  }
+
+  /** ws ended the socket for a ping flood (see the 'ping' listener): recorded and said as such. */
+  private pingFlood(): void {
+    this.serverClose = { code: 1006, reason: `ping flood (${WS_MAX_PENDING_AUTO_PONGS} pongs not yet written)` };
+    this.ctx.logger.info(
+      { host_id: this.host_id, address: this.address, pending_pongs: WS_MAX_PENDING_AUTO_PONGS },
+      `ping flood: the peer sent pings faster than their pongs could be written (${WS_MAX_PENDING_AUTO_PONGS} waiting): connection ended (1006)`,
+    );
+  }
+
+  /**
+   * A hello came in time but its check did not end in time: its reads waited on the database.
+   * While the database is known to be out of reach that is the outage, not news: counted in its
+   * once-a-minute line (`failed_operations`), not one warning per hello — 200 agents retrying
+   * made 1,170 lines in 100 s (DECISIONS H73). Otherwise (locked, overloaded) the warning, at
+   * most once a minute, with how many were not logged since.
+   */
+  private helloNotChecked(): void {
+    const outage = this.ctx.outage;
+    const error = helloNotCheckedError(this.ctx.settings.hello_timeout_ms);
+    if (outage.down && outage.failed(HELLO_NOT_CHECKED_OP, error)) return;
+    const say = outage.shouldLog(HELLO_NOT_CHECKED_OP, error);
+    if (say === undefined) return;
+    this.ctx.logger.warn({ address: this.address, hello_timeout_ms: this.ctx.settings.hello_timeout_ms, ...say }, 'hello received but not checked in time (the database slow or locked?): closing 4000');
   }
 
   private preHelloOversize(): void {
     this.ctx.logger.info({ address: this.address }, 'pre-hello limit exceeded: closing 1009');
-    this.closeWith(1009, '', { terminateAfterMs: 1000 });
+    this.closeWith(1009, '');
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
+    // After the server's close frame: dropped, whatever it is (an answer would not go out either).
+    if (this.closing) return;
     if (this.state === 'active') {
       // the bytes as they are: the peer parses a large frame in pieces (no string of the whole, DECISIONS P12)
       this.frameListener?.(isBinary ? { kind: 'binary', byteLength: data.length } : { kind: 'utf8', bytes: data });
@@ -269,10 +383,14 @@ export class Connection {
   private fail(refusal: HelloRefusal): never {
     const { error, closeCode } = refusal;
     if (refusal.log !== undefined) this.ctx.logger.info(refusal.log.fields, refusal.log.msg);
-    this.ctx.logger.info({ address: this.address, host_id: refusal.host_id, code: error.code }, `hello refused: ${error.message} (closing ${closeCode})`);
-    this.ctx.metrics.handshakes.labels(error.message).inc();
+    // The message summarises the error's data, which holds what the hello sent (a property
+    // name, an agent_version): peer text, as is a host_id that is not a UUID (DECISIONS H65).
+    const said = peerText(error.message);
+    this.ctx.logger.info({ address: this.address, host_id: loggableHostId(refusal.host_id), code: error.code }, `hello refused: ${said} (closing ${closeCode})`);
+    // labelled by the error's name: a label per message was a series per distinct hello (and the text on /metrics)
+    this.ctx.metrics.handshakes.labels(error.wireMessage).inc();
     this.ctx.onHelloFailed?.(this.clientKey, error.code);
-    this.afterHelloAnswer = () => this.closeWith(closeCode, error.message);
+    this.afterHelloAnswer = () => this.closeWith(closeCode, said);
     throw error;
   }
 
@@ -290,7 +408,8 @@ export class Connection {
    * sent it (only the envelope is checked), rejects with the agent's RpcError unchanged, or
    * with a PeerError: 'timeout' after timeout_ms + graceMs (a later answer is dropped and
    * counted), 'closed' at once when the session closes, 'invalid_result' for a reply that
-   * is not a ProbeOutput.
+   * is not a ProbeOutput, not a JSON-RPC response at all, or whose output is nested deeper than
+   * PROBE_OUTPUT_MAX_DEPTH (./agent-calls.ts).
    */
   probe(params: ProbeRequestParams, graceMs: number): Promise<ProbeOutput> {
     return this.calls.probe(params, graceMs);
@@ -388,10 +507,23 @@ export class Connection {
   private async metricsPush(ts: string, samples: { name: string; value: number; labels?: Record<string, string> }[]): Promise<MetricsPushResult> {
     try {
       const accepted = await this.ctx.storage.ingest.insertMetrics(this.host_id as string, ts, samples, this.ctx.now().toISOString());
+      this.ctx.outage.succeeded(); // a write went through: an outage is over
       return { accepted, dropped: samples.length - accepted };
     } catch (error) {
       if (error instanceof UnknownHostError) throw new UnknownHostRpcError({ host_id: this.host_id as string });
-      throw error;
+      // The database out of reach, its login refused, read-only, its disk full: told by the
+      // outage (one line, then one a minute) and answered as a refusal to retry, as logs.push
+      // is (-32007 is not one of metrics.push's codes: the contract's -32020 with
+      // retry_after_ms and the reason; DECISIONS H73). Anything else: -32603, logged once a minute.
+      const outage = this.ctx.outage;
+      const down = outage.report('metrics', error, (say) =>
+        this.ctx.logger.error({ host_id: this.host_id, err: String(error), samples: samples.length, ...say }, 'metrics.push failed: samples not stored (-32603)'),
+      );
+      if (down) {
+        const kind = outageKind(error) ?? 'unreachable';
+        throw new BackpressureError({ retry_after_ms: outage.retryAfterMs(), reason: `${OUTAGE_WHY[kind]}; none of the samples was stored` });
+      }
+      throw new RpcError(-32603, 'InternalError');
     }
   }
 
@@ -400,8 +532,10 @@ export class Connection {
     this.state = 'closed';
     this.guard.stop();
     this.ctx.registry.unregister(this);
-    const recorded = this.serverClose ?? { code, reason };
-    this.closeListener?.(code, reason);
+    // The agent's own reason (final_seq=<n>) is peer text: logged and stored sanitised (H65).
+    const said = peerText(reason);
+    const recorded = this.serverClose ?? { code, reason: said };
+    this.closeListener?.(code, said);
     if (wasActive) {
       this.ctx.metrics.disconnects.labels(String(recorded.code)).inc();
       await this.onCloseAuthenticated(recorded.code, recorded.reason);
@@ -424,6 +558,17 @@ export class Connection {
     }
     this.ctx.logger.info({ host_id: this.host_id, session_id: this.session_id, reason: text }, 'agent disconnected');
   }
+}
+
+/** What a hello not checked in time counts as in the outage account (`failed_operations`). */
+const HELLO_NOT_CHECKED_OP = 'hello not checked in time';
+
+/**
+ * A hello whose database reads did not end within hello_timeout_ms, as the outage account
+ * classes it: a timeout reaching the database (ETIMEDOUT, "out of reach").
+ */
+function helloNotCheckedError(helloTimeoutMs: number): Error {
+  return Object.assign(new Error(`the hello's database reads did not end within hello_timeout_ms (${helloTimeoutMs} ms)`), { code: 'ETIMEDOUT' });
 }
 
 /** Thrown by the hello handler when the socket timed out or closed meanwhile: no answer goes out. */

@@ -125,8 +125,13 @@ export function screenHello(params: unknown, s: HandshakeSettings): HelloRefusal
     return refuse(new InvalidParamsError({ method: 'agent.hello', errors: [issue] }, 'InvalidParams'), 4001, hostIdRaw);
   }
   if (pv !== PROTOCOL_VERSION || pv < s.required_protocol_version) {
-    const current = typeof pv === 'number' && Number.isInteger(pv) ? pv : PROTOCOL_VERSION;
-    return refuse(new AgentVersionUnsupportedError({ required_protocol_version: Math.max(s.required_protocol_version, PROTOCOL_VERSION), current }, 'AgentVersionUnsupported'), 4001, hostIdRaw);
+    const required_protocol_version = Math.max(s.required_protocol_version, PROTOCOL_VERSION);
+    // `current` is the version the hello sent; one that is no integer ("1", 1.5) has no
+    // `current` to give (the data's `current` is an integer): it said `current: 1`, the very
+    // version required (DECISIONS H71). Still -32003: the contract's vector for a
+    // protocol_version of the wrong type expects it.
+    const data = typeof pv === 'number' && Number.isInteger(pv) ? { required_protocol_version, current: pv } : { required_protocol_version, reason: `protocol_version must be an integer (this server speaks protocol_version ${PROTOCOL_VERSION})` };
+    return refuse(new AgentVersionUnsupportedError(data, 'AgentVersionUnsupported'), 4001, hostIdRaw);
   }
   const av = p['agent_version'];
   if (typeof av === 'string' && !isAgentVersionSupported(av, s.min_agent_version)) {

@@ -4,6 +4,7 @@
 import type { PeerEvent, RpcId } from '@cortex/agent-protocol';
 import type { Logger } from '../log.js';
 import type { ServerMetrics } from '../metrics.js';
+import { loggableId, peerValue } from './peer-text.js';
 
 export interface PeerEventScope {
   readonly logger: Logger;
@@ -22,14 +23,15 @@ export function onPeerEvent(e: PeerEvent, s: PeerEventScope): void {
       break;
     case 'invalid_params':
       if (e.id !== undefined) s.metrics.framesOut.labels(e.method).inc();
-      log.info({ host_id: s.host_id, method: e.method, issues: e.issues.slice(0, 5) }, e.id === undefined ? 'malformed notification dropped' : 'invalid params (-32602)');
+      // issue paths name the frame's own property names: peer text (DECISIONS H65)
+      log.info({ host_id: s.host_id, method: e.method, issues: peerValue(e.issues.slice(0, 5)) }, e.id === undefined ? 'malformed notification dropped' : 'invalid params (-32602)');
       break;
     case 'unknown_response':
       if (e.id !== null && s.expiredProbe(e.id)) {
         s.metrics.probeLateAnswers.inc();
         s.metrics.framesIn.labels('probe.response').inc();
         log.info({ host_id: s.host_id, id: e.id }, 'late probe answer dropped (the caller already got -32012)');
-      } else log.info({ host_id: s.host_id, id: e.id }, 'response with an unknown id dropped');
+      } else log.info({ host_id: s.host_id, id: loggableId(e.id) }, 'response with an unknown id dropped');
       break;
     case 'rejected':
     case 'invalid_request':

@@ -8,9 +8,20 @@
 // agent/frames-within-limit naming its size (the cases it broke are SKIPPED, not judged); and the
 // cases for permessage-deflate, an incoming oversize or binary frame, the batch limit and the
 // heartbeat cadence each catch their fault.
+//
+// And (DECISIONS K15-K19): an agent that does not save its rotated token gets that FAIL and every
+// other case listed — those of its host SKIPPED naming the case, the fresh hosts' cases and the
+// checks over the whole run judged — never a report that stops after five cases; one that saves
+// it only once a push is acked fails agent/rotated-token-saved-before-sending (killed at its
+// first frame after the HelloResult) and the story goes on; an agent that acts on every refusal,
+// also one that reaches it after its resend, passes agent/push-payload-too-large every time; a
+// final_seq one beyond the acked seq fails agent/shutdown-decommission; the quiet-window message
+// counts from the close it starts at; and an agent that never answers probe.request fails
+// agent/probe-unknown while the cases that need its barrier are SKIPPED naming that case.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { ROOT, buildConformance, failures, parseJson, runConformance, statusOf, type JsonReport, type RunResult } from './helpers.js';
+import { agentCasePlan } from '../../conformance/agent-suite.js';
 
 const AGENT = join(ROOT, 'test/conformance/fixtures/third-party-agent.mjs');
 
@@ -62,7 +73,13 @@ beforeAll(async () => {
     // on its own: with batches of 600 the agent's one push outlives its request timeout while acks are held
     ['big-batch', suite('big-batch', ['--only', 'agent/push-window-several,agent/batch-limit', '--json'])],
   ]);
-}, 400_000);
+  await wave([
+    ['no-rotate', suite('no-rotate', ['--json'])],
+    ['rotate-late', suite('rotate-late', ['--only', 'agent/logs-sequencing,agent/kill-with-unacked,agent/rotated-token-persisted,agent/replay-after-kill,agent/no-seq-reuse,agent/rotated-token-saved-before-sending,agent/heartbeat', '--json'])],
+    ['refusals-shutdown', suite('every-refusal,final-seq-next,revoked-ignored', ['--only', 'agent/push-payload-too-large,agent/shutdown-decommission,agent/shutdown-revoked', '--json'])],
+    ['no-probe', suite('no-probe', ['--only', 'agent/probe-unknown,agent/config-update,vector/config.update/example/*,vector/config.update/params/apply_after/*,agent/shutdown-server-reload,agent/reconnect-after-reload', '--json'])],
+  ]);
+}, 600_000);
 
 describe('the agent suite against a third-party agent in run-only mode', () => {
   it('the clean agent passes every case: its first hello (the run command\'s) carries the log sources, so the log cases run', () => {
@@ -134,6 +151,81 @@ describe('the agent suite against a third-party agent in run-only mode', () => {
     failed('agent/shutdown-server-reload', /expected close 1000 Normal closure; seen close 1001 GoingAway/);
     failed('agent/shutdown-decommission', /expected close 1000 Normal closure; seen close 1001 GoingAway/);
     expect(runs['faults']!.code).toBe(1);
+  });
+
+  it('every case of the plan is listed, in its order (agentCasePlan is what the story runs)', () => {
+    expect(json('clean').cases.map((c) => c.id)).toEqual(agentCasePlan({ enrollCommand: undefined }).map((c) => c.id));
+  });
+
+  it('an agent that does not save its rotated token: that one FAIL, showing what the agent said; its host\'s other cases SKIPPED naming it; the fresh hosts and the whole-run checks judged; every case listed and counted', () => {
+    const r = runs['no-rotate']!;
+    const rep = json('no-rotate');
+    expect(r.code).toBe(1);
+    expect(failures(rep)).toEqual([expect.stringMatching(/^agent\/rotated-token-persisted: expected the last rotated token; seen the enrollment token: hello refused -32001 \(agent output: .*hello failed -32001 AuthFailed/)]);
+    const plan = agentCasePlan({ enrollCommand: undefined });
+    expect(rep.cases.map((c) => c.id)).toEqual(plan.map((c) => c.id));
+    expect(rep.passed + rep.failed + rep.skipped).toBe(plan.length);
+    expect(rep.skipped).toBe(rep.cases.filter((c) => c.status === 'SKIP').length);
+    const ids = plan.map((c) => c.id);
+    const at = ids.indexOf('agent/rotated-token-persisted');
+    const fresh = ids.indexOf('agent/push-window-several');
+    for (const c of rep.cases.slice(at + 1, fresh)) {
+      expect(c.status, c.id).toBe('SKIP');
+      expect(c.seen, c.id).toMatch(/^needs agent\/rotated-token-persisted: the agent started again after a SIGKILL presented the enrollment token and was refused/);
+    }
+    // a fresh process of the run command was tried for the rest of the host's cases: refused too
+    for (const c of rep.cases.filter((x) => plan.find((p) => p.id === x.id)!.part === 'A').slice(fresh)) {
+      expect(c.status, c.id).toBe('SKIP');
+      expect(c.seen, c.id).toMatch(/^needs the run command \(--run-command\), started again on this host's state dir, to connect: it presented the enrollment token and was refused \(as before: needs agent\/rotated-token-persisted/);
+    }
+    for (const p of plan.filter((x) => x.part !== 'A')) expect(statusOf(rep, p.id), `${p.id}: ${rep.cases.find((c) => c.id === p.id)?.seen}`).toBe('PASS');
+  });
+
+  it('an agent that saves its rotated token only once a push is acked fails agent/rotated-token-saved-before-sending (SIGKILLed at its first frame after the HelloResult), and the story goes on', () => {
+    const rep = json('rotate-late');
+    const seen = (id: string) => rep.cases.find((c) => c.id === id);
+    expect(failures(rep)).toEqual([expect.stringMatching(/^agent\/rotated-token-saved-before-sending: expected the rotated_token of the HelloResult before the kill, saved before the agent's first frame after it \(a logs\.push\); seen the token before it: the rotated token was not saved when the agent sent its logs\.push/)]);
+    for (const id of ['agent/rotated-token-persisted', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat']) expect(seen(id)?.status, `${id}: ${seen(id)?.seen}`).toBe('PASS');
+  });
+
+  const refusalsShutdown = (id: string) => json('refusals-shutdown').cases.find((c) => c.id === id)!;
+
+  it('an agent that acts on every refusal, also a follow-on -32020 it reads after its resend (so it sends those entries once more), passes -32008', () => {
+    const ptl = refusalsShutdown('agent/push-payload-too-large');
+    expect(ptl.status, ptl.seen).toBe('PASS');
+    const after = /; then (.*)$/.exec(ptl.seen)![1]!.split(', ');
+    expect(new Set(after).size, ptl.seen).toBeLessThan(after.length);
+  });
+
+  it('a close reason final_seq one beyond the seq acked fails agent/shutdown-decommission, saying so', () => {
+    const dec = refusalsShutdown('agent/shutdown-decommission');
+    expect(dec.status).toBe('FAIL');
+    const m = /^final_seq=(\d+): the last seq acked when the agent closed \(PROTOCOL\.md#shutdown-and-drain\)$/.exec(dec.expected);
+    expect(m, dec.expected).not.toBeNull();
+    expect(dec.seen).toBe(`reason final_seq=${Number(m![1]) + 1}: 1 beyond the seq acked`);
+  });
+
+  it('an agent that reconnects after Revoked: the quiet-window message counts from the close it starts at, and its numbers agree', () => {
+    const rev = refusalsShutdown('agent/shutdown-revoked');
+    expect(rev.status).toBe('FAIL');
+    expect(rev.expected).toBe('no connection attempt from the notification until 1500 ms after the close');
+    const q = /^an attempt (\d+) ms after the close \((\d+) ms after the notification; the scripted server closed it 4002 (\d+) ms after the notification: the agent had not\)$/.exec(rev.seen);
+    expect(q, rev.seen).not.toBeNull();
+    const [afterClose, afterNotification, closedAfter] = q!.slice(1).map(Number) as [number, number, number];
+    expect(afterClose).toBeLessThanOrEqual(1500);
+    expect(afterNotification).toBe(afterClose + closedAfter);
+  });
+
+  it('an agent that never answers probe.request: agent/probe-unknown FAILS, the cases that need the barrier are SKIPPED naming it', () => {
+    const rep = json('no-probe');
+    expect(failures(rep)).toEqual([expect.stringMatching(/^agent\/probe-unknown: expected error -32010; seen timeout/)]);
+    const barrierCases = rep.cases.filter((c) => c.id === 'agent/config-update' || c.id === 'agent/shutdown-server-reload' || c.id.startsWith('vector/config.update/example/') || c.id.startsWith('vector/config.update/params/apply_after/'));
+    expect(barrierCases.length).toBe(5);
+    for (const c of barrierCases) {
+      expect(c.status, c.id).toBe('SKIP');
+      expect(c.seen, c.id).toMatch(/^needs agent\/probe-unknown: the agent has answered no probe\.request in this run \(agent\/probe-unknown failed: timeout/);
+    }
+    expect(rep.cases.find((c) => c.id === 'agent/reconnect-after-reload')?.seen).toMatch(/^needs agent\/shutdown-server-reload to send the ServerReload \(it was skipped: needs agent\/probe-unknown/);
   });
 
   it('batches over the negotiated limit (DECISIONS B4) fail agent/batch-limit, naming the limit and its parts', () => {

@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { MINIMAL_AGENT, ROOT, buildConformance, failures, parseJson, runConformance, statusOf } from './helpers.js';
+import { agentCasePlan } from '../../conformance/agent-suite.js';
 
 /** The compiled agent CLI with a site probe whose handler has a bug. */
 const REFERENCE_AGENT = join(ROOT, 'test/conformance/fixtures/reference-agent.mjs');
@@ -32,7 +33,7 @@ describe('cortex-conformance agent', () => {
     expect(failures(rep), r.stderr).toEqual([]);
     expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
     for (const id of [
-      'agent/hello-contents', 'agent/rotated-token-used', 'agent/rotated-token-persisted',
+      'agent/hello-contents', 'agent/rotated-token-used', 'agent/rotated-token-persisted', 'agent/rotated-token-saved-before-sending',
       'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse',
       'agent/heartbeat', 'agent/probe-unknown', 'agent/probe-round-trip', 'error/-32602-InvalidParams',
       'agent/config-update', 'agent/shutdown-server-reload', 'agent/reconnect-after-reload', 'agent/backoff-bounds',
@@ -83,7 +84,7 @@ describe('cortex-conformance agent', () => {
     const rep = parseJson(r);
     expect(failures(rep), r.stderr).toEqual([]);
     expect(r.code, `${r.stderr}\n${JSON.stringify(parseJson(r)).slice(0, 2000)}`).toBe(0);
-    for (const id of ['agent/rotated-token-persisted', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/probe-round-trip', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'agent/fatal-auth', 'agent/hello-error-retried', 'agent/accepted-seq-beyond-max', 'agent/shutdown-decommission', 'agent/accepted-seq-at-max', 'agent/revoked-token-deleted',
+    for (const id of ['agent/rotated-token-persisted', 'agent/rotated-token-saved-before-sending', 'agent/logs-sequencing', 'agent/kill-with-unacked', 'agent/replay-after-kill', 'agent/no-seq-reuse', 'agent/heartbeat', 'agent/shutdown-server-reload', 'agent/backoff-bounds', 'agent/decommission-then-revoked', 'agent/shutdown-revoked', 'agent/probe-round-trip', 'error/-32011-ProbeExecutionFailed', 'error/-32012-ProbeTimeout', 'agent/fatal-auth', 'agent/hello-error-retried', 'agent/accepted-seq-beyond-max', 'agent/shutdown-decommission', 'agent/accepted-seq-at-max', 'agent/revoked-token-deleted',
       'agent/push-window-several', 'agent/push-window-bound', 'agent/push-partial-ack', 'agent/push-payload-too-large', 'agent/push-backpressure', 'agent/push-buffer-overflow', 'agent/push-flush-latency', 'agent/push-unknown-host', 'agent/push-ack-beyond-sent', 'agent/config-apply-after',
       'agent/push-backpressure-default-pause', 'agent/push-backpressure-zero-pause', 'agent/push-unanswered', 'agent/hello-unanswered', 'agent/config-apply-after-far', 'agent/config-metrics-interval', 'agent/config-metrics-interval-long', 'agent/probe-concurrency',
       'agent/no-compression', 'agent/incoming-oversize-1009', 'agent/incoming-binary-1003', 'agent/frames-within-limit', 'agent/batch-limit', 'agent/heartbeat-cadence']) {
@@ -93,6 +94,8 @@ describe('cortex-conformance agent', () => {
     expect(statusOf(rep, 'error/-32603-InternalError'), rep.cases.find((c) => c.id === 'error/-32603-InternalError')?.seen).toBe('PASS');
     expect(rep.cases.filter((c) => c.status === 'SKIP').map((c) => `${c.id}: ${c.seen}`)).toEqual([]);
     expect(rep.skipped).toBe(0);
+    // every case of the plan, in its order (DECISIONS K15)
+    expect(rep.cases.map((c) => c.id)).toEqual(agentCasePlan({ enrollCommand: 'enroll' }).map((c) => c.id));
     // about 30 s on a quiet machine (the cases wait out real timeouts and reconnects); more under the whole suite's load
   }, 180_000);
 
@@ -100,6 +103,11 @@ describe('cortex-conformance agent', () => {
     const r = await runConformance(['agent', '--run-command', 'node -e "process.exit(3)" {url} {token} {host_id} {state_dir}', '--timeout-ms', '1000', '--json']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/never completed agent\.hello/);
-    expect(parseJson(r).ok).toBe(false);
+    const rep = parseJson(r);
+    expect(rep.ok).toBe(false);
+    // every case listed SKIPPED saying why, none left out (DECISIONS K15)
+    expect(rep.cases.map((c) => c.id)).toEqual(agentCasePlan({ enrollCommand: undefined }).map((c) => c.id));
+    for (const c of rep.cases) expect(`${c.status} ${c.seen}`, c.id).toMatch(/^SKIP not run: no hello of the agent was ever answered \(--run-command: see the error after the report\)$/);
+    expect(rep.skipped).toBe(rep.cases.length);
   }, 30_000);
 });

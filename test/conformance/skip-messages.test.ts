@@ -39,8 +39,11 @@ function resolveConst(src: string, expr: string): string {
 
 /** Names an option (--flag, {placeholder} of a command option) or a case id (agent/…, ingest/…). */
 const NAMES_WHAT_ENABLES = /--[a-z][a-z0-9-]*|\b(?:agent|handshake|ingest|error|close|control|vector|probe|admin|metrics|heartbeat|shutdown)\/[a-z0-9*-]+/;
-/** Reasons passed on from elsewhere: an earlier Outcome's or CaseSkip's reason, already checked where it was made. */
-const PASSED_ON = new Set(['err.reason', 'o.skip', '`needs ${needs}`']);
+/**
+ * Reasons passed on from elsewhere: an earlier Outcome's or CaseSkip's reason, already checked
+ * where it was made (the Runner's gate gives a suite's CaseSkip reason).
+ */
+const PASSED_ON = new Set(['err.reason', 'o.skip', '`needs ${needs}`', 'this.gate?.(id)']);
 
 describe('conformance skip messages', () => {
   for (const file of ['conformance/agent-suite.ts', 'conformance/server-suite.ts', 'conformance/report.ts']) {

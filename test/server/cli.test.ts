@@ -238,14 +238,14 @@ describe('cortex-server CLI', () => {
     expect([half.code, half.stderr.includes('error[E_CONFIG]: --tls-cert and --tls-key go together')]).toEqual([2, true]);
   });
 
-  it('serve: enroll + push through the compiled server, settings recorded, SIGTERM exits 0, no token in any log line', async () => {
+  it('serve: enroll + push through the compiled server, settings recorded, SIGTERM exits 0, no token in any log line, metric or row (wherever a peer puts it: H65)', async () => {
     const dir = makeTempDir();
     const db = join(dir, 'data', 'c.db');
     const capture = join(dir, 'log.jsonl');
     const issued = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout);
     const config = join(dir, 'server.json');
     writeFileSync(config, JSON.stringify({ max_batch_entries: 500, hello_timeout_ms: 4000 }));
-    const s = await serve(['--db', db, '--config', config, '--max-batch-entries', '400', '--admin-token', 'admin-secret-token-123456'], { CORTEX_LOG_CAPTURE_FILE: capture });
+    const s = await serve(['--db', db, '--config', config, '--max-batch-entries', '400', '--admin-token', 'admin-secret-token-123456', '--min-agent-version', '0.1.0'], { CORTEX_LOG_CAPTURE_FILE: capture });
     expect(s.stdout()).toContain('To enroll an agent');
     const c = await TestClient.open(s.url);
     const hello = await c.request('agent.hello', helloParams(issued.host_id, issued.token));
@@ -256,15 +256,35 @@ describe('cortex-server CLI', () => {
     // a failed hello with a wrong token is logged too: it must not carry the token
     const bad = await TestClient.open(s.url);
     await bad.request('agent.hello', helloParams(issued.host_id, 'w'.repeat(40)));
-    c.ws.close(1000, 'final_seq=300');
+    // a token where a peer should not put it (a third-party agent's mistake, a hostile peer):
+    // host_id and token swapped, the token as host_id, as a property name, as agent_version
+    for (const params of [
+      helloParams(rotated, issued.host_id),
+      helloParams(rotated, rotated),
+      { ...helloParams(issued.host_id, rotated), [rotated]: 1 },
+      helloParams(issued.host_id, rotated, { agent_version: rotated }),
+    ]) {
+      const w = await TestClient.open(s.url);
+      expect((await w.request('agent.hello', params)).error).toBeDefined();
+      await w.closed;
+    }
+    // ... as a response id and a logs.push property in session, and as the agent's close reason
+    c.send({ jsonrpc: '2.0', id: rotated, result: {} });
+    expect((await c.request('logs.push', { seq_start: 301, [rotated]: 1, entries: [] })).error?.code).toBe(-32602);
+    const metrics = await fetch(s.url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, '/metrics')).then((r) => r.text());
+    c.ws.close(1000, rotated.slice(0, 40));
     await c.closed;
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
     const storage = openSqliteStorage({ path: db });
     expect(await getSetting(storage.db, 'max_batch_entries')).toBe(400);
+    const row = await storage.db.selectFrom('agents').select('last_disconnect_reason').where('host_id', '=', issued.host_id).executeTakeFirstOrThrow();
     await storage.close();
     const logs = readFileSync(capture, 'utf8') + s.stderr();
     expect(logs).toContain('agent connected');
-    for (const tok of [issued.token, rotated, 'w'.repeat(40), 'admin-secret-token-123456']) expect(logs.includes(tok), 'token in logs').toBe(false);
+    expect(metrics).toContain('cortex_handshakes_total');
+    for (const [where, text] of [['logs', logs], ['/metrics', metrics], ['last_disconnect_reason', String(row.last_disconnect_reason)]] as const) {
+      for (const tok of [issued.token, rotated, rotated.slice(0, 40), 'w'.repeat(40), 'admin-secret-token-123456']) expect(text.includes(tok), `token in ${where}`).toBe(false);
+    }
   });
 });

@@ -89,7 +89,8 @@ const REFUSALS: Array<{ name: string; params: unknown; row: HelloLookup | undefi
     want: { code: -32602, message: 'InvalidParams', data: { method: 'agent.hello', errors: [{ path: '/protocol_version', message: 'is required (this server speaks protocol_version 1)' }] }, close: 4001 },
   },
   { name: 'protocol_version 2', params: hello({ protocol_version: 2 }), row: row(), want: { code: -32003, message: 'AgentVersionUnsupported', data: { required_protocol_version: 1, current: 2 }, close: 4001 } },
-  { name: 'protocol_version "1" (a string): current reported as 1', params: hello({ protocol_version: '1' }), row: row(), want: { code: -32003, message: 'AgentVersionUnsupported', data: { required_protocol_version: 1, current: 1 }, close: 4001 } },
+  { name: 'protocol_version "1" (a string): no current (it is not an integer), not current 1 (DECISIONS H71)', params: hello({ protocol_version: '1' }), row: row(), want: { code: -32003, message: 'AgentVersionUnsupported', data: { required_protocol_version: 1, reason: 'protocol_version must be an integer (this server speaks protocol_version 1)' }, close: 4001 } },
+  { name: 'protocol_version 1.5: no current either', params: hello({ protocol_version: 1.5 }), row: row(), want: { code: -32003, message: 'AgentVersionUnsupported', data: { required_protocol_version: 1, reason: 'protocol_version must be an integer (this server speaks protocol_version 1)' }, close: 4001 } },
   {
     name: 'protocol_version 1 below required_protocol_version 2',
     params: hello(),

@@ -226,6 +226,47 @@ describe('logs.push', () => {
     await real.close();
   });
 
+  // DECISIONS H72: one failed commit with a later push of the session waiting left the session
+  // committing nothing below K (100 entries) again: a quiet agent's resend was never answered,
+  // and 30 s later the agent took the session for dead. On both dialects: the commit is held
+  // (as a lock does) and then fails as a terminated backend does.
+  it.each([
+    ['after the later push waited T', 350],
+    ['before the later push waited T', 0],
+  ])('a failed commit while a later push waits (it fails %s): a resend of one small push is acked within T', async (_name, waitMs) => {
+    t = await startTestServer();
+    const writer = t.server.storage.ingest;
+    const commitBatch = writer.commitBatch.bind(writer);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    writer.commitBatch = async (...args) => {
+      if (++calls === 1) {
+        await held;
+        throw Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' });
+      }
+      return commitBatch(...args);
+    };
+    const a = await enroll(t);
+    const idA = a.client.fire('logs.push', { seq_start: 1, entries: logEntries(1, 1) });
+    await waitFor(() => calls === 1);
+    const idB = a.client.fire('logs.push', { seq_start: 2, entries: logEntries(2, 1) });
+    await waitFor(() => t!.server.ingest.queuedEntries === 2);
+    await new Promise((r) => setTimeout(r, waitMs));
+    release();
+    expect((await a.client.response(idA)).error?.code).toBe(-32007);
+    expect((await a.client.response(idB)).error?.code).toBe(-32007);
+    await new Promise((r) => setTimeout(r, 300)); // a stale timer of B would have fired by now
+    const started = performance.now();
+    const resend = a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 2) });
+    const answer = await Promise.race([resend, new Promise<undefined>((r) => setTimeout(r, 3000))]);
+    expect(answer?.result?.up_to_seq, 'the resend was not answered within 3 s').toBe(2);
+    expect(performance.now() - started).toBeLessThan(1000); // T = 200 ms, plus the commit
+    expect(await countRows(t, a.host_id)).toBe(2);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
   it('-32004 when the host row disappears mid-session', async () => {
     t = await startTestServer();
     const a = await enroll(t);
@@ -273,6 +314,54 @@ describe('metrics.push and agent.heartbeat', () => {
     const rows = await t.server.storage.db.selectFrom('metrics').selectAll().where('host_id', '=', a.host_id).execute();
     expect(rows.map((x) => x.name).sort()).toEqual(['load1', 'mem']);
     expect((await a.client.request('metrics.push', { ts: 'x', samples: [] })).error?.code).toBe(-32602);
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  // DECISIONS H73: each metrics.push the database could not take was logged "handler failed"
+  // at error level and answered -32603 (no outage code, not one of metrics.push's codes).
+  it('metrics.push while the database refuses writes: -32020 with retry_after_ms and the reason, told by the outage once (no "handler failed" per push)', async () => {
+    // read-only (25006), as after a failover to a standby: unlike "out of reach" its account is
+    // not ended by the reads that still succeed meanwhile, so it is one account here; no lease
+    // renewal (a write) falls into the test
+    t = await startTestServer({}, { leaseMs: 600_000 });
+    const writer = t.server.storage.ingest;
+    const insertMetrics = writer.insertMetrics.bind(writer);
+    let readOnly = true;
+    writer.insertMetrics = (...args) => (readOnly ? Promise.reject(Object.assign(new Error('cannot execute INSERT in a read-only transaction'), { code: '25006' })) : insertMetrics(...args));
+    const a = await enroll(t);
+    const sample = { ts: '2026-05-16T19:43:00.000Z', samples: [{ name: 'load1', value: 0.42 }] };
+    for (let i = 0; i < 5; i++) {
+      const r = await a.client.request('metrics.push', sample);
+      expect(r.error?.code).toBe(-32020);
+      expect(r.error?.data).toEqual({ retry_after_ms: 1000, reason: "the server's database is read-only; none of the samples was stored" });
+    }
+    const msgs = () => t!.log.records().map((r) => String(r['msg']));
+    expect(msgs().filter((m) => m.startsWith('database refuses writes: it is read-only'))).toHaveLength(1);
+    expect(msgs()).not.toContain('handler failed');
+    expect(msgs()).not.toContain('metrics.push failed: samples not stored (-32603)');
+    readOnly = false;
+    expect((await a.client.request('metrics.push', sample)).result).toEqual({ accepted: 1, dropped: 0 });
+    // the stored push ends the account; its last line counts them
+    const over = t.log.records().find((r) => r['msg'] === 'database takes writes again');
+    expect(over?.['failed_operations']).toEqual({ metrics: 5 });
+    a.client.ws.close();
+    await a.client.closed;
+  });
+
+  it('metrics.push failing for another reason: -32603 as before, logged once a minute (not per push)', async () => {
+    t = await startTestServer();
+    const writer = t.server.storage.ingest;
+    writer.insertMetrics = () => Promise.reject(new Error('injected storage fault'));
+    const a = await enroll(t);
+    for (let i = 0; i < 5; i++) {
+      const r = await a.client.request('metrics.push', { ts: '2026-05-16T19:43:00.000Z', samples: [{ name: 'load1', value: 0.42 }] });
+      expect(r.error?.code).toBe(-32603);
+    }
+    const lines = t.log.records().filter((r) => r['msg'] === 'metrics.push failed: samples not stored (-32603)');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]?.['err']).toBe('Error: injected storage fault');
+    expect(t.log.records().map((r) => r['msg'])).not.toContain('handler failed');
     a.client.ws.close();
     await a.client.closed;
   });

@@ -37,7 +37,7 @@ export declare class RpcError<D = unknown> extends Error {
  */
 export declare function summarizeData(data: unknown, max?: number): string;
 /** Stable codes of local (never sent) errors. */
-export type PeerErrorCode = 'timeout' | 'closed' | 'invalid_result' | 'invalid_params' | 'frame_too_large' | 'send_failed' | 'unknown_method';
+export type PeerErrorCode = 'timeout' | 'closed' | 'invalid_result' | 'invalid_response' | 'invalid_params' | 'frame_too_large' | 'send_failed' | 'unknown_method';
 /** A local error: never sent on the wire. */
 export declare class PeerError extends Error {
     readonly code: PeerErrorCode;

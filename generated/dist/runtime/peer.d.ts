@@ -16,7 +16,8 @@
  *     ▼
  *   array? ─▶ -32600 (id null)            one message per frame, no batching
  *     ▼
- *   envelope validator ─ fails ─▶ -32600 (id if readable)
+ *   envelope validator ─ fails ─▶ -32600 (id if readable); a broken answer to a pending
+ *     │                               request is not answered: that request fails (invalid_response)
  *     ▼
  *   response? ─▶ pending[id] ─▶ result validator ─▶ resolve / reject
  *     ▼ request or notification
@@ -238,6 +239,8 @@ export declare class Peer<Out extends ProtocolSide, In extends ProtocolSide> {
     close(code?: number, reason?: string): void;
     /** The one entry point for received frames (see the diagram at the top of this file). */
     receive(frame: Frame): void;
+    /** The answer to pending request `id` was not a valid response: the request fails (PeerError 'invalid_response'). */
+    private failPending;
     private receiveResponse;
     private receiveCall;
     private answer;

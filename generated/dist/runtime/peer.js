@@ -16,7 +16,8 @@
  *     ▼
  *   array? ─▶ -32600 (id null)            one message per frame, no batching
  *     ▼
- *   envelope validator ─ fails ─▶ -32600 (id if readable)
+ *   envelope validator ─ fails ─▶ -32600 (id if readable); a broken answer to a pending
+ *     │                               request is not answered: that request fails (invalid_response)
  *     ▼
  *   response? ─▶ pending[id] ─▶ result validator ─▶ resolve / reject
  *     ▼ request or notification
@@ -219,15 +220,28 @@ export class Peer {
             const issues = unsafeId ? [{ path: '/id', message: `must be within ±${Number.MAX_SAFE_INTEGER}` }] : toIssues(this.options.validateEnvelope.errors);
             const reason = envelopeReason(msg);
             this.emit({ type: 'invalid_request', id, reason });
-            // A broken response is never answered (that could loop between two peers).
+            // A broken response is never answered (that could loop between two peers); when it
+            // answers a request of ours, that request fails now rather than at its timeout.
             if (!looksLikeResponse(msg))
                 this.trySend({ jsonrpc: '2.0', id, error: { code: -32600, message: 'InvalidRequest', data: { reason, errors: issues.slice(0, 5) } } });
+            else if (id !== null)
+                this.failPending(id, responseProblem(msg) ?? describeIssues(issues));
             return;
         }
         const m = msg;
         if (m.method === undefined)
             return this.receiveResponse(m);
         this.receiveCall(m.method, hasOwn(m, 'id') ? m.id : undefined, m.params, frame.kind === 'utf8' ? frame.bytes.length : frame.text.length);
+    }
+    /** The answer to pending request `id` was not a valid response: the request fails (PeerError 'invalid_response'). */
+    failPending(id, problem) {
+        const entry = this.pending.get(id);
+        if (!entry)
+            return; // no request of ours: an invalid message like any other
+        this.pending.delete(id);
+        if (entry.timer)
+            clearTimeout(entry.timer);
+        entry.reject(new PeerError('invalid_response', `the answer to ${entry.method} is not a valid JSON-RPC response: ${problem}`, { id }));
     }
     receiveResponse(m) {
         const entry = m.id === null ? undefined : this.pending.get(m.id);
@@ -438,6 +452,27 @@ function hasUnsafeIntegerId(msg) {
 }
 function looksLikeResponse(msg) {
     return msg !== null && typeof msg === 'object' && !Array.isArray(msg) && !('method' in msg) && ('result' in msg || 'error' in msg);
+}
+/**
+ * What is wrong with a message that looks like a response and failed the envelope, in the
+ * terms of the JSON-RPC 2.0 response object (never quoting the message: it may hold anything).
+ */
+function responseProblem(m) {
+    if (m['jsonrpc'] !== '2.0')
+        return 'jsonrpc must be "2.0"';
+    if ('result' in m && 'error' in m)
+        return 'it has both result and error (a response has exactly one)';
+    if (!('error' in m))
+        return undefined;
+    const e = m['error'];
+    if (e === null || typeof e !== 'object' || Array.isArray(e))
+        return 'error must be an object';
+    const err = e;
+    if (typeof err['code'] !== 'number' || !Number.isInteger(err['code']))
+        return 'error.code must be an integer';
+    if (typeof err['message'] !== 'string')
+        return 'error.message must be a string';
+    return undefined;
 }
 function envelopeReason(msg) {
     if (msg === null || typeof msg !== 'object')

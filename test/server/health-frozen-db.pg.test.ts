@@ -1,0 +1,167 @@
+// /healthz and /metrics with a database that does not answer (DECISIONS G41): the path to
+// PostgreSQL frozen — connections accepted, nothing answered, nothing refused or reset, as a
+// network that drops packets or a host that hangs. /healthz waited for the pool's connection
+// timeout (10 s) on every request, so a load balancer's check (2-5 s) timed out instead of
+// reading 503, and /metrics as long, so Prometheus (scrape_timeout 10 s) never collected
+// cortex_database_up 0. Both answer within a bound now: 503 "unreachable" and
+// cortex_database_up 0 (once the outage account knows), the gauges read from the database
+// left out.
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestServer, waitFor, type TestServer } from './wire.js';
+import { httpBase, httpRequest, metricValue } from './control-helpers.js';
+import { newTestDb } from '../support/dialects.js';
+
+/**
+ * A TCP relay to PostgreSQL that can be frozen: while frozen it accepts connections and
+ * forwards nothing either way (what arrives is held), and refuses or resets nothing; thawed,
+ * it delivers what it held and goes on.
+ */
+class FreezingRelay {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  private frozen = false;
+  private readonly thawers: (() => void)[] = [];
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async open(): Promise<void> {
+    const server = net.createServer((client) => {
+      this.track(client);
+      const start = (): void => {
+        const upstream = net.connect(this.target.port, this.target.host);
+        this.track(upstream);
+        for (const [a, b] of [
+          [client, upstream],
+          [upstream, client],
+        ] as const) {
+          b.on('error', () => a.destroy());
+          b.on('close', () => a.destroy());
+          a.on('data', (d: Buffer) => {
+            if (!this.frozen) b.write(d);
+            else this.thawers.push(() => b.write(d));
+          });
+        }
+      };
+      if (!this.frozen) start();
+      else {
+        // Held before the first byte: connect upstream once thawed (and forward what came meanwhile).
+        const early: Buffer[] = [];
+        const hold = (d: Buffer): void => void early.push(d);
+        client.on('data', hold);
+        this.thawers.push(() => {
+          client.off('data', hold);
+          start();
+          // what came while frozen, after `start` registered the forwarding
+          for (const d of early) client.emit('data', d);
+        });
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  private track(s: net.Socket): void {
+    this.sockets.add(s);
+    s.on('close', () => this.sockets.delete(s));
+    s.on('error', () => undefined);
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const f of this.thawers.splice(0)) f();
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** A GET and how long its answer took. */
+async function timed(url: string): Promise<{ ms: number; status: number; text: string; body: { status?: string; database?: string } }> {
+  const at = Date.now();
+  // Given up after 15 s (the answer it was waiting for could take forever): a status of 0.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const r = await Promise.race([httpRequest(url), new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 15_000)))]).finally(() => clearTimeout(timer));
+  return { ms: Date.now() - at, status: r?.status ?? 0, text: r?.text ?? '', body: (r?.body ?? {}) as { status?: string; database?: string } };
+}
+
+let t: TestServer | undefined;
+let relay: FreezingRelay | undefined;
+let dropDb: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  relay?.thaw(); // the server's close needs its database
+  await t?.close();
+  await relay?.close();
+  await dropDb?.();
+  t = relay = dropDb = undefined;
+});
+
+describe('/healthz and /metrics while PostgreSQL does not answer', () => {
+  it('both answer within a bound, saying the database is down; once it answers again, 200', async () => {
+    const target = await newTestDb('postgres');
+    dropDb = target.drop;
+    const url = new URL(target.db);
+    relay = new FreezingRelay({ host: url.hostname, port: Number(url.port || 5432) });
+    await relay.open();
+    url.hostname = '127.0.0.1';
+    url.port = String(relay.port);
+    t = await startTestServer({ db: url.toString() }, { dialect: 'postgres' });
+    await t.issue('web-1');
+    const base = httpBase(t);
+
+    let h = await timed(`${base}/healthz`);
+    expect(h.status).toBe(200);
+    let m = await timed(`${base}/metrics`);
+    expect(metricValue(m.text, 'cortex_database_up')).toBe(1);
+    expect(metricValue(m.text, 'cortex_agents', { state: 'NeverConnected' })).toBe(1);
+
+    relay.freeze();
+    // Before anything of the server has found the database out of reach: bounded by the
+    // check's own timeout (2 s), not the pool's connection timeout (10 s).
+    h = await timed(`${base}/healthz`);
+    expect(h.ms, 'first /healthz with the database frozen').toBeLessThan(3500);
+    expect(h.status).toBe(503);
+    expect(h.body).toMatchObject({ status: 'degraded', database: 'unreachable' });
+    m = await timed(`${base}/metrics`);
+    expect(m.ms, 'first /metrics with the database frozen').toBeLessThan(3500);
+    expect(m.status).toBe(200);
+    expect(m.text).not.toMatch(/^cortex_agents\{/m); // no figure of this scrape: left out, not the one from before
+    expect(m.text).not.toMatch(/^cortex_agents_silent /m);
+    expect(m.text).toMatch(/^cortex_agents_gone_silent_total /m);
+
+    // The pool's new connections time out (10 s): the outage account knows.
+    await waitFor(async () => {
+      const r = await timed(`${base}/healthz`);
+      expect(r.ms).toBeLessThan(3500);
+      return metricValue((await timed(`${base}/metrics`)).text, 'cortex_database_up') === 0;
+    }, 30_000);
+    // Now said at once, time after time.
+    for (let i = 0; i < 3; i++) {
+      h = await timed(`${base}/healthz`);
+      expect(h.ms, '/healthz with the outage known').toBeLessThan(500);
+      expect(h.status).toBe(503);
+      expect(h.body).toMatchObject({ status: 'degraded', database: 'unreachable' });
+      m = await timed(`${base}/metrics`);
+      expect(m.ms, '/metrics with the outage known').toBeLessThan(500);
+      expect(metricValue(m.text, 'cortex_database_up')).toBe(0);
+      expect(m.text).not.toMatch(/^cortex_agents\{/m);
+    }
+
+    relay.thaw();
+    await waitFor(async () => (await timed(`${base}/healthz`)).status === 200, 20_000);
+    m = await timed(`${base}/metrics`);
+    expect(metricValue(m.text, 'cortex_database_up')).toBe(1);
+    expect(metricValue(m.text, 'cortex_agents', { state: 'NeverConnected' })).toBe(1);
+  }, 90_000);
+});
