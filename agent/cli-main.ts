@@ -10,7 +10,7 @@
 // changed), 1 any other failure. Tokens never appear in output or messages.
 
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
 import { sourceStatusWithPositions } from './agent-sources.js';
@@ -48,7 +48,7 @@ import { STATUS_REFRESH_MS } from './status-writer.js';
 import { TokenInputError, readTokenInput } from './token-input.js';
 import { reportHangup } from './hangup.js';
 import { applyAgentV8Flags } from './v8-flags.js';
-import { TokenStoreError, checkToken, readToken } from './token-store.js';
+import { TokenStoreError, readToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
 import { ERROR_CODES, UsageError, describeCliError, formatCliError, installProblem, isDiskFullCode, tidyTlsText, type ErrorCodeName } from '../common/errors.js';
 import { unknownOptionText } from '../common/cli-args.js';
@@ -221,7 +221,7 @@ async function cmdEnroll(args: string[]): Promise<number> {
       diag(err.message);
       return 130; // as a shell reports a command ended by Ctrl-C
     }
-    if (err instanceof TokenInputError) throw new UsageError(err.message, { code: 'E_TOKEN' });
+    if (err instanceof TokenInputError) throw new UsageError(err.message, { code: 'E_TOKEN', ...(err.hint !== undefined ? { hint: err.hint } : {}) });
     throw err;
   }
   const token = input.token;
@@ -233,8 +233,6 @@ async function cmdEnroll(args: string[]): Promise<number> {
     const urlProblem = checkServerUrl(server, allowInsecure);
     if (urlProblem) throw new UsageError(urlProblem);
   }
-  const tokenProblem = checkToken(token);
-  if (tokenProblem) throw new UsageError(`--token: ${tokenProblem}`, { code: 'E_TOKEN' });
   const hostId = normalizeHostId(hostIdRaw);
   if (hostId === null) throw new UsageError('--host-id must be a UUID (as printed by "agent issue")');
   if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`, { code: 'E_FILE_ACCESS' });
@@ -565,33 +563,43 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
       : {}),
     ...(extensions.extraProbes !== undefined && extensions.extraProbes.length > 0 ? { probes: { extraProbes: extensions.extraProbes } } : {}),
   };
-  // Started on a disk with not one byte free and no reserve left (DECISIONS H12): the buffer
-  // cannot open until space is freed. Wait for it here rather than exit: systemd's start limit
-  // (5 in 300 s) would give up on an agent that exits every 5 s, and a stopped agent ships nothing.
-  let waitedSince = 0;
-  for (;;) {
-    try {
-      agent = await startAgent({ ...startOptions });
-      if (waitedSince > 0) logger.info({ waited_ms: Date.now() - waitedSince }, 'buffer opened: space was freed');
-      break;
-    } catch (err) {
-      if (!(err instanceof BufferStorageError && err.kind === 'disk_full' && err.operation === 'open')) {
-        releaseLock();
-        diag(startErrorText(err));
-        return 1;
-      }
-      if (waitedSince === 0) {
-        waitedSince = Date.now();
-        logger.error({ kind: err.kind, code: err.code, ...diskOf(stateDir) }, `cannot open the buffer: the disk of ${stateDir} is full; free space there — trying again every ${DISK_FULL_RETRY_MS / 1000} s`);
-      }
-      await pause(DISK_FULL_RETRY_MS);
-      if (signalled) {
-        releaseLock();
-        logger.info('stopped while waiting for disk space');
-        return 0;
+  // Started on a disk with not one byte free (DECISIONS H12): the buffer cannot open — nor
+  // seq.json take the start's reservation, nor a lost -wal's next_seq be raised (F15) — until
+  // space is freed. Wait for it here rather than exit: systemd's start limit (5 in 300 s) would
+  // give up on an agent that exits every 5 s, and a stopped agent ships nothing.
+  const startWaitingForSpace = async (): Promise<Agent | number> => {
+    let waitedSince = 0;
+    for (;;) {
+      try {
+        const started = await startAgent({ ...startOptions });
+        if (waitedSince > 0) logger.info({ waited_ms: Date.now() - waitedSince }, 'buffer opened: space was freed');
+        return started;
+      } catch (err) {
+        if (!(err instanceof BufferStorageError && err.kind === 'disk_full' && err.operation === 'open')) {
+          releaseLock();
+          diag(startErrorText(err));
+          return 1;
+        }
+        if (waitedSince === 0) {
+          waitedSince = Date.now();
+          const file = basename(err.path);
+          logger.error(
+            { kind: err.kind, code: err.code, file: err.path, ...diskOf(stateDir) },
+            `cannot open the buffer: the disk of ${stateDir} is full (${file} could not be written${err.code !== undefined ? `: ${err.code}` : ''}); free space there (df ${stateDir}) — trying again every ${DISK_FULL_RETRY_MS / 1000} s, and starting once there is room (nothing buffered is lost)`,
+          );
+        }
+        await pause(DISK_FULL_RETRY_MS);
+        if (signalled) {
+          releaseLock();
+          logger.info('stopped while waiting for disk space');
+          return 0;
+        }
       }
     }
-  }
+  };
+  const first = await startWaitingForSpace();
+  if (typeof first === 'number') return first;
+  agent = first;
   onStop = () => void agent.stop();
   if (signalled) onStop(); // a signal while the agent was starting
   // A buffer damaged at run time: stop, and start again (opening heals it; DECISIONS H5).
@@ -649,13 +657,9 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
         return 1;
       }
     }
-    try {
-      agent = await startAgent({ ...startOptions });
-    } catch (err) {
-      releaseLock();
-      diag(startErrorText(err));
-      return 1;
-    }
+    const again = await startWaitingForSpace();
+    if (typeof again === 'number') return again;
+    agent = again;
     onStop = () => void agent.stop();
     // the agent started again has read agent.json again
     settingsInForce = (await readAgentSettings(stateDir).catch(() => null)) ?? settingsInForce;

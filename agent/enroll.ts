@@ -16,7 +16,7 @@ import { DurableBuffer, readBufferSnapshot } from './buffer/buffer.js';
 import type { Logger } from './log.js';
 import { openSocket } from './socket.js';
 import { syncFolder } from './buffer/durable.js';
-import { SEQ_FILE } from './buffer/heal.js';
+import { CLEAN_CLOSE_MARK, SEQ_FILE, bufferWhole, closedAfterOpen } from './buffer/heal.js';
 import { CONFIG_FILE } from './config-store.js';
 import { runLockHolder } from './run-lock.js';
 import { writeFileAtomic } from './atomic-file.js';
@@ -140,7 +140,7 @@ export class EnrollError extends Error {
 }
 
 /** The files that belong to the host a state folder is enrolled as (moved aside by `replace`). */
-const HOST_FILES = [TOKEN_FILE, HOST_ID_FILE, ...['', '-wal', '-shm', '.reserve'].map((suffix) => `${BUFFER_DB_FILE}${suffix}`), SEQ_FILE, CONFIG_FILE, STATUS_FILE];
+const HOST_FILES = [TOKEN_FILE, HOST_ID_FILE, ...['', '-wal', '-shm', '.reserve', CLEAN_CLOSE_MARK].map((suffix) => `${BUFFER_DB_FILE}${suffix}`), SEQ_FILE, CONFIG_FILE, STATUS_FILE];
 
 export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   const dirExisted = existsSync(o.stateDir);
@@ -167,7 +167,7 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   // the enrollment fails: a mistyped --server must not leave a working agent pointing at it.
   // A failed enrollment takes back every file it created, the buffer's too (a refused token
   // left buffer.db and its 1 MiB reserve in a fresh folder), and the folder when it made it.
-  const bufferFiles = ['', '-wal', '-shm', '.reserve'].map((suffix) => `${paths.bufferDb}${suffix}`);
+  const bufferFiles = ['', '-wal', '-shm', '.reserve', CLEAN_CLOSE_MARK].map((suffix) => `${paths.bufferDb}${suffix}`);
   const created = [paths.hostId, paths.agentJson, ...(existsSync(paths.bufferDb) ? [] : bufferFiles)].filter((f) => !existsSync(f));
   const before = previousSettings(paths.agentJson);
   const serverUrls = [...new Set(o.serverUrls !== undefined && o.serverUrls.length > 0 ? o.serverUrls : [o.serverUrl])];
@@ -183,6 +183,8 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   const kept = before.keep['proxy'];
   const proxy = typeof kept === 'string' || kept === null ? kept : undefined;
   let enrolled = false;
+  // buffer.db opened and closed here must not read as a -wal lost after a killed run (DECISIONS F16)
+  const bufferWasWhole = bufferWhole(o.stateDir);
   const buffer = DurableBuffer.open(paths.bufferDb);
   try {
     let ws: Awaited<ReturnType<typeof openSocket>> | undefined;
@@ -266,6 +268,7 @@ export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
     }
   } finally {
     buffer.close();
+    closedAfterOpen(o.stateDir, bufferWasWhole);
     if (!enrolled) {
       for (const f of created) rmSync(f, { force: true });
       if (before.text !== null) {

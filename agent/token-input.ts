@@ -5,7 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import { stripBom } from './token-store.js';
+import { checkToken, stripBom } from './token-store.js';
 
 export class TokenInputError extends Error {
   override readonly name = 'TokenInputError';
@@ -13,6 +13,8 @@ export class TokenInputError extends Error {
   constructor(
     message: string,
     readonly reason: 'usage' | 'canceled' = 'usage',
+    /** What to do, when the catalogue's E_TOKEN hint ("give the token with --token-file") does not fit. */
+    readonly hint?: string,
   ) {
     super(message);
   }
@@ -62,10 +64,22 @@ async function readStdin(): Promise<string> {
 
 /**
  * The token and where it came from. Throws TokenInputError (a usage error: exit 2) when
- * none or both are given, or the file/stdin is unreadable or empty. The message never
+ * none or both are given, the file/stdin is unreadable or empty, or the token is not a token's
+ * shape (checkToken), naming where it came from: `--token-file FILE`, `--token -`, `--token` (a
+ * token file's short token was said as "--token: …", an option not given). The message never
  * contains the token.
  */
 export async function readTokenInput(input: TokenInput, stdin: () => Promise<string> = readStdin): Promise<{ token: string; from: 'argument' | 'file' | 'stdin' }> {
+  const read = await readRaw(input, stdin);
+  const problem = checkToken(read.token);
+  if (problem === null) return read;
+  const { tokenFile } = input;
+  if (read.from === 'file') throw new TokenInputError(`--token-file ${tokenFile}: ${problem}`, 'usage', `put the token that "cortex-server agent issue" printed in ${tokenFile}, on its first line, and nothing else`);
+  if (read.from === 'stdin') throw new TokenInputError(`--token -: ${problem}`, 'usage', 'give it the token that "cortex-server agent issue" printed, on one line');
+  throw new TokenInputError(`--token: ${problem}`);
+}
+
+async function readRaw(input: TokenInput, stdin: () => Promise<string>): Promise<{ token: string; from: 'argument' | 'file' | 'stdin' }> {
   const { token, tokenFile } = input;
   if (token !== undefined && tokenFile !== undefined) throw new TokenInputError('give either --token or --token-file, not both');
   if (token === undefined && tokenFile === undefined) throw new TokenInputError('--token-file FILE (or --token - to read stdin) is required');

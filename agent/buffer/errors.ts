@@ -51,6 +51,8 @@ export class BufferStorageError extends Error {
    * have written, which a retry must find room for (the storage probe waits for that much).
    */
   readonly bytes: number | undefined;
+  /** The file the operation could not read or write (buffer.db; seq.json for an open that could not reserve seqs). */
+  readonly path: string;
 
   constructor(kind: BufferErrorKind, operation: string, path: string, code: string | undefined, cause?: unknown, bytes?: number) {
     const detail = cause instanceof Error && cause.message ? `: ${cause.message}` : '';
@@ -63,6 +65,7 @@ export class BufferStorageError extends Error {
     this.operation = operation;
     this.retryable = kind === 'disk_full' || kind === 'io' || kind === 'read_only' || kind === 'busy' || kind === 'other';
     this.bytes = bytes;
+    this.path = path;
   }
 }
 

@@ -15,16 +15,23 @@
 //                        below R (raised in blocks before the buffer assigns beyond it).
 //                        After an unclean stop with buffer.db-wal missing (deleted), the
 //                        committed tail may be gone, so next_seq moves up to R.
+//   buffer.db.closed     an empty file: SQLite closed buffer.db cleanly (its -wal checkpointed
+//                        into it and removed) when seq.json could not be told so — a full disk,
+//                        where an empty file still fits. Like "running": false, it makes a
+//                        missing -wal normal; the next open removes it before any seq is assigned.
 
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DurableBuffer, PAGE_SIZE_REBUILD_MARK, type BufferOptions } from './buffer.js';
+import { isDiskFullCode } from '../../common/errors.js';
 import { BufferStorageError } from './errors.js';
 import { replaceDurably, syncFolder } from './durable.js';
 import { Database } from '../cjs.js';
 
 export const SEQ_FILE = 'seq.json';
+/** Beside buffer.db: SQLite closed it cleanly and seq.json could not say so (see the header). */
+export const CLEAN_CLOSE_MARK = '.closed';
 export const RECOVERY_FILE = 'buffer-recovery.json';
 /** Seqs reserved per write of seq.json. */
 export const SEQ_BLOCK = 65_536;
@@ -159,51 +166,149 @@ export interface HealingOpen {
 /**
  * Opens DIR/buffer.db for the agent, healing a damaged file (see the header), and keeps
  * DIR/seq.json's reservation ahead of next_seq through BufferOptions.onSeqReserve.
+ *
+ * A start that fails after the buffer opened (seq.json cannot be written, next_seq cannot be
+ * raised: a full disk) closes it here, and marks the clean close when buffer.db then holds every
+ * seq ever assigned: SQLite's close checkpoints the -wal into buffer.db and removes it, which
+ * read at the next start, with seq.json still saying "running" from a killed run, as a lost WAL
+ * (next_seq jumped up to 65,536 ahead, a false eviction gap on the server: DECISIONS F16). A
+ * full disk is thrown as BufferStorageError disk_full, operation "open": `run` waits for space
+ * and tries again (H12), as for the open itself.
  */
 export function openHealing(dir: string, options: BufferOptions = {}): HealingOpen {
   const path = join(dir, 'buffer.db');
   const seq = readSeqState(dir);
+  const closedCleanly = existsSync(`${path}${CLEAN_CLOSE_MARK}`);
   // No -wal while a page size rebuild was under way (DECISIONS P14) is not a lost WAL: the
-  // rebuild checkpointed it whole before leaving WAL mode.
-  const walMissing = existsSync(path) && !existsSync(`${path}-wal`) && !existsSync(`${path}${PAGE_SIZE_REBUILD_MARK}`);
+  // rebuild checkpointed it whole before leaving WAL mode. Nor after a clean close.
+  const walMissing = existsSync(path) && !existsSync(`${path}-wal`) && !existsSync(`${path}${PAGE_SIZE_REBUILD_MARK}`) && !closedCleanly;
+  // buffer.db holds every seq ever assigned: a clean close of it now loses nothing. Not when its
+  // -wal is missing after a run was killed — until next_seq has been raised past the reservation.
+  let whole = !(walMissing && seq !== null && seq.running);
+  const afterFailure = (): void => closedAfterOpen(dir, whole);
   let recovery: RecoveryReport | null = null;
   let buffer: DurableBuffer | undefined;
   let reason: string | undefined;
-  if (existsSync(path)) {
+  try {
+    if (existsSync(path)) {
+      try {
+        buffer = DurableBuffer.open(path, withReserve(dir, options));
+        const quick = buffer.quickCheck();
+        if (quick !== 'ok') reason = `quick_check: ${quick}`;
+      } catch (err) {
+        if (!(err instanceof BufferStorageError) || (err.kind !== 'corrupt' && err.kind !== 'schema')) throw err;
+        reason = err.message;
+      }
+      if (reason !== undefined) {
+        buffer?.close();
+        buffer = undefined;
+        recovery = heal(dir, path, reason, seq, options);
+      }
+    }
+    buffer ??= DurableBuffer.open(path, withReserve(dir, options));
+  } catch (err) {
+    // (not after a heal that failed half way: its fresh buffer.db is not the buffer's whole)
+    if (reason === undefined) afterFailure();
+    throw openFailure(err, path);
+  }
+  if (recovery !== null) whole = true; // the fresh buffer's next_seq is past every seq ever assigned
+  try {
+    let walLost: HealingOpen['walLost'] = null;
+    if (recovery === null && seq !== null && seq.running && walMissing && buffer.nextSeq < seq.reserved_next_seq) {
+      // Unclean stop and no WAL: committed transactions may be gone with it. Never reuse a seq.
+      const from = buffer.nextSeq;
+      buffer.raiseNextSeq(seq.reserved_next_seq);
+      walLost = { from, to: seq.reserved_next_seq - 1 };
+    }
+    whole = true; // (raised, or nothing to raise)
+    // This run assigns seqs from now on: a -wal missing after it is killed must read as lost again.
+    if (closedCleanly) {
+      rmSync(`${path}${CLEAN_CLOSE_MARK}`, { force: true });
+      syncFolder(dir);
+    }
+    writeSeqState(dir, { reserved_next_seq: Math.max(seq?.reserved_next_seq ?? 0, buffer.nextSeq + SEQ_BLOCK), running: true });
+    if (recovery === null) recovery = readRecovery(dir);
+    return { buffer, recovery, walLost };
+  } catch (err) {
     try {
-      buffer = DurableBuffer.open(path, withReserve(dir, options));
-      const quick = buffer.quickCheck();
-      if (quick !== 'ok') reason = `quick_check: ${quick}`;
-    } catch (err) {
-      if (!(err instanceof BufferStorageError) || (err.kind !== 'corrupt' && err.kind !== 'schema')) throw err;
-      reason = err.message;
+      buffer.close();
+      afterFailure();
+    } catch {
+      // not closed: SQLite closes it at exit
     }
-    if (reason !== undefined) {
-      buffer?.close();
-      buffer = undefined;
-      recovery = heal(dir, path, reason, seq, options);
-    }
+    throw openFailure(err, err instanceof BufferStorageError ? path : join(dir, SEQ_FILE));
   }
-  buffer ??= DurableBuffer.open(path, withReserve(dir, options));
-  let walLost: HealingOpen['walLost'] = null;
-  if (recovery === null && seq !== null && seq.running && walMissing && buffer.nextSeq < seq.reserved_next_seq) {
-    // Unclean stop and no WAL: committed transactions may be gone with it. Never reuse a seq.
-    const from = buffer.nextSeq;
-    buffer.raiseNextSeq(seq.reserved_next_seq);
-    walLost = { from, to: seq.reserved_next_seq - 1 };
-  }
-  writeSeqState(dir, { reserved_next_seq: Math.max(seq?.reserved_next_seq ?? 0, buffer.nextSeq + SEQ_BLOCK), running: true });
-  if (recovery === null) recovery = readRecovery(dir);
-  return { buffer, recovery, walLost };
 }
 
-/** Records a clean stop: the next open trusts buffer.db even without its -wal. */
+/**
+ * A full disk met while opening — by SQLite (SQLITE_FULL raising next_seq) or writing seq.json
+ * (ENOSPC, EDQUOT) — as the open's own disk_full error, which `run` waits out (H12, F15); it was
+ * E_AGENT_START, an exit, and systemd gave up after its start limit. `file`: what could not be
+ * written. Anything else as it was.
+ */
+function openFailure(err: unknown, file: string): unknown {
+  if (err instanceof BufferStorageError) {
+    if (err.kind !== 'disk_full' || err.operation === 'open') return err;
+    return new BufferStorageError('disk_full', 'open', file, err.code, err);
+  }
+  const code = (err as NodeJS.ErrnoException | null)?.code;
+  return isDiskFullCode(code) ? new BufferStorageError('disk_full', 'open', file, code, err) : err;
+}
+
+/**
+ * Records a clean stop: the next open trusts buffer.db even without its -wal. Called once
+ * buffer.db is closed. Where seq.json cannot be written (a full disk), the clean-close mark says it.
+ */
 export function markCleanStop(dir: string, nextSeq: number): void {
   const seq = readSeqState(dir);
   try {
     writeSeqState(dir, { reserved_next_seq: Math.max(seq?.reserved_next_seq ?? 0, nextSeq), running: false });
   } catch {
-    // best effort: the next start treats it as unclean, which is only more careful
+    // the next start would treat it as unclean, and take a -wal checkpointed by the close for a
+    // lost one (a false eviction gap of up to SEQ_BLOCK seqs): an empty file fits where seq.json did not
+    markCleanClose(dir);
+  }
+}
+
+/**
+ * Whether buffer.db, closed, holds every seq ever assigned: its -wal is there (the next open
+ * reads it), or its last close was clean (seq.json "running": false, or the clean-close mark), or
+ * no run ever reserved seqs. A program that opens it for a moment (enroll) marks its clean close
+ * only then (markCleanClose): else it would hide a -wal lost before it.
+ */
+export function bufferWhole(dir: string): boolean {
+  const path = join(dir, 'buffer.db');
+  if (!existsSync(path) || existsSync(`${path}-wal`) || existsSync(`${path}${CLEAN_CLOSE_MARK}`)) return true;
+  const seq = readSeqState(dir);
+  return seq === null || !seq.running;
+}
+
+/**
+ * After buffer.db, opened for a moment (a start that failed, enroll), is closed again: `whole` —
+ * it held every seq ever assigned when it was opened (bufferWhole) — marks the clean close;
+ * else the -wal this open made is removed (it holds nothing of the entries: the open assigned no
+ * seq), which would otherwise hide the lost one from the next start, and that start would not
+ * raise next_seq (DECISIONS F16).
+ */
+export function closedAfterOpen(dir: string, whole: boolean): void {
+  if (whole) markCleanClose(dir);
+  else rmSync(join(dir, 'buffer.db-wal'), { force: true });
+}
+
+/**
+ * Marks that SQLite closed buffer.db cleanly (its -wal checkpointed into it and removed), for a
+ * buffer that held every seq ever assigned when it was opened (openHealing; bufferWhole). Not
+ * when the -wal is still there (the checkpoint could not complete): the next open reads it.
+ * Best effort and durable: without the mark the next start is only more careful.
+ */
+export function markCleanClose(dir: string): void {
+  const path = join(dir, 'buffer.db');
+  if (!existsSync(path) || existsSync(`${path}-wal`)) return;
+  try {
+    closeSync(openSync(`${path}${CLEAN_CLOSE_MARK}`, 'a', 0o600));
+    syncFolder(dir);
+  } catch {
+    // no inode left either
   }
 }
 

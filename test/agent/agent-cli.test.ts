@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { ErrorCode } from '@cortex/agent-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
+import { TokenInputError, readTokenInput } from '../../agent/token-input.js';
 import { bundleChild } from './fixtures/bundle.js';
 import { ROTATED, TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
 import { FakeServer, rpcError } from './helpers/fake-server.js';
@@ -125,6 +126,26 @@ describe('cortex-agent enroll', () => {
     const belowDefault = await runCli(['run', '--state-dir', dir, '--backoff-cap-ms', '999']);
     expect(belowDefault.code).toBe(2);
     expect(belowDefault.stderr).toMatch(/at least the backoff base \(1000 ms\)/);
+  });
+
+  it('a token of the wrong shape is said as coming from where it came: --token-file FILE, --token -, --token (a short token file said "--token: …", an option not given)', async () => {
+    const short = join(tempDir(), 'short-token');
+    writeFileSync(short, 'abc12\n');
+    const args = ['--server', 'ws://127.0.0.1:1/ws/agent', '--host-id', randomUUID(), '--state-dir', join(tempDir(), 'state'), '--allow-insecure'];
+    const fromFile = await runCli(['enroll', '--token-file', short, ...args]);
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr).toBe(`cortex-agent: error[E_TOKEN]: --token-file ${short}: token must be 32-256 characters (got 5) — put the token that "cortex-server agent issue" printed in ${short}, on its first line, and nothing else\n`);
+    const spaced = join(tempDir(), 'spaced-token');
+    writeFileSync(spaced, `${TOKEN.slice(0, 20)} ${TOKEN.slice(20)}`);
+    expect((await runCli(['enroll', '--token-file', spaced, ...args])).stderr).toContain(`error[E_TOKEN]: --token-file ${spaced}: token must be printable ASCII without spaces`);
+    const literal = await runCli(['enroll', '--token', 'abc12', ...args]);
+    expect(literal.code).toBe(2);
+    expect(literal.stderr).toContain('error[E_TOKEN]: --token: token must be 32-256 characters (got 5) — give the token with --token-file');
+    const piped = await readTokenInput({ token: '-' }, () => Promise.resolve('abc12\n')).catch((e: unknown) => e);
+    expect(piped).toBeInstanceOf(TokenInputError);
+    expect((piped as Error).message).toBe('--token -: token must be 32-256 characters (got 5)');
+    await expect(readTokenInput({ tokenFile: short.replace('short', 'missing') })).rejects.toThrow(/cannot read it \(ENOENT\)/);
+    expect(await readTokenInput({ token: '-' }, () => Promise.resolve(`${TOKEN}\n`))).toEqual({ token: TOKEN, from: 'stdin' });
   });
 
   it('--help works on every command', async () => {

@@ -195,6 +195,59 @@ describe('a buffer that cannot be opened for want of space or permission is not 
     }
   });
 
+  it('run after a SIGKILL on a full disk waits (seq.json ENOSPC was E_AGENT_START, exit 1), says so once naming the file, and starts once space is freed, with no false lost -wal (next_seq jumped 65,536)', async () => {
+    const disk = smallDisk(16 * 1024 * 1024, 'cortex-brokenstate-');
+    if (disk === null) {
+      console.warn('run on a full disk: needs a tmpfs mount (root); not run');
+      return;
+    }
+    const dir = join(disk, 'state');
+    mkdirSync(dir, { mode: 0o700 });
+    stateDir('ws://127.0.0.1:9/ws/agent', dir);
+    const start = (): { child: ReturnType<typeof spawn>; stderr: () => string; exited: Promise<number | null> } => {
+      const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      return { child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+    };
+    const until = async (what: string, cond: () => boolean, ms = 20_000): Promise<void> => {
+      const t0 = Date.now();
+      while (!cond()) {
+        if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    // a run killed: seq.json says running, buffer.db-wal and -shm left
+    const first = start();
+    await until('the first run to open its buffer', () => existsSync(join(dir, 'buffer.db-wal')) && readFileSync(join(dir, 'seq.json'), 'utf8').includes('"running":true') && existsSync(join(dir, 'status.json')));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    fillDisk(disk);
+    const second = start();
+    try {
+      await until('run to say it waits for space (or exit)', () => second.stderr().includes('cannot open the buffer: the disk of') || second.child.exitCode !== null);
+      await new Promise((r) => setTimeout(r, 6_000)); // past one retry
+      expect(second.child.exitCode).toBeNull();
+      expect(second.stderr()).not.toContain('E_AGENT_START');
+      const said = second.stderr().split('\n').filter((l) => l.includes('cannot open the buffer'));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain(`the disk of ${dir} is full (seq.json could not be written: ENOSPC); free space there`);
+      rmSync(join(disk, 'fill'));
+      await until('run to start once space is freed', () => second.stderr().includes('buffer opened: space was freed'));
+      expect(second.stderr()).not.toContain('wal was missing');
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      if (second.child.exitCode === null) second.child.kill('SIGKILL');
+    }
+    const b = DurableBuffer.open(join(dir, 'buffer.db'), { reserveBytes: 0 });
+    try {
+      expect(b.nextSeq).toBe(1); // nothing was ever assigned, and nothing jumped
+    } finally {
+      b.close();
+    }
+  }, 60_000);
+
   it('a buffer.db this user may not read (as nobody): buffer check E_FILE_ACCESS "permission denied", not DAMAGED', () => {
     if (!isRoot) {
       console.warn('buffer check as another user: needs root; not run');
@@ -224,6 +277,47 @@ describe('buffer check without a buffer.db', () => {
       error: { code: 'E_NOT_ENROLLED', message: `${dir} has no buffer.db; is it an enrolled agent's state dir?`, hint: `cortex-agent enroll --state-dir ${dir}` },
     });
   });
+});
+
+describe('enroll on the state folder of a run that was killed', () => {
+  it('opens and closes buffer.db without making its -wal read as lost at the next start (next_seq jumped 65,536: a false gap)', async () => {
+    const server = await FakeServer.start();
+    servers.push(server);
+    const dir = tempDir();
+    const hostId = randomUUID();
+    const exitOf = (args: string[]): Promise<number | null> =>
+      new Promise((resolve) => spawn(process.execPath, [cli, ...args], { stdio: 'ignore' }).on('exit', resolve));
+    const enroll = ['enroll', '--server', server.url, '--token', TOKEN, '--host-id', hostId, '--state-dir', dir, '--allow-insecure'];
+    expect(await exitOf(enroll)).toBe(0);
+    const start = (): { child: ReturnType<typeof spawn>; stderr: () => string; exited: Promise<number | null> } => {
+      const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      return { child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+    };
+    const until = async (what: string, cond: () => boolean, ms = 20_000): Promise<void> => {
+      const t0 = Date.now();
+      while (!cond()) {
+        if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const first = start();
+    await until('the run to connect', () => first.stderr().includes('"msg":"connected"'));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(existsSync(join(dir, 'buffer.db-wal'))).toBe(true);
+    expect(await exitOf(enroll)).toBe(0); // enrolled again (a new token), the run not restarted yet
+    const second = start();
+    try {
+      await until('the second run to connect', () => second.stderr().includes('"msg":"connected"'));
+      expect(second.stderr()).not.toContain('wal was missing');
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      if (second.child.exitCode === null) second.child.kill('SIGKILL');
+    }
+  }, 60_000);
 });
 
 describe('enroll that cannot write the state folder: the token was not sent', () => {

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { JsonValue } from '../../buffer/entry.js';
 import { silentLogger, type LogSourceRunner, type SourceLogger, type SourceRunnerStatus } from '../types.js';
-import { isFilePosition, type FilePosition } from './identity.js';
+import { isFilePosition, openRegular, sameFile, type FilePosition, type Identity } from './identity.js';
 import { permissionHint, type FileTailer, type TailerOptions } from './tailer.js';
 
 /** Every this many scans, each matching name is resolved and checked again (scan). */
@@ -13,6 +13,13 @@ const FULL_SCAN_EVERY = 20;
 
 /** How long the stored position of a file gone from the folder is kept (DECISIONS H34). */
 export const FORGET_AFTER_MS = 3_600_000;
+
+/**
+ * How many poll intervals a file waits for its name's previous file to be taken over under its
+ * new name (claim) before it is read anyway: a hand-over takes a poll or two; this bounds the
+ * cases where it cannot happen (two names swapped, the new name read by another source).
+ */
+export const HANDOFF_WAIT_POLLS = 40;
 
 const COUNTERS = ['lines_read', 'bytes_read', 'lines_filtered', 'lines_lost', 'bytes_lost', 'truncations', 'rotations', 'lines_split'] as const;
 type Counter = (typeof COUNTERS)[number];
@@ -71,16 +78,29 @@ function globRegex(pattern: string): RegExp {
 /**
  * `*` and `?` in the last path component: every matching regular file gets its own
  * FileTailer under `file:<real path>`; the folder is listed every poll (and on fs.watch
- * events) so new files are picked up. A file whose identity another tailer of this glob
- * holds open is left alone until that tailer has finished it, then starts at the offset
- * that tailer reached (rotation to a name the glob also matches: no duplicates).
+ * events) so new files are picked up. Each file (dev:ino) is read by one tailer at a time:
+ * at every open (a new name, and each new file at a name after a rotation) the tailer asks
+ * the glob (claim). A file another tailer of this glob holds open waits until that tailer has
+ * finished it, then starts at the offset it reached (rotation to a name the glob also
+ * matches, numbered rotation included: no duplicates). A tailer whose key stores the
+ * position of a file now under another name of the glob waits until that name has taken it
+ * over (committed it under its own key), so that the only stored position of a file is never
+ * overwritten and a restart reads nothing twice (DECISIONS D11, D28).
  */
 export class GlobFileSource implements LogSourceRunner {
   readonly kind = 'file' as const;
   readonly key: `file:${string}`;
   private readonly tailers = new Map<string, FileTailer>();
-  private readonly openIdents = new Map<string, string>(); // "dev:ino" → real path holding it
+  private readonly openIdents = new Map<string, string>(); // "dev:ino" → real path of the tailer holding it open
+  /** "dev:ino" → where it was read to last (any name of the glob). */
   private readonly seen = new Map<string, FilePosition>();
+  /** Real path → the position its key stores (seeded from the buffer, then each commit). */
+  private readonly keyHolds = new Map<string, FilePosition>();
+  /** Real path → since when (clock) its tailer waits for a hand-over (claim). */
+  private readonly waitingSince = new Map<string, number>();
+  /** Real path → the name whose tailer it waits for to take over its key's file (claim). */
+  private readonly waitingFor = new Map<string, string>();
+  private soon: NodeJS.Immediate | null = null;
   private readonly dir: string;
   private readonly re: RegExp;
   private timer: NodeJS.Timeout | null = null;
@@ -133,6 +153,7 @@ export class GlobFileSource implements LogSourceRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.soon) clearImmediate(this.soon);
     this.watcher?.close();
     await Promise.all([...this.tailers.values()].map((t) => t.stop()));
   }
@@ -171,12 +192,116 @@ export class GlobFileSource implements LogSourceRunner {
     };
   }
 
-  private onPosition(realPath: string, p: FilePosition, open: boolean): void {
+  /** Looks at the folder now instead of at the next poll (a rename seen, a file handed over; tests). */
+  scanNow(): void {
+    this.fullScanDue = true;
+    this.scan();
+  }
+
+  /** A tailer committed `p` under its key. */
+  private onPosition(realPath: string, p: FilePosition): void {
     const id = `${p.dev}:${p.ino}`;
     this.seen.set(id, p);
-    if (open) this.committedBy.set(id, `file:${realPath}`);
-    if (open) this.openIdents.set(id, realPath);
-    else if (this.openIdents.get(id) === realPath) this.openIdents.delete(id);
+    this.committedBy.set(id, `file:${realPath}`);
+    const before = this.keyHolds.get(realPath);
+    this.keyHolds.set(realPath, p);
+    if (before === undefined || before.dev !== p.dev || before.ino !== p.ino) this.kickWaiting(); // a hand-over one of them may wait for
+  }
+
+  /** A tailer closed the file it held: another name may take it now (a rename onto a name of this glob). */
+  private onRelease(realPath: string, ident: Identity): void {
+    const id = `${ident.dev}:${ident.ino}`;
+    if (this.openIdents.get(id) === realPath) this.openIdents.delete(id);
+    this.kickWaiting();
+    if (this.stopped || this.soon !== null) return;
+    // its new name may have no tailer yet
+    this.soon = setImmediate(() => {
+      this.soon = null;
+      this.scanNow();
+    });
+  }
+
+  private kickWaiting(): void {
+    for (const real of this.waitingSince.keys()) this.tailers.get(real)?.kick();
+  }
+
+  /**
+   * Whether the tailer of `realPath` may read the file it opened (`st`), and from where
+   * (TailerOptions.claim): 'wait' while another tailer holds it open, or while the key's stored
+   * position (`stored`) is the only one of another file that is now under another name of this
+   * glob — committing there first would lose it: a restart, or a crash, would read that file again
+   * from its start. That name's tailer takes the file over (claim, then a commit of where it was),
+   * and kicks this one. Numbered rotation (`.1` → `.2`, `app.log` → `.1`, a new `app.log`) hands
+   * over from the oldest name to the newest, each as soon as its previous file is finished.
+   */
+  private claim(realPath: string, st: fs.Stats, stored: FilePosition | null): 'wait' | FilePosition | null {
+    const id = `${st.dev}:${st.ino}`;
+    const now = this.timing.clock();
+    const since = this.waitingSince.get(realPath) ?? now;
+    const holder = this.openIdents.get(id);
+    if (holder !== undefined && holder !== realPath && this.tailers.has(holder)) {
+      this.waitingSince.set(realPath, since);
+      this.waitingFor.delete(realPath);
+      return 'wait'; // never two readers of one file: no time limit
+    }
+    if (stored !== null && `${stored.dev}:${stored.ino}` !== id) {
+      const there = this.notTakenOver(stored, realPath);
+      // two names that swapped files wait for each other: one goes first
+      const cycle = there !== null && this.waitingFor.get(there) === realPath;
+      if (there !== null && !cycle && now - since < HANDOFF_WAIT_POLLS * this.pollMs) {
+        this.waitingSince.set(realPath, since);
+        this.waitingFor.set(realPath, there);
+        return 'wait';
+      }
+      if (there !== null) {
+        this.logger.warn(
+          { source: this.key, path: realPath, previous_file_now: there },
+          `file source: ${realPath} stored the position of the file now named ${there}, which has not taken it over${cycle ? ' (the two names swapped files)' : ''}; reading on (were the agent stopped before ${there} has, that file would be read again from its start)`,
+        );
+      }
+    }
+    this.waitingSince.delete(realPath);
+    this.waitingFor.delete(realPath);
+    this.openIdents.set(id, realPath);
+    return this.seen.get(id) ?? null;
+  }
+
+  /**
+   * The real path of another name of this glob whose file is the one `stored` was taken in
+   * (same dev/ino, at least that long, same first bytes: not a new file given a deleted one's inode
+   * number) and whose key does not store a position of it at least as far; else null. A fresh
+   * listing: asked only when a tailer opens a file other than the one its key stores (a
+   * rotation). Names not read for their name (unnamablePath) do not count: no tailer takes it there.
+   */
+  private notTakenOver(stored: FilePosition, except: string): string | null {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir);
+    } catch {
+      return null;
+    }
+    for (const name of names) {
+      if (!this.re.test(name)) continue;
+      let fd: number | null = null;
+      try {
+        const full = join(this.dir, name);
+        const st = fs.statSync(full);
+        if (!st.isFile() || st.dev !== stored.dev || st.ino !== stored.ino) continue;
+        const real = fs.realpathSync(full);
+        if (real === except || unnamablePath(real) !== null) continue;
+        const opened = openRegular(full);
+        fd = opened.fd;
+        if (!sameFile(stored, opened.st, fd)) continue; // another file with that inode number
+        const held = this.keyHolds.get(real);
+        const taken = held !== undefined && held.dev === stored.dev && held.ino === stored.ino && held.offset >= stored.offset && sameFile(held, opened.st, fd);
+        return taken ? null : real;
+      } catch {
+        // gone meanwhile
+      } finally {
+        if (fd !== null) fs.closeSync(fd);
+      }
+    }
+    return null;
   }
 
   /**
@@ -195,6 +320,8 @@ export class GlobFileSource implements LogSourceRunner {
     for (const [real, t] of this.tailers) {
       if (live.has(real) || open.has(real) || t.status().state !== 'waiting') continue;
       this.tailers.delete(real);
+      this.waitingSince.delete(real);
+      this.waitingFor.delete(real);
       void t.stop();
       const st = t.status();
       for (const k of COUNTERS) this.retired[k] += st[k];
@@ -214,6 +341,7 @@ export class GlobFileSource implements LogSourceRunner {
       if (!movedOn && !gone) continue;
       try {
         this.positions.forget(key);
+        this.keyHolds.delete(key.slice('file:'.length));
         this.stale.delete(key);
       } catch {
         break; // the buffer cannot write now (disk full): tried again at the next scan
@@ -303,6 +431,7 @@ export class GlobFileSource implements LogSourceRunner {
           const inFolder = folders.has(dirname(path)) && this.re.test(basename(path));
           if (!inFolder && !names.has(path)) continue;
           const id = `${position.dev}:${position.ino}`;
+          this.keyHolds.set(path, position);
           if (!names.has(path)) this.stale.set(source, { id, since: this.timing.clock() });
           const had = this.seen.get(id);
           // two names holding one file (a stale row): the one read furthest
@@ -319,13 +448,12 @@ export class GlobFileSource implements LogSourceRunner {
           this.unnamable.set(m.real, why);
           continue;
         }
-        const id = `${m.st.dev}:${m.st.ino}`;
-        if (this.openIdents.has(id)) continue; // another tailer is still finishing it
-        const known = this.seen.get(id) ?? null;
+        // a file another tailer still holds open waits in its claim (the tailer's first open)
         const t = this.make(m.real, `file:${m.real}`, {
-          initial: known,
           findRotated: false,
-          onPosition: (p, open) => this.onPosition(m.real, p, open),
+          claim: (st, stored) => this.claim(m.real, st, stored),
+          onRelease: (id) => this.onRelease(m.real, id),
+          onPosition: (p) => this.onPosition(m.real, p),
           // start_at "end" skips only the files that were there when the source started
           ...(firstScan ? {} : { startAtEnd: false }),
         });

@@ -14,9 +14,11 @@
 // Rotation: each tick stats the path. If it names another file (or none), the open
 // descriptor is drained to EOF; once it has stopped growing for one poll, a held
 // partial line is flushed as a line, the descriptor closed and the new file at the
-// path read from offset 0. Copytruncate (same identity, size < offset, or the first
-// bytes changed): reading restarts at 0; bytes the copy holds beyond our offset are
-// counted as lost (from the copy when found in the folder, else estimated).
+// path read from offset 0 — a glob's file from where the glob last read it under any
+// of its names (claim: numbered rotation moves files from name to name, DECISIONS D28).
+// Copytruncate (same identity, size < offset, or the first bytes changed): reading
+// restarts at 0; bytes the copy holds beyond our offset are counted as lost (from the
+// copy when found in the folder, else estimated).
 
 import * as fs from 'node:fs';
 import { currentUserName } from '../../../common/process.js';
@@ -25,7 +27,7 @@ import type { BufferEntry, JsonValue } from '../../buffer/entry.js';
 import { METADATA_DROPPED } from '../syslog-parse.js';
 import { MAX_MESSAGE_CODE_POINTS } from '../text.js';
 import type { LogSourceRunner, SourceLogger, SourceRunnerStatus, SourceSink } from '../types.js';
-import { FileCursor, budgetRefusalToSay, checkFileBudget, endOfLastLine, fileBudget, findByIdentity, isFilePosition, notRegular, openRegular, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition } from './identity.js';
+import { FileCursor, budgetRefusalToSay, checkFileBudget, endOfLastLine, fileBudget, findByIdentity, isFilePosition, notRegular, openRegular, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition, type Identity } from './identity.js';
 import { SNIFF_BYTES, notTextReason } from './content.js';
 import { parseChunk, type FileLineOptions } from './parse.js';
 import { Poller } from './poll.js';
@@ -85,16 +87,25 @@ export interface TailerOptions {
   /** Look for a file rotated away while the agent was stopped (same folder, same dev/ino). Off inside globs. */
   findRotated: boolean;
   /**
-   * Position of this very file (same dev/ino) read under another name (globs: a rotated file):
-   * used when nothing is stored under the key, or when what is stored there is another file's
-   * (the name's previous file, rotated on: `app.log.1` after `app.log.1` → `.2`, `app.log` → `.1`).
-   * Committed under the key at once, so that the old name's position can be dropped.
+   * A single file, at its first open: the position of this very file (same dev/ino) read under
+   * another name (../file.source.ts sameFileElsewhere), used when nothing is stored under the key.
+   * Committed under the key at once.
    */
-  initial?: FilePosition | null;
-  /** The same, looked up at the first open instead (a single file: ../file.source.ts sameFileElsewhere). */
   initialOf?: () => FilePosition | null;
-  /** Called after every commit and close with the committed position (globs track identities). */
-  onPosition?: (pos: FilePosition, open: boolean) => void;
+  /**
+   * A glob's file, asked at every open (the first, and each new file at the path after a
+   * rotation) with the file opened and what the key stores: 'wait' — another tailer of the
+   * glob holds this file open, or the key's stored position is of a file now under another
+   * name of the glob that has not taken it yet (committing here would overwrite the only stored
+   * position of it) — or where this very file was read to under any name of the glob (null:
+   * nowhere). A position of this file that the key does not hold is resumed and committed under
+   * the key at once (DECISIONS D11, D28). On success the file counts as held until onRelease.
+   */
+  claim?: (st: fs.Stats, stored: FilePosition | null) => 'wait' | FilePosition | null;
+  /** A file claimed is closed (read to its end after a rotation, an error, stop). */
+  onRelease?: (id: Identity) => void;
+  /** Called after every commit with the committed position (globs track identities). */
+  onPosition?: (pos: FilePosition) => void;
   /**
    * `start_at: "end"`: a file never seen before that is already there when the source
    * starts is read from its end (after its last complete line). A file that appears later
@@ -122,6 +133,8 @@ export class FileTailer implements LogSourceRunner {
   /** While draining: when the old file was last seen growing (this.o.clock()). */
   private grewAt = 0;
   private opened = false; // the first open consults the stored position
+  /** The last open waited for the glob (claim): polled at pollMs, not spaced out while idle. */
+  private claimWait = false;
   private presentAtStart = false; // a file was at the path when start() ran (start_at)
 
   private started = false;
@@ -175,7 +188,7 @@ export class FileTailer implements LogSourceRunner {
     this.stopped = true;
     this.state = 'stopped';
     this.poll.stop();
-    this.cur.close();
+    this.closeFile();
     for (const id of [this.key, this.alias]) if (id !== undefined && readers.get(id) === this) readers.delete(id);
   }
 
@@ -284,7 +297,7 @@ export class FileTailer implements LogSourceRunner {
       }
       this.lastError = msg;
       this.state = 'error';
-      this.cur.close();
+      this.closeFile();
       this.opened = true; // re-open later from the committed position, identity checked
       if (e.code === 'EMFILE' || e.code === 'ENFILE') {
         // out of descriptors: try less and less often (up to retryMaxMs), not every poll
@@ -305,7 +318,7 @@ export class FileTailer implements LogSourceRunner {
    * a core busy (eleventh session). Never while a rotated file is drained (its grace counts polls).
    */
   private nextPollMs(): number {
-    return nextPollMs(this.o.pollMs, this.idlePolls, this.poll.watching() && !this.draining && this.state !== 'error');
+    return nextPollMs(this.o.pollMs, this.idlePolls, this.poll.watching() && !this.draining && !this.claimWait && this.state !== 'error');
   }
 
   // ---- position and commits -----------------------------------------------------
@@ -327,7 +340,7 @@ export class FileTailer implements LogSourceRunner {
       throw err;
     }
     this.committed = pos;
-    this.o.onPosition?.(pos, true);
+    this.o.onPosition?.(pos);
   }
 
   /** Counts lines sent degraded and says so in status and (once per kind of reason) in the log. */
@@ -340,7 +353,12 @@ export class FileTailer implements LogSourceRunner {
 
   // ---- opening, rotation and truncation ---------------------------------------------
 
-  /** Opens the file at the path; on the first open, resumes from the stored position when it is the same file. */
+  /**
+   * Opens the file at the path: on the first open, resumes from the stored position when it is
+   * the same file; a glob's file (claim) resumes where it was read to under any of the glob's
+   * names, at every open — a file rotated onto this name from another one is read on, not again
+   * from its start (DECISIONS D11, D28). False: nothing to read now (no file, or the glob says wait).
+   */
   private openPath(): boolean {
     const st = statOrNull(this.path);
     if (st === null) {
@@ -349,32 +367,50 @@ export class FileTailer implements LogSourceRunner {
     }
     if (!st.isFile()) throw notRegular(st);
     checkFileBudget();
+    let stored: JsonValue | null = this.o.sink.position(this.key);
     const { fd, st: fst } = openRegular(this.path);
+    let known: FilePosition | null = null;
+    if (this.o.claim !== undefined) {
+      let c: ReturnType<NonNullable<TailerOptions['claim']>>;
+      try {
+        c = this.o.claim(fst, isFilePosition(stored) ? stored : null);
+      } catch (err) {
+        fs.closeSync(fd);
+        throw err;
+      }
+      if (c === 'wait') {
+        // another tailer of the glob reads it, or hands it over: asked again at the next poll or kick
+        fs.closeSync(fd);
+        this.claimWait = true;
+        this.state = 'waiting';
+        return false;
+      }
+      known = c !== null && c.dev === fst.dev && c.ino === fst.ino ? c : null;
+    }
+    this.claimWait = false;
     this.openFresh(fst, fd);
     this.state = 'reading';
     if (this.opened) {
-      // A new file at the path (after rotation, deletion or an error): from its start.
-      const stored = this.o.sink.position(this.key);
-      if (isFilePosition(stored) && sameFile(stored, fst, fd)) this.resumeAt(stored);
+      // A new file at the path (after rotation, deletion or an error): where this file was read
+      // to (under this name, or another of the glob's), else from its start.
+      for (const p of [known, stored]) {
+        if (isFilePosition(p) && sameFile(p, fst, fd)) {
+          this.resumeAt(p, stored);
+          break;
+        }
+      }
       return true;
     }
     this.opened = true;
-    let stored: JsonValue | null = this.o.sink.position(this.key);
-    const initial = this.o.initial ?? (isFilePosition(stored) ? null : (this.o.initialOf?.() ?? null));
-    if (initial && !(isFilePosition(stored) && stored.dev === fst.dev && stored.ino === fst.ino)) {
-      // this file (a glob gives only its own identity), read under another name before, and the
-      // key holds nothing of it (DECISIONS D11, H34)
-      if (sameFile(initial, fst, fd)) {
-        this.resumeAt(initial);
-        try {
-          this.commit([], initial.offset, initial.part);
-        } catch {
-          // committed with its next lines
-        }
-        return true;
-      }
-      stored = initial; // truncated or its inode reused: said and read from its start below
+    const initial = known ?? (isFilePosition(stored) ? null : (this.o.initialOf?.() ?? null));
+    if (initial !== null && sameFile(initial, fst, fd)) {
+      // this file, read under another name before (DECISIONS D11, H34): the key may hold nothing
+      // of it, or a file deleted before whose inode number it was given
+      this.resumeAt(initial, stored);
+      return true;
     }
+    // truncated or its inode reused: said and read from its start below
+    if (initial !== null && !(isFilePosition(stored) && stored.dev === fst.dev && stored.ino === fst.ino)) stored = initial;
     if (!isFilePosition(stored)) {
       if (this.o.startAtEnd === true && this.presentAtStart) this.skipToEnd(fd, fst.size);
       return true; // never seen: from the beginning (start_at "beginning", the default)
@@ -391,7 +427,7 @@ export class FileTailer implements LogSourceRunner {
         return true;
       }
       if (prefixMatches(stored, fd)) {
-        this.resumeAt(stored);
+        this.resumeAt(stored, stored);
         return true;
       }
       this.o.logger.info({ source: this.key, ino: fst.ino }, 'same inode but different content (inode reused): reading the new file from its start');
@@ -401,9 +437,9 @@ export class FileTailer implements LogSourceRunner {
     if (this.o.findRotated) {
       const old = findByIdentity(this.path, stored);
       if (old !== null) {
-        this.cur.close();
+        this.closeFile();
         this.openFresh(old.st, old.fd);
-        this.resumeAt(stored);
+        this.resumeAt(stored, stored);
         this.draining = true;
         this.state = 'draining';
         this.c.rotations++;
@@ -413,9 +449,31 @@ export class FileTailer implements LogSourceRunner {
     return true;
   }
 
-  private resumeAt(p: FilePosition): void {
+  /**
+   * Reads on from `p`. When the key stores another position (`stored`: a position of this file
+   * under another name, taken over), `p` is committed under the key at once — the old name's row
+   * can then be dropped, and a rotation that overwrites it loses nothing (D28).
+   */
+  private resumeAt(p: FilePosition, stored: JsonValue | null): void {
     this.cur.resumeAt(p);
     this.committed = p;
+    const same = isFilePosition(stored) && stored.dev === p.dev && stored.ino === p.ino && stored.offset === p.offset && (stored.part ?? 0) === (p.part ?? 0);
+    if (same) {
+      this.o.onPosition?.(p);
+      return;
+    }
+    try {
+      this.commit([], p.offset, p.part ?? 0);
+    } catch {
+      // committed with its next lines
+    }
+  }
+
+  /** Closes the open file; a glob's file is given back (onRelease). */
+  private closeFile(): void {
+    const id = this.cur.fd !== null ? this.cur.ident : null;
+    this.cur.close();
+    if (id !== null) this.o.onRelease?.(id);
   }
 
   private openFresh(st: fs.Stats, fd: number): void {
@@ -533,8 +591,7 @@ export class FileTailer implements LogSourceRunner {
         this.grewAt = this.o.clock();
       } else if (++this.quietPolls > this.o.rotateQuietPolls && this.o.clock() - this.grewAt >= this.o.pollMs) {
         this.flushPartial(fst.size);
-        this.o.onPosition?.(this.cur.position(), false);
-        this.cur.close();
+        this.closeFile();
         this.draining = false;
         this.state = 'waiting';
         return this.openPath();
