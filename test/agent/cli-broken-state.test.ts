@@ -219,7 +219,8 @@ describe('a buffer that cannot be opened for want of space or permission is not 
     };
     // a run killed: seq.json says running, buffer.db-wal and -shm left
     const first = start();
-    await until('the first run to open its buffer', () => existsSync(join(dir, 'buffer.db-wal')) && readFileSync(join(dir, 'seq.json'), 'utf8').includes('"running":true') && existsSync(join(dir, 'status.json')));
+    // (buffer.db-wal can be there before seq.json is first written)
+    await until('the first run to open its buffer', () => existsSync(join(dir, 'buffer.db-wal')) && existsSync(join(dir, 'seq.json')) && readFileSync(join(dir, 'seq.json'), 'utf8').includes('"running":true') && existsSync(join(dir, 'status.json')));
     first.child.kill('SIGKILL');
     await first.exited;
     fillDisk(disk);
