@@ -209,11 +209,27 @@ export class DatabaseOutage {
       this.lastLine = now;
       this.kind = kind;
       this.o.logger.error({ err, failed: what }, firstLine(kind, error));
-    } else if (now - this.lastLine >= this.summaryEveryMs) {
-      this.lastLine = now;
-      this.o.logger.error({ err, down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, STILL[this.kind]);
-    }
+    } else this.summarize(now, err);
     return true;
+  }
+
+  /**
+   * An operation that failed only because of the outage known now (no error of its own, e.g. a
+   * hello whose reads waited past hello_timeout_ms while the database is out of reach): counted
+   * in the outage's lines. False when no outage with failing reads is known (the caller says it).
+   */
+  counted(what: string): boolean {
+    if (!this.down) return false;
+    this.failedOps.set(what, (this.failedOps.get(what) ?? 0) + 1);
+    this.summarize(this.now());
+    return true;
+  }
+
+  /** The "still out of reach" line, once per summaryEveryMs while an outage lasts. */
+  private summarize(now: number, err?: string): void {
+    if (this.since === null || now - this.lastLine < this.summaryEveryMs) return;
+    this.lastLine = now;
+    this.o.logger.error({ ...(err !== undefined ? { err } : {}), down_secs: Math.round((now - this.since) / 1000), failed_operations: this.counts() }, STILL[this.kind]);
   }
 
   /**

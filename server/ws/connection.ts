@@ -356,9 +356,8 @@ export class Connection {
    */
   private helloNotChecked(): void {
     const outage = this.ctx.outage;
-    const error = helloNotCheckedError(this.ctx.settings.hello_timeout_ms);
-    if (outage.down && outage.failed(HELLO_NOT_CHECKED_OP, error)) return;
-    const say = outage.shouldLog(HELLO_NOT_CHECKED_OP, error);
+    if (outage.counted(HELLO_NOT_CHECKED_OP)) return;
+    const say = outage.shouldLog(HELLO_NOT_CHECKED_OP, HELLO_NOT_CHECKED_OP);
     if (say === undefined) return;
     this.ctx.logger.warn({ address: this.address, hello_timeout_ms: this.ctx.settings.hello_timeout_ms, ...say }, 'hello received but not checked in time (the database slow or locked?): closing 4000');
   }
@@ -563,13 +562,6 @@ export class Connection {
 /** What a hello not checked in time counts as in the outage account (`failed_operations`). */
 const HELLO_NOT_CHECKED_OP = 'hello not checked in time';
 
-/**
- * A hello whose database reads did not end within hello_timeout_ms, as the outage account
- * classes it: a timeout reaching the database (ETIMEDOUT, "out of reach").
- */
-function helloNotCheckedError(helloTimeoutMs: number): Error {
-  return Object.assign(new Error(`the hello's database reads did not end within hello_timeout_ms (${helloTimeoutMs} ms)`), { code: 'ETIMEDOUT' });
-}
 
 /** Thrown by the hello handler when the socket timed out or closed meanwhile: no answer goes out. */
 const ABANDONED = new RpcError(-32603, 'InternalError');
