@@ -15,6 +15,7 @@ import { bundleChild } from './fixtures/bundle.js';
 import { TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
 import { FakeServer } from './helpers/fake-server.js';
 import { fillDisk, releaseSmallDisks, smallDisk } from '../support/small-disk.js';
+import { until } from '../support/procs.js';
 
 let cli = '';
 beforeAll(async () => {
@@ -30,6 +31,17 @@ afterEach(async () => {
 
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
+
+/** `cortex-agent run` on `dir`, its stderr kept. */
+function startRun(dir: string): { child: ReturnType<typeof spawn>; stderr: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  return { child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+}
+
+/** until() for these agent runs: 20 s, as they start on a loaded machine. */
+const waitFor = (what: string, cond: () => boolean, ms = 20_000): Promise<true> => until(what, () => cond() || undefined, ms);
 
 interface Result {
   code: number | null;
@@ -204,29 +216,16 @@ describe('a buffer that cannot be opened for want of space or permission is not 
     const dir = join(disk, 'state');
     mkdirSync(dir, { mode: 0o700 });
     stateDir('ws://127.0.0.1:9/ws/agent', dir);
-    const start = (): { child: ReturnType<typeof spawn>; stderr: () => string; exited: Promise<number | null> } => {
-      const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      return { child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
-    };
-    const until = async (what: string, cond: () => boolean, ms = 20_000): Promise<void> => {
-      const t0 = Date.now();
-      while (!cond()) {
-        if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    };
     // a run killed: seq.json says running, buffer.db-wal and -shm left
-    const first = start();
+    const first = startRun(dir);
     // (buffer.db-wal can be there before seq.json is first written)
-    await until('the first run to open its buffer', () => existsSync(join(dir, 'buffer.db-wal')) && existsSync(join(dir, 'seq.json')) && readFileSync(join(dir, 'seq.json'), 'utf8').includes('"running":true') && existsSync(join(dir, 'status.json')));
+    await waitFor('the first run to open its buffer', () => existsSync(join(dir, 'buffer.db-wal')) && existsSync(join(dir, 'seq.json')) && readFileSync(join(dir, 'seq.json'), 'utf8').includes('"running":true') && existsSync(join(dir, 'status.json')));
     first.child.kill('SIGKILL');
     await first.exited;
     fillDisk(disk);
-    const second = start();
+    const second = startRun(dir);
     try {
-      await until('run to say it waits for space (or exit)', () => second.stderr().includes('cannot open the buffer: the disk of') || second.child.exitCode !== null);
+      await waitFor('run to say it waits for space (or exit)', () => second.stderr().includes('cannot open the buffer: the disk of') || second.child.exitCode !== null);
       await new Promise((r) => setTimeout(r, 6_000)); // past one retry
       expect(second.child.exitCode).toBeNull();
       expect(second.stderr()).not.toContain('E_AGENT_START');
@@ -234,7 +233,7 @@ describe('a buffer that cannot be opened for want of space or permission is not 
       expect(said).toHaveLength(1);
       expect(said[0]).toContain(`the disk of ${dir} is full (seq.json could not be written: ENOSPC); free space there`);
       rmSync(join(disk, 'fill'));
-      await until('run to start once space is freed', () => second.stderr().includes('buffer opened: space was freed'));
+      await waitFor('run to start once space is freed', () => second.stderr().includes('buffer opened: space was freed'));
       expect(second.stderr()).not.toContain('wal was missing');
       second.child.kill('SIGTERM');
       expect(await second.exited).toBe(0);
@@ -290,28 +289,15 @@ describe('enroll on the state folder of a run that was killed', () => {
       new Promise((resolve) => spawn(process.execPath, [cli, ...args], { stdio: 'ignore' }).on('exit', resolve));
     const enroll = ['enroll', '--server', server.url, '--token', TOKEN, '--host-id', hostId, '--state-dir', dir, '--allow-insecure'];
     expect(await exitOf(enroll)).toBe(0);
-    const start = (): { child: ReturnType<typeof spawn>; stderr: () => string; exited: Promise<number | null> } => {
-      const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir, '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-      return { child, stderr: () => stderr, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
-    };
-    const until = async (what: string, cond: () => boolean, ms = 20_000): Promise<void> => {
-      const t0 = Date.now();
-      while (!cond()) {
-        if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    };
-    const first = start();
-    await until('the run to connect', () => first.stderr().includes('"msg":"connected"'));
+    const first = startRun(dir);
+    await waitFor('the run to connect', () => first.stderr().includes('"msg":"connected"'));
     first.child.kill('SIGKILL');
     await first.exited;
     expect(existsSync(join(dir, 'buffer.db-wal'))).toBe(true);
     expect(await exitOf(enroll)).toBe(0); // enrolled again (a new token), the run not restarted yet
-    const second = start();
+    const second = startRun(dir);
     try {
-      await until('the second run to connect', () => second.stderr().includes('"msg":"connected"'));
+      await waitFor('the second run to connect', () => second.stderr().includes('"msg":"connected"'));
       expect(second.stderr()).not.toContain('wal was missing');
       second.child.kill('SIGTERM');
       expect(await second.exited).toBe(0);
