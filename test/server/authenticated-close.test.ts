@@ -7,27 +7,13 @@
 import { afterEach, expect, it } from 'vitest';
 import { RawWs } from '../support/raw-ws.js';
 import { metricValue } from './control-helpers.js';
-import { helloParams, logEntries, startTestServer, TestClient, type TestServer } from './wire.js';
+import { authedRaw, helloParams, logEntries, startTestServer, TestClient, type TestServer } from './wire.js';
 
 let t: TestServer | undefined;
 afterEach(async () => {
   await t?.close();
   t = undefined;
 });
-
-/** A raw authenticated session (it never answers a close frame); rotates the host's token. */
-async function authedRaw(s: TestServer, host: { host_id: string; token: string }): Promise<RawWs> {
-  const ws = await RawWs.connect(s.server.port);
-  ws.text(JSON.stringify({ jsonrpc: '2.0', id: 'hello', method: 'agent.hello', params: helloParams(host.host_id, host.token) }));
-  await ws.until(() => ws.messages().some((m) => (m as { id?: unknown }).id === 'hello') || !ws.open, 5000);
-  const res = ws.messages().find((m) => (m as { id?: unknown }).id === 'hello') as { result?: { rotated_token?: string } } | undefined;
-  if (!res?.result) throw new Error(`hello failed: ${JSON.stringify(res)}`);
-  if (res.result.rotated_token !== undefined) {
-    host.token = res.result.rotated_token;
-    s.tokens.push(host.token);
-  }
-  return ws;
-}
 
 /** After the server's close frame the peer sends a metrics.push and a logs.push; then ms until the TCP connection is gone. */
 async function afterClose(ws: RawWs): Promise<{ code: number | null; ms: number }> {

@@ -11,7 +11,7 @@ import { closeReason, loggableHostId, peerText, REDACTED } from '../../server/ws
 import { createSessionPeer } from '../../server/ws/session-peer.js';
 import { RawWs, encodeFrame } from '../support/raw-ws.js';
 import { connectAgent, httpBase, httpRequest, metricValue, nextProbe } from './control-helpers.js';
-import { enroll, helloParams, logEntries, startTestServer, TestClient, waitFor, type TestServer } from './wire.js';
+import { authedRaw, enroll, helloParams, logEntries, startTestServer, TestClient, waitFor, type TestServer } from './wire.js';
 
 let t: TestServer | undefined;
 afterEach(async () => {
@@ -26,20 +26,6 @@ function server(config: Parameters<typeof startTestServer>[0] = {}): Promise<Tes
 
 function helloFrame(params: unknown, id: number | string = 1): string {
   return JSON.stringify({ jsonrpc: '2.0', id, method: 'agent.hello', params });
-}
-
-/** A raw connection authenticated with the host's token (rotating it on first use). */
-async function authedRaw(s: TestServer, host: { host_id: string; token: string }): Promise<RawWs> {
-  const ws = await RawWs.connect(s.server.port);
-  ws.text(helloFrame(helloParams(host.host_id, host.token), 'hello'));
-  await ws.until(() => ws.messages().some((m) => (m as { id?: unknown }).id === 'hello') || !ws.open, 5000);
-  const res = ws.messages().find((m) => (m as { id?: unknown }).id === 'hello') as { result?: { rotated_token?: string } } | undefined;
-  if (!res?.result) throw new Error(`hello failed: ${JSON.stringify(res)}`);
-  if (res.result.rotated_token !== undefined) {
-    host.token = res.result.rotated_token;
-    s.tokens.push(host.token);
-  }
-  return ws;
 }
 
 async function disconnectReason(s: TestServer, host_id: string): Promise<string | null | undefined> {

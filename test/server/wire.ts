@@ -12,6 +12,7 @@ import { resolveSettings } from '../../server/settings.js';
 import { testDialect } from '../support/dialects.js';
 import type { DialectName } from '../../server/db/storage.js';
 import { makeTempDir } from './helpers.js';
+import { RawWs } from '../support/raw-ws.js';
 
 export interface TestServer {
   server: RunningServer;
@@ -207,4 +208,18 @@ export async function waitFor(cond: () => Promise<boolean> | boolean, timeoutMs 
     if (Date.now() > end) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A raw WebSocket session authenticated with the host's token (it never answers a close frame); a rotated token replaces host.token and joins s.tokens. */
+export async function authedRaw(s: TestServer, host: { host_id: string; token: string }): Promise<RawWs> {
+  const ws = await RawWs.connect(s.server.port);
+  ws.text(JSON.stringify({ jsonrpc: '2.0', id: 'hello', method: 'agent.hello', params: helloParams(host.host_id, host.token) }));
+  await ws.until(() => ws.messages().some((m) => (m as { id?: unknown }).id === 'hello') || !ws.open, 5000);
+  const res = ws.messages().find((m) => (m as { id?: unknown }).id === 'hello') as { result?: { rotated_token?: string } } | undefined;
+  if (!res?.result) throw new Error(`hello failed: ${JSON.stringify(res)}`);
+  if (res.result.rotated_token !== undefined) {
+    host.token = res.result.rotated_token;
+    s.tokens.push(host.token);
+  }
+  return ws;
 }
