@@ -8,32 +8,22 @@
 // session with a setting of its own and looks for it in both connections over a few
 // transactions; a commit that meets such a session anyway says what is the likely cause.
 // A real PgBouncer (Debian's pgbouncer; .ci/run installs it), as in ./pooler.pg.test.ts.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer, CLI } from '../server/spawn.js';
-import { waitFor } from '../server/wire.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
+import { pgTarget, startPgBouncer, type RunningBouncer } from '../support/pgbouncer.js';
 import { background } from './helpers.js';
-import { freePort } from '../support/ports.js';
 import { openStorage } from '../../server/db/open.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 
-const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => spawnSync(p, ['--version']).status === 0);
-const base = new URL(PG_TEST_URL);
-const user = decodeURIComponent(base.username) || 'postgres';
 const database = `cx_pooler_rr_${process.pid}`;
-let bouncer: ChildProcess | undefined;
-let port = 0;
-let dir = '';
+let pooler: RunningBouncer | undefined;
 let notRun = '';
 
 /** The --db URL through the pooler. */
 function via(): string {
-  return `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/rr`;
+  return pooler!.url('rr');
 }
 
 /** The test database, not through the pooler. */
@@ -71,11 +61,6 @@ async function warm(): Promise<void> {
 
 beforeAll(async () => {
   await buildServer();
-  if (PGBOUNCER === undefined) {
-    expect(process.env['CI'], 'pgbouncer is missing: apt-get install pgbouncer').not.toBe('true');
-    notRun = 'pgbouncer is not installed';
-    return;
-  }
   await su((c) => c.query(`create database ${database}`));
   // The tables made directly (migrate through the pooler is refused).
   const storage = await openStorage(direct());
@@ -84,65 +69,22 @@ beforeAll(async () => {
   } finally {
     await storage.close();
   }
-  port = await freePort();
-  dir = mkdtempSync(join(tmpdir(), 'cortex-pooler-rr-'));
-  writeFileSync(
-    join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `rr = host=${base.hostname} port=${base.port || 5432} dbname=${database}`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'users.txt')}`,
-      'pool_mode = transaction',
-      'server_round_robin = 1',
-      'default_pool_size = 2',
-      'max_client_conn = 200',
-      'ignore_startup_parameters = extra_float_digits,options',
-      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
-      '',
-    ].join('\n'),
+  const started = await startPgBouncer(
+    'cortex-pooler-rr-',
+    [`rr = ${pgTarget(database)}`],
+    ['pool_mode = transaction', 'server_round_robin = 1', 'default_pool_size = 2', 'max_client_conn = 200', 'ignore_startup_parameters = extra_float_digits,options'],
+    'rr',
   );
-  writeFileSync(join(dir, 'users.txt'), `"${user}" ""\n`);
-  let ids: { uid: number; gid: number } | undefined;
-  if (process.getuid?.() === 0) {
-    const id = (flag: string): number => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim() || NaN);
-    ids = { uid: id('-u'), gid: id('-g') };
-    if (!Number.isInteger(ids.uid) || !Number.isInteger(ids.gid)) {
-      expect(process.env['CI'], 'pgbouncer will not run as root and there is no postgres user to run it as').not.toBe('true');
-      notRun = 'running as root without a postgres user (pgbouncer refuses root)';
-      return;
-    }
-    for (const f of ['', 'pgbouncer.ini', 'users.txt']) chownSync(join(dir, f), ids.uid, ids.gid);
+  if ('notRun' in started) {
+    notRun = started.notRun;
+    return;
   }
-  let output = '';
-  bouncer = spawn(PGBOUNCER, [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'pipe', 'pipe'], ...ids });
-  bouncer.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  bouncer.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<void>((resolve) => bouncer?.once('exit', () => resolve()));
-  const up = waitFor(async () => {
-    const c = new pg.Client({ connectionString: via(), connectionTimeoutMillis: 1000 });
-    try {
-      await c.connect();
-      await c.query('select 1');
-      await c.end();
-      return true;
-    } catch {
-      await c.end().catch(() => undefined);
-      return false;
-    }
-  }, 15_000);
-  await Promise.race([up, exited.then(() => Promise.reject(new Error(`pgbouncer exited: ${output}`)))]);
+  pooler = started;
 }, 180_000);
 
 afterAll(async () => {
-  bouncer?.kill('SIGTERM');
-  if (bouncer !== undefined && bouncer.exitCode === null) await new Promise((r) => bouncer?.once('exit', r));
-  if (PGBOUNCER !== undefined) await su((c) => c.query(`drop database if exists ${database} with (force)`)).catch(() => undefined);
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  await pooler?.stop();
+  await su((c) => c.query(`drop database if exists ${database} with (force)`)).catch(() => undefined);
 });
 
 const POOLED = /error\[E_DB_OPEN\]: the connection goes through a pooler that shares PostgreSQL sessions between its clients/;

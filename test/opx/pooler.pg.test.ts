@@ -5,30 +5,21 @@
 // command now refuses such a pooler at once (exit 2, E_DB_OPEN, what to do), and works through
 // one in session mode. A real PgBouncer (Debian's pgbouncer; .ci/run installs it), one
 // database entry per pool mode, all on one fresh database.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../server/spawn.js';
-import { waitFor } from '../server/wire.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
+import { pgTarget, startPgBouncer, type RunningBouncer } from '../support/pgbouncer.js';
 import { server, serverAsync } from './helpers.js';
-import { freePort } from '../support/ports.js';
 
-const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => spawnSync(p, ['--version']).status === 0);
-const base = new URL(PG_TEST_URL);
 const database = `cx_pooler_${process.pid}`;
-let bouncer: ChildProcess | undefined;
-let port = 0;
-let dir = '';
+let pooler: RunningBouncer | undefined;
 let notRun = '';
 
 
 /** The --db URL of one of the pooler's database entries. */
 function via(entry: 'txn' | 'stmt' | 'session'): string {
-  return `postgres://${encodeURIComponent(decodeURIComponent(base.username) || 'postgres')}@127.0.0.1:${port}/${entry}`;
+  return pooler!.url(entry);
 }
 
 /** A direct connection (not through the pooler) to PostgreSQL's test database, or to `db`. */
@@ -52,70 +43,24 @@ function advisoryLocks(): Promise<number> {
 
 beforeAll(async () => {
   await buildServer();
-  if (PGBOUNCER === undefined) {
-    expect(process.env['CI'], 'pgbouncer is missing: apt-get install pgbouncer').not.toBe('true');
-    notRun = 'pgbouncer is not installed';
+  await su((c) => c.query(`create database ${database}`));
+  const target = pgTarget(database);
+  const started = await startPgBouncer(
+    'cortex-pooler-',
+    [`txn = ${target} pool_mode=transaction`, `stmt = ${target} pool_mode=statement`, `session = ${target} pool_mode=session`],
+    ['default_pool_size = 20', 'max_client_conn = 200'],
+    'session',
+  );
+  if ('notRun' in started) {
+    notRun = started.notRun;
     return;
   }
-  await su((c) => c.query(`create database ${database}`));
-  port = await freePort();
-  dir = mkdtempSync(join(tmpdir(), 'cortex-pooler-'));
-  const target = `host=${base.hostname} port=${base.port || 5432} dbname=${database}`;
-  writeFileSync(
-    join(dir, 'pgbouncer.ini'),
-    [
-      '[databases]',
-      `txn = ${target} pool_mode=transaction`,
-      `stmt = ${target} pool_mode=statement`,
-      `session = ${target} pool_mode=session`,
-      '[pgbouncer]',
-      'listen_addr = 127.0.0.1',
-      `listen_port = ${port}`,
-      'unix_socket_dir =',
-      'auth_type = trust',
-      `auth_file = ${join(dir, 'users.txt')}`,
-      'default_pool_size = 20',
-      'max_client_conn = 200',
-      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
-      '',
-    ].join('\n'),
-  );
-  writeFileSync(join(dir, 'users.txt'), `"${decodeURIComponent(base.username) || 'postgres'}" ""\n`);
-  // PgBouncer will not run as root: then as the postgres user (PostgreSQL is installed here).
-  let ids: { uid: number; gid: number } | undefined;
-  if (process.getuid?.() === 0) {
-    const id = (flag: string): number => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout.trim() || NaN);
-    ids = { uid: id('-u'), gid: id('-g') };
-    if (!Number.isInteger(ids.uid) || !Number.isInteger(ids.gid)) {
-      expect(process.env['CI'], 'pgbouncer will not run as root and there is no postgres user to run it as').not.toBe('true');
-      notRun = 'running as root without a postgres user (pgbouncer refuses root)';
-      return;
-    }
-    for (const f of ['', 'pgbouncer.ini', 'users.txt']) chownSync(join(dir, f), ids.uid, ids.gid);
-  }
-  let output = '';
-  bouncer = spawn(PGBOUNCER, [join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'pipe', 'pipe'], ...ids });
-  bouncer.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  bouncer.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<void>((resolve) => bouncer?.once('exit', () => resolve()));
-  const up = waitFor(async () => {
-    const c = new pg.Client({ connectionString: via('session'), connectionTimeoutMillis: 1000 });
-    try {
-      await c.connect();
-      await c.end();
-      return true;
-    } catch {
-      return false;
-    }
-  }, 15_000);
-  await Promise.race([up, exited.then(() => Promise.reject(new Error(`pgbouncer exited: ${output}`)))]);
+  pooler = started;
 }, 180_000);
 
 afterAll(async () => {
-  bouncer?.kill('SIGTERM');
-  if (bouncer !== undefined && bouncer.exitCode === null) await new Promise((r) => bouncer?.once('exit', r));
-  if (PGBOUNCER !== undefined) await su((c) => c.query(`drop database if exists ${database} with (force)`)).catch(() => undefined);
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  await pooler?.stop();
+  await su((c) => c.query(`drop database if exists ${database} with (force)`)).catch(() => undefined);
 });
 
 const POOLED = /^cortex-server: error\[E_DB_OPEN\]: the connection goes through a pooler that shares PostgreSQL sessions between its clients \(PgBouncer with pool_mode = transaction or statement, or a managed database's pooled port\): /;
