@@ -108,7 +108,7 @@ function num(s: string, a: number, n: number): number {
 }
 
 /** The last day of month M (1–12) as Date.UTC(Y, M, 0) finds it (which reads years 0–99 as 1900–1999). */
-function daysInMonth(Y: number, M: number): number {
+export function daysInMonth(Y: number, M: number): number {
   if (M !== 2) return M === 4 || M === 6 || M === 9 || M === 11 ? 30 : 31;
   const y = Y < 100 ? 1900 + Y : Y;
   return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
@@ -163,6 +163,11 @@ function rfc3339(s: string, a: number, b: number, wantMs: boolean): number {
   const ts = Date.UTC(Y, M - 1, D, h, m, Math.min(sec, 59), ms) - offMin * 60_000;
   rfc3339Iso = isoFromEpoch(ts);
   return ts;
+}
+
+/** The ISO text (what toISOString() gives) of the RFC 3339 timestamp that is all of s, or null when s is not one. */
+export function rfc3339Text(s: string): string | null {
+  return Number.isNaN(rfc3339(s, 0, s.length, false)) ? null : rfc3339Iso;
 }
 
 /**

@@ -145,9 +145,18 @@ export interface ScannedChunk {
  * number of parts of the first line already emitted by an earlier chunk. A trailing
  * line without its LF is left unconsumed, unless `final` (it is a line then), or it is
  * longer than one part: whole parts are emitted, always leaving at least one code point
- * (so the last part carries `more: false`).
+ * (so the last part carries `more: false`). `take`, when given, is offered each whole line
+ * that fits one part as its bytes buf[a, end) first: when it returns true the line is
+ * taken (not decoded, not emitted).
  */
-export function scanLines(buf: Buffer, n: number, final: boolean, part: number, emit: (text: string, split: SplitMark | null) => void): ScannedChunk {
+export function scanLines(
+  buf: Buffer,
+  n: number,
+  final: boolean,
+  part: number,
+  emit: (text: string, split: SplitMark | null) => void,
+  take?: (a: number, end: number) => boolean,
+): ScannedChunk {
   let pos = 0;
   let lines = 0;
   let split = 0;
@@ -157,6 +166,7 @@ export function scanLines(buf: Buffer, n: number, final: boolean, part: number, 
     lines++;
     if (part === 0 && end - a <= MAX_MESSAGE_CODE_POINTS) {
       if (end === a) return; // empty line: skipped (D9)
+      if (take !== undefined && take(a, end)) return;
       emit(buf.toString('utf8', a, end), null);
       return;
     }

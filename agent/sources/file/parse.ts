@@ -7,7 +7,8 @@
 import { LIMITS } from '@cortex/agent-protocol';
 import type { BufferEntry, LogSource } from '../../buffer/entry.js';
 import { lineEntry, parsedLineEntry } from '../entry.js';
-import { METADATA_DROPPED, entryJsonContext, rfc5424EntryJson, type EntryJsonContext } from '../syslog-parse.js';
+import { METADATA_DROPPED, entryJsonContext, isoFromEpoch, rfc5424EntryJson, type EntryJsonContext } from '../syslog-parse.js';
+import { entryBytesContext, rfc5424EntryBytes, type EntryBytesContext } from './rfc5424-bytes.js';
 import { scanLines, type ScannedChunk, type SplitMark } from '../text.js';
 
 export interface FileLineOptions {
@@ -24,12 +25,15 @@ export interface ParsedChunk extends ScannedChunk {
   entries: BufferEntry[];
 }
 
-/** entryJsonContext per source and labels: one source's chunks share it. */
-let lastCtx: { source: string; labels: Record<string, string> | null; ctx: EntryJsonContext | null } | null = null;
+/** entryJsonContext and entryBytesContext per source and labels: one source's chunks share them. */
+let lastCtx: { source: string; labels: Record<string, string> | null; ctx: EntryJsonContext | null; bytes: EntryBytesContext | null } | null = null;
 
-function jsonContext(source: string, labels: Record<string, string> | null): EntryJsonContext | null {
-  if (lastCtx === null || lastCtx.source !== source || lastCtx.labels !== labels) lastCtx = { source, labels, ctx: entryJsonContext(source, labels) };
-  return lastCtx.ctx;
+function jsonContext(source: string, labels: Record<string, string> | null): NonNullable<typeof lastCtx> {
+  if (lastCtx === null || lastCtx.source !== source || lastCtx.labels !== labels) {
+    const ctx = entryJsonContext(source, labels);
+    lastCtx = { source, labels, ctx, bytes: ctx === null ? null : entryBytesContext(ctx) };
+  }
+  return lastCtx;
 }
 
 /** Why a parsed line's metadata was dropped, as the status and the log say it. */
@@ -47,7 +51,18 @@ export function parseChunk(buf: Buffer, n: number, final: boolean, part: number,
   const nowIso = new Date(nowMs).toISOString();
   const entries: BufferEntry[] = [];
   const filter = o.filter;
-  const ctx = jsonContext(o.source, o.labels);
+  const { ctx, bytes } = jsonContext(o.source, o.labels);
+  // A printable-ASCII RFC 5424 line as JSON text from its bytes, before any string of it is made (DECISIONS P19)
+  const iso = isoFromEpoch(nowMs);
+  const take =
+    bytes === null || filter !== null
+      ? undefined
+      : (a: number, end: number): boolean => {
+          const j = rfc5424EntryBytes(buf, a, end, iso, bytes);
+          if (j === null) return false;
+          entries.push(j);
+          return true;
+        };
   const scanned = scanLines(buf, n, final, part, (text: string, split: SplitMark | null) => {
     if (filter !== null && !filter.test(text)) {
       o.onFiltered();
@@ -69,6 +84,6 @@ export function parseChunk(buf: Buffer, n: number, final: boolean, part: number,
     const dropped = e.metadata?.[METADATA_DROPPED];
     if (typeof dropped === 'string') o.onDegraded(degradedWhy(dropped));
     entries.push(e);
-  });
+  }, take);
   return { ...scanned, entries };
 }
