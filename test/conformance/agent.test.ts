@@ -16,10 +16,12 @@ const REFERENCE_AGENT = join(ROOT, 'test/conformance/fixtures/reference-agent.mj
 const BACKOFF_CAP_MS = 2000;
 const COMMON = ['--backoff-base-ms', '100', '--backoff-cap-ms', String(BACKOFF_CAP_MS), '--quiet-window-ms', '1500', '--json'];
 
+// The three runs at once (it.concurrent): each one mostly waits (timeouts, quiet windows,
+// backoffs: ~2.5 s of CPU in a 35-40 s run), so in turn they only added up their waits.
 describe('cortex-conformance agent', () => {
   beforeAll(() => buildConformance());
 
-  it('examples/minimal-agent passes the agent suite, every case run but the four that need probes it does not have', async () => {
+  it.concurrent('examples/minimal-agent passes the agent suite, every case run but the four that need probes it does not have', async () => {
     const r = await runConformance([
       'agent',
       '--enroll-command', `node ${MINIMAL_AGENT} enroll --server {url} --token {token} --host-id {host_id} --state-dir {state_dir}`,
@@ -59,7 +61,7 @@ describe('cortex-conformance agent', () => {
     expect(rep.cases.filter((c) => c.id.startsWith('vector/agent.shutdown/params/') && c.status === 'PASS').length).toBeGreaterThanOrEqual(8);
   }, 180_000);
 
-  it('the reference agent passes the agent suite, every case run (none skipped)', async () => {
+  it.concurrent('the reference agent passes the agent suite, every case run (none skipped)', async () => {
     // The compiled agent CLI with one site probe whose handler throws a TypeError (fixtures/reference-agent.mjs).
     const agent = `node ${REFERENCE_AGENT}`;
     const r = await runConformance([
@@ -99,7 +101,7 @@ describe('cortex-conformance agent', () => {
     // about 30 s on a quiet machine (the cases wait out real timeouts and reconnects); more under the whole suite's load
   }, 180_000);
 
-  it('an agent that never connects is reported with a clear message and exit 1', async () => {
+  it.concurrent('an agent that never connects is reported with a clear message and exit 1', async () => {
     const r = await runConformance(['agent', '--run-command', 'node -e "process.exit(3)" {url} {token} {host_id} {state_dir}', '--timeout-ms', '1000', '--json']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/never completed agent\.hello/);

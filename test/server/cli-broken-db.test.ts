@@ -2,7 +2,7 @@
 // database, one cut to 0 bytes, one another process holds locked, one on a full disk. Each is
 // said as what it is (E_DB_OPEN / E_DISK_FULL, what to do), never E_INTERNAL "this is a bug",
 // and a read-only admin command writes nothing into a file that is not a cortex database.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +33,18 @@ beforeAll(() => {
 function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** run(), without blocking: for commands that wait (on a lock) side by side. */
+function runAsync(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, timeout: 30_000 });
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }
 
 function noInternal(r: { stderr: string }, what: string): void {
@@ -76,14 +88,17 @@ describe('backup of a file that is no cortex database', () => {
 });
 
 describe('a database another process holds locked (sqlite3 in BEGIN EXCLUSIVE)', () => {
-  it('migrate, serve and agent list: E_DB_OPEN "locked by another process", how long it waited, how to find it (migrate and serve were E_INTERNAL SQLITE_BUSY)', () => {
+  it('migrate, serve and agent list: E_DB_OPEN "locked by another process", how long it waited, how to find it (migrate and serve were E_INTERNAL SQLITE_BUSY)', async () => {
     const db = copy();
     const holder = new Database(db);
     try {
       holder.exec('BEGIN EXCLUSIVE');
       holder.prepare('SELECT count(*) FROM agents').get();
-      for (const args of [['migrate'], ['serve', '--listen', '127.0.0.1:0'], ['agent', 'list']]) {
-        const r = run([...args, '--db', db]);
+      // the three side by side: each waits out its lock timeout
+      const commands = [['migrate'], ['serve', '--listen', '127.0.0.1:0'], ['agent', 'list']];
+      const results = await Promise.all(commands.map((args) => runAsync([...args, '--db', db])));
+      for (const [k, args] of commands.entries()) {
+        const r = results[k]!;
         const what = args.join(' ');
         expect(r.code, `${what}: ${r.stderr}`).toBe(2);
         expect(r.stderr, what).toMatch(new RegExp(`cortex-server: error\\[E_DB_OPEN\\]: the database ${db.replace(/[.]/g, '\\.')} is locked by another process \\(SQLITE_BUSY\\): waited \\d+(\\.\\d)? s for its lock; nothing was changed — find the process that holds it \\(fuser -v `));
