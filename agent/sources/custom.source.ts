@@ -336,7 +336,18 @@ export class CustomCommandSource extends CustomBase {
     this.clearRetry();
     const c = this.child;
     this.child = null;
-    if (c === null || c.exitCode !== null || c.signalCode !== null) return;
+    if (c === null) return;
+    if (c.exitCode !== null || c.signalCode !== null) {
+      // The command ended, but what it started in the background (`cmd &`, a daemon that did
+      // not leave the group) still holds its stdout: its output is not read any more, and left
+      // alone it ran on after the agent, holding the pipe. It is ended as a running command is.
+      signal(c, 'SIGTERM');
+      const kill = setTimeout(() => signal(c, 'SIGKILL'), 2000);
+      kill.unref?.();
+      c.stdout?.destroy();
+      c.stderr?.destroy();
+      return;
+    }
     await new Promise<void>((resolve) => {
       const kill = setTimeout(() => {
         signal(c, 'SIGKILL');
@@ -389,6 +400,17 @@ export class CustomCommandSource extends CustomBase {
       const lines = out.push(b, items);
       this.take(items, lines, b.length);
     });
+    // stdout closed while the command runs on (`exec >&-`, a daemon that closed its
+    // descriptors): nothing more comes from it until it ends, and status said `reading`.
+    let closedTimer: NodeJS.Timeout | null = null;
+    child.stdout!.on('end', () => {
+      closedTimer = setTimeout(() => {
+        if (this.child !== child || this.stopped || child.exitCode !== null || child.signalCode !== null) return;
+        this.lastError = `the command closed its stdout but keeps running (pid ${child.pid}): nothing more is read from it until it ends (it is restarted then); check that it writes its log lines to stdout`;
+        this.c.log.warn({ source: this.key, pid: child.pid }, `custom: ${this.lastError}`);
+      }, STDOUT_CLOSED_GRACE_MS);
+      closedTimer.unref?.();
+    });
     child.stderr!.on('data', (b: Buffer) => {
       const items: LineItem[] = [];
       errLines.push(b, items);
@@ -399,6 +421,7 @@ export class CustomCommandSource extends CustomBase {
       spawnError = err.code === 'ENOENT' ? `command not found: ${this.command[0]}` : err.code === 'EACCES' ? `command not executable: ${this.command[0]}` : err.message;
     });
     child.on('close', (code, sig) => {
+      if (closedTimer !== null) clearTimeout(closedTimer);
       if (this.child === child) this.child = null;
       if (this.stopped) return;
       const items: LineItem[] = [];
@@ -477,6 +500,8 @@ export class CustomCommandSource extends CustomBase {
   }
 }
 
+/** stdout ended and the command did not within this long: it closed its stdout and runs on (said). */
+const STDOUT_CLOSED_GRACE_MS = 1000;
 /** How often the same end of the command is logged again while it repeats (DECISIONS D26). */
 const EXIT_LOG_EVERY_MS = 10 * 60_000;
 /** stderr lines of the command logged per minute; the rest are counted in one line. */

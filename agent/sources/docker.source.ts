@@ -49,6 +49,12 @@ export const MAX_FRAME_BYTES = 1024 * 1024;
 /** A line still being reassembled commits its whole 65536-code-point parts once it holds this many UTF-16 units (bounded memory). */
 const MAX_PENDING_UNITS = 4 * 65536;
 const REQUEST_TIMEOUT_MS = 10_000;
+/**
+ * The largest answer of the Engine API read whole (a list of containers, an inspect): a few KiB
+ * per container. Whatever listens on the socket and answers without end (not Docker: a wrong
+ * `socket`) was held in memory until the agent ran out of it.
+ */
+export const MAX_ENGINE_ANSWER_BYTES = 64 * 1024 * 1024;
 
 type Stream = 'stdout' | 'stderr';
 
@@ -265,7 +271,16 @@ function engineRequest(socketPath: string, path: string, shape: 'object' | 'list
   return new Promise((resolve, reject) => {
     const req = http.get({ socketPath, path, agent: false, timeout: REQUEST_TIMEOUT_MS, headers: { Accept: 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= MAX_ENGINE_ANSWER_BYTES) chunks.push(c);
+        else {
+          chunks.length = 0;
+          req.destroy();
+          reject(new EngineError(`GET ${path}: the answer is larger than ${MAX_ENGINE_ANSWER_BYTES} bytes (is a Docker Engine listening at ${socketPath}?)`, res.statusCode ?? null, true));
+        }
+      });
       res.on('error', reject);
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
@@ -366,6 +381,14 @@ class ContainerStream {
   private readonly pending: Record<Stream, Pending | null> = { stdout: null, stderr: null };
   /** Committed positions (ns) per stream; chunks at or before them are skipped. */
   private readonly pos: Record<Stream, bigint | null> = { stdout: null, stderr: null };
+  /**
+   * The stored positions this stream resumes after, per stream, until a message past them comes:
+   * only the messages Docker sends again (its `since` is whole seconds) are skipped by their time.
+   * Compared with the committed position instead, every line of a live stream whose time lay
+   * before the last one committed — the host's clock stepped back (NTP at boot, a VM resumed) —
+   * was dropped as if read already.
+   */
+  private readonly replayFloor: Record<Stream, bigint | null> = { stdout: null, stderr: null };
   /** Positions including what was read but is not yet committed. */
   private readonly seen: Record<Stream, bigint | null> = { stdout: null, stderr: null };
   private held: { entries: NewLogEntry[]; pos: DockerPosition } | null = null;
@@ -397,6 +420,7 @@ class ContainerStream {
       for (const st of ['stdout', 'stderr'] as const) {
         const v = stored[st];
         this.pos[st] = typeof v === 'string' ? dockerTsNanos(v) : null;
+        this.replayFloor[st] = this.pos[st];
       }
     }
   }
@@ -415,7 +439,11 @@ class ContainerStream {
     const req = http.get({ socketPath: this.s.socketPath, path, agent: false }, (res) => {
       if ((res.statusCode ?? 0) >= 300) {
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size < 64 * 1024) chunks.push(c); // what the error says: its beginning is enough
+          size += c.length;
+        });
         res.on('end', () => this.finish(false, `logs of ${this.name}: HTTP ${res.statusCode}: ${errorMessage(Buffer.concat(chunks).toString('utf8'))}`));
         res.on('error', (err) => this.finish(false, `logs of ${this.name}: ${err.message}`));
         return;
@@ -503,10 +531,13 @@ class ContainerStream {
       }
       const st = m.stream;
       const ns = m.ts === null ? null : dockerTsNanos(m.ts);
-      const floor = this.pos[st];
-      if (ns !== null && floor !== null && ns <= floor && this.pending[st] === null) {
-        this.s.counters.lines_skipped++;
-        continue;
+      const floor = this.replayFloor[st];
+      if (ns !== null && floor !== null && this.pending[st] === null) {
+        if (ns <= floor) {
+          this.s.counters.lines_skipped++;
+          continue;
+        }
+        this.replayFloor[st] = null; // past the stored position: what follows is new, whatever its time
       }
       let p = this.pending[st];
       if (p === null) {

@@ -116,6 +116,19 @@ export function hasJournalFiles(dirs: readonly string[]): boolean {
   return false;
 }
 
+/** Milliseconds of a realtime_usec a Date can hold, else null. */
+function usecMs(usec: string): number | null {
+  if (!/^\d{1,19}$/.test(usec)) return null;
+  const ms = Number(BigInt(usec) / 1000n);
+  return ms <= 8.64e15 ? ms : null;
+}
+
+/** A stored realtime_usec as a date, or in words when no date can hold it (a position stored by an older agent). */
+function usecIso(usec: string): string {
+  const ms = usecMs(usec);
+  return ms !== null ? new Date(ms).toISOString() : `a time no date can hold (${JSON.stringify(usec.slice(0, 40))}): from now on`;
+}
+
 function isJournalPosition(v: JsonValue | null): v is JournalPosition {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.cursor === 'string' && typeof v.realtime_usec === 'string';
 }
@@ -256,9 +269,11 @@ export class JournaldSource implements LogSourceRunner {
   private args(): string[] {
     const a = ['--follow', '--output=json', '--no-pager', '--all'];
     if (this.outputFields) a.push(`--output-fields=${JOURNAL_FIELDS.join(',')}`);
-    const stored = this.committed ?? this.storedPosition();
+    // Entries held for the buffer (storage failing) are committed once it stores again: a
+    // journalctl restarted meanwhile starts after them, or they were read (and stored) twice.
+    const stored = this.pending?.pos ?? this.committed ?? this.storedPosition();
     if (stored !== null && this.useCursor) a.push(`--after-cursor=${stored.cursor}`);
-    else if (stored !== null) {
+    else if (stored !== null && usecMs(stored.realtime_usec) !== null) {
       a.push(`--since=@${(BigInt(stored.realtime_usec) / 1_000_000n).toString()}`);
       this.skipUntilUsec = BigInt(stored.realtime_usec);
     } else a.push('--lines=0'); // never seen: from now on (D13)
@@ -372,8 +387,8 @@ export class JournaldSource implements LogSourceRunner {
     if (spawnError === null && usedCursor && code !== 0 && /cursor/i.test(stderr)) {
       this.cursorFallbacks++;
       this.useCursor = false;
-      const p = this.committed ?? this.storedPosition();
-      this.lastError = `stored journal cursor refused (${stderr.split('\n')[0]}); fell back to entries after ${p ? new Date(Number(BigInt(p.realtime_usec) / 1000n)).toISOString() : 'now'}`;
+      const p = this.pending?.pos ?? this.committed ?? this.storedPosition();
+      this.lastError = `stored journal cursor refused (${stderr.split('\n')[0]}); fell back to entries after ${p ? usecIso(p.realtime_usec) : 'now'}`;
       this.log.warn({ source: this.key, cursor_fallbacks: this.cursorFallbacks }, `journald: ${this.lastError}`);
       this.spawnJournal();
       return;
@@ -472,8 +487,10 @@ export class JournaldSource implements LogSourceRunner {
       const cursor = str(o.__CURSOR);
       const rt = str(o.__REALTIME_TIMESTAMP) ?? '0';
       if (this.skipUntilUsec !== null && /^\d+$/.test(rt) && BigInt(rt) <= this.skipUntilUsec) continue;
-      if (cursor !== null) pos = { cursor, realtime_usec: /^\d+$/.test(rt) ? rt : '0' };
       const m = mapJournalEntry(o, nowMs);
+      // The time of the entry as read (a __REALTIME_TIMESTAMP no date can hold is the read time
+      // there): a stored one beyond any date made the fallback of a refused cursor throw.
+      if (cursor !== null) pos = { cursor, realtime_usec: usecMs(rt) !== null ? rt : (BigInt(Date.parse(m.ts)) * 1000n).toString() };
       const pieces = m.message.length > MAX_MESSAGE_CODE_POINTS ? splitCodePoints(m.message, MAX_MESSAGE_CODE_POINTS) : [m.message];
       if (pieces.length > 1) this.split++;
       pieces.forEach((piece, k) => {
