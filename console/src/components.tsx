@@ -40,6 +40,18 @@ export function ConfirmDialog(props: {
   );
 }
 
+/**
+ * Under an enroll command: the token given with --token is visible in ps and kept in the shell's
+ * history on the host; `cortex-server agent issue` says the same (README "Secrets off the command line").
+ */
+export function TokenFileHint() {
+  return (
+    <p class="help">
+      To keep the token out of <code>ps</code> and the shell history on the host, save it to a file (mode 0600) and give <code>--token-file FILE</code> instead of <code>--token TOKEN</code>, or pipe it in with <code>--token -</code>.
+    </p>
+  );
+}
+
 export function ErrorText(props: { error: string | undefined }) {
   if (props.error === undefined) return null;
   return (
@@ -55,9 +67,10 @@ export function ErrorText(props: { error: string | undefined }) {
  * the marks U+200E, U+200F, U+061C) and the zero-width ones (U+200B-U+200D, U+2060, U+FEFF).
  * A host name or label carrying U+202E ("RIGHT-TO-LEFT OVERRIDE") is shown reversed and can pass
  * for another; so these are drawn as their code point, and the text is isolated (<bdi>) so it
- * cannot reorder what stands beside it.
+ * cannot reorder what stands beside it. So are the C0 controls but tab and newline, and DEL, which
+ * a log line may carry (an ANSI colour's ESC, a bell): `agent tail` prints them escaped too.
  */
-const INVISIBLE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
 /** `text` as it reads: each invisible control shown as a marked \uXXXX (see INVISIBLE). */
 export function Visible(props: { text: string }) {

@@ -36,6 +36,40 @@ function clearedText(v: ConfigView): string {
   return `Back to the server default (version ${v.config_version}).`;
 }
 
+/**
+ * What the operator typed and has not saved, kept per host in the tab's sessionStorage with the
+ * version it was based on: a session that ends (signed out in another tab, expired, the admin
+ * token changed), a reload, Back or a click on "← Fleet" no longer throws it away. The host's
+ * page puts it back in the editor, based on the version it was typed against (a save still
+ * carries that If-Match, so a change someone made meanwhile is shown, never overwritten unseen).
+ */
+interface Draft {
+  text: string;
+  etag: string;
+  view: ConfigView;
+}
+
+const draftKey = (hostId: string): string => `cortex.config-draft.${hostId}`;
+
+function readDraft(hostId: string): Draft | undefined {
+  try {
+    const d = JSON.parse(sessionStorage.getItem(draftKey(hostId)) ?? 'null') as Partial<Draft> | null;
+    if (typeof d?.text !== 'string' || typeof d.etag !== 'string' || typeof d.view?.config_version !== 'number') return undefined;
+    return d as Draft;
+  } catch {
+    return undefined; // storage off or junk in it: no draft
+  }
+}
+
+function keepDraft(hostId: string, draft: Draft | undefined): void {
+  try {
+    if (draft === undefined) sessionStorage.removeItem(draftKey(hostId));
+    else sessionStorage.setItem(draftKey(hostId), JSON.stringify(draft));
+  } catch {
+    // storage off or full: the text stays in the editor only, as before
+  }
+}
+
 /** The config stored now, after a save was refused because it changed (412). */
 interface Conflict {
   current: ConfigView;
@@ -58,11 +92,17 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
   const busyRef = useRef(false);
   /** What the editor held before the operator loaded the stored config over it. */
   const [previous, setPrevious] = useState<string | undefined>();
+  /** The version of an unsaved text put back from the tab's storage (Draft), while its notice shows. */
+  const [restored, setRestored] = useState<number | undefined>();
+  /** The text as loaded from the server: the editor holds a draft when its text differs. */
+  const loaded = useRef<string | undefined>();
 
   function show(r: Reply<ConfigView>): void {
+    loaded.current = pretty(r.body);
     setView(r.body);
     setBase(configTag(r));
     setText(pretty(r.body));
+    setRestored(undefined);
   }
 
   /** The version the editor's text is based on, for the checks below too. */
@@ -73,8 +113,33 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
   }
 
   useEffect(() => {
-    request<ConfigView>('GET', path).then(show, (e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
+    request<ConfigView>('GET', path).then((r) => {
+      const draft = readDraft(props.hostId);
+      if (draft === undefined || draft.text === pretty(r.body)) {
+        keepDraft(props.hostId, undefined);
+        show(r);
+        return;
+      }
+      // the unsaved text, based on the version it was typed against; a newer stored one is said at once
+      loaded.current = pretty(draft.view);
+      setView(draft.view);
+      setBase(draft.etag);
+      setText(draft.text);
+      setRestored(draft.view.config_version);
+      if (configTag(r) !== draft.etag) setStale({ current: r.body, etag: configTag(r) });
+    }, (e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
   }, [props.hostId]);
+
+  useEffect(() => {
+    if (view === undefined || etag === undefined || loaded.current === undefined) return;
+    keepDraft(props.hostId, text === loaded.current ? undefined : { text, etag, view });
+  }, [props.hostId, text, etag, view]);
+
+  /** Drops the unsaved text that was put back, and loads the config stored now. */
+  function discardRestored(): void {
+    keepDraft(props.hostId, undefined);
+    request<ConfigView>('GET', path).then(show, (e: unknown) => setError(e instanceof ApiError ? e.message : String(e)));
+  }
 
   // Another operator (another tab, another server) may save meanwhile: the editor checks the
   // stored version when its window regains focus and every STALE_CHECK_MS, and says when it
@@ -152,6 +217,7 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
   /** Loads the stored config into the editor; the operator's text stays on the page. */
   function loadCurrent(c: Conflict): void {
     setPrevious(text);
+    loaded.current = pretty(c.current);
     setView(c.current);
     setBase(c.etag);
     setText(pretty(c.current));
@@ -184,6 +250,12 @@ export function ConfigEditor(props: { hostId: string; revoked: boolean }) {
                   : `Staged: applies after ${view.apply_after}`}{' '}
             (version {view.config_version}). A complete AgentConfig; max_batch_entries at most {view.max_batch_entries_cap}.
           </p>
+          {restored !== undefined && (
+            <div class="notice" role="status">
+              <p>Your unsaved text from before (based on version {restored}) is back in the editor; Save config stores it.</p>
+              <button type="button" onClick={discardRestored}>Discard it and load the stored config</button>
+            </div>
+          )}
           <label for="config-json">AgentConfig (JSON)</label>
           <textarea id="config-json" rows={14} spellcheck={false} value={text} onInput={(e) => { setText((e.currentTarget as HTMLTextAreaElement).value); setSaved(undefined); }} aria-invalid={verdict !== undefined && !verdict.ok} aria-describedby="config-issues" />
           <div id="config-issues" aria-live="polite">

@@ -2,7 +2,7 @@
 // The token lives only in this component's memory: never in the URL, storage or a log.
 import { useState } from 'preact/hooks';
 import { ApiError, post, type IssuedToken } from './api.js';
-import { ErrorText, Visible } from './components.js';
+import { ErrorText, TokenFileHint, Visible } from './components.js';
 
 export function EnrollPage() {
   const [hostname, setHostname] = useState('');
@@ -53,6 +53,7 @@ export function EnrollPage() {
             <strong>The token is shown once.</strong> It is not stored by this page; after you leave it, issue a new one from the host's page if it is lost. On the host, run:
           </p>
           <pre class="command" tabIndex={0} aria-label="Enroll command">{issued.enroll_command}</pre>
+          <TokenFileHint />
           <div class="buttons">
             <button type="button" onClick={() => void copy()}>Copy command</button>
             <span role="status">{copied ? 'Copied.' : ''}</span>

@@ -26,13 +26,60 @@ const COLUMNS: { key: SortKey | undefined; label: string }[] = [
 
 let firstViewMarked = false;
 
+const SORT_KEYS = COLUMNS.flatMap((c) => (c.key === undefined ? [] : [c.key]));
+const defaultOrder = (key: SortKey): 'asc' | 'desc' => (key === 'last_seen' || key === 'accepted_seq' ? 'desc' : 'asc');
+
+/**
+ * What the fleet page shows (filter, state, sort, page), kept in the URL fragment
+ * (#/?q=web-&state=Disconnected&offset=200): Back from a host's page, a reload or a link shows
+ * the same view (before, each of them went back to the first page of all hosts). Never a secret.
+ */
+interface FleetView {
+  q: string;
+  state: ConnectionState | '';
+  sort: SortKey;
+  order: 'asc' | 'desc';
+  offset: number;
+}
+
+/** A fragment the fleet page answers: #/ or #/?… (main.tsx parseRoute). */
+const isFleetHash = (hash: string): boolean => /^#?(\/(\?.*)?)?$/.test(hash);
+
+function viewFromHash(hash: string): FleetView {
+  const at = hash.indexOf('?');
+  const p = new URLSearchParams(at < 0 ? '' : hash.slice(at + 1));
+  const state = p.get('state') ?? '';
+  const sort = (SORT_KEYS as string[]).includes(p.get('sort') ?? '') ? (p.get('sort') as SortKey) : 'hostname';
+  const order = p.get('order');
+  const offset = Number(p.get('offset') ?? '0');
+  return {
+    q: (p.get('q') ?? '').trim().slice(0, 200),
+    state: (STATES as string[]).includes(state) ? (state as ConnectionState) : '',
+    sort,
+    order: order === 'asc' || order === 'desc' ? order : defaultOrder(sort),
+    offset: Number.isSafeInteger(offset) && offset > 0 ? offset - (offset % PAGE) : 0,
+  };
+}
+
+function viewHash(v: FleetView): string {
+  const p = new URLSearchParams();
+  if (v.q !== '') p.set('q', v.q);
+  if (v.state !== '') p.set('state', v.state);
+  if (v.sort !== 'hostname') p.set('sort', v.sort);
+  if (v.order !== defaultOrder(v.sort)) p.set('order', v.order);
+  if (v.offset > 0) p.set('offset', String(v.offset));
+  const text = p.toString();
+  return text === '' ? '#/' : `#/?${text}`;
+}
+
 export function FleetPage() {
-  const [text, setText] = useState('');
-  const [query, setQuery] = useState('');
-  const [state, setState] = useState<ConnectionState | ''>('');
-  const [sort, setSort] = useState<SortKey>('hostname');
-  const [order, setOrder] = useState<'asc' | 'desc'>('asc');
-  const [offset, setOffset] = useState(0);
+  const [initial] = useState(() => viewFromHash(location.hash));
+  const [text, setText] = useState(initial.q);
+  const [query, setQuery] = useState(initial.q);
+  const [state, setState] = useState<ConnectionState | ''>(initial.state);
+  const [sort, setSort] = useState<SortKey>(initial.sort);
+  const [order, setOrder] = useState<'asc' | 'desc'>(initial.order);
+  const [offset, setOffset] = useState(initial.offset);
   const [rows, setRows] = useState<Agent[] | undefined>();
   const [total, setTotal] = useState(0);
   const [summary, setSummary] = useState<FleetSummary | undefined>();
@@ -40,14 +87,37 @@ export function FleetPage() {
   const [now, setNow] = useState(Date.now());
   const generation = useRef(0);
 
-  // Debounce typing into the filter.
+  // Debounce typing into the filter (a new filter starts at its first page).
   useEffect(() => {
     const t = setTimeout(() => {
+      if (text.trim() === query) return;
       setQuery(text.trim());
       setOffset(0);
     }, 200);
     return () => clearTimeout(t);
   }, [text]);
+
+  // The view in the URL (replaced, not pushed: Back leaves the fleet, as before) ...
+  useEffect(() => {
+    const hash = viewHash({ q: query, state, sort, order, offset });
+    if (isFleetHash(location.hash) && location.hash !== hash && !(hash === '#/' && (location.hash === '' || location.hash === '#'))) history.replaceState(history.state, '', hash);
+  }, [query, state, sort, order, offset]);
+
+  // ... and a fleet URL opened while the page shows (the Fleet link, a pasted link) shown.
+  useEffect(() => {
+    const on = (): void => {
+      if (!isFleetHash(location.hash)) return;
+      const v = viewFromHash(location.hash);
+      setText(v.q);
+      setQuery(v.q);
+      setState(v.state);
+      setSort(v.sort);
+      setOrder(v.order);
+      setOffset(v.offset);
+    };
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
 
   useEffect(() => {
     const gen = ++generation.current;
@@ -101,7 +171,7 @@ export function FleetPage() {
     if (sort === key) setOrder(order === 'asc' ? 'desc' : 'asc');
     else {
       setSort(key);
-      setOrder(key === 'last_seen' || key === 'accepted_seq' ? 'desc' : 'asc');
+      setOrder(defaultOrder(key));
     }
     setOffset(0);
   }

@@ -2,7 +2,7 @@
 // config editor, probes and the host actions (each confirmed in a dialog naming the host).
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, type AgentDetail, type IssuedToken } from './api.js';
-import { ConfirmDialog, ErrorText, StateBadge, Visible, visibleText } from './components.js';
+import { ConfirmDialog, ErrorText, StateBadge, TokenFileHint, Visible, visibleText } from './components.js';
 import { ConfigEditor } from './config.js';
 import { LogSearch } from './logsearch.js';
 import { MetricsPanel } from './metrics.js';
@@ -99,6 +99,7 @@ export function HostPage(props: { hostId: string }) {
           <div role="status" class="issued">
             <p>New one-time enrollment token for <Visible text={issued.hostname} />; it is shown only here. Run on the host:</p>
             <pre class="command">{issued.enroll_command}</pre>
+            <TokenFileHint />
           </div>
         )}
       </section>

@@ -2,9 +2,9 @@
 // first, older pages through the cursor.
 import { useState } from 'preact/hooks';
 import { ApiError, get, qs, type LogRow } from './api.js';
-import { ErrorText } from './components.js';
+import { ErrorText, Visible } from './components.js';
 import { SEVERITIES } from './severities.js';
-import { localToIso } from './util.js';
+import { localToIso, plural } from './util.js';
 
 export function LogSearch(props: { hostId: string }) {
   const [from, setFrom] = useState('');
@@ -66,7 +66,7 @@ export function LogSearch(props: { hostId: string }) {
       <ErrorText error={error} />
       {rows !== undefined && (
         <>
-          <p aria-live="polite">{rows.length === 0 ? 'No stored line matches.' : `${rows.length} lines, newest first${cursor !== null ? ' (more below)' : ''}`}</p>
+          <p aria-live="polite">{rows.length === 0 ? 'No stored line matches.' : `${plural(rows.length, 'line')}, newest first${cursor !== null ? ' (more below)' : ''}`}</p>
           {rows.length > 0 && (
             <div class="table-wrap">
               <table class="logs" aria-label="Stored log lines">
@@ -76,7 +76,7 @@ export function LogSearch(props: { hostId: string }) {
                 <tbody>
                   {rows.map((r) => (
                     <tr key={r.seq} class={`sev-${r.severity}`}>
-                      <td class="mono">{r.ts}</td><td class="num">{r.seq}</td><td>{r.severity}</td><td>{r.source}</td><td class="msg">{r.message}</td>
+                      <td class="mono">{r.ts}</td><td class="num">{r.seq}</td><td>{r.severity}</td><td><Visible text={r.source} /></td><td class="msg"><Visible text={r.message} /></td>
                     </tr>
                   ))}
                 </tbody>

@@ -1,7 +1,7 @@
 // The Cortex operator console: a single page served at /ui/ that talks only to /admin/.
 // Routes live in the URL fragment (#/, #/hosts/<id>, #/enroll, #/settings): never a secret.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, onUnauthorized, post, setCsrf, type SessionState } from './api.js';
 import { EnrollPage } from './enroll.js';
 import { FleetPage } from './fleet.js';
@@ -13,7 +13,7 @@ type Route = { page: 'fleet' } | { page: 'host'; id: string } | { page: 'enroll'
 
 function parseRoute(hash: string): Route {
   const h = hash.replace(/^#/, '') || '/';
-  if (h === '/') return { page: 'fleet' };
+  if (h === '/' || h.startsWith('/?')) return { page: 'fleet' }; // its filter, sort and page after the ? (fleet.tsx)
   const host = /^\/hosts\/([0-9a-fA-F-]{36})$/.exec(h);
   if (host !== null) return { page: 'host', id: (host[1] as string).toLowerCase() };
   if (h === '/enroll') return { page: 'enroll' };
@@ -62,9 +62,17 @@ function App() {
     document.title = `${TITLES[route.page]} · Cortex console`;
   }, [route.page]);
 
+  // A new page takes the focus (keyboard and screen-reader users start at its top, not on the
+  // link they left by, or on nothing); the first one leaves it where the browser put it.
+  const firstRoute = useRef(true);
+  useEffect(() => {
+    if (firstRoute.current) firstRoute.current = false;
+    else document.getElementById('main')?.focus();
+  }, [route]);
+
   if (bootError !== undefined) {
     return (
-      <main id="main" class="page">
+      <main id="main" class="page" tabIndex={-1}>
         <h1>Cortex console</h1>
         <p role="alert" class="error">{bootError}</p>
         <button type="button" onClick={() => void boot()}>Try again</button>
@@ -150,3 +158,11 @@ function App() {
 }
 
 render(<App />, document.getElementById('app') as HTMLElement);
+
+// "Skip to content" (index.html) links to #main, which the router read as a page: it showed "Not
+// found" in place of the page, and what it held (a token shown once, a form) was gone. It moves
+// the focus to the page's content instead, and the URL stays.
+document.querySelector('a.skip')?.addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('main')?.focus();
+});

@@ -24,7 +24,7 @@ export function SignIn(props: { mode: 'token' | 'loopback'; onSignedIn(s: Sessio
   }
 
   return (
-    <main id="main" class="page signin">
+    <main id="main" class="page signin" tabIndex={-1}>
       <h1>Sign in to the Cortex console</h1>
       <form onSubmit={(e) => void submit(e)} method="post" action="javascript:void 0" autocomplete="off">
         <label for="admin-token">Admin token</label>

@@ -6,10 +6,24 @@
 // two redraws than the view holds, the page says it is sampling.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { apiUrl, qs, type LogRow } from './api.js';
+import { Visible } from './components.js';
 import { SEVERITIES } from './severities.js';
 import { plural } from './util.js';
 
 const SHOWN = 300;
+/**
+ * The most characters of one message the tail shows: a longer line (a 20,000-character JSON
+ * dump) filled the whole view and pushed every other line out of it. The rest is named with its
+ * length; the stored-log search below shows the line whole.
+ */
+export const LINE_CHARS = 2000;
+
+/** The message as the tail shows it: at most LINE_CHARS characters (a surrogate pair kept whole). */
+function shownMessage(message: string): { text: string; more: number } {
+  if (message.length <= LINE_CHARS) return { text: message, more: 0 };
+  const cut = /[\ud800-\udbff]/.test(message.charAt(LINE_CHARS - 1)) ? LINE_CHARS - 1 : LINE_CHARS;
+  return { text: message.slice(0, cut), more: message.length - cut };
+}
 const FLUSH_MS = 250;
 const SAMPLING_NOTICE_MS = 5000;
 /** A stream the browser gave up on (a non-stream answer: 503, 5xx) is opened again this long after (the server's Retry-After). */
@@ -203,11 +217,15 @@ export function LiveTail(props: { hostId: string }) {
         </p>
       )}
       <ol class="log-lines" ref={list} aria-label="Log lines, newest last" tabIndex={0}>
-        {lines.map((l) => (
-          <li key={l.seq} class={`sev-${l.severity}`}>
-            <time dateTime={l.ts}>{l.ts.slice(11, 23)}</time> <span class="sev">{l.severity}</span> <span class="src">{l.source}</span> <span class="msg">{l.message}</span>
-          </li>
-        ))}
+        {lines.map((l) => {
+          const m = shownMessage(l.message);
+          return (
+            <li key={l.seq} class={`sev-${l.severity}`}>
+              <time dateTime={l.ts}>{l.ts.slice(11, 23)}</time> <span class="sev">{l.severity}</span> <span class="src"><Visible text={l.source} /></span> <span class="msg"><Visible text={m.text} /></span>
+              {m.more > 0 && <span class="more">{` … ${m.more} more characters (seq ${l.seq}: the search below shows the whole line)`}</span>}
+            </li>
+          );
+        })}
       </ol>
     </section>
   );
