@@ -165,12 +165,34 @@ function readmeLicence(dir) {
   return text.length >= 200 ? text : '';
 }
 
+/**
+ * The packages an input of this repository already bundles: generated/dist/validators.js (and
+ * the server's config validator) carry ajv's and ajv-formats' code, bundled by codegen's
+ * esbuild, which names each module it took by its path (`// node_modules/ajv/dist/...` above
+ * it, `"node_modules/ajv-formats/dist/formats.js"(exports)` as its CommonJS wrapper's key).
+ * Their licences are owed as much as those of the packages esbuild bundles here.
+ */
+export function prebundledPackages(file) {
+  if (!/\.[cm]?js$/.test(file) || !existsSync(file)) return [];
+  const text = readFileSync(file, 'utf8');
+  const names = new Set();
+  for (const m of text.matchAll(/^\/\/ (?:\.\.\/)*node_modules\/((?:@[^/\s]+\/)?[^/\s]+)\/\S*$|"(?:\.\.\/)*node_modules\/((?:@[^/"]+\/)?[^/"]+)\/[^"]*"\s*\(/gm)) names.add(m[1] ?? m[2]);
+  return [...names];
+}
+
 /** THIRD-PARTY-NOTICES.txt for the inputs of an esbuild metafile (plus `extra` package folders). Throws when a package ships no licence file. */
 export function notices(metafile, extra, withConsole = false) {
   const packages = new Map();
   for (const input of Object.keys(metafile.inputs)) {
-    const owner = owningPackage(input.replace(/^[a-z-]+:/, ''));
+    const file = input.replace(/^[a-z-]+:/, '');
+    const owner = owningPackage(file);
     if (owner && !packages.has(owner.pkg.name)) packages.set(owner.pkg.name, owner);
+    if (owner) continue;
+    for (const name of prebundledPackages(resolve(ROOT, file))) {
+      const o = owningPackage(join(ROOT, 'node_modules', name, 'package.json'));
+      if (o === null) fail(`${file} bundles ${name}, which is not in node_modules: its licence cannot be collected (npm install, then package again)`);
+      if (!packages.has(o.pkg.name)) packages.set(o.pkg.name, o);
+    }
   }
   for (const dir of extra) {
     const o = owningPackage(join(dir, 'package.json'));
@@ -195,6 +217,8 @@ export function notices(metafile, extra, withConsole = false) {
 const launcher = (name) => `#!/bin/sh
 # ${name} launcher: runs lib/${name}.mjs with Node.js ${NODE_MAJOR} (set CORTEX_NODE to pick one).
 set -e
+# cd below must not consult CDPATH (a relative folder found through it is printed and taken)
+unset CDPATH
 self=$(readlink -f "$0" 2>/dev/null || echo "$0")
 home=$(cd "$(dirname "$self")/.." && pwd)
 # The install folder as invoked (e.g. /opt/${name}, a link to the versioned folder after an
@@ -312,8 +336,10 @@ async function packageOne({ name, entry, unit, workers = [], console: withConsol
   );
 
   const tarball = join(OUT, `${base}.tar.gz`);
-  // reproducible: sorted names, fixed owner and mtime
-  execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-czf', tarball, '-C', join(OUT, 'stage'), base]);
+  // reproducible: sorted names, fixed owner and mtime, and modes that do not depend on the
+  // umask of the build (a umask of 077 made every folder 0700: root unpacks with the modes as
+  // stored, and the service user could not run its own install)
+  execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '--mode=u+rwX,go+rX,go-w', '-czf', tarball, '-C', join(OUT, 'stage'), base]);
   rmSync(stage, { recursive: true, force: true });
   const rel = relative(ROOT, tarball);
   return {
