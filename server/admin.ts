@@ -11,7 +11,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authorizeLive } from './admin/access.js';
 import { agentRoutes } from './admin/agents.routes.js';
 import type { AdminDeps, Route, RouteContext } from './admin/context.js';
-import { ApiError, Query, sendError } from './admin/http.js';
+import { ApiError, DATABASE_LOCKED_RETRY_S, Query, databaseLocked, sendError } from './admin/http.js';
 import { logRoutes } from './admin/logs.routes.js';
 import { operatorRoutes } from './admin/operator.routes.js';
 import { serverRoutes } from './admin/server.routes.js';
@@ -68,6 +68,7 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
   // HEAD is answered wherever GET is (Node sends the headers and drops the body).
   const hit = candidates.find((c) => c.route.method === method) ?? (method === 'HEAD' ? candidates.find((c) => c.route.method === 'GET') : undefined);
   let audited = false;
+  const started = Date.now();
   try {
     if (hit?.route.public !== true) {
       // a console session signed out on any server of the database counts as expired (DECISIONS J14)
@@ -96,10 +97,14 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     } else {
       await run(hit, 'none', undefined); // the handler decides (/admin/session)
     }
-  } catch (error) {
+  } catch (caught) {
+    // Another process holding the SQLite database locked is no internal error: 503, on every route alike.
+    const locked = caught instanceof ApiError ? undefined : databaseLocked(caught, deps.storage.file, Date.now() - started);
+    const error = locked ?? caught;
     if (!(error instanceof ApiError)) throw error;
+    if (locked !== undefined) deps.logger?.warn({ admin: `${method} ${hit?.route.path ?? path}`, err: String(caught) }, 'admin request refused 503: the database is locked by another process');
     if (res.headersSent) res.end();
-    else sendError(res, error);
+    else sendError(res, error, locked !== undefined ? { 'Retry-After': String(DATABASE_LOCKED_RETRY_S) } : {});
     if (hit !== undefined && hit.route.public !== true && CHANGES_STATE.has(method)) logAction(hit, undefined, error.status);
   }
   return true;

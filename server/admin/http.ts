@@ -123,6 +123,36 @@ export function bodyCutShort(): ApiError {
   return new ApiError(400, 400, 'request body cut short: the client closed the connection or the request timed out before the whole body arrived');
 }
 
+/** SQLITE_BUSY… or SQLITE_LOCKED… when `error` (or its cause) is SQLite's lock refused, else undefined. */
+export function sqliteLockCode(error: unknown): string | undefined {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | null | undefined;
+  const code = typeof e?.code === 'string' ? e.code : e?.cause?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) ? code : undefined;
+}
+
+/** Retry-After (seconds) of a request that found the SQLite database locked by another process. */
+export const DATABASE_LOCKED_RETRY_S = 5;
+
+/**
+ * 503 for a request that could not get the SQLite database's lock: another process holds it
+ * (SQLITE_BUSY once busy_timeout ran out, or SQLITE_LOCKED — a sqlite3 shell in BEGIN EXCLUSIVE,
+ * a copy or backup tool with a transaction open), said as the CLI's E_DB_OPEN says it. SQLite
+ * rolled the statement (and its transaction) back. Undefined for any other error. Before, a
+ * route that met it answered 500 "an internal error".
+ */
+export function databaseLocked(error: unknown, file: string | undefined, waitedMs: number): ApiError | undefined {
+  const code = sqliteLockCode(error);
+  if (code === undefined) return undefined;
+  const where = file === undefined ? 'the database' : `the database ${file}`;
+  const find = file === undefined ? '' : ` (fuser -v ${file} ${file}-wal, or lsof ${file})`;
+  return new ApiError(
+    503,
+    503,
+    `${where} is locked by another process (${code}): waited ${Math.round(waitedMs / 100) / 10} s for its lock; nothing was done; try again in a few seconds — if it stays locked, find the process that holds it${find}, such as a sqlite3 shell in a transaction or a copy or backup tool, and end it or let it finish`,
+    { reason: 'database_locked' },
+  );
+}
+
 /** 413 for a body over MAX_BODY_BYTES: nothing of it was read further, nothing was done. */
 export function bodyTooLarge(): ApiError {
   return new ApiError(413, 413, `request body larger than ${MAX_BODY_BYTES} bytes (1 MiB), the most the admin API reads: nothing was done; send a smaller body (an AgentConfig, a probe's arguments are far below it)`);

@@ -5,7 +5,7 @@ import { redactDbUrl } from '../db/open.js';
 import { getSettings } from '../db/settings.repository.js';
 import { ProbeFailure } from '../control/probes.js';
 import type { Route } from './context.js';
-import { ApiError, hostIdParam, invalid, readJson, send } from './http.js';
+import { ApiError, hostIdParam, invalid, readJson, send, sqliteLockCode } from './http.js';
 import { OPENAPI, checkBody } from './schemas.js';
 import { SESSION_TTL_MS, readCookies, sessionCookie, sessionCookieName } from './session.js';
 import { endSession } from '../db/sessions.repository.js';
@@ -86,8 +86,9 @@ export const serverRoutes: Route[] = [
       try {
         for (const s of live) await endSession(ctx.deps.storage.db, s.nonce, new Date(s.expiresAt).toISOString(), now);
       } catch (error) {
-        // the database away or refusing writes: httpHandler's 503 (it counts the outage)
-        if (outageKind(error) !== undefined) throw error;
+        // the database away or refusing writes: httpHandler's 503 (it counts the outage); locked
+        // by another process: handleAdmin's 503, as on every admin route
+        if (outageKind(error) !== undefined || sqliteLockCode(error) !== undefined) throw error;
         ctx.deps.logger?.error({ err: String(error) }, 'console sign-out failed: the database did not record the end of the session');
         throw new ApiError(
           500,
