@@ -20,6 +20,7 @@ import { BufferStorageError } from './buffer/errors.js';
 import { BUFFER_CHECK_USAGE, bufferCheck, bufferUncheckable } from './buffer-check.js';
 import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
+import { AGENT_VERSION } from './handshake.js';
 import { startAgent } from './index.js';
 import { ConfigStore } from './config-store.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
@@ -64,6 +65,7 @@ Commands:
   run      run the agent (long-running)
   status   show the agent's state, sequence numbers, buffer and sources
   buffer check   check buffer.db (integrity and invariants)
+  version, --version   print the versions of this agent, the protocol and Node (--json)
 
 Run "cortex-agent <command> --help" for the options of a command.
 `,
@@ -116,6 +118,11 @@ removed live. The file.tail probe reads only below agent.json's probe_file_tail_
 and listens only at its custom_socket_paths, both empty unless agent.json lists them.
 `,
   buffer: BUFFER_CHECK_USAGE,
+  version: `Usage: cortex-agent --version [--json]   (or: cortex-agent version [--json])
+
+One line: cortex-agent VERSION (protocol VERSION, node VERSION, PLATFORM-ARCH); exit 0.
+  --json   print {"name", "version", "protocol", "node", "platform"} as one JSON object
+`,
   status: `Usage: cortex-agent status --state-dir DIR [--json]
 
 Shows the agent's state (works while "run" is running): state, next_seq, acked_seq,
@@ -997,6 +1004,20 @@ function safeHostId(dir: string): string | null {
   }
 }
 
+/**
+ * `cortex-agent --version` (or `version`): this agent's version, the protocol package it was
+ * built with (@cortex/agent-protocol; its major is the protocol's), Node and the platform. The
+ * package.json is imported only here: no JSON import on the way to `run`.
+ */
+async function cmdVersion(args: string[]): Promise<number> {
+  const p = parseArgs(args, ['json']);
+  if (p.flags.has('help')) return help('version');
+  const { default: protocol } = await import('@cortex/agent-protocol/package.json', { with: { type: 'json' } });
+  const v = { name: 'cortex-agent', version: AGENT_VERSION, protocol: protocol.version, node: process.version, platform: `${process.platform}-${process.arch}` };
+  out(p.flags.has('json') ? JSON.stringify(v) : `${v.name} ${v.version} (protocol ${v.protocol}, node ${v.node}, ${v.platform})`);
+  return 0;
+}
+
 function help(cmd: string): number {
   out(USAGE[cmd] ?? USAGE.main!);
   return 0;
@@ -1004,7 +1025,8 @@ function help(cmd: string): number {
 
 /** Runs one `cortex-agent` command line (argv without node and the script) and resolves with its exit code. */
 export async function main(argv: readonly string[], extensions: CliExtensions = {}): Promise<number> {
-  const [cmd, ...rest] = argv;
+  const [given, ...rest] = argv;
+  const cmd = given === '--version' ? 'version' : given;
   try {
     switch (cmd) {
       case undefined:
@@ -1022,6 +1044,8 @@ export async function main(argv: readonly string[], extensions: CliExtensions = 
         return await cmdStatus(rest);
       case 'buffer':
         return cmdBuffer(rest);
+      case 'version':
+        return await cmdVersion(rest);
       default:
         diag(formatCliError('E_USAGE', `unknown command "${cmd}"`, 'see cortex-agent --help'));
         return 2;

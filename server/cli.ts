@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   probe: async () => (await import('./cli/probe.js')).probeCmd,
   backup: async () => (await import('./backup.js')).backupCommand,
   audit: async () => (await import('./security/commands.js')).auditCmd,
+  version: async () => (await import('./cli/version.js')).versionCmd,
   migrate: async () => async (args: string[]) => {
     const [{ MIGRATE_HELP, migrateCommand }, { parse, out: print }] = await Promise.all([import('./cli-db.js'), import('./cli/common.js')]);
     const { values } = parse(args, { db: { type: 'string' }, json: { type: 'boolean' } }, MIGRATE_HELP);
@@ -43,7 +44,8 @@ const AGENT_COMMANDS: Record<string, () => Promise<Command>> = {
 };
 
 async function main(argv: string[]): Promise<void> {
-  const [cmd, ...rest] = argv;
+  const [given, ...rest] = argv;
+  const cmd = given === '--version' ? 'version' : given;
   if (cmd === undefined || cmd === '--help' || cmd === '-h' || cmd === 'help') {
     out(HELP.main);
     if (cmd === undefined) process.exitCode = 2;

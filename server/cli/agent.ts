@@ -8,7 +8,7 @@ import { queryTime } from '../timestamps.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { printable } from '../../common/printable.js';
 import { HELP, PROG } from './help.js';
-import { HINTS, enrollCommand, runCommand } from './hints.js';
+import { HINTS, enrollCommand, loopbackNote, runCommand } from './hints.js';
 import { REMOTE_OPTIONS, call, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
 
 export async function agentIssue(args: string[]): Promise<void> {
@@ -89,7 +89,8 @@ function printIssued(issued: Issued, json: boolean, group: string | undefined): 
     // The token is the result (stdout), so the complete enroll command with it goes there
     // too; stderr (which may be logged) never carries it.
     const url = issued.agent_url ?? 'ws://SERVER:3100/ws/agent';
-    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\nRun these ${HINTS.where}:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}`);
+    const note = loopbackNote(url);
+    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\nRun these ${HINTS.where}:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}${note === undefined ? '' : `\n${note}`}`);
     err(`The token is shown once and works for one enrollment. To keep it out of ps on the host, save it to a file (mode 0600) and give --token-file FILE instead of --token TOKEN.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
   }
 }

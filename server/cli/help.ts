@@ -31,6 +31,7 @@ Commands:
   probe HOST_ID PROBE --server URL   run a probe on a connected host through the admin API
   backup --to FILE               consistent copy of the SQLite database, safe while serving
   migrate                        bring the database to this version's schema and exit
+  version, --version             print the versions of this server, the protocol and Node
 
 Every agent command and probe works on a database (--db PATH|URL: a SQLite file, or
 postgres://USER@HOST:PORT/DATABASE; default $CORTEX_DB, then ${DEFAULT_DB}; a SQLite file is
@@ -80,6 +81,11 @@ Options:
 SIGHUP (systemctl reload) reads the TLS certificate and key, --admin-token-file and --config
 again: a new admin token takes effect at once; other settings wait for a restart (the log names them).
 The terminal of a foreground serve closing stops it as SIGTERM does.
+`,
+  version: `Usage: ${PROG} --version [--json]   (or: ${PROG} version [--json])
+
+  One line: ${PROG} VERSION (protocol VERSION, node VERSION, PLATFORM-ARCH); exit 0.
+  --json   print {"name", "version", "protocol", "node", "platform"} as one JSON object
 `,
   agent: `Usage: ${PROG} agent <issue|list|tail|revoke|rotate|decommission|config|group|delete|reset-seq|tokens|withdraw> [options]   (--help on each)
 `,

@@ -5,6 +5,7 @@
 // its unit uses.
 import { join, resolve } from 'node:path';
 import { PACKAGED_HOME } from '../packaged.js';
+import { isLoopbackHost } from '../settings.js';
 
 /** How the hints spell the commands, fixed for the process. */
 export const HINTS =
@@ -32,6 +33,23 @@ export function enrollCommand(url: string, hostId = 'HOST_ID', token = 'TOKEN'):
 /** The agent run command line that follows the enrollment. */
 export function runCommand(url: string): string {
   return `${HINTS.agent} run --state-dir ${HINTS.stateDir}${url.startsWith('ws://') ? ' --allow-insecure' : ''}`;
+}
+
+/**
+ * The line after enroll commands whose URL is a loopback address (serve records the address it
+ * listens on, 127.0.0.1 behind a reverse proxy as documented): on the agent's host that is the
+ * agent's own machine. Undefined for any other URL.
+ */
+export function loopbackNote(url: string): string | undefined {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return undefined;
+  }
+  if (!isLoopbackHost(host)) return undefined;
+  const insecure = url.startsWith('ws://') ? ' and drop --allow-insecure' : '';
+  return `The server listens on loopback (${host}): on another host, give --server the URL agents reach it at (e.g. wss://HOST/ws/agent through your reverse proxy)${insecure}.`;
 }
 
 /** The `agent issue` command line for the database `db`. */
