@@ -47,9 +47,25 @@ export function loopbackNote(url: string): string | undefined {
   } catch {
     return undefined;
   }
+  if (host === '0.0.0.0' || host === '::') return unspecifiedNote(host);
   if (!isLoopbackHost(host)) return undefined;
   const insecure = url.startsWith('ws://') ? ' and drop --allow-insecure' : '';
   return `The server listens on loopback (${host}): on another host, give --server the URL agents reach it at (e.g. wss://HOST/ws/agent through your reverse proxy)${insecure}.`;
+}
+
+/** The line after commands whose URL names every address (serve --listen 0.0.0.0:PORT): no host can connect to it as written. */
+function unspecifiedNote(host: string): string {
+  return `The server listens on every address (${host}), which is no address to connect to: give --server this machine's name or IP address as agents reach it (e.g. ws://logs.example.com:PORT/ws/agent).`;
+}
+
+/** unspecifiedNote for the serve banner's URL, or undefined. */
+function bannerNote(url: string): string | undefined {
+  try {
+    const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
+    return host === '0.0.0.0' || host === '::' ? unspecifiedNote(host) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The `agent issue` command line for the database `db`. */
@@ -72,6 +88,7 @@ export function serveBanner(url: string, db: string): string {
     `  2. ${enrollCommand(url)}\n` +
     `  3. ${runCommand(url)}\n` +
     `Run steps 2 and 3 ${HINTS.where}.\n` +
+    (bannerNote(url) === undefined ? '' : `${bannerNote(url)}\n`) +
     `Operator console: ${url.replace(/^ws/, 'http').replace(/\/ws\/agent$/, '/ui/')}\n`
   );
 }

@@ -9,6 +9,7 @@ import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { setSetting } from '../../server/db/settings.repository.js';
 import { makeTempDir } from './helpers.js';
 import { buildServer, cli, serve, type ServeProcess } from './spawn.js';
+import { serveBanner } from '../../server/cli/hints.js';
 
 beforeAll(() => buildServer(), 60_000);
 
@@ -68,6 +69,17 @@ describe('agent issue: a loopback URL is said to be one', () => {
     const tls = cli(['agent', 'issue', '--host', 'h', '--db', await dbWithAgentUrl('wss://127.0.0.1:3100/ws/agent')]);
     expect(tls.code, tls.stderr).toBe(0);
     expect(NOTE.exec(tls.stdout)?.slice(1)).toEqual(['127.0.0.1', undefined]);
+  });
+
+  it('every address (0.0.0.0, ::): no address to connect to, said in agent issue and in the serve banner', async () => {
+    for (const [url, host] of [['ws://0.0.0.0:3100/ws/agent', '0.0.0.0'], ['ws://[::]:3100/ws/agent', '::']] as const) {
+      const r = cli(['agent', 'issue', '--host', 'h', '--db', await dbWithAgentUrl(url)]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(commands(r.stdout)[2]).toBe(`The server listens on every address (${host}), which is no address to connect to: give --server this machine's name or IP address as agents reach it (e.g. ws://logs.example.com:PORT/ws/agent).`);
+      expect(serveBanner(url, '/var/lib/cortex/c.db')).toContain(`The server listens on every address (${host})`);
+    }
+    // the banner of a loopback server (the README's first steps, agent and server on one machine) stays as it was
+    expect(serveBanner('ws://127.0.0.1:3100/ws/agent', '/var/lib/cortex/c.db')).not.toMatch(/listens on/);
   });
 
   it('no note for a URL agents can reach, nor for the placeholder when serve never ran', async () => {
