@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
@@ -17,8 +18,9 @@ import {
   type LogSourceRunner,
   type SourceSink,
 } from '../../../agent/sources/index.js';
+import { MAX_ENGINE_ANSWER_BYTES } from '../../../agent/sources/docker.source.js';
 import { FakeDocker, frame } from './fake-docker.js';
-import { allEntries, messages, openBuffer, sleep, tempDir, waitFor } from './helpers.js';
+import { allEntries, capturingLogger, messages, openBuffer, sleep, tempDir, waitFor } from './helpers.js';
 
 let dir: string;
 let cleanup: () => void;
@@ -414,5 +416,93 @@ describe('docker source (fake Engine API on a unix socket)', () => {
     expect(() => createSource({ kind: 'docker', path: 'a b' }, { buffer })).toThrow(/not a container name/);
     expect(() => createSource({ kind: 'docker', socket: 'docker.sock' }, { buffer })).toThrow(/absolute/);
     expect(() => createSource({ kind: 'docker', filter: '(' }, { buffer })).toThrow(/regular expression/);
+  });
+});
+
+// An engine an operator's host really has: a clock that steps back while a container logs (NTP at
+// boot, a VM resumed), and whatever listens on the socket answering without end (DECISIONS D29).
+
+/** Steps the fake engine's clock (the timestamps of the next messages) by `ns`. */
+function stepClock(ns: bigint): void {
+  (docker as unknown as { clockNs: bigint }).clockNs += ns;
+}
+
+describe('docker: the clock steps back while a container logs', () => {
+  it('lines after the step are read (not taken for lines read before), once each; a restart after them duplicates nothing', async () => {
+    await docker.listen();
+    const id = docker.add('web');
+    docker.log(id, 'a1\n');
+    docker.log(id, 'a2\n');
+    const r = start({ path: 'web' });
+    await waitFor(() => messages(buffer).length === 2, 10_000, 'a1, a2');
+    stepClock(-5_000_000_000n); // 5 s back
+    docker.log(id, 'b1\n');
+    docker.log(id, 'b2\n', 2);
+    docker.log(id, 'b3\n');
+    await docker.flushed();
+    await waitFor(() => messages(buffer).includes('b3'), 5000, 'b3');
+    expect(messages(buffer)).toEqual(['a1', 'a2', 'b1', 'b2', 'b3']);
+    expect(r.status().lines_skipped).toBe(0);
+
+    // the agent restarts: what it read is skipped once by time (Docker's `since` is whole seconds)
+    await r.stop();
+    runners.splice(0);
+    stepClock(10_000_000_000n);
+    docker.log(id, 'c1\n');
+    const r2 = start({ path: 'web' });
+    await waitFor(() => messages(buffer).includes('c1'), 5000, 'c1');
+    await docker.flushed();
+    docker.log(id, 'c2\n');
+    await waitFor(() => messages(buffer).includes('c2'), 5000, 'c2');
+    expect(messages(buffer)).toEqual(['a1', 'a2', 'b1', 'b2', 'b3', 'c1', 'c2']);
+    expect(r2.status().lines_skipped).toBeGreaterThan(0);
+  });
+});
+
+describe('docker: whatever listens on the socket answers without end', () => {
+  it('an answer over MAX_ENGINE_ANSWER_BYTES is an error in status and the log, retried; memory stays bounded', async () => {
+    const sock = join(dir, 'endless.sock');
+    if (existsSync(sock)) unlinkSync(sock);
+    let listRequests = 0;
+    let sent = 0;
+    const chunk = Buffer.alloc(1 << 20, 0x20);
+    const server = http.createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      if (req.url?.startsWith('/events')) {
+        res.flushHeaders();
+        return; // an events stream that stays open
+      }
+      listRequests++;
+      res.write('[');
+      const more = (): void => {
+        while (!res.destroyed && sent < 12 * MAX_ENGINE_ANSWER_BYTES) {
+          sent += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', more);
+            return;
+          }
+        }
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => server.listen(sock, resolve));
+    try {
+      const { logged, logger } = capturingLogger();
+      const r = createSource({ kind: 'docker', socket: sock }, { buffer, logger, restartMinMs: 50, restartMaxMs: 100 }) as DockerSource;
+      runners.push(r);
+      const rss0 = process.memoryUsage().rss;
+      r.start();
+      await waitFor(() => r.status().state === 'error', 30_000, 'error in status');
+      expect(r.status().last_error).toContain(`GET /containers/json?all=1: the answer is larger than ${MAX_ENGINE_ANSWER_BYTES} bytes (is a Docker Engine listening at ${sock}?)`);
+      expect(logged.some((l) => l.level === 'error' && l.msg.includes('the answer is larger than'))).toBe(true);
+      expect(sent).toBeLessThan(10 * MAX_ENGINE_ANSWER_BYTES); // not read on to the end
+      expect(process.memoryUsage().rss - rss0).toBeLessThan(8 * MAX_ENGINE_ANSWER_BYTES);
+      await waitFor(() => listRequests >= 2, 10_000, 'retried');
+      await r.stop();
+      runners.splice(0);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

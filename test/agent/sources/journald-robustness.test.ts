@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
-import { BasicSourceManager, createSource, sinkFromBuffer, type JournaldSource, type LogSourceRunner, type SourceFactory } from '../../../agent/sources/index.js';
+import { BufferStorageError } from '../../../agent/buffer/errors.js';
+import { BasicSourceManager, createSource, sinkFromBuffer, type JournaldSource, type LogSourceRunner, type SourceFactory, type SourceSink } from '../../../agent/sources/index.js';
 import { STABLE_RUN_MS } from '../../../agent/sources/journald.source.js';
 import { sourceLines } from '../../../agent/cli-main.js';
 import { alive, allEntries, capturingLogger, messages, openBuffer, tempDir, waitFor } from './helpers.js';
@@ -167,5 +168,70 @@ describe('journald: restart backoff (fix item 6)', () => {
     const errors = logged.filter((l) => l.level === 'error');
     expect(errors.map((l) => l.obj.retry_ms)).toEqual([20, 40, 80, 20]);
     expect(errors[3]!.msg).toBe('journald source: journalctl exited with SIGKILL; restarting in 20 ms');
+  });
+});
+
+// Timestamps no date can hold meeting a refused cursor, journalctl ending while entries wait for
+// the buffer (DECISIONS D29).
+
+describe('journald: a journalctl that ends while entries wait for the buffer', () => {
+  it('starts the next journalctl after the held entries: each stored once, none lost', async () => {
+    let failing = false;
+    const base = sinkFromBuffer(buffer);
+    const sink: SourceSink = {
+      ...base,
+      append: (e, p) => {
+        if (failing) throw new BufferStorageError('disk_full', 'append', 'buffer.db', 'SQLITE_FULL');
+        return base.append(e, p);
+      },
+    };
+    const r = start({ sink, buffer: undefined, retryMinMs: 50, retryMaxMs: 50, restartMinMs: 30, restartMaxMs: 60 });
+    await waitFor(() => calls().length === 1, 10_000, 'journalctl started');
+    appendFileSync(journal, entry(1) + '\n');
+    await waitFor(() => messages(buffer).length === 1, 10_000, 'entry 1');
+    failing = true;
+    appendFileSync(journal, entry(2) + '\n' + entry(3) + '\n');
+    await waitFor(() => r.status().state === 'retrying', 10_000, 'retrying');
+    process.kill(pids()[0]!, 'SIGKILL'); // journalctl ends (OOM killer, journald restarted, …)
+    await waitFor(() => calls().length === 2, 10_000, 'journalctl restarted');
+    expect(calls()[1]).toContain('--after-cursor=s=m;i=3');
+    failing = false;
+    appendFileSync(journal, entry(4) + '\n');
+    await waitFor(() => messages(buffer).includes('entry 4'), 10_000, 'entry 4');
+    expect(messages(buffer)).toEqual(['entry 1', 'entry 2', 'entry 3', 'entry 4']);
+    expect(r.status()).toMatchObject({ position: { cursor: 's=m;i=4' }, last_error: null });
+  });
+});
+
+describe('journald: a refused cursor whose entry has a timestamp no date can hold', () => {
+  it('falls back without a crash: the stored time is the read time, and a legacy stored one is said in words', async () => {
+    const now = Date.parse('2024-06-15T12:00:00Z');
+    const { logged, logger } = capturingLogger();
+    const r = start({ logger, clock: () => now, restartMinMs: 30, restartMaxMs: 60 });
+    await waitFor(() => calls().length === 1, 10_000, 'journalctl started');
+    appendFileSync(journal, JSON.stringify({ __CURSOR: 's=t;i=1', __REALTIME_TIMESTAMP: '9'.repeat(30), MESSAGE: 'far future' }) + '\n');
+    await waitFor(() => messages(buffer).length === 1, 10_000, 'entry');
+    expect(r.status().position).toEqual({ cursor: 's=t;i=1', realtime_usec: `${now}000` });
+    await r.stop();
+    runners.splice(0);
+
+    process.env.FAKE_JOURNAL_BAD_CURSORS = 's=t;i=1';
+    appendFileSync(journal, entry(0, 'before the stored time') + '\n' + JSON.stringify({ __CURSOR: 's=t;i=2', __REALTIME_TIMESTAMP: `${now + 1000}000`, MESSAGE: 'after' }) + '\n');
+    const r2 = start({ logger, clock: () => now, restartMinMs: 30, restartMaxMs: 60 });
+    await waitFor(() => messages(buffer).includes('after'), 10_000, 'read after the fallback');
+    expect(calls()[2]).toContain(`--since=@${now / 1000}`);
+    // (the far-future entry itself is met again by --since: its time is after any)
+    expect(messages(buffer)).not.toContain('before the stored time');
+    expect(r2.status()).toMatchObject({ cursor_fallbacks: 1 });
+    await r2.stop();
+    runners.splice(0);
+
+    // A position an older agent stored with that timestamp as it was.
+    buffer.append([], { source: 'journald', position: { cursor: 's=t;i=1', realtime_usec: '9'.repeat(30) } });
+    const r3 = start({ logger, clock: () => now, restartMinMs: 30, restartMaxMs: 60 });
+    await waitFor(() => r3.status().cursor_fallbacks === 1 && calls().length === 5, 10_000, 'fallback of the legacy position');
+    expect(calls()[4]).toContain('--lines=0');
+    expect(r3.status().last_error).toContain('fell back to entries after a time no date can hold ("999999999999999999999999999999"): from now on');
+    expect(logged.filter((l) => l.msg.includes('stored journal cursor refused'))).toHaveLength(2);
   });
 });
