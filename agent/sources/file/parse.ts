@@ -7,7 +7,7 @@
 import { LIMITS } from '@cortex/agent-protocol';
 import type { BufferEntry, LogSource } from '../../buffer/entry.js';
 import { lineEntry, parsedLineEntry } from '../entry.js';
-import { METADATA_DROPPED, entryJsonContext, isoFromEpoch, rfc5424EntryJson, type EntryJsonContext } from '../syslog-parse.js';
+import { METADATA_DROPPED, entryJsonContext, rfc5424EntryJson, type EntryJsonContext } from '../syslog-parse.js';
 import { entryBytesContext, rfc5424EntryBytes, type EntryBytesContext } from './rfc5424-bytes.js';
 import { scanLines, type ScannedChunk, type SplitMark } from '../text.js';
 
@@ -53,12 +53,11 @@ export function parseChunk(buf: Buffer, n: number, final: boolean, part: number,
   const filter = o.filter;
   const { ctx, bytes } = jsonContext(o.source, o.labels);
   // A printable-ASCII RFC 5424 line as JSON text from its bytes, before any string of it is made (DECISIONS P19)
-  const iso = isoFromEpoch(nowMs);
   const take =
     bytes === null || filter !== null
       ? undefined
       : (a: number, end: number): boolean => {
-          const j = rfc5424EntryBytes(buf, a, end, iso, bytes);
+          const j = rfc5424EntryBytes(buf, a, end, nowIso, bytes);
           if (j === null) return false;
           entries.push(j);
           return true;
