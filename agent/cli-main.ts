@@ -21,6 +21,7 @@ import { BUFFER_CHECK_USAGE, bufferCheck, bufferUncheckable } from './buffer-che
 import { readRecovery } from './buffer/heal.js';
 import { EnrollError, enroll } from './enroll.js';
 import { AGENT_VERSION } from './handshake.js';
+import { versionText } from '../common/version.js';
 import { startAgent } from './index.js';
 import { ConfigStore } from './config-store.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
@@ -1013,8 +1014,7 @@ async function cmdVersion(args: string[]): Promise<number> {
   const p = parseArgs(args, ['json']);
   if (p.flags.has('help')) return help('version');
   const { default: protocol } = await import('@cortex/agent-protocol/package.json', { with: { type: 'json' } });
-  const v = { name: 'cortex-agent', version: AGENT_VERSION, protocol: protocol.version, node: process.version, platform: `${process.platform}-${process.arch}` };
-  out(p.flags.has('json') ? JSON.stringify(v) : `${v.name} ${v.version} (protocol ${v.protocol}, node ${v.node}, ${v.platform})`);
+  out(versionText('cortex-agent', AGENT_VERSION, protocol.version, p.flags.has('json')));
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // `cortex-server --version` (or `version`): this server's version, the protocol package it
 // was built with (@cortex/agent-protocol; its major is the protocol's), Node and the platform.
 // One line, or one JSON object with --json. Exit 0.
+import { versionText } from '../../common/version.js';
 import { out, parse } from './common.js';
 import { HELP, PROG } from './help.js';
 
@@ -10,6 +11,5 @@ export async function versionCmd(args: string[]): Promise<void> {
     import('../server.js'),
     import('@cortex/agent-protocol/package.json', { with: { type: 'json' } }),
   ]);
-  const v = { name: PROG, version: SERVER_VERSION, protocol: protocol.version, node: process.version, platform: `${process.platform}-${process.arch}` };
-  out(values.json ? JSON.stringify(v) : `${v.name} ${v.version} (protocol ${v.protocol}, node ${v.node}, ${v.platform})`);
+  out(versionText(PROG, SERVER_VERSION, protocol.version, values.json === true));
 }
