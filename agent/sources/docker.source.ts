@@ -18,6 +18,7 @@
 // buffer pauses the HTTP response (TCP back-pressure up to the engine) — nothing is
 // dropped.
 
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { currentUserName } from '../../common/process.js';
 import { TextDecoder } from 'node:util';
@@ -103,8 +104,6 @@ export interface DockerMessage {
   complete: boolean;
 }
 
-const EMPTY = Buffer.alloc(0);
-
 /** The end (index after the space) of a timestamp prefix at `p`, or -1. */
 function tsPrefixEnd(buf: Buffer, p: number, end: number): number {
   const lim = Math.min(end, p + 41);
@@ -123,17 +122,30 @@ function tsPrefixEnd(buf: Buffer, p: number, end: number): number {
  * follow each other without framing; a message ends at its newline or after exactly
  * 16384 content bytes not followed by a newline (then it is partial and the next
  * message's timestamp follows).
+ *
+ * The bytes received are kept as the reads they came in and joined once there is something
+ * to decode (a whole frame; a raw message's newline or its 16384th byte): a frame of 1 MiB
+ * arriving in a thousand reads was copied whole at each of them (hundreds of MB for one frame).
+ * Each byte is now copied about once, whatever the reads (DECISIONS D29's leftover).
  */
 export class DockerStreamDecoder {
-  private buf: Buffer = EMPTY;
+  /** Bytes received and not decoded yet, in the order they came; `queued` of them in all. */
+  private chunks: Buffer[] = [];
+  private queued = 0;
+  /** Multiplexed: header and payload length of the frame whose header is queued (-1: its header is not read yet). */
+  private frameBytes = -1;
+  /** Raw: the queued bytes may hold a newline (set by a read that holds one; worked out again after decoding). */
+  private queuedNewline = false;
   private raw: boolean;
-  /** Raw mode: a message's timestamp was read and its content starts at buf[0]. */
+  /** Raw mode: a message's timestamp was read and its content starts at the first queued byte. */
   private inMessage = false;
   private ts: string | null = null;
   /** Set when a multiplexed stream turned out not to be (bad header): decoded as raw from there. */
   corrupt = false;
   /** Why `corrupt` was set: the header's bytes, in words. */
   corruptReason: string | null = null;
+  /** Set by end() when the body ended inside a frame: how much of it came, in words (null: it ended between frames). */
+  cutShort: string | null = null;
 
   constructor(tty: boolean) {
     this.raw = tty;
@@ -141,42 +153,106 @@ export class DockerStreamDecoder {
 
   push(chunk: Buffer): DockerMessage[] {
     const out: DockerMessage[] = [];
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    if (chunk.length > 0) {
+      this.chunks.push(chunk);
+      this.queued += chunk.length;
+      if (this.raw && !this.queuedNewline) this.queuedNewline = chunk.includes(10);
+    }
     if (!this.raw) this.frames(out);
     if (this.raw) this.rawMessages(out, false);
     return out;
   }
 
-  /** The body ended: a raw message without its newline is returned (incomplete); an incomplete frame is dropped. */
+  /**
+   * The body ended: a raw message without its newline is returned (incomplete); an incomplete
+   * frame is dropped and said in `cutShort` (Docker ends a stream between frames: a body that
+   * ends inside one was cut short).
+   */
   end(): DockerMessage[] {
     const out: DockerMessage[] = [];
+    this.cutShort = null;
     if (this.raw) this.rawMessages(out, true);
-    this.buf = EMPTY;
+    else if (this.queued > 0) {
+      this.cutShort =
+        this.frameBytes < 0
+          ? `${this.queued} of the 8 bytes of a frame header came`
+          : `${this.queued} of the ${this.frameBytes} bytes of a frame came`;
+    }
+    this.chunks = [];
+    this.queued = 0;
+    this.frameBytes = -1;
+    this.queuedNewline = false;
     return out;
   }
 
-  private frames(out: DockerMessage[]): void {
-    const b = this.buf;
-    let p = 0;
-    while (b.length - p >= 8) {
-      const type = b[p]!;
-      const size = b.readUInt32BE(p + 4);
-      if (type > 3 || b[p + 1] !== 0 || b[p + 2] !== 0 || b[p + 3] !== 0 || size > MAX_FRAME_BYTES) {
-        // Not a multiplexed stream after all (a TTY container whose Config we misread): raw from here.
-        this.corrupt = true;
-        this.corruptReason =
-          size > MAX_FRAME_BYTES && type <= 3
-            ? `a frame header declares ${size} bytes (Docker's frames hold at most 16 KiB)`
-            : `bytes ${b.subarray(p, p + 8).toString('hex')} are not a frame header`;
-        this.raw = true;
-        this.buf = b.subarray(p);
-        return;
-      }
-      if (b.length - p - 8 < size) break;
-      this.frame(type === 2 ? 'stderr' : type === 3 ? 'system' : 'stdout', b.subarray(p + 8, p + 8 + size), out);
-      p += 8 + size;
+  /** The first `n` queued bytes (n ≤ queued), left queued: a view when one read holds them. */
+  private peek(n: number): Buffer {
+    if (this.chunks[0]!.length >= n) return this.chunks[0]!.subarray(0, n);
+    const parts: Buffer[] = [];
+    let got = 0;
+    for (const c of this.chunks) {
+      if (got >= n) break;
+      parts.push(c);
+      got += c.length;
     }
-    this.buf = p === b.length ? EMPTY : Buffer.from(b.subarray(p));
+    return Buffer.concat(parts, n);
+  }
+
+  /** The first `n` queued bytes (n ≤ queued), taken off the queue: a view when one read holds them, else joined once. */
+  private take(n: number): Buffer {
+    const first = this.chunks[0]!;
+    this.queued -= n;
+    if (first.length >= n) {
+      if (first.length === n) this.chunks.shift();
+      else this.chunks[0] = first.subarray(n);
+      return first.subarray(0, n);
+    }
+    const parts: Buffer[] = [];
+    let got = 0;
+    let used = 0;
+    while (got < n) {
+      const c = this.chunks[used]!;
+      const want = n - got;
+      if (c.length <= want) {
+        parts.push(c);
+        got += c.length;
+        used++;
+      } else {
+        parts.push(c.subarray(0, want));
+        this.chunks[used] = c.subarray(want);
+        got = n;
+      }
+    }
+    this.chunks.splice(0, used);
+    return Buffer.concat(parts, n);
+  }
+
+  private frames(out: DockerMessage[]): void {
+    for (;;) {
+      if (this.frameBytes < 0) {
+        if (this.queued < 8) return;
+        const h = this.peek(8);
+        const type = h[0]!;
+        const size = h.readUInt32BE(4);
+        if (type > 3 || h[1] !== 0 || h[2] !== 0 || h[3] !== 0 || size > MAX_FRAME_BYTES) {
+          // Not a multiplexed stream after all (a TTY container whose Config we misread): raw from here.
+          this.corrupt = true;
+          this.corruptReason =
+            size > MAX_FRAME_BYTES && type <= 3
+              ? `a frame header declares ${size} bytes (Docker's frames hold at most 16 KiB)`
+              : `bytes ${h.toString('hex')} are not a frame header`;
+          this.raw = true;
+          this.queuedNewline = true; // not looked at yet: the raw decoder looks
+          return;
+        }
+        this.frameBytes = 8 + size;
+      }
+      if (this.queued < this.frameBytes) return;
+      const f = this.take(this.frameBytes);
+      this.frameBytes = -1;
+      const type = f[0]!;
+      this.frame(type === 2 ? 'stderr' : type === 3 ? 'system' : 'stdout', f.subarray(8), out);
+    }
   }
 
   private frame(stream: DockerMessage['stream'], payload: Buffer, out: DockerMessage[]): void {
@@ -199,12 +275,19 @@ export class DockerStreamDecoder {
   }
 
   private rawMessages(out: DockerMessage[], final: boolean): void {
-    const b = this.buf;
+    // Nothing can be decoded before a newline, more than a message's 16384 content bytes, or the end.
+    if (this.queued === 0 || (!final && !this.queuedNewline && this.queued <= DOCKER_PARTIAL_BYTES)) return;
+    const b = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.queued);
     let p = 0;
+    /** Stopped before a timestamp prefix that may still be arriving (fewer than 41 bytes, no space). */
+    let waitingForPrefix = false;
     while (p < b.length) {
       if (!this.inMessage) {
         const after = tsPrefixEnd(b, p, b.length);
-        if (after < 0 && b.length - p < 41 && !final && b.indexOf(32, p) < 0) break; // the prefix may still be arriving
+        if (after < 0 && b.length - p < 41 && !final && b.indexOf(32, p) < 0) {
+          waitingForPrefix = true;
+          break;
+        }
         if (after >= 0) {
           this.ts = b.toString('latin1', p, after - 1);
           p = after;
@@ -214,26 +297,30 @@ export class DockerStreamDecoder {
       const limit = p + DOCKER_PARTIAL_BYTES;
       const nl = b.subarray(p, Math.min(b.length, limit + 1)).indexOf(10);
       if (nl >= 0) {
-        out.push({ stream: 'stdout', ts: this.ts, content: Buffer.from(b.subarray(p, p + nl)), complete: true });
+        out.push({ stream: 'stdout', ts: this.ts, content: b.subarray(p, p + nl), complete: true });
         p += nl + 1;
         this.inMessage = false;
         continue;
       }
       if (b.length > limit) {
         // 16384 content bytes and the next byte is not a newline: a partial message.
-        out.push({ stream: 'stdout', ts: this.ts, content: Buffer.from(b.subarray(p, limit)), complete: false });
+        out.push({ stream: 'stdout', ts: this.ts, content: b.subarray(p, limit), complete: false });
         p = limit;
         this.inMessage = false;
         continue;
       }
       if (final) {
-        out.push({ stream: 'stdout', ts: this.ts, content: Buffer.from(b.subarray(p)), complete: false });
+        out.push({ stream: 'stdout', ts: this.ts, content: b.subarray(p), complete: false });
         p = b.length;
         this.inMessage = false;
       }
       break;
     }
-    this.buf = p >= b.length ? EMPTY : Buffer.from(b.subarray(p));
+    const rest = b.subarray(p);
+    this.chunks = rest.length > 0 ? [rest] : [];
+    this.queued = rest.length;
+    // What is left of a message was searched for a newline (none); only before its prefix may one wait.
+    this.queuedNewline = waitingForPrefix && rest.includes(10);
   }
 }
 
@@ -265,11 +352,11 @@ function jsonKind(v: unknown): string {
  * used unchecked, a `null` from the engine (or whatever listens on its socket) threw a
  * TypeError that ended the agent (fix session, item 1).
  */
-function engineRequest(socketPath: string, path: string, shape: 'object'): Promise<Record<string, unknown>>;
-function engineRequest(socketPath: string, path: string, shape: 'list'): Promise<unknown[]>;
-function engineRequest(socketPath: string, path: string, shape: 'object' | 'list'): Promise<unknown> {
+function engineRequest(socketPath: string, path: string, shape: 'object', timeoutMs: number): Promise<Record<string, unknown>>;
+function engineRequest(socketPath: string, path: string, shape: 'list', timeoutMs: number): Promise<unknown[]>;
+function engineRequest(socketPath: string, path: string, shape: 'object' | 'list', timeoutMs: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = http.get({ socketPath, path, agent: false, timeout: REQUEST_TIMEOUT_MS, headers: { Accept: 'application/json' } }, (res) => {
+    const req = http.get({ socketPath, path, agent: false, timeout: timeoutMs, headers: { Accept: 'application/json' } }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -299,7 +386,7 @@ function engineRequest(socketPath: string, path: string, shape: 'object' | 'list
         else reject(new EngineError(`GET ${path}: the answer is ${jsonKind(v)}, not a JSON ${shape}`, res.statusCode ?? null, true));
       });
     });
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)));
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer within ${timeoutMs} ms`)));
     req.on('error', reject);
   });
 }
@@ -490,13 +577,23 @@ class ContainerStream {
     if (this.finished) return;
     this.finished = true;
     if (this.closed) return;
+    let last: DockerMessage[] = [];
+    if (clean && error === null) {
+      last = this.decoder.end();
+      // Docker ends a logs stream between frames: one that ends inside a frame was cut short
+      // (whatever answers on the socket, a proxy): an error, and that frame is read again.
+      if (this.decoder.cutShort !== null) {
+        clean = false;
+        error = `logs of ${this.name}: the stream ended inside a frame (${this.decoder.cutShort}): cut short; read again from the last position stored`;
+      }
+    }
     if (error !== null) {
       this.lastError = error;
       this.endError = error;
     }
     // The container stopped: a partial last line will never get its newline. (A stream
     // cut by an error keeps it pending: the position excludes it and it is read again.)
-    if (clean) this.process(this.decoder.end(), true);
+    if (clean) this.process(last, true);
     this.endedClean = clean && error === null;
     this.maybeEnded();
   }
@@ -700,6 +797,8 @@ export class DockerSource implements LogSourceRunner {
   private readonly shared: Shared;
   private readonly restartMinMs: number;
   private readonly restartMaxMs: number;
+  /** How long the engine may take to begin an answer (REQUEST_TIMEOUT_MS; deps.dockerAnswerTimeoutMs). */
+  private readonly answerTimeoutMs: number;
 
   private readonly streams = new Map<string, ContainerStream>();
   /** Containers whose logs stream ended and that were started again meanwhile. */
@@ -747,6 +846,7 @@ export class DockerSource implements LogSourceRunner {
     if (sink === null) throw new SourceConfigError('docker source needs deps.sink or deps.buffer');
     this.restartMinMs = deps.restartMinMs ?? 1000;
     this.restartMaxMs = deps.restartMaxMs ?? 30_000;
+    this.answerTimeoutMs = deps.dockerAnswerTimeoutMs ?? REQUEST_TIMEOUT_MS;
     this.shared = {
       sink,
       log: deps.logger ?? silentLogger,
@@ -834,28 +934,46 @@ export class DockerSource implements LogSourceRunner {
     const gen = ++this.generation;
     const filters = encodeURIComponent(JSON.stringify({ type: ['container'], event: ['start', 'die', 'destroy'] }));
     // Events first, then the list: a container started in between is in one or the other.
+    // Until its answer begins (then it may rightly say nothing for hours): whatever accepts
+    // connections on the socket and never answers (another program's socket) left the source
+    // `idle` with no error, for good.
+    const noAnswer = setTimeout(() => req.destroy(new Error(`GET /events: no answer within ${this.answerTimeoutMs} ms`)), this.answerTimeoutMs);
+    noAnswer.unref?.();
     const req = http.get({ socketPath: this.socketPath, path: `/events?filters=${filters}`, agent: false }, (res) => {
+      clearTimeout(noAnswer);
       if ((res.statusCode ?? 0) >= 300) {
         res.resume();
         this.engineDown(gen, `GET /events: HTTP ${res.statusCode}`);
         return;
       }
       res.setEncoding('utf8');
-      let partial = '';
+      // The line still arriving, in pieces joined once its newline comes: only each new piece is
+      // looked at. Joined and split again at every read, a long line sent in small pieces cost
+      // time quadratic in its length — a minute of the agent's event loop for 1 MiB in 64-byte
+      // HTTP chunks from whatever listens on a wrong `socket`.
+      let pieces: string[] = [];
+      let pieceChars = 0;
       let skipping = false;
       res.on('data', (s: string) => {
-        const text = partial + s;
-        const lines = text.split('\n');
-        partial = lines.pop() ?? '';
-        if (skipping && lines.length > 0) {
-          lines.shift(); // the rest of a line too long to be an event
-          skipping = false;
+        let from = 0;
+        for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', from)) {
+          if (skipping) skipping = false; // the rest of a line too long to be an event
+          else {
+            const l = pieces.length === 0 ? s.slice(from, nl) : pieces.join('') + s.slice(from, nl);
+            if (l.trim() !== '') this.onEvent(gen, l);
+          }
+          pieces = [];
+          pieceChars = 0;
+          from = nl + 1;
         }
-        for (const l of lines) if (l.trim() !== '') this.onEvent(gen, l);
-        if (partial.length > MAX_EVENT_CHARS) {
+        if (from >= s.length || skipping) return;
+        pieces.push(from === 0 ? s : s.slice(from));
+        pieceChars += s.length - from;
+        if (pieceChars > MAX_EVENT_CHARS) {
           // An event is a few hundred bytes: a "line" without end is not one (memory stays bounded).
-          if (!skipping) this.malformedEvent(partial, `over ${MAX_EVENT_CHARS} characters`);
-          partial = '';
+          this.malformedEvent(pieces.join(''), `over ${MAX_EVENT_CHARS} characters`);
+          pieces = [];
+          pieceChars = 0;
           skipping = true;
         }
       });
@@ -864,14 +982,17 @@ export class DockerSource implements LogSourceRunner {
       res.on('close', () => this.engineDown(gen, 'the events stream was cut'));
       void this.list(gen);
     });
-    req.on('error', (err) => this.engineDown(gen, err.message));
+    req.on('error', (err) => {
+      clearTimeout(noAnswer);
+      this.engineDown(gen, err.message);
+    });
     this.events = req;
   }
 
   private async list(gen: number): Promise<void> {
     let list: unknown[];
     try {
-      list = await engineRequest(this.socketPath, '/containers/json?all=1', 'list');
+      list = await engineRequest(this.socketPath, '/containers/json?all=1', 'list', this.answerTimeoutMs);
     } catch (err) {
       this.engineDown(gen, (err as Error).message);
       return;
@@ -1006,7 +1127,7 @@ export class DockerSource implements LogSourceRunner {
     let info: Record<string, unknown>;
     const path = `/containers/${encodeURIComponent(id)}/json`;
     try {
-      info = await engineRequest(this.socketPath, path, 'object');
+      info = await engineRequest(this.socketPath, path, 'object', this.answerTimeoutMs);
     } catch (err) {
       if (err instanceof EngineError && err.statusCode === 404) return; // removed meanwhile
       this.engineDown(gen, (err as Error).message);
@@ -1087,7 +1208,7 @@ export class DockerSource implements LogSourceRunner {
       this.timers.delete(t);
       retry.timer = null;
       if (this.stopped || gen !== this.generation) return;
-      void engineRequest(this.socketPath, path, 'object').then(
+      void engineRequest(this.socketPath, path, 'object', this.answerTimeoutMs).then(
         (info) => {
           if (this.stopped || gen !== this.generation) return;
           if (!isObject(info.State) || typeof info.State.Running !== 'boolean') {
@@ -1187,8 +1308,34 @@ export function engineHint(socketPath: string, message: string): string {
     const user = currentUserName();
     return ` — the agent runs as ${user}, who may not use the Docker socket: add it to the docker group (usermod -aG docker ${user}, then restart the agent), or give the source a socket it may use`;
   }
+  // `socket` names something that is not a socket (any path is accepted): say what it is and what to set.
+  const setIt = `set the source's \`socket\` to the Docker Engine's unix socket (the default is ${DEFAULT_DOCKER_SOCKET})`;
+  if (/ECONNREFUSED|ENOTSOCK|ENOTDIR|EPROTOTYPE/.test(message)) {
+    const what = notASocket(socketPath);
+    if (what !== null) return ` — ${socketPath} is ${what}, not a socket: ${setIt}`;
+    if (/EPROTOTYPE/.test(message)) return ` — ${socketPath} is a datagram socket, not the Docker Engine's: ${setIt}`;
+  }
   if (/ENOENT|ECONNREFUSED/.test(message)) return ` — is Docker running on this host? (no engine listens at ${socketPath}; a host without Docker can leave this source out of its config)`;
+  // Something listens there but does not speak HTTP, or says nothing (another program's socket).
+  if (/Parse Error|HPE_|no answer within|^GET \/events: HTTP 404/.test(message)) return ` — what listens at ${socketPath} does not answer as a Docker Engine does (another program's socket?): ${setIt}`;
   return '';
+}
+
+/** What the file at `path` is when it is not a socket (a regular file, a directory, a FIFO, …); null for a socket or nothing there. */
+function notASocket(path: string): string | null {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(path);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'under a file that is not a directory' : null;
+  }
+  if (st.isSocket()) return null;
+  if (st.isFile()) return 'a regular file';
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  return 'not a socket';
 }
 
 export interface ContainerStatus {

@@ -243,16 +243,19 @@ export class JournaldSource implements LogSourceRunner {
     }
   }
 
+  // `paused` is shown only over `reading`: a source in error (journalctl failed, its restart due),
+  // idle (its restart due) or retrying (the buffer) stays so, and resume() does not make such a
+  // source `reading` — status said `reading` with no journalctl running after an error.
   pause(): void {
     this.paused = true;
-    this.state = 'paused';
+    if (this.state === 'reading') this.state = 'paused';
     this.child?.stdout?.pause();
   }
 
   resume(): void {
     if (!this.paused) return;
     this.paused = false;
-    this.state = 'reading';
+    if (this.state === 'paused') this.state = 'reading';
     this.retryMs = 0;
     this.flushPending();
   }
@@ -303,7 +306,7 @@ export class JournaldSource implements LogSourceRunner {
     }
     this.child = child;
     this.startedAt = this.clock();
-    this.state = 'reading';
+    this.state = this.paused ? 'paused' : 'reading';
     child.stdout!.setEncoding('utf8');
     child.stderr!.setEncoding('utf8');
     child.stdout!.on('data', (chunk: string) => this.onData(chunk));

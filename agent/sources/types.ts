@@ -166,6 +166,8 @@ export interface SourceDeps {
   /** Reconnect/restart backoff of docker (engine unreachable, a container's logs refused or cut), journald (journalctl exited) and custom (command exited, socket failed) sources. Defaults 1 s doubling to 30 s. */
   restartMinMs?: number;
   restartMaxMs?: number;
+  /** docker: how long the Engine API may take to begin an answer (default 10 s); past it the engine is taken as unreachable. */
+  dockerAnswerTimeoutMs?: number;
   /** journald: the folders of the system journal (default /run/log/journal and /var/log/journal), and how often to look again while they hold none (default 30 s). */
   journalDirs?: readonly string[];
   journalRecheckMs?: number;
