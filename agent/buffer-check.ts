@@ -7,9 +7,10 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Database } from './cjs.js';
 import { classifyStorageCode } from './buffer/errors.js';
 import { checkBuffer, readRecovery, type CheckReport } from './buffer/heal.js';
-import { stateDirReadDenied, statePaths } from './state-dir.js';
+import { BUFFER_DB_FILE, stateDirReadDenied, statePaths } from './state-dir.js';
 import { ERROR_CODES, formatCliError, type ErrorCodeName } from '../common/errors.js';
 import { currentUserName } from '../common/process.js';
+import { shellQuote } from '../common/shell-quote.js';
 
 export const BUFFER_CHECK_USAGE = `Usage: cortex-agent buffer check --state-dir DIR [--json]
 
@@ -59,7 +60,7 @@ export function bufferUncheckable(path: string, verb: 'check' | 'read' = 'check'
       return {
         code: 'E_DISK_FULL',
         message: `cannot ${verb} ${path}: disk full (${code}: SQLite needs a little room on the disk to open it); this says nothing of the buffer, which is not damaged by it`,
-        hint: `free space on the state dir's filesystem (df ${dirname(path)}), then run the command again; nothing in the buffer is lost`,
+        hint: `free space on the state dir's filesystem (df ${shellQuote(dirname(path))}), then run the command again; nothing in the buffer is lost`,
       };
     }
     if (kind === 'read_only' || kind === 'cannot_open') {
@@ -94,11 +95,46 @@ export function bufferUncheckable(path: string, verb: 'check' | 'read' = 'check'
 }
 
 /**
+ * The tables of a buffer.db that is a SQLite database of another program (it has tables, and
+ * not the buffer's `meta`), listed as the buffer's open lists them (at most five); null for a
+ * buffer, an empty file, or a file that does not open. A `--state-dir` pointed at another
+ * program's folder, or a file copied over buffer.db: `status` said only "readBufferSnapshot
+ * failed: no such table: meta — unexpected storage error".
+ */
+export function foreignBufferTables(path: string): string | null {
+  let db: BetterSqlite3.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const names = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all().map((r) => r.name);
+    if (names.length === 0 || names.includes('meta')) return null;
+    return `${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … (${names.length} in all)` : ''}`;
+  } catch {
+    return null;
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      // not open
+    }
+  }
+}
+
+/** What `status` and `buffer check` say of a buffer.db that is another program's database (foreignBufferTables). */
+export function foreignBufferText(path: string, tables: string): { message: string; hint: string } {
+  return {
+    message: `${path} is not a Cortex agent buffer: it is a SQLite database of another program (tables: ${tables}), without the buffer's meta table`,
+    hint:
+      `check that --state-dir is the agent's state folder (the packaged unit's is /var/lib/cortex-agent); if it is, "cortex-agent run" moves that file aside whole ` +
+      `(kept as ${BUFFER_DB_FILE}.corrupt-<time>; nothing of it is sent) and starts a new, empty buffer — or move it aside yourself (mv ${shellQuote(path)} ${shellQuote(`${path}.not-cortex`)})`,
+  };
+}
+
+/**
  * 'zero_bytes' or 'no_table' when buffer.db holds nothing at all (a file cut to 0 bytes, a SQLite
  * file without a table): not a damaged buffer — `run` sets it up as a new one — but whatever it
  * held is gone. Null otherwise (or when that cannot be told here: the check says why).
  */
-function emptyBuffer(path: string): 'zero_bytes' | 'no_table' | null {
+export function emptyBuffer(path: string): 'zero_bytes' | 'no_table' | null {
   try {
     if (statSync(path).size === 0) return 'zero_bytes';
   } catch {
@@ -125,7 +161,7 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
   if (denied !== null) return notChecked(path, json, 'E_FILE_ACCESS', denied);
   if (!existsSync(path)) {
     // as status says it
-    return notChecked(path, json, 'E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${stateDir}`);
+    return notChecked(path, json, 'E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${shellQuote(stateDir)}`);
   }
   // Nothing in it: said as such, not as DAMAGED (run makes it a new buffer; it did not move it aside).
   const empty = emptyBuffer(path);
@@ -143,6 +179,9 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
     if (cannot !== null) return notChecked(path, json, cannot.code, cannot.message, cannot.hint);
   }
   if (recovery !== null) report.degraded = recovery;
+  // another program's database: still DAMAGED (run moves it aside as it does a damaged file), said as what it is
+  const foreign = report.ok ? null : foreignBufferTables(path);
+  if (foreign !== null) report.problems = [{ kind: 'open', message: foreignBufferText(path, foreign).message }];
   const code = report.ok ? 0 : 1;
   if (json) return { code, stdout: `${JSON.stringify(report)}\n`, stderr: '' };
   const lines = [
@@ -153,6 +192,10 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
     ...report.problems.map((p) => `  ${p.kind}: ${p.message}`),
   ];
   if (recovery !== null) lines.push(`degraded:   replaced at ${recovery.at}; damaged file kept at ${recovery.moved_to}; lost seqs ${recovery.lost_from ?? '-'}..${recovery.lost_to ?? '-'}`);
-  const remedy = report.ok ? '' : 'cortex-agent: the buffer is damaged; restart "cortex-agent run": it moves the file aside (kept), salvages what still reads and continues\n';
+  const remedy = report.ok
+    ? ''
+    : foreign !== null
+      ? `cortex-agent: ${foreignBufferText(path, foreign).hint}\n`
+      : 'cortex-agent: the buffer is damaged; restart "cortex-agent run": it moves the file aside (kept), salvages what still reads and continues\n';
   return { code, stdout: `${lines.join('\n')}\n`, stderr: remedy };
 }

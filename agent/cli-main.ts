@@ -9,7 +9,7 @@
 // JSON value on stdout. Exit 0 success, 2 bad usage or invalid input (nothing
 // changed), 1 any other failure. Tokens never appear in output or messages.
 
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
@@ -17,9 +17,9 @@ import { sourceStatusWithPositions } from './agent-sources.js';
 import { MAX_SOCKET_CLIENTS } from './sources/custom.source.js';
 import { defaultMinFreeBytes, readBufferSnapshot, statfsFree } from './buffer/buffer.js';
 import { BufferStorageError } from './buffer/errors.js';
-import { BUFFER_CHECK_USAGE, bufferCheck, bufferUncheckable } from './buffer-check.js';
+import { BUFFER_CHECK_USAGE, bufferCheck, bufferUncheckable, emptyBuffer, foreignBufferTables, foreignBufferText } from './buffer-check.js';
 import { readRecovery } from './buffer/heal.js';
-import { EnrollError, enroll } from './enroll.js';
+import { EnrollError, agentFilesOwnedByOthers, becomeFolderOwner, enroll, stateFolderOwner } from './enroll.js';
 import { AGENT_VERSION } from './handshake.js';
 import { versionText } from '../common/version.js';
 import { startAgent } from './index.js';
@@ -52,7 +52,8 @@ import { reportHangup } from './hangup.js';
 import { applyAgentV8Flags } from './v8-flags.js';
 import { TokenStoreError, readToken } from './token-store.js';
 import type { ProbeDefinition } from './probes/index.js';
-import { ERROR_CODES, UsageError, describeCliError, formatCliError, installProblem, isDiskFullCode, tidyTlsText, type ErrorCodeName } from '../common/errors.js';
+import { ERROR_CODES, UsageError, cliErrorJson, describeCliError, formatCliError, installProblem, isDiskFullCode, tidyTlsText, wantsJson, type ErrorCodeName } from '../common/errors.js';
+import { shellQuote } from '../common/shell-quote.js';
 import { unknownOptionText } from '../common/cli-args.js';
 import { printable } from '../common/printable.js';
 import { stdoutIsBannerOnly, watchStdout } from '../common/stdout.js';
@@ -216,6 +217,19 @@ function diag(text: string): void {
   process.stderr.write(`cortex-agent: ${text}\n`);
 }
 
+/** Whether the command line being run asked for JSON (--json): set by main. */
+let jsonOutput = false;
+
+/**
+ * Says an error: one line on stderr and, for a command line with `--json`, `{"error": {"code",
+ * "message", "hint"}}` on stdout too (common/errors.ts cliErrorJson), so that a script reading
+ * stdout gets the code and what to do rather than nothing. The caller returns the exit status.
+ */
+function fail(code: ErrorCodeName, message: string, hint?: string): void {
+  diag(formatCliError(code, message, hint));
+  if (jsonOutput) out(cliErrorJson(code, message, hint));
+}
+
 async function cmdEnroll(args: string[]): Promise<number> {
   const p = parseArgs(args, ['server', 'token', 'token-file', 'host-id', 'state-dir', 'allow-insecure', 'ca', 'json', 'log-level', 'replace']);
   if (p.flags.has('help')) return help('enroll');
@@ -246,6 +260,45 @@ async function cmdEnroll(args: string[]): Promise<number> {
   if (ca !== undefined && !existsSync(ca)) throw new UsageError(`--ca ${ca}: file not found`, { code: 'E_FILE_ACCESS' });
   const logger = createLogger({ level: logLevel(p) });
   if (input.from === 'argument') diag('note: a token on the command line can be read by every local process (/proc/<pid>/cmdline); prefer --token-file FILE or --token - (stdin)');
+  // Run as root into a state folder another user owns (the service's): enroll as that user, so
+  // that the files it writes are that user's — the agent service runs as it (DECISIONS I34).
+  // The token was read above, as root (a token file only root may read still works).
+  const owner = stateFolderOwner(stateDir);
+  if (owner !== null) {
+    const sudo = `sudo -u ${shellQuote(owner.name)} cortex-agent enroll … --token - < TOKEN_FILE`;
+    const others = agentFilesOwnedByOthers(stateDir, owner.uid);
+    if (others.length > 0) {
+      fail(
+        'E_FILE_ACCESS',
+        `the state folder ${stateDir} belongs to ${owner.name}, but ${others.join(', ')} in it belong${others.length === 1 ? 's' : ''} to another user (left by a command run as root?): the agent, run as ${owner.name}, could not use ${others.length === 1 ? 'it' : 'them'} (nothing was enrolled; the token was not sent and is still good)`,
+        `give them to ${owner.name} (chown -R ${shellQuote(owner.named ? `${owner.name}:` : String(owner.uid))} ${shellQuote(stateDir)}), then run the same enroll again`,
+      );
+      return 1;
+    }
+    try {
+      becomeFolderOwner(owner);
+    } catch (err) {
+      fail(
+        'E_FILE_ACCESS',
+        `the state folder ${stateDir} belongs to ${owner.name}, and enroll could not become that user to write it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); nothing was enrolled (the token was not sent and is still good)`,
+        `run enroll as that user: ${sudo}`,
+      );
+      return 1;
+    }
+    diag(`note: the state folder ${stateDir} belongs to ${owner.name}: enrolling as ${owner.name} (as with sudo -u ${shellQuote(owner.name)}), so that the agent, run as that user, can use the files it writes`);
+    if (ca !== undefined) {
+      try {
+        accessSync(ca, fsConstants.R_OK);
+      } catch (err) {
+        fail(
+          'E_FILE_ACCESS',
+          `--ca ${ca}: ${owner.name}, the state folder's owner and the user the agent runs as, may not read it (${(err as NodeJS.ErrnoException).code ?? 'denied'}); nothing was enrolled (the token was not sent and is still good)`,
+          `let ${owner.name} read it (the agent reads it at every start), then run the same enroll again`,
+        );
+        return 1;
+      }
+    }
+  }
   try {
     const r = await enroll({ serverUrl: servers[0]!, serverUrls: servers, token, hostId, stateDir, allowInsecure, caFile: ca ? resolve(ca) : null, logger, replace: p.flags.has('replace') });
     if (r.replaced !== undefined) diag(`note: the folder was enrolled as host ${r.replaced.host_id}: its files (buffer, token, positions) were moved to ${r.replaced.moved_to}`);
@@ -253,16 +306,16 @@ async function cmdEnroll(args: string[]): Promise<number> {
     if (r.settings_rewritten !== undefined) diag(`note: ${statePaths(stateDir).agentJson} was written afresh: the one there was refused (${r.settings_rewritten})`);
     for (const w of r.warnings ?? []) diag(`warning: ${w}`);
     if (p.flags.has('json')) out(JSON.stringify(r));
-    else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${r.state_dir}`);
+    else out(`enrolled host ${r.host_id} with ${r.server_url}; state dir ${r.state_dir}\nstart the agent with: cortex-agent run --state-dir ${shellQuote(r.state_dir)}`);
     return 0;
   } catch (err) {
     // The state folder is written before the hello: a folder this user may not write spent nothing.
     if (err instanceof StateDirError && (err.code === 'EEXIST' || err.code === 'ENOTDIR')) {
-      diag(formatCliError('E_FILE_ACCESS', `${notAFolderText(stateDir, err.code === 'ENOTDIR')} (the token was not sent and is still good)`));
+      fail('E_FILE_ACCESS', `${notAFolderText(stateDir, err.code === 'ENOTDIR')} (the token was not sent and is still good)`);
       return 1;
     }
     if (err instanceof StateDirError && (err.code === 'EACCES' || err.code === 'EPERM')) {
-      diag(formatCliError('E_FILE_ACCESS', `${stateDirDeniedText(stateDir, err.code, 'write')} (the token was not sent and is still good)`));
+      fail('E_FILE_ACCESS', `${stateDirDeniedText(stateDir, err.code, 'write')} (the token was not sent and is still good)`);
       return 1;
     }
     // The buffer's addon could not load (a packaged install missing lib/better_sqlite3.node): nothing was sent.
@@ -273,26 +326,24 @@ async function cmdEnroll(args: string[]): Promise<number> {
     const folder = install === undefined ? stateFolderWriteProblem(err) : null;
     if (folder !== null) {
       const full = folder.code !== undefined && isDiskFullCode(folder.code);
-      diag(
-        formatCliError(
-          full ? 'E_DISK_FULL' : 'E_FILE_ACCESS',
-          `cannot write the state folder ${stateDir}: ${folder.message} (nothing was enrolled; the token was not sent and is still good)`,
-          full
-            ? `free space on the state folder's disk (df ${stateDir}), then run the same enroll again`
-            : folder.code === 'EISDIR'
-              ? 'a folder stands where the file named should be: move it aside, then run the same enroll again'
-              : `check that ${stateDir} and its files are files and folders this user (${currentUserName()}) may write, then run the same enroll again`,
-        ),
+      fail(
+        full ? 'E_DISK_FULL' : 'E_FILE_ACCESS',
+        `cannot write the state folder ${stateDir}: ${folder.message} (nothing was enrolled; the token was not sent and is still good)`,
+        full
+          ? `free space on the state folder's disk (df ${shellQuote(stateDir)}), then run the same enroll again`
+          : folder.code === 'EISDIR'
+            ? 'a folder stands where the file named should be: move it aside, then run the same enroll again'
+            : `check that ${stateDir} and its files are files and folders this user (${currentUserName()}) may write, then run the same enroll again`,
       );
       return 1;
     }
     if (install !== undefined) {
-      diag(formatCliError('E_INSTALL_INCOMPLETE', `${install} (the token was not sent and is still good)`));
+      fail('E_INSTALL_INCOMPLETE', `${install} (the token was not sent and is still good)`);
       return 1;
     }
     // Refused before anything was sent: the folder is in use, or is another host's.
     if (err instanceof EnrollError && (err.code === 'agent_running' || err.code === 'enrolled_as_other')) {
-      diag(formatCliError(err.code === 'agent_running' ? 'E_RUN_LOCK' : 'E_STATE_DIR_ENROLLED', `${err.message} (the token was not sent and is still good)`));
+      fail(err.code === 'agent_running' ? 'E_RUN_LOCK' : 'E_STATE_DIR_ENROLLED', `${err.message} (the token was not sent and is still good)`);
       return err.code === 'agent_running' ? 1 : 2;
     }
     const msg = tidyTlsText(err instanceof EnrollError ? err.message : `enrollment failed: ${(err as Error).message}`);
@@ -302,7 +353,7 @@ async function cmdEnroll(args: string[]): Promise<number> {
     const text = unreachable ? `${msg} (the token was not sent and is still good)` : msg;
     // A refusal for a known reason says what to do in its own words: no second hint after it.
     const advised = err instanceof EnrollError && typeof err.code === 'number' && !text.startsWith('enrollment rejected');
-    diag(formatCliError(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined, servers[0]!) : advised ? '' : undefined));
+    fail(unreachable ? 'E_CONNECT' : 'E_ENROLL', text.split(token).join('[redacted]'), unreachable ? connectHint(msg, ca !== undefined, servers[0]!) : advised ? '' : undefined);
     return 1;
   }
 }
@@ -411,7 +462,7 @@ export async function readStartFiles(stateDir: string): Promise<{ settings: Agen
           : `the system refused it`;
     const hint =
       c === 'EACCES' || c === 'EPERM'
-        ? `run cortex-agent as the user that owns the state folder (ls -l ${path}), or give that user the file (chown, chmod u+rw)`
+        ? `run cortex-agent as the user that owns the state folder (ls -l ${shellQuote(path)}), or give that user the file (chown, chmod u+rw)`
         : file === 'token'
           ? 'move it aside; then enroll again with a new token from "cortex-server agent issue --host-id HOST_ID"'
           : 'move it aside; then enroll again ("cortex-agent enroll" writes it)';
@@ -476,13 +527,13 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   if (sourcePollMs === 0) throw new UsageError('--source-poll-ms must be at least 1');
   const readDenied = stateDirReadDenied(stateDir);
   if (readDenied !== null) {
-    diag(formatCliError('E_FILE_ACCESS', readDenied));
+    fail('E_FILE_ACCESS', readDenied);
     return 1;
   }
   if (!existsSync(stateDir)) throw new UsageError(`state dir ${stateDir} does not exist; run "cortex-agent enroll" first`, { code: 'E_FILE_ACCESS' });
   const files = await readStartFiles(stateDir);
   if ('problem' in files) {
-    diag(formatCliError(files.problem.code, files.problem.message, files.problem.hint));
+    fail(files.problem.code, files.problem.message, files.problem.hint);
     return 1;
   }
   const settings = files.settings;
@@ -530,7 +581,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   const blocked = await waitForWritableStateDir(stateDir, waiter);
   if (blocked === 'stopped') return 0;
   if (blocked !== null) {
-    diag(formatCliError('E_FILE_ACCESS', blocked));
+    fail('E_FILE_ACCESS', blocked);
     return 1;
   }
   let releaseLock: () => void;
@@ -538,12 +589,12 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     releaseLock = acquireRunLock(stateDir, (pid) => logger.info({ stale_pid: pid }, 'run.lock of an agent that is gone: taken over'));
   } catch (err) {
     if (err instanceof RunLockHeldError) {
-      diag(formatCliError('E_RUN_LOCK', err.message));
+      fail('E_RUN_LOCK', err.message);
       return 1;
     }
     const problem = stateDirWriteProblem(stateDir); // it changed since the wait above
     if (problem !== null) {
-      diag(formatCliError('E_FILE_ACCESS', problem.kind === 'read_only' ? `${readOnlyStateDirText(stateDir)}, then start the agent again` : stateDirDeniedText(stateDir, problem.code, 'write')));
+      fail('E_FILE_ACCESS', problem.kind === 'read_only' ? `${readOnlyStateDirText(stateDir)}, then start the agent again` : stateDirDeniedText(stateDir, problem.code, 'write'));
       return 1;
     }
     throw err;
@@ -593,7 +644,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
           const file = basename(err.path);
           logger.error(
             { kind: err.kind, code: err.code, file: err.path, ...diskOf(stateDir) },
-            `cannot open the buffer: the disk of ${stateDir} is full (${file} could not be written${err.code !== undefined ? `: ${err.code}` : ''}); free space there (df ${stateDir}) — trying again every ${DISK_FULL_RETRY_MS / 1000} s, and starting once there is room (nothing buffered is lost)`,
+            `cannot open the buffer: the disk of ${stateDir} is full (${file} could not be written${err.code !== undefined ? `: ${err.code}` : ''}); free space there (df ${shellQuote(stateDir)}) — trying again every ${DISK_FULL_RETRY_MS / 1000} s, and starting once there is room (nothing buffered is lost)`,
           );
         }
         await pause(DISK_FULL_RETRY_MS);
@@ -641,7 +692,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
       const rescued = agent.bufferRescued;
       if (rescued === null || !rescued.copied || rescued.how !== 'deleted') {
         releaseLock();
-        diag(formatCliError('E_BUFFER', rescued?.message ?? 'buffer.db was deleted or replaced while the agent ran'));
+        fail('E_BUFFER', rescued?.message ?? 'buffer.db was deleted or replaced while the agent ran');
         return 1;
       }
       // run.lock went with the folder's files: take it again.
@@ -649,7 +700,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
         releaseLock();
         releaseLock = acquireRunLock(stateDir);
       } catch (err) {
-        diag(formatCliError(err instanceof RunLockHeldError ? 'E_RUN_LOCK' : 'E_FILE_ACCESS', (err as Error).message));
+        fail(err instanceof RunLockHeldError ? 'E_RUN_LOCK' : 'E_FILE_ACCESS', (err as Error).message);
         return 1;
       }
       logger.info({ buffer: rescued.target }, 'starting again on the copied buffer');
@@ -661,7 +712,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
       }
       if (blocked !== null) {
         releaseLock();
-        diag(formatCliError('E_FILE_ACCESS', blocked));
+        fail('E_FILE_ACCESS', blocked);
         return 1;
       }
     }
@@ -675,7 +726,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
   releaseLock();
   if (signalled) return 0;
   if (isTerminalState(final)) {
-    diag(formatCliError('E_AGENT_STOPPED', agent.status().last_error ?? `stopped in state ${final}`));
+    fail('E_AGENT_STOPPED', agent.status().last_error ?? `stopped in state ${final}`);
     return 1;
   }
   return 0;
@@ -728,11 +779,11 @@ async function cmdStatus(args: string[]): Promise<number> {
   const paths = statePaths(stateDir);
   const readDenied = stateDirReadDenied(stateDir);
   if (readDenied !== null) {
-    diag(formatCliError('E_FILE_ACCESS', readDenied));
+    fail('E_FILE_ACCESS', readDenied);
     return 1;
   }
   if (!existsSync(paths.bufferDb)) {
-    diag(formatCliError('E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${stateDir}`));
+    fail('E_NOT_ENROLLED', `${stateDir} has no buffer.db; is it an enrolled agent's state dir?`, `cortex-agent enroll --state-dir ${shellQuote(stateDir)}`);
     return 1;
   }
   let snap;
@@ -745,15 +796,36 @@ async function cmdStatus(args: string[]): Promise<number> {
     const denied = err instanceof BufferStorageError && (err.kind === 'read_only' || err.kind === 'cannot_open') ? bufferUncheckable(paths.bufferDb, 'read') : null;
     const disk = diskOf(stateDir);
     if (full) {
-      diag(
-        formatCliError(
-          'E_DISK_FULL',
-          (err as Error).message,
-          `${disk.disk_free_bytes === null ? 'the' : `${disk.disk_free_bytes} bytes free on the`} state dir's filesystem: free space there (df ${stateDir}; the buffer cannot be read until then, nothing in it is lost)`,
-        ),
+      fail(
+        'E_DISK_FULL',
+        (err as Error).message,
+        `${disk.disk_free_bytes === null ? 'the' : `${disk.disk_free_bytes} bytes free on the`} state dir's filesystem: free space there (df ${shellQuote(stateDir)}; the buffer cannot be read until then, nothing in it is lost)`,
       );
-    } else if (denied?.code === 'E_FILE_ACCESS') diag(formatCliError('E_FILE_ACCESS', denied.message, denied.hint));
-    else diag(formatCliError('E_BUFFER', (err as Error).message, `check it with: cortex-agent buffer check --state-dir ${stateDir}`));
+      return 1;
+    }
+    if (denied?.code === 'E_FILE_ACCESS') {
+      fail('E_FILE_ACCESS', denied.message, denied.hint);
+      return 1;
+    }
+    // Not a buffer at all: another program's SQLite database (a --state-dir of the wrong folder,
+    // a file copied over buffer.db), or one that holds nothing yet. Said as such: it read
+    // "readBufferSnapshot failed: no such table: meta — unexpected storage error".
+    const foreign = foreignBufferTables(paths.bufferDb);
+    if (foreign !== null) {
+      const text = foreignBufferText(paths.bufferDb, foreign);
+      fail('E_BUFFER', text.message, text.hint);
+      return 1;
+    }
+    const empty = emptyBuffer(paths.bufferDb);
+    if (empty !== null) {
+      fail(
+        'E_BUFFER',
+        `${paths.bufferDb} holds nothing yet (${empty === 'zero_bytes' ? '0 bytes' : 'a SQLite file without a table'}): not a buffer`,
+        '"cortex-agent run" sets it up as a new buffer; entries it held before it lost its content (a truncated copy, a disk that filled) are gone',
+      );
+      return 1;
+    }
+    fail('E_BUFFER', (err as Error).message, `check it with: cortex-agent buffer check --state-dir ${shellQuote(stateDir)}`);
     return 1;
   }
   const { file, problem: statusFileProblem } = readStatusFileChecked(stateDir);
@@ -1026,6 +1098,7 @@ function help(cmd: string): number {
 /** Runs one `cortex-agent` command line (argv without node and the script) and resolves with its exit code. */
 export async function main(argv: readonly string[], extensions: CliExtensions = {}): Promise<number> {
   const [given, ...rest] = argv;
+  jsonOutput = wantsJson(argv);
   const cmd = given === '--version' ? 'version' : given;
   try {
     switch (cmd) {
@@ -1047,15 +1120,16 @@ export async function main(argv: readonly string[], extensions: CliExtensions = 
       case 'version':
         return await cmdVersion(rest);
       default:
-        diag(formatCliError('E_USAGE', `unknown command "${cmd}"`, 'see cortex-agent --help'));
+        fail('E_USAGE', `unknown command "${cmd}"`, 'see cortex-agent --help');
         return 2;
     }
   } catch (err) {
     if (err instanceof UsageError) {
-      diag(formatCliError(err.code, err.message, err.code === 'E_USAGE' ? `see cortex-agent ${cmd} --help` : err.hint));
+      fail(err.code, err.message, err.code === 'E_USAGE' ? `see cortex-agent ${cmd} --help` : err.hint);
       return 2;
     }
-    diag(describeCliError(err).text);
+    const d = describeCliError(err);
+    fail(d.code, d.message, d.hint);
     return 1;
   }
 }
@@ -1074,7 +1148,7 @@ export function runCli(extensions: CliExtensions = {}): void {
       if (!endIfHungUp()) process.exitCode = code;
     },
     (err: unknown) => {
-      diag(formatCliError('E_INTERNAL', `unexpected error: ${(err as Error).message}`));
+      fail('E_INTERNAL', `unexpected error: ${(err as Error).message}`);
       process.exitCode = 1;
     },
   );

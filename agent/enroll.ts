@@ -2,7 +2,7 @@
 // atomically to DIR/token (0600) before anything else is sent, then DIR/host_id and
 // DIR/agent.json. On an auth error nothing is written.
 
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, rmdirSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, rmdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import {
   AgentClient,
@@ -18,9 +18,9 @@ import { openSocket } from './socket.js';
 import { syncFolder } from './buffer/durable.js';
 import { CLEAN_CLOSE_MARK, SEQ_FILE, bufferWhole, closedAfterOpen } from './buffer/heal.js';
 import { CONFIG_FILE } from './config-store.js';
-import { runLockHolder } from './run-lock.js';
+import { RUN_LOCK_FILE, runLockHolder } from './run-lock.js';
 import { writeFileAtomic } from './atomic-file.js';
-import { BUFFER_DB_FILE, HOST_ID_FILE, checkAgentSettings, ensureStateDir, readHostId, statePaths, writeAgentSettings, writeHostId, type AgentSettings } from './state-dir.js';
+import { AGENT_JSON_FILE, BUFFER_DB_FILE, HOST_ID_FILE, checkAgentSettings, ensureStateDir, passwdEntry, readHostId, statePaths, writeAgentSettings, writeHostId, type AgentSettings } from './state-dir.js';
 import { STATUS_FILE } from './status-file.js';
 import { TOKEN_FILE, writeToken } from './token-store.js';
 
@@ -141,6 +141,65 @@ export class EnrollError extends Error {
 
 /** The files that belong to the host a state folder is enrolled as (moved aside by `replace`). */
 const HOST_FILES = [TOKEN_FILE, HOST_ID_FILE, ...['', '-wal', '-shm', '.reserve', CLEAN_CLOSE_MARK].map((suffix) => `${BUFFER_DB_FILE}${suffix}`), SEQ_FILE, CONFIG_FILE, STATUS_FILE];
+
+/** The user `enroll` run as root becomes: the owner of the state folder (stateFolderOwner). */
+export interface FolderOwner {
+  uid: number;
+  /** The user's primary group (/etc/passwd), else the folder's group. */
+  gid: number;
+  /** Its name, or `#UID` for a uid without a passwd entry (as sudo -u takes it). */
+  name: string;
+  /** Whether it has a passwd entry (its supplementary groups are then set from /etc/group). */
+  named: boolean;
+}
+
+/**
+ * For `enroll` run as root: the owner of an existing state folder when that is another user —
+ * the service's (`install -d -o cortex-agent …`, systemd's StateDirectory=), whose agent must
+ * read and write every file enroll writes there. Null when not root, when the folder does not
+ * exist yet (root makes it; systemd hands a StateDirectory= over to its user at start) or
+ * belongs to root. Enrolling as root into such a folder left root's files (0600) there, and the
+ * service failed at its next start with E_FILE_ACCESS.
+ */
+export function stateFolderOwner(stateDir: string): FolderOwner | null {
+  if (typeof process.geteuid !== 'function' || process.geteuid() !== 0) return null;
+  let st: Stats;
+  try {
+    st = statSync(stateDir);
+  } catch {
+    return null;
+  }
+  if (!st.isDirectory() || st.uid === 0) return null;
+  const entry = passwdEntry(st.uid);
+  return { uid: st.uid, gid: entry?.gid ?? st.gid, name: entry?.name ?? `#${st.uid}`, named: entry !== null };
+}
+
+/** The agent's files in the state folder that belong to a user other than `uid` (left by a command run as root). */
+export function agentFilesOwnedByOthers(stateDir: string, uid: number): string[] {
+  return [...HOST_FILES, AGENT_JSON_FILE, RUN_LOCK_FILE].filter((name) => {
+    try {
+      return lstatSync(join(stateDir, name)).uid !== uid;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Becomes `owner` for the rest of this process, as `sudo -u OWNER` would have started it: its
+ * groups, then its group, then its user (the order in which each can still be changed). Every
+ * file enroll then writes — the token, agent.json, the buffer and SQLite's own files — is the
+ * owner's as it is made: nothing is written as root in a folder another user controls, and no
+ * file needs chown afterwards.
+ */
+export function becomeFolderOwner(owner: FolderOwner): void {
+  // process.initgroups (the user's groups from /etc/group) is in Node, not in its type declarations
+  const initgroups = (process as { initgroups?: (user: string, extraGroup: number) => void }).initgroups;
+  if (owner.named && initgroups !== undefined) initgroups.call(process, owner.name, owner.gid);
+  else process.setgroups!([owner.gid]);
+  process.setgid!(owner.gid);
+  process.setuid!(owner.uid);
+}
 
 export async function enroll(o: EnrollOptions): Promise<EnrollResult> {
   const dirExisted = existsSync(o.stateDir);

@@ -7,6 +7,7 @@
 
 import { accessSync, closeSync, constants as fsConstants, openSync, promises as fsp, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { currentUserName } from '../common/process.js';
+import { shellQuote } from '../common/shell-quote.js';
 import { dirname, join } from 'node:path';
 import { isErrno, writeFileAtomic } from './atomic-file.js';
 import { DEFAULT_HARD_CAP_BYTES, DEFAULT_SOFT_CAP_BYTES } from './buffer/buffer.js';
@@ -296,17 +297,23 @@ export function stateDirWriteProblem(dir: string): { kind: 'read_only' | 'denied
   }
 }
 
-/** The name of user `uid` (from /etc/passwd), or `uid N`. */
-function userName(uid: number): string {
+/** User `uid`'s entry in /etc/passwd: its name and primary group; null when it has none. */
+export function passwdEntry(uid: number): { name: string; gid: number } | null {
   try {
-    const line = readFileSync('/etc/passwd', 'utf8')
+    const fields = readFileSync('/etc/passwd', 'utf8')
       .split('\n')
-      .find((l) => l.split(':')[2] === String(uid));
-    if (line !== undefined) return line.split(':')[0] ?? `uid ${uid}`;
+      .map((l) => l.split(':'))
+      .find((f) => f[2] === String(uid));
+    if (fields !== undefined && fields[0] && /^\d+$/.test(fields[3] ?? '')) return { name: fields[0], gid: Number(fields[3]) };
   } catch {
     // no /etc/passwd
   }
-  return `uid ${uid}`;
+  return null;
+}
+
+/** The name of user `uid` (from /etc/passwd), or `uid N`. */
+function userName(uid: number): string {
+  return passwdEntry(uid)?.name ?? `uid ${uid}`;
 }
 
 /**
@@ -327,7 +334,7 @@ export function stateDirDeniedText(dir: string, code: string, what: 'read' | 'wr
   const me = currentUserName();
   const how =
     owner === me
-      ? `its mode keeps its own owner out: chmod u+rwx ${dir}`
+      ? `its mode keeps its own owner out: chmod u+rwx ${shellQuote(dir)}`
       : owner === 'root'
       ? 'run the command as root (sudo cortex-agent …)'
       : owner === '' || owner.startsWith('uid ')

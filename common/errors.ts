@@ -111,6 +111,26 @@ export function formatCliError(code: ErrorCodeName, message: string, hint: strin
 }
 
 /**
+ * Whether a command line asks for JSON: `--json` among its arguments (those before a `--`).
+ * Such a command prints its error as one JSON value on stdout too (cliErrorJson).
+ */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * An error as a `--json` command prints it on stdout, one line: `{"error": {"code", "message",
+ * "hint"}}` — the code of the catalogue, the message without a usage text after it, and what to
+ * do (null when the message says it itself). The human line still goes to stderr; the exit
+ * status is the same. `cortex-agent buffer check --json` has the same `error` object.
+ */
+export function cliErrorJson(code: ErrorCodeName, message: string, hint: string = ERROR_CODES[code]): string {
+  const text = message.split('\n\n', 1)[0]!.trimEnd();
+  return JSON.stringify({ error: { code, message: text, hint: hint === '' ? null : hint } });
+}
+
+/**
  * The message of an incomplete install (the packaged bindings shim's CortexInstallError, code
  * E_INSTALL_INCOMPLETE) in `error` or its chain of causes, whatever wrapped it on the way (a
  * buffer or database open error): that, not the wrapper's hint, is what the user must hear.
@@ -123,14 +143,15 @@ export function installProblem(error: unknown): string | undefined {
 }
 
 /** The printed form of any thrown value: its code when it has a catalogued one, E_INTERNAL otherwise. */
-export function describeCliError(error: unknown): { code: ErrorCodeName; text: string } {
+export function describeCliError(error: unknown): { code: ErrorCodeName; text: string; message: string; hint: string } {
+  const described = (code: ErrorCodeName, message: string, hint: string = ERROR_CODES[code]) => ({ code, text: formatCliError(code, message, hint), message, hint });
   const install = installProblem(error);
-  if (install !== undefined) return { code: 'E_INSTALL_INCOMPLETE', text: formatCliError('E_INSTALL_INCOMPLETE', install) };
-  if (error instanceof UsageError) return { code: error.code, text: formatCliError(error.code, error.message, error.hint) };
+  if (install !== undefined) return described('E_INSTALL_INCOMPLETE', install);
+  if (error instanceof UsageError) return described(error.code, error.message, error.hint);
   const e = error as { code?: unknown; message?: unknown; hint?: unknown } | null;
   const message = typeof e?.message === 'string' ? e.message : String(error);
   const code = isErrorCode(e?.code) ? e.code : isDiskFullCode(e?.code) ? 'E_DISK_FULL' : 'E_INTERNAL';
-  return { code, text: formatCliError(code, message, typeof e?.hint === 'string' ? e.hint : ERROR_CODES[code]) };
+  return described(code, message, typeof e?.hint === 'string' ? e.hint : ERROR_CODES[code]);
 }
 
 /**

@@ -5,7 +5,7 @@
 //
 // This file only dispatches: each command lives in a module under ./cli/. To add a
 // command, write its module and add one line to COMMANDS or AGENT_COMMANDS.
-import { UsageError, describeCliError, formatCliError, isDiskFullCode, isErrorCode, isUnreachableCode } from '../common/errors.js';
+import { UsageError, cliErrorJson, describeCliError, formatCliError, isDiskFullCode, isErrorCode, isUnreachableCode, wantsJson, type ErrorCodeName } from '../common/errors.js';
 import { err, out } from './cli/common.js';
 import { watchStdout } from '../common/stdout.js';
 import { READ_ONLY_DB_HINT } from './db/outage.js';
@@ -68,37 +68,39 @@ async function main(argv: string[]): Promise<void> {
 }
 
 watchStdout('cortex-server');
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) {
-    err(`${PROG}: ${formatCliError(error.code, error.message, error.hint)}`);
-    process.exit(2);
-  }
+const argv = process.argv.slice(2);
+
+/**
+ * Says an error and exits: one line on stderr, and with `--json` also `{"error": {"code",
+ * "message", "hint"}}` on stdout, so that a script reading the JSON gets the code and what to do
+ * (it had an empty stdout). The exit status is the same either way.
+ */
+function fail(code: ErrorCodeName, message: string, hint: string | undefined, exit: number): never {
+  err(`${PROG}: ${formatCliError(code, message, hint)}`);
+  if (wantsJson(argv)) out(cliErrorJson(code, message, hint));
+  process.exit(exit);
+}
+
+main(argv).catch((error: unknown) => {
+  if (error instanceof UsageError) fail(error.code, error.message, error.hint, 2);
   const e = error as NodeJS.ErrnoException & { exitCode?: unknown };
-  if (e?.name === 'ApiCallError' && typeof e.exitCode === 'number') {
-    // an admin API answer other than 2xx (server/cli/remote.ts)
-    err(`${PROG}: ${formatCliError('E_ADMIN_API', e.message)}`);
-    process.exit(e.exitCode);
-  }
-  if (e?.code === '25006') {
-    // an admin command's write on a read-only PostgreSQL (a standby)
-    err(`${PROG}: ${formatCliError('E_DB_OPEN', `the database takes no writes (25006: ${e.message})`, READ_ONLY_DB_HINT)}`);
-    process.exit(1);
-  }
+  // an admin API answer other than 2xx (server/cli/remote.ts)
+  if (e?.name === 'ApiCallError' && typeof e.exitCode === 'number') fail('E_ADMIN_API', e.message, undefined, e.exitCode);
+  // an admin command's write on a read-only PostgreSQL (a standby)
+  if (e?.code === '25006') fail('E_DB_OPEN', `the database takes no writes (25006: ${e.message})`, READ_ONLY_DB_HINT, 1);
   if (e?.code === '42501') {
     // a database user with GRANTs that do not cover what this command does (H44; was E_INTERNAL "this is a bug")
-    err(
-      `${PROG}: ${formatCliError(
-        'E_DB_OPEN',
-        `the database user may not do this: 42501 ${e.message}`,
-        'GRANT that user what the command needs on the table named (admin commands read and write agents, enrollment_tokens, agent_groups, audit and probe_requests: e.g. GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO USER), or give --db the user serve runs as',
-      )}`,
+    fail(
+      'E_DB_OPEN',
+      `the database user may not do this: 42501 ${e.message}`,
+      'GRANT that user what the command needs on the table named (admin commands read and write agents, enrollment_tokens, agent_groups, audit and probe_requests: e.g. GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO USER), or give --db the user serve runs as',
+      1,
     );
-    process.exit(1);
   }
   // an error that carries one of the catalogue's codes (the admin API out of reach: E_CONNECT)
   if (isErrorCode(e?.code)) {
-    err(`${PROG}: ${describeCliError(error).text}`);
-    process.exit(1);
+    const d = describeCliError(error);
+    fail(d.code, d.message, d.hint, 1);
   }
   // errno codes of the file system and the network name what to check
   const code = isDiskFullCode(e?.code)
@@ -108,6 +110,5 @@ main(process.argv.slice(2)).catch((error: unknown) => {
       : isUnreachableCode(e?.code)
         ? 'E_CONNECT'
         : 'E_INTERNAL';
-  err(`${PROG}: ${formatCliError(code, `${e?.code ? `${e.code}: ` : ''}${e?.message ?? String(error)}`)}`);
-  process.exit(1);
+  fail(code, `${e?.code ? `${e.code}: ` : ''}${e?.message ?? String(error)}`, undefined, 1);
 });

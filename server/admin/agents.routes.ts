@@ -2,6 +2,7 @@
 // decommission, config), the HTTP twins of `cortex-server agent …` (DESIGN.md section 3).
 import { DEFAULT_ENROLLMENT_TTL_MS, recordEnrollmentToken } from '../security/enrollment.js';
 import { forwarded } from '../security/forwarded.js';
+import { shellCommand } from '../../common/shell-quote.js';
 import { LIMITS, describeIssues, toIssues, validateAgentConfig, type AgentConfig } from '@cortex/agent-protocol';
 import {
   ConfigVersionMismatchError,
@@ -82,15 +83,24 @@ function wsUrl(ctx: RouteContext): string {
   return `${ctx.deps.tls === true ? 'wss' : 'ws'}://${host}${LIMITS.ws_path}`;
 }
 
+/**
+ * An issued token and the commands that enroll with it, each value quoted for a POSIX shell (a
+ * URL from the Host header or a proxy's X-Forwarded-Prefix may hold `'`, `$(…)` or `;`).
+ * `enroll_command_stdin` reads the token from stdin (`--token -`: at a terminal enroll asks for
+ * it, not shown), so it is on no command line (ps, shell history); `enroll_command` keeps the
+ * token in its arguments, as it always did, for the clients that run or parse it.
+ */
 function issuedView(ctx: RouteContext, issued: { host_id: string; hostname: string; token: string }): Record<string, string> {
   const url = wsUrl(ctx);
-  const insecure = url.startsWith('ws://') ? ' --allow-insecure' : '';
+  const command = (token: string) =>
+    shellCommand(['cortex-agent', 'enroll', '--server', url, '--host-id', issued.host_id, '--token', token, '--state-dir', '/var/lib/cortex-agent', ...(url.startsWith('ws://') ? ['--allow-insecure'] : [])]);
   return {
     host_id: issued.host_id,
     hostname: issued.hostname,
     token: issued.token,
     server_url: url,
-    enroll_command: `cortex-agent enroll --server ${url} --host-id ${issued.host_id} --token ${issued.token} --state-dir /var/lib/cortex-agent${insecure}`,
+    enroll_command_stdin: command('-'),
+    enroll_command: command(issued.token),
   };
 }
 

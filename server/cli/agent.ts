@@ -8,7 +8,7 @@ import { queryTime } from '../timestamps.js';
 import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
 import { printable } from '../../common/printable.js';
 import { HELP, PROG } from './help.js';
-import { HINTS, enrollCommand, loopbackNote, runCommand } from './hints.js';
+import { HINTS, enrollCommand, enrollTokenNote, loopbackNote, runCommand } from './hints.js';
 import { REMOTE_OPTIONS, call, followEvents, ok, remoteTarget, type RemoteTarget } from './remote.js';
 
 export async function agentIssue(args: string[]): Promise<void> {
@@ -90,8 +90,10 @@ function printIssued(issued: Issued, json: boolean, group: string | undefined): 
     // too; stderr (which may be logged) never carries it.
     const url = issued.agent_url ?? 'ws://SERVER:3100/ws/agent';
     const note = loopbackNote(url);
-    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\nRun these ${HINTS.where}:\n  ${enrollCommand(url, issued.host_id, issued.token)}\n  ${runCommand(url)}${note === undefined ? '' : `\n${note}`}`);
-    err(`The token is shown once and works for one enrollment. To keep it out of ps on the host, save it to a file (mode 0600) and give --token-file FILE instead of --token TOKEN.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
+    // The enroll command does not hold the token (`--token -`: enroll asks for it), so that it
+    // is not on the host's command line (ps) nor in its shell history.
+    out(`host_id:  ${issued.host_id}\nhostname: ${issued.hostname}${group ? `\ngroup:    ${group}` : ''}\ntoken:    ${issued.token}\n\nRun these ${HINTS.where}:\n  ${enrollCommand(url, issued.host_id)}\n  ${runCommand(url)}${note === undefined ? '' : `\n${note}`}`);
+    err(`The token is shown once and works for one enrollment: ${enrollTokenNote('it')}.${issued.agent_url === undefined ? ' Replace ws://SERVER:3100/ws/agent with the URL that serve printed.' : ''}`);
   }
 }
 

@@ -3,7 +3,13 @@
 // from the packaged tarball (../packaged.ts) there is no clone and no npm script: this install's
 // own launcher (bin/cortex-server) and the agent tarball's `cortex-agent`, with the state folder
 // its unit uses.
+//
+// Every value in them is quoted for a POSIX shell (common/shell-quote.ts): a --db path with a
+// space or a quote in it was printed bare. The enroll command reads the one-time token from
+// stdin (`--token -`: at a terminal it asks for it without showing it), so that the token is
+// never on a command line, where ps and the shell history keep it.
 import { join, resolve } from 'node:path';
+import { shellCommand, shellQuote } from '../../common/shell-quote.js';
 import { PACKAGED_HOME } from '../packaged.js';
 import { isLoopbackHost } from '../settings.js';
 
@@ -18,21 +24,29 @@ export const HINTS =
         where: 'on the host, from a clone of this repository (or with the cortex-agent tarball: cortex-agent instead of npm run agent --)',
       }
     : {
-        server: join(PACKAGED_HOME, 'bin', 'cortex-server'),
+        server: shellQuote(join(PACKAGED_HOME, 'bin', 'cortex-server')),
         agent: 'cortex-agent',
         stateDir: '/var/lib/cortex-agent',
         where: 'on the host, with bin/cortex-agent of the cortex-agent tarball (README: Operating, Install)',
       };
 
-/** The agent enroll command line; `--allow-insecure` for a ws:// URL. */
-export function enrollCommand(url: string, hostId = 'HOST_ID', token = 'TOKEN'): string {
-  const insecure = url.startsWith('ws://') ? ' --allow-insecure' : '';
-  return `${HINTS.agent} enroll --server ${url} --token ${token} --host-id ${hostId} --state-dir ${HINTS.stateDir}${insecure}`;
+/**
+ * The agent enroll command line, the token read from stdin (`--token -`); `--allow-insecure` for
+ * a ws:// URL. The token is not in it: enroll asks for it at a terminal (enrollTokenNote).
+ */
+export function enrollCommand(url: string, hostId = 'HOST_ID'): string {
+  const words = ['enroll', '--server', url, '--token', '-', '--host-id', hostId, '--state-dir', HINTS.stateDir, ...(url.startsWith('ws://') ? ['--allow-insecure'] : [])];
+  return `${HINTS.agent} ${shellCommand(words)}`;
+}
+
+/** How the enroll command takes the token (`what`: which token), said beside it: the serve banner, `agent issue`'s stderr. */
+export function enrollTokenNote(what: string): string {
+  return `enroll asks for ${what} and does not show it as you paste it, or reads it from stdin (… --token - < FILE); it is never on a command line, where ps and the shell history keep it`;
 }
 
 /** The agent run command line that follows the enrollment. */
 export function runCommand(url: string): string {
-  return `${HINTS.agent} run --state-dir ${HINTS.stateDir}${url.startsWith('ws://') ? ' --allow-insecure' : ''}`;
+  return `${HINTS.agent} ${shellCommand(['run', '--state-dir', HINTS.stateDir, ...(url.startsWith('ws://') ? ['--allow-insecure'] : [])])}`;
 }
 
 /**
@@ -70,7 +84,7 @@ function bannerNote(url: string): string | undefined {
 
 /** The `agent issue` command line for the database `db`. */
 export function issueCommand(db: string): string {
-  return `${HINTS.server} agent issue --host HOSTNAME --db ${displayDb(db)}`;
+  return `${HINTS.server} agent issue --host HOSTNAME --db ${shellQuote(displayDb(db))}`;
 }
 
 /** A SQLite path made absolute; a database URL (its password already masked) as it is. */
@@ -86,6 +100,7 @@ export function serveBanner(url: string, db: string): string {
     `  1. ${issueCommand(db)}\n` +
     `     (prints the host_id and a one-time token)\n` +
     `  2. ${enrollCommand(url)}\n` +
+    `     (${enrollTokenNote('the token from step 1')})\n` +
     `  3. ${runCommand(url)}\n` +
     `Run steps 2 and 3 ${HINTS.where}.\n` +
     (bannerNote(url) === undefined ? '' : `${bannerNote(url)}\n`) +

@@ -1,6 +1,7 @@
 // `cortex-server probe`: runs a probe on a connected host through the admin API.
 import { UsageError, err, int, out, parse } from './common.js';
 import { formatCliError } from '../../common/errors.js';
+import { shellQuote } from '../../common/shell-quote.js';
 import { printable } from '../../common/printable.js';
 import { HELP, PROG } from './help.js';
 import { REMOTE_OPTIONS, call, checkAdminToken, remoteTarget, replyError, where } from './remote.js';
@@ -35,7 +36,7 @@ export async function probeCmd(args: string[]): Promise<void> {
   if (values.db !== undefined) {
     const [{ getAgent }, { withDb }] = await Promise.all([import('../db/agents.repository.js'), import('./common.js')]);
     const known = await withDb(values.db, async (st) => (await getAgent(st.db, hostId)) !== undefined);
-    if (!known) throw new UsageError(`no agent with host_id ${hostId} in ${values.db}; see \`${PROG} agent list --db ${values.db}\``, { code: 'E_UNKNOWN_HOST' });
+    if (!known) throw new UsageError(`no agent with host_id ${hostId} in ${values.db}; see \`${PROG} agent list --db ${shellQuote(values.db)}\``, { code: 'E_UNKNOWN_HOST' });
   }
   const path = `/admin/agents/${encodeURIComponent(hostId)}/probe`;
   const reply = await call(target, 'POST', path, { probe, args: probeArgs, timeout_ms });

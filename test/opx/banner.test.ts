@@ -25,7 +25,7 @@ it('banner on stdout, JSON on stderr, and the printed enroll command works as gi
   const banner = s.stdout();
   expect(banner).toContain(`cortex-server listening on ${s.url}`);
   expect(banner).toContain(`npm run server -- agent issue --host HOSTNAME --db ${db}`);
-  expect(banner).toContain(`npm run agent -- enroll --server ${s.url} --token TOKEN --host-id HOST_ID --state-dir ./cortex-agent-state --allow-insecure`);
+  expect(banner).toContain(`npm run agent -- enroll --server ${s.url} --token - --host-id HOST_ID --state-dir ./cortex-agent-state --allow-insecure`);
   expect(banner).toContain('npm run agent -- run --state-dir ./cortex-agent-state --allow-insecure');
   expect(banner).not.toContain('{"level"');
   expect(banner).not.toMatch(/^cortex-agent /m);
@@ -37,11 +37,12 @@ it('banner on stdout, JSON on stderr, and the printed enroll command works as gi
   const hostId = /^host_id: +(\S+)$/m.exec(r.stdout)?.[1] as string;
   expect(r.stderr).not.toContain(token);
   const line = r.stdout.split('\n').find((l) => l.includes('npm run agent -- enroll')) as string;
-  expect(line.trim()).toBe(`npm run agent -- enroll --server ${s.url} --token ${token} --host-id ${hostId} --state-dir ./cortex-agent-state --allow-insecure`);
-  // Run it as printed (npm run agent -- X is node dist/agent/cli.js X), in a temp folder.
+  // the token is not on the command (--token -: enroll reads it from stdin, asking for it at a terminal)
+  expect(line.trim()).toBe(`npm run agent -- enroll --server ${s.url} --token - --host-id ${hostId} --state-dir ./cortex-agent-state --allow-insecure`);
+  // Run it as printed (npm run agent -- X is node dist/agent/cli.js X), in a temp folder, the token on stdin.
   const args = line.trim().replace('npm run agent -- ', '').split(' ');
   const work = tmp();
-  const enrolled = spawnSync(process.execPath, [AGENT_CLI, ...args], { cwd: work, encoding: 'utf8', timeout: 30_000 });
+  const enrolled = spawnSync(process.execPath, [AGENT_CLI, ...args], { cwd: work, encoding: 'utf8', input: `${token}\n`, timeout: 30_000 });
   expect(enrolled.status, enrolled.stderr).toBe(0);
   expect(existsSync(join(work, 'cortex-agent-state', 'token'))).toBe(true);
 }, 120_000); // CLI runs: about 0.5 s each, more under load

@@ -172,13 +172,13 @@ it('unpacked outside the repository: the server runs with its unit\'s command li
   const launcher = join(dirs['cortex-server']!, 'bin', 'cortex-server');
   await until('the banner', () => (sout.includes('Operator console:') ? sout : undefined), 10_000);
   expect(sout).toContain(`  1. ${launcher} agent issue --host HOSTNAME --db ${db}\n`);
-  expect(sout).toContain(`  2. cortex-agent enroll --server ${url} --token TOKEN --host-id HOST_ID --state-dir /var/lib/cortex-agent --allow-insecure\n`);
+  expect(sout).toContain(`  2. cortex-agent enroll --server ${url} --token - --host-id HOST_ID --state-dir /var/lib/cortex-agent --allow-insecure\n`);
   expect(sout).toContain('  3. cortex-agent run --state-dir /var/lib/cortex-agent --allow-insecure\n');
   const human = run('cortex-server', ['agent', 'issue', '--host', 'hinted-host', '--db', db]);
   expect(human.code, human.stderr).toBe(0);
   const humanToken = /^token: +(\S+)$/m.exec(human.stdout)?.[1] as string;
   tokens.add(humanToken);
-  expect(human.stdout).toContain(`  cortex-agent enroll --server ${url} --token ${humanToken} --host-id `);
+  expect(human.stdout).toContain(`  cortex-agent enroll --server ${url} --token - --host-id `);
   const help = run('cortex-server', ['--help']);
   expect(help.stdout).toMatch(/^Usage: cortex-server <command> \[options\]\n/);
   for (const text of [sout, human.stdout, help.stdout]) expect(text).not.toContain('npm run');
