@@ -16,6 +16,7 @@ import { logRoutes } from './admin/logs.routes.js';
 import { operatorRoutes } from './admin/operator.routes.js';
 import { serverRoutes } from './admin/server.routes.js';
 import { AUDIT_ACTIONS, auditRequest } from './admin/audit.js';
+import { CommitTally, tallied } from './db/storage.js';
 import { adminAccess } from './security/access.js';
 
 export type { AdminDeps } from './admin/context.js';
@@ -59,6 +60,18 @@ const COMPILED: CompiledRoute[] = ADMIN_ROUTES.map((route) => {
 
 const CHANGES_STATE = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
+/** What databaseLocked says of a request that met the lock before any of its writes committed. */
+const NOTHING_DONE = 'nothing was done; try again in a few seconds';
+
+/**
+ * J19's 503 for a request whose route had committed rows before a later write of it met the lock
+ * (a new agent's row written, its enrollment token's not): it must not say "nothing was done", and
+ * trying again blindly could do that part twice.
+ */
+function partlyDone(error: ApiError, rows: number): ApiError {
+  const said = `part of the request was done before it met the lock (${rows} row${rows === 1 ? '' : 's'} written), the rest was not: look at what it left (GET it) before you try again, which could do that part twice`;
+  return new ApiError(error.status, error.code, error.message.includes(NOTHING_DONE) ? error.message.replace(NOTHING_DONE, said) : `${error.message} (${said})`, error.data);
+}
 
 /** Handles /admin/*; returns false when the path is not an admin path. */
 export async function handleAdmin(req: IncomingMessage, res: ServerResponse, path: string, deps: AdminDeps): Promise<boolean> {
@@ -69,6 +82,8 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
   const hit = candidates.find((c) => c.route.method === method) ?? (method === 'HEAD' ? candidates.find((c) => c.route.method === 'GET') : undefined);
   let audited = false;
   const started = Date.now();
+  // The rows a state-changing route's writes committed (counted on SQLite, storage.ts CommitTally).
+  const tally = new CommitTally();
   try {
     if (hit?.route.public !== true) {
       // a console session signed out on any server of the database counts as expired (DECISIONS J14)
@@ -99,10 +114,16 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     }
   } catch (caught) {
     // Another process holding the SQLite database locked is no internal error: 503, on every route alike.
-    const locked = caught instanceof ApiError ? undefined : databaseLocked(caught, deps.storage.file, Date.now() - started);
+    let locked = caught instanceof ApiError ? undefined : databaseLocked(caught, deps.storage.file, Date.now() - started);
+    if (locked !== undefined && tally.changes > 0) locked = partlyDone(locked, tally.changes);
     const error = locked ?? caught;
     if (!(error instanceof ApiError)) throw error;
-    if (locked !== undefined) deps.logger?.warn({ admin: `${method} ${hit?.route.path ?? path}`, err: String(caught) }, 'admin request refused 503: the database is locked by another process');
+    if (locked !== undefined) {
+      deps.logger?.warn(
+        { admin: `${method} ${hit?.route.path ?? path}`, err: String(caught), ...(tally.changes > 0 ? { rows_written_before: tally.changes } : {}) },
+        'admin request refused 503: the database is locked by another process',
+      );
+    }
     if (res.headersSent) res.end();
     else sendError(res, error, locked !== undefined ? { 'Retry-After': String(DATABASE_LOCKED_RETRY_S) } : {});
     if (hit !== undefined && hit.route.public !== true && CHANGES_STATE.has(method)) logAction(hit, undefined, error.status);
@@ -130,7 +151,9 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     const m = c.pattern.exec(path) as RegExpExecArray;
     const params = Object.fromEntries(c.names.map((n, i) => [n, m[i + 1] as string]));
     const search = new URLSearchParams((req.url ?? '').split('?').slice(1).join('?'));
-    await c.route.handler({ req, res, params, query: new Query(search), deps, via, session, audit: (host_id, detail) => audit(c, via, host_id, detail) });
+    // a state-changing route's queries are counted in `tally` (a GET's storage stays the very same object: the live tails' count is kept by it)
+    const routeDeps = CHANGES_STATE.has(method) ? { ...deps, storage: { ...deps.storage, db: tallied(deps.storage.db, tally) } } : deps;
+    await c.route.handler({ req, res, params, query: new Query(search), deps: routeDeps, via, session, audit: (host_id, detail) => audit(c, via, host_id, detail) });
   }
 }
 

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { nodeProcessAlive } from '../../common/process.js';
 import type { Kysely } from 'kysely';
 import { releaseSessionsOf } from '../db/agents.repository.js';
-import { DatabaseOutage } from '../db/outage.js';
+import { DatabaseOutage, DatabaseSilentError, outageKind, secondsOf } from '../db/outage.js';
 import { migrationLockWaitMessage } from '../db/migrations/index.js';
 import type { Database } from '../db/schema.js';
 import type { Storage } from '../db/storage.js';
@@ -229,14 +229,45 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     if (after !== undefined && after.lease_until !== before.lease_until) throw new ServerIdInUseError(this.serverId, after);
   }
 
+  /**
+   * How long a renewal may go unanswered before the database counts as not answering: half a
+   * lease. Renewals start every lease/3, so a server cut off from its database knows it within
+   * its lease (at most lease/3 + lease/2 after its last renewal), before the other servers may
+   * sweep it (DECISIONS G43).
+   */
+  get renewalBoundMs(): number {
+    return Math.max(100, Math.floor(this.leaseMs / 2));
+  }
+
   /** One lease renewal and dead-server sweep (passes never overlap; also callable directly). */
   tick(): Promise<void> {
     if (this.stopped) return Promise.resolve();
-    this.ticking ??= this.renewAndSweep()
+    if (this.ticking !== undefined) return this.ticking;
+    // A renewal still unanswered after renewalBoundMs (the path to the database silent, the
+    // database hung): told to the outage account at once, as a failed renewal would be —
+    // /healthz 503, cortex_database_up 0, one log line — while the statement itself is cut by
+    // the storage's own bound (PostgreSQL: SilenceGuard). Renewals still never overlap.
+    let told = false;
+    const bound = this.renewalBoundMs;
+    const deadline = setTimeout(() => {
+      told = true;
+      this.outage.failed(
+        'lease renewal',
+        new DatabaseSilentError(
+          `this server's lease renewal got no answer from the database within ${secondsOf(bound)} (half its lease): the network path to the database drops packets (a firewall, a partition), or the database hangs or is overloaded`,
+        ),
+      );
+    }, bound);
+    deadline.unref();
+    this.ticking = this.renewAndSweep()
       .catch((error: unknown) => {
+        if (told && outageKind(error) === 'unreachable') return; // the same failure, told (and counted) at the deadline
         this.outage.report('lease renewal', error, (say) => this.log.warn({ err: String(error), ...say }, 'lease renewal failed; retrying'));
       })
-      .finally(() => (this.ticking = undefined));
+      .finally(() => {
+        clearTimeout(deadline);
+        this.ticking = undefined;
+      });
     return this.ticking;
   }
 

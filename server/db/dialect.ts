@@ -10,15 +10,17 @@ import Database from 'better-sqlite3';
 import {
   CompiledQuery,
   Kysely,
+  SelectQueryNode,
   SqliteAdapter,
   SqliteDriver,
   SqliteIntrospector,
   SqliteQueryCompiler,
+  sql,
   type DatabaseConnection,
   type Dialect,
   type QueryResult,
   type SqliteDatabase,
-  type SqliteDialectConfig,
+  type SqliteStatement,
 } from 'kysely';
 import type { Database as Schema } from './schema.js';
 import { SqliteThreadWriter, WRITER_AUTOCHECKPOINT_PAGES, locateWriterWorker } from './sqlite-writer.js';
@@ -27,7 +29,9 @@ import { ADVANCE_ACCEPTED, INSERT_LOG, INSERT_METRIC, LOG_ROWS_PER_INSERT, LogRo
 import {
   SessionSupersededError,
   UnknownHostError,
+  tallyOf,
   type CommitResult,
+  type CommitTally,
   type IngestLogEntry,
   type IngestMetricSample,
   type IngestWriter,
@@ -38,9 +42,12 @@ export interface SqliteStorageOptions {
   /** Database file; its folder is created. ':memory:' works for throwaway use (no WAL). */
   path: string;
   /**
-   * How long a statement waits for another connection's write lock (several server
-   * processes may share one database) before failing with SQLITE_BUSY. Default 5000 ms.
-   * better-sqlite3 is synchronous, so the wait blocks this process's event loop.
+   * How long a statement or transaction waits for another connection's write lock (several
+   * server processes may share one database; a sqlite3 shell, a backup tool) before failing
+   * with SQLITE_BUSY. Default 5000 ms. On this thread the wait never blocks the event loop: it
+   * is asynchronous (MAIN_BUSY_TIMEOUT_MS, retryBusy). Opening the database (its pragmas) and
+   * the writer threads' connections wait in SQLite's busy handler, off the event loop but for
+   * the open.
    */
   busyTimeoutMs?: number;
   /**
@@ -112,15 +119,28 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
   const wanted = options.writer ?? (fromEnv === 'inline' || fromEnv === 'thread' ? fromEnv : undefined);
   const threaded = !inMemory && (wanted ?? (workerUrl !== undefined ? 'thread' : 'inline')) === 'thread';
   const gate = threaded ? new WriteGate() : undefined;
-  const db = new Kysely<Schema>({ dialect: immediateSqliteDialect(withStatementCache(sqlite), gate) });
+  const db = new Kysely<Schema>({ dialect: immediateSqliteDialect(sqlite, withStatementCache(sqlite), busyTimeoutMs, gate) });
   const ingest = threaded
     ? new SqliteThreadWriter({ path: file, busyTimeoutMs, gate, ...(workerUrl !== undefined ? { workerUrl } : {}) })
-    : new SqliteIngestWriter(db, sqlite);
+    : new SqliteIngestWriter(db, sqlite, busyTimeoutMs);
   // With the writer thread the WAL is mostly past SQLite's default 1000 pages: this
   // connection's own small writes (hellos, heartbeats) would each run a checkpoint, fsync
   // included, on the event loop. The checkpointer thread does that work; this only bounds
   // the WAL (as on the writer's connection) should it not run.
   if (threaded) sqlite.pragma(`wal_autocheckpoint = ${WRITER_AUTOCHECKPOINT_PAGES}`);
+  // From here on SQLite never sleeps this thread waiting for a lock: the driver and retryBusy
+  // wait asynchronously, up to busyTimeoutMs (see MAIN_BUSY_TIMEOUT_MS).
+  sqlite.pragma(`busy_timeout = ${MAIN_BUSY_TIMEOUT_MS}`);
+  /** `work` on the connection, tried again while another connection holds the lock; `write`: in a WriteGate turn. */
+  const onConnection = <T>(work: () => T, write = false): Promise<T> =>
+    retryBusy(async () => {
+      if (write) await gate?.acquire();
+      try {
+        return await db.connection().execute(async () => work());
+      } finally {
+        if (write) gate?.release();
+      }
+    }, busyTimeoutMs);
 
   return {
     dialect: 'sqlite',
@@ -134,10 +154,10 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
     withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>): Promise<T> {
       // kysely's SqliteAdapter takes no lock and runs migrations outside a transaction.
       // Holding one connection and a BEGIN IMMEDIATE transaction around the whole run
-      // makes a second process wait (busy_timeout) and then find the migrations done;
-      // SQLite DDL is transactional, so a failed migration leaves nothing behind.
+      // makes a second process wait (up to busyTimeoutMs, the driver's retries) and then find
+      // the migrations done; SQLite DDL is transactional, so a failed migration leaves nothing behind.
       return db.connection().execute(async (locked) => {
-        sqlite.exec('BEGIN IMMEDIATE');
+        await sql`BEGIN IMMEDIATE`.execute(locked);
         try {
           const result = await fn(locked);
           sqlite.exec('COMMIT');
@@ -149,7 +169,7 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
       });
     },
     usedBytes: () =>
-      db.connection().execute(async () => {
+      onConnection(() => {
         const pageSize = sqlite.pragma('page_size', { simple: true }) as number;
         const pages = sqlite.pragma('page_count', { simple: true }) as number;
         const free = sqlite.pragma('freelist_count', { simple: true }) as number;
@@ -157,15 +177,16 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
       }),
     fileShrinks: () => (sqlite.pragma('auto_vacuum', { simple: true }) as number) === 2,
     releaseFreePages: (maxPages: number) =>
-      db.connection().execute(async () => {
+      onConnection(() => {
         if ((sqlite.pragma('auto_vacuum', { simple: true }) as number) !== 2) return 0;
         const pageSize = sqlite.pragma('page_size', { simple: true }) as number;
         const before = sqlite.pragma('freelist_count', { simple: true }) as number;
         if (before === 0) return 0;
+        // a write outside a transaction: a SQLITE_BUSY leaves it undone, tried again whole
         sqlite.pragma(`incremental_vacuum(${Math.max(1, Math.floor(maxPages))})`);
         const after = sqlite.pragma('freelist_count', { simple: true }) as number;
         return (before - after) * pageSize;
-      }),
+      }, true),
     async close() {
       // The threads answer what they were asked first (a shutdown drain's last commits).
       if (ingest instanceof SqliteThreadWriter) await ingest.close();
@@ -175,79 +196,259 @@ export function openSqliteStorage(options: SqliteStorageOptions): Storage {
 }
 
 /**
- * kysely's SQLite dialect, with transactions that start with BEGIN IMMEDIATE: the write
- * lock is taken up front (waiting through busy_timeout), so a transaction that reads
- * before it writes cannot fail with SQLITE_BUSY_SNAPSHOT when another connection (the
- * writer thread, another server process) committed in between. Every kysely transaction
- * of the server writes.
- *
- * With a writer thread (`gate`), every write statement and every transaction on this
- * connection first takes its turn through the WriteGate (./write-gate.ts), waiting
- * asynchronously instead of in SQLite's busy handler, which would sleep the event loop.
+ * The main connection's busy timeout once it is open: 0, so that SQLite never sleeps this
+ * thread in its busy handler. better-sqlite3 is synchronous: with busy_timeout 5000 a write that
+ * met another process's lock (a sqlite3 shell in BEGIN EXCLUSIVE, a backup tool) held the event
+ * loop for up to 5 s — /healthz, /metrics, every agent's WebSocket, the admin API — and each
+ * blocked write after it did again. Such a write now fails at once with SQLITE_BUSY, and the
+ * caller waits asynchronously and tries again (retryBusy) until busyTimeoutMs has passed.
  */
-function immediateSqliteDialect(database: SqliteDatabase, gate?: WriteGate): Dialect {
+const MAIN_BUSY_TIMEOUT_MS = 0;
+
+/**
+ * The pauses (ms) between the attempts of a statement or transaction that met another
+ * connection's lock: short at first (another server process's commit lasts milliseconds), then
+ * every 50 ms, so that a write goes on within 50 ms of the lock's release.
+ */
+const BUSY_PAUSES_MS: readonly number[] = [1, 2, 5, 10, 20, 50];
+
+/** SQLITE_BUSY and its extended codes (_SNAPSHOT, _RECOVERY, _TIMEOUT): another connection's lock. */
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/** How long to pause before the next attempt, or undefined: give up (not a lock, or past the deadline). */
+function busyPause(error: unknown, attempt: number, deadline: number): number | undefined {
+  if (!isBusy(error)) return undefined;
+  const left = deadline - performance.now();
+  if (left <= 0) return undefined;
+  return Math.min(BUSY_PAUSES_MS[Math.min(attempt, BUSY_PAUSES_MS.length - 1)] as number, Math.ceil(left));
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `attempt()` again after a short pause, for as long as it fails with SQLITE_BUSY and `timeoutMs`
+ * has not passed; then its last error (as busy_timeout's SQLITE_BUSY was). Only for work that a
+ * SQLITE_BUSY leaves undone as a whole: a statement outside a transaction (SQLite rolls its
+ * implicit transaction back), BEGIN, a better-sqlite3 transaction function (it rolls back
+ * whatever failed inside it, COMMIT included). Never for one statement inside an open
+ * transaction: the transaction's earlier statements may be gone with it.
+ */
+async function retryBusy<T>(attempt: () => Promise<T>, timeoutMs: number): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      const ms = busyPause(error, n, deadline);
+      if (ms === undefined) throw error;
+      await pause(ms);
+    }
+  }
+}
+
+/**
+ * kysely's SQLite dialect, with transactions that start with BEGIN IMMEDIATE: the write
+ * lock is taken up front, so a transaction that reads before it writes cannot fail with
+ * SQLITE_BUSY_SNAPSHOT when another connection (the writer thread, another server process)
+ * committed in between, and inside it no statement waits for another connection. Every kysely
+ * transaction of the server writes.
+ *
+ * Waiting for another connection's lock never blocks the event loop (see MAIN_BUSY_TIMEOUT_MS):
+ * see ImmediateSqliteDriver. With a writer thread (`gate`), every write statement and every
+ * transaction on this connection first takes its turn through the WriteGate (./write-gate.ts),
+ * also waited for asynchronously.
+ */
+function immediateSqliteDialect(sqlite: Database.Database, statements: SqliteDatabase, busyTimeoutMs: number, gate?: WriteGate): Dialect {
   return {
     createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new ImmediateSqliteDriver({ database }, database, gate),
+    createDriver: () => new ImmediateSqliteDriver(sqlite, statements, busyTimeoutMs, gate),
     createIntrospector: (db) => new SqliteIntrospector(db),
     createQueryCompiler: () => new SqliteQueryCompiler(),
   };
 }
 
-class ImmediateSqliteDriver extends SqliteDriver {
-  constructor(
-    config: SqliteDialectConfig,
-    private readonly database: SqliteDatabase,
-    private readonly gate: WriteGate | undefined,
-  ) {
-    super(config);
+/** kysely's connection mutex (one connection, one user at a time). */
+class ConnectionLock {
+  private held: Promise<void> | undefined;
+  private free: (() => void) | undefined;
+
+  async lock(): Promise<void> {
+    while (this.held !== undefined) await this.held;
+    this.held = new Promise((resolve) => (this.free = resolve));
   }
 
-  override async acquireConnection(): Promise<DatabaseConnection> {
-    const connection = await super.acquireConnection();
-    const gate = this.gate;
-    if (gate === undefined) return connection;
-    const database = this.database;
-    return {
-      async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-        // (a cached statement: preparing it here costs a Map lookup)
-        if (gate.held || (database.prepare(query.sql) as unknown as { readonly: boolean }).readonly) return connection.executeQuery<R>(query);
-        await gate.acquire();
-        try {
-          return await connection.executeQuery<R>(query);
-        } finally {
-          gate.release();
-        }
-      },
-      streamQuery: <R>(query: CompiledQuery, chunkSize?: number) => connection.streamQuery<R>(query, chunkSize),
+  unlock(): void {
+    const free = this.free;
+    this.held = undefined;
+    this.free = undefined;
+    free?.();
+  }
+}
+
+type Statement = SqliteStatement & { readonly readonly: boolean };
+
+/**
+ * kysely's SqliteDriver, waiting for other connections' locks without blocking:
+ *
+ * - A statement outside a transaction, and BEGIN IMMEDIATE, that meet the lock (SQLITE_BUSY:
+ *   nothing was done, SQLite says they may be tried again) are tried again after a short pause
+ *   (retryBusy's), up to busyTimeoutMs from the first attempt, and then fail with SQLITE_BUSY as
+ *   before. During each pause the connection is let go, so other statements — a /healthz `select
+ *   1`, a read — and transactions run meanwhile; nothing is let go inside a transaction.
+ * - Inside a transaction nothing is tried again: it began IMMEDIATE, so it holds the write lock
+ *   and (WAL) its statements and its COMMIT need no other connection's: the checkpoint that may
+ *   follow a COMMIT is PASSIVE (its SQLITE_BUSY is dropped, the commit done), and starting the WAL
+ *   over at the first write is skipped while a reader uses it. Should SQLITE_BUSY come anyway, it
+ *   fails the transaction (kysely rolls it back: nothing was done), it is not repeated: the
+ *   transaction's earlier statements may be gone with it.
+ * - Waiting for the writer thread's turn (WriteGate) also lets the connection go: that thread
+ *   may itself be waiting (on its own thread) for another process's lock.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  private readonly lock = new ConnectionLock();
+  private readonly connection: DatabaseConnection;
+  /** The open transaction holds a WriteGate turn. */
+  private txGate = false;
+  /** Rows the open transaction's statements changed, by the tally they count for (storage.ts CommitTally). */
+  private txTallies: Map<CommitTally, number> | undefined;
+
+  constructor(
+    private readonly sqlite: Database.Database,
+    private readonly statements: SqliteDatabase,
+    private readonly busyTimeoutMs: number,
+    private readonly gate: WriteGate | undefined,
+  ) {
+    super({ database: statements });
+    this.connection = {
+      executeQuery: <R>(query: CompiledQuery) => this.execute<R>(query, performance.now() + this.busyTimeoutMs),
+      streamQuery: <R>(query: CompiledQuery) => this.stream<R>(query),
     };
   }
 
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await this.gate?.acquire();
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    await this.lock.lock();
+    return this.connection;
+  }
+
+  override async releaseConnection(): Promise<void> {
+    this.lock.unlock();
+  }
+
+  /** `work` with the connection let go (the caller holds it, outside a transaction), then taken back. */
+  private async letGo(work: Promise<void>): Promise<void> {
+    this.lock.unlock();
     try {
-      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      await work;
+    } finally {
+      await this.lock.lock();
+    }
+  }
+
+  /** A WriteGate turn for a write outside a transaction or a transaction; false without a writer thread. */
+  private async takeGate(): Promise<boolean> {
+    const gate = this.gate;
+    if (gate === undefined) return false;
+    if (!gate.tryAcquire()) await this.letGo(gate.acquire());
+    return true;
+  }
+
+  private async execute<R>(query: CompiledQuery, deadline: number): Promise<QueryResult<R>> {
+    // (a cached statement: preparing it costs a Map lookup)
+    let stmt = this.statements.prepare(query.sql) as Statement;
+    if (this.sqlite.inTransaction) {
+      const result = run<R>(stmt, query.parameters);
+      const tally = result.numAffectedRows !== undefined && result.numAffectedRows > 0n ? tallyOf(query.queryId) : undefined;
+      if (tally !== undefined) {
+        this.txTallies ??= new Map();
+        this.txTallies.set(tally, (this.txTallies.get(tally) ?? 0) + Number(result.numAffectedRows));
+      }
+      return result;
+    }
+    // (BEGIN is read-only to SQLite: beginTransaction took the turn)
+    const gated = this.gate !== undefined && !stmt.readonly && (await this.takeGate());
+    try {
+      for (let n = 0; ; n++) {
+        try {
+          const result = run<R>(stmt, query.parameters);
+          if (result.numAffectedRows !== undefined && result.numAffectedRows > 0n) {
+            const tally = tallyOf(query.queryId);
+            if (tally !== undefined) tally.changes += Number(result.numAffectedRows);
+          }
+          return result;
+        } catch (error) {
+          const ms = busyPause(error, n, deadline);
+          if (ms === undefined) throw error;
+          await this.letGo(pause(ms));
+          stmt = this.statements.prepare(query.sql) as Statement;
+        }
+      }
+    } finally {
+      if (gated) this.gate?.release();
+    }
+  }
+
+  private async *stream<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (!SelectQueryNode.is(query.query)) throw new Error('Sqlite driver only supports streaming of select queries');
+    for (const row of this.statements.prepare(query.sql).iterate(query.parameters)) yield { rows: [row as R] };
+  }
+
+  private releaseTxGate(): void {
+    if (!this.txGate) return;
+    this.txGate = false;
+    this.gate?.release();
+  }
+
+  override async beginTransaction(): Promise<void> {
+    const deadline = performance.now() + this.busyTimeoutMs;
+    // While this waits (the turn, BEGIN's retries) the connection is let go: another transaction
+    // may begin and end meanwhile, so the turn becomes the transaction's only once BEGIN succeeded
+    // (from then on the connection stays held until COMMIT or ROLLBACK).
+    const gated = await this.takeGate();
+    try {
+      await this.execute(CompiledQuery.raw('begin immediate'), deadline);
     } catch (error) {
-      this.gate?.release();
+      if (gated) this.gate?.release();
       throw error;
     }
+    this.txGate = gated;
+    this.txTallies = undefined;
   }
 
-  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+  override async commitTransaction(): Promise<void> {
     try {
-      await connection.executeQuery(CompiledQuery.raw('commit'));
+      await this.execute(CompiledQuery.raw('commit'), 0);
+      if (this.txTallies !== undefined) for (const [tally, changes] of this.txTallies) tally.changes += changes;
+      this.txTallies = undefined;
     } finally {
-      this.gate?.release();
+      // a COMMIT that failed with the transaction still open: kysely rolls it back next
+      if (!this.sqlite.inTransaction) this.releaseTxGate();
     }
   }
 
-  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+  override async rollbackTransaction(): Promise<void> {
+    this.txTallies = undefined;
     try {
-      await connection.executeQuery(CompiledQuery.raw('rollback'));
+      // SQLite may have rolled it back already (some errors do): ROLLBACK would then fail and
+      // hide the error that ended the transaction
+      if (this.sqlite.inTransaction) await this.execute(CompiledQuery.raw('rollback'), 0);
     } finally {
-      this.gate?.release();
+      this.releaseTxGate();
     }
   }
+}
+
+/** kysely's SqliteConnection.executeQuery, on a statement already prepared. */
+function run<R>(stmt: SqliteStatement, parameters: readonly unknown[]): QueryResult<R> {
+  if (stmt.reader) return { rows: stmt.all(parameters) as R[] };
+  const { changes, lastInsertRowid } = stmt.run(parameters);
+  return {
+    numAffectedRows: changes !== undefined && changes !== null ? BigInt(changes) : undefined,
+    insertId: lastInsertRowid !== undefined && lastInsertRowid !== null ? BigInt(lastInsertRowid) : undefined,
+    rows: [],
+  };
 }
 
 type Bind = unknown[];
@@ -271,6 +472,7 @@ class SqliteIngestWriter implements IngestWriter {
   constructor(
     private readonly db: Kysely<Schema>,
     private readonly sqlite: Database.Database,
+    private readonly busyTimeoutMs: number,
   ) {}
 
   private statements(): PreparedIngest {
@@ -281,17 +483,21 @@ class SqliteIngestWriter implements IngestWriter {
   // Both methods run inside kysely's connection lock, so a write here never lands in the
   // middle of a kysely transaction on the same connection (better-sqlite3 would nest it
   // as a savepoint, and a rollback there would take acked rows with it). IMMEDIATE takes
-  // the write lock up front, so waiting for another process goes through busy_timeout
-  // instead of failing with SQLITE_BUSY on a lock upgrade.
+  // the write lock up front, so another process's lock stops it at BEGIN rather than on a
+  // lock upgrade. A SQLITE_BUSY anywhere in it (BEGIN, a statement, COMMIT) leaves the whole
+  // transaction undone (better-sqlite3 rolls back what failed inside it): it is tried again
+  // whole after a pause, the connection let go meanwhile (retryBusy): one try/catch per
+  // transaction, nothing per entry.
   commitBatch(
     host_id: string,
     entries: readonly IngestLogEntry[],
     received_at: string,
     session_id?: string,
   ): Promise<CommitResult> {
-    return this.db
-      .connection()
-      .execute(async () => this.statements().commitTx.immediate(host_id, entries, received_at, session_id));
+    return retryBusy(
+      () => this.db.connection().execute(async () => this.statements().commitTx.immediate(host_id, entries, received_at, session_id)),
+      this.busyTimeoutMs,
+    );
   }
 
   insertMetrics(
@@ -301,9 +507,7 @@ class SqliteIngestWriter implements IngestWriter {
     received_at?: string,
   ): Promise<number> {
     const seen = received_at ?? new Date().toISOString();
-    return this.db
-      .connection()
-      .execute(async () => this.statements().metricsTx.immediate(host_id, ts, samples, seen));
+    return retryBusy(() => this.db.connection().execute(async () => this.statements().metricsTx.immediate(host_id, ts, samples, seen)), this.busyTimeoutMs);
   }
 }
 

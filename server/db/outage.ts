@@ -19,6 +19,35 @@
 import { isDiskFullCode, isUnreachableCode } from '../../common/errors.js';
 import type { Logger } from '../log.js';
 
+/**
+ * The database did not answer in time on a connection that was open: the network path to it
+ * drops packets (a firewall's DROP, a partition, a proxy or host that hangs), so nothing is
+ * refused or reset either, and TCP alone would wait ~15 minutes before giving up (DECISIONS
+ * G43). The connection it happened on is closed; out of reach, for the outage account.
+ */
+export class DatabaseSilentError extends Error {
+  readonly code = 'CORTEX_DB_SILENT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'DatabaseSilentError';
+  }
+}
+
+/** `ms` as the seconds a message says ("0.4 s", "10 s"). */
+export function secondsOf(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+/**
+ * The failure says the path to the database is silent (not refused, not reset): a statement cut
+ * for want of an answer, or a new connection that got none in time (node-postgres's own words).
+ */
+export function isSilence(error: unknown): boolean {
+  if ((error as { code?: unknown } | null | undefined)?.code === 'CORTEX_DB_SILENT') return true;
+  const message = (error as { message?: unknown } | null | undefined)?.message;
+  return typeof message === 'string' && /^Connection terminated due to connection timeout/.test(message);
+}
+
 /** PostgreSQL SQLSTATEs that say the server cannot take work now (not what a statement did). */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 
@@ -30,7 +59,7 @@ const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 export function isDatabaseUnreachable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null | undefined;
   const code = e?.code;
-  if (isUnreachableCode(code)) return true;
+  if (isUnreachableCode(code) || code === 'CORTEX_DB_SILENT') return true;
   // A Unix socket URL (host=/var/run/postgresql): a PostgreSQL stopped or not started yet has
   // removed its socket file, so connecting says ENOENT rather than ECONNREFUSED (DECISIONS G37).
   if (code === 'ENOENT' && (error as { syscall?: unknown }).syscall === 'connect') return true;
@@ -119,6 +148,9 @@ function firstLine(kind: OutageKind, error: unknown): string {
       if (poolBusy(error)) {
         return `database unusable: no pool connection came free in time (every one busy: PostgreSQL slow, locked or out of reach, or this server overloaded); ${MEANWHILE} — check PostgreSQL (pg_stat_activity) and this server's CPU; raise --db-pool or add servers if the load is real`;
       }
+      if ((error as { code?: unknown } | null)?.code === 'CORTEX_DB_SILENT') {
+        return `database not answering: statements get no answer, nothing is refused either (packets dropped on the way, or the database's host hangs): ${MEANWHILE} — check the network between this host and the database (a firewall dropping packets, a route, a partition) and that the database's host responds`;
+      }
       return `database out of reach: ${MEANWHILE} — check that the database runs and that this host reaches it (--db)`;
   }
 }
@@ -148,7 +180,7 @@ export const READ_ONLY_DB_HINT =
 
 /** What to do when PostgreSQL has no connection slot left for this server (53300). */
 export const NO_SLOT_HINT =
-  'other clients hold every connection PostgreSQL allows (max_connections; see pg_stat_activity): each cortex-server opens up to --db-pool + 2 (default 12); ' +
+  'other clients hold every connection PostgreSQL allows (max_connections; see pg_stat_activity): each cortex-server opens up to --db-pool + 3 (default 13); ' +
   'close idle clients, lower --db-pool, or raise max_connections';
 
 /** PostgreSQL refused a new connection: every slot it allows is taken (53300 too_many_connections). */

@@ -19,9 +19,14 @@
 //     up to a second. This measure is exact right after a commit, and costly (the
 //     retention pass plans its deletes from one measurement: usedBytesIsCostly).
 //   - LISTEN/NOTIFY on a dedicated client carries the cross-server control plane.
+//   - a network path that stops answering (packets dropped, not refused) does not hold a
+//     statement for TCP's ~15 minutes: SilenceGuard (below) looks into every statement left
+//     unanswered and closes its connection unless PostgreSQL says it is working on it, and the
+//     LISTEN connection is pinged (DECISIONS G43).
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import pg from 'pg';
-import { outageKind } from './outage.js';
+import { DatabaseSilentError, isSilence, outageKind, secondsOf } from './outage.js';
 import { defaultPostgresUser } from './pg-user.js';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { dayOf, dropPartitionsBefore, ensureDayPartition, ensurePartitionsAround } from './pg-partitions.js';
@@ -44,7 +49,30 @@ export interface PostgresStorageOptions {
   poolSize?: number;
   /** Batches (hosts) one ingest statement commits together (default 256; 1: a statement per batch). */
   maxGroupHosts?: number;
+  /**
+   * A statement left unanswered this long is looked into: its connection is closed unless
+   * PostgreSQL, asked on another connection, says it is still working on it (ms, default
+   * 10,000; 0: never). Also how long a goodbye, the LISTEN connection's ping and that question
+   * itself may go unanswered (DECISIONS G43).
+   */
+  silentMs?: number;
+  /** How long opening a connection may take before it counts as failed (ms, default 10,000). */
+  connectTimeoutMs?: number;
+  /** How often the LISTEN connection is pinged when idle (ms, default silentMs). */
+  listenPingMs?: number;
 }
+
+/** Default of PostgresStorageOptions.silentMs. */
+const DEFAULT_SILENT_MS = 10_000;
+/** Default of PostgresStorageOptions.connectTimeoutMs. */
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * TCP keepalive on every connection, first probe after this long idle: a connection whose
+ * peer is gone is found dead while it waits for an answer with nothing of its own unsent (a
+ * long statement, LISTEN). How soon after depends on the kernel's probe interval and count
+ * (Linux: 75 s × 9), so the statements' own bound (SilenceGuard) is what the server relies on.
+ */
+const KEEPALIVE_IDLE_MS = 10_000;
 
 /** How long the migration lock is waited for before who holds it is said (a server starting holds it for less). */
 const MIGRATION_LOCK_QUIET_MS = 5000;
@@ -72,38 +100,47 @@ function defaultUser(): void {
   if (!pg.defaults.user) pg.defaults.user = defaultPostgresUser(); // node-postgres reads $PGUSER before it
 }
 
-/** What every connection of the server uses: the pool's, a job's, the LISTEN client's. */
-function clientConfig(url: string, applicationName: string): pg.ClientConfig {
+/** What every connection of the server uses: the pool's, a job's, the LISTEN client's, the guard's. */
+function clientConfig(url: string, applicationName: string, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): pg.ClientConfig {
   defaultUser();
   return {
     connectionString: url,
     types,
     // A connection attempt that hangs (firewall) fails instead of stalling the server.
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: connectTimeoutMs,
     application_name: applicationName,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
   };
 }
 
 export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   const max = Math.max(2, options.poolSize ?? 10);
+  const connectTimeoutMs = Math.max(1, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+  const guard = new SilenceGuard(options.url, Math.max(0, options.silentMs ?? DEFAULT_SILENT_MS), connectTimeoutMs);
   const pool = new pg.Pool({
-    ...clientConfig(options.url, 'cortex-server'),
+    ...clientConfig(options.url, 'cortex-server', connectTimeoutMs),
     max,
     // Idle connections beyond these close after 10 s. A connection opened while the acks wait
     // costs them its start (backend start, the first plan of the ingest statement): kept warm,
     // a burst or a background job finds one ready.
     min: Math.min(3, max),
+    // Before the new connection is handed out.
+    onConnect: async (client) => {
+      // Not the process down for a checked-out client's error: pg emits 'error' on a client
+      // whose connection ends unexpectedly (a TCP reset, PostgreSQL killed, the network cut)
+      // even while a query of it is running, which gets the same error; the pool listens only
+      // while the client is idle, and kysely not at all, so a connection lost mid-query was an
+      // uncaught exception that ended the server (DECISIONS G11). The query's caller handles
+      // the failure; the pool drops the client when it comes back (it is no longer queryable).
+      client.on('error', () => undefined);
+      guard.guard(client as pg.Client, 'checked');
+      await guard.learnBackend(client as pg.Client);
+    },
   });
   // An idle client's error (the server restarted) must not take the process down; the
   // pool drops that client and the next query opens a new one.
   pool.on('error', () => undefined);
-  // Nor a checked-out one's: pg emits 'error' on a client whose connection ends unexpectedly
-  // (a TCP reset, PostgreSQL killed, the network cut) even while a query of it is running,
-  // which gets the same error; the pool listens only while the client is idle, and kysely
-  // not at all, so a connection lost mid-query was an uncaught exception that ended the
-  // server (DECISIONS G11). The query's caller handles the failure; the pool drops the
-  // client when it comes back (it is no longer queryable).
-  pool.on('connect', (client) => client.on('error', () => undefined));
 
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day), Math.max(1, Math.floor(max / 2)), options.maxGroupHosts ?? DEFAULT_GROUP_MAX_HOSTS);
@@ -187,8 +224,9 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       // a pool connection held that long is one the ingest path must then open anew while its
       // acks wait (35-90 ms of stalled acks at the start of most retention passes, 2026-12-04,
       // bench retention --db postgres). The session lock goes with the connection at the end.
-      const locked = new pg.Client(clientConfig(options.url, `cortex-server ${name}`));
+      const locked = new pg.Client(clientConfig(options.url, `cortex-server ${name}`, connectTimeoutMs));
       locked.on('error', () => undefined);
+      guard.guard(locked, 'plain'); // its statements are instant (the job's own run on the pool)
       await locked.connect();
       try {
         // Advisory locks are database-wide: the key names the schema, so that deployments in
@@ -211,12 +249,13 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
       return { created, dropped };
     },
     notifyBus() {
-      bus ??= new PostgresNotifyBus(options.url, pool);
+      bus ??= new PostgresNotifyBus(options.url, pool, guard, options.listenPingMs ?? guard.silentMs, connectTimeoutMs);
       return bus;
     },
     async close() {
       await bus?.close();
       await db.destroy(); // ends the pool
+      await guard.close();
     },
   };
 }
@@ -640,7 +679,10 @@ class PostgresIngestWriter implements IngestWriter {
   private async run(group: QueuedCommit[]): Promise<void> {
     if (group.length === 1) {
       const c = group[0] as QueuedCommit;
-      await this.commitAlone(c.host_id, c.entries, c.received_at, c.session_id).then(c.resolve, c.reject);
+      await this.commitAlone(c.host_id, c.entries, c.received_at, c.session_id).then(c.resolve, (error: unknown) => {
+        c.reject(error);
+        this.failWaiting(error);
+      });
       return;
     }
     let rows: Map<string, Row>;
@@ -650,6 +692,7 @@ class PostgresIngestWriter implements IngestWriter {
       // Out of reach, its login refused, read-only or its disk full: every batch alone would fail the same way.
       if (outageKind(error) !== undefined) {
         for (const c of group) c.reject(error);
+        this.failWaiting(error);
         return;
       }
       // Nothing of the group was stored: each batch alone, so only the one at fault fails.
@@ -663,6 +706,20 @@ class PostgresIngestWriter implements IngestWriter {
         c.reject(error);
       }
     }
+  }
+
+  /**
+   * A statement found the path to the database silent (cut for want of an answer, or a new
+   * connection that got none): the batches waiting for a statement fail with it now. Each
+   * would otherwise wait for a statement of its own to be cut in turn, and the agents' requests
+   * time out (30 s) with nothing said instead of getting -32007 with the reason (DECISIONS G43).
+   * Refusing a waiting batch never reorders a host's commits: it is resent.
+   */
+  private failWaiting(error: unknown): void {
+    if (!isSilence(error) || this.queue.length === 0) return;
+    const waiting = this.queue;
+    this.queue = [];
+    for (const c of waiting) c.reject(error);
   }
 
   /** fn(), and once more after creating the day partitions of `days` when there was none (clock past the days created ahead). */
@@ -760,6 +817,9 @@ class PostgresNotifyBus implements NotifyBus {
   constructor(
     private readonly url: string,
     private readonly pool: pg.Pool,
+    private readonly guard: SilenceGuard,
+    private readonly pingMs: number,
+    private readonly connectTimeoutMs: number,
   ) {}
 
   async listen(channel: string, fn: (payload: string) => void): Promise<void> {
@@ -813,19 +873,53 @@ class PostgresNotifyBus implements NotifyBus {
   private connect(): Promise<void> {
     if (this.client !== undefined || this.closed) return Promise.resolve();
     this.connecting ??= (async () => {
-      const client = new pg.Client(clientConfig(this.url, 'cortex-server-listen'));
+      const client = new pg.Client(clientConfig(this.url, 'cortex-server-listen', this.connectTimeoutMs));
       client.on('notification', (m) => {
         const set = this.listeners.get(m.channel);
         if (set !== undefined) for (const fn of set) fn(m.payload ?? '');
       });
       client.on('error', () => this.drop(client));
       client.on('end', () => this.drop(client));
-      await client.connect();
-      for (const channel of this.listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+      this.guard.guard(client, 'plain'); // LISTEN, the presence lock, the ping: instant statements
+      try {
+        await client.connect();
+        for (const channel of this.listeners.keys()) await client.query(`LISTEN ${quoteIdent(channel)}`);
+      } catch (error) {
+        void client.end().catch(() => undefined); // not left open beside the next attempt's
+        throw error;
+      }
       this.client = client;
+      this.ping(client);
       await this.takePresence();
     })().finally(() => (this.connecting = undefined));
     return this.connecting;
+  }
+
+  /**
+   * Pings the LISTEN connection every pingMs. It only ever waits for notifications, so on a
+   * path that went silent (packets dropped: nothing refused, nothing reset) it would wait for
+   * good, the control plane and forwarded probes reduced to their polls, and the presence
+   * lock (G42) lost with the session on PostgreSQL's side without this process knowing. A
+   * ping left unanswered for silentMs makes the guard close it ('end'): it is dropped and
+   * opened again, once a second, until the path answers (DECISIONS G43).
+   */
+  private ping(client: pg.Client): void {
+    if (this.pingMs <= 0 || this.guard.silentMs <= 0) return;
+    let waiting = false;
+    const timer = setInterval(() => {
+      if (this.client !== client) {
+        clearInterval(timer);
+        return;
+      }
+      if (waiting) return;
+      waiting = true;
+      void client
+        .query('select 1')
+        .catch(() => undefined)
+        .finally(() => (waiting = false));
+    }, this.pingMs);
+    timer.unref();
+    client.once('end', () => clearInterval(timer));
   }
 
   private drop(client: pg.Client): void {
@@ -851,6 +945,252 @@ class PostgresNotifyBus implements NotifyBus {
     const c = this.client;
     this.client = undefined;
     await c?.end().catch(() => undefined);
+  }
+}
+
+/** How a connection's statements are watched: looked into before being cut (the pool's), or cut at once (statements that are always instant). */
+type Watch = 'checked' | 'plain';
+
+/** One statement under watch. */
+interface Watched {
+  settled: boolean;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The connection's bytes read when its timer was armed: anything arriving since is no silence. */
+  bytes: number;
+  /** Set when the guard cut the statement's connection: what its caller gets. */
+  cut: Error | undefined;
+}
+
+/** Bytes a connection's socket has read so far (a large answer still arriving is not silence). */
+function bytesRead(client: pg.Client): number {
+  return (client.connection.stream as Partial<Socket>).bytesRead ?? 0;
+}
+
+/** How long the guard's own connection stays open without a question to ask. */
+const GUARD_IDLE_CLOSE_MS = 30_000;
+
+/**
+ * Bounds every statement of this storage on a network path that stops answering (DECISIONS
+ * G43). With packets dropped (a firewall's DROP, a partition, a proxy or host that hangs)
+ * nothing is refused or reset, and a statement on a connection opened before waited for TCP to
+ * give up, about 15 minutes: an agent's push (its request timed out at 30 s, nothing said), the
+ * lease renewal, the control watcher, /healthz's check, everything queued behind them.
+ *
+ * A fixed timeout would also cut statements that are slow, not silent: a retention pass's
+ * DETACH … CONCURRENTLY waiting for a pg_dump's snapshot, a migration's index build or its
+ * wait for the migration lock, the size scan of a large database, an admin search over a
+ * host's rows, a commit waiting on a lock (told as held up by H45, not cut), a large answer
+ * over a slow link. So none is cut for its length: a statement left unanswered for silentMs,
+ * with nothing read on its connection meanwhile, is looked into. PostgreSQL is asked, on a
+ * connection of the guard's own, whether that connection's backend is working on a
+ * statement (pg_stat_activity: active, and not waiting on the network itself). If it says
+ * so, the statement is let run and looked into again silentMs later. If it says the backend
+ * is idle or gone, or does not answer within silentMs either, the connection is closed: its
+ * statement fails with DatabaseSilentError (the outage account's "database not answering")
+ * and the pool opens a new connection for the next one (pg-pool drops a client that ended).
+ * A statement of a connection whose statements are always instant (LISTEN, the job lock,
+ * the guard's own question, the first statement of a new connection) is cut at silentMs
+ * without asking. A connection's goodbye (end) is given silentMs too. Cost: one timer per
+ * statement; a question only for a statement that runs past silentMs.
+ */
+class SilenceGuard {
+  /** Each pool connection's backend pid as PostgreSQL itself names it (a session-mode pooler gives the driver a pid of its own). */
+  private readonly backends = new WeakMap<pg.Client, number>();
+  private own: pg.Client | undefined;
+  private ownOpening: Promise<pg.Client> | undefined;
+  private ownIdle: ReturnType<typeof setTimeout> | undefined;
+  /** The pids waiting for a verdict, and who waits for each. */
+  private readonly asked = new Map<number, ((busy: boolean) => void)[]>();
+  private asking = false;
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    readonly silentMs: number,
+    private readonly connectTimeoutMs: number,
+  ) {}
+
+  /** Watches `client`'s statements (and its goodbye) from now on. */
+  guard(client: pg.Client, how: Watch): void {
+    if (this.silentMs <= 0) return;
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    const end = client.end.bind(client) as (...args: unknown[]) => unknown;
+    Object.assign(client, {
+      query: (...args: unknown[]): unknown => {
+        // A Submittable (a cursor, a stream) runs for as long as its reader takes: not watched (the server uses none).
+        if (typeof (args[0] as { submit?: unknown } | null | undefined)?.submit === 'function') return query(...args);
+        const w = this.watch(client, how);
+        const last = args.length - 1;
+        const callback = args[last];
+        if (typeof callback === 'function') {
+          args[last] = (err: unknown, res: unknown) => {
+            this.settle(w);
+            (callback as (e: unknown, r: unknown) => void)(err === undefined || err === null ? err : (w.cut ?? err), res);
+          };
+          return query(...args);
+        }
+        return (query(...args) as Promise<unknown>).then(
+          (res) => {
+            this.settle(w);
+            return res;
+          },
+          (err: unknown) => {
+            this.settle(w);
+            throw w.cut ?? err;
+          },
+        );
+      },
+      // A goodbye on a silent path waits for an answer that never comes (pg waits for the socket to close).
+      end: (...args: unknown[]): unknown => {
+        const timer = setTimeout(() => client.connection.stream.destroy(), this.silentMs);
+        timer.unref();
+        client.once('end', () => clearTimeout(timer));
+        return end(...args);
+      },
+    });
+  }
+
+  /** Reads a new pool connection's backend pid (its first statement, cut at silentMs like any other). */
+  async learnBackend(client: pg.Client): Promise<void> {
+    if (this.silentMs <= 0) return;
+    const r = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+    const pid = Number(r.rows[0]?.pid);
+    if (Number.isInteger(pid) && pid > 0) this.backends.set(client, pid);
+  }
+
+  private watch(client: pg.Client, how: Watch): Watched {
+    const w: Watched = { settled: false, timer: undefined, bytes: 0, cut: undefined };
+    const arm = (): void => {
+      w.bytes = bytesRead(client);
+      w.timer = setTimeout(() => void this.unanswered(client, how, w, arm), this.silentMs);
+      w.timer.unref();
+    };
+    arm();
+    return w;
+  }
+
+  private settle(w: Watched): void {
+    w.settled = true;
+    clearTimeout(w.timer);
+  }
+
+  /** A statement unanswered for silentMs: let run if bytes arrived meanwhile or PostgreSQL works on it, else its connection closed. */
+  private async unanswered(client: pg.Client, how: Watch, w: Watched, rearm: () => void): Promise<void> {
+    if (w.settled) return;
+    // Part of a large answer came (a slow link, a busy reader): the path answers.
+    const before = bytesRead(client);
+    if (before !== w.bytes) return rearm();
+    const pid = how === 'checked' ? this.backends.get(client) : undefined;
+    const busy = pid !== undefined && (await this.busy(pid));
+    if (w.settled) return;
+    // (read meanwhile: what waited unread while this process was too busy to read it)
+    if (busy || bytesRead(client) !== before) return rearm();
+    w.cut = new DatabaseSilentError(
+      `a statement got no answer from PostgreSQL within ${secondsOf(this.silentMs)}${pid !== undefined ? ', nor did PostgreSQL say it was working on it' : ''}: ` +
+        'the network path to the database drops packets (a firewall, a partition) or its host hangs; that connection was closed',
+    );
+    // pg closes the socket at once when a statement is still running (a graceful goodbye would wait for the silent peer).
+    void client.end().catch(() => undefined);
+    client.connection.stream.destroy();
+  }
+
+  /**
+   * Whether PostgreSQL says backend `pid` is working on a statement. False when it says it is
+   * not (idle, gone, or waiting on the network: ClientRead/ClientWrite) or does not answer
+   * within silentMs; true also when PostgreSQL answers with an error of its own (no slot left,
+   * starting up): the path answers, so the statement is not cut for silence.
+   */
+  private busy(pid: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const waiting = this.asked.get(pid);
+      if (waiting !== undefined) waiting.push(resolve);
+      else this.asked.set(pid, [resolve]);
+      void this.ask();
+    });
+  }
+
+  /** Asks for every pid waiting, one question at a time on the guard's connection. */
+  private async ask(): Promise<void> {
+    if (this.asking) return;
+    this.asking = true;
+    try {
+      while (this.asked.size > 0) {
+        const batch = new Map(this.asked);
+        this.asked.clear();
+        const busy = await this.askOnce([...batch.keys()]);
+        for (const [pid, waiting] of batch) for (const resolve of waiting) resolve(busy === 'answered-error' || (busy instanceof Set && busy.has(pid)));
+      }
+    } finally {
+      this.asking = false;
+    }
+  }
+
+  private async askOnce(pids: number[]): Promise<Set<number> | 'answered-error' | 'silent'> {
+    clearTimeout(this.ownIdle);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<'silent'>((resolve) => {
+      timer = setTimeout(() => resolve('silent'), this.silentMs);
+      timer.unref();
+    });
+    const question = (async () => {
+      const own = await this.ownClient();
+      const r = await own.query<{ pid: number; state: string | null; wait: string | null }>(
+        'select pid, state, wait_event_type as wait from pg_stat_activity where pid = any($1::int[])',
+        [pids],
+      );
+      return new Set(r.rows.filter((row) => row.state === 'active' && row.wait !== 'Client').map((row) => Number(row.pid)));
+    })();
+    try {
+      const verdict = await Promise.race([question, late]);
+      if (verdict === 'silent') this.dropOwn();
+      return verdict;
+    } catch (error) {
+      this.dropOwn();
+      return error instanceof pg.DatabaseError ? 'answered-error' : 'silent';
+    } finally {
+      clearTimeout(timer);
+      question.catch(() => undefined);
+      if (!this.closed) {
+        this.ownIdle = setTimeout(() => this.dropOwn(), GUARD_IDLE_CLOSE_MS);
+        this.ownIdle.unref();
+      }
+    }
+  }
+
+  private ownClient(): Promise<pg.Client> {
+    if (this.own !== undefined) return Promise.resolve(this.own);
+    this.ownOpening ??= (async () => {
+      const client = new pg.Client(clientConfig(this.url, 'cortex-server watchdog', Math.min(this.connectTimeoutMs, this.silentMs)));
+      client.on('error', () => undefined);
+      client.on('end', () => {
+        if (this.own === client) this.own = undefined;
+      });
+      this.guard(client, 'plain');
+      await client.connect();
+      if (this.closed) {
+        void client.end().catch(() => undefined);
+        throw new Error('the storage is closed');
+      }
+      this.own = client;
+      return client;
+    })().finally(() => (this.ownOpening = undefined));
+    return this.ownOpening;
+  }
+
+  private dropOwn(): void {
+    clearTimeout(this.ownIdle);
+    const own = this.own;
+    this.own = undefined;
+    void own?.end().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.ownIdle);
+    await this.ownOpening?.catch(() => undefined);
+    const own = this.own;
+    this.own = undefined;
+    await own?.end().catch(() => undefined);
   }
 }
 

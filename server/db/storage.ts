@@ -156,7 +156,37 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** The host row does not exist (anymore). Maps to -32004 UnknownHost on the wire. */
+/**
+ * Rows whose change one operation (an admin request) had committed, as its database's driver
+ * counts them: a statement outside a transaction that changed rows, and a transaction's rows once
+ * its COMMIT succeeded (rows of a transaction rolled back are not counted). Only the SQLite
+ * dialect counts (./dialect.ts): there a request that meets another process's lock after an
+ * earlier write of its own committed must not say "nothing was done" (DECISIONS J19); with
+ * PostgreSQL `changes` stays 0.
+ */
+export class CommitTally {
+  changes = 0;
+}
+
+/** The tally of each query made through a `tallied` kysely instance (by its queryId object). */
+const tallies = new WeakMap<object, CommitTally>();
+
+/** `db`, with each query it makes counted in `tally` (see CommitTally). */
+export function tallied(db: Kysely<Database>, tally: CommitTally): Kysely<Database> {
+  return db.withPlugin({
+    transformQuery({ node, queryId }) {
+      tallies.set(queryId, tally);
+      return node;
+    },
+    transformResult: ({ result }) => Promise.resolve(result),
+  });
+}
+
+/** The dialect's side: the tally a query (its CompiledQuery.queryId) counts for, if any. */
+export function tallyOf(queryId: object): CommitTally | undefined {
+  return tallies.get(queryId);
+}
+
 /**
  * Now, by the database's clock where it has one of its own (PostgreSQL), else this machine's:
  * for what an admin command run on another machine writes and compares with what servers
@@ -166,6 +196,7 @@ export async function databaseNow(storage: Pick<Storage, 'clockMs'>): Promise<Da
   return new Date(storage.clockMs === undefined ? Date.now() : await storage.clockMs());
 }
 
+/** The host row does not exist (anymore). Maps to -32004 UnknownHost on the wire. */
 export class UnknownHostError extends Error {
   readonly code = 'UNKNOWN_HOST' as const;
   constructor(readonly host_id: string) {

@@ -21,7 +21,13 @@ export const MAIN = 2;
 type WaitAsync = (a: Int32Array, index: number, value: number, timeoutMs: number) => { async: false; value: string } | { async: true; value: Promise<string> };
 const waitAsync = (Atomics as unknown as { waitAsync: WaitAsync }).waitAsync;
 
-/** The main side (one per storage; kysely's connection mutex serializes its users). */
+/**
+ * The main side (one per storage). Its holds are shared: every main-side user (a statement, a
+ * transaction; the kysely connection serializes their SQLite work) that asks while the main
+ * side holds the lock shares it, and the lock goes back when the last of them releases. Users
+ * may wait for it concurrently (../dialect.ts waits for it with the connection let go, so that
+ * other statements run meanwhile).
+ */
 export class WriteGate {
   readonly shared = new SharedArrayBuffer(8);
   private readonly a = new Int32Array(this.shared);
@@ -32,21 +38,32 @@ export class WriteGate {
     return this.holders > 0;
   }
 
-  async acquire(): Promise<void> {
+  /** Takes (or shares) the lock when that needs no wait: false when the writer thread has it. */
+  tryAcquire(): boolean {
     if (this.holders > 0) {
       this.holders++;
-      return;
+      return true;
     }
+    if (Atomics.compareExchange(this.a, STATE, FREE, MAIN) !== FREE) return false;
+    this.holders = 1;
+    return true;
+  }
+
+  async acquire(): Promise<void> {
+    if (this.tryAcquire()) return;
     Atomics.add(this.a, WANT, 1);
     try {
-      while (Atomics.compareExchange(this.a, STATE, FREE, MAIN) !== FREE) {
+      // Woken when the writer's transaction ends (or after 1 s): the lock is then FREE, or
+      // another main-side waiter took it first (shared: tryAcquire), or the writer has it again
+      // (it began before it saw WANT): wait again.
+      for (;;) {
         const r = waitAsync(this.a, STATE, WRITER, 1000);
         if (r.async) await r.value;
+        if (this.tryAcquire()) return;
       }
     } finally {
       Atomics.sub(this.a, WANT, 1);
     }
-    this.holders = 1;
   }
 
   release(): void {

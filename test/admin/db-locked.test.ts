@@ -15,7 +15,7 @@ import { startTestServer, type TestServer } from '../server/wire.js';
 import { undocumented } from './openapi-check.js';
 
 const TOKEN = 'db-locked-token-5e2a91c4';
-/** The server's busy timeout here (5 s by default): each locked write waits this long, with the event loop asleep. */
+/** The server's busy timeout here (5 s by default): each locked write waits this long (asynchronously since J20). */
 const BUSY_MS = 300;
 const CONFIG = { heartbeat_interval_secs: 15, max_batch_entries: 500, flush_interval_ms: 100, metrics_interval_secs: 30, probe_concurrency: 2, log_sources: [] };
 
@@ -24,8 +24,8 @@ describe('an admin request on a SQLite database another process holds locked', (
   let storage: Storage;
   let file: string;
   let base: string;
-  // a connection of its own for each request: the server's event loop sleeps in SQLite's busy
-  // handler meanwhile, and a keep-alive connection it closed in between would reset the next one
+  // a connection of its own for each request (before J20 the server's event loop slept in SQLite's
+  // busy handler meanwhile, and a keep-alive connection it closed in between reset the next one)
   const bearer = { Authorization: `Bearer ${TOKEN}`, Connection: 'close' };
 
   beforeAll(async () => {

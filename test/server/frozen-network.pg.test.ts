@@ -1,0 +1,369 @@
+// A network path to PostgreSQL that stops answering under a running server (DECISIONS G43):
+// packets neither answered nor refused — a firewall that DROPs, a partition, a host or proxy
+// that hangs. Before, a statement on a connection that was already open waited for TCP to give
+// up (about 15 minutes with Linux's default retransmissions), and with it everything behind it:
+// an agent's push (the agent's request timed out at 30 s with nothing said), the lease
+// renewal, the LISTEN connection of the control plane. Here the server reaches PostgreSQL
+// through a relay that can freeze (hold everything, deliver it once thawed) or lose its open
+// connections for good (the far side closed, the near side left silent, as behind a stateful
+// firewall that forgot the flows), with short bounds (`silentMs` and friends, options of
+// openPostgresStorage) so that the test takes seconds.
+import net from 'node:net';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TestClient, countRows, enroll, logEntries, startTestServer, waitFor, type Msg, type TestServer } from './wire.js';
+import { httpBase, httpRequest, metricValue } from './control-helpers.js';
+import { PG_TEST_URL, newTestDb } from '../support/dialects.js';
+import { openPostgresStorage, type PostgresStorageOptions } from '../../server/db/postgres.js';
+import { migrateToLatest } from '../../server/db/migrations/index.js';
+import { revoke } from '../../server/db/agents.repository.js';
+import { DatabaseOutage, isDatabaseUnreachable } from '../../server/db/outage.js';
+import { createCapturingLogger } from '../../server/log.js';
+import type { Storage } from '../../server/db/storage.js';
+
+/**
+ * A TCP relay to PostgreSQL whose path can freeze: frozen, it accepts connections and forwards
+ * nothing either way (what arrives is held) and refuses or resets nothing; thawed, it delivers
+ * what it held and goes on. `loseOpenConnections` models a path that comes back without the
+ * flows it carried: each connection open now has its PostgreSQL side closed (PostgreSQL ends
+ * those sessions) while its client side stays open and never hears anything again; connections
+ * made afterwards pass.
+ */
+class FreezingRelay {
+  private server: net.Server | undefined;
+  private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket | undefined; lost: boolean }>();
+  private frozen = false;
+  private thawers: (() => void)[] = [];
+  /** While set, what PostgreSQL sends reaches the client this many bytes every 100 ms (a slow link). */
+  slowBytes: number | undefined;
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async open(): Promise<void> {
+    const server = net.createServer((client) => {
+      client.on('error', () => undefined);
+      const pair = { client, upstream: undefined as net.Socket | undefined, lost: false };
+      this.pairs.add(pair);
+      client.on('close', () => {
+        this.pairs.delete(pair);
+        pair.upstream?.destroy();
+      });
+      const early: Buffer[] = [];
+      const start = (): void => {
+        if (client.destroyed) return;
+        const upstream = net.connect(this.target.port, this.target.host);
+        pair.upstream = upstream;
+        upstream.on('error', () => undefined);
+        upstream.on('close', () => {
+          if (!pair.lost) client.destroy();
+        });
+        const forward = (from: net.Socket, to: net.Socket, d: Buffer): void => {
+          if (pair.lost) return; // a lost flow: nothing goes through any more, nothing is said
+          if (!this.frozen) to.write(d);
+          else this.thawers.push(() => void (!pair.lost && !to.destroyed && to.write(d)));
+        };
+        // the slow link: PostgreSQL's bytes queued, and let through slowBytes at a time
+        let slow: Buffer[] = [];
+        let dripping: ReturnType<typeof setInterval> | undefined;
+        const drip = (): void => {
+          let budget = this.slowBytes ?? Infinity;
+          while (slow.length > 0 && budget > 0) {
+            const head = slow[0] as Buffer;
+            const part = head.subarray(0, budget);
+            forward(upstream, client, part);
+            budget -= part.length;
+            if (part.length === head.length) slow.shift();
+            else slow[0] = head.subarray(part.length);
+          }
+          if (slow.length === 0) {
+            clearInterval(dripping);
+            dripping = undefined;
+          }
+        };
+        client.on('data', (d: Buffer) => forward(client, upstream, d));
+        upstream.on('data', (d: Buffer) => {
+          if (this.slowBytes === undefined && slow.length === 0) return forward(upstream, client, d);
+          slow.push(d);
+          dripping ??= setInterval(drip, 100);
+        });
+        client.on('close', () => {
+          clearInterval(dripping);
+          slow = [];
+        });
+        for (const d of early.splice(0)) forward(client, upstream, d);
+      };
+      if (!this.frozen) start();
+      else {
+        // Held before the first byte: connected upstream once thawed, with what came meanwhile.
+        const hold = (d: Buffer): void => void early.push(d);
+        client.on('data', hold);
+        this.thawers.push(() => {
+          client.off('data', hold);
+          start();
+        });
+      }
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  thaw(): void {
+    this.frozen = false;
+    for (const f of this.thawers.splice(0)) f();
+  }
+
+  /** Every connection open now is lost for good (see the class comment); later ones pass. */
+  loseOpenConnections(): void {
+    for (const p of this.pairs) {
+      p.lost = true;
+      p.upstream?.destroy();
+    }
+  }
+
+  /** Connections through the relay whose client side is open. */
+  get connections(): number {
+    return this.pairs.size;
+  }
+
+  async close(): Promise<void> {
+    this.thaw();
+    for (const p of this.pairs) {
+      p.client.destroy();
+      p.upstream?.destroy();
+    }
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+const LATE = Symbol('no answer in time');
+
+/** `p`'s outcome, or LATE when it takes longer than `ms` (a test must not hang for TCP's 15 minutes). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | typeof LATE> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([p, new Promise<typeof LATE>((resolve) => (timer = setTimeout(() => resolve(LATE), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/** Short bounds: a statement silent for 400 ms is looked into; connecting waits 1 s at most; the LISTEN connection is pinged every 300 ms. */
+const SHORT: Omit<PostgresStorageOptions, 'url'> = { poolSize: 4, silentMs: 400, connectTimeoutMs: 1000, listenPingMs: 300 };
+
+let t: TestServer | undefined;
+let relay: FreezingRelay | undefined;
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  relay?.thaw(); // the server's close needs its database
+  await t?.close();
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  await relay?.close();
+  t = relay = undefined;
+});
+
+/** A fresh schema, a relay in front of it, a storage opened (and migrated) through the relay with `options`. */
+async function throughRelay(options: Omit<PostgresStorageOptions, 'url'> = SHORT): Promise<{ direct: string; url: string; storage: Storage }> {
+  const target = await newTestDb('postgres');
+  cleanups.push(target.drop);
+  const url = new URL(target.db);
+  relay = new FreezingRelay({ host: url.hostname, port: Number(url.port || 5432) });
+  await relay.open();
+  url.hostname = '127.0.0.1';
+  url.port = String(relay.port);
+  const storage = openPostgresStorage({ url: url.toString(), ...options });
+  cleanups.push(() => storage.close());
+  await migrateToLatest(storage);
+  return { direct: target.db, url: url.toString(), storage };
+}
+
+/** A server on `storage` (its own options: a lease of 3 s, renewed every second). */
+async function serverOn(url: string, storage: Storage, extra: { controlPollMs?: number } = {}): Promise<TestServer> {
+  return startTestServer({ db: url }, { dialect: 'postgres', storage, leaseMs: 3000, ...extra });
+}
+
+/** A push of entries [from, from + n), and its answer (or LATE after `ms`). */
+function push(c: TestClient, from: number, n: number, ms: number): Promise<Msg | typeof LATE> {
+  return within(c.request('logs.push', { seq_start: from, entries: logEntries(from, n) }), ms);
+}
+
+const msgs = (s: TestServer): unknown[] => s.log.records().map((r) => r['msg']);
+
+describe('a network path to PostgreSQL that stops answering', () => {
+  it('frozen: a push is answered -32007, the lease renewal ends and the outage is told, /healthz 503, within bounds; thawed, the server goes on by itself and nothing is lost', async () => {
+    const { url, storage } = await throughRelay();
+    t = await serverOn(url, storage);
+    const a = await enroll(t);
+    expect(await push(a.client, 1, 100, 5000)).toMatchObject({ result: { up_to_seq: 100 } });
+
+    relay!.freeze();
+    // The commit goes to a pool connection that was open (and idle) when the path froze.
+    const at = Date.now();
+    const refused = await push(a.client, 101, 100, 8000);
+    expect(refused, 'a push with the path frozen (it hung until TCP gave up)').not.toBe(LATE);
+    expect(Date.now() - at).toBeLessThan(4000);
+    expect((refused as Msg).error?.code).toBe(-32007);
+    expect((refused as Msg).error?.data.reason).toBe('commit failed: the server cannot reach its database; nothing of the batch was stored');
+
+    // The lease renewal ends within the lease (3 s) instead of hanging, and the outage is told once.
+    expect(await within(t.server.registry.tick(), 3000), 'a lease renewal with the path frozen').not.toBe(LATE);
+    // (first a statement cut, or a new connection timed out: whichever came first, one line)
+    const outageLines = () => msgs(t!).filter((m) => typeof m === 'string' && /^database (not answering|out of reach)/.test(m));
+    await waitFor(() => outageLines().length > 0, 3000);
+    expect(outageLines()).toHaveLength(1);
+    // Known now: /healthz says so at once, /metrics too.
+    const h = await within(httpRequest(`${httpBase(t)}/healthz`), 1000);
+    expect(h).not.toBe(LATE);
+    expect(h === LATE ? undefined : [h.status, (h.body as { database?: string }).database]).toEqual([503, 'unreachable']);
+    expect(metricValue(await t.server.metrics.text(), 'cortex_database_up')).toBe(0);
+
+    relay!.thaw();
+    // The agent resends; connections cut during the freeze are gone, new ones carry on.
+    await waitFor(async () => {
+      const r = await push(a.client, 101, 100, 5000);
+      return r !== LATE && r.result?.up_to_seq === 200;
+    }, 15_000);
+    expect(await countRows(t, a.host_id)).toBe(200);
+    await waitFor(() => msgs(t!).includes('database reachable again'), 5000);
+    await waitFor(async () => (await httpRequest(`${httpBase(t!)}/healthz`)).status === 200, 5000);
+    expect(await within(t.server.registry.tick(), 3000)).not.toBe(LATE);
+    a.client.ws.close();
+    await a.client.closed;
+  }, 60_000);
+
+  it('open connections lost for good (the path back, its flows forgotten): pushes are acked again, the lease renewed, and the LISTEN connection replaced — a revocation by NOTIFY reaches the agent', async () => {
+    const { direct, url, storage } = await throughRelay();
+    // No poll to speak of: a control change reaches this server by NOTIFY only.
+    t = await serverOn(url, storage, { controlPollMs: 120_000 });
+    const a = await enroll(t);
+    expect(await push(a.client, 1, 100, 5000)).toMatchObject({ result: { up_to_seq: 100 } });
+    const watcher = openPostgresStorage({ url: direct, poolSize: 2 });
+    cleanups.push(() => watcher.close());
+    const present = () => watcher.notifyBus!().presenceHeld!(t!.server.serverId);
+    expect(await present()).toBe(true);
+
+    relay!.loseOpenConnections();
+    // Every statement on a lost connection is cut once it has gone unanswered; new connections carry on.
+    await waitFor(async () => {
+      const r = await push(a.client, 101, 100, 5000);
+      return r !== LATE && r.result?.up_to_seq === 200;
+    }, 15_000);
+    expect(await countRows(t, a.host_id)).toBe(200);
+    expect(await within(t.server.registry.tick(), 3000)).not.toBe(LATE);
+    const lease = await sql<{ live: boolean }>`select lease_until > ${t.server.registry.now().toISOString()} as live from servers where server_id = ${t.server.serverId}`.execute(watcher.db);
+    expect(lease.rows[0]?.live).toBe(true);
+
+    // The LISTEN connection was found dead by its ping and opened again (with the presence lock
+    // of G42, which PostgreSQL let go with the lost session).
+    await waitFor(present, 10_000);
+    await revoke(watcher.db, a.host_id);
+    expect(await within(a.client.closed, 5000), 'the revocation, told by NOTIFY').toEqual({ code: 4002, reason: 'revoked' });
+  }, 60_000);
+
+  it('a statement PostgreSQL is still working on runs past the bound; one on a frozen path is cut and its connection closed, not given back to the pool', async () => {
+    const { storage } = await throughRelay({ poolSize: 2, silentMs: 300, connectTimeoutMs: 1000, listenPingMs: 300 });
+    // Slow, not silent: PostgreSQL says it runs (pg_stat_activity), so it is let run.
+    expect((await sql<{ ok: number }>`select 1 as ok from pg_sleep(1.2)`.execute(storage.db)).rows).toEqual([{ ok: 1 }]);
+    // A pool connection known by its backend: used again next (the pool hands out the last one back).
+    const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(storage.db)).rows[0]!.pid;
+
+    relay!.freeze();
+    const at = Date.now();
+    const frozen = await within(
+      sql`select pg_backend_pid()`.execute(storage.db).then(
+        () => 'answered',
+        (error: unknown) => error,
+      ),
+      5000,
+    );
+    expect(frozen, 'a statement with the path frozen').not.toBe(LATE);
+    expect(Date.now() - at).toBeLessThan(2000);
+    expect(frozen).toMatchObject({ code: 'CORTEX_DB_SILENT' });
+    expect(String((frozen as Error).message)).toMatch(/no answer from PostgreSQL within 0.3 s/);
+    expect(isDatabaseUnreachable(frozen)).toBe(true);
+    // told by the outage account in its own words
+    const log = createCapturingLogger();
+    new DatabaseOutage({ logger: log.logger }).failed('ingest', frozen);
+    expect(log.records()[0]).toMatchObject({
+      msg: expect.stringMatching(/^database not answering: .* — check the network between this host and the database/),
+      err: expect.stringMatching(/a statement got no answer from PostgreSQL within 0.3 s/),
+    });
+    relay!.thaw();
+    // That connection was closed (the relay closed its PostgreSQL side): its backend is gone.
+    const admin = new pg.Client({ connectionString: PG_TEST_URL });
+    await admin.connect();
+    cleanups.push(() => admin.end());
+    await waitFor(async () => (await admin.query('select count(*)::int as n from pg_stat_activity where pid = $1', [pid])).rows[0].n === 0, 5000);
+    // The pool opens a new one.
+    expect((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(storage.db)).rows[0]!.pid).not.toBe(pid);
+  }, 30_000);
+
+  it('a large answer over a slow link is not cut: bytes keep coming, though PostgreSQL has long sent it all', async () => {
+    const { storage } = await throughRelay({ poolSize: 2, silentMs: 300, connectTimeoutMs: 1000, listenPingMs: 300 });
+    await sql`select 1`.execute(storage.db);
+    relay!.slowBytes = 8 * 1024; // 80 KB/s: ~250 KB take 3 s
+    const at = Date.now();
+    const r = await within(sql<{ s: string }>`select repeat('x', 1000) as s from generate_series(1, 250)`.execute(storage.db), 10_000);
+    relay!.slowBytes = undefined;
+    expect(r).not.toBe(LATE);
+    expect(r === LATE ? 0 : r.rows.length).toBe(250);
+    expect(Date.now() - at).toBeGreaterThan(1000); // it did take longer than the bound
+  }, 30_000);
+
+  it('batches waiting for an ingest statement fail with the one that found the path silent, instead of each waiting to be cut in turn', async () => {
+    // Two pool connections (both kept open), one ingest statement at a time.
+    const { storage } = await throughRelay({ poolSize: 2, silentMs: 500, connectTimeoutMs: 3000, listenPingMs: 300 });
+    await Promise.all([sql`select 1`.execute(storage.db), sql`select 1`.execute(storage.db)]);
+    relay!.freeze();
+    const when = (p: Promise<unknown>) =>
+      p.then(
+        () => ({ at: Date.now(), error: undefined as unknown }),
+        (error: unknown) => ({ at: Date.now(), error }),
+      );
+    const now = new Date().toISOString();
+    const first = when(storage.ingest.commitBatch('host-a', [{ seq: 1, ts: now, severity: 'info', message: 'a', source: 'custom:test' }], now));
+    const waiting = when(storage.ingest.commitBatch('host-b', [{ seq: 1, ts: now, severity: 'info', message: 'b', source: 'custom:test' }], now));
+    const [a, b] = await Promise.all([within(first, 5000), within(waiting, 5000)]);
+    expect(a).not.toBe(LATE);
+    expect(b).not.toBe(LATE);
+    if (a === LATE || b === LATE) return;
+    expect(a.error).toMatchObject({ code: 'CORTEX_DB_SILENT' });
+    expect(b.error).toMatchObject({ code: 'CORTEX_DB_SILENT' });
+    // the waiting batch with it, not one bound later on the next frozen connection
+    expect(b.at - a.at).toBeLessThan(250);
+  }, 30_000);
+
+  it('a lease renewal left unanswered is told within the lease, however long the statements themselves may wait', async () => {
+    // Statements are looked into after 5 s and connections wait 5 s: nothing of the pool tells the outage within the 3 s lease.
+    const { url, storage } = await throughRelay({ poolSize: 4, silentMs: 5000, connectTimeoutMs: 5000, listenPingMs: 5000 });
+    t = await serverOn(url, storage);
+    const frozenAt = Date.now();
+    relay!.freeze();
+    await waitFor(() => t!.log.records().some((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('database not answering')), 3000);
+    expect(Date.now() - frozenAt).toBeLessThan(3000);
+    const told = t.log.records().find((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('database not answering'))!;
+    expect(told['failed']).toBe('lease renewal');
+    expect(String(told['err'])).toMatch(/lease renewal got no answer from the database within 1.5 s \(half its lease\)/);
+    expect(metricValue(await t.server.metrics.text(), 'cortex_database_up')).toBe(0);
+    relay!.thaw();
+    await waitFor(async () => (await t!.server.metrics.text()).includes('cortex_database_up 1'), 15_000);
+  }, 40_000);
+
+  it('a server stopped while the path is frozen stops within bounds (its last writes fail, told as one outage), not when TCP gives up', async () => {
+    const { url, storage } = await throughRelay();
+    t = await serverOn(url, storage);
+    const a = await enroll(t);
+    expect(await push(a.client, 1, 10, 5000)).toMatchObject({ result: { up_to_seq: 10 } });
+    relay!.freeze();
+    const at = Date.now();
+    expect(await within(t.server.close(), 8000), 'the server\'s close with the path frozen').not.toBe(LATE);
+    expect(await within(storage.close(), 3000), 'the storage\'s close with the path frozen').not.toBe(LATE);
+    expect(Date.now() - at).toBeLessThan(8000);
+    expect(msgs(t).filter((m) => typeof m === 'string' && /^database (not answering|out of reach)/.test(m))).toHaveLength(1);
+  }, 30_000);
+});
