@@ -6,86 +6,11 @@
 // cortex_database_up 0. Both answer within a bound now: 503 "unreachable" and
 // cortex_database_up 0 (once the outage account knows), the gauges read from the database
 // left out.
-import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestServer, waitFor, type TestServer } from './wire.js';
 import { httpBase, httpRequest, metricValue } from './control-helpers.js';
 import { newTestDb } from '../support/dialects.js';
-
-/**
- * A TCP relay to PostgreSQL that can be frozen: while frozen it accepts connections and
- * forwards nothing either way (what arrives is held), and refuses or resets nothing; thawed,
- * it delivers what it held and goes on.
- */
-class FreezingRelay {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  private frozen = false;
-  private readonly thawers: (() => void)[] = [];
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      this.track(client);
-      const start = (): void => {
-        const upstream = net.connect(this.target.port, this.target.host);
-        this.track(upstream);
-        for (const [a, b] of [
-          [client, upstream],
-          [upstream, client],
-        ] as const) {
-          b.on('error', () => a.destroy());
-          b.on('close', () => a.destroy());
-          a.on('data', (d: Buffer) => {
-            if (!this.frozen) b.write(d);
-            else this.thawers.push(() => b.write(d));
-          });
-        }
-      };
-      if (!this.frozen) start();
-      else {
-        // Held before the first byte: connect upstream once thawed (and forward what came meanwhile).
-        const early: Buffer[] = [];
-        const hold = (d: Buffer): void => void early.push(d);
-        client.on('data', hold);
-        this.thawers.push(() => {
-          client.off('data', hold);
-          start();
-          // what came while frozen, after `start` registered the forwarding
-          for (const d of early) client.emit('data', d);
-        });
-      }
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  private track(s: net.Socket): void {
-    this.sockets.add(s);
-    s.on('close', () => this.sockets.delete(s));
-    s.on('error', () => undefined);
-  }
-
-  freeze(): void {
-    this.frozen = true;
-  }
-
-  thaw(): void {
-    this.frozen = false;
-    for (const f of this.thawers.splice(0)) f();
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
+import { FreezingRelay } from '../support/freezing-relay.js';
 
 /** A GET and how long its answer took. */
 async function timed(url: string): Promise<{ ms: number; status: number; text: string; body: { status?: string; database?: string } }> {
