@@ -7,6 +7,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Database } from './cjs.js';
 import { classifyStorageCode } from './buffer/errors.js';
 import { checkBuffer, readRecovery, type CheckReport } from './buffer/heal.js';
+import { foreignTables } from './buffer/buffer.js';
 import { BUFFER_DB_FILE, stateDirReadDenied, statePaths } from './state-dir.js';
 import { ERROR_CODES, formatCliError, type ErrorCodeName } from '../common/errors.js';
 import { currentUserName } from '../common/process.js';
@@ -102,12 +103,15 @@ export function bufferUncheckable(path: string, verb: 'check' | 'read' = 'check'
  * failed: no such table: meta — unexpected storage error".
  */
 export function foreignBufferTables(path: string): string | null {
+  return readOnly(path, foreignTables);
+}
+
+/** `read(db)` on `path` opened read-only; null when it does not open or the read fails. */
+function readOnly<T>(path: string, read: (db: BetterSqlite3.Database) => T | null): T | null {
   let db: BetterSqlite3.Database | undefined;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
-    const names = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all().map((r) => r.name);
-    if (names.length === 0 || names.includes('meta')) return null;
-    return `${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … (${names.length} in all)` : ''}`;
+    return read(db);
   } catch {
     return null;
   } finally {
@@ -140,19 +144,7 @@ export function emptyBuffer(path: string): 'zero_bytes' | 'no_table' | null {
   } catch {
     return null;
   }
-  let db: BetterSqlite3.Database | undefined;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-    return (db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number }).n === 0 ? 'no_table' : null;
-  } catch {
-    return null;
-  } finally {
-    try {
-      db?.close();
-    } catch {
-      // not open
-    }
-  }
+  return readOnly(path, (db) => ((db.prepare('SELECT count(*) AS n FROM sqlite_master').get() as { n: number }).n === 0 ? 'no_table' : null));
 }
 
 export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult {

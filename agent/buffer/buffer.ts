@@ -300,7 +300,7 @@ INSERT OR IGNORE INTO meta VALUES (1, ${SCHEMA_VERSION}, 1, 0, 0, 0, 0, NULL, NU
 `;
 
 /** The tables of a SQLite file that has some but no `meta` (not a buffer: another program's), listed; null otherwise. */
-function foreignTables(db: BetterSqlite3.Database): string | null {
+export function foreignTables(db: BetterSqlite3.Database): string | null {
   const names = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name").all().map((r) => r.name);
   if (names.length === 0 || names.includes('meta')) return null;
   return `${names.slice(0, 5).join(', ')}${names.length > 5 ? `, … (${names.length} in all)` : ''}`;

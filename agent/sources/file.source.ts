@@ -12,10 +12,10 @@ import type { LogSourceConfig } from '@cortex/agent-protocol';
 import { compileFilter } from './text.js';
 import { SourceConfigError, silentLogger, sinkOf, type LogSourceRunner, type SourceDeps } from './types.js';
 import { FORGET_AFTER_MS, GlobFileSource, isGlob, unnamablePath } from './file/glob.js';
-import { DEFAULT_CHUNK, FileTailer, type TailerOptions } from './file/tailer.js';
+import { DEFAULT_CHUNK, DEFAULT_ROTATE_WAIT_MAX_MS, DEFAULT_ROTATE_WAIT_MS, FileTailer, type TailerOptions } from './file/tailer.js';
 import { isFilePosition, type FilePosition } from './file/identity.js';
 
-export { FileTailer, type TailerOptions } from './file/tailer.js';
+export { DEFAULT_ROTATE_WAIT_MAX_MS, DEFAULT_ROTATE_WAIT_MS, FileTailer, type FileTailerStatus, type TailerOptions } from './file/tailer.js';
 export { GlobFileSource, globClaims, isGlob, unnamablePath } from './file/glob.js';
 export { FINGERPRINT_BYTES, isFilePosition, type FilePosition } from './file/identity.js';
 
@@ -40,6 +40,8 @@ export function createFileSource(config: LogSourceConfig, deps: SourceDeps): Log
       pollMs, chunkBytes: deps.chunkBytes ?? DEFAULT_CHUNK, watch,
       retryMinMs: deps.retryMinMs ?? 250, retryMaxMs: deps.retryMaxMs ?? 5000,
       rotateQuietPolls: deps.rotateQuietPolls ?? 1,
+      rotateWaitMs: deps.rotateWaitMs ?? DEFAULT_ROTATE_WAIT_MS,
+      rotateWaitMaxMs: deps.rotateWaitMaxMs ?? DEFAULT_ROTATE_WAIT_MAX_MS,
       findRotated: true,
       startAtEnd: config.start_at === 'end',
       ...extra,

@@ -67,7 +67,7 @@ interface Entry {
  * last three are what `cortex-agent status` prints beside a source and the README documents;
  * they were dropped here, so status never showed them.
  */
-const STATUS_EXTRAS = ['key', 'state', 'lines_read', 'lines_filtered', 'lines_lost', 'rotations', 'truncations', 'files', 'lines_degraded', 'refused_connections', 'entries_too_large', 'lines_malformed', 'events_malformed'] as const;
+const STATUS_EXTRAS = ['key', 'state', 'lines_read', 'lines_filtered', 'lines_lost', 'rotations', 'truncations', 'files', 'lines_degraded', 'refused_connections', 'entries_too_large', 'lines_malformed', 'events_malformed', 'late_lines', 'rotated_still_written'] as const;
 
 /** The manager the agent uses: pluggable factories start real sources; `custom` without a factory is `agent.ingest()`. */
 export class BasicSourceManager implements SourceManager {

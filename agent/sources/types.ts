@@ -163,6 +163,14 @@ export interface SourceDeps {
   forgetAfterMs?: number;
   /** Test hook: wait after seeing a rotated-away file at EOF before switching (default: one poll). */
   rotateQuietPolls?: number;
+  /**
+   * file: a file rotated away (renamed or deleted) is kept open beside the new file at the path,
+   * and what its writer still appends to it is read, until it has not grown for this long
+   * (default 5000 ms; 0: closed as soon as it is drained), at most `rotateWaitMaxMs` after the
+   * rotation (default 60000 ms; then closed with a warning if still written to). DECISIONS D6.
+   */
+  rotateWaitMs?: number;
+  rotateWaitMaxMs?: number;
   /** Reconnect/restart backoff of docker (engine unreachable, a container's logs refused or cut), journald (journalctl exited) and custom (command exited, socket failed) sources. Defaults 1 s doubling to 30 s. */
   restartMinMs?: number;
   restartMaxMs?: number;

@@ -1,8 +1,10 @@
 // File rotation under load: a writer appends 10,000 lines/s to a file a real agent process
 // tails (file source from agent/sources, configured through the server's
 // default_agent_config), and rotates it while writing.
-// - rename rotation (the writer keeps writing to the renamed file briefly, like a daemon
-//   before its HUP): every line arrives exactly once;
+// - rename rotation (the writer keeps writing to the renamed file until LATE_MS, like a daemon
+//   before its HUP, and stalls meanwhile, as on a starved machine — so its last lines reach the
+//   old file after the agent has moved on to the new one: DECISIONS D6): every line arrives
+//   exactly once;
 // - copytruncate (copy then truncate, done atomically with respect to the writer): no line
 //   is duplicated, every line written after the last truncate arrives, and the lines
 //   missing are exactly the ones the agent counted as lost (DESIGN 5.12).
@@ -31,6 +33,13 @@ const SECONDS = FULL ? 20 : 4;
 // D6): the short form, which runs on busy CI machines, keeps each generation at the path for
 // well over the agent's poll interval even when the machine starves the agent for a while.
 const ROTATE_EVERY_MS = FULL ? 1000 : 1500;
+// After a rename the writer still writes to the renamed file until LATE_MS (its HUP arrives
+// late), and writes nothing from STALL_FROM_MS until then (7 of the agent's 50 ms polls), as a
+// writer on a starved machine: its lines pile up and reach the old file in one write at LATE_MS,
+// after the agent has finished the old file (quiet for a poll) and moved on to the new one. A
+// loaded machine did this by chance and lost 1,140 lines, unsaid (`lines_lost` 0).
+const STALL_FROM_MS = 50;
+const LATE_MS = 400;
 
 beforeAll(() => requireDist());
 afterAll(() => cleanupTempDirs());
@@ -46,7 +55,7 @@ interface WriteResult {
 async function writeRotating(path: string, mode: 'rename' | 'copytruncate'): Promise<WriteResult> {
   let fd = openSync(path, 'a');
   let oldFd: number | null = null;
-  let oldTicks = 0;
+  let renamedAt = 0;
   let k = 0;
   let rotations = 0;
   const truncatedAfter: number[] = [];
@@ -55,13 +64,15 @@ async function writeRotating(path: string, mode: 'rename' | 'copytruncate'): Pro
   const total = RATE * SECONDS;
   for (let guard = 0; k < total && guard < SECONDS * 1000; guard++) {
     const due = Math.min(total, Math.floor(((Date.now() - t0) / 1000) * RATE));
-    if (due > k) {
+    const sinceRename = Date.now() - renamedAt;
+    const stalled = oldFd !== null && sinceRename >= STALL_FROM_MS && sinceRename < LATE_MS;
+    if (due > k && !stalled) {
       let text = '';
       for (; k < due; ) text += `line ${++k}\n`;
-      // after a rename, the daemon keeps writing to the old file for a moment
+      // after a rename, the daemon keeps writing to the old file until its HUP
       if (oldFd !== null) {
         writeSync(oldFd, text);
-        if (++oldTicks >= 3) {
+        if (sinceRename >= LATE_MS) {
           closeSync(oldFd);
           oldFd = null;
         }
@@ -73,7 +84,7 @@ async function writeRotating(path: string, mode: 'rename' | 'copytruncate'): Pro
       if (mode === 'rename') {
         renameSync(path, `${path}.${rotations}`);
         oldFd = fd;
-        oldTicks = 0;
+        renamedAt = Date.now();
         fd = openSync(path, 'a');
       } else {
         copyFileSync(path, `${path}.${rotations}`);

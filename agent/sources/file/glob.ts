@@ -4,9 +4,9 @@
 import * as fs from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { JsonValue } from '../../buffer/entry.js';
-import { silentLogger, type LogSourceRunner, type SourceLogger, type SourceRunnerStatus } from '../types.js';
+import { silentLogger, type LogSourceRunner, type SourceLogger } from '../types.js';
 import { isFilePosition, openRegular, sameFile, type FilePosition, type Identity } from './identity.js';
-import { permissionHint, type FileTailer, type TailerOptions } from './tailer.js';
+import { permissionHint, type FileTailer, type FileTailerStatus, type TailerOptions } from './tailer.js';
 
 /** Every this many scans, each matching name is resolved and checked again (scan). */
 const FULL_SCAN_EVERY = 20;
@@ -21,7 +21,7 @@ export const FORGET_AFTER_MS = 3_600_000;
  */
 export const HANDOFF_WAIT_POLLS = 40;
 
-const COUNTERS = ['lines_read', 'bytes_read', 'lines_filtered', 'lines_lost', 'bytes_lost', 'truncations', 'rotations', 'lines_split'] as const;
+const COUNTERS = ['lines_read', 'bytes_read', 'lines_filtered', 'lines_lost', 'bytes_lost', 'truncations', 'rotations', 'lines_split', 'late_lines', 'rotated_still_written'] as const;
 type Counter = (typeof COUNTERS)[number];
 
 /** What a glob needs of the buffer's stored positions. */
@@ -85,7 +85,10 @@ function globRegex(pattern: string): RegExp {
  * matches, numbered rotation included: no duplicates). A tailer whose key stores the
  * position of a file now under another name of the glob waits until that name has taken it
  * over (committed it under its own key), so that the only stored position of a file is never
- * overwritten and a restart reads nothing twice (DECISIONS D11, D28).
+ * overwritten and a restart reads nothing twice (DECISIONS D11, D28). A file rotated away to no
+ * name of the glob (renamed out of it, deleted) is kept open by its old name's tailer for late
+ * writes (D6); one renamed to a name of the glob is not (matchedElsewhere), and one renamed onto
+ * such a name while kept open is handed over to that name's tailer (claimedElsewhere).
  */
 export class GlobFileSource implements LogSourceRunner {
   readonly kind = 'file' as const;
@@ -100,6 +103,8 @@ export class GlobFileSource implements LogSourceRunner {
   private readonly waitingSince = new Map<string, number>();
   /** Real path → the name whose tailer it waits for to take over its key's file (claim). */
   private readonly waitingFor = new Map<string, string>();
+  /** "dev:ino" → the real path of a tailer that waits to read it while another holds it open (claim). */
+  private readonly wantedBy = new Map<string, string>();
   private soon: NodeJS.Immediate | null = null;
   private readonly dir: string;
   private readonly re: RegExp;
@@ -127,6 +132,7 @@ export class GlobFileSource implements LogSourceRunner {
   /** Counters of the files forgotten (dropGone). */
   private readonly retired: Record<Counter | 'lines_degraded', number> = {
     lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_lost: 0, bytes_lost: 0, truncations: 0, rotations: 0, lines_split: 0, lines_degraded: 0,
+    late_lines: 0, rotated_still_written: 0,
   };
 
   constructor(
@@ -168,12 +174,13 @@ export class GlobFileSource implements LogSourceRunner {
     for (const t of this.tailers.values()) t.resume();
   }
 
-  status(): SourceRunnerStatus {
-    const files = [...this.tailers.values()].map((t) => t.status());
+  status(): FileTailerStatus {
+    const files: FileTailerStatus[] = [...this.tailers.values()].map((t) => t.status());
     for (const [real, why] of this.unnamable) {
       files.push({
         kind: 'file', key: `file:${real}`, path: real, name: null, state: 'error', position: null, last_error: why,
         lines_read: 0, bytes_read: 0, lines_filtered: 0, lines_lost: 0, bytes_lost: 0, lost_estimated: false, truncations: 0, rotations: 0, lines_split: 0, lines_degraded: 0,
+        late_lines: 0, rotated_still_written: 0,
       });
     }
     // the glob's counters count the files forgotten too (they are totals since the start)
@@ -188,6 +195,7 @@ export class GlobFileSource implements LogSourceRunner {
       lines_read: sum('lines_read'), bytes_read: sum('bytes_read'), lines_filtered: sum('lines_filtered'),
       lines_lost: sum('lines_lost'), bytes_lost: sum('bytes_lost'), lost_estimated: files.some((f) => f.lost_estimated),
       truncations: sum('truncations'), rotations: sum('rotations'), lines_split: sum('lines_split'),
+      late_lines: sum('late_lines'), rotated_still_written: sum('rotated_still_written'),
       lines_degraded: files.reduce((a, f) => a + (f.lines_degraded ?? 0), this.retired.lines_degraded), files,
     };
   }
@@ -208,9 +216,17 @@ export class GlobFileSource implements LogSourceRunner {
     if (before === undefined || before.dev !== p.dev || before.ino !== p.ino) this.kickWaiting(); // a hand-over one of them may wait for
   }
 
-  /** A tailer closed the file it held: another name may take it now (a rename onto a name of this glob). */
-  private onRelease(realPath: string, ident: Identity): void {
+  /**
+   * A tailer closed the file it held: another name may take it now (a rename onto a name of this
+   * glob). `at`: where a rotated file kept open for late writes was read to — its lines were
+   * committed under the key of the file the tailer reads now, so only this says where it is.
+   */
+  private onRelease(realPath: string, ident: Identity, at?: FilePosition): void {
     const id = `${ident.dev}:${ident.ino}`;
+    if (at !== undefined) {
+      const had = this.seen.get(id);
+      if (had === undefined || at.offset > had.offset || (at.offset === had.offset && at.part > had.part)) this.seen.set(id, at);
+    }
     if (this.openIdents.get(id) === realPath) this.openIdents.delete(id);
     this.kickWaiting();
     if (this.stopped || this.soon !== null) return;
@@ -242,8 +258,10 @@ export class GlobFileSource implements LogSourceRunner {
     if (holder !== undefined && holder !== realPath && this.tailers.has(holder)) {
       this.waitingSince.set(realPath, since);
       this.waitingFor.delete(realPath);
+      this.wantedBy.set(id, realPath); // a rotated file its holder keeps open for late writes is handed over (claimedElsewhere)
       return 'wait'; // never two readers of one file: no time limit
     }
+    for (const [k, v] of this.wantedBy) if (v === realPath) this.wantedBy.delete(k);
     if (stored !== null && `${stored.dev}:${stored.ino}` !== id) {
       const there = this.notTakenOver(stored, realPath);
       // two names that swapped files wait for each other: one goes first
@@ -264,6 +282,39 @@ export class GlobFileSource implements LogSourceRunner {
     this.waitingFor.delete(realPath);
     this.openIdents.set(id, realPath);
     return this.seen.get(id) ?? null;
+  }
+
+  /**
+   * Whether the file `ident`, rotated away from `realPath`, is now at another name of this glob
+   * (a fresh listing: asked once per rotation): that name's tailer reads it on (D28), so its old
+   * tailer does not keep it open for late writes (never two readers of one file).
+   */
+  private matchedElsewhere(realPath: string, ident: Identity): boolean {
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.dir);
+    } catch {
+      return false;
+    }
+    for (const name of names) {
+      if (!this.re.test(name)) continue;
+      try {
+        const full = join(this.dir, name);
+        const st = fs.statSync(full);
+        if (!st.isFile() || st.dev !== ident.dev || st.ino !== ident.ino) continue;
+        const real = fs.realpathSync(full);
+        if (real !== realPath && unnamablePath(real) === null) return true;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return false;
+  }
+
+  /** Whether another tailer of this glob waits to read the file `ident` that the tailer of `realPath` holds open. */
+  private claimedElsewhere(realPath: string, ident: Identity): boolean {
+    const waiter = this.wantedBy.get(`${ident.dev}:${ident.ino}`);
+    return waiter !== undefined && waiter !== realPath && this.tailers.has(waiter);
   }
 
   /**
@@ -322,6 +373,7 @@ export class GlobFileSource implements LogSourceRunner {
       this.tailers.delete(real);
       this.waitingSince.delete(real);
       this.waitingFor.delete(real);
+      for (const [k, v] of this.wantedBy) if (v === real) this.wantedBy.delete(k);
       void t.stop();
       const st = t.status();
       for (const k of COUNTERS) this.retired[k] += st[k];
@@ -452,7 +504,9 @@ export class GlobFileSource implements LogSourceRunner {
         const t = this.make(m.real, `file:${m.real}`, {
           findRotated: false,
           claim: (st, stored) => this.claim(m.real, st, stored),
-          onRelease: (id) => this.onRelease(m.real, id),
+          onRelease: (id, at) => this.onRelease(m.real, id, at),
+          matchedElsewhere: (id) => this.matchedElsewhere(m.real, id),
+          claimedElsewhere: (id) => this.claimedElsewhere(m.real, id),
           onPosition: (p) => this.onPosition(m.real, p),
           // start_at "end" skips only the files that were there when the source started
           ...(firstScan ? {} : { startAtEnd: false }),

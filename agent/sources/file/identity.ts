@@ -252,6 +252,19 @@ export function budgetRefusalToSay(now: number): boolean {
   return true;
 }
 
+/**
+ * Rotated files a tailer keeps open for late writes (./tailer.ts, DECISIONS D6), oldest first: each
+ * with the call that reads what is there and closes it. Their descriptors count in the budget like
+ * any other; when the budget is full, checkFileBudget closes them first.
+ */
+const lingering = new Set<() => void>();
+
+/** Registers a rotated file kept open (`giveBack` reads it to its end and closes it); returns the call that unregisters it. */
+export function holdLingering(giveBack: () => void): () => void {
+  lingering.add(giveBack);
+  return () => void lingering.delete(giveBack);
+}
+
 /** Descriptors the file sources hold now. */
 export function heldFileDescriptors(): number {
   return held;
@@ -264,7 +277,13 @@ export function heldFileDescriptors(): number {
  */
 export function checkFileBudget(): void {
   const b = fileBudget();
-  if (b === null || held < b.files) return;
+  if (b === null) return;
+  // a rotated file kept open for late writes never takes the place of a file to read
+  for (const giveBack of lingering) {
+    if (held < b.files) break;
+    giveBack();
+  }
+  if (held < b.files) return;
   throw Object.assign(
     new Error(
       `not opened: the file sources hold ${b.files} files open, all that the agent's open-file limit allows them (ulimit -n ${b.limit}, less ${b.reserve} kept for its buffer and connection); ` +
@@ -295,6 +314,23 @@ export class FileCursor {
     this.ident = { dev: st.dev, ino: st.ino };
     this.lastSize = st.size;
     this.rewind();
+  }
+
+  /**
+   * A cursor holding this one's file and place; this one is left without a file. The descriptor
+   * is not closed and stays counted (held): it moved (a rotated file kept open, ./tailer.ts).
+   */
+  handOver(): FileCursor {
+    const c = new FileCursor();
+    c.fd = this.fd;
+    c.ident = this.ident;
+    c.offset = this.offset;
+    c.part = this.part;
+    c.fpLen = this.fpLen;
+    c.fp = this.fp;
+    c.lastSize = this.lastSize;
+    this.fd = null;
+    return c;
   }
 
   /** Back to the start of the file: offset 0, nothing fingerprinted. */

@@ -12,10 +12,17 @@
 // arrive (`part` in the position counts parts already committed of the current line).
 //
 // Rotation: each tick stats the path. If it names another file (or none), the open
-// descriptor is drained to EOF; once it has stopped growing for one poll, a held
-// partial line is flushed as a line, the descriptor closed and the new file at the
-// path read from offset 0 — a glob's file from where the glob last read it under any
+// descriptor is drained to EOF; once it has stopped growing for one poll, the new file at
+// the path is read from offset 0 — a glob's file from where the glob last read it under any
 // of its names (claim: numbered rotation moves files from name to name, DECISIONS D28).
+// The old descriptor is not closed then (unless the glob reads the file on under another
+// name): it is kept open beside the new file for `rotateWaitMs` (5 s) after it last grew, at
+// most `rotateWaitMaxMs` (60 s) in all — a daemon reopens its log only at logrotate's
+// postrotate signal, later on a busy machine — and what is appended to it is committed like
+// any line (`late_lines`), with the position of the file the key follows now, so a restart
+// reads nothing of it twice. A partial last line is flushed as a line when the drain ends (as
+// before), and a partial line written to it later when it is closed.
+// Still written to at the bound: closed with a warning and `last_error` (never silent).
 // Copytruncate (same identity, size < offset, or the first bytes changed): reading
 // restarts at 0; bytes the copy holds beyond our offset are counted as lost (from the
 // copy when found in the folder, else estimated).
@@ -27,7 +34,7 @@ import type { BufferEntry, JsonValue } from '../../buffer/entry.js';
 import { METADATA_DROPPED } from '../syslog-parse.js';
 import { MAX_MESSAGE_CODE_POINTS } from '../text.js';
 import type { LogSourceRunner, SourceLogger, SourceRunnerStatus, SourceSink } from '../types.js';
-import { FileCursor, budgetRefusalToSay, checkFileBudget, endOfLastLine, fileBudget, findByIdentity, isFilePosition, notRegular, openRegular, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition, type Identity } from './identity.js';
+import { FileCursor, budgetRefusalToSay, checkFileBudget, endOfLastLine, fileBudget, findByIdentity, holdLingering, isFilePosition, notRegular, openRegular, prefixMatches, sameFile, statOrNull, truncationLoss, type FilePosition, type Identity } from './identity.js';
 import { SNIFF_BYTES, notTextReason } from './content.js';
 import { parseChunk, type FileLineOptions } from './parse.js';
 import { Poller } from './poll.js';
@@ -49,6 +56,8 @@ const SECOND_READER = 'another file source of this config reads this file alread
 
 /** last_error prefix of lines sent degraded (kept until the next error: it is not cleared by a good read). */
 const DEGRADED = 'degraded:';
+/** last_error prefix of a rotated file closed while still written to (kept likewise). */
+const STILL_WRITTEN = 'rotated file still written to';
 
 export const DEFAULT_CHUNK = 256 * 1024;
 /** A full read buffer must always hold more than one maximal part (65536 four-byte code points). */
@@ -102,8 +111,25 @@ export interface TailerOptions {
    * the key at once (DECISIONS D11, D28). On success the file counts as held until onRelease.
    */
   claim?: (st: fs.Stats, stored: FilePosition | null) => 'wait' | FilePosition | null;
-  /** A file claimed is closed (read to its end after a rotation, an error, stop). */
-  onRelease?: (id: Identity) => void;
+  /**
+   * A file claimed is closed (read to its end after a rotation, an error, stop). `at`: where a
+   * rotated file kept open for late writes was read to (the key may store the new file's position).
+   */
+  onRelease?: (id: Identity, at?: FilePosition) => void;
+  /**
+   * A glob's file rotated away and read to its end: whether the glob now matches it under another
+   * name, whose tailer reads it on there (D28) — then it is closed at once, not kept open for late writes.
+   */
+  matchedElsewhere?: (id: Identity) => boolean;
+  /** A rotated file kept open: whether another tailer of the glob waits to read it (renamed to a name the glob matches). */
+  claimedElsewhere?: (id: Identity) => boolean;
+  /**
+   * A rotated file is kept open for writes that still reach it until it has not grown for this
+   * long (default DEFAULT_ROTATE_WAIT_MS; 0: closed once drained, as before), and at most
+   * `rotateWaitMaxMs` (default DEFAULT_ROTATE_WAIT_MAX_MS) after the rotation.
+   */
+  rotateWaitMs?: number;
+  rotateWaitMaxMs?: number;
   /** Called after every commit with the committed position (globs track identities). */
   onPosition?: (pos: FilePosition) => void;
   /**
@@ -113,6 +139,35 @@ export interface TailerOptions {
    */
   startAtEnd?: boolean;
 }
+
+/** Status of a file tailer: the common counters and those of rotated files kept open for late writes. */
+export type FileTailerStatus = SourceRunnerStatus & {
+  /** Lines read from a rotated file after the new file at the path was opened (its writer reopened its log late). */
+  late_lines: number;
+  /** Rotated files closed at rotateWaitMaxMs while still written to (what was written after is not read). */
+  rotated_still_written: number;
+};
+
+/** A rotated file kept open for writes that still reach it (DECISIONS D6). */
+interface Linger {
+  cur: FileCursor;
+  /** When it was kept open (the new file at the path opened), and last seen growing. */
+  since: number;
+  grewAt: number;
+  /** Lines and bytes read from it since. */
+  lines: number;
+  bytes: number;
+  /** Bytes read from it by `markAt`, and by the mark before (the rate named when it is closed still written to). */
+  markAt: number;
+  markBytes: number;
+  prevMarkAt: number;
+  prevMarkBytes: number;
+  /** Unregisters it from the descriptor budget's list (identity.ts holdLingering). */
+  unhold: () => void;
+}
+
+export const DEFAULT_ROTATE_WAIT_MS = 5000;
+export const DEFAULT_ROTATE_WAIT_MAX_MS = 60_000;
 
 type Counters = Pick<SourceRunnerStatus, 'lines_read' | 'bytes_read' | 'lines_filtered' | 'lines_lost' | 'bytes_lost' | 'lost_estimated' | 'truncations' | 'rotations' | 'lines_split'>;
 
@@ -151,6 +206,12 @@ export class FileTailer implements LogSourceRunner {
   };
   /** Lines whose metadata broke a contract cap: sent as plain text with a marker (DECISIONS H2). */
   private linesDegraded = 0;
+  /** Rotated files kept open for late writes, oldest first (DECISIONS D6). */
+  private readonly lingers: Linger[] = [];
+  private lateLines = 0;
+  private stillWritten = 0;
+  private readonly rotateWaitMs: number;
+  private readonly rotateWaitMaxMs: number;
   /** Why the open file is not read (its first bytes are not text: ./content.ts), null while it is. */
   private notText: string | null = null;
   /** Its size then: a file that shrinks below it (truncated) is looked at again. */
@@ -167,6 +228,8 @@ export class FileTailer implements LogSourceRunner {
     this.key = options.key;
     this.path = options.path;
     this.readBytes = Math.max(options.chunkBytes, MIN_READ);
+    this.rotateWaitMs = Math.max(0, options.rotateWaitMs ?? DEFAULT_ROTATE_WAIT_MS);
+    this.rotateWaitMaxMs = Math.max(0, options.rotateWaitMaxMs ?? DEFAULT_ROTATE_WAIT_MAX_MS);
     this.poll = new Poller(options.path, options.watch, () => this.run());
     this.lineOptions = {
       source: options.key, filter: options.filter, labels: options.labels,
@@ -189,6 +252,7 @@ export class FileTailer implements LogSourceRunner {
     this.state = 'stopped';
     this.poll.stop();
     this.closeFile();
+    for (const l of [...this.lingers]) this.endLinger(l, 'stop');
     for (const id of [this.key, this.alias]) if (id !== undefined && readers.get(id) === this) readers.delete(id);
   }
 
@@ -252,11 +316,12 @@ export class FileTailer implements LogSourceRunner {
     if (this.started && !this.stopped) this.poll.kick();
   }
 
-  status(): SourceRunnerStatus {
+  status(): FileTailerStatus {
     const skipped = this.notText !== null && (this.state === 'reading' || this.state === 'draining');
     return {
       kind: 'file', key: this.key, path: this.path, name: null, state: skipped ? 'skipped' : this.state,
       position: this.committed, last_error: skipped ? `not read: ${this.notText}` : (this.lastError ?? this.pathProblem), ...this.c, lines_degraded: this.linesDegraded,
+      late_lines: this.lateLines, rotated_still_written: this.stillWritten,
     };
   }
 
@@ -279,7 +344,7 @@ export class FileTailer implements LogSourceRunner {
       more = this.tick();
       this.idlePolls = this.c.bytes_read + this.c.rotations + this.c.truncations === seen ? this.idlePolls + 1 : 0;
       this.retryMs = 0;
-      if (this.lastError !== null && !this.lastError.startsWith('lost ') && !this.lastError.startsWith(DEGRADED)) this.lastError = null;
+      if (this.lastError !== null && !this.lastError.startsWith('lost ') && !this.lastError.startsWith(DEGRADED) && !this.lastError.startsWith(STILL_WRITTEN)) this.lastError = null;
     } catch (err) {
       if (err instanceof BufferStorageError) {
         this.retryMs = Math.min(this.o.retryMaxMs, this.retryMs === 0 ? this.o.retryMinMs : this.retryMs * 2);
@@ -315,10 +380,11 @@ export class FileTailer implements LogSourceRunner {
    * IDLE_POLL_MAX_FACTOR × pollMs (2 s at the default 250 ms), reached after about a minute idle —
    * but only while its folder is watched: a write wakes the tailer at once (kick), and the poll
    * is then only the fallback for a missed event. 3,000 idle files polled every 250 ms kept 40 % of
-   * a core busy (eleventh session). Never while a rotated file is drained (its grace counts polls).
+   * a core busy (eleventh session). Never while a rotated file is drained (its grace counts polls)
+   * or kept open for late writes (the folder watch does not wake this tailer for it: another name).
    */
   private nextPollMs(): number {
-    return nextPollMs(this.o.pollMs, this.idlePolls, this.poll.watching() && !this.draining && !this.claimWait && this.state !== 'error');
+    return nextPollMs(this.o.pollMs, this.idlePolls, this.poll.watching() && !this.draining && !this.claimWait && this.state !== 'error' && this.lingers.length === 0);
   }
 
   // ---- position and commits -----------------------------------------------------
@@ -554,6 +620,12 @@ export class FileTailer implements LogSourceRunner {
 
   /** One poll: returns true when more data is waiting (read again at once). */
   private tick(): boolean {
+    const late = this.lingers.length > 0 && this.readLate();
+    return this.tickFile() || late;
+  }
+
+  /** One poll of the file at the path (and of the one rotated away from it, while drained). */
+  private tickFile(): boolean {
     if (this.cur.fd === null) {
       if (!this.openPath()) return false;
     }
@@ -591,7 +663,8 @@ export class FileTailer implements LogSourceRunner {
         this.grewAt = this.o.clock();
       } else if (++this.quietPolls > this.o.rotateQuietPolls && this.o.clock() - this.grewAt >= this.o.pollMs) {
         this.flushPartial(fst.size);
-        this.closeFile();
+        if (this.mayLinger()) this.linger();
+        else this.closeFile();
         this.draining = false;
         this.state = 'waiting';
         return this.openPath();
@@ -661,6 +734,176 @@ export class FileTailer implements LogSourceRunner {
     this.c.lines_read += r.lines;
     this.c.bytes_read += r.consumed;
     return r.consumed;
+  }
+
+  // ---- rotated files kept open for late writes (DECISIONS D6) -------------------------
+
+  /**
+   * The drained file may be kept open: rotateWaitMs is not 0, it is text, and no other name of
+   * the glob reads it on (D28: the glob's tailer of that name takes it when it is closed).
+   */
+  private mayLinger(): boolean {
+    if (this.rotateWaitMs === 0 || this.notText !== null || this.cur.fd === null) return false;
+    return this.o.matchedElsewhere?.(this.cur.ident!) !== true;
+  }
+
+  /**
+   * Keeps the drained file open beside the new one at the path: its descriptor moves to a linger
+   * (still counted in the budget, which closes lingers first when it is full). Its partial last
+   * line was flushed as a line (D9: the new file's lines are not held back behind it).
+   */
+  private linger(): void {
+    const now = this.o.clock();
+    const l: Linger = {
+      cur: this.cur.handOver(), since: now, grewAt: now, lines: 0, bytes: 0,
+      markAt: now, markBytes: 0, prevMarkAt: now, prevMarkBytes: 0, unhold: () => undefined,
+    };
+    l.unhold = holdLingering(() => this.endLinger(l, 'budget'));
+    this.lingers.push(l);
+  }
+
+  /** One poll of the rotated files kept open; true when more is waiting. A storage error is thrown (the source retries). */
+  private readLate(): boolean {
+    let more = false;
+    for (const l of [...this.lingers]) {
+      try {
+        if (this.pollLinger(l)) more = true;
+      } catch (err) {
+        if (err instanceof BufferStorageError) throw err;
+        this.endLinger(l, 'error', err as NodeJS.ErrnoException);
+      }
+    }
+    return more;
+  }
+
+  private pollLinger(l: Linger): boolean {
+    if (this.o.claimedElsewhere?.(l.cur.ident!) === true) {
+      this.endLinger(l, 'handover');
+      return false;
+    }
+    const now = this.o.clock();
+    const size = fs.fstatSync(l.cur.fd!).size;
+    if (size < l.cur.offset) {
+      this.endLinger(l, 'truncated');
+      return false;
+    }
+    if (size !== l.cur.lastSize) {
+      l.cur.lastSize = size;
+      l.grewAt = now;
+    }
+    if (this.readLateChunk(l, size)) return true;
+    if (now - l.markAt >= this.rotateWaitMs) {
+      l.prevMarkAt = l.markAt;
+      l.prevMarkBytes = l.markBytes;
+      l.markAt = now;
+      l.markBytes = l.bytes;
+    }
+    if (now - l.grewAt >= this.rotateWaitMs) this.endLinger(l, 'quiet');
+    else if (now - l.since >= this.rotateWaitMaxMs) this.endLinger(l, 'bound');
+    return false;
+  }
+
+  /** Reads one chunk of a rotated file kept open and commits its complete lines; true if more may be left. */
+  private readLateChunk(l: Linger, size: number): boolean {
+    if (l.cur.offset >= size) return false;
+    const buf = readBufferOf(this.readBytes);
+    const n = fs.readSync(l.cur.fd!, buf, 0, Math.min(this.readBytes, size - l.cur.offset), l.cur.offset);
+    if (n === 0) return false;
+    return this.commitLate(l, buf, n, false) > 0;
+  }
+
+  /**
+   * Commits lines of a rotated file kept open. The position committed with them is the one the
+   * key follows: the new file's, once anything of it was committed — a restart then reads on in
+   * the new file and never reads the old one again —, else the old file's own (it is still what
+   * the key stores: a restart finds it by its identity, D5, and reads on where this left off).
+   */
+  private commitLate(l: Linger, buf: Buffer, n: number, final: boolean): number {
+    const r = parseChunk(buf, n, final, l.cur.part, this.o.clock(), this.lineOptions);
+    this.c.lines_split += r.split;
+    if (r.consumed === 0) return 0;
+    const c = l.cur;
+    const prevOffset = c.offset, prevPart = c.part, prevLen = c.fpLen, prevFp = c.fp;
+    c.offset += r.consumed;
+    c.part = r.part;
+    c.updateFingerprint();
+    const own = this.committed === null || (this.committed.dev === c.ident!.dev && this.committed.ino === c.ident!.ino);
+    const pos = own ? c.position() : this.committed!;
+    try {
+      const res = this.o.sink.append(r.entries, { source: this.key, position: pos });
+      if (res.degraded !== undefined && res.degraded.metadata > 0) this.degraded(res.degraded.metadata, 'metadata past the contract caps');
+    } catch (err) {
+      c.offset = prevOffset;
+      c.part = prevPart;
+      c.fpLen = prevLen;
+      c.fp = prevFp;
+      throw err;
+    }
+    if (own) {
+      this.committed = pos;
+      this.o.onPosition?.(pos);
+    }
+    this.c.lines_read += r.lines;
+    this.c.bytes_read += r.consumed;
+    this.lateLines += r.lines;
+    l.lines += r.lines;
+    l.bytes += r.consumed;
+    return r.consumed;
+  }
+
+  /**
+   * Closes a rotated file kept open. quiet (not grown for rotateWaitMs), bound (rotateWaitMaxMs
+   * reached) and budget (the descriptor budget is full): read to its end first, a partial last
+   * line flushed as a line. handover: another name of the glob reads it on from here. Said: an
+   * info line when late lines were read, a warning (and last_error) when it was still written to.
+   */
+  private endLinger(l: Linger, why: 'quiet' | 'bound' | 'budget' | 'handover' | 'truncated' | 'stop' | 'error', err?: NodeJS.ErrnoException): void {
+    const i = this.lingers.indexOf(l);
+    if (i < 0) return;
+    let unread = 0;
+    if (why === 'quiet' || why === 'bound' || why === 'budget') {
+      try {
+        const size = fs.fstatSync(l.cur.fd!).size;
+        while (this.readLateChunk(l, size)) {
+          // on to its end
+        }
+        if (size > l.cur.offset) {
+          const b = Buffer.allocUnsafe(size - l.cur.offset);
+          this.commitLate(l, b, fs.readSync(l.cur.fd!, b, 0, b.length, l.cur.offset), true);
+        }
+        unread = Math.max(0, size - l.cur.offset);
+      } catch (e) {
+        // from another tailer's open (budget): closed anyway, and said below
+        if (why !== 'budget') throw e;
+        unread = Math.max(0, l.cur.lastSize - l.cur.offset);
+      }
+    }
+    this.lingers.splice(i, 1);
+    l.unhold();
+    const id = l.cur.ident!;
+    const at = l.cur.position();
+    l.cur.close();
+    this.o.onRelease?.(id, at);
+    const secs = (ms: number) => Math.round(ms / 100) / 10;
+    const fields = { source: this.key, ino: id.ino, late_lines: l.lines, late_bytes: l.bytes, last_growth_after_s: secs(l.grewAt - l.since) };
+    const late = l.lines > 0 ? `${l.lines} line(s) (${l.bytes} bytes) were written to the file rotated away from ${this.path} after the agent had moved on to the new file, the last ${secs(l.grewAt - l.since)} s after the rotation, and were read` : '';
+    if (why === 'quiet' && l.lines > 0) {
+      this.o.logger.info(fields, `${late}: its writer reopens its log late (a rotated file is read on until it has not grown for ${secs(this.rotateWaitMs)} s, at most ${secs(this.rotateWaitMaxMs)} s)`);
+    } else if (why === 'bound') {
+      const recentMs = this.o.clock() - l.prevMarkAt;
+      const recent = l.bytes - l.prevMarkBytes;
+      this.stillWritten++;
+      const msg = `${STILL_WRITTEN} ${secs(this.o.clock() - l.since)} s after the rotation of ${this.path} (${recent} bytes in its last ${secs(recentMs)} s; ${l.lines} line(s) read from it since the rotation): closed, and what its writer writes to it from now on is not read — make the writer reopen its log at rotation (logrotate postrotate: its reload or HUP), or use copytruncate`;
+      this.lastError = msg;
+      this.o.logger.warn({ ...fields, recent_bytes: recent, recent_s: secs(recentMs) }, msg);
+    } else if (why === 'budget' && (l.lines > 0 || unread > 0)) {
+      this.o.logger.warn({ ...fields, unread_bytes: unread }, `${late || `the file rotated away from ${this.path} was still written to`}; closed early: the file sources need its descriptor for a file to read (their open-file budget is full: raise LimitNOFILE), so what is written to it from now on is not read${unread > 0 ? ` (${unread} bytes could not be stored now and are not read)` : ''}`);
+    } else if (why === 'error') {
+      const what = `${err?.code ?? ''} ${err?.message ?? ''}`.trim();
+      this.o.logger.warn({ ...fields, code: err?.code }, `the file rotated away from ${this.path}, kept open for late writes, cannot be read (${what}): closed; what is written to it from now on is not read`);
+    } else if (l.lines > 0 && why !== 'stop') {
+      this.o.logger.info(fields, `${late} (${why === 'handover' ? 'it is read on under its new name' : 'then it was truncated: closed'})`);
+    }
   }
 }
 
