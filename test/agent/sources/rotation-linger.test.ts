@@ -6,13 +6,14 @@
 // Deterministic: no poll timer fires during a test (poll intervals of a day, a clock of our
 // own); the test drives each tailer's polls (kick, the clock moved on by a poll interval) and
 // the glob's listings (scanNow) itself. The rotate wait is counted in those poll intervals.
-import { closeSync, mkdirSync, openSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, mkdirSync, openSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DurableBuffer } from '../../../agent/buffer/buffer.js';
 import { sinkFromBuffer, type SourceSink } from '../../../agent/sources/index.js';
 import { FileTailer, GlobFileSource, type FileTailerStatus, type TailerOptions } from '../../../agent/sources/file.source.js';
 import { DEFAULT_CHUNK } from '../../../agent/sources/file/tailer.js';
+import { HANDOFF_WAIT_POLLS } from '../../../agent/sources/file/glob.js';
 import { budgetFor, heldFileDescriptors, setFileBudgetForTests } from '../../../agent/sources/file/identity.js';
 import { capturingLogger, messages, openBuffer, tempDir, type Logged } from './helpers.js';
 
@@ -310,39 +311,47 @@ describe('file source: a rotated file is kept open for late writes', () => {
   });
 });
 
-describe('glob: a rotated file is kept open only when no name of the glob reads it on', () => {
-  interface Driven {
-    glob: GlobFileSource;
-    tailers: FileTailer[];
-    poll(): Promise<void>;
-    scan(): Promise<void>;
-  }
+/** A glob whose listings (scan) and tailers' polls (poll, the clock moved on by a poll interval) the test drives. */
+interface Driven {
+  glob: GlobFileSource;
+  tailers: FileTailer[];
+  poll(): Promise<void>;
+  scan(): Promise<void>;
+}
 
-  async function startGlob(pattern: string): Promise<Driven> {
-    const tailers: FileTailer[] = [];
-    const make = (path: string, key: `file:${string}`, extra: Partial<TailerOptions>): FileTailer => {
-      const t = new FileTailer({ ...options(path), key, findRotated: false, ...extra });
-      tailers.push(t);
-      return t;
-    };
-    const glob = new GlobFileSource(pattern, make, POLL, false, { all: () => sink.positions!(), forget: (k) => sink.forget!(k) }, { clock: () => now, forgetAfterMs: POLL * 1000 }, logger);
-    running.push(glob);
-    glob.start();
-    await settle();
-    return {
-      glob,
-      tailers,
-      poll: async () => {
-        now += POLL;
-        for (const t of tailers) t.kick();
-        await settle();
-      },
-      scan: async () => {
-        glob.scanNow();
-        await settle();
-      },
-    };
-  }
+async function startGlob(pattern: string): Promise<Driven> {
+  const tailers: FileTailer[] = [];
+  const make = (path: string, key: `file:${string}`, extra: Partial<TailerOptions>): FileTailer => {
+    const t = new FileTailer({ ...options(path), key, findRotated: false, ...extra });
+    tailers.push(t);
+    return t;
+  };
+  const glob = new GlobFileSource(pattern, make, POLL, false, { all: () => sink.positions!(), forget: (k) => sink.forget!(k) }, { clock: () => now, forgetAfterMs: POLL * 1000 }, logger);
+  running.push(glob);
+  glob.start();
+  await settle();
+  return {
+    glob,
+    tailers,
+    poll: async () => {
+      now += POLL;
+      for (const t of tailers) t.kick();
+      await settle();
+    },
+    scan: async () => {
+      glob.scanNow();
+      await settle();
+    },
+  };
+}
+
+/** A listing of the folder, then one poll of every tailer. */
+async function round(d: Driven): Promise<void> {
+  await d.scan();
+  await d.poll();
+}
+
+describe('glob: a rotated file is kept open only when no name of the glob reads it on', () => {
 
   async function quiesce(d: Driven, rounds = 6): Promise<void> {
     for (let i = 0; i < rounds; i++) {
@@ -439,5 +448,54 @@ describe('glob: a rotated file is kept open only when no name of the glob reads 
     await quiesce(d2, 1);
     expect(messages(buffer).filter((m) => m === 'x late')).toHaveLength(1);
     expect(lateOf(d2)).toBe(1);
+  });
+});
+
+// DECISIONS D28's bound on hand-overs that cannot happen (HANDOFF_WAIT_POLLS): a glob's tailer whose
+// stored position is of a file now under another name of the glob waits for that name to take the
+// file over, and reads on anyway after HANDOFF_WAIT_POLLS polls. Three names whose files went round
+// a ring (a → b → c → a) while the agent was stopped wait on each other in a ring the two-name check
+// (names that swapped) does not see: without the bound none of the three would be read again.
+describe('glob: a hand-over that cannot happen is bounded (D28, HANDOFF_WAIT_POLLS)', () => {
+  it('three names whose files went round a ring while the agent was stopped wait on each other, then read on after HANDOFF_WAIT_POLLS polls: each line once, said in a warning', async () => {
+    const [a, b, c] = ['a.log', 'b.log', 'c.log'].map((n) => join(dir, n)) as [string, string, string];
+    writeFileSync(a, 'a1\n');
+    writeFileSync(b, 'b1\n');
+    writeFileSync(c, 'c1\n');
+    const first = await startGlob(join(dir, '*.log'));
+    await round(first);
+    expect(messages(buffer).sort()).toEqual(['a1', 'b1', 'c1']);
+    await stop(first.glob);
+
+    // while the agent is stopped: a → b → c → a, through a name the glob does not match
+    renameSync(a, join(dir, 'ring.tmp'));
+    renameSync(c, a);
+    renameSync(b, c);
+    renameSync(join(dir, 'ring.tmp'), b);
+    appendFileSync(b, 'a2\n'); // b.log is the file that was a.log
+    appendFileSync(c, 'b2\n');
+    appendFileSync(a, 'c2\n');
+    const d = await startGlob(join(dir, '*.log'));
+
+    // each name waits for the next to take over the file its stored position belongs to: nothing read
+    const waitRounds = Math.floor(HANDOFF_WAIT_POLLS / 2);
+    for (let i = 0; i < waitRounds; i++) await round(d);
+    expect(messages(buffer).sort()).toEqual(['a1', 'b1', 'c1']);
+    expect(logged.filter((l) => l.msg.includes('has not taken it over'))).toEqual([]);
+
+    // past the bound one reads on where its file was; the others' hand-overs follow
+    for (let i = waitRounds; i < HANDOFF_WAIT_POLLS + 4; i++) await round(d);
+    expect(messages(buffer).sort()).toEqual(['a1', 'a2', 'b1', 'b2', 'c1', 'c2']);
+    const warned = logged.filter((l) => l.level === 'warn' && l.msg.includes('has not taken it over'));
+    expect(warned.length).toBeGreaterThanOrEqual(1);
+    expect(warned[0]!.msg).toMatch(/^file source: .*\.log stored the position of the file now named .*\.log, which has not taken it over; reading on \(were the agent stopped before .* has, that file would be read again from its start\)$/);
+
+    // a restart reads nothing twice, and reads on
+    await stop(d.glob);
+    const d2 = await startGlob(join(dir, '*.log'));
+    for (let i = 0; i < 3; i++) await round(d2);
+    appendFileSync(a, 'c3\n');
+    await round(d2);
+    expect(messages(buffer).sort()).toEqual(['a1', 'a2', 'b1', 'b2', 'c1', 'c2', 'c3']);
   });
 });
