@@ -3,6 +3,7 @@
 // the command table there only gains small hooks.
 import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import { currentUserName } from '../common/process.js';
+import { shellQuote } from '../common/shell-quote.js';
 import { dirname, resolve } from 'node:path';
 import { DEFAULT_DB_POOL, DbTargetError, parseDbTarget, redactDbUrl } from './db/open.js';
 import Database from 'better-sqlite3';
@@ -187,7 +188,7 @@ export function sqliteBusyError(error: unknown, path: string, waitedMs: number =
     `the database ${path} is locked by another process (${code}): waited ${Math.round(waitedMs / 100) / 10} s for its lock; nothing was changed`,
     {
       code: 'E_DB_OPEN',
-      hint: `find the process that holds it (fuser -v ${path} ${path}-wal, or lsof ${path}) — a sqlite3 shell in a transaction, a copy or backup tool; a running cortex-server holds it open without locking others out — end or stop it, then run the command again`,
+      hint: `find the process that holds it (fuser -v ${shellQuote(path)} ${shellQuote(`${path}-wal`)}, or lsof ${shellQuote(path)}) — a sqlite3 shell in a transaction, a copy or backup tool; a running cortex-server holds it open without locking others out — end or stop it, then run the command again`,
     },
   );
 }

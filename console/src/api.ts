@@ -172,11 +172,16 @@ export interface LogRow {
   metadata: unknown;
 }
 
+/** POST /admin/agents and POST /admin/agents/{id}/token (DECISIONS I33). */
 export interface IssuedToken {
   host_id: string;
   hostname: string;
+  /** The one-time enrollment token: shown once, kept only in the page's memory. */
   token: string;
   server_url: string;
+  /** The enroll command with `--token -`: enroll asks for the token (not shown) or reads it from stdin. Show this one first. */
+  enroll_command_stdin: string;
+  /** The same command with the token in its arguments (`--token TOKEN`: visible in ps, kept in the shell history). */
   enroll_command: string;
 }
 

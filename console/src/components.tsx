@@ -41,13 +41,14 @@ export function ConfirmDialog(props: {
 }
 
 /**
- * Under an enroll command: the token given with --token is visible in ps and kept in the shell's
- * history on the host; `cortex-server agent issue` says the same (README "Secrets off the command line").
+ * Beside the one-line enroll command (the API's `enroll_command`, `--token TOKEN`): a token given
+ * on the command line is visible in ps and kept in the shell's history on the host; `cortex-server
+ * agent issue` says the same (README "Secrets off the command line", DECISIONS I33).
  */
 export function TokenFileHint() {
   return (
     <p class="help">
-      To keep the token out of <code>ps</code> and the shell history on the host, save it to a file (mode 0600) and give <code>--token-file FILE</code> instead of <code>--token TOKEN</code>, or pipe it in with <code>--token -</code>.
+      While this runs, every user on the host can read the token in <code>ps</code>, and the shell keeps it in its history. To keep the token out of <code>ps</code> and the shell history on the host, use the command above (<code>--token -</code>), or save the token to a file (mode 0600) and give <code>--token-file FILE</code> instead of <code>--token TOKEN</code>.
     </p>
   );
 }

@@ -1,21 +1,21 @@
-// Enrollment: issue a token for a new host and show the exact `cortex-agent enroll` command.
+// Enrollment: issue a token for a new host and show the exact `cortex-agent enroll` command
+// (IssuedCard: the one that reads the token from stdin first, then the token).
 // The token lives only in this component's memory: never in the URL, storage or a log.
 import { useState } from 'preact/hooks';
 import { ApiError, post, type IssuedToken } from './api.js';
-import { ErrorText, TokenFileHint, Visible } from './components.js';
+import { ErrorText, Visible } from './components.js';
+import { IssuedCard } from './issued.js';
 
 export function EnrollPage() {
   const [hostname, setHostname] = useState('');
   const [issued, setIssued] = useState<IssuedToken | undefined>();
   const [error, setError] = useState<string | undefined>();
-  const [copied, setCopied] = useState(false);
   const [busy, setBusy] = useState(false);
 
   async function issue(e: Event): Promise<void> {
     e.preventDefault();
     setBusy(true);
     setError(undefined);
-    setCopied(false);
     try {
       setIssued(await post<IssuedToken>('/admin/agents', { hostname: hostname.trim() }));
       setHostname('');
@@ -23,16 +23,6 @@ export function EnrollPage() {
       setError(err instanceof ApiError ? err.message : String(err));
     } finally {
       setBusy(false);
-    }
-  }
-
-  async function copy(): Promise<void> {
-    if (issued === undefined) return;
-    try {
-      await navigator.clipboard.writeText(issued.enroll_command);
-      setCopied(true);
-    } catch {
-      setError('Copying is not allowed here; select the command and copy it by hand.');
     }
   }
 
@@ -47,23 +37,19 @@ export function EnrollPage() {
       </form>
       <ErrorText error={error} />
       {issued !== undefined && (
-        <section class="card issued" aria-labelledby="h-issued">
-          <h2 id="h-issued">Token for <Visible text={issued.hostname} /></h2>
-          <p>
-            <strong>The token is shown once.</strong> It is not stored by this page; after you leave it, issue a new one from the host's page if it is lost. On the host, run:
-          </p>
-          <pre class="command" tabIndex={0} aria-label="Enroll command">{issued.enroll_command}</pre>
-          <TokenFileHint />
-          <div class="buttons">
-            <button type="button" onClick={() => void copy()}>Copy command</button>
-            <span role="status">{copied ? 'Copied.' : ''}</span>
-          </div>
+        <IssuedCard
+          key={issued.host_id}
+          issued={issued}
+          titleId="h-issued"
+          title={<>Token for <Visible text={issued.hostname} /></>}
+          lost="It is not stored by this page; after you leave it, issue a new one from the host's page if it is lost."
+        >
           <dl class="details">
             <dt>Host id</dt><dd class="mono">{issued.host_id}</dd>
             <dt>Server URL</dt><dd class="mono">{issued.server_url}</dd>
           </dl>
           <p>Then start it with <code>cortex-agent run --state-dir /var/lib/cortex-agent</code>. <a href={`#/hosts/${issued.host_id}`}>Open the host's page</a>.</p>
-        </section>
+        </IssuedCard>
       )}
     </>
   );

@@ -2,7 +2,8 @@
 // config editor, probes and the host actions (each confirmed in a dialog naming the host).
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, type AgentDetail, type IssuedToken } from './api.js';
-import { ConfirmDialog, ErrorText, StateBadge, TokenFileHint, Visible, visibleText } from './components.js';
+import { ConfirmDialog, ErrorText, StateBadge, Visible, visibleText } from './components.js';
+import { IssuedCard } from './issued.js';
 import { ConfigEditor } from './config.js';
 import { LogSearch } from './logsearch.js';
 import { MetricsPanel } from './metrics.js';
@@ -96,13 +97,19 @@ export function HostPage(props: { hostId: string }) {
         ))}
         {result !== undefined && <p role="status" class="result">{result}</p>}
         {issued !== undefined && (
-          <div role="status" class="issued">
-            <p>New one-time enrollment token for <Visible text={issued.hostname} />; it is shown only here. Run on the host:</p>
-            <pre class="command">{issued.enroll_command}</pre>
-            <TokenFileHint />
-          </div>
+          <p role="status" class="result">
+            New one-time enrollment token for <Visible text={issued.hostname} />: shown below, only here.
+          </p>
         )}
       </section>
+      {issued !== undefined && (
+        <IssuedCard
+          issued={issued}
+          titleId="h-reissued"
+          title={<>New enrollment token for <Visible text={issued.hostname} /></>}
+          lost="It is not stored by this page; if it is lost, issue a new one with New enrollment token."
+        />
+      )}
       <ConfirmDialog
         open={confirm !== undefined}
         title={confirm === undefined ? '' : `${ACTIONS[confirm].verb} ${name}?`}

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorCode } from '@cortex/agent-protocol';
 import { fromBrowser } from './session.js';
 import { queryTime } from '../timestamps.js';
+import { shellQuote } from '../../common/shell-quote.js';
 
 /** Largest admin request body. */
 export const MAX_BODY_BYTES = 1_048_576;
@@ -144,7 +145,7 @@ export function databaseLocked(error: unknown, file: string | undefined, waitedM
   const code = sqliteLockCode(error);
   if (code === undefined) return undefined;
   const where = file === undefined ? 'the database' : `the database ${file}`;
-  const find = file === undefined ? '' : ` (fuser -v ${file} ${file}-wal, or lsof ${file})`;
+  const find = file === undefined ? '' : ` (fuser -v ${shellQuote(file)} ${shellQuote(`${file}-wal`)}, or lsof ${shellQuote(file)})`;
   return new ApiError(
     503,
     503,

@@ -163,10 +163,14 @@ describe.skipIf(!run)('console: what the operator typed or chose is not thrown a
     await page.getByRole('link', { name: 'Enroll a host' }).click();
     await page.getByLabel('Hostname of the new host').fill('hint-host');
     await page.getByRole('button', { name: 'Issue enrollment token' }).click();
-    const command = (await page.getByLabel('Enroll command').textContent()) ?? '';
-    tokens.add(/--token (\S+)/.exec(command)?.[1] ?? '');
+    tokens.add((await page.getByLabel('Enrollment token').textContent()) ?? '');
+    // the command shown first reads the token from stdin (DECISIONS I33), and the card says how to give it
+    expect(await page.getByLabel('Enroll command').textContent()).toContain(' --token - ');
+    await page.getByText('Run this on the host; paste the token when it asks for it (nothing is shown as you type), or pipe it from a file: … < token-file.').waitFor();
+    // the one-line form, folded away, says what it costs and how to do without it
+    await page.locator('section.issued details > summary').click();
     await page.getByText('To keep the token out of ps and the shell history on the host').waitFor();
-    expect(await page.locator('section.issued').textContent()).toContain('--token-file FILE');
+    expect(await page.locator('section.issued details').textContent()).toContain('--token-file FILE');
     await page.context().close();
   }, 60_000);
 
