@@ -968,6 +968,7 @@ type StatusSource = {
   entries_too_large?: unknown;
   lines_malformed?: unknown;
   refused_connections?: unknown;
+  late_lines?: unknown;
 };
 
 /** Counts an operator should see in the text too: journal entries skipped for their size (H27), socket clients refused (D27). */
@@ -977,6 +978,8 @@ function sourceNotes(s: StatusSource): string {
   if (n(s.entries_too_large) > 0) notes.push(`${n(s.entries_too_large)} entries too large, not read`);
   if (n(s.lines_malformed) > 0) notes.push(`${n(s.lines_malformed)} malformed lines, not read`);
   if (n(s.refused_connections) > 0) notes.push(`${n(s.refused_connections)} clients refused (at most ${MAX_SOCKET_CLIENTS} at once)`);
+  // a writer that reopened its log late after a rotation (DECISIONS D34): read from the renamed file
+  if (n(s.late_lines) > 0) notes.push(`${n(s.late_lines)} line${n(s.late_lines) === 1 ? '' : 's'} read late from rotated files (their writer reopened its log late)`);
   return notes.length === 0 ? '' : `, ${notes.join(', ')}`;
 }
 

@@ -15,6 +15,7 @@ import { FileTailer, GlobFileSource, type FileTailerStatus, type TailerOptions }
 import { DEFAULT_CHUNK } from '../../../agent/sources/file/tailer.js';
 import { HANDOFF_WAIT_POLLS } from '../../../agent/sources/file/glob.js';
 import { budgetFor, heldFileDescriptors, setFileBudgetForTests } from '../../../agent/sources/file/identity.js';
+import { sourceLines } from '../../../agent/cli-main.js';
 import { capturingLogger, messages, openBuffer, tempDir, type Logged } from './helpers.js';
 
 const POLL = 86_400_000; // no timer fires during a test: polls are driven
@@ -140,6 +141,8 @@ describe('file source: a rotated file is kept open for late writes', () => {
     await poll(t);
     expectEachOnce(messages(buffer), ['a1', 'a2', 'a3', 'b1', 'late 1', 'late 2', 'b2']);
     expect(t.status().late_lines).toBe(2);
+    // and `cortex-agent status` says so on the source's line
+    expect(sourceLines(t.status())[0]).toContain(', 2 lines read late from rotated files (their writer reopened its log late)');
     // the key's position is still the new file's: a restart never reads the old file again
     expect(positionOf(`file:${p}`)).toMatchObject({ ino: statSync(p).ino, offset: statSync(p).size });
     // the window restarts with each write: one more line two polls later is read too
