@@ -77,6 +77,32 @@ async function probeWhile(base: string, client: TestClient, busy: () => boolean,
   return n;
 }
 
+/** Another connection to the database file: it holds the file locked (BEGIN EXCLUSIVE) from take() until release() or close(). */
+class LockHolder {
+  private readonly db: Database.Database;
+  held = false;
+
+  constructor(file: string) {
+    this.db = new Database(file);
+  }
+
+  take(): void {
+    this.db.exec('BEGIN EXCLUSIVE');
+    this.held = true;
+  }
+
+  release(): void {
+    if (!this.held) return;
+    this.db.exec('ROLLBACK');
+    this.held = false;
+  }
+
+  close(): void {
+    this.release();
+    this.db.close();
+  }
+}
+
 /** One number read from the database file (a connection of its own). */
 function countIn(file: string, sql: string, ...args: unknown[]): number {
   const reader = new Database(file, { readonly: true });
@@ -109,11 +135,9 @@ describe.each(['inline', 'thread'] as const)('the SQLite database held locked by
 
   it('the event loop keeps answering while blocked writes wait; once released they complete, each once, nothing lost', async () => {
     const agent = await enroll(t, await t.issue('lock-agent'));
-    const holder = new Database(file);
-    let held = false;
+    const holder = new LockHolder(file);
     try {
-      holder.exec('BEGIN EXCLUSIVE');
-      held = true;
+      holder.take();
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
       loopDelay.enable();
       // two admin writes and an agent's push (the ingest commit), all blocked by the lock
@@ -129,8 +153,7 @@ describe.each(['inline', 'thread'] as const)('the SQLite database held locked by
       expect([issue1.settled(), issue2.settled(), push.settled()]).toEqual([false, false, false]);
 
       const released = Date.now();
-      holder.exec('ROLLBACK');
-      held = false;
+      holder.release();
       await probeWhile(base, agent.client, blocked, 0);
       const [a, b, p] = await Promise.all([issue1.promise, issue2.promise, push.promise]);
       loopDelay.disable();
@@ -150,18 +173,15 @@ describe.each(['inline', 'thread'] as const)('the SQLite database held locked by
       expect(count('SELECT count(*) FROM enrollment_tokens WHERE host_id IN (?, ?)', a.body.host_id, b.body.host_id)).toBe(2);
       agent.client.ws.close();
     } finally {
-      if (held) holder.exec('ROLLBACK');
       holder.close();
     }
   }, 30_000);
 
   it('a write that waits past the busy timeout still ends in the 503 of J19, the event loop answering meanwhile', async () => {
     const agent = await enroll(t, await t.issue('lock-agent-2'));
-    const holder = new Database(file);
-    let held = false;
+    const holder = new LockHolder(file);
     try {
-      holder.exec('BEGIN EXCLUSIVE');
-      held = true;
+      holder.take();
       const started = Date.now();
       const issue = tracked(httpRequest(`${base}/admin/agents`, { method: 'POST', headers: bearer, body: { hostname: 'too-long' } }));
       await probeWhile(base, agent.client, () => !issue.settled(), 0);
@@ -174,12 +194,10 @@ describe.each(['inline', 'thread'] as const)('the SQLite database held locked by
       // it waited for the busy timeout, once (not longer: one deadline for the request's write)
       expect(waited).toBeGreaterThanOrEqual(BUSY_MS - 50);
       expect(waited).toBeLessThan(BUSY_MS + 1500);
-      holder.exec('ROLLBACK');
-      held = false;
+      holder.release();
       expect(count("SELECT count(*) FROM agents WHERE hostname = 'too-long'")).toBe(0);
       agent.client.ws.close();
     } finally {
-      if (held) holder.exec('ROLLBACK');
       holder.close();
     }
   }, 30_000);
@@ -190,20 +208,16 @@ describe.each(['inline', 'thread'] as const)('the SQLite database held locked by
     const filler = new Database(file);
     filler.exec("CREATE TABLE IF NOT EXISTS filler (x TEXT); INSERT INTO filler SELECT hex(randomblob(2000)) FROM (WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) SELECT i FROM n); DELETE FROM filler;");
     filler.close();
-    const holder = new Database(file);
-    let held = false;
+    const holder = new LockHolder(file);
     try {
-      holder.exec('BEGIN EXCLUSIVE');
-      held = true;
+      holder.take();
       const released = tracked(storage.releaseFreePages(100_000));
       await probeWhile(base, agent.client, () => false, 600);
       expect(released.settled()).toBe(false);
-      holder.exec('ROLLBACK');
-      held = false;
+      holder.release();
       expect(await released.promise).toBeGreaterThan(0);
       agent.client.ws.close();
     } finally {
-      if (held) holder.exec('ROLLBACK');
       holder.close();
     }
   }, 30_000);
@@ -253,11 +267,9 @@ describe('the writer thread waiting for the lock (on its own thread) while a mai
     const agent = await enroll(t, await t.issue('gate-agent'));
     // the turn-taking between this connection and the writer thread (./write-gate.ts), as the thread sees it
     const gate = new Int32Array(((storage.ingest as SqliteThreadWriter)['options'].gate as WriteGate).shared);
-    const holder = new Database(file);
-    let held = false;
+    const holder = new LockHolder(file);
     try {
-      holder.exec('BEGIN EXCLUSIVE');
-      held = true;
+      holder.take();
       const push = tracked(agent.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 10) }));
       // the thread has its turn and waits in SQLite's busy handler (its own thread) for the lock
       await waitFor(() => Atomics.load(gate, STATE) === WRITER);
@@ -266,8 +278,7 @@ describe('the writer thread waiting for the lock (on its own thread) while a mai
       const issue2 = tracked(httpRequest(`${base}/admin/agents`, { method: 'POST', headers: bearer, body: { hostname: 'after-the-writer' } }));
       await probeWhile(base, agent.client, () => false, 1000);
       expect([push.settled(), issue1.settled(), issue2.settled()]).toEqual([false, false, false]);
-      holder.exec('ROLLBACK');
-      held = false;
+      holder.release();
       await probeWhile(base, agent.client, () => !push.settled() || !issue1.settled() || !issue2.settled(), 0);
       const [p, r1, r2] = await Promise.all([push.promise, issue1.promise, issue2.promise]);
       expect(p.error, JSON.stringify(p.error)).toBeUndefined();
@@ -280,7 +291,6 @@ describe('the writer thread waiting for the lock (on its own thread) while a mai
       expect(countIn(file, 'SELECT count(*) FROM logs WHERE host_id = ?', agent.host_id)).toBe(10);
       agent.client.ws.close();
     } finally {
-      if (held) holder.exec('ROLLBACK');
       holder.close();
     }
   }, 30_000);
@@ -288,11 +298,9 @@ describe('the writer thread waiting for the lock (on its own thread) while a mai
   it('transactions that wait for the lock together each commit once it is free, and the writer thread gets its turn back', async () => {
     const agent = await enroll(t, await t.issue('gate-agent-2'));
     const gate = new Int32Array(((storage.ingest as SqliteThreadWriter)['options'].gate as WriteGate).shared);
-    const holder = new Database(file);
-    let held = false;
+    const holder = new LockHolder(file);
     try {
-      holder.exec('BEGIN EXCLUSIVE');
-      held = true;
+      holder.take();
       // three kysely transactions at BEGIN IMMEDIATE, each letting the connection go while it waits
       const txs = ['tx-1', 'tx-2', 'tx-3'].map((name) =>
         tracked(storage.db.transaction().execute(async (trx) => {
@@ -302,8 +310,7 @@ describe('the writer thread waiting for the lock (on its own thread) while a mai
       );
       await probeWhile(httpBase(t), agent.client, () => false, 300);
       expect(txs.map((x) => x.settled())).toEqual([false, false, false]);
-      holder.exec('ROLLBACK');
-      held = false;
+      holder.release();
       expect(await Promise.all(txs.map((x) => x.promise))).toEqual(['tx-1', 'tx-2', 'tx-3']);
       // every turn given back: the writer thread commits again
       expect(Atomics.load(gate, STATE)).not.toBe(MAIN);
@@ -312,7 +319,6 @@ describe('the writer thread waiting for the lock (on its own thread) while a mai
       expect(p.result.up_to_seq).toBe(5);
       agent.client.ws.close();
     } finally {
-      if (held) holder.exec('ROLLBACK');
       holder.close();
     }
   }, 30_000);
@@ -359,17 +365,15 @@ describe('an admin request that meets the lock after one of its writes committed
   });
 
   it('says what was done (the new agent row), not "nothing was done"', async () => {
-    const holder = new Database(file);
-    let held = false;
+    const holder = new LockHolder(file);
     try {
       // POST /admin/agents writes the agent row, then its enrollment token's expiry: the lock is taken in between
       afterAgentRow.take = () => {
-        holder.exec('BEGIN EXCLUSIVE');
-        held = true;
+        holder.take();
       };
       afterAgentRow.armed = true;
       const r = await httpRequest(`${httpBase(t)}/admin/agents`, { method: 'POST', headers: bearer, body: { hostname: 'half-done' } });
-      expect(held).toBe(true);
+      expect(holder.held).toBe(true);
       expect(r.status, r.text).toBe(503);
       expect(r.headers['retry-after']).toBe('5');
       expect(r.body.error.data).toEqual({ reason: 'database_locked' });
@@ -383,7 +387,6 @@ describe('an admin request that meets the lock after one of its writes committed
       expect(countIn(file, "SELECT count(*) FROM enrollment_tokens e JOIN agents a USING (host_id) WHERE a.hostname = 'half-done'")).toBe(0);
       expect(t.log.lines.some((l) => l.includes('"rows_written_before":1'))).toBe(true);
     } finally {
-      if (held) holder.exec('ROLLBACK');
       holder.close();
     }
   }, 20_000);
