@@ -60,19 +60,6 @@ const COMPILED: CompiledRoute[] = ADMIN_ROUTES.map((route) => {
 
 const CHANGES_STATE = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
-/** What databaseLocked says of a request that met the lock before any of its writes committed. */
-const NOTHING_DONE = 'nothing was done; try again in a few seconds';
-
-/**
- * J19's 503 for a request whose route had committed rows before a later write of it met the lock
- * (a new agent's row written, its enrollment token's not): it must not say "nothing was done", and
- * trying again blindly could do that part twice.
- */
-function partlyDone(error: ApiError, rows: number): ApiError {
-  const said = `part of the request was done before it met the lock (${rows} row${rows === 1 ? '' : 's'} written), the rest was not: look at what it left (GET it) before you try again, which could do that part twice`;
-  return new ApiError(error.status, error.code, error.message.includes(NOTHING_DONE) ? error.message.replace(NOTHING_DONE, said) : `${error.message} (${said})`, error.data);
-}
-
 /** Handles /admin/*; returns false when the path is not an admin path. */
 export async function handleAdmin(req: IncomingMessage, res: ServerResponse, path: string, deps: AdminDeps): Promise<boolean> {
   if (path !== '/admin' && !path.startsWith('/admin/')) return false;
@@ -114,8 +101,7 @@ export async function handleAdmin(req: IncomingMessage, res: ServerResponse, pat
     }
   } catch (caught) {
     // Another process holding the SQLite database locked is no internal error: 503, on every route alike.
-    let locked = caught instanceof ApiError ? undefined : databaseLocked(caught, deps.storage.file, Date.now() - started);
-    if (locked !== undefined && tally.changes > 0) locked = partlyDone(locked, tally.changes);
+    const locked = caught instanceof ApiError ? undefined : databaseLocked(caught, deps.storage.file, Date.now() - started, tally.changes);
     const error = locked ?? caught;
     if (!(error instanceof ApiError)) throw error;
     if (locked !== undefined) {

@@ -141,15 +141,21 @@ export const DATABASE_LOCKED_RETRY_S = 5;
  * rolled the statement (and its transaction) back. Undefined for any other error. Before, a
  * route that met it answered 500 "an internal error".
  */
-export function databaseLocked(error: unknown, file: string | undefined, waitedMs: number): ApiError | undefined {
+export function databaseLocked(error: unknown, file: string | undefined, waitedMs: number, rowsWritten = 0): ApiError | undefined {
   const code = sqliteLockCode(error);
   if (code === undefined) return undefined;
   const where = file === undefined ? 'the database' : `the database ${file}`;
+  // rowsWritten: what the request's earlier writes had committed (server/admin.ts counts them,
+  // DECISIONS J21): then "nothing was done" would be wrong, and trying again blindly could do it twice
+  const done =
+    rowsWritten === 0
+      ? 'nothing was done; try again in a few seconds'
+      : `part of the request was done before it met the lock (${rowsWritten} row${rowsWritten === 1 ? '' : 's'} written), the rest was not: look at what it left (GET it) before you try again, which could do that part twice`;
   const find = file === undefined ? '' : ` (fuser -v ${shellQuote(file)} ${shellQuote(`${file}-wal`)}, or lsof ${shellQuote(file)})`;
   return new ApiError(
     503,
     503,
-    `${where} is locked by another process (${code}): waited ${Math.round(waitedMs / 100) / 10} s for its lock; nothing was done; try again in a few seconds — if it stays locked, find the process that holds it${find}, such as a sqlite3 shell in a transaction or a copy or backup tool, and end it or let it finish`,
+    `${where} is locked by another process (${code}): waited ${Math.round(waitedMs / 100) / 10} s for its lock; ${done} — if it stays locked, find the process that holds it${find}, such as a sqlite3 shell in a transaction or a copy or backup tool, and end it or let it finish`,
     { reason: 'database_locked' },
   );
 }
