@@ -451,6 +451,8 @@ interface Shared {
   retryMinMs: number;
   retryMaxMs: number;
   socketPath: string;
+  /** How long the engine may take to begin its answer to a request (the logs request's too). */
+  answerTimeoutMs: number;
   key: string;
   counters: Counters;
   isPaused: () => boolean;
@@ -464,6 +466,8 @@ class ContainerStream {
   readonly source: `docker:${string}`;
   private req: http.ClientRequest | null = null;
   private res: http.IncomingMessage | null = null;
+  /** Until the logs request's answer begins (Shared.answerTimeoutMs); none once it has. */
+  private noAnswer: NodeJS.Timeout | null = null;
   private decoder: DockerStreamDecoder;
   private readonly pending: Record<Stream, Pending | null> = { stdout: null, stderr: null };
   /** Committed positions (ns) per stream; chunks at or before them are skipped. */
@@ -523,7 +527,17 @@ class ContainerStream {
   open(): void {
     this.openedAt = this.s.clock();
     const path = `/containers/${encodeURIComponent(this.id)}/logs?follow=1&stdout=1&stderr=1&timestamps=1&since=${this.since()}`;
+    // A bounded wait until the answer begins (not after it: a followed log may rightly say
+    // nothing for hours). An engine that accepted the request and never answered it (a hung
+    // dockerd, a proxy) left the container `reading` for good, with no error and no retry.
+    const ms = this.s.answerTimeoutMs;
+    this.noAnswer = setTimeout(() => {
+      this.noAnswer = null;
+      req.destroy(new Error(`no answer within ${ms} ms (is the Docker Engine at ${this.s.socketPath} hung? \`docker logs ${this.name}\` should answer at once)`));
+    }, ms);
+    this.noAnswer.unref?.();
     const req = http.get({ socketPath: this.s.socketPath, path, agent: false }, (res) => {
+      this.answered();
       if ((res.statusCode ?? 0) >= 300) {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -544,8 +558,18 @@ class ContainerStream {
       res.on('error', (err) => this.finish(false, `logs of ${this.name}: ${err.message}`));
       res.on('close', () => this.finish(res.complete, res.complete ? null : `logs of ${this.name}: the stream was cut`));
     });
-    req.on('error', (err) => this.finish(false, `logs of ${this.name}: ${err.message}`));
+    req.on('error', (err) => {
+      this.answered();
+      this.finish(false, `logs of ${this.name}: ${err.message}`);
+    });
     this.req = req;
+  }
+
+  /** The logs request was answered (or failed, or was closed): no more waiting for its answer. */
+  private answered(): void {
+    if (this.noAnswer === null) return;
+    clearTimeout(this.noAnswer);
+    this.noAnswer = null;
   }
 
   pause(): void {
@@ -564,6 +588,7 @@ class ContainerStream {
     this.closed = true;
     this.state = 'stopped';
     if (this.timer) clearTimeout(this.timer);
+    this.answered();
     this.req?.destroy();
     this.res?.destroy();
   }
@@ -856,6 +881,7 @@ export class DockerSource implements LogSourceRunner {
       retryMinMs: deps.retryMinMs ?? 250,
       retryMaxMs: deps.retryMaxMs ?? 5000,
       socketPath: this.socketPath,
+      answerTimeoutMs: this.answerTimeoutMs,
       key: this.key,
       counters: this.counters,
       isPaused: () => this.paused,
@@ -1219,10 +1245,15 @@ export class DockerSource implements LogSourceRunner {
           else if (this.retries.get(c.id) === retry) this.retries.delete(c.id); // stopped: nothing to retry
         },
         (err: unknown) => {
-          if (err instanceof EngineError && err.statusCode === 404 && this.retries.get(c.id) === retry) this.retries.delete(c.id); // removed
-          // An answer of the wrong shape: an error in status, retried with backoff (as at follow).
-          else if (err instanceof EngineError && err.malformed) this.engineDown(gen, err.message);
-          // else the engine is down: the events stream reports that
+          if (err instanceof EngineError && err.statusCode === 404) {
+            if (this.retries.get(c.id) === retry) this.retries.delete(c.id); // removed
+            return;
+          }
+          // Anything else as at follow(): an error in status, the engine asked again with backoff
+          // (its listing follows the container again). Left to the events stream, a request with no
+          // answer — a hung engine, whose events stream stays open and silent — or an HTTP error
+          // was dropped: a running container was never asked about again, and nothing said so.
+          this.engineDown(gen, (err as Error).message);
         },
       );
     }, r.ms);
@@ -1316,6 +1347,8 @@ export function engineHint(socketPath: string, message: string): string {
     if (/EPROTOTYPE/.test(message)) return ` — ${socketPath} is a datagram socket, not the Docker Engine's: ${setIt}`;
   }
   if (/ENOENT|ECONNREFUSED/.test(message)) return ` — is Docker running on this host? (no engine listens at ${socketPath}; a host without Docker can leave this source out of its config)`;
+  // An engine that answered the events request and then not another one: hung, not another program.
+  if (/no answer within/.test(message) && !message.startsWith('GET /events:')) return ` — is the Docker Engine at ${socketPath} hung? (\`docker info\` should answer at once)`;
   // Something listens there but does not speak HTTP, or says nothing (another program's socket).
   if (/Parse Error|HPE_|no answer within|^GET \/events: HTTP 404/.test(message)) return ` — what listens at ${socketPath} does not answer as a Docker Engine does (another program's socket?): ${setIt}`;
   return '';
