@@ -37,6 +37,8 @@ export const ERROR_CODES = {
   E_ADMIN_API: 'see the message; check --server and the admin token',
   /** A server or agent could not be reached (enroll: no server took the upgrade; the token was not sent). Exit 1. */
   E_CONNECT: 'check that the server runs and that the URL is right',
+  /** The database answered, then stopped answering or lost the connection in the middle of the command. Exit 1. */
+  E_DB_LOST: 'check that the database runs and the network path to it (a firewall, a proxy), then run the command again; one that changes something may have done so: check first (cortex-server agent list)',
   /** Enrollment failed after the connection (refused or expired token, unknown host, ...). Exit 1. */
   E_ENROLL: 'see the message; get a new token with cortex-server agent issue if the server refused it',
   /** The state directory holds no enrolled agent. Exit 1. */

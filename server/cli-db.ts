@@ -10,8 +10,9 @@ import Database from 'better-sqlite3';
 import { DEFAULT_SQLITE_BUSY_TIMEOUT_MS } from './db/dialect.js';
 import { defaultPostgresUser } from './db/pg-user.js';
 import type { Storage } from './db/storage.js';
+import type { KyselyPlugin, RootOperationNode } from 'kysely';
 import { isDiskFullCode, isUnreachableCode } from '../common/errors.js';
-import { NO_SLOT_HINT, READ_ONLY_DB_HINT, isDatabaseUnreachable, noConnectionSlot } from './db/outage.js';
+import { NO_SLOT_HINT, READ_ONLY_DB_HINT, isDatabaseUnreachable, noConnectionSlot, secondsOf } from './db/outage.js';
 import { DEFAULT_DB, UsageError } from './settings.js';
 import { notASqliteFileError } from './cli/sqlite-path.js';
 
@@ -68,6 +69,125 @@ function sslParam(db: string, name: string): string | undefined {
   }
 }
 
+/** Where a postgres:// URL leads, as messages name it: HOST:PORT, or a Unix socket's path; the redacted URL when it cannot be read. */
+function postgresWhere(db: string): string {
+  try {
+    const u = new URL(db);
+    // a Unix socket: ?host=/dir, or the folder percent-encoded as the host (postgresql://%2Fdir/db)
+    const socketDir = u.searchParams.get('host') ?? (decodeURIComponent(u.hostname).startsWith('/') ? decodeURIComponent(u.hostname) : null);
+    return socketDir !== null && socketDir.startsWith('/') ? `${socketDir.replace(/\/$/, '')}/.s.PGSQL.${u.port || '5432'}` : `${u.hostname}:${u.port || '5432'}`;
+  } catch {
+    return redactDbUrl(db); // parseDbTarget accepted it; shown redacted
+  }
+}
+
+/**
+ * An error that says a connection to PostgreSQL was open and then went: cut by the silence guard
+ * (CORTEX_DB_SILENT, DECISIONS G43: it watches only connections that were opened), ended by
+ * PostgreSQL under its session (57P01 terminated, 57P02 another backend crashed), node-postgres
+ * refusing a statement on a connection that had closed or failed under an earlier one, or kysely
+ * refusing one on a connection whose ROLLBACK failed — what reaches the caller when a ROLLBACK
+ * or an unlock in a `finally` ran after the statement that was cut (kysely's transaction, the
+ * migration lock) and took the place of its error.
+ */
+function wasOpenThenLost(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (e?.code === 'CORTEX_DB_SILENT' || e?.code === '57P01' || e?.code === '57P02') return true;
+  return typeof e?.message === 'string' && /^(Client (was closed|has encountered a connection error) and is not queryable|Postgres connection has been discarded)/.test(e.message);
+}
+
+/** What a PostgreSQL admin command has done on its database so far (watchDbUse). */
+export interface DbUse {
+  /** When the command opened the database (Date.now()). */
+  readonly since: number;
+  /** Whether it has sent a statement that may change something (anything but a select). */
+  wrote: boolean;
+}
+
+/** Whether a statement may change something: everything but a select (one with a WITH may hold a write) and a raw select or show. */
+function mayWrite(node: RootOperationNode): boolean {
+  if (node.kind === 'SelectQueryNode') return node.with !== undefined;
+  if (node.kind === 'RawNode') return !/^\s*(select|show)\b/i.test(node.sqlFragments[0] ?? '');
+  return true;
+}
+
+/**
+ * `storage` with its `db` watched for what the command sends (DbUse), so that a connection lost
+ * in the middle can say whether the command's change may have been made. Statements of the
+ * storage's own (its clock) and transactions' BEGIN and COMMIT are not seen: they change
+ * nothing by themselves.
+ */
+export function watchDbUse(storage: Storage): { storage: Storage; use: DbUse } {
+  const use: DbUse = { since: Date.now(), wrote: false };
+  const plugin: KyselyPlugin = {
+    transformQuery({ node }) {
+      if (mayWrite(node)) use.wrote = true;
+      return node;
+    },
+    transformResult: ({ result }) => Promise.resolve(result),
+  };
+  const db = storage.db.withPlugin(plugin);
+  return { storage: new Proxy(storage, { get: (target, key) => (key === 'db' ? db : Reflect.get(target, key, target)) }), use };
+}
+
+/**
+ * PostgreSQL that answered this command and then stopped answering (the silence guard's
+ * CORTEX_DB_SILENT: packets dropped on the way, or its host hangs) or lost its connection (a
+ * reset, PostgreSQL restarted or stopped) in the middle of it, as E_DB_LOST (exit 1): not a
+ * --db to fix. It was said as E_DB_OPEN "cannot reach PostgreSQL … is PostgreSQL running there?
+ * check the host and port in the URL" (the URL is right: it answered), as E_CONNECT "check that
+ * the server runs" or as E_INTERNAL "this is a bug". Says how long in, whether the command's
+ * change may have been made, and what to do. `during.phase`:
+ *  - 'open': while an admin command checked the schema (the migration lock held), before its
+ *    own work; only errors that show a connection was open count (a reset there is told as
+ *    E_DB_OPEN: it may as well have come at the connection's start);
+ *  - 'command': after the open, any loss (`use` says whether it had written);
+ *  - 'migrate': `cortex-server migrate`'s run (its migrations commit together).
+ * Undefined for anything else (no slot left is said by postgresOpenError).
+ */
+export function postgresLostError(error: unknown, db: string, during: { phase: 'open' | 'migrate'; since: number } | { phase: 'command'; use: DbUse }): Error | undefined {
+  if (!/^postgres(ql)?:\/\//i.test(db)) return undefined;
+  if (typeof (error as { code?: unknown } | null)?.code !== 'string' && error instanceof Error && error.cause !== undefined && !wasOpenThenLost(error)) error = error.cause;
+  if (!(wasOpenThenLost(error) || (during.phase === 'command' && isDatabaseUnreachable(error) && !noConnectionSlot(error)))) return undefined;
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  const where = postgresWhere(db);
+  const wrote = during.phase === 'command' && during.use.wrote;
+  const after = secondsOf(Date.now() - (during.phase === 'command' ? during.use.since : during.since));
+  const when =
+    during.phase === 'open'
+      ? `while the command was opening the database (checking its schema), ${after} after it began`
+      : during.phase === 'migrate'
+        ? `in the middle of the migration, ${after} after it began`
+        : `in the middle of the command, ${after} after it had opened the database`;
+  const what =
+    code === 'CORTEX_DB_SILENT'
+      ? `PostgreSQL at ${where} stopped answering ${when} (it had answered until then: the URL is right): ${message} (CORTEX_DB_SILENT)`
+      : `the connection to PostgreSQL at ${where} was lost ${when} (it had answered until then: the URL is right): ${
+          /not queryable|has been discarded/.test(message) ? `its connection had closed under it (${message})` : isUnreachableCode(code) ? code : code === '' || message.startsWith(code) ? message : `${code} ${message}`
+        }`;
+  const change =
+    during.phase === 'open'
+      ? 'The command had not begun its own work: nothing of it was done'
+      : during.phase === 'migrate'
+        ? 'Any migration it was applying may or may not have been applied: they commit together, and PostgreSQL may have carried out their COMMIT without its answer coming back'
+        : wrote
+          ? "The command's change may or may not have been made: PostgreSQL may have carried out a statement, or the COMMIT, whose answer never came back"
+          : 'Nothing was changed: the command had only read';
+  const why =
+    code === 'CORTEX_DB_SILENT'
+      ? 'check the network path from this host to the database (a firewall dropping packets, a route, a VPN or proxy) and that its host responds'
+      : 'PostgreSQL restarted or was stopped, the database stopped answering, or something on the way (a firewall, a proxy, a NAT) cut the connection: check that PostgreSQL runs and the network path to it';
+  const next =
+    during.phase === 'migrate'
+      ? 'then run cortex-server migrate again: it applies whatever is missing'
+      : wrote
+        ? 'then see whether the change was made (cortex-server agent list, with the same --db) before running the command again, which could do it twice'
+        : 'then run the command again';
+  return Object.assign(new Error(`${what}. ${change} (--db ${redactDbUrl(db)})`), { code: 'E_DB_LOST', hint: `${why}; ${next}` });
+}
+
 /**
  * A PostgreSQL database that cannot be used, as the user's error to fix (exit 2, E_DB_OPEN),
  * naming what is wrong: not reachable, the user refused, no such database, no rights. Without
@@ -81,14 +201,11 @@ export function postgresOpenError(error: unknown, db: string): UsageError | unde
   const e = error as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : String(error);
-  let where = redactDbUrl(db);
+  const where = postgresWhere(db);
   let user = '';
   let database = '';
   try {
     const u = new URL(db);
-    // a Unix socket: ?host=/dir, or the folder percent-encoded as the host (postgresql://%2Fdir/db)
-    const socketDir = u.searchParams.get('host') ?? (decodeURIComponent(u.hostname).startsWith('/') ? decodeURIComponent(u.hostname) : null);
-    where = socketDir !== null && socketDir.startsWith('/') ? `${socketDir.replace(/\/$/, '')}/.s.PGSQL.${u.port || '5432'}` : `${u.hostname}:${u.port || '5432'}`;
     user = decodeURIComponent(u.username);
     database = decodeURIComponent(u.pathname.replace(/^\//, ''));
   } catch {
@@ -326,13 +443,14 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
   const storage = await openStorage(value, { poolSize }).catch((error: unknown) => {
     throw postgresOpenError(error, value) ?? error;
   });
+  const since = Date.now();
   try {
     await migrateToLatest(storage, { upgrade: false, onWait: (wait) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(wait)}\n`) });
   } catch (error) {
     await storage.close().catch(() => undefined);
     // the refusal says what to do: no generic "check the --db path" after it
     if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN', hint: '' });
-    throw postgresOpenError(error, value) ?? error;
+    throw postgresLostError(error, value, { phase: 'open', since }) ?? postgresOpenError(error, value) ?? error;
   }
   return storage;
 }
@@ -370,6 +488,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
   const storage = await openStorage(db, { poolSize: 1 }).catch((error: unknown) => {
     throw dbOpenError(error, db) ?? sqliteDiskFullError(error, db) ?? error;
   });
+  const since = Date.now();
   try {
     const applied = await migrateToLatest(storage, (wait) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(wait)}\n`));
     if (values.json) return JSON.stringify({ dialect: storage.dialect, applied });
@@ -378,7 +497,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
       : `applied ${applied.length} migration(s) to the ${storage.dialect} database: ${applied.join(', ')}`;
   } catch (error) {
     if (error instanceof DatabaseRefusedError) throw new UsageError(error.message, { code: 'E_DB_OPEN', hint: '' });
-    throw dbOpenError(error, db) ?? sqliteDiskFullError(error, db) ?? error;
+    throw postgresLostError(error, db, { phase: 'migrate', since }) ?? dbOpenError(error, db) ?? sqliteDiskFullError(error, db) ?? error;
   } finally {
     await storage.close();
   }

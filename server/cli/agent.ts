@@ -5,7 +5,7 @@ import type { LogView } from '../db/logs.repository.js';
 import type { Severity } from '@cortex/agent-protocol';
 import { UnknownHostError, databaseNow } from '../db/storage.js';
 import { queryTime } from '../timestamps.js';
-import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, withDb } from './common.js';
+import { UsageError, adminOp, err, int, logsRepo, oneHost, openDb, out, parse, repo, watchLoss, withDb } from './common.js';
 import { printable } from '../../common/printable.js';
 import { HELP, PROG } from './help.js';
 import { HINTS, enrollCommand, enrollTokenNote, loopbackNote, runCommand } from './hints.js';
@@ -353,7 +353,9 @@ export async function agentTail(args: string[]): Promise<void> {
   if (remote !== undefined) return tailRemote(remote, hostId, n, values.follow === true, values.json === true, filter);
   const [{ getAgent }, { since, tail }] = await Promise.all([repo(), logsRepo()]);
   const filtered = Object.keys(filter).length > 0;
-  const storage = await openDb(values.db);
+  const opened = await openDb(values.db);
+  const lost = await watchLoss(values.db, opened);
+  const storage = lost.storage;
   try {
     if ((await getAgent(storage.db, hostId)) === undefined) {
       throw new UsageError(`no agent with host_id ${hostId}; see \`${PROG} agent list\``, { code: 'E_UNKNOWN_HOST' });
@@ -405,6 +407,8 @@ export async function agentTail(args: string[]): Promise<void> {
       if (more.length > 0) last = (more[more.length - 1] as LogView).seq;
       else await new Promise((r) => setTimeout(r, 250));
     }
+  } catch (error) {
+    throw lost.error(error);
   } finally {
     await storage.close();
   }

@@ -185,11 +185,32 @@ export function checkSqlitePath(path: string, given: boolean, create: boolean, l
 
 export async function withDb<T>(db: string | undefined, fn: (s: Storage) => Promise<T>, options: OpenDbOptions = {}): Promise<T> {
   const storage = await openDb(db, options);
+  const lost = await watchLoss(db, storage);
+  let failed = false;
   try {
-    return await fn(storage);
+    return await fn(lost.storage);
+  } catch (error) {
+    failed = true;
+    throw lost.error(error);
   } finally {
-    await storage.close();
+    // after a failure, its error is what is said, not the goodbye's
+    if (failed) await storage.close().catch(() => undefined);
+    else await storage.close();
   }
+}
+
+/**
+ * For an admin command's work on the `storage` openDb opened for `db`: the storage to use and
+ * what to throw for an error of it. A PostgreSQL connection lost in the middle of the command
+ * (stopped answering, reset) is E_DB_LOST, saying whether the command's change may have been
+ * made (cli-db.ts postgresLostError); any other error is thrown as it is.
+ */
+export async function watchLoss(db: string | undefined, storage: Storage): Promise<{ storage: Storage; error: (error: unknown) => unknown }> {
+  if (storage.dialect !== 'postgres') return { storage, error: (error) => error };
+  const { dbArg, postgresLostError, watchDbUse } = await import('../cli-db.js');
+  const { storage: watched, use } = watchDbUse(storage);
+  const value = dbArg(db);
+  return { storage: watched, error: (error) => postgresLostError(error, value, { phase: 'command', use }) ?? error };
 }
 
 export function oneHost(positionals: string[], help: string): string {

@@ -178,11 +178,19 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
           onWait?.(await migrationLockHolder(locked).catch((err: unknown) => `a session this user cannot see (${(err as Error).message})`));
           await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(locked);
         }
+        let result: T;
         try {
-          return await fn(locked);
-        } finally {
-          await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(locked);
+          result = await fn(locked);
+        } catch (error) {
+          // The unlock's own failure must not replace what went wrong: on a connection that was
+          // cut (G43's silence, a reset) it fails with "Client was closed and is not queryable"
+          // and hid the CORTEX_DB_SILENT or ECONNRESET that says why (G44). A closed session
+          // has released its lock anyway.
+          await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(locked).catch(() => undefined);
+          throw error;
         }
+        await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(locked);
+        return result;
       });
     },
     async clockMs(on = db) {
