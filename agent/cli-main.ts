@@ -9,7 +9,7 @@
 // JSON value on stdout. Exit 0 success, 2 bad usage or invalid input (nothing
 // changed), 1 any other failure. Tokens never appear in output or messages.
 
-import { accessSync, constants as fsConstants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { LIMITS, isTerminalState, type AgentState } from '@cortex/agent-protocol';
 import type { Agent } from './agent.js';
@@ -24,11 +24,13 @@ import { AGENT_VERSION } from './handshake.js';
 import { versionText } from '../common/version.js';
 import { startAgent } from './index.js';
 import { ConfigStore } from './config-store.js';
+import { keepStateFilesOwned, misownedAgentFiles, misownedText, type MisownedFiles, type StateOwnerKeeper } from './cli-state-owner.js';
 import { createLogger, logCrashes, scrubSecret, type LogLevel } from './log.js';
 import { RunLockHeldError, acquireRunLock, runLockHolder } from './run-lock.js';
 import { CLOCK_WARN_MS, DEFAULT_HELLO_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, clockOffsetText } from './session.js';
 import { checkServerUrl } from './socket.js';
 import {
+  BUFFER_DB_FILE,
   StateDirError,
   normalizeHostId,
   readAgentSettings,
@@ -454,6 +456,12 @@ export async function readStartFiles(stateDir: string): Promise<{ settings: Agen
   const unreadable = (file: StartFileProblem['file'], path: string, err: unknown): { problem: StartFileProblem } => {
     const code = (err as { code?: unknown }).code;
     const c = typeof code === 'string' ? code : 'error';
+    // root's file in the folder of the user run as (left by a command run as root): said as such (I36)
+    const misowned = c === 'EACCES' || c === 'EPERM' ? misownedForThisUser(stateDir) : null;
+    if (misowned !== null && misowned.files.some((f) => f.file === basename(path))) {
+      const text = misownedText(stateDir, misowned);
+      return { problem: { code: 'E_FILE_ACCESS', file, message: `cannot read ${path} (${c}): ${text.message}; run cannot start until this is mended`, hint: text.hint } };
+    }
     const what =
       c === 'EACCES' || c === 'EPERM'
         ? `this user (${currentUserName()}) may not read it`
@@ -506,7 +514,26 @@ export async function readStartFiles(stateDir: string): Promise<{ settings: Agen
   return { settings };
 }
 
+/** misownedAgentFiles when this process runs as the state folder's owner (who then cannot use the files), else null. */
+function misownedForThisUser(stateDir: string): MisownedFiles | null {
+  try {
+    if (typeof process.geteuid !== 'function' || statSync(stateDir).uid !== process.geteuid()) return null;
+  } catch {
+    return null;
+  }
+  return misownedAgentFiles(stateDir);
+}
+
 async function cmdRun(args: string[], extensions: CliExtensions): Promise<number> {
+  const held: { keeper: StateOwnerKeeper | null } = { keeper: null };
+  try {
+    return await runAgent(args, extensions, held);
+  } finally {
+    held.keeper?.close(); // the buffer is closed: every file left goes to the folder's owner (I36)
+  }
+}
+
+async function runAgent(args: string[], extensions: CliExtensions, held: { keeper: StateOwnerKeeper | null }): Promise<number> {
   const p = parseArgs(args, ['state-dir', 'allow-insecure', 'log-level', 'heartbeat-interval-ms', 'ping-watchdog-ms', 'backoff-base-ms', 'backoff-cap-ms', 'source-poll-ms', 'hello-timeout-ms', 'request-timeout-ms']);
   if (p.flags.has('help')) return help('run');
   stdoutIsBannerOnly(); // run prints nothing its work needs on stdout (H30)
@@ -599,6 +626,11 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     }
     throw err;
   }
+  // Run as root on a state folder another user owns (the service's, a volume's): root's rights
+  // stay (root-only logs), and the files written there are given to that user as they appear,
+  // so that the agent started again as that user can use them (DECISIONS I36).
+  const owner = stateFolderOwner(stateDir);
+  if (owner !== null) held.keeper = keepStateFilesOwned(stateDir, owner, logger);
   // A crash line must not carry the token: whatever the token file holds now is cut out.
   logCrashes(logger, (text) => {
     try {
@@ -636,6 +668,13 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
       } catch (err) {
         if (!(err instanceof BufferStorageError && err.kind === 'disk_full' && err.operation === 'open')) {
           releaseLock();
+          // the buffer's files root left in this user's folder (I36): said as such, not "check the path"
+          const misowned = err instanceof BufferStorageError ? misownedForThisUser(stateDir) : null;
+          if (misowned !== null && misowned.files.some((f) => f.file.startsWith(BUFFER_DB_FILE))) {
+            const text = misownedText(stateDir, misowned);
+            fail('E_FILE_ACCESS', `cannot open the buffer ${statePaths(stateDir).bufferDb}: ${text.message}`, text.hint);
+            return 1;
+          }
           diag(startErrorText(err));
           return 1;
         }
@@ -683,6 +722,7 @@ async function cmdRun(args: string[], extensions: CliExtensions): Promise<number
     agent.once('state_dir_read_only', onReadOnly);
     agent.once('buffer_gone', onGone);
     final = await agent.done;
+    held.keeper?.bufferClosed();
     agent.off('buffer_corrupt', onCorrupt);
     agent.off('state_dir_read_only', onReadOnly);
     agent.off('buffer_gone', onGone);
@@ -804,6 +844,12 @@ async function cmdStatus(args: string[]): Promise<number> {
       return 1;
     }
     if (denied?.code === 'E_FILE_ACCESS') {
+      const misowned = misownedForThisUser(stateDir);
+      if (misowned !== null && misowned.files.some((f) => f.file.startsWith(BUFFER_DB_FILE))) {
+        const text = misownedText(stateDir, misowned);
+        fail('E_FILE_ACCESS', `cannot read ${paths.bufferDb}: ${text.message}`, text.hint);
+        return 1;
+      }
       fail('E_FILE_ACCESS', denied.message, denied.hint);
       return 1;
     }
@@ -833,6 +879,9 @@ async function cmdStatus(args: string[]): Promise<number> {
   // status showed identity from status.json and nothing wrong with an agent that cannot start.
   const startFiles = await readStartFiles(stateDir);
   const startProblem = 'problem' in startFiles ? startFiles.problem : null;
+  // agent files root left in a folder another user owns: the agent run as that user cannot use them (I36)
+  const found = misownedAgentFiles(stateDir);
+  const misowned = found === null ? null : { ...found, ...misownedText(stateDir, found) };
   const agentJson = rawAgentJson(stateDir); // read once: the servers when status.json has none, the unknown keys
   // A damaged status.json (H32) says nothing of the agent: whether one runs is run.lock's to tell.
   const lockPid = statusFileProblem !== null ? runLockHolder(stateDir) : null;
@@ -851,6 +900,8 @@ async function cmdStatus(args: string[]): Promise<number> {
     status_file_problem: statusFileProblem,
     // a state file run cannot start with (agent.json, token, host_id): run's error, as it would print it
     start_problem: startProblem === null ? null : { file: startProblem.file, code: startProblem.code, message: startProblem.message, hint: startProblem.hint },
+    // the agent's files that belong to another user than the state folder's (left by a command run as root): the agent run as the folder's owner cannot use them
+    misowned_files: misowned,
     host_id: file?.host_id ?? safeHostId(stateDir),
     server_url: file?.server_url ?? null,
     server_urls: file?.server_urls ?? safeServerUrls(agentJson),
@@ -917,8 +968,11 @@ async function cmdStatus(args: string[]): Promise<number> {
           ),
         ]
       : []),
+    ...(misowned !== null ? [printable(`${misowned.blocks_start ? 'problem:' : 'note:   '}      ${misowned.message} — ${misowned.hint}`)] : []),
     // a file this user may not read says nothing of whether run (as the agent's user) can start
-    ...(startProblem !== null && startProblem.code === 'E_FILE_ACCESS' && startProblem.message.includes('may not read it')
+    ...(startProblem !== null && misowned?.files.some((f) => f.file === startProblem.file) === true
+      ? [] // said just above
+      : startProblem !== null && startProblem.code === 'E_FILE_ACCESS' && startProblem.message.includes('may not read it')
       ? [printable(`note:         ${startProblem.file}: this user (${currentUserName()}) may not read it, so whether run can start is not shown: run status as the agent's user or as root`)]
       : startProblem !== null
       ? [
