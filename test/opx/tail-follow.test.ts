@@ -20,9 +20,11 @@ it('follows on after the server restarts: what was stored meanwhile is shown onc
     await until('line 1 shown', () => out().includes('line 1'));
     first.child.kill('SIGTERM');
     await first.exited;
-    // Either words are right: /healthz may still answer "draining" when the stream ends (a
-    // loaded machine), or the server may be gone by then.
-    await until('the cut said', () => /(the server ended the live tail \(stopping or restarting\?\)|the server is stopping \(draining its connections\)); following again from seq 2 as soon as the server answers \(Ctrl-C ends\)/.test(err()));
+    // Any of these words is right: /healthz may still answer "draining" when the stream ends (a
+    // loaded machine), or the server may be gone by then; line 1 comes from the first page, so
+    // on a loaded machine the live stream's request may not have reached the server before it
+    // stopped ("cannot reach": seen once in a full run with helpers busy).
+    await until('the cut said', () => /(the server ended the live tail \(stopping or restarting\?\)|the server is stopping \(draining its connections\)|cannot reach http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED; is the server running there\? \(serve prints its address\)); following again from seq 2 as soon as the server answers \(Ctrl-C ends\)/.test(err()));
     await commit(2, 3); // stored while no server runs
     const second = await serve(['--db', db, '--listen', `127.0.0.1:${first.port}`]);
     try {
