@@ -47,6 +47,8 @@ export class ServerMetrics {
   readonly gapEntries: Counter<'kind'>;
   readonly retentionPurged: Counter<'table' | 'reason'>;
   readonly retentionRuns: Counter;
+  /** How far retention's time is held behind the clock that jumped ahead (DECISIONS H76; set by the retention pass). */
+  readonly retentionClockHeld: Gauge;
   readonly controlActions: Counter<'action'>;
   /** Lone surrogates and NUL replaced by U+FFFD in stored log text (DECISIONS H3). */
   readonly charsReplaced: Counter;
@@ -157,6 +159,11 @@ export class ServerMetrics {
     this.gapEntries = new Counter({ name: 'cortex_gap_entries_total', help: 'Entries missing in the gaps counted by cortex_gaps_seen_total', labelNames: ['kind'], registers });
     this.retentionPurged = new Counter({ name: 'cortex_retention_purged_rows_total', help: 'Rows deleted by retention (age) or the size cap (size)', labelNames: ['table', 'reason'], registers });
     this.retentionRuns = new Counter({ name: 'cortex_retention_runs_total', help: 'Retention passes completed', registers });
+    this.retentionClockHeld = new Gauge({
+      name: 'cortex_retention_clock_held_seconds',
+      help: "How far behind the clock retention counts its cutoff from, as of its last pass: the clock (this machine's on SQLite, the database's time on PostgreSQL) jumped ahead of the time this process has seen pass, and retention keeps the rows it would otherwise delete; 0 when they agree. Check the clock (timedatectl status, chronyc tracking)",
+      registers,
+    });
     this.helloFailures = new Counter({ name: 'cortex_hello_auth_failures_total', help: 'Hellos refused for a bad, revoked or stale token (counted per address by the throttle)', registers });
     this.upgradesRefused = new Counter({ name: 'cortex_upgrades_refused_total', help: 'Upgrades refused before the WebSocket: origin (browser Origin not allowed), failed_hellos (throttled)', labelNames: ['reason'], registers });
     this.charsReplaced = new Counter({ name: 'cortex_log_chars_replaced_total', help: 'Lone surrogates and NUL characters in log text stored as U+FFFD', registers });

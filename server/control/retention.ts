@@ -8,6 +8,12 @@
 // (received_at) index of migration 0002; SQLite from the rowid (migration 0030 dropped that
 // index: one writer appends the rows in commit order, so rowid order is receive order), and
 // deletes a prefix of it (see deleteBatch).
+//
+// The cutoff counts back from the clock only as far as this process has seen time pass
+// (PassClock, DECISIONS H76): a clock stepped far ahead under a running server (`date -s`, a
+// bad NTP source, a wrong hardware clock) would otherwise have the next pass delete every row
+// older than retention_days by the new time.
+import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import type { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
@@ -33,6 +39,11 @@ export interface RetentionOptions {
    * in it). Default: this machine's clock.
    */
   now?: () => Date;
+  /**
+   * Time this process has seen pass (ms from any origin), which a step of `now` does not move
+   * (default: systemElapsedMs(); tests inject one).
+   */
+  elapsedMs?: () => number;
 }
 
 export interface PurgeResult {
@@ -58,6 +69,116 @@ const receivedAtTest = (p: Purgeable): 'is' | 'is not' => (p.column === 'ts' ? '
 export const AUDIT_MIN_DAYS = 365;
 const NOTHING: PurgeResult = { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0, audit: 0 };
 
+/**
+ * How far `now` may run ahead of the time this process has seen pass, between two passes, and
+ * still be taken as it is (ms): NTP's slewing moves the monotonic clock with the wall clock and
+ * its rare steps are seconds; a larger step ahead is not taken by retention (PassClock).
+ */
+export const CLOCK_JUMP_TOLERANCE_MS = 10 * 60_000;
+
+/**
+ * Time this machine has seen pass, ms from an arbitrary origin, which no step of the wall clock
+ * moves. On Linux CLOCK_BOOTTIME (/proc/uptime): like CLOCK_MONOTONIC but it counts the time the
+ * machine was suspended, as the wall clock does, so a resume is no jump; elsewhere (or should the
+ * file become unreadable, e.g. no file descriptor left) performance.now() from the last reading.
+ */
+export function systemElapsedMs(): () => number {
+  const uptime = (): number | undefined => {
+    try {
+      const s = Number.parseFloat(readFileSync('/proc/uptime', 'latin1'));
+      return Number.isFinite(s) ? s * 1000 : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const first = uptime();
+  if (first === undefined) return () => performance.now();
+  let offset = first - performance.now();
+  return () => {
+    const u = uptime();
+    if (u === undefined) return performance.now() + offset;
+    offset = u - performance.now();
+    return u;
+  };
+}
+
+/** A clock's reading for a pass: what the cutoff counts back from, and the clock's own time. */
+export interface PassTime {
+  /** The cutoff counts back from this. */
+  now: Date;
+  /** The clock as it reads (partitions are made ahead around it: the rows stored now are stamped in it). */
+  clock: Date;
+  /** clock - now: how far it is held behind the clock (0 when they agree). */
+  heldMs: number;
+  /** What changed since the last reading, to be told. */
+  event?: 'jumped' | 'back' | 'agrees';
+}
+
+/**
+ * The retention pass's time: the clock, as long as it advances with the time this process has
+ * seen pass (the elapsed clock, which a step does not move). Anchored at start (or the first
+ * reading); each reading computes `seen` = anchor + elapsed since. Within the tolerance of it,
+ * the clock is taken and becomes the anchor. Further ahead (a step ahead, or a VM paused and
+ * resumed whose clock was then set right), `seen` is taken instead: the cutoff never moves more
+ * than the time seen pass, so nothing is deleted before it aged by that measure; it stays so
+ * until the clock comes back to `seen` (or a restart takes the clock as it is). Further behind,
+ * the clock is taken (it only keeps rows longer) and the anchor stays: a clock set back by
+ * mistake and put right later is no jump.
+ */
+export class PassClock {
+  private anchor: { wall: number; elapsed: number } | undefined;
+  private state: 'agree' | 'ahead' | 'behind' = 'agree';
+  /** The jump last told, while ahead: a further one more than the tolerance on is told again. */
+  private toldMs = 0;
+
+  constructor(
+    private readonly wall: () => Date,
+    private readonly elapsed: () => number,
+    private readonly toleranceMs = CLOCK_JUMP_TOLERANCE_MS,
+  ) {}
+
+  /** Takes the clock as it reads now as the start of the time seen pass (once). */
+  anchorNow(): void {
+    if (this.anchor === undefined) this.anchor = { wall: this.wall().getTime(), elapsed: this.elapsed() };
+  }
+
+  read(): PassTime {
+    const wall = this.wall().getTime();
+    const elapsed = this.elapsed();
+    const clock = new Date(wall);
+    const anchor = this.anchor;
+    if (anchor === undefined) {
+      this.anchor = { wall, elapsed };
+      return { now: clock, clock, heldMs: 0 };
+    }
+    const seen = anchor.wall + (elapsed - anchor.elapsed);
+    const ahead = wall - seen;
+    if (ahead > this.toleranceMs) {
+      const told = this.state === 'ahead' && ahead - this.toldMs <= this.toleranceMs;
+      this.toldMs = told ? Math.min(this.toldMs, ahead) : ahead;
+      this.state = 'ahead';
+      return { now: new Date(seen), clock, heldMs: ahead, ...(told ? {} : { event: 'jumped' as const }) };
+    }
+    if (ahead < -this.toleranceMs) {
+      const told = this.state === 'behind';
+      this.state = 'behind';
+      return { now: clock, clock, heldMs: 0, ...(told ? {} : { event: 'back' as const }) };
+    }
+    const was = this.state;
+    this.state = 'agree';
+    this.anchor = { wall, elapsed };
+    return { now: clock, clock, heldMs: 0, ...(was === 'ahead' ? { event: 'agrees' as const } : {}) };
+  }
+}
+
+/** A span as said to an operator: 12 min, 5.0 h, 60.0 days. */
+function spanText(ms: number): string {
+  const m = Math.abs(ms) / 60_000;
+  if (m < 120) return `${Math.round(m)} min`;
+  if (m < 48 * 60) return `${(m / 60).toFixed(1)} h`;
+  return `${(m / 1440).toFixed(1)} days`;
+}
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Free pages handed back per step (1 MiB at the default 4 KiB page size). */
 const RELEASE_PAGES = 256;
@@ -68,6 +189,7 @@ export class Retention {
   private stopped = false;
   private readonly batch: number;
   private readonly pauseMs: number;
+  private readonly clock: PassClock;
 
   constructor(
     private readonly storage: Storage,
@@ -77,9 +199,12 @@ export class Retention {
   ) {
     this.batch = Math.max(1, options.batchRows ?? 500);
     this.pauseMs = options.pauseMs ?? 10;
+    this.clock = new PassClock(() => options.now?.() ?? new Date(), options.elapsedMs ?? systemElapsedMs());
   }
 
   start(): void {
+    // The time seen pass counts from here (on PostgreSQL after join: the offset to the database's clock is measured).
+    this.clock.anchorNow();
     if (!this.storage.fileShrinks()) {
       this.logger.info(
         {},
@@ -105,9 +230,13 @@ export class Retention {
   /**
    * One pass (passes never overlap; on PostgreSQL not even between servers: a server whose
    * peer is running its pass skips this one, so a size cap is not purged twice over).
+   * `now`: the time to count back from, as it is (tests); by default the clock, as far as this
+   * process has seen time pass (PassClock).
    */
-  run(now = this.options.now?.() ?? new Date()): Promise<PurgeResult> {
-    this.running ??= this.exclusivePass(now)
+  run(now?: Date): Promise<PurgeResult> {
+    if (this.running !== undefined) return this.running;
+    const time = now !== undefined ? { now, clock: now, heldMs: 0 } : this.readClock();
+    this.running = this.exclusivePass(time)
       .catch((error: unknown) => {
         if (!this.options.outage?.failed('retention', error)) this.logger.error({ err: String(error) }, 'retention pass failed; retrying at the next interval');
         return { ...NOTHING };
@@ -116,15 +245,47 @@ export class Retention {
     return this.running;
   }
 
-  private async exclusivePass(now: Date): Promise<PurgeResult> {
-    if (this.storage.exclusiveJob === undefined) return this.pass(now);
-    const r = await this.storage.exclusiveJob('retention', () => this.pass(now));
+  /** The clock for a pass, with what changed told (DECISIONS H76). */
+  private readClock(): PassTime {
+    const t = this.clock.read();
+    this.metrics.retentionClockHeld.set(t.heldMs / 1000);
+    if (t.event === undefined) return t;
+    const pg = this.storage.dialect === 'postgres';
+    // PostgreSQL: this machine's clock less the offset measured at the last lease renewal (G31),
+    // so either PostgreSQL's clock stepped, or this one did since that renewal.
+    const what = pg ? "the database's time as this server reckons it (its own clock less the offset to PostgreSQL's, measured at each lease renewal)" : "this machine's clock";
+    const days = this.options.retentionDays;
+    const cutoffOf = (d: Date) => (days > 0 ? new Date(d.getTime() - days * 86_400_000).toISOString() : null);
+    if (t.event === 'jumped') {
+      const cutoffs = days > 0 ? ` (cutoff ${cutoffOf(t.now)}, not ${cutoffOf(t.clock)})` : '';
+      this.logger.warn(
+        { clock_jump_s: Math.round(t.heldMs / 1000), clock: t.clock.toISOString(), counted_from: t.now.toISOString(), cutoff: cutoffOf(t.now), retention_days: days },
+        `retention: ${what} jumped ${spanText(t.heldMs)} ahead of the time this process has seen pass (the system's monotonic clock, which a clock step does not move): ` +
+          `retention counts on from the time it has seen pass, so it keeps the rows that clock would have it delete${cutoffs}, until the clock is back in step; ` +
+          `check ${pg ? "the clocks of this machine and of PostgreSQL's, and their time source" : 'the clock and its time source'} (timedatectl status, chronyc tracking): a clock set by hand (date -s), a bad NTP source, a wrong hardware clock. ` +
+          'A VM paused and resumed shows as this too, and then the time did pass: rows are kept that much longer until a restart. ' +
+          'Put the clock right before restarting the server: a server starts from the clock as it reads then',
+      );
+    } else if (t.event === 'back') {
+      this.logger.info(
+        { clock: t.clock.toISOString(), retention_days: days },
+        `retention: ${what} went back more than ${spanText(CLOCK_JUMP_TOLERANCE_MS)} from the time this process has seen pass; retention counts from it, which only keeps rows longer (nothing is deleted early)`,
+      );
+    } else {
+      this.logger.info({ clock: t.clock.toISOString() }, `retention: ${what} is back in step with the time this process has seen pass; retention counts from it again`);
+    }
+    return t;
+  }
+
+  private async exclusivePass(time: PassTime): Promise<PurgeResult> {
+    if (this.storage.exclusiveJob === undefined) return this.pass(time);
+    const r = await this.storage.exclusiveJob('retention', () => this.pass(time));
     if (r !== undefined) return r;
     this.logger.debug({}, 'retention: another server is running its pass; skipped');
     return { ...NOTHING };
   }
 
-  private async pass(now: Date): Promise<PurgeResult> {
+  private async pass({ now, clock }: Pick<PassTime, 'now' | 'clock'>): Promise<PurgeResult> {
     const started = performance.now();
     const result: PurgeResult = { ...NOTHING };
     // retention_days 0 keeps everything (server-config.json): no age purge at all. A cutoff
@@ -133,8 +294,9 @@ export class Retention {
     const cutoff = days > 0 ? new Date(now.getTime() - days * 86_400_000).toISOString() : null;
     if (this.storage.maintainPartitions !== undefined) {
       // PostgreSQL: whole expired days go as partitions (no DELETE); the rest of the
-      // cutoff's own day is deleted in batches below.
-      const { dropped } = await this.storage.maintainPartitions(now, cutoff);
+      // cutoff's own day is deleted in batches below. Days are made ahead around the clock as
+      // it reads: the rows stored meanwhile are stamped in it.
+      const { dropped } = await this.storage.maintainPartitions(clock, cutoff);
       for (const d of dropped) {
         result.logs += d.rows;
         this.metrics.retentionPurged.labels('logs', 'age').inc(d.rows);
