@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import DurationSequencer from './test/support/duration-sequencer.js';
 import { postgresProject } from './test/support/postgres-project.js';
 
 // The storage suites run twice: once on SQLite (the "sqlite" project, every test file) and
@@ -13,6 +14,8 @@ const shared = {
   hookTimeout: 30_000,
   // Two shared cores: keep parallelism modest so timing-sensitive protocol tests stay honest.
   maxWorkers: 2,
+  // the longest files first, from test/durations.json on a fresh clone (see that file)
+  sequence: { sequencer: DurationSequencer },
 };
 
 export default defineConfig(async () => {

@@ -460,7 +460,7 @@ describe('server under hostile input', () => {
     });
     fuzzCases += N;
     const answers = ws.messages().filter((m) => String((m as { id?: unknown }).id).startsWith('mp-')) as { result?: { accepted: number }; error?: { code: number; data?: { retry_after_ms?: number } } }[];
-    expect(answers).toHaveLength(N);
+    expect(answers, `answers to ${N} metrics.push (session open: ${ws.open}, close ${ws.closeCode} ${ws.closeReason})`).toHaveLength(N);
     const refused = answers.filter((a) => a.error?.code === -32020);
     const stored = answers.filter((a) => a.result?.accepted === 100);
     expect(refused.length + stored.length).toBe(N);
