@@ -12,6 +12,7 @@ import { openStorage } from '../../server/db/open.js';
 import { newTestDb, pgQuery, type TestDbTarget } from '../support/dialects.js';
 import { entries } from './helpers.js';
 import { buildServer, ROOT, serve } from './spawn.js';
+import { nextStderrLine } from '../support/procs.js';
 
 const DAY = 86_400_000;
 
@@ -24,36 +25,6 @@ afterAll(async () => {
   await target.drop();
 });
 
-/** The next JSON record on stderr of `child` for which `pred` holds. */
-function nextRecord(child: import('node:child_process').ChildProcess, pred: (rec: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>> {
-  return new Promise((res, rej) => {
-    let buf = '';
-    const timer = setTimeout(() => {
-      child.stderr!.off('data', on);
-      rej(new Error(`no such log record in ${timeoutMs} ms`));
-    }, timeoutMs);
-    const on = (d: Buffer) => {
-      buf += d.toString();
-      const lines = buf.split('\n');
-      buf = lines.pop() ?? '';
-      for (const line of lines) {
-        let rec: Record<string, unknown> = { line };
-        try {
-          if (line.startsWith('{')) rec = JSON.parse(line) as Record<string, unknown>;
-        } catch {
-          /* a partial or foreign line: kept as { line } */
-        }
-        if (pred(rec)) {
-          clearTimeout(timer);
-          child.stderr!.off('data', on);
-          res(rec);
-          return;
-        }
-      }
-    };
-    child.stderr!.on('data', on);
-  });
-}
 
 it("a server whose clock steps 60 days ahead before its next lease renewal: its pass drops only the partition 40 days old, and says why it keeps the rest", async () => {
   const st = await openStorage(target.db, { poolSize: 2 });
@@ -68,8 +39,8 @@ it("a server whose clock steps 60 days ahead before its next lease renewal: its 
   const preload = resolve(ROOT, 'test/support/clock-step-on-signal.mjs');
   const s = await serve(['--db', target.db, '--lease-secs', '60'], { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --import=${preload}`.trim(), CORTEX_TEST_CLOCK_STEP_MS: String(60 * DAY) });
   try {
-    const stepped = nextRecord(s.child, (r) => String(r['line']).startsWith('test clock: stepped'), 5_000);
-    const deleted = nextRecord(s.child, (r) => r['msg'] === 'retention: old rows deleted', 20_000);
+    const stepped = nextStderrLine(s.child, (r) => String(r['line']).startsWith('test clock: stepped'), 5_000);
+    const deleted = nextStderrLine(s.child, (r) => r['msg'] === 'retention: old rows deleted', 20_000);
     s.child.kill('SIGUSR2'); // at once after start: the next renewal is 20 s away, the first pass 5 s
     await stepped;
     expect(await deleted).toMatchObject({ logs: 50 });

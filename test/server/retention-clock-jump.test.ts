@@ -4,7 +4,6 @@
 // the time the process has seen pass (a monotonic clock, which a step does not move): the rows
 // are kept, one warning says so, and rows that truly age are still deleted.
 import { join, resolve } from 'node:path';
-import type { ChildProcess } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { issueAgent } from '../../server/db/agents.repository.js';
 import { openSqliteStorage } from '../../server/db/dialect.js';
@@ -16,6 +15,7 @@ import { itOn } from '../support/dialects.js';
 import { metricValue } from './control-helpers.js';
 import { entries, makeTempDir, openTempDb } from './helpers.js';
 import { buildServer, ROOT, serve } from './spawn.js';
+import { nextStderrLine } from '../support/procs.js';
 
 const DAY = 86_400_000;
 const MIN = 60_000;
@@ -155,36 +155,6 @@ describe('retention under a clock that jumps', () => {
   });
 });
 
-/** The next stderr line of `child` for which `pred` holds (JSON records parsed; other lines as { line }). */
-function nextLine(child: ChildProcess, pred: (rec: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>> {
-  return new Promise((res, rej) => {
-    let buf = '';
-    const timer = setTimeout(() => {
-      child.stderr!.off('data', on);
-      rej(new Error(`no such stderr line in ${timeoutMs} ms`));
-    }, timeoutMs);
-    const on = (d: Buffer) => {
-      buf += d.toString();
-      const lines = buf.split('\n');
-      buf = lines.pop() ?? '';
-      for (const line of lines) {
-        let rec: Record<string, unknown>;
-        try {
-          rec = line.startsWith('{') ? (JSON.parse(line) as Record<string, unknown>) : { line };
-        } catch {
-          rec = { line };
-        }
-        if (pred(rec)) {
-          clearTimeout(timer);
-          child.stderr!.off('data', on);
-          res(rec);
-          return;
-        }
-      }
-    };
-    child.stderr!.on('data', on);
-  });
-}
 
 describe('a real `serve` on SQLite', () => {
   beforeAll(() => buildServer(), 60_000);
@@ -202,8 +172,8 @@ describe('a real `serve` on SQLite', () => {
     // retention_days 30 (the default); the first pass runs 5 s after start, after the step
     const s = await serve(['--db', db], { NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --import=${preload}`.trim(), CORTEX_TEST_CLOCK_STEP_MS: String(60 * DAY) });
     try {
-      const stepped = nextLine(s.child, (r) => String(r['line']).startsWith('test clock: stepped'), 5_000);
-      const deleted = nextLine(s.child, (r) => r['msg'] === 'retention: old rows deleted', 20_000);
+      const stepped = nextStderrLine(s.child, (r) => String(r['line']).startsWith('test clock: stepped'), 5_000);
+      const deleted = nextStderrLine(s.child, (r) => r['msg'] === 'retention: old rows deleted', 20_000);
       s.child.kill('SIGUSR2');
       await stepped;
       expect(await deleted).toMatchObject({ logs: 50 });

@@ -114,6 +114,40 @@ function collect(child: ChildProcess): { stdout: () => string; stderr: () => str
 }
 
 /** VmRSS of a process in bytes (Linux /proc), 0 when gone. */
+/**
+ * The next stderr line of `child` for which `pred` holds: a JSON record parsed, any other line as
+ * `{ line }` (a preload's own words). Rejects after `timeoutMs`.
+ */
+export function nextStderrLine(child: ChildProcess, pred: (rec: Record<string, unknown>) => boolean, timeoutMs: number): Promise<Record<string, unknown>> {
+  return new Promise((res, rej) => {
+    let buf = '';
+    const timer = setTimeout(() => {
+      child.stderr!.off('data', on);
+      rej(new Error(`no such stderr line in ${timeoutMs} ms`));
+    }, timeoutMs);
+    const on = (d: Buffer) => {
+      buf += d.toString();
+      const lines = buf.split('\n');
+      buf = lines.pop() ?? '';
+      for (const line of lines) {
+        let rec: Record<string, unknown>;
+        try {
+          rec = line.startsWith('{') ? (JSON.parse(line) as Record<string, unknown>) : { line };
+        } catch {
+          rec = { line };
+        }
+        if (pred(rec)) {
+          clearTimeout(timer);
+          child.stderr!.off('data', on);
+          res(rec);
+          return;
+        }
+      }
+    };
+    child.stderr!.on('data', on);
+  });
+}
+
 export function rssBytes(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
