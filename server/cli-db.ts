@@ -98,7 +98,7 @@ function wasOpenThenLost(error: unknown): boolean {
 
 /** What a PostgreSQL admin command has done on its database so far (watchDbUse). */
 export interface DbUse {
-  /** When the command opened the database (Date.now()). */
+  /** When the command opened the database (performance.now(): a step of the wall clock does not move it). */
   readonly since: number;
   /** Whether it has sent a statement that may change something (anything but a select). */
   wrote: boolean;
@@ -118,7 +118,7 @@ function mayWrite(node: RootOperationNode): boolean {
  * nothing by themselves.
  */
 export function watchDbUse(storage: Storage): { storage: Storage; use: DbUse } {
-  const use: DbUse = { since: Date.now(), wrote: false };
+  const use: DbUse = { since: performance.now(), wrote: false };
   const plugin: KyselyPlugin = {
     transformQuery({ node }) {
       if (mayWrite(node)) use.wrote = true;
@@ -131,36 +131,54 @@ export function watchDbUse(storage: Storage): { storage: Storage; use: DbUse } {
 }
 
 /**
+ * Where postgresLostError was: `since` and `use.since` are performance.now() readings (the time
+ * this process has seen pass, which a step of the wall clock does not move).
+ *  - 'open': while an admin command checked the schema (the migration lock held), before its
+ *    own work;
+ *  - 'command': after the open, any loss (`use` says whether it had written);
+ *  - 'migrate': `cortex-server migrate`'s run (its migrations commit together);
+ *  - 'start': `serve`'s start-up — its schema check and migration, then joining the servers on
+ *    the database (DECISIONS G45).
+ */
+export type DbLostDuring = { phase: 'open' | 'migrate' | 'start'; since: number } | { phase: 'command'; use: DbUse };
+
+/**
  * PostgreSQL that answered this command and then stopped answering (the silence guard's
  * CORTEX_DB_SILENT: packets dropped on the way, or its host hangs) or lost its connection (a
  * reset, PostgreSQL restarted or stopped) in the middle of it, as E_DB_LOST (exit 1): not a
  * --db to fix. It was said as E_DB_OPEN "cannot reach PostgreSQL … is PostgreSQL running there?
  * check the host and port in the URL" (the URL is right: it answered), as E_CONNECT "check that
  * the server runs" or as E_INTERNAL "this is a bug". Says how long in, whether the command's
- * change may have been made, and what to do. `during.phase`:
- *  - 'open': while an admin command checked the schema (the migration lock held), before its
- *    own work; only errors that show a connection was open count (a reset there is told as
- *    E_DB_OPEN: it may as well have come at the connection's start);
- *  - 'command': after the open, any loss (`use` says whether it had written);
- *  - 'migrate': `cortex-server migrate`'s run (its migrations commit together).
+ * change may have been made, and what to do.
+ * What counts (DbLostDuring): after an admin command's open, any loss; before it, and during
+ * `migrate` or `serve`'s start-up, only errors that show the connection had been open (a reset
+ * there may as well have come at the connection's start, and is told as E_DB_OPEN) — among them
+ * any out-of-reach error of the migrator (MigrationError): it runs on the connection that took
+ * the migration lock and read the history, so PostgreSQL had answered.
  * Undefined for anything else (no slot left is said by postgresOpenError).
  */
-export function postgresLostError(error: unknown, db: string, during: { phase: 'open' | 'migrate'; since: number } | { phase: 'command'; use: DbUse }): Error | undefined {
+export function postgresLostError(error: unknown, db: string, during: DbLostDuring): Error | undefined {
   if (!/^postgres(ql)?:\/\//i.test(db)) return undefined;
+  const ofMigrator = (error as { name?: unknown } | null)?.name === 'MigrationError';
   if (typeof (error as { code?: unknown } | null)?.code !== 'string' && error instanceof Error && error.cause !== undefined && !wasOpenThenLost(error)) error = error.cause;
-  if (!(wasOpenThenLost(error) || (during.phase === 'command' && isDatabaseUnreachable(error) && !noConnectionSlot(error)))) return undefined;
+  const outOfReach = isDatabaseUnreachable(error) && !noConnectionSlot(error);
+  if (!(wasOpenThenLost(error) || (outOfReach && (ofMigrator || during.phase === 'command')))) return undefined;
   const e = error as { code?: unknown; message?: unknown } | null;
   const code = typeof e?.code === 'string' ? e.code : '';
   const message = typeof e?.message === 'string' ? e.message : String(error);
   const where = postgresWhere(db);
   const wrote = during.phase === 'command' && during.use.wrote;
-  const after = secondsOf(Date.now() - (during.phase === 'command' ? during.use.since : during.since));
+  const after = secondsOf(performance.now() - (during.phase === 'command' ? during.use.since : during.since));
   const when =
     during.phase === 'open'
       ? `while the command was opening the database (checking its schema), ${after} after it began`
       : during.phase === 'migrate'
         ? `in the middle of the migration, ${after} after it began`
-        : `in the middle of the command, ${after} after it had opened the database`;
+        : during.phase === 'start'
+          ? ofMigrator
+            ? `in the middle of the start-up migration, ${after} after the server began starting`
+            : `while the server was starting (checking and migrating the schema, or joining the servers on the database), ${after} after it began`
+          : `in the middle of the command, ${after} after it had opened the database`;
   const what =
     code === 'CORTEX_DB_SILENT'
       ? `PostgreSQL at ${where} stopped answering ${when} (it had answered until then: the URL is right): ${message} (CORTEX_DB_SILENT)`
@@ -170,7 +188,7 @@ export function postgresLostError(error: unknown, db: string, during: { phase: '
   const change =
     during.phase === 'open'
       ? 'The command had not begun its own work: nothing of it was done'
-      : during.phase === 'migrate'
+      : during.phase === 'migrate' || during.phase === 'start'
         ? 'Any migration it was applying may or may not have been applied: they commit together, and PostgreSQL may have carried out their COMMIT without its answer coming back'
         : wrote
           ? "The command's change may or may not have been made: PostgreSQL may have carried out a statement, or the COMMIT, whose answer never came back"
@@ -182,9 +200,11 @@ export function postgresLostError(error: unknown, db: string, during: { phase: '
   const next =
     during.phase === 'migrate'
       ? 'then run cortex-server migrate again: it applies whatever is missing'
-      : wrote
-        ? 'then see whether the change was made (cortex-server agent list, with the same --db) before running the command again, which could do it twice'
-        : 'then run the command again';
+      : during.phase === 'start'
+        ? 'then start serve again (or run cortex-server migrate): either applies whatever is missing'
+        : wrote
+          ? 'then see whether the change was made (cortex-server agent list, with the same --db) before running the command again, which could do it twice'
+          : 'then run the command again';
   return Object.assign(new Error(`${what}. ${change} (--db ${redactDbUrl(db)})`), { code: 'E_DB_LOST', hint: `${why}; ${next}` });
 }
 
@@ -443,7 +463,7 @@ export async function openDbForCli(value: string, poolSize = 2): Promise<Storage
   const storage = await openStorage(value, { poolSize }).catch((error: unknown) => {
     throw postgresOpenError(error, value) ?? error;
   });
-  const since = Date.now();
+  const since = performance.now();
   try {
     await migrateToLatest(storage, { upgrade: false, onWait: (wait) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(wait)}\n`) });
   } catch (error) {
@@ -488,7 +508,7 @@ export async function migrateCommand(values: { db?: string | undefined; json?: b
   const storage = await openStorage(db, { poolSize: 1 }).catch((error: unknown) => {
     throw dbOpenError(error, db) ?? sqliteDiskFullError(error, db) ?? error;
   });
-  const since = Date.now();
+  const since = performance.now();
   try {
     const applied = await migrateToLatest(storage, (wait) => process.stderr.write(`cortex-server: ${migrationLockWaitMessage(wait)}\n`));
     if (values.json) return JSON.stringify({ dialect: storage.dialect, applied });

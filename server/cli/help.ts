@@ -51,8 +51,9 @@ Options:
                              commit logs, each commit taking every batch waiting for it)
   --server-id ID             this server's name among several on one database (default hostname:port)
   --lease-secs N             a server not renewing its lease this long counts as dead (default 15)
-  --db-wait-secs N           a database out of reach at start (PostgreSQL starting, restarting) is
-                             tried again every 2 s for this long before serve gives up (default 90; 0: at once)
+  --db-wait-secs N           a database out of reach at start (PostgreSQL starting, restarting), or
+                             lost during the start-up, is tried again every 2 s for this long before
+                             serve gives up (default 90; 0: at once)
   --listen HOST:PORT         address to listen on (default ${DEFAULT_LISTEN}; port 0 picks one)
   --config FILE              JSON server config (docs/configuration.md); flags override it
   --admin-token-file FILE    bearer token for the admin HTTP API, read from FILE (or $CORTEX_ADMIN_TOKEN)

@@ -119,29 +119,40 @@ export async function serve(args: string[]): Promise<void> {
   // A database out of reach at start (PostgreSQL still starting at boot, restarting, on a host
   // that is not up yet) is waited for, up to --db-wait-secs: exiting at once made systemd
   // give up after five quick restarts, and the server stayed down once PostgreSQL was up.
+  // So is one that answered and then stopped answering or lost the connection during the
+  // start-up (its migration, joining the servers): the migrations commit together and take the
+  // migration lock, which PostgreSQL lets go with the session, so the next start applies
+  // whatever is missing (DECISIONS G45).
   // A database file of 0 bytes is made into a new database, as a path with none is (a file
   // made beforehand with the right owner and mode); said, as it may also be one cut short.
   const emptyFile = sqliteFileEmptyText(settings.db, sqliteEmptiness);
   if (emptyFile !== null) logger.warn({ db: settings.db }, emptyFile);
-  const giveUpAt = Date.now() + dbWaitSecs * 1000;
-  let said = 0;
+  // Waits are measured in the time this process has seen pass: a step of the wall clock
+  // (`date -s`, NTP) neither ends the wait at once nor makes it last as long as the step.
+  const giveUpAt = performance.now() + dbWaitSecs * 1000;
+  let said: number | undefined;
   let server: Awaited<ReturnType<typeof startServer>>;
   for (;;) {
+    const since = performance.now();
     try {
       server = await start();
       break;
     } catch (error) {
-      if (!isDatabaseUnreachable(error) || Date.now() >= giveUpAt) throw serveStartError(error, settings.db);
-      if (Date.now() - said >= 60_000) {
-        said = Date.now();
+      const told = serveStartError(error, settings.db, since);
+      const lost = (told as { code?: unknown } | null)?.code === 'E_DB_LOST';
+      if (!(lost || isDatabaseUnreachable(error)) || performance.now() >= giveUpAt) throw told;
+      if (said === undefined || performance.now() - said >= 60_000) {
+        said = performance.now();
         logger.warn(
-          { db: redactDbUrl(settings.db), err: String((error as Error).message ?? error), gives_up_in_secs: Math.ceil((giveUpAt - Date.now()) / 1000) },
-          noConnectionSlot(error)
-            ? `PostgreSQL has no connection slot left (${NO_SLOT_HINT}); trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs)`
-            : `the database is out of reach; trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs)`,
+          { db: redactDbUrl(settings.db), err: String((lost ? (told as Error) : (error as Error)).message ?? error), gives_up_in_secs: Math.ceil((giveUpAt - performance.now()) / 1000) },
+          lost
+            ? `the database stopped answering or lost the connection during the start-up; trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs): the next start applies whatever of the migration is missing`
+            : noConnectionSlot(error)
+              ? `PostgreSQL has no connection slot left (${NO_SLOT_HINT}); trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs)`
+              : `the database is out of reach; trying again every ${DB_RETRY_MS / 1000} s (--db-wait-secs)`,
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, Math.min(DB_RETRY_MS, Math.max(0, giveUpAt - Date.now()))));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(DB_RETRY_MS, Math.max(0, giveUpAt - performance.now()))));
     }
   }
   // SIGTERM drains from the moment the server exists: before "listening" is logged (a
@@ -212,7 +223,7 @@ export async function serve(args: string[]): Promise<void> {
     }
     if (tls === undefined && tokenFile === undefined && configFile === undefined) logger.info('SIGHUP: nothing to reload (no --tls-cert, no --admin-token-file, no --config); the server goes on');
   }
-  if (said > 0) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
+  if (said !== undefined) logger.info({ db: redactDbUrl(settings.db) }, 'the database is reachable: starting');
   logger.info({ url: server.url, db: server.dbDisplay, server_id: server.serverId, max_batch_entries: settings.max_batch_entries }, 'listening');
   logger.info(
     { enroll: { issue: issueCommand(server.dbDisplay), enroll: enrollCommand(server.url), url: server.url } },

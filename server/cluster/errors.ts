@@ -1,18 +1,27 @@
-// Start-up refusals of `serve` that are the user's to fix (exit 2, nothing changed).
+// What `serve` says when its start fails: refusals that are the user's to fix (exit 2, nothing
+// changed), and a database lost during the start-up (E_DB_LOST, exit 1).
 import { DbTargetError } from '../db/open.js';
 import { DatabaseRefusedError } from '../db/migrations/index.js';
-import { dbOpenError } from '../cli-db.js';
+import { dbOpenError, postgresLostError } from '../cli-db.js';
 import { UsageError } from '../settings.js';
 import { SettingsConflictError } from './settings-agreement.js';
 import { ServerIdInUseError } from './registry.js';
 
-export function serveStartError(error: unknown, db: string): unknown {
+/**
+ * What `serve` says of a start that failed. `since`: when that start began (performance.now()).
+ * A PostgreSQL that answered and then stopped answering, or lost the connection, during the
+ * start-up (its migration, joining the servers) is E_DB_LOST as for the admin commands
+ * (cli-db.ts postgresLostError, DECISIONS G45), not E_DB_OPEN "cannot reach PostgreSQL … is
+ * PostgreSQL running there?" nor E_INTERNAL "this is a bug" ("Postgres connection has been
+ * discarded", a migration cut in its transaction).
+ */
+export function serveStartError(error: unknown, db: string, since: number): unknown {
   if (error instanceof DatabaseRefusedError) return new UsageError(error.message, { code: 'E_DB_OPEN', hint: '' }); // its message says what to do
   // settings the other servers on the database refuse: the operator's configuration (E_CONFIG, as
   // docs/error-codes.md has it), not the command's usage
   if (error instanceof SettingsConflictError || error instanceof ServerIdInUseError) return new UsageError(error.message, { code: 'E_CONFIG' });
   if (error instanceof DbTargetError) return new UsageError(error.message);
-  return listenError(error) ?? dbOpenError(error, db) ?? error;
+  return listenError(error) ?? postgresLostError(error, db, { phase: 'start', since }) ?? dbOpenError(error, db) ?? error;
 }
 
 /**

@@ -17,6 +17,10 @@
 // after the whole timeout as if the host had not answered.
 // Without a notification bus (SQLite), or when a notification is missed (the LISTEN
 // connection was down), both sides poll the table every pollMs.
+// The origin's waits (the deadline, how long the target has gone without renewing, the
+// presence lock gone, the request unclaimed) are measured with performance.now(): a step of
+// the wall clock (`date -s`, NTP) ahead answered a probe "went away" at once, one back kept it
+// waiting for as long as the step (DECISIONS G45). Lease times stay in the database's time.
 import { randomUUID } from 'node:crypto';
 import { errorFromWire, InternalError, ProbeTimeoutError, type ProbeOutput, type RpcErrorObject } from '@cortex/agent-protocol';
 import { DatabaseOutage } from '../db/outage.js';
@@ -37,7 +41,7 @@ const CHANNEL = 'cortex_probe';
 interface HolderWatch {
   readonly target: string;
   readonly askedAt: number;
-  /** The target's lease_until as last renewed (seen to change), when that was seen (this clock) and how long it had to run then (ms). */
+  /** The target's lease_until as last renewed (seen to change), when that was seen (performance.now()) and how long it had to run then (ms). */
   lease?: { until: string; seenAt: number; leftMs: number };
   presenceSeen: boolean;
   presenceGoneSince?: number;
@@ -56,7 +60,7 @@ const RENEWAL_SLACK_MS = 2000;
  */
 function notRenewedFor(watch: HolderWatch): number | undefined {
   if (watch.lease === undefined) return undefined;
-  const since = Date.now() - watch.lease.seenAt;
+  const since = performance.now() - watch.lease.seenAt;
   return since > watch.lease.leftMs / 3 + RENEWAL_SLACK_MS ? since : undefined;
 }
 
@@ -149,8 +153,8 @@ export class ProbeForwarder {
       .values({ request_id, origin_server: this.registry.serverId, target_server: target, host_id, probe, args_json: JSON.stringify(args ?? {}), timeout_ms, created_at: now.toISOString() })
       .execute();
     this.logger.debug({ host_id, probe, target_server: target, request_id }, 'probe forwarded to the server holding the session');
-    const deadline = Date.now() + timeout_ms + this.graceMs + FORWARD_SLACK_MS;
-    const watch: HolderWatch = { target, askedAt: Date.now(), presenceSeen: false };
+    const deadline = performance.now() + timeout_ms + this.graceMs + FORWARD_SLACK_MS;
+    const watch: HolderWatch = { target, askedAt: performance.now(), presenceSeen: false };
     try {
       await this.storage.notifyBus?.().notify(CHANNEL, JSON.stringify({ t: 'req', id: request_id, target } satisfies Notice));
       for (;;) {
@@ -162,7 +166,7 @@ export class ProbeForwarder {
         }
         const gone = await this.holderGone(watch, request_id, row?.state).catch(() => undefined); // not known now: asked again at the next turn
         if (gone !== undefined) throw this.wentAway(watch, host_id, probe, gone);
-        const left = deadline - Date.now();
+        const left = deadline - performance.now();
         const stale = left <= 0 ? notRenewedFor(watch) : undefined;
         if (stale !== undefined) throw this.wentAway(watch, host_id, probe, `it has not renewed its lease for ${Math.round(stale / 1000)} s (a live server renews it every third of its length)`);
         if (left <= 0 || this.stopped) break;
@@ -195,18 +199,18 @@ export class ProbeForwarder {
     const lease = await db.selectFrom('servers').select('lease_until').where('server_id', '=', watch.target).executeTakeFirst();
     if (lease === undefined) return 'it left the servers on this database (it stopped, or another server found its lease run out)';
     if (lease.lease_until <= this.registry.now().toISOString()) return `its lease ran out at ${lease.lease_until} (it stopped renewing it)`;
-    if (lease.lease_until !== watch.lease?.until) watch.lease = { until: lease.lease_until, seenAt: Date.now(), leftMs: Date.parse(lease.lease_until) - this.registry.now().getTime() };
+    if (lease.lease_until !== watch.lease?.until) watch.lease = { until: lease.lease_until, seenAt: performance.now(), leftMs: Date.parse(lease.lease_until) - this.registry.now().getTime() };
     const bus = this.storage.notifyBus?.();
     if (bus?.presenceHeld !== undefined) {
       if (await bus.presenceHeld(watch.target)) {
         watch.presenceSeen = true;
         delete watch.presenceGoneSince;
       } else if (watch.presenceSeen) {
-        watch.presenceGoneSince ??= Date.now();
-        if (Date.now() - watch.presenceGoneSince >= PRESENCE_GONE_MS) return 'its connection to the database ended (its process stopped)';
+        watch.presenceGoneSince ??= performance.now();
+        if (performance.now() - watch.presenceGoneSince >= PRESENCE_GONE_MS) return 'its connection to the database ended (its process stopped)';
       }
     }
-    if (state === 'pending' && Date.now() - watch.askedAt >= FORWARD_UNCLAIMED_MS) {
+    if (state === 'pending' && performance.now() - watch.askedAt >= FORWARD_UNCLAIMED_MS) {
       // Withdrawn only while still unclaimed: claimed meanwhile, it runs and its answer is waited for.
       const withdrawn = await db.deleteFrom('probe_requests').where('request_id', '=', request_id).where('state', '=', 'pending').executeTakeFirst();
       if (withdrawn.numDeletedRows > 0n) return `it did not take the probe up within ${FORWARD_UNCLAIMED_MS / 1000} s (it stopped, or cannot use the database)`;

@@ -13,6 +13,7 @@ import type { Kysely } from 'kysely';
 import { releaseSessionsOf } from '../db/agents.repository.js';
 import { DatabaseOutage, DatabaseSilentError, outageKind, secondsOf } from '../db/outage.js';
 import { migrationLockWaitMessage } from '../db/migrations/index.js';
+import { systemElapsedMs } from '../elapsed.js';
 import type { Database } from '../db/schema.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
@@ -42,6 +43,12 @@ export interface RegistryOptions {
   outage?: DatabaseOutage;
   /** This machine's clock, ms since the epoch (default Date.now; tests simulate a skewed machine). */
   clock?: () => number;
+  /**
+   * The time this process has seen pass, ms from any origin: what the time between two renewals
+   * is measured in, which no step of the wall clock moves (default systemElapsedMs():
+   * CLOCK_BOOTTIME, which counts a suspend as the database's clock does; tests inject one).
+   */
+  elapsedMs?: () => number;
 }
 
 export function defaultServerId(port: number): string {
@@ -92,13 +99,14 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   private timer: ReturnType<typeof setInterval> | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
-  /** When this server's lease was last written (ms; 0: not yet). */
-  private renewedAt = 0;
-  /** No other server is swept before this time (ms): see renewAndSweep. */
-  private sweepNotBefore = 0;
+  /** When this server's lease was last written (elapsedMs; undefined: not yet). */
+  private renewedAt: number | undefined;
+  /** No other server is swept before this time (elapsedMs): see renewAndSweep. */
+  private sweepNotBefore = -Infinity;
   private readonly log: Logger;
   private readonly outage: DatabaseOutage;
   private readonly clock: () => number;
+  private readonly elapsed: () => number;
   /** This clock minus the database's (ms), as last measured; 0 where they are one (SQLite). */
   private offsetMs = 0;
   private skewTold = false;
@@ -120,6 +128,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     this.log = options.logger;
     this.outage = options.outage ?? new DatabaseOutage({ logger: options.logger });
     this.clock = options.clock ?? Date.now;
+    this.elapsed = options.elapsedMs ?? systemElapsedMs();
   }
 
   /** This server's clock minus the database's, ms, as last measured (0 on SQLite). */
@@ -136,14 +145,18 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     return new Date(this.clock() - this.offsetMs);
   }
 
-  /** Reads the database's clock (where it has one of its own) and tells a skew once. */
+  /**
+   * Reads the database's clock (where it has one of its own) and tells a skew once. The query's
+   * midpoint is this clock's reading at its answer less half its round trip, timed by
+   * performance.now(): a step of this clock while it ran moves the offset by the step, not half.
+   */
   private async measureClock(db: Db): Promise<void> {
     if (this.storage.clockMs === undefined) return;
-    const before = this.clock();
+    const sent = performance.now();
     const dbMs = await this.storage.clockMs(db);
-    const after = this.clock();
+    const roundTrip = performance.now() - sent;
     if (!Number.isFinite(dbMs)) return;
-    this.offsetMs = Math.round((before + after) / 2 - dbMs);
+    this.offsetMs = Math.round(this.clock() - roundTrip / 2 - dbMs);
     const off = Math.abs(this.offsetMs);
     if (off >= CLOCK_SKEW_WARN_MS && !this.skewTold) {
       this.skewTold = true;
@@ -200,7 +213,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
         .values(row)
         .onConflict((oc) => oc.column('server_id').doUpdateSet({ url: row.url, started_at: row.started_at, lease_until: row.lease_until, settings_json: row.settings_json }))
         .execute();
-      this.renewedAt = this.clock();
+      this.renewedAt = this.elapsed();
     }, (holder) => this.log.warn({ holder }, migrationLockWaitMessage({ lock: 'migration', holder })));
     this.timer = setInterval(() => void this.tick(), Math.max(200, Math.floor(this.leaseMs / 3)));
     this.timer.unref();
@@ -302,14 +315,17 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     // renew either and their leases may have run out while they are alive. Each gets one
     // lease from now to renew before it counts as dead; otherwise the server that reconnects
     // first would drop every session of the others and their agents would all reconnect at
-    // once (DECISIONS G10).
+    // once (DECISIONS G10). The gap is measured in the time this process has seen pass, not by
+    // this machine's clock: a clock stepped ahead (`date -s`, NTP) read as a gap and held the
+    // sweep for a lease, and a step back hid a real gap — or, after a step ahead and back, held
+    // the sweep for as long as the step (DECISIONS G45).
     this.outage.succeeded();
-    const done = this.clock();
-    const gap = done - this.renewedAt;
+    const done = this.elapsed();
+    const gap = this.renewedAt === undefined ? 0 : done - this.renewedAt;
     this.renewedAt = done;
     if (gap > this.leaseMs / 2) {
       this.sweepNotBefore = done + this.leaseMs;
-      this.log.info({ since_last_renewal_ms: gap, grace_ms: this.leaseMs }, 'lease renewed after a gap: other servers get one lease to renew theirs before any counts as dead');
+      this.log.info({ since_last_renewal_ms: Math.round(gap), grace_ms: this.leaseMs }, 'lease renewed after a gap: other servers get one lease to renew theirs before any counts as dead');
     }
     if (done < this.sweepNotBefore) return;
     const dead = await db.selectFrom('servers').select(['server_id', 'lease_until']).where('lease_until', '<', now.toISOString()).execute();

@@ -13,8 +13,8 @@
 // (PassClock, DECISIONS H76): a clock stepped far ahead under a running server (`date -s`, a
 // bad NTP source, a wrong hardware clock) would otherwise have the next pass delete every row
 // older than retention_days by the new time.
-import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
+import { systemElapsedMs } from '../elapsed.js';
 import type { DatabaseOutage } from '../db/outage.js';
 import type { Storage } from '../db/storage.js';
 import type { Logger } from '../log.js';
@@ -75,32 +75,6 @@ const NOTHING: PurgeResult = { logs: 0, metrics: 0, sizeLogs: 0, sizeMetrics: 0,
  * its rare steps are seconds; a larger step ahead is not taken by retention (PassClock).
  */
 export const CLOCK_JUMP_TOLERANCE_MS = 10 * 60_000;
-
-/**
- * Time this machine has seen pass, ms from an arbitrary origin, which no step of the wall clock
- * moves. On Linux CLOCK_BOOTTIME (/proc/uptime): like CLOCK_MONOTONIC but it counts the time the
- * machine was suspended, as the wall clock does, so a resume is no jump; elsewhere (or should the
- * file become unreadable, e.g. no file descriptor left) performance.now() from the last reading.
- */
-export function systemElapsedMs(): () => number {
-  const uptime = (): number | undefined => {
-    try {
-      const s = Number.parseFloat(readFileSync('/proc/uptime', 'latin1'));
-      return Number.isFinite(s) ? s * 1000 : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const first = uptime();
-  if (first === undefined) return () => performance.now();
-  let offset = first - performance.now();
-  return () => {
-    const u = uptime();
-    if (u === undefined) return performance.now() + offset;
-    offset = u - performance.now();
-    return u;
-  };
-}
 
 /** A clock's reading for a pass: what the cutoff counts back from, and the clock's own time. */
 export interface PassTime {

@@ -53,15 +53,20 @@ export class TrustedProxies {
   }
 }
 
-/** At most `perMinute` upgrade attempts per address in any 60 s window (0 disables). */
+/**
+ * At most `perMinute` upgrade attempts per address in any 60 s window (0 disables). Timed with
+ * performance.now(): by the wall clock, a step back (`date -s`, NTP) kept every attempt in the
+ * window for as long as the step, and an address that reached the limit was refused that long
+ * (DECISIONS G45).
+ */
 export class UpgradeRateLimiter {
   private readonly attempts = new Map<string, number[]>();
-  private lastSweep = Date.now();
+  private lastSweep = performance.now();
 
   constructor(private readonly perMinute: number) {}
 
-  /** Records an attempt; false when it is over the limit. */
-  allow(address: string, now = Date.now()): boolean {
+  /** Records an attempt; false when it is over the limit. `now`: performance.now()'s time. */
+  allow(address: string, now = performance.now()): boolean {
     if (this.perMinute <= 0) return true;
     if (now - this.lastSweep > 60_000) this.sweep(now);
     const since = now - 60_000;

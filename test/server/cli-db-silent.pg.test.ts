@@ -13,11 +13,11 @@
 // or the tap drops that answer and cuts the connection. The commands run in this process (the
 // CLI's own functions) with G43's silence bound shortened to 400 ms through a mock of
 // openPostgresStorage; the reset case runs the compiled CLI, which needs no shortened bound.
-import net from 'node:net';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { describeCliError } from '../../common/errors.js';
 import { newTestDb, pgQuery } from '../support/dialects.js';
-import { FreezingRelay } from '../support/freezing-relay.js';
+import type { FreezingRelay } from '../support/freezing-relay.js';
+import { tappedPath, type Tap } from '../support/statement-tap.js';
 import { issue, serverAsync } from '../opx/helpers.js';
 import { buildServer } from './spawn.js';
 import type { PostgresStorageOptions } from '../../server/db/postgres.js';
@@ -26,62 +26,6 @@ vi.mock('../../server/db/postgres.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../server/db/postgres.js')>();
   return { ...actual, openPostgresStorage: (options: PostgresStorageOptions) => actual.openPostgresStorage({ ...options, silentMs: 400, connectTimeoutMs: 1000 }) };
 });
-
-/**
- * A TCP pass-through to PostgreSQL that watches what its clients send: the first message whose
- * text `trigger` accepts goes on to PostgreSQL, and then `then` runs — 'freeze' calls
- * `onFreeze` (the relay in front freezes, so PostgreSQL's answer is held there), 'reset'
- * drops PostgreSQL's answer and closes both sides of that connection.
- */
-class Tap {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  fired: string | undefined;
-  port = 0;
-
-  constructor(
-    private readonly target: { host: string; port: number },
-    private readonly trigger: (text: string) => boolean,
-    private readonly then: 'reset' | { freeze: () => void },
-  ) {}
-
-  async open(): Promise<void> {
-    this.server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('error', () => undefined);
-        s.on('close', () => {
-          this.sockets.delete(s);
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      let cutNextAnswer = false;
-      client.on('data', (d: Buffer) => {
-        upstream.write(d);
-        if (this.fired !== undefined) return;
-        const text = d.toString('latin1');
-        if (!this.trigger(text)) return;
-        this.fired = text.replace(/[^\x20-\x7e]+/g, ' ').trim();
-        if (this.then === 'reset') cutNextAnswer = true;
-        else this.then.freeze();
-      });
-      upstream.on('data', (d: Buffer) => {
-        if (!cutNextAnswer) return void client.write(d);
-        client.resetAndDestroy();
-        upstream.destroy();
-      });
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', () => resolve()));
-    this.port = (this.server.address() as net.AddressInfo).port;
-  }
-
-  async close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
 
 let relay: FreezingRelay | undefined;
 let tap: Tap | undefined;
@@ -100,16 +44,10 @@ afterEach(async () => {
 async function throughTap(trigger: (text: string) => boolean, then: 'freeze' | 'reset', migrated = true): Promise<{ direct: string; url: string; port: number }> {
   const target = await newTestDb('postgres');
   cleanups.push(target.drop);
-  const direct = new URL(target.db);
   if (migrated) await (await import('../../server/cli-db.js')).migrateCommand({ db: target.db });
-  tap = new Tap({ host: direct.hostname, port: Number(direct.port || 5432) }, trigger, then === 'reset' ? 'reset' : { freeze: () => relay?.freeze() });
-  await tap.open();
-  relay = new FreezingRelay({ host: '127.0.0.1', port: tap.port });
-  await relay.open();
-  const url = new URL(target.db);
-  url.hostname = '127.0.0.1';
-  url.port = String(relay.port);
-  return { direct: target.db, url: url.toString(), port: relay.port };
+  const path = await tappedPath(target.db, trigger, then);
+  ({ tap, relay } = path);
+  return { direct: target.db, url: path.url, port: path.port };
 }
 
 /** What `p` threw, or a failure when it did not. */

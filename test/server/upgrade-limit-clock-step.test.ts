@@ -1,0 +1,40 @@
+// The upgrades-per-minute limit (server/ws/net.ts UpgradeRateLimiter) counts its minute in the
+// time this process has seen pass (DECISIONS G45). By the wall clock, a step back (`date -s`, an
+// NTP step) kept every earlier attempt inside the window for as long as the step: an address that
+// reached the limit — agents behind one NAT address reconnecting — was refused for that long.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { UpgradeRateLimiter } from '../../server/ws/net.js';
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('upgrades per minute when the clock is stepped', () => {
+  it('a clock stepped 60 days back: the address may upgrade again once a minute has passed', () => {
+    let wall = Date.now();
+    let elapsed = performance.now();
+    vi.spyOn(Date, 'now').mockImplementation(() => wall);
+    vi.spyOn(performance, 'now').mockImplementation(() => elapsed);
+    const limiter = new UpgradeRateLimiter(2);
+    expect(limiter.allow('203.0.113.7')).toBe(true);
+    expect(limiter.allow('203.0.113.7')).toBe(true);
+    expect(limiter.allow('203.0.113.7')).toBe(false);
+    wall -= 60 * 86_400_000;
+    wall += 61_000;
+    elapsed += 61_000;
+    expect(limiter.allow('203.0.113.7')).toBe(true);
+    // and the limit still holds in the new minute
+    expect(limiter.allow('203.0.113.7')).toBe(true);
+    expect(limiter.allow('203.0.113.7')).toBe(false);
+  });
+
+  it('a clock stepped ahead does not lift the limit within the minute', () => {
+    let wall = Date.now();
+    const elapsed = performance.now();
+    vi.spyOn(Date, 'now').mockImplementation(() => wall);
+    vi.spyOn(performance, 'now').mockImplementation(() => elapsed);
+    const limiter = new UpgradeRateLimiter(2);
+    expect(limiter.allow('203.0.113.7')).toBe(true);
+    expect(limiter.allow('203.0.113.7')).toBe(true);
+    wall += 60 * 86_400_000;
+    expect(limiter.allow('203.0.113.7')).toBe(false);
+  });
+});
