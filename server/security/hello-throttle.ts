@@ -3,6 +3,9 @@
 // delay that doubles with every further failure (1 s, 2 s, 4 s, ... at most 5 min). A
 // successful hello clears the address. This is separate from, and in addition to, the
 // upgrades-per-minute limit (DESIGN 5.8), which does not apply to loopback peers.
+// Times are performance.now()'s, the time this process has seen pass (DECISIONS G45): by the wall
+// clock, a step back (`date -s`, an NTP step) kept a blocked address blocked for as long as the
+// step, and a step ahead ended every block and window at once.
 
 export const FREE_FAILURES = 5;
 const WINDOW_MS = 10 * 60_000;
@@ -23,7 +26,7 @@ export class HelloThrottle {
   constructor(private readonly freeFailures = FREE_FAILURES) {}
 
   /** 0 when `address` may try, else the ms until it may. */
-  retryAfterMs(address: string, now = Date.now()): number {
+  retryAfterMs(address: string, now = performance.now()): number {
     const e = this.entries.get(address);
     if (e === undefined) return 0;
     if (now - e.last > WINDOW_MS) {
@@ -34,7 +37,7 @@ export class HelloThrottle {
   }
 
   /** Records a failed hello from `address`; returns the delay now imposed (0: none yet). */
-  failed(address: string, now = Date.now()): number {
+  failed(address: string, now = performance.now()): number {
     if (this.freeFailures <= 0) return 0; // throttle off
     let e = this.entries.get(address);
     if (e === undefined || now - e.last > WINDOW_MS) {
