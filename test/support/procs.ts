@@ -217,34 +217,9 @@ export function startServer(db: string, args: string[] = [], opts: { port?: numb
             stderr: out.stderr,
             exited,
             waitForLog(pred, timeoutMs) {
-              return new Promise((res, rej) => {
-                let buf = '';
-                const timer = setTimeout(() => {
-                  child.stderr!.off('data', on);
-                  rej(new Error(`server log record not seen in ${timeoutMs} ms`));
-                }, timeoutMs);
-                const on = (d: Buffer) => {
-                  buf += d.toString();
-                  const lines = buf.split('\n');
-                  buf = lines.pop() ?? '';
-                  for (const line of lines) {
-                    if (!line.startsWith('{')) continue;
-                    let rec: Record<string, unknown>;
-                    try {
-                      rec = JSON.parse(line) as Record<string, unknown>;
-                    } catch {
-                      continue;
-                    }
-                    if (pred(rec)) {
-                      clearTimeout(timer);
-                      child.stderr!.off('data', on);
-                      res(rec);
-                      return;
-                    }
-                  }
-                };
-                child.stderr!.on('data', on);
-              });
+              // JSON records only: a line that is not one (a preload's words) is never offered
+              const parsed = (rec: Record<string, unknown>) => !(Object.keys(rec).length === 1 && typeof rec['line'] === 'string');
+              return nextStderrLine(child, (rec) => parsed(rec) && pred(rec), timeoutMs);
             },
             async stop(ms = 15_000) {
               if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
