@@ -5,7 +5,7 @@ import { poolArg } from '../../server/cli-db.js';
 import { SessionRegistry, defaultServerId } from '../../server/cluster/registry.js';
 import { DEFAULT_DB_WAIT_SECS } from '../../server/cli/serve.js';
 import { hostname } from 'node:os';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,6 +27,7 @@ import { parseArgs } from '../../conformance/util.js';
 import { parseFleetArgs, resolveFleetRun } from '../../fleet/cli-options.js';
 import { planWorkers } from '../../fleet/fleet.js';
 import { buildServer, ROOT } from '../server/spawn.js';
+import { cliAsync } from '../support/scli-pool.js';
 
 /** A temporary folder, removed after this file's tests. */
 const folders: string[] = [];
@@ -45,6 +46,20 @@ function help(bin: string, args: string[]): string {
   const r = spawnSync(process.execPath, [join(ROOT, bin), ...args, '--help'], { cwd: ROOT, encoding: 'utf8' });
   expect(r.status, r.stderr).toBe(0);
   return r.stdout;
+}
+
+/** help(), without blocking: several run side by side. */
+async function helpAsync(bin: string, args: string[]): Promise<string> {
+  const r = await cliAsync([...args, '--help'], { bin });
+  expect(r.code, r.stderr).toBe(0);
+  return r.stdout;
+}
+
+/** An HTTP server on 127.0.0.1 with `handler`: its url and how to close it. */
+async function listen(handler: http.RequestListener): Promise<{ url: string; close: () => void }> {
+  const srv = http.createServer(handler);
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, close: () => srv.close() };
 }
 
 /** "--flag ... (default X" → { flag: X } for every option line of a help text. */
@@ -177,66 +192,77 @@ const SERVER_VALUES_FOR_TEST = ['url', 'enroll-token', 'host-id'] as const;
 
 describe('R-CLI-01 the admin commands use the defaults their --help writes', () => {
   it('agent tail -n 20, agent rotate --grace-secs 300, agent decommission --drain-secs 30, probe --args {} --timeout-ms 10000', async () => {
-    const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...args], { cwd: ROOT, encoding: 'utf8' });
-    const written = (cmd: string[], flag: string) => defaults(help('dist/server/cli.js', cmd)).get(flag);
+    const cli = (args: string[]) => cliAsync(args);
     const db = join(tempFolder(), 'c.db');
-    const host = JSON.parse(cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]).stdout) as { host_id: string };
-    const storage = openSqliteStorage({ path: db });
-    await migrateToLatest(storage);
-    const entries = Array.from({ length: 25 }, (_, i) => ({ seq: i + 1, ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: `line ${i + 1}`, source: 'custom:test' }));
-    await storage.ingest.commitBatch(host.host_id, entries, new Date().toISOString());
+    // the help texts and the set-up issue are independent: side by side
+    const [tailHelp, rotateHelp, decommissionHelp, probeHelp, issued] = await Promise.all([
+      helpAsync('dist/server/cli.js', ['agent', 'tail']),
+      helpAsync('dist/server/cli.js', ['agent', 'rotate']),
+      helpAsync('dist/server/cli.js', ['agent', 'decommission']),
+      helpAsync('dist/server/cli.js', ['probe']),
+      cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]),
+    ]);
+    const host = JSON.parse(issued.stdout) as { host_id: string };
 
-    expect(written(['agent', 'tail'], '-n')).toBe('20');
-    const tail = JSON.parse(cli(['agent', 'tail', host.host_id, '--json', '--db', db]).stdout) as unknown[];
-    expect(tail).toHaveLength(20);
-
-    expect(help('dist/server/cli.js', ['agent', 'rotate'])).toMatch(/default: the\s+server's rotation_grace_secs, 300\)/);
-    expect(cli(['agent', 'rotate', host.host_id, '--db', db]).stdout).toMatch(/\(grace 300 s\)/);
-
-    expect(help('dist/server/cli.js', ['agent', 'decommission'])).toMatch(/seconds \(default 30\)/);
-    expect(cli(['agent', 'decommission', host.host_id, '--db', db]).status).toBe(0);
-    const row = await storage.db.selectFrom('agents').select('decommission_drain_secs').where('host_id', '=', host.host_id).executeTakeFirstOrThrow();
-    expect(row.decommission_drain_secs).toBe(30);
-    await storage.close();
-
-    // probe: the request body the admin API receives
-    expect(written(['probe'], '--args')).toBe('{}');
-    expect(written(['probe'], '--timeout-ms')).toBe('10000');
-    const bodies: string[] = [];
-    const srv = http.createServer((req, res) => {
-      let b = '';
-      req.on('data', (d: Buffer) => (b += d.toString()));
-      req.on('end', () => {
-        bodies.push(b);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ output: null, duration_ms: 0 }));
+    // probe: the request body the admin API receives (no database: it runs beside the rest)
+    const probe = async () => {
+      expect(defaults(probeHelp).get('--args')).toBe('{}');
+      expect(defaults(probeHelp).get('--timeout-ms')).toBe('10000');
+      const bodies: string[] = [];
+      const srv = await listen((req, res) => {
+        let b = '';
+        req.on('data', (d: Buffer) => (b += d.toString()));
+        req.on('end', () => {
+          bodies.push(b);
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ output: null, duration_ms: 0 }));
+        });
       });
-    });
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    try {
-      const port = (srv.address() as AddressInfo).port;
-      const r = await new Promise<number | null>((resolve) => {
-        const child = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), 'probe', host.host_id, 'sys.uptime', '--url', `http://127.0.0.1:${port}`], { cwd: ROOT, stdio: 'ignore' });
-        child.on('exit', (code) => resolve(code));
-      });
-      expect(r).toBe(0);
-      expect(JSON.parse(bodies[0]!)).toEqual({ probe: 'sys.uptime', args: {}, timeout_ms: 10_000 });
-    } finally {
-      srv.close();
-    }
+      try {
+        const r = await cliAsync(['probe', host.host_id, 'sys.uptime', '--url', srv.url]);
+        expect(r.code).toBe(0);
+        expect(JSON.parse(bodies[0]!)).toEqual({ probe: 'sys.uptime', args: {}, timeout_ms: 10_000 });
+      } finally {
+        srv.close();
+      }
+    };
+
+    const database = async () => {
+      const storage = openSqliteStorage({ path: db });
+      try {
+        await migrateToLatest(storage);
+        const entries = Array.from({ length: 25 }, (_, i) => ({ seq: i + 1, ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: `line ${i + 1}`, source: 'custom:test' }));
+        await storage.ingest.commitBatch(host.host_id, entries, new Date().toISOString());
+
+        expect(defaults(tailHelp).get('-n')).toBe('20');
+        expect(rotateHelp).toMatch(/default: the\s+server's rotation_grace_secs, 300\)/);
+        // tail reads, rotate writes another column: side by side; decommission after the rotation
+        const [tail, rotate] = await Promise.all([cli(['agent', 'tail', host.host_id, '--json', '--db', db]), cli(['agent', 'rotate', host.host_id, '--db', db])]);
+        expect(JSON.parse(tail.stdout) as unknown[]).toHaveLength(20);
+        expect(rotate.stdout).toMatch(/\(grace 300 s\)/);
+
+        expect(decommissionHelp).toMatch(/seconds \(default 30\)/);
+        expect((await cli(['agent', 'decommission', host.host_id, '--db', db])).code).toBe(0);
+        const row = await storage.db.selectFrom('agents').select('decommission_drain_secs').where('host_id', '=', host.host_id).executeTakeFirstOrThrow();
+        expect(row.decommission_drain_secs).toBe(30);
+      } finally {
+        await storage.close();
+      }
+    };
+    await Promise.all([database(), probe()]);
   });
 });
 
 describe('R-CLI-01 agent issue --expires-in and the admin commands\' --server', () => {
-  it('agent issue without --expires-in: the token expires the written default (7d) after it was issued', () => {
-    const text = help('dist/server/cli.js', ['agent', 'issue']);
+  it('agent issue without --expires-in: the token expires the written default (7d) after it was issued', async () => {
+    const db = join(tempFolder(), 'c.db');
+    const cli = (args: string[]) => cliAsync(args, { fullEnv: envWithout('CORTEX_SERVER', 'CORTEX_DB') });
+    // the help text and the issue are independent: side by side
+    const [text, issued] = await Promise.all([helpAsync('dist/server/cli.js', ['agent', 'issue']), cli(['agent', 'issue', '--host', 'web-7', '--json', '--db', db])]);
     const written = /--expires-in D[^\n]*; default (\d+)d\)/.exec(text)?.[1];
     expect(written, text).toBe('7');
-    const db = join(tempFolder(), 'c.db');
-    const cli = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...args], { cwd: ROOT, encoding: 'utf8', env: envWithout('CORTEX_SERVER', 'CORTEX_DB') });
-    const issued = cli(['agent', 'issue', '--host', 'web-7', '--json', '--db', db]);
-    expect(issued.status, issued.stderr).toBe(0);
+    expect(issued.code, issued.stderr).toBe(0);
     const { host_id } = JSON.parse(issued.stdout) as { host_id: string };
-    const tokens = JSON.parse(cli(['agent', 'tokens', '--json', '--db', db]).stdout) as { host_id: string; issued_at: string; expires_at: string }[];
+    const tokens = JSON.parse((await cli(['agent', 'tokens', '--json', '--db', db])).stdout) as { host_id: string; issued_at: string; expires_at: string }[];
     const row = tokens.find((t) => t.host_id === host_id)!;
     expect(Date.parse(row.expires_at) - Date.parse(row.issued_at)).toBe(Number(written) * 86_400_000);
   });
@@ -260,40 +286,33 @@ describe('R-CLI-01 agent issue --expires-in and the admin commands\' --server', 
       audit: [],
       probe: [HOST, 'sys.uptime'],
     };
-    const agentHelp = help('dist/server/cli.js', ['agent']);
-    const subcommands = /agent <([a-z|-]+)>/.exec(agentHelp)![1]!.split('|');
-    expect(Object.keys(commands).filter((c) => c.startsWith('agent ')).map((c) => c.slice(6)).sort()).toEqual([...subcommands].sort());
-    const requests: string[] = [];
-    const srv = http.createServer((req, res) => {
-      requests.push(`${req.method} ${req.url}`);
-      req.resume();
-      req.on('end', () => res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'unavailable', message: 'cli-defaults test server' } })));
-    });
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-    const checked: string[] = [];
-    try {
-      const url = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-      for (const [cmd, args] of Object.entries(commands)) {
-        const text = help('dist/server/cli.js', cmd.split(' '));
-        if (!/--server URL[\s\S]*?default \$CORTEX_SERVER\)/.test(text)) continue;
-        checked.push(cmd);
-        const before = requests.length;
-        const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-          const child = spawn(process.execPath, [join(ROOT, 'dist/server/cli.js'), ...cmd.split(' '), ...args], {
-            cwd: tempFolder(), // no ./data/cortex.db to fall back to
-            env: { ...envWithout('CORTEX_SERVER', 'CORTEX_DB', 'CORTEX_ADMIN_TOKEN'), CORTEX_SERVER: url },
-            stdio: ['ignore', 'ignore', 'pipe'],
-          });
-          let stderr = '';
-          child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-          child.on('exit', (code) => resolve({ code, stderr }));
+    const names = Object.keys(commands);
+    // every help text side by side; then every command that offers --server side by side, each
+    // against a server of its own (the requests a command makes are the requests its server saw)
+    const [agentHelp, ...texts] = await Promise.all([helpAsync('dist/server/cli.js', ['agent']), ...names.map((cmd) => helpAsync('dist/server/cli.js', cmd.split(' ')))]);
+    const subcommands = /agent <([a-z|-]+)>/.exec(agentHelp!)![1]!.split('|');
+    expect(names.filter((c) => c.startsWith('agent ')).map((c) => c.slice(6)).sort()).toEqual([...subcommands].sort());
+    const checked = names.filter((_, i) => /--server URL[\s\S]*?default \$CORTEX_SERVER\)/.test(texts[i]!));
+    await Promise.all(
+      checked.map(async (cmd) => {
+        const requests: string[] = [];
+        const srv = await listen((req, res) => {
+          requests.push(`${req.method} ${req.url}`);
+          req.resume();
+          req.on('end', () => res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'unavailable', message: 'cli-defaults test server' } })));
         });
-        expect(requests.slice(before).length, `${cmd}: no request reached $CORTEX_SERVER (exit ${r.code}: ${r.stderr})`).toBeGreaterThan(0);
-        expect(requests.slice(before).every((q) => / \/admin\//.test(q)), `${cmd}: ${requests.slice(before).join(', ')}`).toBe(true);
-      }
-    } finally {
-      srv.close();
-    }
+        try {
+          const r = await cliAsync([...cmd.split(' '), ...commands[cmd]!], {
+            cwd: tempFolder(), // no ./data/cortex.db to fall back to
+            fullEnv: { ...envWithout('CORTEX_SERVER', 'CORTEX_DB', 'CORTEX_ADMIN_TOKEN'), CORTEX_SERVER: srv.url },
+          });
+          expect(requests.length, `${cmd}: no request reached $CORTEX_SERVER (exit ${r.code}: ${r.stderr})`).toBeGreaterThan(0);
+          expect(requests.every((q) => / \/admin\//.test(q)), `${cmd}: ${requests.join(', ')}`).toBe(true);
+        } finally {
+          srv.close();
+        }
+      }),
+    );
     // the commands that offer --server (the help of `agent issue`, `list`, `tail`, … and `probe`)
     expect(checked).toEqual(expect.arrayContaining(['agent issue', 'agent list', 'agent tail', 'agent revoke', 'agent rotate', 'agent decommission', 'agent config', 'agent delete', 'probe']));
   }, 60_000);

@@ -9,6 +9,7 @@ import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { recordEnrollmentToken } from '../../server/security/enrollment.js';
 import { makeTempDir } from '../server/helpers.js';
 import { buildServer, cli } from '../server/spawn.js';
+import { cliEach } from '../support/scli-pool.js';
 import { TestClient, helloParams, logEntries, startTestServer } from '../server/wire.js';
 
 beforeAll(() => buildServer(), 60_000);
@@ -31,11 +32,16 @@ describe('agent reset-seq', () => {
     expect(Number((await getAgent(storage.db, h.host_id))?.accepted_seq)).toBe(1e300);
     await storage.close();
 
-    const below = cli(['agent', 'reset-seq', h.host_id, '--to', '2', '--db', db]);
-    expect(below.code).toBe(2);
-    expect(below.stderr).toContain('--to 3');
-    expect(cli(['agent', 'reset-seq', h.host_id, '--to', '9007199254740992', '--db', db]).code).toBe(2);
-    expect(cli(['agent', 'reset-seq', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--db', db]).code).toBe(2);
+    // the refusals (exit 2, nothing changed) side by side, before the repair
+    const [below, aboveExact, unknown] = await cliEach([
+      ['agent', 'reset-seq', h.host_id, '--to', '2', '--db', db],
+      ['agent', 'reset-seq', h.host_id, '--to', '9007199254740992', '--db', db],
+      ['agent', 'reset-seq', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--db', db],
+    ]);
+    expect(below!.code).toBe(2);
+    expect(below!.stderr).toContain('--to 3');
+    expect(aboveExact!.code).toBe(2);
+    expect(unknown!.code).toBe(2);
 
     const r = cli(['agent', 'reset-seq', h.host_id, '--json', '--db', db]);
     expect(r.code, r.stderr).toBe(0);
@@ -46,11 +52,14 @@ describe('agent reset-seq', () => {
     const s2 = openSqliteStorage({ path: db });
     await s2.ingest.commitBatch(healthy.host_id, logEntries(1, 5), new Date().toISOString());
     await s2.close();
-    const up = cli(['agent', 'reset-seq', healthy.host_id, '--to', '9', '--db', db]);
-    expect(up.code).toBe(2);
-    expect(up.stderr).toContain('--to 9 is above this host\'s accepted_seq 5: the server would ack seqs 6 to 9 without storing them');
-    const same = cli(['agent', 'reset-seq', healthy.host_id, '--to', '5', '--json', '--db', db]);
-    expect(JSON.parse(same.stdout)).toMatchObject({ previous_accepted_seq: 5, accepted_seq: 5, deleted_rows: 0 });
+    // the refusal changes nothing: it runs beside the reset to the same value
+    const [up, same] = await cliEach([
+      ['agent', 'reset-seq', healthy.host_id, '--to', '9', '--db', db],
+      ['agent', 'reset-seq', healthy.host_id, '--to', '5', '--json', '--db', db],
+    ]);
+    expect(up!.code).toBe(2);
+    expect(up!.stderr).toContain('--to 9 is above this host\'s accepted_seq 5: the server would ack seqs 6 to 9 without storing them');
+    expect(JSON.parse(same!.stdout)).toMatchObject({ previous_accepted_seq: 5, accepted_seq: 5, deleted_rows: 0 });
 
     const audit = cli(['audit', '--json', '--db', db]);
     expect(audit.code).toBe(0);
@@ -65,9 +74,14 @@ describe('agent reset-seq', () => {
 describe('enrollment tokens', () => {
   it('issue --expires-in sets expires_at (default 7 days); tokens lists unused ones; withdraw takes one off the list; all audited', async () => {
     const db = join(makeTempDir(), 'c.db');
-    const a = issue(db, ['--expires-in', '24h']);
-    const b = issue(db);
-    expect(cli(['agent', 'issue', '--host', 'x', '--expires-in', 'soon', '--db', db]).code).toBe(2);
+    const a = issue(db, ['--expires-in', '24h']); // creates the database
+    const [issuedB, soon] = await cliEach([
+      ['agent', 'issue', '--host', 'web-1', '--json', '--db', db],
+      ['agent', 'issue', '--host', 'x', '--expires-in', 'soon', '--db', db],
+    ]);
+    expect(issuedB!.code, issuedB!.stderr).toBe(0);
+    const b = JSON.parse(issuedB!.stdout) as { host_id: string; token: string };
+    expect(soon!.code).toBe(2);
     const list = cli(['agent', 'tokens', '--json', '--db', db]);
     expect(list.code).toBe(0);
     const tokens = JSON.parse(list.stdout) as { host_id: string; expires_at: string; issued_at: string; expired: boolean }[];
@@ -80,8 +94,12 @@ describe('enrollment tokens', () => {
 
     const w = cli(['agent', 'withdraw', a.host_id, '--db', db]);
     expect(w.code, w.stderr).toBe(0);
-    expect(cli(['agent', 'withdraw', a.host_id, '--db', db]).code).toBe(2);
-    const after = JSON.parse(cli(['agent', 'tokens', '--json', '--db', db]).stdout) as { host_id: string }[];
+    const [again, afterList] = await cliEach([
+      ['agent', 'withdraw', a.host_id, '--db', db],
+      ['agent', 'tokens', '--json', '--db', db],
+    ]);
+    expect(again!.code).toBe(2);
+    const after = JSON.parse(afterList!.stdout) as { host_id: string }[];
     expect(after.map((x) => x.host_id)).toEqual([b.host_id]);
 
     const actions = (JSON.parse(cli(['audit', '--json', '--db', db]).stdout) as { action: string }[]).map((x) => x.action);
@@ -113,7 +131,7 @@ describe('enrollment tokens', () => {
 });
 
 describe('audit', () => {
-  it('revoke, rotate, decommission and config are audited with the CLI actor; --json is one array; -n limits', () => {
+  it('revoke, rotate, decommission and config are audited with the CLI actor; --json is one array; -n limits', async () => {
     const db = join(makeTempDir(), 'c.db');
     const h = issue(db);
     expect(cli(['agent', 'rotate', h.host_id, '--db', db]).code).toBe(0);
@@ -121,12 +139,18 @@ describe('audit', () => {
     expect(cli(['agent', 'config', h.host_id, '--set', JSON.stringify(cfg), '--db', db]).code).toBe(0);
     expect(cli(['agent', 'revoke', h.host_id, '--db', db]).code).toBe(0);
     expect(cli(['agent', 'decommission', h.host_id, '--db', db]).code).toBe(2); // revoked: nothing changed, nothing audited
-    const all = JSON.parse(cli(['audit', '--json', '--db', db]).stdout) as { action: string; at: string }[];
+    // reads only: side by side
+    const [allRun, lastRun, human, badN] = await cliEach([
+      ['audit', '--json', '--db', db],
+      ['audit', '--json', '-n', '1', '--db', db],
+      ['audit', '--db', db],
+      ['audit', '-n', 'x', '--db', db],
+    ]);
+    const all = JSON.parse(allRun!.stdout) as { action: string; at: string }[];
     expect(all.map((x) => x.action)).toEqual(['agent.issue', 'agent.rotate', 'agent.config.set', 'agent.revoke']);
-    const last = JSON.parse(cli(['audit', '--json', '-n', '1', '--db', db]).stdout) as { action: string }[];
+    const last = JSON.parse(lastRun!.stdout) as { action: string }[];
     expect(last.map((x) => x.action)).toEqual(['agent.revoke']);
-    const human = cli(['audit', '--db', db]);
-    expect(human.stdout).toContain('agent.revoke');
-    expect(cli(['audit', '-n', 'x', '--db', db]).code).toBe(2);
+    expect(human!.stdout).toContain('agent.revoke');
+    expect(badN!.code).toBe(2);
   });
 });

@@ -9,6 +9,7 @@ import { migrations } from '../../server/db/migrations/index.js';
 import { DbTargetError, openStorage, parseDbTarget, redactDbUrl } from '../../server/db/open.js';
 import { itOn, newTestDb, testDialect, type TestDbTarget } from '../support/dialects.js';
 import { buildServer, cli, ROOT, serve } from './spawn.js';
+import { cliEach } from '../support/scli-pool.js';
 
 beforeAll(() => buildServer(), 60_000);
 const targets: TestDbTarget[] = [];
@@ -45,30 +46,33 @@ describe('--db selection', () => {
   });
 
   // dialect-independent: the sqlite run covers it
-  itOn('sqlite')('an unknown URL scheme is refused (exit 2, nothing created), not taken for a file path', () => {
-    for (const args of [['migrate'], ['agent', 'list'], ['serve']]) {
-      const r = cli([...args, '--db', 'mysql://root@127.0.0.1/cortex']);
+  itOn('sqlite')('an unknown URL scheme is refused (exit 2, nothing created), not taken for a file path', async () => {
+    const commands = [['migrate'], ['agent', 'list'], ['serve']];
+    // every refusal on its own: side by side
+    const [half, pool, ...runs] = await cliEach([['agent', 'list', '--db', 'postgres:db.example'], ['serve', '--db-pool', '0'], ...commands.map((args) => [...args, '--db', 'mysql://root@127.0.0.1/cortex'])]);
+    for (const [i, args] of commands.entries()) {
+      const r = runs[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/unknown database URL scheme "mysql:\/\/".*postgres:\/\/.*file path/);
       expect(r.stdout).toBe('');
     }
-    const half = cli(['agent', 'list', '--db', 'postgres:db.example']);
-    expect(half.code).toBe(2);
-    expect(half.stderr).toMatch(/not a PostgreSQL URL: write postgres:\/\/USER@HOST:PORT\/DATABASE/);
+    expect(half!.code).toBe(2);
+    expect(half!.stderr).toMatch(/not a PostgreSQL URL: write postgres:\/\/USER@HOST:PORT\/DATABASE/);
     expect(existsSync(join(ROOT, 'mysql:'))).toBe(false);
     expect(existsSync(join(ROOT, 'postgres:db.example'))).toBe(false);
-    const pool = cli(['serve', '--db-pool', '0']);
-    expect(pool.code).toBe(2);
-    expect(pool.stderr).toMatch(/--db-pool must be an integer 2\.\.1000/);
+    expect(pool!.code).toBe(2);
+    expect(pool!.stderr).toMatch(/--db-pool must be an integer 2\.\.1000/);
   });
 
-  itOn('sqlite')('a --db that is a device or a folder: E_DB_OPEN saying so from every command (serve and migrate printed E_INTERNAL SQLITE_IOERR_FSYNC)', () => {
+  itOn('sqlite')('a --db that is a device or a folder: E_DB_OPEN saying so from every command (serve and migrate printed E_INTERNAL SQLITE_IOERR_FSYNC)', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'cortex-db-folder-'));
-    for (const args of [['migrate'], ['agent', 'list'], ['serve', '--listen', '127.0.0.1:0']]) {
-      const dev = cli([...args, '--db', '/dev/null']);
+    const commands = [['migrate'], ['agent', 'list'], ['serve', '--listen', '127.0.0.1:0']];
+    // six refusals, side by side: [device, folder] per command
+    const runs = await cliEach(commands.flatMap((args) => [[...args, '--db', '/dev/null'], [...args, '--db', folder]]));
+    for (const [i, args] of commands.entries()) {
+      const [dev, dir] = [runs[2 * i]!, runs[2 * i + 1]!];
       expect(dev.code, `${args.join(' ')}: ${dev.stderr}`).toBe(2);
       expect(dev.stderr).toContain(args[0] === 'agent' ? 'error[E_DB_OPEN]: --db /dev/null is not a regular file' : 'error[E_DB_OPEN]: --db /dev/null is not a regular file (a device, a pipe or a socket)');
-      const dir = cli([...args, '--db', folder]);
       expect(dir.code, `${args.join(' ')}: ${dir.stderr}`).toBe(2);
       expect(dir.stderr).toContain(`error[E_DB_OPEN]: --db ${folder} is a folder, not a database file; give the file, e.g. --db ${join(folder, 'cortex.db')}`);
     }
@@ -93,8 +97,10 @@ describe('--db selection', () => {
     } finally {
       await storage.close();
     }
-    for (const args of [['migrate'], ['agent', 'list'], ['serve']]) {
-      const r = cli([...args, '--db', t.db]);
+    const commands = [['migrate'], ['agent', 'list'], ['serve']];
+    const runs = await cliEach(commands.map((args) => [...args, '--db', t.db]));
+    for (const [i, args] of commands.entries()) {
+      const r = runs[i]!;
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(/schema is newer than this cortex-server knows \(migration 0099-future/);
     }
@@ -109,13 +115,15 @@ describe('--db selection', () => {
   });
 
   it("another application's database (its tables, or its own kysely history, none of ours): refused (exit 2, E_DB_OPEN), nothing created in it (H33)", async () => {
-    for (const [setUp, said] of [
+    // the two databases are independent: checked side by side
+    const cases = [
       [sql`create table users (id integer primary key, name text)`, /the database holds tables of another application \(users\) and none of cortex-server's: give --db the database serve uses/],
       [
         sql`create table kysely_migration (name varchar(255) primary key, timestamp varchar(255) not null)`,
         /the database holds another application's migration history \(2024-01-01-create-invoices\) and none of cortex-server's/,
       ],
-    ] as const) {
+    ] as const;
+    const check = async ([setUp, said]: (typeof cases)[number]) => {
       const t = await fresh();
       const storage = await openStorage(t.db);
       try {
@@ -124,23 +132,26 @@ describe('--db selection', () => {
       } finally {
         await storage.close();
       }
-      for (const args of [['migrate'], ['agent', 'list'], ['agent', 'issue', '--host', 'h'], ['serve', '--listen', '127.0.0.1:0']]) {
-        const r = cli([...args, '--db', t.db]);
+      const commands = [['migrate'], ['agent', 'list'], ['agent', 'issue', '--host', 'h'], ['serve', '--listen', '127.0.0.1:0']];
+      const runs = await cliEach(commands.map((args) => [...args, '--db', t.db]));
+      for (const [i, args] of commands.entries()) {
+        const r = runs[i]!;
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
         expect(r.stderr).toContain('error[E_DB_OPEN]: the database holds ');
         expect(r.stderr).toMatch(said);
       }
-      const check = await openStorage(t.db);
+      const after = await openStorage(t.db);
       try {
         const tables =
           t.dialect === 'postgres'
-            ? (await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema() order by 1`.execute(check.db)).rows
-            : (await sql<{ name: string }>`select name from sqlite_master where type = 'table' order by 1`.execute(check.db)).rows;
+            ? (await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema() order by 1`.execute(after.db)).rows
+            : (await sql<{ name: string }>`select name from sqlite_master where type = 'table' order by 1`.execute(after.db)).rows;
         expect(tables.map((r) => r.name).filter((n) => n !== 'kysely_migration')).toEqual(String(said).includes('history') ? [] : ['users']);
       } finally {
-        await check.close();
+        await after.close();
       }
-    }
+    };
+    await Promise.all(cases.map(check));
   });
 
   itOn('postgres')('serve on a postgres:// URL: the password never appears in its output; the lease row carries --server-id', async () => {

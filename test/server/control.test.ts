@@ -7,6 +7,7 @@ import { LIMITS } from '@cortex/agent-protocol';
 import { getAgent, requestRotation, setAgentConfig } from '../../server/db/agents.repository.js';
 import { connectAgent } from './control-helpers.js';
 import { buildServer, cli } from './spawn.js';
+import { cliAsync, cliEach } from '../support/scli-pool.js';
 import { helloParams, logEntries, startTestServer, TestClient, type TestServer } from './wire.js';
 
 let t: TestServer;
@@ -75,15 +76,19 @@ describe('config', () => {
       [['--set', JSON.stringify(CFG), '--apply-after', 'tomorrow'], /RFC 3339/],
       [['--set', JSON.stringify(CFG), '--clear'], /exactly one/],
     ];
-    for (const [args, msg] of cases) {
-      const r = cli(['agent', 'config', h.host_id, ...args, '--db', t.dbPath]);
+    // each is refused on its own (nothing stored): they run side by side
+    const [unknown, ...runs] = await cliEach([
+      ['agent', 'config', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--clear', '--db', t.dbPath],
+      ...cases.map(([args]) => ['agent', 'config', h.host_id, ...args, '--db', t.dbPath]),
+    ]);
+    for (const [i, [args, msg]] of cases.entries()) {
+      const r = runs[i]!;
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(msg);
       expect(r.stdout).toBe('');
     }
-    const unknown = cli(['agent', 'config', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--clear', '--db', t.dbPath]);
-    expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/no agent with host_id/);
+    expect(unknown!.code).toBe(2);
+    expect(unknown!.stderr).toMatch(/no agent with host_id/);
     const after = await getAgent(t.server.storage.db, h.host_id);
     expect(after?.agent_config_json).toBeNull();
     expect(after?.config_version).toBe(before?.config_version);
@@ -130,13 +135,20 @@ describe('agent group', () => {
     expect(out.code, out.stderr).toBe(0);
     const back = await a.client.next((m) => m.method === 'config.update' && m !== upd);
     expect(back.params).toMatchObject({ config: { heartbeat_interval_secs: 30, max_batch_entries: 800 } });
-    const audit = JSON.parse(cli(['audit', '--json', '--host-id', a.host_id, '--db', t.dbPath]).stdout) as { action: string; detail: Record<string, unknown> }[];
+    // the audit read and the refusals (exit 2: nothing changed) run side by side
+    const [auditRun, noOp, both, badName, unknown] = await cliEach([
+      ['audit', '--json', '--host-id', a.host_id, '--db', t.dbPath],
+      ['agent', 'group', a.host_id, '--db', t.dbPath],
+      ['agent', 'group', a.host_id, '--set', 'x', '--clear', '--db', t.dbPath],
+      ['agent', 'group', a.host_id, '--set', '-bad', '--db', t.dbPath],
+      ['agent', 'group', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--set', 'movers', '--db', t.dbPath],
+    ]);
+    const audit = JSON.parse(auditRun!.stdout) as { action: string; detail: Record<string, unknown> }[];
     expect(audit.filter((x) => x.action === 'agent.group').map((x) => x.detail['group'])).toEqual(expect.arrayContaining(['movers', null]));
-    expect(cli(['agent', 'group', a.host_id, '--db', t.dbPath]).code).toBe(2);
-    expect(cli(['agent', 'group', a.host_id, '--set', 'x', '--clear', '--db', t.dbPath]).code).toBe(2);
-    expect(cli(['agent', 'group', a.host_id, '--set', '-bad', '--db', t.dbPath]).stderr).toContain('a group name is 1-64 letters');
-    const unknown = cli(['agent', 'group', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--set', 'movers', '--db', t.dbPath]);
-    expect([unknown.code, unknown.stderr.includes('E_UNKNOWN_HOST')]).toEqual([2, true]);
+    expect(noOp!.code).toBe(2);
+    expect(both!.code).toBe(2);
+    expect(badName!.stderr).toContain('a group name is 1-64 letters');
+    expect([unknown!.code, unknown!.stderr.includes('E_UNKNOWN_HOST')]).toEqual([2, true]);
     a.client.ws.close();
     await a.client.closed;
   });
@@ -195,7 +207,9 @@ describe('rotation (DESIGN 5.2)', () => {
     expect((await c4.request('agent.hello', helloParams(a.host_id, old))).error?.code).toBe(-32001);
   });
 
-  it('after the grace window the previous token gets -32005 and close 4001', async () => {
+  // These two only wait (the grace window, rotation_close_grace_ms) on hosts of their own, in
+  // process (no spawnSync blocking the loop): they wait side by side.
+  it.concurrent('after the grace window the previous token gets -32005 and close 4001', async ({ expect }) => {
     const a = await connectAgent(t);
     a.client.ws.close();
     await a.client.closed;
@@ -212,7 +226,7 @@ describe('rotation (DESIGN 5.2)', () => {
     expect((await c2.closed).code).toBe(4001);
   });
 
-  it('an agent that does not reconnect is closed with 1012 rotation_close_grace_ms later', async () => {
+  it.concurrent('an agent that does not reconnect is closed with 1012 rotation_close_grace_ms later', async ({ expect }) => {
     const a = await connectAgent(t);
     await requestRotation(t.server.storage.db, a.host_id, 60);
     await a.client.next((m) => m.method === 'agent.shutdown');
@@ -224,10 +238,13 @@ describe('rotation (DESIGN 5.2)', () => {
   }, 15_000);
 });
 
+// Two hosts of their own, the CLI run without blocking the loop (nothing here is timed from
+// the command's exit): the two tests run side by side, the drain of the first overlapping the
+// second.
 describe('decommission (DESIGN 5.13)', () => {
-  it('Decommission shutdown, acks during the drain, then revoked and closed 4002; rows kept; reconnect -32002', async () => {
+  it.concurrent('Decommission shutdown, acks during the drain, then revoked and closed 4002; rows kept; reconnect -32002', async ({ expect }) => {
     const a = await connectAgent(t);
-    expect(cli(['agent', 'decommission', a.host_id, '--drain-secs', '2', '--db', t.dbPath]).code).toBe(0);
+    expect((await cliAsync(['agent', 'decommission', a.host_id, '--drain-secs', '2', '--db', t.dbPath])).code).toBe(0);
     const sd = await a.client.next((m) => m.method === 'agent.shutdown');
     expect(sd.params).toEqual({ reason: 'Decommission', drain_seconds: 2 });
     const ack = await a.client.request('logs.push', { seq_start: 1, entries: logEntries(1, 10) });
@@ -244,24 +261,30 @@ describe('decommission (DESIGN 5.13)', () => {
     expect((await c.closed).code).toBe(4002);
   });
 
-  it('an agent that closes early is revoked at once; a host that is not connected is revoked at once', async () => {
-    const a = await connectAgent(t);
-    expect(cli(['agent', 'decommission', a.host_id, '--drain-secs', '30', '--db', t.dbPath]).code).toBe(0);
-    await a.client.next((m) => m.method === 'agent.shutdown');
-    const closedAt = Date.now();
-    a.client.ws.close(1000, 'final_seq=0');
-    await a.client.closed;
-    let state = '';
-    while (Date.now() - closedAt < 2000) {
-      state = (await getAgent(t.server.storage.db, a.host_id))?.connection_state ?? '';
-      if (state === 'Revoked') break;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    expect(state).toBe('Revoked');
-    const h = await t.issue('offline');
-    const r = cli(['agent', 'decommission', h.host_id, '--db', t.dbPath]);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/revoked now/);
-    expect((await getAgent(t.server.storage.db, h.host_id))?.connection_state).toBe('Revoked');
+  it.concurrent('an agent that closes early is revoked at once; a host that is not connected is revoked at once', async ({ expect }) => {
+    const connected = async () => {
+      const a = await connectAgent(t);
+      expect((await cliAsync(['agent', 'decommission', a.host_id, '--drain-secs', '30', '--db', t.dbPath])).code).toBe(0);
+      await a.client.next((m) => m.method === 'agent.shutdown');
+      const closedAt = Date.now();
+      a.client.ws.close(1000, 'final_seq=0');
+      await a.client.closed;
+      let state = '';
+      while (Date.now() - closedAt < 2000) {
+        state = (await getAgent(t.server.storage.db, a.host_id))?.connection_state ?? '';
+        if (state === 'Revoked') break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(state).toBe('Revoked');
+    };
+    // another host: the two cases run side by side
+    const offline = async () => {
+      const h = await t.issue('offline');
+      const r = await cliAsync(['agent', 'decommission', h.host_id, '--db', t.dbPath]);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/revoked now/);
+      expect((await getAgent(t.server.storage.db, h.host_id))?.connection_state).toBe('Revoked');
+    };
+    await Promise.all([connected(), offline()]);
   });
 });

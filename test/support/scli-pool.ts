@@ -1,0 +1,66 @@
+// Running a compiled CLI (dist/…/cli.js) as a child process without blocking the test's
+// event loop, so that independent invocations overlap. At most POOL children of this
+// module run at once (a file that starts twenty does not starve the other vitest worker on a
+// two-core machine); the rest wait their turn in order.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { CLI, ROOT } from '../server/spawn.js';
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliRunOptions {
+  /** Added to process.env (ignored when `fullEnv` is given). */
+  env?: Record<string, string>;
+  /** The child's whole environment. */
+  fullEnv?: NodeJS.ProcessEnv;
+  cwd?: string;
+  /** The script, relative to the repository root (default dist/server/cli.js). */
+  bin?: string;
+}
+
+const POOL = 4;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+async function slot<T>(fn: () => Promise<T>): Promise<T> {
+  if (running >= POOL) await new Promise<void>((r) => waiting.push(r));
+  else running++;
+  try {
+    return await fn();
+  } finally {
+    const next = waiting.shift();
+    if (next) next(); // the slot passes on: `running` stays
+    else running--;
+  }
+}
+
+/** Runs the CLI with `args` to its exit: what spawn.ts's cli() returns, asynchronously. */
+export function cliAsync(args: string[], opts: CliRunOptions = {}): Promise<CliRun> {
+  return slot(
+    () =>
+      new Promise<CliRun>((resolve, reject) => {
+        const script = opts.bin === undefined ? CLI : join(ROOT, opts.bin);
+        const child = spawn(process.execPath, [script, ...args], {
+          cwd: opts.cwd ?? ROOT,
+          env: opts.fullEnv ?? { ...process.env, ...(opts.env ?? {}) },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+        child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+        child.once('error', reject);
+        // 'close': the exit status and every byte of both pipes
+        child.once('close', (code) => resolve({ code, stdout, stderr }));
+      }),
+  );
+}
+
+/** Runs every argument list (overlapping, POOL at a time); the results in the order given. */
+export function cliEach(argLists: string[][], opts: CliRunOptions = {}): Promise<CliRun[]> {
+  return Promise.all(argLists.map((args) => cliAsync(args, opts)));
+}
