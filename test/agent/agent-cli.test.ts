@@ -3,7 +3,7 @@
 // tokens never printed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync, rmSync, statSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode } from '@cortex/agent-protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -81,7 +81,8 @@ describe('cortex-agent enroll', () => {
   });
 
   for (const code of [ErrorCode.AuthFailed, ErrorCode.TokenRevoked, ErrorCode.AgentVersionUnsupported, ErrorCode.TokenRotationRequired]) {
-    it(`exits 1 naming ${code} and writes no token`, async () => {
+    // independent (a server and a folder each): run side by side
+    it.concurrent(`exits 1 naming ${code} and writes no token`, async ({ expect }) => {
       const server = await FakeServer.start();
       server.hello = () => {
         throw rpcError(code, 'rejected');
@@ -104,12 +105,14 @@ describe('cortex-agent enroll', () => {
   it('refuses ws:// without --allow-insecure and bad input with exit 2', async () => {
     const dir = tempDir();
     const base = ['enroll', '--token', TOKEN, '--state-dir', dir];
-    const a = await runCli([...base, '--server', 'ws://127.0.0.1:1/ws/agent', '--host-id', randomUUID()]);
+    const [a, b, c] = await Promise.all([
+      runCli([...base, '--server', 'ws://127.0.0.1:1/ws/agent', '--host-id', randomUUID()]),
+      runCli([...base, '--server', 'wss://x/ws/agent', '--host-id', 'not-a-uuid']),
+      runCli(['enroll', '--server', 'wss://x/ws/agent']),
+    ]);
     expect(a.code).toBe(2);
     expect(a.stderr).toMatch(/allow-insecure/);
-    const b = await runCli([...base, '--server', 'wss://x/ws/agent', '--host-id', 'not-a-uuid']);
     expect(b.code).toBe(2);
-    const c = await runCli(['enroll', '--server', 'wss://x/ws/agent']);
     expect(c.code).toBe(2);
     expect(existsSync(join(dir, 'token'))).toBe(false);
     for (const r of [a, b, c]) noSecrets(r);
@@ -117,13 +120,15 @@ describe('cortex-agent enroll', () => {
 
   it('run refuses a backoff base of 0 and a cap below the base with exit 2, naming the option', async () => {
     const dir = tempDir();
-    const zero = await runCli(['run', '--state-dir', dir, '--backoff-base-ms', '0']);
+    const [zero, below, belowDefault] = await Promise.all([
+      runCli(['run', '--state-dir', dir, '--backoff-base-ms', '0']),
+      runCli(['run', '--state-dir', dir, '--backoff-base-ms', '500', '--backoff-cap-ms', '100']),
+      runCli(['run', '--state-dir', dir, '--backoff-cap-ms', '999']),
+    ]);
     expect(zero.code).toBe(2);
     expect(zero.stderr).toMatch(/--backoff-base-ms must be at least 1/);
-    const below = await runCli(['run', '--state-dir', dir, '--backoff-base-ms', '500', '--backoff-cap-ms', '100']);
     expect(below.code).toBe(2);
     expect(below.stderr).toMatch(/--backoff-cap-ms must be at least the backoff base \(500 ms\)/);
-    const belowDefault = await runCli(['run', '--state-dir', dir, '--backoff-cap-ms', '999']);
     expect(belowDefault.code).toBe(2);
     expect(belowDefault.stderr).toMatch(/at least the backoff base \(1000 ms\)/);
   });
@@ -132,13 +137,16 @@ describe('cortex-agent enroll', () => {
     const short = join(tempDir(), 'short-token');
     writeFileSync(short, 'abc12\n');
     const args = ['--server', 'ws://127.0.0.1:1/ws/agent', '--host-id', randomUUID(), '--state-dir', join(tempDir(), 'state'), '--allow-insecure'];
-    const fromFile = await runCli(['enroll', '--token-file', short, ...args]);
-    expect(fromFile.code).toBe(2);
-    expect(fromFile.stderr).toBe(`cortex-agent: error[E_TOKEN]: --token-file ${short}: token must be 32-256 characters (got 5) — put the token that "cortex-server agent issue" printed in ${short}, on its first line, and nothing else\n`);
     const spaced = join(tempDir(), 'spaced-token');
     writeFileSync(spaced, `${TOKEN.slice(0, 20)} ${TOKEN.slice(20)}`);
-    expect((await runCli(['enroll', '--token-file', spaced, ...args])).stderr).toContain(`error[E_TOKEN]: --token-file ${spaced}: token must be printable ASCII without spaces`);
-    const literal = await runCli(['enroll', '--token', 'abc12', ...args]);
+    const [fromFile, fromSpaced, literal] = await Promise.all([
+      runCli(['enroll', '--token-file', short, ...args]),
+      runCli(['enroll', '--token-file', spaced, ...args]),
+      runCli(['enroll', '--token', 'abc12', ...args]),
+    ]);
+    expect(fromFile.code).toBe(2);
+    expect(fromFile.stderr).toBe(`cortex-agent: error[E_TOKEN]: --token-file ${short}: token must be 32-256 characters (got 5) — put the token that "cortex-server agent issue" printed in ${short}, on its first line, and nothing else\n`);
+    expect(fromSpaced.stderr).toContain(`error[E_TOKEN]: --token-file ${spaced}: token must be printable ASCII without spaces`);
     expect(literal.code).toBe(2);
     expect(literal.stderr).toContain('error[E_TOKEN]: --token: token must be 32-256 characters (got 5) — give the token with --token-file');
     const piped = await readTokenInput({ token: '-' }, () => Promise.resolve('abc12\n')).catch((e: unknown) => e);
@@ -149,9 +157,10 @@ describe('cortex-agent enroll', () => {
   });
 
   it('--help works on every command', async () => {
-    for (const cmd of [[], ['enroll'], ['run'], ['status']]) {
-      const r = await runCli([...cmd, '--help']);
-      expect(r.code).toBe(0);
+    const commands = [[], ['enroll'], ['run'], ['status']];
+    const results = await Promise.all(commands.map((cmd) => runCli([...cmd, '--help'])));
+    for (const [i, r] of results.entries()) {
+      expect([commands[i], r.code]).toEqual([commands[i], 0]);
       expect(r.stdout).toMatch(/Usage: cortex-agent/);
     }
   });
@@ -182,25 +191,27 @@ describe('cortex-agent run and status', () => {
     expect(await exited).toBe(0);
     expect(await session.closed).toEqual({ code: 1000, reason: 'final_seq=0' });
     expect(stderr()).not.toContain(TOKEN);
-    const after = JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout) as Record<string, unknown>;
+    const [afterJson, afterText] = await Promise.all([runCli(['status', '--state-dir', dir, '--json']), runCli(['status', '--state-dir', dir])]);
+    const after = JSON.parse(afterJson.stdout) as Record<string, unknown>;
     expect(after).toMatchObject({ state: 'Disconnected', running: false });
     // stopped: what it will read once started, from the config last in force (F9)
     expect(after.stored_config_sources).toEqual(server.config.log_sources);
-    expect((await runCli(['status', '--state-dir', dir])).stdout).toContain(`config:       1 log source in config.json (read as soon as the agent starts, before any server answers): file ${join(dir, 'app.log')}`);
+    expect(afterText.stdout).toContain(`config:       1 log source in config.json (read as soon as the agent starts, before any server answers): file ${join(dir, 'app.log')}`);
     expect(readFileSync(join(dir, 'status.json'), 'utf8')).not.toContain(TOKEN);
     // Positions stored for sources no longer configured are listed by their kind, as not read.
     const buffer = DurableBuffer.open(join(dir, 'buffer.db'));
     buffer.setSourcePosition({ source: 'file:/var/log/old.log', position: { offset: 10 } });
     buffer.setSourcePosition({ source: 'custom:tool', position: { line: 3 } });
     buffer.close();
-    const listed = JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout) as { sources: Record<string, unknown>[] };
+    const [listedJson, listedText] = await Promise.all([runCli(['status', '--state-dir', dir, '--json']), runCli(['status', '--state-dir', dir])]);
+    const listed = JSON.parse(listedJson.stdout) as { sources: Record<string, unknown>[] };
     expect(listed.sources).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ kind: 'file', path: '/var/log/old.log', position: { offset: 10 } }),
         expect.objectContaining({ kind: 'custom', name: 'tool', position: { line: 3 } }),
       ]),
     );
-    expect((await runCli(['status', '--state-dir', dir])).stdout).toMatch(/file \/var\/log\/old\.log: not being read \(stored position\)/);
+    expect(listedText.stdout).toMatch(/file \/var\/log\/old\.log: not being read \(stored position\)/);
     await server.close();
   });
 
@@ -213,17 +224,16 @@ describe('cortex-agent run and status', () => {
     const old = new Date(Date.now() - 300_000).toISOString();
     // last_error may carry a server's text (a -32007 reason): printed escaped, never as control characters.
     writeFileSync(join(dir, 'status.json'), JSON.stringify({ pid: process.pid, updated_at: old, state: 'Active', stopped: false, server_url: server.url, session_id: 's', host_id: 'h', last_error: 'the server could not store logs.push (-32007: \u001b]0;pwned\u0007)', sources_paused: false, sources: [], batch_entries: 1000, send_rate_cap: null, clock_offset_ms: -42_000 }));
-    const json = await runCli(['status', '--state-dir', dir, '--json']);
+    const [json, text] = await Promise.all([runCli(['status', '--state-dir', dir, '--json']), runCli(['status', '--state-dir', dir])]);
     expect(json.code).toBe(0);
     const st = JSON.parse(json.stdout) as Record<string, unknown>;
     expect(st).toMatchObject({ running: true, state: 'Active', clock_offset_ms: -42_000 });
-    expect((await runCli(['status', '--state-dir', dir])).stdout).toMatch(/^clock: +42 s ahead of the server's at the last hello: set this host's clock right \(timedatectl status\)$/m);
+    expect(text.stdout).toMatch(/^clock: +42 s ahead of the server's at the last hello: set this host's clock right \(timedatectl status\)$/m);
     expect(st.status_age_secs).toBeGreaterThanOrEqual(299);
     const fs = statfsSync(dir);
     expect(st.disk_total_bytes).toBe(fs.blocks * fs.bsize);
     expect(st.disk_free_bytes).toBeGreaterThan(0);
     expect(st.disk_low_water_bytes).toBeGreaterThanOrEqual(1024 * 1024);
-    const text = await runCli(['status', '--state-dir', dir]);
     expect(text.stdout).toMatch(/^disk: +\d+\.\d MiB free of \d+\.\d MiB on the state dir's filesystem \(sources pause below \d+\.\d MiB\)$/m);
     expect(text.stdout).toMatch(/^note: +the agent last wrote status\.json (29\d|30\d) s ago .*what it says may be old/m);
     expect(text.stdout).toContain('last_error:   the server could not store logs.push (-32007: \\x1b]0;pwned\\x07)');
@@ -247,23 +257,22 @@ describe('cortex-agent run and status', () => {
       [JSON.stringify({ ...good, pid: 'x' }), /pid is not a process id/],
     ] as const) {
       writeFileSync(path, text);
-      const r = await runCli(['status', '--state-dir', dir]);
+      const [r, json] = await Promise.all([runCli(['status', '--state-dir', dir]), runCli(['status', '--state-dir', dir, '--json'])]);
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
       expect(r.stdout).toMatch(/^state: +Disconnected \(not running\)$/m);
       expect(r.stdout).toContain(`note:         ${path} is damaged (`);
       expect(r.stdout).toMatch(problem);
       expect(r.stdout).toContain("the agent's state, server, sources and last error are not shown; the agent rewrites it when it next runs");
-      const json = await runCli(['status', '--state-dir', dir, '--json']);
       expect(JSON.parse(json.stdout)).toMatchObject({ running: false, status_file_problem: expect.stringMatching(problem) });
     }
     // an agent that holds run.lock runs, whatever status.json says
     const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     try {
       writeFileSync(join(dir, 'run.lock'), JSON.stringify({ pid: other.pid, host: (await import('node:os')).hostname() }));
-      const r = await runCli(['status', '--state-dir', dir, '--json']);
+      const [r, text] = await Promise.all([runCli(['status', '--state-dir', dir, '--json']), runCli(['status', '--state-dir', dir])]);
       expect(JSON.parse(r.stdout)).toMatchObject({ running: true, pid: other.pid, status_file_problem: expect.any(String) });
-      expect((await runCli(['status', '--state-dir', dir])).stdout).toContain('the running agent rewrites it within');
+      expect(text.stdout).toContain('the running agent rewrites it within');
     } finally {
       other.kill();
     }
@@ -282,9 +291,9 @@ describe('cortex-agent run and status', () => {
     );
     const said =
       'agent.json has keys this agent does not read: "log_sources", "buffer_hard_cap" (kept, ignored; it reads server_url, server_urls, allow_insecure, ca_file, buffer_soft_cap_bytes, buffer_hard_cap_bytes, probe_file_tail_paths, custom_commands, custom_socket_paths, proxy; log sources, filters and intervals come from the server: cortex-server agent config HOST_ID --set …)';
-    const status = await runCli(['status', '--state-dir', dir]);
+    const [status, statusJson] = await Promise.all([runCli(['status', '--state-dir', dir]), runCli(['status', '--state-dir', dir, '--json'])]);
     expect(status.stdout).toContain(`note:         ${said}`);
-    expect(JSON.parse((await runCli(['status', '--state-dir', dir, '--json'])).stdout)).toMatchObject({ agent_json_unknown_keys: ['log_sources', 'buffer_hard_cap'] });
+    expect(JSON.parse(statusJson.stdout)).toMatchObject({ agent_json_unknown_keys: ['log_sources', 'buffer_hard_cap'] });
     const hello = server.next('hello');
     const { child, stderr, exited } = startRun(dir);
     await hello;
@@ -356,8 +365,8 @@ describe('cortex-agent run and status', () => {
 
   it('run on a damaged agent.json exits 1 naming the file, what is wrong and what to do (was E_INTERNAL "a bug")', async () => {
     const server = await FakeServer.start();
-    const { dir } = await enrolled(server);
-    for (const [text, problem] of [
+    const { dir: enrolledDir } = await enrolled(server);
+    const cases = [
       ['{"server_url": ', /is not valid JSON \(.+\)/],
       ['{"server_url": 5}', /agent\.json: server_url must be a string/],
       // caps that could not work: said with the file's key, not as the buffer's RangeError (I22)
@@ -367,9 +376,17 @@ describe('cortex-agent run and status', () => {
       ],
       // a hard cap under the default soft cap, without a soft cap: the unit mistake (1024 meant as MiB) is caught here
       [`{"server_url": "${server.url}", "buffer_hard_cap_bytes": 1024}`, /agent\.json: buffer_soft_cap_bytes \(268435456, the default\) must not exceed buffer_hard_cap_bytes \(1024\)/],
-    ] as const) {
+    ] as const;
+    // each case on its own copy of the enrolled folder, the runs side by side
+    const dirs = cases.map(([text]) => {
+      const dir = tempDir();
+      cpSync(enrolledDir, dir, { recursive: true });
       writeFileSync(join(dir, 'agent.json'), text);
-      const r = await runCli(['run', '--state-dir', dir]);
+      return dir;
+    });
+    const results = await Promise.all(dirs.map((dir) => runCli(['run', '--state-dir', dir])));
+    for (const [i, [, problem]] of cases.entries()) {
+      const [dir, r] = [dirs[i]!, results[i]!];
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`error[E_AGENT_START]: ${join(dir, 'agent.json')}`);
       expect(r.stderr).toMatch(problem);
@@ -382,20 +399,25 @@ describe('cortex-agent run and status', () => {
     const file = join(tempDir(), 'not-a-folder');
     writeFileSync(file, 'x');
     const isFile = `cortex-agent: error[E_FILE_ACCESS]: ${file} is a file, not a folder: give --state-dir the agent's state folder`;
-    for (const args of [['status'], ['run', '--allow-insecure'], ['buffer', 'check']]) {
-      const r = await runCli([...args, '--state-dir', file]);
-      expect([args[0], r.code]).toEqual([args[0], 1]);
-      expect(r.stderr).toContain(isFile);
-    }
     const tokenFile = join(tempDir(), 'token');
     writeFileSync(tokenFile, TOKEN);
     const host = randomUUID();
-    const enrolled = await runCli(['enroll', '--server', 'ws://127.0.0.1:1/ws/agent', '--token-file', tokenFile, '--host-id', host, '--state-dir', file, '--allow-insecure']);
-    expect(enrolled.code).toBe(1);
-    expect(enrolled.stderr).toContain(isFile);
-    expect(enrolled.stderr).toContain('(the token was not sent and is still good)');
-    const below = await runCli(['enroll', '--server', 'ws://127.0.0.1:1/ws/agent', '--token-file', tokenFile, '--host-id', host, '--state-dir', join(file, 'sub'), '--allow-insecure']);
-    expect(below.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: a part of the path ${join(file, 'sub')} is a file, not a folder`);
+    const commands = [['status'], ['run', '--allow-insecure'], ['buffer', 'check']];
+    // all five side by side: none writes anything
+    const [enrolled, below, ...results] = await Promise.all([
+      runCli(['enroll', '--server', 'ws://127.0.0.1:1/ws/agent', '--token-file', tokenFile, '--host-id', host, '--state-dir', file, '--allow-insecure']),
+      runCli(['enroll', '--server', 'ws://127.0.0.1:1/ws/agent', '--token-file', tokenFile, '--host-id', host, '--state-dir', join(file, 'sub'), '--allow-insecure']),
+      ...commands.map((args) => runCli([...args, '--state-dir', file])),
+    ]);
+    for (const [i, args] of commands.entries()) {
+      const r = results[i]!;
+      expect([args[0], r.code]).toEqual([args[0], 1]);
+      expect(r.stderr).toContain(isFile);
+    }
+    expect(enrolled!.code).toBe(1);
+    expect(enrolled!.stderr).toContain(isFile);
+    expect(enrolled!.stderr).toContain('(the token was not sent and is still good)');
+    expect(below!.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: a part of the path ${join(file, 'sub')} is a file, not a folder`);
   });
 
   it('run exits 1 with a clear message on a fatal auth error', async () => {

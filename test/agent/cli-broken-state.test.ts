@@ -55,6 +55,19 @@ function agentCli(args: string[], as?: number): Result {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** agentCli without blocking: independent commands run side by side (Promise.all). */
+function agentCliAsync(args: string[], as?: number): Promise<Result> {
+  if (as !== undefined) chmodSync(dirname(cli), 0o755);
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000, ...(as !== undefined ? { uid: as, gid: as } : {}) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /** An enrolled state folder made by hand: agent.json (to `url`), host_id, token, buffer.db. */
 function stateDir(url = 'ws://127.0.0.1:9/ws/agent', dir = tempDir()): string {
   writeFileSync(join(dir, 'agent.json'), JSON.stringify({ server_url: url, allow_insecure: true }), { mode: 0o600 });
@@ -71,41 +84,56 @@ function noInternal(r: Result): void {
 }
 
 describe('run on state files it cannot use: E_FILE_ACCESS / E_TOKEN, once, exit 1', () => {
-  it('agent.json, token or host_id a folder: E_FILE_ACCESS naming the file (agent.json was E_INTERNAL EISDIR; the token was retried forever)', () => {
-    for (const file of ['agent.json', 'token', 'host_id']) {
+  it('agent.json, token or host_id a folder: E_FILE_ACCESS naming the file (agent.json was E_INTERNAL EISDIR; the token was retried forever)', async () => {
+    const files = ['agent.json', 'token', 'host_id'];
+    const dirs = files.map((file) => {
       const dir = stateDir();
       rmSync(join(dir, file));
       mkdirSync(join(dir, file));
-      const r = agentCli(['run', '--state-dir', dir]);
+      return dir;
+    });
+    const results = await Promise.all(dirs.map((dir) => agentCliAsync(['run', '--state-dir', dir])));
+    for (const [i, file] of files.entries()) {
+      const [dir, r] = [dirs[i]!, results[i]!];
       expect(r.code, file).toBe(1);
       expect(r.stderr, file).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot read ${join(dir, file)} (EISDIR): it is a folder, not a file; run cannot start until this is mended — move it aside`);
       noInternal(r);
     }
   });
 
-  it('agent.json or token this user may not read (as nobody): E_FILE_ACCESS saying so (agent.json was E_INTERNAL EACCES)', () => {
+  it('agent.json or token this user may not read (as nobody): E_FILE_ACCESS saying so (agent.json was E_INTERNAL EACCES)', async () => {
     if (!isRoot) {
       console.warn('run as another user: needs root; not run');
       return;
     }
-    for (const file of ['agent.json', 'token']) {
+    const files = ['agent.json', 'token'];
+    const dirs = files.map((file) => {
       const dir = stateDir();
       chmodSync(dir, 0o755);
       for (const f of readdirSync(dir)) chownSync(join(dir, f), NOBODY, NOBODY);
       chownSync(dir, NOBODY, NOBODY);
       chmodSync(join(dir, file), 0o000);
-      const r = agentCli(['run', '--state-dir', dir], NOBODY);
+      return dir;
+    });
+    const results = await Promise.all(dirs.map((dir) => agentCliAsync(['run', '--state-dir', dir], NOBODY)));
+    for (const [i, file] of files.entries()) {
+      const [dir, r] = [dirs[i]!, results[i]!];
       expect(r.code, file).toBe(1);
       expect(r.stderr, file).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot read ${join(dir, file)} (EACCES): this user (nobody) may not read it`);
       noInternal(r);
     }
   });
 
-  it('a malformed token (empty, cut short, with spaces) stops run with E_TOKEN exit 1 instead of retrying forever', () => {
-    for (const bad of ['', TOKEN.slice(0, 20), `${TOKEN.slice(0, 20)} ${TOKEN.slice(20)}`]) {
+  it('a malformed token (empty, cut short, with spaces) stops run with E_TOKEN exit 1 instead of retrying forever', async () => {
+    const bads = ['', TOKEN.slice(0, 20), `${TOKEN.slice(0, 20)} ${TOKEN.slice(20)}`];
+    const dirs = bads.map((bad) => {
       const dir = stateDir();
       writeFileSync(join(dir, 'token'), bad);
-      const r = agentCli(['run', '--state-dir', dir]);
+      return dir;
+    });
+    const results = await Promise.all(dirs.map((dir) => agentCliAsync(['run', '--state-dir', dir])));
+    for (const [i, bad] of bads.entries()) {
+      const [dir, r] = [dirs[i]!, results[i]!];
       expect(r.code, JSON.stringify(bad)).toBe(1);
       expect(r.stderr).toContain(`cortex-agent: error[E_TOKEN]: token file ${join(dir, 'token')} is malformed: `);
       expect(r.stderr).not.toContain('connection attempt failed');
@@ -158,25 +186,32 @@ describe('status', () => {
     }
   });
 
-  it('says what keeps run from starting (agent.json damaged, token missing, host_id a folder), as run would say it', () => {
+  it('says what keeps run from starting (agent.json damaged, token missing, host_id a folder), as run would say it', async () => {
     const cases: [string, (dir: string) => void, string][] = [
       ['agent.json', (dir) => writeFileSync(join(dir, 'agent.json'), '{"server_url": '), 'E_AGENT_START'],
       ['token', (dir) => rmSync(join(dir, 'token')), 'E_NOT_ENROLLED'],
       ['host_id', (dir) => (rmSync(join(dir, 'host_id')), mkdirSync(join(dir, 'host_id'))), 'E_FILE_ACCESS'],
     ];
-    for (const [file, breakIt, code] of cases) {
-      const dir = stateDir();
-      breakIt(dir);
-      const text = agentCli(['status', '--state-dir', dir]);
+    // each case in its own folder, side by side; in a folder, status (text and --json) before run
+    const soundDir = stateDir();
+    const [sound, ...results] = await Promise.all([
+      agentCliAsync(['status', '--state-dir', soundDir, '--json']).then((r) => JSON.parse(r.stdout) as { start_problem: unknown }),
+      ...cases.map(async ([, breakIt]) => {
+        const dir = stateDir();
+        breakIt(dir);
+        const [text, json] = await Promise.all([agentCliAsync(['status', '--state-dir', dir]), agentCliAsync(['status', '--state-dir', dir, '--json'])]);
+        return { text, json, run: await agentCliAsync(['run', '--state-dir', dir]) };
+      }),
+    ]);
+    for (const [i, [file, , code]] of cases.entries()) {
+      const { text, json: jsonOut, run } = results[i]! as { text: Result; json: Result; run: Result };
       expect(text.code, text.stderr).toBe(0);
       expect(text.stdout).toMatch(new RegExp(`^problem: +${file}: error\\[${code}\\] .*run cannot start until this is mended`, 'm'));
-      const json = JSON.parse(agentCli(['status', '--state-dir', dir, '--json']).stdout) as { start_problem: { file: string; code: string } | null };
+      const json = JSON.parse(jsonOut.stdout) as { start_problem: { file: string; code: string } | null };
       expect(json.start_problem).toMatchObject({ file, code });
-      const run = agentCli(['run', '--state-dir', dir]);
       expect(run.code).toBe(1);
       expect(run.stderr).toContain(`error[${code}]`);
     }
-    const sound = JSON.parse(agentCli(['status', '--state-dir', stateDir(), '--json']).stdout) as { start_problem: unknown };
     expect(sound.start_problem).toBeNull();
   });
 });
@@ -264,12 +299,11 @@ describe('a buffer that cannot be opened for want of space or permission is not 
 });
 
 describe('buffer check without a buffer.db', () => {
-  it('error[E_NOT_ENROLLED] as status says it; --json prints {ok: false, error}', () => {
+  it('error[E_NOT_ENROLLED] as status says it; --json prints {ok: false, error}', async () => {
     const dir = tempDir();
-    const r = agentCli(['buffer', 'check', '--state-dir', dir]);
+    const [r, j] = await Promise.all([agentCliAsync(['buffer', 'check', '--state-dir', dir]), agentCliAsync(['buffer', 'check', '--state-dir', dir, '--json'])]);
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`cortex-agent: error[E_NOT_ENROLLED]: ${dir} has no buffer.db; is it an enrolled agent's state dir? — cortex-agent enroll --state-dir ${dir}\n`);
-    const j = agentCli(['buffer', 'check', '--state-dir', dir, '--json']);
     expect(j.code).toBe(1);
     expect(JSON.parse(j.stdout)).toEqual({
       ok: false,
@@ -365,25 +399,26 @@ describe("another program's SQLite file at buffer.db", () => {
     }
   });
 
-  it('a buffer.db of 0 bytes or without a table: buffer check says EMPTY (run sets it up), not DAMAGED; run agrees', () => {
-    for (const make of [(p: string) => writeFileSync(p, ''), (p: string) => new Database(p).exec('VACUUM').close()]) {
+  it('a buffer.db of 0 bytes or without a table: buffer check says EMPTY (run sets it up), not DAMAGED; run agrees', async () => {
+    // the two files side by side, each in its own folder
+    await Promise.all([(p: string) => writeFileSync(p, ''), (p: string) => new Database(p).exec('VACUUM').close()].map(async (make) => {
       const dir = stateDir();
       const path = join(dir, 'buffer.db');
       rmSync(path);
       make(path);
-      const r = agentCli(['buffer', 'check', '--state-dir', dir]);
+      const [r, jOut] = await Promise.all([agentCliAsync(['buffer', 'check', '--state-dir', dir]), agentCliAsync(['buffer', 'check', '--state-dir', dir, '--json'])]);
       noInternal(r);
       expect(r.code).toBe(1);
       expect(r.stdout).toMatch(/^result: {5}EMPTY: not a buffer yet$/m);
       expect(r.stdout).not.toContain('DAMAGED');
       expect(r.stderr).toMatch(/^cortex-agent: buffer\.db holds nothing \((0 bytes|a SQLite file without a table)\): "cortex-agent run" sets it up as a new buffer/);
-      const j = JSON.parse(agentCli(['buffer', 'check', '--state-dir', dir, '--json']).stdout) as { ok: boolean; integrity: string };
+      const j = JSON.parse(jOut.stdout) as { ok: boolean; integrity: string };
       expect([j.ok, j.integrity]).toEqual([false, 'empty']);
       // and run does set it up: the healing open leaves no .corrupt- copy
       DurableBuffer.open(path).close();
       expect(readdirSync(dir).some((f) => f.includes('.corrupt-'))).toBe(false);
-      expect(agentCli(['buffer', 'check', '--state-dir', dir]).code).toBe(0);
-    }
+      expect((await agentCliAsync(['buffer', 'check', '--state-dir', dir])).code).toBe(0);
+    }));
   });
 
   it('an empty file (no tables) is still made into a buffer', () => {

@@ -15,6 +15,7 @@ import {
   AGENT_CLI,
   FULL,
   ROOT,
+  SERVER_CLI,
   assertNoTokenLeaks,
   captured,
   checkExactlyOnce,
@@ -22,8 +23,6 @@ import {
   cleanupTempDirs,
   enroll,
   exitOf,
-  issueAgent,
-  reissueAgent,
   rememberStateToken,
   requireDist,
   startAgentRunner,
@@ -31,6 +30,7 @@ import {
   tempDir,
   tokens,
   type AgentProc,
+  type Issued,
 } from '../support/procs.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -42,6 +42,29 @@ const ENROLL_KILLS = FULL ? 30 : 3;
 const RUNNER = { rate: RATE, chunk: 100, pingWatchdogMs: 2000, backoffBaseMs: 100, backoffCapMs: 1000 };
 
 beforeAll(() => requireDist());
+
+/**
+ * issueAgent (`host`) or reissueAgent (`{ hostId }`) without blocking the event loop: a kill timed
+ * 0..12 ms after a log line must not wait behind another attempt's issue.
+ */
+function issueAgentAsync(db: string, host: string | { hostId: string }): Promise<Issued> {
+  const who = typeof host === 'string' ? ['--host', host] : ['--host-id', host.hostId];
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SERVER_CLI, 'agent', 'issue', ...who, '--json', '--db', db], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      captured.push(err); // stdout is the issued token, by design: not captured (as issueAgent)
+      if (code !== 0) return reject(new Error(`agent issue failed (${code}): ${err}`));
+      const issued = JSON.parse(out) as Issued;
+      tokens.add(issued.token);
+      resolve(issued);
+    });
+  });
+}
 afterAll(() => cleanupTempDirs());
 
 it(`SIGKILL of agents at random moments: ${AGENTS} × ${N} entries exactly once, next_seq never reused`, async () => {
@@ -54,11 +77,12 @@ it(`SIGKILL of agents at random moments: ${AGENTS} × ${N} entries exactly once,
   const dirs: string[] = [];
   const nextSeqSeen: number[][] = [];
   try {
+    // issued and enrolled side by side; the runners start together
+    const issued = await Promise.all(Array.from({ length: AGENTS }, (_, i) => issueAgentAsync(db, `akill-${i}`)));
+    await Promise.all(issued.map((x, i) => enroll(proxy.url(), x, join(dir, `agent-${i}`))));
     for (let i = 0; i < AGENTS; i++) {
-      const issued = issueAgent(db, `akill-${i}`);
       const stateDir = join(dir, `agent-${i}`);
-      await enroll(proxy.url(), issued, stateDir);
-      hosts.push(issued.host_id);
+      hosts.push(issued[i]!.host_id);
       dirs.push(stateDir);
       nextSeqSeen.push([]);
       agents.push(startAgentRunner({ stateDir, total: N, ...RUNNER }));
@@ -100,69 +124,78 @@ it(`SIGKILL during enrollment's token write (${ENROLL_KILLS} times): token absen
   const db = join(dir, 'server.db');
   const server = await startServer(db, ['--ping-interval-ms', '500']);
   const outcomes: Record<string, number> = { token_absent: 0, token_complete: 0, token_without_agent_json: 0, enroll_finished: 0 };
-  try {
-    for (let i = 0; i < ENROLL_KILLS; i++) {
-      const issued = issueAgent(db, `enroll-kill-${i}`);
-      const stateDir = join(dir, `e-${i}`);
-      const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure', '--json'], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-      // The event: the server has accepted the hello and sent the rotated token. Kill
-      // 0..12 ms later: the agent is reading the answer or writing the token file.
-      const connected = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 15_000);
-      const exit = exitOf(child);
-      const winner = await Promise.race([connected.then(() => 'connected' as const), exit.then(() => 'exited' as const)]);
-      if (winner === 'connected') {
-        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 13)));
-        child.kill('SIGKILL');
-      }
-      const code = await exit;
-      captured.push(out);
-      const tokenPath = join(stateDir, 'token');
-      const hasToken = existsSync(tokenPath);
-      const hasSettings = existsSync(join(stateDir, 'agent.json')) && existsSync(join(stateDir, 'host_id'));
-      if (code === 0) outcomes['enroll_finished']!++;
-      let recoverWith: 'run' | 'reissue' = 'reissue';
-      if (hasToken) {
-        const t = readFileSync(tokenPath, 'utf8').trim();
-        tokens.add(t);
-        // a present token file is never partial: it is exactly a token the server accepts
-        expect(t.length).toBeGreaterThanOrEqual(32);
-        if (hasSettings) {
-          outcomes['token_complete']!++;
-          recoverWith = 'run';
-        } else {
-          outcomes['token_without_agent_json']!++;
-          // the token is valid; agent.json was not written yet: run with explicit settings
-          const r = startAgentRunner({ stateDir, serverUrl: server.url, hostId: issued.host_id, total: 5, ...RUNNER });
-          try {
-            await r.waitFor((e) => e.ev === 'done', 20_000);
-          } finally {
-            await r.kill('SIGTERM');
-          }
-          continue;
-        }
+  // One kill: its own host and folder, so that BATCH of them run side by side.
+  const killOne = async (issued: Issued, i: number): Promise<void> => {
+    const stateDir = join(dir, `e-${i}`);
+    const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure', '--json'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    // The event: the server has accepted the hello and sent the rotated token. Kill
+    // 0..12 ms later: the agent is reading the answer or writing the token file.
+    const connected = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 15_000);
+    const exit = exitOf(child);
+    const winner = await Promise.race([connected.then(() => 'connected' as const), exit.then(() => 'exited' as const)]);
+    if (winner === 'connected') {
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 13)));
+      child.kill('SIGKILL');
+    }
+    const code = await exit;
+    captured.push(out);
+    const tokenPath = join(stateDir, 'token');
+    const hasToken = existsSync(tokenPath);
+    const hasSettings = existsSync(join(stateDir, 'agent.json')) && existsSync(join(stateDir, 'host_id'));
+    if (code === 0) outcomes['enroll_finished']!++;
+    let recoverWith: 'run' | 'reissue' = 'reissue';
+    if (hasToken) {
+      const t = readFileSync(tokenPath, 'utf8').trim();
+      tokens.add(t);
+      // a present token file is never partial: it is exactly a token the server accepts
+      expect(t.length).toBeGreaterThanOrEqual(32);
+      if (hasSettings) {
+        outcomes['token_complete']!++;
+        recoverWith = 'run';
       } else {
-        outcomes['token_absent']!++;
+        outcomes['token_without_agent_json']!++;
+        // the token is valid; agent.json was not written yet: run with explicit settings
+        const r = startAgentRunner({ stateDir, serverUrl: server.url, hostId: issued.host_id, total: 5, ...RUNNER });
+        try {
+          await r.waitFor((e) => e.ev === 'done', 20_000);
+        } finally {
+          await r.kill('SIGTERM');
+        }
+        return;
       }
-      if (recoverWith === 'reissue') {
-        // the rotated token never reached the disk: the operator issues a fresh one (DESIGN 3)
-        const again = reissueAgent(db, issued.host_id);
-        await enroll(server.url, again, stateDir);
-      }
-      const r = startAgentRunner({ stateDir, total: 5, ...RUNNER });
-      try {
-        await r.waitFor((e) => e.ev === 'done', 20_000);
-      } finally {
-        await r.kill('SIGTERM');
-      }
-      rememberStateToken(stateDir);
-      const rows = checkExactlyOnce(db, issued.host_id, 5);
-      expect(rows).toMatchObject({ missing: 0, duplicates: 0, mismatched: 0 });
+    } else {
+      outcomes['token_absent']!++;
+    }
+    if (recoverWith === 'reissue') {
+      // the rotated token never reached the disk: the operator issues a fresh one (DESIGN 3)
+      const again = await issueAgentAsync(db, { hostId: issued.host_id });
+      await enroll(server.url, again, stateDir);
+    }
+    const r = startAgentRunner({ stateDir, total: 5, ...RUNNER });
+    try {
+      await r.waitFor((e) => e.ev === 'done', 20_000);
+    } finally {
+      await r.kill('SIGTERM');
+    }
+    rememberStateToken(stateDir);
+    const rows = checkExactlyOnce(db, issued.host_id, 5);
+    expect(rows).toMatchObject({ missing: 0, duplicates: 0, mismatched: 0 });
+  };
+  const BATCH = 3;
+  try {
+    for (let i = 0; i < ENROLL_KILLS; i += BATCH) {
+      const ids = Array.from({ length: Math.min(BATCH, ENROLL_KILLS - i) }, (_, k) => i + k);
+      // issued first (all of the batch), so that no issue runs while an enroll waits to be killed
+      const issued = await Promise.all(ids.map((k) => issueAgentAsync(db, `enroll-kill-${k}`)));
+      // all settled before any failure is said: no runner is left running
+      const results = await Promise.allSettled(ids.map((k, j) => killOne(issued[j]!, k)));
+      for (const r of results) if (r.status === 'rejected') throw r.reason;
     }
     recordFigure('enroll_kill', { kills: ENROLL_KILLS, ...outcomes });
     assertNoTokenLeaks();
@@ -182,30 +215,41 @@ it('after an enroll killed mid-write, `cortex-agent run` works whenever the toke
   const db = join(dir, 'server.db');
   const server = await startServer(db);
   let checked = 0;
+  // One attempt: enroll killed just after the server accepted its hello; when a token file is
+  // left, `run` must connect. Independent hosts and folders: BATCH attempts run side by side.
+  const attempt = async (issued: Issued, i: number): Promise<boolean> => {
+    const stateDir = join(dir, `r-${i}`);
+    const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: 'ignore' });
+    const connected = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 15_000);
+    const exit = exitOf(child);
+    if ((await Promise.race([connected.then(() => 'c'), exit.then(() => 'e')])) === 'c') {
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 13)));
+      child.kill('SIGKILL');
+    }
+    await exit;
+    if (!existsSync(join(stateDir, 'token'))) return false;
+    rememberStateToken(stateDir);
+    const run = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    run.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const active = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 10_000).then(() => 'active' as const, () => 'timeout' as const);
+    const outcome = await Promise.race([active, exitOf(run).then((c) => `exit ${c}` as const)]);
+    run.kill('SIGTERM');
+    await exitOf(run);
+    captured.push(err);
+    expect(outcome, `run after a killed enroll (agent.json ${existsSync(join(stateDir, 'agent.json')) ? 'present' : 'missing'}): ${err.slice(-400)}`).toBe('active');
+    return true;
+  };
+  const BATCH = 3;
   try {
-    for (let i = 0; i < 40 && checked < 3; i++) {
-      const issued = issueAgent(db, `enroll-run-${i}`);
-      const stateDir = join(dir, `r-${i}`);
-      const child = spawn(process.execPath, [AGENT_CLI, 'enroll', '--server', server.url, `--token=${issued.token}`, '--host-id', issued.host_id, '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: 'ignore' });
-      const connected = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 15_000);
-      const exit = exitOf(child);
-      if ((await Promise.race([connected.then(() => 'c'), exit.then(() => 'e')])) === 'c') {
-        await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 13)));
-        child.kill('SIGKILL');
-      }
-      await exit;
-      if (!existsSync(join(stateDir, 'token'))) continue;
-      rememberStateToken(stateDir);
-      checked++;
-      const run = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-      let err = '';
-      run.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-      const active = server.waitForLog((r) => r['msg'] === 'agent connected' && r['host_id'] === issued.host_id, 10_000).then(() => 'active' as const, () => 'timeout' as const);
-      const outcome = await Promise.race([active, exitOf(run).then((c) => `exit ${c}` as const)]);
-      run.kill('SIGTERM');
-      await exitOf(run);
-      captured.push(err);
-      expect(outcome, `run after a killed enroll (agent.json ${existsSync(join(stateDir, 'agent.json')) ? 'present' : 'missing'}): ${err.slice(-400)}`).toBe('active');
+    for (let i = 0; i < 40 && checked < 3; i += BATCH) {
+      const ids = Array.from({ length: Math.min(BATCH, 40 - i) }, (_, k) => i + k);
+      // issued first (all of the batch), so that no issue runs while an enroll waits to be killed
+      const issued = await Promise.all(ids.map((k) => issueAgentAsync(db, `enroll-run-${k}`)));
+      // all settled before any failure is said: no attempt's process is left running
+      const results = await Promise.allSettled(ids.map((k, j) => attempt(issued[j]!, k)));
+      for (const r of results) if (r.status === 'rejected') throw r.reason;
+      checked += results.filter((r) => r.status === 'fulfilled' && r.value).length;
     }
     expect(checked).toBeGreaterThan(0);
   } finally {

@@ -12,7 +12,7 @@
 // then unmounts, checks and mounts it again. The cases after them run the agent's commands as
 // another user ("nobody": a folder or a log file it may not read or write), as root may.
 // Where a case is not allowed here it is reported as not run.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
@@ -57,11 +57,25 @@ function stored(db: string, hostId: string): { n: number; d: number } {
   }
 }
 
-/** A server, a host whose config tails `appLog` (outside the state folder), enrolled into `stateDir`. */
+/**
+ * One server for the file, started by the first case that runs (none when every case is not run
+ * here): each case has its own host, and counts only that host's lines.
+ */
+let shared: Promise<{ db: string; server: Awaited<ReturnType<typeof startServer>> }> | undefined;
+afterAll(async () => {
+  if (shared !== undefined) await (await shared).server.kill();
+});
+function sharedServer() {
+  shared ??= (async () => {
+    const db = join(tempDir(), 'server.db');
+    return { db, server: await startServer(db) };
+  })();
+  return shared;
+}
+
+/** The file's server, a host whose config tails `appLog` (outside the state folder), enrolled into `stateDir`. */
 async function serverAndHost(appLog: string, stateDir: string) {
-  const dir = tempDir();
-  const db = join(dir, 'server.db');
-  const server = await startServer(db);
+  const { db, server } = await sharedServer();
   const x = issueAgent(db, 'rohost');
   const config = { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 50, metrics_interval_secs: null, probe_concurrency: 1, log_sources: [{ kind: 'file', path: appLog }] };
   expect(cliSync(SERVER_CLI, ['agent', 'config', x.host_id, '--set', JSON.stringify(config), '--db', db]).code).toBe(0);
@@ -88,7 +102,7 @@ it('`run` on a state folder whose filesystem is read-only (a stale run.lock in i
   mkdirSync(stateDir);
   const appLog = join(tempDir(), 'app.log');
   appendFileSync(appLog, lines(1, 300));
-  const { db, server, x } = await serverAndHost(appLog, stateDir);
+  const { db, x } = await serverAndHost(appLog, stateDir);
   let agent: ReturnType<typeof run> | undefined;
   try {
     agent = run(stateDir);
@@ -125,7 +139,6 @@ it('`run` on a state folder whose filesystem is read-only (a stale run.lock in i
       agent.child.kill('SIGKILL');
       await exitOf(agent.child);
     }
-    await server.kill();
     umount();
   }
 }, 90_000);
@@ -154,7 +167,7 @@ it('a running agent whose state filesystem aborts on an I/O error lets go of it,
   mkdirSync(stateDir);
   const appLog = join(tempDir(), 'app.log');
   appendFileSync(appLog, lines(1, 500));
-  const { db, server, x } = await serverAndHost(appLog, stateDir);
+  const { db, x } = await serverAndHost(appLog, stateDir);
   const agent = run(stateDir);
   try {
     await until('the first 500 lines stored', () => stored(db, x.host_id).n === 500, 30_000);
@@ -180,13 +193,19 @@ it('a running agent whose state filesystem aborts on an I/O error lets go of it,
     expect(await exitOf(agent.child)).toBe(0);
   } finally {
     agent.child.kill('SIGKILL');
-    await server.kill();
     umount();
   }
 }, 120_000);
 
-/** An agent CLI command run as "nobody" (uid 65534). */
-const asNobody = (args: string[]) => spawnSync(process.execPath, [AGENT_CLI, ...args], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 30_000 });
+/** An agent CLI command run as "nobody" (uid 65534), not blocking: independent ones go side by side. */
+function asNobody(args: string[]): Promise<{ status: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [AGENT_CLI, ...args], { uid: 65534, gid: 65534, stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stderr }));
+  });
+}
 
 /** As root: a host enrolled into a state folder that "nobody" can reach (its parent 0755); undefined (said) when not root. */
 async function enrolledForNobody() {
@@ -205,48 +224,45 @@ async function enrolledForNobody() {
 it('`run` as a user who may not write the state folder says so at once (E_FILE_ACCESS), instead of waiting or "this is a bug"', async () => {
   const setup = await enrolledForNobody();
   if (setup === undefined) return;
-  const { stateDir, server } = setup;
-  try {
-    // the folder and its files belong to "nobody", who may read but not write the folder
-    execFileSync('chown', ['-R', '65534:65534', stateDir]);
-    execFileSync('chmod', ['0500', stateDir]);
-    const r = asNobody(['run', '--state-dir', stateDir, '--allow-insecure']);
-    expect(r.status).toBe(1);
-    const stderr = r.stderr;
-    expect(stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: this user (nobody) may not write the state folder ${stateDir} (EACCES), which belongs to nobody: its mode keeps its own owner out: chmod u+rwx ${stateDir}`);
-    expect(stderr).not.toContain('E_INTERNAL');
-  } finally {
-    await server.kill();
-  }
+  const { stateDir } = setup;
+  // the folder and its files belong to "nobody", who may read but not write the folder
+  execFileSync('chown', ['-R', '65534:65534', stateDir]);
+  execFileSync('chmod', ['0500', stateDir]);
+  const r = await asNobody(['run', '--state-dir', stateDir, '--allow-insecure']);
+  expect(r.status).toBe(1);
+  const stderr = r.stderr;
+  expect(stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: this user (nobody) may not write the state folder ${stateDir} (EACCES), which belongs to nobody: its mode keeps its own owner out: chmod u+rwx ${stateDir}`);
+  expect(stderr).not.toContain('E_INTERNAL');
 }, 60_000);
 
 it('status, buffer check, run and enroll by a user who may not read the state folder (no sudo) say so: not "not enrolled", not "this is a bug" (H18)', async () => {
   const setup = await enrolledForNobody();
   if (setup === undefined) return;
   const { stateDir, server, x } = setup;
-  try {
-    execFileSync('chmod', ['0700', stateDir]); // root's, as /var/lib/cortex-agent is the agent user's
-    const denied = `may not read the state folder ${stateDir} (EACCES), which belongs to root: run the command as root (sudo cortex-agent …)`;
-    for (const args of [['status', '--state-dir', stateDir], ['buffer', 'check', '--state-dir', stateDir], ['run', '--state-dir', stateDir, '--allow-insecure']]) {
-      const r = asNobody(args);
-      expect([args[0], r.status]).toEqual([args[0], 1]);
-      expect(r.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: this user (nobody) ${denied}`);
-      expect(r.stderr).not.toMatch(/E_INTERNAL|E_NOT_ENROLLED|has no buffer\.db/);
-    }
-    const tokenFile = join(dirname(stateDir), 'token');
-    writeFileSync(tokenFile, 'A'.repeat(43), { mode: 0o644 });
-    const enrolling = asNobody(['enroll', '--server', server.url, '--token-file', tokenFile, '--host-id', x.host_id, '--state-dir', join(stateDir, 'inner'), '--allow-insecure']);
-    expect(enrolling.status).toBe(1);
-    expect(enrolling.stderr).toMatch(/^cortex-agent: error\[E_FILE_ACCESS\]: this user \(nobody\) may not write the state folder .*inner \(EACCES\), which belongs to root: run the command as root .* \(the token was not sent and is still good\)/);
-  } finally {
-    await server.kill();
+  execFileSync('chmod', ['0700', stateDir]); // root's, as /var/lib/cortex-agent is the agent user's
+  const denied = `may not read the state folder ${stateDir} (EACCES), which belongs to root: run the command as root (sudo cortex-agent …)`;
+  const tokenFile = join(dirname(stateDir), 'token');
+  writeFileSync(tokenFile, 'A'.repeat(43), { mode: 0o644 });
+  const commands = [['status', '--state-dir', stateDir], ['buffer', 'check', '--state-dir', stateDir], ['run', '--state-dir', stateDir, '--allow-insecure']];
+  // the four commands side by side: each is refused before it writes anything
+  const [enrolling, ...results] = await Promise.all([
+    asNobody(['enroll', '--server', server.url, '--token-file', tokenFile, '--host-id', x.host_id, '--state-dir', join(stateDir, 'inner'), '--allow-insecure']),
+    ...commands.map((args) => asNobody(args)),
+  ]);
+  for (const [i, args] of commands.entries()) {
+    const r = results[i]!;
+    expect([args[0], r.status]).toEqual([args[0], 1]);
+    expect(r.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: this user (nobody) ${denied}`);
+    expect(r.stderr).not.toMatch(/E_INTERNAL|E_NOT_ENROLLED|has no buffer\.db/);
   }
+  expect(enrolling!.status).toBe(1);
+  expect(enrolling!.stderr).toMatch(/^cortex-agent: error\[E_FILE_ACCESS\]: this user \(nobody\) may not write the state folder .*inner \(EACCES\), which belongs to root: run the command as root .* \(the token was not sent and is still good\)/);
 }, 60_000);
 
 it('a log file the agent\'s user may not read: the source says who runs and how to grant access, and resumes by itself once it may', async () => {
   const setup = await enrolledForNobody();
   if (setup === undefined) return;
-  const { stateDir, server, x, db, appLog } = setup;
+  const { stateDir, x, db, appLog } = setup;
   appendFileSync(appLog, lines(1, 200)); // root's, in a root-only (0700) folder
   execFileSync('chown', ['-R', '65534:65534', stateDir]);
   const agent = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure', '--source-poll-ms', '50'], { uid: 65534, gid: 65534, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -275,6 +291,5 @@ it('a log file the agent\'s user may not read: the source says who runs and how 
   } finally {
     agent.kill('SIGKILL');
     await exitOf(agent);
-    await server.kill();
   }
 }, 90_000);
