@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { AuthFailedError, ServerClient, TokenRevokedError, createServerPeer, registerServerHandlers, webSocketTransport } from '@cortex/agent-protocol';
 import { buildConformance, parseJson, runConformance, statusOf } from './helpers.js';
 
@@ -104,15 +104,19 @@ function startBrokenServer(): Promise<{ url: string; http: string; close: () => 
   );
 }
 
-describe('cortex-conformance against a broken server', () => {
+// Built once, before both blocks: the build blocks this process, which serves the broken servers.
+beforeAll(() => buildConformance());
+
+// The two blocks at the same time (describe.concurrent), each with its own broken server; the
+// tests inside each block one after the other (it.sequential), as before.
+describe.concurrent('cortex-conformance against a broken server', () => {
   let broken: { url: string; http: string; close: () => Promise<void> };
   beforeAll(async () => {
-    buildConformance();
     broken = await startBrokenServer();
   });
   afterAll(async () => broken?.close());
 
-  it('fails the cases that match its faults and exits non-zero', async () => {
+  it.sequential('fails the cases that match its faults and exits non-zero', async ({ expect }) => {
     const call = (method: string, path: string, print = false) =>
       `node -e "fetch('${broken.http}${path}'+(process.argv[1]??''),{method:'${method}'}).then(async (r)=>{${print ? 'console.log(await r.text());' : ''}process.exit(r.ok?0:1)})"`;
     const r = await runConformance([
@@ -157,11 +161,10 @@ describe('cortex-conformance against a broken server', () => {
   }, 60_000);
 });
 
-describe('runner options against the broken server: --expect-fail, --strict, --json-lines, --junit', () => {
+describe.concurrent('runner options against the broken server: --expect-fail, --strict, --json-lines, --junit', () => {
   let broken: { url: string; http: string; close: () => Promise<void> };
   let tmp: string;
   beforeAll(async () => {
-    buildConformance();
     broken = await startBrokenServer();
     tmp = mkdtempSync(join(tmpdir(), 'cortex-expect-fail-'));
   });
@@ -171,7 +174,7 @@ describe('runner options against the broken server: --expect-fail, --strict, --j
   });
   const base = () => ['server', '--url', broken.url, '--enroll-token', TOKEN, '--host-id', HOST, '--skip-slow', '--timeout-ms', '1000', '--agent-rate', '5000'];
 
-  it('a known-failing list: listed failures are XFAIL and do not fail the run; --strict still fails on skips; a listed pass (XPASS) fails it', async () => {
+  it.sequential('a known-failing list: listed failures are XFAIL and do not fail the run; --strict still fails on skips; a listed pass (XPASS) fails it', async ({ expect }) => {
     // The failures of this server, found once (ids only).
     const first = parseJson(await runConformance([...base(), '--json']));
     const failing = first.cases.filter((c) => c.status === 'FAIL').map((c) => c.id);
@@ -210,7 +213,7 @@ describe('runner options against the broken server: --expect-fail, --strict, --j
     expect(xml).toContain('failures="1"');
   }, 90_000);
 
-  it('--bail stops at the first failure: the cases after it are not run', async () => {
+  it.sequential('--bail stops at the first failure: the cases after it are not run', async ({ expect }) => {
     const r = await runConformance([...base(), '--json', '--bail']);
     expect(r.code).toBe(1);
     const rep = parseJson(r);
@@ -219,7 +222,7 @@ describe('runner options against the broken server: --expect-fail, --strict, --j
     expect(r.stderr).toMatch(/stopped after the first failure \(subprotocol\/wrong-refused; --bail\)/);
   });
 
-  it('a missing --expect-fail file or --json with --json-lines is bad usage (exit 2)', async () => {
+  it.sequential('a missing --expect-fail file or --json with --json-lines is bad usage (exit 2)', async ({ expect }) => {
     const a = await runConformance([...base(), '--expect-fail', join(tmp, 'nope.txt')]);
     expect(a.code).toBe(2);
     expect(a.stderr).toMatch(/--expect-fail .*nope\.txt: cannot read it \(ENOENT\)/);

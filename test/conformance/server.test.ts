@@ -5,7 +5,7 @@ import { existsSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { METRICS_COUNT, SERVER_CLI, buildConformance, failures, issueHost, parseJson, runConformance, serveReference, serveWithFaults, statusOf, type ServeHandle } from './helpers.js';
+import { METRICS_COUNT, SERVER_CLI, buildConformance, failures, issueHost, parseJson, runConformance, serveReference, serveWithFaults, statusOf, type Host, type ServeHandle } from './helpers.js';
 
 // The ping window (interval × missed pongs) must outlast a stall of a loaded CI machine:
 // at 300 ms × 2 one run saw the -32030 burst's session closed (1006) mid-case. 1 s × 2
@@ -19,14 +19,24 @@ const AGENT_RATE = 2000;
 // pushes three seconds' worth of FAULTY_RATE at once.
 const QUEUE_ENTRIES = 3000;
 const FAULTY_RATE = 5000;
+// The run with every option: the reference server's rotation_close_grace_ms (5 s), which the
+// close/1012 case waits through (it asserts the 1012 and its upper bound, not the length), through
+// the fixture's knob (as scripts/mutants/run-server.mjs); the server's own 5 s is
+// test/server/control.test.ts's.
+const ROTATION_CLOSE_MS = '500';
 
 describe('cortex-conformance server', () => {
   let srv: ServeHandle;
   let tmp: string;
+  // issued up front: the tests that use them run at the same time
+  let hostOnly: Host;
+  let hostJson: Host;
   beforeAll(async () => {
     buildConformance();
     tmp = mkdtempSync(join(tmpdir(), 'cortex-conformance-out-'));
     srv = await serveReference(['--hello-timeout-ms', '800', '--max-batch-entries', '500', '--ping-interval-ms', String(PING_MS), '--missed-pongs', '2', '--agent-rate', String(AGENT_RATE)]);
+    hostOnly = issueHost(srv.db, 'conformance-only');
+    hostJson = issueHost(srv.db, 'conformance-json');
   });
   afterAll(async () => {
     await srv?.stop();
@@ -36,6 +46,8 @@ describe('cortex-conformance server', () => {
   it('runs every case against the reference server with every option given: 0 skipped, 0 failed (--strict, JUnit XML)', async () => {
     // The reference server through a fixture that can also fail or stall its storage on
     // demand (-32007, -32603, -32020); everything else is the compiled server as `serve` runs it.
+    // in the environment of the fixture and of the runner, which runs --restart-command
+    process.env['CORTEX_TEST_ROTATION_CLOSE_MS'] = ROTATION_CLOSE_MS;
     const f = await serveWithFaults(
       { hello_timeout_ms: 800, max_batch_entries: 500, ping_interval_ms: PING_MS, missed_pongs: 2, agent_rate_entries_per_s: FAULTY_RATE, shutdown_drain_secs: 1, min_agent_version: '0.1.0' },
       QUEUE_ENTRIES,
@@ -97,11 +109,15 @@ describe('cortex-conformance server', () => {
       expect(xml).toMatch(/failures="0" errors="0" skipped="0"/);
       expect((xml.match(/<testcase /g) ?? []).length).toBe(lines.length - 1);
     } finally {
+      delete process.env['CORTEX_TEST_ROTATION_CLOSE_MS'];
       await f.stop();
     }
   }, 200_000);
 
-  it('reports an unreachable target with a clear message and a non-zero exit', async () => {
+  // The tests below run at the same time (after the run above, which runs alone: its timing
+  // cases and --strict): each its own runner, hosts of their own on the shared server.
+
+  it.concurrent('reports an unreachable target with a clear message and a non-zero exit', async ({ expect }) => {
     const r = await runConformance(['server', '--url', 'ws://127.0.0.1:1/ws/agent', '--enroll-token', 'x'.repeat(43), '--host-id', '00000000-0000-4000-8000-000000000000', '--json']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/cannot reach ws:\/\/127\.0\.0\.1:1\/ws\/agent/);
@@ -110,7 +126,7 @@ describe('cortex-conformance server', () => {
     expect(rep.error).toMatch(/ECONNREFUSED/);
   });
 
-  it('exits 2 on bad usage', async () => {
+  it.concurrent('exits 2 on bad usage', async ({ expect }) => {
     const r = await runConformance(['server', '--url', srv.url]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--(host-id|enroll-token) is required/);
@@ -119,8 +135,8 @@ describe('cortex-conformance server', () => {
     expect(existsSync(join(tmp, 'none'))).toBe(false);
   });
 
-  it('--only runs the selected cases (a trailing * selects a prefix) and skips the rest, saying so', async () => {
-    const h = issueHost(srv.db, 'conformance-only');
+  it.concurrent('--only runs the selected cases (a trailing * selects a prefix) and skips the rest, saying so', async ({ expect }) => {
+    const h = hostOnly;
     const r = await runConformance(['server', '--url', srv.url, '--enroll-token', h.token, '--host-id', h.host_id, '--json', '--only', 'handshake/first-enrollment-rotates,ingest/*']);
     const rep = parseJson(r);
     expect(failures(rep)).toEqual([]);
@@ -137,8 +153,8 @@ describe('cortex-conformance server', () => {
     expect(bad.code).toBe(2);
   });
 
-  it('JSON output has one object with every case', async () => {
-    const h = issueHost(srv.db, 'conformance-json');
+  it.concurrent('JSON output has one object with every case', async ({ expect }) => {
+    const h = hostJson;
     const r = await runConformance(['server', '--url', srv.url, '--enroll-token', h.token, '--host-id', h.host_id, '--skip-slow', '--json', '--hello-timeout-ms', '800']);
     const rep = parseJson(r);
     expect(failures(rep)).toEqual([]);
