@@ -1,6 +1,6 @@
 // The architecture's import rules (.dependency-cruiser.cjs, run by `npm run lint`): the real
 // tree keeps them, and a tree with forbidden imports (fixtures/) fails with each rule named.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -14,24 +14,35 @@ interface Violation {
   rule: { name: string; severity: string };
 }
 
-/** The violations (JSON report), and the exit status and text of the check as `npm run lint` runs it. */
-function cruise(cwd: string, paths: string[]): { status: number | null; text: string; violations: Violation[] } {
-  const json = spawnSync(process.execPath, [bin, ...paths, '--config', config, '--output-type', 'json'], { cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
+function depcruise(cwd: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', fail);
+    child.on('close', (status) => done({ status, stdout, stderr }));
+  });
+}
+
+/** The violations (JSON report), and the exit status and text of the check as `npm run lint` runs it (the two runs side by side). */
+async function cruise(cwd: string, paths: string[]): Promise<{ status: number | null; text: string; violations: Violation[] }> {
+  const [json, err] = await Promise.all([depcruise(cwd, [...paths, '--config', config, '--output-type', 'json']), depcruise(cwd, [...paths, '--config', config])]);
   const out = JSON.parse(json.stdout) as { summary: { violations: Violation[] } };
-  const err = spawnSync(process.execPath, [bin, ...paths, '--config', config], { cwd, encoding: 'utf8', maxBuffer: 64 << 20 });
   return { status: err.status, text: err.stdout + err.stderr, violations: out.summary.violations };
 }
 
 describe('import boundaries', () => {
-  it('the repository keeps every rule', () => {
+  it('the repository keeps every rule', async () => {
     const dirs = ['server', 'agent', 'codegen', 'common', 'generated/src', 'conformance', 'fleet', 'console'];
-    const r = cruise(repo, dirs);
+    const r = await cruise(repo, dirs);
     expect(r.violations).toEqual([]);
     expect(r.status).toBe(0);
   }, 180_000);
 
-  it('a forbidden import fails the check, naming the rule, the importer and the imported file', () => {
-    const r = cruise(join(import.meta.dirname, 'fixtures'), ['server', 'agent', 'codegen', 'common', 'generated', 'conformance', 'fleet']);
+  it('a forbidden import fails the check, naming the rule, the importer and the imported file', async () => {
+    const r = await cruise(join(import.meta.dirname, 'fixtures'), ['server', 'agent', 'codegen', 'common', 'generated', 'conformance', 'fleet']);
     expect(r.status).not.toBe(0);
     const seen = r.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`).sort();
     expect(seen).toEqual(
@@ -50,10 +61,10 @@ describe('import boundaries', () => {
     expect(r.text).toContain('error server-not-agent: server/server.ts → agent/buffer.ts');
   }, 180_000);
 
-  it('an import circle fails the check, type-only imports included (no-circular)', () => {
+  it('an import circle fails the check, type-only imports included (no-circular)', async () => {
     // circular/: server/ws/connection.ts and server/ws/context.ts import each other's types,
     // as the real ones did before the context stopped naming the connection.
-    const r = cruise(join(import.meta.dirname, 'circular'), ['server']);
+    const r = await cruise(join(import.meta.dirname, 'circular'), ['server']);
     expect(r.status).not.toBe(0);
     expect(r.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)).toEqual(['no-circular: server/ws/connection.ts -> server/ws/context.ts']);
     expect(r.text).toContain('error no-circular: server/ws/connection.ts');

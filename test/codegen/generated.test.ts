@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as G from '@cortex/agent-protocol';
 import type { LogsPushParams, AgentHelloParams, Validator } from '@cortex/agent-protocol';
 import { generate } from '../../codegen/generate.js';
@@ -18,6 +18,20 @@ const tmp = () => {
   return d;
 };
 afterAll(() => temps.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** `node dist/codegen/cli.js ARGS`, without blocking: the drift-check runs of this file go on side by side. */
+const cliRuns: Promise<unknown>[] = [];
+function codegenCli(args: string[]): Promise<{ status: number | null; stderr: string }> {
+  const run = new Promise<{ status: number | null; stderr: string }>((done, fail) => {
+    const child = spawn(process.execPath, [join(repo, 'dist/codegen/cli.js'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', fail);
+    child.on('close', (status) => done({ status, stderr }));
+  });
+  cliRuns.push(run);
+  return run;
+}
 
 type Vector = { id: string; method: string; target: 'params' | 'result' | 'message'; path: string; message: Record<string, unknown>; expected: { valid: boolean; outcome: string; code?: number } };
 const vectors: Vector[] = readdirSync(join(generatedDir, 'vectors')).flatMap((f) => (JSON.parse(readFileSync(join(generatedDir, 'vectors', f), 'utf8')) as { vectors: Vector[] }).vectors);
@@ -126,6 +140,40 @@ describe('generated validators against the conformance vectors', () => {
 });
 
 describe('codegen', () => {
+  // Each CLI run below generates the whole package (seconds of CPU): they are started together
+  // here, each on its own input, and each test awaits its own run.
+  let drift: { text: string; run: Promise<{ status: number | null; stderr: string }> };
+  let committed: Promise<{ status: number | null; stderr: string }>;
+  let staleAndMissing: Promise<{ status: number | null; stderr: string }>;
+  let refused: Promise<{ status: number | null; stderr: string }>;
+  beforeAll(() => {
+    // a contract file changed by one character
+    // (not a bound limits.json states: a limit and its schema constraint must change together)
+    const changed = tmp();
+    cpSync(join(repo, 'contract'), changed, { recursive: true });
+    const file = join(changed, 'schemas', 'agent.hello.params.json');
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.replace('"maxLength": 253', '"maxLength": 254'));
+    drift = { text, run: codegenCli(['--check', '--contract', changed]) };
+    // the committed tree, and a copy of generated/ with a stale file and a missing one
+    committed = codegenCli(['--check']);
+    const out = tmp();
+    cpSync(generatedDir, out, { recursive: true });
+    writeFileSync(join(out, 'stale.txt'), 'x');
+    rmSync(join(out, 'PROTOCOL.md'));
+    staleAndMissing = codegenCli(['--check', '--out', out]);
+    // a contract with a keyword the generators would mishandle
+    const bad = tmp();
+    cpSync(join(repo, 'contract'), bad, { recursive: true });
+    const heartbeat = join(bad, 'schemas', 'agent.heartbeat.params.json');
+    const s = JSON.parse(readFileSync(heartbeat, 'utf8')) as Record<string, unknown>;
+    s['if'] = { required: ['ts'] };
+    writeFileSync(heartbeat, JSON.stringify(s));
+    refused = codegenCli(['--check', '--contract', bad]);
+  });
+  // (a run no test awaited, with -t, still ends before its input is removed)
+  afterAll(() => Promise.allSettled(cliRuns));
+
   it('makes the validator module tree-shakeable: no module-scope assignment to a validator, call initialisers marked pure', async () => {
     const code = 'export const validateA = validate0;\nconst pattern0 = new RegExp("^a$", "u");\nfunction validate0(d){\nconst evaluated0 = validate0.evaluated;\nif(evaluated0.dynamicProps){}\nreturn pattern0.test(d);\n}\nvalidate0.evaluated = {"dynamicProps":false,"dynamicItems":false};\n';
     const hoisted = hoistEvaluated(code);
@@ -252,41 +300,25 @@ describe('codegen', () => {
     }
   });
 
-  it('the drift check fails when a contract file changes by one character, listing the files', () => {
-    const dir = tmp();
-    cpSync(join(repo, 'contract'), dir, { recursive: true });
-    // (not a bound limits.json states: a limit and its schema constraint must change together)
-    const file = join(dir, 'schemas', 'agent.hello.params.json');
-    const text = readFileSync(file, 'utf8');
-    expect(text).toContain('"maxLength": 253');
-    writeFileSync(file, text.replace('"maxLength": 253', '"maxLength": 254'));
-    const run = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check', '--contract', dir], { encoding: 'utf8' });
+  it('the drift check fails when a contract file changes by one character, listing the files', async () => {
+    expect(drift.text).toContain('"maxLength": 253');
+    const run = await drift.run;
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('differs: generated/dist/validators.js');
     expect(run.stderr).toContain('differs: generated/manifest.json');
   }, 120_000);
 
-  it('the drift check passes on the committed tree and reports stale and missing files', () => {
-    const ok = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check'], { encoding: 'utf8' });
+  it('the drift check passes on the committed tree and reports stale and missing files', async () => {
+    const ok = await committed;
     expect(ok.status, ok.stderr).toBe(0);
-    const out = tmp();
-    cpSync(generatedDir, out, { recursive: true });
-    writeFileSync(join(out, 'stale.txt'), 'x');
-    rmSync(join(out, 'PROTOCOL.md'));
-    const run = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check', '--out', out], { encoding: 'utf8' });
+    const run = await staleAndMissing;
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('missing: generated/PROTOCOL.md');
     expect(run.stderr).toContain('stale:   generated/stale.txt');
   }, 120_000);
 
-  it('refuses a contract with a keyword the generators would mishandle (exit 2, naming file and path)', () => {
-    const dir = tmp();
-    cpSync(join(repo, 'contract'), dir, { recursive: true });
-    const file = join(dir, 'schemas', 'agent.heartbeat.params.json');
-    const s = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-    s['if'] = { required: ['ts'] };
-    writeFileSync(file, JSON.stringify(s));
-    const run = spawnSync(process.execPath, [join(repo, 'dist/codegen/cli.js'), '--check', '--contract', dir], { encoding: 'utf8' });
+  it('refuses a contract with a keyword the generators would mishandle (exit 2, naming file and path)', async () => {
+    const run = await refused;
     expect(run.status).toBe(2);
     expect(run.stderr).toContain('schemas/agent.heartbeat.params.json at /if: keyword "if" is not allowed');
   }, 120_000);

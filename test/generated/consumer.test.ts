@@ -68,13 +68,16 @@ beforeAll(async () => {
   mkdirSync(project);
   // the package, ws, and the types a TypeScript author installs with it; packed from this
   // checkout so the install runs offline
-  const sources = [join(repoRoot, 'generated'), ...['ws', '@types/ws', '@types/node', 'undici-types'].map((p) => join(repoRoot, 'node_modules', p))];
-  const tarballs: string[] = [];
-  for (const dir of sources) {
-    const pack = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs], dir);
-    if (pack.code !== 0) throw new Error(failed(`npm pack ${dir}`, pack));
-    tarballs.push(join(packs, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename.replace(/^@/, '').replace('/', '-')));
-  }
+  // (one `npm pack` of the five folders, `npm pack ./generated` as the README says: a tarball each)
+  const sources = ['./generated', ...['ws', '@types/ws', '@types/node', 'undici-types'].map((p) => `./node_modules/${p}`)];
+  const pack = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs, ...sources], repoRoot);
+  if (pack.code !== 0) throw new Error(failed(`npm pack ${sources.join(' ')}`, pack));
+  const packed = JSON.parse(pack.stdout) as { name: string; filename: string }[];
+  const tarballs = ['@cortex/agent-protocol', 'ws', '@types/ws', '@types/node', 'undici-types'].map((name) => {
+    const info = packed.find((p) => p.name === name);
+    if (!info) throw new Error(`npm pack did not pack ${name}:\n${pack.stdout}`);
+    return join(packs, info.filename.replace(/^@/, '').replace('/', '-'));
+  });
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'third-party-agent', version: '0.0.0', private: true, type: 'module' }, null, 2));
   const [pkg, ws, ...types] = tarballs;
   const install = await run('npm', ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts', pkg!, ws!], project);

@@ -103,6 +103,13 @@ agent.peer.close(1000, 'done');
 console.log(JSON.stringify({ client: 'ts', subprotocol: SUBPROTOCOL, upTo, narrowed }));
 `;
 
+/** A mistyped call: up_to_seq is a number. Must not compile. */
+const BAD_TS =
+  `import { AgentClient } from '@cortex/agent-protocol';\n` +
+  `export async function f(c: AgentClient): Promise<string> {\n` +
+  `  return (await c.logsPush({ seq_start: 1, entries: [{ seq: 1, ts: 't', severity: 'info', message: 'm', source: 'journald' }] })).up_to_seq;\n` +
+  `}\n`;
+
 /** Plain ESM, no loader, no TypeScript. Prints one JSON line. */
 const MAIN_MJS = `
 import { readFileSync } from 'node:fs';
@@ -156,6 +163,9 @@ let work: string;
 let scratch: string;
 let packedFiles: string[] = [];
 let installDir: string;
+/** The two compiles (the client; the mistyped call), started side by side once the package is installed. */
+let clientTsc: Promise<Run>;
+let badTsc: Promise<Run>;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'cortex-pack-'));
@@ -179,9 +189,14 @@ beforeAll(async () => {
   writeFileSync(join(scratch, 'client.ts'), CLIENT_TS);
   writeFileSync(join(scratch, 'main.mjs'), MAIN_MJS);
   copyFileSync(join(repoRoot, 'contract', 'examples', 'logs.push.request.json'), join(scratch, 'logs.push.request.json'));
+  writeFileSync(join(scratch, 'bad.ts'), BAD_TS);
+  writeFileSync(join(scratch, 'tsconfig.bad.json'), JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, noEmit: true }, files: ['bad.ts'] }));
+  clientTsc = run(process.execPath, [tscBin, '-p', 'tsconfig.json'], scratch);
+  badTsc = run(process.execPath, [tscBin, '-p', 'tsconfig.bad.json'], scratch);
 }, 60_000);
 
-afterAll(() => {
+afterAll(async () => {
+  await Promise.allSettled([clientTsc, badTsc]);
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -201,7 +216,7 @@ describe('packed @cortex/agent-protocol in a scratch project outside the repo', 
   });
 
   it('type-checks a strict TypeScript client (NodeNext, lib es2022+dom, no @types) and runs it', { timeout: 60_000 }, async () => {
-    const tsc = await run(process.execPath, [tscBin, '-p', 'tsconfig.json'], scratch);
+    const tsc = await clientTsc;
     expect(tsc.code, failed('tsc', tsc)).toBe(0);
     const client = await run(process.execPath, ['out/client.js'], scratch);
     expect(client.code, failed('node out/client.js', client)).toBe(0);
@@ -209,15 +224,7 @@ describe('packed @cortex/agent-protocol in a scratch project outside the repo', 
   });
 
   it('rejects a mistyped call at compile time', { timeout: 60_000 }, async () => {
-    writeFileSync(
-      join(scratch, 'bad.ts'),
-      `import { AgentClient } from '@cortex/agent-protocol';\n` +
-        `export async function f(c: AgentClient): Promise<string> {\n` +
-        `  return (await c.logsPush({ seq_start: 1, entries: [{ seq: 1, ts: 't', severity: 'info', message: 'm', source: 'journald' }] })).up_to_seq;\n` +
-        `}\n`,
-    );
-    writeFileSync(join(scratch, 'tsconfig.bad.json'), JSON.stringify({ ...TSCONFIG, compilerOptions: { ...TSCONFIG.compilerOptions, noEmit: true }, files: ['bad.ts'] }));
-    const tsc = await run(process.execPath, [tscBin, '-p', 'tsconfig.bad.json'], scratch);
+    const tsc = await badTsc;
     expect(tsc.code).not.toBe(0);
     expect(tsc.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^bad\.ts\(3,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/)]);
   });

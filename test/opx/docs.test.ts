@@ -1,6 +1,6 @@
 // The README and docs/ hold what a user needs and point to nothing outside the repository;
 // their examples are valid; every option of the admin commands is documented.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -8,12 +8,44 @@ import { agentConfigIssues } from '../../server/config-check.js';
 import { httpBase } from '../server/control-helpers.js';
 import { buildServer } from '../server/spawn.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
-import { ROOT, server } from './helpers.js';
+import { AGENT_CLI, CLI, ROOT, type Run } from './helpers.js';
 
 const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 
 beforeAll(() => buildServer(), 120_000);
+
+// `--help` of each command, spawned once for the two tests that read it (they share nine
+// commands), a few at a time.
+const helps = new Map<string, Promise<Run>>();
+let running = 0;
+const waiting: (() => void)[] = [];
+function help(cli: string, command: string[]): Promise<Run> {
+  const key = [cli, ...command].join(' ');
+  let run = helps.get(key);
+  if (!run) {
+    run = (async () => {
+      if (running >= 3) await new Promise<void>((r) => waiting.push(r));
+      running++;
+      try {
+        return await new Promise<Run>((done, fail) => {
+          const child = spawn(process.execPath, [cli, ...command, '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+          child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+          child.on('error', fail);
+          child.on('close', (code) => done({ code, stdout, stderr }));
+        });
+      } finally {
+        running--;
+        waiting.shift()?.();
+      }
+    })();
+    helps.set(key, run);
+  }
+  return run;
+}
 
 it('README and docs link only to files inside the repository, and never to the design document', () => {
   expect(files).toEqual(expect.arrayContaining(['docs/README.md', 'docs/cli.md', 'docs/configuration.md', 'docs/operations.md']));
@@ -44,7 +76,7 @@ it('the AgentConfig example of docs/configuration.md is valid and has every sour
   expect(serverConfig).toBeDefined();
 });
 
-it('the options of the admin commands (as their --help lists them) are in docs/cli.md', () => {
+it('the options of the admin commands (as their --help lists them) are in docs/cli.md', async () => {
   const doc = read('docs/cli.md');
   // The options this work defines; other options may be added by others with their docs.
   const remote = ['--server', '--admin-token-file', '--ca', '--db', '--help'];
@@ -59,28 +91,31 @@ it('the options of the admin commands (as their --help lists them) are in docs/c
     [['agent', 'delete'], ['--purge']],
     [['probe'], ['--args', '--timeout-ms', '--url']],
   ];
-  for (const [cmd, opts] of own) {
-    const help = server([...cmd, '--help']);
-    expect(help.code, cmd.join(' ')).toBe(0);
+  const runs = await Promise.all(own.map(([cmd]) => help(CLI, cmd)));
+  for (const [i, [cmd, opts]] of own.entries()) {
+    const usage = runs[i]!;
+    expect(usage.code, cmd.join(' ')).toBe(0);
     for (const opt of [...remote, ...opts]) {
-      expect(help.stdout, `${cmd.join(' ')} --help lists ${opt}`).toContain(opt === '--help' ? 'Usage:' : opt);
+      expect(usage.stdout, `${cmd.join(' ')} --help lists ${opt}`).toContain(opt === '--help' ? 'Usage:' : opt);
       expect(doc, `docs/cli.md documents ${cmd.join(' ')} ${opt}`).toContain(opt);
     }
   }
 });
 
-it('every option any command lists in its --help is in docs/cli.md, every server config key in docs/configuration.md', () => {
+it('every option any command lists in its --help is in docs/cli.md, every server config key in docs/configuration.md', async () => {
   // The hand-picked list above pins what each option means; this one catches an option added
   // to a command without a word in the docs (seven server and agent options had none).
   const doc = read('docs/cli.md');
   const serverCommands = ['serve', 'agent issue', 'agent list', 'agent tail', 'agent revoke', 'agent rotate', 'agent decommission', 'agent config', 'agent group', 'agent delete', 'agent reset-seq', 'agent tokens', 'agent withdraw', 'audit', 'probe', 'backup', 'migrate'];
   const agentCommands = ['enroll', 'run', 'status', 'buffer check'];
   const missing: string[] = [];
-  for (const [cli, commands] of [[join(ROOT, 'dist/server/cli.js'), serverCommands], [join(ROOT, 'dist/agent/cli.js'), agentCommands]] as const) {
-    for (const command of commands) {
-      const help = spawnSync(process.execPath, [cli, ...command.split(' '), '--help'], { encoding: 'utf8' });
-      expect(help.status, `${command} --help`).toBe(0);
-      const options = new Set([...help.stdout.matchAll(/(?<![\w-])(--[a-z][a-z0-9-]*)/g)].map((m) => m[1] as string));
+  const groups = [[CLI, serverCommands], [AGENT_CLI, agentCommands]] as const;
+  const runs = await Promise.all(groups.map(([cli, commands]) => Promise.all(commands.map((command) => help(cli, command.split(' '))))));
+  for (const [g, [, commands]] of groups.entries()) {
+    for (const [i, command] of commands.entries()) {
+      const usage = runs[g]![i]!;
+      expect(usage.code, `${command} --help`).toBe(0);
+      const options = new Set([...usage.stdout.matchAll(/(?<![\w-])(--[a-z][a-z0-9-]*)/g)].map((m) => m[1] as string));
       expect(options.size, `${command} --help lists options`).toBeGreaterThan(0);
       for (const o of options) if (!doc.includes(o)) missing.push(`${command} ${o}`);
     }
