@@ -10,47 +10,66 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_CLI, ROOT, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
+import { AGENT_CLI, ROOT, captured, cleanupTempDirs, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
+import { cliAsync } from '../support/scli-pool.js';
 import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
 
 const ADMIN_TOKEN = 'browser-fixes-admin-token-3e9b5d71';
 const run = chromiumGate('console fixes browser tests');
 
-describe.skipIf(!run)('console: refusals said, sessions kept apart, stale configs noticed', () => {
-  let server: ServerProc;
-  let dbFile: string;
-  let dir: string;
-  let browser: Browser;
-  let agent: ChildProcess | undefined;
-  let hostId: string;
-  const contexts: BrowserContext[] = [];
+// One browser for the file, launched while the three servers start (the first describe's, with
+// its enrolled agent, and the second describe's two loopback servers).
+let browser: Browser;
+let server: ServerProc;
+let dbFile: string;
+let dir: string;
+let agent: ChildProcess | undefined;
+let hostId: string;
+let a: ServerProc;
+let b: ServerProc;
 
-  const api = async (path: string, init: RequestInit = {}) =>
-    fetch(`${server.http}${path}`, { ...init, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) } });
+const api = async (path: string, init: RequestInit = {}) =>
+  fetch(`${server.http}${path}`, { ...init, headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json', ...(init.headers ?? {}) } });
 
-  beforeAll(async () => {
-    requireDist();
-    dir = tempDir('cortex-console-fixes-');
-    dbFile = join(dir, 'server.db');
+beforeAll(async () => {
+  if (!run) return;
+  requireDist();
+  dir = tempDir('cortex-console-fixes-');
+  dbFile = join(dir, 'server.db');
+  // a database each for the loopback servers (the cookie clash is the browser's, whatever the servers share)
+  const d = tempDir('cortex-console-loopback-');
+  const withAgent = async () => {
     server = await startServer(dbFile, ['--admin-token', ADMIN_TOKEN]);
     tokens.add(ADMIN_TOKEN);
     const issued = (await (await api('/admin/agents', { method: 'POST', body: JSON.stringify({ hostname: 'probe-host' }) })).json()) as { host_id: string; token: string };
     tokens.add(issued.token);
     hostId = issued.host_id;
     const stateDir = join(dir, 'agent');
-    const r = cliSync(AGENT_CLI, ['enroll', '--server', server.url, '--host-id', hostId, `--token=${issued.token}`, '--state-dir', stateDir, '--allow-insecure', '--json']);
+    const r = await cliAsync(['enroll', '--server', server.url, '--host-id', hostId, `--token=${issued.token}`, '--state-dir', stateDir, '--allow-insecure', '--json'], { bin: 'dist/agent/cli.js' });
+    captured.push(r.stdout, r.stderr); // as cliSync keeps them
     expect(r.code, r.stderr).toBe(0);
     agent = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     agent.stderr?.resume();
-    browser = await launch();
-  }, 60_000);
+  };
+  // each assigned as it comes (a failed start leaves the others to afterAll)
+  await Promise.all([launch().then((x) => (browser = x)), withAgent(), startServer(join(d, 'a.db')).then((x) => (a = x)), startServer(join(d, 'b.db')).then((x) => (b = x))]);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await b?.kill();
+  await a?.kill();
+  cleanupTempDirs();
+});
+
+describe.skipIf(!run)('console: refusals said, sessions kept apart, stale configs noticed', () => {
+  const contexts: BrowserContext[] = [];
 
   afterAll(async () => {
-    await browser?.close();
+    await Promise.all(contexts.map((c) => c.close()));
     if (agent !== undefined && agent.exitCode === null) agent.kill('SIGKILL');
     await server?.kill();
     const leaks = [...tokens].filter((t) => server?.stderr().includes(t));
-    cleanupTempDirs();
     expect(leaks, 'a token appeared in the server log').toEqual([]);
   });
 
@@ -66,8 +85,22 @@ describe.skipIf(!run)('console: refusals said, sessions kept apart, stale config
     return page;
   }
 
+  /** A new context signed in through the API (POST /admin/session: its cookie), its page opened at `hash`: one page load, not two. */
+  async function signedInAt(hash: string, beforeLoad?: (page: Page) => void): Promise<Page> {
+    const ctx = await browser.newContext({ viewport: { width: 1360, height: 900 } });
+    contexts.push(ctx);
+    const res = await ctx.request.post(`${server.http}/admin/session`, { data: { token: ADMIN_TOKEN } });
+    expect(res.status()).toBe(200);
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(10_000);
+    beforeLoad?.(page);
+    await page.goto(`${server.http}/ui/${hash}`);
+    return page;
+  }
+
   it('a sign-out the server refuses keeps the page signed in, with its message and a retry that works', async () => {
-    const page = await signedIn();
+    const page = await signedInAt('#/');
+    await page.getByRole('heading', { name: 'Fleet' }).waitFor();
     const db = new Database(dbFile);
     db.exec("create trigger cx_refuse_end before insert on ended_sessions begin select raise(abort, 'simulated write failure'); end");
     try {
@@ -103,12 +136,12 @@ describe.skipIf(!run)('console: refusals said, sessions kept apart, stale config
   });
 
   it('a live tail the server refuses says why next to the filter and stops; a filter it would refuse is not sent', async () => {
-    const page = await signedIn();
     const streams: string[] = [];
-    page.on('request', (r) => {
-      if (r.url().includes('/logs/stream')) streams.push(r.url());
-    });
-    await page.goto(`${server.http}/ui/#/hosts/${hostId}`);
+    const page = await signedInAt(`#/hosts/${hostId}`, (p) =>
+      p.on('request', (r) => {
+        if (r.url().includes('/logs/stream')) streams.push(r.url());
+      }),
+    );
     await page.locator('.tail-status').filter({ hasText: 'Live' }).waitFor();
     // a control character in the text: said at once, not sent
     await page.getByLabel('Text', { exact: true }).fill('a\u0001b');
@@ -137,8 +170,7 @@ describe.skipIf(!run)('console: refusals said, sessions kept apart, stale config
     tokens.add(grouped.token);
     expect((await api(`/admin/agents/${grouped.host_id}/group`, { method: 'PUT', body: JSON.stringify({ group: 'web' }) })).status).toBe(200);
     expect((await api(`/admin/agents/${grouped.host_id}/config`, { method: 'PUT', body: JSON.stringify({ config: { ...web, probe_concurrency: 2 } }) })).status).toBe(200);
-    const page = await signedIn();
-    await page.goto(`${server.http}/ui/#/hosts/${grouped.host_id}`);
+    const page = await signedInAt(`#/hosts/${grouped.host_id}`);
     await page.getByText('This host has its own config').waitFor();
     expect(await page.getByRole('button', { name: 'Use the server default' }).count()).toBe(0);
     await page.getByRole('button', { name: 'Use the config of group web' }).click();
@@ -152,8 +184,7 @@ describe.skipIf(!run)('console: refusals said, sessions kept apart, stale config
   });
 
   it('an open editor notices that someone saved since it loaded (on focus), keeps the text typed, and loads the new version on request', async () => {
-    const page = await signedIn();
-    await page.goto(`${server.http}/ui/#/hosts/${hostId}`);
+    const page = await signedInAt(`#/hosts/${hostId}`);
     const editor = page.getByLabel('AgentConfig (JSON)');
     await expect.poll(() => editor.inputValue()).toContain('heartbeat_interval_secs');
     const loaded = JSON.parse(await editor.inputValue()) as Record<string, unknown>;
@@ -176,8 +207,7 @@ describe.skipIf(!run)('console: refusals said, sessions kept apart, stale config
 
   it('a probe refused by the agent reads as a sentence with what to do, not raw JSON', async () => {
     await until('the agent connected', async () => ((await (await api(`/admin/agents/${hostId}`)).json()) as { connection_state: string }).connection_state === 'Active', 15_000);
-    const page = await signedIn();
-    await page.goto(`${server.http}/ui/#/hosts/${hostId}`);
+    const page = await signedInAt(`#/hosts/${hostId}`);
     await page.getByLabel('Probe', { exact: true }).selectOption('file.tail');
     await page.locator('fieldset input').first().fill('/etc/hostname');
     await page.getByRole('button', { name: 'Run file.tail' }).click();
@@ -194,7 +224,7 @@ describe.skipIf(!run)('console: refusals said, sessions kept apart, stale config
     const sneaky = 'web\u202Egpj.exe';
     const issued = (await (await api('/admin/agents', { method: 'POST', body: JSON.stringify({ hostname: sneaky }) })).json()) as { host_id: string; token: string };
     tokens.add(issued.token);
-    const page = await signedIn();
+    const page = await signedInAt('#/');
     await page.getByLabel('Filter by hostname or host id').fill(issued.host_id);
     const cell = page.locator(`tr[data-host-id="${issued.host_id}"] td`).first();
     await expect.poll(() => cell.textContent()).toBe('web\\u202Egpj.exe');
@@ -214,25 +244,6 @@ describe.skipIf(!run)('console: refusals said, sessions kept apart, stale config
 });
 
 describe.skipIf(!run)('console: two loopback servers on one machine', () => {
-  let a: ServerProc;
-  let b: ServerProc;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    requireDist();
-    // a database each (the cookie clash is the browser's, whatever the servers share)
-    const d = tempDir('cortex-console-loopback-');
-    a = await startServer(join(d, 'a.db'));
-    b = await startServer(join(d, 'b.db'));
-    browser = await launch();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await b?.kill();
-    await a?.kill();
-    cleanupTempDirs();
-  });
-
   it('both consoles, open in one browser, issue tokens: neither evicts the other\'s session', async () => {
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     const pages: Page[] = [];

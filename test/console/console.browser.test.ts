@@ -12,51 +12,72 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
+import { AGENT_CLI, ROOT, SERVER_CLI, captured, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
+import { cliAsync } from '../support/scli-pool.js';
 import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
 
 const ADMIN_TOKEN = 'browser-test-admin-token-7f3a9c1e';
 const run = chromiumGate('console browser tests');
 
+// One browser for the file (each describe opens its own pages and contexts), launched while
+// both servers start: the one with an admin token (first describe) and the one without (second).
+let browser: Browser;
+let server: ServerProc;
+let loopbackServer: ServerProc;
+let dir: string;
+
+beforeAll(async () => {
+  if (!run) return;
+  requireDist();
+  dir = tempDir('cortex-console-');
+  // each assigned as it comes (a failed start leaves the others to afterAll)
+  await Promise.all([
+    launch().then((x) => (browser = x)),
+    startServer(join(dir, 'server.db'), ['--admin-token', ADMIN_TOKEN]).then((x) => (server = x)),
+    startServer(join(tempDir('cortex-console-loopback-'), 'server.db')).then((x) => (loopbackServer = x)),
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.kill();
+  await loopbackServer?.kill();
+  cleanupTempDirs();
+});
+
 describe.skipIf(!run)('operator console in Chromium', () => {
-  let server: ServerProc;
-  let browser: Browser;
   let page: Page;
-  let dir: string;
   const agents: ChildProcess[] = [];
   const hosts: { host_id: string; hostname: string; stateDir: string; child?: ChildProcess }[] = [];
   let logFile: string;
 
   beforeAll(async () => {
-    requireDist();
-    dir = tempDir('cortex-console-');
-    server = await startServer(join(dir, 'server.db'), ['--admin-token', ADMIN_TOKEN]);
     tokens.add(ADMIN_TOKEN);
-    browser = await launch();
     page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
     page.setDefaultTimeout(10_000);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await page?.close();
     for (const c of agents) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await server?.kill();
     const leaks = [...tokens].filter((t) => server?.stderr().includes(t));
-    cleanupTempDirs();
     expect(leaks, 'a token appeared in the server log').toEqual([]);
   });
 
   const shot = (name: string) => page.screenshot({ path: join(SCREENSHOT_DIR, `${name}.png`), fullPage: true });
 
-  async function enrollAndRun(host_id: string, token: string, hostname: string): Promise<void> {
+  /** Enrolls with the agent CLI (without blocking the page) and starts the agent; `hosts[slot]` is the host. */
+  async function enrollAndRun(slot: number, host_id: string, token: string, hostname: string): Promise<void> {
     const stateDir = join(dir, hostname);
     tokens.add(token);
-    const r = cliSync(AGENT_CLI, ['enroll', '--server', server.url, '--host-id', host_id, `--token=${token}`, '--state-dir', stateDir, '--allow-insecure', '--json']);
+    const r = await cliAsync(['enroll', '--server', server.url, '--host-id', host_id, `--token=${token}`, '--state-dir', stateDir, '--allow-insecure', '--json'], { bin: 'dist/agent/cli.js' });
+    captured.push(r.stdout, r.stderr); // as cliSync keeps them
     expect(r.code, r.stderr).toBe(0);
     const child = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     child.stderr?.resume();
     agents.push(child);
-    hosts.push({ host_id, hostname, stateDir, child });
+    hosts[slot] = { host_id, hostname, stateDir, child };
   }
 
   it('shows a sign-in page; without the admin token the API refuses; the token (typed, Enter) signs in with an HttpOnly cookie', async () => {
@@ -108,11 +129,13 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     expect(url).toBe(server.url);
     expect(page.url()).not.toContain(token);
     await shot('enroll');
-    await enrollAndRun(hostId, token, 'console-a');
-    // a second host, issued through the API with the Bearer token
-    const res = await fetch(`${server.http}/admin/agents`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ hostname: 'console-b' }) });
-    const b = (await res.json()) as { host_id: string; token: string };
-    await enrollAndRun(b.host_id, b.token, 'console-b');
+    // this host and a second one, issued through the API with the Bearer token: enrolled side by side
+    const second = async () => {
+      const res = await fetch(`${server.http}/admin/agents`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ hostname: 'console-b' }) });
+      const b = (await res.json()) as { host_id: string; token: string };
+      await enrollAndRun(1, b.host_id, b.token, 'console-b');
+    };
+    await Promise.all([enrollAndRun(0, hostId, token, 'console-a'), second()]);
     // leaving the page drops the token from the page
     await page.getByRole('link', { name: 'Fleet' }).click();
     // the view renders after the hash change: wait for it (page.content() right after the
@@ -191,20 +214,37 @@ describe.skipIf(!run)('operator console in Chromium', () => {
         req.on('error', () => undefined);
         held.push(req);
       });
+    // The page opens a refused tail again RETRY_MS (10 s, console/src/tail.tsx) later: a page of
+    // its own (the same session) whose clock this test moves on instead of waiting the 10 s through.
+    const tailContext = await browser.newContext({ viewport: { width: 1360, height: 900 }, storageState: await page.context().storageState() });
     try {
-      // away from the host page (its tail closes), the server's 64 places are taken, then back
+      await tailContext.clock.install();
+      const tailPage = await tailContext.newPage();
+      tailPage.setDefaultTimeout(10_000);
+      // away from the host page (its tail closes), the server's 64 places are taken, then to it
       await page.getByRole('link', { name: 'Fleet', exact: true }).click();
-      for (let i = 0; i < 64; i++) await until('a place for a live tail', () => hold().then(() => true, () => false));
-      await page.locator(`a[href="#/hosts/${hostId}"]`).click();
-      await page.locator('.tail-status').filter({ hasText: 'Reconnecting' }).waitFor();
+      await Promise.all(Array.from({ length: 64 }, () => until('a place for a live tail', () => hold().then(() => true, () => false))));
+      await tailPage.goto(`${server.http}/ui/#/hosts/${hostId}`);
+      await tailPage.locator('.tail-status').filter({ hasText: 'Reconnecting' }).waitFor();
       for (const r of held.splice(0)) r.destroy();
-      await page.locator('.tail-status').filter({ hasText: 'Live' }).waitFor({ timeout: 20_000 });
+      // the retry (again, each RETRY_MS, while the server has not yet seen the held ones close)
+      const status = tailPage.locator('.tail-status');
+      await expect
+        .poll(async () => {
+          await tailPage.clock.fastForward(10_000);
+          return status.textContent();
+        }, { timeout: 20_000 })
+        .toContain('Live');
       const line = `after the retry ${Date.now()}`;
       appendFileSync(logFile, `${line}\n`);
-      await page.locator('.log-lines li', { hasText: line }).waitFor({ timeout: 5000 });
+      await tailPage.locator('.log-lines li', { hasText: line }).waitFor({ timeout: 5000 });
     } finally {
       for (const r of held) r.destroy();
+      await tailContext.close();
     }
+    // and back to the host page (the tests below go on there)
+    await page.locator(`a[href="#/hosts/${hostId}"]`).click();
+    await page.locator('.tail-status').filter({ hasText: 'Live' }).waitFor();
   }, 60_000);
 
   it('host page: stored-log search finds the line by text, newest first', async () => {
@@ -222,13 +262,18 @@ describe.skipIf(!run)('operator console in Chromium', () => {
     appendFileSync(logFile, Array.from({ length: 150 }, (_, i) => `bulk line ${i}\n`).join(''));
     const rows = page.getByRole('table', { name: 'Stored log lines' }).locator('tbody tr');
     await page.getByLabel('Text contains').fill('bulk line');
+    // searched again until the agent has shipped them all (a search that finds none yet shows no
+    // table: waiting for its rows waited out the page's 10 s default each time)
+    const summary = page.locator('section[aria-labelledby="h-search"] p[aria-live]');
     await expect
       .poll(async () => {
+        const answered = page.waitForResponse((r) => r.url().includes(`/admin/agents/${hosts[0]!.host_id}/logs?`));
         await page.getByRole('button', { name: 'Search', exact: true }).click();
-        await rows.first().waitFor();
-        return page.getByText(/lines, newest first/).textContent();
+        await answered;
+        return summary.textContent();
       }, { timeout: 15_000 })
       .toBe('100 lines, newest first (more below)');
+    await rows.first().waitFor();
     await page.getByLabel('Text contains').fill('no such line at all'); // typed, not searched
     await page.getByRole('button', { name: 'Older lines' }).click();
     await expect.poll(() => rows.count()).toBe(150);
@@ -363,9 +408,11 @@ describe.skipIf(!run)('operator console in Chromium', () => {
       await page.getByRole('link', { name: 'Fleet', exact: true }).click();
       await page.getByLabel('Filter by hostname or host id').fill('zz-bulk-');
       const summary = () => page.locator('p.summary').textContent();
-      await expect.poll(summary).toBe('Agents 1–100 of 150');
+      // the filter applies after the page's debounce and a request: on a loaded machine past
+      // expect.poll's 1 s default (it read the whole fleet's "of 153" then)
+      await expect.poll(summary, { timeout: 10_000 }).toBe('Agents 1–100 of 150');
       await page.getByRole('button', { name: 'Next page' }).click();
-      await expect.poll(summary).toBe('Agents 101–150 of 150');
+      await expect.poll(summary, { timeout: 10_000 }).toBe('Agents 101–150 of 150');
       sqlite.prepare("delete from agents where hostname >= 'zz-bulk-060'").run();
       await expect.poll(summary, { timeout: 10_000 }).toBe('Agents 1–60 of 60');
     } finally {
@@ -377,23 +424,9 @@ describe.skipIf(!run)('operator console in Chromium', () => {
 });
 
 describe.skipIf(!run)('operator console in Chromium, server without an admin token', () => {
-  let server: ServerProc;
-  let browser: Browser;
-
-  beforeAll(async () => {
-    requireDist();
-    server = await startServer(join(tempDir('cortex-console-loopback-'), 'server.db'));
-    browser = await launch();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-    await server?.kill();
-    cleanupTempDirs();
-  });
-
   it('opens without a sign-in from loopback and can change state (its own session and CSRF token)', async () => {
     const page = await browser.newPage();
-    await page.goto(`${server.http}/ui/#/enroll`);
+    await page.goto(`${loopbackServer.http}/ui/#/enroll`);
     await page.getByText('loopback access').waitFor();
     expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(0);
     await page.getByLabel('Hostname of the new host').fill('loopback-host');

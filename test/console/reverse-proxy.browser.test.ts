@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupDirs as cleanupCertDirs, selfSignedCert } from '../agent/helpers/agent-harness.js';
-import { AGENT_CLI, ROOT, SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
+import { AGENT_CLI, ROOT, captured, cleanupTempDirs, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
+import { cliAsync, cliEach, type CliRun } from '../support/scli-pool.js';
 import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
 import { accepts, freePort } from '../support/ports.js';
 
@@ -88,11 +89,17 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
     dir = tempDir('cortex-rproxy-');
     chmodSync(dir, 0o755); // nginx's workers (another user when started as root) write their temp files here
     for (const d of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, d), { mode: 0o777 });
-    server = await startServer(join(dir, 'server.db'), ['--admin-token', ADMIN_TOKEN]);
-    other = await startServer(join(dir, 'other.db'), ['--admin-token', OTHER_ADMIN_TOKEN]);
+    // both servers and the browser start together (each assigned as it comes: a failed start
+    // leaves the others to afterAll); the certificate is made meanwhile
+    const started = Promise.all([
+      startServer(join(dir, 'server.db'), ['--admin-token', ADMIN_TOKEN]).then((x) => (server = x)),
+      startServer(join(dir, 'other.db'), ['--admin-token', OTHER_ADMIN_TOKEN]).then((x) => (other = x)),
+      launch().then((x) => (browser = x)),
+    ]);
     tokens.add(ADMIN_TOKEN);
     tokens.add(OTHER_ADMIN_TOKEN);
     const tls = selfSignedCert('localhost');
+    await started;
     certFile = tls.certFile;
     const keyFile = join(dir, 'key.pem');
     writeFileSync(keyFile, tls.key, { mode: 0o600 });
@@ -103,7 +110,6 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
     nginx.stderr?.on('data', (b: Buffer) => (nginxErr += b.toString()));
     await until(`nginx listening on ${port}`, async () => (nginx.exitCode !== null ? Promise.reject(new Error(`nginx exited: ${nginxErr}`)) : accepts(port)), 10_000, 50);
     base = `https://localhost:${port}/cortex`;
-    browser = await launch();
     context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1360, height: 900 } });
     page = await context.newPage();
     page.setDefaultTimeout(10_000);
@@ -170,7 +176,8 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
     await page.screenshot({ path: join(SCREENSHOT_DIR, 'reverse-proxy-enroll.png'), fullPage: true });
     hostId = id;
     stateDir = join(dir, 'agent');
-    const r = cliSync(AGENT_CLI, ['enroll', '--server', url, '--host-id', hostId, `--token=${token}`, '--state-dir', stateDir, '--ca', certFile, '--json']);
+    const r = await cliAsync(['enroll', '--server', url, '--host-id', hostId, `--token=${token}`, '--state-dir', stateDir, '--ca', certFile, '--json'], { bin: 'dist/agent/cli.js' });
+    captured.push(r.stdout, r.stderr); // as cliSync keeps them
     expect(r.code, r.stderr).toBe(0);
     agent = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     agent.stderr?.resume();
@@ -180,15 +187,21 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
 
   it('the admin CLI works through the proxy with --server naming the prefix, and says what is wrong without it', async () => {
     const env = { ...process.env, CORTEX_ADMIN_TOKEN: ADMIN_TOKEN, CORTEX_SERVER: '' };
-    const list = spawnSync(process.execPath, [SERVER_CLI, 'agent', 'list', '--json', '--server', base, '--ca', certFile], { cwd: dir, env, encoding: 'utf8' });
-    expect(list.status, list.stderr).toBe(0);
+    // the three commands side by side (independent reads)
+    const [list, noPrefix, probeNoPrefix] = await cliEach(
+      [
+        ['agent', 'list', '--json', '--server', base, '--ca', certFile],
+        ['agent', 'list', '--server', base.replace(/\/cortex$/, ''), '--ca', certFile],
+        // probe reads the answer itself: the same message, not a raw "without a JSON body"
+        ['probe', hostId, 'sys.uptime', '--server', base.replace(/\/cortex$/, ''), '--ca', certFile],
+      ],
+      { cwd: dir, fullEnv: env },
+    ) as [CliRun, CliRun, CliRun];
+    expect(list.code, list.stderr).toBe(0);
     expect((JSON.parse(list.stdout) as { host_id: string }[]).map((a) => a.host_id)).toEqual([hostId]);
-    const noPrefix = spawnSync(process.execPath, [SERVER_CLI, 'agent', 'list', '--server', base.replace(/\/cortex$/, ''), '--ca', certFile], { cwd: dir, env, encoding: 'utf8' });
-    expect(noPrefix.status).toBe(2); // a 404: the command was pointed at the wrong place
+    expect(noPrefix.code).toBe(2); // a 404: the command was pointed at the wrong place
     expect(noPrefix.stderr).toMatch(/answered HTTP 404 with a page that is not the Cortex admin API's \(404 Not Found .*nginx.*\): check --server; behind a reverse proxy, give the path/);
-    // probe reads the answer itself: the same message, not a raw "without a JSON body"
-    const probeNoPrefix = spawnSync(process.execPath, [SERVER_CLI, 'probe', hostId, 'sys.uptime', '--server', base.replace(/\/cortex$/, ''), '--ca', certFile], { cwd: dir, env, encoding: 'utf8' });
-    expect(probeNoPrefix.status).toBe(2);
+    expect(probeNoPrefix.code).toBe(2);
     expect(probeNoPrefix.stderr).toMatch(/answered HTTP 404 with a page that is not the Cortex admin API's .*: check --server; behind a reverse proxy/);
     expect(`${list.stderr}${noPrefix.stderr}${probeNoPrefix.stderr}`).not.toContain(ADMIN_TOKEN);
   });

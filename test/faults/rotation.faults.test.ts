@@ -15,17 +15,22 @@ import { recordFigure } from '../support/figures.js';
 import {
   FULL,
   assertNoTokenLeaks,
+  captured,
   cleanupTempDirs,
   enroll,
-  issueAgent,
   openDbReadOnly,
   rememberStateToken,
   requireDist,
   startAgentRunner,
   startServer,
   tempDir,
+  tokens,
   until,
+  type AgentProc,
+  type Issued,
+  type ServerProc,
 } from '../support/procs.js';
+import { cliAsync } from '../support/scli-pool.js';
 
 const RATE = 10_000; // lines/s
 const SECONDS = FULL ? 20 : 4;
@@ -41,8 +46,32 @@ const ROTATE_EVERY_MS = FULL ? 1000 : 1500;
 const STALL_FROM_MS = 50;
 const LATE_MS = 400;
 
-beforeAll(() => requireDist());
-afterAll(() => cleanupTempDirs());
+type Mode = 'rename' | 'copytruncate';
+interface Fixture {
+  db: string;
+  logPath: string;
+  stateDir: string;
+  x: Issued;
+  server?: ServerProc;
+  agent?: AgentProc;
+}
+const fixtures = new Map<Mode, Promise<Fixture>>();
+
+// Both cases' server and agent are started together, before the first case writes (each case
+// still writes, rotates and checks alone: the other's agent tails an empty file meanwhile).
+beforeAll(async () => {
+  requireDist();
+  for (const mode of ['rename', 'copytruncate'] as const) fixtures.set(mode, prepare(mode));
+  await Promise.all(fixtures.values());
+}, 60_000);
+afterAll(async () => {
+  for (const f of fixtures.values()) {
+    const fx = await f.catch(() => undefined);
+    await fx?.agent?.kill('SIGKILL');
+    await fx?.server?.kill();
+  }
+  cleanupTempDirs();
+});
 
 interface WriteResult {
   written: number;
@@ -99,7 +128,8 @@ async function writeRotating(path: string, mode: 'rename' | 'copytruncate'): Pro
   return { written: k, rotations, truncatedAfter };
 }
 
-async function runCase(mode: 'rename' | 'copytruncate') {
+/** A server whose default config tails `logPath`, and an agent enrolled with it whose file source runs. */
+async function prepare(mode: Mode): Promise<Fixture> {
   const dir = tempDir();
   const db = join(dir, 'server.db');
   const logPath = join(dir, 'app.log');
@@ -118,15 +148,32 @@ async function runCase(mode: 'rename' | 'copytruncate') {
     }),
   );
   writeFileSync(logPath, '');
-  const server = await startServer(db, ['--config', config]);
-  const x = issueAgent(db, `rot-${mode}`);
-  const stateDir = join(dir, 'a');
-  await enroll(server.url, x, stateDir);
-  const agent = startAgentRunner({ stateDir, sources: true, pollMs: 50, backoffBaseMs: 100 });
+  const fx: Partial<Fixture> = { db, logPath, stateDir: join(dir, 'a') };
   try {
-    await agent.waitFor((e) => e.ev === 'state' && e.to === 'Active', 20_000);
+    fx.server = await startServer(db, ['--config', config]);
+    // as issueAgent, without blocking the other case's start
+    const r = await cliAsync(['agent', 'issue', '--host', `rot-${mode}`, '--json', '--db', db]);
+    captured.push(r.stderr); // the result carries the token by design (not captured)
+    if (r.code !== 0) throw new Error(`agent issue failed (${r.code}): ${r.stderr}`);
+    fx.x = JSON.parse(r.stdout) as Issued;
+    tokens.add(fx.x.token);
+    await enroll(fx.server.url, fx.x, fx.stateDir!);
+    fx.agent = startAgentRunner({ stateDir: fx.stateDir!, sources: true, pollMs: 50, backoffBaseMs: 100 });
+    await fx.agent.waitFor((e) => e.ev === 'state' && e.to === 'Active', 20_000);
     // the file source is running once its first status shows up
-    await agent.waitFor((e) => e.ev === 'progress' && Array.isArray(e['sources']) && (e['sources'] as unknown[]).length > 0, 10_000);
+    await fx.agent.waitFor((e) => e.ev === 'progress' && Array.isArray(e['sources']) && (e['sources'] as unknown[]).length > 0, 10_000);
+    return fx as Fixture;
+  } catch (e) {
+    await fx.agent?.kill('SIGKILL');
+    await fx.server?.kill();
+    throw e;
+  }
+}
+
+async function runCase(mode: Mode) {
+  const { db, logPath, stateDir, x, server, agent } = await fixtures.get(mode)!;
+  if (server === undefined || agent === undefined) throw new Error('fixture not started');
+  try {
     const w = await writeRotating(logPath, mode);
     const last = `line ${w.written}`;
     const messages = await until(

@@ -25,7 +25,6 @@ import {
   cleanupTempDirs,
   enroll,
   healthz,
-  issueAgent,
   requireDist,
   rssBytes,
   startAgentRunner,
@@ -37,6 +36,7 @@ import {
   type ServerProc,
 } from '../support/procs.js';
 import { RawWs, encodeFrame } from '../support/raw-ws.js';
+import { cliEach } from '../support/scli-pool.js';
 
 const ERROR_CODES = new Set<number>(ERROR_TABLE.map((e) => e.code));
 const CLOSE_CODES = new Set<number>(CLOSE_CODE_TABLE.map((c) => c.code));
@@ -49,6 +49,14 @@ let db: string;
 let server: ServerProc;
 let good: AgentProc;
 let goodHost: Issued;
+/** The hosts the tests below authenticate as, issued side by side in beforeAll (with the good agent's). */
+const HOSTS = ['well-behaved', 'fuzz-session', 'raw-frames', 'never-reads', 'metrics-flood'] as const;
+const issued = new Map<string, Issued>();
+function issuedHost(host: (typeof HOSTS)[number]): Issued {
+  const h = issued.get(host);
+  if (h === undefined) throw new Error(`${host} was not issued in beforeAll`);
+  return h;
+}
 let idleRss = 0;
 let peakRss = 0;
 let sampler: NodeJS.Timeout;
@@ -190,7 +198,16 @@ beforeAll(async () => {
   dir = tempDir('cortex-hostile-');
   db = join(dir, 'server.db');
   server = await startServer(db, ['--hello-timeout-ms', String(HELLO_TIMEOUT_MS), '--ping-interval-ms', '1000', '--upgrades-per-minute', '10', '--failed-hellos-before-throttle', '0']); // fuzzed hellos fail on purpose (throttle: trust-edges.test.ts)
-  goodHost = issueAgent(db, 'well-behaved');
+  // what procs.ts issueAgent does (agent issue --json: the result carries the token, not captured), five at once
+  const runs = await cliEach(HOSTS.map((host) => ['agent', 'issue', '--host', host, '--json', '--db', db]));
+  for (const [i, r] of runs.entries()) {
+    captured.push(r.stderr);
+    if (r.code !== 0) throw new Error(`agent issue failed (${r.code}): ${r.stderr}`);
+    const h = JSON.parse(r.stdout) as Issued;
+    tokens.add(h.token);
+    issued.set(HOSTS[i]!, h);
+  }
+  goodHost = issuedHost('well-behaved');
   const stateDir = join(dir, 'good');
   await enroll(server.url, goodHost, stateDir);
   good = startAgentRunner({ stateDir, total: GOOD_TOTAL, rate: FULL ? 1000 : 400, chunk: 20, pingWatchdogMs: 5000, backoffBaseMs: 100, backoffCapMs: 1000 });
@@ -259,7 +276,7 @@ describe('server under hostile input', () => {
   }, FULL ? 600_000 : 120_000);
 
   it(`authenticated: ${RUNS} fuzzed frames are answered with contract codes (requests) or dropped (the rest); the session survives`, async () => {
-    const host = issueAgent(db, 'fuzz-session');
+    const host = issuedHost('fuzz-session');
     const h = { host_id: host.host_id, token: host.token };
     let ws = await authed(h);
     let barrier = 0;
@@ -344,7 +361,7 @@ describe('server under hostile input', () => {
       { name: 'a complete non-hello frame over 1 KiB before hello', run: (ws) => ws.text(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'logs.push', params: { pad: 'p'.repeat(1100) } })), expect: 1009 },
       { name: 'hello frame over 64 KiB', run: (ws) => ws.text(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'agent.hello', params: { ...helloParams(goodHost.host_id, 'x'.repeat(40)), hostname: 'h'.repeat(70_000) } })), expect: 1009 },
     ];
-    const host = issueAgent(db, 'raw-frames');
+    const host = issuedHost('raw-frames');
     const h = { host_id: host.host_id, token: host.token };
     const got: Record<string, number | null> = {};
     await whileIngestContinues(async () => {
@@ -412,7 +429,7 @@ describe('server under hostile input', () => {
   }, 60_000);
 
   it('an authenticated peer that sends without reading: the server stops reading it, holds ~1 MiB of answers, not its flood, and closes it at the pong limit', async () => {
-    const host = issueAgent(db, 'never-reads');
+    const host = issuedHost('never-reads');
     const ws = await authed({ host_id: host.host_id, token: host.token });
     ws.socket.pause(); // reads nothing the server sends from here on
     // Tiny malformed frames: each one (7 bytes) makes the server answer -32700 (~100 bytes).
@@ -450,7 +467,7 @@ describe('server under hostile input', () => {
   }, 60_000);
 
   it('metrics.push sent without waiting for the answers: at most 4 stored at once, the rest answered -32020 at once; every request answered', async () => {
-    const host = issueAgent(db, 'metrics-flood');
+    const host = issuedHost('metrics-flood');
     const ws = await authed({ host_id: host.host_id, token: host.token });
     const samples = Array.from({ length: 100 }, (_, i) => ({ name: `flood_${i}`, value: i, labels: { k: 'v' } }));
     const N = 5000;
