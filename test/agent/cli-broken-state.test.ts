@@ -16,6 +16,7 @@ import { TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
 import { FakeServer } from './helpers/fake-server.js';
 import { fillDisk, releaseSmallDisks, smallDisk } from '../support/small-disk.js';
 import { until } from '../support/procs.js';
+import { cliAsync } from '../support/scli-pool.js';
 
 let cli = '';
 beforeAll(async () => {
@@ -58,14 +59,7 @@ function agentCli(args: string[], as?: number): Result {
 /** agentCli without blocking: independent commands run side by side (Promise.all). */
 function agentCliAsync(args: string[], as?: number): Promise<Result> {
   if (as !== undefined) chmodSync(dirname(cli), 0o755);
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000, ...(as !== undefined ? { uid: as, gid: as } : {}) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return cliAsync(args, { script: cli, cwd: process.cwd(), timeoutMs: 20_000, ...(as !== undefined ? { uid: as, gid: as } : {}) });
 }
 
 /** An enrolled state folder made by hand: agent.json (to `url`), host_id, token, buffer.db. */

@@ -15,7 +15,6 @@ import {
   AGENT_CLI,
   FULL,
   ROOT,
-  SERVER_CLI,
   assertNoTokenLeaks,
   captured,
   checkExactlyOnce,
@@ -33,6 +32,7 @@ import {
   type Issued,
 } from '../support/procs.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { cliAsync } from '../support/scli-pool.js';
 
 const AGENTS = 3;
 const N = FULL ? 100_000 : 4_000;
@@ -47,23 +47,14 @@ beforeAll(() => requireDist());
  * issueAgent (`host`) or reissueAgent (`{ hostId }`) without blocking the event loop: a kill timed
  * 0..12 ms after a log line must not wait behind another attempt's issue.
  */
-function issueAgentAsync(db: string, host: string | { hostId: string }): Promise<Issued> {
+async function issueAgentAsync(db: string, host: string | { hostId: string }): Promise<Issued> {
   const who = typeof host === 'string' ? ['--host', host] : ['--host-id', host.hostId];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SERVER_CLI, 'agent', 'issue', ...who, '--json', '--db', db], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      captured.push(err); // stdout is the issued token, by design: not captured (as issueAgent)
-      if (code !== 0) return reject(new Error(`agent issue failed (${code}): ${err}`));
-      const issued = JSON.parse(out) as Issued;
-      tokens.add(issued.token);
-      resolve(issued);
-    });
-  });
+  const r = await cliAsync(['agent', 'issue', ...who, '--json', '--db', db]);
+  captured.push(r.stderr); // stdout is the issued token, by design: not captured (as issueAgent)
+  if (r.code !== 0) throw new Error(`agent issue failed (${r.code}): ${r.stderr}`);
+  const issued = JSON.parse(r.stdout) as Issued;
+  tokens.add(issued.token);
+  return issued;
 }
 afterAll(() => cleanupTempDirs());
 

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { expect } from 'vitest';
+import { cliAsync } from './scli-pool.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const SERVER_CLI = join(ROOT, 'dist/server/cli.js');
@@ -451,13 +452,15 @@ export async function storeUntilShown(what: string, shown: () => string, firstSe
 
 /** Waits until the agent of `stateDir` (its `status --json`) runs a file source of `path`: a config it was given is in force. */
 export async function untilFileSourceRuns(stateDir: string, path: string): Promise<void> {
+  // `agent status` in a child without blocking this process (a server or a browser page it
+  // drives goes on answering meanwhile); each costs ~0.4 s of CPU, hence every 250 ms
   await until(
     'the agent runs the new file source',
-    () => {
-      const s = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
+    async () => {
+      const s = await cliAsync(['status', '--state-dir', stateDir, '--json'], { script: AGENT_CLI });
       return ((JSON.parse(s.stdout || '{}') as { sources?: { path: string | null }[] }).sources ?? []).some((x) => x.path === path);
     },
     10_000,
-    100,
+    250,
   );
 }

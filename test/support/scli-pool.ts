@@ -20,6 +20,13 @@ export interface CliRunOptions {
   cwd?: string;
   /** The script, relative to the repository root (default dist/server/cli.js). */
   bin?: string;
+  /** The script by absolute path (a bundle in a temp folder); wins over `bin`. */
+  script?: string;
+  /** Run as this user and group (root only). */
+  uid?: number;
+  gid?: number;
+  /** SIGTERM after this long (as spawnSync's `timeout`). */
+  timeoutMs?: number;
 }
 
 const POOL = 4;
@@ -43,11 +50,14 @@ export function cliAsync(args: string[], opts: CliRunOptions = {}): Promise<CliR
   return slot(
     () =>
       new Promise<CliRun>((resolve, reject) => {
-        const script = opts.bin === undefined ? CLI : join(ROOT, opts.bin);
+        const script = opts.script ?? (opts.bin === undefined ? CLI : join(ROOT, opts.bin));
         const child = spawn(process.execPath, [script, ...args], {
           cwd: opts.cwd ?? ROOT,
           env: opts.fullEnv ?? { ...process.env, ...(opts.env ?? {}) },
           stdio: ['ignore', 'pipe', 'pipe'],
+          ...(opts.uid === undefined ? {} : { uid: opts.uid }),
+          ...(opts.gid === undefined ? {} : { gid: opts.gid }),
+          ...(opts.timeoutMs === undefined ? {} : { timeout: opts.timeoutMs }),
         });
         let stdout = '';
         let stderr = '';
