@@ -12,6 +12,9 @@ const shared = {
   pool: 'forks' as const,
   testTimeout: 30_000,
   hookTimeout: 30_000,
+  // expect.poll waits for a state to come (it returns as soon as it has): 1 s, its default, was
+  // shorter than a page's debounce plus a request on a loaded machine
+  expect: { poll: { timeout: 10_000 } },
   // Two shared cores: keep parallelism modest so timing-sensitive protocol tests stay honest.
   maxWorkers: 2,
   // the longest files first, from test/durations.json on a fresh clone (see that file)
