@@ -13,7 +13,8 @@ import { waitFor } from '../server/wire.js';
 import { dropSchemaUnderLock, newTestDb, type TestDbTarget } from '../support/dialects.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
 import { Relay } from '../support/tcp-relay.js';
-import { background, commitLines, server } from './helpers.js';
+import { serverRun as server } from '../support/opx-cli.js';
+import { background, commitLines } from './helpers.js';
 
 beforeAll(() => buildServer(), 120_000);
 
@@ -43,13 +44,15 @@ function withUrl(change: (u: URL) => void): string {
 }
 
 describe('PostgreSQL refuses the --db', () => {
-  it('an unknown user: E_DB_OPEN naming the user, the password redacted', () => {
+  it('an unknown user: E_DB_OPEN naming the user, the password redacted', async () => {
     const db = withUrl((u) => {
       u.username = 'cortex_no_such_role';
       u.password = 'hunter2';
     });
-    for (const args of [['serve', '--listen', '127.0.0.1:0'], ['agent', 'list']]) {
-      const r = server([...args, '--db', db]);
+    const cases = [['serve', '--listen', '127.0.0.1:0'], ['agent', 'list']];
+    const runs = await Promise.all(cases.map((args) => server([...args, '--db', db])));
+    for (const [i, args] of cases.entries()) {
+      const r = runs[i]!;
       expect(r.code, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/error\[E_DB_OPEN\]: PostgreSQL refused the user "cortex_no_such_role": .* — check the user and password in the URL, and pg_hba\.conf/);
       expect(r.stderr).not.toContain('hunter2');
@@ -73,10 +76,12 @@ describe('PostgreSQL refuses the --db', () => {
       noUser.username = '';
       noUser.password = '';
       // cron, env -i, a container: no USER, no PGUSER (node-postgres took its user from $USER only)
-      const r = server(['agent', 'list', '--json', '--db', noUser.toString()], { env: { USER: undefined, PGUSER: undefined, LOGNAME: undefined } });
+      const [r, refused] = await Promise.all([
+        server(['agent', 'list', '--json', '--db', noUser.toString()], { env: { USER: undefined, PGUSER: undefined, LOGNAME: undefined } }),
+        server(['agent', 'list', '--db', noUser.toString()], { env: { USER: undefined, PGUSER: 'cortex_no_such_role' } }),
+      ]);
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout)).toEqual([]);
-      const refused = server(['agent', 'list', '--db', noUser.toString()], { env: { USER: undefined, PGUSER: 'cortex_no_such_role' } });
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('PostgreSQL refused the user "cortex_no_such_role" (from PGUSER; the URL names none)');
     } finally {
@@ -97,12 +102,11 @@ describe('PostgreSQL refuses the --db', () => {
         u.username = role;
         u.searchParams.set('options', `-c search_path=${role}`);
       });
-      expect(server(['migrate', '--db', db]).code).toBe(0);
+      expect((await server(['migrate', '--db', db])).code).toBe(0);
       await su.query(`alter role ${role} set default_transaction_read_only = on`);
-      const serve = server(['serve', '--listen', '127.0.0.1:0', '--db', db]);
+      const [serve, issue] = await Promise.all([server(['serve', '--listen', '127.0.0.1:0', '--db', db]), server(['agent', 'issue', '--host', 'web-1', '--db', db])]);
       expect(serve.code).toBe(2);
       expect(serve.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: PostgreSQL at 127\.0\.0\.1:5432 takes no writes: cannot execute \w+ in a read-only transaction \(--db .*\) — it is read-only: a standby .*point --db at the primary, or lift the setting/);
-      const issue = server(['agent', 'issue', '--host', 'web-1', '--db', db]);
       expect(issue.code).toBe(1);
       expect(issue.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: the database takes no writes \(25006: cannot execute INSERT in a read-only transaction\) — it is read-only/);
     } finally {
@@ -112,10 +116,12 @@ describe('PostgreSQL refuses the --db', () => {
     }
   });
 
-  it('a search_path naming no schema that exists: E_DB_OPEN saying to create it (was E_INTERNAL: relation "kysely_migration_lock" does not exist)', () => {
+  it('a search_path naming no schema that exists: E_DB_OPEN saying to create it (was E_INTERNAL: relation "kysely_migration_lock" does not exist)', async () => {
     const db = withUrl((u) => u.searchParams.set('options', '-c search_path=cortex_no_such_schema'));
-    for (const args of [['migrate'], ['serve', '--listen', '127.0.0.1:0'], ['agent', 'list']]) {
-      const r = server([...args, '--db', db]);
+    const cases = [['migrate'], ['serve', '--listen', '127.0.0.1:0'], ['agent', 'list']];
+    const runs = await Promise.all(cases.map((args) => server([...args, '--db', db])));
+    for (const [i, args] of cases.entries()) {
+      const r = runs[i]!;
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr).toMatch(
         /^cortex-server: error\[E_DB_OPEN\]: the database has no schema to keep cortex-server's tables in: search_path is cortex_no_such_schema, and no schema of it exists \(--db .*\) — create the schema first \(create schema cortex_no_such_schema authorization \w+\), or name one that exists in the URL \(\?options=-c%20search_path%3Dcortex_no_such_schema\) or for the user \(alter role \w+ set search_path = cortex_no_such_schema\)\n$/,
@@ -123,12 +129,14 @@ describe('PostgreSQL refuses the --db', () => {
     }
   });
 
-  it('a setting of the URL PostgreSQL refuses at connection (an unknown parameter, a value it cannot parse): E_DB_OPEN naming it', () => {
-    for (const [options, said] of [
+  it('a setting of the URL PostgreSQL refuses at connection (an unknown parameter, a value it cannot parse): E_DB_OPEN naming it', async () => {
+    const cases = [
       ['-c cortex_no_such_param=1', /42704 unrecognized configuration parameter "cortex_no_such_param"/],
       ['-c search_path="two words"', /22023 invalid value for parameter "search_path"/],
-    ] as const) {
-      const r = server(['agent', 'list', '--db', withUrl((u) => u.searchParams.set('options', options))]);
+    ] as const;
+    const runs = await Promise.all(cases.map(([options]) => server(['agent', 'list', '--db', withUrl((u) => u.searchParams.set('options', options))])));
+    for (const [i, [, said]] of cases.entries()) {
+      const r = runs[i]!;
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: PostgreSQL refused a setting of the connection: /);
       expect(r.stderr).toMatch(said);
@@ -151,15 +159,20 @@ describe('PostgreSQL refuses the --db', () => {
         return u.toString();
       })();
       // 1. it may not create tables there: the migration's failure names the schema (was E_INTERNAL "this is a bug")
-      for (const args of [['migrate'], ['serve', '--listen', '127.0.0.1:0']]) {
-        const r = server([...args, '--db', asRole]);
+      const creating = [['migrate'], ['serve', '--listen', '127.0.0.1:0']];
+      const created = await Promise.all(creating.map((args) => server([...args, '--db', asRole])));
+      for (const [i, args] of creating.entries()) {
+        const r = created[i]!;
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
         expect(r.stderr).toMatch(new RegExp(`^cortex-server: error\\[E_DB_OPEN\\]: the user "${role}" may not create tables in the schema ${schema}: permission denied for schema ${schema} .* — let it \\(as the schema's owner: GRANT CREATE, USAGE ON SCHEMA ${schema} TO ${role}\\)`));
       }
       // 2. the tables exist, made by another user: said as such (was "the database holds tables of another application")
-      expect(server(['migrate', '--db', target.db]).code).toBe(0);
-      for (const args of [['agent', 'list'], ['serve', '--listen', '127.0.0.1:0']]) {
-        const r = server([...args, '--db', asRole]);
+      expect((await server(['migrate', '--db', target.db])).code).toBe(0);
+      const using = [['agent', 'list'], ['serve', '--listen', '127.0.0.1:0']];
+      // beside them, a host issued by the tables' owner for 2b (a row changes no right)
+      const [issued, ...used] = await Promise.all([server(['agent', 'issue', '--host', 'granted', '--json', '--db', target.db]), ...using.map((args) => server([...args, '--db', asRole]))]);
+      for (const [i, args] of using.entries()) {
+        const r = used[i]!;
         expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(2);
         expect(r.stderr).toMatch(new RegExp(`^cortex-server: error\\[E_DB_OPEN\\]: the user "${role}" may not use the table kysely_migration: another user created the tables here`));
         expect(r.stderr).not.toContain('another application');
@@ -167,9 +180,8 @@ describe('PostgreSQL refuses the --db', () => {
       // 2b. SELECT only: a command that writes is refused by PostgreSQL (42501), said as the
       // user's rights with what to GRANT, not E_INTERNAL "this is a bug" (H44)
       await su.query(`grant select on all tables in schema ${schema} to ${role}`);
-      const issued = server(['agent', 'issue', '--host', 'granted', '--json', '--db', target.db]);
-      const hostId = (JSON.parse(issued.stdout) as { host_id: string }).host_id;
-      const revoke = server(['agent', 'revoke', hostId, '--db', asRole]);
+      const hostId = (JSON.parse(issued!.stdout) as { host_id: string }).host_id;
+      const revoke = await server(['agent', 'revoke', hostId, '--db', asRole]);
       expect(revoke.code, revoke.stderr).toBe(1);
       expect(revoke.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: the database user may not do this: 42501 permission denied for table \w+ — GRANT that user what the command needs on the table named/);
       // 3. GRANTs on every table, but logs is not its own: serve refuses (it could not add a day's
@@ -177,10 +189,9 @@ describe('PostgreSQL refuses the --db', () => {
       await su.query(`grant create on schema ${schema} to ${role}`);
       await su.query(`grant all on all tables in schema ${schema} to ${role}`);
       await su.query(`grant all on all sequences in schema ${schema} to ${role}`);
-      const serve = server(['serve', '--listen', '127.0.0.1:0', '--db', asRole]);
+      const [serve, list] = await Promise.all([server(['serve', '--listen', '127.0.0.1:0', '--db', asRole]), server(['agent', 'list', '--db', asRole])]);
       expect(serve.code, serve.stderr).toBe(2);
       expect(serve.stderr).toMatch(/^cortex-server: error\[E_DB_OPEN\]: the user "\w+" does not own the table logs \(its owner is "\w+"\): a server adds a partition of logs for each day .* — run serve as "\w+" \(the user that ran migrate\), or as a member of that role/);
-      const list = server(['agent', 'list', '--db', asRole]);
       expect(list.code, list.stderr).toBe(0);
     } finally {
       await target.drop().catch(() => undefined);
@@ -190,17 +201,19 @@ describe('PostgreSQL refuses the --db', () => {
     }
   });
 
-  it('a database that does not exist: E_DB_OPEN saying to create it', () => {
+  it('a database that does not exist: E_DB_OPEN saying to create it', async () => {
     const db = withUrl((u) => {
       u.pathname = '/cortex_no_such_db';
     });
-    const r = server(['agent', 'list', '--db', db]);
+    const r = await server(['agent', 'list', '--db', db]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/error\[E_DB_OPEN\]: PostgreSQL has no database "cortex_no_such_db": .* — create it \(createdb cortex_no_such_db\) or fix the URL/);
   });
 });
 
-describe('PostgreSQL not up yet when serve starts (at boot, during a restart)', () => {
+// The four below mostly wait (for a retry every 1 or 2 s, for a lock): side by side, each on a
+// database or schema, relay and socket of its own.
+describe.concurrent('PostgreSQL not up yet when serve starts (at boot, during a restart)', () => {
   it('serve waits for it and starts once it answers (systemd gave up after five quick failures before)', async () => {
     const target = await newTestDb('postgres');
     const { relay, url: db } = await throughRelay(target.db);
@@ -223,7 +236,7 @@ describe('PostgreSQL not up yet when serve starts (at boot, during a restart)', 
   }, 60_000);
 });
 
-describe('PostgreSQL through its Unix socket (G37)', () => {
+describe.concurrent('PostgreSQL through its Unix socket (G37)', () => {
   it('a socket not there yet (PostgreSQL not started) is "cannot reach", and serve waits for it as for a port', async () => {
     const target = await newTestDb('postgres');
     const dir = mkdtempSync(join(tmpdir(), 'cortex-pgsock-'));
@@ -240,15 +253,15 @@ describe('PostgreSQL through its Unix socket (G37)', () => {
     });
     let child: ChildProcess | undefined;
     try {
-      const listed = server(['agent', 'list', '--db', db]);
-      expect(listed.code).toBe(2);
-      expect(listed.stderr).toContain(`error[E_DB_OPEN]: cannot reach PostgreSQL at ${dir}/.s.PGSQL.5432: ENOENT`);
+      // agent list and serve side by side: the socket appears once both are done / waiting
       child = spawn(process.execPath, [CLI, 'serve', '--listen', '127.0.0.1:0', '--db', db], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
       let err = '';
       child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
       const running = child;
       const exited = new Promise<number | null>((resolve) => running.on('exit', (code) => resolve(code)));
-      await waitFor(() => err.includes('the database is out of reach; trying again every 2 s'), 20_000);
+      const [listed] = await Promise.all([server(['agent', 'list', '--db', db]), waitFor(() => err.includes('the database is out of reach; trying again every 2 s'), 20_000)]);
+      expect(listed.code).toBe(2);
+      expect(listed.stderr).toContain(`error[E_DB_OPEN]: cannot reach PostgreSQL at ${dir}/.s.PGSQL.5432: ENOENT`);
       expect(running.exitCode).toBeNull(); // before: exit at once (E_FILE_ACCESS: ENOENT)
       await new Promise<void>((resolve) => socket.listen(join(dir, '.s.PGSQL.5432'), resolve));
       await waitFor(() => err.includes('"msg":"listening"'), 20_000);
@@ -263,7 +276,7 @@ describe('PostgreSQL through its Unix socket (G37)', () => {
   }, 60_000);
 });
 
-describe('the migration lock held by another session', () => {
+describe.concurrent('the migration lock held by another session', () => {
   it('serve and an admin command say who holds it (pid, application, address, what it last ran) and go on once it is released', async () => {
     // A database of the test's own: an advisory lock belongs to one database, so holding it
     // here for seconds holds up no other test file's migration.
@@ -281,9 +294,9 @@ describe('the migration lock held by another session', () => {
         await su.end();
       },
     };
-    expect(server(['migrate', '--db', target.db]).code).toBe(0);
     const holder = new pg.Client({ connectionString: target.db, application_name: 'stuck-migration' });
-    await holder.connect();
+    const [migrated] = await Promise.all([server(['migrate', '--db', target.db]), holder.connect()]);
+    expect(migrated.code).toBe(0);
     const children: ReturnType<typeof spawn>[] = [];
     const start = (args: string[]) => {
       const child = spawn(process.execPath, [CLI, ...args, '--db', target.db], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -326,11 +339,11 @@ describe('the migration lock held by another session', () => {
   }, 60_000);
 });
 
-describe('agent tail --follow --db on PostgreSQL that goes away for a while (I25)', () => {
+describe.concurrent('agent tail --follow --db on PostgreSQL that goes away for a while (I25)', () => {
   it('says once that the database is out of reach, and follows on from the next seq when it answers', async () => {
     const target = await newTestDb('postgres');
     const { relay, url: db } = await throughRelay(target.db);
-    const issued = server(['agent', 'issue', '--host', 'followed', '--json', '--db', target.db]);
+    const issued = await server(['agent', 'issue', '--host', 'followed', '--json', '--db', target.db]);
     const hostId = (JSON.parse(issued.stdout) as { host_id: string }).host_id;
     const commit = (from: number, to: number) => commitLines(target.db, hostId, from, to);
     await commit(1, 1);

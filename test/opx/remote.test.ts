@@ -10,7 +10,8 @@ import { buildServer } from '../server/spawn.js';
 import { httpBase } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { parseServerUrl } from '../../server/cli/remote.js';
-import { CLI, serverAsync, tmp } from './helpers.js';
+import { CLI, tmp } from './helpers.js';
+import { serverRun as serverAsync } from '../support/opx-cli.js';
 import { storeUntilShown } from '../support/procs.js';
 
 const ADMIN = 'opx-admin-token-0123456789abcdef-XYZ';
@@ -45,19 +46,30 @@ const cfg = (hb: number) => JSON.stringify({ heartbeat_interval_secs: hb, max_ba
 
 describe('remote admin CLI', () => {
   it('issue, list (--group, --groups), config get/set/clear, rotate, revoke, decommission, delete over https with a private CA', async () => {
-    const issued = await remote(['agent', 'issue', '--host', 'far-1', '--group', 'edge', '--json']);
+    // far-2 (no group) issued beside far-1: it is used from decommission on
+    const [issued, issuedSecond] = await Promise.all([remote(['agent', 'issue', '--host', 'far-1', '--group', 'edge', '--json']), remote(['agent', 'issue', '--host', 'far-2', '--json'])]);
     expect(issued.code, issued.stderr).toBe(0);
     const h = JSON.parse(issued.stdout) as { host_id: string; token: string; group: string };
     t.tokens.push(h.token);
     expect(h.group).toBe('edge');
-    const list = JSON.parse((await remote(['agent', 'list', '--json'])).stdout) as { host_id: string; group_name: string; state: string }[];
+    // the reads of far-1 in edge, side by side
+    const [listRun, edgeRun, groupsRun, textRun, byStateRun, activeRun, defaultRun] = await Promise.all([
+      remote(['agent', 'list', '--json']),
+      remote(['agent', 'list', '--group', 'edge', '--json']),
+      remote(['agent', 'list', '--groups', '--json']),
+      remote(['agent', 'list']),
+      remote(['agent', 'list', '--state', 'NeverConnected', '--group', 'edge', '--json']),
+      remote(['agent', 'list', '--state', 'Active', '--group', 'edge']),
+      remote(['agent', 'config', '--default']),
+    ]);
+    const list = JSON.parse(listRun.stdout) as { host_id: string; group_name: string; state: string }[];
     expect(list.find((a) => a.host_id === h.host_id)).toMatchObject({ group_name: 'edge', state: 'NeverConnected' });
-    expect(JSON.parse((await remote(['agent', 'list', '--group', 'edge', '--json'])).stdout)).toHaveLength(1);
-    expect(JSON.parse((await remote(['agent', 'list', '--groups', '--json'])).stdout)).toEqual([expect.objectContaining({ name: 'edge', members: 1 })]);
-    expect((await remote(['agent', 'list'])).stdout).toMatch(/far-1 .*edge .*NeverConnected/);
-    const byState = JSON.parse((await remote(['agent', 'list', '--state', 'NeverConnected', '--group', 'edge', '--json'])).stdout) as { host_id: string }[];
+    expect(JSON.parse(edgeRun.stdout)).toHaveLength(1);
+    expect(JSON.parse(groupsRun.stdout)).toEqual([expect.objectContaining({ name: 'edge', members: 1 })]);
+    expect(textRun.stdout).toMatch(/far-1 .*edge .*NeverConnected/);
+    const byState = JSON.parse(byStateRun.stdout) as { host_id: string }[];
     expect(byState.map((a) => a.host_id)).toEqual([h.host_id]);
-    expect((await remote(['agent', 'list', '--state', 'Active', '--group', 'edge'])).stdout.trim()).toBe('no agents in group edge in state Active');
+    expect(activeRun.stdout.trim()).toBe('no agents in group edge in state Active');
     // agent group over the admin API: into another group and back, the token kept
     const moved = await remote(['agent', 'group', h.host_id, '--set', 'far']);
     expect(moved.code, moved.stderr).toBe(0);
@@ -65,10 +77,9 @@ describe('remote admin CLI', () => {
     expect((await remote(['agent', 'group', h.host_id, '--set', 'edge'])).code).toBe(0);
 
     expect((await remote(['agent', 'config', '--group', 'edge', '--set', cfg(90)])).code).toBe(0);
-    const got = (await remote(['agent', 'config', h.host_id, '--get']));
+    const [got, groupGot] = await Promise.all([remote(['agent', 'config', h.host_id, '--get']), remote(['agent', 'config', '--group', 'edge', '--get'])]);
     expect(JSON.parse(got.stdout).heartbeat_interval_secs).toBe(90);
     expect(got.stderr).toContain("group edge's config");
-    const groupGot = await remote(['agent', 'config', '--group', 'edge', '--get']);
     expect(JSON.parse(groupGot.stdout).heartbeat_interval_secs).toBe(90);
     expect(groupGot.stderr).toContain("group edge: group edge's config"); // was "group 's config
     expect((await remote(['agent', 'config', h.host_id, '--set', cfg(40)])).code).toBe(0);
@@ -79,12 +90,12 @@ describe('remote admin CLI', () => {
     expect(bad.stderr).toContain('/heartbeat_interval_secs');
     expect((await remote(['agent', 'config', h.host_id, '--clear'])).code).toBe(0);
     expect(JSON.parse((await remote(['agent', 'config', h.host_id, '--get'])).stdout).heartbeat_interval_secs).toBe(90);
-    expect(JSON.parse((await remote(['agent', 'config', '--default'])).stdout)).toMatchObject({ log_sources: [] });
+    expect(JSON.parse(defaultRun.stdout)).toMatchObject({ log_sources: [] });
 
     expect((await remote(['agent', 'rotate', h.host_id, '--grace-secs', '60'])).stdout).toContain('rotation requested');
     const refused = (await remote(['agent', 'delete', h.host_id]));
     expect(refused.code).toBe(0); // NeverConnected: deletable
-    const second = JSON.parse((await remote(['agent', 'issue', '--host', 'far-2', '--json'])).stdout) as { host_id: string; token: string };
+    const second = JSON.parse(issuedSecond.stdout) as { host_id: string; token: string };
     t.tokens.push(second.token);
     expect((await remote(['agent', 'decommission', second.host_id, '--drain-secs', '0'])).stdout).toContain('revoked now');
     expect((await remote(['agent', 'revoke', second.host_id])).code).toBe(0);
@@ -136,11 +147,18 @@ describe('remote admin CLI', () => {
       expect(r.code, r.stderr).toBe(0);
       return (JSON.parse(r.stdout) as { seq: number }[]).map((x) => x.seq);
     };
-    expect(await seqs(['--severity', 'err'])).toEqual([2, 5, 7, 10, 12]);
-    expect(await seqs(['--severity', 'err', '-n', '2'])).toEqual([10, 12]);
-    expect(await seqs(['--grep', 'disk full', '--source', 'journald'])).toEqual([4, 10]);
-    expect(await seqs(['--since', new Date(now - 18.5 * 60_000).toISOString(), '--until', '930s'])).toEqual([2, 3, 4]); // 18, 17, 16 minutes old (15.5 at most)
-    const bad = await remote(['agent', 'tail', h.host_id, '--since', 'last week']);
+    // the reads side by side
+    const [bySeverity, lastTwo, grepped, window, bad] = await Promise.all([
+      seqs(['--severity', 'err']),
+      seqs(['--severity', 'err', '-n', '2']),
+      seqs(['--grep', 'disk full', '--source', 'journald']),
+      seqs(['--since', new Date(now - 18.5 * 60_000).toISOString(), '--until', '930s']),
+      remote(['agent', 'tail', h.host_id, '--since', 'last week']),
+    ]);
+    expect(bySeverity).toEqual([2, 5, 7, 10, 12]);
+    expect(lastTwo).toEqual([10, 12]);
+    expect(grepped).toEqual([4, 10]);
+    expect(window).toEqual([2, 3, 4]); // 18, 17, 16 minutes old (15.5 at most)
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--since "last week" is neither');
 
@@ -182,38 +200,42 @@ describe('remote admin CLI', () => {
 
   it('CORTEX_SERVER and CORTEX_ADMIN_TOKEN; missing token, CA or server; --server with --db', async () => {
     const env = { CORTEX_SERVER: base, CORTEX_ADMIN_TOKEN: ADMIN };
-    const viaEnv = await serverAsync(['agent', 'list', '--json', '--ca', ca], { cwd, env });
-    expect(viaEnv.code, viaEnv.stderr).toBe(0);
-    expect(Array.isArray(JSON.parse(viaEnv.stdout))).toBe(true);
-    const noToken = await serverAsync(['agent', 'list', '--server', base, '--ca', ca], { cwd, env: { CORTEX_ADMIN_TOKEN: undefined } });
-    expect(noToken.code).toBe(1);
-    expect(noToken.stderr).toContain('needs its admin token: give --admin-token-file FILE or set CORTEX_ADMIN_TOKEN');
     // a token that is not this server's: said so, not "give a token"
     const wrongFile = join(cwd, 'wrong.tok');
     writeFileSync(wrongFile, 'not-the-admin-token\n');
-    const wrong = await serverAsync(['agent', 'list', '--server', base, '--ca', ca, '--admin-token-file', wrongFile], { cwd, env: { CORTEX_ADMIN_TOKEN: undefined } });
-    expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain(`refused the admin token of --admin-token-file ${wrongFile}: it is not the one this server was started with`);
-    expect(wrong.stderr).not.toContain('not-the-admin-token');
+    // every case side by side (none changes anything)
+    const [viaEnv, noToken, wrong, noCa, down, both, ftp, local, probe] = await Promise.all([
+      serverAsync(['agent', 'list', '--json', '--ca', ca], { cwd, env }),
+      serverAsync(['agent', 'list', '--server', base, '--ca', ca], { cwd, env: { CORTEX_ADMIN_TOKEN: undefined } }),
+      serverAsync(['agent', 'list', '--server', base, '--ca', ca, '--admin-token-file', wrongFile], { cwd, env: { CORTEX_ADMIN_TOKEN: undefined } }),
+      serverAsync(['agent', 'list', '--server', base, '--admin-token-file', tokenFile], { cwd }),
+      serverAsync(['agent', 'list', '--server', 'http://127.0.0.1:1'], { cwd }),
+      serverAsync(['agent', 'list', '--server', base, '--db', join(cwd, 'x.db')], { cwd }),
+      serverAsync(['agent', 'list', '--server', 'ftp://x'], { cwd }),
+      // --db wins over CORTEX_SERVER
+      serverAsync(['agent', 'list', '--db', t.dbPath], { cwd, env }),
+      serverAsync(['probe', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', 'sys.uptime', '--ca', ca], { cwd, env }),
+    ]);
     rmSync(wrongFile);
-    const noCa = await serverAsync(['agent', 'list', '--server', base, '--admin-token-file', tokenFile], { cwd });
-    expect(noCa.code).toBe(1);
-    expect(noCa.stderr).toContain('--ca FILE');
-    const down = await serverAsync(['agent', 'list', '--server', 'http://127.0.0.1:1'], { cwd });
-    expect(down.code).toBe(1);
-    expect(down.stderr).toContain('error[E_CONNECT]: cannot reach http://127.0.0.1:1');
-    expect(down.stderr).not.toContain('this is a bug'); // was E_INTERNAL
-    const both = await serverAsync(['agent', 'list', '--server', base, '--db', join(cwd, 'x.db')], { cwd });
-    expect(both.code).toBe(2);
-    expect((await serverAsync(['agent', 'list', '--server', 'ftp://x'], { cwd })).code).toBe(2);
-    // --db wins over CORTEX_SERVER
-    const local = await serverAsync(['agent', 'list', '--db', t.dbPath], { cwd, env });
-    expect(local.code).toBe(0);
-    const probe = await serverAsync(['probe', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', 'sys.uptime', '--ca', ca], { cwd, env });
-    expect(probe.code).toBe(1);
-    expect(JSON.parse(probe.stdout).error.code).toBe(-32004);
+    expect(viaEnv!.code, viaEnv!.stderr).toBe(0);
+    expect(Array.isArray(JSON.parse(viaEnv!.stdout))).toBe(true);
+    expect(noToken!.code).toBe(1);
+    expect(noToken!.stderr).toContain('needs its admin token: give --admin-token-file FILE or set CORTEX_ADMIN_TOKEN');
+    expect(wrong!.code).toBe(1);
+    expect(wrong!.stderr).toContain(`refused the admin token of --admin-token-file ${wrongFile}: it is not the one this server was started with`);
+    expect(wrong!.stderr).not.toContain('not-the-admin-token');
+    expect(noCa!.code).toBe(1);
+    expect(noCa!.stderr).toContain('--ca FILE');
+    expect(down!.code).toBe(1);
+    expect(down!.stderr).toContain('error[E_CONNECT]: cannot reach http://127.0.0.1:1');
+    expect(down!.stderr).not.toContain('this is a bug'); // was E_INTERNAL
+    expect(both!.code).toBe(2);
+    expect(ftp!.code).toBe(2);
+    expect(local!.code).toBe(0);
+    expect(probe!.code).toBe(1);
+    expect(JSON.parse(probe!.stdout).error.code).toBe(-32004);
     expect(readdirSync(cwd)).toEqual([]);
-    for (const r of [viaEnv, noToken, noCa, probe]) expect(`${r.stdout}${r.stderr}`).not.toContain(ADMIN);
+    for (const r of [viaEnv!, noToken!, noCa!, probe!]) expect(`${r.stdout}${r.stderr}`).not.toContain(ADMIN);
   }, 120_000); // many CLI runs (about 0.5 s each, more under load)
 
   it('agent list --server lists a fleet larger than one page of the admin API (10,000), in the order of --db', async () => {
@@ -222,10 +244,9 @@ describe('remote admin CLI', () => {
       with recursive k(i) as (select 1 union all select i + 1 from k where i < ${n})
       select printf('bulk-%05d', i), printf('bulk-%05d', i), '2026-01-01T00:00:00.000Z' from k`.execute(t.server.storage.db);
     try {
-      const viaApi = await remote(['agent', 'list', '--json']);
+      const [viaApi, viaDb] = await Promise.all([remote(['agent', 'list', '--json']), serverAsync(['agent', 'list', '--json', '--db', t.dbPath], { cwd })]);
       expect(viaApi.code, viaApi.stderr).toBe(0);
       const ids = (JSON.parse(viaApi.stdout) as { host_id: string }[]).map((a) => a.host_id);
-      const viaDb = await serverAsync(['agent', 'list', '--json', '--db', t.dbPath], { cwd });
       expect(ids).toEqual((JSON.parse(viaDb.stdout) as { host_id: string }[]).map((a) => a.host_id));
       expect(ids.filter((id) => id.startsWith('bulk-'))).toHaveLength(n);
       expect(new Set(ids).size).toBe(ids.length);

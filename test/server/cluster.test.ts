@@ -4,7 +4,7 @@
 // "sqlite" run); the multi-process end-to-end run is test/e2e/scale-out.pg.test.ts.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi, type TestContext } from 'vitest';
 import { getAgent, requestDecommission, requestRotation, revoke, setAgentConfig } from '../../server/db/agents.repository.js';
 import { getSetting } from '../../server/db/settings.repository.js';
 import { SettingsConflictError } from '../../server/cluster/settings-agreement.js';
@@ -18,19 +18,39 @@ afterEach(async () => {
   for (const s of open.splice(0).reverse()) await s.close();
 });
 
-async function pair(config = {}, extra = {}): Promise<[TestServer, TestServer]> {
+// The pairs' tests run side by side, SIDE_BY_SIDE at a time: most of their time is waiting
+// (the migration lock, a lease, a drain), and each pair holds about a dozen PostgreSQL
+// connections (PostgreSQL allows 100 to the whole suite).
+const SIDE_BY_SIDE = 3;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/** Two servers on one database for the test of `ctx`, closed when it ends (the second first: the first one drops the shared database). */
+async function pair(ctx: TestContext, config = {}, extra = {}): Promise<[TestServer, TestServer]> {
+  if (running >= SIDE_BY_SIDE) await new Promise<void>((resolve) => waiting.push(resolve));
+  else running++;
+  const mine: TestServer[] = [];
+  ctx.onTestFinished(async () => {
+    try {
+      for (const s of mine.splice(0).reverse()) await s.close();
+    } finally {
+      const next = waiting.shift();
+      if (next) next(); // the slot passes on: `running` stays
+      else running--;
+    }
+  });
   const a = await startTestServer(config, { serverId: 'server-a', probeGraceMs: 150, ...extra });
-  open.push(a);
+  mine.push(a);
   const b = await startTestServer(config, { serverId: 'server-b', probeGraceMs: 150, sameDbAs: a, ...extra });
-  open.push(b);
+  mine.push(b);
   return [a, b];
 }
 
 const probeUrl = (t: TestServer, host: string) => `${httpBase(t)}/admin/agents/${host}/probe`;
 
-describe('one database, two servers', () => {
-  it('each server has a lease row; agents show the server holding their session (agent list JSON, GET /admin/agents)', async () => {
-    const [a, b] = await pair();
+describe.concurrent('one database, two servers', () => {
+  it('each server has a lease row; agents show the server holding their session (agent list JSON, GET /admin/agents)', async (ctx) => {
+    const [a, b] = await pair(ctx);
     const rows = await b.server.storage.db.selectFrom('servers').select(['server_id', 'lease_until']).orderBy('server_id').execute();
     expect(rows.map((r) => r.server_id)).toEqual(['server-a', 'server-b']);
     for (const r of rows) expect(r.lease_until > new Date().toISOString()).toBe(true);
@@ -45,8 +65,8 @@ describe('one database, two servers', () => {
     expect((await getAgent(b.server.storage.db, agent.host_id))?.server_id).toBeNull();
   });
 
-  it('a newer hello on B closes the older session on A; the old session gets nothing acked after it', async () => {
-    const [a, b] = await pair({}, { controlPollMs: 60_000 }); // only NOTIFY (PostgreSQL) or the commit check can act
+  it('a newer hello on B closes the older session on A; the old session gets nothing acked after it', async (ctx) => {
+    const [a, b] = await pair(ctx, {}, { controlPollMs: 60_000 }); // only NOTIFY (PostgreSQL) or the commit check can act
     const first = await connectAgent(a);
     const second = await connectAgent(b, undefined, { host_id: first.host_id, token: first.token });
     expect(second.hello.session_id).not.toBe(first.hello.session_id);
@@ -70,8 +90,8 @@ describe('one database, two servers', () => {
     first.client.ws.close();
   });
 
-  it('a probe asked on B for an agent held by A: answer, agent error, unlisted probe and timeout as for a local probe', async () => {
-    const [a, b] = await pair();
+  it('a probe asked on B for an agent held by A: answer, agent error, unlisted probe and timeout as for a local probe', async (ctx) => {
+    const [a, b] = await pair(ctx);
     const agent = await connectAgent(a, ['sys.uptime', 'acme.custom']);
     const output = { output: { up: 42 }, exit_code: 0, stderr: null, duration_ms: 3 };
     const pending = httpRequest(probeUrl(b, agent.host_id), { body: { probe: 'acme.custom', args: { x: 1 }, timeout_ms: 3000 } });
@@ -104,23 +124,8 @@ describe('one database, two servers', () => {
     await agent.client.closed;
   });
 
-  it('revoke and config made through B reach the session on A within 2 s', async () => {
-    const [a, b] = await pair();
-    const agent = await connectAgent(a);
-    const cfg = { heartbeat_interval_secs: 45, max_batch_entries: 500, flush_interval_ms: 250, metrics_interval_secs: 30, probe_concurrency: 2, log_sources: [] };
-    const t0 = Date.now();
-    await setAgentConfig(b.server.storage.db, agent.host_id, JSON.stringify(cfg));
-    const update = await agent.client.next((m) => m.method === 'config.update');
-    expect(update.params).toEqual({ config: cfg, apply_after: null });
-    await revoke(b.server.storage.db, agent.host_id);
-    const shutdown = await agent.client.next((m) => m.method === 'agent.shutdown');
-    expect(shutdown.params).toEqual({ reason: 'Revoked', drain_seconds: 0 });
-    expect((await agent.client.closed).code).toBe(4002);
-    expect(Date.now() - t0).toBeLessThan(2000);
-  });
-
-  it('decommission and rotation requested through B act on the session held by A', async () => {
-    const [a, b] = await pair({}, { rotationCloseGraceMs: 60_000 });
+  it('decommission and rotation requested through B act on the session held by A', async (ctx) => {
+    const [a, b] = await pair(ctx, {}, { rotationCloseGraceMs: 60_000 });
     const rot = await connectAgent(a);
     await requestRotation(b.server.storage.db, rot.host_id, 60);
     expect((await rot.client.next((m) => m.method === 'agent.shutdown')).params).toEqual({ reason: 'ServerReload', drain_seconds: 0 });
@@ -142,8 +147,8 @@ describe('one database, two servers', () => {
     expect((await getAgent(b.server.storage.db, dec.host_id))?.connection_state).toBe('Revoked');
   });
 
-  it('SIGTERM drain of A: its agents are told to reconnect (ServerReload), still acked, and resume on B', async () => {
-    const [a, b] = await pair();
+  it('SIGTERM drain of A: its agents are told to reconnect (ServerReload), still acked, and resume on B', async (ctx) => {
+    const [a, b] = await pair(ctx);
     const agent = await connectAgent(a);
     const draining = a.server.shutdown(5);
     expect((await agent.client.next((m) => m.method === 'agent.shutdown')).params).toEqual({ reason: 'ServerReload', drain_seconds: 5 });
@@ -161,8 +166,8 @@ describe('one database, two servers', () => {
     await moved.client.closed;
   });
 
-  it('a server whose lease expired is swept by a live one: its sessions become Disconnected and detached', async () => {
-    const [a, b] = await pair();
+  it('a server whose lease expired is swept by a live one: its sessions become Disconnected and detached', async (ctx) => {
+    const [a, b] = await pair(ctx);
     const agent = await connectAgent(a);
     const db = b.server.storage.db;
     // A's process "dies": its lease is in the past and nobody renews it.
@@ -183,9 +188,9 @@ describe('one database, two servers', () => {
     expect((await db.selectFrom('servers').select('server_id').orderBy('server_id').execute()).map((r) => r.server_id)).toEqual(['server-a', 'server-b']);
   });
 
-  it('after the database was out of reach, the first server back gives the others one lease to renew before it sweeps them (G10)', async () => {
+  it('after the database was out of reach, the first server back gives the others one lease to renew before it sweeps them (G10)', async (ctx) => {
     const leaseMs = 3000;
-    const [a, b] = await pair({}, { leaseMs });
+    const [a, b] = await pair(ctx, {}, { leaseMs });
     const agent = await connectAgent(b);
     // Neither server can write its lease (as when the database is out of reach; an error of
     // its own here, so that each failed renewal is logged as one).
@@ -218,6 +223,24 @@ describe('one database, two servers', () => {
     expect(Date.now() - back).toBeGreaterThanOrEqual(leaseMs - 50);
     expect(await getAgent(db, agent.host_id)).toMatchObject({ server_id: null, last_disconnect_reason: '1006 server server-b lease expired' });
     bDown.mockRestore();
+  });
+});
+
+// Timed (the 2 s the change may take): alone, not beside the other pairs' work in this process.
+describe('one database, two servers: timed', () => {
+  it('revoke and config made through B reach the session on A within 2 s', async (ctx) => {
+    const [a, b] = await pair(ctx);
+    const agent = await connectAgent(a);
+    const cfg = { heartbeat_interval_secs: 45, max_batch_entries: 500, flush_interval_ms: 250, metrics_interval_secs: 30, probe_concurrency: 2, log_sources: [] };
+    const t0 = Date.now();
+    await setAgentConfig(b.server.storage.db, agent.host_id, JSON.stringify(cfg));
+    const update = await agent.client.next((m) => m.method === 'config.update');
+    expect(update.params).toEqual({ config: cfg, apply_after: null });
+    await revoke(b.server.storage.db, agent.host_id);
+    const shutdown = await agent.client.next((m) => m.method === 'agent.shutdown');
+    expect(shutdown.params).toEqual({ reason: 'Revoked', drain_seconds: 0 });
+    expect((await agent.client.closed).code).toBe(4002);
+    expect(Date.now() - t0).toBeLessThan(2000);
   });
 });
 
