@@ -1,6 +1,6 @@
 // The architecture's import rules (.dependency-cruiser.cjs, run by `npm run lint`): the real
 // tree keeps them, and a tree with forbidden imports (fixtures/) fails with each rule named.
-import { spawn } from 'node:child_process';
+import { cliAsync } from '../support/scli-pool.js';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -15,15 +15,7 @@ interface Violation {
 }
 
 function depcruise(cwd: string, args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', fail);
-    child.on('close', (status) => done({ status, stdout, stderr }));
-  });
+  return cliAsync(args, { script: bin, cwd }).then((r) => ({ status: r.code, stdout: r.stdout, stderr: r.stderr }));
 }
 
 /** The violations (JSON report), and the exit status and text of the check as `npm run lint` runs it (the two runs side by side). */

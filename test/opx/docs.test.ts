@@ -1,6 +1,6 @@
 // The README and docs/ hold what a user needs and point to nothing outside the repository;
 // their examples are valid; every option of the admin commands is documented.
-import { spawn } from 'node:child_process';
+import { cliAsync } from '../support/scli-pool.js';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -18,30 +18,11 @@ beforeAll(() => buildServer(), 120_000);
 // `--help` of each command, spawned once for the two tests that read it (they share nine
 // commands), a few at a time.
 const helps = new Map<string, Promise<Run>>();
-let running = 0;
-const waiting: (() => void)[] = [];
 function help(cli: string, command: string[]): Promise<Run> {
   const key = [cli, ...command].join(' ');
   let run = helps.get(key);
   if (!run) {
-    run = (async () => {
-      if (running >= 3) await new Promise<void>((r) => waiting.push(r));
-      running++;
-      try {
-        return await new Promise<Run>((done, fail) => {
-          const child = spawn(process.execPath, [cli, ...command, '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-          let stdout = '';
-          let stderr = '';
-          child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-          child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-          child.on('error', fail);
-          child.on('close', (code) => done({ code, stdout, stderr }));
-        });
-      } finally {
-        running--;
-        waiting.shift()?.();
-      }
-    })();
+    run = cliAsync([...command, '--help'], { script: cli });
     helps.set(key, run);
   }
   return run;
