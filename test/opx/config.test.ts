@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectAgent } from '../server/control-helpers.js';
 import { buildServer } from '../server/spawn.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
-import { serverRun as server } from '../support/opx-cli.js';
-import { issue, tmp } from './helpers.js';
+import { issue, tmp, serverRun as server } from './helpers.js';
 
 const base = { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 200, probe_concurrency: 2, log_sources: [] as unknown[] };
 const cfg = (extra: Record<string, unknown> = {}) => JSON.stringify({ ...base, ...extra });

@@ -13,8 +13,7 @@ import { waitFor } from '../server/wire.js';
 import { dropSchemaUnderLock, newTestDb, type TestDbTarget } from '../support/dialects.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
 import { Relay } from '../support/tcp-relay.js';
-import { serverRun as server } from '../support/opx-cli.js';
-import { background, commitLines } from './helpers.js';
+import { background, commitLines, serverRun as server } from './helpers.js';
 
 beforeAll(() => buildServer(), 120_000);
 

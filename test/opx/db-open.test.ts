@@ -6,8 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildServer } from '../server/spawn.js';
-import { serverRun as server } from '../support/opx-cli.js';
-import { serverAsync, tmp } from './helpers.js';
+import { serverAsync, tmp, serverRun as server } from './helpers.js';
 
 beforeAll(() => buildServer(), 120_000);
 

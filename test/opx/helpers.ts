@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { CLI, ROOT } from '../server/spawn.js';
 import { openStorage } from '../../server/db/open.js';
+import { cliAsync } from '../support/scli-pool.js';
 
 export { CLI, ROOT };
 export const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
@@ -42,18 +43,16 @@ export function issue(db: string, host: string, extra: string[] = []): { host_id
   return JSON.parse(r.stdout) as { host_id: string; hostname: string; token: string };
 }
 
-/** Like server(), without blocking the event loop (for a server running in this process). */
-export function serverAsync(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<Run> {
-  const env: Record<string, string | undefined> = { ...process.env, ...options.env };
-  for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd ?? ROOT, env: env as NodeJS.ProcessEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+type AsyncOptions = { cwd?: string; env?: Record<string, string | undefined> };
+
+/** Like server(), without blocking the event loop, through scli-pool (at most four at once): independent runs of a test overlap. */
+export function serverRun(args: string[], options: AsyncOptions = {}): Promise<Run> {
+  return cliAsync(args, options);
+}
+
+/** Like serverRun(), started at once (outside the pool): for a run whose duration is asserted, or one that waits on another. */
+export function serverAsync(args: string[], options: AsyncOptions = {}): Promise<Run> {
+  return cliAsync(args, { ...options, now: true });
 }
 
 /** Rows `line FROM` … `line TO` (seq FROM … TO) committed for a host through --db (the database opened for it and closed again). */

@@ -10,8 +10,7 @@ import { buildServer } from '../server/spawn.js';
 import { httpBase } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { parseServerUrl } from '../../server/cli/remote.js';
-import { CLI, tmp } from './helpers.js';
-import { serverRun as serverAsync } from '../support/opx-cli.js';
+import { CLI, tmp, serverRun as serverAsync } from './helpers.js';
 import { storeUntilShown } from '../support/procs.js';
 
 const ADMIN = 'opx-admin-token-0123456789abcdef-XYZ';

@@ -11,6 +11,7 @@ import { SettingsConflictError } from '../../server/cluster/settings-agreement.j
 import { ServerIdInUseError } from '../../server/cluster/registry.js';
 import { answer, answerError, connectAgent, httpBase, httpRequest, nextProbe } from './control-helpers.js';
 import { countRows, logEntries, startTestServer, waitFor, type TestServer } from './wire.js';
+import { Slots } from '../support/scli-pool.js';
 
 const open: TestServer[] = [];
 afterEach(async () => {
@@ -18,25 +19,20 @@ afterEach(async () => {
   for (const s of open.splice(0).reverse()) await s.close();
 });
 
-// The pairs' tests run side by side, SIDE_BY_SIDE at a time: most of their time is waiting
+// The pairs' tests run side by side, three at a time: most of their time is waiting
 // (the migration lock, a lease, a drain), and each pair holds about a dozen PostgreSQL
 // connections (PostgreSQL allows 100 to the whole suite).
-const SIDE_BY_SIDE = 3;
-let running = 0;
-const waiting: (() => void)[] = [];
+const pairs = new Slots(3);
 
 /** Two servers on one database for the test of `ctx`, closed when it ends (the second first: the first one drops the shared database). */
 async function pair(ctx: TestContext, config = {}, extra = {}): Promise<[TestServer, TestServer]> {
-  if (running >= SIDE_BY_SIDE) await new Promise<void>((resolve) => waiting.push(resolve));
-  else running++;
+  await pairs.acquire();
   const mine: TestServer[] = [];
   ctx.onTestFinished(async () => {
     try {
       for (const s of mine.splice(0).reverse()) await s.close();
     } finally {
-      const next = waiting.shift();
-      if (next) next(); // the slot passes on: `running` stays
-      else running--;
+      pairs.release();
     }
   });
   const a = await startTestServer(config, { serverId: 'server-a', probeGraceMs: 150, ...extra });
