@@ -5,14 +5,13 @@
 // replaced by another tab mends it itself; a live tail the server refuses says why and stops;
 // "Use the server default" for a host in a group names what happens; an editor learns that the
 // stored config moved on; probe errors read as sentences; names with bidi controls show them.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_CLI, ROOT, captured, cleanupTempDirs, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
-import { cliAsync } from '../support/scli-pool.js';
-import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
+import { cleanupTempDirs, requireDist, startServer, tempDir, tokens, until, type ServerProc } from '../support/procs.js';
+import { SCREENSHOT_DIR, chromiumGate, enrollAndStart, launch } from './browser.js';
 
 const ADMIN_TOKEN = 'browser-fixes-admin-token-3e9b5d71';
 const run = chromiumGate('console fixes browser tests');
@@ -45,11 +44,7 @@ beforeAll(async () => {
     tokens.add(issued.token);
     hostId = issued.host_id;
     const stateDir = join(dir, 'agent');
-    const r = await cliAsync(['enroll', '--server', server.url, '--host-id', hostId, `--token=${issued.token}`, '--state-dir', stateDir, '--allow-insecure', '--json'], { bin: 'dist/agent/cli.js' });
-    captured.push(r.stdout, r.stderr); // as cliSync keeps them
-    expect(r.code, r.stderr).toBe(0);
-    agent = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    agent.stderr?.resume();
+    agent = await enrollAndStart(server.url, hostId, issued.token, stateDir, ['--allow-insecure']);
   };
   // each assigned as it comes (a failed start leaves the others to afterAll)
   await Promise.all([launch().then((x) => (browser = x)), withAgent(), startServer(join(d, 'a.db')).then((x) => (a = x)), startServer(join(d, 'b.db')).then((x) => (b = x))]);

@@ -4,7 +4,7 @@
 // against the compiled server and reference agents as child processes: sign-in, fleet
 // page live updates, host page (config editor, live tail, probe form, confirmations),
 // enrollment page, CSRF. A screenshot of each page goes to dist/screenshots/console/.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
@@ -12,9 +12,8 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGENT_CLI, ROOT, SERVER_CLI, captured, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
-import { cliAsync } from '../support/scli-pool.js';
-import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
+import { SERVER_CLI, cleanupTempDirs, cliSync, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
+import { SCREENSHOT_DIR, chromiumGate, enrollAndStart, launch } from './browser.js';
 
 const ADMIN_TOKEN = 'browser-test-admin-token-7f3a9c1e';
 const run = chromiumGate('console browser tests');
@@ -71,11 +70,7 @@ describe.skipIf(!run)('operator console in Chromium', () => {
   async function enrollAndRun(slot: number, host_id: string, token: string, hostname: string): Promise<void> {
     const stateDir = join(dir, hostname);
     tokens.add(token);
-    const r = await cliAsync(['enroll', '--server', server.url, '--host-id', host_id, `--token=${token}`, '--state-dir', stateDir, '--allow-insecure', '--json'], { bin: 'dist/agent/cli.js' });
-    captured.push(r.stdout, r.stderr); // as cliSync keeps them
-    expect(r.code, r.stderr).toBe(0);
-    const child = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir, '--allow-insecure'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    child.stderr?.resume();
+    const child = await enrollAndStart(server.url, host_id, token, stateDir, ['--allow-insecure']);
     agents.push(child);
     hosts[slot] = { host_id, hostname, stateDir, child };
   }

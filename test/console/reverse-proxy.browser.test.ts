@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupDirs as cleanupCertDirs, selfSignedCert } from '../agent/helpers/agent-harness.js';
-import { AGENT_CLI, ROOT, captured, cleanupTempDirs, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
-import { cliAsync, cliEach, type CliRun } from '../support/scli-pool.js';
-import { SCREENSHOT_DIR, chromiumGate, launch } from './browser.js';
+import { cleanupTempDirs, requireDist, startServer, tempDir, tokens, until, untilFileSourceRuns, type ServerProc } from '../support/procs.js';
+import { cliEach, type CliRun } from '../support/scli-pool.js';
+import { SCREENSHOT_DIR, chromiumGate, enrollAndStart, launch } from './browser.js';
 import { accepts, freePort } from '../support/ports.js';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => spawnSync(p, ['-v']).status === 0);
@@ -176,11 +176,7 @@ describe.skipIf(!run)('the server behind nginx under a path prefix', () => {
     await page.screenshot({ path: join(SCREENSHOT_DIR, 'reverse-proxy-enroll.png'), fullPage: true });
     hostId = id;
     stateDir = join(dir, 'agent');
-    const r = await cliAsync(['enroll', '--server', url, '--host-id', hostId, `--token=${token}`, '--state-dir', stateDir, '--ca', certFile, '--json'], { bin: 'dist/agent/cli.js' });
-    captured.push(r.stdout, r.stderr); // as cliSync keeps them
-    expect(r.code, r.stderr).toBe(0);
-    agent = spawn(process.execPath, [AGENT_CLI, 'run', '--state-dir', stateDir], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    agent.stderr?.resume();
+    agent = await enrollAndStart(url, hostId, token, stateDir, ['--ca', certFile]);
     await page.getByRole('link', { name: 'Fleet' }).click();
     await expect.poll(() => page.locator(`tr[data-host-id="${hostId}"] .state`).textContent(), { timeout: 15_000 }).toBe('Active');
   });
