@@ -9,19 +9,30 @@ import { UpgradeRateLimiter } from '../../server/ws/net.js';
 
 afterEach(() => vi.restoreAllMocks());
 
+/** Date.now() and performance.now() under the test's hand: `step` moves the wall clock only, `pass` both (time going by). */
+function clocks(): { step(ms: number): void; pass(ms: number): void } {
+  let wall = Date.now();
+  let elapsed = performance.now();
+  vi.spyOn(Date, 'now').mockImplementation(() => wall);
+  vi.spyOn(performance, 'now').mockImplementation(() => elapsed);
+  return {
+    step: (ms) => void (wall += ms),
+    pass: (ms) => {
+      wall += ms;
+      elapsed += ms;
+    },
+  };
+}
+
 describe('upgrades per minute when the clock is stepped', () => {
   it('a clock stepped 60 days back: the address may upgrade again once a minute has passed', () => {
-    let wall = Date.now();
-    let elapsed = performance.now();
-    vi.spyOn(Date, 'now').mockImplementation(() => wall);
-    vi.spyOn(performance, 'now').mockImplementation(() => elapsed);
+    const clock = clocks();
     const limiter = new UpgradeRateLimiter(2);
     expect(limiter.allow('203.0.113.7')).toBe(true);
     expect(limiter.allow('203.0.113.7')).toBe(true);
     expect(limiter.allow('203.0.113.7')).toBe(false);
-    wall -= 60 * 86_400_000;
-    wall += 61_000;
-    elapsed += 61_000;
+    clock.step(-60 * 86_400_000);
+    clock.pass(61_000);
     expect(limiter.allow('203.0.113.7')).toBe(true);
     // and the limit still holds in the new minute
     expect(limiter.allow('203.0.113.7')).toBe(true);
@@ -29,14 +40,11 @@ describe('upgrades per minute when the clock is stepped', () => {
   });
 
   it('a clock stepped ahead does not lift the limit within the minute', () => {
-    let wall = Date.now();
-    const elapsed = performance.now();
-    vi.spyOn(Date, 'now').mockImplementation(() => wall);
-    vi.spyOn(performance, 'now').mockImplementation(() => elapsed);
+    const clock = clocks();
     const limiter = new UpgradeRateLimiter(2);
     expect(limiter.allow('203.0.113.7')).toBe(true);
     expect(limiter.allow('203.0.113.7')).toBe(true);
-    wall += 60 * 86_400_000;
+    clock.step(60 * 86_400_000);
     expect(limiter.allow('203.0.113.7')).toBe(false);
   });
 });
@@ -50,24 +58,17 @@ describe('the failed-hello throttle when the clock is stepped', () => {
   };
 
   it('a clock stepped 60 days back: the address may try again once its second has passed', () => {
-    let wall = Date.now();
-    let elapsed = performance.now();
-    vi.spyOn(Date, 'now').mockImplementation(() => wall);
-    vi.spyOn(performance, 'now').mockImplementation(() => elapsed);
+    const clock = clocks();
     const t = blocked();
-    wall -= 60 * 86_400_000;
-    wall += 1_001;
-    elapsed += 1_001;
+    clock.step(-60 * 86_400_000);
+    clock.pass(1_001);
     expect(t.retryAfterMs('203.0.113.9')).toBe(0);
   });
 
   it('a clock stepped ahead does not end the block', () => {
-    let wall = Date.now();
-    const elapsed = performance.now();
-    vi.spyOn(Date, 'now').mockImplementation(() => wall);
-    vi.spyOn(performance, 'now').mockImplementation(() => elapsed);
+    const clock = clocks();
     const t = blocked();
-    wall += 60 * 86_400_000;
+    clock.step(60 * 86_400_000);
     expect(t.retryAfterMs('203.0.113.9')).toBeCloseTo(1000, 6); // performance.now()'s fractional ms
   });
 });
