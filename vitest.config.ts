@@ -19,6 +19,8 @@ const shared = {
   maxWorkers: 2,
   // the longest files first, from test/durations.json on a fresh clone (see that file)
   sequence: { sequencer: DurationSequencer },
+  // dist/ up to date and the CLIs bundled once for every file that spawns them (test/support/cli-bundles.ts)
+  globalSetup: ['./test/support/global-setup.ts'],
 };
 
 export default defineConfig(async () => {

@@ -13,6 +13,7 @@ import { createCapturingLogger } from '../../agent/log.js';
 import { RUN_LOCK_FILE } from '../../agent/run-lock.js';
 import { ROTATED, TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
 import { FakeServer, rpcError } from './helpers/fake-server.js';
+import { AGENT_CLI_BUNDLE } from '../support/cli-bundles.js';
 
 const servers: FakeServer[] = [];
 afterAll(async () => {
@@ -30,7 +31,7 @@ async function fake(): Promise<FakeServer> {
 /** The CLI, asynchronously (the fake server answers in this process). */
 function cli(...args: string[]): Promise<{ status: number | null; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['dist/agent/cli.js', 'enroll', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [AGENT_CLI_BUNDLE, 'enroll', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (status) => resolve({ status, stderr }));

@@ -5,12 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { AGENT_CLI_BUNDLE, SERVER_CLI_BUNDLE } from '../support/cli-bundles.js';
 import { serve } from '../server/spawn.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const RUNNER = join(ROOT, 'dist/conformance/cli.js');
-export const SERVER_CLI = join(ROOT, 'dist/server/cli.js');
-export const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
+// the compiled CLIs, bundled once per run (test/support/cli-bundles.ts)
+export const SERVER_CLI = SERVER_CLI_BUNDLE;
+export const AGENT_CLI = AGENT_CLI_BUNDLE;
 export const MINIMAL_AGENT = join(ROOT, 'examples/minimal-agent/agent.mjs');
 
 /** Builds the runner (incremental). The server and agent are built by `npm test` / `npm run build`. */

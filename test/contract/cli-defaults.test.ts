@@ -26,7 +26,8 @@ import { agentOptionsFrom } from '../../conformance/agent-suite.js';
 import { parseArgs } from '../../conformance/util.js';
 import { parseFleetArgs, resolveFleetRun } from '../../fleet/cli-options.js';
 import { planWorkers } from '../../fleet/fleet.js';
-import { buildServer, ROOT } from '../server/spawn.js';
+import { requireServerCli, ROOT } from '../server/spawn.js';
+import { AGENT_CLI_BUNDLE, SERVER_CLI_BUNDLE } from '../support/cli-bundles.js';
 import { cliAsync } from '../support/scli-pool.js';
 
 /** A temporary folder, removed after this file's tests. */
@@ -40,17 +41,17 @@ afterAll(() => {
   for (const d of folders.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 
-function help(bin: string, args: string[]): string {
-  const r = spawnSync(process.execPath, [join(ROOT, bin), ...args, '--help'], { cwd: ROOT, encoding: 'utf8' });
+function help(script: string, args: string[]): string {
+  const r = spawnSync(process.execPath, [script, ...args, '--help'], { cwd: ROOT, encoding: 'utf8' });
   expect(r.status, r.stderr).toBe(0);
   return r.stdout;
 }
 
 /** help(), without blocking: several run side by side. */
-async function helpAsync(bin: string, args: string[]): Promise<string> {
-  const r = await cliAsync([...args, '--help'], { bin });
+async function helpAsync(script: string, args: string[]): Promise<string> {
+  const r = await cliAsync([...args, '--help'], { script });
   expect(r.code, r.stderr).toBe(0);
   return r.stdout;
 }
@@ -95,7 +96,7 @@ function checkAll(text: string, used: Record<string, () => unknown>): void {
 describe('R-CLI-01 every default written in --help is the value used', () => {
   it('cortex-server serve', () => {
     const s = resolveSettings({}, {});
-    checkAll(help('dist/server/cli.js', ['serve']), {
+    checkAll(help(SERVER_CLI_BUNDLE, ['serve']), {
       '--db': () => `$CORTEX_DB, then ${s.db}`,
       '--listen': () => `${s.listen.host}:${s.listen.port}`,
       '--trusted-proxy': () => (s.trusted_proxies.join(',') === '127.0.0.0/8,::1' ? '127.0.0.0/8 and ::1' : s.trusted_proxies.join(',')),
@@ -118,7 +119,7 @@ describe('R-CLI-01 every default written in --help is the value used', () => {
 
   it('cortex-agent run', () => {
     const tailer = createFileSource({ kind: 'file', path: '/nonexistent/cortex-defaults.log' }, { sink: { append: () => ({}) as never, position: () => null } }) as unknown as { o: { pollMs: number } };
-    checkAll(help('dist/agent/cli.js', ['run']), {
+    checkAll(help(AGENT_CLI_BUNDLE, ['run']), {
       '--log-level': () => 'info',
       // Agent: pingWatchdogMs ?? ping_interval_ms × missed_pongs
       '--ping-watchdog-ms': () => LIMITS.ping_interval_ms * LIMITS.missed_pongs,
@@ -196,10 +197,10 @@ describe('R-CLI-01 the admin commands use the defaults their --help writes', () 
     const db = join(tempFolder(), 'c.db');
     // the help texts and the set-up issue are independent: side by side
     const [tailHelp, rotateHelp, decommissionHelp, probeHelp, issued] = await Promise.all([
-      helpAsync('dist/server/cli.js', ['agent', 'tail']),
-      helpAsync('dist/server/cli.js', ['agent', 'rotate']),
-      helpAsync('dist/server/cli.js', ['agent', 'decommission']),
-      helpAsync('dist/server/cli.js', ['probe']),
+      helpAsync(SERVER_CLI_BUNDLE, ['agent', 'tail']),
+      helpAsync(SERVER_CLI_BUNDLE, ['agent', 'rotate']),
+      helpAsync(SERVER_CLI_BUNDLE, ['agent', 'decommission']),
+      helpAsync(SERVER_CLI_BUNDLE, ['probe']),
       cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db]),
     ]);
     const host = JSON.parse(issued.stdout) as { host_id: string };
@@ -257,7 +258,7 @@ describe('R-CLI-01 agent issue --expires-in and the admin commands\' --server', 
     const db = join(tempFolder(), 'c.db');
     const cli = (args: string[]) => cliAsync(args, { fullEnv: envWithout('CORTEX_SERVER', 'CORTEX_DB') });
     // the help text and the issue are independent: side by side
-    const [text, issued] = await Promise.all([helpAsync('dist/server/cli.js', ['agent', 'issue']), cli(['agent', 'issue', '--host', 'web-7', '--json', '--db', db])]);
+    const [text, issued] = await Promise.all([helpAsync(SERVER_CLI_BUNDLE, ['agent', 'issue']), cli(['agent', 'issue', '--host', 'web-7', '--json', '--db', db])]);
     const written = /--expires-in D[^\n]*; default (\d+)d\)/.exec(text)?.[1];
     expect(written, text).toBe('7');
     expect(issued.code, issued.stderr).toBe(0);
@@ -289,7 +290,7 @@ describe('R-CLI-01 agent issue --expires-in and the admin commands\' --server', 
     const names = Object.keys(commands);
     // every help text side by side; then every command that offers --server side by side, each
     // against a server of its own (the requests a command makes are the requests its server saw)
-    const [agentHelp, ...texts] = await Promise.all([helpAsync('dist/server/cli.js', ['agent']), ...names.map((cmd) => helpAsync('dist/server/cli.js', cmd.split(' ')))]);
+    const [agentHelp, ...texts] = await Promise.all([helpAsync(SERVER_CLI_BUNDLE, ['agent']), ...names.map((cmd) => helpAsync(SERVER_CLI_BUNDLE, cmd.split(' ')))]);
     const subcommands = /agent <([a-z|-]+)>/.exec(agentHelp!)![1]!.split('|');
     expect(names.filter((c) => c.startsWith('agent ')).map((c) => c.slice(6)).sort()).toEqual([...subcommands].sort());
     const checked = names.filter((_, i) => /--server URL[\s\S]*?default \$CORTEX_SERVER\)/.test(texts[i]!));

@@ -8,8 +8,9 @@ import { METHOD_CATALOG, ERROR_TABLE } from '@cortex/agent-protocol';
 import { checkServerUrl } from '../../agent/socket.js';
 import { checkTargetUrl } from '../../conformance/util.js';
 import { makeTempDir } from '../server/helpers.js';
-import { buildServer, cli, ROOT } from '../server/spawn.js';
+import { requireServerCli, cli, ROOT } from '../server/spawn.js';
 import { enroll, startTestServer, type TestServer } from '../server/wire.js';
+import { AGENT_CLI_BUNDLE } from '../support/cli-bundles.js';
 
 let t: TestServer | undefined;
 afterEach(async () => {
@@ -37,7 +38,7 @@ describe('R-ING-19 metrics.push answers -32004 UnknownHost, a code its catalog e
 });
 
 describe('R-CLI-02 cortex-server probe takes --db like every other admin command (DECISIONS K2)', () => {
-  beforeAll(() => buildServer(), 60_000);
+  beforeAll(() => requireServerCli(), 60_000);
 
   it('an unknown host in --db is refused with exit 2 before any call; a known one goes on to --url', () => {
     const db = join(makeTempDir(), 'data', 'c.db');
@@ -68,7 +69,7 @@ describe('R-WIRE-01 plain ws:// only to a loopback host, and only with allow_ins
 
   it('the agent CLI exits 2 for ws:// to a non-loopback host with --allow-insecure, and writes nothing', () => {
     const dir = join(makeTempDir(), 'state');
-    const r = spawnSync(process.execPath, [join(ROOT, 'dist/agent/cli.js'), 'enroll', '--server', 'ws://10.0.0.4:3100/ws/agent', '--token', 'x'.repeat(43), '--host-id', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--state-dir', dir, '--allow-insecure'], { cwd: ROOT, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [AGENT_CLI_BUNDLE, 'enroll', '--server', 'ws://10.0.0.4:3100/ws/agent', '--token', 'x'.repeat(43), '--host-id', '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01', '--state-dir', dir, '--allow-insecure'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/non-loopback host/);
     expect(existsSync(join(dir, 'token'))).toBe(false);

@@ -21,6 +21,7 @@ import {
   expectExactlyOnce,
   cleanupTempDirs,
   enroll,
+  issueAgentAsync,
   exitOf,
   rememberStateToken,
   requireDist,
@@ -32,7 +33,6 @@ import {
   type Issued,
 } from '../support/procs.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
-import { cliAsync } from '../support/scli-pool.js';
 
 const AGENTS = 3;
 const N = FULL ? 100_000 : 4_000;
@@ -43,19 +43,6 @@ const RUNNER = { rate: RATE, chunk: 100, pingWatchdogMs: 2000, backoffBaseMs: 10
 
 beforeAll(() => requireDist());
 
-/**
- * issueAgent (`host`) or reissueAgent (`{ hostId }`) without blocking the event loop: a kill timed
- * 0..12 ms after a log line must not wait behind another attempt's issue.
- */
-async function issueAgentAsync(db: string, host: string | { hostId: string }): Promise<Issued> {
-  const who = typeof host === 'string' ? ['--host', host] : ['--host-id', host.hostId];
-  const r = await cliAsync(['agent', 'issue', ...who, '--json', '--db', db]);
-  captured.push(r.stderr); // stdout is the issued token, by design: not captured (as issueAgent)
-  if (r.code !== 0) throw new Error(`agent issue failed (${r.code}): ${r.stderr}`);
-  const issued = JSON.parse(r.stdout) as Issued;
-  tokens.add(issued.token);
-  return issued;
-}
 afterAll(() => cleanupTempDirs());
 
 it(`SIGKILL of agents at random moments: ${AGENTS} × ${N} entries exactly once, next_seq never reused`, async () => {

@@ -15,22 +15,20 @@ import { recordFigure } from '../support/figures.js';
 import {
   FULL,
   assertNoTokenLeaks,
-  captured,
   cleanupTempDirs,
   enroll,
+  issueAgentAsync,
   openDbReadOnly,
   rememberStateToken,
   requireDist,
   startAgentRunner,
   startServer,
   tempDir,
-  tokens,
   until,
   type AgentProc,
   type Issued,
   type ServerProc,
 } from '../support/procs.js';
-import { cliAsync } from '../support/scli-pool.js';
 
 const RATE = 10_000; // lines/s
 const SECONDS = FULL ? 20 : 4;
@@ -151,12 +149,8 @@ async function prepare(mode: Mode): Promise<Fixture> {
   const fx: Partial<Fixture> = { db, logPath, stateDir: join(dir, 'a') };
   try {
     fx.server = await startServer(db, ['--config', config]);
-    // as issueAgent, without blocking the other case's start
-    const r = await cliAsync(['agent', 'issue', '--host', `rot-${mode}`, '--json', '--db', db]);
-    captured.push(r.stderr); // the result carries the token by design (not captured)
-    if (r.code !== 0) throw new Error(`agent issue failed (${r.code}): ${r.stderr}`);
-    fx.x = JSON.parse(r.stdout) as Issued;
-    tokens.add(fx.x.token);
+    // without blocking the other case's start
+    fx.x = await issueAgentAsync(db, `rot-${mode}`);
     await enroll(fx.server.url, fx.x, fx.stateDir!);
     fx.agent = startAgentRunner({ stateDir: fx.stateDir!, sources: true, pollMs: 50, backoffBaseMs: 100 });
     await fx.agent.waitFor((e) => e.ev === 'state' && e.to === 'Active', 20_000);

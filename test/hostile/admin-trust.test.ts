@@ -8,11 +8,11 @@ import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { recordEnrollmentToken } from '../../server/security/enrollment.js';
 import { makeTempDir } from '../server/helpers.js';
-import { buildServer, cli } from '../server/spawn.js';
+import { requireServerCli, cli } from '../server/spawn.js';
 import { cliEach } from '../support/scli-pool.js';
 import { TestClient, helloParams, logEntries, startTestServer } from '../server/wire.js';
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 
 function issue(db: string, extra: string[] = []): { host_id: string; token: string } {
   const r = cli(['agent', 'issue', '--host', 'web-1', '--json', '--db', db, ...extra]);

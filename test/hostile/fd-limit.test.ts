@@ -6,9 +6,9 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { makeTempDir } from '../server/helpers.js';
-import { CLI, ROOT, buildServer } from '../server/spawn.js';
+import { CLI, ROOT, requireServerCli } from '../server/spawn.js';
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 
 it('reaching the descriptor limit is logged with the remedy; the server still answers once descriptors are free', async () => {
   if (spawnSync('prlimit', ['--version']).status !== 0) {

@@ -24,6 +24,7 @@ import {
   checkExactlyOnce,
   cleanupTempDirs,
   enroll,
+  issueAgentAsync,
   healthz,
   requireDist,
   rssBytes,
@@ -36,7 +37,6 @@ import {
   type ServerProc,
 } from '../support/procs.js';
 import { RawWs, encodeFrame } from '../support/raw-ws.js';
-import { cliEach } from '../support/scli-pool.js';
 
 const ERROR_CODES = new Set<number>(ERROR_TABLE.map((e) => e.code));
 const CLOSE_CODES = new Set<number>(CLOSE_CODE_TABLE.map((c) => c.code));
@@ -198,15 +198,9 @@ beforeAll(async () => {
   dir = tempDir('cortex-hostile-');
   db = join(dir, 'server.db');
   server = await startServer(db, ['--hello-timeout-ms', String(HELLO_TIMEOUT_MS), '--ping-interval-ms', '1000', '--upgrades-per-minute', '10', '--failed-hellos-before-throttle', '0']); // fuzzed hellos fail on purpose (throttle: trust-edges.test.ts)
-  // what procs.ts issueAgent does (agent issue --json: the result carries the token, not captured), five at once
-  const runs = await cliEach(HOSTS.map((host) => ['agent', 'issue', '--host', host, '--json', '--db', db]));
-  for (const [i, r] of runs.entries()) {
-    captured.push(r.stderr);
-    if (r.code !== 0) throw new Error(`agent issue failed (${r.code}): ${r.stderr}`);
-    const h = JSON.parse(r.stdout) as Issued;
-    tokens.add(h.token);
-    issued.set(HOSTS[i]!, h);
-  }
+  // five at once
+  const all = await Promise.all(HOSTS.map((host) => issueAgentAsync(db, host)));
+  for (const [i, h] of all.entries()) issued.set(HOSTS[i]!, h);
   goodHost = issuedHost('well-behaved');
   const stateDir = join(dir, 'good');
   await enroll(server.url, goodHost, stateDir);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../server/security/audit.js';
 import { makeTempDir } from '../server/helpers.js';
-import { buildServer, serve } from '../server/spawn.js';
+import { requireServerCli, serve } from '../server/spawn.js';
 import { openSocket } from '../../agent/socket.js';
 import { connectHint } from '../../agent/cli-main.js';
 import { TestClient, helloParams, startTestServer, type TestServer } from '../server/wire.js';
@@ -120,7 +120,7 @@ describe('failed hellos and browser origins', () => {
 });
 
 describe('serve: the admin token from a file or the environment', () => {
-  beforeAll(() => buildServer(), 60_000);
+  beforeAll(() => requireServerCli(), 60_000);
 
   for (const mode of ['file', 'env'] as const) {
     it(`--admin-token-file / CORTEX_ADMIN_TOKEN (${mode})`, async () => {

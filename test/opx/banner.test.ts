@@ -5,11 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildServer, serve, type ServeProcess } from '../server/spawn.js';
+import { requireServerCli, serve, type ServeProcess } from '../server/spawn.js';
 import { AGENT_CLI, issue, server, tmp } from './helpers.js';
 
 let s: ServeProcess | undefined;
-beforeAll(() => buildServer(), 120_000);
+beforeAll(() => requireServerCli(), 120_000);
 afterAll(async () => {
   if (s && s.child.exitCode === null) {
     s.child.kill('SIGTERM');

@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { httpBase } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { CLI, tmp, type Run } from './helpers.js';
@@ -21,7 +21,7 @@ let tokenFile = '';
 let dir = '';
 
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   t = await startTestServer({ admin_token: ADMIN });
   base = httpBase(t);
   dir = tmp();

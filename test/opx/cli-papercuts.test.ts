@@ -15,7 +15,7 @@ import Database from 'better-sqlite3';
 import { shellQuote } from '../../common/shell-quote.js';
 import { OPENAPI } from '../../server/admin/schemas.js';
 import { undocumented } from '../admin/openapi-check.js';
-import { buildServer, serve, type ServeProcess } from '../server/spawn.js';
+import { requireServerCli, serve, type ServeProcess } from '../server/spawn.js';
 import { AGENT_CLI, ROOT, issue, server, tmp } from './helpers.js';
 
 /** A folder name no shell takes as one word unquoted: a space and a single quote. */
@@ -66,7 +66,7 @@ const adminToken = 'papercuts-admin-token-0123456789abcdef';
 let adminTokenFile: string;
 
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   // The database in a folder whose name has a space and a quote (papercut 2).
   const home = join(tmp(), AWKWARD);
   mkdirSync(home);

@@ -4,14 +4,14 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectAgent } from '../server/control-helpers.js';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { issue, tmp, serverRun as server } from './helpers.js';
 
 const base = { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 200, probe_concurrency: 2, log_sources: [] as unknown[] };
 const cfg = (extra: Record<string, unknown> = {}) => JSON.stringify({ ...base, ...extra });
 
-beforeAll(() => buildServer(), 120_000);
+beforeAll(() => requireServerCli(), 120_000);
 
 describe('agent config --get / --set on a database', () => {
   let db = '';

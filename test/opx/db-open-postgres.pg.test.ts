@@ -8,14 +8,14 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ROOT, buildServer } from '../server/spawn.js';
+import { CLI, ROOT, requireServerCli } from '../server/spawn.js';
 import { waitFor } from '../server/wire.js';
 import { dropSchemaUnderLock, newTestDb, type TestDbTarget } from '../support/dialects.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
 import { Relay } from '../support/tcp-relay.js';
 import { background, commitLines, serverRun as server } from './helpers.js';
 
-beforeAll(() => buildServer(), 120_000);
+beforeAll(() => requireServerCli(), 120_000);
 
 /** A relay to the test PostgreSQL, open, and `db` (a test database's URL) pointed through it. */
 async function throughRelay(db: string): Promise<{ relay: Relay; url: string }> {

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { serverAsync } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cortex-pg-tls-'));
@@ -35,7 +35,7 @@ function fakePostgres(answer: 'N' | 'S'): Promise<number> {
 
 beforeAll(async () => {
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
-  await buildServer();
+  await requireServerCli();
 }, 120_000);
 
 afterAll(() => {

@@ -5,10 +5,11 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
+import { SERVER_CLI_BUNDLE } from '../support/cli-bundles.js';
 import { serverAsync, tmp, serverRun as server } from './helpers.js';
 
-beforeAll(() => buildServer(), 120_000);
+beforeAll(() => requireServerCli(), 120_000);
 
 const HOST = '2b9a0b3a-7e3c-4d2a-9c0e-9bbf5d3a1f01';
 
@@ -157,7 +158,7 @@ describe('serve run by a user who may not write the SQLite database', () => {
     const db = join(dir, 'cortex.db');
     expect((await server(['agent', 'issue', '--host', 'web-1', '--db', db])).code).toBe(0); // root's database
     chmodSync(dir, 0o755); // a temp folder is 0700: let "nobody" reach the file (the system's tmp is 1777)
-    const child = spawn(process.execPath, [join(process.cwd(), 'dist/server/cli.js'), 'serve', '--db', db, '--listen', '127.0.0.1:0'], { uid: 65534, gid: 65534, stdio: ['ignore', 'ignore', 'pipe'], timeout: 20_000 });
+    const child = spawn(process.execPath, [SERVER_CLI_BUNDLE, 'serve', '--db', db, '--listen', '127.0.0.1:0'], { uid: 65534, gid: 65534, stdio: ['ignore', 'ignore', 'pipe'], timeout: 20_000 });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const r = { status: await new Promise<number | null>((resolve) => child.once('close', resolve)), stderr };

@@ -6,14 +6,14 @@ import { dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { agentConfigIssues } from '../../server/config-check.js';
 import { httpBase } from '../server/control-helpers.js';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { AGENT_CLI, CLI, ROOT, type Run } from './helpers.js';
 
 const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 
-beforeAll(() => buildServer(), 120_000);
+beforeAll(() => requireServerCli(), 120_000);
 
 // `--help` of each command, spawned once for the two tests that read it (they share nine
 // commands), a few at a time.

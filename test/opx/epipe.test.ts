@@ -7,14 +7,14 @@ import { beforeAll, expect, it } from 'vitest';
 import { openSqliteStorage } from '../../server/db/dialect.js';
 import { issueAgent } from '../../server/db/agents.repository.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { until } from '../support/procs.js';
 import { AGENT_CLI, CLI, tmp } from './helpers.js';
 
 let db = '';
 let hostId = '';
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   db = join(tmp(), 'c.db');
   const s = openSqliteStorage({ path: db });
   await migrateToLatest(s);

@@ -7,10 +7,11 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { CLI, ROOT } from '../server/spawn.js';
 import { openStorage } from '../../server/db/open.js';
+import { AGENT_CLI_BUNDLE } from '../support/cli-bundles.js';
 import { cliAsync } from '../support/scli-pool.js';
 
 export { CLI, ROOT };
-export const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
+export const AGENT_CLI = AGENT_CLI_BUNDLE;
 
 const dirs: string[] = [];
 afterAll(() => {

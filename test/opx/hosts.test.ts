@@ -2,14 +2,14 @@
 // hostname is shown beside it; agent delete; an Active host's last disconnect is an earlier
 // session's (shown with its time, marked "earlier"); Decommissioned told from Revoked.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { connectAgent } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { server } from './helpers.js';
 
 let t: TestServer;
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   t = await startTestServer({}, { controlPollMs: 50 });
 }, 120_000);
 afterAll(async () => {

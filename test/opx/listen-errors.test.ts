@@ -5,10 +5,11 @@ import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
+import { SERVER_CLI_BUNDLE } from '../support/cli-bundles.js';
 import { server, tmp } from './helpers.js';
 
-beforeAll(() => buildServer(), 120_000);
+beforeAll(() => requireServerCli(), 120_000);
 
 it('a port in use: E_CONFIG naming it and how to find who holds it', async () => {
   const holder = net.createServer();
@@ -36,7 +37,7 @@ it('a port below 1024 without the right to it: E_CONFIG naming CAP_NET_BIND_SERV
   }
   const dir = tmp();
   spawnSync('chmod', ['0777', dir]);
-  const r = spawnSync(process.execPath, [join(process.cwd(), 'dist/server/cli.js'), 'serve', '--db', join(dir, 'c.db'), '--listen', '127.0.0.1:81'], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, [SERVER_CLI_BUNDLE, 'serve', '--db', join(dir, 'c.db'), '--listen', '127.0.0.1:81'], { uid: 65534, gid: 65534, encoding: 'utf8', timeout: 30_000 });
   expect(r.status).toBe(2);
   expect(r.stderr).toContain('cortex-server: error[E_CONFIG]: cannot listen on 127.0.0.1:81 (EACCES): ports below 1024 need root or the capability CAP_NET_BIND_SERVICE');
 });

@@ -10,7 +10,7 @@
 // A real PgBouncer (Debian's pgbouncer; .ci/run installs it), as in ./pooler.pg.test.ts.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer, CLI } from '../server/spawn.js';
+import { requireServerCli, CLI } from '../server/spawn.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
 import { pgTarget, startPgBouncer, type RunningBouncer } from '../support/pgbouncer.js';
 import { background } from './helpers.js';
@@ -60,7 +60,7 @@ async function warm(): Promise<void> {
 }
 
 beforeAll(async () => {
-  await buildServer();
+  await requireServerCli();
   await su((c) => c.query(`create database ${database}`));
   // The tables made directly (migrate through the pooler is refused).
   const storage = await openStorage(direct());

@@ -7,7 +7,7 @@
 // database entry per pool mode, all on one fresh database.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { PG_TEST_URL } from '../support/postgres-project.js';
 import { pgTarget, startPgBouncer, type RunningBouncer } from '../support/pgbouncer.js';
 import { server, serverAsync } from './helpers.js';
@@ -42,7 +42,7 @@ function advisoryLocks(): Promise<number> {
 }
 
 beforeAll(async () => {
-  await buildServer();
+  await requireServerCli();
   await su((c) => c.query(`create database ${database}`));
   const target = pgTarget(database);
   const started = await startPgBouncer(

@@ -6,7 +6,7 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { httpBase } from '../server/control-helpers.js';
 import { startTestServer, type TestServer } from '../server/wire.js';
 import { parseServerUrl } from '../../server/cli/remote.js';
@@ -21,7 +21,7 @@ let ca = '';
 let cwd = '';
 
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   const dir = tmp();
   const key = join(dir, 'key.pem');
   ca = join(dir, 'cert.pem');

@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildServer, serve, type ServeProcess } from '../server/spawn.js';
+import { requireServerCli, serve, type ServeProcess } from '../server/spawn.js';
 import { AGENT_CLI, issue, tmp } from './helpers.js';
 
 let s: ServeProcess;
@@ -12,7 +12,7 @@ let stateDir = '';
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   const db = join(tmp(), 'c.db');
   const host = issue(db, 'lock-host');
   s = await serve(['--db', db, '--shutdown-drain-secs', '0']);

@@ -3,11 +3,11 @@
 // way, until Ctrl-C. It used to end, exit 0 and silent, when the server stopped.
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { buildServer, CLI, cli, serve } from '../server/spawn.js';
+import { requireServerCli, CLI, cli, serve } from '../server/spawn.js';
 import { until } from '../support/procs.js';
 import { background, commitLines, tmp } from './helpers.js';
 
-beforeAll(() => buildServer(), 120_000);
+beforeAll(() => requireServerCli(), 120_000);
 
 it('follows on after the server restarts: what was stored meanwhile is shown once, in order; Ctrl-C ends it with 0', async () => {
   const db = join(tmp(), 'c.db');

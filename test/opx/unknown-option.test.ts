@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { closestOption, parseArgsErrorText, unknownOptionText } from '../../common/cli-args.js';
-import { buildServer } from '../server/spawn.js';
+import { requireServerCli } from '../server/spawn.js';
 import { AGENT_CLI, CLI, ROOT } from './helpers.js';
 
 describe('closestOption', () => {
@@ -38,7 +38,7 @@ describe('closestOption', () => {
 });
 
 describe('every program says it the same way', () => {
-  beforeAll(() => buildServer(), 120_000);
+  beforeAll(() => requireServerCli(), 120_000);
   const run = (file: string, args: string[]) => spawnSync(process.execPath, [file, ...args], { encoding: 'utf8', timeout: 30_000 });
 
   it.each([

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildServer, CLI, ROOT } from './spawn.js';
+import { requireServerCli, CLI, ROOT } from './spawn.js';
 import { fillDisk, releaseSmallDisks, smallDisk } from '../support/small-disk.js';
 
 const dirs: string[] = [];
@@ -24,7 +24,7 @@ afterAll(() => {
 
 let good = '';
 beforeAll(() => {
-  buildServer();
+  requireServerCli();
   good = join(tmp(), 'good.db');
   const r = run(['agent', 'issue', '--host', 'web-1', '--db', good, '--json']);
   if (r.code !== 0) throw new Error(r.stderr);

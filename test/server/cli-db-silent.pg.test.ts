@@ -19,7 +19,7 @@ import { newTestDb, pgQuery } from '../support/dialects.js';
 import type { FreezingRelay } from '../support/freezing-relay.js';
 import { tappedPath, type Tap } from '../support/statement-tap.js';
 import { issue, serverAsync } from '../opx/helpers.js';
-import { buildServer } from './spawn.js';
+import { requireServerCli } from './spawn.js';
 import type { PostgresStorageOptions } from '../../server/db/postgres.js';
 
 vi.mock('../../server/db/postgres.js', async (importOriginal) => {
@@ -127,7 +127,7 @@ describe('an admin command whose PostgreSQL stops answering in the middle (short
 });
 
 describe('the compiled CLI, its connection reset in the middle of a command', () => {
-  beforeAll(() => buildServer());
+  beforeAll(() => requireServerCli());
 
   it('agent revoke: exit 1, error[E_DB_LOST] "was lost in the middle of the command", the change may have been made (it was) — not E_CONNECT "check that the server runs"', async () => {
     const { direct, url, port } = await throughTap((text) => /update "agents" set/.test(text), 'reset');

@@ -8,10 +8,10 @@ import { sql } from 'kysely';
 import { migrations } from '../../server/db/migrations/index.js';
 import { DbTargetError, openStorage, parseDbTarget, redactDbUrl } from '../../server/db/open.js';
 import { itOn, newTestDb, testDialect, type TestDbTarget } from '../support/dialects.js';
-import { buildServer, cli, ROOT, serve } from './spawn.js';
+import { requireServerCli, cli, ROOT, serve } from './spawn.js';
 import { cliEach } from '../support/scli-pool.js';
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 const targets: TestDbTarget[] = [];
 afterEach(async () => {
   for (const t of targets.splice(0)) await t.drop();

@@ -4,11 +4,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SERVER_VERSION } from '../../server/server.js';
-import { ROOT, buildServer, cli } from './spawn.js';
+import { ROOT, requireServerCli, cli } from './spawn.js';
 
 const pkgVersion = (file: string) => (JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { version: string }).version;
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 
 describe('cortex-server --version', () => {
   it('SERVER_VERSION is package.json version (a release bump cannot leave it behind)', () => {

@@ -7,12 +7,12 @@ import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { getSetting } from '../../server/db/settings.repository.js';
 import { issueAgent } from '../../server/db/agents.repository.js';
 import { makeTempDir } from './helpers.js';
-import { CLI, buildServer, cli, serve } from './spawn.js';
+import { CLI, requireServerCli, cli, serve } from './spawn.js';
 import { helloParams, logEntries, TestClient } from './wire.js';
 import { storeUntilShown } from '../support/procs.js';
 import { cliAsync, cliEach } from '../support/scli-pool.js';
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 
 describe('cortex-server CLI', () => {
   it('--help on every command exits 0; no command or unknown flags exit 2', async () => {

@@ -6,13 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LIMITS } from '@cortex/agent-protocol';
 import { getAgent, requestRotation, setAgentConfig } from '../../server/db/agents.repository.js';
 import { connectAgent } from './control-helpers.js';
-import { buildServer, cli } from './spawn.js';
+import { requireServerCli, cli } from './spawn.js';
 import { cliAsync, cliEach } from '../support/scli-pool.js';
 import { helloParams, logEntries, startTestServer, TestClient, type TestServer } from './wire.js';
 
 let t: TestServer;
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   t = await startTestServer({ max_batch_entries: 800, default_agent_config: { heartbeat_interval_secs: 30, max_batch_entries: 800, flush_interval_ms: 200, metrics_interval_secs: 60, probe_concurrency: 4, log_sources: [] } });
 }, 60_000);
 afterAll(async () => {

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { openSqliteStorage } from '../../server/db/dialect.js';
 import { makeTempDir } from './helpers.js';
-import { buildServer, cli, serve } from './spawn.js';
+import { requireServerCli, cli, serve } from './spawn.js';
 import { helloParams, logEntries, TestClient } from './wire.js';
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 
 it('SIGKILL mid-stream loses nothing that was acked; replay after restart leaves no duplicates', async () => {
   const dir = makeTempDir();

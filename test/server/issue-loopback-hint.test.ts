@@ -8,10 +8,10 @@ import { openSqliteStorage } from '../../server/db/dialect.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { setSetting } from '../../server/db/settings.repository.js';
 import { makeTempDir } from './helpers.js';
-import { buildServer, cli, serve, type ServeProcess } from './spawn.js';
+import { requireServerCli, cli, serve, type ServeProcess } from './spawn.js';
 import { serveBanner } from '../../server/cli/hints.js';
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 
 const NOTE = /^The server listens on loopback \((.+?)\): on another host, give --server the URL agents reach it at \(e\.g\. wss:\/\/HOST\/ws\/agent through your reverse proxy\)( and drop --allow-insecure)?\.$/m;
 

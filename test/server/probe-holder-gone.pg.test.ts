@@ -7,7 +7,7 @@
 // Server A is a real process (so that it can be killed), B the in-process server asked.
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectAgent, httpBase, httpRequest, nextProbe } from './control-helpers.js';
-import { buildServer, serve, type ServeProcess } from './spawn.js';
+import { requireServerCli, serve, type ServeProcess } from './spawn.js';
 import { startTestServer, waitFor, type TestServer } from './wire.js';
 import { getAgent } from '../../server/db/agents.repository.js';
 
@@ -24,7 +24,7 @@ afterEach(async () => {
 
 /** B in-process, A a `serve` process on B's database, and a scripted agent connected to A. */
 async function setUp() {
-  buildServer();
+  requireServerCli();
   b = await startTestServer({}, { dialect: 'postgres', serverId: 'server-b', probeGraceMs: 150 });
   a = await serve(['--db', b.dbPath, '--server-id', 'server-a']);
   const agent = await connectAgent({ ...b, url: a.url } as TestServer, ['sys.uptime']);

@@ -5,7 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkAdminAuth } from '../../server/admin.js';
 import { answer, answerError, connectAgent, httpBase, httpRequest, metricValue, nextProbe } from './control-helpers.js';
-import { buildServer, CLI, ROOT } from './spawn.js';
+import { requireServerCli, CLI, ROOT } from './spawn.js';
 import { startTestServer, type TestServer } from './wire.js';
 
 /** The compiled CLI, asynchronously (the in-process server must keep answering). */
@@ -20,7 +20,7 @@ function cliAsync(args: string[]): Promise<{ code: number; stdout: string; stder
 let t: TestServer;
 let base: string;
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   t = await startTestServer({}, { probeGraceMs: 150 });
   base = httpBase(t);
 }, 60_000);

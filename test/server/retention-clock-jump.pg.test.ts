@@ -11,14 +11,14 @@ import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { openStorage } from '../../server/db/open.js';
 import { newTestDb, pgQuery, type TestDbTarget } from '../support/dialects.js';
 import { entries } from './helpers.js';
-import { buildServer, ROOT, serve } from './spawn.js';
+import { requireServerCli, ROOT, serve } from './spawn.js';
 import { nextStderrLine } from '../support/procs.js';
 
 const DAY = 86_400_000;
 
 let target: TestDbTarget;
 beforeAll(async () => {
-  buildServer();
+  requireServerCli();
   target = await newTestDb('postgres');
 }, 60_000);
 afterAll(async () => {

@@ -15,7 +15,7 @@ import { systemElapsedMs } from '../../server/elapsed.js';
 import { itOn } from '../support/dialects.js';
 import { metricValue } from './control-helpers.js';
 import { entries, makeTempDir, openTempDb } from './helpers.js';
-import { buildServer, ROOT, serve } from './spawn.js';
+import { requireServerCli, ROOT, serve } from './spawn.js';
 import { nextStderrLine } from '../support/procs.js';
 
 const DAY = 86_400_000;
@@ -158,7 +158,7 @@ describe('retention under a clock that jumps', () => {
 
 
 describe('a real `serve` on SQLite', () => {
-  beforeAll(() => buildServer(), 60_000);
+  beforeAll(() => requireServerCli(), 60_000);
 
   itOn('sqlite')('whose clock is stepped 60 days ahead after start: its first pass deletes only the rows 40 days old, warns once, and /metrics shows the hold', async () => {
     const dir = makeTempDir();

@@ -21,7 +21,7 @@ import { resolveSettings } from '../../server/settings.js';
 import { newTestDb, pgQuery } from '../support/dialects.js';
 import { tappedPath, type TappedPath } from '../support/statement-tap.js';
 import { serverAsync } from '../opx/helpers.js';
-import { buildServer, serve } from './spawn.js';
+import { requireServerCli, serve } from './spawn.js';
 import type { PostgresStorageOptions } from '../../server/db/postgres.js';
 
 vi.mock('../../server/db/postgres.js', async (importOriginal) => {
@@ -55,7 +55,7 @@ const IN_TX = /create table "agents"/i;
 const BEFORE_TX = /select "nspname" from "pg_catalog"\."pg_namespace"/;
 
 describe('the compiled CLI: serve --db-wait-secs 0, its connection reset during the start-up migration', () => {
-  beforeAll(() => buildServer());
+  beforeAll(() => requireServerCli());
 
   it('inside the migration transaction: exit 1, E_DB_LOST "lost in the middle of the start-up migration", may or may not have been applied — not E_INTERNAL "this is a bug"', async () => {
     const p = await through(IN_TX, 'reset');
@@ -89,7 +89,7 @@ describe('the compiled CLI: serve --db-wait-secs 0, its connection reset during 
 });
 
 describe('the compiled CLI: serve --db-wait-secs 30, its connection reset during the start-up migration', () => {
-  beforeAll(() => buildServer());
+  beforeAll(() => requireServerCli());
 
   it('tries again, as for a database out of reach (one line saying so), and the next start migrates and listens', async () => {
     const p = await through(IN_TX, 'reset');

@@ -7,12 +7,12 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildServer, CLI, ROOT } from './spawn.js';
+import { requireServerCli, CLI, ROOT } from './spawn.js';
 
 const DAY = 86_400_000;
 
 describe('serve --db-wait-secs, the clock stepped while it waits', () => {
-  beforeAll(() => buildServer());
+  beforeAll(() => requireServerCli());
 
   it('60 days back: it gives up after --db-wait-secs all the same, saying it cannot reach PostgreSQL', async () => {
     const preload = resolve(ROOT, 'test/support/clock-step-on-signal.mjs');

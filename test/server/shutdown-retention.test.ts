@@ -14,10 +14,10 @@ import { withTrustTables } from '../../server/security/tables.js';
 import { metricValue } from './control-helpers.js';
 import { entries, makeTempDir, openTempDb } from './helpers.js';
 import { itOn } from '../support/dialects.js';
-import { buildServer, cli, serve } from './spawn.js';
+import { requireServerCli, cli, serve } from './spawn.js';
 import { helloParams, logEntries, startTestServer, TestClient } from './wire.js';
 
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 
 describe('SIGTERM', () => {
   it('drain: agent.shutdown {ServerReload, drain}, new upgrades refused, pushes acked during the drain, 1001 for the rest, exit 0, acked entries intact', async () => {

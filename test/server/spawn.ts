@@ -1,16 +1,16 @@
-// Running the compiled CLI (dist/server/cli.js) as a child process.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+// Running the compiled CLI (dist/server/cli.js, bundled once per run: test/support/cli-bundles.ts) as a child process.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVER_CLI_BUNDLE } from '../support/cli-bundles.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const CLI = join(ROOT, 'dist/server/cli.js');
+export const CLI = SERVER_CLI_BUNDLE;
 
-/** Builds the server project (incremental; fast when up to date). */
-export function buildServer(): void {
-  execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-b', join(ROOT, 'server')], { cwd: ROOT, stdio: 'inherit' });
-  if (!existsSync(CLI)) throw new Error('dist/server/cli.js missing after the build');
+/** Fails unless the bundled server CLI is there (test/support/global-setup.ts builds dist/ and bundles it before any file runs). */
+export function requireServerCli(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run the tests with vitest (its global setup builds and bundles the CLIs)`);
 }
 
 export function cli(args: string[], env: Record<string, string> = {}) {

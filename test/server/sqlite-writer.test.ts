@@ -17,7 +17,7 @@ import { SessionSupersededError, UnknownHostError, WriterStoppedError, type Inge
 import { Ingest } from '../../server/ingest.js';
 import { createLogger } from '../../server/log.js';
 import { entries, makeTempDir } from './helpers.js';
-import { ROOT, buildServer } from './spawn.js';
+import { ROOT, requireServerCli } from './spawn.js';
 
 /** helpers.entries as logs.push entries (severity 'info', source 'journald': valid ones). */
 const pushEntries = (from: number, to: number): LogBatchEntry[] => entries(from, to) as LogBatchEntry[];
@@ -25,7 +25,7 @@ const pushEntries = (from: number, to: number): LogBatchEntry[] => entries(from,
 const WORKER = pathToFileURL(join(ROOT, 'dist/server/db/sqlite-writer-worker.js'));
 
 beforeAll(() => {
-  buildServer();
+  requireServerCli();
 });
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -6,10 +6,10 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makeTempDir } from './helpers.js';
-import { buildServer, serve, type ServeProcess } from './spawn.js';
+import { requireServerCli, serve, type ServeProcess } from './spawn.js';
 
 let s: ServeProcess | undefined;
-beforeAll(() => buildServer(), 60_000);
+beforeAll(() => requireServerCli(), 60_000);
 afterAll(() => {
   s?.child.kill('SIGKILL');
 });

@@ -9,11 +9,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { expect } from 'vitest';
+import { AGENT_CLI_BUNDLE, SERVER_CLI_BUNDLE } from './cli-bundles.js';
 import { cliAsync } from './scli-pool.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const SERVER_CLI = join(ROOT, 'dist/server/cli.js');
-export const AGENT_CLI = join(ROOT, 'dist/agent/cli.js');
+// the compiled CLIs, bundled once per run (test/support/cli-bundles.ts)
+export const SERVER_CLI = SERVER_CLI_BUNDLE;
+export const AGENT_CLI = AGENT_CLI_BUNDLE;
 export const AGENT_RUNNER = join(ROOT, 'test/support/agent-runner.mjs');
 export const FULL = process.env['FAULTS_FULL'] === '1';
 
@@ -64,20 +66,36 @@ export interface Issued {
   token: string;
 }
 
+/** What `agent issue --json` printed, its token remembered for the leak checks; throws if it failed. */
+function issued(r: { code: number | null; stdout: string; stderr: string }, who: string[]): Issued {
+  if (r.code !== 0) throw new Error(`agent issue ${who[0]} failed (${r.code}): ${r.stderr}`);
+  const result = JSON.parse(r.stdout) as Issued;
+  tokens.add(result.token);
+  return result;
+}
+
+const issueArgs = (host: string | { hostId: string }) => (typeof host === 'string' ? ['--host', host] : ['--host-id', host.hostId]);
+
 export function issueAgent(db: string, host: string): Issued {
-  const r = cliSync(SERVER_CLI, ['agent', 'issue', '--host', host, '--json', '--db', db], true);
-  if (r.code !== 0) throw new Error(`agent issue failed (${r.code}): ${r.stderr}`);
-  const issued = JSON.parse(r.stdout) as Issued;
-  tokens.add(issued.token);
-  return issued;
+  const who = issueArgs(host);
+  return issued(cliSync(SERVER_CLI, ['agent', 'issue', ...who, '--json', '--db', db], true), who);
 }
 
 export function reissueAgent(db: string, hostId: string): Issued {
-  const r = cliSync(SERVER_CLI, ['agent', 'issue', '--host-id', hostId, '--json', '--db', db], true);
-  if (r.code !== 0) throw new Error(`agent issue --host-id failed (${r.code}): ${r.stderr}`);
-  const issued = JSON.parse(r.stdout) as Issued;
-  tokens.add(issued.token);
-  return issued;
+  const who = issueArgs({ hostId });
+  return issued(cliSync(SERVER_CLI, ['agent', 'issue', ...who, '--json', '--db', db], true), who);
+}
+
+/**
+ * issueAgent (`host`) or reissueAgent (`{ hostId }`) without blocking the event loop, so the
+ * test process's own servers and timers go on meanwhile (at most four CLI children at once:
+ * support/scli-pool.ts). stdout carries the token by design: only stderr is captured.
+ */
+export async function issueAgentAsync(db: string, host: string | { hostId: string }): Promise<Issued> {
+  const who = issueArgs(host);
+  const r = await cliAsync(['agent', 'issue', ...who, '--json', '--db', db], { script: SERVER_CLI });
+  captured.push(r.stderr);
+  return issued(r, who);
 }
 
 /** Enrolls with the real CLI; the rotated token it writes is added to `tokens`. */

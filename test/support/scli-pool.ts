@@ -18,7 +18,7 @@ export interface CliRunOptions {
   /** The child's whole environment. */
   fullEnv?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** The script, relative to the repository root (default dist/server/cli.js). */
+  /** The script, relative to the repository root (default: the bundled server CLI, test/support/cli-bundles.ts). */
   bin?: string;
   /** The script by absolute path (a bundle in a temp folder); wins over `bin`. */
   script?: string;
