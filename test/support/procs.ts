@@ -26,7 +26,7 @@ export const tokens = new Set<string>();
 
 export function requireDist(): void {
   for (const f of [SERVER_CLI, AGENT_CLI, join(ROOT, 'dist/agent/index.js')]) {
-    if (!existsSync(f)) throw new Error(`${f} is missing: run "npx tsc -b" (npm test builds first)`);
+    if (!existsSync(f)) throw new Error(`${f} is missing: run the tests with vitest (its global setup, test/support/global-setup.ts, builds dist/ and bundles the CLIs)`);
   }
 }
 
