@@ -4,7 +4,7 @@
 // "sqlite" run); the multi-process end-to-end run is test/e2e/scale-out.pg.test.ts.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it, vi, type TestContext } from 'vitest';
+import { describe, expect, it, vi, type TestContext } from 'vitest';
 import { getAgent, requestDecommission, requestRotation, revoke, setAgentConfig } from '../../server/db/agents.repository.js';
 import { getSetting } from '../../server/db/settings.repository.js';
 import { SettingsConflictError } from '../../server/cluster/settings-agreement.js';
@@ -13,11 +13,14 @@ import { answer, answerError, connectAgent, httpBase, httpRequest, nextProbe } f
 import { countRows, logEntries, startTestServer, waitFor, type TestServer } from './wire.js';
 import { Slots } from '../support/scli-pool.js';
 
-const open: TestServer[] = [];
-afterEach(async () => {
-  // the second server first: the first one drops the shared database
-  for (const s of open.splice(0).reverse()) await s.close();
-});
+/** The servers the test of `ctx` starts (push them as they start), closed when it ends: the last first (the first one drops the shared database). */
+function opened(ctx: TestContext): TestServer[] {
+  const open: TestServer[] = [];
+  ctx.onTestFinished(async () => {
+    for (const s of open.splice(0).reverse()) await s.close();
+  });
+  return open;
+}
 
 // The pairs' tests run side by side, three at a time: most of their time is waiting
 // (the migration lock, a lease, a drain), and each pair holds about a dozen PostgreSQL
@@ -240,8 +243,9 @@ describe('one database, two servers: timed', () => {
   });
 });
 
-describe('settings of servers on one database (DECISIONS G5)', () => {
-  it('a second server with another cluster-wide setting is refused, naming it; per-server settings may differ', async () => {
+describe.concurrent('settings of servers on one database (DECISIONS G5)', () => {
+  it('a second server with another cluster-wide setting is refused, naming it; per-server settings may differ', async (ctx) => {
+    const open = opened(ctx);
     const a = await startTestServer({ max_batch_entries: 800, retention_days: 7 }, { serverId: 'server-a' });
     open.push(a);
     const refused = await startTestServer({ max_batch_entries: 500, retention_days: 7 }, { serverId: 'server-b', sameDbAs: a }).catch((e: unknown) => e);
@@ -255,8 +259,10 @@ describe('settings of servers on one database (DECISIONS G5)', () => {
     expect(JSON.parse(rows[0]?.settings_json ?? '{}')).toMatchObject({ ingest_queue_batches: 64, shutdown_drain_secs: 3 });
   });
 
-  it('with no other live server the starting one records its values (how a cluster setting changes)', async () => {
-    const a = await startTestServer({ max_batch_entries: 800 }, { serverId: 'server-a' });
+  it('with no other live server the starting one records its values (how a cluster setting changes)', async (ctx) => {
+    const open = opened(ctx);
+    // A long lease: A renews it every 20 s, not while B starts (the tests beside this one may keep B waiting for the migration lock)
+    const a = await startTestServer({ max_batch_entries: 800 }, { serverId: 'server-a', leaseMs: 60_000 });
     open.push(a);
     const db = a.dbPath;
     // stop A's lease from counting: it is the only server; then a server with 500 may start
@@ -267,7 +273,8 @@ describe('settings of servers on one database (DECISIONS G5)', () => {
     expect(await getSetting(b.server.storage.db, 'max_batch_entries')).toBe(500);
   });
 
-  it('a restart under the same server id releases the sessions its previous process left Active', async () => {
+  it('a restart under the same server id releases the sessions its previous process left Active', async (ctx) => {
+    const open = opened(ctx);
     const a = await startTestServer({}, { serverId: 'server-a' });
     open.push(a);
     const issued = await a.issue('left-behind');
@@ -278,8 +285,9 @@ describe('settings of servers on one database (DECISIONS G5)', () => {
   });
 });
 
-describe('one server id, two processes (DECISIONS G23)', () => {
-  it('a second live process under the same server id is refused; the first keeps its sessions', async () => {
+describe.concurrent('one server id, two processes (DECISIONS G23)', () => {
+  it('a second live process under the same server id is refused; the first keeps its sessions', async (ctx) => {
+    const open = opened(ctx);
     const a = await startTestServer({}, { serverId: 'server-a', leaseMs: 1500 });
     open.push(a);
     const agent = await connectAgent(a);
@@ -293,7 +301,8 @@ describe('one server id, two processes (DECISIONS G23)', () => {
     await agent.client.closed;
   });
 
-  it("a live lease that nobody renews (a process that died) is waited out once, then its sessions are taken over", async () => {
+  it("a live lease that nobody renews (a process that died) is waited out once, then its sessions are taken over", async (ctx) => {
+    const open = opened(ctx);
     const a = await startTestServer({}, { serverId: 'server-a' });
     open.push(a);
     const db = a.server.storage.db;
@@ -308,7 +317,8 @@ describe('one server id, two processes (DECISIONS G23)', () => {
     expect(await getAgent(db, issued.host_id)).toMatchObject({ connection_state: 'Disconnected', server_id: null, last_disconnect_reason: '1006 server server-x restarted' });
   });
 
-  it('a live lease left by a process of this machine that no longer runs (a crash, then the restart) is taken over at once', async () => {
+  it('a live lease left by a process of this machine that no longer runs (a crash, then the restart) is taken over at once', async (ctx) => {
+    const open = opened(ctx);
     const a = await startTestServer({}, { serverId: 'server-a' });
     open.push(a);
     const db = a.server.storage.db;
@@ -325,7 +335,8 @@ describe('one server id, two processes (DECISIONS G23)', () => {
     expect(JSON.parse(row.settings_json ?? '{}')).toMatchObject({ process: { boot, pid: process.pid } });
   });
 
-  it('a running process whose id another one took over stops, says why, and leaves that one\'s row and sessions alone', async () => {
+  it('a running process whose id another one took over stops, says why, and leaves that one\'s row and sessions alone', async (ctx) => {
+    const open = opened(ctx);
     let fatal: string | undefined;
     const a = await startTestServer({}, { serverId: 'server-a', onFatal: (m) => (fatal = m) });
     open.push(a);

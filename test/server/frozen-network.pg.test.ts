@@ -10,7 +10,7 @@
 // openPostgresStorage) so that the test takes seconds.
 import { sql } from 'kysely';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { TestClient, countRows, enroll, logEntries, startTestServer, waitFor, type Msg, type TestServer } from './wire.js';
 import { httpBase, httpRequest, metricValue } from './control-helpers.js';
 import { PG_TEST_URL, newTestDb } from '../support/dialects.js';
@@ -33,35 +33,43 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T | typeof LATE> {
 /** Short bounds: a statement silent for 400 ms is looked into; connecting waits 1 s at most; the LISTEN connection is pinged every 300 ms. */
 const SHORT: Omit<PostgresStorageOptions, 'url'> = { poolSize: 4, silentMs: 400, connectTimeoutMs: 1000, listenPingMs: 300 };
 
-let t: TestServer | undefined;
-let relay: FreezingRelay | undefined;
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  relay?.thaw(); // the server's close needs its database
-  await t?.close();
-  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
-  await relay?.close();
-  t = relay = undefined;
-});
+/** What one test opened: its relay, its server, what else to close when it ends. Each test has its own (they run side by side). */
+interface Fixture {
+  relay?: FreezingRelay;
+  t?: TestServer;
+  cleanups: (() => Promise<void>)[];
+}
+
+/** A fixture for the test of `ctx`, closed when it ends. */
+function fixture(ctx: TestContext): Fixture {
+  const f: Fixture = { cleanups: [] };
+  ctx.onTestFinished(async () => {
+    f.relay?.thaw(); // the server's close needs its database
+    await f.t?.close();
+    for (const c of f.cleanups.splice(0).reverse()) await c().catch(() => undefined);
+    await f.relay?.close();
+  });
+  return f;
+}
 
 /** A fresh schema, a relay in front of it, a storage opened (and migrated) through the relay with `options`. */
-async function throughRelay(options: Omit<PostgresStorageOptions, 'url'> = SHORT): Promise<{ direct: string; url: string; storage: Storage }> {
+async function throughRelay(f: Fixture, options: Omit<PostgresStorageOptions, 'url'> = SHORT): Promise<{ direct: string; url: string; storage: Storage; relay: FreezingRelay }> {
   const target = await newTestDb('postgres');
-  cleanups.push(target.drop);
+  f.cleanups.push(target.drop);
   const url = new URL(target.db);
-  relay = new FreezingRelay({ host: url.hostname, port: Number(url.port || 5432) });
+  const relay = (f.relay = new FreezingRelay({ host: url.hostname, port: Number(url.port || 5432) }));
   await relay.open();
   url.hostname = '127.0.0.1';
   url.port = String(relay.port);
   const storage = openPostgresStorage({ url: url.toString(), ...options });
-  cleanups.push(() => storage.close());
+  f.cleanups.push(() => storage.close());
   await migrateToLatest(storage);
-  return { direct: target.db, url: url.toString(), storage };
+  return { direct: target.db, url: url.toString(), storage, relay };
 }
 
 /** A server on `storage` (its own options: a lease of 3 s, renewed every second). */
-async function serverOn(url: string, storage: Storage, extra: { controlPollMs?: number } = {}): Promise<TestServer> {
-  return startTestServer({ db: url }, { dialect: 'postgres', storage, leaseMs: 3000, ...extra });
+async function serverOn(f: Fixture, url: string, storage: Storage, extra: { controlPollMs?: number } = {}): Promise<TestServer> {
+  return (f.t = await startTestServer({ db: url }, { dialect: 'postgres', storage, leaseMs: 3000, ...extra }));
 }
 
 /** A push of entries [from, from + n), and its answer (or LATE after `ms`). */
@@ -71,14 +79,31 @@ function push(c: TestClient, from: number, n: number, ms: number): Promise<Msg |
 
 const msgs = (s: TestServer): unknown[] => s.log.records().map((r) => r['msg']);
 
-describe('a network path to PostgreSQL that stops answering', () => {
-  it('frozen: a push is answered -32007, the lease renewal ends and the outage is told, /healthz 503, within bounds; thawed, the server goes on by itself and nothing is lost', async () => {
-    const { url, storage } = await throughRelay();
-    t = await serverOn(url, storage);
+describe.concurrent('a network path to PostgreSQL that stops answering', () => {
+  // At most five side by side (vitest's maxConcurrency): the longest first, so that the last to
+  // start are short.
+  it('a server stopped while the path is frozen stops within bounds (its last writes fail, told as one outage), not when TCP gives up', async (ctx) => {
+    const f = fixture(ctx);
+    const { url, storage, relay } = await throughRelay(f);
+    const t = await serverOn(f, url, storage);
+    const a = await enroll(t);
+    expect(await push(a.client, 1, 10, 5000)).toMatchObject({ result: { up_to_seq: 10 } });
+    relay.freeze();
+    const at = Date.now();
+    expect(await within(t.server.close(), 8000), 'the server\'s close with the path frozen').not.toBe(LATE);
+    expect(await within(storage.close(), 3000), 'the storage\'s close with the path frozen').not.toBe(LATE);
+    expect(Date.now() - at).toBeLessThan(8000);
+    expect(msgs(t).filter((m) => typeof m === 'string' && /^database (not answering|out of reach)/.test(m))).toHaveLength(1);
+  }, 30_000);
+
+  it('frozen: a push is answered -32007, the lease renewal ends and the outage is told, /healthz 503, within bounds; thawed, the server goes on by itself and nothing is lost', async (ctx) => {
+    const f = fixture(ctx);
+    const { url, storage, relay } = await throughRelay(f);
+    const t = await serverOn(f, url, storage);
     const a = await enroll(t);
     expect(await push(a.client, 1, 100, 5000)).toMatchObject({ result: { up_to_seq: 100 } });
 
-    relay!.freeze();
+    relay.freeze();
     // The commit goes to a pool connection that was open (and idle) when the path froze.
     const at = Date.now();
     const refused = await push(a.client, 101, 100, 8000);
@@ -90,7 +115,7 @@ describe('a network path to PostgreSQL that stops answering', () => {
     // The lease renewal ends within the lease (3 s) instead of hanging, and the outage is told once.
     expect(await within(t.server.registry.tick(), 3000), 'a lease renewal with the path frozen').not.toBe(LATE);
     // (first a statement cut, or a new connection timed out: whichever came first, one line)
-    const outageLines = () => msgs(t!).filter((m) => typeof m === 'string' && /^database (not answering|out of reach)/.test(m));
+    const outageLines = () => msgs(t).filter((m) => typeof m === 'string' && /^database (not answering|out of reach)/.test(m));
     await waitFor(() => outageLines().length > 0, 3000);
     expect(outageLines()).toHaveLength(1);
     // Known now: /healthz says so at once, /metrics too.
@@ -99,32 +124,63 @@ describe('a network path to PostgreSQL that stops answering', () => {
     expect(h === LATE ? undefined : [h.status, (h.body as { database?: string }).database]).toEqual([503, 'unreachable']);
     expect(metricValue(await t.server.metrics.text(), 'cortex_database_up')).toBe(0);
 
-    relay!.thaw();
+    relay.thaw();
     // The agent resends; connections cut during the freeze are gone, new ones carry on.
     await waitFor(async () => {
       const r = await push(a.client, 101, 100, 5000);
       return r !== LATE && r.result?.up_to_seq === 200;
     }, 15_000);
     expect(await countRows(t, a.host_id)).toBe(200);
-    await waitFor(() => msgs(t!).includes('database reachable again'), 5000);
-    await waitFor(async () => (await httpRequest(`${httpBase(t!)}/healthz`)).status === 200, 5000);
+    await waitFor(() => msgs(t).includes('database reachable again'), 5000);
+    await waitFor(async () => (await httpRequest(`${httpBase(t)}/healthz`)).status === 200, 5000);
     expect(await within(t.server.registry.tick(), 3000)).not.toBe(LATE);
     a.client.ws.close();
     await a.client.closed;
   }, 60_000);
 
-  it('open connections lost for good (the path back, its flows forgotten): pushes are acked again, the lease renewed, and the LISTEN connection replaced — a revocation by NOTIFY reaches the agent', async () => {
-    const { direct, url, storage } = await throughRelay();
+  it('a large answer over a slow link is not cut: bytes keep coming, though PostgreSQL has long sent it all', async (ctx) => {
+    const f = fixture(ctx);
+    const { storage, relay } = await throughRelay(f, { poolSize: 2, silentMs: 300, connectTimeoutMs: 1000, listenPingMs: 300 });
+    await sql`select 1`.execute(storage.db);
+    relay.slowBytes = 8 * 1024; // 80 KB/s: ~250 KB take 3 s
+    const at = Date.now();
+    const r = await within(sql<{ s: string }>`select repeat('x', 1000) as s from generate_series(1, 250)`.execute(storage.db), 10_000);
+    relay.slowBytes = undefined;
+    expect(r).not.toBe(LATE);
+    expect(r === LATE ? 0 : r.rows.length).toBe(250);
+    expect(Date.now() - at).toBeGreaterThan(1000); // it did take longer than the bound
+  }, 30_000);
+
+  it('a lease renewal left unanswered is told within the lease, however long the statements themselves may wait', async (ctx) => {
+    const f = fixture(ctx);
+    // Statements are looked into after 5 s and connections wait 5 s: nothing of the pool tells the outage within the 3 s lease.
+    const { url, storage, relay } = await throughRelay(f, { poolSize: 4, silentMs: 5000, connectTimeoutMs: 5000, listenPingMs: 5000 });
+    const t = await serverOn(f, url, storage);
+    const frozenAt = Date.now();
+    relay.freeze();
+    await waitFor(() => t.log.records().some((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('database not answering')), 3000);
+    expect(Date.now() - frozenAt).toBeLessThan(3000);
+    const told = t.log.records().find((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('database not answering'))!;
+    expect(told['failed']).toBe('lease renewal');
+    expect(String(told['err'])).toMatch(/lease renewal got no answer from the database within 1.5 s \(half its lease\)/);
+    expect(metricValue(await t.server.metrics.text(), 'cortex_database_up')).toBe(0);
+    relay.thaw();
+    await waitFor(async () => (await t.server.metrics.text()).includes('cortex_database_up 1'), 15_000);
+  }, 40_000);
+
+  it('open connections lost for good (the path back, its flows forgotten): pushes are acked again, the lease renewed, and the LISTEN connection replaced — a revocation by NOTIFY reaches the agent', async (ctx) => {
+    const f = fixture(ctx);
+    const { direct, url, storage, relay } = await throughRelay(f);
     // No poll to speak of: a control change reaches this server by NOTIFY only.
-    t = await serverOn(url, storage, { controlPollMs: 120_000 });
+    const t = await serverOn(f, url, storage, { controlPollMs: 120_000 });
     const a = await enroll(t);
     expect(await push(a.client, 1, 100, 5000)).toMatchObject({ result: { up_to_seq: 100 } });
     const watcher = openPostgresStorage({ url: direct, poolSize: 2 });
-    cleanups.push(() => watcher.close());
-    const present = () => watcher.notifyBus!().presenceHeld!(t!.server.serverId);
+    f.cleanups.push(() => watcher.close());
+    const present = () => watcher.notifyBus!().presenceHeld!(t.server.serverId);
     expect(await present()).toBe(true);
 
-    relay!.loseOpenConnections();
+    relay.loseOpenConnections();
     // Every statement on a lost connection is cut once it has gone unanswered; new connections carry on.
     await waitFor(async () => {
       const r = await push(a.client, 101, 100, 5000);
@@ -142,14 +198,15 @@ describe('a network path to PostgreSQL that stops answering', () => {
     expect(await within(a.client.closed, 5000), 'the revocation, told by NOTIFY').toEqual({ code: 4002, reason: 'revoked' });
   }, 60_000);
 
-  it('a statement PostgreSQL is still working on runs past the bound; one on a frozen path is cut and its connection closed, not given back to the pool', async () => {
-    const { storage } = await throughRelay({ poolSize: 2, silentMs: 300, connectTimeoutMs: 1000, listenPingMs: 300 });
+  it('a statement PostgreSQL is still working on runs past the bound; one on a frozen path is cut and its connection closed, not given back to the pool', async (ctx) => {
+    const f = fixture(ctx);
+    const { storage, relay } = await throughRelay(f, { poolSize: 2, silentMs: 300, connectTimeoutMs: 1000, listenPingMs: 300 });
     // Slow, not silent: PostgreSQL says it runs (pg_stat_activity), so it is let run.
     expect((await sql<{ ok: number }>`select 1 as ok from pg_sleep(1.2)`.execute(storage.db)).rows).toEqual([{ ok: 1 }]);
     // A pool connection known by its backend: used again next (the pool hands out the last one back).
     const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(storage.db)).rows[0]!.pid;
 
-    relay!.freeze();
+    relay.freeze();
     const at = Date.now();
     const frozen = await within(
       sql`select pg_backend_pid()`.execute(storage.db).then(
@@ -170,33 +227,22 @@ describe('a network path to PostgreSQL that stops answering', () => {
       msg: expect.stringMatching(/^database not answering: .* — check the network between this host and the database/),
       err: expect.stringMatching(/a statement got no answer from PostgreSQL within 0.3 s/),
     });
-    relay!.thaw();
+    relay.thaw();
     // That connection was closed (the relay closed its PostgreSQL side): its backend is gone.
     const admin = new pg.Client({ connectionString: PG_TEST_URL });
     await admin.connect();
-    cleanups.push(() => admin.end());
+    f.cleanups.push(() => admin.end());
     await waitFor(async () => (await admin.query('select count(*)::int as n from pg_stat_activity where pid = $1', [pid])).rows[0].n === 0, 5000);
     // The pool opens a new one.
     expect((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(storage.db)).rows[0]!.pid).not.toBe(pid);
   }, 30_000);
 
-  it('a large answer over a slow link is not cut: bytes keep coming, though PostgreSQL has long sent it all', async () => {
-    const { storage } = await throughRelay({ poolSize: 2, silentMs: 300, connectTimeoutMs: 1000, listenPingMs: 300 });
-    await sql`select 1`.execute(storage.db);
-    relay!.slowBytes = 8 * 1024; // 80 KB/s: ~250 KB take 3 s
-    const at = Date.now();
-    const r = await within(sql<{ s: string }>`select repeat('x', 1000) as s from generate_series(1, 250)`.execute(storage.db), 10_000);
-    relay!.slowBytes = undefined;
-    expect(r).not.toBe(LATE);
-    expect(r === LATE ? 0 : r.rows.length).toBe(250);
-    expect(Date.now() - at).toBeGreaterThan(1000); // it did take longer than the bound
-  }, 30_000);
-
-  it('batches waiting for an ingest statement fail with the one that found the path silent, instead of each waiting to be cut in turn', async () => {
+  it('batches waiting for an ingest statement fail with the one that found the path silent, instead of each waiting to be cut in turn', async (ctx) => {
+    const f = fixture(ctx);
     // Two pool connections (both kept open), one ingest statement at a time.
-    const { storage } = await throughRelay({ poolSize: 2, silentMs: 500, connectTimeoutMs: 3000, listenPingMs: 300 });
+    const { storage, relay } = await throughRelay(f, { poolSize: 2, silentMs: 500, connectTimeoutMs: 3000, listenPingMs: 300 });
     await Promise.all([sql`select 1`.execute(storage.db), sql`select 1`.execute(storage.db)]);
-    relay!.freeze();
+    relay.freeze();
     const when = (p: Promise<unknown>) =>
       p.then(
         () => ({ at: Date.now(), error: undefined as unknown }),
@@ -213,34 +259,5 @@ describe('a network path to PostgreSQL that stops answering', () => {
     expect(b.error).toMatchObject({ code: 'CORTEX_DB_SILENT' });
     // the waiting batch with it, not one bound later on the next frozen connection
     expect(b.at - a.at).toBeLessThan(250);
-  }, 30_000);
-
-  it('a lease renewal left unanswered is told within the lease, however long the statements themselves may wait', async () => {
-    // Statements are looked into after 5 s and connections wait 5 s: nothing of the pool tells the outage within the 3 s lease.
-    const { url, storage } = await throughRelay({ poolSize: 4, silentMs: 5000, connectTimeoutMs: 5000, listenPingMs: 5000 });
-    t = await serverOn(url, storage);
-    const frozenAt = Date.now();
-    relay!.freeze();
-    await waitFor(() => t!.log.records().some((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('database not answering')), 3000);
-    expect(Date.now() - frozenAt).toBeLessThan(3000);
-    const told = t.log.records().find((r) => typeof r['msg'] === 'string' && r['msg'].startsWith('database not answering'))!;
-    expect(told['failed']).toBe('lease renewal');
-    expect(String(told['err'])).toMatch(/lease renewal got no answer from the database within 1.5 s \(half its lease\)/);
-    expect(metricValue(await t.server.metrics.text(), 'cortex_database_up')).toBe(0);
-    relay!.thaw();
-    await waitFor(async () => (await t!.server.metrics.text()).includes('cortex_database_up 1'), 15_000);
-  }, 40_000);
-
-  it('a server stopped while the path is frozen stops within bounds (its last writes fail, told as one outage), not when TCP gives up', async () => {
-    const { url, storage } = await throughRelay();
-    t = await serverOn(url, storage);
-    const a = await enroll(t);
-    expect(await push(a.client, 1, 10, 5000)).toMatchObject({ result: { up_to_seq: 10 } });
-    relay!.freeze();
-    const at = Date.now();
-    expect(await within(t.server.close(), 8000), 'the server\'s close with the path frozen').not.toBe(LATE);
-    expect(await within(storage.close(), 3000), 'the storage\'s close with the path frozen').not.toBe(LATE);
-    expect(Date.now() - at).toBeLessThan(8000);
-    expect(msgs(t).filter((m) => typeof m === 'string' && /^database (not answering|out of reach)/.test(m))).toHaveLength(1);
   }, 30_000);
 });

@@ -11,6 +11,9 @@ import { startTestServer, waitFor, type TestServer } from './wire.js';
 import { httpBase, httpRequest, metricValue } from './control-helpers.js';
 import { newTestDb } from '../support/dialects.js';
 import { FreezingRelay } from '../support/freezing-relay.js';
+import { openPostgresStorage } from '../../server/db/postgres.js';
+import { migrateToLatest } from '../../server/db/migrations/index.js';
+import type { Storage } from '../../server/db/storage.js';
 
 /** A GET and how long its answer took. */
 async function timed(url: string): Promise<{ ms: number; status: number; text: string; body: { status?: string; database?: string } }> {
@@ -21,15 +24,20 @@ async function timed(url: string): Promise<{ ms: number; status: number; text: s
   return { ms: Date.now() - at, status: r?.status ?? 0, text: r?.text ?? '', body: (r?.body ?? {}) as { status?: string; database?: string } };
 }
 
+/** The pool's bounds here (silentMs, connectTimeoutMs; 10 s by default), longer than the 3.5 s the answers are given. */
+const POOL_BOUND_MS = 5000;
+
 let t: TestServer | undefined;
 let relay: FreezingRelay | undefined;
+let storage: Storage | undefined;
 let dropDb: (() => Promise<void>) | undefined;
 afterEach(async () => {
   relay?.thaw(); // the server's close needs its database
   await t?.close();
+  await storage?.close();
   await relay?.close();
   await dropDb?.();
-  t = relay = dropDb = undefined;
+  t = relay = storage = dropDb = undefined;
 });
 
 describe('/healthz and /metrics while PostgreSQL does not answer', () => {
@@ -41,7 +49,12 @@ describe('/healthz and /metrics while PostgreSQL does not answer', () => {
     await relay.open();
     url.hostname = '127.0.0.1';
     url.port = String(relay.port);
-    t = await startTestServer({ db: url.toString() }, { dialect: 'postgres' });
+    // The pool's bounds (a statement unanswered, a connection not made: 10 s by default) at 5 s
+    // so that the test takes seconds: still longer than the 3.5 s /healthz and /metrics are
+    // given here, so an answer that waits for them fails as it did with 10 s.
+    storage = openPostgresStorage({ url: url.toString(), poolSize: 4, silentMs: POOL_BOUND_MS, connectTimeoutMs: POOL_BOUND_MS });
+    await migrateToLatest(storage);
+    t = await startTestServer({ db: url.toString() }, { dialect: 'postgres', storage });
     await t.issue('web-1');
     const base = httpBase(t);
 
@@ -53,7 +66,7 @@ describe('/healthz and /metrics while PostgreSQL does not answer', () => {
 
     relay.freeze();
     // Before anything of the server has found the database out of reach: bounded by the
-    // check's own timeout (2 s), not the pool's connection timeout (10 s).
+    // check's own timeout (2 s), not the pool's connection timeout (POOL_BOUND_MS).
     h = await timed(`${base}/healthz`);
     expect(h.ms, 'first /healthz with the database frozen').toBeLessThan(3500);
     expect(h.status).toBe(503);
@@ -65,7 +78,7 @@ describe('/healthz and /metrics while PostgreSQL does not answer', () => {
     expect(m.text).not.toMatch(/^cortex_agents_silent /m);
     expect(m.text).toMatch(/^cortex_agents_gone_silent_total /m);
 
-    // The pool's new connections time out (10 s): the outage account knows.
+    // The pool's statement is cut, or its new connection times out (POOL_BOUND_MS): the outage account knows.
     await waitFor(async () => {
       const r = await timed(`${base}/healthz`);
       expect(r.ms).toBeLessThan(3500);
