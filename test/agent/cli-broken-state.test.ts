@@ -1,34 +1,36 @@
 // `cortex-agent` on a state folder an operator (or a disk) broke: each is said as what it is,
 // with a catalogued code and what to do, never E_INTERNAL "this is a bug", and never a sound
 // buffer called damaged. The CLI bundled from agent/cli.ts; the cases that need root (another
-// user, a small tmpfs) say so and are not run without it.
-import { spawn, spawnSync } from 'node:child_process';
+// user, a small tmpfs) say so and are not run without it. Every test has its own folders, disk
+// and server: they run side by side (a full disk's run waits 5 s between its tries meanwhile).
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import { openHealing } from '../../agent/buffer/heal.js';
 import { writeStatusFile } from '../../agent/status-file.js';
-import { bundleChild } from './fixtures/bundle.js';
 import { TOKEN, cleanupDirs, tempDir } from './helpers/agent-harness.js';
 import { FakeServer } from './helpers/fake-server.js';
 import { fillDisk, releaseSmallDisks, smallDisk } from '../support/small-disk.js';
-import { until } from '../support/procs.js';
+import { AGENT_CLI, requireDist, until } from '../support/procs.js';
 import { cliAsync } from '../support/scli-pool.js';
 
-let cli = '';
-beforeAll(async () => {
-  cli = await bundleChild(new URL('../../agent/cli.ts', import.meta.url).pathname, tempDir(), 'cli');
-}, 60_000);
+// the agent CLI bundled once per run by the global setup (test/support/cli-bundles.ts)
+const cli = AGENT_CLI;
+beforeAll(() => requireDist());
 afterAll(cleanupDirs);
+// the small disks of every test (a test cannot unmount only its own: support/small-disk.ts)
+afterAll(releaseSmallDisks);
 
-const servers: FakeServer[] = [];
-afterEach(async () => {
-  for (const s of servers.splice(0)) await s.close();
-  releaseSmallDisks();
-});
+/** A fake server closed when the test ends (not after each: the tests run side by side). */
+async function fakeServer({ onTestFinished }: TestContext): Promise<FakeServer> {
+  const server = await FakeServer.start();
+  onTestFinished(() => server.close());
+  return server;
+}
 
 const isRoot = process.getuid?.() === 0;
 const NOBODY = 65534;
@@ -50,15 +52,8 @@ interface Result {
   stderr: string;
 }
 
-function agentCli(args: string[], as?: number): Result {
-  if (as !== undefined) chmodSync(dirname(cli), 0o755); // the bundle's temp folder (0700): let the other user load it
-  const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 20_000, ...(as !== undefined ? { uid: as, gid: as } : {}) });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-/** agentCli without blocking: independent commands run side by side (Promise.all). */
+/** The CLI with `args` (as user `as`) to its exit, without blocking: independent commands run side by side (Promise.all). */
 function agentCliAsync(args: string[], as?: number): Promise<Result> {
-  if (as !== undefined) chmodSync(dirname(cli), 0o755);
   return cliAsync(args, { script: cli, cwd: process.cwd(), timeoutMs: 20_000, ...(as !== undefined ? { uid: as, gid: as } : {}) });
 }
 
@@ -77,7 +72,90 @@ function noInternal(r: Result): void {
   expect(r.stderr).not.toMatch(/this is a bug|\n\s+at /);
 }
 
-describe('run on state files it cannot use: E_FILE_ACCESS / E_TOKEN, once, exit 1', () => {
+// first: its run on a full disk waits for its tries (5 s apart) while the other tests run
+describe.concurrent('a buffer that cannot be opened for want of space or permission is not called damaged', () => {
+  it('run after a SIGKILL on a full disk waits (seq.json ENOSPC was E_AGENT_START, exit 1), says so once naming the file, and starts once space is freed, with no false lost -wal (next_seq jumped 65,536)', async () => {
+    const disk = smallDisk(16 * 1024 * 1024, 'cortex-brokenstate-');
+    if (disk === null) {
+      console.warn('run on a full disk: needs a tmpfs mount (root); not run');
+      return;
+    }
+    const dir = join(disk, 'state');
+    mkdirSync(dir, { mode: 0o700 });
+    stateDir('ws://127.0.0.1:9/ws/agent', dir);
+    // a run killed: seq.json says running, buffer.db-wal and -shm left
+    const first = startRun(dir);
+    // (buffer.db-wal can be there before seq.json is first written)
+    await waitFor('the first run to open its buffer', () => existsSync(join(dir, 'buffer.db-wal')) && existsSync(join(dir, 'seq.json')) && readFileSync(join(dir, 'seq.json'), 'utf8').includes('"running":true') && existsSync(join(dir, 'status.json')));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    fillDisk(disk);
+    const second = startRun(dir);
+    try {
+      await waitFor('run to say it waits for space (or exit)', () => second.stderr().includes('cannot open the buffer: the disk of') || second.child.exitCode !== null);
+      await new Promise((r) => setTimeout(r, 6_000)); // past one retry
+      expect(second.child.exitCode).toBeNull();
+      expect(second.stderr()).not.toContain('E_AGENT_START');
+      const said = second.stderr().split('\n').filter((l) => l.includes('cannot open the buffer'));
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain(`the disk of ${dir} is full (seq.json could not be written: ENOSPC); free space there`);
+      rmSync(join(disk, 'fill'));
+      await waitFor('run to start once space is freed', () => second.stderr().includes('buffer opened: space was freed'));
+      expect(second.stderr()).not.toContain('wal was missing');
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    } finally {
+      if (second.child.exitCode === null) second.child.kill('SIGKILL');
+    }
+    const b = DurableBuffer.open(join(dir, 'buffer.db'), { reserveBytes: 0 });
+    try {
+      expect(b.nextSeq).toBe(1); // nothing was ever assigned, and nothing jumped
+    } finally {
+      b.close();
+    }
+  }, 60_000);
+
+  it('full disk: status E_DISK_FULL (was E_BUFFER on SQLITE_IOERR_SHMSIZE), buffer check "cannot check: disk full" E_DISK_FULL, not DAMAGED', async () => {
+    const disk = smallDisk(2 * 1024 * 1024, 'cortex-brokenstate-');
+    if (disk === null) {
+      console.warn('a full disk: needs a tmpfs mount (root); not run');
+      return;
+    }
+    const dir = join(disk, 'state');
+    mkdirSync(dir, { mode: 0o700 });
+    stateDir('ws://127.0.0.1:9/ws/agent', dir);
+    rmSync(join(dir, 'buffer.db.reserve'), { force: true });
+    for (const f of ['buffer.db-shm', 'buffer.db-wal']) rmSync(join(dir, f), { force: true });
+    fillDisk(disk);
+    const status = await agentCliAsync(['status', '--state-dir', dir]);
+    expect(status.code).toBe(1);
+    expect(status.stderr).toMatch(/^cortex-agent: error\[E_DISK_FULL\]: .*SQLITE_IOERR_SHMSIZE.* — \d+ bytes free on the state dir's filesystem: free space there/m);
+    for (const json of [false, true]) {
+      const check = await agentCliAsync(['buffer', 'check', '--state-dir', dir, ...(json ? ['--json'] : [])]);
+      expect(check.code).toBe(1);
+      expect(check.stdout).not.toContain('DAMAGED');
+      expect(check.stderr).not.toContain('moves the file aside');
+      expect(check.stderr).toContain(`cortex-agent: error[E_DISK_FULL]: cannot check ${join(dir, 'buffer.db')}: disk full (SQLITE_IOERR_SHMSIZE`);
+      if (json) expect(JSON.parse(check.stdout)).toMatchObject({ ok: false, error: { code: 'E_DISK_FULL' } });
+    }
+  });
+
+  it('a buffer.db this user may not read (as nobody): buffer check E_FILE_ACCESS "permission denied", not DAMAGED', async () => {
+    if (!isRoot) {
+      console.warn('buffer check as another user: needs root; not run');
+      return;
+    }
+    const dir = stateDir();
+    chmodSync(dir, 0o755);
+    chmodSync(join(dir, 'buffer.db'), 0o000);
+    const check = await agentCliAsync(['buffer', 'check', '--state-dir', dir], NOBODY);
+    expect(check.code).toBe(1);
+    expect(check.stdout).not.toContain('DAMAGED');
+    expect(check.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot check ${join(dir, 'buffer.db')}: permission denied: this user (nobody) may not read the file`);
+  });
+});
+
+describe.concurrent('run on state files it cannot use: E_FILE_ACCESS / E_TOKEN, once, exit 1', () => {
   it('agent.json, token or host_id a folder: E_FILE_ACCESS naming the file (agent.json was E_INTERNAL EISDIR; the token was retried forever)', async () => {
     const files = ['agent.json', 'token', 'host_id'];
     const dirs = files.map((file) => {
@@ -134,9 +212,8 @@ describe('run on state files it cannot use: E_FILE_ACCESS / E_TOKEN, once, exit 
     }
   });
 
-  it('a token file with a UTF-8 BOM is read as enroll --token-file reads it: the token without it', async () => {
-    const server = await FakeServer.start();
-    servers.push(server);
+  it('a token file with a UTF-8 BOM is read as enroll --token-file reads it: the token without it', async (ctx) => {
+    const server = await fakeServer(ctx);
     const dir = stateDir(server.url);
     writeFileSync(join(dir, 'token'), `\uFEFF${TOKEN}\n`);
     const child = spawn(process.execPath, [cli, 'run', '--state-dir', dir], { stdio: 'ignore' });
@@ -149,7 +226,7 @@ describe('run on state files it cannot use: E_FILE_ACCESS / E_TOKEN, once, exit 
   });
 });
 
-describe('status', () => {
+describe.concurrent('status', () => {
   it('a dead agent whose pid another program reuses is not running (kill(0) alone said it was)', async () => {
     const dir = stateDir();
     const other = spawn('sleep', ['60'], { stdio: 'ignore' });
@@ -169,7 +246,7 @@ describe('status', () => {
         batch_entries: 0,
         send_rate_cap: null,
       });
-      const r = agentCli(['status', '--state-dir', dir, '--json']);
+      const r = await agentCliAsync(['status', '--state-dir', dir, '--json']);
       expect(r.code, r.stderr).toBe(0);
       const s = JSON.parse(r.stdout) as { running: boolean; state: string; status_file_problem: unknown };
       expect(s.status_file_problem).toBeNull();
@@ -210,89 +287,7 @@ describe('status', () => {
   });
 });
 
-describe('a buffer that cannot be opened for want of space or permission is not called damaged', () => {
-  it('full disk: status E_DISK_FULL (was E_BUFFER on SQLITE_IOERR_SHMSIZE), buffer check "cannot check: disk full" E_DISK_FULL, not DAMAGED', () => {
-    const disk = smallDisk(2 * 1024 * 1024, 'cortex-brokenstate-');
-    if (disk === null) {
-      console.warn('a full disk: needs a tmpfs mount (root); not run');
-      return;
-    }
-    const dir = join(disk, 'state');
-    mkdirSync(dir, { mode: 0o700 });
-    stateDir('ws://127.0.0.1:9/ws/agent', dir);
-    rmSync(join(dir, 'buffer.db.reserve'), { force: true });
-    for (const f of ['buffer.db-shm', 'buffer.db-wal']) rmSync(join(dir, f), { force: true });
-    fillDisk(disk);
-    const status = agentCli(['status', '--state-dir', dir]);
-    expect(status.code).toBe(1);
-    expect(status.stderr).toMatch(/^cortex-agent: error\[E_DISK_FULL\]: .*SQLITE_IOERR_SHMSIZE.* — \d+ bytes free on the state dir's filesystem: free space there/m);
-    for (const json of [false, true]) {
-      const check = agentCli(['buffer', 'check', '--state-dir', dir, ...(json ? ['--json'] : [])]);
-      expect(check.code).toBe(1);
-      expect(check.stdout).not.toContain('DAMAGED');
-      expect(check.stderr).not.toContain('moves the file aside');
-      expect(check.stderr).toContain(`cortex-agent: error[E_DISK_FULL]: cannot check ${join(dir, 'buffer.db')}: disk full (SQLITE_IOERR_SHMSIZE`);
-      if (json) expect(JSON.parse(check.stdout)).toMatchObject({ ok: false, error: { code: 'E_DISK_FULL' } });
-    }
-  });
-
-  it('run after a SIGKILL on a full disk waits (seq.json ENOSPC was E_AGENT_START, exit 1), says so once naming the file, and starts once space is freed, with no false lost -wal (next_seq jumped 65,536)', async () => {
-    const disk = smallDisk(16 * 1024 * 1024, 'cortex-brokenstate-');
-    if (disk === null) {
-      console.warn('run on a full disk: needs a tmpfs mount (root); not run');
-      return;
-    }
-    const dir = join(disk, 'state');
-    mkdirSync(dir, { mode: 0o700 });
-    stateDir('ws://127.0.0.1:9/ws/agent', dir);
-    // a run killed: seq.json says running, buffer.db-wal and -shm left
-    const first = startRun(dir);
-    // (buffer.db-wal can be there before seq.json is first written)
-    await waitFor('the first run to open its buffer', () => existsSync(join(dir, 'buffer.db-wal')) && existsSync(join(dir, 'seq.json')) && readFileSync(join(dir, 'seq.json'), 'utf8').includes('"running":true') && existsSync(join(dir, 'status.json')));
-    first.child.kill('SIGKILL');
-    await first.exited;
-    fillDisk(disk);
-    const second = startRun(dir);
-    try {
-      await waitFor('run to say it waits for space (or exit)', () => second.stderr().includes('cannot open the buffer: the disk of') || second.child.exitCode !== null);
-      await new Promise((r) => setTimeout(r, 6_000)); // past one retry
-      expect(second.child.exitCode).toBeNull();
-      expect(second.stderr()).not.toContain('E_AGENT_START');
-      const said = second.stderr().split('\n').filter((l) => l.includes('cannot open the buffer'));
-      expect(said).toHaveLength(1);
-      expect(said[0]).toContain(`the disk of ${dir} is full (seq.json could not be written: ENOSPC); free space there`);
-      rmSync(join(disk, 'fill'));
-      await waitFor('run to start once space is freed', () => second.stderr().includes('buffer opened: space was freed'));
-      expect(second.stderr()).not.toContain('wal was missing');
-      second.child.kill('SIGTERM');
-      expect(await second.exited).toBe(0);
-    } finally {
-      if (second.child.exitCode === null) second.child.kill('SIGKILL');
-    }
-    const b = DurableBuffer.open(join(dir, 'buffer.db'), { reserveBytes: 0 });
-    try {
-      expect(b.nextSeq).toBe(1); // nothing was ever assigned, and nothing jumped
-    } finally {
-      b.close();
-    }
-  }, 60_000);
-
-  it('a buffer.db this user may not read (as nobody): buffer check E_FILE_ACCESS "permission denied", not DAMAGED', () => {
-    if (!isRoot) {
-      console.warn('buffer check as another user: needs root; not run');
-      return;
-    }
-    const dir = stateDir();
-    chmodSync(dir, 0o755);
-    chmodSync(join(dir, 'buffer.db'), 0o000);
-    const check = agentCli(['buffer', 'check', '--state-dir', dir], NOBODY);
-    expect(check.code).toBe(1);
-    expect(check.stdout).not.toContain('DAMAGED');
-    expect(check.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot check ${join(dir, 'buffer.db')}: permission denied: this user (nobody) may not read the file`);
-  });
-});
-
-describe('buffer check without a buffer.db', () => {
+describe.concurrent('buffer check without a buffer.db', () => {
   it('error[E_NOT_ENROLLED] as status says it; --json prints {ok: false, error}', async () => {
     const dir = tempDir();
     const [r, j] = await Promise.all([agentCliAsync(['buffer', 'check', '--state-dir', dir]), agentCliAsync(['buffer', 'check', '--state-dir', dir, '--json'])]);
@@ -307,10 +302,9 @@ describe('buffer check without a buffer.db', () => {
   });
 });
 
-describe('enroll on the state folder of a run that was killed', () => {
-  it('opens and closes buffer.db without making its -wal read as lost at the next start (next_seq jumped 65,536: a false gap)', async () => {
-    const server = await FakeServer.start();
-    servers.push(server);
+describe.concurrent('enroll on the state folder of a run that was killed', () => {
+  it('opens and closes buffer.db without making its -wal read as lost at the next start (next_seq jumped 65,536: a false gap)', async (ctx) => {
+    const server = await fakeServer(ctx);
     const dir = tempDir();
     const hostId = randomUUID();
     const exitOf = (args: string[]): Promise<number | null> =>
@@ -335,45 +329,43 @@ describe('enroll on the state folder of a run that was killed', () => {
   }, 60_000);
 });
 
-describe('enroll that cannot write the state folder: the token was not sent', () => {
-  it('agent.json a folder: E_FILE_ACCESS "the token was not sent and is still good" (was E_ENROLL "get a new token"); no hello', async () => {
-    const server = await FakeServer.start();
-    servers.push(server);
+describe.concurrent('enroll that cannot write the state folder: the token was not sent', () => {
+  it('agent.json a folder: E_FILE_ACCESS "the token was not sent and is still good" (was E_ENROLL "get a new token"); no hello', async (ctx) => {
+    const server = await fakeServer(ctx);
     const dir = tempDir();
     mkdirSync(join(dir, 'agent.json'));
-    const r = agentCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
+    const r = await agentCliAsync(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`cortex-agent: error[E_FILE_ACCESS]: cannot write the state folder ${dir}: cannot write ${join(dir, 'agent.json')}: EISDIR (nothing was enrolled; the token was not sent and is still good)`);
     expect(r.stderr).not.toContain('E_ENROLL');
     expect(server.sessions.length).toBe(0);
   });
 
-  it('a full disk: E_DISK_FULL, the token not sent', async () => {
+  it('a full disk: E_DISK_FULL, the token not sent', async (ctx) => {
     const disk = smallDisk(1024 * 1024, 'cortex-brokenstate-');
     if (disk === null) {
       console.warn('enroll on a full disk: needs a tmpfs mount (root); not run');
       return;
     }
-    const server = await FakeServer.start();
-    servers.push(server);
+    const server = await fakeServer(ctx);
     const dir = join(disk, 'state');
     mkdirSync(dir, { mode: 0o700 });
     fillDisk(disk);
-    const r = agentCli(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
+    const r = await agentCliAsync(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error\[E_DISK_FULL\]: cannot write the state folder .*ENOSPC \(nothing was enrolled; the token was not sent and is still good\)/);
     expect(server.sessions.length).toBe(0);
   });
 });
 
-describe("another program's SQLite file at buffer.db", () => {
-  it('is not written into: the healing open moves it aside, kept whole, and starts a buffer; buffer check calls it damaged, as run treats it', () => {
+describe.concurrent("another program's SQLite file at buffer.db", () => {
+  it('is not written into: the healing open moves it aside, kept whole, and starts a buffer; buffer check calls it damaged, as run treats it', async () => {
     const dir = tempDir();
     const path = join(dir, 'buffer.db');
     const other = new Database(path);
     other.exec("CREATE TABLE foo (x TEXT); INSERT INTO foo VALUES ('theirs')");
     other.close();
-    const check = agentCli(['buffer', 'check', '--state-dir', dir]);
+    const check = await agentCliAsync(['buffer', 'check', '--state-dir', dir]);
     expect(check.code).toBe(1);
     expect(check.stdout).toContain('DAMAGED');
     const { buffer, recovery } = openHealing(dir);

@@ -4,7 +4,9 @@
 // keep status.json current without leaving temp files, and — once 2 MiB are freed — read the
 // rest, so that every written line is stored exactly once. Needs root for the mount; without
 // it the case is reported as not run (test/hostile/disk-full.test.ts has the injected part).
-// Second case: `cortex-agent run` started on a disk with no byte free (DECISIONS H12).
+// Second case: `cortex-agent run` started on a disk with no byte free (DECISIONS H12). The two
+// cases (each its own tmpfs, server and host) run side by side; nothing in them blocks this
+// process, whose agent the first case runs.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, ftruncateSync, fstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statfsSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +16,8 @@ import { startAgent, type Agent } from '../../agent/index.js';
 import { enroll } from '../../agent/enroll.js';
 import { createCapturingLogger } from '../../agent/log.js';
 import { readStatusFile } from '../../agent/status-file.js';
-import { AGENT_CLI, SERVER_CLI, cleanupTempDirs, cliSync, enroll as enrollCli, exitOf, issueAgent, openDbReadOnly, rememberStateToken, requireDist, startServer, tempDir, until } from '../support/procs.js';
+import { AGENT_CLI, SERVER_CLI, cleanupTempDirs, enroll as enrollCli, exitOf, issueAgentAsync, openDbReadOnly, rememberStateToken, requireDist, startServer, tempDir, until } from '../support/procs.js';
+import { cliAsync } from '../support/scli-pool.js';
 
 beforeAll(() => requireDist());
 // A test that times out never reaches its finally: unmount whatever is still mounted.
@@ -69,6 +72,9 @@ async function writeUntilFull(path: string, from: number): Promise<number> {
   }
 }
 
+/** `cortex-server agent config HOST --set CONFIG`, without blocking. */
+const setConfig = (db: string, hostId: string, config: object) => cliAsync(['agent', 'config', hostId, '--set', JSON.stringify(config), '--db', db], { script: SERVER_CLI });
+
 /** A tmpfs of `bytes` and a server whose database is outside it; undefined where mounting is not allowed (said once). */
 async function diskAndServer(bytes: number) {
   const disk = mountTmpfs(bytes);
@@ -81,7 +87,7 @@ async function diskAndServer(bytes: number) {
   return { disk, dir, db, server: await startServer(db) };
 }
 
-it('fills up, pauses before ENOSPC, keeps acking, writes status without temp files, and recovers with nothing lost or doubled', async () => {
+it.concurrent('fills up, pauses before ENOSPC, keeps acking, writes status without temp files, and recovers with nothing lost or doubled', async () => {
   const setup = await diskAndServer(16 * 1024 * 1024);
   if (setup === undefined) return;
   const { disk, db, server } = setup;
@@ -92,9 +98,9 @@ it('fills up, pauses before ENOSPC, keeps acking, writes status without temp fil
     const ballast = join(disk.dir, 'ballast');
     writeFileSync(ballast, Buffer.alloc(2 * 1024 * 1024));
     writeFileSync(appLog, '');
-    const x = issueAgent(db, 'fulldisk');
+    const x = await issueAgentAsync(db, 'fulldisk');
     const config = { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 50, metrics_interval_secs: 60, probe_concurrency: 1, log_sources: [{ kind: 'file', path: appLog }] };
-    expect(cliSync(SERVER_CLI, ['agent', 'config', x.host_id, '--set', JSON.stringify(config), '--db', db]).code).toBe(0);
+    expect((await setConfig(db, x.host_id, config)).code).toBe(0);
     const stateDir = join(disk.dir, 'state');
     mkdirSync(stateDir);
     await enroll({ serverUrl: server.url, token: x.token, hostId: x.host_id, stateDir, allowInsecure: true, caFile: null, logger: log.logger });
@@ -165,7 +171,7 @@ function fill(path: string): void {
   }
 }
 
-it('`cortex-agent run` started on a disk with no byte free starts, says why it waits, and reads everything once space is back (DECISIONS H12)', async () => {
+it.concurrent('`cortex-agent run` started on a disk with no byte free starts, says why it waits, and reads everything once space is back (DECISIONS H12)', async () => {
   const setup = await diskAndServer(8 * 1024 * 1024);
   if (setup === undefined) return;
   const { disk, dir, db, server } = setup;
@@ -184,9 +190,9 @@ it('`cortex-agent run` started on a disk with no byte free starts, says why it w
     // The application's log is on another disk: only the agent's state dir fills up.
     const appLog = join(dir, 'app.log');
     appendFileSync(appLog, Array.from({ length: 500 }, (_, i) => `app line ${i + 1}\n`).join(''));
-    const x = issueAgent(db, 'fullstart');
+    const x = await issueAgentAsync(db, 'fullstart');
     const config = { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 50, metrics_interval_secs: null, probe_concurrency: 1, log_sources: [{ kind: 'file', path: appLog }] };
-    expect(cliSync(SERVER_CLI, ['agent', 'config', x.host_id, '--set', JSON.stringify(config), '--db', db]).code).toBe(0);
+    expect((await setConfig(db, x.host_id, config)).code).toBe(0);
     mkdirSync(stateDir);
     await enrollCli(server.url, x, stateDir);
     child = run();
@@ -201,8 +207,8 @@ it('`cortex-agent run` started on a disk with no byte free starts, says why it w
     expect(statfsSync(disk.dir).bavail).toBe(0);
     appendFileSync(appLog, Array.from({ length: 500 }, (_, i) => `app line ${i + 501}\n`).join(''));
     child = run();
-    const st = await until('status: running, sources paused for lack of space', () => {
-      const r = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
+    const st = await until('status: running, sources paused for lack of space', async () => {
+      const r = await cliAsync(['status', '--state-dir', stateDir, '--json'], { script: AGENT_CLI });
       if (r.code !== 0) return undefined;
       const v = JSON.parse(r.stdout) as { running: boolean; state: string; sources_paused: boolean; last_error: string | null; disk_free_bytes: number; disk_low_water_bytes: number };
       return v.running && v.state === 'Active' && v.sources_paused ? v : undefined;

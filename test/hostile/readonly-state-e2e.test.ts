@@ -11,13 +11,15 @@
 // ext4 abort as on a real I/O error (/sys/fs/ext4/DEV/trigger_fs_error) while the agent runs,
 // then unmounts, checks and mounts it again. The cases after them run the agent's commands as
 // another user ("nobody": a folder or a log file it may not read or write), as root may.
-// Where a case is not allowed here it is reported as not run.
+// Where a case is not allowed here it is reported as not run. Each case has its own folders,
+// mount and host: they run side by side (mostly waiting for an agent that retries every 5 s).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { AGENT_CLI, SERVER_CLI, cleanupTempDirs, cliSync, enroll, exitOf, issueAgent, openDbReadOnly, requireDist, startServer, tempDir, until } from '../support/procs.js';
+import { AGENT_CLI, SERVER_CLI, cleanupTempDirs, enroll, exitOf, issueAgentAsync, openDbReadOnly, requireDist, startServer, tempDir, until } from '../support/procs.js';
+import { cliAsync } from '../support/scli-pool.js';
 
 beforeAll(() => requireDist());
 const cleanups = new Set<() => void>();
@@ -76,12 +78,16 @@ function sharedServer() {
 /** The file's server, a host whose config tails `appLog` (outside the state folder), enrolled into `stateDir`. */
 async function serverAndHost(appLog: string, stateDir: string) {
   const { db, server } = await sharedServer();
-  const x = issueAgent(db, 'rohost');
+  // without blocking: the other cases' agents and this process's timers go on meanwhile
+  const x = await issueAgentAsync(db, 'rohost');
   const config = { heartbeat_interval_secs: 30, max_batch_entries: 500, flush_interval_ms: 50, metrics_interval_secs: null, probe_concurrency: 1, log_sources: [{ kind: 'file', path: appLog }] };
-  expect(cliSync(SERVER_CLI, ['agent', 'config', x.host_id, '--set', JSON.stringify(config), '--db', db]).code).toBe(0);
+  expect((await cliAsync(['agent', 'config', x.host_id, '--set', JSON.stringify(config), '--db', db], { script: SERVER_CLI })).code).toBe(0);
   await enroll(server.url, x, stateDir);
   return { db, server, x };
 }
+
+/** The agent CLI with `args` to its exit, without blocking (support/scli-pool.ts). */
+const agentCli = (args: string[]) => cliAsync(args, { script: AGENT_CLI });
 
 function run(stateDir: string): { child: ChildProcess; stderr: () => string } {
   let stderr = '';
@@ -90,7 +96,7 @@ function run(stateDir: string): { child: ChildProcess; stderr: () => string } {
   return { child, stderr: () => stderr };
 }
 
-it('`run` on a state folder whose filesystem is read-only (a stale run.lock in it) waits, says why, and starts by itself once it is writable', async () => {
+it.concurrent('`run` on a state folder whose filesystem is read-only (a stale run.lock in it) waits, says why, and starts by itself once it is writable', async () => {
   const mnt = mkdtempSync(join(tmpdir(), 'cortex-ro-'));
   if (!sh('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mnt])) {
     rmSync(mnt, { recursive: true, force: true });
@@ -120,17 +126,17 @@ it('`run` on a state folder whose filesystem is read-only (a stale run.lock in i
     expect(a.stderr()).toMatch(new RegExp(`the state folder ${stateDir} is on a read-only filesystem \\(EROFS; .*Repair the filesystem \\(umount, fsck\\) and mount it read-write; the agent starts by itself once it can write there`));
     expect(a.stderr()).not.toContain('E_INTERNAL');
     expect(a.child.exitCode).toBeNull();
-    const status = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir]);
+    const [status, json] = await Promise.all([agentCli(['status', '--state-dir', stateDir]), agentCli(['status', '--state-dir', stateDir, '--json'])]);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/note: +the state folder .* is on a read-only filesystem/);
-    expect(JSON.parse(cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']).stdout)).toMatchObject({ state_dir_read_only: true });
+    expect(JSON.parse(json.stdout)).toMatchObject({ state_dir_read_only: true });
     expect(stored(db, x.host_id).n).toBe(300);
 
     execFileSync('mount', ['-o', 'remount,rw', mnt]);
     await until('all 600 lines stored', () => stored(db, x.host_id).n === 600, 30_000, 100);
     expect(stored(db, x.host_id)).toEqual({ n: 600, d: 600 });
     expect(a.stderr()).toContain('the state folder is writable again: starting');
-    expect(JSON.parse(cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']).stdout)).toMatchObject({ state_dir_read_only: false });
+    expect(JSON.parse((await agentCli(['status', '--state-dir', stateDir, '--json'])).stdout)).toMatchObject({ state_dir_read_only: false });
     a.child.kill('SIGTERM');
     expect(await exitOf(a.child)).toBe(0);
     agent = undefined;
@@ -143,7 +149,7 @@ it('`run` on a state folder whose filesystem is read-only (a stale run.lock in i
   }
 }, 90_000);
 
-it('a running agent whose state filesystem aborts on an I/O error lets go of it, so it can be unmounted and repaired, and carries on by itself once it is mounted again', async () => {
+it.concurrent('a running agent whose state filesystem aborts on an I/O error lets go of it, so it can be unmounted and repaired, and carries on by itself once it is mounted again', async () => {
   const work = mkdtempSync(join(tmpdir(), 'cortex-ro-ext4-'));
   const img = join(work, 'disk.img');
   const mnt = join(work, 'mnt');
@@ -198,13 +204,9 @@ it('a running agent whose state filesystem aborts on an I/O error lets go of it,
 }, 120_000);
 
 /** An agent CLI command run as "nobody" (uid 65534), not blocking: independent ones go side by side. */
-function asNobody(args: string[]): Promise<{ status: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [AGENT_CLI, ...args], { uid: 65534, gid: 65534, stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stderr }));
-  });
+async function asNobody(args: string[]): Promise<{ status: number | null; stderr: string }> {
+  const r = await cliAsync(args, { script: AGENT_CLI, uid: 65534, gid: 65534, timeoutMs: 30_000 });
+  return { status: r.code, stderr: r.stderr };
 }
 
 /** As root: a host enrolled into a state folder that "nobody" can reach (its parent 0755); undefined (said) when not root. */
@@ -221,7 +223,7 @@ async function enrolledForNobody() {
   return { stateDir, server, x, db, appLog };
 }
 
-it('`run` as a user who may not write the state folder says so at once (E_FILE_ACCESS), instead of waiting or "this is a bug"', async () => {
+it.concurrent('`run` as a user who may not write the state folder says so at once (E_FILE_ACCESS), instead of waiting or "this is a bug"', async () => {
   const setup = await enrolledForNobody();
   if (setup === undefined) return;
   const { stateDir } = setup;
@@ -235,7 +237,7 @@ it('`run` as a user who may not write the state folder says so at once (E_FILE_A
   expect(stderr).not.toContain('E_INTERNAL');
 }, 60_000);
 
-it('status, buffer check, run and enroll by a user who may not read the state folder (no sudo) say so: not "not enrolled", not "this is a bug" (H18)', async () => {
+it.concurrent('status, buffer check, run and enroll by a user who may not read the state folder (no sudo) say so: not "not enrolled", not "this is a bug" (H18)', async () => {
   const setup = await enrolledForNobody();
   if (setup === undefined) return;
   const { stateDir, server, x } = setup;
@@ -259,7 +261,7 @@ it('status, buffer check, run and enroll by a user who may not read the state fo
   expect(enrolling!.stderr).toMatch(/^cortex-agent: error\[E_FILE_ACCESS\]: this user \(nobody\) may not write the state folder .*inner \(EACCES\), which belongs to root: run the command as root .* \(the token was not sent and is still good\)/);
 }, 60_000);
 
-it('a log file the agent\'s user may not read: the source says who runs and how to grant access, and resumes by itself once it may', async () => {
+it.concurrent('a log file the agent\'s user may not read: the source says who runs and how to grant access, and resumes by itself once it may', async () => {
   const setup = await enrolledForNobody();
   if (setup === undefined) return;
   const { stateDir, x, db, appLog } = setup;
@@ -270,10 +272,10 @@ it('a log file the agent\'s user may not read: the source says who runs and how 
   agent.stderr?.setEncoding('utf8').on('data', (d: string) => (agentErr += d));
   let lastStatus = '';
   try {
-    const source = await until('the source reports it may not read the file', () => {
+    const source = await until('the source reports it may not read the file', async () => {
       // an agent that stopped will not report: say so with what it wrote, not after 30 s of nothing
       if (agent.exitCode !== null) throw new Error(`the agent (as nobody) exited ${agent.exitCode}: ${agentErr.slice(-2000)}`);
-      const r = cliSync(AGENT_CLI, ['status', '--state-dir', stateDir, '--json']);
+      const r = await agentCli(['status', '--state-dir', stateDir, '--json']);
       lastStatus = `${r.code}: ${r.stdout.slice(0, 1500)}${r.stderr.slice(0, 500)}`;
       if (r.code !== 0) return undefined;
       const v = JSON.parse(r.stdout) as { sources: { last_error: string | null }[] };
