@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadContract, type Contract } from '../../codegen/contract.js';
 import { diffContracts, evaluate, type Change } from '../../codegen/diff/contract-diff.js';
+import { cliAsync } from '../support/scli-pool.js';
 
 const repo = resolve(import.meta.dirname, '..', '..');
 const cli = join(repo, 'dist/codegen/diff/cli.js');
@@ -489,33 +490,36 @@ describe('diffContracts: one fixture pair per rule', () => {
 
 // ---------------------------------------------------------------------------------------
 
-function run(args: string[], cwd = repo) {
-  const r = spawnSync(process.execPath, [cli, ...args], { cwd, encoding: 'utf8' });
-  return { code: r.status, out: r.stdout, err: r.stderr };
+/** The compiled CLI to its exit, without blocking (at most four at once, support/scli-pool.ts): the tests below run side by side. */
+async function run(args: string[], cwd = repo) {
+  const r = await cliAsync(args, { script: cli, cwd });
+  return { code: r.code, out: r.stdout, err: r.stderr };
 }
 
-describe('contract:diff CLI (compiled)', () => {
-  it('no change: exit 0, "no changes"', () => {
-    const r = run(['--against', base, '--contract', fixture(() => {})]);
+// side by side: every test has its own fixture; the scratch repository's working tree is only
+// read (the test that edits it edits a copy)
+describe.concurrent('contract:diff CLI (compiled)', () => {
+  it('no change: exit 0, "no changes"', async ({ expect }) => {
+    const r = await run(['--against', base, '--contract', fixture(() => {})]);
     expect(r.code, r.err).toBe(0);
     expect(r.out.trim().split('\n').at(-1)).toBe('no changes');
   });
 
-  it('additive only: exit 0, one "additive" line per change', () => {
-    const r = run(['--against', base, '--contract', fixture((d) => edit(d, 'schemas/agent.hello.params.json', (j) => (j.properties.zone = { type: 'string' })))]);
+  it('additive only: exit 0, one "additive" line per change', async ({ expect }) => {
+    const r = await run(['--against', base, '--contract', fixture((d) => edit(d, 'schemas/agent.hello.params.json', (j) => (j.properties.zone = { type: 'string' })))]);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/^additive optional-field-added at schemas\/agent\.hello\.params\.json#\/properties\/zone: /m);
     expect(r.out).toContain('1 change: 0 breaking, 1 additive');
   });
 
-  it('breaking: exit 1, "BREAKING" line', () => {
-    const r = run(['--against', base, '--contract', fixture((d) => edit(d, 'schemas/agent.hello.params.json', (j) => delete j.properties.resume_from_seq))]);
+  it('breaking: exit 1, "BREAKING" line', async ({ expect }) => {
+    const r = await run(['--against', base, '--contract', fixture((d) => edit(d, 'schemas/agent.hello.params.json', (j) => delete j.properties.resume_from_seq))]);
     expect(r.code, r.err).toBe(1);
     expect(r.out).toMatch(/^BREAKING field-removed at schemas\/agent\.hello\.params\.json#\/properties\/resume_from_seq: /m);
     expect(r.out).toContain('(exit 1)');
   });
 
-  it('breaking with protocol_version and subprotocol bumped together: exit 0', () => {
+  it('breaking with protocol_version and subprotocol bumped together: exit 0', async ({ expect }) => {
     const dir = fixture((d) => {
       edit(d, 'limits.json', (j) => {
         j.limits.protocol_version.value = 2;
@@ -523,19 +527,19 @@ describe('contract:diff CLI (compiled)', () => {
       });
       edit(d, 'schemas/agent.hello.params.json', (j) => delete j.properties.resume_from_seq);
     });
-    const r = run(['--against', base, '--contract', dir]);
+    const r = await run(['--against', base, '--contract', dir]);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain('breaking changes allowed: protocol version bumped to 2 with subprotocol cortex.v2');
   });
 
-  it('subprotocol bumped alone: exit 1', () => {
-    const r = run(['--against', base, '--contract', fixture((d) => edit(d, 'limits.json', (j) => (j.limits.subprotocol.value = 'cortex.v2')))]);
+  it('subprotocol bumped alone: exit 1', async ({ expect }) => {
+    const r = await run(['--against', base, '--contract', fixture((d) => edit(d, 'limits.json', (j) => (j.limits.subprotocol.value = 'cortex.v2')))]);
     expect(r.code, r.err).toBe(1);
     expect(r.out).toMatch(/^BREAKING subprotocol-changed-alone at limits\.json:subprotocol: /m);
   });
 
-  it('--json prints one object {changes, breaking, additive, allowed, exit_code}', () => {
-    const r = run(['--json', '--against', base, '--contract', fixture((d) => edit(d, 'schemas/defs.json', (j) => def(j, 'Severity').enum.pop()))]);
+  it('--json prints one object {changes, breaking, additive, allowed, exit_code}', async ({ expect }) => {
+    const r = await run(['--json', '--against', base, '--contract', fixture((d) => edit(d, 'schemas/defs.json', (j) => def(j, 'Severity').enum.pop()))]);
     expect(r.code).toBe(1);
     const j = JSON.parse(r.out);
     expect(Object.keys(j).sort()).toEqual(['additive', 'allowed', 'breaking', 'changes', 'exit_code']);
@@ -543,12 +547,12 @@ describe('contract:diff CLI (compiled)', () => {
     expect(j.changes[0]).toMatchObject({ kind: 'breaking', rule: 'enum-value-removed', where: 'schemas/defs.json#/$defs/Severity' });
   });
 
-  it('bad usage and unknown refs exit 2', () => {
-    expect(run([]).code).toBe(2);
-    expect(run(['--bogus']).code).toBe(2);
-    expect(run(['HEAD', '--against', base]).code).toBe(2);
-    expect(run(['--against', join(base, 'nope')]).code).toBe(2);
-    const u = run(['no-such-ref-xyz']);
+  it('bad usage and unknown refs exit 2', async ({ expect }) => {
+    const [none, bogus, both, missing, u] = await Promise.all([run([]), run(['--bogus']), run(['HEAD', '--against', base]), run(['--against', join(base, 'nope')]), run(['no-such-ref-xyz'])]);
+    expect(none.code).toBe(2);
+    expect(bogus.code).toBe(2);
+    expect(both.code).toBe(2);
+    expect(missing.code).toBe(2);
     expect(u.code).toBe(2);
     expect(u.err).toContain('unknown git ref "no-such-ref-xyz"');
   });
@@ -571,37 +575,36 @@ describe('contract:diff CLI (compiled)', () => {
       g('commit', '-q', '-m', 'contract');
     });
 
-    it('HEAD vs a clean working tree: exit 0, "no changes"', () => {
-      const r = run(['HEAD'], scratch);
+    it('HEAD vs a clean working tree: exit 0, "no changes"', async ({ expect }) => {
+      const r = await run(['HEAD'], scratch);
       expect(r.code, r.err).toBe(0);
       expect(r.out).toContain('no changes');
     });
 
-    it('HEAD vs a working tree with a breaking edit: exit 1', () => {
-      edit(join(scratch, 'contract'), 'limits.json', (j) => (j.limits.max_frame_bytes.value = 1024));
-      try {
-        const r = run(['HEAD'], scratch);
-        expect(r.code, r.err).toBe(1);
-        expect(r.out).toMatch(/^BREAKING limit-lowered at limits\.json:max_frame_bytes: /m);
-      } finally {
-        g('checkout', '-q', '--', 'contract');
-      }
+    it('HEAD vs a working tree with a breaking edit: exit 1', async ({ expect }) => {
+      // in a copy of the scratch repository (history and all): the tests beside this one read the clean tree
+      const own = tmp('repo');
+      cpSync(scratch, own, { recursive: true });
+      edit(join(own, 'contract'), 'limits.json', (j) => (j.limits.max_frame_bytes.value = 1024));
+      const r = await run(['HEAD'], own);
+      expect(r.code, r.err).toBe(1);
+      expect(r.out).toMatch(/^BREAKING limit-lowered at limits\.json:max_frame_bytes: /m);
     });
 
-    it('a ref where contract/ does not exist: exit 2 with a clear error', () => {
-      const r = run(['before-contract'], scratch);
+    it('a ref where contract/ does not exist: exit 2 with a clear error', async ({ expect }) => {
+      const r = await run(['before-contract'], scratch);
       expect(r.code).toBe(2);
       expect(r.err).toContain('contract/ does not exist at before-contract');
     });
 
-    it('run from a subdirectory, the ref is still read from the top level', () => {
-      const r = run(['HEAD~0', '--contract', join(scratch, 'contract')], join(scratch, 'contract'));
+    it('run from a subdirectory, the ref is still read from the top level', async ({ expect }) => {
+      const r = await run(['HEAD~0', '--contract', join(scratch, 'contract')], join(scratch, 'contract'));
       expect(r.code, r.err).toBe(0);
     });
   });
 
-  it('this repository: HEAD vs the working tree (exit 0 when contract/ is clean)', () => {
-    const r = run(['HEAD', '--json']);
+  it('this repository: HEAD vs the working tree (exit 0 when contract/ is clean)', async ({ expect }) => {
+    const r = await run(['HEAD', '--json']);
     expect(r.code, r.err).not.toBe(2);
     const j = JSON.parse(r.out);
     expect(j.exit_code).toBe(r.code);
