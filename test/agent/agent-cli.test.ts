@@ -62,13 +62,18 @@ beforeAll(async () => {
   }
 });
 
+/** A copy of the folder `from` in a new temp folder, its `file` holding `text`. */
+function copyWith(from: string, file: string, text: string): string {
+  const dir = tempDir();
+  cpSync(from, dir, { recursive: true });
+  writeFileSync(join(dir, file), text);
+  return dir;
+}
+
 /** A copy of the enrolled folder, its agent.json naming `server` (as enrolling there would have written it). */
 function enrolled(server: FakeServer): { dir: string; hostId: string } {
-  const dir = tempDir();
-  cpSync(template!.dir, dir, { recursive: true });
-  const path = join(dir, 'agent.json');
-  writeFileSync(path, JSON.stringify({ ...(JSON.parse(readFileSync(path, 'utf8')) as object), server_url: server.url }));
-  return { dir, hostId: template!.hostId };
+  const config = JSON.parse(readFileSync(join(template!.dir, 'agent.json'), 'utf8')) as object;
+  return { dir: copyWith(template!.dir, 'agent.json', JSON.stringify({ ...config, server_url: server.url })), hostId: template!.hostId };
 }
 
 // Every test has its own fake server and folders (removed after the file): the tests run side
@@ -375,12 +380,7 @@ describe('cortex-agent run and status', () => {
       [JSON.stringify({ ...good, pid: 'x' }), /pid is not a process id/],
     ] as const;
     // each damaged status.json in its own copy of the enrolled folder, the twelve calls side by side
-    const copies = cases.map(([text]) => {
-      const copy = tempDir();
-      cpSync(dir, copy, { recursive: true });
-      writeFileSync(join(copy, 'status.json'), text);
-      return copy;
-    });
+    const copies = cases.map(([text]) => copyWith(dir, 'status.json', text));
     const results = await Promise.all(copies.map((copy) => Promise.all([runCli(['status', '--state-dir', copy]), runCli(['status', '--state-dir', copy, '--json'])])));
     for (const [i, [, problem]] of cases.entries()) {
       const [r, json] = results[i]!;
@@ -424,12 +424,7 @@ describe('cortex-agent run and status', () => {
       [`{"server_url": "${server.url}", "buffer_hard_cap_bytes": 1024}`, /agent\.json: buffer_soft_cap_bytes \(268435456, the default\) must not exceed buffer_hard_cap_bytes \(1024\)/],
     ] as const;
     // each case on its own copy of the enrolled folder, the runs side by side
-    const dirs = cases.map(([text]) => {
-      const dir = tempDir();
-      cpSync(enrolledDir, dir, { recursive: true });
-      writeFileSync(join(dir, 'agent.json'), text);
-      return dir;
-    });
+    const dirs = cases.map(([text]) => copyWith(enrolledDir, 'agent.json', text));
     const results = await Promise.all(dirs.map((dir) => runCli(['run', '--state-dir', dir])));
     for (const [i, [, problem]] of cases.entries()) {
       const [dir, r] = [dirs[i]!, results[i]!];
