@@ -24,19 +24,24 @@
 // frames), with the source positions committed in the same transactions: the source reads
 // those lines again, and the seqs they had were never sent.
 //
-// Layout:
-//   entries(seq INTEGER PRIMARY KEY, bytes, json)  — json is the complete LogBatchEntry
-//     text including "seq", ready to splice into a logs.push frame (see frame.ts);
-//     bytes is its UTF-8 length.
+// Layout (schema 2; DECISIONS P21, runs.ts):
+//   entries(seq INTEGER PRIMARY KEY, bytes, json, n)  — a run of n entries with the seqs
+//     seq .. seq + n - 1 that one append stored together (at most RUN_MAX_BYTES of text a
+//     row): json is their complete LogBatchEntry texts including "seq", joined by "\n", each
+//     ready to splice into a logs.push frame (see frame.ts); bytes is their summed UTF-8
+//     length. One row per append instead of one per entry halves what SQLite does per entry.
+//     A schema 1 file (one entry a row) is a file of runs of one: open() adds the column.
 //   meta(single row): next_seq (first seq never assigned; starts at 1), acked_seq
 //     (highest seq the server acked; 0 = none), queue_depth and buffer_bytes (rows and
 //     summed entry bytes, maintained in the same transactions), eviction counters.
 //   source_positions(source PRIMARY KEY, position JSON, updated_at).
 //
 // Invariants (every one maintained inside a single transaction):
-//   - rows hold exactly the seqs in (acked_seq, next_seq) minus evicted ones;
+//   - the rows' seqs above acked_seq are exactly the seqs in (acked_seq, next_seq) minus
+//     evicted ones; no row lies wholly at or below acked_seq (an ack deletes a row once all
+//     of it is acked, so at most one row, the oldest, straddles acked_seq);
 //   - next_seq and acked_seq never decrease; next_seq > acked_seq;
-//   - queue_depth/buffer_bytes equal COUNT(*)/SUM(bytes) of entries.
+//   - queue_depth/buffer_bytes count the entries above acked_seq and their bytes.
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
@@ -49,6 +54,7 @@ import { nestedDeeperThan, storableText } from '@cortex/agent-protocol/runtime';
 import { BufferStorageError, toBufferError } from './errors.js';
 import { SerializedEntry, type BufferEntry, type JsonValue, type NewLogEntry } from './entry.js';
 import { Database } from '../cjs.js';
+import { RUN_SEPARATOR, partsBytes, splitRun } from './runs.js';
 
 export const DEFAULT_SOFT_CAP_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_HARD_CAP_BYTES = 512 * 1024 * 1024;
@@ -65,7 +71,8 @@ export const TAIL_MAX_BYTES = 16 * 1024 * 1024;
  * 100 KiB until 2026-12-03 (DECISIONS P8): ~25% more entries per frame, fewer acks.
  */
 export const DEFAULT_BATCH_MAX_BYTES = LIMITS.agent_frame_target_bytes - 1024;
-const SCHEMA_VERSION = 1;
+/** 2 since 2026-12-07 (DECISIONS P21): rows are runs of entries (the column `n`); 1 before. */
+const SCHEMA_VERSION = 2;
 const MIB = 1024 * 1024;
 /**
  * Page size of a new buffer file (SQLite's default is 4 KiB; an existing file keeps its own).
@@ -97,10 +104,11 @@ export const DEFAULT_RESERVE_BYTES = MIB;
 /** Rows deleted per transaction when an ack has to be applied in steps (full disk). */
 const ACK_STEP_ROWS = 256;
 /**
- * Rows per multi-row INSERT in an append (DECISIONS P8): one statement step and one bind
- * call for 50 rows instead of 50 (SQLite's limit is 32766 parameters; 150 here).
+ * Text of one run (one row of `entries`) at most, in bytes: an append is stored as runs of up
+ * to this much (a single larger entry is a run of its own). About one logs.push batch, so that
+ * a batch read back from SQLite reads one or two rows (DECISIONS P21).
  */
-const INSERT_CHUNK = 50;
+export const RUN_MAX_BYTES = 128 * 1024;
 
 export interface BufferOptions {
   /** At or above this many entry bytes, `pressure` is true: the sender flushes eagerly. Default 256 MiB. */
@@ -278,7 +286,8 @@ const SCHEMA_SQL = `
 CREATE TABLE IF NOT EXISTS entries (
   seq   INTEGER PRIMARY KEY,
   bytes INTEGER NOT NULL,
-  json  TEXT    NOT NULL
+  json  TEXT    NOT NULL,
+  n     INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS meta (
   id                 INTEGER PRIMARY KEY CHECK (id = 1),
@@ -361,17 +370,18 @@ export class DurableBuffer {
   /** Entries readBatch returned from the in-memory tail and from SQLite, since open (bench figures). */
   readonly readCounts = { tail: 0, sqlite: 0 };
 
-  private readonly insertEntry: BetterSqlite3.Statement<[number, number, string]>;
-  /** INSERT of INSERT_CHUNK rows in one statement (one step of the VDBE, one bind call). */
-  private readonly insertChunk: BetterSqlite3.Statement<unknown[]>;
-  private readonly chunkArgs: unknown[] = new Array<unknown>(INSERT_CHUNK * 3);
-  private readonly selectFromRaw: BetterSqlite3.Statement<[number, number], [number, number, string]>;
-  /** Average entry bytes of the last batch read from SQLite (sizes the next read's chunks). */
-  private readAvgBytes = 256;
-  private readonly selectOldest: BetterSqlite3.Statement<[], { seq: number; bytes: number }>;
+  private readonly insertRun: BetterSqlite3.Statement<[number, number, string, number]>;
+  /** Rows from the one holding a seq (or the first after it) on, oldest first: [seq, n, json]. */
+  private readonly selectRunsFrom: BetterSqlite3.Statement<[number, number, number], [number, number, string]>;
+  /** The last run readBatch split (a batch often continues in it): its seq, n and texts. */
+  private lastRun: { seq: number; n: number; parts: string[] } | null = null;
+  private readonly selectOldest: BetterSqlite3.Statement<[], { seq: number; n: number; bytes: number; json: string }>;
   private readonly selectMinSeq: BetterSqlite3.Statement<[], { seq: number | null }>;
-  private readonly sumUpTo: BetterSqlite3.Statement<[number], { n: number; b: number }>;
-  private readonly deleteUpTo: BetterSqlite3.Statement<[number]>;
+  /** Rows with an entry in (acked, upTo], oldest first; json only for a row not wholly inside. Bound (acked, upTo, upTo, acked). */
+  private readonly selectOverlap: BetterSqlite3.Statement<[number, number, number, number], { seq: number; n: number; bytes: number; json: string | null }>;
+  /** Deletes the rows wholly at or below a seq (bound twice). */
+  private readonly deleteUpTo: BetterSqlite3.Statement<[number, number]>;
+  private readonly deleteRow: BetterSqlite3.Statement<[number]>;
   private readonly selectMeta: BetterSqlite3.Statement<[], MetaRow>;
   private readonly updateMeta: BetterSqlite3.Statement<[number, number, number, number, number, number | null, number | null]>;
   private readonly upsertPosition: BetterSqlite3.Statement<[string, string, string]>;
@@ -405,13 +415,17 @@ export class DurableBuffer {
     this.pageSize = Number(db.pragma('page_size', { simple: true }));
     db.pragma(`wal_autocheckpoint = ${this.walCheckpointPages(false)}`);
 
-    this.insertEntry = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
-    this.insertChunk = db.prepare(`INSERT INTO entries (seq, bytes, json) VALUES ${Array.from({ length: INSERT_CHUNK }, () => '(?, ?, ?)').join(', ')}`);
-    this.selectFromRaw = db.prepare<[number, number], [number, number, string]>('SELECT seq, bytes, json FROM entries WHERE seq >= ? ORDER BY seq LIMIT ?').raw(true);
-    this.selectOldest = db.prepare('SELECT seq, bytes FROM entries ORDER BY seq');
+    this.insertRun = db.prepare('INSERT INTO entries (seq, bytes, json, n) VALUES (?, ?, ?, ?)');
+    this.selectRunsFrom = db
+      .prepare<[number, number, number], [number, number, string]>('SELECT seq, n, json FROM entries WHERE seq >= COALESCE((SELECT MAX(seq) FROM entries WHERE seq <= ?), ?) ORDER BY seq LIMIT ?')
+      .raw(true);
+    this.selectOldest = db.prepare('SELECT seq, n, bytes, json FROM entries ORDER BY seq');
     this.selectMinSeq = db.prepare('SELECT MIN(seq) AS seq FROM entries');
-    this.sumUpTo = db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM entries WHERE seq <= ?');
-    this.deleteUpTo = db.prepare('DELETE FROM entries WHERE seq <= ?');
+    this.selectOverlap = db.prepare(
+      'SELECT seq, n, bytes, CASE WHEN seq <= ? OR seq + n - 1 > ? THEN json END AS json FROM entries WHERE seq <= ? AND seq + n - 1 > ? ORDER BY seq',
+    );
+    this.deleteUpTo = db.prepare('DELETE FROM entries WHERE seq <= ? AND seq + n - 1 <= ?');
+    this.deleteRow = db.prepare('DELETE FROM entries WHERE seq = ?');
     this.selectMeta = db.prepare(`SELECT ${META_COLUMNS} FROM meta WHERE id = 1`);
     this.updateMeta = db.prepare(
       'UPDATE meta SET next_seq = ?, acked_seq = ?, queue_depth = ?, buffer_bytes = ?, evicted_entries = ?, evicted_oldest_seq = ?, evicted_newest_seq = ? WHERE id = 1',
@@ -487,7 +501,13 @@ export class DurableBuffer {
       db.pragma('journal_size_limit = 4194304');
       if (options.maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(options.maxPageCount)}`);
       db.exec(`BEGIN IMMEDIATE; ${SCHEMA_SQL} COMMIT;`);
-      const version = db.prepare<[], { v: number }>('SELECT schema_version AS v FROM meta WHERE id = 1').get()?.v;
+      let version = db.prepare<[], { v: number }>('SELECT schema_version AS v FROM meta WHERE id = 1').get()?.v;
+      if (version === 1) {
+        // A buffer of an agent before 2026-12-07: its rows are runs of one entry. Adding the
+        // column with its default rewrites no row (SQLite stores the default in the schema).
+        db.exec(`BEGIN IMMEDIATE; ALTER TABLE entries ADD COLUMN n INTEGER NOT NULL DEFAULT 1; UPDATE meta SET schema_version = ${SCHEMA_VERSION} WHERE id = 1; COMMIT;`);
+        version = SCHEMA_VERSION;
+      }
       if (version !== SCHEMA_VERSION) {
         throw new BufferStorageError('schema', 'open', path, undefined, new Error(`schema_version ${String(version)}`));
       }
@@ -600,38 +620,34 @@ export class DurableBuffer {
     let seqStart = 0;
     let bytes = 0;
     try {
-      // In chunks sized by the average row seen (one call returning arrays is ~30% cheaper
-      // per row than iterating objects, DECISIONS P8); the rule per row is the same.
+      // Row by row (a row is a run of entries, runs.ts), a few rows a query; the rule per entry
+      // is the tail's: contiguous, at least one, then within the byte budget.
       let next = fromSeq;
-      for (;;) {
-        const want = maxEntries - entries.length;
-        const guess = entries.length === 0 ? 1 + Math.floor(maxBytes / this.readAvgBytes) : 1 + Math.floor((maxBytes - bytes) / this.readAvgBytes);
-        const limit = Math.max(1, Math.min(want, guess));
-        const rows = this.selectFromRaw.all(next, limit);
-        let stop = rows.length < limit;
-        for (const [seq, size, json] of rows) {
-          const n = entries.length;
-          if (seq > last) {
-            stop = true; // (after a gap) beyond what is on disk
-            break;
+      outer: for (;;) {
+        const rows = this.selectRunsFrom.all(next, next, 4);
+        for (const [seq, n, json] of rows) {
+          const parts = this.runParts(seq, n, json);
+          for (let k = Math.max(0, next - seq); k < n; k++) {
+            const s = seq + k;
+            const count = entries.length;
+            if (s > last) break outer; // beyond what is on disk
+            const size = Buffer.byteLength(parts[k]!, 'utf8');
+            if (count === 0) {
+              seqStart = s;
+            } else if (s !== seqStart + count || bytes + count + size > maxBytes) {
+              break outer; // a gap (evicted seqs), or the entry and its separating comma would not fit
+            }
+            entries.push(parts[k]!);
+            bytes += size;
+            if (entries.length >= maxEntries) break outer;
           }
-          if (n === 0) {
-            seqStart = seq;
-          } else if (seq !== seqStart + n || bytes + n + size > maxBytes) {
-            // a gap (evicted seqs), or the entry and its separating comma would not fit
-            stop = true;
-            break;
-          }
-          entries.push(json);
-          bytes += size;
+          next = Math.max(next, seq + n);
         }
-        if (stop || entries.length >= maxEntries) break;
-        next = seqStart + entries.length;
+        if (rows.length < 4) break;
       }
     } catch (err) {
       throw toBufferError(err, 'readBatch', this.path);
     }
-    if (entries.length > 0) this.readAvgBytes = Math.max(16, Math.ceil(bytes / entries.length));
     if (entries.length === 0) return null;
     this.readCounts.sqlite += entries.length;
     return { seqStart, seqEnd: seqStart + entries.length - 1, entries, bytes };
@@ -682,7 +698,9 @@ export class DurableBuffer {
   }
 
   stats(): BufferStats {
-    const oldestSeq = this.meta.queue_depth === 0 ? null : this.read('stats', () => this.selectMinSeq.get()?.seq ?? null);
+    // the oldest row can start at or below acked_seq (a run acked in part): its first live entry is acked_seq + 1
+    const min = this.meta.queue_depth === 0 ? null : this.read('stats', () => this.selectMinSeq.get()?.seq ?? null);
+    const oldestSeq = min === null ? null : Math.max(min, this.meta.acked_seq + 1);
     return statsFrom(this.meta, oldestSeq, this.softCapBytes, this.hardCapBytes);
   }
 
@@ -936,6 +954,16 @@ export class DurableBuffer {
   }
 
   /** Rows <= upToSeq were deleted (or the buffer closes): drop them from the tail. */
+  /** The texts of the run at `seq` (from lastRun when it is the one split last). Throws corrupt for a damaged row. */
+  private runParts(seq: number, n: number, json: string, operation = 'readBatch'): string[] {
+    const cached = this.lastRun;
+    if (cached !== null && cached.seq === seq && cached.n === n) return cached.parts;
+    const parts = splitRun(json, n);
+    if (parts === null) throw new BufferStorageError('corrupt', operation, this.path, undefined, new Error(`row ${seq} of entries does not hold its ${n} entries`));
+    this.lastRun = { seq, n, parts };
+    return parts;
+  }
+
   private trimTail(upToSeq: number): void {
     while (this.tailHead < this.tailJson.length && this.tailFirst <= upToSeq) this.dropTailHead();
     this.compactTail();
@@ -979,8 +1007,15 @@ export class DurableBuffer {
       if (entry instanceof SerializedEntry) {
         // already the entry's JSON text, after its opening brace (DECISIONS P18)
         const prefix = `{"seq":${seq + i},`;
-        texts[i] = prefix + entry.rest;
-        sizes[i] = prefix.length + entry.bytes;
+        if (!entry.rest.includes(RUN_SEPARATOR)) {
+          texts[i] = prefix + entry.rest;
+          sizes[i] = prefix.length + entry.bytes;
+        } else {
+          // a raw line feed can only be whitespace in JSON text: written again without it (runs.ts)
+          const json = JSON.stringify(JSON.parse(prefix + entry.rest));
+          texts[i] = json;
+          sizes[i] = Buffer.byteLength(json, 'utf8');
+        }
         added += sizes[i]!;
         continue;
       }
@@ -994,19 +1029,27 @@ export class DurableBuffer {
       sizes[i] = size;
       added += size;
     }
-    // Whole chunks of INSERT_CHUNK rows per statement, the rest one row each.
-    const args = this.chunkArgs;
-    let i = 0;
-    for (; i + INSERT_CHUNK <= n; i += INSERT_CHUNK) {
-      for (let j = 0, a = 0; j < INSERT_CHUNK; j++, a += 3) {
-        args[a] = seq + i + j;
-        args[a + 1] = sizes[i + j];
-        args[a + 2] = texts[i + j];
+    // Runs of up to RUN_MAX_BYTES of text, one row each (DECISIONS P21).
+    for (let i = 0; i < n; ) {
+      let runBytes = sizes[i]!;
+      let j = i + 1;
+      while (j < n && runBytes + sizes[j]! <= RUN_MAX_BYTES) runBytes += sizes[j++]!;
+      if (j === i + 1) {
+        this.insertRun.run(seq + i, runBytes, texts[i]!, 1);
+      } else {
+        const run = texts.slice(i, j).join(RUN_SEPARATOR);
+        this.insertRun.run(seq + i, runBytes, run, j - i);
+        // The texts the in-memory tail keeps become slices of the run (one small object each,
+        // over one flat string) instead of each entry's own strings: those then die young, and
+        // what survives until the ack is not copied by every scavenge (DECISIONS P21).
+        for (let k = i, at = 0; k < j; k++) {
+          const len = texts[k]!.length;
+          texts[k] = run.slice(at, at + len);
+          at += len + 1;
+        }
       }
-      this.insertChunk.run(...args); // as arguments: better-sqlite3 reads an array element by element through V8 (DECISIONS P5a)
+      i = j;
     }
-    for (; i < n; i++) this.insertEntry.run(seq + i, sizes[i]!, texts[i]!);
-    args.fill(undefined); // no texts kept alive between appends
     seq += n;
     if (position !== undefined) {
       this.upsertPosition.run(position.source, JSON.stringify(position.position), new Date().toISOString());
@@ -1033,20 +1076,51 @@ export class DurableBuffer {
     return { result, meta, texts, sizes };
   }
 
-  /** Deletes the oldest rows until at least `excess` bytes are freed. */
+  /**
+   * Drops the oldest entries above acked_seq until at least `excess` bytes are freed: whole
+   * rows, and of the row where it stops the entries up to there (the row is written again
+   * with the rest, from its first kept seq).
+   */
   private evictInTx(excess: number): EvictionReport {
+    const acked = this.meta.acked_seq;
     let freed = 0;
     let count = 0;
     let fromSeq = 0;
     let toSeq = 0;
+    let wholeUpTo = 0; // rows wholly dropped: every row at or below this seq
+    let cut: { seq: number; n: number; parts: string[]; k: number } | null = null;
+    // Read first, write after: better-sqlite3 runs no other statement while an iterator is open.
     for (const row of this.selectOldest.iterate()) {
-      if (count === 0) fromSeq = row.seq;
-      toSeq = row.seq;
-      freed += row.bytes;
-      count++;
+      const first = Math.max(0, acked + 1 - row.seq); // index of the row's first entry above acked_seq
+      if (first === 0 && freed + row.bytes < excess) {
+        if (count === 0) fromSeq = row.seq;
+        toSeq = row.seq + row.n - 1;
+        freed += row.bytes;
+        count += row.n;
+        wholeUpTo = toSeq;
+        continue;
+      }
+      const parts = this.runParts(row.seq, row.n, row.json, 'append');
+      let k = first;
+      for (; k < row.n && freed < excess; k++) {
+        if (count === 0) fromSeq = row.seq + k;
+        toSeq = row.seq + k;
+        freed += Buffer.byteLength(parts[k]!, 'utf8');
+        count++;
+      }
+      if (k < row.n) {
+        cut = { seq: row.seq, n: row.n, parts, k }; // its entries from k on stay
+        break;
+      }
+      wholeUpTo = row.seq + row.n - 1;
       if (freed >= excess) break;
     }
-    this.deleteUpTo.run(toSeq);
+    if (wholeUpTo > 0) this.deleteUpTo.run(wholeUpTo, wholeUpTo);
+    if (cut !== null) {
+      this.deleteRow.run(cut.seq);
+      const { seq, n, parts, k } = cut;
+      this.insertRun.run(seq + k, partsBytes(parts, k, n), parts.slice(k).join(RUN_SEPARATOR), n - k);
+    }
     return { entries: count, bytes: freed, fromSeq, toSeq };
   }
 
@@ -1104,8 +1178,8 @@ export class DurableBuffer {
   private advanceInTx(target: number, operation: 'ack' | 'applyAccepted'): { result: AckResult; meta: MetaRow } {
     const m = this.meta;
     const ackedSeq = Math.max(m.acked_seq, target);
-    const sum = this.tailSum(m.acked_seq, ackedSeq) ?? this.sumUpTo.get(ackedSeq) ?? { n: 0, b: 0 };
-    if (sum.n > 0) this.deleteUpTo.run(ackedSeq);
+    const sum = this.tailSum(m.acked_seq, ackedSeq) ?? this.sumBetween(m.acked_seq, ackedSeq, operation);
+    if (sum.n > 0) this.deleteUpTo.run(ackedSeq, ackedSeq);
     const jumped = m.next_seq <= ackedSeq;
     const meta: MetaRow = {
       ...m,
@@ -1120,6 +1194,21 @@ export class DurableBuffer {
       result: { ackedSeq, deleted: sum.n, deletedBytes: sum.b, jumped, previousNextSeq: m.next_seq, nextSeq: meta.next_seq },
       meta,
     };
+  }
+
+  /** COUNT and summed bytes of the entries in (ackedSeq, upTo], from the rows (the tail could not say). */
+  private sumBetween(ackedSeq: number, upTo: number, operation: string): { n: number; b: number } {
+    let n = 0;
+    let b = 0;
+    if (upTo <= ackedSeq) return { n, b };
+    for (const row of this.selectOverlap.iterate(ackedSeq, upTo, upTo, ackedSeq)) {
+      const from = Math.max(row.seq, ackedSeq + 1);
+      const to = Math.min(row.seq + row.n - 1, upTo);
+      n += to - from + 1;
+      if (row.json === null) b += row.bytes; // wholly inside
+      else b += partsBytes(this.runParts(row.seq, row.n, row.json, operation), from - row.seq, to - row.seq + 1);
+    }
+    return { n, b };
   }
 
   private writeMeta(m: MetaRow): void {
@@ -1448,7 +1537,8 @@ export function readBufferSnapshot(path: string, caps: { softCapBytes?: number; 
     const read = db.transaction(() => {
       const meta = db!.prepare<[], MetaRow>(`SELECT ${META_COLUMNS} FROM meta WHERE id = 1`).get();
       if (meta === undefined) throw new BufferStorageError('corrupt', 'readBufferSnapshot', path, undefined);
-      const oldest = db!.prepare<[], { seq: number | null }>('SELECT MIN(seq) AS seq FROM entries').get()?.seq ?? null;
+      const min = meta.queue_depth === 0 ? null : (db!.prepare<[], { seq: number | null }>('SELECT MIN(seq) AS seq FROM entries').get()?.seq ?? null);
+      const oldest = min === null ? null : Math.max(min, meta.acked_seq + 1);
       const sources = db!
         .prepare<[], { source: string; position: string; updated_at: string }>('SELECT source, position, updated_at FROM source_positions ORDER BY source')
         .all()

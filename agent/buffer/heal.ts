@@ -28,6 +28,7 @@ import { isDiskFullCode } from '../../common/errors.js';
 import { BufferStorageError } from './errors.js';
 import { replaceDurably, syncFolder } from './durable.js';
 import { Database } from '../cjs.js';
+import { liveTotals, runLengthSql, splitRun } from './runs.js';
 
 export const SEQ_FILE = 'seq.json';
 /** Beside buffer.db: SQLite closed it cleanly and seq.json could not say so (see the header). */
@@ -50,6 +51,7 @@ export interface CheckReport {
   next_seq: number | null;
   acked_seq: number | null;
   queue_depth: number | null;
+  /** Entries the file holds above acked_seq (one a row before schema 2; rows are runs of entries since, DECISIONS P21). */
   rows: number | null;
   sources: number | null;
 }
@@ -68,23 +70,24 @@ export function checkBuffer(path: string, healedGap?: { from: number; to: number
       | { next_seq: number; acked_seq: number; queue_depth: number; buffer_bytes: number }
       | undefined;
     if (meta === undefined) report.problems.push({ kind: 'meta', message: 'the meta row is missing' });
-    const agg = db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b, MIN(seq) AS lo, MAX(seq) AS hi FROM entries').get() as { n: number; b: number; lo: number | null; hi: number | null };
-    report.rows = agg.n;
+    const live = liveTotals(db, meta?.acked_seq ?? 0);
+    report.rows = live.entries;
+    for (const bad of live.bad.slice(0, 5)) report.problems.push({ kind: 'seq', message: bad });
+    if (live.bad.length > 5) report.problems.push({ kind: 'seq', message: `and ${live.bad.length - 5} more damaged rows` });
     if (meta !== undefined) {
       report.next_seq = meta.next_seq;
       report.acked_seq = meta.acked_seq;
       report.queue_depth = meta.queue_depth;
       if (!(meta.next_seq > meta.acked_seq)) report.problems.push({ kind: 'meta', message: `next_seq ${meta.next_seq} is not above acked_seq ${meta.acked_seq}` });
-      if (meta.queue_depth !== agg.n) report.problems.push({ kind: 'meta', message: `queue_depth ${meta.queue_depth} but ${agg.n} rows` });
-      if (meta.buffer_bytes !== agg.b) report.problems.push({ kind: 'meta', message: `buffer_bytes ${meta.buffer_bytes} but the rows hold ${agg.b}` });
-      if (agg.lo !== null && agg.lo <= meta.acked_seq) report.problems.push({ kind: 'seq', message: `row seq ${agg.lo} is not above acked_seq ${meta.acked_seq}` });
-      if (agg.hi !== null && agg.hi >= meta.next_seq) report.problems.push({ kind: 'seq', message: `row seq ${agg.hi} is not below next_seq ${meta.next_seq}` });
-      // Eviction drops the oldest rows, so the rows are contiguous from their lowest seq, except
+      if (meta.queue_depth !== live.entries) report.problems.push({ kind: 'meta', message: `queue_depth ${meta.queue_depth} but the rows hold ${live.entries} entries` });
+      if (meta.buffer_bytes !== live.bytes) report.problems.push({ kind: 'meta', message: `buffer_bytes ${meta.buffer_bytes} but the rows hold ${live.bytes}` });
+      if (live.hi !== null && live.hi >= meta.next_seq) report.problems.push({ kind: 'seq', message: `row seq ${live.hi} is not below next_seq ${meta.next_seq}` });
+      // Eviction drops the oldest entries, so the entries are contiguous from the lowest, except
       // across the range a healed buffer lost (buffer-recovery.json).
-      const missing = agg.lo === null || agg.hi === null ? 0 : agg.hi - agg.lo + 1 - agg.n;
-      const gap = healedGap != null && agg.lo !== null && agg.hi !== null && agg.lo < healedGap.from && agg.hi > healedGap.to ? healedGap.to - healedGap.from + 1 : 0;
+      const missing = live.lo === null || live.hi === null ? 0 : live.hi - live.lo + 1 - live.entries;
+      const gap = healedGap != null && live.lo !== null && live.hi !== null && live.lo < healedGap.from && live.hi > healedGap.to ? healedGap.to - healedGap.from + 1 : 0;
       if (missing !== gap) {
-        report.problems.push({ kind: 'seq', message: `rows ${agg.lo}..${agg.hi} are not contiguous (${agg.n} rows)` });
+        report.problems.push({ kind: 'seq', message: `entries ${live.lo}..${live.hi} are not contiguous (${live.entries} entries)` });
       }
     }
     const positions = db.prepare('SELECT source, position FROM source_positions').all() as { source: string; position: string }[];
@@ -374,9 +377,16 @@ function salvage(file: string): Salvage {
     }
     try {
       // Row by row: stop at the first damaged page, keep what came before.
-      for (const r of db.prepare('SELECT seq, bytes, json FROM entries WHERE seq > ? ORDER BY seq').iterate(out.acked) as Iterable<{ seq: number; bytes: number; json: string }>) {
-        JSON.parse(r.json);
-        out.entries.push(r);
+      // a row is a run of entries (schema 2; a schema 1 file's rows are runs of one)
+      const n = runLengthSql(db);
+      const rows = db.prepare(`SELECT seq, ${n} AS n, json FROM entries WHERE seq + ${n} - 1 > ? ORDER BY seq`).iterate(out.acked) as Iterable<{ seq: number; n: number; json: string }>;
+      for (const r of rows) {
+        const parts = splitRun(r.json, r.n);
+        if (parts === null) break;
+        for (let k = Math.max(0, out.acked + 1 - r.seq); k < r.n; k++) {
+          JSON.parse(parts[k]!);
+          out.entries.push({ seq: r.seq + k, bytes: Buffer.byteLength(parts[k]!, 'utf8'), json: parts[k]! });
+        }
       }
     } catch {
       // the rest is lost

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { storedEntries, storedTotals } from '../support/buffer-rows.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import { bundleChild } from './fixtures/bundle.js';
@@ -51,8 +52,8 @@ describe('buffer.db under SIGKILL', () => {
       let position: { round: number; lastSeq: number };
       try {
         meta = db.prepare<[], typeof meta>('SELECT next_seq, acked_seq, queue_depth, buffer_bytes FROM meta').get()!;
-        rows = db.prepare<[], Row>('SELECT seq, json FROM entries ORDER BY seq').all();
-        const sum = db.prepare<[], { b: number }>('SELECT COALESCE(SUM(bytes),0) AS b FROM entries').get()!;
+        rows = storedEntries(db);
+        const sum = storedTotals(db);
         expect(meta.buffer_bytes).toBe(sum.b);
         position = JSON.parse(
           db.prepare<[string], { position: string }>('SELECT position FROM source_positions WHERE source = ?').get(source)!.position,

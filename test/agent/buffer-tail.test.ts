@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { storedTotals } from '../support/buffer-rows.js';
 import fc from 'fast-check';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { DurableBuffer, TAIL_MAX_BYTES, type BufferBatch } from '../../agent/buffer/buffer.js';
@@ -59,7 +60,7 @@ it('readBatch from the tail equals readBatch from SQLite after any appends, acks
       const db = new Database(path, { readonly: true });
       try {
         const meta = db.prepare<[], { queue_depth: number; buffer_bytes: number }>('SELECT queue_depth, buffer_bytes FROM meta').get()!;
-        const rows = db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM entries').get()!;
+        const rows = storedTotals(db);
         expect([meta.queue_depth, meta.buffer_bytes]).toEqual([rows.n, rows.b]);
       } finally {
         db.close();
@@ -111,7 +112,7 @@ it('a sender behind by more than the tail budget reads the oldest rows from memo
     const db = new Database(path, { readonly: true });
     try {
       const meta = db.prepare<[], { queue_depth: number; buffer_bytes: number }>('SELECT queue_depth, buffer_bytes FROM meta').get()!;
-      const rows = db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM entries').get()!;
+      const rows = storedTotals(db);
       return [meta.queue_depth - rows.n, meta.buffer_bytes - rows.b];
     } finally {
       db.close();

@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { storedEntries, storedTotals } from '../support/buffer-rows.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BUFFER_PAGE_SIZE, DurableBuffer, readBufferSnapshot, type BufferOptions } from '../../agent/buffer/buffer.js';
+import { BUFFER_PAGE_SIZE, DurableBuffer, RUN_MAX_BYTES, readBufferSnapshot, type BufferOptions } from '../../agent/buffer/buffer.js';
+import { checkBuffer } from '../../agent/buffer/heal.js';
 import { BufferStorageError, classifyStorageCode } from '../../agent/buffer/errors.js';
-import type { NewLogEntry } from '../../agent/buffer/entry.js';
+import { SerializedEntry, type NewLogEntry } from '../../agent/buffer/entry.js';
 import { logsPushParamsJson, logsPushRequestFrame } from '../../agent/buffer/frame.js';
 
 let dir: string;
@@ -46,12 +48,12 @@ function entries(n: number, tag = 'm', size = 0): NewLogEntry[] {
 function rawState(): { seqs: number[]; meta: Record<string, number | null>; positions: Record<string, string> } {
   const db = new Database(path, { readonly: true });
   try {
-    const seqs = db.prepare<[], { seq: number }>('SELECT seq FROM entries ORDER BY seq').all().map((r) => r.seq);
+    const seqs = storedEntries(db).map((r) => r.seq);
     const meta = db.prepare<[], Record<string, number | null>>('SELECT * FROM meta').get()!;
     const positions = Object.fromEntries(
       db.prepare<[], { source: string; position: string }>('SELECT source, position FROM source_positions').all().map((r) => [r.source, r.position]),
     );
-    const sum = db.prepare<[], { n: number; b: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(bytes),0) AS b FROM entries').get()!;
+    const sum = storedTotals(db);
     expect(meta.queue_depth).toBe(sum.n);
     expect(meta.buffer_bytes).toBe(sum.b);
     return { seqs, meta, positions };
@@ -566,5 +568,120 @@ describe('entry text (DECISIONS P8: JSON without a backslash-u escape skips the 
     const reopened = reopen(b);
     expect(rawState().seqs).toHaveLength(cases.length);
     expect(reopened.readBatch(1, 100)!.bytes).toBe(cases.reduce((n, _, i) => n + reopened.readBatch(i + 1, 1)!.bytes, 0));
+  });
+});
+
+describe('runs: one row per append (schema 2, DECISIONS P21)', () => {
+  const rowsOf = (): { seq: number; n: number }[] => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return db.prepare<[], { seq: number; n: number }>('SELECT seq, n FROM entries ORDER BY seq').all();
+    } finally {
+      db.close();
+    }
+  };
+
+  it('an append is one row; a large one is cut into rows of at most RUN_MAX_BYTES', () => {
+    const b = openBuffer();
+    b.append(entries(300)); // ~30 KB: one row
+    expect(rowsOf()).toEqual([{ seq: 1, n: 300 }]);
+    b.append(entries(400, 'big', 1000)); // ~430 KB: four rows
+    const rows = rowsOf();
+    expect(rows.length).toBe(5);
+    expect(rows.slice(1).reduce((a, r) => a + r.n, 0)).toBe(400);
+    const db = new Database(path, { readonly: true });
+    try {
+      for (const r of storedEntries(db)) expect(JSON.parse(r.json)).toMatchObject({ seq: r.seq });
+      for (const r of db.prepare<[], { bytes: number }>('SELECT bytes FROM entries WHERE seq > 300').all()) expect(r.bytes).toBeLessThanOrEqual(RUN_MAX_BYTES);
+    } finally {
+      db.close();
+    }
+    expect(rawState().seqs).toEqual(range(1, 700));
+  });
+
+  it('an ack inside a run keeps the row until all of it is acked; a reopened buffer reads from acked_seq + 1 and counts only what is left', () => {
+    let b = openBuffer();
+    b.append(entries(100)); // row 1..100
+    b.append(entries(100)); // row 101..200
+    const r = b.ack(40);
+    expect(r).toMatchObject({ ackedSeq: 40, deleted: 40 });
+    expect(rowsOf()).toEqual([{ seq: 1, n: 100 }, { seq: 101, n: 100 }]);
+    b = reopen(b); // no in-memory tail: every read and count comes from SQLite
+    expect(b.stats()).toMatchObject({ queueDepth: 160, oldestSeq: 41, ackedSeq: 40 });
+    const batch = b.readBatch(41, 1000)!;
+    expect(batch.seqStart).toBe(41);
+    expect(batch.entries.map((e) => (JSON.parse(e) as { seq: number }).seq)).toEqual(range(41, 200));
+    expect(readBufferSnapshot(path).stats).toMatchObject({ queueDepth: 160, oldestSeq: 41 });
+    const r2 = b.ack(150); // across the row boundary, counted from the rows
+    expect(r2).toMatchObject({ ackedSeq: 150, deleted: 110 });
+    expect(rowsOf()).toEqual([{ seq: 101, n: 100 }]);
+    expect(rawState().seqs).toEqual(range(151, 200)); // counters = what the rows hold above acked_seq
+    b.ack(200);
+    expect(rowsOf()).toEqual([]);
+    expect(b.stats()).toMatchObject({ queueDepth: 0, bufferBytes: 0, oldestSeq: null });
+  });
+
+  it('eviction at the hard cap can stop inside a run: the rest of it stays, from its first kept seq', () => {
+    const size = Buffer.byteLength(`{"seq":10,${JSON.stringify(entries(1, 'm', 100)[0]).slice(1)}`);
+    const b = openBuffer({ softCapBytes: size * 20, hardCapBytes: size * 50 });
+    b.append(entries(40, 'm', 100)); // one row 1..40
+    b.ack(5); // the row now straddles acked_seq
+    const r = b.append(entries(20, 'm', 100)); // 41..60: 55 entries live, over the cap by about 5
+    const ev = r.evicted!;
+    expect(ev.fromSeq).toBe(6); // acked entries are not evicted again
+    expect(ev.entries).toBeGreaterThan(0);
+    expect(ev.entries).toBeLessThan(35);
+    expect(rowsOf()[0]).toEqual({ seq: ev.toSeq + 1, n: 40 - ev.toSeq });
+    expect(rawState().seqs).toEqual(range(ev.toSeq + 1, 60));
+    expect(b.readBatch(6, 1000)).toMatchObject({ seqStart: ev.toSeq + 1, seqEnd: 60 });
+  });
+
+  it('a file of the layout before (schema 1, one entry a row) opens as runs of one: rows read, acked and checked, then appends make runs', () => {
+    const db = new Database(path);
+    db.exec(`PRAGMA journal_mode = WAL;
+      CREATE TABLE entries (seq INTEGER PRIMARY KEY, bytes INTEGER NOT NULL, json TEXT NOT NULL);
+      CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), schema_version INTEGER NOT NULL, next_seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, queue_depth INTEGER NOT NULL, buffer_bytes INTEGER NOT NULL, evicted_entries INTEGER NOT NULL, evicted_oldest_seq INTEGER, evicted_newest_seq INTEGER);
+      CREATE TABLE source_positions (source TEXT PRIMARY KEY, position TEXT NOT NULL, updated_at TEXT NOT NULL);`);
+    const texts = Array.from({ length: 10 }, (_, i) => `{"seq":${i + 1},"ts":"2026-05-16T19:42:50.123Z","severity":"info","message":"old ${i + 1}","source":"journald"}`);
+    const ins = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
+    texts.forEach((t, i) => ins.run(i + 1, Buffer.byteLength(t), t));
+    const total = texts.reduce((a, t) => a + Buffer.byteLength(t), 0);
+    db.prepare('INSERT INTO meta VALUES (1, 1, 11, 0, 10, ?, 0, NULL, NULL)').run(total);
+    db.prepare("INSERT INTO source_positions VALUES ('journald', '{\"cursor\":\"c1\"}', '2026-05-16T19:42:50.123Z')").run();
+    db.close();
+
+    const b = openBuffer();
+    expect(rawState().meta.schema_version).toBe(2);
+    expect(b.stats()).toMatchObject({ queueDepth: 10, bufferBytes: total, nextSeq: 11 });
+    expect(b.readBatch(1, 1000)!.entries).toEqual(texts);
+    expect(b.getSourcePosition('journald')).toEqual({ cursor: 'c1' });
+    expect(b.ack(4)).toMatchObject({ deleted: 4, deletedBytes: texts.slice(0, 4).reduce((a, t) => a + Buffer.byteLength(t), 0) });
+    expect(b.append(entries(5))).toMatchObject({ firstSeq: 11, lastSeq: 15 });
+    expect(rowsOf()).toEqual([...range(5, 10).map((seq) => ({ seq, n: 1 })), { seq: 11, n: 5 }]);
+    expect(rawState().seqs).toEqual(range(5, 15));
+  });
+
+  it('a prepared entry text holding a raw line feed (JSON whitespace) is stored without it, one entry', () => {
+    const b = openBuffer();
+    const rest = '"ts":"2026-05-16T19:42:50.123Z",\n"severity":"info","message":"lf","source":"journald"}';
+    b.append([...entries(2), new SerializedEntry(rest, Buffer.byteLength(rest)), ...entries(2)]);
+    const reread = reopen(b).readBatch(1, 100)!;
+    expect(reread.entries.length).toBe(5);
+    expect(JSON.parse(reread.entries[2]!)).toEqual({ seq: 3, ts: '2026-05-16T19:42:50.123Z', severity: 'info', message: 'lf', source: 'journald' });
+    expect(reread.entries[2]).not.toContain('\n');
+    expect(rawState().meta.buffer_bytes).toBe(reread.bytes);
+  });
+
+  it('a row whose text does not split into its n entries is a corrupt read, and buffer check names it', () => {
+    const b = openBuffer();
+    b.append(entries(10));
+    b.close();
+    open.splice(open.indexOf(b), 1);
+    const db = new Database(path);
+    db.prepare('UPDATE entries SET n = 11').run();
+    db.close();
+    const again = openBuffer();
+    expect(() => again.readBatch(1, 100)).toThrow(expect.objectContaining({ name: 'BufferStorageError', kind: 'corrupt', message: expect.stringContaining('row 1 of entries does not hold its 11 entries') }));
+    expect(checkBuffer(path).problems).toContainEqual({ kind: 'seq', message: 'row 1 does not hold its 11 entries' });
   });
 });

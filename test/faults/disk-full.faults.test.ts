@@ -13,6 +13,7 @@ import { BufferStorageError, startAgent, type Agent } from '../../agent/index.js
 import { enroll } from '../../agent/enroll.js';
 import { createCapturingLogger } from '../../agent/log.js';
 import { recordFigure } from '../support/figures.js';
+import { storedTotals } from '../support/buffer-rows.js';
 import { assertNoTokenLeaks, captured, checkExactlyOnce, cleanupTempDirs, issueAgent, openDbReadOnly, rememberStateToken, requireDist, startServer, tempDir, until } from '../support/procs.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -28,7 +29,7 @@ function integrity(path: string): { check: string; rows: number; queueDepth: num
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
     const check = (db.pragma('integrity_check') as { integrity_check: string }[])[0]!.integrity_check;
-    const rows = (db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(bytes), 0) AS b FROM entries').get() as { n: number; b: number });
+    const rows = storedTotals(db);
     const meta = db.prepare('SELECT queue_depth, buffer_bytes FROM meta WHERE id = 1').get() as { queue_depth: number; buffer_bytes: number };
     return { check, rows: rows.n, queueDepth: meta.queue_depth, bytes: meta.buffer_bytes, sumBytes: rows.b };
   } finally {

@@ -21,6 +21,7 @@ import { readBufferSnapshot } from '../../agent/buffer/buffer.js';
 import { writeAgentSettings, writeHostId } from '../../agent/state-dir.js';
 import { writeToken } from '../../agent/token-store.js';
 import { recordFigure } from '../support/figures.js';
+import { storedEntries } from '../support/buffer-rows.js';
 import { FULL, assertNoTokenLeaks, captured, cleanupTempDirs, requireDist, startAgentRunner, tempDir, tokens, until, type AgentProc } from '../support/procs.js';
 
 const ERROR_CODES = new Set<number>(ERROR_TABLE.map((e) => e.code));
@@ -286,7 +287,7 @@ it('a lying ack (up_to_seq beyond anything sent) does not delete undelivered ent
     await a.kill('SIGTERM');
     const snap = readBufferSnapshot(join(dir, 'buffer.db'));
     const bdb = new Database(join(dir, 'buffer.db'), { readonly: true });
-    const buffered = new Set((bdb.prepare('SELECT json FROM entries').all() as { json: string }[]).map((r) => (JSON.parse(r.json) as { message: string }).message));
+    const buffered = new Set(storedEntries(bdb).map((r) => (JSON.parse(r.json) as { message: string }).message));
     bdb.close();
     // every produced entry is either delivered or still buffered: none deleted on a lie
     const lost: number[] = [];

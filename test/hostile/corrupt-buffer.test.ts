@@ -3,7 +3,7 @@
 // source positions kept, the unrecoverable range reported), and a deleted -wal that used to
 // move next_seq back.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, openSync, closeSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, openSync, closeSync, readSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -44,7 +44,12 @@ function filledBuffer(d: string): void {
 /** Overwrites one page in the second half of the file (an entries leaf) with garbage. */
 function smashPage(path: string): void {
   const size = statSync(path).size;
-  const page = 4096;
+  // the file's page size (header bytes 16-17, big-endian): a whole page, its header included
+  const header = Buffer.alloc(18);
+  const rd = openSync(path, 'r');
+  readSync(rd, header, 0, 18, 0);
+  closeSync(rd);
+  const page = header.readUInt16BE(16);
   const at = Math.floor((size * 0.7) / page) * page;
   const fd = openSync(path, 'r+');
   writeSync(fd, Buffer.alloc(page, 0xa5), 0, page, at);
@@ -66,7 +71,7 @@ describe('cortex-agent buffer check', () => {
     db.close();
     const meta = run(['buffer', 'check', '--state-dir', d2, '--json']);
     expect(meta.status).toBe(1);
-    expect(JSON.parse(meta.stdout).problems).toEqual([{ kind: 'meta', message: 'queue_depth 7 but 1500 rows' }]);
+    expect(JSON.parse(meta.stdout).problems).toEqual([{ kind: 'meta', message: 'queue_depth 7 but the rows hold 1500 entries' }]);
 
     smashPage(join(d, 'buffer.db'));
     const bad = run(['buffer', 'check', '--state-dir', d]);

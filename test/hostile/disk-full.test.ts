@@ -13,6 +13,7 @@ import { BufferStorageError } from '../../agent/buffer/errors.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
 import { RunLockHeldError, acquireRunLock } from '../../agent/run-lock.js';
 import { SERVER_CLI } from '../support/procs.js';
+import { storedTotals } from '../support/buffer-rows.js';
 import { readStatusFile, writeStatusFile, type StatusFile } from '../../agent/status-file.js';
 
 interface SmallDisk {
@@ -81,7 +82,7 @@ function integrity(path: string): { check: string; rows: number; depth: number }
   const db = new Database(path, { readonly: true });
   try {
     const check = (db.pragma('integrity_check') as { integrity_check: string }[])[0]!.integrity_check;
-    const rows = (db.prepare('SELECT COUNT(*) AS n FROM entries').get() as { n: number }).n;
+    const rows = storedTotals(db).n;
     const depth = (db.prepare('SELECT queue_depth AS d FROM meta').get() as { d: number }).d;
     return { check, rows, depth };
   } finally {
