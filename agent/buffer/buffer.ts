@@ -371,10 +371,12 @@ export class DurableBuffer {
   readonly readCounts = { tail: 0, sqlite: 0 };
 
   private readonly insertRun: BetterSqlite3.Statement<[number, number, string, number]>;
-  /** Rows from the one holding a seq (or the first after it) on, oldest first: [seq, n, json]. */
-  private readonly selectRunsFrom: BetterSqlite3.Statement<[number, number, number], [number, number, string]>;
-  /** The last run readBatch split (a batch often continues in it): its seq, n and texts. */
-  private lastRun: { seq: number; n: number; parts: string[] } | null = null;
+  /** Rows from the one holding a seq (or the first after it) on, oldest first: [seq, n, bytes, json]. Bound (seq × 4, limit). */
+  private readonly selectRunsFrom: BetterSqlite3.Statement<[number, number, number, number, number], [number, number, number, string]>;
+  /** The last run split (readBatch's next batch usually continues in it): its seq, n and texts; ascii: each text's length is its UTF-8 size. */
+  private lastRun: { seq: number; n: number; parts: string[]; ascii: boolean } | null = null;
+  /** Average text bytes of the rows readBatch read (sizes the next query's LIMIT). */
+  private readAvgRunBytes = 64 * 1024;
   private readonly selectOldest: BetterSqlite3.Statement<[], { seq: number; n: number; bytes: number; json: string }>;
   private readonly selectMinSeq: BetterSqlite3.Statement<[], { seq: number | null }>;
   /** Rows with an entry in (acked, upTo], oldest first; json only for a row not wholly inside. Bound (acked, upTo, upTo, acked). */
@@ -417,7 +419,10 @@ export class DurableBuffer {
 
     this.insertRun = db.prepare('INSERT INTO entries (seq, bytes, json, n) VALUES (?, ?, ?, ?)');
     this.selectRunsFrom = db
-      .prepare<[number, number, number], [number, number, string]>('SELECT seq, n, json FROM entries WHERE seq >= COALESCE((SELECT MAX(seq) FROM entries WHERE seq <= ?), ?) ORDER BY seq LIMIT ?')
+      .prepare<[number, number, number, number, number], [number, number, number, string]>(
+        // the row with the highest seq at or below the one asked for, when it holds it; else the rows after it
+        'SELECT seq, n, bytes, json FROM entries WHERE seq >= COALESCE((SELECT CASE WHEN seq + n > ? THEN seq ELSE ? END FROM entries WHERE seq <= ? ORDER BY seq DESC LIMIT 1), ?) ORDER BY seq LIMIT ?',
+      )
       .raw(true);
     this.selectOldest = db.prepare('SELECT seq, n, bytes, json FROM entries ORDER BY seq');
     this.selectMinSeq = db.prepare('SELECT MIN(seq) AS seq FROM entries');
@@ -620,30 +625,46 @@ export class DurableBuffer {
     let seqStart = 0;
     let bytes = 0;
     try {
-      // Row by row (a row is a run of entries, runs.ts), a few rows a query; the rule per entry
-      // is the tail's: contiguous, at least one, then within the byte budget.
-      let next = fromSeq;
+      // Row by row (a row is a run of entries, runs.ts): the run split last when the batch
+      // starts in it, else as many rows a query as the byte budget needs by the rows seen so far.
+      // The rule per entry is the tail's: contiguous, at least one, then within the byte budget.
+      // entries at or below acked_seq are not buffered, though the oldest row can still hold some
+      let next = Math.max(fromSeq, this.meta.acked_seq + 1);
+      let rows: [number, number, number, string][] = [];
+      let r = 0;
+      let more = true;
       outer: for (;;) {
-        const rows = this.selectRunsFrom.all(next, next, 4);
-        for (const [seq, n, json] of rows) {
-          const parts = this.runParts(seq, n, json);
-          for (let k = Math.max(0, next - seq); k < n; k++) {
-            const s = seq + k;
-            const count = entries.length;
-            if (s > last) break outer; // beyond what is on disk
-            const size = Buffer.byteLength(parts[k]!, 'utf8');
-            if (count === 0) {
-              seqStart = s;
-            } else if (s !== seqStart + count || bytes + count + size > maxBytes) {
-              break outer; // a gap (evicted seqs), or the entry and its separating comma would not fit
-            }
-            entries.push(parts[k]!);
-            bytes += size;
-            if (entries.length >= maxEntries) break outer;
+        let run = this.lastRun;
+        if (run === null || next < run.seq || next >= run.seq + run.n) {
+          if (r >= rows.length) {
+            if (!more) break;
+            const limit = Math.max(1, Math.min(256, 1 + Math.floor((maxBytes - bytes) / this.readAvgRunBytes)));
+            rows = this.selectRunsFrom.all(next, next, next, next, limit);
+            r = 0;
+            more = rows.length === limit;
+            if (rows.length === 0) break;
           }
-          next = Math.max(next, seq + n);
+          const [seq, n, rowBytes, json] = rows[r++]!;
+          this.readAvgRunBytes = Math.max(64, Math.round((this.readAvgRunBytes * 3 + rowBytes) / 4));
+          run = this.splitRow(seq, n, rowBytes, json);
+          if (seq + n <= next) continue; // (the query returns none: a row that ends below the seq asked for)
         }
-        if (rows.length < 4) break;
+        const { seq, n, parts, ascii } = run;
+        for (let k = Math.max(0, next - seq); k < n; k++) {
+          const s = seq + k;
+          const count = entries.length;
+          if (s > last) break outer; // beyond what is on disk
+          const size = ascii ? parts[k]!.length : Buffer.byteLength(parts[k]!, 'utf8');
+          if (count === 0) {
+            seqStart = s;
+          } else if (s !== seqStart + count || bytes + count + size > maxBytes) {
+            break outer; // a gap (evicted seqs), or the entry and its separating comma would not fit
+          }
+          entries.push(parts[k]!);
+          bytes += size;
+          if (entries.length >= maxEntries) break outer;
+        }
+        next = seq + n;
       }
     } catch (err) {
       throw toBufferError(err, 'readBatch', this.path);
@@ -955,13 +976,19 @@ export class DurableBuffer {
 
   /** Rows <= upToSeq were deleted (or the buffer closes): drop them from the tail. */
   /** The texts of the run at `seq` (from lastRun when it is the one split last). Throws corrupt for a damaged row. */
-  private runParts(seq: number, n: number, json: string, operation = 'readBatch'): string[] {
+  private runParts(seq: number, n: number, bytes: number, json: string, operation: string): string[] {
+    return this.splitRow(seq, n, bytes, json, operation).parts;
+  }
+
+  /** Splits a row into its entries' texts and keeps it as lastRun (a row's text never changes: a seq is never reused). */
+  private splitRow(seq: number, n: number, bytes: number, json: string, operation = 'readBatch'): { seq: number; n: number; parts: string[]; ascii: boolean } {
     const cached = this.lastRun;
-    if (cached !== null && cached.seq === seq && cached.n === n) return cached.parts;
+    if (cached !== null && cached.seq === seq && cached.n === n) return cached;
     const parts = splitRun(json, n);
     if (parts === null) throw new BufferStorageError('corrupt', operation, this.path, undefined, new Error(`row ${seq} of entries does not hold its ${n} entries`));
-    this.lastRun = { seq, n, parts };
-    return parts;
+    const run = { seq, n, parts, ascii: bytes === json.length - (n - 1) };
+    this.lastRun = run;
+    return run;
   }
 
   private trimTail(upToSeq: number): void {
@@ -1100,7 +1127,7 @@ export class DurableBuffer {
         wholeUpTo = toSeq;
         continue;
       }
-      const parts = this.runParts(row.seq, row.n, row.json, 'append');
+      const parts = this.runParts(row.seq, row.n, row.bytes, row.json, 'append');
       let k = first;
       for (; k < row.n && freed < excess; k++) {
         if (count === 0) fromSeq = row.seq + k;
@@ -1121,6 +1148,7 @@ export class DurableBuffer {
       const { seq, n, parts, k } = cut;
       this.insertRun.run(seq + k, partsBytes(parts, k, n), parts.slice(k).join(RUN_SEPARATOR), n - k);
     }
+    this.lastRun = null; // it may hold evicted entries
     return { entries: count, bytes: freed, fromSeq, toSeq };
   }
 
@@ -1206,7 +1234,7 @@ export class DurableBuffer {
       const to = Math.min(row.seq + row.n - 1, upTo);
       n += to - from + 1;
       if (row.json === null) b += row.bytes; // wholly inside
-      else b += partsBytes(this.runParts(row.seq, row.n, row.json, operation), from - row.seq, to - row.seq + 1);
+      else b += partsBytes(this.runParts(row.seq, row.n, row.bytes, row.json, operation), from - row.seq, to - row.seq + 1);
     }
     return { n, b };
   }
@@ -1240,6 +1268,7 @@ export class DurableBuffer {
     try {
       return fn();
     } catch (err) {
+      this.lastRun = null;
       try {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         this.meta = this.readMeta();

@@ -608,6 +608,7 @@ describe('runs: one row per append (schema 2, DECISIONS P21)', () => {
     expect(rowsOf()).toEqual([{ seq: 1, n: 100 }, { seq: 101, n: 100 }]);
     b = reopen(b); // no in-memory tail: every read and count comes from SQLite
     expect(b.stats()).toMatchObject({ queueDepth: 160, oldestSeq: 41, ackedSeq: 40 });
+    expect(b.readBatch(1, 10)).toMatchObject({ seqStart: 41, seqEnd: 50 }); // the acked part of the row is not read
     const batch = b.readBatch(41, 1000)!;
     expect(batch.seqStart).toBe(41);
     expect(batch.entries.map((e) => (JSON.parse(e) as { seq: number }).seq)).toEqual(range(41, 200));
@@ -623,9 +624,12 @@ describe('runs: one row per append (schema 2, DECISIONS P21)', () => {
 
   it('eviction at the hard cap can stop inside a run: the rest of it stays, from its first kept seq', () => {
     const size = Buffer.byteLength(`{"seq":10,${JSON.stringify(entries(1, 'm', 100)[0]).slice(1)}`);
-    const b = openBuffer({ softCapBytes: size * 20, hardCapBytes: size * 50 });
+    const caps = { softCapBytes: size * 20, hardCapBytes: size * 50 };
+    let b = openBuffer(caps);
     b.append(entries(40, 'm', 100)); // one row 1..40
     b.ack(5); // the row now straddles acked_seq
+    b = reopen(b, caps); // no in-memory tail: the next read splits the row from SQLite (and keeps it split)
+    expect(b.readBatch(6, 5)).toMatchObject({ seqStart: 6, seqEnd: 10 });
     const r = b.append(entries(20, 'm', 100)); // 41..60: 55 entries live, over the cap by about 5
     const ev = r.evicted!;
     expect(ev.fromSeq).toBe(6); // acked entries are not evicted again
