@@ -379,8 +379,9 @@ export class DurableBuffer {
   private readAvgRunBytes = 64 * 1024;
   private readonly selectOldest: BetterSqlite3.Statement<[], { seq: number; n: number; bytes: number; json: string }>;
   private readonly selectMinSeq: BetterSqlite3.Statement<[], { seq: number | null }>;
-  /** Rows with an entry in (acked, upTo], oldest first; json only for a row not wholly inside. Bound (acked, upTo, upTo, acked). */
-  private readonly selectOverlap: BetterSqlite3.Statement<[number, number, number, number], { seq: number; n: number; bytes: number; json: string | null }>;
+  /** Rows with an entry in (acked, upTo], oldest first (without their text). Bound (upTo, acked). */
+  private readonly selectOverlap: BetterSqlite3.Statement<[number, number], { seq: number; n: number; bytes: number }>;
+  private readonly selectRowJson: BetterSqlite3.Statement<[number], { json: string }>;
   /** Deletes the rows wholly at or below a seq (bound twice). */
   private readonly deleteUpTo: BetterSqlite3.Statement<[number, number]>;
   private readonly deleteRow: BetterSqlite3.Statement<[number]>;
@@ -426,9 +427,8 @@ export class DurableBuffer {
       .raw(true);
     this.selectOldest = db.prepare('SELECT seq, n, bytes, json FROM entries ORDER BY seq');
     this.selectMinSeq = db.prepare('SELECT MIN(seq) AS seq FROM entries');
-    this.selectOverlap = db.prepare(
-      'SELECT seq, n, bytes, CASE WHEN seq <= ? OR seq + n - 1 > ? THEN json END AS json FROM entries WHERE seq <= ? AND seq + n - 1 > ? ORDER BY seq',
-    );
+    this.selectOverlap = db.prepare('SELECT seq, n, bytes FROM entries WHERE seq <= ? AND seq + n - 1 > ? ORDER BY seq');
+    this.selectRowJson = db.prepare('SELECT json FROM entries WHERE seq = ?');
     this.deleteUpTo = db.prepare('DELETE FROM entries WHERE seq <= ? AND seq + n - 1 <= ?');
     this.deleteRow = db.prepare('DELETE FROM entries WHERE seq = ?');
     this.selectMeta = db.prepare(`SELECT ${META_COLUMNS} FROM meta WHERE id = 1`);
@@ -1229,12 +1229,22 @@ export class DurableBuffer {
     let n = 0;
     let b = 0;
     if (upTo <= ackedSeq) return { n, b };
-    for (const row of this.selectOverlap.iterate(ackedSeq, upTo, upTo, ackedSeq)) {
+    const rows = this.selectOverlap.all(upTo, ackedSeq);
+    for (const row of rows) {
       const from = Math.max(row.seq, ackedSeq + 1);
       const to = Math.min(row.seq + row.n - 1, upTo);
       n += to - from + 1;
-      if (row.json === null) b += row.bytes; // wholly inside
-      else b += partsBytes(this.runParts(row.seq, row.n, row.bytes, row.json, operation), from - row.seq, to - row.seq + 1);
+      if (from === row.seq && to === row.seq + row.n - 1) {
+        b += row.bytes; // wholly inside
+        continue;
+      }
+      // a row cut by acked_seq or upTo: its entries' sizes, from the run split last when it is this one
+      const cached = this.lastRun;
+      const run =
+        cached !== null && cached.seq === row.seq && cached.n === row.n
+          ? cached
+          : this.splitRow(row.seq, row.n, row.bytes, this.selectRowJson.get(row.seq)?.json ?? '', operation);
+      b += run.ascii ? charsBetween(run.parts, from - row.seq, to - row.seq + 1) : partsBytes(run.parts, from - row.seq, to - row.seq + 1);
     }
     return { n, b };
   }
@@ -1461,6 +1471,13 @@ function diskSpaceOf(path: string, options: BufferOptions): () => { free: number
 export function statfsFree(dir: string): { free: number; total: number } {
   const s = statfsSync(dir);
   return { free: s.bavail * s.bsize, total: s.blocks * s.bsize };
+}
+
+/** Summed lengths of parts[from .. to) (their UTF-8 sizes when every text is ASCII). */
+function charsBetween(parts: readonly string[], from: number, to: number): number {
+  let c = 0;
+  for (let i = from; i < to; i++) c += parts[i]!.length;
+  return c;
 }
 
 /** A cheap estimate of the bytes an append writes (the JSON text of its entries, ASCII assumed). */
