@@ -32,8 +32,8 @@
 //     length. One row per append instead of one per entry halves what SQLite does per entry.
 //     A schema 1 file (one entry a row) is a file of runs of one: open() adds the column.
 //   meta(single row): next_seq (first seq never assigned; starts at 1), acked_seq
-//     (highest seq the server acked; 0 = none), queue_depth and buffer_bytes (rows and
-//     summed entry bytes, maintained in the same transactions), eviction counters.
+//     (highest seq the server acked; 0 = none), queue_depth and buffer_bytes (entries above
+//     acked_seq and their summed bytes, maintained in the same transactions), eviction counters.
 //   source_positions(source PRIMARY KEY, position JSON, updated_at).
 //
 // Invariants (every one maintained inside a single transaction):
@@ -676,7 +676,7 @@ export class DurableBuffer {
 
   /**
    * The server acked everything <= upToSeq: acked_seq = max(acked_seq, upToSeq) and
-   * rows <= it are deleted, in one transaction. A stale (lower) ack changes nothing.
+   * the entries <= it are dropped (a row once all of it is), in one transaction. A stale (lower) ack changes nothing.
    * If upToSeq >= next_seq (should not happen within a session) next_seq jumps as in
    * applyAccepted.
    */
@@ -685,7 +685,7 @@ export class DurableBuffer {
   }
 
   /**
-   * Replay after hello (seed 7): acked_seq = max(local, acceptedSeq), rows <= it
+   * Replay after hello (seed 7): acked_seq = max(local, acceptedSeq), entries <= it
    * deleted, and if next_seq <= acceptedSeq (buffer lost or restored from an old copy)
    * next_seq jumps to acceptedSeq + 1 with `jumped` set, so no new entry reuses a seq
    * the server would silently drop. Streaming then resumes at readBatch(ackedSeq + 1).
@@ -974,7 +974,6 @@ export class DurableBuffer {
     this.tailBytes += added;
   }
 
-  /** Rows <= upToSeq were deleted (or the buffer closes): drop them from the tail. */
   /** The texts of the run at `seq` (from lastRun when it is the one split last). Throws corrupt for a damaged row. */
   private runParts(seq: number, n: number, bytes: number, json: string, operation: string): string[] {
     return this.splitRow(seq, n, bytes, json, operation).parts;
@@ -991,6 +990,7 @@ export class DurableBuffer {
     return run;
   }
 
+  /** Rows <= upToSeq were deleted (or the buffer closes): drop them from the tail. */
   private trimTail(upToSeq: number): void {
     while (this.tailHead < this.tailJson.length && this.tailFirst <= upToSeq) this.dropTailHead();
     this.compactTail();
