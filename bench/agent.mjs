@@ -15,8 +15,9 @@
 // the server alone fed frames cut the same way, and `e2e_ratio_agent_frames` e2e ÷ that (added
 // 2026-12-04, when the 1000-entry frames, ~211 KB, stopped costing the server more per entry
 // than the agent's: DECISIONS P12). Both are
-// measured twice, interleaved (alone, e2e, alone, e2e), and the better of each is reported
-// (the machine is shared: the better run is the less disturbed one); every sample is printed.
+// measured three times, interleaved (alone, alone with the agent's frames, e2e; three rounds),
+// and the best of each is reported (the machine is shared: the best run is the least disturbed
+// one; the same count for each, as the best of more samples is higher); every sample is printed.
 //
 // CPU per entry (from getrusage of this process and /proc/<pid>/stat of the server, all
 // threads): `agent_cpu_us_per_entry` (this process during the e2e runs: it is the agent),
@@ -237,7 +238,10 @@ async function main() {
     const { DEFAULT_BATCH_MAX_BYTES } = await import(dist('agent/buffer/buffer.js'));
     const samples = { alone: [], aloneAgentFrames: [], e2e: [] };
     const rssOnly = process.env.BENCH_AGENT_RSS_ONLY === '1'; // part 3 alone (RSS comparisons)
-    for (let round = 0; round < (rssOnly ? 0 : 2); round++) {
+    // Three rounds, so that e2e and each server-alone kind have the same number of samples: the
+    // best of three noisy samples is higher than the best of two (until 2026-12-07 e2e had two
+    // and server alone three, one of them taken in the drain's rounds; DECISIONS P21).
+    for (let round = 0; round < (rssOnly ? 0 : 3); round++) {
       samples.alone.push(await aloneRun());
       samples.aloneAgentFrames.push(await aloneRun(DEFAULT_BATCH_MAX_BYTES));
       samples.e2e.push(await e2eRun());
@@ -248,7 +252,7 @@ async function main() {
     // after a server outage), then the agent starts: buffer → reference server → acked, with no
     // ingest running beside it. Timed from the agent's start to the ack of the last entry (the
     // hello included); the buffer is fresh from disk, so its in-memory tail is empty and every
-    // entry is read back from SQLite. Interleaved with one more server-alone run of each kind.
+    // entry is read back from SQLite. Compared with the server-alone samples above.
     const { openHealing, markCleanStop } = await import(dist('agent/buffer/heal.js'));
     const drain = { samples: [], agentUs: 0, serverTicks: 0, entries: 0 };
     const drainRun = async () => {
@@ -273,13 +277,7 @@ async function main() {
         await a.stop();
       }
     };
-    for (let round = 0; round < (rssOnly ? 0 : 2); round++) {
-      await drainRun();
-      if (round === 0) {
-        samples.alone.push(await aloneRun());
-        samples.aloneAgentFrames.push(await aloneRun(DEFAULT_BATCH_MAX_BYTES));
-      }
-    }
+    for (let round = 0; round < (rssOnly ? 0 : 2); round++) await drainRun();
     const drainRate = Math.max(0, ...drain.samples);
     const aloneRate = Math.max(0, ...samples.alone);
     const aloneAgentFramesRate = Math.max(0, ...samples.aloneAgentFrames);
