@@ -653,6 +653,8 @@ describe('runs: one row per append (schema 2, DECISIONS P21)', () => {
     db.prepare('INSERT INTO meta VALUES (1, 1, 11, 0, 10, ?, 0, NULL, NULL)').run(total);
     db.prepare("INSERT INTO source_positions VALUES ('journald', '{\"cursor\":\"c1\"}', '2026-05-16T19:42:50.123Z')").run();
     db.close();
+    // buffer check reads it as it is (read-only: nothing migrated)
+    expect(checkBuffer(path)).toMatchObject({ ok: true, rows: 10, queue_depth: 10, problems: [] });
 
     const b = openBuffer();
     expect(rawState().meta.schema_version).toBe(2);

@@ -120,6 +120,44 @@ describe('healing at start', () => {
     expect(readRecovery(d)).not.toBeNull();
   });
 
+  it('a damaged file of the layout before (schema 1: one entry a row, 4 KiB pages) is healed the same way', () => {
+    const d = dir();
+    const db = new Database(join(d, 'buffer.db'));
+    db.exec(`PRAGMA page_size = 4096; PRAGMA journal_mode = WAL;
+      CREATE TABLE entries (seq INTEGER PRIMARY KEY, bytes INTEGER NOT NULL, json TEXT NOT NULL);
+      CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), schema_version INTEGER NOT NULL, next_seq INTEGER NOT NULL, acked_seq INTEGER NOT NULL, queue_depth INTEGER NOT NULL, buffer_bytes INTEGER NOT NULL, evicted_entries INTEGER NOT NULL, evicted_oldest_seq INTEGER, evicted_newest_seq INTEGER);
+      CREATE TABLE source_positions (source TEXT PRIMARY KEY, position TEXT NOT NULL, updated_at TEXT NOT NULL);`);
+    const ins = db.prepare('INSERT INTO entries (seq, bytes, json) VALUES (?, ?, ?)');
+    let bytes = 0;
+    db.transaction(() => {
+      entries(1500, 500).forEach((e, i) => {
+        const json = JSON.stringify({ seq: 501 + i, ...e });
+        ins.run(501 + i, Buffer.byteLength(json), json);
+        bytes += Buffer.byteLength(json);
+      });
+      db.prepare('INSERT INTO meta VALUES (1, 1, 2001, 500, 1500, ?, 0, NULL, NULL)').run(bytes);
+      db.prepare("INSERT INTO source_positions VALUES ('file:/var/log/app.log', '{\"offset\":20000}', '2026-01-01T00:00:00.000Z')").run();
+    })();
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.close();
+    expect(checkBuffer(join(d, 'buffer.db'))).toMatchObject({ ok: true, rows: 1500 });
+    smashPage(join(d, 'buffer.db'));
+    const h = openHealing(d, { synchronous: 'NORMAL' });
+    try {
+      const r = h.recovery!;
+      expect(r).not.toBeNull();
+      expect(r.salvaged_entries).toBeGreaterThan(0);
+      expect(r.salvaged_entries).toBeLessThan(1500);
+      expect(r.lost_from).toBe(501 + r.salvaged_entries);
+      expect(h.buffer.nextSeq).toBe(2001);
+      expect(h.buffer.getSourcePosition('file:/var/log/app.log')).toEqual({ offset: 20_000 });
+      const batch = h.buffer.readBatch(501, 10_000, 64 * 1024 * 1024)!;
+      expect(batch.entries.map((t) => (JSON.parse(t) as { message: string }).message)).toEqual(entries(r.salvaged_entries, 500).map((e) => e.message));
+    } finally {
+      h.buffer.close();
+    }
+  });
+
   it('a file that is not a database at all is replaced too; seqs continue from seq.json', () => {
     const d = dir();
     const h0 = openHealing(d, { synchronous: 'NORMAL', reserveBytes: 0 });
