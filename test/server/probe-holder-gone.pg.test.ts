@@ -91,6 +91,13 @@ describe.concurrent("a forwarded probe whose holding server dies", () => {
     const started = Date.now();
     const pending = httpRequest(probeUrl, { body: { probe: 'sys.uptime', args: {}, timeout_ms: 20_000 } });
     await nextProbe(agent.client); // A claimed it and sent it to the agent, which does not answer
+    // A renewed its lease lately (a live server does every 5 s, for 15 s): it cannot run out in the
+    // seconds the answer must come in, so what B goes by is A's connection ending. (Under a loaded
+    // CI machine A's renewals once lagged, and B said the lease had run out instead.)
+    await waitFor(async () => {
+      const lease = await b.server.storage.db.selectFrom('servers').select('lease_until').where('server_id', '=', 'server-a').executeTakeFirst();
+      return lease !== undefined && Date.parse(lease.lease_until) - Date.now() > 8000;
+    }, 15_000);
     a.child.kill('SIGKILL');
     await a.exited;
     const killedAt = Date.now();
