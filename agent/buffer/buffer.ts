@@ -719,10 +719,8 @@ export class DurableBuffer {
   }
 
   stats(): BufferStats {
-    // the oldest row can start at or below acked_seq (a run acked in part): its first live entry is acked_seq + 1
     const min = this.meta.queue_depth === 0 ? null : this.read('stats', () => this.selectMinSeq.get()?.seq ?? null);
-    const oldestSeq = min === null ? null : Math.max(min, this.meta.acked_seq + 1);
-    return statsFrom(this.meta, oldestSeq, this.softCapBytes, this.hardCapBytes);
+    return statsFrom(this.meta, min, this.softCapBytes, this.hardCapBytes);
   }
 
   get nextSeq(): number {
@@ -974,12 +972,7 @@ export class DurableBuffer {
     this.tailBytes += added;
   }
 
-  /** The texts of the run at `seq` (from lastRun when it is the one split last). Throws corrupt for a damaged row. */
-  private runParts(seq: number, n: number, bytes: number, json: string, operation: string): string[] {
-    return this.splitRow(seq, n, bytes, json, operation).parts;
-  }
-
-  /** Splits a row into its entries' texts and keeps it as lastRun (a row's text never changes: a seq is never reused). */
+  /** Splits a row into its entries' texts and keeps it as lastRun (a row's text never changes: a seq is never reused). Throws corrupt for a damaged row. */
   private splitRow(seq: number, n: number, bytes: number, json: string, operation = 'readBatch'): { seq: number; n: number; parts: string[]; ascii: boolean } {
     const cached = this.lastRun;
     if (cached !== null && cached.seq === seq && cached.n === n) return cached;
@@ -1127,7 +1120,7 @@ export class DurableBuffer {
         wholeUpTo = toSeq;
         continue;
       }
-      const parts = this.runParts(row.seq, row.n, row.bytes, row.json, 'append');
+      const { parts } = this.splitRow(row.seq, row.n, row.bytes, row.json, 'append');
       let k = first;
       for (; k < row.n && freed < excess; k++) {
         if (count === 0) fromSeq = row.seq + k;
@@ -1548,7 +1541,9 @@ function entryBodyChecked(entry: NewLogEntry, degraded: { metadata: number; char
   return JSON.stringify({ ...e, metadata: { [METADATA_DROPPED]: dropped } });
 }
 
-function statsFrom(m: MetaRow, oldestSeq: number | null, softCapBytes: number, hardCapBytes: number): BufferStats {
+/** `minRowSeq`: the lowest row's seq (null: no row). That row can start at or below acked_seq (a run acked in part): its first live entry is then acked_seq + 1. */
+function statsFrom(m: MetaRow, minRowSeq: number | null, softCapBytes: number, hardCapBytes: number): BufferStats {
+  const oldestSeq = minRowSeq === null ? null : Math.max(minRowSeq, m.acked_seq + 1);
   return {
     nextSeq: m.next_seq,
     ackedSeq: m.acked_seq,
@@ -1583,8 +1578,7 @@ export function readBufferSnapshot(path: string, caps: { softCapBytes?: number; 
     const read = db.transaction(() => {
       const meta = db!.prepare<[], MetaRow>(`SELECT ${META_COLUMNS} FROM meta WHERE id = 1`).get();
       if (meta === undefined) throw new BufferStorageError('corrupt', 'readBufferSnapshot', path, undefined);
-      const min = meta.queue_depth === 0 ? null : (db!.prepare<[], { seq: number | null }>('SELECT MIN(seq) AS seq FROM entries').get()?.seq ?? null);
-      const oldest = min === null ? null : Math.max(min, meta.acked_seq + 1);
+      const oldest = meta.queue_depth === 0 ? null : (db!.prepare<[], { seq: number | null }>('SELECT MIN(seq) AS seq FROM entries').get()?.seq ?? null);
       const sources = db!
         .prepare<[], { source: string; position: string; updated_at: string }>('SELECT source, position, updated_at FROM source_positions ORDER BY source')
         .all()

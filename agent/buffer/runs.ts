@@ -28,14 +28,9 @@ export function partsBytes(parts: readonly string[], from: number, to: number): 
   return b;
 }
 
-/** True when the `entries` table of this file has the column `n` (schema 2); a schema 1 file's rows are runs of one. */
-export function hasRunColumn(db: BetterSqlite3.Database): boolean {
-  return (db.pragma('table_info(entries)') as { name: string }[]).some((c) => c.name === 'n');
-}
-
-/** The SQL expression for a row's entry count: `n`, or 1 in a schema 1 file. */
+/** The SQL expression for a row's entry count: the column `n` (schema 2), or 1 in a schema 1 file (no such column). */
 export function runLengthSql(db: BetterSqlite3.Database): string {
-  return hasRunColumn(db) ? 'n' : '1';
+  return (db.pragma('table_info(entries)') as { name: string }[]).some((c) => c.name === 'n') ? 'n' : '1';
 }
 
 export interface LiveTotals {

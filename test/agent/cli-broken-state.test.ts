@@ -67,6 +67,18 @@ function stateDir(url = 'ws://127.0.0.1:9/ws/agent', dir = tempDir()): string {
 }
 
 
+/** A tmpfs of `bytes` with an empty state folder `state` in it; null (said, the test not run) without a mount. */
+function stateOnSmallDisk(bytes: number, what: string): { disk: string; dir: string } | null {
+  const disk = smallDisk(bytes, 'cortex-brokenstate-');
+  if (disk === null) {
+    console.warn(`${what}: needs a tmpfs mount (root); not run`);
+    return null;
+  }
+  const dir = join(disk, 'state');
+  mkdirSync(dir, { mode: 0o700 });
+  return { disk, dir };
+}
+
 function noInternal(r: Result): void {
   expect(r.stderr).not.toContain('E_INTERNAL');
   expect(r.stderr).not.toMatch(/this is a bug|\n\s+at /);
@@ -75,13 +87,9 @@ function noInternal(r: Result): void {
 // first: its run on a full disk waits for its tries (5 s apart) while the other tests run
 describe.concurrent('a buffer that cannot be opened for want of space or permission is not called damaged', () => {
   it('run after a SIGKILL on a full disk waits (seq.json ENOSPC was E_AGENT_START, exit 1), says so once naming the file, and starts once space is freed, with no false lost -wal (next_seq jumped 65,536)', async () => {
-    const disk = smallDisk(16 * 1024 * 1024, 'cortex-brokenstate-');
-    if (disk === null) {
-      console.warn('run on a full disk: needs a tmpfs mount (root); not run');
-      return;
-    }
-    const dir = join(disk, 'state');
-    mkdirSync(dir, { mode: 0o700 });
+    const small = stateOnSmallDisk(16 * 1024 * 1024, 'run on a full disk');
+    if (small === null) return;
+    const { disk, dir } = small;
     stateDir('ws://127.0.0.1:9/ws/agent', dir);
     // a run killed: seq.json says running, buffer.db-wal and -shm left
     const first = startRun(dir);
@@ -116,13 +124,9 @@ describe.concurrent('a buffer that cannot be opened for want of space or permiss
   }, 60_000);
 
   it('full disk: status E_DISK_FULL (was E_BUFFER on SQLITE_IOERR_SHMSIZE), buffer check "cannot check: disk full" E_DISK_FULL, not DAMAGED', async () => {
-    const disk = smallDisk(2 * 1024 * 1024, 'cortex-brokenstate-');
-    if (disk === null) {
-      console.warn('a full disk: needs a tmpfs mount (root); not run');
-      return;
-    }
-    const dir = join(disk, 'state');
-    mkdirSync(dir, { mode: 0o700 });
+    const small = stateOnSmallDisk(2 * 1024 * 1024, 'a full disk');
+    if (small === null) return;
+    const { disk, dir } = small;
     stateDir('ws://127.0.0.1:9/ws/agent', dir);
     rmSync(join(dir, 'buffer.db.reserve'), { force: true });
     for (const f of ['buffer.db-shm', 'buffer.db-wal']) rmSync(join(dir, f), { force: true });
@@ -342,14 +346,10 @@ describe.concurrent('enroll that cannot write the state folder: the token was no
   });
 
   it('a full disk: E_DISK_FULL, the token not sent', async (ctx) => {
-    const disk = smallDisk(1024 * 1024, 'cortex-brokenstate-');
-    if (disk === null) {
-      console.warn('enroll on a full disk: needs a tmpfs mount (root); not run');
-      return;
-    }
+    const small = stateOnSmallDisk(1024 * 1024, 'enroll on a full disk');
+    if (small === null) return;
+    const { disk, dir } = small;
     const server = await fakeServer(ctx);
-    const dir = join(disk, 'state');
-    mkdirSync(dir, { mode: 0o700 });
     fillDisk(disk);
     const r = await agentCliAsync(['enroll', '--server', server.url, '--token', TOKEN, '--host-id', randomUUID(), '--state-dir', dir, '--allow-insecure']);
     expect(r.code).toBe(1);
