@@ -178,6 +178,11 @@ export class Agent extends EventEmitter {
         setError(text);
       },
     });
+    // A damaged row set aside by the buffer (DECISIONS P22): reported, and sending goes on after it.
+    this.buffer.setDamagedRowListener((report) => {
+      this.storage.damagedRow(report);
+      this.pump.schedule();
+    });
     this.rescue = new BufferRescue({
       stateDir: options.stateDir,
       buffer: this.buffer,

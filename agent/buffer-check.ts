@@ -183,7 +183,10 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
     report.ok ? 'result:     ok' : `result:     DAMAGED (${report.problems.length} problem(s))`,
     ...report.problems.map((p) => `  ${p.kind}: ${p.message}`),
   ];
-  if (recovery !== null) lines.push(`degraded:   replaced at ${recovery.at}; damaged file kept at ${recovery.moved_to}; lost seqs ${recovery.lost_from ?? '-'}..${recovery.lost_to ?? '-'}`);
+  if (recovery !== null) {
+    const what = recovery.kind === 'rows' ? `damaged rows set aside since ${recovery.at}; their text kept in ${recovery.moved_to}` : `replaced at ${recovery.at}; damaged file kept at ${recovery.moved_to}`;
+    lines.push(`degraded:   ${what}; lost seqs ${recovery.lost_from ?? '-'}..${recovery.lost_to ?? '-'}`);
+  }
   const remedy = report.ok
     ? ''
     : foreign !== null

@@ -991,7 +991,11 @@ async function cmdStatus(args: string[]): Promise<number> {
         ]
       : []),
     ...(status.degraded !== null
-      ? [`degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`]
+      ? [
+          status.degraded.kind === 'rows'
+            ? `degraded:     damaged rows of the buffer set aside since ${status.degraded.at} (their text kept in ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`
+            : `degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`,
+        ]
       : []),
     ...(status.stored_config_sources !== null
       ? [

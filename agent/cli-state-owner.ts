@@ -21,6 +21,7 @@
 import { closeSync, constants as fsc, fchownSync, fstatSync, lstatSync, openSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import { CLEAN_CLOSE_MARK, RECOVERY_FILE, SEQ_FILE } from './buffer/heal.js';
+import { DAMAGED_ROWS_SUFFIX } from './buffer/buffer.js';
 import { CONFIG_FILE } from './config-store.js';
 import type { FolderOwner } from './enroll.js';
 import type { Logger } from './log.js';
@@ -33,7 +34,7 @@ import { shellQuote } from '../common/shell-quote.js';
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The agent's files that are not SQLite's: written, replaced and removed while the agent runs. */
-const PLAIN_FILES = [TOKEN_FILE, HOST_ID_FILE, AGENT_JSON_FILE, CONFIG_FILE, SEQ_FILE, STATUS_FILE, RUN_LOCK_FILE, RECOVERY_FILE, `${BUFFER_DB_FILE}.reserve`, `${BUFFER_DB_FILE}${CLEAN_CLOSE_MARK}`];
+const PLAIN_FILES = [TOKEN_FILE, HOST_ID_FILE, AGENT_JSON_FILE, CONFIG_FILE, SEQ_FILE, STATUS_FILE, RUN_LOCK_FILE, RECOVERY_FILE, `${BUFFER_DB_FILE}.reserve`, `${BUFFER_DB_FILE}${CLEAN_CLOSE_MARK}`, `${BUFFER_DB_FILE}${DAMAGED_ROWS_SUFFIX}`];
 
 /** Those names, and the temp files they are written through (`.NAME.tmp-…`, `NAME.tmp-…`). */
 const PLAIN_RE = new RegExp(`^\\.?(?:${PLAIN_FILES.map(esc).join('|')})(?:\\.tmp-.*)?$`);

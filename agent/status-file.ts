@@ -64,7 +64,7 @@ export interface AgentStatus {
   send_rate_cap: number | null;
   /** The host's clock against the server's at the last hello, ms (> 0: this host is behind); null before a hello. */
   clock_offset_ms: number | null;
-  /** Set while the buffer is degraded: it was damaged and replaced, and the server has not acked past the lost range. */
+  /** Set while the buffer is degraded: it was damaged and replaced, or damaged rows were set aside (kind 'rows'), and the server has not acked past the lost range. */
   degraded?: RecoveryReport;
 }
 

@@ -9,13 +9,15 @@
 //     retryable (disk full, busy), probes storage every storageRetryMs until a write works;
 //     a corrupt buffer at run time asks `run` to restart ('buffer_corrupt'), which heals it.
 //   - evictions at the hard cap are logged, emitted and reported as metrics.
+//   - a damaged row the buffer set aside (DECISIONS P22) is logged and kept as `recovery`
+//     (status: degraded) like a healed file's lost range.
 
 import type { EventEmitter } from 'node:events';
 import { describeIssues, toIssues, validateLogBatchEntry, type MetricSample } from '@cortex/agent-protocol';
-import { RECLAIM_MAX_LIVE_BYTES, type AppendResult, type BufferOptions, type DurableBuffer, type EvictionReport, type SourcePositionUpdate } from './buffer/buffer.js';
+import { RECLAIM_MAX_LIVE_BYTES, type AppendResult, type BufferOptions, type DamagedRowReport, type DurableBuffer, type EvictionReport, type SourcePositionUpdate } from './buffer/buffer.js';
 import { SerializedEntry, type BufferEntry } from './buffer/entry.js';
 import { BufferStorageError } from './buffer/errors.js';
-import { clearRecovery, openHealing, type RecoveryReport } from './buffer/heal.js';
+import { RECOVERY_FILE, clearRecovery, openHealing, writeRecovery, type RecoveryReport } from './buffer/heal.js';
 import type { SourceControl } from './agent-sources.js';
 import type { Logger } from './log.js';
 import { readOnlyStateDirText, stateDirWriteProblem } from './state-dir.js';
@@ -30,7 +32,7 @@ export function openAgentBuffer(stateDir: string, options: BufferOptions | undef
   return { buffer: healed.buffer, recovery: healed.recovery };
 }
 
-export type GuardedBuffer = Pick<DurableBuffer, 'append' | 'applyAccepted' | 'assertSpace' | 'setSourcePosition' | 'ackedSeq' | 'bufferBytes' | 'queueDepth' | 'stats' | 'hardCapBytes' | 'reclaim'>;
+export type GuardedBuffer = Pick<DurableBuffer, 'append' | 'applyAccepted' | 'assertSpace' | 'setSourcePosition' | 'ackedSeq' | 'bufferBytes' | 'queueDepth' | 'nextSeq' | 'stats' | 'hardCapBytes' | 'reclaim'>;
 
 /** How often, at most, an ack looks whether a drained buffer can give its file space back. */
 export const RECLAIM_CHECK_MS = 10_000;
@@ -166,6 +168,40 @@ export class StorageGuard {
     }
     // At each hello too: an agent that starts on a drained file and reads nothing acks nothing.
     this.maybeReclaim();
+  }
+
+  /**
+   * The buffer set a damaged row aside (DECISIONS P22): logged, and kept as the recovery report
+   * (status: degraded, the lost-range metrics) until the server has acked past next_seq. With a
+   * report still open the two ranges merge into one that covers both.
+   */
+  damagedRow(r: DamagedRowReport): void {
+    const { buffer, log } = this.deps;
+    const before = this.recoveryReport;
+    const lost = (from: number | null | undefined, to: number | null | undefined): [number, number] | null => (from != null && to != null ? [from, to] : null);
+    const ranges = [lost(r.lostFrom, r.lostTo), lost(before?.lost_from, before?.lost_to)].filter((x): x is [number, number] => x !== null);
+    const report: RecoveryReport = {
+      kind: before === null ? 'rows' : (before.kind ?? 'file'),
+      at: before?.at ?? new Date().toISOString(),
+      moved_to: before?.moved_to ?? r.file,
+      reason: before === null ? r.reason : `${before.reason}; then ${r.reason}`.slice(0, 2000),
+      salvaged_entries: before?.salvaged_entries ?? buffer.queueDepth,
+      positions_recovered: before?.positions_recovered ?? 0,
+      lost_from: ranges.length > 0 ? Math.min(...ranges.map((x) => x[0])) : null,
+      lost_to: ranges.length > 0 ? Math.max(...ranges.map((x) => x[1])) : null,
+      next_seq: buffer.nextSeq,
+    };
+    this.recoveryReport = report;
+    log.error(
+      { row_seq: r.rowSeq, row_end: r.rowEnd, lost_from: r.lostFrom, lost_to: r.lostTo, kept_in: r.file },
+      `buffer.db: ${r.reason}; its text is kept in ${r.file} and the row was removed, so sending goes on after it${r.lostFrom !== null ? ` (seqs ${r.lostFrom}..${r.lostTo} are not sent: the server sees a gap)` : ''}; check the disk (dmesg, smartctl) that holds the state folder`,
+    );
+    try {
+      writeRecovery(this.deps.stateDir, report);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, `cannot write ${RECOVERY_FILE}: the damaged row is reported only until the agent stops`);
+    }
+    this.deps.markDirty();
   }
 
   /** acked_seq advanced: once past the range a damaged buffer lost, no longer degraded. */

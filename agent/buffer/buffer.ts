@@ -45,13 +45,13 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
-import { chmodSync, closeSync, existsSync, fdatasync, fdatasyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fdatasync, fdatasyncSync, fsyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { writeDurably } from './durable.js';
+import { syncFolder, writeDurably } from './durable.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { LIMITS } from '@cortex/agent-protocol';
 import { nestedDeeperThan, storableText } from '@cortex/agent-protocol/runtime';
-import { BufferStorageError, toBufferError } from './errors.js';
+import { BufferStorageError, DamagedRowError, toBufferError } from './errors.js';
 import { SerializedEntry, type BufferEntry, type JsonValue, type NewLogEntry } from './entry.js';
 import { Database } from '../cjs.js';
 import { RUN_SEPARATOR, partsBytes, splitRun } from './runs.js';
@@ -109,6 +109,29 @@ const ACK_STEP_ROWS = 256;
  * a batch read back from SQLite reads one or two rows (DECISIONS P21).
  */
 export const RUN_MAX_BYTES = 128 * 1024;
+/** Damaged rows one buffer call sets aside before it gives up and throws (DECISIONS P22). */
+export const MAX_DAMAGED_ROWS_A_CALL = 64;
+
+/**
+ * Beside buffer.db: the texts of damaged rows the buffer set aside (DECISIONS P22), one JSON
+ * line each ({"at","seq","n","bytes","acked_seq","json"}), appended and fsynced before the row
+ * is deleted. Kept for the operator; the agent never reads it.
+ */
+export const DAMAGED_ROWS_SUFFIX = '.damaged-rows';
+
+/** A damaged row set aside (DurableBuffer.setDamagedRowListener). */
+export interface DamagedRowReport {
+  /** The row's seqs. */
+  rowSeq: number;
+  rowEnd: number;
+  /** The row's seqs above acked_seq, which will never be sent (the server sees an eviction gap); null when none was. */
+  lostFrom: number | null;
+  lostTo: number | null;
+  /** Where its text was kept. */
+  file: string;
+  /** What was wrong with it. */
+  reason: string;
+}
 
 export interface BufferOptions {
   /** At or above this many entry bytes, `pressure` is true: the sender flushes eagerly. Default 256 MiB. */
@@ -338,6 +361,7 @@ export class DurableBuffer {
   private syncAgain = false;
   private syncRetry: NodeJS.Timeout | null = null;
   private syncListener: SyncListener | null = null;
+  private damagedRowListener: ((report: DamagedRowReport) => void) | null = null;
   private closed = false;
   private readonly diskSpace: () => { free: number; total: number };
   private readonly minFreeOption: number | undefined;
@@ -382,6 +406,8 @@ export class DurableBuffer {
   /** Rows with an entry in (acked, upTo], oldest first (without their text). Bound (upTo, acked). */
   private readonly selectOverlap: BetterSqlite3.Statement<[number, number], { seq: number; n: number; bytes: number }>;
   private readonly selectRowJson: BetterSqlite3.Statement<[number], { json: string }>;
+  private readonly selectRow: BetterSqlite3.Statement<[number], { n: number; bytes: number; json: string }>;
+  private readonly sumRowBytes: BetterSqlite3.Statement<[], { b: number }>;
   /** Deletes the rows wholly at or below a seq (bound twice). */
   private readonly deleteUpTo: BetterSqlite3.Statement<[number, number]>;
   private readonly deleteRow: BetterSqlite3.Statement<[number]>;
@@ -429,6 +455,8 @@ export class DurableBuffer {
     this.selectMinSeq = db.prepare('SELECT MIN(seq) AS seq FROM entries');
     this.selectOverlap = db.prepare('SELECT seq, n, bytes FROM entries WHERE seq <= ? AND seq + n - 1 > ? ORDER BY seq');
     this.selectRowJson = db.prepare('SELECT json FROM entries WHERE seq = ?');
+    this.selectRow = db.prepare('SELECT n, bytes, json FROM entries WHERE seq = ?');
+    this.sumRowBytes = db.prepare('SELECT COALESCE(SUM(bytes), 0) AS b FROM entries');
     this.deleteUpTo = db.prepare('DELETE FROM entries WHERE seq <= ? AND seq + n - 1 <= ?');
     this.deleteRow = db.prepare('DELETE FROM entries WHERE seq = ?');
     this.selectMeta = db.prepare(`SELECT ${META_COLUMNS} FROM meta WHERE id = 1`);
@@ -541,6 +569,10 @@ export class DurableBuffer {
    * a position just moves the position. Throws BufferStorageError (nothing stored).
    */
   append(entries: readonly BufferEntry[], position?: SourcePositionUpdate): AppendResult {
+    return this.repairing(() => this.appendOnce(entries, position));
+  }
+
+  private appendOnce(entries: readonly BufferEntry[], position?: SourcePositionUpdate): AppendResult {
     if (entries.length === 0 && position === undefined) {
       const next = this.meta.next_seq;
       return { firstSeq: next, lastSeq: next - 1, count: 0, evicted: null };
@@ -611,6 +643,10 @@ export class DurableBuffer {
    * contiguous. null when nothing is buffered at or after fromSeq.
    */
   readBatch(fromSeq: number, maxEntries: number, maxBytes: number = DEFAULT_BATCH_MAX_BYTES): BufferBatch | null {
+    return this.repairing(() => this.readBatchOnce(fromSeq, maxEntries, maxBytes));
+  }
+
+  private readBatchOnce(fromSeq: number, maxEntries: number, maxBytes: number): BufferBatch | null {
     // Nothing past syncedSeq: an entry not yet on disk is not sent (BufferOptions.syncInBackground).
     const last = this.capped ? this.synced : Number.MAX_SAFE_INTEGER;
     if (fromSeq > last) return null;
@@ -730,6 +766,11 @@ export class DurableBuffer {
   /** The last seq on disk: readBatch returns nothing past it (next_seq - 1 unless BufferOptions.syncInBackground). */
   get syncedSeq(): number {
     return this.capped ? this.synced : this.meta.next_seq - 1;
+  }
+
+  /** Who hears of a damaged row set aside (one listener; null removes it). */
+  setDamagedRowListener(listener: ((report: DamagedRowReport) => void) | null): void {
+    this.damagedRowListener = listener;
   }
 
   /** Whose `synced` and `failed` hear of background syncs (one listener; null removes it). */
@@ -972,12 +1013,81 @@ export class DurableBuffer {
     this.tailBytes += added;
   }
 
-  /** Splits a row into its entries' texts and keeps it as lastRun (a row's text never changes: a seq is never reused). Throws corrupt for a damaged row. */
+  /**
+   * Runs `op`; where it meets a damaged row (DamagedRowError: its text does not split into its
+   * `n` entries), sets the row aside and runs `op` again, so that one damaged byte costs the
+   * entries of its row and not the sending of everything after it (DECISIONS P22). `op` changed
+   * nothing when it threw (its transaction rolled back). Throws the error when setting aside
+   * fails, or after MAX_DAMAGED_ROWS_A_CALL rows.
+   */
+  private repairing<T>(op: () => T): T {
+    for (let setAside = 0; ; setAside++) {
+      try {
+        return op();
+      } catch (err) {
+        if (!(err instanceof DamagedRowError) || setAside >= MAX_DAMAGED_ROWS_A_CALL || this.closed) throw err;
+        try {
+          this.setAsideDamagedRow(err);
+        } catch (cause) {
+          // (a full disk for the side file, a read-only folder: the caller's storage error handling)
+          const typed = toBufferError(cause, 'set aside a damaged row', this.path);
+          throw typed instanceof BufferStorageError ? typed : err;
+        }
+      }
+    }
+  }
+
+  /**
+   * Sets a damaged row aside: its text is appended to buffer.db.damaged-rows (fsynced), then,
+   * in one transaction, the row is deleted and queue_depth and buffer_bytes lose what it counted.
+   * Its seqs above acked_seq are lost (the server sees a gap, as after an eviction). A row that
+   * is gone, or reads whole again, is left as it is.
+   */
+  private setAsideDamagedRow(err: DamagedRowError): void {
+    const seq = err.rowSeq;
+    const row = this.selectRow.get(seq);
+    this.lastRun = null;
+    if (row === undefined || splitRun(row.json, row.n) !== null) return;
+    const m = this.meta;
+    const rowEnd = seq + row.n - 1;
+    const from = Math.max(seq, m.acked_seq + 1);
+    const lost = Math.max(0, rowEnd - from + 1);
+    const reason = `row ${seq}..${rowEnd} of entries does not hold its ${row.n} entries (a damaged byte in buffer.db)`;
+    const file = `${this.path}${DAMAGED_ROWS_SUFFIX}`;
+    const created = !existsSync(file);
+    const fd = openSync(file, 'a', 0o600);
+    try {
+      writeSync(fd, `${JSON.stringify({ at: new Date().toISOString(), seq, n: row.n, bytes: row.bytes, acked_seq: m.acked_seq, json: row.json })}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    if (created) syncFolder(dirname(file));
+    const meta = this.write('set aside a damaged row', () =>
+      this.db
+        .transaction((): MetaRow => {
+          this.deleteRow.run(seq);
+          // Only the oldest row can straddle acked_seq: when it is this one, every row left is
+          // wholly live, and their bytes are what buffer_bytes counts.
+          const bytes = lost === 0 ? m.buffer_bytes : from === seq ? m.buffer_bytes - row.bytes : this.sumRowBytes.get()!.b;
+          const next: MetaRow = { ...m, queue_depth: Math.max(0, m.queue_depth - lost), buffer_bytes: Math.max(0, bytes) };
+          this.writeMeta(next);
+          return next;
+        })
+        .immediate(),
+    );
+    this.meta = meta;
+    // the tail holds exactly the committed rows of its seqs: it starts again at the next append
+    if (this.tailJson.length - this.tailHead > 0 && this.tailFirst <= rowEnd) this.trimTail(Number.MAX_SAFE_INTEGER);
+    this.damagedRowListener?.({ rowSeq: seq, rowEnd, lostFrom: lost > 0 ? from : null, lostTo: lost > 0 ? rowEnd : null, file, reason });
+  }
+
+  /** Splits a row into its entries' texts and keeps it as lastRun (a row's text never changes: a seq is never reused). Throws DamagedRowError for a damaged row. */
   private splitRow(seq: number, n: number, bytes: number, json: string, operation = 'readBatch'): { seq: number; n: number; parts: string[]; ascii: boolean } {
     const cached = this.lastRun;
     if (cached !== null && cached.seq === seq && cached.n === n) return cached;
     const parts = splitRun(json, n);
-    if (parts === null) throw new BufferStorageError('corrupt', operation, this.path, undefined, new Error(`row ${seq} of entries does not hold its ${n} entries`));
+    if (parts === null) throw new DamagedRowError(seq, operation, this.path, new Error(`row ${seq} of entries does not hold its ${n} entries`));
     const run = { seq, n, parts, ascii: bytes === json.length - (n - 1) };
     this.lastRun = run;
     return run;
@@ -1146,6 +1256,10 @@ export class DurableBuffer {
   }
 
   private advance(target: number, operation: 'ack' | 'applyAccepted'): AckResult {
+    return this.repairing(() => this.advanceOnce(target, operation));
+  }
+
+  private advanceOnce(target: number, operation: 'ack' | 'applyAccepted'): AckResult {
     if (!Number.isSafeInteger(target) || target < 0) throw new RangeError(`${operation}: seq must be a non-negative integer`);
     const m = this.meta;
     if (target <= m.acked_seq && target < m.next_seq) {

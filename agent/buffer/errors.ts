@@ -69,6 +69,24 @@ export class BufferStorageError extends Error {
   }
 }
 
+/**
+ * A row of `entries` whose text does not split into its `n` entries (a damaged byte that added
+ * or removed a line feed: SQLite keeps no checksum of a row, so quick_check passes). The buffer
+ * sets such a row aside where it meets it and goes on (DurableBuffer, DECISIONS P22): this
+ * error leaves the buffer only when setting it aside failed too.
+ */
+export class DamagedRowError extends BufferStorageError {
+  constructor(
+    /** The row's first seq (its key). */
+    readonly rowSeq: number,
+    operation: string,
+    path: string,
+    cause: Error,
+  ) {
+    super('corrupt', operation, path, undefined, cause);
+  }
+}
+
 /** Maps an error code to a kind; undefined when the error is not a storage error. */
 export function classifyStorageCode(code: string): BufferErrorKind | undefined {
   if (isDiskFullCode(code)) return 'disk_full'; // SQLITE_IOERR_SHMSIZE included: the WAL index could not grow

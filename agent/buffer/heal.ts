@@ -145,8 +145,13 @@ export function writeSeqState(dir: string, s: SeqState): void {
 // ---- healing -------------------------------------------------------------------------
 
 export interface RecoveryReport {
+  /**
+   * 'file' (or absent, as written before 2026-12-07): buffer.db was moved aside and replaced.
+   * 'rows': damaged rows were set aside in place, their texts kept in `moved_to` (DECISIONS P22).
+   */
+  kind?: 'file' | 'rows';
   at: string;
-  /** Where the damaged file went. */
+  /** Where the damaged file went (kind 'rows': the file that keeps the damaged rows' texts). */
   moved_to: string;
   reason: string;
   salvaged_entries: number;
@@ -323,6 +328,11 @@ export function readRecovery(dir: string): RecoveryReport | null {
   }
 }
 
+/** Records what a damaged buffer lost (status shows it as degraded until the server has acked past it). */
+export function writeRecovery(dir: string, report: RecoveryReport): void {
+  writeFileSync(join(dir, RECOVERY_FILE), `${JSON.stringify(report)}\n`, { mode: 0o600 });
+}
+
 /** The server has acked past the recovered range: the buffer is whole again. */
 export function clearRecovery(dir: string): void {
   rmSync(join(dir, RECOVERY_FILE), { force: true });
@@ -434,6 +444,7 @@ function heal(dir: string, path: string, reason: string, seq: SeqState | null, o
   }
   const lostFrom = lastSalvaged + 1;
   const report: RecoveryReport = {
+    kind: 'file',
     at,
     moved_to: moved,
     reason,
@@ -443,6 +454,6 @@ function heal(dir: string, path: string, reason: string, seq: SeqState | null, o
     lost_to: lostFrom < next ? next - 1 : null,
     next_seq: next,
   };
-  writeFileSync(join(dirname(path), RECOVERY_FILE), `${JSON.stringify(report)}\n`, { mode: 0o600 });
+  writeRecovery(dirname(path), report);
   return report;
 }

@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { storedEntries, storedTotals } from '../support/buffer-rows.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BUFFER_PAGE_SIZE, DurableBuffer, RUN_MAX_BYTES, readBufferSnapshot, type BufferOptions } from '../../agent/buffer/buffer.js';
+import { BUFFER_PAGE_SIZE, DAMAGED_ROWS_SUFFIX, DurableBuffer, RUN_MAX_BYTES, readBufferSnapshot, type BufferOptions, type DamagedRowReport } from '../../agent/buffer/buffer.js';
 import { checkBuffer } from '../../agent/buffer/heal.js';
 import { BufferStorageError, classifyStorageCode } from '../../agent/buffer/errors.js';
 import { SerializedEntry, type NewLogEntry } from '../../agent/buffer/entry.js';
@@ -678,7 +678,7 @@ describe('runs: one row per append (schema 2, DECISIONS P21)', () => {
     expect(rawState().meta.buffer_bytes).toBe(reread.bytes);
   });
 
-  it('a row whose text does not split into its n entries is a corrupt read, and buffer check names it', () => {
+  it('buffer check names a row whose text does not split into its n entries', () => {
     const b = openBuffer();
     b.append(entries(10));
     b.close();
@@ -686,8 +686,96 @@ describe('runs: one row per append (schema 2, DECISIONS P21)', () => {
     const db = new Database(path);
     db.prepare('UPDATE entries SET n = 11').run();
     db.close();
-    const again = openBuffer();
-    expect(() => again.readBatch(1, 100)).toThrow(expect.objectContaining({ name: 'BufferStorageError', kind: 'corrupt', message: expect.stringContaining('row 1 of entries does not hold its 11 entries') }));
     expect(checkBuffer(path).problems).toContainEqual({ kind: 'seq', message: 'row 1 does not hold its 11 entries' });
+  });
+});
+
+describe('a damaged row is set aside where it is met (DECISIONS P22)', () => {
+  /** Closes `b`, then removes the line feeds of the row at `seq` (a damaged byte: the row no longer splits into its n entries); returns the damaged text. */
+  const damageRow = (b: DurableBuffer, seq: number): string => {
+    b.close();
+    open.splice(open.indexOf(b), 1);
+    const db = new Database(path);
+    try {
+      db.prepare('UPDATE entries SET json = replace(json, char(10), \' \') WHERE seq = ?').run(seq);
+      return db.prepare<[number], { json: string }>('SELECT json FROM entries WHERE seq = ?').get(seq)!.json;
+    } finally {
+      db.close();
+    }
+  };
+  const damagedFile = (): string => `${path}${DAMAGED_ROWS_SUFFIX}`;
+  const keptRows = (): { seq: number; n: number; acked_seq: number; json: string }[] =>
+    existsSync(damagedFile()) ? readFileSync(damagedFile(), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { seq: number; n: number; acked_seq: number; json: string }) : [];
+  const listen = (b: DurableBuffer): DamagedRowReport[] => {
+    const heard: DamagedRowReport[] = [];
+    b.setDamagedRowListener((r) => heard.push(r));
+    return heard;
+  };
+
+  it('read: the row text is kept aside, its seqs are a gap, and every entry before and after it is read; the counters stay exact', () => {
+    const b = openBuffer();
+    b.append(entries(10)); // row 1..10
+    b.append(entries(10)); // row 11..20
+    b.append(entries(10)); // row 21..30
+    const text = damageRow(b, 11);
+    const again = openBuffer();
+    const heard = listen(again);
+    expect(again.readBatch(1, 100)).toMatchObject({ seqStart: 1, seqEnd: 10 }); // stops at the gap
+    expect(heard).toEqual([{ rowSeq: 11, rowEnd: 20, lostFrom: 11, lostTo: 20, file: damagedFile(), reason: expect.stringContaining('row 11..20 of entries does not hold its 10 entries') }]);
+    expect(keptRows()).toEqual([expect.objectContaining({ seq: 11, n: 10, acked_seq: 0, json: text })]);
+    expect(again.readBatch(11, 100)).toMatchObject({ seqStart: 21, seqEnd: 30 });
+    expect(rawState().seqs).toEqual([...range(1, 10), ...range(21, 30)]); // (rawState checks queue_depth and buffer_bytes against the rows)
+    expect(again.stats()).toMatchObject({ queueDepth: 20, nextSeq: 31 });
+    expect(checkBuffer(path, { from: 11, to: 20 })).toMatchObject({ ok: true, problems: [] });
+    expect(again.ack(30)).toMatchObject({ ackedSeq: 30 });
+    expect(again.stats()).toMatchObject({ queueDepth: 0, bufferBytes: 0 });
+    expect(heard).toHaveLength(1);
+  });
+
+  it('ack: a damaged row that straddles acked_seq is set aside and the ack goes through; only its unacked seqs are lost', () => {
+    let b = openBuffer();
+    b.append(entries(10)); // row 1..10
+    b.append(entries(10)); // row 11..20
+    b.ack(4);
+    damageRow(b, 1);
+    b = openBuffer();
+    const heard = listen(b);
+    expect(b.ack(15)).toMatchObject({ ackedSeq: 15 });
+    expect(heard).toEqual([expect.objectContaining({ rowSeq: 1, rowEnd: 10, lostFrom: 5, lostTo: 10 })]);
+    expect(keptRows()).toEqual([expect.objectContaining({ seq: 1, n: 10, acked_seq: 4 })]);
+    expect(rawState().seqs).toEqual(range(16, 20));
+    expect(b.stats()).toMatchObject({ queueDepth: 5, ackedSeq: 15 });
+  });
+
+  it('append: an eviction that stops in a damaged row sets it aside and the append is stored', () => {
+    const size = Buffer.byteLength(`{"seq":10,${JSON.stringify(entries(1, 'm', 100)[0]).slice(1)}`);
+    const caps = { softCapBytes: size * 20, hardCapBytes: size * 50 };
+    let b = openBuffer(caps);
+    b.append(entries(40, 'm', 100)); // row 1..40
+    b.ack(5); // it straddles acked_seq: eviction splits it
+    damageRow(b, 1);
+    b = openBuffer(caps);
+    const heard = listen(b);
+    const r = b.append(entries(20, 'm', 100)); // 41..60: over the cap only with row 1
+    expect(r).toMatchObject({ firstSeq: 41, lastSeq: 60, evicted: null });
+    expect(heard).toEqual([expect.objectContaining({ rowSeq: 1, lostFrom: 6, lostTo: 40 })]);
+    expect(rawState().seqs).toEqual(range(41, 60));
+    expect(b.readBatch(6, 1000)).toMatchObject({ seqStart: 41, seqEnd: 60 });
+  });
+
+  it('several damaged rows in one read are each set aside; a damaged row whose seqs were all acked is only removed', () => {
+    let b = openBuffer();
+    for (let i = 0; i < 5; i++) b.append(entries(4)); // rows 1, 5, 9, 13, 17
+    damageRow(b, 5);
+    b = openBuffer();
+    damageRow(b, 9);
+    b = openBuffer();
+    damageRow(b, 13);
+    b = openBuffer();
+    const heard = listen(b);
+    expect(b.readBatch(5, 100)).toMatchObject({ seqStart: 17, seqEnd: 20 });
+    expect(heard.map((r) => [r.lostFrom, r.lostTo])).toEqual([[5, 8], [9, 12], [13, 16]]);
+    expect(keptRows().map((r) => r.seq)).toEqual([5, 9, 13]);
+    expect(rawState().seqs).toEqual([...range(1, 4), ...range(17, 20)]);
   });
 });

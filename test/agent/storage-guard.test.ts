@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import { SerializedEntry, type NewLogEntry } from '../../agent/buffer/entry.js';
 import { BufferStorageError } from '../../agent/buffer/errors.js';
-import type { RecoveryReport } from '../../agent/buffer/heal.js';
+import { readRecovery, type RecoveryReport } from '../../agent/buffer/heal.js';
 import { createLogger } from '../../agent/log.js';
 import { StorageGuard, type GuardedBuffer } from '../../agent/storage-guard.js';
 
@@ -129,6 +129,9 @@ describe('storage guard', () => {
         get queueDepth() {
           return b.queueDepth;
         },
+        get nextSeq() {
+          return b.nextSeq;
+        },
         stats: () => b.stats(),
         reclaim: () => b.reclaim(),
         hardCapBytes: b.hardCapBytes,
@@ -186,6 +189,30 @@ describe('storage guard', () => {
     expect(s.events).toEqual(['acked']);
   });
 
+  it('a damaged row the buffer set aside (DECISIONS P22): logged, degraded and in buffer-recovery.json until acked past next_seq; a second one widens the range', () => {
+    const lines: string[] = [];
+    const { guard } = guardFor(buffer, null, { lines });
+    buffer.append([entry('a'), entry('b'), entry('c')]); // next_seq 4
+    const file = join(dir, 'buffer.db.damaged-rows');
+    guard.damagedRow({ rowSeq: 1, rowEnd: 2, lostFrom: 2, lostTo: 2, file, reason: 'row 1..2 of entries does not hold its 2 entries (a damaged byte in buffer.db)' });
+    expect(guard.recovery).toMatchObject({ kind: 'rows', moved_to: file, lost_from: 2, lost_to: 2, next_seq: 4, salvaged_entries: 3 });
+    expect(readRecovery(dir)).toEqual(guard.recovery);
+    expect(guard.lostRangeMetrics()).toEqual([
+      { name: 'buffer_recovery_lost_entries', value: 1 },
+      { name: 'buffer_recovery_lost_oldest_seq', value: 2 },
+    ]);
+    const said = lines.map((l) => JSON.parse(l) as { level: string; msg: string; lost_from: number });
+    expect(said).toContainEqual(expect.objectContaining({ level: 'error', lost_from: 2, msg: expect.stringContaining(`its text is kept in ${file} and the row was removed, so sending goes on after it (seqs 2..2 are not sent`) }));
+    buffer.append([entry('d'), entry('e')]); // next_seq 6
+    guard.damagedRow({ rowSeq: 4, rowEnd: 5, lostFrom: 4, lostTo: 5, file, reason: 'row 4..5 of entries does not hold its 2 entries' });
+    expect(guard.recovery).toMatchObject({ kind: 'rows', lost_from: 2, lost_to: 5, next_seq: 6, reason: expect.stringMatching(/row 1\.\.2 .*; then row 4\.\.5/) });
+    guard.acked(5);
+    expect(readRecovery(dir)).not.toBeNull();
+    guard.acked(6);
+    expect(guard.recovery).toBeNull();
+    expect(readRecovery(dir)).toBeNull();
+  });
+
   it('degraded until acked past the lost range; the lost range is reported as metrics', () => {
     const rec = { next_seq: 10, lost_from: 3, lost_to: 9 } as unknown as RecoveryReport;
     const { guard } = guardFor(buffer, rec);
@@ -217,6 +244,9 @@ describe('storage guard', () => {
       },
       get queueDepth() {
         return buffer.queueDepth;
+      },
+      get nextSeq() {
+        return buffer.nextSeq;
       },
       stats: () => buffer.stats(),
       reclaim: () => (reclaims++, buffer.reclaim()),

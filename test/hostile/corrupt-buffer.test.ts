@@ -3,6 +3,7 @@
 // source positions kept, the unrecoverable range reported), and a deleted -wal that used to
 // move next_seq back.
 import { spawnSync } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { copyFileSync, existsSync, mkdtempSync, openSync, closeSync, readSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
 import { checkBuffer, markCleanStop, openHealing, readRecovery } from '../../agent/buffer/heal.js';
+import { createLogger } from '../../agent/log.js';
+import { StorageGuard } from '../../agent/storage-guard.js';
 import { bundleChild } from '../agent/fixtures/bundle.js';
 
 const dirs: string[] = [];
@@ -174,6 +177,55 @@ describe('healing at start', () => {
       h.buffer.close();
     }
     expect(readdirSync(d).some((n) => n.startsWith('buffer.db.corrupt-'))).toBe(true);
+  });
+});
+
+describe('a damaged row at run time (DECISIONS P22)', () => {
+  it('is set aside by the buffer: buffer check names it before, allows its gap after; status says which seqs were lost and where its text is', () => {
+    const d = dir();
+    filledBuffer(d); // rows of 100: 1..100, ..., 1901..2000; 500 acked
+    const path = join(d, 'buffer.db');
+    const db = new Database(path);
+    db.prepare("UPDATE entries SET json = replace(json, char(10), ' ') WHERE seq = 1001").run();
+    db.close();
+    const before = run(['buffer', 'check', '--state-dir', d]);
+    expect(before.status).toBe(1);
+    expect(before.stdout).toContain('row 1001 does not hold its 100 entries');
+
+    const b = DurableBuffer.open(path, { synchronous: 'NORMAL', reserveBytes: 0 });
+    const guard = new StorageGuard({
+      stateDir: d,
+      log: createLogger({ level: 'silent' }),
+      buffer: b,
+      recovery: null,
+      sources: { paused: false, pause: () => undefined, resume: () => undefined },
+      events: new EventEmitter(),
+      stopping: () => false,
+      setError: (m) => m,
+      clearError: () => undefined,
+      stored: () => undefined,
+      markDirty: () => undefined,
+      writeStatus: () => undefined,
+      sendMetrics: () => undefined,
+    });
+    b.setDamagedRowListener((r) => guard.damagedRow(r)); // as the agent wires it
+    try {
+      const batch = b.readBatch(501, 10_000, 64 * 1024 * 1024)!;
+      expect([batch.seqStart, batch.seqEnd]).toEqual([501, 1000]);
+      expect(b.readBatch(1001, 10_000, 64 * 1024 * 1024)).toMatchObject({ seqStart: 1101, seqEnd: 2000 });
+    } finally {
+      b.close();
+    }
+    const after = run(['buffer', 'check', '--state-dir', d]);
+    expect(after.status, after.stdout).toBe(0); // the recorded gap is allowed
+    expect(after.stdout).toContain(`degraded:   damaged rows set aside since `);
+    expect(after.stdout).toContain(`their text kept in ${path}.damaged-rows; lost seqs 1001..1100`);
+    writeFileSync(join(d, 'host_id'), '7d1f3a52-1c7e-4b8f-9a51-0a3c2f4e8b11\n');
+    const st = run(['status', '--state-dir', d]);
+    expect(st.status, st.stderr).toBe(0);
+    expect(st.stdout).toMatch(/degraded: +damaged rows of the buffer set aside since \S+ \(their text kept in \S+buffer\.db\.damaged-rows\); seqs 1001\.\.1100 lost/);
+    const json = run(['status', '--state-dir', d, '--json']);
+    expect(JSON.parse(json.stdout).degraded).toMatchObject({ kind: 'rows', lost_from: 1001, lost_to: 1100 });
   });
 });
 
