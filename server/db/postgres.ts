@@ -143,6 +143,19 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   pool.on('error', () => undefined);
 
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  // The lease renewal's own connection (DECISIONS G46), opened at its first use and guarded as
+  // the pool's are. Named as the pool is: it is one of the server's working connections.
+  const leasePool = new pg.Pool({
+    ...clientConfig(options.url, 'cortex-server', connectTimeoutMs),
+    max: 1,
+    onConnect: async (client) => {
+      client.on('error', () => undefined);
+      guard.guard(client as pg.Client, 'checked');
+      await guard.learnBackend(client as pg.Client);
+    },
+  });
+  leasePool.on('error', () => undefined);
+  const leaseDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: leasePool }) });
   const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day), Math.max(1, Math.floor(max / 2)), options.maxGroupHosts ?? DEFAULT_GROUP_MAX_HOSTS);
   let bus: PostgresNotifyBus | undefined;
   let sessionChecked: Promise<void> | undefined;
@@ -150,6 +163,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   return {
     dialect: 'postgres',
     db,
+    leaseDb,
     ingest,
     usedBytesIsCostly: true,
     async withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>, onWait?: (holder: string) => void): Promise<T> {
@@ -263,6 +277,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     async close() {
       await bus?.close();
       await db.destroy(); // ends the pool
+      await leaseDb.destroy();
       await guard.close();
     },
   };
