@@ -34,6 +34,8 @@ export const RETRY_AFTER_MAX_MS = LIMITS.max_drain_seconds * 1000;
 export const MIN_REFUSAL_PAUSE_MS = 100;
 /** Acked pushes in a row after which a batch size halved by -32008 doubles again (up to the configured size). */
 export const BATCH_RECOVER_AFTER_ACKS = 8;
+/** At most one "cannot read the buffer" line this often for one error; the failed reads between are counted. */
+export const READ_ERROR_LOG_EVERY_MS = 60_000;
 /** At most one "server asked to slow down" line this often; the refusals between are counted. */
 const SLOW_DOWN_LOG_EVERY_MS = 10_000;
 
@@ -107,6 +109,8 @@ export class PushPump {
   private storeError: string | null = null;
   /** The -32007 warning last logged, and the refusals since (logged again on a new reason, or after a minute). */
   private storeWarned: { reason: string; at: number; since: number } | null = null;
+  /** The "cannot read the buffer" line last logged, the failed reads since, and the last_error it set. */
+  private readWarned: { message: string; at: number; since: number; stored: string } | null = null;
   private avgEntryBytes = 250;
   private scheduled = false;
   private flushTimer: NodeJS.Timeout | null = null;
@@ -236,9 +240,25 @@ export class PushPump {
       try {
         batch = buffer.readBatch(this.nextSendSeq, size, maxBytes);
       } catch (err) {
-        this.deps.log.error({ err: (err as Error).message }, 'cannot read the buffer; retrying in 1 s');
-        this.deps.setError((err as Error).message);
+        // Retried every second; said once a minute per error (a disk that keeps failing a read
+        // wrote a line a second), with the failures between counted.
+        const message = (err as Error).message;
+        const stored = this.deps.setError(message);
+        const w = this.readWarned;
+        const now = this.now();
+        if (w === null || w.message !== message || now - w.at >= READ_ERROR_LOG_EVERY_MS) {
+          this.deps.log.error({ err: message, ...(w !== null ? { failed_since_last_line: w.since } : {}) }, 'cannot read the buffer; retrying every second');
+          this.readWarned = { message, at: now, since: 0, stored };
+        } else {
+          w.since++;
+          w.stored = stored;
+        }
         return this.armPumpTimer(1000);
+      }
+      if (this.readWarned !== null) {
+        this.deps.log.info({ failed_since_last_line: this.readWarned.since }, 'the buffer reads again');
+        this.deps.clearErrorIf(this.readWarned.stored);
+        this.readWarned = null;
       }
       if (batch === null) {
         this.nextSendSeq = sendable;

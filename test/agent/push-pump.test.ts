@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
 import { createLogger } from '../../agent/log.js';
-import { BATCH_RECOVER_AFTER_ACKS, MIN_REFUSAL_PAUSE_MS, PushPump, type PushConn, type PushPumpDeps } from '../../agent/push-pump.js';
+import { BATCH_RECOVER_AFTER_ACKS, MIN_REFUSAL_PAUSE_MS, READ_ERROR_LOG_EVERY_MS, PushPump, type PushConn, type PushPumpDeps } from '../../agent/push-pump.js';
 import { SendRate } from '../../agent/send-rate.js';
 
 interface Push {
@@ -250,6 +250,57 @@ describe('push pump: errors', () => {
     p.pushes[14]!.resolve({ up_to_seq: 5 } as LogsPushResult);
     await new Promise((r) => setImmediate(r));
     expect(lines.filter((l) => l['msg'] === 'the server stores logs.push again')).toEqual([expect.objectContaining({ refused_since_last_line: 2 })]);
+    expect(p.state.lastError).toBeNull();
+  });
+
+  it('a buffer that cannot be read is retried every second and said once a minute per error; once it reads again, one line and last_error cleared', async () => {
+    buffer.append(entries(5));
+    const lines: Record<string, unknown>[] = [];
+    let now = 1_000_000;
+    let failing: string | null = 'buffer x: readBatch failed: disk I/O error (SQLITE_IOERR_READ)';
+    let reads = 0;
+    const reading: PushPumpDeps['buffer'] = {
+      get syncedSeq() {
+        return buffer.syncedSeq;
+      },
+      get ackedSeq() {
+        return buffer.ackedSeq;
+      },
+      get pressure() {
+        return buffer.pressure;
+      },
+      ack: (n) => buffer.ack(n),
+      readBatch: (from, max, bytes) => {
+        reads++;
+        if (failing !== null) throw new Error(failing);
+        return buffer.readBatch(from, max, bytes);
+      },
+    };
+    const p = pumpFor({ buffer: reading, now: () => now, log: createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } }) });
+    const said = () => lines.filter((l) => String(l['msg']).startsWith('cannot read the buffer'));
+    const attempt = async () => {
+      const before = reads;
+      p.pump.schedule();
+      while (reads === before) await new Promise((r) => setImmediate(r));
+      now += 1000;
+    };
+    for (let i = 0; i < 5; i++) await attempt();
+    expect(reads).toBe(5);
+    expect(said()).toEqual([expect.objectContaining({ level: 'error', err: failing })]);
+    expect(p.state.lastError).toBe(failing);
+    now += READ_ERROR_LOG_EVERY_MS;
+    await attempt();
+    expect(said()).toHaveLength(2);
+    expect(said()[1]).toMatchObject({ failed_since_last_line: 4 });
+    failing = 'buffer x: readBatch failed: another error';
+    await attempt(); // another error: said at once
+    expect(said()).toHaveLength(3);
+    expect(p.state.lastError).toBe(failing);
+    failing = null;
+    p.pump.schedule();
+    await p.sent(1);
+    expect(p.pushes[0]!.seqs).toEqual([1, 2, 3, 4, 5]);
+    expect(lines.filter((l) => l['msg'] === 'the buffer reads again')).toEqual([expect.objectContaining({ failed_since_last_line: 0 })]);
     expect(p.state.lastError).toBeNull();
   });
 
