@@ -7,7 +7,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Database } from './cjs.js';
 import { classifyStorageCode } from './buffer/errors.js';
 import { checkBuffer, readRecovery, type CheckReport } from './buffer/heal.js';
-import { foreignTables } from './buffer/buffer.js';
+import { DAMAGED_ROWS_SUFFIX, foreignTables } from './buffer/buffer.js';
 import { BUFFER_DB_FILE, stateDirReadDenied, statePaths } from './state-dir.js';
 import { ERROR_CODES, formatCliError, type ErrorCodeName } from '../common/errors.js';
 import { currentUserName } from '../common/process.js';
@@ -187,10 +187,16 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
     const what = recovery.kind === 'rows' ? `damaged rows set aside since ${recovery.at}; their text kept in ${recovery.moved_to}` : `replaced at ${recovery.at}; damaged file kept at ${recovery.moved_to}`;
     lines.push(`degraded:   ${what}; lost seqs ${recovery.lost_from ?? '-'}..${recovery.lost_to ?? '-'}`);
   }
+  // Rows whose text no longer splits into their entries in a file SQLite finds sound (the counts
+  // and the seqs then disagree with the rows too): a restart would not move it aside; the agent
+  // sets each such row aside as it reaches it (DECISIONS P22).
+  const onlyRows = report.integrity === 'ok' && report.problems.some((p) => p.kind === 'seq' && / does not hold its \d+ entries$/.test(p.message));
   const remedy = report.ok
     ? ''
     : foreign !== null
       ? `cortex-agent: ${foreignBufferText(path, foreign).hint}\n`
-      : 'cortex-agent: the buffer is damaged; restart "cortex-agent run": it moves the file aside (kept), salvages what still reads and continues\n';
+      : onlyRows
+        ? `cortex-agent: rows of the buffer are damaged (a damaged byte on the disk; SQLite finds the file sound, and the counts that disagree follow from those rows); "cortex-agent run" sets each aside when it reaches it, with no restart: its text is kept in ${BUFFER_DB_FILE}${DAMAGED_ROWS_SUFFIX}, its entries are not sent, everything else is; check the disk (dmesg, smartctl)\n`
+        : 'cortex-agent: the buffer is damaged; restart "cortex-agent run": it moves the file aside (kept), salvages what still reads and continues\n';
   return { code, stdout: `${lines.join('\n')}\n`, stderr: remedy };
 }

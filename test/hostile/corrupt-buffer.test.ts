@@ -191,6 +191,7 @@ describe('a damaged row at run time (DECISIONS P22)', () => {
     const before = run(['buffer', 'check', '--state-dir', d]);
     expect(before.status).toBe(1);
     expect(before.stdout).toContain('row 1001 does not hold its 100 entries');
+    expect(before.stderr).toContain('"cortex-agent run" sets each aside when it reaches it, with no restart: its text is kept in buffer.db.damaged-rows');
 
     const b = DurableBuffer.open(path, { synchronous: 'NORMAL', reserveBytes: 0 });
     const guard = new StorageGuard({
