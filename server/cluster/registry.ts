@@ -262,6 +262,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     // the storage's own bound (PostgreSQL: SilenceGuard). Renewals still never overlap.
     let told = false;
     const bound = this.renewalBoundMs;
+    const startedAt = this.outage.time();
     const deadline = setTimeout(() => {
       told = true;
       this.outage.failed(
@@ -269,13 +270,14 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
         new DatabaseSilentError(
           `this server's lease renewal got no answer from the database within ${secondsOf(bound)} (half its lease): the network path to the database drops packets (a firewall, a partition), or the database hangs or is overloaded`,
         ),
+        startedAt,
       );
     }, bound);
     deadline.unref();
     this.ticking = this.renewAndSweep()
       .catch((error: unknown) => {
         if (told && outageKind(error) === 'unreachable') return; // the same failure, told (and counted) at the deadline
-        this.outage.report('lease renewal', error, (say) => this.log.warn({ err: String(error), ...say }, 'lease renewal failed; retrying'));
+        this.outage.report('lease renewal', error, (say) => this.log.warn({ err: String(error), ...say }, 'lease renewal failed; retrying'), startedAt);
       })
       .finally(() => {
         clearTimeout(deadline);

@@ -197,6 +197,8 @@ export interface OutageOptions {
 
 export class DatabaseOutage {
   private since: number | null = null;
+  /** When the last outage ended (succeeded), on this account's clock. */
+  private endedAt = Number.NEGATIVE_INFINITY;
   private kind: OutageKind = 'unreachable';
   private lastLoginRefused = 0;
   private lastLine = 0;
@@ -226,10 +228,15 @@ export class DatabaseOutage {
    * (writeRefusal): it is logged here, rate limited, and the caller logs nothing of it.
    * False: a failure of the operation itself, for the caller to report as it did.
    */
-  failed(what: string, error: unknown): boolean {
+  failed(what: string, error: unknown, startedAt?: number): boolean {
     const kind = outageKind(error);
     if (kind === undefined) return false;
     const now = this.now();
+    // An operation begun before the last outage ended (startedAt: time() when it began) failed of
+    // that outage, cut late — its connection's silence found out, a connect begun while the path
+    // was frozen timing out: it is not a new one (that flapped /healthz and cortex_database_up back
+    // to down right after the database answered again; DECISIONS G46).
+    if (startedAt !== undefined && this.since === null && startedAt < this.endedAt) return true;
     if (kind === 'login') this.lastLoginRefused = now;
     this.failedOps.set(what, (this.failedOps.get(what) ?? 0) + 1);
     const err = describe(error);
@@ -282,7 +289,13 @@ export class DatabaseOutage {
     const downMs = this.now() - this.since;
     this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, OVER[this.kind]);
     this.since = null;
+    this.endedAt = this.now();
     this.failedOps.clear();
+  }
+
+  /** This account's clock now: what `failed` and `report` take as the time an operation began. */
+  time(): number {
+    return this.now();
   }
 
   /**
@@ -310,8 +323,8 @@ export class DatabaseOutage {
    * anything else is handed to `log` as `shouldLog` allows (the caller's line, with `repeated`).
    * Returns what `failed` returned: true when it was the database down or refusing writes.
    */
-  report(what: string, error: unknown, log: (fields: { repeated?: number }) => void): boolean {
-    if (this.failed(what, error)) return true;
+  report(what: string, error: unknown, log: (fields: { repeated?: number }) => void, startedAt?: number): boolean {
+    if (this.failed(what, error, startedAt)) return true;
     const say = this.shouldLog(what, error);
     if (say !== undefined) log(say);
     return false;

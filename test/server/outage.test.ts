@@ -118,6 +118,27 @@ describe('DatabaseOutage', () => {
     ]);
   });
 
+  it('a failure of an operation begun before the outage ended does not start a new one (a connection cut late, G46); one begun after does', () => {
+    const { outage, log, advance } = setup();
+    const begun = outage.time();
+    advance(10);
+    outage.failed('ingest', refused);
+    expect(outage.down).toBe(true);
+    advance(10);
+    outage.succeeded();
+    expect(outage.down).toBe(false);
+    advance(10);
+    expect(outage.failed('lease renewal', refused, begun)).toBe(true); // the caller says nothing of it either
+    expect(outage.down).toBe(false);
+    expect(outage.report('lease renewal', refused, () => log.logger.warn('said'), begun)).toBe(true);
+    expect(outage.down).toBe(false);
+    const after = outage.time();
+    advance(10);
+    expect(outage.failed('lease renewal', refused, after)).toBe(true);
+    expect(outage.down).toBe(true);
+    expect(log.records().filter((r) => r['msg'] === 'said')).toEqual([]);
+  });
+
   it('leaves other failures to their caller: not logged, not an outage', () => {
     const { log, outage } = setup();
     expect(outage.failed('ingest', err('duplicate key', '23505'))).toBe(false);
