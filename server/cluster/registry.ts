@@ -262,7 +262,6 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
     // the storage's own bound (PostgreSQL: SilenceGuard). Renewals still never overlap.
     let told = false;
     const bound = this.renewalBoundMs;
-    const startedAt = this.outage.time();
     const deadline = setTimeout(() => {
       told = true;
       this.outage.failed(
@@ -270,14 +269,13 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
         new DatabaseSilentError(
           `this server's lease renewal got no answer from the database within ${secondsOf(bound)} (half its lease): the network path to the database drops packets (a firewall, a partition), or the database hangs or is overloaded`,
         ),
-        startedAt,
       );
     }, bound);
     deadline.unref();
     this.ticking = this.renewAndSweep()
       .catch((error: unknown) => {
         if (told && outageKind(error) === 'unreachable') return; // the same failure, told (and counted) at the deadline
-        this.outage.report('lease renewal', error, (say) => this.log.warn({ err: String(error), ...say }, 'lease renewal failed; retrying'), startedAt);
+        this.outage.report('lease renewal', error, (say) => this.log.warn({ err: String(error), ...say }, 'lease renewal failed; retrying'));
       })
       .finally(() => {
         clearTimeout(deadline);
@@ -287,9 +285,7 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   }
 
   private async renewAndSweep(): Promise<void> {
-    // On the lease's own connection where there is one (PostgreSQL): a pool busy to its last
-    // connection holds back neither the renewal nor the sweep, nor reads as an outage (DECISIONS G46).
-    const db: Db = this.storage.leaseDb ?? this.storage.db;
+    const db: Db = this.storage.db;
     await this.measureClock(db);
     const now = this.now();
     const lease_until = new Date(now.getTime() + this.leaseMs).toISOString();

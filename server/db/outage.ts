@@ -180,7 +180,7 @@ export const READ_ONLY_DB_HINT =
 
 /** What to do when PostgreSQL has no connection slot left for this server (53300). */
 export const NO_SLOT_HINT =
-  'other clients hold every connection PostgreSQL allows (max_connections; see pg_stat_activity): each cortex-server opens up to --db-pool + 4 (default 14); ' +
+  'other clients hold every connection PostgreSQL allows (max_connections; see pg_stat_activity): each cortex-server opens up to --db-pool + 3 (default 13); ' +
   'close idle clients, lower --db-pool, or raise max_connections';
 
 /** PostgreSQL refused a new connection: every slot it allows is taken (53300 too_many_connections). */
@@ -197,8 +197,6 @@ export interface OutageOptions {
 
 export class DatabaseOutage {
   private since: number | null = null;
-  /** When the last outage ended (succeeded), on this account's clock. */
-  private endedAt = Number.NEGATIVE_INFINITY;
   private kind: OutageKind = 'unreachable';
   private lastLoginRefused = 0;
   private lastLine = 0;
@@ -228,15 +226,10 @@ export class DatabaseOutage {
    * (writeRefusal): it is logged here, rate limited, and the caller logs nothing of it.
    * False: a failure of the operation itself, for the caller to report as it did.
    */
-  failed(what: string, error: unknown, startedAt?: number): boolean {
+  failed(what: string, error: unknown): boolean {
     const kind = outageKind(error);
     if (kind === undefined) return false;
     const now = this.now();
-    // An operation begun before the last outage ended (startedAt: time() when it began) failed of
-    // that outage, cut late — its connection's silence found out, a connect begun while the path
-    // was frozen timing out: it is not a new one (that flapped /healthz and cortex_database_up back
-    // to down right after the database answered again; DECISIONS G46).
-    if (startedAt !== undefined && this.since === null && startedAt < this.endedAt) return true;
     if (kind === 'login') this.lastLoginRefused = now;
     this.failedOps.set(what, (this.failedOps.get(what) ?? 0) + 1);
     const err = describe(error);
@@ -289,13 +282,7 @@ export class DatabaseOutage {
     const downMs = this.now() - this.since;
     this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, OVER[this.kind]);
     this.since = null;
-    this.endedAt = this.now();
     this.failedOps.clear();
-  }
-
-  /** This account's clock now: what `failed` and `report` take as the time an operation began. */
-  time(): number {
-    return this.now();
   }
 
   /**
@@ -323,8 +310,8 @@ export class DatabaseOutage {
    * anything else is handed to `log` as `shouldLog` allows (the caller's line, with `repeated`).
    * Returns what `failed` returned: true when it was the database down or refusing writes.
    */
-  report(what: string, error: unknown, log: (fields: { repeated?: number }) => void, startedAt?: number): boolean {
-    if (this.failed(what, error, startedAt)) return true;
+  report(what: string, error: unknown, log: (fields: { repeated?: number }) => void): boolean {
+    if (this.failed(what, error)) return true;
     const say = this.shouldLog(what, error);
     if (say !== undefined) log(say);
     return false;
