@@ -7,6 +7,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Database } from './cjs.js';
 import { classifyStorageCode } from './buffer/errors.js';
 import { checkBuffer, readRecovery, type CheckReport } from './buffer/heal.js';
+import { isDamagedRowProblem } from './buffer/runs.js';
 import { DAMAGED_ROWS_SUFFIX, foreignTables } from './buffer/buffer.js';
 import { BUFFER_DB_FILE, stateDirReadDenied, statePaths } from './state-dir.js';
 import { ERROR_CODES, formatCliError, type ErrorCodeName } from '../common/errors.js';
@@ -190,7 +191,7 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
   // Rows whose text no longer splits into their entries in a file SQLite finds sound (the counts
   // and the seqs then disagree with the rows too): a restart would not move it aside; the agent
   // sets each such row aside as it reaches it (DECISIONS P22).
-  const onlyRows = report.integrity === 'ok' && report.problems.some((p) => p.kind === 'seq' && / does not hold its \d+ entries$/.test(p.message));
+  const onlyRows = report.integrity === 'ok' && report.problems.some((p) => p.kind === 'seq' && isDamagedRowProblem(p.message));
   const remedy = report.ok
     ? ''
     : foreign !== null

@@ -178,8 +178,8 @@ export class StorageGuard {
   damagedRow(r: DamagedRowReport): void {
     const { buffer, log } = this.deps;
     const before = this.recoveryReport;
-    const lost = (from: number | null | undefined, to: number | null | undefined): [number, number] | null => (from != null && to != null ? [from, to] : null);
-    const ranges = [lost(r.lostFrom, r.lostTo), lost(before?.lost_from, before?.lost_to)].filter((x): x is [number, number] => x !== null);
+    const froms = [r.lostFrom, before?.lost_from ?? null].filter((x): x is number => x !== null);
+    const tos = [r.lostTo, before?.lost_to ?? null].filter((x): x is number => x !== null);
     const report: RecoveryReport = {
       kind: before === null ? 'rows' : (before.kind ?? 'file'),
       at: before?.at ?? new Date().toISOString(),
@@ -187,8 +187,8 @@ export class StorageGuard {
       reason: before === null ? r.reason : `${before.reason}; then ${r.reason}`.slice(0, 2000),
       salvaged_entries: before?.salvaged_entries ?? buffer.queueDepth,
       positions_recovered: before?.positions_recovered ?? 0,
-      lost_from: ranges.length > 0 ? Math.min(...ranges.map((x) => x[0])) : null,
-      lost_to: ranges.length > 0 ? Math.max(...ranges.map((x) => x[1])) : null,
+      lost_from: froms.length > 0 ? Math.min(...froms) : null,
+      lost_to: tos.length > 0 ? Math.max(...tos) : null,
       next_seq: buffer.nextSeq,
     };
     this.recoveryReport = report;

@@ -45,9 +45,9 @@
 // Caps count entry bytes (the payload), not the file size; SQLite's page overhead
 // adds roughly 10-30% on disk.
 
-import { chmodSync, closeSync, existsSync, fdatasync, fdatasyncSync, fsyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fdatasync, fdatasyncSync, openSync, rmSync, statSync, statfsSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { syncFolder, writeDurably } from './durable.js';
+import { appendDurably, writeDurably } from './durable.js';
 import type BetterSqlite3 from 'better-sqlite3';
 import { LIMITS } from '@cortex/agent-protocol';
 import { nestedDeeperThan, storableText } from '@cortex/agent-protocol/runtime';
@@ -1054,15 +1054,7 @@ export class DurableBuffer {
     const lost = Math.max(0, rowEnd - from + 1);
     const reason = `row ${seq}..${rowEnd} of entries does not hold its ${row.n} entries (a damaged byte in buffer.db)`;
     const file = `${this.path}${DAMAGED_ROWS_SUFFIX}`;
-    const created = !existsSync(file);
-    const fd = openSync(file, 'a', 0o600);
-    try {
-      writeSync(fd, `${JSON.stringify({ at: new Date().toISOString(), seq, n: row.n, bytes: row.bytes, acked_seq: m.acked_seq, json: row.json })}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    if (created) syncFolder(dirname(file));
+    appendDurably(file, `${JSON.stringify({ at: new Date().toISOString(), seq, n: row.n, bytes: row.bytes, acked_seq: m.acked_seq, json: row.json })}\n`);
     const meta = this.write('set aside a damaged row', () =>
       this.db
         .transaction((): MetaRow => {

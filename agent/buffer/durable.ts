@@ -4,7 +4,7 @@
 // buffer's synchronous open and append; the agent's asynchronous twin is ../atomic-file.ts,
 // which the buffer may not import (README: Node built-ins only).
 
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** fsync of a folder: its entries (new names, renames, removals) are on disk when it returns. */
@@ -26,6 +26,19 @@ function writeSynced(file: string, text: string, mode: number): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Appends `text` to `file` (created with `mode`) and fsyncs it, and its folder when the file is new. */
+export function appendDurably(file: string, text: string, mode = 0o600): void {
+  const created = !existsSync(file);
+  const fd = openSync(file, 'a', mode);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  if (created) syncFolder(dirname(file));
 }
 
 /** Writes a small file and fsyncs it and its folder (it exists on disk before the caller goes on). */

@@ -33,6 +33,16 @@ export function runLengthSql(db: BetterSqlite3.Database): string {
   return (db.pragma('table_info(entries)') as { name: string }[]).some((c) => c.name === 'n') ? 'n' : '1';
 }
 
+/** The problem liveTotals (buffer check) names for a row whose text does not split into its `n` entries. */
+export function damagedRowProblem(seq: number, n: number): string {
+  return `row ${seq} does not hold its ${n} entries`;
+}
+
+/** Whether a problem text is damagedRowProblem's. */
+export function isDamagedRowProblem(message: string): boolean {
+  return /^row \d+ does not hold its \d+ entries$/.test(message);
+}
+
 export interface LiveTotals {
   /** Rows in `entries`. */
   rows: number;
@@ -63,7 +73,7 @@ export function liveTotals(db: BetterSqlite3.Database, ackedSeq: number): LiveTo
     const parts = splitRun(r.json, r.n);
     const last = r.seq + r.n - 1;
     if (parts === null || !(r.n >= 1)) {
-      out.bad.push(`row ${r.seq} does not hold its ${r.n} entries`);
+      out.bad.push(damagedRowProblem(r.seq, r.n));
       continue;
     }
     if (partsBytes(parts, 0, parts.length) !== r.bytes) out.bad.push(`row ${r.seq} says ${r.bytes} bytes but its entries hold ${partsBytes(parts, 0, parts.length)}`);
