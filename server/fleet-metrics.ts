@@ -69,10 +69,17 @@ export function registerFleetMetrics(registry: Registry, db: Kysely<Database>, o
   const silentSince = new Set<string>();
   let newlySilent = 0;
   // One database read at a time, shared by the families of a scrape (a scrape collects every
-  // family at once) and by a scrape that comes while the read of an earlier one still runs.
-  let inFlight: Promise<FleetRead | undefined> | null = null;
+  // family at once) and by a scrape that comes while the read of an earlier one still runs —
+  // unless that read has run longer than a scrape waits for one: begun on a path that froze or
+  // a database that hung, it may only fail later, even once the database answers again, and a
+  // scrape that joined it would go without figures as long (the health check does the same).
+  let inFlight: { at: number; read: Promise<FleetRead | undefined> } | null = null;
+  // when the read whose figures were taken last began (an older one ending after it changes nothing)
+  let takenAt = Number.NEGATIVE_INFINITY;
   const read = (): Promise<FleetRead | undefined> => {
-    inFlight ??= (async () => {
+    if (inFlight !== null && performance.now() - inFlight.at < timeoutMs) return inFlight.read;
+    const at = performance.now();
+    const p: Promise<FleetRead | undefined> = (async () => {
       try {
         const cutoff = new Date(now() - options.silentAfterSecs * 1000).toISOString();
         const [rows, states] = await Promise.all([
@@ -84,18 +91,22 @@ export function registerFleetMetrics(registry: Registry, db: Kysely<Database>, o
             .execute(),
         ]);
         const silent = new Set(rows.map((r) => r.host_id));
-        for (const id of silent) if (!silentSince.has(id)) newlySilent++;
-        silentSince.clear();
-        for (const id of silent) silentSince.add(id);
+        if (at > takenAt) {
+          takenAt = at;
+          for (const id of silent) if (!silentSince.has(id)) newlySilent++;
+          silentSince.clear();
+          for (const id of silent) silentSince.add(id);
+        }
         return { silent, states: new Map(states.map((r) => [r.connection_state as string, Number(r.n)])) };
       } catch (error) {
         options.onError?.(error);
         return undefined;
       }
     })().finally(() => {
-      inFlight = null;
+      if (inFlight?.read === p) inFlight = null;
     });
-    return inFlight;
+    inFlight = { at, read: p };
+    return p;
   };
   // The read of one scrape: its three families ask together (registry.metrics() collects them
   // at once), so the first asks and the others get the same answer.

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import { nodeProcessAlive } from '../../common/process.js';
 import type { Kysely } from 'kysely';
 import { releaseSessionsOf } from '../db/agents.repository.js';
-import { DatabaseOutage, DatabaseSilentError, outageKind, secondsOf } from '../db/outage.js';
+import { DatabaseOutage, DatabaseSilentError, noteWaited, outageKind, secondsOf } from '../db/outage.js';
 import { migrationLockWaitMessage } from '../db/migrations/index.js';
 import { systemElapsedMs } from '../elapsed.js';
 import type { Database } from '../db/schema.js';
@@ -266,8 +266,11 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
       told = true;
       this.outage.failed(
         'lease renewal',
-        new DatabaseSilentError(
-          `this server's lease renewal got no answer from the database within ${secondsOf(bound)} (half its lease): the network path to the database drops packets (a firewall, a partition), or the database hangs or is overloaded`,
+        noteWaited(
+          new DatabaseSilentError(
+            `this server's lease renewal got no answer from the database within ${secondsOf(bound)} (half its lease): the network path to the database drops packets (a firewall, a partition), or the database hangs or is overloaded`,
+          ),
+          bound,
         ),
       );
     }, bound);

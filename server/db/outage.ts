@@ -33,6 +33,25 @@ export class DatabaseSilentError extends Error {
   }
 }
 
+/** How long the operation behind a failure had waited when it failed (ms), where the storage knows. */
+const waited = new WeakMap<object, number>();
+
+/**
+ * Notes that the operation `error` ends had waited `ms` for the database when it failed (a
+ * statement for its answer, a caller for a pool connection). The outage account tells by it
+ * when the operation began: one begun before the last outage ended failed of that outage, late
+ * (DECISIONS G46). Returns `error`.
+ */
+export function noteWaited<E>(error: E, ms: number): E {
+  if (typeof error === 'object' && error !== null && !waited.has(error)) waited.set(error, Math.max(0, ms));
+  return error;
+}
+
+/** What `noteWaited` noted for `error`, if anything. */
+export function waitedFor(error: unknown): number | undefined {
+  return typeof error === 'object' && error !== null ? waited.get(error) : undefined;
+}
+
 /** `ms` as the seconds a message says ("0.4 s", "10 s"). */
 export function secondsOf(ms: number): string {
   return `${Math.round(ms / 100) / 10} s`;
@@ -197,6 +216,8 @@ export interface OutageOptions {
 
 export class DatabaseOutage {
   private since: number | null = null;
+  /** When the last outage ended (`succeeded`), on this account's clock. */
+  private endedAt = Number.NEGATIVE_INFINITY;
   private kind: OutageKind = 'unreachable';
   private lastLoginRefused = 0;
   private lastLine = 0;
@@ -223,13 +244,20 @@ export class DatabaseOutage {
   /**
    * Reports a failed database operation (`what`: which part of the server, e.g. "ingest").
    * Returns true when the failure was the database out of reach or refusing writes
-   * (writeRefusal): it is logged here, rate limited, and the caller logs nothing of it.
+   * (writeRefusal): it is logged here, rate limited, and the caller logs nothing of it (nor is
+   * it logged at all when the operation began before the last outage ended: that outage's).
    * False: a failure of the operation itself, for the caller to report as it did.
    */
   failed(what: string, error: unknown): boolean {
     const kind = outageKind(error);
     if (kind === undefined) return false;
     const now = this.now();
+    // An operation begun before the last outage ended failed of that outage, late: a statement
+    // sent while the path was frozen and cut for silence once the database answered again, a
+    // connection begun then that timed out. Not a new outage: that flapped /healthz and
+    // cortex_database_up back to down right after the database came back (DECISIONS G46).
+    const waitedMs = waitedFor(error);
+    if (this.since === null && waitedMs !== undefined && now - waitedMs < this.endedAt) return true;
     if (kind === 'login') this.lastLoginRefused = now;
     this.failedOps.set(what, (this.failedOps.get(what) ?? 0) + 1);
     const err = describe(error);
@@ -282,6 +310,7 @@ export class DatabaseOutage {
     const downMs = this.now() - this.since;
     this.o.logger.info({ down_secs: Math.round(downMs / 100) / 10, failed_operations: this.counts() }, OVER[this.kind]);
     this.since = null;
+    this.endedAt = this.now();
     this.failedOps.clear();
   }
 

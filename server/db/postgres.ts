@@ -26,7 +26,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import pg from 'pg';
-import { DatabaseSilentError, isSilence, outageKind, secondsOf } from './outage.js';
+import { DatabaseSilentError, isSilence, noteWaited, outageKind, secondsOf } from './outage.js';
 import { defaultPostgresUser } from './pg-user.js';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { dayOf, dropPartitionsBefore, ensureDayPartition, ensurePartitionsAround } from './pg-partitions.js';
@@ -100,6 +100,26 @@ function defaultUser(): void {
   if (!pg.defaults.user) pg.defaults.user = defaultPostgresUser(); // node-postgres reads $PGUSER before it
 }
 
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, release: (release?: unknown) => void) => void;
+
+/**
+ * A failure to get a connection of `pool` (a new one that timed out or was refused, none come
+ * free in the pool's wait) notes how long its caller waited (noteWaited): the outage account
+ * tells by it whether the caller began before the database came back (DECISIONS G46). Both of
+ * pg-pool's forms: a promise, and the callback its own `query` uses.
+ */
+function timeConnects(pool: pg.Pool): void {
+  const connect = pool.connect.bind(pool) as unknown as (cb?: ConnectCallback) => Promise<pg.PoolClient> | undefined;
+  const timed = (cb?: ConnectCallback): Promise<pg.PoolClient> | undefined => {
+    const began = Date.now();
+    if (typeof cb === 'function') return connect((err, client, release) => cb(err === undefined || err === null ? err : noteWaited(err, Date.now() - began), client, release));
+    return (connect() as Promise<pg.PoolClient>).catch((err: unknown) => {
+      throw noteWaited(err, Date.now() - began);
+    });
+  };
+  pool.connect = timed as unknown as pg.Pool['connect'];
+}
+
 /** What every connection of the server uses: the pool's, a job's, the LISTEN client's, the guard's. */
 function clientConfig(url: string, applicationName: string, connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): pg.ClientConfig {
   defaultUser();
@@ -141,6 +161,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   // An idle client's error (the server restarted) must not take the process down; the
   // pool drops that client and the next query opens a new one.
   pool.on('error', () => undefined);
+  timeConnects(pool);
 
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day), Math.max(1, Math.floor(max / 2)), options.maxGroupHosts ?? DEFAULT_GROUP_MAX_HOSTS);
@@ -1028,12 +1049,15 @@ class SilenceGuard {
         // A Submittable (a cursor, a stream) runs for as long as its reader takes: not watched (the server uses none).
         if (typeof (args[0] as { submit?: unknown } | null | undefined)?.submit === 'function') return query(...args);
         const w = this.watch(client, how);
+        const began = Date.now();
+        // what the caller gets, with how long the statement waited (the outage account's G46)
+        const failure = (err: unknown): unknown => noteWaited(w.cut ?? err, Date.now() - began);
         const last = args.length - 1;
         const callback = args[last];
         if (typeof callback === 'function') {
           args[last] = (err: unknown, res: unknown) => {
             this.settle(w);
-            (callback as (e: unknown, r: unknown) => void)(err === undefined || err === null ? err : (w.cut ?? err), res);
+            (callback as (e: unknown, r: unknown) => void)(err === undefined || err === null ? err : failure(err), res);
           };
           return query(...args);
         }
@@ -1044,7 +1068,7 @@ class SilenceGuard {
           },
           (err: unknown) => {
             this.settle(w);
-            throw w.cut ?? err;
+            throw failure(err);
           },
         );
       },

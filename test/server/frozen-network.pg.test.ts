@@ -18,8 +18,10 @@ import { FreezingRelay } from '../support/freezing-relay.js';
 import { openPostgresStorage, type PostgresStorageOptions } from '../../server/db/postgres.js';
 import { migrateToLatest } from '../../server/db/migrations/index.js';
 import { revoke } from '../../server/db/agents.repository.js';
-import { DatabaseOutage, isDatabaseUnreachable } from '../../server/db/outage.js';
+import { DatabaseOutage, isDatabaseUnreachable, waitedFor } from '../../server/db/outage.js';
 import { createCapturingLogger } from '../../server/log.js';
+import { registerFleetMetrics } from '../../server/fleet-metrics.js';
+import { Registry } from 'prom-client';
 import type { Storage } from '../../server/db/storage.js';
 
 const LATE = Symbol('no answer in time');
@@ -235,6 +237,91 @@ describe.concurrent('a network path to PostgreSQL that stops answering', () => {
     await waitFor(async () => (await admin.query('select count(*)::int as n from pg_stat_activity where pid = $1', [pid])).rows[0].n === 0, 5000);
     // The pool opens a new one.
     expect((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(storage.db)).rows[0]!.pid).not.toBe(pid);
+  }, 30_000);
+
+  it('a statement and a connection begun on the frozen path and failing after the database answered again say how long they waited: no new outage (G46); one begun after does open one', async (ctx) => {
+    const f = fixture(ctx);
+    const options = { poolSize: 2, silentMs: 400, connectTimeoutMs: 1500, listenPingMs: 300 };
+    const { direct, url, storage, relay } = await throughRelay(f, options);
+    await sql`select 1`.execute(storage.db);
+    // a second storage with no connection open yet: its first statement starts one
+    const cold = openPostgresStorage({ url, ...options });
+    f.cleanups.push(() => cold.close());
+    const log = createCapturingLogger();
+    const outage = new DatabaseOutage({ logger: log.logger });
+    // A failure goes to the outage account as it comes, as the server's callers report them.
+    const failure = (p: Promise<unknown>) =>
+      p.then(
+        () => ({ error: undefined as unknown, took: false, downAfter: outage.down }),
+        (error: unknown) => ({ error, took: outage.failed('health check', error), downAfter: outage.down }),
+      );
+    relay.freeze();
+    const frozenAt = Date.now();
+    const onOpen = failure(sql`select 1`.execute(storage.db)); // on a connection that was open
+    const onNew = failure(sql`select 2`.execute(cold.db)); // on a new connection, its start held
+    outage.failed('ingest', Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    expect(outage.down).toBe(true);
+    // The path comes back without the flows it carried: both are lost for good. The database
+    // answers again (another connection), and that ends the outage.
+    relay.loseOpenConnections();
+    const admin = new pg.Client({ connectionString: direct });
+    await admin.connect();
+    f.cleanups.push(() => admin.end());
+    await admin.query('select 1');
+    outage.succeeded();
+    const endedAt = Date.now();
+    const [cut, timedOut] = await Promise.all([within(onOpen, 10_000), within(onNew, 10_000)]);
+    expect(cut).toMatchObject({ error: { code: 'CORTEX_DB_SILENT' } });
+    expect(timedOut).toMatchObject({ error: { message: expect.stringMatching(/timeout/) } });
+    for (const r of [cut, timedOut]) {
+      if (typeof r === 'symbol') continue;
+      expect(waitedFor(r.error), String(r.error)).toBeGreaterThanOrEqual(endedAt - frozenAt);
+      expect(r.took).toBe(true);
+      expect(r.downAfter, `a late failure (${String(r.error)}) opened a new outage`).toBe(false);
+    }
+    expect(log.records().map((r) => r['msg'])).toEqual([expect.stringMatching(/^database out of reach/), 'database reachable again']);
+    // A statement begun after the end, on a connection made after it, on a path that freezes again: a new outage.
+    relay.thaw();
+    const later = openPostgresStorage({ url, ...options });
+    f.cleanups.push(() => later.close());
+    await sql`select 3`.execute(later.db);
+    relay.freeze();
+    const fresh = await within(failure(sql`select 4`.execute(later.db)), 10_000);
+    expect(fresh).toMatchObject({ error: { code: 'CORTEX_DB_SILENT' }, took: true, downAfter: true });
+  }, 30_000);
+
+  it('a /metrics scrape after the path came back does not join a fleet read begun while it was frozen: it reads anew and has its gauges', async (ctx) => {
+    const f = fixture(ctx);
+    const options = { poolSize: 4, silentMs: 5000, connectTimeoutMs: 5000, listenPingMs: 300 };
+    const { url, relay } = await throughRelay(f, options);
+    // a storage with two connections open, both taken by one fleet read (its two statements)
+    const storage = openPostgresStorage({ url, ...options });
+    f.cleanups.push(() => storage.close());
+    await Promise.all([sql`select 1`.execute(storage.db), sql`select 2`.execute(storage.db)]);
+    const registry = new Registry();
+    const errors: unknown[] = [];
+    registerFleetMetrics(registry, storage.db, { silentAfterSecs: 60, readTimeoutMs: 300, databaseDown: () => false, onError: (e) => errors.push(e) });
+    const scrape = async (): Promise<{ ms: number; text: string }> => {
+      // a new scrape, as the next HTTP request would be: the one before ended its share of the read on its event loop turn
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const at = Date.now();
+      const text = await registry.metrics();
+      return { ms: Date.now() - at, text };
+    };
+    expect(metricValue((await scrape()).text, 'cortex_agents', { state: 'Active' })).toBe(0);
+
+    relay.freeze();
+    const frozen = await scrape();
+    expect(frozen.ms).toBeLessThan(2000);
+    expect(frozen.text).not.toMatch(/^cortex_agents\{/m); // left out: no figures of this scrape
+    // The path back without the flows it carried: that read's statements are never answered
+    // (cut only after silentMs, 5 s); new connections pass.
+    relay.loseOpenConnections();
+    relay.thaw();
+    const back = await scrape();
+    expect(back.text, 'a scrape that joined the read begun while the path was frozen').toMatch(/^cortex_agents\{/m);
+    expect(metricValue(back.text, 'cortex_agents', { state: 'Active' })).toBe(0);
+    expect(errors).toEqual([]);
   }, 30_000);
 
   it('batches waiting for an ingest statement fail with the one that found the path silent, instead of each waiting to be cut in turn', async (ctx) => {

@@ -2,7 +2,7 @@
 // count, and the three kinds of lines an outage gives however many operations fail.
 import { describe, expect, it } from 'vitest';
 import { postgresOpenError } from '../../server/cli-db.js';
-import { DatabaseOutage, isDatabaseUnreachable, writeRefusal } from '../../server/db/outage.js';
+import { DatabaseOutage, isDatabaseUnreachable, noteWaited, waitedFor, writeRefusal } from '../../server/db/outage.js';
 import { createCapturingLogger } from '../../server/log.js';
 
 const err = (message: string, code?: string) => Object.assign(new Error(message), code === undefined ? {} : { code });
@@ -116,6 +116,40 @@ describe('DatabaseOutage', () => {
       [expect.stringMatching(/^database out of reach/), undefined],
       ['database reachable again', { 'lease renewal': 1 }],
     ]);
+  });
+
+  it('a failure of an operation begun before the outage ended (it says how long it waited) opens no new one; one begun after does (G46)', () => {
+    const { outage, log, advance, msgs } = setup();
+    outage.failed('ingest', refused);
+    advance(3_000);
+    outage.succeeded();
+    expect(outage.down).toBe(false);
+    advance(1_000);
+    // a statement sent 5 s ago, while the path was frozen, cut for silence only now
+    const late = noteWaited(Object.assign(new Error('a statement got no answer from PostgreSQL within 5 s'), { code: 'CORTEX_DB_SILENT' }), 5_000);
+    expect(outage.failed('fleet metrics', late)).toBe(true); // the caller says nothing of it either
+    expect(outage.report('health check', noteWaited(err('Connection terminated due to connection timeout'), 1_001), () => log.logger.warn('said'))).toBe(true);
+    expect(outage.down).toBe(false);
+    expect(outage.condition).toBeNull();
+    // begun after the end (waited 999 ms of the 1,000 since): a new outage
+    expect(outage.failed('health check', noteWaited(err('Connection terminated due to connection timeout'), 999))).toBe(true);
+    expect(outage.down).toBe(true);
+    expect(msgs()).toEqual([expect.stringMatching(/^database out of reach/), 'database reachable again', expect.stringMatching(/^database out of reach/)]);
+    // and nothing that says no wait of its own is taken for a late one
+    advance(10);
+    outage.succeeded();
+    advance(10);
+    outage.failed('ingest', refused);
+    expect(outage.down).toBe(true);
+  });
+
+  it('noteWaited keeps the first wait noted for an error (shared by the callers a cut statement fails)', () => {
+    const e = noteWaited(new Error('x'), 5_000);
+    expect(noteWaited(e, 10)).toBe(e);
+    expect(waitedFor(e)).toBe(5_000);
+    expect(waitedFor(new Error('y'))).toBeUndefined();
+    expect(waitedFor('a string')).toBeUndefined();
+    expect(noteWaited(-1, 3)).toBe(-1);
   });
 
   it('leaves other failures to their caller: not logged, not an outage', () => {
