@@ -288,7 +288,9 @@ export class ClusterRegistry<C extends HeldSession> extends SessionRegistry<C> {
   }
 
   private async renewAndSweep(): Promise<void> {
-    const db: Db = this.storage.db;
+    // On the lease's own connection where there is one (PostgreSQL): a pool busy to its last
+    // connection holds back neither the renewal nor the sweep, nor reads as an outage (DECISIONS G47).
+    const db: Db = this.storage.leaseDb ?? this.storage.db;
     await this.measureClock(db);
     const now = this.now();
     const lease_until = new Date(now.getTime() + this.leaseMs).toISOString();

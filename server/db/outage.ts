@@ -199,7 +199,7 @@ export const READ_ONLY_DB_HINT =
 
 /** What to do when PostgreSQL has no connection slot left for this server (53300). */
 export const NO_SLOT_HINT =
-  'other clients hold every connection PostgreSQL allows (max_connections; see pg_stat_activity): each cortex-server opens up to --db-pool + 3 (default 13); ' +
+  'other clients hold every connection PostgreSQL allows (max_connections; see pg_stat_activity): each cortex-server opens up to --db-pool + 4 (default 14); ' +
   'close idle clients, lower --db-pool, or raise max_connections';
 
 /** PostgreSQL refused a new connection: every slot it allows is taken (53300 too_many_connections). */

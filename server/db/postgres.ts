@@ -138,6 +138,18 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   const max = Math.max(2, options.poolSize ?? 10);
   const connectTimeoutMs = Math.max(1, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
   const guard = new SilenceGuard(options.url, Math.max(0, options.silentMs ?? DEFAULT_SILENT_MS), connectTimeoutMs);
+  // Before a new connection of a pool is handed out.
+  const onConnect = async (client: pg.ClientBase): Promise<void> => {
+    // Not the process down for a checked-out client's error: pg emits 'error' on a client
+    // whose connection ends unexpectedly (a TCP reset, PostgreSQL killed, the network cut)
+    // even while a query of it is running, which gets the same error; the pool listens only
+    // while the client is idle, and kysely not at all, so a connection lost mid-query was an
+    // uncaught exception that ended the server (DECISIONS G11). The query's caller handles
+    // the failure; the pool drops the client when it comes back (it is no longer queryable).
+    client.on('error', () => undefined);
+    guard.guard(client as pg.Client, 'checked');
+    await guard.learnBackend(client as pg.Client);
+  };
   const pool = new pg.Pool({
     ...clientConfig(options.url, 'cortex-server', connectTimeoutMs),
     max,
@@ -145,18 +157,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     // costs them its start (backend start, the first plan of the ingest statement): kept warm,
     // a burst or a background job finds one ready.
     min: Math.min(3, max),
-    // Before the new connection is handed out.
-    onConnect: async (client) => {
-      // Not the process down for a checked-out client's error: pg emits 'error' on a client
-      // whose connection ends unexpectedly (a TCP reset, PostgreSQL killed, the network cut)
-      // even while a query of it is running, which gets the same error; the pool listens only
-      // while the client is idle, and kysely not at all, so a connection lost mid-query was an
-      // uncaught exception that ended the server (DECISIONS G11). The query's caller handles
-      // the failure; the pool drops the client when it comes back (it is no longer queryable).
-      client.on('error', () => undefined);
-      guard.guard(client as pg.Client, 'checked');
-      await guard.learnBackend(client as pg.Client);
-    },
+    onConnect,
   });
   // An idle client's error (the server restarted) must not take the process down; the
   // pool drops that client and the next query opens a new one.
@@ -164,6 +165,16 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   timeConnects(pool);
 
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  // The lease renewal's own connection (DECISIONS G47), opened at its first use and guarded as
+  // the pool's are. Named as the pool is: it is one of the server's working connections.
+  const leasePool = new pg.Pool({
+    ...clientConfig(options.url, 'cortex-server', connectTimeoutMs),
+    max: 1,
+    onConnect,
+  });
+  leasePool.on('error', () => undefined);
+  timeConnects(leasePool);
+  const leaseDb = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: leasePool }) });
   const ingest = new PostgresIngestWriter(pool, (day) => ensureDayPartition(db, day), Math.max(1, Math.floor(max / 2)), options.maxGroupHosts ?? DEFAULT_GROUP_MAX_HOSTS);
   let bus: PostgresNotifyBus | undefined;
   let sessionChecked: Promise<void> | undefined;
@@ -171,6 +182,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
   return {
     dialect: 'postgres',
     db,
+    leaseDb,
     ingest,
     usedBytesIsCostly: true,
     async withMigrationLock<T>(fn: (locked: Kysely<Schema>) => Promise<T>, onWait?: (holder: string) => void): Promise<T> {
@@ -284,6 +296,7 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
     async close() {
       await bus?.close();
       await db.destroy(); // ends the pool
+      await leaseDb.destroy();
       await guard.close();
     },
   };

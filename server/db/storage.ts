@@ -103,6 +103,13 @@ export interface Storage {
    * from one measurement instead of measuring after every batch.
    */
   readonly usedBytesIsCostly: boolean;
+  /**
+   * A connection of its own for this server's lease renewal (PostgreSQL): a pool whose every
+   * connection is busy (ingest commits, a burst of hellos, slow admin queries) cannot hold the
+   * renewal back until the other servers take this live one for dead (DECISIONS G47). Absent
+   * (SQLite): the renewal uses `db`.
+   */
+  readonly leaseDb?: Kysely<Database>;
   /** The cross-server notification bus, where the dialect has one (PostgreSQL). */
   notifyBus?(): NotifyBus;
   /**

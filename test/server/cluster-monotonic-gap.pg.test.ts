@@ -97,7 +97,8 @@ describe('a lease renewal after this machine\'s clock was stepped (PostgreSQL)',
     const db = a.server.storage.db;
     // A cannot write its lease for more than half a lease (renewals every leaseMs / 3), as when
     // the database is out of reach for every server alike
-    const down = vi.spyOn(db, 'updateTable').mockImplementation(() => {
+    // (the renewal runs on the lease's own connection, DECISIONS G47)
+    const down = vi.spyOn(a.server.storage.leaseDb!, 'updateTable').mockImplementation(() => {
       throw new Error('simulated: the servers table cannot be written');
     });
     await waitFor(() => down.mock.calls.filter((c) => c[0] === 'servers').length >= 2, 10_000);

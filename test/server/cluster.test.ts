@@ -194,10 +194,11 @@ describe.concurrent('one database, two servers', () => {
     // Neither server can write its lease (as when the database is out of reach; an error of
     // its own here, so that each failed renewal is logged as one).
     const outage = () => new Error('simulated: the servers table cannot be written');
-    const aDown = vi.spyOn(a.server.storage.db, 'updateTable').mockImplementation(() => {
+    // (on the lease's own connection where there is one: PostgreSQL, DECISIONS G47)
+    const aDown = vi.spyOn(a.server.storage.leaseDb ?? a.server.storage.db, 'updateTable').mockImplementation(() => {
       throw outage();
     });
-    const bDown = vi.spyOn(b.server.storage.db, 'updateTable').mockImplementation(() => {
+    const bDown = vi.spyOn(b.server.storage.leaseDb ?? b.server.storage.db, 'updateTable').mockImplementation(() => {
       throw outage();
     });
     // (logged once: the same failure again within a minute is only counted, G30)

@@ -6,7 +6,7 @@
 // cortex_database_up 0. Both answer within a bound now: 503 "unreachable" and
 // cortex_database_up 0 (once the outage account knows), the gauges read from the database
 // left out.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { startTestServer, waitFor, type TestServer } from './wire.js';
 import { httpBase, httpRequest, metricValue } from './control-helpers.js';
 import { newTestDb } from '../support/dialects.js';
@@ -55,6 +55,11 @@ describe('/healthz and /metrics while PostgreSQL does not answer', () => {
     storage = openPostgresStorage({ url: url.toString(), poolSize: 4, silentMs: POOL_BOUND_MS, connectTimeoutMs: POOL_BOUND_MS });
     await migrateToLatest(storage);
     t = await startTestServer({ db: url.toString() }, { dialect: 'postgres', storage });
+    // When it fails (a CI run saw it twice, not reproduced alone): the server's lines, to tell which operation said what when.
+    const server = t;
+    const marks: [string, string][] = [];
+    const mark = (what: string) => void marks.push([what, new Date().toISOString()]);
+    onTestFailed(() => console.log(JSON.stringify({ marks, log: server.log.records() })));
     await t.issue('web-1');
     const base = httpBase(t);
 
@@ -65,6 +70,7 @@ describe('/healthz and /metrics while PostgreSQL does not answer', () => {
     expect(metricValue(m.text, 'cortex_agents', { state: 'NeverConnected' })).toBe(1);
 
     relay.freeze();
+    mark('frozen');
     // Before anything of the server has found the database out of reach: bounded by the
     // check's own timeout (2 s), not the pool's connection timeout (POOL_BOUND_MS).
     h = await timed(`${base}/healthz`);
@@ -96,8 +102,11 @@ describe('/healthz and /metrics while PostgreSQL does not answer', () => {
       expect(m.text).not.toMatch(/^cortex_agents\{/m);
     }
 
+    mark('outage known');
     relay.thaw();
+    mark('thawed');
     await waitFor(async () => (await timed(`${base}/healthz`)).status === 200, 20_000);
+    mark('/healthz 200');
     m = await timed(`${base}/metrics`);
     expect(metricValue(m.text, 'cortex_database_up')).toBe(1);
     expect(metricValue(m.text, 'cortex_agents', { state: 'NeverConnected' })).toBe(1);

@@ -49,7 +49,7 @@ describe('postgresOpenError: what serve waited on (--db-wait-secs) is named when
     const full = postgresOpenError(err('sorry, too many clients already', '53300'), 'postgres://cortex@db.internal:5432/cortex');
     expect(full?.code).toBe('E_DB_OPEN');
     expect(full?.message).toBe('PostgreSQL at db.internal:5432 has no connection slot left: 53300 sorry, too many clients already (--db postgres://cortex@db.internal:5432/cortex)');
-    expect(full?.hint).toMatch(/max_connections; see pg_stat_activity\): each cortex-server opens up to --db-pool \+ 3 .*lower --db-pool, or raise max_connections$/);
+    expect(full?.hint).toMatch(/max_connections; see pg_stat_activity\): each cortex-server opens up to --db-pool \+ 4 .*lower --db-pool, or raise max_connections$/);
   });
 });
 
