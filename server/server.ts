@@ -137,7 +137,12 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const tls = certificate !== undefined;
   const storage = options.storage ?? (await openMigrated(settings, options.dbPool, logger));
   // PostgreSQL: the day partitions of logs exist ahead before the first commit.
-  await storage.maintainPartitions?.(new Date(), null);
+  try {
+    await storage.maintainPartitions?.(new Date(), null);
+  } catch (error) {
+    if (ownStorage) await storage.close().catch(() => undefined);
+    throw error;
+  }
   const dbDisplay = redactDbUrl(settings.db);
   // One account of the database being out of reach for every part of this server (logs, /metrics).
   const outage = new DatabaseOutage({ logger });
@@ -261,22 +266,39 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   url = `${tls ? 'wss' : 'ws'}://${host}:${addr.port}${LIMITS.ws_path}`;
   const serverId = options.serverId ?? defaultServerId(addr.port);
+  const forwarder = new ProbeForwarder(storage, registry, probes, logger, probeGraceMs, outage);
+  // A start that fails once this server listens (the database lost while it joins, LISTENs or
+  // reads its first figures) undoes what it did: the port, the lease row, the timers and the
+  // storage it opened. `serve --db-wait-secs` starts again in the same process, and a port
+  // still held said EADDRINUSE instead of trying again (DECISIONS G48).
+  const abandon = async (error: unknown): Promise<never> => {
+    gate.draining = true;
+    clearInterval(pinger);
+    certificate?.stop();
+    await control.stop();
+    await forwarder.stop();
+    const closed = new Promise<void>((r) => server.close(() => r()));
+    server.closeAllConnections?.();
+    await closed;
+    if (gate.joined) await registry.leave();
+    if (ownStorage) await storage.close().catch(() => undefined);
+    throw error;
+  };
   try {
     await registry.join(url, clusterSettings(settings), perServerSettings(settings, { db_pool: options.dbPool ?? null, dialect: storage.dialect }), serverId);
   } catch (error) {
-    clearInterval(pinger);
-    certificate?.stop();
-    await new Promise<void>((r) => server.close(() => r()));
-    if (ownStorage) await storage.close().catch(() => undefined);
-    throw error;
+    return abandon(error);
   }
   registry.onReleased = () => void control.poll();
   gate.joined = true;
-  const forwarder = new ProbeForwarder(storage, registry, probes, logger, probeGraceMs, outage);
   probes.forwarder = forwarder;
 
-  await control.start();
-  await forwarder.start();
+  try {
+    await control.start();
+    await forwarder.start();
+  } catch (error) {
+    return abandon(error);
+  }
   retention.start();
   stallWatch.start();
 
