@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Database } from './cjs.js';
 import { classifyStorageCode } from './buffer/errors.js';
-import { checkBuffer, readRecovery, type CheckReport } from './buffer/heal.js';
+import { checkBuffer, lostRanges, lostText, readRecovery, type CheckReport } from './buffer/heal.js';
 import { isDamagedRowProblem } from './buffer/runs.js';
 import { DAMAGED_ROWS_SUFFIX, foreignTables } from './buffer/buffer.js';
 import { BUFFER_DB_FILE, stateDirReadDenied, statePaths } from './state-dir.js';
@@ -165,8 +165,7 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
     return { code: 1, stdout: `buffer:     ${path}\nintegrity:  empty (${what})\nresult:     EMPTY: not a buffer yet\n`, stderr: `cortex-agent: ${message}\n` };
   }
   const recovery = readRecovery(stateDir);
-  const gap = recovery?.lost_from != null && recovery.lost_to != null ? { from: recovery.lost_from, to: recovery.lost_to } : null;
-  const report: CheckReport & { degraded?: unknown } = checkBuffer(path, gap);
+  const report: CheckReport & { degraded?: unknown } = checkBuffer(path, recovery === null ? null : lostRanges(recovery));
   if (!report.ok && report.problems.length === 1 && report.problems[0]!.kind === 'open') {
     const cannot = bufferUncheckable(path);
     if (cannot !== null) return notChecked(path, json, cannot.code, cannot.message, cannot.hint);
@@ -186,7 +185,7 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
   ];
   if (recovery !== null) {
     const what = recovery.kind === 'rows' ? `damaged rows set aside since ${recovery.at}; their text kept in ${recovery.moved_to}` : `replaced at ${recovery.at}; damaged file kept at ${recovery.moved_to}`;
-    lines.push(`degraded:   ${what}; lost seqs ${recovery.lost_from ?? '-'}..${recovery.lost_to ?? '-'}`);
+    lines.push(`degraded:   ${what}; lost seqs ${lostText(recovery)}`);
   }
   // Rows whose text no longer splits into their entries in a file SQLite finds sound (the counts
   // and the seqs then disagree with the rows too): a restart would not move it aside; the agent

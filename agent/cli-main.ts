@@ -18,7 +18,7 @@ import { MAX_SOCKET_CLIENTS } from './sources/custom.source.js';
 import { defaultMinFreeBytes, readBufferSnapshot, statfsFree } from './buffer/buffer.js';
 import { BufferStorageError } from './buffer/errors.js';
 import { BUFFER_CHECK_USAGE, bufferCheck, bufferUncheckable, emptyBuffer, foreignBufferTables, foreignBufferText } from './buffer-check.js';
-import { readRecovery } from './buffer/heal.js';
+import { lostText, readRecovery } from './buffer/heal.js';
 import { EnrollError, agentFilesOwnedByOthers, becomeFolderOwner, enroll, stateFolderOwner } from './enroll.js';
 import { AGENT_VERSION } from './handshake.js';
 import { versionText } from '../common/version.js';
@@ -993,8 +993,8 @@ async function cmdStatus(args: string[]): Promise<number> {
     ...(status.degraded !== null
       ? [
           status.degraded.kind === 'rows'
-            ? `degraded:     damaged rows of the buffer set aside since ${status.degraded.at} (their text kept in ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`
-            : `degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${status.degraded.lost_from ?? '-'}..${status.degraded.lost_to ?? '-'} lost`,
+            ? `degraded:     damaged rows of the buffer set aside since ${status.degraded.at} (their text kept in ${status.degraded.moved_to}); seqs ${lostText(status.degraded)} lost`
+            : `degraded:     buffer replaced at ${status.degraded.at} (damaged file kept at ${status.degraded.moved_to}); seqs ${lostText(status.degraded)} lost`,
         ]
       : []),
     ...(status.stored_config_sources !== null

@@ -17,7 +17,7 @@ import { describeIssues, toIssues, validateLogBatchEntry, type MetricSample } fr
 import { RECLAIM_MAX_LIVE_BYTES, type AppendResult, type BufferOptions, type DamagedRowReport, type DurableBuffer, type EvictionReport, type SourcePositionUpdate } from './buffer/buffer.js';
 import { SerializedEntry, type BufferEntry } from './buffer/entry.js';
 import { BufferStorageError } from './buffer/errors.js';
-import { RECOVERY_FILE, clearRecovery, openHealing, writeRecovery, type RecoveryReport } from './buffer/heal.js';
+import { RECOVERY_FILE, clearRecovery, lostFields, lostRanges, openHealing, rangesSize, writeRecovery, type RecoveryReport } from './buffer/heal.js';
 import type { SourceControl } from './agent-sources.js';
 import type { Logger } from './log.js';
 import { readOnlyStateDirText, stateDirWriteProblem } from './state-dir.js';
@@ -173,13 +173,13 @@ export class StorageGuard {
   /**
    * The buffer set a damaged row aside (DECISIONS P22): logged, and kept as the recovery report
    * (status: degraded, the lost-range metrics) until the server has acked past next_seq. With a
-   * report still open the two ranges merge into one that covers both.
+   * report still open, its ranges and this row's are kept side by side (lost_ranges).
    */
   damagedRow(r: DamagedRowReport): void {
     const { buffer, log } = this.deps;
     const before = this.recoveryReport;
-    const froms = [r.lostFrom, before?.lost_from ?? null].filter((x): x is number => x !== null);
-    const tos = [r.lostTo, before?.lost_to ?? null].filter((x): x is number => x !== null);
+    const ranges = before === null ? [] : lostRanges(before);
+    if (r.lostFrom !== null && r.lostTo !== null) ranges.push([r.lostFrom, r.lostTo]);
     const report: RecoveryReport = {
       kind: before === null ? 'rows' : (before.kind ?? 'file'),
       at: before?.at ?? new Date().toISOString(),
@@ -187,8 +187,7 @@ export class StorageGuard {
       reason: before === null ? r.reason : `${before.reason}; then ${r.reason}`.slice(0, 2000),
       salvaged_entries: before?.salvaged_entries ?? buffer.queueDepth,
       positions_recovered: before?.positions_recovered ?? 0,
-      lost_from: froms.length > 0 ? Math.min(...froms) : null,
-      lost_to: tos.length > 0 ? Math.max(...tos) : null,
+      ...lostFields(ranges),
       next_seq: buffer.nextSeq,
     };
     this.recoveryReport = report;
@@ -250,10 +249,11 @@ export class StorageGuard {
   /** The range a damaged buffer took with it, reported like an eviction (DECISIONS H5), or [] . */
   lostRangeMetrics(): MetricSample[] {
     const rec = this.recoveryReport;
-    if (rec === null || rec.lost_from === null || rec.lost_to === null) return [];
+    const ranges = rec === null ? [] : lostRanges(rec);
+    if (ranges.length === 0) return [];
     return [
-      { name: 'buffer_recovery_lost_entries', value: rec.lost_to - rec.lost_from + 1 },
-      { name: 'buffer_recovery_lost_oldest_seq', value: rec.lost_from },
+      { name: 'buffer_recovery_lost_entries', value: rangesSize(ranges) },
+      { name: 'buffer_recovery_lost_oldest_seq', value: ranges[0]![0] },
     ];
   }
 

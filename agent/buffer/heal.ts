@@ -7,10 +7,10 @@
 //                        aside as buffer.db.corrupt-<time>, salvages what still reads (meta,
 //                        source positions, unsent entries), and starts a fresh buffer that
 //                        continues the seqs after everything ever assigned (DIR/seq.json, a
-//                        reservation kept outside buffer.db). What could not be salvaged is
-//                        a seq range the server sees as an eviction gap; it is written to
+//                        reservation kept outside buffer.db). What could not be salvaged are
+//                        seq ranges the server sees as eviction gaps; they are written to
 //                        DIR/buffer-recovery.json, which `status` shows as "degraded" until
-//                        the server has acked past it.
+//                        the server has acked past them.
 //   seq.json             {"reserved_next_seq": R, "running": bool}: every seq ever assigned is
 //                        below R (raised in blocks before the buffer assigns beyond it).
 //                        After an unclean stop with buffer.db-wal missing (deleted), the
@@ -57,7 +57,7 @@ export interface CheckReport {
 }
 
 /** Checks a buffer file read-only. Never throws for a damaged file: the report says what is wrong. */
-export function checkBuffer(path: string, healedGap?: { from: number; to: number } | null): CheckReport {
+export function checkBuffer(path: string, healedGaps?: readonly (readonly [number, number])[] | null): CheckReport {
   const report: CheckReport = { ok: false, path, integrity: 'not run', problems: [], next_seq: null, acked_seq: null, queue_depth: null, rows: null, sources: null };
   let db: BetterSqlite3.Database | undefined;
   try {
@@ -83,9 +83,11 @@ export function checkBuffer(path: string, healedGap?: { from: number; to: number
       if (meta.buffer_bytes !== live.bytes) report.problems.push({ kind: 'meta', message: `buffer_bytes ${meta.buffer_bytes} but the rows hold ${live.bytes}` });
       if (live.hi !== null && live.hi >= meta.next_seq) report.problems.push({ kind: 'seq', message: `row seq ${live.hi} is not below next_seq ${meta.next_seq}` });
       // Eviction drops the oldest entries, so the entries are contiguous from the lowest, except
-      // across the range a healed buffer lost (buffer-recovery.json).
+      // across the ranges a damaged buffer lost (buffer-recovery.json).
       const missing = live.lo === null || live.hi === null ? 0 : live.hi - live.lo + 1 - live.entries;
-      const gap = healedGap != null && live.lo !== null && live.hi !== null && live.lo < healedGap.from && live.hi > healedGap.to ? healedGap.to - healedGap.from + 1 : 0;
+      const lo = live.lo;
+      const hi = live.hi;
+      const gap = lo === null || hi === null ? 0 : rangesSize(mergeRanges(healedGaps ?? []).map(([from, to]): [number, number] => [Math.max(from, lo), Math.min(to, hi)]).filter(([from, to]) => from <= to));
       if (missing !== gap) {
         report.problems.push({ kind: 'seq', message: `entries ${live.lo}..${live.hi} are not contiguous (${live.entries} entries)` });
       }
@@ -156,9 +158,15 @@ export interface RecoveryReport {
   reason: string;
   salvaged_entries: number;
   positions_recovered: number;
-  /** Seqs that could not be salvaged (the server sees them as an eviction gap); null when none. */
+  /**
+   * Seqs that could not be salvaged (the server sees them as an eviction gap); null when none.
+   * With more than one range lost (`lost_ranges`), the first seq of the first and the last of
+   * the last: the entries between the ranges were kept.
+   */
   lost_from: number | null;
   lost_to: number | null;
+  /** Each range of seqs lost, in order (since 2026-12-07; absent: lost_from..lost_to is the one range). */
+  lost_ranges?: [number, number][];
   /** next_seq of the fresh buffer. */
   next_seq: number;
 }
@@ -320,6 +328,45 @@ export function markCleanClose(dir: string): void {
   }
 }
 
+/** The ranges of seqs a report says were lost, in order: `lost_ranges`, or lost_from..lost_to as one (a report written before). */
+export function lostRanges(r: Pick<RecoveryReport, 'lost_from' | 'lost_to' | 'lost_ranges'>): [number, number][] {
+  if (Array.isArray(r.lost_ranges)) {
+    const valid = r.lost_ranges.filter((x): x is [number, number] => Array.isArray(x) && x.length === 2 && Number.isSafeInteger(x[0]) && Number.isSafeInteger(x[1]) && x[0] <= x[1]);
+    if (valid.length > 0) return mergeRanges(valid);
+  }
+  return r.lost_from !== null && r.lost_to !== null && r.lost_from <= r.lost_to ? [[r.lost_from, r.lost_to]] : [];
+}
+
+/** The seqs a report says were lost, as status and buffer check write them: "501..600, 900..950", or "-". */
+export function lostText(r: Pick<RecoveryReport, 'lost_from' | 'lost_to' | 'lost_ranges'>): string {
+  const ranges = lostRanges(r);
+  return ranges.length === 0 ? '-' : ranges.map(([from, to]) => (from === to ? `${from}` : `${from}..${to}`)).join(', ');
+}
+
+/** `ranges` sorted, with ranges that overlap or touch made one. */
+export function mergeRanges(ranges: readonly (readonly [number, number])[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [from, to] of [...ranges].sort((a, b) => a[0] - b[0])) {
+    const last = out[out.length - 1];
+    if (last !== undefined && from <= last[1] + 1) last[1] = Math.max(last[1], to);
+    else out.push([from, to]);
+  }
+  return out;
+}
+
+/** How many seqs `ranges` (merged) hold. */
+export function rangesSize(ranges: readonly (readonly [number, number])[]): number {
+  return ranges.reduce((n, [from, to]) => n + (to - from + 1), 0);
+}
+
+/** A report's lost_from, lost_to and lost_ranges for `ranges` (lost_ranges only when there are two or more). */
+export function lostFields(ranges: readonly (readonly [number, number])[]): Pick<RecoveryReport, 'lost_from' | 'lost_to' | 'lost_ranges'> {
+  const merged = mergeRanges(ranges);
+  const first = merged[0];
+  const last = merged[merged.length - 1];
+  return { lost_from: first?.[0] ?? null, lost_to: last?.[1] ?? null, ...(merged.length > 1 ? { lost_ranges: merged } : {}) };
+}
+
 export function readRecovery(dir: string): RecoveryReport | null {
   try {
     return JSON.parse(readFileSync(join(dir, RECOVERY_FILE), 'utf8')) as RecoveryReport;
@@ -360,6 +407,75 @@ interface Salvage {
   positions: { source: string; position: string; updated_at: string }[];
 }
 
+/** At most this many seeks to step over damaged pages of the entries table (each is one b-tree descent). */
+const SALVAGE_MAX_PROBES = 10_000;
+
+/**
+ * The rows (their seq and length, not their text) of a damaged file that hold seqs above
+ * `acked`, in order, stepping over pages that do not read: a listing that fails after seq s is
+ * taken up again at the lowest seq whose seek reads, found by looking further and further
+ * (1, 2, 4 … seqs past s, up to `limit`) and then back by halves, so that only the rows of the
+ * damaged page are skipped.
+ */
+function rowHeads(db: BetterSqlite3.Database, nSql: string, acked: number, limit: number): { seq: number; n: number }[] {
+  const heads: { seq: number; n: number }[] = [];
+  const list = db.prepare(`SELECT seq, ${nSql} AS n FROM entries WHERE seq > ? ORDER BY seq`);
+  const firstFrom = db.prepare('SELECT seq FROM entries WHERE seq >= ? ORDER BY seq LIMIT 1');
+  let probes = 0;
+  /** The first row at or after `seq`: its seq, null when none, undefined when the seek does not read. */
+  const seek = (seq: number): number | null | undefined => {
+    probes++;
+    try {
+      return (firstFrom.get(seq) as { seq: number } | undefined)?.seq ?? null;
+    } catch {
+      return undefined;
+    }
+  };
+  try {
+    // the oldest row may straddle acked_seq
+    const straddling = db.prepare(`SELECT seq, ${nSql} AS n FROM entries WHERE seq <= ? ORDER BY seq DESC LIMIT 1`).get(acked) as { seq: number; n: number } | undefined;
+    if (straddling !== undefined && straddling.seq + straddling.n - 1 > acked) heads.push(straddling);
+  } catch {
+    // on a damaged page: lost with it
+  }
+  let after = acked;
+  for (;;) {
+    try {
+      for (const r of list.iterate(after) as Iterable<{ seq: number; n: number }>) {
+        heads.push(r);
+        after = r.seq;
+      }
+      return heads;
+    } catch {
+      // A damaged page after `after`: look further until a seek reads …
+      let bad = after + 1;
+      let step = 1;
+      let found: number | null | undefined;
+      for (;;) {
+        if (probes >= SALVAGE_MAX_PROBES || bad + step > limit) return heads;
+        found = seek(bad + step);
+        if (found !== undefined) break;
+        bad += step;
+        step *= 2;
+      }
+      if (found === null) return heads; // nothing beyond
+      // … then back by halves, to the lowest seq past `bad` whose seek reads
+      let good = bad + step;
+      while (good - bad > 1 && probes < SALVAGE_MAX_PROBES) {
+        const mid = bad + Math.floor((good - bad) / 2);
+        const at = seek(mid);
+        if (at === undefined) bad = mid;
+        else {
+          good = mid;
+          found = at ?? found;
+        }
+      }
+      if (found === null) return heads;
+      after = found - 1;
+    }
+  }
+}
+
 /** Reads what still reads from a damaged buffer file; every part is optional. */
 function salvage(file: string): Salvage {
   const out: Salvage = { acked: 0, next: 1, metaOk: false, entries: [], positions: [] };
@@ -386,20 +502,31 @@ function salvage(file: string): Salvage {
       // positions unreadable: sources start over (counted as duplicates by the server side only if re-read)
     }
     try {
-      // Row by row: stop at the first damaged page, keep what came before.
-      // a row is a run of entries (schema 2; a schema 1 file's rows are runs of one)
-      const n = runLengthSql(db);
-      const rows = db.prepare(`SELECT seq, ${n} AS n, json FROM entries WHERE seq + ${n} - 1 > ? ORDER BY seq`).iterate(out.acked) as Iterable<{ seq: number; n: number; json: string }>;
-      for (const r of rows) {
-        const parts = splitRun(r.json, r.n);
-        if (parts === null) break;
+      // a row is a run of entries (schema 2; a schema 1 file's rows are runs of one). Row by
+      // row, past the damage: a row whose text does not read or split is skipped, and a damaged
+      // page of the table is stepped over to the next row that reads (DECISIONS P23).
+      const one = db.prepare('SELECT json FROM entries WHERE seq = ?');
+      for (const r of rowHeads(db, runLengthSql(db), out.acked, out.metaOk ? out.next : Number.MAX_SAFE_INTEGER)) {
+        let parts: string[] | null = null;
+        try {
+          const json = (one.get(r.seq) as { json?: unknown } | undefined)?.json;
+          parts = typeof json === 'string' ? splitRun(json, r.n) : null;
+        } catch {
+          // its text is on a damaged page
+        }
+        if (parts === null) continue;
         for (let k = Math.max(0, out.acked + 1 - r.seq); k < r.n; k++) {
-          JSON.parse(parts[k]!);
-          out.entries.push({ seq: r.seq + k, bytes: Buffer.byteLength(parts[k]!, 'utf8'), json: parts[k]! });
+          const part = parts[k]!;
+          try {
+            JSON.parse(part);
+          } catch {
+            continue; // this entry's text is damaged, not its neighbours'
+          }
+          out.entries.push({ seq: r.seq + k, bytes: Buffer.byteLength(part, 'utf8'), json: part });
         }
       }
     } catch {
-      // the rest is lost
+      // the table itself does not read: nothing more
     }
   } finally {
     db.close();
@@ -415,15 +542,24 @@ function heal(dir: string, path: string, reason: string, seq: SeqState | null, o
   // the damaged files are out of the way on disk before a fresh buffer.db takes the name
   syncFolder(dir);
   const s = salvage(moved);
-  // Keep only the contiguous run of salvaged entries (a logs.push batch must be contiguous).
+  // Every entry that reads is kept, gaps and all: a gap is sent as after an eviction (the server
+  // sees it), as the damaged rows P22 sets aside in place are.
   const entries: Salvage['entries'] = [];
   for (const e of s.entries) {
-    if (entries.length > 0 && e.seq !== (entries[entries.length - 1] as { seq: number }).seq + 1) break;
+    if (e.seq <= s.acked || (entries.length > 0 && e.seq <= entries[entries.length - 1]!.seq)) continue;
     entries.push(e);
   }
-  const lastSalvaged = entries.length > 0 ? (entries[entries.length - 1] as { seq: number }).seq : s.acked;
+  const lastSalvaged = entries.length > 0 ? entries[entries.length - 1]!.seq : s.acked;
   // Never reuse a seq: the damaged file's own next_seq when it reads, else the reservation.
   const next = Math.max(lastSalvaged + 1, s.acked + 1, s.metaOk ? s.next : (seq?.reserved_next_seq ?? 1));
+  // What was not salvaged: every seq in (acked, next) no kept entry has.
+  const lost: [number, number][] = [];
+  let expect = s.acked + 1;
+  for (const e of entries) {
+    if (e.seq > expect) lost.push([expect, e.seq - 1]);
+    expect = e.seq + 1;
+  }
+  if (expect < next) lost.push([expect, next - 1]);
   const fresh = DurableBuffer.open(path, { ...options, reserveBytes: 0 });
   fresh.close();
   const db = new Database(path);
@@ -442,7 +578,6 @@ function heal(dir: string, path: string, reason: string, seq: SeqState | null, o
   } finally {
     db.close();
   }
-  const lostFrom = lastSalvaged + 1;
   const report: RecoveryReport = {
     kind: 'file',
     at,
@@ -450,8 +585,7 @@ function heal(dir: string, path: string, reason: string, seq: SeqState | null, o
     reason,
     salvaged_entries: entries.length,
     positions_recovered: s.positions.length,
-    lost_from: lostFrom < next ? lostFrom : null,
-    lost_to: lostFrom < next ? next - 1 : null,
+    ...lostFields(lost),
     next_seq: next,
   };
   writeRecovery(dirname(path), report);

@@ -726,7 +726,7 @@ describe('a damaged row is set aside where it is met (DECISIONS P22)', () => {
     expect(again.readBatch(11, 100)).toMatchObject({ seqStart: 21, seqEnd: 30 });
     expect(rawState().seqs).toEqual([...range(1, 10), ...range(21, 30)]); // (rawState checks queue_depth and buffer_bytes against the rows)
     expect(again.stats()).toMatchObject({ queueDepth: 20, nextSeq: 31 });
-    expect(checkBuffer(path, { from: 11, to: 20 })).toMatchObject({ ok: true, problems: [] });
+    expect(checkBuffer(path, [[11, 20]])).toMatchObject({ ok: true, problems: [] });
     expect(again.ack(30)).toMatchObject({ ackedSeq: 30 });
     expect(again.stats()).toMatchObject({ queueDepth: 0, bufferBytes: 0 });
     expect(heard).toHaveLength(1);

@@ -189,7 +189,7 @@ describe('storage guard', () => {
     expect(s.events).toEqual(['acked']);
   });
 
-  it('a damaged row the buffer set aside (DECISIONS P22): logged, degraded and in buffer-recovery.json until acked past next_seq; a second one widens the range', () => {
+  it('a damaged row the buffer set aside (DECISIONS P22): logged, degraded and in buffer-recovery.json until acked past next_seq; a second one adds its range beside the first', () => {
     const lines: string[] = [];
     const { guard } = guardFor(buffer, null, { lines });
     buffer.append([entry('a'), entry('b'), entry('c')]); // next_seq 4
@@ -205,7 +205,13 @@ describe('storage guard', () => {
     expect(said).toContainEqual(expect.objectContaining({ level: 'error', lost_from: 2, msg: expect.stringContaining(`its text is kept in ${file} and the row was removed, so sending goes on after it (seqs 2..2 are not sent`) }));
     buffer.append([entry('d'), entry('e')]); // next_seq 6
     guard.damagedRow({ rowSeq: 4, rowEnd: 5, lostFrom: 4, lostTo: 5, file, reason: 'row 4..5 of entries does not hold its 2 entries' });
-    expect(guard.recovery).toMatchObject({ kind: 'rows', lost_from: 2, lost_to: 5, next_seq: 6, reason: expect.stringMatching(/row 1\.\.2 .*; then row 4\.\.5/) });
+    expect(guard.recovery).toMatchObject({ kind: 'rows', lost_from: 2, lost_to: 5, lost_ranges: [[2, 2], [4, 5]], next_seq: 6, reason: expect.stringMatching(/row 1\.\.2 .*; then row 4\.\.5/) });
+    // seq 3 was sent: not counted as lost (the hull 2..5 said 4)
+    expect(guard.lostRangeMetrics()).toEqual([
+      { name: 'buffer_recovery_lost_entries', value: 3 },
+      { name: 'buffer_recovery_lost_oldest_seq', value: 2 },
+    ]);
+    expect(readRecovery(dir)).toEqual(guard.recovery);
     guard.acked(5);
     expect(readRecovery(dir)).not.toBeNull();
     guard.acked(6);

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DurableBuffer } from '../../agent/buffer/buffer.js';
 import type { NewLogEntry } from '../../agent/buffer/entry.js';
-import { checkBuffer, markCleanStop, openHealing, readRecovery } from '../../agent/buffer/heal.js';
+import { checkBuffer, lostRanges, markCleanStop, openHealing, rangesSize, readRecovery } from '../../agent/buffer/heal.js';
 import { createLogger } from '../../agent/log.js';
 import { StorageGuard } from '../../agent/storage-guard.js';
 import { bundleChild } from '../agent/fixtures/bundle.js';
@@ -35,6 +35,29 @@ const run = (args: string[]) => spawnSync(process.execPath, [cli, ...args], { en
 
 const entries = (n: number, from = 0): NewLogEntry[] =>
   Array.from({ length: n }, (_, i) => ({ ts: '2026-01-01T00:00:00.000Z', severity: 'info', message: `m ${from + i} ${'y'.repeat(300)}`, source: 'custom:c' }));
+
+/** Every entry the buffer holds from `from` on, batch after batch (a batch stops at a gap): its seq and message. */
+function readAll(b: DurableBuffer, from: number): { seq: number; message: string }[] {
+  const out: { seq: number; message: string }[] = [];
+  let next = from;
+  for (;;) {
+    const batch = b.readBatch(next, 10_000, 64 * 1024 * 1024);
+    if (batch === null) return out;
+    batch.entries.forEach((t, i) => {
+      const e = JSON.parse(t) as { seq: number; message: string };
+      expect(e.seq).toBe(batch.seqStart + i);
+      out.push({ seq: e.seq, message: e.message });
+    });
+    next = batch.seqStart + batch.entries.length;
+  }
+}
+
+/** The seqs from..to less those in `lost`. */
+function keptSeqs(from: number, to: number, lost: [number, number][]): number[] {
+  const out: number[] = [];
+  for (let s = from; s <= to; s++) if (!lost.some(([a, b]) => s >= a && s <= b)) out.push(s);
+  return out;
+}
 
 /** A buffer with 2,000 entries, the first 500 acked, and a file source position. */
 function filledBuffer(d: string): void {
@@ -87,39 +110,49 @@ describe('cortex-agent buffer check', () => {
 });
 
 describe('healing at start', () => {
-  it('moves the damaged file aside, keeps what reads and the source positions, continues the seqs, reports the lost range; status says degraded', () => {
+  it('moves the damaged file aside, keeps what reads (past the damage too) and the source positions, continues the seqs, reports the lost ranges; status says degraded', () => {
     const d = dir();
     filledBuffer(d);
     smashPage(join(d, 'buffer.db'));
     expect(checkBuffer(join(d, 'buffer.db')).ok).toBe(false);
     const h = openHealing(d, { synchronous: 'NORMAL' });
+    let lost: [number, number][];
     try {
       const r = h.recovery!;
       expect(r).not.toBeNull();
       expect(existsSync(r.moved_to)).toBe(true);
+      lost = lostRanges(r);
+      expect(lost.length).toBeGreaterThan(0);
       expect(r.salvaged_entries).toBeGreaterThan(0);
-      expect(r.salvaged_entries).toBeLessThan(1500);
+      expect(r.salvaged_entries + rangesSize(lost)).toBe(1500); // every unacked seq kept, or named lost
       expect(r.positions_recovered).toBe(1);
-      expect(r.lost_from).toBe(501 + r.salvaged_entries);
-      expect(r.lost_to).toBe(2000);
+      expect(r.lost_from).toBe(lost[0]![0]);
+      expect(r.lost_to).toBe(lost[lost.length - 1]![1]);
       expect(h.buffer.nextSeq).toBe(2001); // never reuses a seq
       expect(h.buffer.ackedSeq).toBe(500);
       expect(h.buffer.getSourcePosition('file:/var/log/app.log')).toMatchObject({ offset: 20_000 });
-      const batch = h.buffer.readBatch(501, 10_000, 64 * 1024 * 1024)!;
-      expect(batch.seqStart).toBe(501);
-      expect(batch.entries.length).toBe(r.salvaged_entries);
+      // what was kept reads back in order, with its own text, around the gaps
+      const kept = readAll(h.buffer, 501);
+      expect(kept.map((e) => e.seq)).toEqual(keptSeqs(501, 2000, lost));
+      expect(kept.map((e) => e.message)).toEqual(kept.map((e) => entries(1, e.seq - 1)[0]!.message));
+      // past the damaged page too (before: everything from the first damaged page on was lost)
+      expect(kept[kept.length - 1]!.seq).toBeGreaterThan(lost[0]![1]);
+      expect(h.buffer.stats()).toMatchObject({ queueDepth: r.salvaged_entries });
       expect(h.buffer.append(entries(1)).firstSeq).toBe(2001);
     } finally {
       h.buffer.close();
     }
     const rec = readRecovery(d)!;
-    expect(checkBuffer(join(d, 'buffer.db'), { from: rec.lost_from!, to: rec.lost_to! }).problems).toEqual([]);
+    expect(lostRanges(rec)).toEqual(lost);
+    expect(checkBuffer(join(d, 'buffer.db'), lostRanges(rec)).problems).toEqual([]);
     expect(checkBuffer(join(d, 'buffer.db')).ok).toBe(false); // without the recorded gap it is a hole
     expect(run(['buffer', 'check', '--state-dir', d]).status).toBe(0); // the recorded gap is allowed
     writeFileSync(join(d, 'host_id'), '7d1f3a52-1c7e-4b8f-9a51-0a3c2f4e8b11\n');
     const st = run(['status', '--state-dir', d, '--json']);
     expect(st.status, st.stderr).toBe(0);
-    expect(JSON.parse(st.stdout).degraded).toMatchObject({ lost_to: 2000, moved_to: expect.stringContaining('buffer.db.corrupt-') });
+    expect(JSON.parse(st.stdout).degraded).toMatchObject({ lost_from: rec.lost_from, lost_to: rec.lost_to, moved_to: expect.stringContaining('buffer.db.corrupt-') });
+    const text = run(['status', '--state-dir', d]);
+    expect(text.stdout).toContain(`seqs ${lost!.map(([a, b]) => (a === b ? `${a}` : `${a}..${b}`)).join(', ')} lost`);
     expect(readRecovery(d)).not.toBeNull();
   });
 
@@ -149,13 +182,16 @@ describe('healing at start', () => {
     try {
       const r = h.recovery!;
       expect(r).not.toBeNull();
-      expect(r.salvaged_entries).toBeGreaterThan(0);
-      expect(r.salvaged_entries).toBeLessThan(1500);
-      expect(r.lost_from).toBe(501 + r.salvaged_entries);
+      const lost = lostRanges(r);
+      expect(lost.length).toBeGreaterThan(0);
+      expect(r.salvaged_entries + rangesSize(lost)).toBe(1500);
+      // one damaged leaf page of small rows: its rows only (a 4 KiB page holds about a dozen of these)
+      expect(rangesSize(lost)).toBeLessThan(100);
       expect(h.buffer.nextSeq).toBe(2001);
       expect(h.buffer.getSourcePosition('file:/var/log/app.log')).toEqual({ offset: 20_000 });
-      const batch = h.buffer.readBatch(501, 10_000, 64 * 1024 * 1024)!;
-      expect(batch.entries.map((t) => (JSON.parse(t) as { message: string }).message)).toEqual(entries(r.salvaged_entries, 500).map((e) => e.message));
+      const kept = readAll(h.buffer, 501);
+      expect(kept.map((e) => e.seq)).toEqual(keptSeqs(501, 2000, lost));
+      expect(kept.map((e) => e.message)).toEqual(kept.map((e) => entries(1, e.seq - 1)[0]!.message));
     } finally {
       h.buffer.close();
     }
