@@ -111,10 +111,10 @@ type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefine
 function timeConnects(pool: pg.Pool): void {
   const connect = pool.connect.bind(pool) as unknown as (cb?: ConnectCallback) => Promise<pg.PoolClient> | undefined;
   const timed = (cb?: ConnectCallback): Promise<pg.PoolClient> | undefined => {
-    const began = Date.now();
-    if (typeof cb === 'function') return connect((err, client, release) => cb(err === undefined || err === null ? err : noteWaited(err, Date.now() - began), client, release));
+    const began = performance.now();
+    if (typeof cb === 'function') return connect((err, client, release) => cb(err === undefined || err === null ? err : noteWaited(err, performance.now() - began), client, release));
     return (connect() as Promise<pg.PoolClient>).catch((err: unknown) => {
-      throw noteWaited(err, Date.now() - began);
+      throw noteWaited(err, performance.now() - began);
     });
   };
   pool.connect = timed as unknown as pg.Pool['connect'];
@@ -201,9 +201,9 @@ export function openPostgresStorage(options: PostgresStorageOptions): Storage {
         // longer: who holds it is said before waiting on, so a wait that does not end has a
         // name (DECISIONS G25).
         const tryLock = async () => (await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MIGRATION_LOCK_KEY}) as ok`.execute(locked)).rows[0]?.ok === true;
-        const quietUntil = Date.now() + MIGRATION_LOCK_QUIET_MS;
+        const quietUntil = performance.now() + MIGRATION_LOCK_QUIET_MS; // (no wall-clock step shortens or stretches it, G45)
         let got = await tryLock();
-        while (!got && Date.now() < quietUntil) {
+        while (!got && performance.now() < quietUntil) {
           await new Promise((resolve) => setTimeout(resolve, 100));
           got = await tryLock();
         }
@@ -1062,9 +1062,9 @@ class SilenceGuard {
         // A Submittable (a cursor, a stream) runs for as long as its reader takes: not watched (the server uses none).
         if (typeof (args[0] as { submit?: unknown } | null | undefined)?.submit === 'function') return query(...args);
         const w = this.watch(client, how);
-        const began = Date.now();
+        const began = performance.now();
         // what the caller gets, with how long the statement waited (the outage account's G46)
-        const failure = (err: unknown): unknown => noteWaited(w.cut ?? err, Date.now() - began);
+        const failure = (err: unknown): unknown => noteWaited(w.cut ?? err, performance.now() - began);
         const last = args.length - 1;
         const callback = args[last];
         if (typeof callback === 'function') {

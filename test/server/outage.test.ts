@@ -1,6 +1,6 @@
 // The account of the database out of reach (server/db/outage.ts, DECISIONS G11): which errors
 // count, and the three kinds of lines an outage gives however many operations fail.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { postgresOpenError } from '../../server/cli-db.js';
 import { DatabaseOutage, isDatabaseUnreachable, noteWaited, waitedFor, writeRefusal } from '../../server/db/outage.js';
 import { createCapturingLogger } from '../../server/log.js';
@@ -141,6 +141,24 @@ describe('DatabaseOutage', () => {
     advance(10);
     outage.failed('ingest', refused);
     expect(outage.down).toBe(true);
+  });
+
+  it('keeps its times by a clock no wall-clock step moves (G45): a step of an hour ahead is not an hour down, nor a failure begun before the end a new outage', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const log = createCapturingLogger();
+      const outage = new DatabaseOutage({ logger: log.logger });
+      outage.failed('ingest', refused);
+      vi.setSystemTime(Date.now() + 3_600_000);
+      outage.succeeded();
+      expect(log.records()[1]).toMatchObject({ msg: 'database reachable again' });
+      expect(log.records()[1]!['down_secs']).toBeLessThan(60);
+      vi.setSystemTime(Date.now() - 7_200_000);
+      expect(outage.failed('health check', noteWaited(err('Connection terminated due to connection timeout'), 10_000))).toBe(true);
+      expect(outage.down).toBe(false);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('noteWaited keeps the first wait noted for an error (shared by the callers a cut statement fails)', () => {

@@ -259,8 +259,8 @@ export async function migrateToLatest(storage: Storage, onWaitOrOptions?: ((wait
         // `results` undefined: the failure came before any migration ran (the set-up).
         if (results === undefined && isRelationGone(error) && attempt < SETUP_ATTEMPTS) continue;
         if (storage.dialect === 'postgres' && isLockTimeout(error)) {
-          if (Date.now() - saidAt >= TABLE_LOCK_SAY_EVERY_MS) {
-            saidAt = Date.now();
+          if (performance.now() - saidAt >= TABLE_LOCK_SAY_EVERY_MS) {
+            saidAt = performance.now();
             onWait?.({ lock: 'tables', holder: await tableLockHolders(db).catch((e: unknown) => `a session this user cannot see (${(e as Error).message})`) });
           }
           await new Promise((resolve) => setTimeout(resolve, MIGRATION_RETRY_PAUSE_MS));
