@@ -139,6 +139,14 @@ export function foreignBufferText(path: string, tables: string): { message: stri
  * file without a table): not a damaged buffer — `run` sets it up as a new one — but whatever it
  * held is gone. Null otherwise (or when that cannot be told here: the check says why).
  */
+/** What `buffer check` and `status` both say of a buffer.db that holds nothing (emptyBuffer). */
+export function emptyBufferText(path: string, empty: 'zero_bytes' | 'no_table'): { message: string; hint: string } {
+  return {
+    message: `${path} holds nothing (${empty === 'zero_bytes' ? '0 bytes' : 'a SQLite file without a table'}): not a buffer yet`,
+    hint: '"cortex-agent run" sets it up as a new buffer, and its seqs continue after what the server has; entries the agent had not sent when the file lost its content (a truncated copy, a disk that filled) are gone with it',
+  };
+}
+
 export function emptyBuffer(path: string): 'zero_bytes' | 'no_table' | null {
   try {
     if (statSync(path).size === 0) return 'zero_bytes';
@@ -160,7 +168,8 @@ export function bufferCheck(stateDir: string, json: boolean): BufferCheckResult 
   const empty = emptyBuffer(path);
   if (empty !== null) {
     const what = empty === 'zero_bytes' ? '0 bytes' : 'a SQLite file without a table';
-    const message = `buffer.db holds nothing (${what}): "cortex-agent run" sets it up as a new buffer, and its seqs continue after what the server has; entries the agent had not sent when the file lost its content (a truncated copy, a disk that filled) are gone with it`;
+    const text = emptyBufferText(path, empty);
+    const message = `${text.message}; ${text.hint}`;
     if (json) return { code: 1, stdout: `${JSON.stringify({ ok: false, path, integrity: 'empty', empty, problems: [{ kind: 'empty', message }] })}\n`, stderr: '' };
     return { code: 1, stdout: `buffer:     ${path}\nintegrity:  empty (${what})\nresult:     EMPTY: not a buffer yet\n`, stderr: `cortex-agent: ${message}\n` };
   }

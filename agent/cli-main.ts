@@ -17,7 +17,7 @@ import { sourceStatusWithPositions } from './agent-sources.js';
 import { MAX_SOCKET_CLIENTS } from './sources/custom.source.js';
 import { defaultMinFreeBytes, readBufferSnapshot, statfsFree } from './buffer/buffer.js';
 import { BufferStorageError } from './buffer/errors.js';
-import { BUFFER_CHECK_USAGE, bufferCheck, bufferUncheckable, emptyBuffer, foreignBufferTables, foreignBufferText } from './buffer-check.js';
+import { BUFFER_CHECK_USAGE, bufferCheck, bufferUncheckable, emptyBuffer, emptyBufferText, foreignBufferTables, foreignBufferText } from './buffer-check.js';
 import { lostText, readRecovery } from './buffer/heal.js';
 import { EnrollError, agentFilesOwnedByOthers, becomeFolderOwner, enroll, stateFolderOwner } from './enroll.js';
 import { AGENT_VERSION } from './handshake.js';
@@ -864,11 +864,8 @@ async function cmdStatus(args: string[]): Promise<number> {
     }
     const empty = emptyBuffer(paths.bufferDb);
     if (empty !== null) {
-      fail(
-        'E_BUFFER',
-        `${paths.bufferDb} holds nothing yet (${empty === 'zero_bytes' ? '0 bytes' : 'a SQLite file without a table'}): not a buffer`,
-        '"cortex-agent run" sets it up as a new buffer; entries it held before it lost its content (a truncated copy, a disk that filled) are gone',
-      );
+      const text = emptyBufferText(paths.bufferDb, empty); // as buffer check says it
+      fail('E_BUFFER', text.message, text.hint);
       return 1;
     }
     fail('E_BUFFER', (err as Error).message, `check it with: cortex-agent buffer check --state-dir ${shellQuote(stateDir)}`);

@@ -397,7 +397,7 @@ describe.concurrent("another program's SQLite file at buffer.db", () => {
       expect(r.code).toBe(1);
       expect(r.stdout).toMatch(/^result: {5}EMPTY: not a buffer yet$/m);
       expect(r.stdout).not.toContain('DAMAGED');
-      expect(r.stderr).toMatch(/^cortex-agent: buffer\.db holds nothing \((0 bytes|a SQLite file without a table)\): "cortex-agent run" sets it up as a new buffer/);
+      expect(r.stderr).toMatch(/^cortex-agent: \S+buffer\.db holds nothing \((0 bytes|a SQLite file without a table)\): not a buffer yet; "cortex-agent run" sets it up as a new buffer/);
       const j = JSON.parse(jOut.stdout) as { ok: boolean; integrity: string };
       expect([j.ok, j.integrity]).toEqual([false, 'empty']);
       // and run does set it up: the healing open leaves no .corrupt- copy

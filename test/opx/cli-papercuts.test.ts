@@ -291,7 +291,10 @@ describe("5. cortex-agent status on a buffer.db that is not the agent's", () => 
     writeFileSync(join(dir, 'buffer.db'), '');
     const r = agent(['status', '--state-dir', dir]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('holds nothing yet (0 bytes): not a buffer');
+    expect(r.stderr).toContain('holds nothing (0 bytes): not a buffer yet');
+    // in the words of buffer check (which said it otherwise)
+    expect(r.stderr).toContain('"cortex-agent run" sets it up as a new buffer, and its seqs continue after what the server has');
+    expect(agent(['buffer', 'check', '--state-dir', dir]).stderr).toContain(`${join(dir, 'buffer.db')} holds nothing (0 bytes): not a buffer yet; "cortex-agent run" sets it up`);
     expect(r.stderr).not.toMatch(/unexpected storage error/);
   });
 });
