@@ -134,11 +134,6 @@ export function foreignBufferText(path: string, tables: string): { message: stri
   };
 }
 
-/**
- * 'zero_bytes' or 'no_table' when buffer.db holds nothing at all (a file cut to 0 bytes, a SQLite
- * file without a table): not a damaged buffer — `run` sets it up as a new one — but whatever it
- * held is gone. Null otherwise (or when that cannot be told here: the check says why).
- */
 /** What `buffer check` and `status` both say of a buffer.db that holds nothing (emptyBuffer). */
 export function emptyBufferText(path: string, empty: 'zero_bytes' | 'no_table'): { message: string; hint: string } {
   return {
@@ -147,6 +142,11 @@ export function emptyBufferText(path: string, empty: 'zero_bytes' | 'no_table'):
   };
 }
 
+/**
+ * 'zero_bytes' or 'no_table' when buffer.db holds nothing at all (a file cut to 0 bytes, a SQLite
+ * file without a table): not a damaged buffer — `run` sets it up as a new one — but whatever it
+ * held is gone. Null otherwise (or when that cannot be told here: the check says why).
+ */
 export function emptyBuffer(path: string): 'zero_bytes' | 'no_table' | null {
   try {
     if (statSync(path).size === 0) return 'zero_bytes';

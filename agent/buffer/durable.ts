@@ -17,9 +17,9 @@ export function syncFolder(dir: string): void {
   }
 }
 
-/** Writes `text` to `file` (created with `mode`, or truncated) and fsyncs it. */
-function writeSynced(file: string, text: string, mode: number): void {
-  const fd = openSync(file, 'w', mode);
+/** Writes `text` to `file` (created with `mode`; truncated with 'w', appended to with 'a') and fsyncs it. */
+function writeSynced(file: string, text: string, mode: number, flag: 'w' | 'a' = 'w'): void {
+  const fd = openSync(file, flag, mode);
   try {
     writeSync(fd, text);
     fsyncSync(fd);
@@ -31,13 +31,7 @@ function writeSynced(file: string, text: string, mode: number): void {
 /** Appends `text` to `file` (created with `mode`) and fsyncs it, and its folder when the file is new. */
 export function appendDurably(file: string, text: string, mode = 0o600): void {
   const created = !existsSync(file);
-  const fd = openSync(file, 'a', mode);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  writeSynced(file, text, mode, 'a');
   if (created) syncFolder(dirname(file));
 }
 

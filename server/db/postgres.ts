@@ -1001,6 +1001,8 @@ interface Watched {
   bytes: number;
   /** Set when the guard cut the statement's connection: what its caller gets. */
   cut: Error | undefined;
+  /** performance.now() when the statement was sent. */
+  began: number;
 }
 
 /** Bytes a connection's socket has read so far (a large answer still arriving is not silence). */
@@ -1062,15 +1064,12 @@ class SilenceGuard {
         // A Submittable (a cursor, a stream) runs for as long as its reader takes: not watched (the server uses none).
         if (typeof (args[0] as { submit?: unknown } | null | undefined)?.submit === 'function') return query(...args);
         const w = this.watch(client, how);
-        const began = performance.now();
-        // what the caller gets, with how long the statement waited (the outage account's G46)
-        const failure = (err: unknown): unknown => noteWaited(w.cut ?? err, performance.now() - began);
         const last = args.length - 1;
         const callback = args[last];
         if (typeof callback === 'function') {
           args[last] = (err: unknown, res: unknown) => {
             this.settle(w);
-            (callback as (e: unknown, r: unknown) => void)(err === undefined || err === null ? err : failure(err), res);
+            (callback as (e: unknown, r: unknown) => void)(err === undefined || err === null ? err : this.failure(w, err), res);
           };
           return query(...args);
         }
@@ -1081,7 +1080,7 @@ class SilenceGuard {
           },
           (err: unknown) => {
             this.settle(w);
-            throw failure(err);
+            throw this.failure(w, err);
           },
         );
       },
@@ -1104,7 +1103,7 @@ class SilenceGuard {
   }
 
   private watch(client: pg.Client, how: Watch): Watched {
-    const w: Watched = { settled: false, timer: undefined, bytes: 0, cut: undefined };
+    const w: Watched = { settled: false, timer: undefined, bytes: 0, cut: undefined, began: performance.now() };
     const arm = (): void => {
       w.bytes = bytesRead(client);
       w.timer = setTimeout(() => void this.unanswered(client, how, w, arm), this.silentMs);
@@ -1112,6 +1111,11 @@ class SilenceGuard {
     };
     arm();
     return w;
+  }
+
+  /** What the caller of a failed statement gets: the guard's cut or its own error, with how long it waited (the outage account's G46). */
+  private failure(w: Watched, err: unknown): unknown {
+    return noteWaited(w.cut ?? err, performance.now() - w.began);
   }
 
   private settle(w: Watched): void {
